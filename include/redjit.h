@@ -1,0 +1,340 @@
+/*
+ * redjit — a JIT compiler for GPU reductions.  The one public header.
+ *
+ * A reduction request (rj_request, plain C data, or JSON) is validated, dispatched to the first
+ * registered variant whose predicates all pass, lowered to LLVM IR, optimised, turned into PTX by
+ * LLVM's NVPTX backend and, when a GPU is present, loaded and launched through the CUDA driver
+ * (libcuda is loaded with dlopen: everything up to PTX works on a machine with no driver).
+ *
+ * Conventions
+ *  - Every fallible call returns an rj_status; RJ_OK (0) is success.  The message of the last
+ *    failure is kept in the context: rj_errmsg(ctx), valid until the next call on that context.
+ *    Messages name the request field ("src.shape[1]: ...") or the cause.
+ *  - Nothing in the library aborts or exits the process.  Target / PTX-version / instruction
+ *    combinations that LLVM's backend would kill the process on are rejected before codegen.
+ *  - Ownership: pointers returned by rj_ functions are owned by the context unless said otherwise,
+ *    and live until rj_ctx_free (kernels, variant names) or until the next call (messages, text).
+ *
+ * Thread safety
+ *  - One rj_ctx must be used by one thread at a time (like an LLVMContext).  Distinct contexts may
+ *    be used concurrently from different threads; the only process-wide state is LLVM's one-time
+ *    target initialisation, done under pthread_once.
+ *  - Kernels (rj_kernel) belong to their context and follow the same rule.
+ *
+ * ABI
+ *  - Public enums have explicit, append-only values.  Structs passed in carry struct_size (set by
+ *    rj_request_init / rj_*_opts_init); the library reads only the fields the caller knew about.
+ */
+#ifndef REDJIT_H
+#define REDJIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(REDJIT_BUILD)
+#define RJ_API __attribute__((visibility("default")))
+#else
+#define RJ_API
+#endif
+
+#define RJ_VERSION_MAJOR 0
+#define RJ_VERSION_MINOR 1
+#define RJ_VERSION_PATCH 0
+
+/* ---------------------------------------------------------------- status codes (stable) */
+typedef enum rj_status {
+  RJ_OK = 0,
+  RJ_EINVAL = 1,      /* the request (or an argument) is invalid: the message names the field */
+  RJ_ENOVARIANT = 2,  /* valid, but no variant accepts it: the message lists each reason */
+  RJ_ETARGET = 3,     /* unknown target, or a target / PTX version / instruction combination */
+  RJ_ELLVM = 4,       /* LLVM failed (IR verification, codegen): an internal error */
+  RJ_ENODEV = 5,      /* no CUDA driver or no such GPU */
+  RJ_ECUDA = 6,       /* a CUDA driver call failed: the message names the call and the error */
+  RJ_ENOMEM = 7,      /* host allocation failed */
+  RJ_EUNSUPPORTED = 8 /* the request is valid but this build cannot do it yet */
+} rj_status;
+
+/* ---------------------------------------------------------------- request enums (stable) */
+typedef enum rj_kind {
+  RJ_KIND_TILE = 1,
+  RJ_KIND_SUBGROUP = 2,
+  RJ_KIND_TENSOR = 3,
+  RJ_KIND_TREDUCE = 4
+} rj_kind;
+
+typedef enum rj_op { RJ_OP_SUM = 0, RJ_OP_MAX = 1, RJ_OP_MIN = 2 } rj_op;
+
+/* ORDER DTYPE: keep in step with ir/request.c's dtype table. */
+typedef enum rj_dtype {
+  RJ_F16 = 0,
+  RJ_BF16 = 1,
+  RJ_F32 = 2,
+  RJ_F64 = 3,
+  RJ_I32 = 4,
+  RJ_U32 = 5,
+  RJ_I64 = 6,
+  RJ_U64 = 7
+} rj_dtype;
+
+typedef enum rj_scope {
+  RJ_SCOPE_THREAD = 0,
+  RJ_SCOPE_WARP = 1,
+  RJ_SCOPE_WARPGROUP = 2,
+  RJ_SCOPE_CTA = 3
+} rj_scope;
+
+typedef enum rj_mem { RJ_MEM_SHARED = 0, RJ_MEM_LOCAL = 1 } rj_mem;
+typedef enum rj_nan { RJ_NAN_PROPAGATE = 0, RJ_NAN_IGNORE = 1 } rj_nan;
+
+/* A layout stride: a step in the thread's own register slots, in the lane id, or in the thread
+ * index within the scope ("K", "K@lane", "K@thread" in JSON). */
+typedef enum rj_unit { RJ_UNIT_SLOT = 0, RJ_UNIT_LANE = 1, RJ_UNIT_THREAD = 2 } rj_unit;
+
+#define RJ_MAX_DIMS 8
+#define RJ_MAX_SUBDIMS 4
+#define RJ_MAX_REPLICATE 4
+#define RJ_NAME_MAX 32
+
+typedef struct rj_stride {
+  int64_t step;
+  rj_unit unit;
+} rj_stride;
+
+/* Places a local (register) buffer across the threads of the scope.  Dim d of the buffer is split
+ * into nsub[d] sub-dims (most significant first) of extents shape[d][k] and strides stride[d][k].
+ * replicate lists (extent, stride) pairs of lanes/threads that hold copies of the same elements. */
+typedef struct rj_layout {
+  int present; /* 0: no layout (thread scope: row-major slots; wider scopes: every thread holds
+                  the whole buffer) */
+  int nsub[RJ_MAX_DIMS];
+  int64_t shape[RJ_MAX_DIMS][RJ_MAX_SUBDIMS];
+  rj_stride stride[RJ_MAX_DIMS][RJ_MAX_SUBDIMS];
+  int nreplicate;
+  int64_t rep_extent[RJ_MAX_REPLICATE];
+  rj_stride rep_stride[RJ_MAX_REPLICATE];
+} rj_layout;
+
+/* A tile buffer: shape, an optional region (start / extent; has_region = 0 means the whole
+ * buffer), and for local memory an optional layout. */
+typedef struct rj_buffer {
+  rj_mem mem;
+  int ndim;
+  int64_t shape[RJ_MAX_DIMS];
+  int has_region;
+  int64_t start[RJ_MAX_DIMS];
+  int64_t extent[RJ_MAX_DIMS];
+  rj_layout layout;
+} rj_buffer;
+
+typedef enum rj_active_kind {
+  RJ_ACTIVE_ALL = 0, /* the whole CTA: every instance of the scope */
+  RJ_ACTIVE_WARP = 1,
+  RJ_ACTIVE_WARPGROUP = 2,
+  RJ_ACTIVE_THREAD = 3
+} rj_active_kind;
+
+/* kind "tile": a reduction primitive inside a CTA. */
+typedef struct rj_tile {
+  rj_op op;
+  rj_dtype dtype;
+  rj_scope scope;
+  int threads; /* CTA size along threadIdx.x; 0 = the scope's default (1 / 32 / 128) */
+  rj_active_kind active;
+  int active_index;
+  rj_buffer src, dst;
+  int naxes;
+  int axes[RJ_MAX_DIMS]; /* may be negative: counts from the end */
+  int accum;
+  rj_nan nan;
+} rj_tile;
+
+typedef enum rj_primitive {
+  RJ_PRIM_SHUFFLE = 0,
+  RJ_PRIM_BROADCAST = 1,
+  RJ_PRIM_SHUFFLE_DOWN = 2,
+  RJ_PRIM_SHUFFLE_UP = 3,
+  RJ_PRIM_SHUFFLE_XOR = 4,
+  RJ_PRIM_REDUCE_ADD = 5,
+  RJ_PRIM_REDUCE_MIN = 6,
+  RJ_PRIM_REDUCE_MAX = 7,
+  RJ_PRIM_REDUCE_ALL_ADD = 8,
+  RJ_PRIM_REDUCE_ALL_MIN = 9,
+  RJ_PRIM_REDUCE_ALL_MAX = 10,
+  RJ_PRIM_INVOCATION_ID = 11
+} rj_primitive;
+
+/* kind "subgroup": warp-level primitives.  Element i is owned by global thread i. */
+typedef struct rj_subgroup {
+  rj_primitive primitive;
+  rj_dtype dtype;
+  int log2_size;
+  int threads; /* per block */
+  int blocks;
+  int arg;          /* broadcast lane, shuffle offset / mask, or the one shuffle index */
+  int index_is_list;
+  int index[32];    /* shuffle: lane l reads lane index[l] */
+} rj_subgroup;
+
+/* kind "tensor": a reduction over a whole array in global memory. */
+typedef struct rj_tensor {
+  rj_op op;
+  rj_dtype dtype;
+  int ndim;
+  int64_t shape[RJ_MAX_DIMS];
+  int has_strides;
+  int64_t strides[RJ_MAX_DIMS]; /* in elements */
+  int naxes;
+  int axes[RJ_MAX_DIMS];
+  int accum;
+  rj_nan nan;
+  int deterministic; /* default 1 */
+} rj_tensor;
+
+/* kind "treduce": root reduce across devices. */
+typedef struct rj_treduce {
+  rj_op op;
+  rj_dtype dtype;
+  int ranks;
+  int root;
+  int ndim; /* up to 5 */
+  int64_t shape[5];
+  int64_t tile[2];
+  int pingpong;
+} rj_treduce;
+
+typedef struct rj_request {
+  uint32_t struct_size; /* sizeof(rj_request) as the caller compiled it: set by rj_request_init */
+  rj_kind kind;
+  char variant[RJ_NAME_MAX]; /* "" or "auto": dispatch; else force that variant */
+  union {
+    rj_tile tile;
+    rj_subgroup subgroup;
+    rj_tensor tensor;
+    rj_treduce treduce;
+  } u;
+} rj_request;
+
+/* ---------------------------------------------------------------- context */
+typedef struct rj_ctx rj_ctx;
+
+/* Creates a context.  Returns NULL only when memory runs out.  Pair with rj_ctx_free. */
+RJ_API rj_ctx *rj_ctx_new(void);
+/* Frees the context and everything it owns (kernels, loaded modules, the driver handle). */
+RJ_API void rj_ctx_free(rj_ctx *ctx);
+/* The message of the last failed call on ctx ("" if none).  Valid until the next call. */
+RJ_API const char *rj_errmsg(const rj_ctx *ctx);
+/* A short stable name for a status ("RJ_EINVAL"). */
+RJ_API const char *rj_status_name(rj_status s);
+RJ_API const char *rj_version(void);
+
+/* ---------------------------------------------------------------- requests */
+/* Zeroes *req and fills the defaults of kind (axes [-1], nan propagate, deterministic ...). */
+RJ_API void rj_request_init(rj_request *req, rj_kind kind);
+/* Parses one JSON request (CONTRACT.md section 2).  Unknown fields are errors. */
+RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out);
+/* Checks a request built in C the way rj_request_parse checks JSON. */
+RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req);
+/* The canonical JSON of a request (every field, defaults filled in), owned by ctx until the next
+ * call.  Two requests with the same canonical text compile to the same kernel. */
+RJ_API rj_status rj_request_canonical(rj_ctx *ctx, const rj_request *req, const char **json);
+
+/* ---------------------------------------------------------------- targets and options */
+typedef struct rj_options {
+  uint32_t struct_size;
+  const char *target; /* "auto" or NULL: GPU `device`'s compute capability, else sm_90;
+                         or "sm_XX", "sm_XXa", "sm_XXf" */
+  int device;         /* CUDA device ordinal, for "auto" and for launches */
+  int ptx_version;    /* 0: the least the target and the kernel need; else e.g. 88 for PTX 8.8 */
+} rj_options;
+
+RJ_API void rj_options_init(rj_options *opt);
+/* Resolves opt->target ("auto" included) into buf, e.g. "sm_90".  buf holds at least 16 bytes. */
+RJ_API rj_status rj_target_resolve(rj_ctx *ctx, const rj_options *opt, char *buf, size_t len);
+
+/* ---------------------------------------------------------------- variants and dispatch */
+typedef struct rj_variant_info {
+  const char *name;
+  int priority;
+  const char *kinds;   /* e.g. "tile" */
+  const char *summary; /* one line */
+} rj_variant_info;
+
+RJ_API int rj_variant_count(const rj_ctx *ctx);
+/* Variants in dispatch order (priority descending, then name). */
+RJ_API rj_status rj_variant_get(const rj_ctx *ctx, int i, rj_variant_info *out);
+
+/* One line per variant in dispatch order: "NAME prio=P chosen", "NAME prio=P rejected: REASON"
+ * or "NAME prio=P not tried".  *text is owned by ctx until the next call.  Returns RJ_OK when a
+ * variant was chosen, RJ_ENOVARIANT (text still filled) when none accepts. */
+RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                            const char **text);
+
+/* ---------------------------------------------------------------- compiling */
+typedef struct rj_kernel rj_kernel;
+
+/* validate -> dispatch -> lower -> optimise -> PTX.  The kernel is cached in ctx under the
+ * canonical request + target + PTX version, and owned by ctx.  Needs no GPU. */
+RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                            rj_kernel **out);
+
+typedef enum rj_emit { RJ_EMIT_PTX = 0, RJ_EMIT_LLVM = 1, RJ_EMIT_LLVM_OPT = 2 } rj_emit;
+/* The text of a compiled kernel: its PTX, its LLVM IR as built, or after optimisation. */
+RJ_API const char *rj_kernel_text(const rj_kernel *k, rj_emit what);
+RJ_API const char *rj_kernel_variant(const rj_kernel *k);
+RJ_API const char *rj_kernel_target(const rj_kernel *k);
+RJ_API const char *rj_kernel_entry(const rj_kernel *k);
+/* Milliseconds spent in each stage of the compile that produced k. */
+RJ_API double rj_kernel_compile_ms(const rj_kernel *k);
+/* Launch geometry the kernel was built for. */
+RJ_API void rj_kernel_dims(const rj_kernel *k, unsigned grid[3], unsigned block[3],
+                           unsigned *shared_bytes);
+
+/* ---------------------------------------------------------------- running (needs a GPU) */
+RJ_API rj_status rj_device_count(rj_ctx *ctx, int *count);
+
+typedef struct rj_check_opts {
+  uint32_t struct_size;
+  rj_options compile;
+  uint64_t seed;  /* inputs drawn from this seed (CONTRACT.md: inputs and tolerances of run) */
+  int nan_count;  /* float dtypes: this many inputs replaced by NaN (0 = none) */
+} rj_check_opts;
+
+typedef struct rj_check_result {
+  int ok;                  /* every element within tolerance, nothing outside dst written */
+  char variant[RJ_NAME_MAX];
+  char target[16];
+  int64_t checked;         /* elements compared */
+  int64_t wrong;           /* elements out of tolerance */
+  int64_t outside_written; /* elements outside the destination region that changed */
+  double max_abs_err, max_rel_err;
+  double compile_ms, load_ms, kernel_ms;
+  char first_error[256];   /* the first wrong element, described */
+} rj_check_result;
+
+RJ_API void rj_check_opts_init(rj_check_opts *opt);
+/* Compiles, loads and launches req on the GPU with random inputs, computes the float64 CPU
+ * reference, and compares every output element.  Returns RJ_OK when the comparison ran; whether
+ * it passed is res->ok.  RJ_ENODEV when there is no GPU. */
+RJ_API rj_status rj_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *opt,
+                          rj_check_result *res);
+
+typedef struct rj_bench_result {
+  char variant[RJ_NAME_MAX];
+  char target[16];
+  double kernel_ms; /* median over runs, CUDA events */
+  double bytes;     /* read once + written once */
+  double gbps;
+  int runs;
+} rj_bench_result;
+
+RJ_API rj_status rj_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *opt,
+                          rj_bench_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REDJIT_H */

@@ -1,0 +1,136 @@
+/* ir/ — requests as plain C data: tables, parsing, validation, layouts, the CPU oracle.
+ * No LLVM and no CUDA here. */
+#ifndef RJ_IR_H
+#define RJ_IR_H
+
+#include "redjit.h"
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* An error sink: the first message written wins.  Owned by whoever calls into ir/. */
+typedef struct ir_err {
+  char msg[1024];
+  rj_status status;
+} ir_err;
+
+rj_status ir_fail(ir_err *e, rj_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* request.c — tables (ORDER DTYPE) and names */
+typedef struct ir_dtype_info {
+  const char *name;
+  int bytes;
+  bool is_float; /* f16 bf16 f32 f64 */
+  bool is_signed;
+} ir_dtype_info;
+
+const ir_dtype_info *ir_dtype(rj_dtype t);
+const char *ir_op_name(rj_op op);
+const char *ir_scope_name(rj_scope s);
+const char *ir_mem_name(rj_mem m);
+const char *ir_kind_name(rj_kind k);
+const char *ir_primitive_name(rj_primitive p);
+int ir_scope_threads(rj_scope s); /* 1 / 32 / 128 / 0 (cta: the whole CTA) */
+
+/* json.c — parsing and the canonical form */
+rj_status ir_parse(const char *json, rj_request *out, ir_err *e);
+/* Writes canonical JSON into a malloc'd string (*out); NULL on out-of-memory. */
+rj_status ir_canonical(const rj_request *r, char **out, ir_err *e);
+
+/* validate.c — every check a request must pass before dispatch; fills derived facts. */
+typedef struct ir_tile_shape {
+  int ndim;                 /* src dims */
+  bool reduced[RJ_MAX_DIMS];
+  int64_t spatial_len;      /* product of the src region's kept extents */
+  int64_t reduce_len;       /* product of the src region's reduced extents */
+  int threads;              /* CTA size */
+  int scope_threads;        /* threads in one instance of the scope */
+} ir_tile_shape;
+
+rj_status ir_validate(const rj_request *r, ir_err *e);
+void ir_tile_facts(const rj_tile *t, ir_tile_shape *out); /* needs a validated tile */
+
+/* Index helpers over a buffer's region: fused row-major indices to buffer offsets. */
+/* Offset (row-major over the full buffer shape) of src element (spatial index s, reduce index r). */
+int64_t ir_src_offset(const rj_tile *t, int64_t s, int64_t r);
+/* Offset of dst element for fused spatial index s (row-major over the dst region). */
+int64_t ir_dst_offset(const rj_tile *t, int64_t s);
+int64_t ir_numel(const rj_buffer *b);
+
+/* layout.c — a local buffer's placement on threads, enumerated.
+ * elem[t * nslots + j] is the offset (row-major over the full buffer) of the element that thread
+ * t (within the scope) holds in slot j, or -1. */
+typedef struct ir_placement {
+  int nthreads;   /* threads of the scope */
+  int nslots;     /* slots per thread */
+  int64_t *elem;  /* nthreads * nslots */
+} ir_placement;
+
+rj_status ir_place(const rj_buffer *b, int scope_threads, const char *field, ir_placement *out,
+                   ir_err *e);
+void ir_placement_free(ir_placement *p);
+
+/* target.c — one table of GPU targets and what they have. */
+typedef enum ir_feature {
+  IR_F_REDUX_I32 = 1u << 0,   /* redux.sync integer add/min/max/and/or/xor (sm_80, PTX 7.0) */
+  IR_F_REDUX_F32 = 1u << 1,   /* redux.sync f32 min/max (sm_100a / f family, PTX 8.6) */
+  IR_F_ADD_F32X2 = 1u << 2,   /* add.rn{.ftz}.f32x2 (sm_100+, PTX 8.6) */
+  IR_F_MAX3_F32 = 1u << 3,    /* 3-input max/min.f32 (sm_100+, PTX 8.8) */
+  IR_F_MAX_NAN = 1u << 4,     /* max.NaN / min.NaN f32 (sm_80, PTX 7.0) */
+  IR_F_BF16_CVT = 1u << 5,    /* cvt.rn.bf16.f32 (sm_80) */
+} ir_feature;
+
+typedef struct ir_target {
+  const char *name;   /* "sm_90a" */
+  int sm;             /* 90 */
+  char suffix;        /* 0, 'a' or 'f' */
+  int min_ptx;        /* the least PTX ISA version LLVM and ptxas accept for it (e.g. 78) */
+  unsigned features;
+  int max_shared;     /* static shared memory bytes per block */
+} ir_target;
+
+const ir_target *ir_target_find(const char *name);
+int ir_target_count(void);
+const ir_target *ir_target_at(int i);
+/* The PTX version a feature needs (0 when the target lacks it). */
+int ir_feature_ptx(const ir_target *t, ir_feature f);
+const char *ir_feature_name(ir_feature f);
+#define IR_MAX_PTX 90 /* the newest PTX ISA LLVM 22 emits */
+
+/* oracle.c — inputs, the float64 reference, and the comparison (CONTRACT.md, "run"). */
+typedef struct ir_rng {
+  uint64_t s;
+} ir_rng;
+void ir_rng_seed(ir_rng *g, uint64_t seed);
+uint64_t ir_rng_next(ir_rng *g);
+
+/* Fills n elements of dtype at p with CONTRACT.md's distribution. */
+void ir_fill_random(ir_rng *g, rj_dtype t, void *p, int64_t n);
+/* Writes n poison elements (a NaN with a payload for floats, 0xDEAD... for integers). */
+void ir_fill_poison(rj_dtype t, void *p, int64_t n);
+bool ir_is_poison(rj_dtype t, const void *p, int64_t i);
+double ir_load_f64(rj_dtype t, const void *p, int64_t i);
+void ir_store_f64(rj_dtype t, void *p, int64_t i, double v);
+uint64_t ir_load_bits(rj_dtype t, const void *p, int64_t i);
+void ir_store_bits(rj_dtype t, void *p, int64_t i, uint64_t bits);
+
+/* An exact or float64 result for one output element. */
+typedef struct ir_value {
+  double f;     /* floats */
+  uint64_t u;   /* integers, wrapped to the dtype's width (sign-extended for signed) */
+  double mag;   /* sum of |x| over the reduced elements (and |old dst|): the tolerance scale */
+} ir_value;
+
+/* Combines x into acc by op (float: with nan policy; ints: exact, wrapping). */
+void ir_oracle_init(rj_op op, rj_dtype t, ir_value *acc);
+void ir_oracle_add(rj_op op, rj_dtype t, rj_nan nan, ir_value *acc, const void *p, int64_t i);
+/* Tile reference: dst_old may be NULL (no accum).  ref has spatial_len entries. */
+void ir_oracle_tile(const rj_tile *t, const void *src, const void *dst_old, ir_value *ref);
+
+double ir_tolerance(rj_dtype t);
+/* Compares got (element i of a dtype buffer) with ref; fills the error. */
+bool ir_compare(rj_op op, rj_dtype t, const ir_value *ref, const void *got, int64_t i,
+                double *abs_err, double *rel_err);
+
+#endif

@@ -1,0 +1,616 @@
+/* JSON requests (CONTRACT.md section 2) to rj_request and back, through cJSON.
+ * Unknown fields are errors; every message names the field. */
+#include "ir.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct P {
+  ir_err *e;
+  char path[128]; /* field being parsed, for messages */
+} P;
+
+static rj_status bad(P *p, const char *what) {
+  return ir_fail(p->e, RJ_EINVAL, "%s: %s", p->path, what);
+}
+
+static void at(P *p, const char *parent, const char *key) {
+  if (parent && *parent)
+    snprintf(p->path, sizeof p->path, "%s.%s", parent, key);
+  else
+    snprintf(p->path, sizeof p->path, "%s", key);
+}
+
+static rj_status known_keys(P *p, const cJSON *o, const char *parent, const char *const *keys) {
+  for (const cJSON *c = o->child; c; c = c->next) {
+    bool ok = false;
+    for (int i = 0; keys[i]; i++)
+      if (c->string && strcmp(c->string, keys[i]) == 0) ok = true;
+    if (!ok) {
+      at(p, parent, c->string ? c->string : "?");
+      return bad(p, "unknown field");
+    }
+    for (const cJSON *d = c->next; d; d = d->next)
+      if (d->string && c->string && strcmp(d->string, c->string) == 0) {
+        at(p, parent, c->string);
+        return bad(p, "field given twice");
+      }
+  }
+  return RJ_OK;
+}
+
+static rj_status as_int(P *p, const cJSON *v, int64_t lo, int64_t hi, int64_t *out) {
+  if (!cJSON_IsNumber(v)) return bad(p, "expected an integer");
+  double d = v->valuedouble;
+  if (!isfinite(d) || d != floor(d)) return bad(p, "expected an integer");
+  if (d < (double)lo || d > (double)hi) {
+    char m[96];
+    snprintf(m, sizeof m, "%.17g is out of range [%lld, %lld]", d, (long long)lo, (long long)hi);
+    return bad(p, m);
+  }
+  *out = (int64_t)d;
+  return RJ_OK;
+}
+
+static rj_status get_int(P *p, const cJSON *o, const char *parent, const char *key, int64_t lo,
+                         int64_t hi, bool required, int64_t *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  at(p, parent, key);
+  if (!v) return required ? bad(p, "required field is missing") : RJ_OK;
+  return as_int(p, v, lo, hi, out);
+}
+
+static rj_status get_bool(P *p, const cJSON *o, const char *parent, const char *key, int *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  at(p, parent, key);
+  if (!v) return RJ_OK;
+  if (!cJSON_IsBool(v)) return bad(p, "expected true or false");
+  *out = cJSON_IsTrue(v) ? 1 : 0;
+  return RJ_OK;
+}
+
+static rj_status get_enum(P *p, const cJSON *o, const char *parent, const char *key,
+                          const char *const *names, int n, bool required, int *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  at(p, parent, key);
+  if (!v) return required ? bad(p, "required field is missing") : RJ_OK;
+  if (!cJSON_IsString(v)) return bad(p, "expected a string");
+  for (int i = 0; i < n; i++)
+    if (names[i] && strcmp(v->valuestring, names[i]) == 0) {
+      *out = i;
+      return RJ_OK;
+    }
+  char m[256];
+  int k = snprintf(m, sizeof m, "unknown value \"%.40s\" (one of:", v->valuestring);
+  for (int i = 0; i < n && k < (int)sizeof m - 16; i++)
+    if (names[i]) k += snprintf(m + k, sizeof m - (size_t)k, " %s", names[i]);
+  snprintf(m + k, sizeof m - (size_t)k, ")");
+  return bad(p, m);
+}
+
+/* A list of at most max integers. */
+static rj_status get_ints(P *p, const cJSON *o, const char *parent, const char *key, int max,
+                          int64_t lo, int64_t hi, bool required, int64_t *out, int *n) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  at(p, parent, key);
+  if (!v) return required ? bad(p, "required field is missing") : RJ_OK;
+  if (!cJSON_IsArray(v)) return bad(p, "expected a list of integers");
+  int cnt = cJSON_GetArraySize(v);
+  if (cnt > max) {
+    char m[64];
+    snprintf(m, sizeof m, "at most %d entries (got %d)", max, cnt);
+    return bad(p, m);
+  }
+  char base[128];
+  snprintf(base, sizeof base, "%s", p->path);
+  int i = 0;
+  for (const cJSON *c = v->child; c; c = c->next, i++) {
+    snprintf(p->path, sizeof p->path, "%s[%d]", base, i);
+    rj_status s = as_int(p, c, lo, hi, &out[i]);
+    if (s) return s;
+  }
+  *n = cnt;
+  return RJ_OK;
+}
+
+static const char *const op_names[] = {"sum", "max", "min"};
+static const char *const dtype_names[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64", "u64"};
+static const char *const scope_names[] = {"thread", "warp", "warpgroup", "cta"};
+static const char *const mem_names[] = {"shared", "local"};
+static const char *const nan_names[] = {"propagate", "ignore"};
+#define BIG ((int64_t)1 << 52)
+
+/* "K", "K@lane", "K@thread" */
+static rj_status parse_stride(P *p, const cJSON *v, rj_stride *out) {
+  if (cJSON_IsNumber(v)) {
+    int64_t k;
+    rj_status s = as_int(p, v, -BIG, BIG, &k);
+    out->step = k;
+    out->unit = RJ_UNIT_SLOT;
+    return s;
+  }
+  if (!cJSON_IsString(v)) return bad(p, "expected an integer, \"K@lane\" or \"K@thread\"");
+  const char *s = v->valuestring;
+  char *end;
+  long long k = strtoll(s, &end, 10);
+  if (end == s) return bad(p, "expected \"K@lane\" or \"K@thread\"");
+  if (strcmp(end, "@lane") == 0)
+    out->unit = RJ_UNIT_LANE;
+  else if (strcmp(end, "@thread") == 0)
+    out->unit = RJ_UNIT_THREAD;
+  else if (*end == 0)
+    out->unit = RJ_UNIT_SLOT;
+  else
+    return bad(p, "expected \"K@lane\" or \"K@thread\"");
+  out->step = k;
+  return RJ_OK;
+}
+
+static rj_status parse_layout(P *p, const cJSON *v, const char *parent, rj_layout *L) {
+  char self[128];
+  snprintf(self, sizeof self, "%s", parent);
+  if (!cJSON_IsObject(v)) {
+    snprintf(p->path, sizeof p->path, "%s", self);
+    return bad(p, "expected an object {\"shape\", \"stride\", \"replicate\"}");
+  }
+  static const char *const keys[] = {"shape", "stride", "replicate", NULL};
+  rj_status s = known_keys(p, v, self, keys);
+  if (s) return s;
+  const cJSON *S = cJSON_GetObjectItemCaseSensitive(v, "shape");
+  const cJSON *D = cJSON_GetObjectItemCaseSensitive(v, "stride");
+  at(p, self, "shape");
+  if (!S) return bad(p, "required field is missing");
+  if (!cJSON_IsArray(S) || cJSON_GetArraySize(S) > RJ_MAX_DIMS)
+    return bad(p, "expected a list (one entry per dim, at most 8)");
+  at(p, self, "stride");
+  if (!D) return bad(p, "required field is missing");
+  if (!cJSON_IsArray(D) || cJSON_GetArraySize(D) != cJSON_GetArraySize(S))
+    return bad(p, "expected a list with one entry per entry of shape");
+  L->present = 1;
+  int d = 0;
+  for (const cJSON *a = S->child, *b = D->child; a; a = a->next, b = b->next, d++) {
+    char sp[128], dp[128];
+    snprintf(sp, sizeof sp, "%s.shape[%d]", self, d);
+    snprintf(dp, sizeof dp, "%s.stride[%d]", self, d);
+    if (cJSON_IsArray(a)) {
+      int n = cJSON_GetArraySize(a);
+      snprintf(p->path, sizeof p->path, "%s", sp);
+      if (n < 1 || n > RJ_MAX_SUBDIMS) return bad(p, "a split dim has 1 to 4 sub-dims");
+      snprintf(p->path, sizeof p->path, "%s", dp);
+      if (!cJSON_IsArray(b) || cJSON_GetArraySize(b) != n)
+        return bad(p, "must be a list as long as the matching shape entry");
+      int k = 0;
+      for (const cJSON *x = a->child, *y = b->child; x; x = x->next, y = y->next, k++) {
+        snprintf(p->path, sizeof p->path, "%s[%d]", sp, k);
+        if ((s = as_int(p, x, 1, BIG, &L->shape[d][k]))) return s;
+        snprintf(p->path, sizeof p->path, "%s[%d]", dp, k);
+        if ((s = parse_stride(p, y, &L->stride[d][k]))) return s;
+      }
+      L->nsub[d] = n;
+    } else {
+      snprintf(p->path, sizeof p->path, "%s", sp);
+      if ((s = as_int(p, a, 1, BIG, &L->shape[d][0]))) return s;
+      snprintf(p->path, sizeof p->path, "%s", dp);
+      if (cJSON_IsArray(b)) return bad(p, "must be a single stride, as the shape entry is");
+      if ((s = parse_stride(p, b, &L->stride[d][0]))) return s;
+      L->nsub[d] = 1;
+    }
+  }
+  /* the number of dims is checked against the buffer in validation: record it in nsub[] only */
+  for (int k = d; k < RJ_MAX_DIMS; k++) L->nsub[k] = 0;
+  const cJSON *R = cJSON_GetObjectItemCaseSensitive(v, "replicate");
+  if (R) {
+    at(p, self, "replicate");
+    if (!cJSON_IsArray(R) || cJSON_GetArraySize(R) > RJ_MAX_REPLICATE)
+      return bad(p, "expected a list of at most 4 [extent, stride] pairs");
+    int i = 0;
+    for (const cJSON *r = R->child; r; r = r->next, i++) {
+      snprintf(p->path, sizeof p->path, "%s.replicate[%d]", self, i);
+      if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) != 2) return bad(p, "expected [extent, stride]");
+      if ((s = as_int(p, r->child, 1, BIG, &L->rep_extent[i]))) return s;
+      if ((s = parse_stride(p, r->child->next, &L->rep_stride[i]))) return s;
+    }
+    L->nreplicate = i;
+  }
+  return RJ_OK;
+}
+
+/* The number of dims the layout names (entries of its shape). */
+static int layout_dims(const rj_layout *L) {
+  int n = 0;
+  while (n < RJ_MAX_DIMS && L->nsub[n] > 0) n++;
+  return n;
+}
+
+static rj_status parse_buffer(P *p, const cJSON *o, const char *name, rj_buffer *b) {
+  at(p, "", name);
+  if (!o) return bad(p, "required field is missing");
+  if (!cJSON_IsObject(o)) return bad(p, "expected an object {\"mem\", \"shape\", ...}");
+  static const char *const keys[] = {"mem", "shape", "start", "extent", "layout", NULL};
+  rj_status s = known_keys(p, o, name, keys);
+  if (s) return s;
+  int m = 0;
+  if ((s = get_enum(p, o, name, "mem", mem_names, 2, true, &m))) return s;
+  b->mem = (rj_mem)m;
+  int64_t v[RJ_MAX_DIMS];
+  int n = 0;
+  if ((s = get_ints(p, o, name, "shape", RJ_MAX_DIMS, -BIG, BIG, true, v, &n))) return s;
+  b->ndim = n;
+  for (int i = 0; i < n; i++) b->shape[i] = v[i];
+  int ns = -1, ne = -1;
+  int64_t st[RJ_MAX_DIMS], ex[RJ_MAX_DIMS];
+  if ((s = get_ints(p, o, name, "start", RJ_MAX_DIMS, -BIG, BIG, false, st, &ns))) return s;
+  if ((s = get_ints(p, o, name, "extent", RJ_MAX_DIMS, -BIG, BIG, false, ex, &ne))) return s;
+  if (ns >= 0 || ne >= 0) {
+    b->has_region = 1;
+    if (ns >= 0 && ns != n) {
+      at(p, name, "start");
+      return bad(p, "must have one entry per dim of shape");
+    }
+    if (ne >= 0 && ne != n) {
+      at(p, name, "extent");
+      return bad(p, "must have one entry per dim of shape");
+    }
+    for (int i = 0; i < n; i++) {
+      b->start[i] = ns >= 0 ? st[i] : 0;
+      b->extent[i] = ne >= 0 ? ex[i] : b->shape[i] - b->start[i];
+    }
+  }
+  const cJSON *L = cJSON_GetObjectItemCaseSensitive(o, "layout");
+  if (L) {
+    char lp[64];
+    snprintf(lp, sizeof lp, "%s.layout", name);
+    if ((s = parse_layout(p, L, lp, &b->layout))) return s;
+    if (layout_dims(&b->layout) != n) {
+      snprintf(p->path, sizeof p->path, "%s.shape", lp);
+      return bad(p, "must have one entry per dim of the buffer's shape");
+    }
+  }
+  return RJ_OK;
+}
+
+static rj_status parse_axes(P *p, const cJSON *o, int *naxes, int *axes) {
+  int64_t v[RJ_MAX_DIMS];
+  int n = -1;
+  rj_status s = get_ints(p, o, "", "axes", RJ_MAX_DIMS, -RJ_MAX_DIMS, RJ_MAX_DIMS, false, v, &n);
+  if (s) return s;
+  if (n >= 0) {
+    *naxes = n;
+    for (int i = 0; i < n; i++) axes[i] = (int)v[i];
+  }
+  return RJ_OK;
+}
+
+static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
+  static const char *const keys[] = {"kind",  "op",   "dtype", "scope", "threads", "active", "src",
+                                     "dst",   "axes", "accum", "nan",   "variant", NULL};
+  rj_status s = known_keys(p, o, "", keys);
+  int v = 0;
+  int64_t i64 = 0;
+  if (s) return s;
+  if ((s = get_enum(p, o, "", "op", op_names, 3, true, &v))) return s;
+  t->op = (rj_op)v;
+  if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
+  t->dtype = (rj_dtype)v;
+  if ((s = get_enum(p, o, "", "scope", scope_names, 4, true, &v))) return s;
+  t->scope = (rj_scope)v;
+  if ((s = get_int(p, o, "", "threads", 1, 1024, t->scope == RJ_SCOPE_CTA, &i64))) return s;
+  t->threads = (int)i64;
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "active");
+  if (a) {
+    at(p, "", "active");
+    if (!cJSON_IsObject(a) || cJSON_GetArraySize(a) != 1)
+      return bad(p, "expected one of {\"warp\": W}, {\"warpgroup\": G}, {\"thread\": T}");
+    static const char *const ak[] = {NULL, "warp", "warpgroup", "thread"};
+    int k = 0;
+    for (int i = 1; i < 4; i++)
+      if (strcmp(a->child->string, ak[i]) == 0) k = i;
+    if (!k) {
+      at(p, "active", a->child->string);
+      return bad(p, "unknown field (one of warp, warpgroup, thread)");
+    }
+    at(p, "active", ak[k]);
+    if ((s = as_int(p, a->child, 0, 1023, &i64))) return s;
+    t->active = (rj_active_kind)k;
+    t->active_index = (int)i64;
+  }
+  if ((s = parse_buffer(p, cJSON_GetObjectItemCaseSensitive(o, "src"), "src", &t->src))) return s;
+  if ((s = parse_buffer(p, cJSON_GetObjectItemCaseSensitive(o, "dst"), "dst", &t->dst))) return s;
+  if ((s = parse_axes(p, o, &t->naxes, t->axes))) return s;
+  if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
+  if ((s = get_enum(p, o, "", "nan", nan_names, 2, false, &v))) return s;
+  t->nan = (rj_nan)(cJSON_GetObjectItemCaseSensitive(o, "nan") ? v : 0);
+  return RJ_OK;
+}
+
+static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
+  static const char *const keys[] = {"kind",   "primitive", "dtype", "log2_size", "threads",
+                                     "blocks", "index",     "arg",   "variant",   NULL};
+  static const char *const prim_names[] = {
+      "shuffle",        "broadcast",      "shuffle_down",   "shuffle_up",
+      "shuffle_xor",    "reduce_add",     "reduce_min",     "reduce_max",
+      "reduce_all_add", "reduce_all_min", "reduce_all_max", "invocation_id"};
+  rj_status s = known_keys(p, o, "", keys);
+  int v = 0;
+  int64_t i64 = 0;
+  if (s) return s;
+  if ((s = get_enum(p, o, "", "primitive", prim_names, 12, true, &v))) return s;
+  g->primitive = (rj_primitive)v;
+  if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
+  g->dtype = (rj_dtype)v;
+  i64 = g->log2_size;
+  if ((s = get_int(p, o, "", "log2_size", -BIG, BIG, false, &i64))) return s;
+  g->log2_size = (int)i64;
+  i64 = g->threads;
+  if ((s = get_int(p, o, "", "threads", -BIG, BIG, false, &i64))) return s;
+  g->threads = (int)(i64 > 1 << 30 ? 1 << 30 : i64 < -1 ? -1 : i64);
+  i64 = g->blocks;
+  if ((s = get_int(p, o, "", "blocks", -BIG, BIG, false, &i64))) return s;
+  g->blocks = (int)(i64 > 1 << 30 ? 1 << 30 : i64 < -1 ? -1 : i64);
+  i64 = g->arg;
+  if ((s = get_int(p, o, "", "arg", -(1 << 30), 1 << 30, false, &i64))) return s;
+  g->arg = (int)i64;
+  const cJSON *ix = cJSON_GetObjectItemCaseSensitive(o, "index");
+  if (ix) {
+    at(p, "", "index");
+    if (cJSON_IsArray(ix)) {
+      if (cJSON_GetArraySize(ix) != 32) return bad(p, "a list must have exactly 32 lane ids");
+      int64_t v32[32];
+      int n = 0;
+      if ((s = get_ints(p, o, "", "index", 32, -(1 << 30), 1 << 30, true, v32, &n))) return s;
+      g->index_is_list = 1;
+      for (int i = 0; i < 32; i++) g->index[i] = (int)v32[i];
+    } else {
+      if ((s = as_int(p, ix, -(1 << 30), 1 << 30, &i64))) return s;
+      g->arg = (int)i64;
+    }
+  }
+  return RJ_OK;
+}
+
+static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
+  static const char *const keys[] = {"kind", "op",  "dtype", "shape",         "axes",
+                                     "strides", "accum", "nan", "deterministic", "variant", NULL};
+  rj_status s = known_keys(p, o, "", keys);
+  int v = 0, n = 0;
+  int64_t vals[RJ_MAX_DIMS];
+  if (s) return s;
+  if ((s = get_enum(p, o, "", "op", op_names, 3, true, &v))) return s;
+  t->op = (rj_op)v;
+  if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
+  t->dtype = (rj_dtype)v;
+  if ((s = get_ints(p, o, "", "shape", RJ_MAX_DIMS, -BIG, BIG, true, vals, &n))) return s;
+  t->ndim = n;
+  for (int i = 0; i < n; i++) t->shape[i] = vals[i];
+  int ns = -1;
+  if ((s = get_ints(p, o, "", "strides", RJ_MAX_DIMS, -BIG, BIG, false, vals, &ns))) return s;
+  if (ns >= 0) {
+    t->has_strides = 1;
+    if (ns != t->ndim) {
+      at(p, "", "strides");
+      return bad(p, "must have one entry per dim of shape");
+    }
+    for (int i = 0; i < ns; i++) t->strides[i] = vals[i];
+  }
+  t->naxes = -1;
+  if ((s = parse_axes(p, o, &t->naxes, t->axes))) return s;
+  if (t->naxes < 0) { /* default: every axis */
+    t->naxes = t->ndim;
+    for (int i = 0; i < t->ndim; i++) t->axes[i] = i;
+  }
+  if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
+  if ((s = get_bool(p, o, "", "deterministic", &t->deterministic))) return s;
+  v = 0;
+  if ((s = get_enum(p, o, "", "nan", nan_names, 2, false, &v))) return s;
+  t->nan = (rj_nan)v;
+  return RJ_OK;
+}
+
+static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
+  static const char *const keys[] = {"kind",  "op",   "dtype",    "ranks",   "root",
+                                     "shape", "tile", "pingpong", "variant", NULL};
+  rj_status s = known_keys(p, o, "", keys);
+  int v = 0, n = 0;
+  int64_t i64 = 0, vals[RJ_MAX_DIMS];
+  if (s) return s;
+  if ((s = get_enum(p, o, "", "op", op_names, 3, true, &v))) return s;
+  t->op = (rj_op)v;
+  if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
+  t->dtype = (rj_dtype)v;
+  if ((s = get_int(p, o, "", "ranks", -BIG, BIG, true, &i64))) return s;
+  t->ranks = (int)(i64 > 1 << 20 ? 1 << 20 : i64 < -1 ? -1 : i64);
+  i64 = 0;
+  if ((s = get_int(p, o, "", "root", -BIG, BIG, false, &i64))) return s;
+  t->root = (int)(i64 > 1 << 20 ? 1 << 20 : i64 < -1 ? -1 : i64);
+  if ((s = get_ints(p, o, "", "shape", 5, -BIG, BIG, true, vals, &n))) return s;
+  t->ndim = n;
+  for (int i = 0; i < n; i++) t->shape[i] = vals[i];
+  int nt = -1;
+  if ((s = get_ints(p, o, "", "tile", 2, -BIG, BIG, false, vals, &nt))) return s;
+  if (nt >= 0) {
+    at(p, "", "tile");
+    if (nt != 2) return bad(p, "expected [rows, cols]");
+    t->tile[0] = vals[0];
+    t->tile[1] = vals[1];
+  }
+  return get_bool(p, o, "", "pingpong", &t->pingpong);
+}
+
+rj_status ir_parse(const char *json, rj_request *out, ir_err *e) {
+  P p = {e, ""};
+  if (!json) return ir_fail(e, RJ_EINVAL, "request: no JSON text");
+  const char *end = NULL;
+  cJSON *o = cJSON_ParseWithOpts(json, &end, 1);
+  if (!o) {
+    const char *where = cJSON_GetErrorPtr();
+    long off = where && where >= json ? (long)(where - json) : -1;
+    return ir_fail(e, RJ_EINVAL, "request: malformed JSON near byte %ld", off);
+  }
+  rj_status s = RJ_OK;
+  if (!cJSON_IsObject(o)) {
+    s = ir_fail(e, RJ_EINVAL, "request: expected a JSON object");
+    goto out;
+  }
+  static const char *const kinds[] = {NULL, "tile", "subgroup", "tensor", "treduce"};
+  int k = 0;
+  if ((s = get_enum(&p, o, "", "kind", kinds, 5, true, &k))) goto out;
+  rj_request_init(out, (rj_kind)k);
+  const cJSON *var = cJSON_GetObjectItemCaseSensitive(o, "variant");
+  if (var) {
+    at(&p, "", "variant");
+    if (!cJSON_IsString(var) || strlen(var->valuestring) >= RJ_NAME_MAX ||
+        !var->valuestring[0]) {
+      s = bad(&p, "expected \"auto\" or a variant name");
+      goto out;
+    }
+    snprintf(out->variant, sizeof out->variant, "%s", var->valuestring);
+  }
+  switch (out->kind) {
+  case RJ_KIND_TILE: s = parse_tile(&p, o, &out->u.tile); break;
+  case RJ_KIND_SUBGROUP: s = parse_subgroup(&p, o, &out->u.subgroup); break;
+  case RJ_KIND_TENSOR: s = parse_tensor(&p, o, &out->u.tensor); break;
+  case RJ_KIND_TREDUCE: s = parse_treduce(&p, o, &out->u.treduce); break;
+  }
+out:
+  cJSON_Delete(o);
+  return s;
+}
+
+/* ---------------------------------------------------------------- canonical form */
+
+static cJSON *ints(const int64_t *v, int n) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; a && i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v[i]));
+  return a;
+}
+
+static cJSON *int32s(const int *v, int n) {
+  int64_t w[RJ_MAX_DIMS > 32 ? RJ_MAX_DIMS : 32];
+  for (int i = 0; i < n; i++) w[i] = v[i];
+  return ints(w, n);
+}
+
+static cJSON *stride_json(rj_stride s) {
+  if (s.unit == RJ_UNIT_SLOT) return cJSON_CreateNumber((double)s.step);
+  char b[48];
+  snprintf(b, sizeof b, "%lld@%s", (long long)s.step, s.unit == RJ_UNIT_LANE ? "lane" : "thread");
+  return cJSON_CreateString(b);
+}
+
+static cJSON *layout_json(const rj_layout *L, int ndim) {
+  cJSON *o = cJSON_CreateObject(), *S = cJSON_CreateArray(), *D = cJSON_CreateArray();
+  for (int d = 0; d < ndim; d++) {
+    if (L->nsub[d] == 1) {
+      cJSON_AddItemToArray(S, cJSON_CreateNumber((double)L->shape[d][0]));
+      cJSON_AddItemToArray(D, stride_json(L->stride[d][0]));
+    } else {
+      cJSON *s = cJSON_CreateArray(), *t = cJSON_CreateArray();
+      for (int k = 0; k < L->nsub[d]; k++) {
+        cJSON_AddItemToArray(s, cJSON_CreateNumber((double)L->shape[d][k]));
+        cJSON_AddItemToArray(t, stride_json(L->stride[d][k]));
+      }
+      cJSON_AddItemToArray(S, s);
+      cJSON_AddItemToArray(D, t);
+    }
+  }
+  cJSON_AddItemToObject(o, "shape", S);
+  cJSON_AddItemToObject(o, "stride", D);
+  if (L->nreplicate) {
+    cJSON *R = cJSON_CreateArray();
+    for (int i = 0; i < L->nreplicate; i++) {
+      cJSON *pr = cJSON_CreateArray();
+      cJSON_AddItemToArray(pr, cJSON_CreateNumber((double)L->rep_extent[i]));
+      cJSON_AddItemToArray(pr, stride_json(L->rep_stride[i]));
+      cJSON_AddItemToArray(R, pr);
+    }
+    cJSON_AddItemToObject(o, "replicate", R);
+  }
+  return o;
+}
+
+static cJSON *buffer_json(const rj_buffer *b) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "mem", mem_names[b->mem]);
+  cJSON_AddItemToObject(o, "shape", ints(b->shape, b->ndim));
+  int64_t st[RJ_MAX_DIMS], ex[RJ_MAX_DIMS];
+  for (int d = 0; d < b->ndim; d++) {
+    st[d] = b->has_region ? b->start[d] : 0;
+    ex[d] = b->has_region ? b->extent[d] : b->shape[d];
+  }
+  cJSON_AddItemToObject(o, "start", ints(st, b->ndim));
+  cJSON_AddItemToObject(o, "extent", ints(ex, b->ndim));
+  if (b->layout.present) cJSON_AddItemToObject(o, "layout", layout_json(&b->layout, b->ndim));
+  return o;
+}
+
+rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return ir_fail(e, RJ_ENOMEM, "out of memory");
+  cJSON_AddStringToObject(o, "kind", ir_kind_name(r->kind));
+  cJSON_AddStringToObject(o, "variant", r->variant[0] ? r->variant : "auto");
+  switch (r->kind) {
+  case RJ_KIND_TILE: {
+    const rj_tile *t = &r->u.tile;
+    cJSON_AddStringToObject(o, "op", op_names[t->op]);
+    cJSON_AddStringToObject(o, "dtype", dtype_names[t->dtype]);
+    cJSON_AddStringToObject(o, "scope", scope_names[t->scope]);
+    cJSON_AddNumberToObject(o, "threads",
+                            t->threads ? t->threads : ir_scope_threads(t->scope));
+    if (t->active) {
+      static const char *const ak[] = {NULL, "warp", "warpgroup", "thread"};
+      cJSON *a = cJSON_CreateObject();
+      cJSON_AddNumberToObject(a, ak[t->active], t->active_index);
+      cJSON_AddItemToObject(o, "active", a);
+    }
+    cJSON_AddItemToObject(o, "src", buffer_json(&t->src));
+    cJSON_AddItemToObject(o, "dst", buffer_json(&t->dst));
+    int ax[RJ_MAX_DIMS];
+    for (int i = 0; i < t->naxes; i++)
+      ax[i] = t->axes[i] < 0 ? t->axes[i] + t->src.ndim : t->axes[i];
+    cJSON_AddItemToObject(o, "axes", int32s(ax, t->naxes));
+    cJSON_AddBoolToObject(o, "accum", t->accum);
+    cJSON_AddStringToObject(o, "nan", nan_names[t->nan]);
+    break;
+  }
+  case RJ_KIND_SUBGROUP: {
+    const rj_subgroup *g = &r->u.subgroup;
+    cJSON_AddStringToObject(o, "primitive", ir_primitive_name(g->primitive));
+    cJSON_AddStringToObject(o, "dtype", dtype_names[g->dtype]);
+    cJSON_AddNumberToObject(o, "log2_size", g->log2_size);
+    cJSON_AddNumberToObject(o, "threads", g->threads);
+    cJSON_AddNumberToObject(o, "blocks", g->blocks);
+    cJSON_AddNumberToObject(o, "arg", g->arg);
+    if (g->index_is_list) cJSON_AddItemToObject(o, "index", int32s(g->index, 32));
+    break;
+  }
+  case RJ_KIND_TENSOR: {
+    const rj_tensor *t = &r->u.tensor;
+    cJSON_AddStringToObject(o, "op", op_names[t->op]);
+    cJSON_AddStringToObject(o, "dtype", dtype_names[t->dtype]);
+    cJSON_AddItemToObject(o, "shape", ints(t->shape, t->ndim));
+    if (t->has_strides) cJSON_AddItemToObject(o, "strides", ints(t->strides, t->ndim));
+    cJSON_AddItemToObject(o, "axes", int32s(t->axes, t->naxes));
+    cJSON_AddBoolToObject(o, "accum", t->accum);
+    cJSON_AddStringToObject(o, "nan", nan_names[t->nan]);
+    cJSON_AddBoolToObject(o, "deterministic", t->deterministic);
+    break;
+  }
+  case RJ_KIND_TREDUCE: {
+    const rj_treduce *t = &r->u.treduce;
+    cJSON_AddStringToObject(o, "op", op_names[t->op]);
+    cJSON_AddStringToObject(o, "dtype", dtype_names[t->dtype]);
+    cJSON_AddNumberToObject(o, "ranks", t->ranks);
+    cJSON_AddNumberToObject(o, "root", t->root);
+    cJSON_AddItemToObject(o, "shape", ints(t->shape, t->ndim));
+    cJSON_AddItemToObject(o, "tile", ints(t->tile, 2));
+    cJSON_AddBoolToObject(o, "pingpong", t->pingpong);
+    break;
+  }
+  }
+  *out = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  return *out ? RJ_OK : ir_fail(e, RJ_ENOMEM, "out of memory");
+}

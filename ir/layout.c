@@ -1,0 +1,116 @@
+/* Local (register) buffers: where each element lives.  A layout is enumerated into a table
+ * (thread, slot) -> element, so that variants can prove what their shuffles combine instead of
+ * pattern-matching layouts. */
+#include "ir.h"
+
+#include <stdlib.h>
+
+#define MAX_SLOTS 4096
+
+static int64_t addv(int64_t a, int64_t b) {
+  return a + b;
+}
+
+rj_status ir_place(const rj_buffer *b, int T, const char *f, ir_placement *out, ir_err *e) {
+  const rj_layout *L = &b->layout;
+  int64_t n = ir_numel(b);
+  out->elem = NULL;
+  out->nthreads = T;
+  /* 1. each element's slot and thread, and the span of slots */
+  int64_t *slot = malloc(sizeof(int64_t) * (size_t)n), *thr = malloc(sizeof(int64_t) * (size_t)n);
+  if (!slot || !thr) {
+    free(slot);
+    free(thr);
+    return ir_fail(e, RJ_ENOMEM, "out of memory placing %s", f);
+  }
+  int64_t nslots = 0;
+  for (int64_t x = 0; x < n; x++) {
+    int64_t s = 0, lane = 0, th = 0, rest = x;
+    if (!L->present) {
+      s = x;
+    } else {
+      for (int d = b->ndim - 1; d >= 0; d--) {
+        int64_t c = rest % b->shape[d];
+        rest /= b->shape[d];
+        for (int k = L->nsub[d] - 1; k >= 0; k--) {
+          int64_t sc = c % L->shape[d][k];
+          c /= L->shape[d][k];
+          rj_stride st = L->stride[d][k];
+          int64_t v = sc * st.step;
+          if (st.unit == RJ_UNIT_SLOT) s = addv(s, v);
+          else if (st.unit == RJ_UNIT_LANE) lane = addv(lane, v);
+          else th = addv(th, v);
+        }
+      }
+    }
+    if (s < 0 || s >= MAX_SLOTS) {
+      free(slot);
+      free(thr);
+      return ir_fail(e, RJ_EINVAL, "%s.layout: element %lld lands in register slot %lld (slots are 0..%d)",
+                     f, (long long)x, (long long)s, MAX_SLOTS - 1);
+    }
+    if (lane < 0 || lane > 31) {
+      free(slot);
+      free(thr);
+      return ir_fail(e, RJ_EINVAL, "%s.layout: element %lld lands on lane %lld (lanes are 0..31)", f,
+                     (long long)x, (long long)lane);
+    }
+    slot[x] = s;
+    thr[x] = th + lane;
+    if (s + 1 > nslots) nslots = s + 1;
+  }
+  out->nslots = (int)nslots;
+  out->elem = malloc(sizeof(int64_t) * (size_t)T * (size_t)nslots);
+  if (!out->elem) {
+    free(slot);
+    free(thr);
+    return ir_fail(e, RJ_ENOMEM, "out of memory placing %s", f);
+  }
+  for (int64_t i = 0; i < (int64_t)T * nslots; i++) out->elem[i] = -1;
+  /* 2. replicas: every combination of the replicate entries */
+  int64_t nrep = 1;
+  for (int i = 0; L->present && i < L->nreplicate; i++) nrep *= L->rep_extent[i];
+  rj_status st = RJ_OK;
+  for (int64_t x = 0; x < n && !st; x++) {
+    for (int64_t r = 0; r < nrep && !st; r++) {
+      int64_t t = thr[x], rr = r;
+      if (!L->present && T > 1) {
+        /* no layout at a wider scope: every thread holds the whole buffer */
+        for (int64_t u = 0; u < T; u++) {
+          int64_t *cell = &out->elem[u * nslots + slot[x]];
+          *cell = x;
+        }
+        continue;
+      }
+      for (int i = L->nreplicate - 1; L->present && i >= 0; i--) {
+        int64_t k = rr % L->rep_extent[i];
+        rr /= L->rep_extent[i];
+        t += k * L->rep_stride[i].step;
+      }
+      if (t < 0 || t >= T) {
+        st = ir_fail(e, RJ_EINVAL,
+                     "%s.layout: element %lld lands on thread %lld, outside the scope's %d threads",
+                     f, (long long)x, (long long)t, T);
+        break;
+      }
+      int64_t *cell = &out->elem[t * nslots + slot[x]];
+      if (*cell >= 0)
+        st = ir_fail(e, RJ_EINVAL,
+                     "%s.layout: elements %lld and %lld both land in thread %lld slot %lld", f,
+                     (long long)*cell, (long long)x, (long long)t, (long long)slot[x]);
+      *cell = x;
+    }
+  }
+  free(slot);
+  free(thr);
+  if (st) {
+    free(out->elem);
+    out->elem = NULL;
+  }
+  return st;
+}
+
+void ir_placement_free(ir_placement *p) {
+  free(p->elem);
+  p->elem = NULL;
+}

@@ -1,0 +1,253 @@
+/* The CPU side of `run`: inputs drawn per CONTRACT.md, poison, the float64 / exact-integer
+ * reference, and the comparison with CONTRACT.md's tolerances. */
+#include "ir.h"
+
+#include <math.h>
+#include <string.h>
+
+void ir_rng_seed(ir_rng *g, uint64_t seed) {
+  g->s = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+}
+
+uint64_t ir_rng_next(ir_rng *g) { /* splitmix64 */
+  uint64_t z = (g->s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* ---------------------------------------------------------------- half and bfloat16 */
+static float f32_of_bits(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static uint32_t bits_of_f32(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+static float half_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  if (exp == 0x1f) return f32_of_bits(sign | 0x7f800000u | (man << 13));
+  if (exp == 0) {
+    float v = (float)man * 0x1p-24f;
+    return sign ? -v : v;
+  }
+  return f32_of_bits(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+static uint16_t f32_to_half(float f) { /* round to nearest even */
+  uint32_t u = bits_of_f32(f), sign = (u >> 16) & 0x8000;
+  float a = fabsf(f);
+  if (isnan(f)) return (uint16_t)(sign | 0x7e00);
+  if (a >= 65520.0f) return (uint16_t)(sign | 0x7c00);
+  if (a < 0x1p-14f) { /* subnormal: quantise to 2^-24 */
+    float q = nearbyintf(a * 0x1p24f);
+    return (uint16_t)(sign | (uint16_t)q);
+  }
+  uint32_t au = bits_of_f32(a);
+  uint32_t exp = (au >> 23) - 112, man = au & 0x7fffff;
+  uint32_t h = (exp << 10) | (man >> 13), rem = man & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
+  return (uint16_t)(sign | h);
+}
+
+static float bf16_to_f32(uint16_t b) {
+  return f32_of_bits((uint32_t)b << 16);
+}
+
+static uint16_t f32_to_bf16(float f) {
+  uint32_t u = bits_of_f32(f);
+  if (isnan(f)) return (uint16_t)((u >> 16) | 0x40);
+  u += 0x7fff + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}
+
+/* ---------------------------------------------------------------- element access */
+uint64_t ir_load_bits(rj_dtype t, const void *p, int64_t i) {
+  switch (ir_dtype(t)->bytes) {
+  case 2: return ((const uint16_t *)p)[i];
+  case 4: return ((const uint32_t *)p)[i];
+  default: return ((const uint64_t *)p)[i];
+  }
+}
+
+void ir_store_bits(rj_dtype t, void *p, int64_t i, uint64_t v) {
+  switch (ir_dtype(t)->bytes) {
+  case 2: ((uint16_t *)p)[i] = (uint16_t)v; break;
+  case 4: ((uint32_t *)p)[i] = (uint32_t)v; break;
+  default: ((uint64_t *)p)[i] = v; break;
+  }
+}
+
+double ir_load_f64(rj_dtype t, const void *p, int64_t i) {
+  switch (t) {
+  case RJ_F16: return half_to_f32(((const uint16_t *)p)[i]);
+  case RJ_BF16: return bf16_to_f32(((const uint16_t *)p)[i]);
+  case RJ_F32: return ((const float *)p)[i];
+  case RJ_F64: return ((const double *)p)[i];
+  case RJ_I32: return ((const int32_t *)p)[i];
+  case RJ_U32: return ((const uint32_t *)p)[i];
+  case RJ_I64: return (double)((const int64_t *)p)[i];
+  case RJ_U64: return (double)((const uint64_t *)p)[i];
+  }
+  return 0;
+}
+
+void ir_store_f64(rj_dtype t, void *p, int64_t i, double v) {
+  switch (t) {
+  case RJ_F16: ((uint16_t *)p)[i] = f32_to_half((float)v); break;
+  case RJ_BF16: ((uint16_t *)p)[i] = f32_to_bf16((float)v); break;
+  case RJ_F32: ((float *)p)[i] = (float)v; break;
+  case RJ_F64: ((double *)p)[i] = v; break;
+  case RJ_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+  case RJ_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+  case RJ_I64: ((int64_t *)p)[i] = (int64_t)v; break;
+  case RJ_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+  }
+}
+
+void ir_fill_random(ir_rng *g, rj_dtype t, void *p, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = ir_rng_next(g);
+    if (ir_dtype(t)->is_float) {
+      double u = (double)(r >> 11) * 0x1p-53 * 2.0 - 1.0; /* [-1, 1) */
+      ir_store_f64(t, p, i, u);
+    } else if (ir_dtype(t)->is_signed) {
+      ir_store_f64(t, p, i, (double)(int64_t)(r % 201) - 100.0);
+    } else {
+      ir_store_f64(t, p, i, (double)(r % 201));
+    }
+  }
+}
+
+/* Poison: NaNs with a payload no arithmetic produces, and 0xDEAD... integers. */
+static uint64_t poison_bits(rj_dtype t) {
+  switch (t) {
+  case RJ_F16: case RJ_BF16: return 0xFFB5; /* f16: -NaN, payload; bf16: -NaN, payload */
+  case RJ_F32: return 0xFFBADBADull;
+  case RJ_F64: return 0xFFF7BADBADBADBADull;
+  case RJ_I32: case RJ_U32: return 0xDEADBEEFull;
+  default: return 0xDEADBEEFDEADBEEFull;
+  }
+}
+
+void ir_fill_poison(rj_dtype t, void *p, int64_t n) {
+  for (int64_t i = 0; i < n; i++) ir_store_bits(t, p, i, poison_bits(t));
+}
+
+bool ir_is_poison(rj_dtype t, const void *p, int64_t i) {
+  return ir_load_bits(t, p, i) == poison_bits(t);
+}
+
+/* ---------------------------------------------------------------- the reference */
+static uint64_t wrap(rj_dtype t, uint64_t u) {
+  switch (t) {
+  case RJ_I32: return (uint64_t)(int64_t)(int32_t)(uint32_t)u;
+  case RJ_U32: return (uint32_t)u;
+  default: return u;
+  }
+}
+
+static uint64_t load_int(rj_dtype t, const void *p, int64_t i) {
+  switch (t) {
+  case RJ_I32: return (uint64_t)(int64_t)((const int32_t *)p)[i];
+  case RJ_U32: return ((const uint32_t *)p)[i];
+  default: return ((const uint64_t *)p)[i];
+  }
+}
+
+void ir_oracle_init(rj_op op, rj_dtype t, ir_value *acc) {
+  acc->mag = 0;
+  acc->f = op == RJ_OP_SUM ? 0.0 : op == RJ_OP_MAX ? -INFINITY : INFINITY;
+  switch (t) {
+  case RJ_I32: acc->u = op == RJ_OP_SUM ? 0 : op == RJ_OP_MAX ? (uint64_t)(int64_t)INT32_MIN : INT32_MAX; break;
+  case RJ_I64: acc->u = op == RJ_OP_SUM ? 0 : op == RJ_OP_MAX ? (uint64_t)INT64_MIN : INT64_MAX; break;
+  case RJ_U32: acc->u = op == RJ_OP_MIN ? UINT32_MAX : 0; break;
+  case RJ_U64: acc->u = op == RJ_OP_MIN ? UINT64_MAX : 0; break;
+  default: acc->u = 0;
+  }
+}
+
+void ir_oracle_add(rj_op op, rj_dtype t, rj_nan nan, ir_value *acc, const void *p, int64_t i) {
+  if (ir_dtype(t)->is_float) {
+    double x = ir_load_f64(t, p, i);
+    if (isnan(x)) {
+      if (nan == RJ_NAN_IGNORE) return;
+      acc->f = NAN;
+      return;
+    }
+    acc->mag += fabs(x);
+    if (isnan(acc->f)) return;
+    if (op == RJ_OP_SUM) acc->f += x;
+    else if (op == RJ_OP_MAX) acc->f = x > acc->f ? x : acc->f;
+    else acc->f = x < acc->f ? x : acc->f;
+    return;
+  }
+  uint64_t x = load_int(t, p, i);
+  bool sgn = ir_dtype(t)->is_signed;
+  if (op == RJ_OP_SUM) {
+    acc->u = wrap(t, acc->u + x);
+  } else {
+    bool gt = sgn ? (int64_t)x > (int64_t)acc->u : x > acc->u;
+    bool lt = sgn ? (int64_t)x < (int64_t)acc->u : x < acc->u;
+    if ((op == RJ_OP_MAX && gt) || (op == RJ_OP_MIN && lt)) acc->u = x;
+  }
+}
+
+void ir_oracle_tile(const rj_tile *t, const void *src, const void *dst_old, ir_value *ref) {
+  ir_tile_shape f;
+  ir_tile_facts(t, &f);
+  for (int64_t s = 0; s < f.spatial_len; s++) {
+    ir_value *a = &ref[s];
+    ir_oracle_init(t->op, t->dtype, a);
+    for (int64_t r = 0; r < f.reduce_len; r++)
+      ir_oracle_add(t->op, t->dtype, t->nan, a, src, ir_src_offset(t, s, r));
+    if (dst_old) ir_oracle_add(t->op, t->dtype, t->nan, a, dst_old, ir_dst_offset(t, s));
+  }
+}
+
+double ir_tolerance(rj_dtype t) {
+  switch (t) {
+  case RJ_F64: return 1e-12;
+  case RJ_F32: return 1e-5;
+  case RJ_F16: return 2e-3;
+  case RJ_BF16: return 1.6e-2;
+  default: return 0;
+  }
+}
+
+bool ir_compare(rj_op op, rj_dtype t, const ir_value *ref, const void *got, int64_t i,
+                double *abs_err, double *rel_err) {
+  *abs_err = *rel_err = 0;
+  if (ir_is_poison(t, got, i)) {
+    *abs_err = *rel_err = INFINITY;
+    return false;
+  }
+  if (!ir_dtype(t)->is_float) {
+    uint64_t g = load_int(t, got, i);
+    if (g == ref->u) return true;
+    double d = ir_dtype(t)->is_signed ? (double)(int64_t)g - (double)(int64_t)ref->u
+                                      : (double)g - (double)ref->u;
+    *abs_err = fabs(d);
+    *rel_err = ref->u ? *abs_err / fabs((double)(int64_t)ref->u) : INFINITY;
+    return false;
+  }
+  double g = ir_load_f64(t, got, i), r = ref->f;
+  if (isnan(r) || isnan(g)) {
+    if (isnan(r) && isnan(g)) return true;
+    *abs_err = *rel_err = INFINITY;
+    return false;
+  }
+  if (isinf(r) || isinf(g)) { /* an all-NaN-ignored reduction yields the identity */
+    if (g == r) return true;
+    *abs_err = *rel_err = INFINITY;
+    return false;
+  }
+  *abs_err = fabs(g - r);
+  *rel_err = r != 0 ? *abs_err / fabs(r) : (*abs_err ? INFINITY : 0);
+  if (op != RJ_OP_SUM) return g == r; /* max / min are exact */
+  return *abs_err <= ir_tolerance(t) * ref->mag;
+}

@@ -1,0 +1,93 @@
+/* Tables of the request vocabulary, defaults, and the error sink. */
+#include "ir.h"
+
+#include <stdio.h>
+#include <string.h>
+
+rj_status ir_fail(ir_err *e, rj_status s, const char *fmt, ...) {
+  if (e && e->status == RJ_OK) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    e->status = s;
+  }
+  return s;
+}
+
+/* ORDER DTYPE */
+static const ir_dtype_info dtypes[] = {
+    {"f16", 2, true, true},   {"bf16", 2, true, true},  {"f32", 4, true, true},
+    {"f64", 8, true, true},   {"i32", 4, false, true},  {"u32", 4, false, false},
+    {"i64", 8, false, true},  {"u64", 8, false, false},
+};
+
+const ir_dtype_info *ir_dtype(rj_dtype t) {
+  if ((unsigned)t >= sizeof dtypes / sizeof dtypes[0]) return NULL;
+  return &dtypes[t];
+}
+
+const char *ir_op_name(rj_op op) {
+  static const char *n[] = {"sum", "max", "min"};
+  return (unsigned)op < 3 ? n[op] : "?";
+}
+
+const char *ir_scope_name(rj_scope s) {
+  static const char *n[] = {"thread", "warp", "warpgroup", "cta"};
+  return (unsigned)s < 4 ? n[s] : "?";
+}
+
+int ir_scope_threads(rj_scope s) {
+  static const int n[] = {1, 32, 128, 0};
+  return (unsigned)s < 4 ? n[s] : 0;
+}
+
+const char *ir_mem_name(rj_mem m) {
+  return m == RJ_MEM_SHARED ? "shared" : m == RJ_MEM_LOCAL ? "local" : "?";
+}
+
+const char *ir_kind_name(rj_kind k) {
+  switch (k) {
+  case RJ_KIND_TILE: return "tile";
+  case RJ_KIND_SUBGROUP: return "subgroup";
+  case RJ_KIND_TENSOR: return "tensor";
+  case RJ_KIND_TREDUCE: return "treduce";
+  }
+  return "?";
+}
+
+const char *ir_primitive_name(rj_primitive p) {
+  static const char *n[] = {"shuffle",        "broadcast",      "shuffle_down",   "shuffle_up",
+                            "shuffle_xor",    "reduce_add",     "reduce_min",     "reduce_max",
+                            "reduce_all_add", "reduce_all_min", "reduce_all_max", "invocation_id"};
+  return (unsigned)p < sizeof n / sizeof n[0] ? n[p] : "?";
+}
+
+RJ_API void rj_request_init(rj_request *req, rj_kind kind) {
+  memset(req, 0, sizeof *req);
+  req->struct_size = sizeof *req;
+  req->kind = kind;
+  switch (kind) {
+  case RJ_KIND_TILE:
+    req->u.tile.naxes = 1;
+    req->u.tile.axes[0] = -1;
+    req->u.tile.src.mem = req->u.tile.dst.mem = RJ_MEM_SHARED;
+    break;
+  case RJ_KIND_SUBGROUP:
+    req->u.subgroup.threads = 32;
+    req->u.subgroup.blocks = 1;
+    break;
+  case RJ_KIND_TENSOR:
+    req->u.tensor.deterministic = 1;
+    break;
+  case RJ_KIND_TREDUCE:
+    req->u.treduce.pingpong = 0;
+    break;
+  }
+}
+
+int64_t ir_numel(const rj_buffer *b) {
+  int64_t n = 1;
+  for (int d = 0; d < b->ndim; d++) n *= b->shape[d];
+  return n;
+}

@@ -1,0 +1,310 @@
+/* Validation: every check a request must pass before dispatch.  Messages name the field.
+ * Variant-specific limits (group sizes, layouts a variant cannot lower) are predicates in
+ * passes/, not here. */
+#include "ir.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_ELEMS ((int64_t)1 << 40)
+
+static rj_status check_dims(ir_err *e, const char *f, const int64_t *shape, int ndim, int maxd,
+                            int64_t *numel) {
+  if (ndim < 1 || ndim > maxd)
+    return ir_fail(e, RJ_EINVAL, "%s: expected 1 to %d dims (got %d)", f, maxd, ndim);
+  int64_t n = 1;
+  for (int d = 0; d < ndim; d++) {
+    if (shape[d] < 1)
+      return ir_fail(e, RJ_EINVAL, "%s[%d]: every dim must be at least 1 (got %lld)", f, d,
+                     (long long)shape[d]);
+    if (shape[d] > MAX_ELEMS || n > MAX_ELEMS / shape[d])
+      return ir_fail(e, RJ_EINVAL, "%s: more than 2^40 elements", f);
+    n *= shape[d];
+  }
+  if (numel) *numel = n;
+  return RJ_OK;
+}
+
+/* Normalises axes into reduced[]; fails on range or repeats. */
+static rj_status check_axes(ir_err *e, const int *axes, int naxes, int ndim, bool *reduced) {
+  if (naxes < 1 || naxes > ndim)
+    return ir_fail(e, RJ_EINVAL, "axes: expected 1 to %d axes (got %d)", ndim, naxes);
+  for (int d = 0; d < RJ_MAX_DIMS; d++) reduced[d] = false;
+  for (int i = 0; i < naxes; i++) {
+    int a = axes[i];
+    if (a < -ndim || a >= ndim)
+      return ir_fail(e, RJ_EINVAL, "axes[%d]: %d is out of range for %d dims", i, a, ndim);
+    if (a < 0) a += ndim;
+    if (reduced[a]) return ir_fail(e, RJ_EINVAL, "axes[%d]: axis %d is repeated", i, a);
+    reduced[a] = true;
+  }
+  return RJ_OK;
+}
+
+static rj_status check_buffer(ir_err *e, const char *name, const rj_buffer *b, int64_t *region) {
+  char f[48];
+  snprintf(f, sizeof f, "%s.shape", name);
+  if (b->mem != RJ_MEM_SHARED && b->mem != RJ_MEM_LOCAL)
+    return ir_fail(e, RJ_EINVAL, "%s.mem: expected shared or local", name);
+  rj_status s = check_dims(e, f, b->shape, b->ndim, RJ_MAX_DIMS, NULL);
+  if (s) return s;
+  int64_t n = 1;
+  for (int d = 0; d < b->ndim; d++) {
+    int64_t st = b->has_region ? b->start[d] : 0, ex = b->has_region ? b->extent[d] : b->shape[d];
+    if (st < 0 || st >= b->shape[d])
+      return ir_fail(e, RJ_EINVAL, "%s.start[%d]: %lld is outside [0, %lld)", name, d,
+                     (long long)st, (long long)b->shape[d]);
+    if (ex < 1)
+      return ir_fail(e, RJ_EINVAL, "%s.extent[%d]: must be at least 1 (got %lld)", name, d,
+                     (long long)ex);
+    if (ex > b->shape[d] - st)
+      return ir_fail(e, RJ_EINVAL,
+                     "%s.extent[%d]: region [%lld, %lld) runs past the dim's size %lld", name, d,
+                     (long long)st, (long long)(st + ex), (long long)b->shape[d]);
+    n *= ex;
+  }
+  *region = n;
+  const rj_layout *L = &b->layout;
+  if (L->present) {
+    if (b->mem != RJ_MEM_LOCAL)
+      return ir_fail(e, RJ_EINVAL, "%s.layout: only local (register) buffers take a layout", name);
+    for (int d = 0; d < b->ndim; d++) {
+      if (L->nsub[d] < 1 || L->nsub[d] > RJ_MAX_SUBDIMS)
+        return ir_fail(e, RJ_EINVAL, "%s.layout.shape[%d]: expected 1 to 4 sub-dims", name, d);
+      int64_t p = 1;
+      for (int k = 0; k < L->nsub[d]; k++) {
+        if (L->shape[d][k] < 1 || L->shape[d][k] > MAX_ELEMS)
+          return ir_fail(e, RJ_EINVAL, "%s.layout.shape[%d]: sub-dims must be at least 1", name,
+                         d);
+        p *= L->shape[d][k];
+        if (p > MAX_ELEMS)
+          return ir_fail(e, RJ_EINVAL, "%s.layout.shape[%d]: too large", name, d);
+      }
+      if (p != b->shape[d])
+        return ir_fail(e, RJ_EINVAL,
+                       "%s.layout.shape[%d]: sub-dims multiply to %lld, but the dim is %lld", name,
+                       d, (long long)p, (long long)b->shape[d]);
+    }
+    if (L->nreplicate < 0 || L->nreplicate > RJ_MAX_REPLICATE)
+      return ir_fail(e, RJ_EINVAL, "%s.layout.replicate: at most 4 entries", name);
+    for (int i = 0; i < L->nreplicate; i++) {
+      if (L->rep_extent[i] < 1 || L->rep_extent[i] > 1024)
+        return ir_fail(e, RJ_EINVAL, "%s.layout.replicate[%d]: extent must be 1 to 1024", name, i);
+      if (L->rep_stride[i].unit == RJ_UNIT_SLOT)
+        return ir_fail(e, RJ_EINVAL,
+                       "%s.layout.replicate[%d]: copies are held by other lanes or threads "
+                       "(stride \"K@lane\" or \"K@thread\")",
+                       name, i);
+    }
+  }
+  return RJ_OK;
+}
+
+static rj_status validate_tile(const rj_tile *t, ir_err *e) {
+  rj_status s;
+  if ((unsigned)t->op > RJ_OP_MIN) return ir_fail(e, RJ_EINVAL, "op: unknown value %d", t->op);
+  if (!ir_dtype(t->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value %d", t->dtype);
+  if ((unsigned)t->scope > RJ_SCOPE_CTA)
+    return ir_fail(e, RJ_EINVAL, "scope: unknown value %d", t->scope);
+  if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
+  int scope_n = ir_scope_threads(t->scope);
+  int threads = t->threads ? t->threads : scope_n;
+  if (t->scope == RJ_SCOPE_CTA && t->threads == 0)
+    return ir_fail(e, RJ_EINVAL, "threads: required for scope cta");
+  if (threads < 1 || threads > 1024)
+    return ir_fail(e, RJ_EINVAL, "threads: %d is outside 1..1024", threads);
+  if (scope_n > 1 && threads % scope_n)
+    return ir_fail(e, RJ_EINVAL, "threads: %d is not a multiple of the %s size %d", threads,
+                   ir_scope_name(t->scope), scope_n);
+  /* active: which instance of the scope performs the op */
+  static const rj_active_kind want[] = {RJ_ACTIVE_THREAD, RJ_ACTIVE_WARP, RJ_ACTIVE_WARPGROUP,
+                                        RJ_ACTIVE_ALL};
+  static const char *const akn[] = {"all", "warp", "warpgroup", "thread"};
+  if ((unsigned)t->active > RJ_ACTIVE_THREAD) return ir_fail(e, RJ_EINVAL, "active: unknown kind");
+  if (t->active != RJ_ACTIVE_ALL) {
+    if (t->active != want[t->scope])
+      return ir_fail(e, RJ_EINVAL, "active.%s: scope %s selects its instance with active.%s",
+                     akn[t->active], ir_scope_name(t->scope),
+                     t->scope == RJ_SCOPE_CTA ? "(none: the whole CTA)" : akn[want[t->scope]]);
+    int count = threads / (scope_n ? scope_n : threads);
+    if (t->active_index < 0 || t->active_index >= count)
+      return ir_fail(e, RJ_EINVAL, "active.%s: %d is outside 0..%d for %d threads", akn[t->active],
+                     t->active_index, count - 1, threads);
+  } else if (t->src.mem == RJ_MEM_SHARED && t->dst.mem == RJ_MEM_SHARED && scope_n &&
+             threads > scope_n) {
+    return ir_fail(e, RJ_EINVAL,
+                   "active: %d %ss of this CTA would each reduce the same shared buffers; "
+                   "choose one with active.%s",
+                   threads / scope_n, ir_scope_name(t->scope), akn[want[t->scope]]);
+  }
+  int64_t src_n = 0, dst_n = 0;
+  if ((s = check_buffer(e, "src", &t->src, &src_n))) return s;
+  if ((s = check_buffer(e, "dst", &t->dst, &dst_n))) return s;
+  bool red[RJ_MAX_DIMS];
+  if ((s = check_axes(e, t->axes, t->naxes, t->src.ndim, red))) return s;
+  int64_t spatial = 1;
+  for (int d = 0; d < t->src.ndim; d++)
+    if (!red[d]) spatial *= t->src.has_region ? t->src.extent[d] : t->src.shape[d];
+  if (dst_n != spatial)
+    return ir_fail(e, RJ_EINVAL,
+                   "dst.shape: the destination region has %lld elements, but the source region "
+                   "keeps %lld",
+                   (long long)dst_n, (long long)spatial);
+  for (int k = 0; k < 2; k++) {
+    const rj_buffer *b = k ? &t->dst : &t->src;
+    const char *n = k ? "dst" : "src";
+    if (b->layout.present && t->scope == RJ_SCOPE_THREAD)
+      for (int d = 0; d < b->ndim; d++)
+        for (int j = 0; j < b->layout.nsub[d]; j++)
+          if (b->layout.stride[d][j].unit != RJ_UNIT_SLOT)
+            return ir_fail(e, RJ_EINVAL,
+                           "%s.layout.stride[%d]: at thread scope one thread holds the whole "
+                           "buffer; lane and thread strides need scope warp or wider",
+                           n, d);
+    if (b->mem == RJ_MEM_LOCAL && t->scope == RJ_SCOPE_CTA)
+      return ir_fail(e, RJ_EINVAL,
+                     "%s.mem: local (register) buffers are per thread; scope cta needs shared "
+                     "memory",
+                     n);
+  }
+  if (t->src.mem == RJ_MEM_SHARED && t->dst.mem == RJ_MEM_SHARED) {
+    int64_t bytes = (ir_numel(&t->src) + ir_numel(&t->dst)) * ir_dtype(t->dtype)->bytes;
+    if (bytes > 48 * 1024)
+      return ir_fail(e, RJ_EINVAL,
+                     "src.shape: src and dst take %lld bytes of shared memory; a CTA's static "
+                     "shared memory is 48 KiB",
+                     (long long)bytes);
+  }
+  return RJ_OK;
+}
+
+static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
+  if ((unsigned)g->primitive > RJ_PRIM_INVOCATION_ID)
+    return ir_fail(e, RJ_EINVAL, "primitive: unknown value");
+  if (!ir_dtype(g->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value");
+  if (g->log2_size < 0 || g->log2_size > 5)
+    return ir_fail(e, RJ_EINVAL, "log2_size: %d is outside 0..5 (a group is 1 to 32 lanes)",
+                   g->log2_size);
+  if (g->threads < 32 || g->threads > 1024 || g->threads % 32)
+    return ir_fail(e, RJ_EINVAL, "threads: %d must be a multiple of 32 in 32..1024", g->threads);
+  if (g->blocks < 1 || g->blocks > 65535)
+    return ir_fail(e, RJ_EINVAL, "blocks: %d is outside 1..65535", g->blocks);
+  bool lane_arg = g->primitive == RJ_PRIM_BROADCAST || g->primitive == RJ_PRIM_SHUFFLE_DOWN ||
+                  g->primitive == RJ_PRIM_SHUFFLE_UP || g->primitive == RJ_PRIM_SHUFFLE_XOR ||
+                  (g->primitive == RJ_PRIM_SHUFFLE && !g->index_is_list);
+  if (lane_arg && (g->arg < 0 || g->arg > 31))
+    return ir_fail(e, RJ_EINVAL, "%s: %d is not a lane (0..31)",
+                   g->primitive == RJ_PRIM_SHUFFLE ? "index" : "arg", g->arg);
+  if (g->index_is_list) {
+    if (g->primitive != RJ_PRIM_SHUFFLE)
+      return ir_fail(e, RJ_EINVAL, "index: only the shuffle primitive takes an index list");
+    for (int i = 0; i < 32; i++)
+      if (g->index[i] < 0 || g->index[i] > 31)
+        return ir_fail(e, RJ_EINVAL, "index[%d]: %d is not a lane (0..31)", i, g->index[i]);
+  }
+  return RJ_OK;
+}
+
+static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
+  if ((unsigned)t->op > RJ_OP_MIN) return ir_fail(e, RJ_EINVAL, "op: unknown value");
+  if (!ir_dtype(t->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value");
+  rj_status s = check_dims(e, "shape", t->shape, t->ndim, RJ_MAX_DIMS, NULL);
+  if (s) return s;
+  bool red[RJ_MAX_DIMS];
+  if ((s = check_axes(e, t->axes, t->naxes, t->ndim, red))) return s;
+  if (t->has_strides)
+    for (int d = 0; d < t->ndim; d++)
+      if (t->strides[d] < 0 || (t->strides[d] == 0 && t->shape[d] > 1 && !red[d]))
+        return ir_fail(e, RJ_EINVAL,
+                       "strides[%d]: %lld; strides are non-negative and a kept dim of size > 1 "
+                       "needs a non-zero stride",
+                       d, (long long)t->strides[d]);
+  return RJ_OK;
+}
+
+static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
+  if ((unsigned)t->op > RJ_OP_MIN) return ir_fail(e, RJ_EINVAL, "op: unknown value");
+  if (!ir_dtype(t->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value");
+  if (t->ranks < 1 || t->ranks > 1024)
+    return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", t->ranks);
+  if (t->root < 0 || t->root >= t->ranks)
+    return ir_fail(e, RJ_EINVAL, "root: %d is outside 0..%d", t->root, t->ranks - 1);
+  rj_status s = check_dims(e, "shape", t->shape, t->ndim, 5, NULL);
+  if (s) return s;
+  for (int i = 0; i < 2; i++)
+    if (t->tile[i] < 0 || (t->tile[i] == 0 && (t->tile[0] || t->tile[1])))
+      return ir_fail(e, RJ_EINVAL, "tile[%d]: must be at least 1", i);
+  return RJ_OK;
+}
+
+rj_status ir_validate(const rj_request *r, ir_err *e) {
+  if (!r) return ir_fail(e, RJ_EINVAL, "request: NULL");
+  if (r->struct_size != sizeof(rj_request))
+    return ir_fail(e, RJ_EINVAL,
+                   "request.struct_size: %u, this library expects %zu (use rj_request_init)",
+                   r->struct_size, sizeof(rj_request));
+  if (memchr(r->variant, 0, sizeof r->variant) == NULL)
+    return ir_fail(e, RJ_EINVAL, "variant: not NUL-terminated");
+  switch (r->kind) {
+  case RJ_KIND_TILE: return validate_tile(&r->u.tile, e);
+  case RJ_KIND_SUBGROUP: return validate_subgroup(&r->u.subgroup, e);
+  case RJ_KIND_TENSOR: return validate_tensor(&r->u.tensor, e);
+  case RJ_KIND_TREDUCE: return validate_treduce(&r->u.treduce, e);
+  }
+  return ir_fail(e, RJ_EINVAL, "kind: unknown value %d", r->kind);
+}
+
+void ir_tile_facts(const rj_tile *t, ir_tile_shape *f) {
+  memset(f, 0, sizeof *f);
+  f->ndim = t->src.ndim;
+  for (int i = 0; i < t->naxes; i++) {
+    int a = t->axes[i] < 0 ? t->axes[i] + t->src.ndim : t->axes[i];
+    f->reduced[a] = true;
+  }
+  f->spatial_len = f->reduce_len = 1;
+  for (int d = 0; d < t->src.ndim; d++) {
+    int64_t ex = t->src.has_region ? t->src.extent[d] : t->src.shape[d];
+    if (f->reduced[d])
+      f->reduce_len *= ex;
+    else
+      f->spatial_len *= ex;
+  }
+  f->scope_threads = ir_scope_threads(t->scope);
+  f->threads = t->threads ? t->threads : f->scope_threads;
+  if (t->scope == RJ_SCOPE_CTA) f->scope_threads = f->threads;
+}
+
+int64_t ir_src_offset(const rj_tile *t, int64_t s, int64_t r) {
+  const rj_buffer *b = &t->src;
+  bool red[RJ_MAX_DIMS] = {0};
+  for (int i = 0; i < t->naxes; i++) red[t->axes[i] < 0 ? t->axes[i] + b->ndim : t->axes[i]] = 1;
+  int64_t off = 0, mul = 1;
+  for (int d = b->ndim - 1; d >= 0; d--) {
+    int64_t ex = b->has_region ? b->extent[d] : b->shape[d];
+    int64_t st = b->has_region ? b->start[d] : 0;
+    int64_t c;
+    if (red[d]) {
+      c = r % ex;
+      r /= ex;
+    } else {
+      c = s % ex;
+      s /= ex;
+    }
+    off += (st + c) * mul;
+    mul *= b->shape[d];
+  }
+  return off;
+}
+
+int64_t ir_dst_offset(const rj_tile *t, int64_t s) {
+  const rj_buffer *b = &t->dst;
+  int64_t off = 0, mul = 1;
+  for (int d = b->ndim - 1; d >= 0; d--) {
+    int64_t ex = b->has_region ? b->extent[d] : b->shape[d];
+    int64_t st = b->has_region ? b->start[d] : 0;
+    off += (st + s % ex) * mul;
+    s /= ex;
+    mul *= b->shape[d];
+  }
+  return off;
+}

@@ -1,0 +1,328 @@
+/* The compile pipeline: validate -> dispatch -> lower -> verify -> optimise -> PTX.
+ * rj_compile reads top to bottom like QBE's main: one stage per line. */
+#include "../passes/passes.h"
+#include "jit.h"
+
+#include <llvm-c/Analysis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TRIPLE "nvptx64-nvidia-cuda"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ---------------------------------------------------------------- targets */
+
+rj_status jit_target(rj_ctx *ctx, const rj_options *opt, const ir_target **out) {
+  const char *name = opt && opt->target ? opt->target : "auto";
+  char buf[16];
+  if (strcmp(name, "auto") == 0) {
+    name = "sm_90"; /* no GPU usable: the default */
+    rt_cuda *rt = NULL;
+    ir_err saved = ctx->err;
+    int major = 0, minor = 0;
+    if (jit_cuda(ctx, &rt) == RJ_OK &&
+        rt_device_cc(rt, opt ? opt->device : 0, &major, &minor, &ctx->err) == RJ_OK) {
+      snprintf(buf, sizeof buf, "sm_%d%da", major, minor);
+      if (!ir_target_find(buf)) snprintf(buf, sizeof buf, "sm_%d%d", major, minor);
+      name = buf;
+    }
+    ctx->err = saved;
+    if (!ir_target_find(name))
+      return ir_fail(&ctx->err, RJ_ETARGET,
+                     "target: the GPU's compute capability (%s) is not in redjit's target table",
+                     name);
+  }
+  *out = ir_target_find(name);
+  if (!*out) {
+    char known[512];
+    size_t k = 0;
+    for (int i = 0; i < ir_target_count() && k < sizeof known - 16; i++)
+      k += (size_t)snprintf(known + k, sizeof known - k, " %s", ir_target_at(i)->name);
+    return ir_fail(&ctx->err, RJ_ETARGET, "target: unknown target \"%.32s\" (known:%s)", name,
+                   known);
+  }
+  return RJ_OK;
+}
+
+RJ_API rj_status rj_target_resolve(rj_ctx *ctx, const rj_options *opt, char *buf, size_t len) {
+  memset(&ctx->err, 0, sizeof ctx->err);
+  const ir_target *t = NULL;
+  rj_status s = jit_target(ctx, opt, &t);
+  if (!s) snprintf(buf, len, "%s", t->name);
+  return jit_status(ctx, s);
+}
+
+/* The PTX version: the caller's, or the least the target and the emitted code need.  Every
+ * combination LLVM would abort on is refused here, before codegen. */
+static rj_status pick_ptx(rj_ctx *ctx, const ir_target *t, const rj_options *opt, int needed,
+                          int *ptx) {
+  static const int known[] = {32, 40, 41, 42, 43, 50, 60, 61, 62, 63, 64, 65, 70, 71, 72, 73,
+                              74, 75, 76, 77, 78, 80, 81, 82, 83, 84, 85, 86, 87, 88, 90};
+  int want = opt ? opt->ptx_version : 0;
+  int least = needed > t->min_ptx ? needed : t->min_ptx;
+  if (!want) {
+    *ptx = least;
+    return RJ_OK;
+  }
+  bool ok = false;
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) ok |= known[i] == want;
+  if (!ok)
+    return ir_fail(&ctx->err, RJ_ETARGET, "ptx_version: %d is not a PTX ISA version LLVM 22 emits",
+                   want);
+  if (want < t->min_ptx)
+    return ir_fail(&ctx->err, RJ_ETARGET,
+                   "ptx_version: PTX %d.%d does not support target %s (it needs PTX %d.%d)",
+                   want / 10, want % 10, t->name, t->min_ptx / 10, t->min_ptx % 10);
+  if (want < needed)
+    return ir_fail(&ctx->err, RJ_ETARGET,
+                   "ptx_version: PTX %d.%d is too old for the instructions this kernel uses "
+                   "(they need PTX %d.%d)",
+                   want / 10, want % 10, needed / 10, needed % 10);
+  *ptx = want;
+  return RJ_OK;
+}
+
+static rj_status target_machine(rj_ctx *ctx, const ir_target *t, int ptx,
+                                LLVMTargetMachineRef *out) {
+  for (int i = 0; i < ctx->ntms; i++)
+    if (ctx->tms[i].ptx == ptx && strcmp(ctx->tms[i].target, t->name) == 0) {
+      *out = ctx->tms[i].tm;
+      return RJ_OK;
+    }
+  LLVMTargetRef target;
+  char *msg = NULL;
+  if (LLVMGetTargetFromTriple(TRIPLE, &target, &msg)) {
+    rj_status s = ir_fail(&ctx->err, RJ_ELLVM, "LLVM: %s", msg ? msg : "no NVPTX target");
+    LLVMDisposeMessage(msg);
+    return s;
+  }
+  char features[16];
+  snprintf(features, sizeof features, "+ptx%d", ptx);
+  LLVMTargetMachineRef tm =
+      LLVMCreateTargetMachine(target, TRIPLE, t->name, features, LLVMCodeGenLevelAggressive,
+                              LLVMRelocDefault, LLVMCodeModelDefault);
+  if (!tm) return ir_fail(&ctx->err, RJ_ELLVM, "LLVM: cannot create a target machine for %s", t->name);
+  if (ctx->ntms == (int)(sizeof ctx->tms / sizeof ctx->tms[0])) { /* full: drop the oldest */
+    LLVMDisposeTargetMachine(ctx->tms[0].tm);
+    memmove(ctx->tms, ctx->tms + 1, sizeof ctx->tms[0] * (size_t)(ctx->ntms - 1));
+    ctx->ntms--;
+  }
+  jit_tm *slot = &ctx->tms[ctx->ntms++];
+  snprintf(slot->target, sizeof slot->target, "%s", t->name);
+  slot->ptx = ptx;
+  slot->tm = tm;
+  *out = tm;
+  return RJ_OK;
+}
+
+/* ---------------------------------------------------------------- stages */
+
+static char *module_text(LLVMModuleRef M) {
+  char *s = LLVMPrintModuleToString(M), *copy = strdup(s);
+  LLVMDisposeMessage(s);
+  return copy;
+}
+
+static rj_status verify(rj_ctx *ctx, LLVMModuleRef M) {
+  char *msg = NULL;
+  if (LLVMVerifyModule(M, LLVMReturnStatusAction, &msg)) {
+    rj_status s = ir_fail(&ctx->err, RJ_ELLVM, "internal: LLVM IR does not verify: %.700s", msg);
+    LLVMDisposeMessage(msg);
+    return s;
+  }
+  LLVMDisposeMessage(msg);
+  return RJ_OK;
+}
+
+static rj_status emit_ptx(rj_ctx *ctx, LLVMTargetMachineRef tm, LLVMModuleRef M, char **ptx) {
+  char *msg = NULL;
+  LLVMMemoryBufferRef buf = NULL;
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, M, LLVMAssemblyFile, &msg, &buf)) {
+    rj_status s = ir_fail(&ctx->err, RJ_ELLVM, "internal: NVPTX codegen failed: %s", msg);
+    LLVMDisposeMessage(msg);
+    return s;
+  }
+  size_t n = LLVMGetBufferSize(buf);
+  *ptx = malloc(n + 1);
+  if (*ptx) {
+    memcpy(*ptx, LLVMGetBufferStart(buf), n);
+    (*ptx)[n] = 0;
+  }
+  LLVMDisposeMemoryBuffer(buf);
+  return *ptx ? RJ_OK : ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+}
+
+static rj_kernel *cache_find(rj_ctx *ctx, const char *key) {
+  for (rj_kernel *k = ctx->kernels; k; k = k->next)
+    if (strcmp(k->key, key) == 0) return k;
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- the pipeline */
+
+RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                            rj_kernel **out) {
+  memset(&ctx->err, 0, sizeof ctx->err);
+  *out = NULL;
+  ir_err *e = &ctx->err;
+  double t0 = now_ms();
+  const ir_target *tg = NULL;
+  const pass_variant *v = NULL;
+  char *canon = NULL, key[64], *fullkey = NULL;
+  rj_status s;
+  /* 1. validate, resolve the target, look in the cache */
+  if ((s = ir_validate(req, e)) || (s = jit_target(ctx, opt, &tg))) return jit_status(ctx, s);
+  if ((s = ir_canonical(req, &canon, e))) return jit_status(ctx, s);
+  snprintf(key, sizeof key, "|%s|%d", tg->name, opt ? opt->ptx_version : 0);
+  fullkey = malloc(strlen(canon) + strlen(key) + 1);
+  if (!fullkey) {
+    free(canon);
+    return jit_status(ctx, ir_fail(e, RJ_ENOMEM, "out of memory"));
+  }
+  strcpy(fullkey, canon);
+  strcat(fullkey, key);
+  free(canon);
+  if ((*out = cache_find(ctx, fullkey))) {
+    free(fullkey);
+    return jit_status(ctx, RJ_OK);
+  }
+  /* 2. dispatch */
+  if (!(v = pass_dispatch(req, tg, NULL, 0, e))) {
+    free(fullkey);
+    return jit_status(ctx, e->status);
+  }
+  /* 3. lower into a fresh module */
+  pass_emit em = {.C = ctx->llvm, .target = tg, .err = e};
+  em.M = LLVMModuleCreateWithNameInContext("redjit", ctx->llvm);
+  em.B = LLVMCreateBuilderInContext(ctx->llvm);
+  LLVMSetTarget(em.M, TRIPLE);
+  rj_kernel *k = calloc(1, sizeof *k);
+  LLVMTargetMachineRef tm = NULL;
+  if (!k) s = ir_fail(e, RJ_ENOMEM, "out of memory");
+  if (!s) s = v->kernel(&em, req, v);
+  if (!s) s = pick_ptx(ctx, tg, opt, em.ptx_needed, &k->ptx_version);
+  if (!s) s = target_machine(ctx, tg, k->ptx_version, &tm);
+  if (!s) {
+    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+    LLVMSetModuleDataLayout(em.M, dl);
+    LLVMDisposeTargetData(dl);
+  }
+  /* 4. verify, keep the IR as built, optimise, keep it again, emit PTX */
+  if (!s) s = verify(ctx, em.M);
+  if (!s) k->ll = module_text(em.M);
+  if (!s) s = pass_optimize(em.M, tm, e);
+  if (!s) k->ll_opt = module_text(em.M);
+  if (!s) s = emit_ptx(ctx, tm, em.M, &k->ptx);
+  LLVMDisposeBuilder(em.B);
+  LLVMDisposeModule(em.M);
+  if (s) {
+    if (k) {
+      free(k->ll);
+      free(k->ll_opt);
+      free(k);
+    }
+    free(fullkey);
+    return jit_status(ctx, s);
+  }
+  /* 5. into the cache */
+  k->key = fullkey;
+  k->req = *req;
+  k->loaded_on = -1;
+  snprintf(k->variant, sizeof k->variant, "%s", v->name);
+  snprintf(k->target, sizeof k->target, "%s", tg->name);
+  snprintf(k->entry, sizeof k->entry, "%s", em.entry);
+  memcpy(k->grid, em.grid, sizeof k->grid);
+  memcpy(k->block, em.block, sizeof k->block);
+  k->shared_bytes = em.shared_bytes;
+  k->compile_ms = now_ms() - t0;
+  k->next = ctx->kernels;
+  ctx->kernels = k;
+  *out = k;
+  return jit_status(ctx, RJ_OK);
+}
+
+RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                            const char **text) {
+  memset(&ctx->err, 0, sizeof ctx->err);
+  const ir_target *tg = NULL;
+  rj_status s;
+  if ((s = ir_validate(req, &ctx->err)) || (s = jit_target(ctx, opt, &tg)))
+    return jit_status(ctx, s);
+  size_t n = 8192;
+  char *buf = malloc(n);
+  if (!buf) return jit_status(ctx, ir_fail(&ctx->err, RJ_ENOMEM, "out of memory"));
+  const pass_variant *v = pass_dispatch(req, tg, buf, n, &ctx->err);
+  free(ctx->text);
+  ctx->text = buf;
+  *text = buf;
+  return jit_status(ctx, v ? RJ_OK : ctx->err.status);
+}
+
+RJ_API int rj_variant_count(const rj_ctx *ctx) {
+  (void)ctx;
+  return pass_variant_count();
+}
+
+RJ_API rj_status rj_variant_get(const rj_ctx *ctx, int i, rj_variant_info *out) {
+  (void)ctx;
+  const pass_variant *v = pass_variant_at(i);
+  if (!v) return RJ_EINVAL;
+  out->name = v->name;
+  out->priority = v->prio;
+  out->kinds = ir_kind_name(v->kind);
+  out->summary = v->summary;
+  return RJ_OK;
+}
+
+RJ_API const char *rj_kernel_text(const rj_kernel *k, rj_emit what) {
+  if (!k) return NULL;
+  return what == RJ_EMIT_LLVM ? k->ll : what == RJ_EMIT_LLVM_OPT ? k->ll_opt : k->ptx;
+}
+RJ_API const char *rj_kernel_variant(const rj_kernel *k) {
+  return k ? k->variant : NULL;
+}
+RJ_API const char *rj_kernel_target(const rj_kernel *k) {
+  return k ? k->target : NULL;
+}
+RJ_API const char *rj_kernel_entry(const rj_kernel *k) {
+  return k ? k->entry : NULL;
+}
+RJ_API double rj_kernel_compile_ms(const rj_kernel *k) {
+  return k ? k->compile_ms : 0;
+}
+RJ_API void rj_kernel_dims(const rj_kernel *k, unsigned grid[3], unsigned block[3],
+                           unsigned *shared_bytes) {
+  memcpy(grid, k->grid, sizeof k->grid);
+  memcpy(block, k->block, sizeof k->block);
+  if (shared_bytes) *shared_bytes = k->shared_bytes;
+}
+
+rj_status jit_load(rj_ctx *ctx, rj_kernel *k, int dev, double *ms) {
+  double t0 = now_ms();
+  if (k->module && k->loaded_on == dev) {
+    if (ms) *ms = 0;
+    return RJ_OK;
+  }
+  rt_cuda *rt;
+  rj_status s = jit_cuda(ctx, &rt);
+  if (s) return s;
+  if (k->module) { /* loaded on another device: replaced */
+    if (rt_enter(rt, k->loaded_on, &ctx->err) == RJ_OK) {
+      rt_module_unload(rt, k->module);
+      rt_leave(rt);
+    }
+    k->module = NULL;
+  }
+  s = rt_module_load(rt, k->ptx, k->entry, &k->module, &k->function, &ctx->err);
+  if (s) return s;
+  k->loaded_on = dev;
+  if (ms) *ms = now_ms() - t0;
+  return RJ_OK;
+}

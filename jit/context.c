@@ -1,0 +1,138 @@
+/* The context: owner of all state (LLVM context, target machines, kernel cache, the driver). */
+#include "jit.h"
+
+#include <llvm-c/Target.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
+
+static void llvm_init_once(void) {
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTarget();
+  LLVMInitializeNVPTXTargetMC();
+  LLVMInitializeNVPTXAsmPrinter();
+}
+
+void jit_llvm_init(void) {
+  pthread_once(&llvm_once, llvm_init_once);
+}
+
+RJ_API rj_ctx *rj_ctx_new(void) {
+  jit_llvm_init();
+  rj_ctx *ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return NULL;
+  ctx->llvm = LLVMContextCreate();
+  if (!ctx->llvm) {
+    free(ctx);
+    return NULL;
+  }
+  return ctx;
+}
+
+static void kernel_free(rj_ctx *ctx, rj_kernel *k) {
+  if (k->module && ctx->cuda) rt_module_unload(ctx->cuda, k->module);
+  free(k->key);
+  free(k->ptx);
+  free(k->ll);
+  free(k->ll_opt);
+  free(k);
+}
+
+RJ_API void rj_ctx_free(rj_ctx *ctx) {
+  if (!ctx) return;
+  for (rj_kernel *k = ctx->kernels, *n; k; k = n) {
+    n = k->next;
+    if (k->module && ctx->cuda) {
+      ir_err e = {0};
+      if (rt_enter(ctx->cuda, k->loaded_on, &e) == RJ_OK) {
+        kernel_free(ctx, k);
+        rt_leave(ctx->cuda);
+        continue;
+      }
+      k->module = NULL;
+    }
+    kernel_free(ctx, k);
+  }
+  for (int i = 0; i < ctx->ntms; i++) LLVMDisposeTargetMachine(ctx->tms[i].tm);
+  LLVMContextDispose(ctx->llvm);
+  rt_close(ctx->cuda);
+  free(ctx->text);
+  free(ctx);
+}
+
+RJ_API const char *rj_errmsg(const rj_ctx *ctx) {
+  return ctx ? ctx->err.msg : "no context";
+}
+
+rj_status jit_status(rj_ctx *ctx, rj_status s) {
+  if (s == RJ_OK) {
+    ctx->err.msg[0] = 0;
+    ctx->err.status = RJ_OK;
+  } else if (ctx->err.status == RJ_OK) { /* a status with no message: say at least its name */
+    ir_fail(&ctx->err, s, "%s", rj_status_name(s));
+  }
+  return s;
+}
+
+rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out) {
+  if (!ctx->cuda && !ctx->cuda_tried) {
+    ctx->cuda_tried = true;
+    ir_err e = {0};
+    rj_status s = rt_open(&ctx->cuda, &e);
+    if (s) snprintf(ctx->cuda_why, sizeof ctx->cuda_why, "%s", e.msg);
+  }
+  if (!ctx->cuda) return ir_fail(&ctx->err, RJ_ENODEV, "%s", ctx->cuda_why);
+  *out = ctx->cuda;
+  return RJ_OK;
+}
+
+RJ_API const char *rj_status_name(rj_status s) {
+  static const char *const n[] = {"RJ_OK",     "RJ_EINVAL", "RJ_ENOVARIANT", "RJ_ETARGET",
+                                  "RJ_ELLVM",  "RJ_ENODEV", "RJ_ECUDA",      "RJ_ENOMEM",
+                                  "RJ_EUNSUPPORTED"};
+  return (unsigned)s < sizeof n / sizeof n[0] ? n[s] : "RJ_E?";
+}
+
+RJ_API const char *rj_version(void) {
+  return "0.1.0";
+}
+
+RJ_API void rj_options_init(rj_options *opt) {
+  memset(opt, 0, sizeof *opt);
+  opt->struct_size = sizeof *opt;
+  opt->target = "auto";
+}
+
+RJ_API void rj_check_opts_init(rj_check_opts *opt) {
+  memset(opt, 0, sizeof *opt);
+  opt->struct_size = sizeof *opt;
+  rj_options_init(&opt->compile);
+}
+
+RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out) {
+  memset(&ctx->err, 0, sizeof ctx->err);
+  rj_status s = ir_parse(json, out, &ctx->err);
+  if (!s) s = ir_validate(out, &ctx->err);
+  return jit_status(ctx, s);
+}
+
+RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req) {
+  memset(&ctx->err, 0, sizeof ctx->err);
+  return jit_status(ctx, ir_validate(req, &ctx->err));
+}
+
+RJ_API rj_status rj_request_canonical(rj_ctx *ctx, const rj_request *req, const char **json) {
+  memset(&ctx->err, 0, sizeof ctx->err);
+  rj_status s = ir_validate(req, &ctx->err);
+  char *text = NULL;
+  if (!s) s = ir_canonical(req, &text, &ctx->err);
+  if (!s) {
+    free(ctx->text);
+    ctx->text = text;
+    *json = text;
+  }
+  return jit_status(ctx, s);
+}

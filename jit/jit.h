@@ -1,0 +1,55 @@
+/* jit/ — the public API: the context, the compile pipeline, the kernel cache, running. */
+#ifndef RJ_JIT_H
+#define RJ_JIT_H
+
+#include "../ir/ir.h"
+#include "../runtime/rt.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+struct rj_kernel {
+  char *key;           /* canonical request | target | ptx */
+  char *ptx, *ll, *ll_opt;
+  char variant[RJ_NAME_MAX];
+  char target[16];
+  char entry[64];
+  int ptx_version;
+  unsigned grid[3], block[3], shared_bytes;
+  double compile_ms;
+  rj_request req;
+  void *module, *function; /* loaded on device `loaded_on` (-1: not loaded) */
+  int loaded_on;
+  rj_kernel *next;         /* the context's cache list */
+};
+
+typedef struct jit_tm {
+  char target[16];
+  int ptx;
+  LLVMTargetMachineRef tm;
+} jit_tm;
+
+struct rj_ctx {
+  ir_err err;
+  LLVMContextRef llvm;
+  jit_tm tms[16];
+  int ntms;
+  rj_kernel *kernels; /* cache */
+  char *text;         /* the last explain / canonical text handed out */
+  rt_cuda *cuda;      /* opened on first use */
+  bool cuda_tried;
+  char cuda_why[256]; /* why the driver could not be opened */
+};
+
+/* context.c */
+rj_status jit_status(rj_ctx *ctx, rj_status s); /* clears the message on RJ_OK */
+rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out); /* the driver, opened once */
+void jit_llvm_init(void);                        /* one-time target registration */
+
+/* compile.c */
+/* Resolves opt's target into a table entry (auto: the device, else sm_90). */
+rj_status jit_target(rj_ctx *ctx, const rj_options *opt, const ir_target **out);
+/* Loads k on device dev (once) and returns its function. */
+rj_status jit_load(rj_ctx *ctx, rj_kernel *k, int dev, double *ms);
+
+#endif

@@ -1,0 +1,261 @@
+/* Emit helpers shared by the variants: types, identities, combines, shuffle trees, barriers,
+ * structured control flow, index math. */
+#include "passes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+LLVMTypeRef pass_type(pass_emit *e, rj_dtype t) {
+  switch (t) {
+  case RJ_F16: return LLVMHalfTypeInContext(e->C);
+  case RJ_BF16: return LLVMBFloatTypeInContext(e->C);
+  case RJ_F32: return LLVMFloatTypeInContext(e->C);
+  case RJ_F64: return LLVMDoubleTypeInContext(e->C);
+  case RJ_I32: case RJ_U32: return LLVMInt32TypeInContext(e->C);
+  case RJ_I64: case RJ_U64: return LLVMInt64TypeInContext(e->C);
+  }
+  return NULL;
+}
+
+LLVMTypeRef pass_acc_type(pass_emit *e, rj_dtype t) {
+  return t == RJ_F16 || t == RJ_BF16 ? LLVMFloatTypeInContext(e->C) : pass_type(e, t);
+}
+
+LLVMValueRef pass_i32(pass_emit *e, int64_t v) {
+  return LLVMConstInt(LLVMInt32TypeInContext(e->C), (unsigned long long)v, 1);
+}
+
+/* Identities: -0.0 for float sums (x + -0.0 == x for every x, so LLVM folds it away), +-inf for
+ * float max / min (not the finite extremes), the integer limits. */
+LLVMValueRef pass_identity(pass_emit *e, rj_op op, rj_dtype t) {
+  LLVMTypeRef ty = pass_acc_type(e, t);
+  if (ir_dtype(t)->is_float) {
+    double v = op == RJ_OP_SUM ? -0.0 : op == RJ_OP_MAX ? -__builtin_inf() : __builtin_inf();
+    return LLVMConstReal(ty, v);
+  }
+  bool sgn = ir_dtype(t)->is_signed, wide = ir_dtype(t)->bytes == 8;
+  unsigned long long v = 0;
+  if (op == RJ_OP_MAX)
+    v = sgn ? (wide ? 0x8000000000000000ull : 0x80000000ull) : 0;
+  else if (op == RJ_OP_MIN)
+    v = sgn ? (wide ? 0x7fffffffffffffffull : 0x7fffffffull) : ~0ull;
+  return LLVMConstInt(ty, v, 0);
+}
+
+LLVMValueRef pass_to_acc(pass_emit *e, LLVMValueRef v, rj_dtype t) {
+  if (t == RJ_F16 || t == RJ_BF16) return LLVMBuildFPExt(e->B, v, pass_acc_type(e, t), "");
+  return v;
+}
+
+LLVMValueRef pass_from_acc(pass_emit *e, LLVMValueRef v, rj_dtype t) {
+  if (t == RJ_F16 || t == RJ_BF16) return LLVMBuildFPTrunc(e->B, v, pass_type(e, t), "");
+  return v;
+}
+
+LLVMValueRef pass_call(pass_emit *e, const char *name, LLVMTypeRef *ovl, int novl,
+                       LLVMValueRef *args, int nargs) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->M, id, ovl, (size_t)novl);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(e->C, id, ovl, (size_t)novl);
+  return LLVMBuildCall2(e->B, fty, fn, args, (unsigned)nargs, "");
+}
+
+LLVMValueRef pass_combine(pass_emit *e, rj_op op, rj_dtype t, rj_nan nan, LLVMValueRef a,
+                          LLVMValueRef b) {
+  LLVMTypeRef ty = pass_acc_type(e, t);
+  LLVMValueRef args[2] = {a, b};
+  if (ir_dtype(t)->is_float) {
+    if (op == RJ_OP_SUM) return LLVMBuildFAdd(e->B, a, b, "");
+    const char *f = op == RJ_OP_MAX ? (nan == RJ_NAN_PROPAGATE ? "llvm.maximum" : "llvm.maxnum")
+                                    : (nan == RJ_NAN_PROPAGATE ? "llvm.minimum" : "llvm.minnum");
+    return pass_call(e, f, &ty, 1, args, 2);
+  }
+  if (op == RJ_OP_SUM) return LLVMBuildAdd(e->B, a, b, "");
+  bool sgn = ir_dtype(t)->is_signed;
+  const char *f = op == RJ_OP_MAX ? (sgn ? "llvm.smax" : "llvm.umax")
+                                  : (sgn ? "llvm.smin" : "llvm.umin");
+  return pass_call(e, f, &ty, 1, args, 2);
+}
+
+LLVMValueRef pass_fold(pass_emit *e, rj_op op, rj_dtype t, rj_nan nan, LLVMValueRef acc,
+                       LLVMValueRef x) {
+  if (ir_dtype(t)->is_float && nan == RJ_NAN_IGNORE && op == RJ_OP_SUM) {
+    LLVMValueRef isnan = LLVMBuildFCmp(e->B, LLVMRealUNO, x, x, "");
+    x = LLVMBuildSelect(e->B, isnan, pass_identity(e, op, t), x, "");
+  }
+  return pass_combine(e, op, t, nan, acc, x);
+}
+
+LLVMValueRef pass_tid_x(pass_emit *e) {
+  return pass_call(e, "llvm.nvvm.read.ptx.sreg.tid.x", NULL, 0, NULL, 0);
+}
+
+static LLVMValueRef shfl32(pass_emit *e, LLVMValueRef v, LLVMValueRef mm, int lanemask, int c) {
+  bool f = LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMFloatTypeKind;
+  LLVMValueRef args[4] = {mm, v, pass_i32(e, lanemask), pass_i32(e, c)};
+  return pass_call(e, f ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32", NULL,
+                   0, args, 4);
+}
+
+LLVMValueRef pass_shfl_bfly(pass_emit *e, LLVMValueRef v, LLVMValueRef mm, int lanemask,
+                            int width) {
+  int c = ((32 - width) << 8) | 0x1f; /* as CUDA's __shfl_xor_sync(mask, v, lanemask, width) */
+  LLVMTypeRef ty = LLVMTypeOf(v);
+  LLVMTypeKind k = LLVMGetTypeKind(ty);
+  unsigned bits = k == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(ty)
+                  : k == LLVMDoubleTypeKind ? 64
+                                            : 32;
+  if (bits == 32) return shfl32(e, v, mm, lanemask, c);
+  /* 64-bit: as <2 x i32>, each half shuffled */
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), v2 = LLVMVectorType(i32, 2);
+  LLVMValueRef pair = LLVMBuildBitCast(e->B, v, v2, "");
+  LLVMValueRef lo = LLVMBuildExtractElement(e->B, pair, pass_i32(e, 0), "");
+  LLVMValueRef hi = LLVMBuildExtractElement(e->B, pair, pass_i32(e, 1), "");
+  lo = shfl32(e, lo, mm, lanemask, c);
+  hi = shfl32(e, hi, mm, lanemask, c);
+  pair = LLVMBuildInsertElement(e->B, LLVMGetUndef(v2), lo, pass_i32(e, 0), "");
+  pair = LLVMBuildInsertElement(e->B, pair, hi, pass_i32(e, 1), "");
+  return LLVMBuildBitCast(e->B, pair, ty, "");
+}
+
+LLVMValueRef pass_bfly_tree(pass_emit *e, rj_op op, rj_dtype t, rj_nan nan, LLVMValueRef v,
+                            LLVMValueRef mm, const int *masks, int n, int width) {
+  for (int i = 0; i < n; i++)
+    v = pass_combine(e, op, t, nan, v, pass_shfl_bfly(e, v, mm, masks[i], width));
+  return v;
+}
+
+void pass_barrier_cta(pass_emit *e) {
+  LLVMValueRef id = pass_i32(e, 0);
+  pass_call(e, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &id, 1);
+}
+
+void pass_barrier_named(pass_emit *e, int id, int threads) {
+  LLVMValueRef a[2] = {pass_i32(e, id), pass_i32(e, threads)};
+  pass_call(e, "llvm.nvvm.barrier.cta.sync.aligned.count", NULL, 0, a, 2);
+}
+
+void pass_warp_sync(pass_emit *e) {
+  LLVMValueRef m = pass_i32(e, -1);
+  pass_call(e, "llvm.nvvm.bar.warp.sync", NULL, 0, &m, 1);
+}
+
+int pass_barrier_alloc(pass_emit *e) {
+  for (int id = 1; id < 16; id++)
+    if (!(e->barriers & (1u << id))) {
+      e->barriers |= 1u << id;
+      return id;
+    }
+  return -1;
+}
+
+rj_status pass_scope_barrier(pass_emit *e, rj_scope s) {
+  switch (s) {
+  case RJ_SCOPE_CTA: pass_barrier_cta(e); break;
+  case RJ_SCOPE_WARPGROUP: {
+    int id = pass_barrier_alloc(e);
+    if (id < 0) return ir_fail(e->err, RJ_EUNSUPPORTED, "scope: all 15 named barriers are taken");
+    pass_barrier_named(e, id, 128);
+    break;
+  }
+  case RJ_SCOPE_WARP: pass_warp_sync(e); break;
+  case RJ_SCOPE_THREAD: break;
+  }
+  return RJ_OK;
+}
+
+LLVMValueRef pass_entry_alloca(pass_emit *e, LLVMTypeRef ty, const char *name) {
+  LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(e->fn);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(e->C);
+  LLVMValueRef first = LLVMGetFirstInstruction(entry);
+  if (first)
+    LLVMPositionBuilderBefore(b, first);
+  else
+    LLVMPositionBuilderAtEnd(b, entry);
+  LLVMValueRef a = LLVMBuildAlloca(b, ty, name);
+  LLVMDisposeBuilder(b);
+  return a;
+}
+
+void pass_loop_begin(pass_emit *e, pass_loop *l, LLVMValueRef start, LLVMValueRef end,
+                     LLVMValueRef step) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
+  l->var = pass_entry_alloca(e, i32, "i");
+  l->step = step;
+  LLVMBuildStore(e->B, start, l->var);
+  l->head = LLVMAppendBasicBlockInContext(e->C, e->fn, "loop");
+  l->body = LLVMAppendBasicBlockInContext(e->C, e->fn, "body");
+  l->exit = LLVMAppendBasicBlockInContext(e->C, e->fn, "done");
+  LLVMBuildBr(e->B, l->head);
+  LLVMPositionBuilderAtEnd(e->B, l->head);
+  LLVMValueRef i = LLVMBuildLoad2(e->B, i32, l->var, "");
+  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, i, end, ""), l->body, l->exit);
+  LLVMPositionBuilderAtEnd(e->B, l->body);
+  l->i = LLVMBuildLoad2(e->B, i32, l->var, "");
+}
+
+void pass_loop_end(pass_emit *e, pass_loop *l) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
+  LLVMValueRef i = LLVMBuildLoad2(e->B, i32, l->var, "");
+  LLVMBuildStore(e->B, LLVMBuildAdd(e->B, i, l->step, ""), l->var);
+  LLVMBuildBr(e->B, l->head);
+  LLVMPositionBuilderAtEnd(e->B, l->exit);
+}
+
+void pass_if_begin(pass_emit *e, pass_if *f, LLVMValueRef cond) {
+  f->then = LLVMAppendBasicBlockInContext(e->C, e->fn, "then");
+  f->done = LLVMAppendBasicBlockInContext(e->C, e->fn, "endif");
+  LLVMBuildCondBr(e->B, cond, f->then, f->done);
+  LLVMPositionBuilderAtEnd(e->B, f->then);
+}
+
+void pass_if_end(pass_emit *e, pass_if *f) {
+  LLVMBuildBr(e->B, f->done);
+  LLVMPositionBuilderAtEnd(e->B, f->done);
+}
+
+LLVMValueRef pass_global_array(pass_emit *e, LLVMTypeRef elem, int64_t n, unsigned as,
+                               const char *prefix) {
+  char name[64];
+  snprintf(name, sizeof name, "%s%d", prefix, e->uniq++);
+  LLVMTypeRef at = LLVMArrayType2(elem, (uint64_t)n);
+  LLVMValueRef g = LLVMAddGlobalInAddressSpace(e->M, at, name, as);
+  LLVMSetInitializer(g, as == AS_SHARED ? LLVMGetUndef(at) : LLVMConstNull(at));
+  LLVMSetLinkage(g, LLVMInternalLinkage);
+  LLVMSetAlignment(g, 16);
+  return g;
+}
+
+LLVMValueRef pass_const_table_i32(pass_emit *e, const int32_t *v, int64_t n, const char *prefix) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
+  LLVMValueRef g = pass_global_array(e, i32, n, AS_GLOBAL, prefix);
+  LLVMValueRef *vals = malloc(sizeof(LLVMValueRef) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) vals[i] = LLVMConstInt(i32, (unsigned long long)v[i], 1);
+  LLVMSetInitializer(g, LLVMConstArray2(i32, vals, (uint64_t)n));
+  LLVMSetGlobalConstant(g, 1);
+  free(vals);
+  return g;
+}
+
+LLVMValueRef pass_region_offset(pass_emit *e, const rj_buffer *b, const bool *dims,
+                                LLVMValueRef fused, bool add_start) {
+  LLVMValueRef off = pass_i32(e, 0), rest = fused;
+  int64_t mul = 1;
+  for (int d = b->ndim - 1; d >= 0; d--) {
+    int64_t ex = b->has_region ? b->extent[d] : b->shape[d];
+    int64_t st = b->has_region ? b->start[d] : 0;
+    if (dims[d]) {
+      LLVMValueRef c = ex == 1 ? pass_i32(e, 0) : LLVMBuildURem(e->B, rest, pass_i32(e, ex), "");
+      if (ex > 1) rest = LLVMBuildUDiv(e->B, rest, pass_i32(e, ex), "");
+      off = LLVMBuildAdd(e->B, off, LLVMBuildMul(e->B, c, pass_i32(e, mul), ""), "");
+    }
+    if (add_start && st) off = LLVMBuildAdd(e->B, off, pass_i32(e, st * mul), "");
+    mul *= b->shape[d];
+  }
+  return off;
+}
+
+LLVMValueRef pass_gep(pass_emit *e, LLVMTypeRef elem, LLVMValueRef base, LLVMValueRef idx) {
+  return LLVMBuildGEP2(e->B, elem, base, &idx, 1, "");
+}

@@ -1,0 +1,113 @@
+/* The kernel around a tile primitive, so that a tile request is one runnable module:
+ *   shared: global src/dst -> shared copies, barrier, the primitive (only the active instance),
+ *           barrier, shared dst -> global dst.  Params (src, dst).
+ *   local:  each thread loads its register slots from global through a placement table, the
+ *           primitive runs, every thread dumps its dst slots to out[tid * nslots + slot].
+ *           Params (src, dst_init, out).
+ * The host side (jit/check.c) recomputes the same placements to check the dump. */
+#include "passes.h"
+
+#include <stdlib.h>
+
+static LLVMValueRef active_cond(pass_emit *e, const rj_tile *t, LLVMValueRef tid, int T) {
+  if (t->active == RJ_ACTIVE_ALL) return NULL;
+  LLVMValueRef inst = LLVMBuildUDiv(e->B, tid, pass_i32(e, T), "");
+  return LLVMBuildICmp(e->B, LLVMIntEQ, inst, pass_i32(e, t->active_index), "active");
+}
+
+static void copy(pass_emit *e, LLVMTypeRef ty, LLVMValueRef to, LLVMValueRef from, int64_t n,
+                 LLVMValueRef tid, int threads) {
+  pass_loop l;
+  pass_loop_begin(e, &l, tid, pass_i32(e, n), pass_i32(e, threads));
+  LLVMValueRef v = LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, from, l.i), "");
+  LLVMBuildStore(e->B, v, pass_gep(e, ty, to, l.i));
+  pass_loop_end(e, &l);
+}
+
+/* slot[j] = g[table[t * n + j]] for every slot (constant j: the slots stay in registers) */
+static LLVMValueRef load_slots(pass_emit *e, LLVMTypeRef ty, const ir_placement *pl,
+                               LLVMValueRef g, LLVMValueRef t, const char *name) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
+  int64_t n = (int64_t)pl->nthreads * pl->nslots;
+  int32_t *tab = malloc(sizeof(int32_t) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) tab[i] = (int32_t)pl->elem[i];
+  LLVMValueRef table = pass_const_table_i32(e, tab, n, name);
+  free(tab);
+  LLVMValueRef slots = pass_entry_alloca(e, LLVMArrayType2(ty, (uint64_t)pl->nslots), name);
+  LLVMValueRef row = LLVMBuildMul(e->B, t, pass_i32(e, pl->nslots), "");
+  for (int64_t j = 0; j < pl->nslots; j++) {
+    LLVMValueRef ix = LLVMBuildLoad2(
+        e->B, i32, pass_gep(e, i32, table, LLVMBuildAdd(e->B, row, pass_i32(e, j), "")), "");
+    LLVMValueRef neg = LLVMBuildICmp(e->B, LLVMIntSLT, ix, pass_i32(e, 0), "");
+    ix = LLVMBuildSelect(e->B, neg, pass_i32(e, 0), ix, "");
+    LLVMValueRef v = LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, g, ix), "");
+    LLVMBuildStore(e->B, v, pass_gep(e, ty, slots, pass_i32(e, j)));
+  }
+  return slots;
+}
+
+rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant *v) {
+  const rj_tile *t = &r->u.tile;
+  ir_tile_shape f;
+  ir_tile_facts(t, &f);
+  bool local = t->src.mem == RJ_MEM_LOCAL;
+  LLVMTypeRef ty = pass_type(e, t->dtype);
+  LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
+  LLVMTypeRef params[3] = {gptr, gptr, gptr};
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, local ? 3 : 2, 0);
+  e->entry = "redjit_tile";
+  e->fn = LLVMAddFunction(e->M, e->entry, fty);
+  LLVMSetFunctionCallConv(e->fn, LLVMPTXKernelCallConv);
+  LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
+  int threads = f.threads, T = t->scope == RJ_SCOPE_CTA ? threads : ir_scope_threads(t->scope);
+  e->grid[0] = e->grid[1] = e->grid[2] = 1;
+  e->block[0] = (unsigned)threads;
+  e->block[1] = e->block[2] = 1;
+  LLVMValueRef tid = pass_tid_x(e);
+  LLVMValueRef tin = T == threads ? tid : LLVMBuildURem(e->B, tid, pass_i32(e, T), "tid_in_scope");
+  LLVMValueRef gsrc = LLVMGetParam(e->fn, 0), gdst = LLVMGetParam(e->fn, 1);
+  rj_status s = RJ_OK;
+  if (!local) {
+    int64_t ns = ir_numel(&t->src), nd = ir_numel(&t->dst);
+    LLVMValueRef ssrc = pass_global_array(e, ty, ns, AS_SHARED, "rj_src");
+    LLVMValueRef sdst = pass_global_array(e, ty, nd, AS_SHARED, "rj_dst");
+    e->shared_bytes = (unsigned)((ns + nd) * ir_dtype(t->dtype)->bytes);
+    copy(e, ty, ssrc, gsrc, ns, tid, threads);
+    copy(e, ty, sdst, gdst, nd, tid, threads);
+    pass_barrier_cta(e);
+    LLVMValueRef on = active_cond(e, t, tid, T);
+    pass_if act;
+    if (on) pass_if_begin(e, &act, on);
+    pass_tile_args a = {ssrc, sdst, tin};
+    s = v->tile(e, t, &a);
+    if (on) pass_if_end(e, &act);
+    pass_barrier_cta(e);
+    copy(e, ty, gdst, sdst, nd, tid, threads);
+  } else {
+    int Ts = t->scope == RJ_SCOPE_THREAD ? 1 : T;
+    ir_placement ps = {0}, pd = {0};
+    if ((s = ir_place(&t->src, Ts, "src", &ps, e->err)) ||
+        (s = ir_place(&t->dst, Ts, "dst", &pd, e->err))) {
+      ir_placement_free(&ps);
+      return s;
+    }
+    LLVMValueRef on = active_cond(e, t, tid, T);
+    pass_if act;
+    if (on) pass_if_begin(e, &act, on);
+    LLVMValueRef src = load_slots(e, ty, &ps, gsrc, tin, "rj_src_slots");
+    LLVMValueRef dst = load_slots(e, ty, &pd, gdst, tin, "rj_dst_slots");
+    pass_tile_args a = {src, dst, tin};
+    s = v->tile(e, t, &a);
+    LLVMValueRef out = LLVMGetParam(e->fn, 2);
+    LLVMValueRef row = LLVMBuildMul(e->B, tid, pass_i32(e, pd.nslots), "");
+    for (int64_t j = 0; j < pd.nslots; j++) {
+      LLVMValueRef x = LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, dst, pass_i32(e, j)), "");
+      LLVMBuildStore(e->B, x, pass_gep(e, ty, out, LLVMBuildAdd(e->B, row, pass_i32(e, j), "")));
+    }
+    if (on) pass_if_end(e, &act);
+    ir_placement_free(&ps);
+    ir_placement_free(&pd);
+  }
+  LLVMBuildRetVoid(e->B);
+  return s;
+}

@@ -1,0 +1,130 @@
+/* passes/ — the variant registry, one file per variant (predicates beside the emitter), the shared
+ * emit helpers and the optimisation pipeline.  A map of the folder, like QBE's all.h. */
+#ifndef RJ_PASSES_H
+#define RJ_PASSES_H
+
+#include "../ir/ir.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+/* Address spaces of the NVPTX backend. */
+enum { AS_GENERIC = 0, AS_GLOBAL = 1, AS_SHARED = 3 };
+
+/* A lowering in progress: where IR goes, and what the emitted code needs. */
+typedef struct pass_emit {
+  LLVMContextRef C;
+  LLVMModuleRef M;
+  LLVMBuilderRef B;
+  LLVMValueRef fn;          /* the function being built */
+  const ir_target *target;
+  int ptx_needed;           /* raised by emitters that use versioned instructions */
+  unsigned barriers;        /* named barrier ids taken in this module (bit i = id i) */
+  int uniq;                 /* counter for unique global names */
+  ir_err *err;
+  /* kernel launch geometry, set by the kernel builder */
+  unsigned grid[3], block[3], shared_bytes;
+  const char *entry;
+} pass_emit;
+
+/* Operands of a tile primitive.  src / dst: for shared memory, a pointer in addrspace(3) to
+ * element 0 of the whole buffer (row-major); for local memory, a pointer to an array of the
+ * thread's slots (ir_place order).  tid: the thread's index within its scope instance (i32). */
+typedef struct pass_tile_args {
+  LLVMValueRef src, dst;
+  LLVMValueRef tid;
+} pass_tile_args;
+
+typedef struct pass_variant pass_variant;
+struct pass_variant {
+  const char *name;
+  int prio;
+  rj_kind kind;
+  const char *summary;
+  /* NULL when the variant accepts, else the reason (static text, or written into buf). */
+  const char *(*accepts)(const rj_request *r, const ir_target *t, char *buf, size_t n);
+  /* Builds the whole kernel into e->M (tile variants: pass_tile_kernel). */
+  rj_status (*kernel)(pass_emit *e, const rj_request *r, const pass_variant *self);
+  /* Tile variants: the primitive itself, inline at the builder's position. */
+  rj_status (*tile)(pass_emit *e, const rj_tile *t, const pass_tile_args *a);
+};
+
+/* registry.c — variants in dispatch order: priority descending, then name. */
+int pass_variant_count(void);
+const pass_variant *pass_variant_at(int i);
+const pass_variant *pass_variant_find(const char *name);
+
+/* Dispatch: the first variant (or the forced one) whose predicates pass.  Writes one explain
+ * line per variant into text (may be NULL).  Returns the chosen variant or NULL (e filled). */
+const pass_variant *pass_dispatch(const rj_request *r, const ir_target *t, char *text, size_t n,
+                                  ir_err *e);
+
+/* emit.c — helpers shared by variants */
+LLVMTypeRef pass_type(pass_emit *e, rj_dtype t);     /* storage type */
+LLVMTypeRef pass_acc_type(pass_emit *e, rj_dtype t); /* accumulation type (f16/bf16: float) */
+LLVMValueRef pass_i32(pass_emit *e, int64_t v);
+LLVMValueRef pass_identity(pass_emit *e, rj_op op, rj_dtype t);
+LLVMValueRef pass_to_acc(pass_emit *e, LLVMValueRef v, rj_dtype t);
+LLVMValueRef pass_from_acc(pass_emit *e, LLVMValueRef v, rj_dtype t);
+/* op(a, b) on the accumulation type; nan decides max/min on NaN. */
+LLVMValueRef pass_combine(pass_emit *e, rj_op op, rj_dtype t, rj_nan nan, LLVMValueRef a,
+                          LLVMValueRef b);
+/* acc = op(acc, x) for an input element x: with nan = ignore, NaN inputs are skipped. */
+LLVMValueRef pass_fold(pass_emit *e, rj_op op, rj_dtype t, rj_nan nan, LLVMValueRef acc,
+                       LLVMValueRef x);
+LLVMValueRef pass_call(pass_emit *e, const char *intrinsic, LLVMTypeRef *ovl, int novl,
+                       LLVMValueRef *args, int nargs);
+LLVMValueRef pass_tid_x(pass_emit *e);
+/* shfl.sync.bfly of a value of the accumulation type; 64-bit values as two 32-bit shuffles. */
+LLVMValueRef pass_shfl_bfly(pass_emit *e, LLVMValueRef v, LLVMValueRef membermask, int lanemask,
+                            int width);
+/* The butterfly tree v = op(v, shfl_xor(v, m)) for each m in masks, in order. */
+LLVMValueRef pass_bfly_tree(pass_emit *e, rj_op op, rj_dtype t, rj_nan nan, LLVMValueRef v,
+                            LLVMValueRef membermask, const int *masks, int n, int width);
+void pass_barrier_cta(pass_emit *e);
+void pass_barrier_named(pass_emit *e, int id, int threads);
+void pass_warp_sync(pass_emit *e);
+/* Takes a free named barrier id (1..15) of this module; -1 when all are taken. */
+int pass_barrier_alloc(pass_emit *e);
+/* The scope's barrier after a primitive (cta: bar.sync 0; warpgroup: a named barrier of 128;
+ * warp: bar.warp.sync; thread: none). */
+rj_status pass_scope_barrier(pass_emit *e, rj_scope s);
+
+/* Structured control flow on the builder. */
+typedef struct pass_loop {
+  LLVMBasicBlockRef head, body, exit;
+  LLVMValueRef var; /* alloca holding the i32 induction variable */
+  LLVMValueRef i;   /* its value inside the body */
+  LLVMValueRef step;
+} pass_loop;
+void pass_loop_begin(pass_emit *e, pass_loop *l, LLVMValueRef start, LLVMValueRef end,
+                     LLVMValueRef step);
+void pass_loop_end(pass_emit *e, pass_loop *l);
+typedef struct pass_if {
+  LLVMBasicBlockRef then, done;
+} pass_if;
+void pass_if_begin(pass_emit *e, pass_if *f, LLVMValueRef cond);
+void pass_if_end(pass_emit *e, pass_if *f);
+LLVMValueRef pass_entry_alloca(pass_emit *e, LLVMTypeRef ty, const char *name);
+/* A module-level array in addrspace as (3: shared scratch; 1: constant tables). */
+LLVMValueRef pass_global_array(pass_emit *e, LLVMTypeRef elem, int64_t n, unsigned as,
+                               const char *prefix);
+LLVMValueRef pass_const_table_i32(pass_emit *e, const int32_t *v, int64_t n, const char *prefix);
+/* Index math: the offset of a region element, decomposing a fused index (row-major over the
+ * dims selected by want[]) into the buffer's coordinates.  Constant divisors only. */
+LLVMValueRef pass_region_offset(pass_emit *e, const rj_buffer *b, const bool *dims,
+                                LLVMValueRef fused, bool add_start);
+LLVMValueRef pass_gep(pass_emit *e, LLVMTypeRef elem, LLVMValueRef base, LLVMValueRef idx);
+
+/* harness.c — the kernel around a tile primitive (global -> shared or registers -> primitive ->
+ * global), used by every tile variant and by `run`. */
+rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant *v);
+
+/* The variants (one file each). */
+extern const pass_variant pass_variant_shared;
+extern const pass_variant pass_variant_local;
+
+/* optimize.c — the pipeline after lowering (O3), through LLVMRunPasses. */
+rj_status pass_optimize(LLVMModuleRef M, LLVMTargetMachineRef tm, ir_err *e);
+
+#endif

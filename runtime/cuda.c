@@ -1,0 +1,239 @@
+/* The CUDA driver through dlopen("libcuda.so.1"): a table of entry points per rt_cuda. */
+#include "rt.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rt_cuda {
+  void *lib;
+  CUresult (*Init)(unsigned);
+  CUresult (*GetErrorName)(CUresult, const char **);
+  CUresult (*GetErrorString)(CUresult, const char **);
+  CUresult (*DeviceGetCount)(int *);
+  CUresult (*DeviceGet)(CUdevice *, int);
+  CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+  CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*DevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*CtxPushCurrent)(CUcontext);
+  CUresult (*CtxPopCurrent)(CUcontext *);
+  CUresult (*CtxSynchronize)(void);
+  CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned, CUjit_option *, void **);
+  CUresult (*ModuleUnload)(CUmodule);
+  CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*MemFree)(CUdeviceptr);
+  CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, CUstream, void **, void **);
+  CUresult (*EventCreate)(CUevent *, unsigned);
+  CUresult (*EventDestroy)(CUevent);
+  CUresult (*EventRecord)(CUevent, CUstream);
+  CUresult (*EventSynchronize)(CUevent);
+  CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+  int retained[64]; /* primary contexts retained, per device */
+  CUcontext ctx[64];
+};
+
+static rj_status cu_fail(rt_cuda *rt, ir_err *e, const char *call, CUresult r) {
+  const char *name = "?", *str = "";
+  if (rt->GetErrorName) rt->GetErrorName(r, &name);
+  if (rt->GetErrorString) rt->GetErrorString(r, &str);
+  return ir_fail(e, RJ_ECUDA, "%s failed: %s (%s)", call, name, str);
+}
+
+#define CK(call, expr)                                                                             \
+  do {                                                                                             \
+    CUresult r_ = (expr);                                                                          \
+    if (r_ != CUDA_SUCCESS) return cu_fail(rt, e, call, r_);                                       \
+  } while (0)
+
+rj_status rt_open(rt_cuda **out, ir_err *e) {
+  *out = NULL;
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return ir_fail(e, RJ_ENODEV, "no CUDA driver: dlopen(libcuda.so.1) failed");
+  rt_cuda *rt = calloc(1, sizeof *rt);
+  if (!rt) {
+    dlclose(lib);
+    return ir_fail(e, RJ_ENOMEM, "out of memory");
+  }
+  rt->lib = lib;
+  struct {
+    void **slot;
+    const char *name;
+  } syms[] = {
+      {(void **)&rt->Init, "cuInit"},
+      {(void **)&rt->GetErrorName, "cuGetErrorName"},
+      {(void **)&rt->GetErrorString, "cuGetErrorString"},
+      {(void **)&rt->DeviceGetCount, "cuDeviceGetCount"},
+      {(void **)&rt->DeviceGet, "cuDeviceGet"},
+      {(void **)&rt->DeviceGetAttribute, "cuDeviceGetAttribute"},
+      {(void **)&rt->DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"},
+      {(void **)&rt->DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"},
+      {(void **)&rt->CtxPushCurrent, "cuCtxPushCurrent_v2"},
+      {(void **)&rt->CtxPopCurrent, "cuCtxPopCurrent_v2"},
+      {(void **)&rt->CtxSynchronize, "cuCtxSynchronize"},
+      {(void **)&rt->ModuleLoadDataEx, "cuModuleLoadDataEx"},
+      {(void **)&rt->ModuleUnload, "cuModuleUnload"},
+      {(void **)&rt->ModuleGetFunction, "cuModuleGetFunction"},
+      {(void **)&rt->MemAlloc, "cuMemAlloc_v2"},
+      {(void **)&rt->MemFree, "cuMemFree_v2"},
+      {(void **)&rt->MemcpyHtoD, "cuMemcpyHtoD_v2"},
+      {(void **)&rt->MemcpyDtoH, "cuMemcpyDtoH_v2"},
+      {(void **)&rt->LaunchKernel, "cuLaunchKernel"},
+      {(void **)&rt->EventCreate, "cuEventCreate"},
+      {(void **)&rt->EventDestroy, "cuEventDestroy_v2"},
+      {(void **)&rt->EventRecord, "cuEventRecord"},
+      {(void **)&rt->EventSynchronize, "cuEventSynchronize"},
+      {(void **)&rt->EventElapsedTime, "cuEventElapsedTime"},
+  };
+  for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+    *syms[i].slot = dlsym(lib, syms[i].name);
+    if (!*syms[i].slot) {
+      rj_status s = ir_fail(e, RJ_ENODEV, "CUDA driver lacks %s", syms[i].name);
+      rt_close(rt);
+      return s;
+    }
+  }
+  CUresult r = rt->Init(0);
+  if (r != CUDA_SUCCESS) {
+    const char *name = "?";
+    rt->GetErrorName(r, &name);
+    rj_status s = ir_fail(e, RJ_ENODEV, "no usable GPU: cuInit failed: %s", name);
+    rt_close(rt);
+    return s;
+  }
+  *out = rt;
+  return RJ_OK;
+}
+
+void rt_close(rt_cuda *rt) {
+  if (!rt) return;
+  for (int d = 0; d < 64; d++)
+    if (rt->retained[d]) {
+      CUdevice dev;
+      if (rt->DeviceGet(&dev, d) == CUDA_SUCCESS) rt->DevicePrimaryCtxRelease(dev);
+    }
+  dlclose(rt->lib);
+  free(rt);
+}
+
+rj_status rt_device_count(rt_cuda *rt, int *n, ir_err *e) {
+  CK("cuDeviceGetCount", rt->DeviceGetCount(n));
+  return RJ_OK;
+}
+
+rj_status rt_device_cc(rt_cuda *rt, int dev, int *major, int *minor, ir_err *e) {
+  int n = 0;
+  CK("cuDeviceGetCount", rt->DeviceGetCount(&n));
+  if (dev < 0 || dev >= n) return ir_fail(e, RJ_ENODEV, "device: no GPU %d (%d present)", dev, n);
+  CUdevice d;
+  CK("cuDeviceGet", rt->DeviceGet(&d, dev));
+  CK("cuDeviceGetAttribute", rt->DeviceGetAttribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d));
+  CK("cuDeviceGetAttribute", rt->DeviceGetAttribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d));
+  return RJ_OK;
+}
+
+rj_status rt_enter(rt_cuda *rt, int dev, ir_err *e) {
+  int n = 0;
+  CK("cuDeviceGetCount", rt->DeviceGetCount(&n));
+  if (dev < 0 || dev >= n || dev >= 64)
+    return ir_fail(e, RJ_ENODEV, "device: no GPU %d (%d present)", dev, n);
+  if (!rt->retained[dev]) {
+    CUdevice d;
+    CK("cuDeviceGet", rt->DeviceGet(&d, dev));
+    CK("cuDevicePrimaryCtxRetain", rt->DevicePrimaryCtxRetain(&rt->ctx[dev], d));
+    rt->retained[dev] = 1;
+  }
+  CK("cuCtxPushCurrent", rt->CtxPushCurrent(rt->ctx[dev]));
+  return RJ_OK;
+}
+
+void rt_leave(rt_cuda *rt) {
+  CUcontext c;
+  rt->CtxPopCurrent(&c);
+}
+
+rj_status rt_module_load(rt_cuda *rt, const char *ptx, const char *entry, void **mod, void **fn,
+                         ir_err *e) {
+  char log[4096] = "";
+  CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *vals[2] = {log, (void *)(uintptr_t)sizeof log};
+  CUmodule m;
+  CUresult r = rt->ModuleLoadDataEx(&m, ptx, 2, opts, vals);
+  if (r != CUDA_SUCCESS) {
+    cu_fail(rt, e, "cuModuleLoadDataEx", r);
+    size_t k = strlen(e->msg);
+    snprintf(e->msg + k, sizeof e->msg - k, ": %.600s", log);
+    return RJ_ECUDA;
+  }
+  CUfunction f;
+  r = rt->ModuleGetFunction(&f, m, entry);
+  if (r != CUDA_SUCCESS) {
+    rt->ModuleUnload(m);
+    return cu_fail(rt, e, "cuModuleGetFunction", r);
+  }
+  *mod = m;
+  *fn = f;
+  return RJ_OK;
+}
+
+void rt_module_unload(rt_cuda *rt, void *mod) {
+  if (mod) rt->ModuleUnload((CUmodule)mod);
+}
+
+rj_status rt_alloc(rt_cuda *rt, size_t bytes, uint64_t *ptr, ir_err *e) {
+  CUdeviceptr p;
+  CK("cuMemAlloc", rt->MemAlloc(&p, bytes ? bytes : 1));
+  *ptr = (uint64_t)p;
+  return RJ_OK;
+}
+
+void rt_free(rt_cuda *rt, uint64_t ptr) {
+  if (ptr) rt->MemFree((CUdeviceptr)ptr);
+}
+
+rj_status rt_htod(rt_cuda *rt, uint64_t dst, const void *src, size_t bytes, ir_err *e) {
+  CK("cuMemcpyHtoD", rt->MemcpyHtoD((CUdeviceptr)dst, src, bytes));
+  return RJ_OK;
+}
+
+rj_status rt_dtoh(rt_cuda *rt, void *dst, uint64_t src, size_t bytes, ir_err *e) {
+  CK("cuMemcpyDtoH", rt->MemcpyDtoH(dst, (CUdeviceptr)src, bytes));
+  return RJ_OK;
+}
+
+rj_status rt_launch(rt_cuda *rt, void *fn, const unsigned g[3], const unsigned b[3],
+                    unsigned shared, void **args, double *ms, ir_err *e) {
+  CUevent ev[2] = {0, 0};
+  CK("cuEventCreate", rt->EventCreate(&ev[0], CU_EVENT_DEFAULT));
+  CUresult r = rt->EventCreate(&ev[1], CU_EVENT_DEFAULT);
+  if (r == CUDA_SUCCESS) r = rt->EventRecord(ev[0], NULL);
+  const char *call = "cuEventRecord";
+  if (r == CUDA_SUCCESS) {
+    call = "cuLaunchKernel";
+    r = rt->LaunchKernel((CUfunction)fn, g[0], g[1], g[2], b[0], b[1], b[2], shared, NULL, args,
+                         NULL);
+  }
+  if (r == CUDA_SUCCESS) {
+    call = "cuEventRecord";
+    r = rt->EventRecord(ev[1], NULL);
+  }
+  if (r == CUDA_SUCCESS) {
+    call = "kernel execution (cuEventSynchronize)";
+    r = rt->EventSynchronize(ev[1]);
+  }
+  float t = 0;
+  if (r == CUDA_SUCCESS) {
+    call = "cuEventElapsedTime";
+    r = rt->EventElapsedTime(&t, ev[0], ev[1]);
+  }
+  rt->EventDestroy(ev[0]);
+  if (ev[1]) rt->EventDestroy(ev[1]);
+  if (r != CUDA_SUCCESS) return cu_fail(rt, e, call, r);
+  if (ms) *ms = t;
+  return RJ_OK;
+}

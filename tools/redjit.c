@@ -1,0 +1,249 @@
+/* redjit — the command-line tool (CONTRACT.md section 1).  It uses only the public API in
+ * redjit.h, as Lua's lauxlib uses only lua.h. */
+#include "redjit.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: redjit ptx      REQUEST [--target T] [--emit ptx|llvm|llvm-opt] [--ptx-version N]\n"
+    "       redjit explain  REQUEST [--target T]\n"
+    "       redjit run      REQUEST [--target T] [--seed N] [--device K] [--nans K]\n"
+    "       redjit bench    REQUEST [--target T] [--device K]\n"
+    "       redjit variants\n"
+    "REQUEST: a JSON file, - for standard input, or the JSON text itself ({...}).\n"
+    "Exit: 0 ok, 1 run found a wrong result, 2 invalid request or no variant, 3 no GPU or CUDA "
+    "error.\n";
+
+/* Exit status for a library status (CONTRACT.md). */
+static int exit_code(rj_status s) {
+  switch (s) {
+  case RJ_OK: return 0;
+  case RJ_ENODEV:
+  case RJ_ECUDA: return 3;
+  default: return 2;
+  }
+}
+
+static char *read_all(FILE *f) {
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    size_t k = fread(buf + n, 1, cap - n - 1, f);
+    n += k;
+    if (k == 0) break;
+    if (cap - n - 1 == 0) {
+      char *b = realloc(buf, cap * 2);
+      if (!b) {
+        free(buf);
+        return NULL;
+      }
+      buf = b;
+      cap *= 2;
+    }
+  }
+  if (buf) buf[n] = 0;
+  return buf;
+}
+
+static char *load_request(const char *arg, char *err, size_t n) {
+  if (arg[0] == '{') return strdup(arg);
+  FILE *f = strcmp(arg, "-") == 0 ? stdin : fopen(arg, "rb");
+  if (!f) {
+    snprintf(err, n, "request: cannot open \"%s\"", arg);
+    return NULL;
+  }
+  char *text = read_all(f);
+  if (f != stdin) fclose(f);
+  if (!text) snprintf(err, n, "request: cannot read \"%s\"", arg);
+  return text;
+}
+
+static void json_string(FILE *out, const char *s) {
+  fputc('"', out);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(out, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(out, "\\u%04x", c);
+    else
+      fputc(c, out);
+  }
+  fputc('"', out);
+}
+
+static void json_number(FILE *out, double v) {
+  if (isfinite(v))
+    fprintf(out, "%.6g", v);
+  else
+    fputs("null", out);
+}
+
+static int fail_json(const char *msg, rj_status s) {
+  fputs("{\"ok\": false, \"error\": ", stdout);
+  json_string(stdout, msg);
+  printf(", \"status\": \"%s\"}\n", rj_status_name(s));
+  return exit_code(s);
+}
+
+typedef struct args {
+  const char *cmd, *request, *emit;
+  rj_check_opts check;
+} args;
+
+static int parse_args(int argc, char **argv, args *a) {
+  memset(a, 0, sizeof *a);
+  rj_check_opts_init(&a->check);
+  a->emit = "ptx";
+  if (argc < 2) return -1;
+  a->cmd = argv[1];
+  for (int i = 2; i < argc; i++) {
+    const char *o = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    char *end = NULL;
+    if (strcmp(o, "--target") == 0 && v) {
+      a->check.compile.target = v;
+    } else if (strcmp(o, "--emit") == 0 && v) {
+      a->emit = v;
+    } else if (strcmp(o, "--seed") == 0 && v) {
+      a->check.seed = strtoull(v, &end, 10);
+    } else if (strcmp(o, "--device") == 0 && v) {
+      a->check.compile.device = (int)strtol(v, &end, 10);
+    } else if (strcmp(o, "--nans") == 0 && v) {
+      a->check.nan_count = (int)strtol(v, &end, 10);
+    } else if (strcmp(o, "--ptx-version") == 0 && v) {
+      a->check.compile.ptx_version = (int)strtol(v, &end, 10);
+    } else if (!a->request && (o[0] != '-' || o[1] == 0 || o[0] == '{')) {
+      a->request = o;
+      continue;
+    } else {
+      fprintf(stderr, "redjit: unknown or incomplete option \"%s\"\n%s", o, usage);
+      return -1;
+    }
+    if (end && *end) {
+      fprintf(stderr, "redjit: %s: \"%s\" is not a number\n", o, v);
+      return -1;
+    }
+    i++;
+  }
+  return 0;
+}
+
+static int cmd_variants(rj_ctx *ctx) {
+  for (int i = 0; i < rj_variant_count(ctx); i++) {
+    rj_variant_info v;
+    if (rj_variant_get(ctx, i, &v) == RJ_OK)
+      printf("%s prio=%d kinds=%s  %s\n", v.name, v.priority, v.kinds, v.summary);
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  args a;
+  if (parse_args(argc, argv, &a)) {
+    if (argc < 2) fputs(usage, stderr);
+    return 2;
+  }
+  rj_ctx *ctx = rj_ctx_new();
+  if (!ctx) {
+    fputs("redjit: out of memory\n", stderr);
+    return 2;
+  }
+  int rc = 2;
+  bool json_errors = strcmp(a.cmd, "run") == 0 || strcmp(a.cmd, "bench") == 0;
+  char *text = NULL;
+  rj_request req;
+  rj_status s;
+  if (strcmp(a.cmd, "variants") == 0) {
+    rc = cmd_variants(ctx);
+    goto done;
+  }
+  if (strcmp(a.cmd, "ptx") && strcmp(a.cmd, "explain") && !json_errors) {
+    fprintf(stderr, "redjit: unknown command \"%s\"\n%s", a.cmd, usage);
+    goto done;
+  }
+  if (!a.request) {
+    fprintf(stderr, "redjit %s: missing REQUEST\n%s", a.cmd, usage);
+    goto done;
+  }
+  char err[256];
+  if (!(text = load_request(a.request, err, sizeof err))) {
+    rc = json_errors ? fail_json(err, RJ_EINVAL) : (fprintf(stderr, "redjit: %s\n", err), 2);
+    goto done;
+  }
+  if ((s = rj_request_parse(ctx, text, &req))) {
+    rc = json_errors ? fail_json(rj_errmsg(ctx), s)
+                     : (fprintf(stderr, "redjit: %s\n", rj_errmsg(ctx)), exit_code(s));
+    goto done;
+  }
+  if (strcmp(a.cmd, "ptx") == 0) {
+    rj_emit what = RJ_EMIT_PTX;
+    if (strcmp(a.emit, "llvm") == 0)
+      what = RJ_EMIT_LLVM;
+    else if (strcmp(a.emit, "llvm-opt") == 0)
+      what = RJ_EMIT_LLVM_OPT;
+    else if (strcmp(a.emit, "ptx") != 0) {
+      fprintf(stderr, "redjit: --emit: expected ptx, llvm or llvm-opt\n");
+      goto done;
+    }
+    rj_kernel *k;
+    if ((s = rj_compile(ctx, &req, &a.check.compile, &k))) {
+      fprintf(stderr, "redjit: %s\n", rj_errmsg(ctx));
+      rc = exit_code(s);
+      goto done;
+    }
+    fputs(rj_kernel_text(k, what), stdout);
+    rc = 0;
+  } else if (strcmp(a.cmd, "explain") == 0) {
+    const char *lines = NULL;
+    s = rj_explain(ctx, &req, &a.check.compile, &lines);
+    if (lines) fputs(lines, stdout);
+    if (s && s != RJ_ENOVARIANT) fprintf(stderr, "redjit: %s\n", rj_errmsg(ctx));
+    rc = exit_code(s);
+  } else if (strcmp(a.cmd, "run") == 0) {
+    rj_check_result r;
+    if ((s = rj_check(ctx, &req, &a.check, &r))) {
+      rc = fail_json(rj_errmsg(ctx), s);
+      goto done;
+    }
+    printf("{\"ok\": %s, \"variant\": ", r.ok ? "true" : "false");
+    json_string(stdout, r.variant);
+    printf(", \"target\": ");
+    json_string(stdout, r.target);
+    printf(", \"checked\": %lld, \"max_abs_err\": ", (long long)r.checked);
+    json_number(stdout, r.max_abs_err);
+    printf(", \"max_rel_err\": ");
+    json_number(stdout, r.max_rel_err);
+    printf(", \"compile_ms\": %.3f, \"load_ms\": %.3f, \"kernel_ms\": %.4f", r.compile_ms,
+           r.load_ms, r.kernel_ms);
+    printf(", \"wrong\": %lld, \"outside_written\": %lld", (long long)r.wrong,
+           (long long)r.outside_written);
+    if (!r.ok) {
+      printf(", \"error\": ");
+      json_string(stdout, r.first_error);
+    }
+    printf("}\n");
+    rc = r.ok ? 0 : 1;
+  } else {
+    rj_bench_result b;
+    if ((s = rj_bench(ctx, &req, &a.check, &b))) {
+      rc = fail_json(rj_errmsg(ctx), s);
+      goto done;
+    }
+    printf("{\"ok\": true, \"variant\": ");
+    json_string(stdout, b.variant);
+    printf(", \"target\": ");
+    json_string(stdout, b.target);
+    printf(", \"kernel_ms\": %.5f, \"bytes\": %.0f, \"gbps\": %.2f, \"runs\": %d}\n", b.kernel_ms,
+           b.bytes, b.gbps, b.runs);
+    rc = 0;
+  }
+done:
+  free(text);
+  rj_ctx_free(ctx);
+  return rc;
+}
