@@ -178,7 +178,7 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
   char *canon = NULL, key[64], *fullkey = NULL;
   rj_status s;
   /* 1. validate, resolve the target, look in the cache */
-  if ((s = ir_validate(req, e)) || (s = jit_target(ctx, opt, &tg))) return jit_status(ctx, s);
+  if ((s = jit_validate(ctx, req)) || (s = jit_target(ctx, opt, &tg))) return jit_status(ctx, s);
   if ((s = ir_canonical(req, &canon, e))) return jit_status(ctx, s);
   snprintf(key, sizeof key, "|%s|%d", tg->name, opt ? opt->ptx_version : 0);
   fullkey = malloc(strlen(canon) + strlen(key) + 1);
@@ -253,7 +253,7 @@ RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options
   memset(&ctx->err, 0, sizeof ctx->err);
   const ir_target *tg = NULL;
   rj_status s;
-  if ((s = ir_validate(req, &ctx->err)) || (s = jit_target(ctx, opt, &tg)))
+  if ((s = jit_validate(ctx, req)) || (s = jit_target(ctx, opt, &tg)))
     return jit_status(ctx, s);
   size_t n = 8192;
   char *buf = malloc(n);

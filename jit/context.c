@@ -1,4 +1,5 @@
 /* The context: owner of all state (LLVM context, target machines, kernel cache, the driver). */
+#include "../passes/passes.h"
 #include "jit.h"
 
 #include <llvm-c/Target.h>
@@ -112,21 +113,39 @@ RJ_API void rj_check_opts_init(rj_check_opts *opt) {
   rj_options_init(&opt->compile);
 }
 
+rj_status jit_validate(rj_ctx *ctx, const rj_request *r) {
+  rj_status s = ir_validate(r, &ctx->err);
+  if (!s && r->variant[0] && strcmp(r->variant, "auto") != 0 && !pass_variant_find(r->variant))
+    s = ir_fail(&ctx->err, RJ_EINVAL,
+                "variant: no variant named \"%s\" is registered (see `redjit variants`)",
+                r->variant);
+  return s;
+}
+
 RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out) {
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = ir_parse(json, out, &ctx->err);
-  if (!s) s = ir_validate(out, &ctx->err);
+  if (!s) s = jit_validate(ctx, out);
   return jit_status(ctx, s);
 }
 
 RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req) {
   memset(&ctx->err, 0, sizeof ctx->err);
-  return jit_status(ctx, ir_validate(req, &ctx->err));
+  return jit_status(ctx, jit_validate(ctx, req));
+}
+
+RJ_API rj_status rj_device_count(rj_ctx *ctx, int *count) {
+  memset(&ctx->err, 0, sizeof ctx->err);
+  *count = 0;
+  rt_cuda *rt;
+  rj_status s = jit_cuda(ctx, &rt);
+  if (!s) s = rt_device_count(rt, count, &ctx->err);
+  return jit_status(ctx, s);
 }
 
 RJ_API rj_status rj_request_canonical(rj_ctx *ctx, const rj_request *req, const char **json) {
   memset(&ctx->err, 0, sizeof ctx->err);
-  rj_status s = ir_validate(req, &ctx->err);
+  rj_status s = jit_validate(ctx, req);
   char *text = NULL;
   if (!s) s = ir_canonical(req, &text, &ctx->err);
   if (!s) {

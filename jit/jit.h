@@ -42,6 +42,7 @@ struct rj_ctx {
 };
 
 /* context.c */
+rj_status jit_validate(rj_ctx *ctx, const rj_request *r); /* ir_validate + variant name */
 rj_status jit_status(rj_ctx *ctx, rj_status s); /* clears the message on RJ_OK */
 rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out); /* the driver, opened once */
 void jit_llvm_init(void);                        /* one-time target registration */

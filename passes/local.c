@@ -40,7 +40,10 @@ static bool analyze(const rj_tile *t, plan *p, char *why, size_t n) {
   p->T = t->scope == RJ_SCOPE_THREAD ? 1 : f.scope_threads;
   ir_err e = {0};
   if (ir_place(&t->src, p->T, "src", &p->ps, &e) || ir_place(&t->dst, p->T, "dst", &p->pd, &e))
-    return FAIL("%s", e.msg);
+  {
+    FAIL("%s", e.msg);
+    return false;
+  }
   int64_t ns = p->ps.nslots, nd = p->pd.nslots, nsrc = ir_numel(&t->src), ndst = ir_numel(&t->dst);
   int64_t *sp = malloc(sizeof(int64_t) * (size_t)nsrc), *dsp = malloc(sizeof(int64_t) * (size_t)ndst);
   int64_t *mark = malloc(sizeof(int64_t) * (size_t)(f.spatial_len > nsrc ? f.spatial_len : nsrc));

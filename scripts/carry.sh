@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Gathers what the GPU machine needs into carry/ (ignored by git; name it in the device tool's
+# carry list): libredjit.so (LLVM inside), the CLI, the test binaries, and the two Debian
+# libraries they load that Ubuntu's image lacks (cJSON, subunit).  Everything finds its
+# libraries through rpath $ORIGIN.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake --build build -j"$(nproc)" >/dev/null
+rm -rf carry && mkdir -p carry
+cp -L build/libredjit.so.0 build/redjit carry/
+cp -L build/tests/test_* carry/ 2>/dev/null || true
+for f in build/bench/* ; do [ -x "$f" ] && [ -f "$f" ] && cp -L "$f" carry/; done 2>/dev/null || true
+for lib in libcjson.so.1 libsubunit.so.0; do cp -L "/usr/lib/x86_64-linux-gnu/$lib" carry/; done
+strip --strip-unneeded carry/libredjit.so.0
+du -sh carry

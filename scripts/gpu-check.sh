@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole GPU suite in one call, on the device machine, from the binaries in carry/ (built here
+# by scripts/carry.sh: that machine has no LLVM, Check or cJSON).  Logs go to $OUT when set.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+dir=${CARRY:-carry}
+out=${OUT:-/tmp/rjout}; mkdir -p "$out"
+export REDJIT_CLI=$PWD/$dir/redjit
+nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader | tee "$out/gpu.txt"
+fail=0; pass=0; summary=""
+for t in "$dir"/test_*; do
+  name=$(basename "$t")
+  start=$SECONDS
+  if "$t" >"$out/$name.log" 2>&1; then r=PASS; pass=$((pass+1)); else r=FAIL; fail=$((fail+1)); fi
+  summary+="$r $name ($(grep -E '^[0-9]+%: Checks' "$out/$name.log" | tail -1); $((SECONDS-start))s)"$'\n'
+  grep -E "request cases run|SKIP" "$out/$name.log" | head -3
+  [ $r = FAIL ] && grep -E ":F:|:E:" "$out/$name.log" | head -20
+done
+echo "== the main job's request through the CLI"
+"$dir/redjit" run examples/seed000_shared.json
+echo "== summary"; printf "%s" "$summary"
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,81 @@
+/* Helpers shared by the Check suites.  Tests use only the public API. */
+#ifndef RJ_TEST_H
+#define RJ_TEST_H
+
+#include "redjit.h"
+
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Parses a request that must be valid. */
+static inline void rjt_parse(rj_ctx *ctx, const char *json, rj_request *r) {
+  rj_status s = rj_request_parse(ctx, json, r);
+  ck_assert_msg(s == RJ_OK, "parse failed (%s): %s\n  request: %s", rj_status_name(s),
+                rj_errmsg(ctx), json);
+}
+
+/* printf into a static buffer (one at a time). */
+static inline const char *rjt_fmt(const char *fmt, ...) {
+  static char buf[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
+/* Occurrences of needle in text. */
+static inline int rjt_count(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+/* The PTX of a request for a target. */
+static inline const char *rjt_ptx(rj_ctx *ctx, const char *json, const char *target) {
+  rj_request r;
+  rjt_parse(ctx, json, &r);
+  rj_options o;
+  rj_options_init(&o);
+  o.target = target;
+  rj_kernel *k = NULL;
+  rj_status s = rj_compile(ctx, &r, &o, &k);
+  ck_assert_msg(s == RJ_OK, "compile failed (%s): %s\n  request: %s", rj_status_name(s),
+                rj_errmsg(ctx), json);
+  return rj_kernel_text(k, RJ_EMIT_PTX);
+}
+
+/* True when a GPU is usable; otherwise says so once, so that GPU tests skip visibly. */
+static inline int rjt_have_gpu(rj_ctx *ctx) {
+  int n = 0;
+  if (rj_device_count(ctx, &n) != RJ_OK || n < 1) {
+    static int said;
+    if (!said++) fprintf(stderr, "SKIP: no GPU (%s): GPU checks skipped\n", rj_errmsg(ctx));
+    return 0;
+  }
+  return 1;
+}
+
+/* Runs one request on the GPU and asserts it passes. */
+static inline void rjt_run_ok(rj_ctx *ctx, const char *json, uint64_t seed, int nans) {
+  rj_request r;
+  rjt_parse(ctx, json, &r);
+  rj_check_opts o;
+  rj_check_opts_init(&o);
+  o.seed = seed;
+  o.nan_count = nans;
+  rj_check_result res;
+  rj_status s = rj_check(ctx, &r, &o, &res);
+  ck_assert_msg(s == RJ_OK, "run failed (%s): %s\n  request: %s", rj_status_name(s),
+                rj_errmsg(ctx), json);
+  ck_assert_msg(res.ok, "wrong result (variant %s, %lld wrong of %lld, %lld outside written): %s\n"
+                "  seed %llu, request: %s", res.variant, (long long)res.wrong,
+                (long long)res.checked, (long long)res.outside_written, res.first_error,
+                (unsigned long long)seed, json);
+  ck_assert_int_gt(res.checked, 0);
+}
+
+#endif

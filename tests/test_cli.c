@@ -1,0 +1,128 @@
+/* The redjit command line (CONTRACT.md section 1): outputs and exit statuses, and bad input
+ * that must never crash it. */
+#include "rjtest.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Runs the CLI with args (a shell fragment); returns its exit status, output in out. */
+static int cli(char *out, size_t n, const char *args) {
+  char cmd[4096];
+  const char *exe = getenv("REDJIT_CLI"); /* the carried CLI on the GPU machine */
+  snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", exe ? exe : REDJIT_CLI_BUILT, args);
+  FILE *p = popen(cmd, "r");
+  ck_assert_ptr_nonnull(p);
+  size_t k = fread(out, 1, n - 1, p);
+  out[k] = 0;
+  int st = pclose(p);
+  ck_assert_msg(WIFEXITED(st), "redjit %s did not exit normally (signal?)", args);
+  return WEXITSTATUS(st);
+}
+
+static char *tmpfile_with(const char *text) {
+  static char path[64];
+  strcpy(path, "/tmp/rjcliXXXXXX");
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  return path;
+}
+
+#define SEED000 "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32," \
+  "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]},\"axes\":[-1]}"
+
+static char out[1 << 16];
+
+START_TEST(ptx_and_explain) {
+  char *f = tmpfile_with(SEED000);
+  ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("ptx %s --target sm_90", f)), 0);
+  ck_assert_ptr_nonnull(strstr(out, ".target sm_90"));
+  ck_assert_int_eq(rjt_count(out, "shfl.sync.bfly.b32"), 3);
+  ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("ptx %s --emit llvm", f)), 0);
+  ck_assert_ptr_nonnull(strstr(out, "@llvm.nvvm.shfl.sync.bfly.f32"));
+  ck_assert_ptr_nonnull(strstr(out, "alloca")); /* as built: before mem2reg */
+  ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("ptx %s --emit llvm-opt", f)), 0);
+  ck_assert_ptr_null(strstr(out, "alloca"));
+  ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("explain %s", f)), 0);
+  ck_assert_ptr_nonnull(strstr(out, "shared prio=10 chosen\n"));
+  ck_assert_ptr_nonnull(strstr(out, "local prio=10 rejected: "));
+  /* the request as text and on standard input */
+  ck_assert_int_eq(cli(out, sizeof out, "explain '" SEED000 "'"), 0);
+  ck_assert_ptr_nonnull(strstr(out, "shared prio=10 chosen"));
+  ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("ptx - < %s", f)), 0);
+  ck_assert_ptr_nonnull(strstr(out, ".entry redjit_tile"));
+  ck_assert_int_eq(cli(out, sizeof out, "variants"), 0);
+  ck_assert_ptr_nonnull(strstr(out, "shared prio=10 kinds=tile"));
+  unlink(f);
+}
+END_TEST
+
+START_TEST(bad_input_is_status_2) {
+  static const char *const cases[] = {
+      "{\"kind\":\"tile\",\"op\":\"sum\",",                              /* truncated */
+      "\x01\x02garbage",                                                  /* not JSON */
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32,"
+      "\"src\":{\"mem\":\"shared\",\"shape\":[99999999999,99999999]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}",
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32,"
+      "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"extent\":[4,-3]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}",
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32,"
+      "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"local\",\"shape\":[4]}}", /* no variant */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *f = tmpfile_with(cases[i]);
+    ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("ptx %s", f)), 2);
+    ck_assert_ptr_nonnull(strstr(out, "redjit: "));
+    ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("explain %s", f)), 2);
+    /* run and bench still print one JSON line */
+    ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("run %s", f)), 2);
+    ck_assert_msg(strncmp(out, "{\"ok\": false, \"error\": ", 23) == 0, "%s", out);
+    ck_assert_int_eq(rjt_count(out, "\n"), 1);
+    ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("bench %s", f)), 2);
+    ck_assert_msg(strncmp(out, "{\"ok\": false", 12) == 0, "%s", out);
+    unlink(f);
+  }
+  ck_assert_int_eq(cli(out, sizeof out, "ptx /nonexistent/request.json"), 2);
+  ck_assert_ptr_nonnull(strstr(out, "cannot open"));
+  ck_assert_int_eq(cli(out, sizeof out, "frobnicate x"), 2);
+  ck_assert_int_eq(cli(out, sizeof out, ""), 2);
+  ck_assert_int_eq(cli(out, sizeof out, "ptx '" SEED000 "' --target sm_7"), 2);
+  ck_assert_ptr_nonnull(strstr(out, "unknown target"));
+  ck_assert_int_eq(cli(out, sizeof out, "ptx '" SEED000 "' --emit asm"), 2);
+  ck_assert_int_eq(cli(out, sizeof out, "run '" SEED000 "' --seed banana"), 2);
+}
+END_TEST
+
+/* Without a GPU, run exits 3 with one JSON line; with one, it passes (exit 0). */
+START_TEST(run_status) {
+  rj_ctx *ctx = rj_ctx_new();
+  int gpu = rjt_have_gpu(ctx);
+  rj_ctx_free(ctx);
+  int rc = cli(out, sizeof out, "run '" SEED000 "' --seed 3");
+  if (!gpu) {
+    ck_assert_int_eq(rc, 3);
+    ck_assert_msg(strncmp(out, "{\"ok\": false, \"error\": ", 23) == 0, "%s", out);
+  } else {
+    ck_assert_msg(rc == 0, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "{\"ok\": true, \"variant\": \"shared\", \"target\": \"sm_90"));
+    ck_assert_ptr_nonnull(strstr(out, "\"checked\": 4,"));
+    ck_assert_int_eq(cli(out, sizeof out, "bench '" SEED000 "'"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"gbps\": "));
+  }
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("cli");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, ptx_and_explain);
+  tcase_add_test(tc, bad_input_is_status_2);
+  tcase_add_test(tc, run_status);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,162 @@
+/* Dispatch: priority order, explain lines, forced variants, and the error that lists every
+ * variant's reason when none accepts. */
+#include "rjtest.h"
+
+#define SEED000 "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32," \
+  "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]},\"axes\":[-1]}"
+
+static const char *explain(rj_ctx *ctx, const char *json, rj_status want) {
+  rj_request r;
+  rjt_parse(ctx, json, &r);
+  const char *text = NULL;
+  rj_status s = rj_explain(ctx, &r, NULL, &text);
+  ck_assert_msg(s == want, "explain: %s (%s)", rj_status_name(s), rj_errmsg(ctx));
+  ck_assert_ptr_nonnull(text);
+  return text;
+}
+
+START_TEST(order_and_lines) {
+  rj_ctx *ctx = rj_ctx_new();
+  int n = rj_variant_count(ctx);
+  ck_assert_int_ge(n, 2);
+  int last = 1 << 30;
+  const char *prev = "";
+  for (int i = 0; i < n; i++) {
+    rj_variant_info v;
+    ck_assert_int_eq(rj_variant_get(ctx, i, &v), RJ_OK);
+    ck_assert_int_le(v.priority, last);
+    if (v.priority == last) ck_assert_int_lt(strcmp(prev, v.name), 0);
+    last = v.priority;
+    prev = v.name;
+  }
+  rj_variant_info v;
+  ck_assert_int_eq(rj_variant_get(ctx, n, &v), RJ_EINVAL);
+  const char *text = explain(ctx, SEED000, RJ_OK);
+  ck_assert_msg(strstr(text, "shared prio=10 chosen\n"), "%s", text);
+  ck_assert_msg(strstr(text, "local prio=10 rejected: src and dst must both be local"), "%s", text);
+  /* one line per variant */
+  ck_assert_int_eq(rjt_count(text, "\n"), n);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(nothing_accepts) {
+  rj_ctx *ctx = rj_ctx_new();
+  const char *mixed = "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\","
+                      "\"src\":{\"mem\":\"shared\",\"shape\":[32]},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}";
+  const char *text = explain(ctx, mixed, RJ_ENOVARIANT);
+  ck_assert_msg(strstr(text, "shared prio=10 rejected"), "%s", text);
+  ck_assert_msg(strstr(text, "local prio=10 rejected"), "%s", text);
+  rj_request r;
+  rjt_parse(ctx, mixed, &r);
+  rj_kernel *k;
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_ENOVARIANT);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "shared: src and dst must both be shared"), "%s", rj_errmsg(ctx));
+  ck_assert_msg(strstr(rj_errmsg(ctx), "local: src and dst must both be local"), "%s", rj_errmsg(ctx));
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(group_divisibility) {
+  /* 48 threads, rows of 32: groups of 32 lanes would overlap (the reference's unguarded case) */
+  rj_ctx *ctx = rj_ctx_new();
+  const char *j = "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":48,"
+                  "\"src\":{\"mem\":\"shared\",\"shape\":[4,32]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}";
+  const char *text = explain(ctx, j, RJ_ENOVARIANT);
+  ck_assert_msg(strstr(text, "threads: 48 is not a multiple of the group size 32"), "%s", text);
+  /* rows of 16 fit 48 threads in 3 groups */
+  explain(ctx, "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":48,"
+               "\"src\":{\"mem\":\"shared\",\"shape\":[4,16]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}", RJ_OK);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(forced_variant) {
+  rj_ctx *ctx = rj_ctx_new();
+  char j[1024];
+  snprintf(j, sizeof j, "%.*s,\"variant\":\"local\"}", (int)strlen(SEED000) - 1, SEED000);
+  const char *text = explain(ctx, j, RJ_ENOVARIANT);
+  ck_assert_msg(strstr(text, "shared prio=10 rejected: not the forced variant \"local\""), "%s", text);
+  snprintf(j, sizeof j, "%.*s,\"variant\":\"shared\"}", (int)strlen(SEED000) - 1, SEED000);
+  text = explain(ctx, j, RJ_OK);
+  ck_assert_msg(strstr(text, "shared prio=10 chosen"), "%s", text);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(layout_declines) {
+  rj_ctx *ctx = rj_ctx_new();
+  /* a warpgroup register reduction across warps needs shared memory: declined with the reason */
+  const char *j = "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warpgroup\","
+                  "\"src\":{\"mem\":\"local\",\"shape\":[128],\"layout\":{\"shape\":[128],\"stride\":[\"1@thread\"]}},"
+                  "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[128,\"1@thread\"]]}}}";
+  const char *text = explain(ctx, j, RJ_ENOVARIANT);
+  ck_assert_msg(strstr(text, "crosses warps"), "%s", text);
+  /* two elements in one register */
+  j = "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\","
+      "\"src\":{\"mem\":\"local\",\"shape\":[32,2],\"layout\":{\"shape\":[32,2],\"stride\":[\"1@lane\",0]}},"
+      "\"dst\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}}}";
+  text = explain(ctx, j, RJ_ENOVARIANT);
+  ck_assert_msg(strstr(text, "both land in thread"), "%s", text);
+  /* a destination no thread holds */
+  j = "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\","
+      "\"src\":{\"mem\":\"local\",\"shape\":[32,2],\"layout\":{\"shape\":[32,2],\"stride\":[\"1@lane\",1]}},"
+      "\"dst\":{\"mem\":\"local\",\"shape\":[2],\"layout\":{\"shape\":[2],\"stride\":[\"64@lane\"]}},\"axes\":[0]}";
+  text = explain(ctx, j, RJ_ENOVARIANT);
+  ck_assert_msg(strstr(text, "lands on lane 64"), "%s", text);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(targets) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_request r;
+  rjt_parse(ctx, SEED000, &r);
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_99";
+  rj_kernel *k;
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ETARGET);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "target: unknown target \"sm_99\""), "%s", rj_errmsg(ctx));
+  o.target = "sm_90";
+  o.ptx_version = 77;
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ETARGET);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "PTX 7.7 does not support target sm_90"), "%s", rj_errmsg(ctx));
+  o.ptx_version = 79;
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ETARGET);
+  o.ptx_version = 88;
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_OK);
+  ck_assert_ptr_nonnull(strstr(rj_kernel_text(k, RJ_EMIT_PTX), ".version 8.8"));
+  /* the cache hands back the same kernel for the same request and target */
+  rj_kernel *k2;
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k2), RJ_OK);
+  ck_assert_ptr_eq(k, k2);
+  o.ptx_version = 0;
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k2), RJ_OK);
+  ck_assert_ptr_ne(k, k2);
+  ck_assert_ptr_nonnull(strstr(rj_kernel_text(k2, RJ_EMIT_PTX), ".version 7.8"));
+  char buf[16];
+  o.target = NULL; /* auto: without a GPU it is sm_90 */
+  ck_assert_int_eq(rj_target_resolve(ctx, &o, buf, sizeof buf), RJ_OK);
+  ck_assert_int_eq(strncmp(buf, "sm_", 3), 0);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("dispatch");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, order_and_lines);
+  tcase_add_test(tc, nothing_accepts);
+  tcase_add_test(tc, group_divisibility);
+  tcase_add_test(tc, forced_variant);
+  tcase_add_test(tc, layout_declines);
+  tcase_add_test(tc, targets);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,164 @@
+/* Properties of the emitted PTX, and ptxas assembling every variant's PTX (when ptxas exists). */
+#include "rjtest.h"
+
+#include <unistd.h>
+
+#define SEED000 "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32," \
+  "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]},\"axes\":[-1]}"
+#define SEED001 "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"thread\"," \
+  "\"src\":{\"mem\":\"local\",\"shape\":[4]},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}"
+#define WARP_ALL "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\"," \
+  "\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}}," \
+  "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}}}"
+#define MMA "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",\"accum\":%s," \
+  "\"src\":{\"mem\":\"local\",\"shape\":[16,%d],\"layout\":{\"shape\":[[2,8],[%d,4,2]],\"stride\":[[2,\"4@lane\"],[4,\"1@lane\",1]]}}," \
+  "\"dst\":{\"mem\":\"local\",\"shape\":[16],\"layout\":{\"shape\":[[2,8]],\"stride\":[[1,\"4@lane\"]],\"replicate\":[[4,\"1@lane\"]]}}}"
+
+START_TEST(seed000_shuffles) {
+  rj_ctx *ctx = rj_ctx_new();
+  const char *ptx = rjt_ptx(ctx, SEED000, "sm_90");
+  ck_assert_int_eq(rjt_count(ptx, "shfl.sync.bfly.b32"), 3);
+  ck_assert_int_eq(rjt_count(ptx, ", 1, 6175, -1;"), 1);
+  ck_assert_int_eq(rjt_count(ptx, ", 2, 6175, -1;"), 1);
+  ck_assert_int_eq(rjt_count(ptx, ", 4, 6175, -1;"), 1);
+  ck_assert_ptr_nonnull(strstr(ptx, "bar.sync \t0;"));
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(seed001_plain_loop) {
+  rj_ctx *ctx = rj_ctx_new();
+  const char *ptx = rjt_ptx(ctx, SEED001, "sm_90");
+  ck_assert_int_eq(rjt_count(ptx, "shfl"), 0);
+  ck_assert_int_eq(rjt_count(ptx, "bar."), 0);
+  ck_assert_int_eq(rjt_count(ptx, "add.rn.f32"), 3); /* -0.0 identity folded away */
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(warp_tree_and_64bit) {
+  rj_ctx *ctx = rj_ctx_new();
+  const char *ptx = rjt_ptx(ctx, rjt_fmt(WARP_ALL, "sum", "f32"), "sm_90");
+  ck_assert_int_eq(rjt_count(ptx, "shfl.sync.bfly.b32"), 5);
+  for (int m = 1; m <= 16; m <<= 1) ck_assert_int_eq(rjt_count(ptx, rjt_fmt(", %d, 31, -1;", m)), 1);
+  ptx = rjt_ptx(ctx, rjt_fmt(WARP_ALL, "max", "f64"), "sm_90");
+  ck_assert_int_eq(rjt_count(ptx, "shfl.sync.bfly.b32"), 10); /* two halves per step */
+  ptx = rjt_ptx(ctx, rjt_fmt(WARP_ALL, "min", "i64"), "sm_90");
+  ck_assert_int_eq(rjt_count(ptx, "shfl.sync.bfly.b32"), 10);
+  ck_assert_int_ge(rjt_count(ptx, "min.s64"), 5);
+  ptx = rjt_ptx(ctx, rjt_fmt(WARP_ALL, "max", "u32"), "sm_90");
+  ck_assert_int_ge(rjt_count(ptx, "max.u32"), 5);
+  /* float max with nan=propagate is the NaN-propagating form; identities are infinities */
+  ptx = rjt_ptx(ctx, rjt_fmt(WARP_ALL, "max", "f32"), "sm_90");
+  ck_assert_int_ge(rjt_count(ptx, "max.NaN.f32"), 5);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(mma_fragment_rows) {
+  rj_ctx *ctx = rj_ctx_new();
+  /* each thread folds its 2J slots of a row, then lanes 1 and 2 bits: 2 rows x 2 shuffles */
+  for (int J = 1; J <= 16; J *= 2) {
+    const char *ptx = rjt_ptx(ctx, rjt_fmt(MMA, "sum", "f32", "true", 8 * J, J), "sm_90");
+    ck_assert_int_eq(rjt_count(ptx, "shfl.sync.bfly.b32"), 4);
+    ck_assert_int_eq(rjt_count(ptx, ", 1, 31, -1;"), 2);
+    ck_assert_int_eq(rjt_count(ptx, ", 2, 31, -1;"), 2);
+  }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(two_level_and_named_barrier) {
+  rj_ctx *ctx = rj_ctx_new();
+  /* one long row, 256 threads: 8 warps cooperate through shared partials */
+  const char *ptx = rjt_ptx(ctx,
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":256,"
+      "\"src\":{\"mem\":\"shared\",\"shape\":[1,4096]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}}", "sm_90");
+  ck_assert_ptr_nonnull(strstr(ptx, "rj_partials"));
+  ck_assert_int_eq(rjt_count(ptx, "shfl.sync.bfly.b32"), 5 + 3);
+  /* warpgroup scope: a named barrier of 128 threads whose id is allocated (1), not 8 */
+  ptx = rjt_ptx(ctx,
+      "{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"f32\",\"scope\":\"warpgroup\",\"threads\":256,"
+      "\"active\":{\"warpgroup\":1},"
+      "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}", "sm_90");
+  ck_assert_ptr_nonnull(strstr(ptx, "bar.sync \t1, 128;"));
+  ck_assert_ptr_null(strstr(ptx, "bar.sync \t8"));
+  /* warp scope: bar.warp.sync */
+  ptx = rjt_ptx(ctx,
+      "{\"kind\":\"tile\",\"op\":\"min\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":256,"
+      "\"active\":{\"warp\":5},"
+      "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}", "sm_90");
+  ck_assert_ptr_nonnull(strstr(ptx, "bar.warp.sync \t-1;"));
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* ptxas, when the CUDA toolkit is installed, assembles every variant's PTX. */
+static const char *find_ptxas(void) {
+  static const char *const where[] = {"/usr/local/cuda/bin/ptxas", "/usr/bin/ptxas"};
+  for (size_t i = 0; i < sizeof where / sizeof where[0]; i++)
+    if (access(where[i], X_OK) == 0) return where[i];
+  return NULL;
+}
+
+static const char *const corpus[] = {
+    SEED000,
+    SEED001,
+    "{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"f16\",\"scope\":\"cta\",\"threads\":128,\"accum\":true,"
+    "\"src\":{\"mem\":\"shared\",\"shape\":[8,16,2,22]},\"dst\":{\"mem\":\"shared\",\"shape\":[8,16]},\"axes\":[-2,-1]}",
+    "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"bf16\",\"scope\":\"cta\",\"threads\":256,"
+    "\"src\":{\"mem\":\"shared\",\"shape\":[2,4096]},\"dst\":{\"mem\":\"shared\",\"shape\":[2]}}",
+    "{\"kind\":\"tile\",\"op\":\"min\",\"dtype\":\"u64\",\"scope\":\"warpgroup\",\"threads\":256,\"active\":{\"warpgroup\":1},"
+    "\"src\":{\"mem\":\"shared\",\"shape\":[4,300]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}",
+    "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"i64\",\"scope\":\"thread\",\"threads\":128,\"active\":{\"thread\":65},"
+    "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]},\"nan\":\"ignore\"}",
+    "{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"bf16\",\"scope\":\"warp\",\"accum\":true,"
+    "\"src\":{\"mem\":\"local\",\"shape\":[16,64],\"layout\":{\"shape\":[[2,8],[8,4,2]],\"stride\":[[2,\"4@lane\"],[4,\"1@lane\",1]]}},"
+    "\"dst\":{\"mem\":\"local\",\"shape\":[16],\"layout\":{\"shape\":[[2,8]],\"stride\":[[1,\"4@lane\"]],\"replicate\":[[4,\"1@lane\"]]}}}",
+    "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f64\",\"scope\":\"warpgroup\","
+    "\"src\":{\"mem\":\"local\",\"shape\":[128,16],\"layout\":{\"shape\":[128,16],\"stride\":[\"1@thread\",1]}},"
+    "\"dst\":{\"mem\":\"local\",\"shape\":[128,1],\"layout\":{\"shape\":[128,1],\"stride\":[\"1@thread\",1]}}}",
+};
+
+START_TEST(ptxas_assembles) {
+  const char *ptxas = find_ptxas();
+  if (!ptxas) {
+    fprintf(stderr, "SKIP: ptxas not found: PTX not assembled\n");
+    return;
+  }
+  static const char *const targets[] = {"sm_80", "sm_90", "sm_90a", "sm_100a", "sm_120"};
+  rj_ctx *ctx = rj_ctx_new();
+  for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
+    const char *ptx = rjt_ptx(ctx, corpus[_i], targets[t]);
+    char path[] = "/tmp/rjptxXXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, ptx, strlen(ptx)), (ssize_t)strlen(ptx));
+    close(fd);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s -arch=%s %s -o /dev/null 2>&1", ptxas, targets[t], path);
+    int rc = system(cmd);
+    unlink(path);
+    ck_assert_msg(rc == 0, "ptxas -arch=%s rejected case %d", targets[t], _i);
+  }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("ptx");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, seed000_shuffles);
+  tcase_add_test(tc, seed001_plain_loop);
+  tcase_add_test(tc, warp_tree_and_64bit);
+  tcase_add_test(tc, mma_fragment_rows);
+  tcase_add_test(tc, two_level_and_named_barrier);
+  tcase_add_loop_test(tc, ptxas_assembles, 0, (int)(sizeof corpus / sizeof corpus[0]));
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,191 @@
+/* Every validation error returns a status and a message naming the field; valid requests pass
+ * and come back canonical. */
+#include "rjtest.h"
+
+typedef struct bad_case {
+  const char *json;
+  rj_status status;
+  const char *msg; /* a substring the message must contain */
+} bad_case;
+
+#define TILE_HEAD "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32,"
+#define SRC48 "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},"
+#define DST4 "\"dst\":{\"mem\":\"shared\",\"shape\":[4]}"
+
+static const bad_case bad[] = {
+    /* malformed or truncated JSON, wrong top-level shapes */
+    {"", RJ_EINVAL, "malformed JSON"},
+    {"{", RJ_EINVAL, "malformed JSON"},
+    {TILE_HEAD SRC48, RJ_EINVAL, "malformed JSON"},
+    {"[1,2]", RJ_EINVAL, "expected a JSON object"},
+    {"{} trailing", RJ_EINVAL, "malformed JSON"},
+    {"{}", RJ_EINVAL, "kind: required"},
+    {"{\"kind\":\"blob\"}", RJ_EINVAL, "kind: unknown value \"blob\""},
+    {"{\"kind\":7}", RJ_EINVAL, "kind: expected a string"},
+    /* unknown and repeated fields */
+    {TILE_HEAD SRC48 DST4 ",\"colour\":1}", RJ_EINVAL, "colour: unknown field"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"pitch\":2}," DST4 "}", RJ_EINVAL,
+     "src.pitch: unknown field"},
+    {TILE_HEAD SRC48 DST4 ",\"op\":\"max\"}", RJ_EINVAL, "op: field given twice"},
+    /* enums */
+    {"{\"kind\":\"tile\",\"op\":\"prod\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32," SRC48 DST4 "}",
+     RJ_EINVAL, "op: unknown value \"prod\""},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f8\",\"scope\":\"cta\",\"threads\":32," SRC48 DST4 "}",
+     RJ_EINVAL, "dtype: unknown value \"f8\""},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"grid\",\"threads\":32," SRC48 DST4 "}",
+     RJ_EINVAL, "scope: unknown value"},
+    {TILE_HEAD "\"src\":{\"mem\":\"global\",\"shape\":[4,8]}," DST4 "}", RJ_EINVAL, "src.mem: unknown value"},
+    {TILE_HEAD SRC48 DST4 ",\"nan\":\"maybe\"}", RJ_EINVAL, "nan: unknown value"},
+    {TILE_HEAD SRC48 DST4 ",\"accum\":1}", RJ_EINVAL, "accum: expected true or false"},
+    /* required fields */
+    {"{\"kind\":\"tile\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32," SRC48 DST4 "}", RJ_EINVAL, "op: required"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\"," SRC48 DST4 "}", RJ_EINVAL, "threads: required"},
+    {TILE_HEAD SRC48 "\"x\":0}", RJ_EINVAL, "x: unknown field"},
+    {TILE_HEAD SRC48 "\"accum\":false}", RJ_EINVAL, "dst: required"},
+    /* numbers */
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8.5]}," DST4 "}", RJ_EINVAL, "src.shape[1]: expected an integer"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,0]}," DST4 "}", RJ_EINVAL, "src.shape[1]: every dim must be at least 1"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,-8]}," DST4 "}", RJ_EINVAL, "src.shape[1]"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[]}," DST4 "}", RJ_EINVAL, "src.shape: expected 1 to 8 dims"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[1,1,1,1,1,1,1,1,1]}," DST4 "}", RJ_EINVAL, "src.shape: at most 8"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[1e300]}," DST4 "}", RJ_EINVAL, "src.shape[0]"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[1048576,1048576,1048576]}," DST4 "}", RJ_EINVAL, "src.shape: more than 2^40"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4096,4096]},\"dst\":{\"mem\":\"shared\",\"shape\":[4096]}}", RJ_EINVAL, "48 KiB"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":2048," SRC48 DST4 "}", RJ_EINVAL, "threads: 2048 is out of range"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":48," SRC48 DST4 "}", RJ_EINVAL, "threads: 48 is not a multiple of the warp size 32"},
+    /* axes */
+    {TILE_HEAD SRC48 DST4 ",\"axes\":[2]}", RJ_EINVAL, "axes[0]: 2 is out of range"},
+    {TILE_HEAD SRC48 DST4 ",\"axes\":[-3]}", RJ_EINVAL, "axes[0]: -3 is out of range"},
+    {TILE_HEAD SRC48 DST4 ",\"axes\":[1,-1]}", RJ_EINVAL, "axes[1]: axis 1 is repeated"},
+    {TILE_HEAD SRC48 DST4 ",\"axes\":[]}", RJ_EINVAL, "axes: expected 1 to 2 axes"},
+    {TILE_HEAD SRC48 DST4 ",\"axes\":\"last\"}", RJ_EINVAL, "axes: expected a list"},
+    /* shapes and regions */
+    {TILE_HEAD SRC48 "\"dst\":{\"mem\":\"shared\",\"shape\":[5]}}", RJ_EINVAL, "dst.shape: the destination region has 5 elements, but the source region keeps 4"},
+    {TILE_HEAD SRC48 DST4 ",\"axes\":[0]}", RJ_EINVAL, "keeps 8"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"start\":[0,9]}," DST4 "}", RJ_EINVAL, "src.start[1]: 9 is outside [0, 8)"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"start\":[0,4],\"extent\":[4,5]}," DST4 "}", RJ_EINVAL, "src.extent[1]: region [4, 9) runs past"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"extent\":[4,-1]}," DST4 "}", RJ_EINVAL, "src.extent[1]: must be at least 1"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"start\":[0]}," DST4 "}", RJ_EINVAL, "src.start: must have one entry per dim"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"start\":[-1,0]}," DST4 "}", RJ_EINVAL, "src.start[0]: -1 is outside"},
+    /* scope, memory and active */
+    {TILE_HEAD "\"src\":{\"mem\":\"local\",\"shape\":[4,8]},\"dst\":{\"mem\":\"local\",\"shape\":[4]}}", RJ_EINVAL, "src.mem: local (register) buffers are per thread; scope cta needs shared"},
+    {TILE_HEAD SRC48 DST4 ",\"active\":{\"warp\":0}}", RJ_EINVAL, "active.warp: scope cta selects its instance"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":64," SRC48 DST4 ",\"active\":{\"warp\":2}}", RJ_EINVAL, "active.warp: 2 is outside 0..1"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":64," SRC48 DST4 "}", RJ_EINVAL, "active: 2 warps of this CTA would each reduce the same shared buffers"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":64," SRC48 DST4 ",\"active\":{\"lane\":2}}", RJ_EINVAL, "active.lane: unknown field"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":64," SRC48 DST4 ",\"active\":{\"warpgroup\":0}}", RJ_EINVAL, "active.warpgroup: scope warp selects its instance with active.warp"},
+    /* layouts */
+    {TILE_HEAD SRC48 "\"dst\":{\"mem\":\"shared\",\"shape\":[4],\"layout\":{\"shape\":[4],\"stride\":[1]}}}", RJ_EINVAL, "dst.layout: only local"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[16],\"stride\":[\"1@lane\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}", RJ_EINVAL, "src.layout.shape[0]: sub-dims multiply to 16, but the dim is 32"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@warp\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}", RJ_EINVAL, "src.layout.stride[0]: expected \"K@lane\" or \"K@thread\""},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}", RJ_EINVAL, "src.layout.stride: required"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32,2],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[32]}}", RJ_EINVAL, "src.layout.shape: must have one entry per dim"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}", RJ_EINVAL, "at thread scope one thread holds the whole buffer"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,1]]}}}", RJ_EINVAL, "dst.layout.replicate[0]: copies are held by other lanes"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[[4,8,2]],\"stride\":[[1]]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}", RJ_EINVAL, "src.layout.stride[0]: must be a list as long"},
+    /* variant */
+    {TILE_HEAD SRC48 DST4 ",\"variant\":\"nosuch\"}", RJ_EINVAL, "variant"},
+    {TILE_HEAD SRC48 DST4 ",\"variant\":\"\"}", RJ_EINVAL, "variant: expected"},
+    /* subgroup */
+    {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"i32\",\"log2_size\":6}", RJ_EINVAL, "log2_size: 6 is outside 0..5"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"shuffle\",\"dtype\":\"i32\",\"index\":[1,2,3]}", RJ_EINVAL, "index: a list must have exactly 32"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"broadcast\",\"dtype\":\"i32\",\"arg\":40}", RJ_EINVAL, "arg: 40 is not a lane"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"i32\",\"threads\":48}", RJ_EINVAL, "threads: 48 must be a multiple of 32"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"twist\",\"dtype\":\"i32\"}", RJ_EINVAL, "primitive: unknown value"},
+    /* tensor */
+    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,0]}", RJ_EINVAL, "shape[1]: every dim must be at least 1"},
+    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"axes\":[0,0]}", RJ_EINVAL, "axes[1]: axis 0 is repeated"},
+    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"axes\":[2]}", RJ_EINVAL, "axes[0]: 2 is out of range"},
+    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"strides\":[4]}", RJ_EINVAL, "strides: must have one entry per dim"},
+    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"axes\":[1],\"strides\":[0,1]}", RJ_EINVAL, "strides[0]"},
+    /* treduce */
+    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":0,\"shape\":[4]}", RJ_EINVAL, "ranks: 0 is outside"},
+    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":4,\"shape\":[4]}", RJ_EINVAL, "root: 4 is outside 0..3"},
+    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"shape\":[4,4],\"tile\":[0,4]}", RJ_EINVAL, "tile[0]: must be at least 1"},
+    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"shape\":[1,1,1,1,1,1]}", RJ_EINVAL, "shape: at most 5"},
+};
+
+START_TEST(invalid_requests) {
+  rj_ctx *ctx = rj_ctx_new();
+  const bad_case *c = &bad[_i];
+  rj_request r;
+  rj_status s = rj_request_parse(ctx, c->json, &r);
+  ck_assert_msg(s == c->status, "case %d: status %s, expected %s (%s)\n  %s", _i,
+                rj_status_name(s), rj_status_name(c->status), rj_errmsg(ctx), c->json);
+  ck_assert_msg(strstr(rj_errmsg(ctx), c->msg), "case %d: message \"%s\" lacks \"%s\"", _i,
+                rj_errmsg(ctx), c->msg);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+static const char *const good[] = {
+    TILE_HEAD SRC48 DST4 "}",
+    TILE_HEAD SRC48 "\"dst\":{\"mem\":\"shared\",\"shape\":[4,1]},\"axes\":[1],\"accum\":true,\"nan\":\"ignore\"}",
+    "{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"bf16\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[16,16],\"layout\":{\"shape\":[[2,8],[2,4,2]],\"stride\":[[2,\"4@lane\"],[4,\"1@lane\",1]]}},\"dst\":{\"mem\":\"local\",\"shape\":[16],\"layout\":{\"shape\":[[2,8]],\"stride\":[[1,\"4@lane\"]],\"replicate\":[[4,\"1@lane\"]]}}}",
+    "{\"kind\":\"subgroup\",\"primitive\":\"reduce_all_add\",\"dtype\":\"i64\",\"log2_size\":5,\"threads\":64,\"blocks\":1}",
+    "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[268435456],\"axes\":[0]}",
+    "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":1,\"shape\":[512,32],\"tile\":[64,32],\"pingpong\":true}",
+};
+
+START_TEST(valid_requests) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_request r, again;
+  const char *canon;
+  rjt_parse(ctx, good[_i], &r);
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &canon), RJ_OK);
+  char *copy = strdup(canon);
+  rjt_parse(ctx, copy, &again); /* the canonical form parses back to the same request */
+  ck_assert_int_eq(rj_request_canonical(ctx, &again, &canon), RJ_OK);
+  ck_assert_str_eq(copy, canon);
+  free(copy);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* Requests built in C go through the same checks. */
+START_TEST(c_structs) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_request r;
+  rj_request_init(&r, RJ_KIND_TILE);
+  r.u.tile.op = RJ_OP_MAX;
+  r.u.tile.dtype = RJ_I32;
+  r.u.tile.scope = RJ_SCOPE_WARP;
+  r.u.tile.src.ndim = 2;
+  r.u.tile.src.shape[0] = 4;
+  r.u.tile.src.shape[1] = 32;
+  r.u.tile.dst.ndim = 1;
+  r.u.tile.dst.shape[0] = 4;
+  ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_OK);
+  rj_request bad = r;
+  bad.struct_size = 12;
+  ck_assert_int_eq(rj_request_validate(ctx, &bad), RJ_EINVAL);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "struct_size"));
+  bad = r;
+  bad.u.tile.dtype = (rj_dtype)99;
+  ck_assert_int_eq(rj_request_validate(ctx, &bad), RJ_EINVAL);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "dtype"));
+  bad = r;
+  bad.kind = (rj_kind)42;
+  ck_assert_int_eq(rj_request_validate(ctx, &bad), RJ_EINVAL);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "kind"));
+  ck_assert_int_eq(rj_request_validate(ctx, NULL), RJ_EINVAL);
+  /* a failed call leaves a message; a good one clears it */
+  ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_OK);
+  ck_assert_str_eq(rj_errmsg(ctx), "");
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("validate");
+  TCase *tc = tcase_create("core");
+  tcase_add_loop_test(tc, invalid_requests, 0, (int)(sizeof bad / sizeof bad[0]));
+  tcase_add_loop_test(tc, valid_requests, 0, (int)(sizeof good / sizeof good[0]));
+  tcase_add_test(tc, c_structs);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
