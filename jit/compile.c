@@ -172,13 +172,13 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
   memset(&ctx->err, 0, sizeof ctx->err);
   *out = NULL;
   ir_err *e = &ctx->err;
-  double t0 = now_ms();
   const ir_target *tg = NULL;
   const pass_variant *v = NULL;
   char *canon = NULL, key[64], *fullkey = NULL;
   rj_status s;
   /* 1. validate, resolve the target, look in the cache */
   if ((s = jit_validate(ctx, req)) || (s = jit_target(ctx, opt, &tg))) return jit_status(ctx, s);
+  double t0 = now_ms(); /* compile time proper: after the target (auto may start the driver) */
   if ((s = ir_canonical(req, &canon, e))) return jit_status(ctx, s);
   snprintf(key, sizeof key, "|%s|%d", tg->name, opt ? opt->ptx_version : 0);
   fullkey = malloc(strlen(canon) + strlen(key) + 1);
