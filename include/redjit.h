@@ -334,6 +334,13 @@ typedef struct rj_bench_result {
 RJ_API rj_status rj_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *opt,
                           rj_bench_result *res);
 
+/* ---------------------------------------------------------------- subgroup primitives and the
+ * embedding API (issue 4) */
+
+/* ---------------------------------------------------------------- tensor reductions (issue 6) */
+
+/* ---------------------------------------------------------------- treduce (issue 5) */
+
 #ifdef __cplusplus
 }
 #endif

@@ -206,6 +206,32 @@ out:
   return s;
 }
 
+rj_status jit_prepare(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o, rj_kernel **k,
+                      rt_cuda **rt, double *load_ms) {
+  rj_status s = rj_compile(ctx, req, &o->compile, k);
+  if (s) return s;
+  if ((s = jit_cuda(ctx, rt))) return s;
+  if ((s = rt_enter(*rt, o->compile.device, &ctx->err))) return s;
+  if ((s = jit_load(ctx, *k, o->compile.device, load_ms))) rt_leave(*rt);
+  return s;
+}
+
+rj_status jit_check_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                         rj_check_result *res) {
+  rj_kernel *k = NULL;
+  rt_cuda *rt = NULL;
+  rj_status s = jit_prepare(ctx, req, o, &k, &rt, &res->load_ms);
+  if (k) {
+    snprintf(res->variant, sizeof res->variant, "%s", k->variant);
+    snprintf(res->target, sizeof res->target, "%s", k->target);
+    res->compile_ms = k->compile_ms;
+  }
+  if (s) return s;
+  s = check_tile(ctx, rt, k, o, res);
+  rt_leave(rt);
+  return s;
+}
+
 RJ_API rj_status rj_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                           rj_check_result *res) {
   rj_check_opts dflt;
@@ -214,26 +240,15 @@ RJ_API rj_status rj_check(rj_ctx *ctx, const rj_request *req, const rj_check_opt
     o = &dflt;
   }
   memset(res, 0, sizeof *res);
-  rj_kernel *k = NULL;
-  rj_status s = rj_compile(ctx, req, &o->compile, &k);
-  if (s) return s;
-  snprintf(res->variant, sizeof res->variant, "%s", k->variant);
-  snprintf(res->target, sizeof res->target, "%s", k->target);
-  res->compile_ms = k->compile_ms;
-  rt_cuda *rt;
-  if ((s = jit_cuda(ctx, &rt))) return jit_status(ctx, s);
-  int dev = o->compile.device;
-  if ((s = rt_enter(rt, dev, &ctx->err))) return jit_status(ctx, s);
-  s = jit_load(ctx, k, dev, &res->load_ms);
-  if (!s) {
-    switch (req->kind) {
-    case RJ_KIND_TILE: s = check_tile(ctx, rt, k, o, res); break;
-    default:
-      s = ir_fail(&ctx->err, RJ_EUNSUPPORTED, "run: kind %s cannot be run yet",
-                  ir_kind_name(req->kind));
-    }
+  memset(&ctx->err, 0, sizeof ctx->err);
+  rj_status s = jit_validate(ctx, req);
+  if (s) return jit_status(ctx, s);
+  switch (req->kind) {
+  case RJ_KIND_TILE: s = jit_check_tile(ctx, req, o, res); break;
+  case RJ_KIND_SUBGROUP: s = jit_check_subgroup(ctx, req, o, res); break;
+  case RJ_KIND_TENSOR: s = jit_check_tensor(ctx, req, o, res); break;
+  case RJ_KIND_TREDUCE: s = jit_check_treduce(ctx, req, o, res); break;
   }
-  rt_leave(rt);
   return jit_status(ctx, s);
 }
 
@@ -242,27 +257,16 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-RJ_API rj_status rj_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
-                          rj_bench_result *res) {
-  rj_check_opts dflt;
-  if (!o) {
-    rj_check_opts_init(&dflt);
-    o = &dflt;
-  }
-  memset(res, 0, sizeof *res);
-  if (req && req->kind != RJ_KIND_TILE && ir_validate(req, &ctx->err) == RJ_OK)
-    return jit_status(ctx, ir_fail(&ctx->err, RJ_EUNSUPPORTED, "bench: kind %s cannot be run yet",
-                                   ir_kind_name(req->kind)));
+rj_status jit_bench_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                         rj_bench_result *res) {
   rj_kernel *k = NULL;
-  rj_status s = rj_compile(ctx, req, &o->compile, &k);
+  rt_cuda *rt = NULL;
+  rj_status s = jit_prepare(ctx, req, o, &k, &rt, NULL);
+  if (k) {
+    snprintf(res->variant, sizeof res->variant, "%s", k->variant);
+    snprintf(res->target, sizeof res->target, "%s", k->target);
+  }
   if (s) return s;
-  snprintf(res->variant, sizeof res->variant, "%s", k->variant);
-  snprintf(res->target, sizeof res->target, "%s", k->target);
-  rt_cuda *rt;
-  if ((s = jit_cuda(ctx, &rt))) return jit_status(ctx, s);
-  int dev = o->compile.device;
-  if ((s = rt_enter(rt, dev, &ctx->err))) return jit_status(ctx, s);
-  s = jit_load(ctx, k, dev, NULL);
   const rj_tile *t = &req->u.tile;
   int bytes = ir_dtype(t->dtype)->bytes;
   int64_t nsrc = ir_numel(&t->src), ndst = ir_numel(&t->dst);
@@ -303,5 +307,25 @@ RJ_API rj_status rj_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opt
   for (int i = 0; i < 3; i++) rt_free(rt, bufs[i]);
   ir_placement_free(&pd);
   rt_leave(rt);
+  return s;
+}
+
+RJ_API rj_status rj_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                          rj_bench_result *res) {
+  rj_check_opts dflt;
+  if (!o) {
+    rj_check_opts_init(&dflt);
+    o = &dflt;
+  }
+  memset(res, 0, sizeof *res);
+  memset(&ctx->err, 0, sizeof ctx->err);
+  rj_status s = jit_validate(ctx, req);
+  if (s) return jit_status(ctx, s);
+  switch (req->kind) {
+  case RJ_KIND_TILE: s = jit_bench_tile(ctx, req, o, res); break;
+  case RJ_KIND_SUBGROUP: s = jit_bench_subgroup(ctx, req, o, res); break;
+  case RJ_KIND_TENSOR: s = jit_bench_tensor(ctx, req, o, res); break;
+  case RJ_KIND_TREDUCE: s = jit_bench_treduce(ctx, req, o, res); break;
+  }
   return jit_status(ctx, s);
 }

@@ -53,4 +53,21 @@ rj_status jit_target(rj_ctx *ctx, const rj_options *opt, const ir_target **out);
 /* Loads k on device dev (once) and returns its function. */
 rj_status jit_load(rj_ctx *ctx, rj_kernel *k, int dev, double *ms);
 
+
+/* check.c: compiles req, enters device o->compile.device and loads the kernel there (pair a
+ * success with rt_leave).  *load_ms may be NULL. */
+rj_status jit_prepare(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o, rj_kernel **k,
+                      rt_cuda **rt, double *load_ms);
+
+/* Per-kind `run` and `bench` (check.c for tile, check_<kind>.c for the others).  Each gets a
+ * validated request, fills res, and returns a status (the message in ctx->err). */
+rj_status jit_check_tile(rj_ctx *, const rj_request *, const rj_check_opts *, rj_check_result *);
+rj_status jit_check_subgroup(rj_ctx *, const rj_request *, const rj_check_opts *, rj_check_result *);
+rj_status jit_check_tensor(rj_ctx *, const rj_request *, const rj_check_opts *, rj_check_result *);
+rj_status jit_check_treduce(rj_ctx *, const rj_request *, const rj_check_opts *, rj_check_result *);
+rj_status jit_bench_tile(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
+rj_status jit_bench_subgroup(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
+rj_status jit_bench_tensor(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
+rj_status jit_bench_treduce(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
+
 #endif

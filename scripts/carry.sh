@@ -5,11 +5,13 @@
 # libraries through rpath $ORIGIN.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake --build build -j"$(nproc)" >/dev/null
-rm -rf carry && mkdir -p carry
-cp -L build/libredjit.so.0 build/redjit carry/
-cp -L build/tests/test_* carry/ 2>/dev/null || true
-for f in build/bench/* ; do [ -x "$f" ] && [ -f "$f" ] && cp -L "$f" carry/; done 2>/dev/null || true
-for lib in libcjson.so.1 libsubunit.so.0; do cp -L "/usr/lib/x86_64-linux-gnu/$lib" carry/; done
-strip --strip-unneeded carry/libredjit.so.0
-du -sh carry
+build=${BUILD:-build}   # the build folder to take binaries from
+carry=${CARRY:-carry}   # where to gather them (git-ignored)
+cmake --build "$build" -j"$(nproc)" >/dev/null
+rm -rf "$carry" && mkdir -p "$carry"
+cp -L "$build"/libredjit.so.0 "$build"/redjit "$carry"/
+cp -L "$build"/tests/test_* "$carry"/ 2>/dev/null || true
+for f in "$build"/bench/*; do if [ -x "$f" ] && [ -f "$f" ]; then cp -L "$f" "$carry"/; fi; done
+for lib in libcjson.so.1 libsubunit.so.0; do cp -L "/usr/lib/x86_64-linux-gnu/$lib" "$carry"/; done
+strip --strip-unneeded "$carry"/libredjit.so.0
+du -sh "$carry"
