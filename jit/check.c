@@ -232,23 +232,43 @@ rj_status jit_check_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts
   return s;
 }
 
+/* run and bench, per request kind (ORDER KIND: rj_kind values index this table) */
+static const struct {
+  rj_status (*check)(rj_ctx *, const rj_request *, const rj_check_opts *, rj_check_result *);
+  rj_status (*bench)(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
+} by_kind[] = {
+    [RJ_KIND_TILE] = {jit_check_tile, jit_bench_tile},
+    [RJ_KIND_SUBGROUP] = {jit_check_subgroup, jit_bench_subgroup},
+    [RJ_KIND_TENSOR] = {jit_check_tensor, jit_bench_tensor},
+    [RJ_KIND_TREDUCE] = {jit_check_treduce, jit_bench_treduce},
+};
+
+/* Validates req and fills *o with the defaults when the caller passed none. */
+static rj_status start(rj_ctx *ctx, const rj_request *req, const rj_check_opts **o,
+                       rj_check_opts *dflt) {
+  if (!*o) {
+    rj_check_opts_init(dflt);
+    *o = dflt;
+  }
+  memset(&ctx->err, 0, sizeof ctx->err);
+  return jit_validate(ctx, req);
+}
+
 RJ_API rj_status rj_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                           rj_check_result *res) {
   rj_check_opts dflt;
-  if (!o) {
-    rj_check_opts_init(&dflt);
-    o = &dflt;
-  }
   memset(res, 0, sizeof *res);
-  memset(&ctx->err, 0, sizeof ctx->err);
-  rj_status s = jit_validate(ctx, req);
-  if (s) return jit_status(ctx, s);
-  switch (req->kind) {
-  case RJ_KIND_TILE: s = jit_check_tile(ctx, req, o, res); break;
-  case RJ_KIND_SUBGROUP: s = jit_check_subgroup(ctx, req, o, res); break;
-  case RJ_KIND_TENSOR: s = jit_check_tensor(ctx, req, o, res); break;
-  case RJ_KIND_TREDUCE: s = jit_check_treduce(ctx, req, o, res); break;
-  }
+  rj_status s = start(ctx, req, &o, &dflt);
+  if (!s) s = by_kind[req->kind].check(ctx, req, o, res);
+  return jit_status(ctx, s);
+}
+
+RJ_API rj_status rj_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                          rj_bench_result *res) {
+  rj_check_opts dflt;
+  memset(res, 0, sizeof *res);
+  rj_status s = start(ctx, req, &o, &dflt);
+  if (!s) s = by_kind[req->kind].bench(ctx, req, o, res);
   return jit_status(ctx, s);
 }
 
@@ -308,24 +328,4 @@ rj_status jit_bench_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts
   ir_placement_free(&pd);
   rt_leave(rt);
   return s;
-}
-
-RJ_API rj_status rj_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
-                          rj_bench_result *res) {
-  rj_check_opts dflt;
-  if (!o) {
-    rj_check_opts_init(&dflt);
-    o = &dflt;
-  }
-  memset(res, 0, sizeof *res);
-  memset(&ctx->err, 0, sizeof ctx->err);
-  rj_status s = jit_validate(ctx, req);
-  if (s) return jit_status(ctx, s);
-  switch (req->kind) {
-  case RJ_KIND_TILE: s = jit_bench_tile(ctx, req, o, res); break;
-  case RJ_KIND_SUBGROUP: s = jit_bench_subgroup(ctx, req, o, res); break;
-  case RJ_KIND_TENSOR: s = jit_bench_tensor(ctx, req, o, res); break;
-  case RJ_KIND_TREDUCE: s = jit_bench_treduce(ctx, req, o, res); break;
-  }
-  return jit_status(ctx, s);
 }

@@ -78,4 +78,13 @@ static inline void rjt_run_ok(rj_ctx *ctx, const char *json, uint64_t seed, int 
   ck_assert_int_gt(res.checked, 0);
 }
 
+/* Runs one suite of the given test functions; exit status for ctest. */
+static inline int rjt_main(Suite *s) {
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
+
 #endif

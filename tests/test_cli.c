@@ -120,9 +120,5 @@ int main(void) {
   tcase_add_test(tc, bad_input_is_status_2);
   tcase_add_test(tc, run_status);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return rjt_main(s);
 }

@@ -156,9 +156,5 @@ int main(void) {
   tcase_add_test(tc, two_level_and_named_barrier);
   tcase_add_loop_test(tc, ptxas_assembles, 0, (int)(sizeof corpus / sizeof corpus[0]));
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return rjt_main(s);
 }

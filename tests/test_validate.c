@@ -183,9 +183,5 @@ int main(void) {
   tcase_add_loop_test(tc, valid_requests, 0, (int)(sizeof good / sizeof good[0]));
   tcase_add_test(tc, c_structs);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return rjt_main(s);
 }
