@@ -78,6 +78,18 @@ static inline void rjt_run_ok(rj_ctx *ctx, const char *json, uint64_t seed, int 
   ck_assert_int_gt(res.checked, 0);
 }
 
+/* For GPU suites: with no usable GPU, says so and returns RJT_SKIP (ctest reports "Skipped"). */
+#define RJT_SKIP 77
+static inline int rjt_gpu_present(void) {
+  rj_ctx *ctx = rj_ctx_new();
+  int n = 0;
+  rj_status s = rj_device_count(ctx, &n);
+  if (s != RJ_OK || n < 1)
+    fprintf(stderr, "SKIP: no GPU (%s): this suite needs one\n", s ? rj_errmsg(ctx) : "0 devices");
+  rj_ctx_free(ctx);
+  return s == RJ_OK && n > 0;
+}
+
 /* Runs one suite of the given test functions; exit status for ctest. */
 static inline int rjt_main(Suite *s) {
   SRunner *sr = srunner_create(s);

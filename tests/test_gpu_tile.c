@@ -234,6 +234,7 @@ START_TEST(nan_policies) {
 END_TEST
 
 int main(void) {
+  if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_tile");
   TCase *tc = tcase_create("gpu");
   tcase_set_timeout(tc, 1200);
