@@ -444,9 +444,8 @@ rj_status ir_parse(const char *json, rj_request *out, ir_err *e) {
   if (!json) return ir_fail(e, RJ_EINVAL, "request: no JSON text");
   const char *end = NULL;
   cJSON *o = cJSON_ParseWithOpts(json, &end, 1);
-  if (!o) {
-    const char *where = cJSON_GetErrorPtr();
-    long off = where && where >= json ? (long)(where - json) : -1;
+  if (!o) { /* the parse end, not cJSON_GetErrorPtr(): that one is process-global */
+    long off = end && end >= json ? (long)(end - json) : -1;
     return ir_fail(e, RJ_EINVAL, "request: malformed JSON near byte %ld", off);
   }
   rj_status s = RJ_OK;
