@@ -249,6 +249,9 @@ typedef struct rj_options {
                          or "sm_XX", "sm_XXa", "sm_XXf" */
   int device;         /* CUDA device ordinal, for "auto" and for launches */
   int ptx_version;    /* 0: the least the target and the kernel need; else e.g. 88 for PTX 8.8 */
+  int emulate_packed; /* 1: on a target without add.f32x2 / 3-input max/min, sm100_packed still
+                         runs, each packed instruction replaced by its scalar equivalents in the
+                         same order (docs/TARGETS.md); read only when struct_size covers it */
 } rj_options;
 
 RJ_API void rj_options_init(rj_options *opt);

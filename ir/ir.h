@@ -88,11 +88,19 @@ typedef struct ir_target {
   int min_ptx;        /* the least PTX ISA version LLVM and ptxas accept for it (e.g. 78) */
   unsigned features;
   int max_shared;     /* static shared memory bytes per block */
+  unsigned emulated;  /* features this entry provides by scalar emulation, not in hardware
+                         (rj_options.emulate_packed): a subset of IR_F_EMULABLE */
 } ir_target;
+
+/* Features that have a scalar emulation (the same algorithm, each packed instruction replaced
+ * by its scalar equivalents in the same order). */
+#define IR_F_EMULABLE (IR_F_ADD_F32X2 | IR_F_MAX3_F32)
 
 const ir_target *ir_target_find(const char *name);
 int ir_target_count(void);
 const ir_target *ir_target_at(int i);
+/* The twin of t whose missing IR_F_EMULABLE features are emulated (t itself if none missing). */
+const ir_target *ir_target_emulating(const ir_target *t);
 /* The PTX version a feature needs (0 when the target lacks it). */
 int ir_feature_ptx(const ir_target *t, ir_feature f);
 const char *ir_feature_name(ir_feature f);

@@ -10,31 +10,52 @@
 #define BF16 IR_F_BF16_CVT
 #define AMP (I32R | NANM | BF16)
 #define BW (AMP | IR_F_ADD_F32X2 | IR_F_MAX3_F32)
+#define RF32 IR_F_REDUX_F32
 #define SMEM 49152
 
-static const ir_target targets[] = {
-    {"sm_80", 80, 0, 70, AMP, SMEM},
-    {"sm_86", 86, 0, 71, AMP, SMEM},
-    {"sm_87", 87, 0, 74, AMP, SMEM},
-    {"sm_89", 89, 0, 78, AMP, SMEM},
-    {"sm_90", 90, 0, 78, AMP, SMEM},
-    {"sm_90a", 90, 'a', 80, AMP, SMEM},
-    {"sm_100", 100, 0, 86, BW, SMEM},
-    {"sm_100a", 100, 'a', 86, BW | IR_F_REDUX_F32, SMEM},
-    {"sm_100f", 100, 'f', 88, BW | IR_F_REDUX_F32, SMEM},
-    {"sm_103", 103, 0, 88, BW, SMEM},
-    {"sm_103a", 103, 'a', 88, BW | IR_F_REDUX_F32, SMEM},
-    {"sm_103f", 103, 'f', 88, BW | IR_F_REDUX_F32, SMEM},
-    {"sm_110", 110, 0, 90, BW, SMEM},
-    {"sm_110a", 110, 'a', 90, BW | IR_F_REDUX_F32, SMEM},
-    {"sm_110f", 110, 'f', 90, BW | IR_F_REDUX_F32, SMEM},
-    {"sm_120", 120, 0, 87, BW, SMEM},
-    {"sm_120a", 120, 'a', 87, BW, SMEM},
-    {"sm_120f", 120, 'f', 88, BW, SMEM},
-    {"sm_121", 121, 0, 88, BW, SMEM},
-    {"sm_121a", 121, 'a', 88, BW, SMEM},
-    {"sm_121f", 121, 'f', 88, BW, SMEM},
-};
+/* name, sm, suffix, least PTX, features.  Verified against LLVM 22.1.8 llc (-mcpu, -mattr=+ptxNN:
+ * a PTX version below "least" is fatal there) and CUDA 13.0 ptxas (docs/TARGETS.md):
+ *  - add.f32x2 and 3-input max/min: every sm_100+ target (ptxas), PTX 8.6 / 8.8;
+ *  - redux.sync.f32: only sm_100a/f and sm_103a/f -- llc aborts ("Cannot select") on sm_100,
+ *    sm_103, sm_110*, sm_120*, sm_121*, and ptxas refuses sm_110a and sm_120a too;
+ *  - sm_88 exists in LLVM 22 only at PTX 9.0; sm_101* is left out (ptxas 13.0 does not know it). */
+#define TARGETS(X)                  \
+  X("sm_80", 80, 0, 70, AMP)        \
+  X("sm_86", 86, 0, 71, AMP)        \
+  X("sm_87", 87, 0, 74, AMP)        \
+  X("sm_88", 88, 0, 90, AMP)        \
+  X("sm_89", 89, 0, 78, AMP)        \
+  X("sm_90", 90, 0, 78, AMP)        \
+  X("sm_90a", 90, 'a', 80, AMP)     \
+  X("sm_100", 100, 0, 86, BW)       \
+  X("sm_100a", 100, 'a', 86, BW | RF32) \
+  X("sm_100f", 100, 'f', 88, BW | RF32) \
+  X("sm_103", 103, 0, 88, BW)       \
+  X("sm_103a", 103, 'a', 88, BW | RF32) \
+  X("sm_103f", 103, 'f', 88, BW | RF32) \
+  X("sm_110", 110, 0, 90, BW)       \
+  X("sm_110a", 110, 'a', 90, BW)    \
+  X("sm_110f", 110, 'f', 90, BW)    \
+  X("sm_120", 120, 0, 87, BW)       \
+  X("sm_120a", 120, 'a', 87, BW)    \
+  X("sm_120f", 120, 'f', 88, BW)    \
+  X("sm_121", 121, 0, 88, BW)       \
+  X("sm_121a", 121, 'a', 88, BW)    \
+  X("sm_121f", 121, 'f', 88, BW)
+
+#define ROW(n, sm, suf, ptx, f) {n, sm, suf, ptx, f, SMEM, 0},
+/* The same targets with the packed instructions they lack provided by scalar emulation
+ * (rj_options.emulate_packed): same name, same PTX, so the same LLVM target. */
+#define ROW_EMU(n, sm, suf, ptx, f) {n, sm, suf, ptx, f, SMEM, IR_F_EMULABLE & ~(unsigned)(f)},
+
+static const ir_target targets[] = {TARGETS(ROW)};
+static const ir_target emulating[] = {TARGETS(ROW_EMU)};
+
+const ir_target *ir_target_emulating(const ir_target *t) {
+  for (int i = 0; t && i < ir_target_count(); i++)
+    if (t == &targets[i] || t == &emulating[i]) return &emulating[i];
+  return t;
+}
 
 int ir_target_count(void) {
   return (int)(sizeof targets / sizeof targets[0]);

@@ -4,6 +4,7 @@
 #include "jit.h"
 
 #include <llvm-c/Analysis.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,9 @@ rj_status jit_target(rj_ctx *ctx, const rj_options *opt, const ir_target **out) 
                      name);
   }
   *out = ir_target_find(name);
+  if (*out && opt && opt->struct_size >= offsetof(rj_options, emulate_packed) + sizeof(int) &&
+      opt->emulate_packed)
+    *out = ir_target_emulating(*out);
   if (!*out) {
     char known[512];
     size_t k = 0;
@@ -180,7 +184,8 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
   if ((s = jit_validate(ctx, req)) || (s = jit_target(ctx, opt, &tg))) return jit_status(ctx, s);
   double t0 = now_ms(); /* compile time proper: after the target (auto may start the driver) */
   if ((s = ir_canonical(req, &canon, e))) return jit_status(ctx, s);
-  snprintf(key, sizeof key, "|%s|%d", tg->name, opt ? opt->ptx_version : 0);
+  snprintf(key, sizeof key, "|%s|%d%s", tg->name, opt ? opt->ptx_version : 0,
+           tg->emulated ? "|emulated" : "");
   fullkey = malloc(strlen(canon) + strlen(key) + 1);
   if (!fullkey) {
     free(canon);

@@ -10,6 +10,7 @@
 
 static const char usage[] =
     "usage: redjit ptx      REQUEST [--target T] [--emit ptx|llvm|llvm-opt] [--ptx-version N]\n"
+    "       (ptx, explain, run, bench also take --emulate-packed)\n"
     "       redjit explain  REQUEST [--target T]\n"
     "       redjit run      REQUEST [--target T] [--seed N] [--device K] [--nans K]\n"
     "       redjit bench    REQUEST [--target T] [--device K]\n"
@@ -115,6 +116,9 @@ static int parse_args(int argc, char **argv, args *a) {
       a->check.compile.device = (int)strtol(v, &end, 10);
     } else if (strcmp(o, "--nans") == 0 && v) {
       a->check.nan_count = (int)strtol(v, &end, 10);
+    } else if (strcmp(o, "--emulate-packed") == 0) {
+      a->check.compile.emulate_packed = 1;
+      continue;
     } else if (strcmp(o, "--ptx-version") == 0 && v) {
       a->check.compile.ptx_version = (int)strtol(v, &end, 10);
     } else if (!a->request && (o[0] != '-' || o[1] == 0 || o[0] == '{')) {
