@@ -189,6 +189,9 @@ static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
     return ir_fail(e, RJ_EINVAL, "threads: %d must be a multiple of 32 in 32..1024", g->threads);
   if (g->blocks < 1 || g->blocks > 65535)
     return ir_fail(e, RJ_EINVAL, "blocks: %d is outside 1..65535", g->blocks);
+  if (g->primitive == RJ_PRIM_INVOCATION_ID && ir_dtype(g->dtype)->is_float)
+    return ir_fail(e, RJ_EINVAL,
+                   "dtype: invocation_id returns the lane id, an integer: use i32, u32, i64 or u64");
   bool lane_arg = g->primitive == RJ_PRIM_BROADCAST || g->primitive == RJ_PRIM_SHUFFLE_DOWN ||
                   g->primitive == RJ_PRIM_SHUFFLE_UP || g->primitive == RJ_PRIM_SHUFFLE_XOR ||
                   (g->primitive == RJ_PRIM_SHUFFLE && !g->index_is_list);

@@ -123,6 +123,7 @@ rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant
 /* The variants (one file each). */
 extern const pass_variant pass_variant_shared;
 extern const pass_variant pass_variant_local;
+extern const pass_variant pass_variant_subgroup;
 
 /* optimize.c — the pipeline after lowering (O3), through LLVMRunPasses. */
 rj_status pass_optimize(LLVMModuleRef M, LLVMTargetMachineRef tm, ir_err *e);

@@ -9,6 +9,7 @@
 static const pass_variant *const all[] = {
     &pass_variant_shared,
     &pass_variant_local,
+    &pass_variant_subgroup,
 };
 #define NVAR ((int)(sizeof all / sizeof all[0]))
 

@@ -1,0 +1,177 @@
+/* kind subgroup (seed 003): warp-level primitives, one kernel per request.
+ *
+ * The kernel: element i is owned by global thread i = blockIdx.x * threads + threadIdx.x;
+ * out[i] = primitive(in[i]).  threads is a multiple of 32 (validated), so every warp is full and
+ * the body is straight-line code: no branch, no call, no shared memory, no barrier; each
+ * shfl.sync runs under the full mask.  The primitive emitters (pass_shfl, pass_subgroup) are
+ * reused by the embedding API (embed/emit.c).  Semantics: docs/SUBGROUP.md. */
+#include "subgroup.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const shfl_names[4][2] = {
+    {"llvm.nvvm.shfl.sync.idx.i32", "llvm.nvvm.shfl.sync.idx.f32"},
+    {"llvm.nvvm.shfl.sync.up.i32", "llvm.nvvm.shfl.sync.up.f32"},
+    {"llvm.nvvm.shfl.sync.down.i32", "llvm.nvvm.shfl.sync.down.f32"},
+    {"llvm.nvvm.shfl.sync.bfly.i32", "llvm.nvvm.shfl.sync.bfly.f32"},
+};
+
+static LLVMValueRef shfl32(pass_emit *e, pass_shfl_mode m, LLVMValueRef v, LLVMValueRef b) {
+  bool f = LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMFloatTypeKind;
+  /* c: up clamps at lane 0 (segment mask 0, clamp 0); the others at lane 31 */
+  LLVMValueRef args[4] = {pass_i32(e, -1), v, b, pass_i32(e, m == PASS_SHFL_UP ? 0 : 0x1f)};
+  return pass_call(e, shfl_names[m][f], NULL, 0, args, 4);
+}
+
+LLVMValueRef pass_shfl(pass_emit *e, pass_shfl_mode m, LLVMValueRef v, LLVMValueRef b) {
+  LLVMTypeRef ty = LLVMTypeOf(v), i32 = LLVMInt32TypeInContext(e->C);
+  LLVMTypeKind k = LLVMGetTypeKind(ty);
+  unsigned bits = k == LLVMIntegerTypeKind                          ? LLVMGetIntTypeWidth(ty)
+                  : k == LLVMDoubleTypeKind                         ? 64
+                  : k == LLVMHalfTypeKind || k == LLVMBFloatTypeKind ? 16
+                                                                    : 32;
+  if (bits == 32) return shfl32(e, m, v, b);
+  if (bits == 16) {
+    LLVMTypeRef i16 = LLVMInt16TypeInContext(e->C);
+    LLVMValueRef x = k == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(e->B, v, i16, "");
+    x = shfl32(e, m, LLVMBuildZExt(e->B, x, i32, ""), b);
+    x = LLVMBuildTrunc(e->B, x, i16, "");
+    return k == LLVMIntegerTypeKind ? x : LLVMBuildBitCast(e->B, x, ty, "");
+  }
+  /* 64-bit: the two 32-bit halves, each shuffled from the same source lane */
+  LLVMTypeRef v2 = LLVMVectorType(i32, 2);
+  LLVMValueRef pair = LLVMBuildBitCast(e->B, v, v2, "");
+  LLVMValueRef lo = shfl32(e, m, LLVMBuildExtractElement(e->B, pair, pass_i32(e, 0), ""), b);
+  LLVMValueRef hi = shfl32(e, m, LLVMBuildExtractElement(e->B, pair, pass_i32(e, 1), ""), b);
+  pair = LLVMBuildInsertElement(e->B, LLVMGetUndef(v2), lo, pass_i32(e, 0), "");
+  pair = LLVMBuildInsertElement(e->B, pair, hi, pass_i32(e, 1), "");
+  return LLVMBuildBitCast(e->B, pair, ty, "");
+}
+
+LLVMValueRef pass_lane_id(pass_emit *e) {
+  return pass_call(e, "llvm.nvvm.read.ptx.sreg.laneid", NULL, 0, NULL, 0);
+}
+
+const char *pass_subgroup_dtype_reason(rj_primitive p, rj_dtype t) {
+  if (!ir_dtype(t)) return "unknown dtype";
+  if (p == RJ_PRIM_INVOCATION_ID && ir_dtype(t)->is_float)
+    return "invocation_id returns the lane id, an integer: use i32, u32, i64 or u64";
+  return NULL;
+}
+
+static bool is_reduce(rj_primitive p) {
+  return p >= RJ_PRIM_REDUCE_ADD && p <= RJ_PRIM_REDUCE_ALL_MAX;
+}
+
+static rj_op reduce_op(rj_primitive p) {
+  switch (p) {
+  case RJ_PRIM_REDUCE_MIN: case RJ_PRIM_REDUCE_ALL_MIN: return RJ_OP_MIN;
+  case RJ_PRIM_REDUCE_MAX: case RJ_PRIM_REDUCE_ALL_MAX: return RJ_OP_MAX;
+  default: return RJ_OP_SUM;
+  }
+}
+
+rj_status pass_subgroup(pass_emit *e, rj_primitive p, rj_dtype t, int k, LLVMValueRef v,
+                        LLVMValueRef arg, LLVMValueRef *out) {
+  *out = NULL;
+  const char *why = pass_subgroup_dtype_reason(p, t);
+  if (why) return ir_fail(e->err, RJ_EINVAL, "dtype: %s", why);
+  if ((unsigned)p > RJ_PRIM_INVOCATION_ID) return ir_fail(e->err, RJ_EINVAL, "primitive: unknown value");
+  if (is_reduce(p) && (k < 0 || k > 5))
+    return ir_fail(e->err, RJ_EINVAL, "log2_size: %d is outside 0..5 (a group is 1 to 32 lanes)", k);
+  if (p == RJ_PRIM_INVOCATION_ID) {
+    LLVMValueRef id = pass_lane_id(e);
+    LLVMTypeRef ty = pass_type(e, t);
+    *out = ir_dtype(t)->bytes == 8 ? LLVMBuildZExt(e->B, id, ty, "") : id;
+    return RJ_OK;
+  }
+  if (!v) return ir_fail(e->err, RJ_EINVAL, "value: missing");
+  if (LLVMTypeOf(v) != pass_type(e, t))
+    return ir_fail(e->err, RJ_EINVAL, "value: its LLVM type is not the storage type of dtype %s",
+                   ir_dtype(t)->name);
+  if (is_reduce(p)) {
+    rj_op op = reduce_op(p);
+    LLVMValueRef acc = pass_to_acc(e, v, t);
+    if (p <= RJ_PRIM_REDUCE_MAX) { /* shuffle-down tree: offsets 2^(k-1) .. 1 */
+      for (int i = k - 1; i >= 0; i--)
+        acc = pass_combine(e, op, t, RJ_NAN_PROPAGATE, acc,
+                           pass_shfl(e, PASS_SHFL_DOWN, acc, pass_i32(e, 1 << i)));
+    } else { /* xor butterfly: masks 1 .. 2^(k-1) */
+      for (int i = 0; i < k; i++)
+        acc = pass_combine(e, op, t, RJ_NAN_PROPAGATE, acc,
+                           pass_shfl(e, PASS_SHFL_BFLY, acc, pass_i32(e, 1 << i)));
+    }
+    *out = pass_from_acc(e, acc, t);
+    return RJ_OK;
+  }
+  if (!arg || LLVMTypeOf(arg) != LLVMInt32TypeInContext(e->C))
+    return ir_fail(e->err, RJ_EINVAL, "arg: %s needs an i32 lane, offset or mask",
+                   ir_primitive_name(p));
+  pass_shfl_mode m = p == RJ_PRIM_SHUFFLE_UP     ? PASS_SHFL_UP
+                     : p == RJ_PRIM_SHUFFLE_DOWN ? PASS_SHFL_DOWN
+                     : p == RJ_PRIM_SHUFFLE_XOR  ? PASS_SHFL_BFLY
+                                                 : PASS_SHFL_IDX;
+  LLVMValueRef r = pass_shfl(e, m, v, arg);
+  /* an argument outside 0..31 keeps the lane's own value (folds away for constants) */
+  LLVMValueRef in = LLVMBuildICmp(e->B, LLVMIntULT, arg, pass_i32(e, 32), "");
+  *out = LLVMBuildSelect(e->B, in, r, v, "");
+  return RJ_OK;
+}
+
+/* ---------------------------------------------------------------- the variant */
+
+static const char *accepts(const rj_request *r, const ir_target *t, char *buf, size_t n) {
+  (void)t;
+  const char *why = pass_subgroup_dtype_reason(r->u.subgroup.primitive, r->u.subgroup.dtype);
+  if (!why) return NULL;
+  snprintf(buf, n, "dtype: %s", why);
+  return buf;
+}
+
+static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
+  (void)self;
+  const rj_subgroup *g = &r->u.subgroup;
+  LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
+  LLVMTypeRef params[2] = {gptr, gptr};
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, 2, 0);
+  e->entry = "redjit_subgroup";
+  e->fn = LLVMAddFunction(e->M, e->entry, fty);
+  LLVMSetFunctionCallConv(e->fn, LLVMPTXKernelCallConv);
+  LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
+  e->grid[0] = (unsigned)g->blocks;
+  e->grid[1] = e->grid[2] = 1;
+  e->block[0] = (unsigned)g->threads;
+  e->block[1] = e->block[2] = 1;
+  e->shared_bytes = 0;
+  LLVMTypeRef ty = pass_type(e, g->dtype);
+  LLVMValueRef bid = pass_call(e, "llvm.nvvm.read.ptx.sreg.ctaid.x", NULL, 0, NULL, 0);
+  LLVMValueRef gid = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, bid, pass_i32(e, g->threads), ""),
+                                  pass_tid_x(e), "gid");
+  LLVMValueRef x = LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, LLVMGetParam(e->fn, 0), gid), "x");
+  LLVMValueRef arg = pass_i32(e, g->arg);
+  if (g->primitive == RJ_PRIM_SHUFFLE && g->index_is_list) {
+    int32_t tab[32];
+    for (int i = 0; i < 32; i++) tab[i] = g->index[i];
+    LLVMValueRef table = pass_const_table_i32(e, tab, 32, "rj_shfl_index");
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
+    arg = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, table, pass_lane_id(e)), "index");
+  }
+  LLVMValueRef y = NULL;
+  rj_status s = pass_subgroup(e, g->primitive, g->dtype, g->log2_size, x, arg, &y);
+  if (s) return s;
+  LLVMBuildStore(e->B, y, pass_gep(e, ty, LLVMGetParam(e->fn, 1), gid));
+  LLVMBuildRetVoid(e->B);
+  return RJ_OK;
+}
+
+const pass_variant pass_variant_subgroup = {
+    .name = "subgroup",
+    .prio = 10,
+    .kind = RJ_KIND_SUBGROUP,
+    .summary = "warp primitives: shfl.sync idx/up/down/bfly, shuffle-down and butterfly trees "
+               "(64-bit as two 32-bit shuffles)",
+    .accepts = accepts,
+    .kernel = kernel,
+    .tile = NULL,
+};
