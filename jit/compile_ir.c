@@ -1,0 +1,260 @@
+/* Issue 4: a caller's finished module (IR text or bitcode, made by any LLVM, e.g. one that used
+ * the rj_emit* functions of libredjit_emit.a) through redjit's pipeline: parse into the
+ * context's LLVM, verify, O3, PTX; and the device calls a language runtime needs to run it
+ * (memory, launch).  Nothing LLVM crosses the library boundary: only bytes. */
+#include "../passes/passes.h"
+#include "jit.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/IRReader.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TRIPLE "nvptx64-nvidia-cuda"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The context's target machine for (t, ptx): the cache jit/compile.c fills, same rules. */
+static rj_status machine(rj_ctx *ctx, const ir_target *t, int ptx, LLVMTargetMachineRef *out) {
+  for (int i = 0; i < ctx->ntms; i++)
+    if (ctx->tms[i].ptx == ptx && strcmp(ctx->tms[i].target, t->name) == 0) {
+      *out = ctx->tms[i].tm;
+      return RJ_OK;
+    }
+  LLVMTargetRef target;
+  char *msg = NULL;
+  if (LLVMGetTargetFromTriple(TRIPLE, &target, &msg)) {
+    rj_status s = ir_fail(&ctx->err, RJ_ELLVM, "LLVM: %s", msg ? msg : "no NVPTX target");
+    LLVMDisposeMessage(msg);
+    return s;
+  }
+  char features[16];
+  snprintf(features, sizeof features, "+ptx%d", ptx);
+  LLVMTargetMachineRef tm =
+      LLVMCreateTargetMachine(target, TRIPLE, t->name, features, LLVMCodeGenLevelAggressive,
+                              LLVMRelocDefault, LLVMCodeModelDefault);
+  if (!tm) return ir_fail(&ctx->err, RJ_ELLVM, "LLVM: cannot create a target machine for %s", t->name);
+  if (ctx->ntms == (int)(sizeof ctx->tms / sizeof ctx->tms[0])) {
+    LLVMDisposeTargetMachine(ctx->tms[0].tm);
+    memmove(ctx->tms, ctx->tms + 1, sizeof ctx->tms[0] * (size_t)(ctx->ntms - 1));
+    ctx->ntms--;
+  }
+  jit_tm *slot = &ctx->tms[ctx->ntms++];
+  snprintf(slot->target, sizeof slot->target, "%s", t->name);
+  slot->ptx = ptx;
+  slot->tm = tm;
+  *out = tm;
+  return RJ_OK;
+}
+
+static rj_status ptx_version(rj_ctx *ctx, const ir_target *t, const rj_options *opt, int *ptx) {
+  static const int known[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76,
+                              77, 78, 80, 81, 82, 83, 84, 85, 86, 87, 88, 90};
+  int want = opt ? opt->ptx_version : 0;
+  if (!want) want = t->min_ptx;
+  bool ok = false;
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) ok |= known[i] == want;
+  if (!ok)
+    return ir_fail(&ctx->err, RJ_ETARGET,
+                   "ptx_version: %d is not a PTX ISA version LLVM 22 emits (for shfl.sync: 60+)",
+                   want);
+  if (want < t->min_ptx)
+    return ir_fail(&ctx->err, RJ_ETARGET,
+                   "ptx_version: PTX %d.%d does not support target %s (it needs PTX %d.%d)",
+                   want / 10, want % 10, t->name, t->min_ptx / 10, t->min_ptx % 10);
+  *ptx = want;
+  return RJ_OK;
+}
+
+static char *text_of(LLVMModuleRef M) {
+  char *s = LLVMPrintModuleToString(M), *copy = strdup(s);
+  LLVMDisposeMessage(s);
+  return copy;
+}
+
+static uint64_t fnv1a(const char *p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+  return h;
+}
+
+static void kernel_drop(rj_kernel *k) {
+  if (!k) return;
+  free(k->key);
+  free(k->ll);
+  free(k->ll_opt);
+  free(k->ptx);
+  free(k);
+}
+
+RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const char *entry,
+                               const rj_options *opt, rj_kernel **out) {
+  memset(&ctx->err, 0, sizeof ctx->err);
+  ir_err *e = &ctx->err;
+  if (out) *out = NULL;
+  if (!ir || !entry || !out)
+    return jit_status(ctx, ir_fail(e, RJ_EINVAL, "ir, entry and out are required"));
+  if (!entry[0] || strlen(entry) >= sizeof((rj_kernel *)0)->entry)
+    return jit_status(ctx, ir_fail(e, RJ_EINVAL, "entry: empty or longer than 63 characters"));
+  size_t n = len ? len : strlen(ir);
+  const ir_target *tg = NULL;
+  int ptx = 0;
+  rj_status s;
+  if ((s = jit_target(ctx, opt, &tg)) || (s = ptx_version(ctx, tg, opt, &ptx)))
+    return jit_status(ctx, s);
+  double t0 = now_ms();
+  /* 1. the cache: by content hash, length, entry, target and PTX version */
+  char key[192];
+  snprintf(key, sizeof key, "ir:%016llx:%zu|%s|%s|%d", (unsigned long long)fnv1a(ir, n), n, entry,
+           tg->name, ptx);
+  for (rj_kernel *k = ctx->kernels; k; k = k->next)
+    if (strcmp(k->key, key) == 0) {
+      *out = k;
+      return jit_status(ctx, RJ_OK);
+    }
+  /* 2. parse into the context's LLVM (the buffer is consumed by the parser) */
+  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, n, "rj_compile_ir");
+  LLVMModuleRef M = NULL;
+  char *msg = NULL;
+  if (!buf) return jit_status(ctx, ir_fail(e, RJ_ENOMEM, "out of memory"));
+  if (LLVMParseIRInContext(ctx->llvm, buf, &M, &msg)) {
+    s = ir_fail(e, RJ_EINVAL, "ir: not LLVM 22 IR text or bitcode: %.700s", msg ? msg : "?");
+    LLVMDisposeMessage(msg);
+    return jit_status(ctx, s);
+  }
+  LLVMValueRef fn = LLVMGetNamedFunction(M, entry);
+  if (!fn || LLVMCountBasicBlocks(fn) == 0)
+    s = ir_fail(e, RJ_EINVAL, "entry: the module defines no function \"%s\"", entry);
+  else if (LLVMGetTypeKind(LLVMGetReturnType(LLVMGlobalGetValueType(fn))) != LLVMVoidTypeKind)
+    s = ir_fail(e, RJ_EINVAL, "entry: a kernel returns void; \"%s\" does not", entry);
+  rj_kernel *k = s ? NULL : calloc(1, sizeof *k);
+  if (!s && !k) s = ir_fail(e, RJ_ENOMEM, "out of memory");
+  LLVMTargetMachineRef tm = NULL;
+  if (!s) {
+    LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);
+    LLVMSetLinkage(fn, LLVMExternalLinkage);
+    LLVMSetTarget(M, TRIPLE);
+    s = machine(ctx, tg, ptx, &tm);
+  }
+  if (!s) {
+    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+    LLVMSetModuleDataLayout(M, dl);
+    LLVMDisposeTargetData(dl);
+  }
+  /* 3. verify, keep the text, O3, keep it again, PTX */
+  if (!s && LLVMVerifyModule(M, LLVMReturnStatusAction, &msg)) {
+    s = ir_fail(e, RJ_EINVAL, "ir: the module does not verify: %.700s", msg);
+  }
+  if (msg) LLVMDisposeMessage(msg);
+  msg = NULL;
+  if (!s && !(k->ll = text_of(M))) s = ir_fail(e, RJ_ENOMEM, "out of memory");
+  if (!s) s = pass_optimize(M, tm, e);
+  if (!s && !(k->ll_opt = text_of(M))) s = ir_fail(e, RJ_ENOMEM, "out of memory");
+  if (!s) {
+    LLVMMemoryBufferRef pb = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, M, LLVMAssemblyFile, &msg, &pb)) {
+      s = ir_fail(e, RJ_ELLVM, "NVPTX codegen failed: %s", msg ? msg : "?");
+      LLVMDisposeMessage(msg);
+    } else {
+      size_t pn = LLVMGetBufferSize(pb);
+      k->ptx = malloc(pn + 1);
+      if (k->ptx) {
+        memcpy(k->ptx, LLVMGetBufferStart(pb), pn);
+        k->ptx[pn] = 0;
+      } else {
+        s = ir_fail(e, RJ_ENOMEM, "out of memory");
+      }
+      LLVMDisposeMemoryBuffer(pb);
+    }
+  }
+  LLVMDisposeModule(M);
+  if (!s && !(k->key = strdup(key))) s = ir_fail(e, RJ_ENOMEM, "out of memory");
+  if (s) {
+    kernel_drop(k);
+    return jit_status(ctx, s);
+  }
+  /* 4. into the cache; the launch geometry is the caller's (rj_kernel_launch) */
+  /* k->req stays zeroed: there is no request behind this kernel */
+  k->ptx_version = ptx;
+  k->loaded_on = -1;
+  snprintf(k->variant, sizeof k->variant, "ir");
+  snprintf(k->target, sizeof k->target, "%s", tg->name);
+  snprintf(k->entry, sizeof k->entry, "%s", entry);
+  k->compile_ms = now_ms() - t0;
+  k->next = ctx->kernels;
+  ctx->kernels = k;
+  *out = k;
+  return jit_status(ctx, RJ_OK);
+}
+
+/* ---------------------------------------------------------------- device calls */
+
+static rj_status enter(rj_ctx *ctx, int device, rt_cuda **rt) {
+  memset(&ctx->err, 0, sizeof ctx->err);
+  rj_status s = jit_cuda(ctx, rt);
+  if (!s) s = rt_enter(*rt, device, &ctx->err);
+  return s;
+}
+
+RJ_API rj_status rj_device_alloc(rj_ctx *ctx, int device, size_t bytes, uint64_t *ptr) {
+  rt_cuda *rt = NULL;
+  *ptr = 0;
+  rj_status s = enter(ctx, device, &rt);
+  if (s) return jit_status(ctx, s);
+  s = rt_alloc(rt, bytes, ptr, &ctx->err);
+  rt_leave(rt);
+  return jit_status(ctx, s);
+}
+
+RJ_API rj_status rj_device_free(rj_ctx *ctx, int device, uint64_t ptr) {
+  rt_cuda *rt = NULL;
+  rj_status s = enter(ctx, device, &rt);
+  if (s) return jit_status(ctx, s);
+  rt_free(rt, ptr);
+  rt_leave(rt);
+  return jit_status(ctx, RJ_OK);
+}
+
+RJ_API rj_status rj_memcpy_htod(rj_ctx *ctx, int device, uint64_t dst, const void *src,
+                                size_t bytes) {
+  rt_cuda *rt = NULL;
+  rj_status s = enter(ctx, device, &rt);
+  if (s) return jit_status(ctx, s);
+  s = rt_htod(rt, dst, src, bytes, &ctx->err);
+  rt_leave(rt);
+  return jit_status(ctx, s);
+}
+
+RJ_API rj_status rj_memcpy_dtoh(rj_ctx *ctx, int device, void *dst, uint64_t src, size_t bytes) {
+  rt_cuda *rt = NULL;
+  rj_status s = enter(ctx, device, &rt);
+  if (s) return jit_status(ctx, s);
+  s = rt_dtoh(rt, dst, src, bytes, &ctx->err);
+  rt_leave(rt);
+  return jit_status(ctx, s);
+}
+
+RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const unsigned grid[3],
+                                  const unsigned block[3], unsigned shared_bytes, void **args,
+                                  double *ms) {
+  memset(&ctx->err, 0, sizeof ctx->err);
+  if (!k || !grid || !block)
+    return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL, "k, grid and block are required"));
+  for (int i = 0; i < 3; i++)
+    if (!grid[i] || !block[i])
+      return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL, "%s[%d]: must be at least 1",
+                                     grid[i] ? "block" : "grid", i));
+  rt_cuda *rt = NULL;
+  rj_status s = enter(ctx, device, &rt);
+  if (s) return jit_status(ctx, s);
+  s = jit_load(ctx, k, device, NULL);
+  if (!s) s = rt_launch(rt, k->function, grid, block, shared_bytes, args, ms, &ctx->err);
+  rt_leave(rt);
+  return jit_status(ctx, s);
+}
