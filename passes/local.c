@@ -7,21 +7,15 @@
  * and every destination slot, the slots it folds across its butterfly coset are exactly the
  * source elements of that output, each once.  A layout the proof rejects is declined with the
  * reason.  accum is honoured on every path (the reference ignores it on the shuffle path). */
-#include "passes.h"
+#include "local.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct plan {
-  int T;
-  ir_placement ps, pd;
-  int nmask, masks[7];
-  int32_t **fold;   /* fold[jd]: src slots to fold for dst slot jd, -1 terminated; NULL: unused */
-  uint32_t (*write)[4]; /* write[jd]: threads (bits) whose slot jd is in the dst region */
-} plan;
+typedef pass_local_plan plan;
 
-static void plan_free(plan *p) {
+void pass_local_plan_free(plan *p) {
   if (p->fold)
     for (int j = 0; j < p->pd.nslots; j++) free(p->fold[j]);
   free(p->fold);
@@ -33,7 +27,7 @@ static void plan_free(plan *p) {
 #define FAIL(...) snprintf(why, n, __VA_ARGS__)
 
 /* Builds and proves the plan; false with the reason in why. */
-static bool analyze(const rj_tile *t, plan *p, char *why, size_t n) {
+bool pass_local_analyze(const rj_tile *t, plan *p, char *why, size_t n) {
   memset(p, 0, sizeof *p);
   ir_tile_shape f;
   ir_tile_facts(t, &f);
@@ -179,8 +173,8 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
     return buf;
   }
   plan p;
-  bool ok = analyze(t, &p, buf, n);
-  plan_free(&p);
+  bool ok = pass_local_analyze(t, &p, buf, n);
+  pass_local_plan_free(&p);
   return ok ? NULL : buf;
 }
 
@@ -200,36 +194,46 @@ static LLVMValueRef thread_bit(pass_emit *e, const uint32_t w[4], int T, LLVMVal
   return LLVMBuildTrunc(e->B, bit, LLVMInt1TypeInContext(e->C), "");
 }
 
-static rj_status tile(pass_emit *e, const rj_tile *t, const pass_tile_args *a) {
-  plan p;
-  char why[512];
-  if (!analyze(t, &p, why, sizeof why)) {
-    plan_free(&p);
-    return ir_fail(e->err, RJ_ENOVARIANT, "local: %s", why);
-  }
+rj_status pass_local_emit(pass_emit *e, const rj_tile *t, const pass_tile_args *a, const plan *p,
+                          pass_local_cross cross) {
   LLVMTypeRef ty = pass_type(e, t->dtype);
   uint32_t all[4] = {0};
-  for (int u = 0; u < p.T; u++) all[u / 32] |= 1u << (u % 32);
-  for (int64_t jd = 0; jd < p.pd.nslots; jd++) {
-    if (!p.fold[jd]) continue;
+  for (int u = 0; u < p->T; u++) all[u / 32] |= 1u << (u % 32);
+  for (int64_t jd = 0; jd < p->pd.nslots; jd++) {
+    if (!p->fold[jd]) continue;
     LLVMValueRef acc = pass_identity(e, t->op, t->dtype);
-    for (const int32_t *j = p.fold[jd]; *j >= 0; j++) {
+    for (const int32_t *j = p->fold[jd]; *j >= 0; j++) {
       LLVMValueRef x = LLVMBuildLoad2(e->B, ty, slot_ptr(e, ty, a->src, *j), "");
       acc = pass_fold(e, t->op, t->dtype, t->nan, acc, pass_to_acc(e, x, t->dtype));
     }
-    acc = pass_bfly_tree(e, t->op, t->dtype, t->nan, acc, pass_i32(e, -1), p.masks, p.nmask, 32);
+    if (cross)
+      acc = cross(e, t, p, acc);
+    else
+      acc = pass_bfly_tree(e, t->op, t->dtype, t->nan, acc, pass_i32(e, -1), p->masks, p->nmask,
+                           32);
     LLVMValueRef dptr = slot_ptr(e, ty, a->dst, jd);
-    bool everyone = memcmp(p.write[jd], all, sizeof all) == 0;
+    bool everyone = memcmp(p->write[jd], all, sizeof all) == 0;
     pass_if w;
-    if (!everyone) pass_if_begin(e, &w, thread_bit(e, p.write[jd], p.T, a->tid));
+    if (!everyone) pass_if_begin(e, &w, thread_bit(e, p->write[jd], p->T, a->tid));
     if (t->accum)
       acc = pass_fold(e, t->op, t->dtype, t->nan, acc,
                       pass_to_acc(e, LLVMBuildLoad2(e->B, ty, dptr, ""), t->dtype));
     LLVMBuildStore(e->B, pass_from_acc(e, acc, t->dtype), dptr);
     if (!everyone) pass_if_end(e, &w);
   }
-  plan_free(&p);
   return RJ_OK;
+}
+
+static rj_status tile(pass_emit *e, const rj_tile *t, const pass_tile_args *a) {
+  plan p;
+  char why[512];
+  if (!pass_local_analyze(t, &p, why, sizeof why)) {
+    pass_local_plan_free(&p);
+    return ir_fail(e->err, RJ_ENOVARIANT, "local: %s", why);
+  }
+  rj_status s = pass_local_emit(e, t, a, &p, NULL);
+  pass_local_plan_free(&p);
+  return s;
 }
 
 const pass_variant pass_variant_local = {

@@ -116,6 +116,19 @@ LLVMValueRef pass_region_offset(pass_emit *e, const rj_buffer *b, const bool *di
                                 LLVMValueRef fused, bool add_start);
 LLVMValueRef pass_gep(pass_emit *e, LLVMTypeRef elem, LLVMValueRef base, LLVMValueRef idx);
 
+/* packed.c — packed / 3-input f32 instructions (inline asm) and their scalar emulation; real
+ * when e->target->features has the feature (raising e->ptx_needed), else emulated. */
+LLVMValueRef pass_asm(pass_emit *e, LLVMTypeRef ret, const char *text, const char *constraints,
+                      LLVMValueRef *args, int n);
+void pass_need_feature(pass_emit *e, ir_feature f); /* e->ptx_needed >= what f needs */
+bool pass_has_feature(const ir_target *t, ir_feature f); /* in hardware or emulated */
+/* (a[0], a[1]) += (b0, b1): add.rn.ftz.f32x2, or two add.rn.ftz.f32. */
+void pass_add_f32x2(pass_emit *e, LLVMValueRef a[2], LLVMValueRef b0, LLVMValueRef b1);
+/* max/min.f32 (.NaN when nan = propagate), 2 inputs; 3 inputs, or two 2-input ops (a, b) then c. */
+LLVMValueRef pass_minmax2_f32(pass_emit *e, rj_op op, rj_nan nan, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef pass_minmax3_f32(pass_emit *e, rj_op op, rj_nan nan, LLVMValueRef a, LLVMValueRef b,
+                              LLVMValueRef c);
+
 /* harness.c — the kernel around a tile primitive (global -> shared or registers -> primitive ->
  * global), used by every tile variant and by `run`. */
 rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant *v);
@@ -123,6 +136,8 @@ rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant
 /* The variants (one file each). */
 extern const pass_variant pass_variant_shared;
 extern const pass_variant pass_variant_local;
+extern const pass_variant pass_variant_sm100_packed;
+extern const pass_variant pass_variant_redux;
 extern const pass_variant pass_variant_subgroup;
 
 /* optimize.c — the pipeline after lowering (O3), through LLVMRunPasses. */

@@ -47,6 +47,10 @@ START_TEST(warp_tree_and_64bit) {
   ck_assert_int_eq(rjt_count(ptx, "shfl.sync.bfly.b32"), 10);
   ck_assert_int_ge(rjt_count(ptx, "min.s64"), 5);
   ptx = rjt_ptx(ctx, rjt_fmt(WARP_ALL, "max", "u32"), "sm_90");
+  ck_assert_int_eq(rjt_count(ptx, "redux.sync.max.u32"), 1); /* whole warp, 32-bit: redux */
+  char forced[1024];
+  snprintf(forced, sizeof forced, "{\"variant\":\"local\",%s", rjt_fmt(WARP_ALL, "max", "u32") + 1);
+  ptx = rjt_ptx(ctx, forced, "sm_90");
   ck_assert_int_ge(rjt_count(ptx, "max.u32"), 5);
   /* float max with nan=propagate is the NaN-propagating form; identities are infinities */
   ptx = rjt_ptx(ctx, rjt_fmt(WARP_ALL, "max", "f32"), "sm_90");

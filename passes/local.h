@@ -1,0 +1,28 @@
+/* The local variant's plan, shared with the variants that reuse it (passes/redux.c): the proved
+ * per-thread fold of a register layout, then a cross-lane reduction over the reduced lane bits. */
+#ifndef RJ_PASSES_LOCAL_H
+#define RJ_PASSES_LOCAL_H
+
+#include "passes.h"
+
+typedef struct pass_local_plan {
+  int T;
+  ir_placement ps, pd;
+  int nmask, masks[7]; /* the reduced thread bits, ascending */
+  int32_t **fold;      /* fold[jd]: src slots to fold for dst slot jd, -1 terminated; NULL: unused */
+  uint32_t (*write)[4]; /* write[jd]: threads (bits) whose slot jd is in the dst region */
+} pass_local_plan;
+
+/* Builds and proves the plan; false with the reason in why (p must still be freed). */
+bool pass_local_analyze(const rj_tile *t, pass_local_plan *p, char *why, size_t n);
+void pass_local_plan_free(pass_local_plan *p);
+
+/* Reduces one thread's folded value across the plan's lane bits (every lane of the warp calls
+ * it, uniformly).  NULL in pass_local_emit: the shfl.sync.bfly tree. */
+typedef LLVMValueRef (*pass_local_cross)(pass_emit *e, const rj_tile *t, const pass_local_plan *p,
+                                         LLVMValueRef acc);
+/* Emits the plan: per dst slot, fold the thread's slots, cross-lane reduce, accum, store. */
+rj_status pass_local_emit(pass_emit *e, const rj_tile *t, const pass_tile_args *a,
+                          const pass_local_plan *p, pass_local_cross cross);
+
+#endif

@@ -1,0 +1,105 @@
+/* reduction -> redux (warp scope): the local variant's plan (passes/local.h: per-thread fold of
+ * the register slots, proved for the layout), with the cross-lane step done by one redux.sync
+ * instead of a five-step shfl.sync.bfly tree.  Serves a reduction that spans all 32 lanes of the
+ * warp (the plan's reduced lane bits are exactly 1, 2, 4, 8, 16), for
+ *   - i32 / u32 sum, max, min: redux.sync.{add,min,max,umin,umax}.  The target table's
+ *     IR_F_REDUX_I32 (sm_80+);
+ *   - f32 max, min: redux.sync.{max,min}{.NaN}.f32 (.NaN when nan = propagate).  The target
+ *     table's IR_F_REDUX_F32 (sm_100a/f, sm_103a/f: LLVM 22 aborts on the intrinsic elsewhere).
+ * Anything else declines with the reason, and local (the shuffle tree) runs. */
+#include "local.h"
+
+#include <stdio.h>
+
+static ir_feature feature(const rj_tile *t) {
+  return t->dtype == RJ_F32 ? IR_F_REDUX_F32 : IR_F_REDUX_I32;
+}
+
+static const char *intrinsic(const rj_tile *t) {
+  bool prop = t->nan == RJ_NAN_PROPAGATE;
+  switch (t->dtype) {
+  case RJ_F32:
+    if (t->op == RJ_OP_MAX) return prop ? "llvm.nvvm.redux.sync.fmax.NaN" : "llvm.nvvm.redux.sync.fmax";
+    if (t->op == RJ_OP_MIN) return prop ? "llvm.nvvm.redux.sync.fmin.NaN" : "llvm.nvvm.redux.sync.fmin";
+    return NULL;
+  case RJ_I32:
+  case RJ_U32: {
+    bool sgn = t->dtype == RJ_I32;
+    if (t->op == RJ_OP_SUM) return "llvm.nvvm.redux.sync.add";
+    if (t->op == RJ_OP_MAX) return sgn ? "llvm.nvvm.redux.sync.max" : "llvm.nvvm.redux.sync.umax";
+    return sgn ? "llvm.nvvm.redux.sync.min" : "llvm.nvvm.redux.sync.umin";
+  }
+  default: return NULL;
+  }
+}
+
+static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
+  const rj_tile *t = &r->u.tile;
+  if (t->scope != RJ_SCOPE_WARP)
+    return snprintf(buf, n, "scope is %s: redux.sync reduces across one warp (scope warp only)",
+                    ir_scope_name(t->scope)),
+           buf;
+  if (t->src.mem != RJ_MEM_LOCAL || t->dst.mem != RJ_MEM_LOCAL)
+    return snprintf(buf, n, "src and dst must both be local (register) buffers (src is %s, dst is %s)",
+                    ir_mem_name(t->src.mem), ir_mem_name(t->dst.mem)),
+           buf;
+  if (!intrinsic(t))
+    return snprintf(buf, n,
+                    "%s %s: redux.sync does i32/u32 sum, max, min and f32 max, min only",
+                    ir_dtype(t->dtype)->name, ir_op_name(t->op)),
+           buf;
+  ir_feature f = feature(t);
+  if (!(tg->features & f))
+    return snprintf(buf, n, "target %s lacks %s", tg->name, ir_feature_name(f)), buf;
+  pass_local_plan p;
+  bool ok = pass_local_analyze(t, &p, buf, n);
+  if (ok && p.nmask != 5) {
+    char bits[64] = "";
+    size_t k = 0;
+    for (int i = 0; i < p.nmask && k < sizeof bits; i++)
+      k += (size_t)snprintf(bits + k, sizeof bits - k, "%s%d", i ? "," : "", p.masks[i]);
+    snprintf(buf, n,
+             "the reduction spans lane bits {%s}, not all 32 lanes: redux.sync reduces the whole "
+             "warp",
+             bits);
+    ok = false;
+  }
+  pass_local_plan_free(&p);
+  return ok ? NULL : buf;
+}
+
+static LLVMValueRef cross(pass_emit *e, const rj_tile *t, const pass_local_plan *p,
+                          LLVMValueRef acc) {
+  (void)p;
+  pass_need_feature(e, feature(t));
+  LLVMValueRef args[2] = {acc, pass_i32(e, -1)};
+  return pass_call(e, intrinsic(t), NULL, 0, args, 2);
+}
+
+static rj_status tile(pass_emit *e, const rj_tile *t, const pass_tile_args *a) {
+  if (!intrinsic(t) || !(e->target->features & feature(t)))
+    return ir_fail(e->err, RJ_ETARGET, "redux: target %s cannot do redux.sync for %s %s",
+                   e->target->name, ir_dtype(t->dtype)->name, ir_op_name(t->op));
+  pass_local_plan p;
+  char why[512];
+  rj_status s;
+  if (!pass_local_analyze(t, &p, why, sizeof why))
+    s = ir_fail(e->err, RJ_ENOVARIANT, "redux: %s", why);
+  else if (p.nmask != 5)
+    s = ir_fail(e->err, RJ_ENOVARIANT, "redux: not a reduction over all 32 lanes");
+  else
+    s = pass_local_emit(e, t, a, &p, cross);
+  pass_local_plan_free(&p);
+  return s;
+}
+
+const pass_variant pass_variant_redux = {
+    .name = "redux",
+    .prio = 15,
+    .kind = RJ_KIND_TILE,
+    .summary = "warp-scope register reduction over all 32 lanes with one redux.sync (i32/u32 "
+               "sum/max/min sm_80+, f32 max/min sm_100a/f)",
+    .accepts = accepts,
+    .kernel = pass_tile_kernel,
+    .tile = tile,
+};
