@@ -204,6 +204,12 @@ typedef struct rj_treduce {
   int64_t shape[5];
   int64_t tile[2];
   int pingpong;
+  /* Appended by issue 5 (JSON "nan", "accum", "strides", "dst_strides", all optional). */
+  rj_nan nan;
+  int accum;                /* fold the destination's old value in as well */
+  int has_strides;          /* 0: row-major sources and destination */
+  int64_t strides[5];       /* every rank's source, in elements (the root's; all ranks alike) */
+  int64_t dst_strides[5];   /* the destination, in elements */
 } rj_treduce;
 
 typedef struct rj_request {
@@ -449,3 +455,96 @@ RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const u
 }
 #endif
 #endif /* REDJIT_H */
+/* Root-only reduce across ranks in one process (PTO-ISA TREDUCE on NVIDIA GPUs): the root's
+ * destination receives the element-wise op of every rank's source.  Rank r's source lives on its
+ * own device (several ranks may share one GPU).  A kernel on the root reads the ranks' sources
+ * directly where it can (same GPU, or peer access enabled through cuCtxEnablePeerAccess where
+ * cuDeviceCanAccessPeer allows); other ranks are staged into buffers on the root with
+ * cuMemcpyPeerAsync (two buffers and events with ping-pong, one without).  Synchronous: returns
+ * when the destination is written.  Sources on other GPUs must be complete before the call (work
+ * on the root's GPU in the legacy default stream is ordered before it).  Sources are only read.
+ * See docs/TREDUCE.md. */
+typedef enum rj_treduce_path {
+  RJ_TREDUCE_AUTO = 0,  /* direct where possible, staged where not */
+  RJ_TREDUCE_PEER = 1,  /* every rank read directly; RJ_EUNSUPPORTED where a GPU pair can't */
+  RJ_TREDUCE_STAGED = 2 /* every rank other than the root staged by cuMemcpyPeerAsync */
+} rj_treduce_path;
+
+#define RJ_TREDUCE_MAX_DIMS 5
+
+/* One rank's buffer (or the destination). */
+typedef struct rj_treduce_buf {
+  uint64_t ptr; /* device address (CUdeviceptr) of element 0, aligned to the dtype */
+  int device;   /* CUDA device ordinal holding it */
+  int ndim;     /* 1..5; every source has the root's shape, and so does the destination */
+  int64_t shape[RJ_TREDUCE_MAX_DIMS];
+  int has_strides; /* 0: row-major */
+  int64_t strides[RJ_TREDUCE_MAX_DIMS]; /* in elements; sources: the same on every rank */
+} rj_treduce_buf;
+
+typedef struct rj_treduce_group {
+  uint32_t struct_size; /* set by rj_treduce_group_init */
+  int ranks;
+  int root;
+  const rj_treduce_buf *src; /* ranks entries, src[r] = rank r's source */
+  rj_treduce_buf dst;        /* on src[root].device */
+  rj_op op;
+  rj_dtype dtype;
+  rj_nan nan;
+  int64_t tile[2]; /* chunk bound over the last two dims (rows, cols); {0, 0}: the whole dims */
+  int pingpong;    /* overlap the fetch of rank r+1 with the reduction of rank r */
+  int accum;       /* fold the destination's old value in too */
+  rj_treduce_path path;
+} rj_treduce_group;
+
+typedef struct rj_treduce_result {
+  char variant[RJ_NAME_MAX];
+  char target[16];
+  char path[8];     /* "peer" (every rank read directly by the root's kernel) or "staged" */
+  int direct_ranks; /* ranks the kernel read in place (the root's and same-GPU ones included) */
+  int peer_ranks;   /* of those, on another GPU through peer access */
+  int staged_ranks; /* copied to the root with cuMemcpyPeerAsync */
+  int launches;     /* kernels launched */
+  double compile_ms, load_ms;
+  double ms;        /* the whole operation on the root's GPU, CUDA events */
+} rj_treduce_result;
+
+RJ_API void rj_treduce_group_init(rj_treduce_group *g);
+/* The treduce request a group compiles as (what `redjit ptx` shows for it). */
+RJ_API rj_status rj_treduce_request(rj_ctx *ctx, const rj_treduce_group *g, rj_request *out);
+/* Runs the reduction.  opt: compile options (target "auto" resolves on the root's GPU; its device
+ * field is ignored); NULL for defaults.  res may be NULL. */
+RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj_options *opt,
+                                rj_treduce_result *res);
+/* `redjit run` / `bench` for a treduce request with a chosen path (rj_check / rj_bench use
+ * RJ_TREDUCE_AUTO): rank r on GPU r mod the GPU count, random sources, the float64 oracle, and
+ * sources checked unchanged.  tres may be NULL. */
+RJ_API rj_status rj_treduce_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                                  rj_treduce_path path, rj_check_result *res,
+                                  rj_treduce_result *tres);
+RJ_API rj_status rj_treduce_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                                  rj_treduce_path path, rj_bench_result *res,
+                                  rj_treduce_result *tres);
+
+/* NCCL backend: the same reduction across processes, mapped to ncclReduce on a communicator the
+ * caller made (libnccl.so.2 is loaded with dlopen; there is no link dependency).  Every rank of
+ * the communicator calls it (NCCL's rule, unlike TREDUCE).  req (kind treduce) gives op, dtype,
+ * shape, ranks (= the communicator's size) and root; tile and pingpong are NCCL's business and
+ * ignored.  RJ_EUNSUPPORTED, with the reason, for what ncclReduce cannot do: strides, accum,
+ * a sum under nan = ignore, a float max/min under nan = propagate (NCCL's float max/min are
+ * fmax/fmin, which skip NaN: ask for nan = ignore), bf16 on NCCL < 2.10. */
+typedef struct rj_nccl_args {
+  uint32_t struct_size; /* set by rj_nccl_args_init */
+  void *comm;           /* ncclComm_t */
+  void *stream;         /* cudaStream_t / CUstream; NULL: the legacy default stream */
+  uint64_t src;         /* this rank's source (device address) */
+  uint64_t dst;         /* the root's destination; ignored on other ranks */
+  int synchronize;      /* 1: wait for the stream before returning */
+} rj_nccl_args;
+
+RJ_API void rj_nccl_args_init(rj_nccl_args *a);
+/* The NCCL version found (e.g. 22304), or RJ_ENODEV with the reason when libnccl.so.2 can't be
+ * loaded. */
+RJ_API rj_status rj_nccl_version(rj_ctx *ctx, int *version);
+RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nccl_args *a);
+

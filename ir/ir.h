@@ -51,6 +51,17 @@ typedef struct ir_tile_shape {
 rj_status ir_validate(const rj_request *r, ir_err *e);
 void ir_tile_facts(const rj_tile *t, ir_tile_shape *out); /* needs a validated tile */
 
+/* treduce: the shape padded on the left to 5 dims (strides 0 there), chunks over the last two
+ * dims (rows R, cols C) by the tile clamped to them (TR, TC); spans are in elements (0 when the
+ * buffer is empty).  Needs a validated request. */
+typedef struct ir_treduce_geom {
+  int64_t shape[5], src_st[5], dst_st[5];
+  int64_t numel, R, C, TR, TC;
+  int64_t nrc, ncc, nouter, nchunks; /* row chunks, col chunks, outer rows, all chunks */
+  int64_t src_span, dst_span;
+} ir_treduce_geom;
+void ir_treduce_facts(const rj_treduce *t, ir_treduce_geom *g);
+
 /* Index helpers over a buffer's region: fused row-major indices to buffer offsets. */
 /* Offset (row-major over the full buffer shape) of src element (spatial index s, reduce index r). */
 int64_t ir_src_offset(const rj_tile *t, int64_t s, int64_t r);

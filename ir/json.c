@@ -410,8 +410,9 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
 }
 
 static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
-  static const char *const keys[] = {"kind",  "op",   "dtype",    "ranks",   "root",
-                                     "shape", "tile", "pingpong", "variant", NULL};
+  static const char *const keys[] = {"kind",     "op",      "dtype",   "ranks",       "root",
+                                     "shape",    "tile",    "pingpong", "variant",    "nan",
+                                     "accum",    "strides", "dst_strides", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0, n = 0;
   int64_t i64 = 0, vals[RJ_MAX_DIMS];
@@ -433,10 +434,40 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
   if (nt >= 0) {
     at(p, "", "tile");
     if (nt != 2) return bad(p, "expected [rows, cols]");
+    for (int i = 0; i < 2; i++)
+      if (vals[i] < 1) { /* a given tile is a bound: [0, 0] is only the C default "no bound" */
+        snprintf(p->path, sizeof p->path, "tile[%d]", i);
+        return bad(p, "must be at least 1");
+      }
     t->tile[0] = vals[0];
     t->tile[1] = vals[1];
   }
-  return get_bool(p, o, "", "pingpong", &t->pingpong);
+  if ((s = get_bool(p, o, "", "pingpong", &t->pingpong))) return s;
+  if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
+  v = 0;
+  if ((s = get_enum(p, o, "", "nan", nan_names, 2, false, &v))) return s;
+  t->nan = (rj_nan)v;
+  const char *sk[2] = {"strides", "dst_strides"};
+  int64_t *sv[2] = {t->strides, t->dst_strides};
+  for (int k = 0; k < 2; k++) {
+    int ns = -1;
+    if ((s = get_ints(p, o, "", sk[k], 5, -BIG, BIG, false, vals, &ns))) return s;
+    if (ns < 0) continue;
+    at(p, "", sk[k]);
+    if (ns != t->ndim) return bad(p, "expected one stride per dim of shape");
+    t->has_strides = 1;
+    for (int i = 0; i < ns; i++) sv[k][i] = vals[i];
+  }
+  if (t->has_strides) /* a list not given is row-major */
+    for (int k = 0; k < 2; k++) {
+      if (cJSON_GetObjectItemCaseSensitive(o, sk[k])) continue;
+      int64_t m = 1;
+      for (int d = t->ndim - 1; d >= 0; d--) {
+        sv[k][d] = m;
+        m *= t->shape[d] > 0 ? t->shape[d] : 1;
+      }
+    }
+  return RJ_OK;
 }
 
 rj_status ir_parse(const char *json, rj_request *out, ir_err *e) {
@@ -606,6 +637,12 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     cJSON_AddItemToObject(o, "shape", ints(t->shape, t->ndim));
     cJSON_AddItemToObject(o, "tile", ints(t->tile, 2));
     cJSON_AddBoolToObject(o, "pingpong", t->pingpong);
+    cJSON_AddStringToObject(o, "nan", nan_names[t->nan]);
+    cJSON_AddBoolToObject(o, "accum", t->accum);
+    if (t->has_strides) {
+      cJSON_AddItemToObject(o, "strides", ints(t->strides, t->ndim));
+      cJSON_AddItemToObject(o, "dst_strides", ints(t->dst_strides, t->ndim));
+    }
     break;
   }
   }

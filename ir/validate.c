@@ -225,18 +225,74 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   return RJ_OK;
 }
 
+/* The destination's strides must not send two elements to one place: sorted by stride, each dim
+ * (of extent > 1) must step past everything the smaller dims span. */
+static bool injective(const int64_t *shape, const int64_t *strides, int ndim) {
+  int ord[5], n = 0;
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] > 1) ord[n++] = d;
+  for (int i = 1; i < n; i++) /* insertion sort by stride */
+    for (int j = i; j > 0 && strides[ord[j]] < strides[ord[j - 1]]; j--) {
+      int x = ord[j];
+      ord[j] = ord[j - 1];
+      ord[j - 1] = x;
+    }
+  int64_t span = 0; /* the largest offset the dims so far reach */
+  for (int i = 0; i < n; i++) {
+    if (strides[ord[i]] <= span) return false;
+    span += (shape[ord[i]] - 1) * strides[ord[i]];
+  }
+  return true;
+}
+
 static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
-  if ((unsigned)t->op > RJ_OP_MIN) return ir_fail(e, RJ_EINVAL, "op: unknown value");
-  if (!ir_dtype(t->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value");
+  if ((unsigned)t->op > RJ_OP_MIN) return ir_fail(e, RJ_EINVAL, "op: unknown value %d", t->op);
+  if (!ir_dtype(t->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value %d", t->dtype);
+  if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
   if (t->ranks < 1 || t->ranks > 1024)
     return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", t->ranks);
   if (t->root < 0 || t->root >= t->ranks)
     return ir_fail(e, RJ_EINVAL, "root: %d is outside 0..%d", t->root, t->ranks - 1);
-  rj_status s = check_dims(e, "shape", t->shape, t->ndim, 5, NULL);
-  if (s) return s;
+  /* a dim may be 0 (the reference's empty rows: nothing is read or written) */
+  if (t->ndim < 1 || t->ndim > 5)
+    return ir_fail(e, RJ_EINVAL, "shape: expected 1 to 5 dims (got %d)", t->ndim);
+  int64_t n = 1;
+  for (int d = 0; d < t->ndim; d++) {
+    if (t->shape[d] < 0)
+      return ir_fail(e, RJ_EINVAL, "shape[%d]: a dim is at least 0 (got %lld)", d,
+                     (long long)t->shape[d]);
+    if (t->shape[d] > MAX_ELEMS || (t->shape[d] && n > MAX_ELEMS / t->shape[d]))
+      return ir_fail(e, RJ_EINVAL, "shape: more than 2^40 elements");
+    n *= t->shape[d];
+  }
   for (int i = 0; i < 2; i++)
     if (t->tile[i] < 0 || (t->tile[i] == 0 && (t->tile[0] || t->tile[1])))
-      return ir_fail(e, RJ_EINVAL, "tile[%d]: must be at least 1", i);
+      return ir_fail(e, RJ_EINVAL, "tile[%d]: must be at least 1 (got %lld)", i,
+                     (long long)t->tile[i]);
+  if ((unsigned)t->accum > 1) return ir_fail(e, RJ_EINVAL, "accum: expected 0 or 1");
+  if (t->has_strides) {
+    for (int k = 0; k < 2; k++) {
+      const int64_t *st = k ? t->dst_strides : t->strides;
+      for (int d = 0; d < t->ndim; d++)
+        if (st[d] < 0 || st[d] > MAX_ELEMS)
+          return ir_fail(e, RJ_EINVAL, "%s[%d]: %lld is outside 0..2^40", k ? "dst_strides" : "strides",
+                         d, (long long)st[d]);
+    }
+    for (int k = 0; k < 2; k++) {
+      const int64_t *st = k ? t->dst_strides : t->strides;
+      int64_t span = 0;
+      for (int d = 0; d < t->ndim && n; d++) {
+        if (st[d] && t->shape[d] - 1 > (((int64_t)1 << 46) - span) / st[d])
+          return ir_fail(e, RJ_EINVAL, "%s: the buffer would span more than 2^46 elements",
+                         k ? "dst_strides" : "strides");
+        span += (t->shape[d] - 1) * st[d];
+      }
+    }
+    if (n && !injective(t->shape, t->dst_strides, t->ndim))
+      return ir_fail(e, RJ_EINVAL,
+                     "dst_strides: two destination elements would share an address (the strides "
+                     "overlap)");
+  }
   return RJ_OK;
 }
 
@@ -310,4 +366,36 @@ int64_t ir_dst_offset(const rj_tile *t, int64_t s) {
     mul *= b->shape[d];
   }
   return off;
+}
+
+void ir_treduce_facts(const rj_treduce *t, ir_treduce_geom *g) {
+  memset(g, 0, sizeof *g);
+  int pad = 5 - t->ndim;
+  int64_t ms = 1, md = 1;
+  g->numel = 1;
+  for (int d = 4; d >= 0; d--) {
+    int k = d - pad;
+    g->shape[d] = k >= 0 ? t->shape[k] : 1;
+    if (k >= 0) {
+      g->src_st[d] = t->has_strides ? t->strides[k] : ms;
+      g->dst_st[d] = t->has_strides ? t->dst_strides[k] : md;
+    }
+    ms *= g->shape[d] ? g->shape[d] : 1;
+    md *= g->shape[d] ? g->shape[d] : 1;
+    g->numel *= g->shape[d];
+  }
+  g->R = g->shape[3];
+  g->C = g->shape[4];
+  g->TR = t->tile[0] && t->tile[0] < g->R ? t->tile[0] : g->R;
+  g->TC = t->tile[1] && t->tile[1] < g->C ? t->tile[1] : g->C;
+  if (g->numel == 0) return;
+  g->nrc = (g->R + g->TR - 1) / g->TR;
+  g->ncc = (g->C + g->TC - 1) / g->TC;
+  g->nouter = g->shape[0] * g->shape[1] * g->shape[2];
+  g->nchunks = g->nouter * g->nrc * g->ncc;
+  g->src_span = g->dst_span = 1;
+  for (int d = 0; d < 5; d++) {
+    g->src_span += (g->shape[d] - 1) * g->src_st[d];
+    g->dst_span += (g->shape[d] - 1) * g->dst_st[d];
+  }
 }

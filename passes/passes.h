@@ -137,6 +137,7 @@ rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant
 extern const pass_variant pass_variant_shared;
 extern const pass_variant pass_variant_local;
 extern const pass_variant pass_variant_sm100_packed;
+extern const pass_variant pass_variant_treduce;
 extern const pass_variant pass_variant_redux;
 extern const pass_variant pass_variant_subgroup;
 

@@ -9,6 +9,7 @@
 static const pass_variant *const all[] = {
     &pass_variant_shared,
     &pass_variant_local,
+    &pass_variant_treduce,
     &pass_variant_sm100_packed,
     &pass_variant_redux,
     &pass_variant_subgroup,

@@ -237,3 +237,123 @@ rj_status rt_launch(rt_cuda *rt, void *fn, const unsigned g[3], const unsigned b
   if (ms) *ms = t;
   return RJ_OK;
 }
+
+/* ---------------------------------------------------------------- treduce (issue 5) */
+
+void *rt_sym(rt_cuda *rt, const char *name) {
+  return dlsym(rt->lib, name);
+}
+
+/* Looks driver function name up as var (returning CUresult, taking the rest), failing with the
+ * name when the driver lacks it. */
+#define SYM(var, name, ...)                                                                        \
+  CUresult (*var)(__VA_ARGS__) = (CUresult(*)(__VA_ARGS__))rt_sym(rt, name);                       \
+  if (!var) return ir_fail(e, RJ_ECUDA, "the CUDA driver lacks %s", name)
+
+rj_status rt_peer_can_access(rt_cuda *rt, int dev, int peer, int *can, ir_err *e) {
+  SYM(f, "cuDeviceCanAccessPeer", int *, CUdevice, CUdevice);
+  CUdevice a, b;
+  CK("cuDeviceGet", rt->DeviceGet(&a, dev));
+  CK("cuDeviceGet", rt->DeviceGet(&b, peer));
+  CK("cuDeviceCanAccessPeer", f(can, a, b));
+  return RJ_OK;
+}
+
+/* dev's primary context, retained once (as rt_enter does). */
+static rj_status primary(rt_cuda *rt, int dev, CUcontext *out, ir_err *e) {
+  int n = 0;
+  CK("cuDeviceGetCount", rt->DeviceGetCount(&n));
+  if (dev < 0 || dev >= n || dev >= 64)
+    return ir_fail(e, RJ_ENODEV, "device: no GPU %d (%d present)", dev, n);
+  if (!rt->retained[dev]) {
+    CUdevice d;
+    CK("cuDeviceGet", rt->DeviceGet(&d, dev));
+    CK("cuDevicePrimaryCtxRetain", rt->DevicePrimaryCtxRetain(&rt->ctx[dev], d));
+    rt->retained[dev] = 1;
+  }
+  *out = rt->ctx[dev];
+  return RJ_OK;
+}
+
+rj_status rt_peer_enable(rt_cuda *rt, int peer, ir_err *e) {
+  SYM(f, "cuCtxEnablePeerAccess", CUcontext, unsigned);
+  CUcontext pc;
+  rj_status s = primary(rt, peer, &pc, e);
+  if (s) return s;
+  CUresult r = f(pc, 0);
+  if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+    return cu_fail(rt, e, "cuCtxEnablePeerAccess", r);
+  return RJ_OK;
+}
+
+rj_status rt_stream_new(rt_cuda *rt, void **stream, ir_err *e) {
+  SYM(f, "cuStreamCreate", CUstream *, unsigned);
+  CUstream st;
+  CK("cuStreamCreate", f(&st, CU_STREAM_DEFAULT));
+  *stream = st;
+  return RJ_OK;
+}
+
+void rt_stream_free(rt_cuda *rt, void *stream) {
+  CUresult (*f)(CUstream) = (CUresult(*)(CUstream))rt_sym(rt, "cuStreamDestroy_v2");
+  if (f && stream) f((CUstream)stream);
+}
+
+rj_status rt_stream_sync(rt_cuda *rt, void *stream, ir_err *e) {
+  SYM(f, "cuStreamSynchronize", CUstream);
+  CK("cuStreamSynchronize (the reduction's work)", f((CUstream)stream));
+  return RJ_OK;
+}
+
+rj_status rt_event_new(rt_cuda *rt, void **ev, ir_err *e) {
+  CUevent v;
+  CK("cuEventCreate", rt->EventCreate(&v, CU_EVENT_DEFAULT));
+  *ev = v;
+  return RJ_OK;
+}
+
+void rt_event_free(rt_cuda *rt, void *ev) {
+  if (ev) rt->EventDestroy((CUevent)ev);
+}
+
+rj_status rt_event_mark(rt_cuda *rt, void *ev, void *stream, ir_err *e) {
+  CK("cuEventRecord", rt->EventRecord((CUevent)ev, (CUstream)stream));
+  return RJ_OK;
+}
+
+rj_status rt_stream_wait(rt_cuda *rt, void *stream, void *ev, ir_err *e) {
+  SYM(f, "cuStreamWaitEvent", CUstream, CUevent, unsigned);
+  CK("cuStreamWaitEvent", f((CUstream)stream, (CUevent)ev, 0));
+  return RJ_OK;
+}
+
+rj_status rt_event_between(rt_cuda *rt, void *start, void *end, double *ms, ir_err *e) {
+  float t = 0;
+  CK("cuEventSynchronize", rt->EventSynchronize((CUevent)end));
+  CK("cuEventElapsedTime", rt->EventElapsedTime(&t, (CUevent)start, (CUevent)end));
+  *ms = t;
+  return RJ_OK;
+}
+
+rj_status rt_copy_peer_async(rt_cuda *rt, uint64_t dst, int dst_dev, uint64_t src, int src_dev,
+                             size_t bytes, void *stream, ir_err *e) {
+  if (dst_dev == src_dev) { /* ranks sharing the root's GPU: a plain device-to-device copy */
+    SYM(g, "cuMemcpyDtoDAsync_v2", CUdeviceptr, CUdeviceptr, size_t, CUstream);
+    CK("cuMemcpyDtoDAsync", g((CUdeviceptr)dst, (CUdeviceptr)src, bytes, (CUstream)stream));
+    return RJ_OK;
+  }
+  SYM(f, "cuMemcpyPeerAsync", CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
+  CUcontext dc, sc;
+  rj_status s = primary(rt, dst_dev, &dc, e);
+  if (!s) s = primary(rt, src_dev, &sc, e);
+  if (s) return s;
+  CK("cuMemcpyPeerAsync", f((CUdeviceptr)dst, dc, (CUdeviceptr)src, sc, bytes, (CUstream)stream));
+  return RJ_OK;
+}
+
+rj_status rt_launch_on(rt_cuda *rt, void *fn, const unsigned g[3], const unsigned b[3],
+                       unsigned shared, void **args, void *stream, ir_err *e) {
+  CK("cuLaunchKernel", rt->LaunchKernel((CUfunction)fn, g[0], g[1], g[2], b[0], b[1], b[2], shared,
+                                        (CUstream)stream, args, NULL));
+  return RJ_OK;
+}

@@ -28,4 +28,28 @@ rj_status rt_dtoh(rt_cuda *rt, void *dst, uint64_t src, size_t bytes, ir_err *e)
 rj_status rt_launch(rt_cuda *rt, void *fn, const unsigned grid[3], const unsigned block[3],
                     unsigned shared, void **args, double *ms, ir_err *e);
 
+/* ---- treduce (issue 5): peers, streams, events, asynchronous copies and launches.  These look
+ * their driver entry points up by name on use (no table slots), and need rt_enter of the device
+ * whose context they work in, unless said otherwise.  Streams and events are opaque pointers. */
+/* cuDeviceCanAccessPeer(dev -> peer): 1 when dev's kernels can load peer's memory.  No context. */
+rj_status rt_peer_can_access(rt_cuda *rt, int dev, int peer, int *can, ir_err *e);
+/* Lets the current context (dev's) load peer's allocations; "already enabled" is success. */
+rj_status rt_peer_enable(rt_cuda *rt, int peer, ir_err *e);
+rj_status rt_stream_new(rt_cuda *rt, void **stream, ir_err *e); /* synchronises with stream 0 */
+void rt_stream_free(rt_cuda *rt, void *stream);
+rj_status rt_stream_sync(rt_cuda *rt, void *stream, ir_err *e);
+rj_status rt_event_new(rt_cuda *rt, void **ev, ir_err *e);
+void rt_event_free(rt_cuda *rt, void *ev);
+rj_status rt_event_mark(rt_cuda *rt, void *ev, void *stream, ir_err *e); /* cuEventRecord */
+rj_status rt_stream_wait(rt_cuda *rt, void *stream, void *ev, ir_err *e);
+/* Waits for end; *ms = the time from start to end. */
+rj_status rt_event_between(rt_cuda *rt, void *start, void *end, double *ms, ir_err *e);
+/* cuMemcpyPeerAsync from (src_dev, src) to (dst_dev, dst) on stream (cuMemcpyDtoDAsync when
+ * both are one GPU); the devices' primary contexts are retained here. */
+rj_status rt_copy_peer_async(rt_cuda *rt, uint64_t dst, int dst_dev, uint64_t src, int src_dev,
+                             size_t bytes, void *stream, ir_err *e);
+rj_status rt_launch_on(rt_cuda *rt, void *fn, const unsigned grid[3], const unsigned block[3],
+                       unsigned shared, void **args, void *stream, ir_err *e);
+/* A driver entry point by name (NULL when this driver lacks it), for runtime/-only callers. */
+void *rt_sym(rt_cuda *rt, const char *name);
 #endif

@@ -232,7 +232,7 @@ END_TEST
 START_TEST(explain_seed002) {
   rj_ctx *ctx = rj_ctx_new();
   const char *text = explain(ctx, SEED002, "sm_100a", 0);
-  ck_assert_msg(strncmp(text, "sm100_packed prio=20 chosen\n", 28) == 0, "%s", text);
+  ck_assert_msg(strstr(text, "sm100_packed prio=20 chosen\n"), "%s", text);
   ck_assert_msg(strstr(text, "local prio=10 not tried"), "%s", text);
   text = explain(ctx, SEED002, "sm_90", 0);
   ck_assert_msg(strstr(text, "sm100_packed prio=20 rejected: target sm_90 lacks add.f32x2"), "%s", text);

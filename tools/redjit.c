@@ -210,7 +210,10 @@ int main(int argc, char **argv) {
     rc = exit_code(s);
   } else if (strcmp(a.cmd, "run") == 0) {
     rj_check_result r;
-    if ((s = rj_check(ctx, &req, &a.check, &r))) {
+    rj_treduce_result tr = {0}; /* treduce: which path ran */
+    if ((s = req.kind == RJ_KIND_TREDUCE
+                 ? rj_treduce_check(ctx, &req, &a.check, RJ_TREDUCE_AUTO, &r, &tr)
+                 : rj_check(ctx, &req, &a.check, &r))) {
       rc = fail_json(rj_errmsg(ctx), s);
       goto done;
     }
@@ -226,6 +229,9 @@ int main(int argc, char **argv) {
            r.load_ms, r.kernel_ms);
     printf(", \"wrong\": %lld, \"outside_written\": %lld", (long long)r.wrong,
            (long long)r.outside_written);
+    if (req.kind == RJ_KIND_TREDUCE)
+      printf(", \"path\": \"%s\", \"staged_ranks\": %d, \"peer_ranks\": %d", tr.path,
+             tr.staged_ranks, tr.peer_ranks);
     if (!r.ok) {
       printf(", \"error\": ");
       json_string(stdout, r.first_error);
@@ -234,7 +240,10 @@ int main(int argc, char **argv) {
     rc = r.ok ? 0 : 1;
   } else {
     rj_bench_result b;
-    if ((s = rj_bench(ctx, &req, &a.check, &b))) {
+    rj_treduce_result tr = {0};
+    if ((s = req.kind == RJ_KIND_TREDUCE
+                 ? rj_treduce_bench(ctx, &req, &a.check, RJ_TREDUCE_AUTO, &b, &tr)
+                 : rj_bench(ctx, &req, &a.check, &b))) {
       rc = fail_json(rj_errmsg(ctx), s);
       goto done;
     }
@@ -242,6 +251,7 @@ int main(int argc, char **argv) {
     json_string(stdout, b.variant);
     printf(", \"target\": ");
     json_string(stdout, b.target);
+    if (req.kind == RJ_KIND_TREDUCE) printf(", \"path\": \"%s\"", tr.path);
     printf(", \"kernel_ms\": %.5f, \"bytes\": %.0f, \"gbps\": %.2f, \"runs\": %d}\n", b.kernel_ms,
            b.bytes, b.gbps, b.runs);
     rc = 0;

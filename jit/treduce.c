@@ -1,0 +1,358 @@
+/* rj_treduce: a group of ranks' buffers -> a treduce request -> kernels on the root.
+ *
+ * Paths, per rank other than the root:
+ *   direct  the rank's source is on the root's GPU, or peer access from the root's GPU to its GPU
+ *           is possible (cuDeviceCanAccessPeer) and enabled (cuCtxEnablePeerAccess): the root's
+ *           kernel loads it in place ("peer");
+ *   staged  otherwise (or when RJ_TREDUCE_STAGED is asked for): cuMemcpyPeerAsync of the source's
+ *           span into a staging buffer on the root, on a copy stream, then an accumulating kernel
+ *           (ranks = 1, accum) folds it into the destination.  With ping-pong there are two
+ *           staging buffers and the copy of staged rank i+1 runs while the kernel folds rank i;
+ *           events order copy -> kernel (copied[b]) and kernel -> next copy into b (consumed[b]).
+ *           Without ping-pong, one buffer: copy, fold, copy, fold.
+ * When every rank is direct and there are at most 128, the request runs as given (one kernel,
+ * the one `redjit ptx` shows).  Otherwise the direct ranks (root first) go in launches of up to
+ * 128, the later ones accumulating, then the staged ranks. */
+#include "treduce.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PER_KERNEL 128
+
+RJ_API void rj_treduce_group_init(rj_treduce_group *g) {
+  memset(g, 0, sizeof *g);
+  g->struct_size = sizeof *g;
+}
+
+static bool same_shape(const rj_treduce_buf *a, const rj_treduce_buf *b, int *bad_dim) {
+  for (int d = 0; d < a->ndim && d < b->ndim; d++)
+    if (a->shape[d] != b->shape[d]) {
+      *bad_dim = d;
+      return false;
+    }
+  *bad_dim = a->ndim < b->ndim ? a->ndim : b->ndim;
+  return a->ndim == b->ndim;
+}
+
+/* Row-major strides unless given. */
+static void strides_of(const rj_treduce_buf *b, int64_t *st) {
+  int64_t m = 1;
+  for (int d = b->ndim - 1; d >= 0; d--) {
+    st[d] = b->has_strides ? b->strides[d] : m;
+    m *= b->shape[d] > 0 ? b->shape[d] : 1;
+  }
+}
+
+static rj_status check_buf(ir_err *e, const char *name, const rj_treduce_buf *b, int bytes,
+                           const rj_treduce_buf *root, const char *root_name) {
+  if (!b->ptr) return ir_fail(e, RJ_EINVAL, "%s.ptr: NULL", name);
+  if (b->ptr % (uint64_t)bytes)
+    return ir_fail(e, RJ_EINVAL, "%s.ptr: 0x%" PRIx64 " is not aligned to the element size (%d)",
+                   name, b->ptr, bytes);
+  if (b->device < 0) return ir_fail(e, RJ_EINVAL, "%s.device: %d is negative", name, b->device);
+  if (b->ndim < 1 || b->ndim > RJ_TREDUCE_MAX_DIMS)
+    return ir_fail(e, RJ_EINVAL, "%s.ndim: expected 1 to 5 dims (got %d)", name, b->ndim);
+  int d;
+  if (root && !same_shape(b, root, &d)) {
+    if (b->ndim != root->ndim)
+      return ir_fail(e, RJ_EINVAL,
+                     "%s.shape: %d dims, but %s has %d: every buffer has the root's shape", name,
+                     b->ndim, root_name, root->ndim);
+    return ir_fail(e, RJ_EINVAL,
+                   "%s.shape[%d]: %lld, but %s.shape[%d] is %lld: every buffer has the root's "
+                   "shape",
+                   name, d, (long long)b->shape[d], root_name, d, (long long)root->shape[d]);
+  }
+  return RJ_OK;
+}
+
+/* Checks the group (naming the field) and builds its request. */
+static rj_status group_request(ir_err *e, const rj_treduce_group *g, rj_request *out) {
+  if (!g) return ir_fail(e, RJ_EINVAL, "group: NULL");
+  if (g->struct_size != sizeof *g)
+    return ir_fail(e, RJ_EINVAL,
+                   "group.struct_size: %u, this library expects %zu (use rj_treduce_group_init)",
+                   g->struct_size, sizeof *g);
+  if (g->ranks < 1 || g->ranks > 1024)
+    return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", g->ranks);
+  if (g->root < 0 || g->root >= g->ranks)
+    return ir_fail(e, RJ_EINVAL, "root: %d is outside 0..%d", g->root, g->ranks - 1);
+  if (!g->src) return ir_fail(e, RJ_EINVAL, "src: NULL (expected %d rank buffers)", g->ranks);
+  if ((unsigned)g->path > RJ_TREDUCE_STAGED)
+    return ir_fail(e, RJ_EINVAL, "path: unknown value %d", g->path);
+  if (!ir_dtype(g->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value %d", g->dtype);
+  int bytes = ir_dtype(g->dtype)->bytes;
+  const rj_treduce_buf *root = &g->src[g->root];
+  char name[32], rname[32];
+  snprintf(rname, sizeof rname, "src[%d]", g->root);
+  rj_status s = check_buf(e, rname, root, bytes, NULL, NULL);
+  if (s) return s;
+  int64_t rst[5], st[5];
+  strides_of(root, rst);
+  for (int r = 0; r < g->ranks; r++) {
+    snprintf(name, sizeof name, "src[%d]", r);
+    if ((s = check_buf(e, name, &g->src[r], bytes, root, rname))) return s;
+    strides_of(&g->src[r], st);
+    for (int d = 0; d < root->ndim; d++)
+      if (st[d] != rst[d])
+        return ir_fail(e, RJ_EINVAL,
+                       "src[%d].strides[%d]: %lld, but %s's is %lld: every rank's source has the "
+                       "root's strides",
+                       r, d, (long long)st[d], rname, (long long)rst[d]);
+  }
+  if ((s = check_buf(e, "dst", &g->dst, bytes, root, rname))) return s;
+  if (g->dst.device != root->device)
+    return ir_fail(e, RJ_EINVAL,
+                   "dst.device: %d, but the root's source is on GPU %d (the destination is on the "
+                   "root)",
+                   g->dst.device, root->device);
+  rj_request_init(out, RJ_KIND_TREDUCE);
+  rj_treduce *t = &out->u.treduce;
+  t->op = g->op;
+  t->dtype = g->dtype;
+  t->nan = g->nan;
+  t->ranks = g->ranks;
+  t->root = g->root;
+  t->ndim = root->ndim;
+  memcpy(t->shape, root->shape, sizeof t->shape);
+  t->tile[0] = g->tile[0];
+  t->tile[1] = g->tile[1];
+  t->pingpong = g->pingpong != 0;
+  t->accum = g->accum != 0;
+  if (root->has_strides || g->dst.has_strides) {
+    t->has_strides = 1;
+    memcpy(t->strides, rst, sizeof rst);
+    strides_of(&g->dst, t->dst_strides);
+  }
+  return ir_validate(out, e);
+}
+
+RJ_API rj_status rj_treduce_request(rj_ctx *ctx, const rj_treduce_group *g, rj_request *out) {
+  memset(&ctx->err, 0, sizeof ctx->err);
+  return jit_status(ctx, group_request(&ctx->err, g, out));
+}
+
+RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj_options *opt,
+                                rj_treduce_result *res) {
+  memset(&ctx->err, 0, sizeof ctx->err);
+  rj_treduce_result local;
+  if (!res) res = &local;
+  memset(res, 0, sizeof *res);
+  rj_request req;
+  rj_status s = group_request(&ctx->err, g, &req);
+  if (s) return jit_status(ctx, s);
+  uint64_t *src = malloc(sizeof(uint64_t) * (size_t)g->ranks);
+  int *dev = malloc(sizeof(int) * (size_t)g->ranks);
+  if (!src || !dev) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  for (int r = 0; !s && r < g->ranks; r++) {
+    src[r] = g->src[r].ptr;
+    dev[r] = g->src[r].device;
+  }
+  if (!s) s = jit_treduce_exec(ctx, &req, src, dev, g->dst.ptr, g->path, opt, res);
+  free(src);
+  free(dev);
+  return jit_status(ctx, s);
+}
+
+/* ---------------------------------------------------------------- the engine */
+
+typedef struct launch {
+  rj_kernel *k;
+  int n;              /* sources */
+  const uint64_t *src; /* n pointers (into the plan's table) */
+} launch;
+
+static rj_status get_kernel(rj_ctx *ctx, const rj_request *req, const rj_options *opt, int dev,
+                            rj_kernel **k, rj_treduce_result *res) {
+  rj_options o;
+  rj_options_init(&o);
+  if (opt) {
+    o.target = opt->target;
+    o.ptx_version = opt->ptx_version;
+  }
+  o.device = dev;
+  ir_err saved = ctx->err;
+  rj_status s = rj_compile(ctx, req, &o, k); /* resets ctx->err */
+  if (s) return s;
+  ctx->err = saved;
+  if (!res->variant[0]) {
+    snprintf(res->variant, sizeof res->variant, "%s", (*k)->variant);
+    snprintf(res->target, sizeof res->target, "%s", (*k)->target);
+  }
+  res->compile_ms += (*k)->compile_ms;
+  return RJ_OK;
+}
+
+rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, const int *dev,
+                           uint64_t dst, rj_treduce_path path, const rj_options *opt,
+                           rj_treduce_result *res) {
+  ir_err *e = &ctx->err;
+  const rj_treduce *t = &req->u.treduce;
+  int N = t->ranks, root = t->root, rdev = dev[root], bytes = ir_dtype(t->dtype)->bytes;
+  ir_treduce_geom g;
+  ir_treduce_facts(t, &g);
+  rt_cuda *rt = NULL;
+  int ndev = 0;
+  rj_status s = jit_cuda(ctx, &rt);
+  if (!s) s = rt_device_count(rt, &ndev, e);
+  if (s) return s;
+  for (int r = 0; r < N; r++)
+    if (dev[r] < 0 || dev[r] >= ndev)
+      return ir_fail(e, RJ_EINVAL, "src[%d].device: no GPU %d (%d present)", r, dev[r], ndev);
+  /* 1. each rank's path */
+  int *order = malloc(sizeof(int) * (size_t)N * 2); /* direct ranks (root first), staged ranks */
+  uint64_t *table = malloc(sizeof(uint64_t) * (size_t)(N + 1));
+  if (!order || !table) {
+    free(order);
+    free(table);
+    return ir_fail(e, RJ_ENOMEM, "out of memory");
+  }
+  int *staged = order + N, nd = 0, ns = 0;
+  order[nd++] = root;
+  for (int r = 0; !s && r < N; r++) {
+    if (r == root) continue;
+    if (path == RJ_TREDUCE_STAGED) {
+      staged[ns++] = r;
+      continue;
+    }
+    if (dev[r] == rdev) {
+      order[nd++] = r;
+      continue;
+    }
+    int can = 0;
+    if ((s = rt_peer_can_access(rt, rdev, dev[r], &can, e))) break;
+    if (can) {
+      if ((s = rt_enter(rt, rdev, e))) break;
+      s = rt_peer_enable(rt, dev[r], e);
+      rt_leave(rt);
+      if (s) break;
+      order[nd++] = r;
+      res->peer_ranks++;
+    } else if (path == RJ_TREDUCE_PEER) {
+      s = ir_fail(e, RJ_EUNSUPPORTED,
+                  "path: peer, but GPU %d cannot access GPU %d (rank %d) directly "
+                  "(cuDeviceCanAccessPeer = 0); use path auto or staged",
+                  rdev, dev[r], r);
+    } else {
+      staged[ns++] = r;
+    }
+  }
+  res->direct_ranks = nd;
+  res->staged_ranks = ns;
+  snprintf(res->path, sizeof res->path, "%s", ns ? "staged" : "peer");
+  /* 2. the kernels: the request as given, or launches of derived requests */
+  launch L[1 + (1024 + MAX_PER_KERNEL - 1) / MAX_PER_KERNEL];
+  int nl = 0;
+  rj_kernel *kst = NULL;
+  if (!s && ns == 0 && N <= MAX_PER_KERNEL) {
+    for (int r = 0; r < N; r++) table[r] = src[r];
+    L[nl].n = N;
+    L[nl].src = table;
+    s = get_kernel(ctx, req, opt, rdev, &L[nl].k, res);
+    nl++;
+  } else if (!s) {
+    for (int i = 0; i < nd; i++) table[i] = src[order[i]];
+    for (int i = 0; !s && i < nd; i += MAX_PER_KERNEL) {
+      rj_request sub = *req;
+      sub.u.treduce.ranks = nd - i < MAX_PER_KERNEL ? nd - i : MAX_PER_KERNEL;
+      sub.u.treduce.root = 0;
+      sub.u.treduce.accum = i ? 1 : t->accum;
+      sub.variant[0] = 0;
+      L[nl].n = sub.u.treduce.ranks;
+      L[nl].src = table + i;
+      s = get_kernel(ctx, &sub, opt, rdev, &L[nl].k, res);
+      nl++;
+    }
+    if (!s && ns) {
+      rj_request sub = *req;
+      sub.u.treduce.ranks = 1;
+      sub.u.treduce.root = 0;
+      sub.u.treduce.accum = 1;
+      sub.variant[0] = 0;
+      s = get_kernel(ctx, &sub, opt, rdev, &kst, res);
+    }
+  }
+  if (s || g.numel == 0) { /* nothing to move: the destination stays as it is */
+    free(order);
+    free(table);
+    return s;
+  }
+  /* 3. load on the root's GPU, then enqueue everything on its streams */
+  if ((s = rt_enter(rt, rdev, e))) {
+    free(order);
+    free(table);
+    return s;
+  }
+  double ms = 0;
+  for (int i = 0; !s && i < nl; i++) {
+    s = jit_load(ctx, L[i].k, rdev, &ms);
+    res->load_ms += ms;
+  }
+  if (!s && kst) {
+    s = jit_load(ctx, kst, rdev, &ms);
+    res->load_ms += ms;
+  }
+  void *ks = NULL, *cs = NULL, *ev0 = NULL, *ev1 = NULL, *copied[2] = {0}, *consumed[2] = {0};
+  uint64_t buf[2] = {0, 0};
+  int nb = t->pingpong ? 2 : 1;
+  size_t span = (size_t)g.src_span * (size_t)bytes;
+  if (!s) s = rt_stream_new(rt, &ks, e);
+  if (!s) s = rt_event_new(rt, &ev0, e);
+  if (!s) s = rt_event_new(rt, &ev1, e);
+  if (!s && ns) {
+    s = rt_stream_new(rt, &cs, e);
+    for (int b = 0; !s && b < nb; b++) {
+      if (!s) s = rt_alloc(rt, span, &buf[b], e);
+      if (!s) s = rt_event_new(rt, &copied[b], e);
+      if (!s) s = rt_event_new(rt, &consumed[b], e);
+    }
+  }
+  if (!s) s = rt_event_mark(rt, ev0, ks, e);
+  void *args[1 + MAX_PER_KERNEL];
+  uint64_t dst_arg = dst;
+  args[0] = &dst_arg;
+  for (int i = 0; !s && i < nl; i++) {
+    for (int k = 0; k < L[i].n; k++) args[1 + k] = (void *)&L[i].src[k];
+    s = rt_launch_on(rt, L[i].k->function, L[i].k->grid, L[i].k->block, 0, args, ks, e);
+    res->launches++;
+  }
+  if (!s && ns) s = rt_stream_wait(rt, cs, ev0, e); /* copies start with the operation */
+  for (int i = 0; !s && i < ns; i++) {
+    int b = i % nb;
+    if (i >= nb) s = rt_stream_wait(rt, cs, consumed[b], e); /* buffer b folded: reuse it */
+    if (!s) s = rt_copy_peer_async(rt, buf[b], rdev, src[staged[i]], dev[staged[i]], span, cs, e);
+    if (!s) s = rt_event_mark(rt, copied[b], cs, e);
+    if (!s) s = rt_stream_wait(rt, ks, copied[b], e);
+    if (!s) {
+      uint64_t sarg = buf[b];
+      void *a2[2] = {&dst_arg, &sarg};
+      s = rt_launch_on(rt, kst->function, kst->grid, kst->block, 0, a2, ks, e);
+      res->launches++;
+    }
+    if (!s) s = rt_event_mark(rt, consumed[b], ks, e);
+  }
+  if (!s) s = rt_event_mark(rt, ev1, ks, e);
+  if (!s) s = rt_event_between(rt, ev0, ev1, &res->ms, e);
+  rj_status s2 = ks ? rt_stream_sync(rt, ks, e) : RJ_OK; /* always drain before freeing */
+  if (cs) {
+    ir_err ignored = {0};
+    rt_stream_sync(rt, cs, s2 ? &ignored : e);
+  }
+  if (!s) s = s2;
+  for (int b = 0; b < 2; b++) {
+    rt_free(rt, buf[b]);
+    rt_event_free(rt, copied[b]);
+    rt_event_free(rt, consumed[b]);
+  }
+  rt_event_free(rt, ev0);
+  rt_event_free(rt, ev1);
+  rt_stream_free(rt, cs);
+  rt_stream_free(rt, ks);
+  rt_leave(rt);
+  free(order);
+  free(table);
+  return s;
+}

@@ -1,0 +1,212 @@
+/* treduce (seed 004, PTO-ISA TREDUCE): a kernel on the root reads every rank's source directly and
+ * reduces element-wise into the root's destination.
+ *
+ * Params: (dst, src_0, ..., src_{N-1}), global pointers; the root's GPU must be able to load
+ * from every src (same GPU, peer access, or a staging buffer on the root: jit/treduce.c).
+ * Chunks slide over the last two dims by the tile bound (the reference's "2D sliding"): chunk
+ * (outer, rc, cc) covers rows [rc*TR, +curRows) and cols [cc*TC, +curCols), with curRows / curCols
+ * computed at run time, so the final chunks in either dim may be partial.  A chunk is cut into
+ * pieces of T*E elements; work item w = (chunk, piece) goes to CTA w mod grid (grid-stride), and
+ * thread tid holds E elements of its piece in registers (slot s: element piece*T*E + s*T + tid of
+ * the chunk, row-major over curRows x curCols: coalesced).
+ *
+ * Rank order is the reference's: the root first, then GetRemoteRank(root, i) = i < root ? i : i+1.
+ * Ping-pong is a register double buffer: the loads of rank r+1's E elements are issued before the
+ * combine of rank r's (cur / nxt), so the fetch of the next rank overlaps the current reduction;
+ * without it each rank is loaded, then folded.  accum folds the destination's old value first. */
+#include "passes.h"
+
+#include <stdio.h>
+
+#define TR_THREADS 256
+#define TR_SLOTS 4
+#define TR_MAX_RANKS 128 /* pointer params per kernel: 1 KiB of the 4 KiB param space */
+#define TR_MAX_GRID 65536
+
+static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
+  (void)tg;
+  const rj_treduce *t = &r->u.treduce;
+  if (t->ranks > TR_MAX_RANKS) {
+    snprintf(buf, n,
+             "ranks: %d; one kernel reads at most %d ranks (rj_treduce splits larger groups into "
+             "several launches)",
+             t->ranks, TR_MAX_RANKS);
+    return buf;
+  }
+  return NULL;
+}
+
+static LLVMValueRef i64c(pass_emit *e, int64_t v) {
+  return LLVMConstInt(LLVMInt64TypeInContext(e->C), (unsigned long long)v, 1);
+}
+
+static LLVMValueRef sreg(pass_emit *e, const char *name) {
+  return LLVMBuildZExt(e->B, pass_call(e, name, NULL, 0, NULL, 0), LLVMInt64TypeInContext(e->C),
+                       "");
+}
+
+/* The kernel's thread count and work split for a geometry. */
+static void split(const ir_treduce_geom *g, int *T, int64_t *pieces, int64_t *work) {
+  int64_t tile = g->TR * g->TC;
+  int64_t t = (tile + TR_SLOTS - 1) / TR_SLOTS;
+  t = (t + 31) / 32 * 32;
+  *T = (int)(t < 32 ? 32 : t > TR_THREADS ? TR_THREADS : t);
+  *pieces = (tile + (int64_t)*T * TR_SLOTS - 1) / ((int64_t)*T * TR_SLOTS);
+  *work = g->nchunks * *pieces;
+}
+
+static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
+  (void)self;
+  const rj_treduce *t = &r->u.treduce;
+  ir_treduce_geom g;
+  ir_treduce_facts(t, &g);
+  int N = t->ranks;
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), i32 = LLVMInt32TypeInContext(e->C);
+  LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
+  LLVMTypeRef params[1 + TR_MAX_RANKS];
+  for (int i = 0; i <= N; i++) params[i] = gptr;
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, (unsigned)N + 1, 0);
+  e->entry = "redjit_treduce";
+  e->fn = LLVMAddFunction(e->M, e->entry, fty);
+  LLVMSetFunctionCallConv(e->fn, LLVMPTXKernelCallConv);
+  LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
+  for (int i = 0; i < 3; i++) e->grid[i] = e->block[i] = 1;
+  if (g.numel == 0) { /* nothing to read or write: never launched */
+    e->block[0] = 32;
+    LLVMBuildRetVoid(e->B);
+    return RJ_OK;
+  }
+  int T;
+  int64_t P, W;
+  split(&g, &T, &P, &W);
+  e->block[0] = (unsigned)T;
+  e->grid[0] = (unsigned)(W < TR_MAX_GRID ? W : TR_MAX_GRID);
+  rj_dtype dt = t->dtype;
+  LLVMTypeRef ty = pass_type(e, dt);
+  /* index type for positions inside a chunk */
+  bool narrow = g.TR * g.TC + (int64_t)T * TR_SLOTS < ((int64_t)1 << 31);
+  LLVMTypeRef ity = narrow ? i32 : i64;
+#define IC(v) LLVMConstInt(ity, (unsigned long long)(v), 1)
+  LLVMValueRef dst = LLVMGetParam(e->fn, 0);
+  LLVMValueRef src[TR_MAX_RANKS];
+  for (int k = 0; k < N; k++) { /* the reference's order: root, then the others */
+    int rank = k == 0 ? t->root : (k - 1 < t->root ? k - 1 : k);
+    src[k] = LLVMGetParam(e->fn, (unsigned)rank + 1);
+  }
+  LLVMValueRef tid = sreg(e, "llvm.nvvm.read.ptx.sreg.tid.x");
+  LLVMValueRef bid = sreg(e, "llvm.nvvm.read.ptx.sreg.ctaid.x");
+  LLVMValueRef gdim = sreg(e, "llvm.nvvm.read.ptx.sreg.nctaid.x");
+  /* for (w = blockIdx.x; w < W; w += gridDim.x) */
+  LLVMValueRef wv = pass_entry_alloca(e, i64, "w");
+  LLVMBuildStore(e->B, bid, wv);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(e->C, e->fn, "chunks");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(e->C, e->fn, "chunk");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->C, e->fn, "done");
+  LLVMBuildBr(e->B, head);
+  LLVMPositionBuilderAtEnd(e->B, head);
+  LLVMValueRef w = LLVMBuildLoad2(e->B, i64, wv, "");
+  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, w, i64c(e, W), ""), body, done);
+  LLVMPositionBuilderAtEnd(e->B, body);
+  w = LLVMBuildLoad2(e->B, i64, wv, "");
+  LLVMValueRef chunk = P == 1 ? w : LLVMBuildUDiv(e->B, w, i64c(e, P), "chunk");
+  LLVMValueRef piece = P == 1 ? i64c(e, 0) : LLVMBuildURem(e->B, w, i64c(e, P), "piece");
+  LLVMValueRef cc = LLVMBuildURem(e->B, chunk, i64c(e, g.ncc), "cc");
+  LLVMValueRef rest = LLVMBuildUDiv(e->B, chunk, i64c(e, g.ncc), "");
+  LLVMValueRef rc = LLVMBuildURem(e->B, rest, i64c(e, g.nrc), "rc");
+  rest = LLVMBuildUDiv(e->B, rest, i64c(e, g.nrc), "outer");
+  LLVMValueRef r0 = LLVMBuildMul(e->B, rc, i64c(e, g.TR), "row0");
+  LLVMValueRef c0 = LLVMBuildMul(e->B, cc, i64c(e, g.TC), "col0");
+  LLVMValueRef sbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, r0, i64c(e, g.src_st[3]), ""),
+                                    LLVMBuildMul(e->B, c0, i64c(e, g.src_st[4]), ""), "");
+  LLVMValueRef dbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, r0, i64c(e, g.dst_st[3]), ""),
+                                    LLVMBuildMul(e->B, c0, i64c(e, g.dst_st[4]), ""), "");
+  for (int d = 2; d >= 0; d--) { /* the outer dims */
+    if (g.shape[d] == 1) continue;
+    LLVMValueRef c = d == 0 ? rest : LLVMBuildURem(e->B, rest, i64c(e, g.shape[d]), "");
+    if (d) rest = LLVMBuildUDiv(e->B, rest, i64c(e, g.shape[d]), "");
+    sbase = LLVMBuildAdd(e->B, sbase, LLVMBuildMul(e->B, c, i64c(e, g.src_st[d]), ""), "");
+    dbase = LLVMBuildAdd(e->B, dbase, LLVMBuildMul(e->B, c, i64c(e, g.dst_st[d]), ""), "");
+  }
+  /* the chunk's valid rows and cols (partial at the ends) */
+  LLVMValueRef left_r = LLVMBuildSub(e->B, i64c(e, g.R), r0, "");
+  LLVMValueRef left_c = LLVMBuildSub(e->B, i64c(e, g.C), c0, "");
+  LLVMValueRef cur_r = LLVMBuildSelect(
+      e->B, LLVMBuildICmp(e->B, LLVMIntSLT, left_r, i64c(e, g.TR), ""), left_r, i64c(e, g.TR), "");
+  LLVMValueRef cur_c = LLVMBuildSelect(
+      e->B, LLVMBuildICmp(e->B, LLVMIntSLT, left_c, i64c(e, g.TC), ""), left_c, i64c(e, g.TC), "");
+  cur_r = LLVMBuildTrunc(e->B, cur_r, ity, "rows");
+  cur_c = LLVMBuildTrunc(e->B, cur_c, ity, "cols");
+  LLVMValueRef nvalid = LLVMBuildMul(e->B, cur_r, cur_c, "");
+  bool const_cols = g.C % g.TC == 0; /* every chunk is TC wide: divide by a constant */
+  LLVMValueRef first = LLVMBuildAdd(
+      e->B, LLVMBuildMul(e->B, LLVMBuildTrunc(e->B, piece, ity, ""), IC((int64_t)T * TR_SLOTS), ""),
+      LLVMBuildTrunc(e->B, tid, ity, ""), "");
+  LLVMValueRef valid[TR_SLOTS], soff[TR_SLOTS], doff[TR_SLOTS];
+  for (int s = 0; s < TR_SLOTS; s++) {
+    LLVMValueRef j = LLVMBuildAdd(e->B, first, IC((int64_t)s * T), "");
+    valid[s] = LLVMBuildICmp(e->B, LLVMIntULT, j, nvalid, "valid");
+    LLVMValueRef row = LLVMBuildUDiv(e->B, j, const_cols ? IC(g.TC) : cur_c, "");
+    LLVMValueRef col = LLVMBuildSub(e->B, j, LLVMBuildMul(e->B, row, const_cols ? IC(g.TC) : cur_c, ""), "");
+    row = LLVMBuildZExt(e->B, row, i64, "");
+    col = LLVMBuildZExt(e->B, col, i64, "");
+    LLVMValueRef so = LLVMBuildAdd(
+        e->B, sbase,
+        LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, i64c(e, g.src_st[3]), ""),
+                     LLVMBuildMul(e->B, col, i64c(e, g.src_st[4]), ""), ""),
+        "");
+    LLVMValueRef dof = LLVMBuildAdd(
+        e->B, dbase,
+        LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, i64c(e, g.dst_st[3]), ""),
+                     LLVMBuildMul(e->B, col, i64c(e, g.dst_st[4]), ""), ""),
+        "");
+    /* invalid slots load element 0 (always there) and store nothing: no branches around loads */
+    soff[s] = LLVMBuildSelect(e->B, valid[s], so, i64c(e, 0), "soff");
+    doff[s] = LLVMBuildSelect(e->B, valid[s], dof, i64c(e, 0), "doff");
+  }
+  LLVMValueRef acc[TR_SLOTS], cur[TR_SLOTS], nxt[TR_SLOTS] = {0};
+  for (int s = 0; s < TR_SLOTS; s++) {
+    acc[s] = pass_identity(e, t->op, dt);
+    if (t->accum) {
+      LLVMValueRef old = LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, dst, doff[s]), "old");
+      acc[s] = pass_fold(e, t->op, dt, t->nan, acc[s], pass_to_acc(e, old, dt));
+    }
+  }
+#define LOAD(k, s) pass_to_acc(e, LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, src[k], soff[s]), ""), dt)
+  if (t->pingpong) {
+    for (int s = 0; s < TR_SLOTS; s++) cur[s] = LOAD(0, s);
+    for (int k = 0; k < N; k++) {
+      if (k + 1 < N) /* ping-pong: rank k+1's fetch is in flight while rank k is folded */
+        for (int s = 0; s < TR_SLOTS; s++) nxt[s] = LOAD(k + 1, s);
+      for (int s = 0; s < TR_SLOTS; s++) acc[s] = pass_fold(e, t->op, dt, t->nan, acc[s], cur[s]);
+      for (int s = 0; s < TR_SLOTS; s++) cur[s] = nxt[s];
+    }
+  } else {
+    for (int k = 0; k < N; k++) {
+      for (int s = 0; s < TR_SLOTS; s++) cur[s] = LOAD(k, s);
+      for (int s = 0; s < TR_SLOTS; s++) acc[s] = pass_fold(e, t->op, dt, t->nan, acc[s], cur[s]);
+    }
+  }
+#undef LOAD
+  for (int s = 0; s < TR_SLOTS; s++) {
+    pass_if st;
+    pass_if_begin(e, &st, valid[s]);
+    LLVMBuildStore(e->B, pass_from_acc(e, acc[s], dt), pass_gep(e, ty, dst, doff[s]));
+    pass_if_end(e, &st);
+  }
+#undef IC
+  LLVMBuildStore(e->B, LLVMBuildAdd(e->B, LLVMBuildLoad2(e->B, i64, wv, ""), gdim, ""), wv);
+  LLVMBuildBr(e->B, head);
+  LLVMPositionBuilderAtEnd(e->B, done);
+  LLVMBuildRetVoid(e->B);
+  return RJ_OK;
+}
+
+const pass_variant pass_variant_treduce = {
+    .name = "treduce",
+    .prio = 10,
+    .kind = RJ_KIND_TREDUCE,
+    .summary = "root kernel reads every rank's chunk (2D sliding, partial chunks) and folds on chip; "
+               "ping-pong = register double buffer",
+    .accepts = accepts,
+    .kernel = kernel,
+};

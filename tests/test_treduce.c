@@ -1,0 +1,267 @@
+/* treduce without a GPU: invalid groups and requests (status and the field named), the request a
+ * group compiles as, the NCCL backend's refusals, and PTX properties of the treduce kernel. */
+#include "rjtest.h"
+
+#include <sys/wait.h>
+
+static rj_ctx *ctx;
+static void setup(void) {
+  ctx = rj_ctx_new();
+}
+static void teardown(void) {
+  rj_ctx_free(ctx);
+}
+
+/* A valid 4-rank group of 64x32 f32 (fake pointers: validation needs no GPU). */
+static rj_treduce_buf bufs[4];
+static void group(rj_treduce_group *g) {
+  rj_treduce_group_init(g);
+  for (int r = 0; r < 4; r++) {
+    memset(&bufs[r], 0, sizeof bufs[r]);
+    bufs[r].ptr = 0x100000u * (uint64_t)(r + 1);
+    bufs[r].device = 0;
+    bufs[r].ndim = 2;
+    bufs[r].shape[0] = 64;
+    bufs[r].shape[1] = 32;
+  }
+  g->ranks = 4;
+  g->root = 1;
+  g->src = bufs;
+  g->dst = bufs[1];
+  g->dst.ptr = 0x900000u;
+  g->op = RJ_OP_SUM;
+  g->dtype = RJ_F32;
+  g->tile[0] = 16;
+  g->tile[1] = 32;
+  g->pingpong = 1;
+}
+
+static void bad_group(const rj_treduce_group *g, const char *field) {
+  rj_request r;
+  rj_status s = rj_treduce_request(ctx, g, &r);
+  ck_assert_msg(s == RJ_EINVAL, "expected RJ_EINVAL, got %s (%s)", rj_status_name(s),
+                rj_errmsg(ctx));
+  ck_assert_msg(strstr(rj_errmsg(ctx), field), "message \"%s\" does not name %s", rj_errmsg(ctx),
+                field);
+  rj_treduce_result res;
+  s = rj_treduce_run(ctx, g, NULL, &res); /* the same refusal, before any device work */
+  ck_assert_msg(s == RJ_EINVAL, "rj_treduce_run: expected RJ_EINVAL, got %s (%s)",
+                rj_status_name(s), rj_errmsg(ctx));
+  ck_assert_msg(strstr(rj_errmsg(ctx), field), "run message \"%s\" does not name %s",
+                rj_errmsg(ctx), field);
+}
+
+START_TEST(valid_group) {
+  rj_treduce_group g;
+  group(&g);
+  rj_request r;
+  ck_assert_int_eq(rj_treduce_request(ctx, &g, &r), RJ_OK);
+  const char *json = NULL;
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &json), RJ_OK);
+  ck_assert_msg(strstr(json, "\"kind\":\"treduce\"") && strstr(json, "\"ranks\":4") &&
+                    strstr(json, "\"root\":1") && strstr(json, "\"shape\":[64,32]") &&
+                    strstr(json, "\"tile\":[16,32]") && strstr(json, "\"pingpong\":true"),
+                "canonical: %s", json);
+}
+END_TEST
+
+START_TEST(invalid_groups) {
+  rj_treduce_group g;
+  bad_group(NULL, "group");
+  group(&g);
+  g.ranks = 0;
+  bad_group(&g, "ranks");
+  group(&g);
+  g.root = 4;
+  bad_group(&g, "root");
+  group(&g);
+  g.root = -1;
+  bad_group(&g, "root");
+  group(&g);
+  g.src = NULL;
+  bad_group(&g, "src");
+  group(&g);
+  bufs[2].ptr = 0;
+  bad_group(&g, "src[2].ptr");
+  group(&g);
+  g.dst.ptr = 0;
+  bad_group(&g, "dst.ptr");
+  group(&g);
+  bufs[3].shape[1] = 31;
+  bad_group(&g, "src[3].shape[1]");
+  group(&g);
+  bufs[0].ndim = 3;
+  bufs[0].shape[2] = 1;
+  bad_group(&g, "src[0].shape");
+  group(&g);
+  g.dst.shape[0] = 63;
+  bad_group(&g, "dst.shape[0]");
+  group(&g);
+  g.tile[0] = 0;
+  bad_group(&g, "tile[0]");
+  group(&g);
+  g.tile[1] = -3;
+  bad_group(&g, "tile[1]");
+  group(&g);
+  bufs[2].ptr += 2;
+  bad_group(&g, "src[2].ptr");
+  group(&g);
+  g.dst.device = 1;
+  bad_group(&g, "dst.device");
+  group(&g);
+  bufs[2].has_strides = 1;
+  bufs[2].strides[0] = 64;
+  bufs[2].strides[1] = 1;
+  bad_group(&g, "src[2].strides[0]");
+  group(&g);
+  g.struct_size = 8;
+  bad_group(&g, "struct_size");
+  group(&g);
+  g.dtype = (rj_dtype)42;
+  bad_group(&g, "dtype");
+  group(&g);
+  g.path = (rj_treduce_path)7;
+  bad_group(&g, "path");
+  group(&g);
+  bufs[1].ndim = 6;
+  bad_group(&g, "src[1].ndim");
+}
+END_TEST
+
+static void bad_json(const char *json, const char *field) {
+  rj_request r;
+  rj_status s = rj_request_parse(ctx, json, &r);
+  ck_assert_msg(s == RJ_EINVAL, "expected RJ_EINVAL for %s, got %s", json, rj_status_name(s));
+  ck_assert_msg(strstr(rj_errmsg(ctx), field), "message \"%s\" does not name %s (request %s)",
+                rj_errmsg(ctx), field, json);
+}
+
+START_TEST(invalid_requests) {
+  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":0,\"shape\":[4]}", "ranks");
+  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"root\":2,\"shape\":[4]}", "root");
+  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4],\"tile\":[0,4]}", "tile[0]");
+  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,4],\"tile\":[4,0]}", "tile[1]");
+  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[1,2,3,4,5,6]}", "shape");
+  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,-1]}", "shape[1]");
+  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,4],\"strides\":[1]}", "strides");
+  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,4],\"dst_strides\":[1,1]}", "dst_strides");
+  bad_json("{\"kind\":\"treduce\",\"op\":\"prod\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4]}", "op");
+  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4],\"nan\":\"x\"}", "nan");
+  /* valid: empty rows, strides, accum, nan */
+  rj_request r;
+  rjt_parse(ctx, "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[1,1,1,0,256]}", &r);
+  rjt_parse(ctx, "{\"kind\":\"treduce\",\"op\":\"max\",\"dtype\":\"f32\",\"ranks\":3,\"shape\":[4,5],"
+                 "\"strides\":[8,1],\"dst_strides\":[1,4],\"accum\":true,\"nan\":\"ignore\"}", &r);
+  ck_assert_int_eq(r.u.treduce.has_strides, 1);
+  ck_assert_int_eq(r.u.treduce.dst_strides[0], 1);
+  ck_assert_int_eq(r.u.treduce.accum, 1);
+}
+END_TEST
+
+START_TEST(cli_status_2) {
+  const char *cli = getenv("REDJIT_CLI") ? getenv("REDJIT_CLI") : REDJIT_CLI_BUILT;
+  char cmd[1024];
+  FILE *f = fopen("treduce_bad.json", "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"root\":5,\"shape\":[4]}", f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "%s run treduce_bad.json >/dev/null 2>&1", cli);
+  int rc = system(cmd);
+  ck_assert_msg(WIFEXITED(rc) && WEXITSTATUS(rc) == 2, "exit %d", WEXITSTATUS(rc));
+  remove("treduce_bad.json");
+}
+END_TEST
+
+START_TEST(nccl_refusals) {
+  rj_request r;
+  rj_nccl_args a;
+  rj_nccl_args_init(&a);
+  a.comm = (void *)0x1;
+  a.src = 0x1000;
+  a.dst = 0x2000;
+  rjt_parse(ctx, "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,4],\"strides\":[8,1]}", &r);
+  ck_assert_int_eq(rj_treduce_nccl(ctx, &r, &a), RJ_EUNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "strides"));
+  rjt_parse(ctx, "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4],\"accum\":true}", &r);
+  ck_assert_int_eq(rj_treduce_nccl(ctx, &r, &a), RJ_EUNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "accum"));
+  rjt_parse(ctx, "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4],\"nan\":\"ignore\"}", &r);
+  ck_assert_int_eq(rj_treduce_nccl(ctx, &r, &a), RJ_EUNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "nan"));
+  rjt_parse(ctx, "{\"kind\":\"treduce\",\"op\":\"max\",\"dtype\":\"f16\",\"ranks\":2,\"shape\":[4]}", &r);
+  ck_assert_int_eq(rj_treduce_nccl(ctx, &r, &a), RJ_EUNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "nan"));
+  /* row-major strides given explicitly are fine: the next refusal is about the comm / NCCL */
+  rjt_parse(ctx, "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"i32\",\"ranks\":2,\"shape\":[4,4],\"strides\":[4,1]}", &r);
+  a.comm = NULL;
+  ck_assert_int_eq(rj_treduce_nccl(ctx, &r, &a), RJ_EINVAL);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "args.comm"));
+  a.comm = (void *)0x1;
+  a.src = 0;
+  ck_assert_int_eq(rj_treduce_nccl(ctx, &r, &a), RJ_EINVAL);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "args.src"));
+  ck_assert_int_eq(rj_treduce_nccl(ctx, &r, NULL), RJ_EINVAL);
+  int v = 0;
+  rj_status s = rj_nccl_version(ctx, &v);
+  ck_assert_msg(s == RJ_OK || s == RJ_ENODEV, "rj_nccl_version: %s", rj_status_name(s));
+  if (s)
+    fprintf(stderr, "treduce: NCCL not found (%s)\n", rj_errmsg(ctx));
+  else
+    fprintf(stderr, "treduce: NCCL %d found\n", v);
+}
+END_TEST
+
+/* PTX: one entry with ranks + 1 pointer params; N loads per slot; partial chunks computed at run
+ * time (min); f16 accumulates in f32; ping-pong and not both compile; >128 ranks is declined. */
+START_TEST(ptx_properties) {
+  const char *base = "{\"kind\":\"treduce\",\"op\":\"%s\",\"dtype\":\"%s\",\"ranks\":%d,\"root\":%d,"
+                     "\"shape\":%s,\"tile\":%s,\"pingpong\":%s}";
+  static const char *const tg[] = {"sm_80", "sm_90", "sm_90a", "sm_100a"};
+  for (int i = 0; i < 4; i++) {
+    const char *ptx = rjt_ptx(ctx, rjt_fmt(base, "sum", "f32", 4, 1, "[512,32]", "[64,32]", "true"), tg[i]);
+    ck_assert_int_eq(rjt_count(ptx, ".entry redjit_treduce"), 1);
+    ck_assert_int_eq(rjt_count(ptx, "redjit_treduce_param_"), 10); /* 5 declared, 5 loaded */
+    ck_assert_int_eq(rjt_count(ptx, "ld.global.f32") + rjt_count(ptx, "ld.global.b32"), 16); /* 4 ranks x 4 slots */
+    ck_assert_int_eq(rjt_count(ptx, "st.global.f32") + rjt_count(ptx, "st.global.b32"), 4);
+  }
+  const char *ptx = rjt_ptx(ctx, rjt_fmt(base, "max", "f16", 8, 3, "[3,100,37]", "[16,32]", "false"), "sm_90");
+  ck_assert_msg(rjt_count(ptx, "min.u64") + rjt_count(ptx, "min.s64") >= 1, "no run-time chunk bound:\n%s", ptx);
+  ck_assert_msg(rjt_count(ptx, "max.NaN.") >= 8, "no NaN-propagating max:\n%s", ptx);
+  ptx = rjt_ptx(ctx, rjt_fmt(base, "sum", "f16", 8, 3, "[3,100,37]", "[16,32]", "true"), "sm_90");
+  ck_assert_msg(rjt_count(ptx, "cvt.f32.f16") >= 8, "f16 sum not accumulated in f32");
+  /* empty rows: a kernel with no memory access */
+  ptx = rjt_ptx(ctx, rjt_fmt(base, "sum", "f32", 2, 0, "[1,1,1,0,256]", "[1,256]", "false"), "sm_90");
+  ck_assert_int_eq(rjt_count(ptx, "ld.global"), 0);
+  /* 5-D, integers, root != 0 */
+  rjt_ptx(ctx, rjt_fmt(base, "min", "i64", 3, 2, "[2,3,4,5,6]", "[4,4]", "true"), "sm_90");
+  rjt_ptx(ctx, rjt_fmt(base, "sum", "bf16", 2, 1, "[7,9]", "[2,4]", "true"), "sm_80");
+  /* more than 128 ranks: declined with the reason */
+  rj_request r;
+  rjt_parse(ctx, rjt_fmt(base, "sum", "f32", 200, 0, "[8]", "[1,8]", "false"), &r);
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90";
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ENOVARIANT);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "128"));
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("treduce");
+  TCase *tc = tcase_create("treduce");
+  tcase_set_timeout(tc, 300);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, valid_group);
+  tcase_add_test(tc, invalid_groups);
+  tcase_add_test(tc, invalid_requests);
+  tcase_add_test(tc, cli_status_2);
+  tcase_add_test(tc, nccl_refusals);
+  tcase_add_test(tc, ptx_properties);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
