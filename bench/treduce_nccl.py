@@ -1,0 +1,40 @@
+"""NCCL's reduce through torch.distributed, one process per GPU: the baseline for treduce.
+
+Run: python3 -m torch.distributed.run --standalone --nproc_per_node=N bench/treduce_nccl.py
+Rank 0 prints one JSON line per size: {"engine": "nccl", "bytes_per_rank": B, "ms": median}.
+Times dist.reduce(dst=0, op=SUM) of an f32 tensor of B bytes per rank with CUDA events on rank 0,
+after a barrier, median of the runs (the same sizes and dtype as scripts/bench-treduce.sh).
+"""
+import argparse, json, os, statistics
+import torch
+import torch.distributed as dist
+
+p = argparse.ArgumentParser()
+p.add_argument("--min-log2", type=int, default=12)
+p.add_argument("--max-log2", type=int, default=30)
+p.add_argument("--step", type=int, default=2)
+p.add_argument("--runs", type=int, default=25)
+a = p.parse_args()
+rank = int(os.environ["RANK"]); local = int(os.environ.get("LOCAL_RANK", rank))
+torch.cuda.set_device(local)
+dist.init_process_group("nccl")
+for b in range(a.min_log2, a.max_log2 + 1, a.step):
+    n = (1 << b) // 4
+    x = torch.randn(n, device="cuda")
+    runs = a.runs if b < 28 else 7
+    times = []
+    for i in range(3 + runs):
+        dist.barrier()
+        torch.cuda.synchronize()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        dist.reduce(x, dst=0, op=dist.ReduceOp.SUM)
+        e.record()
+        torch.cuda.synchronize()
+        if i >= 3:
+            times.append(s.elapsed_time(e))
+    if rank == 0:
+        print(json.dumps({"engine": "nccl", "bytes_per_rank": 1 << b, "ms": statistics.median(times),
+                          "ranks": dist.get_world_size(), "nccl": ".".join(map(str, torch.cuda.nccl.version()))}),
+              flush=True)
+dist.destroy_process_group()
