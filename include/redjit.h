@@ -449,12 +449,21 @@ RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const u
 
 /* ---------------------------------------------------------------- tensor reductions (issue 6) */
 
-/* ---------------------------------------------------------------- treduce (issue 5) */
+/* Reduces a tensor request (req->kind == RJ_KIND_TENSOR; CONTRACT.md "tensor") on the GPU:
+ * src points at element 0 of the source view, dst at a contiguous destination of the kept dims
+ * (row-major; one element when every dim is reduced).  Both are device pointers (CUdeviceptr
+ * values) of device opt->device (opt NULL: device 0, target auto), in that device's primary
+ * context (the one the CUDA runtime uses).  The kernel is compiled on first use and cached in
+ * ctx (shape, strides, axes, dtype, op, flags and the device's SM count are its key: sizes are
+ * JIT constants), then launched on `stream` (a CUstream / cudaStream_t; NULL = the legacy
+ * default stream) without waiting.  src and dst must not overlap.  Split reductions keep their
+ * partials in a workspace inside the loaded kernel, so launches of one request on one ctx must
+ * be stream-ordered; to reduce the same request on concurrent streams use one ctx per stream.
+ * Null pointers, or a request that is not a valid tensor request, are RJ_EINVAL. */
+RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                           const void *src, void *dst, void *stream);
 
-#ifdef __cplusplus
-}
-#endif
-#endif /* REDJIT_H */
+/* ---------------------------------------------------------------- treduce (issue 5) */
 /* Root-only reduce across ranks in one process (PTO-ISA TREDUCE on NVIDIA GPUs): the root's
  * destination receives the element-wise op of every rank's source.  Rank r's source lives on its
  * own device (several ranks may share one GPU).  A kernel on the root reads the ranks' sources
@@ -548,3 +557,8 @@ RJ_API void rj_nccl_args_init(rj_nccl_args *a);
 RJ_API rj_status rj_nccl_version(rj_ctx *ctx, int *version);
 RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nccl_args *a);
 
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REDJIT_H */

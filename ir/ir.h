@@ -152,4 +152,21 @@ double ir_tolerance(rj_dtype t);
 bool ir_compare(rj_op op, rj_dtype t, const ir_value *ref, const void *got, int64_t i,
                 double *abs_err, double *rel_err);
 
+/* tensor.c — kind "tensor" (issue 6): the source as a canonical view (size-1 dims dropped,
+ * adjacent dims of one class merged, outermost first; at least one reduced dim). */
+typedef struct ir_tview {
+  int n;
+  int64_t size[RJ_MAX_DIMS], stride[RJ_MAX_DIMS];
+  bool red[RJ_MAX_DIMS];
+  int64_t outputs;    /* destination elements (product of the kept dims) */
+  int64_t reduce_len; /* elements folded into each */
+  int64_t extent;     /* elements from the first to the last one the view touches, plus one */
+} ir_tview;
+void ir_tensor_view(const rj_tensor *t, ir_tview *v); /* needs a validated request */
+/* Offset of reduced element r of output out (row-major over the kept / reduced dims). */
+int64_t ir_tview_offset(const ir_tview *v, int64_t out, int64_t r);
+/* The float64 / exact reference of every output; dst_old NULL without accum. */
+void ir_oracle_tensor(const rj_tensor *t, const ir_tview *v, const void *src, const void *dst_old,
+                      ir_value *ref);
+
 #endif

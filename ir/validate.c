@@ -222,6 +222,27 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
                        "strides[%d]: %lld; strides are non-negative and a kept dim of size > 1 "
                        "needs a non-zero stride",
                        d, (long long)t->strides[d]);
+  if (t->has_strides) { /* kept dims must not overlap: distinct outputs read distinct elements */
+    int ord[RJ_MAX_DIMS], n = 0;
+    for (int d = 0; d < t->ndim; d++)
+      if (!red[d] && t->shape[d] > 1) ord[n++] = d;
+    for (int i = 1; i < n; i++) /* by stride, ascending */
+      for (int j = i; j > 0 && t->strides[ord[j]] < t->strides[ord[j - 1]]; j--) {
+        int x = ord[j];
+        ord[j] = ord[j - 1];
+        ord[j - 1] = x;
+      }
+    int64_t span = 0; /* the last element offset reached by the smaller-stride kept dims */
+    for (int i = 0; i < n; i++) {
+      int d = ord[i];
+      if (t->strides[d] <= span)
+        return ir_fail(e, RJ_EINVAL,
+                       "strides[%d]: %lld makes outputs overlap (kept dims must not share "
+                       "elements: it must exceed %lld)",
+                       d, (long long)t->strides[d], (long long)span);
+      span += (t->shape[d] - 1) * t->strides[d];
+    }
+  }
   return RJ_OK;
 }
 

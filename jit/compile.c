@@ -186,6 +186,8 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
   if ((s = ir_canonical(req, &canon, e))) return jit_status(ctx, s);
   snprintf(key, sizeof key, "|%s|%d%s", tg->name, opt ? opt->ptx_version : 0,
            tg->emulated ? "|emulated" : "");
+  int sms = req->kind == RJ_KIND_TENSOR ? jit_tensor_sms(ctx, opt) : 0; /* issue 6 */
+  if (sms) snprintf(key + strlen(key), sizeof key - strlen(key), "|sms%d", sms);
   fullkey = malloc(strlen(canon) + strlen(key) + 1);
   if (!fullkey) {
     free(canon);
@@ -205,6 +207,7 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
   }
   /* 3. lower into a fresh module */
   pass_emit em = {.C = ctx->llvm, .target = tg, .err = e};
+  em.sms = sms;
   em.M = LLVMModuleCreateWithNameInContext("redjit", ctx->llvm);
   em.B = LLVMCreateBuilderInContext(ctx->llvm);
   LLVMSetTarget(em.M, TRIPLE);

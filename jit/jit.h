@@ -69,5 +69,7 @@ rj_status jit_bench_tile(rj_ctx *, const rj_request *, const rj_check_opts *, rj
 rj_status jit_bench_subgroup(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
 rj_status jit_bench_tensor(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
 rj_status jit_bench_treduce(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
+/* tensor.c (issue 6): the SM count of opt's device through the driver, 0 when none is usable. */
+int jit_tensor_sms(rj_ctx *ctx, const rj_options *opt);
 
 #endif

@@ -25,6 +25,7 @@ typedef struct pass_emit {
   /* kernel launch geometry, set by the kernel builder */
   unsigned grid[3], block[3], shared_bytes;
   const char *entry;
+  int sms; /* issue 6: the device's SM count, read through the driver (0: unknown) */
 } pass_emit;
 
 /* Operands of a tile primitive.  src / dst: for shared memory, a pointer in addrspace(3) to
@@ -136,9 +137,10 @@ rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant
 /* The variants (one file each). */
 extern const pass_variant pass_variant_shared;
 extern const pass_variant pass_variant_local;
-extern const pass_variant pass_variant_sm100_packed;
 extern const pass_variant pass_variant_treduce;
+extern const pass_variant pass_variant_sm100_packed;
 extern const pass_variant pass_variant_redux;
+extern const pass_variant pass_variant_tensor_rows, pass_variant_tensor_cols, pass_variant_tensor_generic;
 extern const pass_variant pass_variant_subgroup;
 
 /* optimize.c — the pipeline after lowering (O3), through LLVMRunPasses. */

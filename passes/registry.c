@@ -12,6 +12,7 @@ static const pass_variant *const all[] = {
     &pass_variant_treduce,
     &pass_variant_sm100_packed,
     &pass_variant_redux,
+    &pass_variant_tensor_rows, &pass_variant_tensor_cols, &pass_variant_tensor_generic,
     &pass_variant_subgroup,
 };
 #define NVAR ((int)(sizeof all / sizeof all[0]))

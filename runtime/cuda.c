@@ -357,3 +357,53 @@ rj_status rt_launch_on(rt_cuda *rt, void *fn, const unsigned g[3], const unsigne
                                         (CUstream)stream, args, NULL));
   return RJ_OK;
 }
+
+/* ---------------------------------------------------------------- issue 6: tensor reductions */
+
+rj_status rt_device_sms(rt_cuda *rt, int dev, int *sms, ir_err *e) {
+  int n = 0;
+  CK("cuDeviceGetCount", rt->DeviceGetCount(&n));
+  if (dev < 0 || dev >= n) return ir_fail(e, RJ_ENODEV, "device: no GPU %d (%d present)", dev, n);
+  CUdevice d;
+  CK("cuDeviceGet", rt->DeviceGet(&d, dev));
+  CK("cuDeviceGetAttribute",
+     rt->DeviceGetAttribute(sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d));
+  return RJ_OK;
+}
+
+rj_status rt_launch_async(rt_cuda *rt, void *fn, const unsigned g[3], const unsigned b[3],
+                          unsigned shared, void **args, void *stream, ir_err *e) {
+  CK("cuLaunchKernel", rt->LaunchKernel((CUfunction)fn, g[0], g[1], g[2], b[0], b[1], b[2],
+                                        shared, (CUstream)stream, args, NULL));
+  return RJ_OK;
+}
+
+rj_status rt_event_pair(rt_cuda *rt, void *ev[2], ir_err *e) {
+  ev[0] = ev[1] = NULL;
+  CK("cuEventCreate", rt->EventCreate((CUevent *)&ev[0], CU_EVENT_DEFAULT));
+  CUresult r = rt->EventCreate((CUevent *)&ev[1], CU_EVENT_DEFAULT);
+  if (r != CUDA_SUCCESS) {
+    rt->EventDestroy((CUevent)ev[0]);
+    ev[0] = NULL;
+    return cu_fail(rt, e, "cuEventCreate", r);
+  }
+  return RJ_OK;
+}
+
+void rt_event_pair_free(rt_cuda *rt, void *ev[2]) {
+  for (int i = 0; i < 2; i++)
+    if (ev[i]) rt->EventDestroy((CUevent)ev[i]);
+}
+
+rj_status rt_event_record(rt_cuda *rt, void *ev, void *stream, ir_err *e) {
+  CK("cuEventRecord", rt->EventRecord((CUevent)ev, (CUstream)stream));
+  return RJ_OK;
+}
+
+rj_status rt_event_ms(rt_cuda *rt, void *ev[2], double *ms, ir_err *e) {
+  CK("kernel execution (cuEventSynchronize)", rt->EventSynchronize((CUevent)ev[1]));
+  float t = 0;
+  CK("cuEventElapsedTime", rt->EventElapsedTime(&t, (CUevent)ev[0], (CUevent)ev[1]));
+  *ms = t;
+  return RJ_OK;
+}

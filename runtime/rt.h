@@ -52,4 +52,17 @@ rj_status rt_launch_on(rt_cuda *rt, void *fn, const unsigned grid[3], const unsi
                        unsigned shared, void **args, void *stream, ir_err *e);
 /* A driver entry point by name (NULL when this driver lacks it), for runtime/-only callers. */
 void *rt_sym(rt_cuda *rt, const char *name);
+
+
+/* issue 6: tensor reductions */
+rj_status rt_device_sms(rt_cuda *rt, int dev, int *sms, ir_err *e); /* multiprocessors */
+/* Launches fn on stream (a CUstream; NULL: the legacy default stream) without waiting. */
+rj_status rt_launch_async(rt_cuda *rt, void *fn, const unsigned grid[3], const unsigned block[3],
+                          unsigned shared, void **args, void *stream, ir_err *e);
+rj_status rt_event_pair(rt_cuda *rt, void *ev[2], ir_err *e);
+void rt_event_pair_free(rt_cuda *rt, void *ev[2]);
+rj_status rt_event_record(rt_cuda *rt, void *ev, void *stream, ir_err *e);
+/* Waits for ev[1]; *ms = time from ev[0] to ev[1]. */
+rj_status rt_event_ms(rt_cuda *rt, void *ev[2], double *ms, ir_err *e);
+
 #endif

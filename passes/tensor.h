@@ -1,0 +1,64 @@
+/* Tensor variants (issue 6): shared pieces of passes/tensor_*.c.
+ *
+ * Every tensor kernel is `redjit_tensor(src, dst)` with sizes and strides as JIT constants.
+ * Kernels that split a reduction over several CTAs finish in the same launch: each CTA leaves
+ * its partial in a module-global workspace, counts itself on an integer counter, and the last
+ * CTA of a group folds the partials in a fixed order (deterministic: no float atomics) and
+ * resets the counter to 0 for the next launch.  The workspace therefore belongs to the loaded
+ * module: launches of one kernel must be ordered (one stream, or synchronised streams). */
+#ifndef RJ_PASSES_TENSOR_H
+#define RJ_PASSES_TENSOR_H
+
+#include "passes.h"
+
+#define TNS_U 4 /* independent 16-byte loads in flight per thread */
+#define TNS_DEFAULT_SMS 132
+
+typedef enum tns_class { TNS_ROWS, TNS_COLS, TNS_GENERIC } tns_class;
+
+/* The class of a canonical view: rows (the innermost dim is reduced, unit stride, at most one
+ * kept dim outside it), cols (outer, reduce, inner: the innermost dim is kept), generic. */
+tns_class tns_classify(const ir_tview *v);
+int tns_sms(const pass_emit *e);
+int tns_vec(rj_dtype t); /* elements per 16-byte vector */
+int64_t tns_pow2(int64_t x); /* the next power of two >= x */
+
+/* Kernel skeleton: the function redjit_tensor(ptr addrspace(1) noalias readonly src,
+ * ptr addrspace(1) noalias dst), builder at its entry.  Returns the two params. */
+void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst);
+LLVMValueRef tns_ctaid(pass_emit *e);
+LLVMValueRef tns_i64(pass_emit *e, int64_t v);
+/* Loads one element (acc type) / a 16-byte vector (vec acc values) at p. */
+LLVMValueRef tns_load(pass_emit *e, rj_dtype t, LLVMValueRef p);
+void tns_load_vec(pass_emit *e, rj_dtype t, LLVMValueRef p, int vec, LLVMValueRef *out);
+/* acc slots: n allocas of the acc type holding the identity */
+void tns_acc_init(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n);
+void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x);
+/* Combines the n slots in order (a fixed tree: pairs, then pairs of pairs). */
+LLVMValueRef tns_acc_total(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n);
+/* CTA of T threads (multiple of 32): the value of thread 0 is op over every thread's v (warp
+ * butterfly trees, then warp 0 over the warp partials in shared memory).  The shared scratch
+ * may be reused after the next barrier. */
+LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef tid,
+                            int T);
+/* dst[idx] = v (folded with the old value under accum), converted to the storage type. */
+void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef idx64,
+               LLVMValueRef v);
+/* The last-CTA-finishes handshake on counter `cnt` (i32 in global) of `parts` CTAs, after this
+ * CTA's partials are written: a barrier, then thread 0's acq_rel GPU-scope atomic add; returns an i1, uniform over the CTA, true in the last
+ * CTA (the caller resets the counter there).  Ends with a barrier. */
+LLVMValueRef tns_last_cta(pass_emit *e, LLVMValueRef cnt, LLVMValueRef tid, int parts);
+/* .maxntid threads and .minnctapersm min_ctas: ptxas keeps registers within the launch. */
+void tns_launch_bounds(pass_emit *e, int threads, int min_ctas);
+LLVMValueRef tns_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p);
+
+/* A loop over an i64 induction variable: for (i = start; i < end; i += step). */
+typedef struct tns_loop {
+  LLVMBasicBlockRef head, body, exit;
+  LLVMValueRef var, i, step;
+} tns_loop;
+void tns_loop_begin(pass_emit *e, tns_loop *l, LLVMValueRef start, LLVMValueRef end,
+                    LLVMValueRef step);
+void tns_loop_end(pass_emit *e, tns_loop *l);
+
+#endif

@@ -1,0 +1,193 @@
+/* Shared pieces of the tensor variants (see tensor.h).  The combines, identities, f16/bf16
+ * accumulation and butterfly trees are emit.c's, as in the tile variants. */
+#include "tensor.h"
+
+#include <stdio.h>
+#include <string.h>
+
+tns_class tns_classify(const ir_tview *v) {
+  int n = v->n;
+  if (n == 2 && v->red[0] != v->red[1] && v->stride[v->red[0] ? 0 : 1] == 1) return TNS_ROWS;
+  if (v->red[n - 1] && v->stride[n - 1] == 1 && (n == 1 || (n == 2 && !v->red[0])))
+    return TNS_ROWS;
+  if (!v->red[n - 1] && ((n == 2 && v->red[0]) || (n == 3 && v->red[1] && !v->red[0])))
+    return TNS_COLS;
+  return TNS_GENERIC;
+}
+
+int tns_sms(const pass_emit *e) {
+  return e->sms > 0 ? e->sms : TNS_DEFAULT_SMS;
+}
+
+int tns_vec(rj_dtype t) {
+  return 16 / ir_dtype(t)->bytes;
+}
+
+int64_t tns_pow2(int64_t x) {
+  int64_t p = 1;
+  while (p < x) p <<= 1;
+  return p;
+}
+
+LLVMValueRef tns_i64(pass_emit *e, int64_t v) {
+  return LLVMConstInt(LLVMInt64TypeInContext(e->C), (unsigned long long)v, 1);
+}
+
+static void add_attr(pass_emit *e, unsigned idx, const char *name) {
+  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+  LLVMAddAttributeAtIndex(e->fn, idx, LLVMCreateEnumAttribute(e->C, kind, 0));
+}
+
+void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst) {
+  LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
+  LLVMTypeRef params[2] = {gptr, gptr};
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, 2, 0);
+  e->entry = "redjit_tensor";
+  e->fn = LLVMAddFunction(e->M, e->entry, fty);
+  LLVMSetFunctionCallConv(e->fn, LLVMPTXKernelCallConv);
+  add_attr(e, 1, "noalias");
+  add_attr(e, 1, "readonly");
+  add_attr(e, 2, "noalias");
+  LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
+  *src = LLVMGetParam(e->fn, 0);
+  *dst = LLVMGetParam(e->fn, 1);
+  e->grid[1] = e->grid[2] = e->block[1] = e->block[2] = 1;
+  e->shared_bytes = 0;
+}
+
+LLVMValueRef tns_ctaid(pass_emit *e) {
+  return pass_call(e, "llvm.nvvm.read.ptx.sreg.ctaid.x", NULL, 0, NULL, 0);
+}
+
+LLVMValueRef tns_load(pass_emit *e, rj_dtype t, LLVMValueRef p) {
+  return pass_to_acc(e, LLVMBuildLoad2(e->B, pass_type(e, t), p, ""), t);
+}
+
+void tns_load_vec(pass_emit *e, rj_dtype t, LLVMValueRef p, int vec, LLVMValueRef *out) {
+  LLVMTypeRef vt = LLVMVectorType(pass_type(e, t), (unsigned)vec);
+  LLVMValueRef v = LLVMBuildLoad2(e->B, vt, p, "");
+  LLVMSetAlignment(v, 16);
+  for (int i = 0; i < vec; i++)
+    out[i] = pass_to_acc(e, LLVMBuildExtractElement(e->B, v, pass_i32(e, i), ""), t);
+}
+
+void tns_acc_init(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
+  for (int i = 0; i < n; i++) {
+    acc[i] = pass_entry_alloca(e, pass_acc_type(e, t->dtype), "acc");
+    LLVMBuildStore(e->B, pass_identity(e, t->op, t->dtype), acc[i]);
+  }
+}
+
+void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x) {
+  LLVMValueRef cur = LLVMBuildLoad2(e->B, pass_acc_type(e, t->dtype), acc, "");
+  LLVMBuildStore(e->B, pass_fold(e, t->op, t->dtype, t->nan, cur, x), acc);
+}
+
+LLVMValueRef tns_acc_total(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
+  LLVMValueRef v[64];
+  for (int i = 0; i < n; i++) v[i] = LLVMBuildLoad2(e->B, pass_acc_type(e, t->dtype), acc[i], "");
+  for (int w = 1; w < n; w *= 2)
+    for (int i = 0; i + w < n; i += 2 * w)
+      v[i] = pass_combine(e, t->op, t->dtype, t->nan, v[i], v[i + w]);
+  return v[0];
+}
+
+LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef tid,
+                            int T) {
+  static const int masks[5] = {16, 8, 4, 2, 1};
+  LLVMValueRef full = pass_i32(e, -1);
+  v = pass_bfly_tree(e, t->op, t->dtype, t->nan, v, full, masks, 5, 32);
+  int nw = T / 32;
+  if (nw == 1) return v;
+  LLVMTypeRef acc_ty = pass_acc_type(e, t->dtype);
+  LLVMValueRef scratch = pass_global_array(e, acc_ty, nw, AS_SHARED, "rj_warp_part");
+  LLVMValueRef warp = LLVMBuildLShr(e->B, tid, pass_i32(e, 5), "warp");
+  LLVMValueRef lane = LLVMBuildAnd(e->B, tid, pass_i32(e, 31), "lane");
+  LLVMValueRef res = pass_entry_alloca(e, acc_ty, "cta_res");
+  LLVMBuildStore(e->B, v, res);
+  pass_if w;
+  pass_if_begin(e, &w, LLVMBuildICmp(e->B, LLVMIntEQ, lane, pass_i32(e, 0), ""));
+  LLVMBuildStore(e->B, v, pass_gep(e, acc_ty, scratch, warp));
+  pass_if_end(e, &w);
+  pass_barrier_cta(e);
+  pass_if w0;
+  pass_if_begin(e, &w0, LLVMBuildICmp(e->B, LLVMIntEQ, warp, pass_i32(e, 0), ""));
+  LLVMValueRef have = LLVMBuildICmp(e->B, LLVMIntULT, lane, pass_i32(e, nw), "");
+  LLVMValueRef idx = LLVMBuildSelect(e->B, have, lane, pass_i32(e, 0), "");
+  LLVMValueRef p = LLVMBuildLoad2(e->B, acc_ty, pass_gep(e, acc_ty, scratch, idx), "");
+  p = LLVMBuildSelect(e->B, have, p, pass_identity(e, t->op, t->dtype), "");
+  int m2[5], n2 = 0;
+  for (int m = (int)tns_pow2(nw) / 2; m >= 1; m /= 2) m2[n2++] = m;
+  p = pass_bfly_tree(e, t->op, t->dtype, t->nan, p, full, m2, n2, 32);
+  LLVMBuildStore(e->B, p, res);
+  pass_if_end(e, &w0);
+  return LLVMBuildLoad2(e->B, acc_ty, res, "");
+}
+
+void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef idx64,
+               LLVMValueRef v) {
+  LLVMTypeRef ty = pass_type(e, t->dtype);
+  LLVMValueRef ptr = pass_gep(e, ty, dst, idx64);
+  if (t->accum) v = pass_fold(e, t->op, t->dtype, t->nan, v, tns_load(e, t->dtype, ptr));
+  LLVMBuildStore(e->B, pass_from_acc(e, v, t->dtype), ptr);
+}
+
+void tns_launch_bounds(pass_emit *e, int threads, int min_ctas) {
+  char v[16];
+  snprintf(v, sizeof v, "%d", threads);
+  LLVMAddTargetDependentFunctionAttr(e->fn, "nvvm.maxntid", v);
+  snprintf(v, sizeof v, "%d", min_ctas);
+  LLVMAddTargetDependentFunctionAttr(e->fn, "nvvm.minctasm", v);
+}
+
+LLVMValueRef tns_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p) {
+  LLVMValueRef v = LLVMBuildLoad2(e->B, ty, p, "");
+  LLVMSetVolatile(v, 1);
+  return v;
+}
+
+LLVMValueRef tns_last_cta(pass_emit *e, LLVMValueRef cnt, LLVMValueRef tid, int parts) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
+  LLVMValueRef flag = pass_global_array(e, i32, 1, AS_SHARED, "rj_last");
+  pass_barrier_cta(e); /* every partial of this CTA is written and fenced */
+  pass_if t0;
+  pass_if_begin(e, &t0, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
+  /* fence.acq_rel.gpu around the count: releases the partials written before the barrier
+   * (fences are cumulative), and acquires the other CTAs' for the reads after the next barrier */
+  unsigned gpu = LLVMGetSyncScopeID(e->C, "device", 6);
+  LLVMBuildFenceSyncScope(e->B, LLVMAtomicOrderingAcquireRelease, gpu, "");
+  LLVMValueRef old = LLVMBuildAtomicRMWSyncScope(e->B, LLVMAtomicRMWBinOpAdd, cnt, pass_i32(e, 1),
+                                                 LLVMAtomicOrderingMonotonic, gpu);
+  LLVMBuildFenceSyncScope(e->B, LLVMAtomicOrderingAcquireRelease, gpu, "");
+  LLVMValueRef last = LLVMBuildICmp(e->B, LLVMIntEQ, old, pass_i32(e, parts - 1), "");
+  LLVMBuildStore(e->B, LLVMBuildZExt(e->B, last, i32, ""), pass_gep(e, i32, flag, pass_i32(e, 0)));
+  pass_if_end(e, &t0);
+  pass_barrier_cta(e);
+  LLVMValueRef f = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, flag, pass_i32(e, 0)), "");
+  return LLVMBuildICmp(e->B, LLVMIntNE, f, pass_i32(e, 0), "last");
+}
+
+void tns_loop_begin(pass_emit *e, tns_loop *l, LLVMValueRef start, LLVMValueRef end,
+                    LLVMValueRef step) {
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+  l->var = pass_entry_alloca(e, i64, "i");
+  l->step = step;
+  LLVMBuildStore(e->B, start, l->var);
+  l->head = LLVMAppendBasicBlockInContext(e->C, e->fn, "loop");
+  l->body = LLVMAppendBasicBlockInContext(e->C, e->fn, "body");
+  l->exit = LLVMAppendBasicBlockInContext(e->C, e->fn, "done");
+  LLVMBuildBr(e->B, l->head);
+  LLVMPositionBuilderAtEnd(e->B, l->head);
+  LLVMValueRef i = LLVMBuildLoad2(e->B, i64, l->var, "");
+  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, i, end, ""), l->body, l->exit);
+  LLVMPositionBuilderAtEnd(e->B, l->body);
+  l->i = LLVMBuildLoad2(e->B, i64, l->var, "");
+}
+
+void tns_loop_end(pass_emit *e, tns_loop *l) {
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef i = LLVMBuildLoad2(e->B, i64, l->var, "");
+  LLVMBuildStore(e->B, LLVMBuildAdd(e->B, i, l->step, ""), l->var);
+  LLVMBuildBr(e->B, l->head);
+  LLVMPositionBuilderAtEnd(e->B, l->exit);
+}

@@ -1,0 +1,84 @@
+/* tensor_generic: any view the other tensor variants decline (several separated reduced dims,
+ * non-unit innermost strides, broadcast dims).  G lanes per output (G = 1..32), each lane folds
+ * reduced elements lane, lane + G, ... through constant-divisor index math, then a butterfly
+ * tree of width G.  Correct for every valid view; not tuned. */
+#include "tensor.h"
+
+#include <stdio.h>
+
+static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
+  (void)tg;
+  (void)buf;
+  (void)n;
+  ir_tview v;
+  ir_tensor_view(&r->u.tensor, &v);
+  if (v.outputs > ((int64_t)1 << 31)) return "more than 2^31 outputs";
+  return NULL;
+}
+
+/* Offset of element `x` (fused row-major over the dims with red[d] == want). */
+static LLVMValueRef offset(pass_emit *e, const ir_tview *v, bool want, LLVMValueRef x) {
+  LLVMValueRef off = tns_i64(e, 0);
+  for (int d = v->n - 1; d >= 0; d--) {
+    if (v->red[d] != want) continue;
+    LLVMValueRef c = LLVMBuildURem(e->B, x, tns_i64(e, v->size[d]), "");
+    x = LLVMBuildUDiv(e->B, x, tns_i64(e, v->size[d]), "");
+    off = LLVMBuildAdd(e->B, off, LLVMBuildMul(e->B, c, tns_i64(e, v->stride[d]), ""), "");
+  }
+  return off;
+}
+
+static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
+  (void)self;
+  const rj_tensor *t = &r->u.tensor;
+  ir_tview v;
+  ir_tensor_view(t, &v);
+  int64_t g = tns_pow2(v.reduce_len);
+  int G = (int)(g > 32 ? 32 : g), T = 256;
+  LLVMValueRef src, dst;
+  tns_begin(e, &src, &dst);
+  e->grid[0] = (unsigned)((v.outputs + T / G - 1) / (T / G));
+  e->block[0] = (unsigned)T;
+  tns_launch_bounds(e, T, 4);
+  LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef tid = pass_tid_x(e), bid = tns_ctaid(e);
+  LLVMValueRef grp = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, bid, pass_i32(e, T / G), ""),
+                                  LLVMBuildUDiv(e->B, tid, pass_i32(e, G), ""), "");
+  LLVMValueRef out = LLVMBuildZExt(e->B, grp, i64, "out");
+  LLVMValueRef lane = LLVMBuildZExt(e->B, LLVMBuildURem(e->B, tid, pass_i32(e, G), ""), i64, "");
+  LLVMValueRef valid = LLVMBuildICmp(e->B, LLVMIntULT, out, tns_i64(e, v.outputs), "");
+  LLVMValueRef base = offset(e, &v, false, LLVMBuildSelect(e->B, valid, out, tns_i64(e, 0), ""));
+  LLVMValueRef acc[TNS_U];
+  tns_acc_init(e, t, acc, TNS_U);
+  tns_loop l;
+  LLVMValueRef len = LLVMBuildSelect(e->B, valid, tns_i64(e, v.reduce_len), tns_i64(e, 0), "");
+  tns_loop_begin(e, &l, lane, len, tns_i64(e, (int64_t)G * TNS_U));
+  for (int u = 0; u < TNS_U; u++) {
+    LLVMValueRef ri = LLVMBuildAdd(e->B, l.i, tns_i64(e, (int64_t)u * G), "");
+    pass_if in;
+    pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, ri, len, ""));
+    LLVMValueRef off = LLVMBuildAdd(e->B, base, offset(e, &v, true, ri), "");
+    tns_acc_fold(e, t, acc[u], tns_load(e, t->dtype, pass_gep(e, ty, src, off)));
+    pass_if_end(e, &in);
+  }
+  tns_loop_end(e, &l);
+  LLVMValueRef val = tns_acc_total(e, t, acc, TNS_U);
+  int masks[5], nm = 0;
+  for (int m = G / 2; m >= 1; m /= 2) masks[nm++] = m;
+  val = pass_bfly_tree(e, t->op, t->dtype, t->nan, val, pass_i32(e, -1), masks, nm, G);
+  pass_if w;
+  pass_if_begin(e, &w, LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, tns_i64(e, 0), ""), ""));
+  tns_store(e, t, dst, out, val);
+  pass_if_end(e, &w);
+  LLVMBuildRetVoid(e->B);
+  return RJ_OK;
+}
+
+const pass_variant pass_variant_tensor_generic = {
+    .name = "tensor_generic",
+    .prio = 5,
+    .kind = RJ_KIND_TENSOR,
+    .summary = "any strided view: lanes per output, index math with constant divisors (untuned)",
+    .accepts = accepts,
+    .kernel = kernel,
+};

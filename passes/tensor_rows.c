@@ -1,0 +1,216 @@
+/* tensor_rows: reductions of one unit-stride dim — 1-D full reductions and row reductions of M
+ * rows of N elements (row stride RS, any; a transposed view reduced along its unit-stride dim).
+ *
+ *   short rows (N <= 2048 and enough rows): G lanes per row (G = 1..32, about 4 vectors per
+ *     lane), a butterfly tree of width G, one row per group;
+ *   long rows: a CTA per row segment; a row is split into S segments when there are too few rows
+ *     to fill the chip, and the last CTA of a row folds its S partials in a fixed order.
+ * Every segment is read with 16-byte vector loads, TNS_U in flight per thread: a scalar head up
+ * to the first 16-byte boundary (the row's alignment is only known at run time: views and
+ * caller pointers), the aligned vector body, a scalar tail. */
+#include "tensor.h"
+
+#include <stdio.h>
+
+typedef struct rows_plan {
+  int64_t M, N, RS;
+  int T, G, S;     /* threads per CTA; lanes per row (G == T: CTA mode); segments per row */
+  int64_t chunk;   /* elements per segment (CTA mode) */
+  int vec;
+  unsigned grid;
+} rows_plan;
+
+static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v, rows_plan *p) {
+  int rd = v->red[0] ? 0 : 1; /* the reduced unit-stride dim (inner, or outer in a view) */
+  if (v->n == 1) rd = 0;
+  p->N = v->size[rd];
+  p->M = v->n == 2 ? v->size[1 - rd] : 1;
+  p->RS = v->n == 2 ? v->stride[1 - rd] : 0;
+  p->vec = tns_vec(t->dtype);
+  int sms = tns_sms(e);
+  int64_t nv = (p->N + p->vec - 1) / p->vec;
+  if (p->N <= 2048 && p->M >= 2 * sms) {
+    p->T = 256;
+    int64_t g = tns_pow2((nv + TNS_U - 1) / TNS_U);
+    p->G = (int)(g > 32 ? 32 : g);
+    p->S = 1;
+    p->chunk = p->N;
+    p->grid = (unsigned)((p->M + p->T / p->G - 1) / (p->T / p->G));
+    return;
+  }
+  int64_t T = tns_pow2(nv / TNS_U);
+  p->T = (int)(T < 64 ? 64 : T > 512 ? 512 : T);
+  p->G = p->T;
+  int64_t target = (int64_t)sms * (2048 / p->T); /* one full wave */
+  int64_t S = p->M >= target ? 1 : (target + p->M - 1) / p->M;
+  int64_t per = (int64_t)p->T * p->vec * TNS_U; /* the least worth a CTA */
+  int64_t most = (p->N + per - 1) / per;
+  if (S > most) S = most;
+  if (S < 1) S = 1;
+  if (S > 4096) S = 4096;
+  int64_t ch = (p->N + S - 1) / S;
+  ch = (ch + p->vec - 1) / p->vec * p->vec;
+  p->chunk = ch;
+  p->S = (int)((p->N + ch - 1) / ch);
+  p->grid = (unsigned)(p->M * p->S);
+}
+
+static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
+  (void)tg;
+  ir_tview v;
+  ir_tensor_view(&r->u.tensor, &v);
+  if (tns_classify(&v) != TNS_ROWS) {
+    snprintf(buf, n, "the innermost canonical dim is not a reduced unit-stride dim with at most "
+                     "one kept dim outside it");
+    return buf;
+  }
+  if (v.outputs * 8 > (int64_t)1 << 31) return "more than 2^28 rows";
+  return NULL;
+}
+
+/* Folds base[0 .. len) (elements; len an i64 value) into acc[TNS_U * vec], lane `lane` of G. */
+static void segment(pass_emit *e, const rj_tensor *t, const rows_plan *p, LLVMValueRef base,
+                    LLVMValueRef len, LLVMValueRef lane, LLVMValueRef *acc) {
+  LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
+  int vec = p->vec, G = p->G;
+  int64_t bytes = ir_dtype(t->dtype)->bytes;
+  /* head: elements before the first 16-byte boundary */
+  LLVMValueRef addr = LLVMBuildPtrToInt(e->B, base, i64, "");
+  LLVMValueRef mis = LLVMBuildAnd(e->B, LLVMBuildUDiv(e->B, addr, tns_i64(e, bytes), ""),
+                                  tns_i64(e, vec - 1), "");
+  LLVMValueRef head = LLVMBuildAnd(e->B, LLVMBuildSub(e->B, tns_i64(e, vec), mis, ""),
+                                   tns_i64(e, vec - 1), "");
+  LLVMValueRef short_ = LLVMBuildICmp(e->B, LLVMIntSLT, len, head, "");
+  head = LLVMBuildSelect(e->B, short_, len, head, "head");
+  tns_loop h; /* G may be smaller than the head */
+  tns_loop_begin(e, &h, lane, head, tns_i64(e, G));
+  tns_acc_fold(e, t, acc[0], tns_load(e, t->dtype, pass_gep(e, ty, base, h.i)));
+  tns_loop_end(e, &h);
+  /* body: nv aligned vectors */
+  LLVMValueRef body = pass_gep(e, ty, base, head);
+  LLVMValueRef nv = LLVMBuildSDiv(e->B, LLVMBuildSub(e->B, len, head, ""), tns_i64(e, vec), "nv");
+  tns_loop l1;
+  tns_loop_begin(e, &l1, lane, LLVMBuildSub(e->B, nv, tns_i64(e, (int64_t)(TNS_U - 1) * G), ""),
+                 tns_i64(e, (int64_t)TNS_U * G));
+  LLVMValueRef x[TNS_U][16];
+  for (int u = 0; u < TNS_U; u++) {
+    LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
+    tns_load_vec(e, t->dtype, pass_gep(e, ty, body, LLVMBuildMul(e->B, iv, tns_i64(e, vec), "")),
+                 vec, x[u]);
+  }
+  for (int u = 0; u < TNS_U; u++)
+    for (int k = 0; k < vec; k++) tns_acc_fold(e, t, acc[u * vec + k], x[u][k]);
+  tns_loop_end(e, &l1);
+  tns_loop l2;
+  tns_loop_begin(e, &l2, LLVMBuildLoad2(e->B, i64, l1.var, ""), nv, tns_i64(e, G));
+  tns_load_vec(e, t->dtype,
+               pass_gep(e, ty, body, LLVMBuildMul(e->B, l2.i, tns_i64(e, vec), "")), vec, x[0]);
+  for (int k = 0; k < vec; k++) tns_acc_fold(e, t, acc[k], x[0][k]);
+  tns_loop_end(e, &l2);
+  /* tail */
+  LLVMValueRef tstart = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, nv, tns_i64(e, vec), ""), "");
+  tns_loop tl; /* and than the tail */
+  tns_loop_begin(e, &tl, LLVMBuildAdd(e->B, tstart, lane, ""), len, tns_i64(e, G));
+  tns_acc_fold(e, t, acc[1], tns_load(e, t->dtype, pass_gep(e, ty, base, tl.i)));
+  tns_loop_end(e, &tl);
+}
+
+static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
+  (void)self;
+  const rj_tensor *t = &r->u.tensor;
+  ir_tview v;
+  ir_tensor_view(t, &v);
+  rows_plan p;
+  make_plan(e, t, &v, &p);
+  LLVMValueRef src, dst;
+  tns_begin(e, &src, &dst);
+  e->grid[0] = p.grid;
+  e->block[0] = (unsigned)p.T;
+  tns_launch_bounds(e, p.T, 65536 / (64 * p.T)); /* 64 registers */
+  LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), acc_ty = pass_acc_type(e, t->dtype);
+  LLVMValueRef tid = pass_tid_x(e), bid = tns_ctaid(e);
+  LLVMValueRef acc[64];
+  int nacc = TNS_U * p.vec;
+  tns_acc_init(e, t, acc, nacc);
+  if (p.G < p.T) { /* G lanes per row */
+    LLVMValueRef gpc = pass_i32(e, p.T / p.G);
+    LLVMValueRef grp = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, bid, gpc, ""),
+                                    LLVMBuildUDiv(e->B, tid, pass_i32(e, p.G), ""), "");
+    LLVMValueRef row = LLVMBuildZExt(e->B, grp, i64, "row");
+    LLVMValueRef lane = LLVMBuildZExt(e->B, LLVMBuildURem(e->B, tid, pass_i32(e, p.G), ""), i64, "lane");
+    LLVMValueRef valid = LLVMBuildICmp(e->B, LLVMIntULT, row, tns_i64(e, p.M), "");
+    LLVMValueRef rowc = LLVMBuildSelect(e->B, valid, row, tns_i64(e, 0), "");
+    LLVMValueRef base = pass_gep(e, ty, src, LLVMBuildMul(e->B, rowc, tns_i64(e, p.RS), ""));
+    LLVMValueRef len = LLVMBuildSelect(e->B, valid, tns_i64(e, p.N), tns_i64(e, 0), "");
+    segment(e, t, &p, base, len, lane, acc);
+    LLVMValueRef val = tns_acc_total(e, t, acc, nacc);
+    int masks[5], nm = 0;
+    for (int m = p.G / 2; m >= 1; m /= 2) masks[nm++] = m;
+    val = pass_bfly_tree(e, t->op, t->dtype, t->nan, val, pass_i32(e, -1), masks, nm, p.G);
+    pass_if w;
+    pass_if_begin(e, &w, LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, tns_i64(e, 0), ""), ""));
+    tns_store(e, t, dst, row, val);
+    pass_if_end(e, &w);
+    LLVMBuildRetVoid(e->B);
+    return RJ_OK;
+  }
+  /* a CTA per segment */
+  LLVMValueRef bid64 = LLVMBuildZExt(e->B, bid, i64, "");
+  LLVMValueRef row = LLVMBuildUDiv(e->B, bid64, tns_i64(e, p.S), "row");
+  LLVMValueRef seg = LLVMBuildURem(e->B, bid64, tns_i64(e, p.S), "seg");
+  LLVMValueRef start = LLVMBuildMul(e->B, seg, tns_i64(e, p.chunk), "");
+  LLVMValueRef left = LLVMBuildSub(e->B, tns_i64(e, p.N), start, "");
+  LLVMValueRef big = LLVMBuildICmp(e->B, LLVMIntSGT, left, tns_i64(e, p.chunk), "");
+  LLVMValueRef len = LLVMBuildSelect(e->B, big, tns_i64(e, p.chunk), left, "len");
+  LLVMValueRef off = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, tns_i64(e, p.RS), ""), start, "");
+  LLVMValueRef tid64 = LLVMBuildZExt(e->B, tid, i64, "");
+  segment(e, t, &p, pass_gep(e, ty, src, off), len, tid64, acc);
+  LLVMValueRef val = tns_cta_reduce(e, t, tns_acc_total(e, t, acc, nacc), tid, p.T);
+  LLVMValueRef t0 = LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), "");
+  pass_if w;
+  if (p.S == 1) {
+    pass_if_begin(e, &w, t0);
+    tns_store(e, t, dst, row, val);
+    pass_if_end(e, &w);
+    LLVMBuildRetVoid(e->B);
+    return RJ_OK;
+  }
+  LLVMValueRef ws = pass_global_array(e, acc_ty, p.M * p.S, AS_GLOBAL, "rj_ws_part");
+  LLVMValueRef cnt = pass_global_array(e, i32, p.M, AS_GLOBAL, "rj_ws_count");
+  LLVMValueRef cntp = pass_gep(e, i32, cnt, row);
+  pass_if_begin(e, &w, t0);
+  LLVMBuildStore(e->B, val, pass_gep(e, acc_ty, ws, bid64));
+  pass_if_end(e, &w);
+  LLVMValueRef last = tns_last_cta(e, cntp, tid, p.S);
+  pass_if l;
+  pass_if_begin(e, &l, last);
+  LLVMValueRef a = acc[0];
+  LLVMBuildStore(e->B, pass_identity(e, t->op, t->dtype), a);
+  tns_loop fl;
+  tns_loop_begin(e, &fl, tid64, tns_i64(e, p.S), tns_i64(e, p.T));
+  LLVMValueRef ix = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, tns_i64(e, p.S), ""), fl.i, "");
+  LLVMValueRef part = tns_load_volatile(e, acc_ty, pass_gep(e, acc_ty, ws, ix));
+  LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, a, "");
+  LLVMBuildStore(e->B, pass_combine(e, t->op, t->dtype, t->nan, cur, part), a);
+  tns_loop_end(e, &fl);
+  val = tns_cta_reduce(e, t, LLVMBuildLoad2(e->B, acc_ty, a, ""), tid, p.T);
+  pass_if w2;
+  pass_if_begin(e, &w2, t0);
+  tns_store(e, t, dst, row, val);
+  LLVMBuildStore(e->B, pass_i32(e, 0), cntp);
+  pass_if_end(e, &w2);
+  pass_if_end(e, &l);
+  LLVMBuildRetVoid(e->B);
+  return RJ_OK;
+}
+
+const pass_variant pass_variant_tensor_rows = {
+    .name = "tensor_rows",
+    .prio = 30,
+    .kind = RJ_KIND_TENSOR,
+    .summary = "1-D and row reductions: lanes or a CTA per row, 16-byte loads, split rows finish "
+               "in one launch (last CTA folds, fixed order)",
+    .accepts = accepts,
+    .kernel = kernel,
+};
