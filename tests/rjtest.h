@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* Parses a request that must be valid. */
 static inline void rjt_parse(rj_ctx *ctx, const char *json, rj_request *r) {
@@ -81,13 +83,19 @@ static inline void rjt_run_ok(rj_ctx *ctx, const char *json, uint64_t seed, int 
 /* For GPU suites: with no usable GPU, says so and returns RJT_SKIP (ctest reports "Skipped"). */
 #define RJT_SKIP 77
 static inline int rjt_gpu_present(void) {
-  rj_ctx *ctx = rj_ctx_new();
-  int n = 0;
-  rj_status s = rj_device_count(ctx, &n);
-  if (s != RJ_OK || n < 1)
-    fprintf(stderr, "SKIP: no GPU (%s): this suite needs one\n", s ? rj_errmsg(ctx) : "0 devices");
-  rj_ctx_free(ctx);
-  return s == RJ_OK && n > 0;
+  /* probed in a child: a process that initialised CUDA must not fork (Check forks each test) */
+  pid_t pid = fork();
+  if (pid == 0) {
+    rj_ctx *ctx = rj_ctx_new();
+    int n = 0;
+    rj_status s = rj_device_count(ctx, &n);
+    if (s != RJ_OK || n < 1)
+      fprintf(stderr, "SKIP: no GPU (%s): this suite needs one\n", s ? rj_errmsg(ctx) : "0 devices");
+    rj_ctx_free(ctx);
+    _exit(s == RJ_OK && n > 0 ? 0 : 1);
+  }
+  int st = 0;
+  return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 /* Runs one suite of the given test functions; exit status for ctest. */
