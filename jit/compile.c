@@ -12,7 +12,7 @@
 
 #define TRIPLE "nvptx64-nvidia-cuda"
 
-static double now_ms(void) {
+double jit_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
@@ -65,7 +65,7 @@ RJ_API rj_status rj_target_resolve(rj_ctx *ctx, const rj_options *opt, char *buf
 
 /* The PTX version: the caller's, or the least the target and the emitted code need.  Every
  * combination LLVM would abort on is refused here, before codegen. */
-static rj_status pick_ptx(rj_ctx *ctx, const ir_target *t, const rj_options *opt, int needed,
+rj_status jit_pick_ptx(rj_ctx *ctx, const ir_target *t, const rj_options *opt, int needed,
                           int *ptx) {
   static const int known[] = {32, 40, 41, 42, 43, 50, 60, 61, 62, 63, 64, 65, 70, 71, 72, 73,
                               74, 75, 76, 77, 78, 80, 81, 82, 83, 84, 85, 86, 87, 88, 90};
@@ -134,10 +134,11 @@ static char *module_text(LLVMModuleRef M) {
   return copy;
 }
 
-static rj_status verify(rj_ctx *ctx, LLVMModuleRef M) {
+static rj_status verify(rj_ctx *ctx, LLVMModuleRef M, bool theirs) {
   char *msg = NULL;
   if (LLVMVerifyModule(M, LLVMReturnStatusAction, &msg)) {
-    rj_status s = ir_fail(&ctx->err, RJ_ELLVM, "internal: LLVM IR does not verify: %.700s", msg);
+    rj_status s = theirs ? ir_fail(&ctx->err, RJ_EINVAL, "ir: the module does not verify: %.700s", msg)
+                         : ir_fail(&ctx->err, RJ_ELLVM, "internal: LLVM IR does not verify: %.700s", msg);
     LLVMDisposeMessage(msg);
     return s;
   }
@@ -163,10 +164,41 @@ static rj_status emit_ptx(rj_ctx *ctx, LLVMTargetMachineRef tm, LLVMModuleRef M,
   return *ptx ? RJ_OK : ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
 }
 
-static rj_kernel *cache_find(rj_ctx *ctx, const char *key) {
+rj_kernel *jit_cache_find(rj_ctx *ctx, const char *key) {
   for (rj_kernel *k = ctx->kernels; k; k = k->next)
     if (strcmp(k->key, key) == 0) return k;
   return NULL;
+}
+
+rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kernel *k,
+                      bool theirs) {
+  LLVMTargetMachineRef tm = NULL;
+  rj_status s = target_machine(ctx, tg, k->ptx_version, &tm);
+  if (s) return s;
+  LLVMSetTarget(M, TRIPLE);
+  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(M, dl);
+  LLVMDisposeTargetData(dl);
+  if ((s = verify(ctx, M, theirs))) return s;
+  if (!(k->ll = module_text(M))) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  if ((s = pass_optimize(M, tm, &ctx->err))) return s;
+  if (!(k->ll_opt = module_text(M))) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  return emit_ptx(ctx, tm, M, &k->ptx);
+}
+
+void jit_kernel_free(rj_kernel *k) {
+  if (!k) return;
+  free(k->key);
+  free(k->ptx);
+  free(k->ll);
+  free(k->ll_opt);
+  free(k);
+}
+
+void jit_cache_add(rj_ctx *ctx, rj_kernel *k) {
+  k->loaded_on = -1;
+  k->next = ctx->kernels;
+  ctx->kernels = k;
 }
 
 /* ---------------------------------------------------------------- the pipeline */
@@ -182,7 +214,7 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
   rj_status s;
   /* 1. validate, resolve the target, look in the cache */
   if ((s = jit_validate(ctx, req)) || (s = jit_target(ctx, opt, &tg))) return jit_status(ctx, s);
-  double t0 = now_ms(); /* compile time proper: after the target (auto may start the driver) */
+  double t0 = jit_now_ms(); /* compile time proper: after the target (auto may start the driver) */
   if ((s = ir_canonical(req, &canon, e))) return jit_status(ctx, s);
   snprintf(key, sizeof key, "|%s|%d%s", tg->name, opt ? opt->ptx_version : 0,
            tg->emulated ? "|emulated" : "");
@@ -196,7 +228,7 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
   strcpy(fullkey, canon);
   strcat(fullkey, key);
   free(canon);
-  if ((*out = cache_find(ctx, fullkey))) {
+  if ((*out = jit_cache_find(ctx, fullkey))) {
     free(fullkey);
     return jit_status(ctx, RJ_OK);
   }
@@ -210,48 +242,30 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
   em.sms = sms;
   em.M = LLVMModuleCreateWithNameInContext("redjit", ctx->llvm);
   em.B = LLVMCreateBuilderInContext(ctx->llvm);
-  LLVMSetTarget(em.M, TRIPLE);
   rj_kernel *k = calloc(1, sizeof *k);
-  LLVMTargetMachineRef tm = NULL;
   if (!k) s = ir_fail(e, RJ_ENOMEM, "out of memory");
   if (!s) s = v->kernel(&em, req, v);
-  if (!s) s = pick_ptx(ctx, tg, opt, em.ptx_needed, &k->ptx_version);
-  if (!s) s = target_machine(ctx, tg, k->ptx_version, &tm);
-  if (!s) {
-    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
-    LLVMSetModuleDataLayout(em.M, dl);
-    LLVMDisposeTargetData(dl);
-  }
+  if (!s) s = jit_pick_ptx(ctx, tg, opt, em.ptx_needed, &k->ptx_version);
   /* 4. verify, keep the IR as built, optimise, keep it again, emit PTX */
-  if (!s) s = verify(ctx, em.M);
-  if (!s) k->ll = module_text(em.M);
-  if (!s) s = pass_optimize(em.M, tm, e);
-  if (!s) k->ll_opt = module_text(em.M);
-  if (!s) s = emit_ptx(ctx, tm, em.M, &k->ptx);
+  if (!s) s = jit_codegen(ctx, em.M, tg, k, false);
   LLVMDisposeBuilder(em.B);
   LLVMDisposeModule(em.M);
   if (s) {
-    if (k) {
-      free(k->ll);
-      free(k->ll_opt);
-      free(k);
-    }
+    jit_kernel_free(k);
     free(fullkey);
     return jit_status(ctx, s);
   }
   /* 5. into the cache */
   k->key = fullkey;
   k->req = *req;
-  k->loaded_on = -1;
   snprintf(k->variant, sizeof k->variant, "%s", v->name);
   snprintf(k->target, sizeof k->target, "%s", tg->name);
   snprintf(k->entry, sizeof k->entry, "%s", em.entry);
   memcpy(k->grid, em.grid, sizeof k->grid);
   memcpy(k->block, em.block, sizeof k->block);
   k->shared_bytes = em.shared_bytes;
-  k->compile_ms = now_ms() - t0;
-  k->next = ctx->kernels;
-  ctx->kernels = k;
+  k->compile_ms = jit_now_ms() - t0;
+  jit_cache_add(ctx, k);
   *out = k;
   return jit_status(ctx, RJ_OK);
 }
@@ -313,7 +327,7 @@ RJ_API void rj_kernel_dims(const rj_kernel *k, unsigned grid[3], unsigned block[
 }
 
 rj_status jit_load(rj_ctx *ctx, rj_kernel *k, int dev, double *ms) {
-  double t0 = now_ms();
+  double t0 = jit_now_ms();
   if (k->module && k->loaded_on == dev) {
     if (ms) *ms = 0;
     return RJ_OK;
@@ -331,6 +345,6 @@ rj_status jit_load(rj_ctx *ctx, rj_kernel *k, int dev, double *ms) {
   s = rt_module_load(rt, k->ptx, k->entry, &k->module, &k->function, &ctx->err);
   if (s) return s;
   k->loaded_on = dev;
-  if (ms) *ms = now_ms() - t0;
+  if (ms) *ms = jit_now_ms() - t0;
   return RJ_OK;
 }

@@ -12,85 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-#define TRIPLE "nvptx64-nvidia-cuda"
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* The context's target machine for (t, ptx): the cache jit/compile.c fills, same rules. */
-static rj_status machine(rj_ctx *ctx, const ir_target *t, int ptx, LLVMTargetMachineRef *out) {
-  for (int i = 0; i < ctx->ntms; i++)
-    if (ctx->tms[i].ptx == ptx && strcmp(ctx->tms[i].target, t->name) == 0) {
-      *out = ctx->tms[i].tm;
-      return RJ_OK;
-    }
-  LLVMTargetRef target;
-  char *msg = NULL;
-  if (LLVMGetTargetFromTriple(TRIPLE, &target, &msg)) {
-    rj_status s = ir_fail(&ctx->err, RJ_ELLVM, "LLVM: %s", msg ? msg : "no NVPTX target");
-    LLVMDisposeMessage(msg);
-    return s;
-  }
-  char features[16];
-  snprintf(features, sizeof features, "+ptx%d", ptx);
-  LLVMTargetMachineRef tm =
-      LLVMCreateTargetMachine(target, TRIPLE, t->name, features, LLVMCodeGenLevelAggressive,
-                              LLVMRelocDefault, LLVMCodeModelDefault);
-  if (!tm) return ir_fail(&ctx->err, RJ_ELLVM, "LLVM: cannot create a target machine for %s", t->name);
-  if (ctx->ntms == (int)(sizeof ctx->tms / sizeof ctx->tms[0])) {
-    LLVMDisposeTargetMachine(ctx->tms[0].tm);
-    memmove(ctx->tms, ctx->tms + 1, sizeof ctx->tms[0] * (size_t)(ctx->ntms - 1));
-    ctx->ntms--;
-  }
-  jit_tm *slot = &ctx->tms[ctx->ntms++];
-  snprintf(slot->target, sizeof slot->target, "%s", t->name);
-  slot->ptx = ptx;
-  slot->tm = tm;
-  *out = tm;
-  return RJ_OK;
-}
-
-static rj_status ptx_version(rj_ctx *ctx, const ir_target *t, const rj_options *opt, int *ptx) {
-  static const int known[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76,
-                              77, 78, 80, 81, 82, 83, 84, 85, 86, 87, 88, 90};
-  int want = opt ? opt->ptx_version : 0;
-  if (!want) want = t->min_ptx;
-  bool ok = false;
-  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) ok |= known[i] == want;
-  if (!ok)
-    return ir_fail(&ctx->err, RJ_ETARGET,
-                   "ptx_version: %d is not a PTX ISA version LLVM 22 emits (for shfl.sync: 60+)",
-                   want);
-  if (want < t->min_ptx)
-    return ir_fail(&ctx->err, RJ_ETARGET,
-                   "ptx_version: PTX %d.%d does not support target %s (it needs PTX %d.%d)",
-                   want / 10, want % 10, t->name, t->min_ptx / 10, t->min_ptx % 10);
-  *ptx = want;
-  return RJ_OK;
-}
-
-static char *text_of(LLVMModuleRef M) {
-  char *s = LLVMPrintModuleToString(M), *copy = strdup(s);
-  LLVMDisposeMessage(s);
-  return copy;
-}
-
 static uint64_t fnv1a(const char *p, size_t n) {
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
   return h;
-}
-
-static void kernel_drop(rj_kernel *k) {
-  if (!k) return;
-  free(k->key);
-  free(k->ll);
-  free(k->ll_opt);
-  free(k->ptx);
-  free(k);
 }
 
 RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const char *entry,
@@ -106,18 +31,14 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
   const ir_target *tg = NULL;
   int ptx = 0;
   rj_status s;
-  if ((s = jit_target(ctx, opt, &tg)) || (s = ptx_version(ctx, tg, opt, &ptx)))
+  if ((s = jit_target(ctx, opt, &tg)) || (s = jit_pick_ptx(ctx, tg, opt, 0, &ptx)))
     return jit_status(ctx, s);
-  double t0 = now_ms();
+  double t0 = jit_now_ms();
   /* 1. the cache: by content hash, length, entry, target and PTX version */
   char key[192];
   snprintf(key, sizeof key, "ir:%016llx:%zu|%s|%s|%d", (unsigned long long)fnv1a(ir, n), n, entry,
            tg->name, ptx);
-  for (rj_kernel *k = ctx->kernels; k; k = k->next)
-    if (strcmp(k->key, key) == 0) {
-      *out = k;
-      return jit_status(ctx, RJ_OK);
-    }
+  if ((*out = jit_cache_find(ctx, key))) return jit_status(ctx, RJ_OK);
   /* 2. parse into the context's LLVM (the buffer is consumed by the parser) */
   LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, n, "rj_compile_ir");
   LLVMModuleRef M = NULL;
@@ -135,60 +56,26 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
     s = ir_fail(e, RJ_EINVAL, "entry: a kernel returns void; \"%s\" does not", entry);
   rj_kernel *k = s ? NULL : calloc(1, sizeof *k);
   if (!s && !k) s = ir_fail(e, RJ_ENOMEM, "out of memory");
-  LLVMTargetMachineRef tm = NULL;
   if (!s) {
     LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);
     LLVMSetLinkage(fn, LLVMExternalLinkage);
-    LLVMSetTarget(M, TRIPLE);
-    s = machine(ctx, tg, ptx, &tm);
-  }
-  if (!s) {
-    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
-    LLVMSetModuleDataLayout(M, dl);
-    LLVMDisposeTargetData(dl);
-  }
-  /* 3. verify, keep the text, O3, keep it again, PTX */
-  if (!s && LLVMVerifyModule(M, LLVMReturnStatusAction, &msg)) {
-    s = ir_fail(e, RJ_EINVAL, "ir: the module does not verify: %.700s", msg);
-  }
-  if (msg) LLVMDisposeMessage(msg);
-  msg = NULL;
-  if (!s && !(k->ll = text_of(M))) s = ir_fail(e, RJ_ENOMEM, "out of memory");
-  if (!s) s = pass_optimize(M, tm, e);
-  if (!s && !(k->ll_opt = text_of(M))) s = ir_fail(e, RJ_ENOMEM, "out of memory");
-  if (!s) {
-    LLVMMemoryBufferRef pb = NULL;
-    if (LLVMTargetMachineEmitToMemoryBuffer(tm, M, LLVMAssemblyFile, &msg, &pb)) {
-      s = ir_fail(e, RJ_ELLVM, "NVPTX codegen failed: %s", msg ? msg : "?");
-      LLVMDisposeMessage(msg);
-    } else {
-      size_t pn = LLVMGetBufferSize(pb);
-      k->ptx = malloc(pn + 1);
-      if (k->ptx) {
-        memcpy(k->ptx, LLVMGetBufferStart(pb), pn);
-        k->ptx[pn] = 0;
-      } else {
-        s = ir_fail(e, RJ_ENOMEM, "out of memory");
-      }
-      LLVMDisposeMemoryBuffer(pb);
-    }
+    k->ptx_version = ptx;
+    /* 3. the same codegen as rj_compile: verify, keep the text, O3, keep it again, PTX */
+    s = jit_codegen(ctx, M, tg, k, true);
   }
   LLVMDisposeModule(M);
   if (!s && !(k->key = strdup(key))) s = ir_fail(e, RJ_ENOMEM, "out of memory");
   if (s) {
-    kernel_drop(k);
+    jit_kernel_free(k);
     return jit_status(ctx, s);
   }
-  /* 4. into the cache; the launch geometry is the caller's (rj_kernel_launch) */
-  /* k->req stays zeroed: there is no request behind this kernel */
-  k->ptx_version = ptx;
-  k->loaded_on = -1;
+  /* 4. into the cache; the launch geometry is the caller's (rj_kernel_launch), and k->req stays
+   * zeroed: there is no request behind this kernel */
   snprintf(k->variant, sizeof k->variant, "ir");
   snprintf(k->target, sizeof k->target, "%s", tg->name);
   snprintf(k->entry, sizeof k->entry, "%s", entry);
-  k->compile_ms = now_ms() - t0;
-  k->next = ctx->kernels;
-  ctx->kernels = k;
+  k->compile_ms = jit_now_ms() - t0;
+  jit_cache_add(ctx, k);
   *out = k;
   return jit_status(ctx, RJ_OK);
 }

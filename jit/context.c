@@ -35,11 +35,7 @@ RJ_API rj_ctx *rj_ctx_new(void) {
 
 static void kernel_free(rj_ctx *ctx, rj_kernel *k) {
   if (k->module && ctx->cuda) rt_module_unload(ctx->cuda, k->module);
-  free(k->key);
-  free(k->ptx);
-  free(k->ll);
-  free(k->ll_opt);
-  free(k);
+  jit_kernel_free(k);
 }
 
 RJ_API void rj_ctx_free(rj_ctx *ctx) {

@@ -50,6 +50,16 @@ void jit_llvm_init(void);                        /* one-time target registration
 /* compile.c */
 /* Resolves opt's target into a table entry (auto: the device, else sm_90). */
 rj_status jit_target(rj_ctx *ctx, const rj_options *opt, const ir_target **out);
+/* The PTX version: opt's, or the least the target and `needed` allow; refuses every pair LLVM
+ * would abort on. */
+rj_status jit_pick_ptx(rj_ctx *ctx, const ir_target *t, const rj_options *opt, int needed, int *ptx);
+/* Codegen of a lowered module into k (k->ptx_version set): triple and data layout, verify (a
+ * failure is the caller's RJ_EINVAL when theirs, else internal), IR text, O3, IR text, PTX. */
+rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kernel *k, bool theirs);
+rj_kernel *jit_cache_find(rj_ctx *ctx, const char *key);
+void jit_cache_add(rj_ctx *ctx, rj_kernel *k); /* takes k, with k->key set */
+void jit_kernel_free(rj_kernel *k);            /* a kernel never loaded */
+double jit_now_ms(void);
 /* Loads k on device dev (once) and returns its function. */
 rj_status jit_load(rj_ctx *ctx, rj_kernel *k, int dev, double *ms);
 
