@@ -153,6 +153,7 @@ START_TEST(through_rj_check) {
 END_TEST
 
 int main(void) {
+  if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_treduce");
   TCase *tc = tcase_create("gpu");
   tcase_set_timeout(tc, 600);
