@@ -210,25 +210,32 @@ out:
   return s;
 }
 
+/* The public entry points' common start: defaults, validation, the kind and the path. */
+static rj_status begin(rj_ctx *ctx, const rj_request *req, const rj_check_opts **o,
+                       rj_check_opts *dflt, rj_treduce_path path, const char *who) {
+  if (!*o) {
+    rj_check_opts_init(dflt);
+    *o = dflt;
+  }
+  memset(&ctx->err, 0, sizeof ctx->err);
+  rj_status s = jit_validate(ctx, req);
+  if (!s && req->kind != RJ_KIND_TREDUCE)
+    s = ir_fail(&ctx->err, RJ_EINVAL, "kind: %s, %s runs treduce requests",
+                ir_kind_name(req->kind), who);
+  if (!s && (unsigned)path > RJ_TREDUCE_STAGED)
+    s = ir_fail(&ctx->err, RJ_EINVAL, "path: unknown value %d", path);
+  return s;
+}
+
 RJ_API rj_status rj_treduce_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                                   rj_treduce_path path, rj_check_result *res,
                                   rj_treduce_result *tres) {
   rj_check_opts dflt;
   rj_treduce_result tl;
-  if (!o) {
-    rj_check_opts_init(&dflt);
-    o = &dflt;
-  }
   if (!tres) tres = &tl;
   memset(res, 0, sizeof *res);
   memset(tres, 0, sizeof *tres);
-  memset(&ctx->err, 0, sizeof ctx->err);
-  rj_status s = jit_validate(ctx, req);
-  if (!s && req->kind != RJ_KIND_TREDUCE)
-    s = ir_fail(&ctx->err, RJ_EINVAL, "kind: %s, rj_treduce_check runs treduce requests",
-                ir_kind_name(req->kind));
-  if (!s && (unsigned)path > RJ_TREDUCE_STAGED)
-    s = ir_fail(&ctx->err, RJ_EINVAL, "path: unknown value %d", path);
+  rj_status s = begin(ctx, req, &o, &dflt, path, "rj_treduce_check");
   if (!s) s = check(ctx, req, o, path, res, tres);
   return jit_status(ctx, s);
 }
@@ -286,20 +293,10 @@ RJ_API rj_status rj_treduce_bench(rj_ctx *ctx, const rj_request *req, const rj_c
                                   rj_treduce_result *tres) {
   rj_check_opts dflt;
   rj_treduce_result tl;
-  if (!o) {
-    rj_check_opts_init(&dflt);
-    o = &dflt;
-  }
   if (!tres) tres = &tl;
   memset(res, 0, sizeof *res);
   memset(tres, 0, sizeof *tres);
-  memset(&ctx->err, 0, sizeof ctx->err);
-  rj_status s = jit_validate(ctx, req);
-  if (!s && req->kind != RJ_KIND_TREDUCE)
-    s = ir_fail(&ctx->err, RJ_EINVAL, "kind: %s, rj_treduce_bench runs treduce requests",
-                ir_kind_name(req->kind));
-  if (!s && (unsigned)path > RJ_TREDUCE_STAGED)
-    s = ir_fail(&ctx->err, RJ_EINVAL, "path: unknown value %d", path);
+  rj_status s = begin(ctx, req, &o, &dflt, path, "rj_treduce_bench");
   if (!s) s = bench(ctx, req, o, path, res, tres);
   return jit_status(ctx, s);
 }
