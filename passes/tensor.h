@@ -11,7 +11,8 @@
 
 #include "passes.h"
 
-#define TNS_U 4 /* independent 16-byte loads in flight per thread */
+#define TNS_U 8     /* independent 16-byte loads in flight per thread (rows and cols kernels) */
+#define TNS_REGS 64 /* registers per thread the launch bounds allow (1024 threads per SM) */
 #define TNS_DEFAULT_SMS 132
 
 typedef enum tns_class { TNS_ROWS, TNS_COLS, TNS_GENERIC } tns_class;
@@ -20,7 +21,7 @@ typedef enum tns_class { TNS_ROWS, TNS_COLS, TNS_GENERIC } tns_class;
  * kept dim outside it), cols (outer, reduce, inner: the innermost dim is kept), generic. */
 tns_class tns_classify(const ir_tview *v);
 int tns_sms(const pass_emit *e);
-int tns_vec(rj_dtype t); /* elements per 16-byte vector */
+int tns_vec(rj_dtype t);     /* elements per 16-byte vector */
 int64_t tns_pow2(int64_t x); /* the next power of two >= x */
 
 /* Kernel skeleton: the function redjit_tensor(ptr addrspace(1) noalias readonly src,
@@ -36,6 +37,10 @@ void tns_acc_init(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n);
 void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x);
 /* Combines the n slots in order (a fixed tree: pairs, then pairs of pairs). */
 LLVMValueRef tns_acc_total(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n);
+/* x when ok, else the op's identity (acc type): a predicated slot of an unrolled round. */
+LLVMValueRef tns_or_identity(pass_emit *e, const rj_tensor *t, LLVMValueRef ok, LLVMValueRef x);
+/* min(a, b), signed i64 */
+LLVMValueRef tns_min64(pass_emit *e, LLVMValueRef a, LLVMValueRef b);
 /* CTA of T threads (multiple of 32): the value of thread 0 is op over every thread's v (warp
  * butterfly trees, then warp 0 over the warp partials in shared memory).  The shared scratch
  * may be reused after the next barrier. */
@@ -45,8 +50,9 @@ LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LL
 void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef idx64,
                LLVMValueRef v);
 /* The last-CTA-finishes handshake on counter `cnt` (i32 in global) of `parts` CTAs, after this
- * CTA's partials are written: a barrier, then thread 0's acq_rel GPU-scope atomic add; returns an i1, uniform over the CTA, true in the last
- * CTA (the caller resets the counter there).  Ends with a barrier. */
+ * CTA's partials are written: a barrier, then thread 0's acq_rel GPU-scope atomic add; returns an
+ * i1, uniform over the CTA, true in the last CTA (the caller resets the counter there).  Ends with
+ * a barrier. */
 LLVMValueRef tns_last_cta(pass_emit *e, LLVMValueRef cnt, LLVMValueRef tid, int parts);
 /* .maxntid threads and .minnctapersm min_ctas: ptxas keeps registers within the launch. */
 void tns_launch_bounds(pass_emit *e, int threads, int min_ctas);

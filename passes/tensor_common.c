@@ -8,8 +8,7 @@
 tns_class tns_classify(const ir_tview *v) {
   int n = v->n;
   if (n == 2 && v->red[0] != v->red[1] && v->stride[v->red[0] ? 0 : 1] == 1) return TNS_ROWS;
-  if (v->red[n - 1] && v->stride[n - 1] == 1 && (n == 1 || (n == 2 && !v->red[0])))
-    return TNS_ROWS;
+  if (v->red[n - 1] && v->stride[n - 1] == 1 && (n == 1 || (n == 2 && !v->red[0]))) return TNS_ROWS;
   if (!v->red[n - 1] && ((n == 2 && v->red[0]) || (n == 3 && v->red[1] && !v->red[0])))
     return TNS_COLS;
   return TNS_GENERIC;
@@ -25,7 +24,8 @@ int tns_vec(rj_dtype t) {
 
 int64_t tns_pow2(int64_t x) {
   int64_t p = 1;
-  while (p < x) p <<= 1;
+  while (p < x)
+    p <<= 1;
   return p;
 }
 
@@ -85,11 +85,20 @@ void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueR
 
 LLVMValueRef tns_acc_total(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
   LLVMValueRef v[64];
-  for (int i = 0; i < n; i++) v[i] = LLVMBuildLoad2(e->B, pass_acc_type(e, t->dtype), acc[i], "");
+  for (int i = 0; i < n; i++)
+    v[i] = LLVMBuildLoad2(e->B, pass_acc_type(e, t->dtype), acc[i], "");
   for (int w = 1; w < n; w *= 2)
     for (int i = 0; i + w < n; i += 2 * w)
       v[i] = pass_combine(e, t->op, t->dtype, t->nan, v[i], v[i + w]);
   return v[0];
+}
+
+LLVMValueRef tns_or_identity(pass_emit *e, const rj_tensor *t, LLVMValueRef ok, LLVMValueRef x) {
+  return LLVMBuildSelect(e->B, ok, x, pass_identity(e, t->op, t->dtype), "");
+}
+
+LLVMValueRef tns_min64(pass_emit *e, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, a, b, ""), a, b, "");
 }
 
 LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef tid,
@@ -117,7 +126,8 @@ LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LL
   LLVMValueRef p = LLVMBuildLoad2(e->B, acc_ty, pass_gep(e, acc_ty, scratch, idx), "");
   p = LLVMBuildSelect(e->B, have, p, pass_identity(e, t->op, t->dtype), "");
   int m2[5], n2 = 0;
-  for (int m = (int)tns_pow2(nw) / 2; m >= 1; m /= 2) m2[n2++] = m;
+  for (int m = (int)tns_pow2(nw) / 2; m >= 1; m /= 2)
+    m2[n2++] = m;
   p = pass_bfly_tree(e, t->op, t->dtype, t->nan, p, full, m2, n2, 32);
   LLVMBuildStore(e->B, p, res);
   pass_if_end(e, &w0);

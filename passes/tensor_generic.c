@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 
+#define GEN_U 4 /* guarded loads per lane per round (index math per load: kept small) */
+
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
   (void)tg;
   (void)buf;
@@ -48,12 +50,12 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef lane = LLVMBuildZExt(e->B, LLVMBuildURem(e->B, tid, pass_i32(e, G), ""), i64, "");
   LLVMValueRef valid = LLVMBuildICmp(e->B, LLVMIntULT, out, tns_i64(e, v.outputs), "");
   LLVMValueRef base = offset(e, &v, false, LLVMBuildSelect(e->B, valid, out, tns_i64(e, 0), ""));
-  LLVMValueRef acc[TNS_U];
-  tns_acc_init(e, t, acc, TNS_U);
+  LLVMValueRef acc[GEN_U];
+  tns_acc_init(e, t, acc, GEN_U);
   tns_loop l;
   LLVMValueRef len = LLVMBuildSelect(e->B, valid, tns_i64(e, v.reduce_len), tns_i64(e, 0), "");
-  tns_loop_begin(e, &l, lane, len, tns_i64(e, (int64_t)G * TNS_U));
-  for (int u = 0; u < TNS_U; u++) {
+  tns_loop_begin(e, &l, lane, len, tns_i64(e, (int64_t)G * GEN_U));
+  for (int u = 0; u < GEN_U; u++) {
     LLVMValueRef ri = LLVMBuildAdd(e->B, l.i, tns_i64(e, (int64_t)u * G), "");
     pass_if in;
     pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, ri, len, ""));
@@ -62,12 +64,15 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     pass_if_end(e, &in);
   }
   tns_loop_end(e, &l);
-  LLVMValueRef val = tns_acc_total(e, t, acc, TNS_U);
+  LLVMValueRef val = tns_acc_total(e, t, acc, GEN_U);
   int masks[5], nm = 0;
-  for (int m = G / 2; m >= 1; m /= 2) masks[nm++] = m;
+  for (int m = G / 2; m >= 1; m /= 2)
+    masks[nm++] = m;
   val = pass_bfly_tree(e, t->op, t->dtype, t->nan, val, pass_i32(e, -1), masks, nm, G);
   pass_if w;
-  pass_if_begin(e, &w, LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, tns_i64(e, 0), ""), ""));
+  pass_if_begin(
+      e, &w,
+      LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, tns_i64(e, 0), ""), ""));
   tns_store(e, t, dst, out, val);
   pass_if_end(e, &w);
   LLVMBuildRetVoid(e->B);

@@ -1,8 +1,9 @@
 /* tensor_rows: reductions of one unit-stride dim — 1-D full reductions and row reductions of M
  * rows of N elements (row stride RS, any; a transposed view reduced along its unit-stride dim).
  *
- *   short rows (N <= 2048 and enough rows): G lanes per row (G = 1..32, about 4 vectors per
- *     lane), a butterfly tree of width G, one row per group;
+ *   short rows (N <= 2048 and enough rows, or N <= 16384 and rows enough to fill the chip):
+ *     G lanes per row (G = 1..32, about TNS_U vectors per lane), a butterfly tree of width G;
+ *   one small row (1-D up to 2^16 f32): one CTA of up to 1024 threads, no hand-off;
  *   long rows: a CTA per row segment; a row is split into S segments when there are too few rows
  *     to fill the chip, and the last CTA of a row folds its S partials in a fixed order.
  * Every segment is read with 16-byte vector loads, TNS_U in flight per thread: a scalar head up
@@ -14,12 +15,21 @@
 
 typedef struct rows_plan {
   int64_t M, N, RS;
-  int T, G, S;     /* threads per CTA; lanes per row (G == T: CTA mode); segments per row */
-  int64_t chunk;   /* elements per segment (CTA mode) */
+  int T, G, S;   /* threads per CTA; lanes per row (G == T: CTA mode); segments per row */
+  int64_t chunk; /* elements per segment (CTA mode) */
   int vec;
   unsigned grid;
 } rows_plan;
 
+/* Plans (U = TNS_U vectors in flight per lane, 64 registers: 1024 threads per SM):
+ *   lanes: G = pow2(nv / U) <= 32 lanes per row, T = 256, when rows are short (N <= 2048 and at
+ *     least 2 rows per SM) or up to 16384 elements with enough rows to fill 3/4 of the chip's
+ *     threads in one wave (4096 x 4096: a warp per row, 4 rounds of 8 loads, one wave);
+ *   one CTA: a single row of at most 1024 * 2U vectors (1-D up to 2^16 f32): T up to 1024, no
+ *     cross-CTA hand-off;
+ *   CTA per segment: T = pow2(nv / U) in [64, 512]; S segments per row, S = floor(one resident
+ *     wave / rows) so the grid never spills into a partial second wave, and at least one full
+ *     round (T * U vectors) per CTA. */
 static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v, rows_plan *p) {
   int rd = v->red[0] ? 0 : 1; /* the reduced unit-stride dim (inner, or outer in a view) */
   if (v->n == 1) rd = 0;
@@ -29,21 +39,33 @@ static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v,
   p->vec = tns_vec(t->dtype);
   int sms = tns_sms(e);
   int64_t nv = (p->N + p->vec - 1) / p->vec;
-  if (p->N <= 2048 && p->M >= 2 * sms) {
+  int64_t g = tns_pow2((nv + TNS_U - 1) / TNS_U);
+  if (g > 32) g = 32;
+  int64_t threads_sm = 65536 / TNS_REGS;
+  if ((p->N <= 2048 && p->M >= 2 * sms) ||
+      (p->N <= 16384 && p->M * g >= (int64_t)sms * threads_sm * 3 / 4)) {
     p->T = 256;
-    int64_t g = tns_pow2((nv + TNS_U - 1) / TNS_U);
-    p->G = (int)(g > 32 ? 32 : g);
+    p->G = (int)g;
     p->S = 1;
     p->chunk = p->N;
     p->grid = (unsigned)((p->M + p->T / p->G - 1) / (p->T / p->G));
     return;
   }
+  if (p->M == 1 && nv <= 1024 * 2 * TNS_U) {
+    int64_t T = tns_pow2((nv + TNS_U - 1) / TNS_U);
+    p->T = (int)(T < 32 ? 32 : T > 1024 ? 1024 : T);
+    p->G = p->T;
+    p->S = 1;
+    p->chunk = p->N;
+    p->grid = 1;
+    return;
+  }
   int64_t T = tns_pow2(nv / TNS_U);
   p->T = (int)(T < 64 ? 64 : T > 512 ? 512 : T);
   p->G = p->T;
-  int64_t target = (int64_t)sms * (2048 / p->T); /* one full wave */
-  int64_t S = p->M >= target ? 1 : (target + p->M - 1) / p->M;
-  int64_t per = (int64_t)p->T * p->vec * TNS_U; /* the least worth a CTA */
+  int64_t wave = (int64_t)sms * (threads_sm / p->T); /* CTAs resident at once */
+  int64_t S = p->M >= wave ? 1 : wave / p->M;
+  int64_t per = (int64_t)p->T * p->vec * TNS_U; /* one round of the CTA */
   int64_t most = (p->N + per - 1) / per;
   if (S > most) S = most;
   if (S < 1) S = 1;
@@ -60,15 +82,20 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
   ir_tview v;
   ir_tensor_view(&r->u.tensor, &v);
   if (tns_classify(&v) != TNS_ROWS) {
-    snprintf(buf, n, "the innermost canonical dim is not a reduced unit-stride dim with at most "
-                     "one kept dim outside it");
+    snprintf(buf, n,
+             "the innermost canonical dim is not a reduced unit-stride dim with at most "
+             "one kept dim outside it");
     return buf;
   }
   if (v.outputs * 8 > (int64_t)1 << 31) return "more than 2^28 rows";
   return NULL;
 }
 
-/* Folds base[0 .. len) (elements; len an i64 value) into acc[TNS_U * vec], lane `lane` of G. */
+/* Folds base[0 .. len) (elements; len an i64 value) into acc[vec], lane `lane` of G.  The body is
+ * read in rounds of TNS_U vectors per lane, all loads of a round issued before any fold; the
+ * last round's slots past the end re-read the last vector and fold the identity instead, so
+ * there is no one-vector-at-a-time remainder loop (each of whose iterations would wait a full
+ * memory round trip).  Fold order: per lane, vectors in index order (fixed by the shape). */
 static void segment(pass_emit *e, const rj_tensor *t, const rows_plan *p, LLVMValueRef base,
                     LLVMValueRef len, LLVMValueRef lane, LLVMValueRef *acc) {
   LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
@@ -76,37 +103,33 @@ static void segment(pass_emit *e, const rj_tensor *t, const rows_plan *p, LLVMVa
   int64_t bytes = ir_dtype(t->dtype)->bytes;
   /* head: elements before the first 16-byte boundary */
   LLVMValueRef addr = LLVMBuildPtrToInt(e->B, base, i64, "");
-  LLVMValueRef mis = LLVMBuildAnd(e->B, LLVMBuildUDiv(e->B, addr, tns_i64(e, bytes), ""),
-                                  tns_i64(e, vec - 1), "");
-  LLVMValueRef head = LLVMBuildAnd(e->B, LLVMBuildSub(e->B, tns_i64(e, vec), mis, ""),
-                                   tns_i64(e, vec - 1), "");
-  LLVMValueRef short_ = LLVMBuildICmp(e->B, LLVMIntSLT, len, head, "");
-  head = LLVMBuildSelect(e->B, short_, len, head, "head");
+  LLVMValueRef mis =
+      LLVMBuildAnd(e->B, LLVMBuildUDiv(e->B, addr, tns_i64(e, bytes), ""), tns_i64(e, vec - 1), "");
+  LLVMValueRef head =
+      LLVMBuildAnd(e->B, LLVMBuildSub(e->B, tns_i64(e, vec), mis, ""), tns_i64(e, vec - 1), "");
+  head = tns_min64(e, head, len);
   tns_loop h; /* G may be smaller than the head */
   tns_loop_begin(e, &h, lane, head, tns_i64(e, G));
   tns_acc_fold(e, t, acc[0], tns_load(e, t->dtype, pass_gep(e, ty, base, h.i)));
   tns_loop_end(e, &h);
-  /* body: nv aligned vectors */
+  /* body: nv aligned vectors, rounds of TNS_U per lane */
   LLVMValueRef body = pass_gep(e, ty, base, head);
   LLVMValueRef nv = LLVMBuildSDiv(e->B, LLVMBuildSub(e->B, len, head, ""), tns_i64(e, vec), "nv");
+  LLVMValueRef lastv = LLVMBuildSub(e->B, nv, tns_i64(e, 1), "");
   tns_loop l1;
-  tns_loop_begin(e, &l1, lane, LLVMBuildSub(e->B, nv, tns_i64(e, (int64_t)(TNS_U - 1) * G), ""),
-                 tns_i64(e, (int64_t)TNS_U * G));
-  LLVMValueRef x[TNS_U][16];
+  tns_loop_begin(e, &l1, lane, nv, tns_i64(e, (int64_t)TNS_U * G));
+  LLVMValueRef x[TNS_U][16], ok[TNS_U];
   for (int u = 0; u < TNS_U; u++) {
     LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
+    ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, iv, nv, "");
+    iv = LLVMBuildSelect(e->B, ok[u], iv, lastv, "");
     tns_load_vec(e, t->dtype, pass_gep(e, ty, body, LLVMBuildMul(e->B, iv, tns_i64(e, vec), "")),
                  vec, x[u]);
   }
   for (int u = 0; u < TNS_U; u++)
-    for (int k = 0; k < vec; k++) tns_acc_fold(e, t, acc[u * vec + k], x[u][k]);
+    for (int k = 0; k < vec; k++)
+      tns_acc_fold(e, t, acc[k], u ? tns_or_identity(e, t, ok[u], x[u][k]) : x[u][k]);
   tns_loop_end(e, &l1);
-  tns_loop l2;
-  tns_loop_begin(e, &l2, LLVMBuildLoad2(e->B, i64, l1.var, ""), nv, tns_i64(e, G));
-  tns_load_vec(e, t->dtype,
-               pass_gep(e, ty, body, LLVMBuildMul(e->B, l2.i, tns_i64(e, vec), "")), vec, x[0]);
-  for (int k = 0; k < vec; k++) tns_acc_fold(e, t, acc[k], x[0][k]);
-  tns_loop_end(e, &l2);
   /* tail */
   LLVMValueRef tstart = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, nv, tns_i64(e, vec), ""), "");
   tns_loop tl; /* and than the tail */
@@ -126,19 +149,20 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   tns_begin(e, &src, &dst);
   e->grid[0] = p.grid;
   e->block[0] = (unsigned)p.T;
-  tns_launch_bounds(e, p.T, 65536 / (64 * p.T)); /* 64 registers */
+  tns_launch_bounds(e, p.T, 65536 / (TNS_REGS * p.T));
   LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), acc_ty = pass_acc_type(e, t->dtype);
   LLVMValueRef tid = pass_tid_x(e), bid = tns_ctaid(e);
   LLVMValueRef acc[64];
-  int nacc = TNS_U * p.vec;
+  int nacc = p.vec;
   tns_acc_init(e, t, acc, nacc);
   if (p.G < p.T) { /* G lanes per row */
     LLVMValueRef gpc = pass_i32(e, p.T / p.G);
     LLVMValueRef grp = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, bid, gpc, ""),
                                     LLVMBuildUDiv(e->B, tid, pass_i32(e, p.G), ""), "");
     LLVMValueRef row = LLVMBuildZExt(e->B, grp, i64, "row");
-    LLVMValueRef lane = LLVMBuildZExt(e->B, LLVMBuildURem(e->B, tid, pass_i32(e, p.G), ""), i64, "lane");
+    LLVMValueRef lane =
+        LLVMBuildZExt(e->B, LLVMBuildURem(e->B, tid, pass_i32(e, p.G), ""), i64, "lane");
     LLVMValueRef valid = LLVMBuildICmp(e->B, LLVMIntULT, row, tns_i64(e, p.M), "");
     LLVMValueRef rowc = LLVMBuildSelect(e->B, valid, row, tns_i64(e, 0), "");
     LLVMValueRef base = pass_gep(e, ty, src, LLVMBuildMul(e->B, rowc, tns_i64(e, p.RS), ""));
@@ -146,10 +170,13 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     segment(e, t, &p, base, len, lane, acc);
     LLVMValueRef val = tns_acc_total(e, t, acc, nacc);
     int masks[5], nm = 0;
-    for (int m = p.G / 2; m >= 1; m /= 2) masks[nm++] = m;
+    for (int m = p.G / 2; m >= 1; m /= 2)
+      masks[nm++] = m;
     val = pass_bfly_tree(e, t->op, t->dtype, t->nan, val, pass_i32(e, -1), masks, nm, p.G);
     pass_if w;
-    pass_if_begin(e, &w, LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, tns_i64(e, 0), ""), ""));
+    pass_if_begin(
+        e, &w,
+        LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, tns_i64(e, 0), ""), ""));
     tns_store(e, t, dst, row, val);
     pass_if_end(e, &w);
     LLVMBuildRetVoid(e->B);
