@@ -1,13 +1,13 @@
 /* tensor_cols: reductions over a middle or leading dim with a kept innermost dim — column
  * reductions (R x K, reduce R) and (O x R x K, reduce R) patterns.
  *
- * A CTA of BX x BY threads owns BX column vectors (vec consecutive columns each, 16-byte loads
- * when the inner stride is 1 and the row strides keep vectors aligned, else one column each) of
- * one outer index; its BY thread rows stride down the reduced dim, TNS_U rows in flight, so a
- * warp reads 512 contiguous bytes per row.  The BY partials fold in shared memory in a fixed
- * order.  When the column tiles cannot fill the chip the reduced dim is split over S CTAs; their
- * partials go to a module workspace laid out [S][O*K] and the last CTA of a tile folds them in
- * split order. */
+ * A CTA of BX x BY threads (256) owns BX column vectors (vec consecutive columns each, 16-byte
+ * loads when the inner stride is 1 and the row strides keep vectors aligned, else one column
+ * each) of one outer index; its BY thread rows stride down the reduced dim, TNS_U rows in flight
+ * per thread, so a warp reads 32 / BX rows of BX * 16 contiguous bytes per load.  The BY partials
+ * fold in shared memory in a fixed order.  When the column tiles cannot fill the chip the reduced
+ * dim is split over S CTAs; their partials go to a module workspace laid out [S][O*K] and the last
+ * CTA of a tile folds them in split order. */
 #include "tensor.h"
 
 #include <stdio.h>
@@ -20,6 +20,11 @@ typedef struct cols_plan {
   unsigned grid;
 } cols_plan;
 
+/* T = 256 threads (64 registers: 4 CTAs per SM).  The grid is one resident wave: S splits of the
+ * reduced dim per tile, S = floor(wave / tiles).  The tile width BX (column vectors; a warp row
+ * reads BX * 16 contiguous bytes) is the widest of 32, 16, 8 whose last-CTA fold leaves each
+ * thread at most TNS_U partials (S * BX <= TNS_U * T): narrow tiles mean more tiles, fewer
+ * splits, and a smaller fold (65536 x 128 f32: 4 tiles of 32 columns x 132 splits, not 1 x 528). */
 static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v, cols_plan *p) {
   int n = v->n;
   p->K = v->size[n - 1];
@@ -32,23 +37,28 @@ static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v,
   bool vok = p->KS == 1 && p->RS % vec == 0 && p->OS % vec == 0 && p->K >= vec;
   p->vec = vok ? vec : 1;
   int64_t ncv = (p->K + p->vec - 1) / p->vec;
-  int64_t bx = tns_pow2(ncv);
-  p->BX = (int)(bx > 32 ? 32 : bx);
-  p->T = 512;
-  p->BY = p->T / p->BX;
-  p->CB = (ncv + p->BX - 1) / p->BX;
-  int64_t tiles = p->O * p->CB;
-  int sms = tns_sms(e);
-  int64_t target = (int64_t)sms * (2048 / p->T) * 2;
-  int64_t S = tiles >= target ? 1 : (target + tiles - 1) / tiles;
-  int64_t most = (p->R + (int64_t)p->BY * TNS_U - 1) / ((int64_t)p->BY * TNS_U);
-  if (S > most) S = most;
-  if (S > 1024) S = 1024;
-  while (S > 1 && S * p->O * p->K > ((int64_t)1 << 24)) S /= 2; /* workspace <= 16M partials */
-  if (S < 1) S = 1;
-  p->rows = (p->R + S - 1) / S;
-  p->S = (int)((p->R + p->rows - 1) / p->rows);
-  p->grid = (unsigned)(tiles * p->S);
+  int64_t bxmax = tns_pow2(ncv);
+  if (bxmax > 32) bxmax = 32;
+  int64_t bxmin = p->vec > 1 && bxmax > 8 ? 8 : bxmax; /* scalar columns: 32 per warp row */
+  p->T = 256;
+  int64_t wave = (int64_t)tns_sms(e) * (65536 / TNS_REGS / p->T);
+  for (int64_t bx = bxmax;; bx /= 2) {
+    p->BX = (int)bx;
+    p->BY = p->T / p->BX;
+    p->CB = (ncv + p->BX - 1) / p->BX;
+    int64_t tiles = p->O * p->CB;
+    int64_t S = tiles >= wave ? 1 : wave / tiles;
+    int64_t most = (p->R + (int64_t)p->BY * TNS_U - 1) / ((int64_t)p->BY * TNS_U);
+    if (S > most) S = most;
+    if (S > 1024) S = 1024;
+    while (S > 1 && S * p->O * p->K > ((int64_t)1 << 24))
+      S /= 2; /* workspace <= 16M partials */
+    if (S < 1) S = 1;
+    p->rows = (p->R + S - 1) / S;
+    p->S = (int)((p->R + p->rows - 1) / p->rows);
+    p->grid = (unsigned)(tiles * p->S);
+    if ((int64_t)p->S * p->BX <= (int64_t)TNS_U * p->T || bx <= bxmin) break;
+  }
 }
 
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
@@ -63,75 +73,77 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
   return NULL;
 }
 
-/* Folds row r (i64) of this thread's column vector into acc[u * vec ...]. */
-static void load_row(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVMValueRef colbase,
-                     LLVMValueRef k0, bool fast, LLVMValueRef r, LLVMValueRef *acc) {
+/* Loads row r (i64, in range) of this thread's column vector into x[vec] (acc type).  Fast: one
+ * 16-byte vector.  Otherwise scalars, each column clamped to K - 1 (a valid address) and the
+ * identity folded for columns past K. */
+static void load_row(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVMValueRef rowbase,
+                     LLVMValueRef k0, bool fast, LLVMValueRef r, LLVMValueRef *x) {
   LLVMTypeRef ty = pass_type(e, t->dtype);
-  LLVMValueRef ptr = pass_gep(e, ty, colbase, LLVMBuildMul(e->B, r, tns_i64(e, p->RS), ""));
-  if (p->vec == 1) {
-    pass_if in;
-    pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, k0, tns_i64(e, p->K), ""));
-    tns_acc_fold(e, t, acc[0], tns_load(e, t->dtype, ptr));
-    pass_if_end(e, &in);
-    return;
-  }
+  LLVMValueRef ptr = pass_gep(e, ty, rowbase, LLVMBuildMul(e->B, r, tns_i64(e, p->RS), ""));
   if (fast) {
-    LLVMValueRef x[16];
-    tns_load_vec(e, t->dtype, ptr, p->vec, x);
-    for (int k = 0; k < p->vec; k++) tns_acc_fold(e, t, acc[k], x[k]);
+    tns_load_vec(e, t->dtype, pass_gep(e, ty, ptr, k0), p->vec, x);
     return;
   }
   for (int k = 0; k < p->vec; k++) {
-    pass_if in;
     LLVMValueRef col = LLVMBuildAdd(e->B, k0, tns_i64(e, k), "");
-    pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, col, tns_i64(e, p->K), ""));
-    tns_acc_fold(e, t, acc[k], tns_load(e, t->dtype, pass_gep(e, ty, ptr, tns_i64(e, k))));
-    pass_if_end(e, &in);
+    LLVMValueRef in = LLVMBuildICmp(e->B, LLVMIntSLT, col, tns_i64(e, p->K), "");
+    LLVMValueRef cc = LLVMBuildSelect(e->B, in, col, tns_i64(e, p->K - 1), "");
+    LLVMValueRef v =
+        tns_load(e, t->dtype, pass_gep(e, ty, ptr, LLVMBuildMul(e->B, cc, tns_i64(e, p->KS), "")));
+    x[k] = tns_or_identity(e, t, in, v);
   }
 }
 
-/* Rows r0 + ty, r0 + ty + BY, ... < rend: TNS_U rows in flight, then the rest. */
-static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVMValueRef colbase,
+/* Rows first, first + BY, ... < rend into acc[vec]: rounds of TNS_U rows, every load of a round
+ * issued before its folds; slots past rend re-read row rend - 1 and fold the identity. */
+static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVMValueRef rowbase,
                       LLVMValueRef k0, bool fast, LLVMValueRef first, LLVMValueRef rend,
                       LLVMValueRef *acc) {
-  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef lastr = LLVMBuildSub(e->B, rend, tns_i64(e, 1), "");
   tns_loop l1;
-  tns_loop_begin(e, &l1, first,
-                 LLVMBuildSub(e->B, rend, tns_i64(e, (int64_t)(TNS_U - 1) * p->BY), ""),
-                 tns_i64(e, (int64_t)TNS_U * p->BY));
+  tns_loop_begin(e, &l1, first, rend, tns_i64(e, (int64_t)TNS_U * p->BY));
+  LLVMValueRef x[TNS_U][16], ok[TNS_U];
+  for (int u = 0; u < TNS_U; u++) {
+    LLVMValueRef r = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * p->BY), "");
+    ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, r, rend, "");
+    load_row(e, t, p, rowbase, k0, fast, LLVMBuildSelect(e->B, ok[u], r, lastr, ""), x[u]);
+  }
   for (int u = 0; u < TNS_U; u++)
-    load_row(e, t, p, colbase, k0, fast,
-             LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * p->BY), ""), acc + u * p->vec);
+    for (int k = 0; k < p->vec; k++)
+      tns_acc_fold(e, t, acc[k], u ? tns_or_identity(e, t, ok[u], x[u][k]) : x[u][k]);
   tns_loop_end(e, &l1);
-  tns_loop l2;
-  tns_loop_begin(e, &l2, LLVMBuildLoad2(e->B, i64, l1.var, ""), rend, tns_i64(e, p->BY));
-  load_row(e, t, p, colbase, k0, fast, l2.i, acc);
-  tns_loop_end(e, &l2);
 }
 
-/* The BY thread rows' values c[vec] fold in shared memory (rows in order); thread row 0 gets the
- * column totals in out[vec].  Ends after the fold (no trailing barrier). */
+/* The BY thread rows' values c[vec] fold in shared memory: a fixed tree of log2(BY) halving
+ * steps (row y takes row y + h, h = BY/2 .. 1), a barrier after each; every thread then reads
+ * the column totals of its tx into out[vec].  Ends after those reads (no trailing barrier). */
 static void fold_rows(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVMValueRef sm,
                       LLVMValueRef tx, LLVMValueRef ty_, LLVMValueRef *c, LLVMValueRef *out) {
   LLVMTypeRef acc_ty = pass_acc_type(e, t->dtype);
   int W = p->BX * p->vec;
-  LLVMValueRef rowbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, ty_, pass_i32(e, W), ""),
-                                      LLVMBuildMul(e->B, tx, pass_i32(e, p->vec), ""), "");
+  LLVMValueRef col = LLVMBuildMul(e->B, tx, pass_i32(e, p->vec), "");
+  LLVMValueRef mine = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, ty_, pass_i32(e, W), ""), col, "");
   for (int k = 0; k < p->vec; k++)
     LLVMBuildStore(e->B, c[k],
-                   pass_gep(e, acc_ty, sm, LLVMBuildAdd(e->B, rowbase, pass_i32(e, k), "")));
+                   pass_gep(e, acc_ty, sm, LLVMBuildAdd(e->B, mine, pass_i32(e, k), "")));
   pass_barrier_cta(e);
-  LLVMValueRef colbase = LLVMBuildMul(e->B, tx, pass_i32(e, p->vec), "");
-  for (int k = 0; k < p->vec; k++) {
-    LLVMValueRef v[1024];
-    for (int y = 0; y < p->BY; y++)
-      v[y] = LLVMBuildLoad2(e->B, acc_ty,
-                            pass_gep(e, acc_ty, sm, LLVMBuildAdd(e->B, colbase, pass_i32(e, y * W + k), "")), "");
-    for (int w = 1; w < p->BY; w *= 2)
-      for (int i = 0; i + w < p->BY; i += 2 * w)
-        v[i] = pass_combine(e, t->op, t->dtype, t->nan, v[i], v[i + w]);
-    out[k] = v[0];
+  for (int h = p->BY / 2; h >= 1; h /= 2) {
+    pass_if f;
+    pass_if_begin(e, &f, LLVMBuildICmp(e->B, LLVMIntULT, ty_, pass_i32(e, h), ""));
+    for (int k = 0; k < p->vec; k++) {
+      LLVMValueRef pa = pass_gep(e, acc_ty, sm, LLVMBuildAdd(e->B, mine, pass_i32(e, k), ""));
+      LLVMValueRef pb =
+          pass_gep(e, acc_ty, sm, LLVMBuildAdd(e->B, mine, pass_i32(e, h * W + k), ""));
+      LLVMValueRef a = LLVMBuildLoad2(e->B, acc_ty, pa, ""),
+                   b = LLVMBuildLoad2(e->B, acc_ty, pb, "");
+      LLVMBuildStore(e->B, pass_combine(e, t->op, t->dtype, t->nan, a, b), pa);
+    }
+    pass_if_end(e, &f);
+    pass_barrier_cta(e);
   }
+  for (int k = 0; k < p->vec; k++)
+    out[k] = LLVMBuildLoad2(
+        e->B, acc_ty, pass_gep(e, acc_ty, sm, LLVMBuildAdd(e->B, col, pass_i32(e, k), "")), "");
 }
 
 static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
@@ -145,7 +157,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   tns_begin(e, &src, &dst);
   e->grid[0] = p.grid;
   e->block[0] = (unsigned)p.T;
-  tns_launch_bounds(e, p.T, p.vec >= 8 ? 1 : 2); /* 128 / 64 registers */
+  tns_launch_bounds(e, p.T, 65536 / (TNS_REGS * p.T));
   LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), acc_ty = pass_acc_type(e, t->dtype);
   LLVMValueRef tid = pass_tid_x(e), bid = tns_ctaid(e);
@@ -157,25 +169,22 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef tx = LLVMBuildURem(e->B, tid, pass_i32(e, p.BX), "tx");
   LLVMValueRef ty_ = LLVMBuildUDiv(e->B, tid, pass_i32(e, p.BX), "ty");
   LLVMValueRef tx64 = LLVMBuildZExt(e->B, tx, i64, ""), ty64 = LLVMBuildZExt(e->B, ty_, i64, "");
-  LLVMValueRef k0 = LLVMBuildMul(
-      e->B, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, cb, tns_i64(e, p.BX), ""), tx64, ""),
-      tns_i64(e, p.vec), "k0");
-  LLVMValueRef colbase = pass_gep(
-      e, ty, src,
-      LLVMBuildAdd(e->B, LLVMBuildMul(e->B, o, tns_i64(e, p.OS), ""),
-                   LLVMBuildMul(e->B, k0, tns_i64(e, p.KS), ""), ""));
+  LLVMValueRef k0 =
+      LLVMBuildMul(e->B, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, cb, tns_i64(e, p.BX), ""), tx64, ""),
+                   tns_i64(e, p.vec), "k0");
+  LLVMValueRef colbase = pass_gep(e, ty, src, LLVMBuildMul(e->B, o, tns_i64(e, p.OS), ""));
   LLVMValueRef fast = NULL;
   if (p.vec > 1) { /* the whole grid agrees on the alignment; only the last vector is partial */
-    LLVMValueRef al = LLVMBuildICmp(
-        e->B, LLVMIntEQ,
-        LLVMBuildAnd(e->B, LLVMBuildPtrToInt(e->B, src, i64, ""), tns_i64(e, 15), ""),
-        tns_i64(e, 0), "");
+    LLVMValueRef al =
+        LLVMBuildICmp(e->B, LLVMIntEQ,
+                      LLVMBuildAnd(e->B, LLVMBuildPtrToInt(e->B, src, i64, ""), tns_i64(e, 15), ""),
+                      tns_i64(e, 0), "");
     LLVMValueRef full = LLVMBuildICmp(
         e->B, LLVMIntSLE, LLVMBuildAdd(e->B, k0, tns_i64(e, p.vec), ""), tns_i64(e, p.K), "");
     fast = LLVMBuildAnd(e->B, al, full, "fast");
   }
   LLVMValueRef acc[64];
-  int nacc = TNS_U * p.vec;
+  int nacc = p.vec;
   tns_acc_init(e, t, acc, nacc);
   LLVMValueRef r0 = LLVMBuildMul(e->B, split, tns_i64(e, p.rows), "");
   LLVMValueRef rend = LLVMBuildAdd(e->B, r0, tns_i64(e, p.rows), "");
@@ -198,11 +207,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     LLVMPositionBuilderAtEnd(e->B, jb);
   }
   LLVMValueRef c[16], tot[16];
-  for (int k = 0; k < p.vec; k++) { /* fold the TNS_U copies of each column, in order */
-    LLVMValueRef s[TNS_U];
-    for (int u = 0; u < TNS_U; u++) s[u] = acc[u * p.vec + k];
-    c[k] = tns_acc_total(e, t, s, TNS_U);
-  }
+  for (int k = 0; k < p.vec; k++)
+    c[k] = LLVMBuildLoad2(e->B, acc_ty, acc[k], "");
   LLVMValueRef sm = pass_global_array(e, acc_ty, (int64_t)p.T * p.vec, AS_SHARED, "rj_cols");
   e->shared_bytes = 0; /* static shared memory */
   fold_rows(e, t, &p, sm, tx, ty_, c, tot);
@@ -226,34 +232,54 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef ws = pass_global_array(e, acc_ty, p.S * OK, AS_GLOBAL, "rj_ws_part");
   LLVMValueRef cnt = pass_global_array(e, i32, p.O * p.CB, AS_GLOBAL, "rj_ws_count");
   LLVMValueRef cntp = pass_gep(e, i32, cnt, tile);
-  LLVMValueRef wsrow = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, split, tns_i64(e, OK), ""), outbase, "");
+  LLVMValueRef wsrow =
+      LLVMBuildAdd(e->B, LLVMBuildMul(e->B, split, tns_i64(e, OK), ""), outbase, "");
   pass_if_begin(e, &w, row0);
   for (int k = 0; k < p.vec; k++) {
     LLVMValueRef col = LLVMBuildAdd(e->B, k0, tns_i64(e, k), "");
     pass_if in;
     pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, col, tns_i64(e, p.K), ""));
-    LLVMBuildStore(e->B, tot[k], pass_gep(e, acc_ty, ws, LLVMBuildAdd(e->B, wsrow, tns_i64(e, k), "")));
+    LLVMBuildStore(e->B, tot[k],
+                   pass_gep(e, acc_ty, ws, LLVMBuildAdd(e->B, wsrow, tns_i64(e, k), "")));
     pass_if_end(e, &in);
   }
   pass_if_end(e, &w);
   LLVMValueRef last = tns_last_cta(e, cntp, tid, p.S);
   pass_if l;
   pass_if_begin(e, &l, last);
-  for (int k = 0; k < nacc; k++) LLVMBuildStore(e->B, pass_identity(e, t->op, t->dtype), acc[k]);
-  tns_loop fl; /* thread row ty folds splits ty, ty + BY, ... in order */
-  tns_loop_begin(e, &fl, ty64, tns_i64(e, p.S), tns_i64(e, p.BY));
-  LLVMValueRef base = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, fl.i, tns_i64(e, OK), ""), outbase, "");
-  for (int k = 0; k < p.vec; k++) {
-    LLVMValueRef col = LLVMBuildAdd(e->B, k0, tns_i64(e, k), "");
-    pass_if in;
-    pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, col, tns_i64(e, p.K), ""));
-    LLVMValueRef x = tns_load_volatile(e, acc_ty, pass_gep(e, acc_ty, ws, LLVMBuildAdd(e->B, base, tns_i64(e, k), "")));
-    LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, acc[k], "");
-    LLVMBuildStore(e->B, pass_combine(e, t->op, t->dtype, t->nan, cur, x), acc[k]);
-    pass_if_end(e, &in);
+  for (int k = 0; k < nacc; k++)
+    LLVMBuildStore(e->B, pass_identity(e, t->op, t->dtype), acc[k]);
+  /* thread row ty folds splits ty, ty + BY, ... in order, TNS_U partials per round loaded before
+   * any fold (the plan keeps S <= TNS_U * BY: one round); absent slots load ws[0] and fold the
+   * identity.  Volatile loads: other CTAs wrote them in this launch (L2, never a stale L1). */
+  tns_loop fl;
+  tns_loop_begin(e, &fl, ty64, tns_i64(e, p.S), tns_i64(e, (int64_t)TNS_U * p.BY));
+  {
+    LLVMValueRef x[TNS_U][16], okk[TNS_U][16];
+    for (int u = 0; u < TNS_U; u++) {
+      LLVMValueRef sp = LLVMBuildAdd(e->B, fl.i, tns_i64(e, (int64_t)u * p.BY), "");
+      LLVMValueRef oks = LLVMBuildICmp(e->B, LLVMIntSLT, sp, tns_i64(e, p.S), "");
+      LLVMValueRef base =
+          LLVMBuildAdd(e->B, LLVMBuildMul(e->B, sp, tns_i64(e, OK), ""), outbase, "");
+      for (int k = 0; k < p.vec; k++) {
+        LLVMValueRef col = LLVMBuildAdd(e->B, k0, tns_i64(e, k), "");
+        okk[u][k] =
+            LLVMBuildAnd(e->B, oks, LLVMBuildICmp(e->B, LLVMIntSLT, col, tns_i64(e, p.K), ""), "");
+        LLVMValueRef ix = LLVMBuildSelect(
+            e->B, okk[u][k], LLVMBuildAdd(e->B, base, tns_i64(e, k), ""), tns_i64(e, 0), "");
+        x[u][k] = tns_load_volatile(e, acc_ty, pass_gep(e, acc_ty, ws, ix));
+      }
+    }
+    for (int u = 0; u < TNS_U; u++)
+      for (int k = 0; k < p.vec; k++) {
+        LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, acc[k], "");
+        LLVMValueRef xv = tns_or_identity(e, t, okk[u][k], x[u][k]);
+        LLVMBuildStore(e->B, pass_combine(e, t->op, t->dtype, t->nan, cur, xv), acc[k]);
+      }
   }
   tns_loop_end(e, &fl);
-  for (int k = 0; k < p.vec; k++) c[k] = LLVMBuildLoad2(e->B, acc_ty, acc[k], "");
+  for (int k = 0; k < p.vec; k++)
+    c[k] = LLVMBuildLoad2(e->B, acc_ty, acc[k], "");
   fold_rows(e, t, &p, sm, tx, ty_, c, tot);
   pass_if w2;
   pass_if_begin(e, &w2, row0);
