@@ -194,7 +194,7 @@ rj_status jit_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_op
     if (!(s = rt_event_record(rt, ev[0], NULL, e)) &&
         !(s = rt_launch_async(rt, k->function, k->grid, k->block, 0, args, NULL, e)) &&
         !(s = rt_event_record(rt, ev[1], NULL, e)))
-      s = rt_event_ms(rt, ev, &m, e);
+      s = rt_event_ms(rt, ev[0], ev[1], &m, e);
     if (i >= WARM) ms[i - WARM] = m;
   }
   if (!s) {

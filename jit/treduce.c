@@ -310,13 +310,13 @@ rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *s
       if (!s) s = rt_event_new(rt, &consumed[b], e);
     }
   }
-  if (!s) s = rt_event_mark(rt, ev0, ks, e);
+  if (!s) s = rt_event_record(rt, ev0, ks, e);
   void *args[1 + MAX_PER_KERNEL];
   uint64_t dst_arg = dst;
   args[0] = &dst_arg;
   for (int i = 0; !s && i < nl; i++) {
     for (int k = 0; k < L[i].n; k++) args[1 + k] = (void *)&L[i].src[k];
-    s = rt_launch_on(rt, L[i].k->function, L[i].k->grid, L[i].k->block, 0, args, ks, e);
+    s = rt_launch_async(rt, L[i].k->function, L[i].k->grid, L[i].k->block, 0, args, ks, e);
     res->launches++;
   }
   if (!s && ns) s = rt_stream_wait(rt, cs, ev0, e); /* copies start with the operation */
@@ -324,18 +324,18 @@ rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *s
     int b = i % nb;
     if (i >= nb) s = rt_stream_wait(rt, cs, consumed[b], e); /* buffer b folded: reuse it */
     if (!s) s = rt_copy_peer_async(rt, buf[b], rdev, src[staged[i]], dev[staged[i]], span, cs, e);
-    if (!s) s = rt_event_mark(rt, copied[b], cs, e);
+    if (!s) s = rt_event_record(rt, copied[b], cs, e);
     if (!s) s = rt_stream_wait(rt, ks, copied[b], e);
     if (!s) {
       uint64_t sarg = buf[b];
       void *a2[2] = {&dst_arg, &sarg};
-      s = rt_launch_on(rt, kst->function, kst->grid, kst->block, 0, a2, ks, e);
+      s = rt_launch_async(rt, kst->function, kst->grid, kst->block, 0, a2, ks, e);
       res->launches++;
     }
-    if (!s) s = rt_event_mark(rt, consumed[b], ks, e);
+    if (!s) s = rt_event_record(rt, consumed[b], ks, e);
   }
-  if (!s) s = rt_event_mark(rt, ev1, ks, e);
-  if (!s) s = rt_event_between(rt, ev0, ev1, &res->ms, e);
+  if (!s) s = rt_event_record(rt, ev1, ks, e);
+  if (!s) s = rt_event_ms(rt, ev0, ev1, &res->ms, e);
   rj_status s2 = ks ? rt_stream_sync(rt, ks, e) : RJ_OK; /* always drain before freeing */
   if (cs) {
     ir_err ignored = {0};

@@ -137,7 +137,8 @@ rj_status rt_device_cc(rt_cuda *rt, int dev, int *major, int *minor, ir_err *e) 
   return RJ_OK;
 }
 
-rj_status rt_enter(rt_cuda *rt, int dev, ir_err *e) {
+/* dev's primary context, retained once per rt_cuda (released by rt_close). */
+static rj_status primary(rt_cuda *rt, int dev, CUcontext *out, ir_err *e) {
   int n = 0;
   CK("cuDeviceGetCount", rt->DeviceGetCount(&n));
   if (dev < 0 || dev >= n || dev >= 64)
@@ -148,7 +149,15 @@ rj_status rt_enter(rt_cuda *rt, int dev, ir_err *e) {
     CK("cuDevicePrimaryCtxRetain", rt->DevicePrimaryCtxRetain(&rt->ctx[dev], d));
     rt->retained[dev] = 1;
   }
-  CK("cuCtxPushCurrent", rt->CtxPushCurrent(rt->ctx[dev]));
+  *out = rt->ctx[dev];
+  return RJ_OK;
+}
+
+rj_status rt_enter(rt_cuda *rt, int dev, ir_err *e) {
+  CUcontext c;
+  rj_status s = primary(rt, dev, &c, e);
+  if (s) return s;
+  CK("cuCtxPushCurrent", rt->CtxPushCurrent(c));
   return RJ_OK;
 }
 
@@ -259,22 +268,6 @@ rj_status rt_peer_can_access(rt_cuda *rt, int dev, int peer, int *can, ir_err *e
   return RJ_OK;
 }
 
-/* dev's primary context, retained once (as rt_enter does). */
-static rj_status primary(rt_cuda *rt, int dev, CUcontext *out, ir_err *e) {
-  int n = 0;
-  CK("cuDeviceGetCount", rt->DeviceGetCount(&n));
-  if (dev < 0 || dev >= n || dev >= 64)
-    return ir_fail(e, RJ_ENODEV, "device: no GPU %d (%d present)", dev, n);
-  if (!rt->retained[dev]) {
-    CUdevice d;
-    CK("cuDeviceGet", rt->DeviceGet(&d, dev));
-    CK("cuDevicePrimaryCtxRetain", rt->DevicePrimaryCtxRetain(&rt->ctx[dev], d));
-    rt->retained[dev] = 1;
-  }
-  *out = rt->ctx[dev];
-  return RJ_OK;
-}
-
 rj_status rt_peer_enable(rt_cuda *rt, int peer, ir_err *e) {
   SYM(f, "cuCtxEnablePeerAccess", CUcontext, unsigned);
   CUcontext pc;
@@ -316,22 +309,9 @@ void rt_event_free(rt_cuda *rt, void *ev) {
   if (ev) rt->EventDestroy((CUevent)ev);
 }
 
-rj_status rt_event_mark(rt_cuda *rt, void *ev, void *stream, ir_err *e) {
-  CK("cuEventRecord", rt->EventRecord((CUevent)ev, (CUstream)stream));
-  return RJ_OK;
-}
-
 rj_status rt_stream_wait(rt_cuda *rt, void *stream, void *ev, ir_err *e) {
   SYM(f, "cuStreamWaitEvent", CUstream, CUevent, unsigned);
   CK("cuStreamWaitEvent", f((CUstream)stream, (CUevent)ev, 0));
-  return RJ_OK;
-}
-
-rj_status rt_event_between(rt_cuda *rt, void *start, void *end, double *ms, ir_err *e) {
-  float t = 0;
-  CK("cuEventSynchronize", rt->EventSynchronize((CUevent)end));
-  CK("cuEventElapsedTime", rt->EventElapsedTime(&t, (CUevent)start, (CUevent)end));
-  *ms = t;
   return RJ_OK;
 }
 
@@ -348,13 +328,6 @@ rj_status rt_copy_peer_async(rt_cuda *rt, uint64_t dst, int dst_dev, uint64_t sr
   if (!s) s = primary(rt, src_dev, &sc, e);
   if (s) return s;
   CK("cuMemcpyPeerAsync", f((CUdeviceptr)dst, dc, (CUdeviceptr)src, sc, bytes, (CUstream)stream));
-  return RJ_OK;
-}
-
-rj_status rt_launch_on(rt_cuda *rt, void *fn, const unsigned g[3], const unsigned b[3],
-                       unsigned shared, void **args, void *stream, ir_err *e) {
-  CK("cuLaunchKernel", rt->LaunchKernel((CUfunction)fn, g[0], g[1], g[2], b[0], b[1], b[2], shared,
-                                        (CUstream)stream, args, NULL));
   return RJ_OK;
 }
 
@@ -400,10 +373,10 @@ rj_status rt_event_record(rt_cuda *rt, void *ev, void *stream, ir_err *e) {
   return RJ_OK;
 }
 
-rj_status rt_event_ms(rt_cuda *rt, void *ev[2], double *ms, ir_err *e) {
-  CK("kernel execution (cuEventSynchronize)", rt->EventSynchronize((CUevent)ev[1]));
+rj_status rt_event_ms(rt_cuda *rt, void *start, void *end, double *ms, ir_err *e) {
+  CK("the GPU work (cuEventSynchronize)", rt->EventSynchronize((CUevent)end));
   float t = 0;
-  CK("cuEventElapsedTime", rt->EventElapsedTime(&t, (CUevent)ev[0], (CUevent)ev[1]));
+  CK("cuEventElapsedTime", rt->EventElapsedTime(&t, (CUevent)start, (CUevent)end));
   *ms = t;
   return RJ_OK;
 }

@@ -40,16 +40,11 @@ void rt_stream_free(rt_cuda *rt, void *stream);
 rj_status rt_stream_sync(rt_cuda *rt, void *stream, ir_err *e);
 rj_status rt_event_new(rt_cuda *rt, void **ev, ir_err *e);
 void rt_event_free(rt_cuda *rt, void *ev);
-rj_status rt_event_mark(rt_cuda *rt, void *ev, void *stream, ir_err *e); /* cuEventRecord */
 rj_status rt_stream_wait(rt_cuda *rt, void *stream, void *ev, ir_err *e);
-/* Waits for end; *ms = the time from start to end. */
-rj_status rt_event_between(rt_cuda *rt, void *start, void *end, double *ms, ir_err *e);
 /* cuMemcpyPeerAsync from (src_dev, src) to (dst_dev, dst) on stream (cuMemcpyDtoDAsync when
  * both are one GPU); the devices' primary contexts are retained here. */
 rj_status rt_copy_peer_async(rt_cuda *rt, uint64_t dst, int dst_dev, uint64_t src, int src_dev,
                              size_t bytes, void *stream, ir_err *e);
-rj_status rt_launch_on(rt_cuda *rt, void *fn, const unsigned grid[3], const unsigned block[3],
-                       unsigned shared, void **args, void *stream, ir_err *e);
 /* A driver entry point by name (NULL when this driver lacks it), for runtime/-only callers. */
 void *rt_sym(rt_cuda *rt, const char *name);
 
@@ -62,7 +57,7 @@ rj_status rt_launch_async(rt_cuda *rt, void *fn, const unsigned grid[3], const u
 rj_status rt_event_pair(rt_cuda *rt, void *ev[2], ir_err *e);
 void rt_event_pair_free(rt_cuda *rt, void *ev[2]);
 rj_status rt_event_record(rt_cuda *rt, void *ev, void *stream, ir_err *e);
-/* Waits for ev[1]; *ms = time from ev[0] to ev[1]. */
-rj_status rt_event_ms(rt_cuda *rt, void *ev[2], double *ms, ir_err *e);
+/* Waits for end; *ms = the time from start to end. */
+rj_status rt_event_ms(rt_cuda *rt, void *start, void *end, double *ms, ir_err *e);
 
 #endif
