@@ -418,7 +418,8 @@ RJ_API rj_status rj_emit_subgroup(rj_emitter *em, rj_primitive p, rj_dtype t, in
                                   LLVMValueRef value, LLVMValueRef arg, LLVMValueRef *out);
 
 /* A tile reduction (req: kind tile, validated here) on the caller's buffers, inline, by the
- * variant redjit would pick (or req->variant): src / dst point at element 0 of the whole
+ * tile variant (shared or local, by the buffers' memory; redux and sm100_packed are not
+ * offered here): src / dst point at element 0 of the whole
  * buffers, row-major, as ptr addrspace(3) for shared memory, or, for local (register) buffers,
  * at an array of the thread's slots in the order the layout gives (docs/EMBEDDING.md).
  * tid: the thread's index within its scope instance (i32).  req->active is ignored: the caller
@@ -430,7 +431,13 @@ RJ_API rj_status rj_emit_tile(rj_emitter *em, const rj_request *req, LLVMValueRe
  * through redjit's pipeline (verify, O3, PTX for opt's target).  entry: the kernel function;
  * made a PTX kernel if it is not one.  The kernel is cached in ctx (by content, entry, target
  * and PTX version) and owned by it; rj_kernel_text gives its IR and PTX.  The PTX version is
- * opt->ptx_version or the target's least (pass rj_emitter.ptx_needed when larger). */
+ * opt->ptx_version or the target's least (pass rj_emitter.ptx_needed when larger).
+ * Caller IR that LLVM's NVPTX backend would exit the process on is refused first
+ * (RJ_EUNSUPPORTED, naming it): intrinsics outside the list redjit knows NVPTX selects (math
+ * such as llvm.sin / llvm.pow / llvm.log2 needs libdevice, which redjit does not link;
+ * redux.sync.f32 off the targets that have it) and fp128 / x86_fp80 / ppc_fp128 values; an error
+ * LLVM diagnoses during codegen becomes a status too.  Other IR that no front end for NVPTX
+ * produces may still reach a fatal error inside LLVM. */
 RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const char *entry,
                                const rj_options *opt, rj_kernel **out);
 

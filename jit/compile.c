@@ -181,9 +181,14 @@ rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kern
   LLVMDisposeTargetData(dl);
   if ((s = verify(ctx, M, theirs))) return s;
   if (!(k->ll = module_text(M))) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  ctx->llvm_diag[0] = 0;
   if ((s = pass_optimize(M, tm, &ctx->err))) return s;
   if (!(k->ll_opt = module_text(M))) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-  return emit_ptx(ctx, tm, M, &k->ptx);
+  s = emit_ptx(ctx, tm, M, &k->ptx);
+  if (!s && ctx->llvm_diag[0]) /* an error LLVM diagnosed but carried on past */
+    s = ir_fail(&ctx->err, theirs ? RJ_EUNSUPPORTED : RJ_ELLVM, "%sLLVM: %s",
+                theirs ? "ir: " : "internal: ", ctx->llvm_diag);
+  return s;
 }
 
 void jit_kernel_free(rj_kernel *k) {

@@ -18,6 +18,68 @@ static uint64_t fnv1a(const char *p, size_t n) {
   return h;
 }
 
+/* Intrinsics NVPTX selects on every target in the table (checked with llc 22.1.8).  Anything
+ * else is refused before codegen: some (llvm.sin, llvm.pow, redux.sync.f32 on sm_90 ...) make
+ * LLVM's backend exit the process, which no status can report. */
+static const char *const selectable[] = {
+    "llvm.sqrt.", "llvm.fma.", "llvm.fmuladd.", "llvm.fabs.", "llvm.copysign.", "llvm.floor.",
+    "llvm.ceil.", "llvm.trunc.", "llvm.rint.", "llvm.nearbyint.", "llvm.round.",
+    "llvm.roundeven.", "llvm.minnum.", "llvm.maxnum.", "llvm.minimum.", "llvm.maximum.",
+    "llvm.ctpop.", "llvm.ctlz.", "llvm.cttz.", "llvm.bswap.", "llvm.bitreverse.", "llvm.abs.",
+    "llvm.smax.", "llvm.smin.", "llvm.umax.", "llvm.umin.", "llvm.fshl.", "llvm.fshr.",
+    "llvm.memcpy.", "llvm.memset.", "llvm.memmove.", "llvm.lifetime.", "llvm.assume",
+    "llvm.expect.", "llvm.dbg.", "llvm.nvvm.read.ptx.sreg.", "llvm.nvvm.shfl.sync.",
+    "llvm.nvvm.barrier", "llvm.nvvm.bar.warp.sync", "llvm.nvvm.membar.", "llvm.nvvm.vote.",
+};
+
+static rj_status check_intrinsics(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg) {
+  for (LLVMValueRef f = LLVMGetFirstFunction(M); f; f = LLVMGetNextFunction(f)) {
+    size_t n = 0;
+    const char *name = LLVMGetValueName2(f, &n);
+    if (strncmp(name, "llvm.", 5) != 0) continue;
+    bool ok = false;
+    for (size_t i = 0; i < sizeof selectable / sizeof selectable[0] && !ok; i++)
+      ok = strncmp(name, selectable[i], strlen(selectable[i])) == 0;
+    if (!ok && strncmp(name, "llvm.nvvm.redux.sync.f", 22) == 0)
+      ok = (tg->features & IR_F_REDUX_F32) != 0;
+    else if (!ok && strncmp(name, "llvm.nvvm.redux.sync.", 21) == 0)
+      ok = (tg->features & IR_F_REDUX_I32) != 0;
+    if (!ok)
+      return ir_fail(&ctx->err, RJ_EUNSUPPORTED,
+                     "ir: intrinsic %.*s is not one redjit knows NVPTX can select for %s "
+                     "(refused: LLVM's backend would exit the process on an unselectable one)",
+                     (int)n, name, tg->name);
+  }
+  return RJ_OK;
+}
+
+/* Float types NVPTX has no instructions for: their arithmetic needs library calls the backend
+ * lacks, and LLVM exits ("unsupported library call operation"). */
+static bool foreign_float(LLVMTypeRef t) {
+  LLVMTypeKind k = LLVMGetTypeKind(t);
+  if (k == LLVMVectorTypeKind || k == LLVMArrayTypeKind) return foreign_float(LLVMGetElementType(t));
+  return k == LLVMFP128TypeKind || k == LLVMX86_FP80TypeKind || k == LLVMPPC_FP128TypeKind;
+}
+
+static rj_status check_types(rj_ctx *ctx, LLVMModuleRef M) {
+  for (LLVMValueRef f = LLVMGetFirstFunction(M); f; f = LLVMGetNextFunction(f))
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+      for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
+        bool bad = foreign_float(LLVMTypeOf(i));
+        for (int o = 0; !bad && o < LLVMGetNumOperands(i); o++)
+          bad = foreign_float(LLVMTypeOf(LLVMGetOperand(i, o)));
+        if (bad) {
+          size_t n = 0;
+          const char *fn = LLVMGetValueName2(f, &n);
+          return ir_fail(&ctx->err, RJ_EUNSUPPORTED,
+                         "ir: function %.*s uses fp128 / x86_fp80 / ppc_fp128, which NVPTX cannot "
+                         "compile (refused: LLVM would exit the process)",
+                         (int)n, fn);
+        }
+      }
+  return RJ_OK;
+}
+
 RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const char *entry,
                                const rj_options *opt, rj_kernel **out) {
   memset(&ctx->err, 0, sizeof ctx->err);
@@ -60,6 +122,10 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
     LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);
     LLVMSetLinkage(fn, LLVMExternalLinkage);
     k->ptx_version = ptx;
+    s = check_intrinsics(ctx, M, tg);
+    if (!s) s = check_types(ctx, M);
+  }
+  if (!s) {
     /* 3. the same codegen as rj_compile: verify, keep the text, O3, keep it again, PTX */
     s = jit_codegen(ctx, M, tg, k, true);
   }

@@ -21,6 +21,16 @@ void jit_llvm_init(void) {
   pthread_once(&llvm_once, llvm_init_once);
 }
 
+/* LLVMContext's default diagnostic handler exits the process on an error ("no libcall available
+ * for ..."): this one records the first error for jit_codegen to report as a status instead. */
+static void on_diagnostic(LLVMDiagnosticInfoRef info, void *opaque) {
+  rj_ctx *ctx = opaque;
+  if (LLVMGetDiagInfoSeverity(info) != LLVMDSError || ctx->llvm_diag[0]) return;
+  char *text = LLVMGetDiagInfoDescription(info);
+  snprintf(ctx->llvm_diag, sizeof ctx->llvm_diag, "%s", text ? text : "error");
+  LLVMDisposeMessage(text);
+}
+
 RJ_API rj_ctx *rj_ctx_new(void) {
   jit_llvm_init();
   rj_ctx *ctx = calloc(1, sizeof *ctx);
@@ -30,6 +40,7 @@ RJ_API rj_ctx *rj_ctx_new(void) {
     free(ctx);
     return NULL;
   }
+  LLVMContextSetDiagnosticHandler(ctx->llvm, on_diagnostic, ctx);
   return ctx;
 }
 

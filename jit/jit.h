@@ -39,6 +39,7 @@ struct rj_ctx {
   rt_cuda *cuda;      /* opened on first use */
   bool cuda_tried;
   char cuda_why[256]; /* why the driver could not be opened */
+  char llvm_diag[512]; /* the first error LLVM diagnosed during codegen ("" if none) */
 };
 
 /* context.c */

@@ -1,0 +1,73 @@
+/* rj_compile_ir refuses, with a status, the caller IR that would make LLVM's NVPTX backend exit
+ * the process (unselectable intrinsics, fp128 arithmetic), and compiles what it can select. */
+#include "rjtest.h"
+
+static const char *module(const char *decl, const char *body) {
+  return rjt_fmt("target triple = \"nvptx64-nvidia-cuda\"\n%s\n"
+                 "define void @k(ptr addrspace(1) %%p, float %%a, i32 %%b) {\n%s\n  ret void\n}\n",
+                 decl, body);
+}
+
+static rj_status compile(rj_ctx *ctx, const char *target, const char *ir, rj_kernel **k) {
+  rj_options o;
+  rj_options_init(&o);
+  o.target = target;
+  return rj_compile_ir(ctx, ir, 0, "k", &o, k);
+}
+
+START_TEST(refuses_what_would_exit) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_kernel *k;
+  static const char *const intrinsics[][2] = {
+      {"declare float @llvm.sin.f32(float)", "%r = call float @llvm.sin.f32(float %a)"},
+      {"declare float @llvm.pow.f32(float, float)", "%r = call float @llvm.pow.f32(float %a, float %a)"},
+      {"declare float @llvm.log2.f32(float)", "%r = call float @llvm.log2.f32(float %a)"},
+      {"declare float @llvm.nvvm.redux.sync.fmax(float, i32)",
+       "%r = call float @llvm.nvvm.redux.sync.fmax(float %a, i32 -1)"},
+  };
+  for (size_t i = 0; i < sizeof intrinsics / sizeof intrinsics[0]; i++) {
+    char body[256];
+    snprintf(body, sizeof body, "  %s\n  store float %%r, ptr addrspace(1) %%p", intrinsics[i][1]);
+    ck_assert_int_eq(compile(ctx, "sm_90", module(intrinsics[i][0], body), &k), RJ_EUNSUPPORTED);
+    ck_assert_msg(strstr(rj_errmsg(ctx), "ir: intrinsic llvm."), "%s", rj_errmsg(ctx));
+  }
+  ck_assert_int_eq(compile(ctx, "sm_90",
+                           module("", "  %x = fpext float %a to fp128\n  %y = fadd fp128 %x, %x\n"
+                                      "  %r = fptrunc fp128 %y to float\n"
+                                      "  store float %r, ptr addrspace(1) %p"),
+                           &k),
+                   RJ_EUNSUPPORTED);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "fp128"), "%s", rj_errmsg(ctx));
+  ck_assert_int_eq(compile(ctx, "sm_90", "this is not IR", &k), RJ_EINVAL);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(compiles_what_it_can) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_kernel *k;
+  const char *redux = module("declare float @llvm.nvvm.redux.sync.fmax(float, i32)",
+                             "  %r = call float @llvm.nvvm.redux.sync.fmax(float %a, i32 -1)\n"
+                             "  store float %r, ptr addrspace(1) %p");
+  ck_assert_int_eq(compile(ctx, "sm_100a", redux, &k), RJ_OK); /* the target has it */
+  ck_assert_ptr_nonnull(strstr(rj_kernel_text(k, RJ_EMIT_PTX), "redux.sync.max.f32"));
+  const char *math = module("declare float @llvm.sqrt.f32(float)\n"
+                            "declare float @llvm.fma.f32(float, float, float)",
+                            "  %s = call float @llvm.sqrt.f32(float %a)\n"
+                            "  %r = call float @llvm.fma.f32(float %s, float %a, float %a)\n"
+                            "  store float %r, ptr addrspace(1) %p");
+  ck_assert_int_eq(compile(ctx, "sm_90", math, &k), RJ_OK);
+  ck_assert_ptr_nonnull(strstr(rj_kernel_text(k, RJ_EMIT_PTX), "sqrt.rn.f32"));
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("compile_ir");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, refuses_what_would_exit);
+  tcase_add_test(tc, compiles_what_it_can);
+  suite_add_tcase(s, tc);
+  return rjt_main(s);
+}
