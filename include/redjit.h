@@ -298,7 +298,8 @@ RJ_API const char *rj_kernel_target(const rj_kernel *k);
 RJ_API const char *rj_kernel_entry(const rj_kernel *k);
 /* Milliseconds spent in each stage of the compile that produced k. */
 RJ_API double rj_kernel_compile_ms(const rj_kernel *k);
-/* Launch geometry the kernel was built for. */
+/* Launch geometry the kernel was built for; shared_bytes is the dynamic shared memory to ask
+ * for at launch (0 when the kernel's shared memory is all static, as the tile harness's is). */
 RJ_API void rj_kernel_dims(const rj_kernel *k, unsigned grid[3], unsigned block[3],
                            unsigned *shared_bytes);
 

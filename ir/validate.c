@@ -168,8 +168,9 @@ static rj_status validate_tile(const rj_tile *t, ir_err *e) {
                      n);
   }
   if (t->src.mem == RJ_MEM_SHARED && t->dst.mem == RJ_MEM_SHARED) {
-    int64_t bytes = (ir_numel(&t->src) + ir_numel(&t->dst)) * ir_dtype(t->dtype)->bytes;
-    if (bytes > 48 * 1024)
+    int64_t b = ir_dtype(t->dtype)->bytes; /* each array 16-byte aligned, as the harness places them */
+    int64_t bytes = IR_ALIGN16(ir_numel(&t->src) * b) + IR_ALIGN16(ir_numel(&t->dst) * b);
+    if (bytes > IR_STATIC_SHARED)
       return ir_fail(e, RJ_EINVAL,
                      "src.shape: src and dst take %lld bytes of shared memory; a CTA's static "
                      "shared memory is 48 KiB",

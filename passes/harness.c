@@ -71,7 +71,7 @@ rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant
     int64_t ns = ir_numel(&t->src), nd = ir_numel(&t->dst);
     LLVMValueRef ssrc = pass_global_array(e, ty, ns, AS_SHARED, "rj_src");
     LLVMValueRef sdst = pass_global_array(e, ty, nd, AS_SHARED, "rj_dst");
-    e->shared_bytes = (unsigned)((ns + nd) * ir_dtype(t->dtype)->bytes);
+    e->shared_bytes = 0; /* static shared memory: nothing to ask for at launch */
     copy(e, ty, ssrc, gsrc, ns, tid, threads);
     copy(e, ty, sdst, gdst, nd, tid, threads);
     pass_barrier_cta(e);

@@ -60,6 +60,17 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
     snprintf(buf, n, "threads: %d is not a multiple of the group size %d", p.T, p.G);
     return buf;
   }
+  /* the harness's two arrays and, with two levels, the warp partials share 48 KiB */
+  int64_t b = ir_dtype(t->dtype)->bytes, acc = t->dtype == RJ_F16 || t->dtype == RJ_BF16 ? 4 : b;
+  int64_t bytes = IR_ALIGN16(ir_numel(&t->src) * b) + IR_ALIGN16(ir_numel(&t->dst) * b) +
+                  (p.W ? IR_ALIGN16(p.T / 32 * acc) : 0);
+  if (bytes > IR_STATIC_SHARED) {
+    snprintf(buf, n,
+             "src.shape: src, dst and the %d warps' partials take %lld bytes of shared memory; "
+             "a CTA's static shared memory is 48 KiB",
+             p.T / 32, (long long)bytes);
+    return buf;
+  }
   return NULL;
 }
 
@@ -168,7 +179,11 @@ static rj_status emit_two_level(pass_emit *e, const rj_tile *t, const plan *p,
   pass_loop l;
   pass_loop_begin(e, &l, pass_i32(e, 0), pass_i32(e, steps), pass_i32(e, 1));
   LLVMValueRef spa = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, l.i, pass_i32(e, p->par), ""), group, "spa");
-  LLVMValueRef valid = LLVMBuildICmp(e->B, LLVMIntULT, spa, pass_i32(e, p->f.spatial_len), "");
+  /* warps past par * W (when W does not divide the warp count) form no group: they only meet
+   * the barriers */
+  LLVMValueRef live = LLVMBuildICmp(e->B, LLVMIntULT, warp, pass_i32(e, p->par * W), "live");
+  LLVMValueRef valid = LLVMBuildAnd(
+      e->B, live, LLVMBuildICmp(e->B, LLVMIntULT, spa, pass_i32(e, p->f.spatial_len), ""), "");
   /* 1. each warp folds its share and leaves a partial */
   LLVMValueRef v = gather(e, t, p, a, valid, spatial_offset(e, t, p, spa), glane, 32 * W);
   v = pass_bfly_tree(e, t->op, t->dtype, t->nan, v, full, masks, 5, 32);
@@ -180,7 +195,8 @@ static rj_status emit_two_level(pass_emit *e, const rj_tile *t, const plan *p,
   /* 2. the group's first warp folds the W partials */
   pass_if first;
   pass_if_begin(e, &first, LLVMBuildICmp(e->B, LLVMIntEQ, wi, pass_i32(e, 0), ""));
-  LLVMValueRef have = LLVMBuildICmp(e->B, LLVMIntULT, lane, pass_i32(e, W), "");
+  LLVMValueRef have =
+      LLVMBuildAnd(e->B, live, LLVMBuildICmp(e->B, LLVMIntULT, lane, pass_i32(e, W), ""), "");
   LLVMValueRef idx = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, group, pass_i32(e, W), ""),
                                   LLVMBuildSelect(e->B, have, lane, pass_i32(e, 0), ""), "");
   LLVMValueRef part = LLVMBuildLoad2(e->B, acc_ty, pass_gep(e, acc_ty, scratch, idx), "");

@@ -64,6 +64,11 @@ START_TEST(group_divisibility) {
                   "\"src\":{\"mem\":\"shared\",\"shape\":[4,32]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}";
   const char *text = explain(ctx, j, RJ_ENOVARIANT);
   ck_assert_msg(strstr(text, "threads: 48 is not a multiple of the group size 32"), "%s", text);
+  /* the two-level plan's warp partials count against the 48 KiB too */
+  text = explain(ctx, "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f64\",\"scope\":\"cta\",\"threads\":1024,"
+                      "\"src\":{\"mem\":\"shared\",\"shape\":[1,6142]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}}",
+                 RJ_ENOVARIANT);
+  ck_assert_msg(strstr(text, "the 32 warps' partials take 49408 bytes"), "%s", text);
   /* rows of 16 fit 48 threads in 3 groups */
   explain(ctx, "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":48,"
                "\"src\":{\"mem\":\"shared\",\"shape\":[4,16]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}", RJ_OK);

@@ -84,6 +84,9 @@ START_TEST(shared_long_rows) {
       "\"scope\":\"cta\",\"threads\":1024,\"src\":{\"mem\":\"shared\",\"shape\":[3,1000]},\"dst\":{\"mem\":\"shared\",\"shape\":[3]}",
       "\"scope\":\"cta\",\"threads\":512,\"src\":{\"mem\":\"shared\",\"shape\":[5,777]},\"dst\":{\"mem\":\"shared\",\"shape\":[5,1]}",
       "\"scope\":\"cta\",\"threads\":96,\"src\":{\"mem\":\"shared\",\"shape\":[2,2000]},\"dst\":{\"mem\":\"shared\",\"shape\":[2]}",
+      /* warp counts that W does not divide: the spare warps only meet the barriers */
+      "\"scope\":\"cta\",\"threads\":96,\"src\":{\"mem\":\"shared\",\"shape\":[1,2000]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}",
+      "\"scope\":\"cta\",\"threads\":320,\"src\":{\"mem\":\"shared\",\"shape\":[1,3000]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}",
       "\"scope\":\"warpgroup\",\"threads\":256,\"active\":{\"warpgroup\":1},\"src\":{\"mem\":\"shared\",\"shape\":[2,1024]},\"dst\":{\"mem\":\"shared\",\"shape\":[2]}",
       "\"scope\":\"cta\",\"threads\":48,\"src\":{\"mem\":\"shared\",\"shape\":[7,16]},\"dst\":{\"mem\":\"shared\",\"shape\":[7]}",
       "\"scope\":\"cta\",\"threads\":8,\"src\":{\"mem\":\"shared\",\"shape\":[3,100]},\"dst\":{\"mem\":\"shared\",\"shape\":[3]}",

@@ -51,6 +51,8 @@ static const bad_case bad[] = {
     {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[1e300]}," DST4 "}", RJ_EINVAL, "src.shape[0]"},
     {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[1048576,1048576,1048576]}," DST4 "}", RJ_EINVAL, "src.shape: more than 2^40"},
     {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4096,4096]},\"dst\":{\"mem\":\"shared\",\"shape\":[4096]}}", RJ_EINVAL, "48 KiB"},
+    /* 16-byte alignment of each array counts: 8*6143 + 8 = 49152, padded to 49168 */
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f64\",\"scope\":\"cta\",\"threads\":32,\"src\":{\"mem\":\"shared\",\"shape\":[1,6143]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}}", RJ_EINVAL, "src and dst take 49168 bytes"},
     {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":2048," SRC48 DST4 "}", RJ_EINVAL, "threads: 2048 is out of range"},
     {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":48," SRC48 DST4 "}", RJ_EINVAL, "threads: 48 is not a multiple of the warp size 32"},
     /* axes */
