@@ -16,6 +16,13 @@ rj_status ir_place(const rj_buffer *b, int T, const char *f, ir_placement *out, 
   int64_t n = ir_numel(b);
   out->elem = NULL;
   out->nthreads = T;
+  /* distinct elements need distinct (thread, slot) cells; without a layout at a wider scope
+   * every thread holds them all */
+  int64_t cells = (int64_t)(L->present ? T : 1) * MAX_SLOTS;
+  if (n > cells)
+    return ir_fail(e, RJ_EINVAL,
+                   "%s.shape: %lld elements do not fit in %d thread%s x %d register slots", f,
+                   (long long)n, L->present ? T : 1, L->present && T > 1 ? "s" : "", MAX_SLOTS);
   /* 1. each element's slot and thread, and the span of slots */
   int64_t *slot = malloc(sizeof(int64_t) * (size_t)n), *thr = malloc(sizeof(int64_t) * (size_t)n);
   if (!slot || !thr) {

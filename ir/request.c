@@ -64,6 +64,7 @@ const char *ir_primitive_name(rj_primitive p) {
 }
 
 RJ_API void rj_request_init(rj_request *req, rj_kind kind) {
+  if (!req) return;
   memset(req, 0, sizeof *req);
   req->struct_size = sizeof *req;
   req->kind = kind;

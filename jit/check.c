@@ -257,6 +257,7 @@ static rj_status start(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
 RJ_API rj_status rj_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                           rj_check_result *res) {
   rj_check_opts dflt;
+  JIT_NEED(ctx, res, "res");
   memset(res, 0, sizeof *res);
   rj_status s = start(ctx, req, &o, &dflt);
   if (!s) s = by_kind[req->kind].check(ctx, req, o, res);
@@ -266,6 +267,7 @@ RJ_API rj_status rj_check(rj_ctx *ctx, const rj_request *req, const rj_check_opt
 RJ_API rj_status rj_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                           rj_bench_result *res) {
   rj_check_opts dflt;
+  JIT_NEED(ctx, res, "res");
   memset(res, 0, sizeof *res);
   rj_status s = start(ctx, req, &o, &dflt);
   if (!s) s = by_kind[req->kind].bench(ctx, req, o, res);

@@ -56,6 +56,7 @@ rj_status jit_target(rj_ctx *ctx, const rj_options *opt, const ir_target **out) 
 }
 
 RJ_API rj_status rj_target_resolve(rj_ctx *ctx, const rj_options *opt, char *buf, size_t len) {
+  JIT_NEED(ctx, buf && len, "buf");
   memset(&ctx->err, 0, sizeof ctx->err);
   const ir_target *t = NULL;
   rj_status s = jit_target(ctx, opt, &t);
@@ -210,6 +211,7 @@ void jit_cache_add(rj_ctx *ctx, rj_kernel *k) {
 
 RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                             rj_kernel **out) {
+  JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   *out = NULL;
   ir_err *e = &ctx->err;
@@ -277,6 +279,7 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
 
 RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                             const char **text) {
+  JIT_NEED(ctx, text, "text");
   memset(&ctx->err, 0, sizeof ctx->err);
   const ir_target *tg = NULL;
   rj_status s;
@@ -300,7 +303,7 @@ RJ_API int rj_variant_count(const rj_ctx *ctx) {
 RJ_API rj_status rj_variant_get(const rj_ctx *ctx, int i, rj_variant_info *out) {
   (void)ctx;
   const pass_variant *v = pass_variant_at(i);
-  if (!v) return RJ_EINVAL;
+  if (!v || !out) return RJ_EINVAL;
   out->name = v->name;
   out->priority = v->prio;
   out->kinds = ir_kind_name(v->kind);
@@ -326,9 +329,10 @@ RJ_API double rj_kernel_compile_ms(const rj_kernel *k) {
 }
 RJ_API void rj_kernel_dims(const rj_kernel *k, unsigned grid[3], unsigned block[3],
                            unsigned *shared_bytes) {
-  memcpy(grid, k->grid, sizeof k->grid);
-  memcpy(block, k->block, sizeof k->block);
-  if (shared_bytes) *shared_bytes = k->shared_bytes;
+  static const unsigned zero[3] = {0, 0, 0};
+  if (grid) memcpy(grid, k ? k->grid : zero, sizeof zero);
+  if (block) memcpy(block, k ? k->block : zero, sizeof zero);
+  if (shared_bytes) *shared_bytes = k ? k->shared_bytes : 0;
 }
 
 rj_status jit_load(rj_ctx *ctx, rj_kernel *k, int dev, double *ms) {

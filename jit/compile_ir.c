@@ -82,6 +82,7 @@ static rj_status check_types(rj_ctx *ctx, LLVMModuleRef M) {
 
 RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const char *entry,
                                const rj_options *opt, rj_kernel **out) {
+  if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   ir_err *e = &ctx->err;
   if (out) *out = NULL;
@@ -156,6 +157,7 @@ static rj_status enter(rj_ctx *ctx, int device, rt_cuda **rt) {
 }
 
 RJ_API rj_status rj_device_alloc(rj_ctx *ctx, int device, size_t bytes, uint64_t *ptr) {
+  JIT_NEED(ctx, ptr, "ptr");
   rt_cuda *rt = NULL;
   *ptr = 0;
   rj_status s = enter(ctx, device, &rt);
@@ -166,6 +168,7 @@ RJ_API rj_status rj_device_alloc(rj_ctx *ctx, int device, size_t bytes, uint64_t
 }
 
 RJ_API rj_status rj_device_free(rj_ctx *ctx, int device, uint64_t ptr) {
+  if (!ctx) return RJ_EINVAL;
   rt_cuda *rt = NULL;
   rj_status s = enter(ctx, device, &rt);
   if (s) return jit_status(ctx, s);
@@ -176,6 +179,7 @@ RJ_API rj_status rj_device_free(rj_ctx *ctx, int device, uint64_t ptr) {
 
 RJ_API rj_status rj_memcpy_htod(rj_ctx *ctx, int device, uint64_t dst, const void *src,
                                 size_t bytes) {
+  JIT_NEED(ctx, src || !bytes, "src");
   rt_cuda *rt = NULL;
   rj_status s = enter(ctx, device, &rt);
   if (s) return jit_status(ctx, s);
@@ -185,6 +189,7 @@ RJ_API rj_status rj_memcpy_htod(rj_ctx *ctx, int device, uint64_t dst, const voi
 }
 
 RJ_API rj_status rj_memcpy_dtoh(rj_ctx *ctx, int device, void *dst, uint64_t src, size_t bytes) {
+  JIT_NEED(ctx, dst || !bytes, "dst");
   rt_cuda *rt = NULL;
   rj_status s = enter(ctx, device, &rt);
   if (s) return jit_status(ctx, s);
@@ -196,6 +201,7 @@ RJ_API rj_status rj_memcpy_dtoh(rj_ctx *ctx, int device, void *dst, uint64_t src
 RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const unsigned grid[3],
                                   const unsigned block[3], unsigned shared_bytes, void **args,
                                   double *ms) {
+  if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   if (!k || !grid || !block)
     return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL, "k, grid and block are required"));

@@ -85,6 +85,11 @@ rj_status jit_status(rj_ctx *ctx, rj_status s) {
   return s;
 }
 
+rj_status jit_null(rj_ctx *ctx, const char *what) {
+  memset(&ctx->err, 0, sizeof ctx->err);
+  return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL, "%s: NULL", what));
+}
+
 rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out) {
   if (!ctx->cuda && !ctx->cuda_tried) {
     ctx->cuda_tried = true;
@@ -109,12 +114,14 @@ RJ_API const char *rj_version(void) {
 }
 
 RJ_API void rj_options_init(rj_options *opt) {
+  if (!opt) return;
   memset(opt, 0, sizeof *opt);
   opt->struct_size = sizeof *opt;
   opt->target = "auto";
 }
 
 RJ_API void rj_check_opts_init(rj_check_opts *opt) {
+  if (!opt) return;
   memset(opt, 0, sizeof *opt);
   opt->struct_size = sizeof *opt;
   rj_options_init(&opt->compile);
@@ -130,6 +137,7 @@ rj_status jit_validate(rj_ctx *ctx, const rj_request *r) {
 }
 
 RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out) {
+  JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = ir_parse(json, out, &ctx->err);
   if (!s) s = jit_validate(ctx, out);
@@ -137,11 +145,13 @@ RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out
 }
 
 RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req) {
+  JIT_NEED(ctx, req, "req");
   memset(&ctx->err, 0, sizeof ctx->err);
   return jit_status(ctx, jit_validate(ctx, req));
 }
 
 RJ_API rj_status rj_device_count(rj_ctx *ctx, int *count) {
+  JIT_NEED(ctx, count, "count");
   memset(&ctx->err, 0, sizeof ctx->err);
   *count = 0;
   rt_cuda *rt;
@@ -151,6 +161,7 @@ RJ_API rj_status rj_device_count(rj_ctx *ctx, int *count) {
 }
 
 RJ_API rj_status rj_request_canonical(rj_ctx *ctx, const rj_request *req, const char **json) {
+  JIT_NEED(ctx, json, "json");
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = jit_validate(ctx, req);
   char *text = NULL;

@@ -42,6 +42,15 @@ struct rj_ctx {
   char llvm_diag[512]; /* the first error LLVM diagnosed during codegen ("" if none) */
 };
 
+/* Public entry points check their pointers: a NULL context is RJ_EINVAL (with nowhere to put a
+ * message); a NULL required argument is RJ_EINVAL naming it. */
+#define JIT_NEED(ctx, p, what)                                                                     \
+  do {                                                                                             \
+    if (!(ctx)) return RJ_EINVAL;                                                                  \
+    if (!(p)) return jit_null(ctx, what);                                                          \
+  } while (0)
+rj_status jit_null(rj_ctx *ctx, const char *what);
+
 /* context.c */
 rj_status jit_validate(rj_ctx *ctx, const rj_request *r); /* ir_validate + variant name */
 rj_status jit_status(rj_ctx *ctx, rj_status s); /* clears the message on RJ_OK */

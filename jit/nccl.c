@@ -40,6 +40,7 @@ static rj_status open_nccl(ir_err *e, void **lib, int *version) {
 }
 
 RJ_API rj_status rj_nccl_version(rj_ctx *ctx, int *version) {
+  JIT_NEED(ctx, version, "version");
   memset(&ctx->err, 0, sizeof ctx->err);
   void *lib = NULL;
   *version = 0;

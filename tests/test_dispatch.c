@@ -109,6 +109,12 @@ START_TEST(layout_declines) {
       "\"dst\":{\"mem\":\"local\",\"shape\":[2],\"layout\":{\"shape\":[2],\"stride\":[\"64@lane\"]}},\"axes\":[0]}";
   text = explain(ctx, j, RJ_ENOVARIANT);
   ck_assert_msg(strstr(text, "lands on lane 64"), "%s", text);
+  /* a huge buffer is refused before anything is enumerated */
+  j = "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\","
+      "\"src\":{\"mem\":\"local\",\"shape\":[268435456],\"layout\":{\"shape\":[268435456],\"stride\":[\"1@thread\"]}},"
+      "\"dst\":{\"mem\":\"local\",\"shape\":[1]}}";
+  text = explain(ctx, j, RJ_ENOVARIANT);
+  ck_assert_msg(strstr(text, "268435456 elements do not fit in 32 threads x 4096 register slots"), "%s", text);
   rj_ctx_free(ctx);
 }
 END_TEST

@@ -178,12 +178,49 @@ START_TEST(c_structs) {
 }
 END_TEST
 
+/* Public entry points answer NULL pointers with RJ_EINVAL naming the argument, never a crash. */
+START_TEST(null_arguments) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_request r;
+  rj_kernel *k = NULL;
+  const char *text = NULL;
+  ck_assert_int_eq(rj_request_parse(NULL, "{}", &r), RJ_EINVAL);
+  ck_assert_int_eq(rj_request_parse(ctx, "{}", NULL), RJ_EINVAL);
+  ck_assert_str_eq(rj_errmsg(ctx), "out: NULL");
+  ck_assert_int_eq(rj_request_parse(ctx, NULL, &r), RJ_EINVAL);
+  rj_request_init(NULL, RJ_KIND_TILE);
+  rj_request_init(&r, RJ_KIND_TILE);
+  ck_assert_int_eq(rj_request_validate(ctx, NULL), RJ_EINVAL);
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, NULL), RJ_EINVAL);
+  ck_assert_int_eq(rj_compile(NULL, &r, NULL, &k), RJ_EINVAL);
+  ck_assert_int_eq(rj_compile(ctx, NULL, NULL, &k), RJ_EINVAL);
+  ck_assert_int_eq(rj_explain(ctx, &r, NULL, NULL), RJ_EINVAL);
+  ck_assert_int_eq(rj_explain(ctx, NULL, NULL, &text), RJ_EINVAL);
+  ck_assert_int_eq(rj_check(ctx, &r, NULL, NULL), RJ_EINVAL);
+  ck_assert_int_eq(rj_bench(ctx, &r, NULL, NULL), RJ_EINVAL);
+  ck_assert_int_eq(rj_target_resolve(ctx, NULL, NULL, 16), RJ_EINVAL);
+  ck_assert_int_eq(rj_variant_get(ctx, 0, NULL), RJ_EINVAL);
+  ck_assert_int_eq(rj_device_count(ctx, NULL), RJ_EINVAL);
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, NULL), RJ_EINVAL);
+  ck_assert_int_eq(rj_compile_ir(NULL, "x", 0, "k", NULL, &k), RJ_EINVAL);
+  unsigned g[3] = {9, 9, 9}, b[3] = {9, 9, 9}, sh = 9;
+  rj_kernel_dims(NULL, g, b, &sh);
+  ck_assert_uint_eq(g[0] + b[0] + sh, 0);
+  ck_assert_ptr_null(rj_kernel_text(NULL, RJ_EMIT_PTX));
+  rj_options_init(NULL);
+  rj_check_opts_init(NULL);
+  rj_ctx_free(NULL);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("validate");
   TCase *tc = tcase_create("core");
   tcase_add_loop_test(tc, invalid_requests, 0, (int)(sizeof bad / sizeof bad[0]));
   tcase_add_loop_test(tc, valid_requests, 0, (int)(sizeof good / sizeof good[0]));
   tcase_add_test(tc, c_structs);
+  tcase_add_test(tc, null_arguments);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }
