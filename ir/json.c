@@ -463,8 +463,9 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
       if (cJSON_GetObjectItemCaseSensitive(o, sk[k])) continue;
       int64_t m = 1;
       for (int d = t->ndim - 1; d >= 0; d--) {
-        sv[k][d] = m;
-        m *= t->shape[d] > 0 ? t->shape[d] : 1;
+        sv[k][d] = m; /* saturating: validation refuses such shapes, without overflow first */
+        int64_t sh = t->shape[d] > 0 ? t->shape[d] : 1;
+        m = m <= INT64_MAX / sh ? m * sh : INT64_MAX;
       }
     }
   return RJ_OK;

@@ -223,6 +223,15 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
                        "strides[%d]: %lld; strides are non-negative and a kept dim of size > 1 "
                        "needs a non-zero stride",
                        d, (long long)t->strides[d]);
+  if (t->has_strides) { /* the view's span, before anything multiplies strides by sizes */
+    int64_t span = 0, step = 0;
+    for (int d = 0; d < t->ndim; d++)
+      if (t->strides[d] > IR_MAX_SPAN ||
+          __builtin_mul_overflow(t->shape[d] - 1, t->strides[d], &step) ||
+          (span += step) > IR_MAX_SPAN)
+        return ir_fail(e, RJ_EINVAL, "strides[%d]: the view would span more than 2^46 elements",
+                       d);
+  }
   if (t->has_strides) { /* kept dims must not overlap: distinct outputs read distinct elements */
     int ord[RJ_MAX_DIMS], n = 0;
     for (int d = 0; d < t->ndim; d++)

@@ -100,6 +100,8 @@ static const bad_case bad[] = {
     {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"axes\":[2]}", RJ_EINVAL, "axes[0]: 2 is out of range"},
     {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"strides\":[4]}", RJ_EINVAL, "strides: must have one entry per dim"},
     {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"axes\":[1],\"strides\":[0,1]}", RJ_EINVAL, "strides[0]"},
+    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[1048576,1048576],\"axes\":[1],\"strides\":[4503599627370496,1]}", RJ_EINVAL, "strides[0]: the view would span more than 2^46"},
+    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4503599627370496,4503599627370496,4,4,4],\"strides\":[1,1,1,1,1]}", RJ_EINVAL, "shape"},
     /* treduce */
     {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":0,\"shape\":[4]}", RJ_EINVAL, "ranks: 0 is outside"},
     {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":4,\"shape\":[4]}", RJ_EINVAL, "root: 4 is outside 0..3"},
