@@ -89,7 +89,14 @@ START_TEST(bad_input_is_status_2) {
   ck_assert_int_eq(cli(out, sizeof out, "ptx '" SEED000 "' --target sm_7"), 2);
   ck_assert_ptr_nonnull(strstr(out, "unknown target"));
   ck_assert_int_eq(cli(out, sizeof out, "ptx '" SEED000 "' --emit asm"), 2);
-  ck_assert_int_eq(cli(out, sizeof out, "run '" SEED000 "' --seed banana"), 2);
+  /* argument errors of run and bench are one JSON line too */
+  static const char *const argerr[] = {"run '" SEED000 "' --seed banana", "run", "bench '" SEED000 "' --bogus",
+                                       "run '" SEED000 "' --device"};
+  for (size_t i = 0; i < sizeof argerr / sizeof argerr[0]; i++) {
+    ck_assert_int_eq(cli(out, sizeof out, argerr[i]), 2);
+    ck_assert_msg(strncmp(out, "{\"ok\": false, \"error\": ", 23) == 0, "%s: %s", argerr[i], out);
+    ck_assert_int_eq(rjt_count(out, "\n"), 1);
+  }
 }
 END_TEST
 

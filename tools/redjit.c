@@ -96,11 +96,16 @@ typedef struct args {
   rj_check_opts check;
 } args;
 
-static int parse_args(int argc, char **argv, args *a) {
+/* Fills a; on an error, writes the message into err and returns -1. */
+static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
   memset(a, 0, sizeof *a);
+  err[0] = 0;
   rj_check_opts_init(&a->check);
   a->emit = "ptx";
-  if (argc < 2) return -1;
+  if (argc < 2) {
+    snprintf(err, n, "missing command");
+    return -1;
+  }
   a->cmd = argv[1];
   for (int i = 2; i < argc; i++) {
     const char *o = argv[i];
@@ -125,11 +130,11 @@ static int parse_args(int argc, char **argv, args *a) {
       a->request = o;
       continue;
     } else {
-      fprintf(stderr, "redjit: unknown or incomplete option \"%s\"\n%s", o, usage);
+      snprintf(err, n, "unknown or incomplete option \"%s\"", o);
       return -1;
     }
     if (end && *end) {
-      fprintf(stderr, "redjit: %s: \"%s\" is not a number\n", o, v);
+      snprintf(err, n, "%s: \"%s\" is not a number", o, v);
       return -1;
     }
     i++;
@@ -148,8 +153,12 @@ static int cmd_variants(rj_ctx *ctx) {
 
 int main(int argc, char **argv) {
   args a;
-  if (parse_args(argc, argv, &a)) {
-    if (argc < 2) fputs(usage, stderr);
+  char why[256];
+  if (parse_args(argc, argv, &a, why, sizeof why)) {
+    /* run and bench answer with one JSON line even here (CONTRACT.md) */
+    if (a.cmd && (strcmp(a.cmd, "run") == 0 || strcmp(a.cmd, "bench") == 0))
+      return fail_json(why, RJ_EINVAL);
+    fprintf(stderr, "redjit: %s\n%s", why, usage);
     return 2;
   }
   rj_ctx *ctx = rj_ctx_new();
@@ -171,7 +180,10 @@ int main(int argc, char **argv) {
     goto done;
   }
   if (!a.request) {
-    fprintf(stderr, "redjit %s: missing REQUEST\n%s", a.cmd, usage);
+    if (json_errors)
+      rc = fail_json("missing REQUEST", RJ_EINVAL);
+    else
+      fprintf(stderr, "redjit %s: missing REQUEST\n%s", a.cmd, usage);
     goto done;
   }
   char err[256];
