@@ -18,7 +18,8 @@
  * Thread safety
  *  - One rj_ctx must be used by one thread at a time (like an LLVMContext).  Distinct contexts may
  *    be used concurrently from different threads; the only process-wide state is LLVM's one-time
- *    target initialisation, done under pthread_once.
+ *    target initialisation, done under pthread_once, and a lock that lets one JSON parse run at a
+ *    time (cJSON writes its last error position to a process-wide variable).
  *  - Kernels (rj_kernel) belong to their context and follow the same rule.
  *
  * ABI
@@ -191,7 +192,8 @@ typedef struct rj_tensor {
   int axes[RJ_MAX_DIMS];
   int accum;
   rj_nan nan;
-  int deterministic; /* default 1 */
+  int deterministic; /* default 1: bit-identical results for the same input, shape, device and
+                        source alignment (mod 16 bytes), run after run; no float atomics */
 } rj_tensor;
 
 /* kind "treduce": root reduce across devices. */

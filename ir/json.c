@@ -4,6 +4,7 @@
 
 #include <cJSON.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,7 +476,12 @@ rj_status ir_parse(const char *json, rj_request *out, ir_err *e) {
   P p = {e, ""};
   if (!json) return ir_fail(e, RJ_EINVAL, "request: no JSON text");
   const char *end = NULL;
+  /* cJSON stores each parse's error position in a process-wide variable: parses from contexts
+   * on different threads take turns (the one lock redjit holds; no redjit data lives behind it) */
+  static pthread_mutex_t cjson_lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&cjson_lock);
   cJSON *o = cJSON_ParseWithOpts(json, &end, 1);
+  pthread_mutex_unlock(&cjson_lock);
   if (!o) { /* the parse end, not cJSON_GetErrorPtr(): that one is process-global */
     long off = end && end >= json ? (long)(end - json) : -1;
     return ir_fail(e, RJ_EINVAL, "request: malformed JSON near byte %ld", off);

@@ -243,13 +243,17 @@ static const struct {
     [RJ_KIND_TREDUCE] = {jit_check_treduce, jit_bench_treduce},
 };
 
-/* Validates req and fills *o with the defaults when the caller passed none. */
+/* Validates req and points *o at a whole rj_check_opts: the defaults, overlaid with the fields
+ * the caller's struct_size covers (an older caller's struct is shorter). */
 static rj_status start(rj_ctx *ctx, const rj_request *req, const rj_check_opts **o,
-                       rj_check_opts *dflt) {
-  if (!*o) {
-    rj_check_opts_init(dflt);
-    *o = dflt;
+                       rj_check_opts *full) {
+  rj_check_opts_init(full);
+  if (*o) {
+    size_t n = (*o)->struct_size < sizeof *full ? (*o)->struct_size : sizeof *full;
+    memcpy(full, *o, n);
+    full->struct_size = sizeof *full;
   }
+  *o = full;
   memset(&ctx->err, 0, sizeof ctx->err);
   return jit_validate(ctx, req);
 }

@@ -198,6 +198,7 @@ void jit_kernel_free(rj_kernel *k) {
   free(k->ptx);
   free(k->ll);
   free(k->ll_opt);
+  free(k->src);
   free(k);
 }
 

@@ -11,6 +11,8 @@
 struct rj_kernel {
   char *key;           /* canonical request | target | ptx */
   char *ptx, *ll, *ll_opt;
+  char *src;           /* rj_compile_ir: the caller's IR bytes, compared on a cache hit */
+  size_t srclen;
   char variant[RJ_NAME_MAX];
   char target[16];
   char entry[64];

@@ -37,7 +37,8 @@ static bool same_tensor(const rj_tensor *a, const rj_tensor *b) {
 static rj_kernel *fast_kernel(rj_ctx *ctx, const rj_request *req, const rj_options *opt) {
   rj_kernel *k = ctx->kernels;
   if (!k || k->loaded_on != opt->device || k->req.kind != RJ_KIND_TENSOR || opt->ptx_version ||
-      !strstr(k->key, "|0|sms") || !same_tensor(&k->req.u.tensor, &req->u.tensor))
+      !strstr(k->key, "|0|sms") || !same_tensor(&k->req.u.tensor, &req->u.tensor) ||
+      strcmp(k->req.variant, req->variant) != 0)
     return NULL;
   const ir_target *tg = NULL;
   ir_err saved = ctx->err;
