@@ -216,16 +216,47 @@ rj_status jit_prepare(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o
   return s;
 }
 
+rj_status jit_prepare_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                            rj_kernel **k, rt_cuda **rt, rj_check_result *res) {
+  *k = NULL;
+  rj_status s = jit_prepare(ctx, req, o, k, rt, &res->load_ms);
+  if (*k) {
+    snprintf(res->variant, sizeof res->variant, "%s", (*k)->variant);
+    snprintf(res->target, sizeof res->target, "%s", (*k)->target);
+    res->compile_ms = (*k)->compile_ms;
+  }
+  return s;
+}
+
+rj_status jit_prepare_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                            rj_kernel **k, rt_cuda **rt, rj_bench_result *res) {
+  *k = NULL;
+  rj_status s = jit_prepare(ctx, req, o, k, rt, NULL);
+  if (*k) {
+    snprintf(res->variant, sizeof res->variant, "%s", (*k)->variant);
+    snprintf(res->target, sizeof res->target, "%s", (*k)->target);
+  }
+  return s;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+void jit_bench_done(double *ms, int runs, double bytes, rj_bench_result *res) {
+  qsort(ms, (size_t)runs, sizeof ms[0], cmp_double);
+  res->runs = runs;
+  res->kernel_ms = ms[runs / 2];
+  res->bytes = bytes;
+  res->gbps = res->kernel_ms > 0 ? bytes / (res->kernel_ms * 1e6) : 0;
+}
+
 rj_status jit_check_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                          rj_check_result *res) {
-  rj_kernel *k = NULL;
+  rj_kernel *k;
   rt_cuda *rt = NULL;
-  rj_status s = jit_prepare(ctx, req, o, &k, &rt, &res->load_ms);
-  if (k) {
-    snprintf(res->variant, sizeof res->variant, "%s", k->variant);
-    snprintf(res->target, sizeof res->target, "%s", k->target);
-    res->compile_ms = k->compile_ms;
-  }
+  rj_status s = jit_prepare_check(ctx, req, o, &k, &rt, res);
   if (s) return s;
   s = check_tile(ctx, rt, k, o, res);
   rt_leave(rt);
@@ -278,20 +309,11 @@ RJ_API rj_status rj_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opt
   return jit_status(ctx, s);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 rj_status jit_bench_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                          rj_bench_result *res) {
-  rj_kernel *k = NULL;
+  rj_kernel *k;
   rt_cuda *rt = NULL;
-  rj_status s = jit_prepare(ctx, req, o, &k, &rt, NULL);
-  if (k) {
-    snprintf(res->variant, sizeof res->variant, "%s", k->variant);
-    snprintf(res->target, sizeof res->target, "%s", k->target);
-  }
+  rj_status s = jit_prepare_bench(ctx, req, o, &k, &rt, res);
   if (s) return s;
   const rj_tile *t = &req->u.tile;
   int bytes = ir_dtype(t->dtype)->bytes;
@@ -322,13 +344,7 @@ rj_status jit_bench_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts
     if (!s) s = rt_launch(rt, k->function, k->grid, k->block, 0, args, &m, &ctx->err);
     if (i >= WARM) ms[i - WARM] = m;
   }
-  if (!s) {
-    qsort(ms, RUNS, sizeof ms[0], cmp_double);
-    res->runs = RUNS;
-    res->kernel_ms = ms[RUNS / 2];
-    res->bytes = (double)(nsrc + ndst) * bytes;
-    res->gbps = res->kernel_ms > 0 ? res->bytes / (res->kernel_ms * 1e6) : 0;
-  }
+  if (!s) jit_bench_done(ms, RUNS, (double)(nsrc + ndst) * bytes, res);
   free(host);
   for (int i = 0; i < 3; i++) rt_free(rt, bufs[i]);
   ir_placement_free(&pd);

@@ -149,34 +149,20 @@ done:
 
 rj_status jit_check_subgroup(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                              rj_check_result *res) {
-  rj_kernel *k = NULL;
+  rj_kernel *k;
   rt_cuda *rt = NULL;
-  rj_status s = jit_prepare(ctx, req, o, &k, &rt, &res->load_ms);
-  if (k) {
-    snprintf(res->variant, sizeof res->variant, "%s", k->variant);
-    snprintf(res->target, sizeof res->target, "%s", k->target);
-    res->compile_ms = k->compile_ms;
-  }
+  rj_status s = jit_prepare_check(ctx, req, o, &k, &rt, res);
   if (s) return s;
   s = check(ctx, rt, k, o, res);
   rt_leave(rt);
   return s;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 rj_status jit_bench_subgroup(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                              rj_bench_result *res) {
-  rj_kernel *k = NULL;
+  rj_kernel *k;
   rt_cuda *rt = NULL;
-  rj_status s = jit_prepare(ctx, req, o, &k, &rt, NULL);
-  if (k) {
-    snprintf(res->variant, sizeof res->variant, "%s", k->variant);
-    snprintf(res->target, sizeof res->target, "%s", k->target);
-  }
+  rj_status s = jit_prepare_bench(ctx, req, o, &k, &rt, res);
   if (s) return s;
   const rj_subgroup *g = &req->u.subgroup;
   int64_t n = (int64_t)g->threads * g->blocks;
@@ -198,13 +184,7 @@ rj_status jit_bench_subgroup(rj_ctx *ctx, const rj_request *req, const rj_check_
     if (!s) s = rt_launch(rt, k->function, k->grid, k->block, 0, args, &m, &ctx->err);
     if (i >= WARM) ms[i - WARM] = m;
   }
-  if (!s) {
-    qsort(ms, RUNS, sizeof ms[0], cmp_double);
-    res->runs = RUNS;
-    res->kernel_ms = ms[RUNS / 2];
-    res->bytes = 2.0 * (double)bytes;
-    res->gbps = res->kernel_ms > 0 ? res->bytes / (res->kernel_ms * 1e6) : 0;
-  }
+  if (!s) jit_bench_done(ms, RUNS, 2.0 * (double)bytes, res);
   free(host);
   if (din) rt_free(rt, din);
   if (dout) rt_free(rt, dout);

@@ -132,34 +132,20 @@ out:
 
 rj_status jit_check_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                            rj_check_result *res) {
-  rj_kernel *k = NULL;
+  rj_kernel *k;
   rt_cuda *rt = NULL;
-  rj_status s = jit_prepare(ctx, req, o, &k, &rt, &res->load_ms);
-  if (k) {
-    snprintf(res->variant, sizeof res->variant, "%s", k->variant);
-    snprintf(res->target, sizeof res->target, "%s", k->target);
-    res->compile_ms = k->compile_ms;
-  }
+  rj_status s = jit_prepare_check(ctx, req, o, &k, &rt, res);
   if (s) return s;
   s = check(ctx, rt, k, o, res);
   rt_leave(rt);
   return s;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 rj_status jit_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                            rj_bench_result *res) {
-  rj_kernel *k = NULL;
+  rj_kernel *k;
   rt_cuda *rt = NULL;
-  rj_status s = jit_prepare(ctx, req, o, &k, &rt, NULL);
-  if (k) {
-    snprintf(res->variant, sizeof res->variant, "%s", k->variant);
-    snprintf(res->target, sizeof res->target, "%s", k->target);
-  }
+  rj_status s = jit_prepare_bench(ctx, req, o, &k, &rt, res);
   if (s) return s;
   const rj_tensor *t = &req->u.tensor;
   ir_err *e = &ctx->err;
@@ -197,13 +183,7 @@ rj_status jit_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_op
       s = rt_event_ms(rt, ev[0], ev[1], &m, e);
     if (i >= WARM) ms[i - WARM] = m;
   }
-  if (!s) {
-    qsort(ms, RUNS, sizeof ms[0], cmp_double);
-    res->runs = RUNS;
-    res->kernel_ms = ms[RUNS / 2];
-    res->bytes = (double)(v.outputs * v.reduce_len + v.outputs * (t->accum ? 2 : 1)) * (double)bytes;
-    res->gbps = res->kernel_ms > 0 ? res->bytes / (res->kernel_ms * 1e6) : 0;
-  }
+  if (!s) jit_bench_done(ms, RUNS, (double)(v.outputs * v.reduce_len + v.outputs * (t->accum ? 2 : 1)) * (double)bytes, res);
   rt_event_pair_free(rt, ev);
   rt_free(rt, big);
   rt_free(rt, ddst);

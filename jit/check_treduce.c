@@ -247,11 +247,6 @@ rj_status jit_check_treduce(rj_ctx *ctx, const rj_request *req, const rj_check_o
   return check(ctx, req, o, RJ_TREDUCE_AUTO, res, &tr);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 static rj_status bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                        rj_treduce_path path, rj_bench_result *res, rj_treduce_result *tr) {
   const rj_treduce *t = &req->u.treduce;
@@ -276,12 +271,8 @@ static rj_status bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
   snprintf(res->variant, sizeof res->variant, "%s", tr->variant);
   snprintf(res->target, sizeof res->target, "%s", tr->target);
   if (!s) {
-    qsort(ms, (size_t)runs, sizeof ms[0], cmp_double);
-    res->runs = runs;
-    res->kernel_ms = ms[runs / 2];
+    jit_bench_done(ms, runs, bytes, res);
     tr->ms = res->kernel_ms;
-    res->bytes = bytes;
-    res->gbps = res->kernel_ms > 0 ? bytes / (res->kernel_ms * 1e6) : 0;
   }
 out:
   teardown(rt, &u);

@@ -80,6 +80,13 @@ rj_status jit_load(rj_ctx *ctx, rj_kernel *k, int dev, double *ms);
  * success with rt_leave).  *load_ms may be NULL. */
 rj_status jit_prepare(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o, rj_kernel **k,
                       rt_cuda **rt, double *load_ms);
+/* The same, filling the result's variant, target (and for a check, compile and load times). */
+rj_status jit_prepare_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                            rj_kernel **k, rt_cuda **rt, rj_check_result *res);
+rj_status jit_prepare_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                            rj_kernel **k, rt_cuda **rt, rj_bench_result *res);
+/* A bench's summary: the median of runs kernel times (ms, sorted here), bytes and GB/s. */
+void jit_bench_done(double *ms, int runs, double bytes, rj_bench_result *res);
 
 /* Per-kind `run` and `bench` (check.c for tile, check_<kind>.c for the others).  Each gets a
  * validated request, fills res, and returns a status (the message in ctx->err). */

@@ -180,8 +180,8 @@ LLVMValueRef pass_entry_alloca(pass_emit *e, LLVMTypeRef ty, const char *name) {
 
 void pass_loop_begin(pass_emit *e, pass_loop *l, LLVMValueRef start, LLVMValueRef end,
                      LLVMValueRef step) {
-  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
-  l->var = pass_entry_alloca(e, i32, "i");
+  LLVMTypeRef ty = LLVMTypeOf(start); /* i32 or i64: the induction variable's type */
+  l->var = pass_entry_alloca(e, ty, "i");
   l->step = step;
   LLVMBuildStore(e->B, start, l->var);
   l->head = LLVMAppendBasicBlockInContext(e->C, e->fn, "loop");
@@ -189,15 +189,14 @@ void pass_loop_begin(pass_emit *e, pass_loop *l, LLVMValueRef start, LLVMValueRe
   l->exit = LLVMAppendBasicBlockInContext(e->C, e->fn, "done");
   LLVMBuildBr(e->B, l->head);
   LLVMPositionBuilderAtEnd(e->B, l->head);
-  LLVMValueRef i = LLVMBuildLoad2(e->B, i32, l->var, "");
+  LLVMValueRef i = LLVMBuildLoad2(e->B, ty, l->var, "");
   LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, i, end, ""), l->body, l->exit);
   LLVMPositionBuilderAtEnd(e->B, l->body);
-  l->i = LLVMBuildLoad2(e->B, i32, l->var, "");
+  l->i = LLVMBuildLoad2(e->B, ty, l->var, "");
 }
 
 void pass_loop_end(pass_emit *e, pass_loop *l) {
-  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
-  LLVMValueRef i = LLVMBuildLoad2(e->B, i32, l->var, "");
+  LLVMValueRef i = LLVMBuildLoad2(e->B, LLVMGetAllocatedType(l->var), l->var, "");
   LLVMBuildStore(e->B, LLVMBuildAdd(e->B, i, l->step, ""), l->var);
   LLVMBuildBr(e->B, l->head);
   LLVMPositionBuilderAtEnd(e->B, l->exit);

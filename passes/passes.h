@@ -94,7 +94,7 @@ rj_status pass_scope_barrier(pass_emit *e, rj_scope s);
 /* Structured control flow on the builder. */
 typedef struct pass_loop {
   LLVMBasicBlockRef head, body, exit;
-  LLVMValueRef var; /* alloca holding the i32 induction variable */
+  LLVMValueRef var; /* alloca holding the induction variable (the type of start: i32 or i64) */
   LLVMValueRef i;   /* its value inside the body */
   LLVMValueRef step;
 } pass_loop;

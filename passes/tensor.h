@@ -59,12 +59,6 @@ void tns_launch_bounds(pass_emit *e, int threads, int min_ctas);
 LLVMValueRef tns_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p);
 
 /* A loop over an i64 induction variable: for (i = start; i < end; i += step). */
-typedef struct tns_loop {
-  LLVMBasicBlockRef head, body, exit;
-  LLVMValueRef var, i, step;
-} tns_loop;
-void tns_loop_begin(pass_emit *e, tns_loop *l, LLVMValueRef start, LLVMValueRef end,
-                    LLVMValueRef step);
-void tns_loop_end(pass_emit *e, tns_loop *l);
+/* loops: pass_loop (passes/passes.h), on i64 induction variables */
 
 #endif

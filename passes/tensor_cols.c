@@ -100,8 +100,8 @@ static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVM
                       LLVMValueRef k0, bool fast, LLVMValueRef first, LLVMValueRef rend,
                       LLVMValueRef *acc) {
   LLVMValueRef lastr = LLVMBuildSub(e->B, rend, tns_i64(e, 1), "");
-  tns_loop l1;
-  tns_loop_begin(e, &l1, first, rend, tns_i64(e, (int64_t)TNS_U * p->BY));
+  pass_loop l1;
+  pass_loop_begin(e, &l1, first, rend, tns_i64(e, (int64_t)TNS_U * p->BY));
   LLVMValueRef x[TNS_U][16], ok[TNS_U];
   for (int u = 0; u < TNS_U; u++) {
     LLVMValueRef r = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * p->BY), "");
@@ -111,7 +111,7 @@ static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVM
   for (int u = 0; u < TNS_U; u++)
     for (int k = 0; k < p->vec; k++)
       tns_acc_fold(e, t, acc[k], u ? tns_or_identity(e, t, ok[u], x[u][k]) : x[u][k]);
-  tns_loop_end(e, &l1);
+  pass_loop_end(e, &l1);
 }
 
 /* The BY thread rows' values c[vec] fold in shared memory: a fixed tree of log2(BY) halving
@@ -252,8 +252,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   /* thread row ty folds splits ty, ty + BY, ... in order, TNS_U partials per round loaded before
    * any fold (the plan keeps S <= TNS_U * BY: one round); absent slots load ws[0] and fold the
    * identity.  Volatile loads: other CTAs wrote them in this launch (L2, never a stale L1). */
-  tns_loop fl;
-  tns_loop_begin(e, &fl, ty64, tns_i64(e, p.S), tns_i64(e, (int64_t)TNS_U * p.BY));
+  pass_loop fl;
+  pass_loop_begin(e, &fl, ty64, tns_i64(e, p.S), tns_i64(e, (int64_t)TNS_U * p.BY));
   {
     LLVMValueRef x[TNS_U][16], okk[TNS_U][16];
     for (int u = 0; u < TNS_U; u++) {
@@ -277,7 +277,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
         LLVMBuildStore(e->B, pass_combine(e, t->op, t->dtype, t->nan, cur, xv), acc[k]);
       }
   }
-  tns_loop_end(e, &fl);
+  pass_loop_end(e, &fl);
   for (int k = 0; k < p.vec; k++)
     c[k] = LLVMBuildLoad2(e->B, acc_ty, acc[k], "");
   fold_rows(e, t, &p, sm, tx, ty_, c, tot);

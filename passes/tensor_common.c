@@ -177,27 +177,3 @@ LLVMValueRef tns_last_cta(pass_emit *e, LLVMValueRef cnt, LLVMValueRef tid, int 
   return LLVMBuildICmp(e->B, LLVMIntNE, f, pass_i32(e, 0), "last");
 }
 
-void tns_loop_begin(pass_emit *e, tns_loop *l, LLVMValueRef start, LLVMValueRef end,
-                    LLVMValueRef step) {
-  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
-  l->var = pass_entry_alloca(e, i64, "i");
-  l->step = step;
-  LLVMBuildStore(e->B, start, l->var);
-  l->head = LLVMAppendBasicBlockInContext(e->C, e->fn, "loop");
-  l->body = LLVMAppendBasicBlockInContext(e->C, e->fn, "body");
-  l->exit = LLVMAppendBasicBlockInContext(e->C, e->fn, "done");
-  LLVMBuildBr(e->B, l->head);
-  LLVMPositionBuilderAtEnd(e->B, l->head);
-  LLVMValueRef i = LLVMBuildLoad2(e->B, i64, l->var, "");
-  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, i, end, ""), l->body, l->exit);
-  LLVMPositionBuilderAtEnd(e->B, l->body);
-  l->i = LLVMBuildLoad2(e->B, i64, l->var, "");
-}
-
-void tns_loop_end(pass_emit *e, tns_loop *l) {
-  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
-  LLVMValueRef i = LLVMBuildLoad2(e->B, i64, l->var, "");
-  LLVMBuildStore(e->B, LLVMBuildAdd(e->B, i, l->step, ""), l->var);
-  LLVMBuildBr(e->B, l->head);
-  LLVMPositionBuilderAtEnd(e->B, l->exit);
-}

@@ -52,9 +52,9 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef base = offset(e, &v, false, LLVMBuildSelect(e->B, valid, out, tns_i64(e, 0), ""));
   LLVMValueRef acc[GEN_U];
   tns_acc_init(e, t, acc, GEN_U);
-  tns_loop l;
+  pass_loop l;
   LLVMValueRef len = LLVMBuildSelect(e->B, valid, tns_i64(e, v.reduce_len), tns_i64(e, 0), "");
-  tns_loop_begin(e, &l, lane, len, tns_i64(e, (int64_t)G * GEN_U));
+  pass_loop_begin(e, &l, lane, len, tns_i64(e, (int64_t)G * GEN_U));
   for (int u = 0; u < GEN_U; u++) {
     LLVMValueRef ri = LLVMBuildAdd(e->B, l.i, tns_i64(e, (int64_t)u * G), "");
     pass_if in;
@@ -63,7 +63,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     tns_acc_fold(e, t, acc[u], tns_load(e, t->dtype, pass_gep(e, ty, src, off)));
     pass_if_end(e, &in);
   }
-  tns_loop_end(e, &l);
+  pass_loop_end(e, &l);
   LLVMValueRef val = tns_acc_total(e, t, acc, GEN_U);
   int masks[5], nm = 0;
   for (int m = G / 2; m >= 1; m /= 2)

@@ -108,16 +108,16 @@ static void segment(pass_emit *e, const rj_tensor *t, const rows_plan *p, LLVMVa
   LLVMValueRef head =
       LLVMBuildAnd(e->B, LLVMBuildSub(e->B, tns_i64(e, vec), mis, ""), tns_i64(e, vec - 1), "");
   head = tns_min64(e, head, len);
-  tns_loop h; /* G may be smaller than the head */
-  tns_loop_begin(e, &h, lane, head, tns_i64(e, G));
+  pass_loop h; /* G may be smaller than the head */
+  pass_loop_begin(e, &h, lane, head, tns_i64(e, G));
   tns_acc_fold(e, t, acc[0], tns_load(e, t->dtype, pass_gep(e, ty, base, h.i)));
-  tns_loop_end(e, &h);
+  pass_loop_end(e, &h);
   /* body: nv aligned vectors, rounds of TNS_U per lane */
   LLVMValueRef body = pass_gep(e, ty, base, head);
   LLVMValueRef nv = LLVMBuildSDiv(e->B, LLVMBuildSub(e->B, len, head, ""), tns_i64(e, vec), "nv");
   LLVMValueRef lastv = LLVMBuildSub(e->B, nv, tns_i64(e, 1), "");
-  tns_loop l1;
-  tns_loop_begin(e, &l1, lane, nv, tns_i64(e, (int64_t)TNS_U * G));
+  pass_loop l1;
+  pass_loop_begin(e, &l1, lane, nv, tns_i64(e, (int64_t)TNS_U * G));
   LLVMValueRef x[TNS_U][16], ok[TNS_U];
   for (int u = 0; u < TNS_U; u++) {
     LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
@@ -129,13 +129,13 @@ static void segment(pass_emit *e, const rj_tensor *t, const rows_plan *p, LLVMVa
   for (int u = 0; u < TNS_U; u++)
     for (int k = 0; k < vec; k++)
       tns_acc_fold(e, t, acc[k], u ? tns_or_identity(e, t, ok[u], x[u][k]) : x[u][k]);
-  tns_loop_end(e, &l1);
+  pass_loop_end(e, &l1);
   /* tail */
   LLVMValueRef tstart = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, nv, tns_i64(e, vec), ""), "");
-  tns_loop tl; /* and than the tail */
-  tns_loop_begin(e, &tl, LLVMBuildAdd(e->B, tstart, lane, ""), len, tns_i64(e, G));
+  pass_loop tl; /* and than the tail */
+  pass_loop_begin(e, &tl, LLVMBuildAdd(e->B, tstart, lane, ""), len, tns_i64(e, G));
   tns_acc_fold(e, t, acc[1], tns_load(e, t->dtype, pass_gep(e, ty, base, tl.i)));
-  tns_loop_end(e, &tl);
+  pass_loop_end(e, &tl);
 }
 
 static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
@@ -214,13 +214,13 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_if_begin(e, &l, last);
   LLVMValueRef a = acc[0];
   LLVMBuildStore(e->B, pass_identity(e, t->op, t->dtype), a);
-  tns_loop fl;
-  tns_loop_begin(e, &fl, tid64, tns_i64(e, p.S), tns_i64(e, p.T));
+  pass_loop fl;
+  pass_loop_begin(e, &fl, tid64, tns_i64(e, p.S), tns_i64(e, p.T));
   LLVMValueRef ix = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, tns_i64(e, p.S), ""), fl.i, "");
   LLVMValueRef part = tns_load_volatile(e, acc_ty, pass_gep(e, acc_ty, ws, ix));
   LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, a, "");
   LLVMBuildStore(e->B, pass_combine(e, t->op, t->dtype, t->nan, cur, part), a);
-  tns_loop_end(e, &fl);
+  pass_loop_end(e, &fl);
   val = tns_cta_reduce(e, t, LLVMBuildLoad2(e->B, acc_ty, a, ""), tid, p.T);
   pass_if w2;
   pass_if_begin(e, &w2, t0);
