@@ -39,7 +39,9 @@ static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v,
   p->vec = tns_vec(t->dtype);
   int sms = tns_sms(e);
   int64_t nv = (p->N + p->vec - 1) / p->vec;
-  int64_t g = tns_pow2((nv + TNS_U - 1) / TNS_U);
+  /* lanes per row: enough for about 4 vectors each (short rows then spread over twice the
+   * threads of an 8-deep plan: measured faster for 65536 x 128, docs/PERFORMANCE.md), at most 32 */
+  int64_t g = tns_pow2((nv + 3) / 4);
   if (g > 32) g = 32;
   int64_t threads_sm = 65536 / TNS_REGS;
   if ((p->N <= 2048 && p->M >= 2 * sms) ||
