@@ -2,15 +2,18 @@
 # Builds redjit and its tests with AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer
 # included) into build-asan/ and runs every suite in one process each (CK_FORK=no), so a leak or
 # an invalid access in any test fails.  LLVM itself is not instrumented.
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh >/dev/null
+bash scripts/setup.sh >/dev/null || exit 1
 san="-fsanitize=address,undefined -fno-omit-frame-pointer"
 cmake -S . -B build-asan -DCMAKE_C_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" \
   -DCMAKE_SHARED_LINKER_FLAGS="$san" >/dev/null
-cmake --build build-asan -j"$(nproc)"
+cmake --build build-asan -j"$(nproc)" || exit 1
 fail=0
 for t in build-asan/tests/test_*; do
-  CK_FORK=no ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 "$t" || fail=1
+  CK_FORK=no ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 "$t"
+  rc=$?
+  # 77: a GPU suite skipped for want of a GPU (said so on stderr)
+  if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then echo "sanitize: $t failed ($rc)"; fail=1; fi
 done
 exit $fail
