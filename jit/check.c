@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GUARD 256 /* poisoned elements on each side of every device buffer */
+#define GUARD JIT_GUARD
 
 /* A device buffer with poisoned guards, mirrored on the host. */
 typedef struct dbuf {
@@ -57,8 +57,7 @@ static rj_status dbuf_down(rt_cuda *rt, dbuf *b, void *out, int64_t *guard_hits,
   return RJ_OK;
 }
 
-static void note(rj_check_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(rj_check_result *res, const char *fmt, ...) {
+void jit_note(rj_check_result *res, const char *fmt, ...) {
   if (res->first_error[0]) return;
   va_list ap;
   va_start(ap, fmt);
@@ -76,7 +75,7 @@ static void check_elem(rj_check_result *res, const rj_tile *t, const ir_value *r
   if (!ok) {
     res->wrong++;
     if (isinf(ae)) res->max_abs_err = res->max_rel_err = INFINITY;
-    note(res, "%s: got %.17g (bits 0x%llx), expected %.17g", where,
+    jit_note(res, "%s: got %.17g (bits 0x%llx), expected %.17g", where,
          ir_load_f64(t->dtype, got, i), (unsigned long long)ir_load_bits(t->dtype, got, i),
          ir_dtype(t->dtype)->is_float ? ref->f : (double)(int64_t)ref->u);
   }
@@ -150,7 +149,7 @@ static rj_status check_tile(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_che
   if ((s = dbuf_down(rt, &src, got, &guard_hits, e))) goto out;
   if (memcmp((char *)got + GUARD * bytes, payload(&src), (size_t)nsrc * (size_t)bytes)) {
     res->outside_written++;
-    note(res, "the source buffer changed");
+    jit_note(res, "the source buffer changed");
   }
   if (!local) {
     if ((s = dbuf_down(rt, &dst, got, &guard_hits, e))) goto out;
@@ -161,7 +160,7 @@ static rj_status check_tile(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_che
         check_elem(res, t, &ref[dsp[y]], d, y, where);
       } else if (ir_load_bits(t->dtype, d, y) != ir_load_bits(t->dtype, dst_init, y)) {
         res->outside_written++;
-        note(res, "dst element %lld, outside the destination region, was written", (long long)y);
+        jit_note(res, "dst element %lld, outside the destination region, was written", (long long)y);
       }
     }
   } else {
@@ -176,14 +175,14 @@ static rj_status check_tile(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_che
         if (!on) {
           if (!ir_is_poison(t->dtype, d, i)) {
             res->outside_written++;
-            note(res, "thread %d is not active but wrote its registers", tid);
+            jit_note(res, "thread %d is not active but wrote its registers", tid);
           }
         } else if (y >= 0 && dsp[y] >= 0) {
           snprintf(where, sizeof where, "thread %d dst slot %d (element %lld)", tid, j, (long long)y);
           check_elem(res, t, &ref[dsp[y]], d, i, where);
         } else if (y >= 0 && ir_load_bits(t->dtype, d, i) != ir_load_bits(t->dtype, dst_init, y)) {
           res->outside_written++;
-          note(res, "thread %d dst slot %d holds element %lld outside the region, and it changed",
+          jit_note(res, "thread %d dst slot %d holds element %lld outside the region, and it changed",
                tid, j, (long long)y);
         }
       }
@@ -191,7 +190,7 @@ static rj_status check_tile(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_che
   }
   if (guard_hits) {
     res->outside_written += guard_hits;
-    note(res, "%lld elements around the device buffers were written", (long long)guard_hits);
+    jit_note(res, "%lld elements around the device buffers were written", (long long)guard_hits);
   }
   res->ok = res->wrong == 0 && res->outside_written == 0;
 out:
@@ -252,15 +251,20 @@ void jit_bench_done(double *ms, int runs, double bytes, rj_bench_result *res) {
   res->gbps = res->kernel_ms > 0 ? bytes / (res->kernel_ms * 1e6) : 0;
 }
 
-rj_status jit_check_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
-                         rj_check_result *res) {
+rj_status jit_checked(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                      rj_check_result *res, jit_check_body body) {
   rj_kernel *k;
   rt_cuda *rt = NULL;
   rj_status s = jit_prepare_check(ctx, req, o, &k, &rt, res);
   if (s) return s;
-  s = check_tile(ctx, rt, k, o, res);
+  s = body(ctx, rt, k, o, res);
   rt_leave(rt);
   return s;
+}
+
+rj_status jit_check_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                         rj_check_result *res) {
+  return jit_checked(ctx, req, o, res, check_tile);
 }
 
 /* run and bench, per request kind (ORDER KIND: rj_kind values index this table) */

@@ -10,16 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GUARD 256
-
-static void note(rj_check_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(rj_check_result *res, const char *fmt, ...) {
-  if (res->first_error[0]) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(res->first_error, sizeof res->first_error, fmt, ap);
-  va_end(ap);
-}
+#define GUARD JIT_GUARD
 
 /* The lane whose input lane `lane` receives (shuffles), or -1 when not a data move. */
 static int source_lane(const rj_subgroup *g, int lane) {
@@ -64,7 +55,7 @@ static void compare(const rj_subgroup *g, const void *in, const void *out, int64
       if (!ok) {
         res->wrong++;
         if (isinf(ae)) res->max_abs_err = res->max_rel_err = INFINITY;
-        note(res, "out[%lld] (block lane %d, group of %d from %lld): got %.17g (bits 0x%llx), "
+        jit_note(res, "out[%lld] (block lane %d, group of %d from %lld): got %.17g (bits 0x%llx), "
                   "expected %.17g",
              (long long)i, lane, G, (long long)first, ir_load_f64(t, out, i),
              (unsigned long long)ir_load_bits(t, out, i),
@@ -85,7 +76,7 @@ static void compare(const rj_subgroup *g, const void *in, const void *out, int64
       /* (want holds the element's bits at its low end: little-endian, so readable as one) */
       if (isnan(d) || isinf(d)) res->max_abs_err = res->max_rel_err = INFINITY;
       else if (d > res->max_abs_err) res->max_abs_err = d;
-      note(res, "out[%lld] (lane %d): got bits 0x%llx, expected 0x%llx (%s)", (long long)i, lane,
+      jit_note(res, "out[%lld] (lane %d): got bits 0x%llx, expected 0x%llx (%s)", (long long)i, lane,
            (unsigned long long)got, (unsigned long long)want,
            g->primitive == RJ_PRIM_INVOCATION_ID ? "the lane id" : "the source lane's input");
     }
@@ -124,7 +115,7 @@ static rj_status check(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_check_op
   if ((s = rt_dtoh(rt, back, din, all, e))) goto done;
   if (memcmp(back, in, all)) {
     res->outside_written++;
-    note(res, "the input buffer (or its guards) changed");
+    jit_note(res, "the input buffer (or its guards) changed");
   }
   if ((s = rt_dtoh(rt, back, dout, all, e))) goto done;
   int64_t hits = 0;
@@ -134,7 +125,7 @@ static rj_status check(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_check_op
   }
   if (hits) {
     res->outside_written += hits;
-    note(res, "%lld elements around the output buffer were written", (long long)hits);
+    jit_note(res, "%lld elements around the output buffer were written", (long long)hits);
   }
   compare(g, pin, back + GUARD * bytes, n, res);
   res->ok = res->wrong == 0 && res->outside_written == 0;
@@ -149,13 +140,7 @@ done:
 
 rj_status jit_check_subgroup(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                              rj_check_result *res) {
-  rj_kernel *k;
-  rt_cuda *rt = NULL;
-  rj_status s = jit_prepare_check(ctx, req, o, &k, &rt, res);
-  if (s) return s;
-  s = check(ctx, rt, k, o, res);
-  rt_leave(rt);
-  return s;
+  return jit_checked(ctx, req, o, res, check);
 }
 
 rj_status jit_bench_subgroup(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,

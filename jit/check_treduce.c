@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GUARD 256 /* poisoned elements before and after every device buffer */
+#define GUARD JIT_GUARD
 
 typedef struct rankbuf {
   int dev;
@@ -106,15 +106,6 @@ static rj_status make(rj_ctx *ctx, rt_cuda *rt, const rj_treduce *t, const ir_tr
   return RJ_OK;
 }
 
-static void note(rj_check_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(rj_check_result *res, const char *fmt, ...) {
-  if (res->first_error[0]) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(res->first_error, sizeof res->first_error, fmt, ap);
-  va_end(ap);
-}
-
 static void copy_result(rj_check_result *res, const rj_treduce_result *tr) {
   snprintf(res->variant, sizeof res->variant, "%s", tr->variant);
   snprintf(res->target, sizeof res->target, "%s", tr->target);
@@ -178,7 +169,7 @@ static rj_status check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
     if (!ok) {
       res->wrong++;
       if (isinf(ae)) res->max_abs_err = res->max_rel_err = INFINITY;
-      note(res, "dst element %lld (offset %lld): got %.17g (bits 0x%llx), expected %.17g",
+      jit_note(res, "dst element %lld (offset %lld): got %.17g (bits 0x%llx), expected %.17g",
            (long long)i, (long long)dof, ir_load_f64(t->dtype, d, dof),
            (unsigned long long)ir_load_bits(t->dtype, d, dof),
            ir_dtype(t->dtype)->is_float ? ref.f : (double)(int64_t)ref.u);
@@ -190,7 +181,7 @@ static rj_status check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
     if (off >= 0 && off < u.dspan && seen[off]) continue;
     if (ir_load_bits(t->dtype, dall, i) != ir_load_bits(t->dtype, oall, i)) {
       res->outside_written++;
-      note(res, "destination offset %lld, outside its elements, was written", (long long)off);
+      jit_note(res, "destination offset %lld, outside its elements, was written", (long long)off);
     }
   }
   /* the sources, guards included */
@@ -199,7 +190,7 @@ static rj_status check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
     if ((s = download(rt, &u.rk[r], got, sb, e))) goto out;
     if (memcmp(got, u.rk[r].host, sb)) {
       res->outside_written++;
-      note(res, "rank %d's source (or its guards) changed", r);
+      jit_note(res, "rank %d's source (or its guards) changed", r);
     }
   }
   res->ok = res->wrong == 0 && res->outside_written == 0;

@@ -85,6 +85,15 @@ rj_status jit_prepare_check(rj_ctx *ctx, const rj_request *req, const rj_check_o
                             rj_kernel **k, rt_cuda **rt, rj_check_result *res);
 rj_status jit_prepare_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                             rj_kernel **k, rt_cuda **rt, rj_bench_result *res);
+/* run's shared pieces: poisoned guard elements around every device buffer; the first failure's
+ * description (later ones are counted, not described); and the prepare -> check -> leave frame
+ * around a kind's checking body. */
+#define JIT_GUARD 256
+void jit_note(rj_check_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+typedef rj_status (*jit_check_body)(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k,
+                                    const rj_check_opts *o, rj_check_result *res);
+rj_status jit_checked(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                      rj_check_result *res, jit_check_body body);
 /* A bench's summary: the median of runs kernel times (ms, sorted here), bytes and GB/s. */
 void jit_bench_done(double *ms, int runs, double bytes, rj_bench_result *res);
 
