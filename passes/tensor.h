@@ -32,18 +32,6 @@ LLVMValueRef tns_i64(pass_emit *e, int64_t v);
 /* Loads one element (acc type) / a 16-byte vector (vec acc values) at p. */
 LLVMValueRef tns_load(pass_emit *e, rj_dtype t, LLVMValueRef p);
 void tns_load_vec(pass_emit *e, rj_dtype t, LLVMValueRef p, int vec, LLVMValueRef *out);
-/* A 16-byte vector at p loaded raw (storage type, no conversion; only when the i1 ok is true,
- * else the slot's value is undefined and must not be folded) into the alloca slot of type
- * <vec x ty>; unpacked later (converted to the acc type) by tns_unpack_raw.  Keeping the
- * conversion away from the load lets a software-pipelined loop fold one slot while the next
- * round's loads are in flight. */
-void tns_load_raw(pass_emit *e, rj_dtype t, LLVMValueRef p, LLVMValueRef ok, int vec,
-                  LLVMValueRef slot);
-void tns_unpack_raw(pass_emit *e, rj_dtype t, int vec, LLVMValueRef slot, LLVMValueRef *out);
-/* Integer accumulators only: an empty asm that pins acc's value at this point, so LLVM cannot
- * reassociate a pipelined loop's integer adds past the next round's loads (it would keep two
- * rounds of data live: 64+ registers, spills).  Float folds are not reassociated anyway. */
-void tns_pin(pass_emit *e, LLVMValueRef acc);
 /* acc slots: n allocas of the acc type holding the identity */
 void tns_acc_init(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n);
 void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x);

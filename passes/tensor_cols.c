@@ -94,48 +94,11 @@ static void load_row(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVMV
   }
 }
 
-/* Rows first, first + BY, ... < rend into acc[vec]: rounds of TNS_U rows.  Vector loads (fast):
- * software-pipelined, each slot folded then reloaded with the next round's row (predicated off
- * past rend), so TNS_U loads stay in flight across rounds.  Scalar loads: every load of a round
+/* Rows first, first + BY, ... < rend into acc[vec]: rounds of TNS_U rows, every load of a round
  * issued before its folds; slots past rend re-read row rend - 1 and fold the identity. */
 static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVMValueRef rowbase,
                       LLVMValueRef k0, bool fast, LLVMValueRef first, LLVMValueRef rend,
                       LLVMValueRef *acc) {
-  if (fast && p->rows > (int64_t)TNS_U * p->BY) {
-    /* 16-byte vectors, more than one round per thread row: software-pipelined as in
-     * tensor_rows (same fold order as the loop below) */
-    LLVMTypeRef ty = pass_type(e, t->dtype);
-    int vec = p->vec;
-    int64_t step = (int64_t)TNS_U * p->BY;
-    LLVMValueRef buf[TNS_U];
-    for (int u = 0; u < TNS_U; u++)
-      buf[u] = pass_entry_alloca(e, LLVMVectorType(ty, (unsigned)vec), "ldbuf");
-    LLVMValueRef col = pass_gep(e, ty, rowbase, k0);
-    LLVMValueRef p0 = pass_gep(e, ty, col, LLVMBuildMul(e->B, first, tns_i64(e, p->RS), ""));
-    LLVMValueRef rem0 = LLVMBuildSub(e->B, rend, first, "");
-    for (int u = 0; u < TNS_U; u++) /* round 0, rows first + u * BY */
-      tns_load_raw(e, t->dtype, pass_gep(e, ty, p0, tns_i64(e, (int64_t)u * p->BY * p->RS)),
-                   LLVMBuildICmp(e->B, LLVMIntSGT, rem0, tns_i64(e, (int64_t)u * p->BY), ""), vec,
-                   buf[u]);
-    pass_loop l1;
-    pass_loop_begin(e, &l1, first, rend, tns_i64(e, step));
-    LLVMValueRef here = pass_gep(e, ty, col, LLVMBuildMul(e->B, l1.i, tns_i64(e, p->RS), ""));
-    LLVMValueRef rem = LLVMBuildSub(e->B, rend, l1.i, "rem");
-    for (int u = 0; u < TNS_U; u++) {
-      LLVMValueRef x[16];
-      tns_unpack_raw(e, t->dtype, vec, buf[u], x);
-      LLVMValueRef ok = LLVMBuildICmp(e->B, LLVMIntSGT, rem, tns_i64(e, (int64_t)u * p->BY), "");
-      for (int k = 0; k < vec; k++)
-        tns_acc_fold(e, t, acc[k], u ? tns_or_identity(e, t, ok, x[k]) : x[k]);
-      for (int k = 0; k < vec; k++)
-        tns_pin(e, acc[k]);
-      int64_t nr = step + (int64_t)u * p->BY;
-      tns_load_raw(e, t->dtype, pass_gep(e, ty, here, tns_i64(e, nr * p->RS)),
-                   LLVMBuildICmp(e->B, LLVMIntSGT, rem, tns_i64(e, nr), ""), vec, buf[u]);
-    }
-    pass_loop_end(e, &l1);
-    return;
-  }
   LLVMValueRef lastr = LLVMBuildSub(e->B, rend, tns_i64(e, 1), "");
   pass_loop l1;
   pass_loop_begin(e, &l1, first, rend, tns_i64(e, (int64_t)TNS_U * p->BY));

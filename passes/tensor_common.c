@@ -71,56 +71,6 @@ void tns_load_vec(pass_emit *e, rj_dtype t, LLVMValueRef p, int vec, LLVMValueRe
     out[i] = pass_to_acc(e, LLVMBuildExtractElement(e->B, v, pass_i32(e, i), ""), t);
 }
 
-void tns_load_raw(pass_emit *e, rj_dtype t, LLVMValueRef p, LLVMValueRef ok, int vec,
-                  LLVMValueRef slot) {
-  /* inline asm (with side effects, so kept in program order): a plain load would be sunk by
-   * InstCombine into the next iteration through the loop phi (a phi of loads becomes a load
-   * of a phi of addresses), which undoes the software pipelining.  Predicated on ok, so the
-   * address needs no clamp (one base register plus immediate offsets per round). */
-  bool wide = ir_dtype(t)->bytes == 8;
-  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
-  LLVMTypeRef et = wide ? LLVMInt64TypeInContext(e->C) : i32;
-  unsigned n = wide ? 2 : 4;
-  LLVMTypeRef fields[4] = {et, et, et, et};
-  LLVMTypeRef st = LLVMStructTypeInContext(e->C, fields, n, 0);
-  LLVMTypeRef at[2] = {LLVMTypeOf(p), i32};
-  LLVMTypeRef fty = LLVMFunctionType(st, at, 2, 0);
-  const char *text = wide ? "{ .reg .pred rjp; setp.ne.b32 rjp, $3, 0; "
-                            "@rjp ld.global.nc.v2.b64 {$0, $1}, [$2]; }"
-                          : "{ .reg .pred rjp; setp.ne.b32 rjp, $5, 0; "
-                            "@rjp ld.global.nc.v4.b32 {$0, $1, $2, $3}, [$4]; }";
-  const char *cons = wide ? "=l,=l,l,r" : "=r,=r,=r,=r,l,r";
-  LLVMValueRef fn = LLVMGetInlineAsm(fty, (char *)text, strlen(text), (char *)cons, strlen(cons), 1,
-                                     0, LLVMInlineAsmDialectATT, 0);
-  LLVMValueRef args[2] = {p, LLVMBuildZExt(e->B, ok, i32, "")};
-  LLVMValueRef r = LLVMBuildCall2(e->B, fty, fn, args, 2, "");
-  LLVMValueRef v = LLVMGetUndef(LLVMVectorType(et, n));
-  for (unsigned i = 0; i < n; i++)
-    v = LLVMBuildInsertElement(e->B, v, LLVMBuildExtractValue(e->B, r, i, ""), pass_i32(e, (int)i),
-                               "");
-  LLVMBuildStore(
-      e->B, LLVMBuildBitCast(e->B, v, LLVMVectorType(pass_type(e, t), (unsigned)vec), ""), slot);
-}
-
-void tns_unpack_raw(pass_emit *e, rj_dtype t, int vec, LLVMValueRef slot, LLVMValueRef *out) {
-  LLVMTypeRef vt = LLVMVectorType(pass_type(e, t), (unsigned)vec);
-  LLVMValueRef v = LLVMBuildLoad2(e->B, vt, slot, "");
-  for (int i = 0; i < vec; i++)
-    out[i] = pass_to_acc(e, LLVMBuildExtractElement(e->B, v, pass_i32(e, i), ""), t);
-}
-
-void tns_pin(pass_emit *e, LLVMValueRef acc) {
-  LLVMTypeRef ty = LLVMGetAllocatedType(acc);
-  if (LLVMGetTypeKind(ty) != LLVMIntegerTypeKind) return;
-  bool wide = LLVMGetIntTypeWidth(ty) == 64;
-  LLVMTypeRef fty = LLVMFunctionType(ty, &ty, 1, 0);
-  const char *cons = wide ? "=l,0" : "=r,0";
-  LLVMValueRef fn = LLVMGetInlineAsm(fty, (char *)"", 0, (char *)cons, strlen(cons), 1, 0,
-                                     LLVMInlineAsmDialectATT, 0);
-  LLVMValueRef v = LLVMBuildLoad2(e->B, ty, acc, "");
-  LLVMBuildStore(e->B, LLVMBuildCall2(e->B, fty, fn, &v, 1, ""), acc);
-}
-
 void tns_acc_init(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
   for (int i = 0; i < n; i++) {
     acc[i] = pass_entry_alloca(e, pass_acc_type(e, t->dtype), "acc");
@@ -226,3 +176,4 @@ LLVMValueRef tns_last_cta(pass_emit *e, LLVMValueRef cnt, LLVMValueRef tid, int 
   LLVMValueRef f = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, flag, pass_i32(e, 0)), "");
   return LLVMBuildICmp(e->B, LLVMIntNE, f, pass_i32(e, 0), "last");
 }
+

@@ -94,14 +94,10 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
 }
 
 /* Folds base[0 .. len) (elements; len an i64 value) into acc[vec], lane `lane` of G.  The body is
- * read in rounds of TNS_U vectors per lane, software-pipelined: TNS_U raw 16-byte loads are
- * issued before the loop, and inside it each slot is folded and at once reloaded with the same
- * slot of the next round, so a lane keeps TNS_U loads in flight across rounds (register cost:
- * the same TNS_U vectors as an unpipelined round).  Slots past the end are predicated off and
- * fold the identity (no one-vector-at-a-time remainder loop).  Segments of at most one round
- * per lane keep the unpipelined round (slots past the end re-read the last vector).  Fold order:
- * per lane, vectors in index order (fixed by the shape; the same in both loops, so results are
- * bitwise those of the unpipelined kernel). */
+ * read in rounds of TNS_U vectors per lane, all loads of a round issued before any fold; the
+ * last round's slots past the end re-read the last vector and fold the identity instead, so
+ * there is no one-vector-at-a-time remainder loop (each of whose iterations would wait a full
+ * memory round trip).  Fold order: per lane, vectors in index order (fixed by the shape). */
 static void segment(pass_emit *e, const rj_tensor *t, const rows_plan *p, LLVMValueRef base,
                     LLVMValueRef len, LLVMValueRef lane, LLVMValueRef *acc) {
   LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
@@ -118,56 +114,24 @@ static void segment(pass_emit *e, const rj_tensor *t, const rows_plan *p, LLVMVa
   pass_loop_begin(e, &h, lane, head, tns_i64(e, G));
   tns_acc_fold(e, t, acc[0], tns_load(e, t->dtype, pass_gep(e, ty, base, h.i)));
   pass_loop_end(e, &h);
-  /* body: nv aligned vectors, rounds of TNS_U per lane, pipelined across rounds */
+  /* body: nv aligned vectors, rounds of TNS_U per lane */
   LLVMValueRef body = pass_gep(e, ty, base, head);
   LLVMValueRef nv = LLVMBuildSDiv(e->B, LLVMBuildSub(e->B, len, head, ""), tns_i64(e, vec), "nv");
-  int64_t step = (int64_t)TNS_U * G;
-  if (p->chunk <= step * vec) { /* at most one round per lane: nothing to pipeline */
-    LLVMValueRef lastv = LLVMBuildSub(e->B, nv, tns_i64(e, 1), "");
-    pass_loop l1;
-    pass_loop_begin(e, &l1, lane, nv, tns_i64(e, step));
-    LLVMValueRef x[TNS_U][16], ok[TNS_U];
-    for (int u = 0; u < TNS_U; u++) {
-      LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
-      ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, iv, nv, "");
-      iv = LLVMBuildSelect(e->B, ok[u], iv, lastv, "");
-      tns_load_vec(e, t->dtype, pass_gep(e, ty, body, LLVMBuildMul(e->B, iv, tns_i64(e, vec), "")),
-                   vec, x[u]);
-    }
-    for (int u = 0; u < TNS_U; u++)
-      for (int k = 0; k < vec; k++)
-        tns_acc_fold(e, t, acc[k], u ? tns_or_identity(e, t, ok[u], x[u][k]) : x[u][k]);
-    pass_loop_end(e, &l1);
-  } else {
-    LLVMValueRef buf[TNS_U];
-    for (int u = 0; u < TNS_U; u++)
-      buf[u] = pass_entry_alloca(e, LLVMVectorType(ty, (unsigned)vec), "ldbuf");
-    for (int u = 0; u < TNS_U; u++) { /* round 0 */
-      LLVMValueRef iv = LLVMBuildAdd(e->B, lane, tns_i64(e, (int64_t)u * G), "");
-      tns_load_raw(e, t->dtype, pass_gep(e, ty, body, LLVMBuildMul(e->B, iv, tns_i64(e, vec), "")),
-                   LLVMBuildICmp(e->B, LLVMIntSLT, iv, nv, ""), vec, buf[u]);
-    }
-    pass_loop l1;
-    pass_loop_begin(e, &l1, lane, nv, tns_i64(e, step));
-    LLVMValueRef here = pass_gep(e, ty, body, LLVMBuildMul(e->B, l1.i, tns_i64(e, vec), ""));
-    /* the vectors left from i on: every slot's test is `rem > constant` (written as i + c < nv,
-     * LLVM hoists nv - c out of the loop: 2 x TNS_U loop-invariant 64-bit registers, spills) */
-    LLVMValueRef rem = LLVMBuildSub(e->B, nv, l1.i, "rem");
-    for (int u = 0; u < TNS_U; u++) {
-      LLVMValueRef x[16];
-      tns_unpack_raw(e, t->dtype, vec, buf[u], x);
-      LLVMValueRef ok = LLVMBuildICmp(e->B, LLVMIntSGT, rem, tns_i64(e, (int64_t)u * G), "");
-      for (int k = 0; k < vec; k++)
-        tns_acc_fold(e, t, acc[k], u ? tns_or_identity(e, t, ok, x[k]) : x[k]);
-      for (int k = 0; k < vec; k++)
-        tns_pin(e, acc[k]);
-      LLVMValueRef nok =
-          LLVMBuildICmp(e->B, LLVMIntSGT, rem, tns_i64(e, step + (int64_t)u * G), "");
-      tns_load_raw(e, t->dtype, pass_gep(e, ty, here, tns_i64(e, (step + (int64_t)u * G) * vec)),
-                   nok, vec, buf[u]);
-    }
-    pass_loop_end(e, &l1);
+  LLVMValueRef lastv = LLVMBuildSub(e->B, nv, tns_i64(e, 1), "");
+  pass_loop l1;
+  pass_loop_begin(e, &l1, lane, nv, tns_i64(e, (int64_t)TNS_U * G));
+  LLVMValueRef x[TNS_U][16], ok[TNS_U];
+  for (int u = 0; u < TNS_U; u++) {
+    LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
+    ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, iv, nv, "");
+    iv = LLVMBuildSelect(e->B, ok[u], iv, lastv, "");
+    tns_load_vec(e, t->dtype, pass_gep(e, ty, body, LLVMBuildMul(e->B, iv, tns_i64(e, vec), "")),
+                 vec, x[u]);
   }
+  for (int u = 0; u < TNS_U; u++)
+    for (int k = 0; k < vec; k++)
+      tns_acc_fold(e, t, acc[k], u ? tns_or_identity(e, t, ok[u], x[u][k]) : x[u][k]);
+  pass_loop_end(e, &l1);
   /* tail */
   LLVMValueRef tstart = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, nv, tns_i64(e, vec), ""), "");
   pass_loop tl; /* and than the tail */
