@@ -16,16 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GUARD 256
-
-static void note(rj_check_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(rj_check_result *res, const char *fmt, ...) {
-  if (res->first_error[0]) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(res->first_error, sizeof res->first_error, fmt, ap);
-  va_end(ap);
-}
+#define GUARD JIT_GUARD
 
 static int64_t guard_hits(rj_dtype t, const void *p, int64_t lo, int64_t n) {
   int64_t h = 0;
@@ -88,7 +79,7 @@ static rj_status check(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_check_op
       memcpy(first, got, (size_t)ndst * bytes);
     } else if (memcmp(first, got, (size_t)ndst * bytes)) {
       res->wrong++;
-      note(res, "deterministic: two launches on the same input gave different bits");
+      jit_note(res, "deterministic: two launches on the same input gave different bits");
     }
   }
   char where[64];
@@ -103,7 +94,7 @@ static rj_status check(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_check_op
       res->wrong++;
       if (isinf(ae)) res->max_abs_err = res->max_rel_err = INFINITY;
       snprintf(where, sizeof where, "dst element %lld", (long long)y);
-      note(res, "%s: got %.17g (bits 0x%llx), expected %.17g", where, ir_load_f64(t->dtype, d, y),
+      jit_note(res, "%s: got %.17g (bits 0x%llx), expected %.17g", where, ir_load_f64(t->dtype, d, y),
            (unsigned long long)ir_load_bits(t->dtype, d, y),
            ir_dtype(t->dtype)->is_float ? ref[y].f : (double)(int64_t)ref[y].u);
     }
@@ -112,11 +103,11 @@ static rj_status check(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_check_op
   if ((s = rt_dtoh(rt, got, dsrc, (size_t)nsrc * bytes, e))) goto out;
   if (memcmp(got, hsrc, (size_t)nsrc * bytes)) {
     res->outside_written++;
-    note(res, "the source buffer (or its guards) changed");
+    jit_note(res, "the source buffer (or its guards) changed");
   }
   if (hits) {
     res->outside_written += hits;
-    note(res, "%lld guard elements around dst were written", (long long)hits);
+    jit_note(res, "%lld guard elements around dst were written", (long long)hits);
   }
   res->ok = res->wrong == 0 && res->outside_written == 0;
 out:
@@ -132,13 +123,7 @@ out:
 
 rj_status jit_check_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                            rj_check_result *res) {
-  rj_kernel *k;
-  rt_cuda *rt = NULL;
-  rj_status s = jit_prepare_check(ctx, req, o, &k, &rt, res);
-  if (s) return s;
-  s = check(ctx, rt, k, o, res);
-  rt_leave(rt);
-  return s;
+  return jit_checked(ctx, req, o, res, check);
 }
 
 rj_status jit_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
