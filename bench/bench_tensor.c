@@ -25,8 +25,8 @@ int main(int argc, char **argv) {
       continue;
     char json[512];
     snprintf(json, sizeof json,
-             "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[%s],\"axes\":[%s]}", op,
-             dt, shape, axes);
+             "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[%s],\"axes\":[%s]}",
+             op, dt, shape, axes);
     rj_request r;
     rj_status s = rj_request_parse(ctx, json, &r);
     rj_kernel *k = NULL;

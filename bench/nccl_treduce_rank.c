@@ -17,12 +17,15 @@
 #include <unistd.h>
 
 typedef int (*fn_i)(unsigned);
-typedef struct { char b[128]; } nc_id;
+typedef struct {
+  char b[128];
+} nc_id;
 
 int main(void) {
   const char *rs = getenv("RJ_RANK"), *ns = getenv("RJ_NRANKS"), *idf = getenv("RJ_ID_FILE");
   if (!rs || !ns || !idf) {
-    fprintf(stderr, "SKIP: set RJ_RANK, RJ_NRANKS and RJ_ID_FILE (see scripts/nccl-treduce-test.sh)\n");
+    fprintf(stderr,
+            "SKIP: set RJ_RANK, RJ_NRANKS and RJ_ID_FILE (see scripts/nccl-treduce-test.sh)\n");
     return 77;
   }
   int rank = atoi(rs), n = atoi(ns);
@@ -36,10 +39,13 @@ int main(void) {
   int (*cuRetain)(void **, int) = (int (*)(void **, int))dlsym(cu, "cuDevicePrimaryCtxRetain");
   int (*cuSetCurrent)(void *) = (int (*)(void *))dlsym(cu, "cuCtxSetCurrent");
   int (*cuAlloc)(uint64_t *, size_t) = (int (*)(uint64_t *, size_t))dlsym(cu, "cuMemAlloc_v2");
-  int (*cuHtoD)(uint64_t, const void *, size_t) = (int (*)(uint64_t, const void *, size_t))dlsym(cu, "cuMemcpyHtoD_v2");
-  int (*cuDtoH)(void *, uint64_t, size_t) = (int (*)(void *, uint64_t, size_t))dlsym(cu, "cuMemcpyDtoH_v2");
+  int (*cuHtoD)(uint64_t, const void *, size_t) =
+      (int (*)(uint64_t, const void *, size_t))dlsym(cu, "cuMemcpyHtoD_v2");
+  int (*cuDtoH)(void *, uint64_t, size_t) =
+      (int (*)(void *, uint64_t, size_t))dlsym(cu, "cuMemcpyDtoH_v2");
   int (*ncId)(nc_id *) = (int (*)(nc_id *))dlsym(nc, "ncclGetUniqueId");
-  int (*ncInit)(void **, int, nc_id, int) = (int (*)(void **, int, nc_id, int))dlsym(nc, "ncclCommInitRank");
+  int (*ncInit)(void **, int, nc_id, int) =
+      (int (*)(void **, int, nc_id, int))dlsym(nc, "ncclCommInitRank");
   int (*ncDestroy)(void *) = (int (*)(void *))dlsym(nc, "ncclCommDestroy");
   int dev = 0;
   void *cctx = NULL;
@@ -57,7 +63,8 @@ int main(void) {
     rename(tmp, idf);
   } else {
     FILE *f = NULL;
-    for (int i = 0; i < 600 && !(f = fopen(idf, "rb")); i++) usleep(100000);
+    for (int i = 0; i < 600 && !(f = fopen(idf, "rb")); i++)
+      usleep(100000);
     if (!f || fread(&id, sizeof id, 1, f) != 1) return 2;
     fclose(f);
   }
@@ -90,7 +97,12 @@ int main(void) {
           double v = (double)((rank * 7 + i) % 97) + (o ? rank : 0); /* exact in every dtype */
           if (d == 0) ((float *)h)[i] = (float)v;
           if (d == 1) ((int32_t *)h)[i] = (int32_t)v;
-          if (d == 2) { float f = (float)v; uint32_t u; memcpy(&u, &f, 4); ((uint16_t *)h)[i] = (uint16_t)(u >> 16); }
+          if (d == 2) {
+            float f = (float)v;
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            ((uint16_t *)h)[i] = (uint16_t)(u >> 16);
+          }
           if (d == 3) ((double *)h)[i] = v;
         }
         uint64_t src = 0, dst = 0;
@@ -114,11 +126,21 @@ int main(void) {
               double v = (double)((r * 7 + i) % 97) + (o ? r : 0);
               want = o == 0 ? want + v : o == 1 ? (v > want ? v : want) : (v < want ? v : want);
             }
-            double got = d == 0 ? ((float *)g)[i] : d == 1 ? ((int32_t *)g)[i] : d == 3 ? ((double *)g)[i] : 0;
-            if (d == 2) { uint32_t u = (uint32_t)((uint16_t *)g)[i] << 16; float f; memcpy(&f, &u, 4); got = f; }
+            double got = d == 0   ? ((float *)g)[i]
+                         : d == 1 ? ((int32_t *)g)[i]
+                         : d == 3 ? ((double *)g)[i]
+                                  : 0;
+            if (d == 2) {
+              uint32_t u = (uint32_t)((uint16_t *)g)[i] << 16;
+              float f;
+              memcpy(&f, &u, 4);
+              got = f;
+            }
             double tol = d == 2 ? 0.01 * (want < 0 ? -want : want) + 0.5 : 0; /* bf16: 8 bits */
             if (got - want > tol || want - got > tol) {
-              if (wrong++ < 5) fprintf(stderr, "rank %d (root): %s element %lld: got %g, expected %g\n", rank, json, (long long)i, got, want);
+              if (wrong++ < 5)
+                fprintf(stderr, "rank %d (root): %s element %lld: got %g, expected %g\n", rank,
+                        json, (long long)i, got, want);
             }
           }
         }

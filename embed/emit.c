@@ -20,8 +20,7 @@ static rj_status begin(rj_emitter *em, pass_emit *e, ir_err *err) {
   if (!em->module || !em->builder)
     return ir_fail(err, RJ_EINVAL, "emitter: module and builder are required (rj_emitter_init)");
   LLVMBasicBlockRef bb = LLVMGetInsertBlock(em->builder);
-  if (!bb)
-    return ir_fail(err, RJ_EINVAL, "builder: not positioned in a basic block");
+  if (!bb) return ir_fail(err, RJ_EINVAL, "builder: not positioned in a basic block");
   e->fn = LLVMGetBasicBlockParent(bb);
   if (!e->fn || LLVMGetGlobalParent(e->fn) != em->module)
     return ir_fail(err, RJ_EINVAL, "builder: positioned in a function of another module");
@@ -76,7 +75,8 @@ rj_status rj_emit_tile(rj_emitter *em, const rj_request *req, LLVMValueRef src, 
   rj_status s = begin(em, &e, &err);
   if (s) return finish(em, &e, &err, s);
   if (!req || req->kind != RJ_KIND_TILE)
-    return finish(em, &e, &err, ir_fail(&err, RJ_EINVAL, "kind: rj_emit_tile needs a tile request"));
+    return finish(em, &e, &err,
+                  ir_fail(&err, RJ_EINVAL, "kind: rj_emit_tile needs a tile request"));
   if ((s = ir_validate(req, &err))) return finish(em, &e, &err, s);
   const rj_tile *t = &req->u.tile;
   if (!src || !dst || !tid)
@@ -96,8 +96,10 @@ rj_status rj_emit_tile(rj_emitter *em, const rj_request *req, LLVMValueRef src, 
   /* the variant: forced, or the one of the buffers' memory; its predicates decide */
   const pass_variant *v = t->src.mem == RJ_MEM_SHARED ? &pass_variant_shared : &pass_variant_local;
   if (req->variant[0] && strcmp(req->variant, "auto") != 0) {
-    if (strcmp(req->variant, pass_variant_shared.name) == 0) v = &pass_variant_shared;
-    else if (strcmp(req->variant, pass_variant_local.name) == 0) v = &pass_variant_local;
+    if (strcmp(req->variant, pass_variant_shared.name) == 0)
+      v = &pass_variant_shared;
+    else if (strcmp(req->variant, pass_variant_local.name) == 0)
+      v = &pass_variant_local;
     else
       return finish(em, &e, &err,
                     ir_fail(&err, RJ_EINVAL,
@@ -106,8 +108,7 @@ rj_status rj_emit_tile(rj_emitter *em, const rj_request *req, LLVMValueRef src, 
   }
   char why[512];
   const char *reason = v->accepts(req, e.target, why, sizeof why);
-  if (reason)
-    return finish(em, &e, &err, ir_fail(&err, RJ_ENOVARIANT, "%s: %s", v->name, reason));
+  if (reason) return finish(em, &e, &err, ir_fail(&err, RJ_ENOVARIANT, "%s: %s", v->name, reason));
   pass_tile_args a = {src, dst, tid};
   s = v->tile(&e, t, &a);
   return finish(em, &e, &err, s);

@@ -175,9 +175,9 @@ typedef struct rj_subgroup {
   int log2_size;
   int threads; /* per block */
   int blocks;
-  int arg;          /* broadcast lane, shuffle offset / mask, or the one shuffle index */
+  int arg; /* broadcast lane, shuffle offset / mask, or the one shuffle index */
   int index_is_list;
-  int index[32];    /* shuffle: lane l reads lane index[l] */
+  int index[32]; /* shuffle: lane l reads lane index[l] */
 } rj_subgroup;
 
 /* kind "tensor": a reduction over a whole array in global memory. */
@@ -208,10 +208,10 @@ typedef struct rj_treduce {
   int pingpong;
   /* Appended by issue 5 (JSON "nan", "accum", "strides", "dst_strides", all optional). */
   rj_nan nan;
-  int accum;                /* fold the destination's old value in as well */
-  int has_strides;          /* 0: row-major sources and destination */
-  int64_t strides[5];       /* every rank's source, in elements (the root's; all ranks alike) */
-  int64_t dst_strides[5];   /* the destination, in elements */
+  int accum;              /* fold the destination's old value in as well */
+  int has_strides;        /* 0: row-major sources and destination */
+  int64_t strides[5];     /* every rank's source, in elements (the root's; all ranks alike) */
+  int64_t dst_strides[5]; /* the destination, in elements */
 } rj_treduce;
 
 typedef struct rj_request {
@@ -311,12 +311,12 @@ RJ_API rj_status rj_device_count(rj_ctx *ctx, int *count);
 typedef struct rj_check_opts {
   uint32_t struct_size;
   rj_options compile;
-  uint64_t seed;  /* inputs drawn from this seed (CONTRACT.md: inputs and tolerances of run) */
-  int nan_count;  /* float dtypes: this many inputs replaced by NaN (0 = none) */
+  uint64_t seed; /* inputs drawn from this seed (CONTRACT.md: inputs and tolerances of run) */
+  int nan_count; /* float dtypes: this many inputs replaced by NaN (0 = none) */
 } rj_check_opts;
 
 typedef struct rj_check_result {
-  int ok;                  /* every element within tolerance, nothing outside dst written */
+  int ok; /* every element within tolerance, nothing outside dst written */
   char variant[RJ_NAME_MAX];
   char target[16];
   int64_t checked;         /* elements compared */
@@ -324,7 +324,7 @@ typedef struct rj_check_result {
   int64_t outside_written; /* elements outside the destination region that changed */
   double max_abs_err, max_rel_err;
   double compile_ms, load_ms, kernel_ms;
-  char first_error[256];   /* the first wrong element, described */
+  char first_error[256]; /* the first wrong element, described */
 } rj_check_result;
 
 RJ_API void rj_check_opts_init(rj_check_opts *opt);
@@ -497,7 +497,7 @@ typedef struct rj_treduce_buf {
   int device;   /* CUDA device ordinal holding it */
   int ndim;     /* 1..5; every source has the root's shape, and so does the destination */
   int64_t shape[RJ_TREDUCE_MAX_DIMS];
-  int has_strides; /* 0: row-major */
+  int has_strides;                      /* 0: row-major */
   int64_t strides[RJ_TREDUCE_MAX_DIMS]; /* in elements; sources: the same on every rank */
 } rj_treduce_buf;
 
@@ -525,7 +525,7 @@ typedef struct rj_treduce_result {
   int staged_ranks; /* copied to the root with cuMemcpyPeerAsync */
   int launches;     /* kernels launched */
   double compile_ms, load_ms;
-  double ms;        /* the whole operation on the root's GPU, CUDA events */
+  double ms; /* the whole operation on the root's GPU, CUDA events */
 } rj_treduce_result;
 
 RJ_API void rj_treduce_group_init(rj_treduce_group *g);
@@ -566,7 +566,6 @@ RJ_API void rj_nccl_args_init(rj_nccl_args *a);
  * loaded. */
 RJ_API rj_status rj_nccl_version(rj_ctx *ctx, int *version);
 RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nccl_args *a);
-
 
 #ifdef __cplusplus
 }

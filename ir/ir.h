@@ -15,7 +15,8 @@ typedef struct ir_err {
   rj_status status;
 } ir_err;
 
-rj_status ir_fail(ir_err *e, rj_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+rj_status ir_fail(ir_err *e, rj_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* request.c — tables (ORDER DTYPE) and names */
 typedef struct ir_dtype_info {
@@ -40,12 +41,12 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e);
 
 /* validate.c — every check a request must pass before dispatch; fills derived facts. */
 typedef struct ir_tile_shape {
-  int ndim;                 /* src dims */
+  int ndim; /* src dims */
   bool reduced[RJ_MAX_DIMS];
-  int64_t spatial_len;      /* product of the src region's kept extents */
-  int64_t reduce_len;       /* product of the src region's reduced extents */
-  int threads;              /* CTA size */
-  int scope_threads;        /* threads in one instance of the scope */
+  int64_t spatial_len; /* product of the src region's kept extents */
+  int64_t reduce_len;  /* product of the src region's reduced extents */
+  int threads;         /* CTA size */
+  int scope_threads;   /* threads in one instance of the scope */
 } ir_tile_shape;
 
 rj_status ir_validate(const rj_request *r, ir_err *e);
@@ -67,7 +68,8 @@ typedef struct ir_treduce_geom {
 void ir_treduce_facts(const rj_treduce *t, ir_treduce_geom *g);
 
 /* Index helpers over a buffer's region: fused row-major indices to buffer offsets. */
-/* Offset (row-major over the full buffer shape) of src element (spatial index s, reduce index r). */
+/* Offset (row-major over the full buffer shape) of src element (spatial index s, reduce index r).
+ */
 int64_t ir_src_offset(const rj_tile *t, int64_t s, int64_t r);
 /* Offset of dst element for fused spatial index s (row-major over the dst region). */
 int64_t ir_dst_offset(const rj_tile *t, int64_t s);
@@ -77,9 +79,9 @@ int64_t ir_numel(const rj_buffer *b);
  * elem[t * nslots + j] is the offset (row-major over the full buffer) of the element that thread
  * t (within the scope) holds in slot j, or -1. */
 typedef struct ir_placement {
-  int nthreads;   /* threads of the scope */
-  int nslots;     /* slots per thread */
-  int64_t *elem;  /* nthreads * nslots */
+  int nthreads;  /* threads of the scope */
+  int nslots;    /* slots per thread */
+  int64_t *elem; /* nthreads * nslots */
 } ir_placement;
 
 rj_status ir_place(const rj_buffer *b, int scope_threads, const char *field, ir_placement *out,
@@ -88,23 +90,23 @@ void ir_placement_free(ir_placement *p);
 
 /* target.c — one table of GPU targets and what they have. */
 typedef enum ir_feature {
-  IR_F_REDUX_I32 = 1u << 0,   /* redux.sync integer add/min/max/and/or/xor (sm_80, PTX 7.0) */
-  IR_F_REDUX_F32 = 1u << 1,   /* redux.sync f32 min/max (sm_100a / f family, PTX 8.6) */
-  IR_F_ADD_F32X2 = 1u << 2,   /* add.rn{.ftz}.f32x2 (sm_100+, PTX 8.6) */
-  IR_F_MAX3_F32 = 1u << 3,    /* 3-input max/min.f32 (sm_100+, PTX 8.8) */
-  IR_F_MAX_NAN = 1u << 4,     /* max.NaN / min.NaN f32 (sm_80, PTX 7.0) */
-  IR_F_BF16_CVT = 1u << 5,    /* cvt.rn.bf16.f32 (sm_80) */
+  IR_F_REDUX_I32 = 1u << 0, /* redux.sync integer add/min/max/and/or/xor (sm_80, PTX 7.0) */
+  IR_F_REDUX_F32 = 1u << 1, /* redux.sync f32 min/max (sm_100a / f family, PTX 8.6) */
+  IR_F_ADD_F32X2 = 1u << 2, /* add.rn{.ftz}.f32x2 (sm_100+, PTX 8.6) */
+  IR_F_MAX3_F32 = 1u << 3,  /* 3-input max/min.f32 (sm_100+, PTX 8.8) */
+  IR_F_MAX_NAN = 1u << 4,   /* max.NaN / min.NaN f32 (sm_80, PTX 7.0) */
+  IR_F_BF16_CVT = 1u << 5,  /* cvt.rn.bf16.f32 (sm_80) */
 } ir_feature;
 
 typedef struct ir_target {
-  const char *name;   /* "sm_90a" */
-  int sm;             /* 90 */
-  char suffix;        /* 0, 'a' or 'f' */
-  int min_ptx;        /* the least PTX ISA version LLVM and ptxas accept for it (e.g. 78) */
+  const char *name; /* "sm_90a" */
+  int sm;           /* 90 */
+  char suffix;      /* 0, 'a' or 'f' */
+  int min_ptx;      /* the least PTX ISA version LLVM and ptxas accept for it (e.g. 78) */
   unsigned features;
-  int max_shared;     /* static shared memory bytes per block */
-  unsigned emulated;  /* features this entry provides by scalar emulation, not in hardware
-                         (rj_options.emulate_packed): a subset of IR_F_EMULABLE */
+  int max_shared;    /* static shared memory bytes per block */
+  unsigned emulated; /* features this entry provides by scalar emulation, not in hardware
+                        (rj_options.emulate_packed): a subset of IR_F_EMULABLE */
 } ir_target;
 
 /* Features that have a scalar emulation (the same algorithm, each packed instruction replaced
@@ -140,9 +142,9 @@ void ir_store_bits(rj_dtype t, void *p, int64_t i, uint64_t bits);
 
 /* An exact or float64 result for one output element. */
 typedef struct ir_value {
-  double f;     /* floats */
-  uint64_t u;   /* integers, wrapped to the dtype's width (sign-extended for signed) */
-  double mag;   /* sum of |x| over the reduced elements (and |old dst|): the tolerance scale */
+  double f;   /* floats */
+  uint64_t u; /* integers, wrapped to the dtype's width (sign-extended for signed) */
+  double mag; /* sum of |x| over the reduced elements (and |old dst|): the tolerance scale */
 } ir_value;
 
 /* Combines x into acc by op (float: with nan policy; ints: exact, wrapping). */

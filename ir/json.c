@@ -201,7 +201,8 @@ static rj_status parse_layout(P *p, const cJSON *v, const char *parent, rj_layou
     }
   }
   /* the number of dims is checked against the buffer in validation: record it in nsub[] only */
-  for (int k = d; k < RJ_MAX_DIMS; k++) L->nsub[k] = 0;
+  for (int k = d; k < RJ_MAX_DIMS; k++)
+    L->nsub[k] = 0;
   const cJSON *R = cJSON_GetObjectItemCaseSensitive(v, "replicate");
   if (R) {
     at(p, self, "replicate");
@@ -210,7 +211,8 @@ static rj_status parse_layout(P *p, const cJSON *v, const char *parent, rj_layou
     int i = 0;
     for (const cJSON *r = R->child; r; r = r->next, i++) {
       snprintf(p->path, sizeof p->path, "%s.replicate[%d]", self, i);
-      if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) != 2) return bad(p, "expected [extent, stride]");
+      if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) != 2)
+        return bad(p, "expected [extent, stride]");
       if ((s = as_int(p, r->child, 1, BIG, &L->rep_extent[i]))) return s;
       if ((s = parse_stride(p, r->child->next, &L->rep_stride[i]))) return s;
     }
@@ -222,7 +224,8 @@ static rj_status parse_layout(P *p, const cJSON *v, const char *parent, rj_layou
 /* The number of dims the layout names (entries of its shape). */
 static int layout_dims(const rj_layout *L) {
   int n = 0;
-  while (n < RJ_MAX_DIMS && L->nsub[n] > 0) n++;
+  while (n < RJ_MAX_DIMS && L->nsub[n] > 0)
+    n++;
   return n;
 }
 
@@ -240,7 +243,8 @@ static rj_status parse_buffer(P *p, const cJSON *o, const char *name, rj_buffer 
   int n = 0;
   if ((s = get_ints(p, o, name, "shape", RJ_MAX_DIMS, -BIG, BIG, true, v, &n))) return s;
   b->ndim = n;
-  for (int i = 0; i < n; i++) b->shape[i] = v[i];
+  for (int i = 0; i < n; i++)
+    b->shape[i] = v[i];
   int ns = -1, ne = -1;
   int64_t st[RJ_MAX_DIMS], ex[RJ_MAX_DIMS];
   if ((s = get_ints(p, o, name, "start", RJ_MAX_DIMS, -BIG, BIG, false, st, &ns))) return s;
@@ -280,14 +284,15 @@ static rj_status parse_axes(P *p, const cJSON *o, int *naxes, int *axes) {
   if (s) return s;
   if (n >= 0) {
     *naxes = n;
-    for (int i = 0; i < n; i++) axes[i] = (int)v[i];
+    for (int i = 0; i < n; i++)
+      axes[i] = (int)v[i];
   }
   return RJ_OK;
 }
 
 static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
-  static const char *const keys[] = {"kind",  "op",   "dtype", "scope", "threads", "active", "src",
-                                     "dst",   "axes", "accum", "nan",   "variant", NULL};
+  static const char *const keys[] = {"kind", "op",   "dtype", "scope", "threads", "active", "src",
+                                     "dst",  "axes", "accum", "nan",   "variant", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
@@ -330,10 +335,10 @@ static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
 static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
   static const char *const keys[] = {"kind",   "primitive", "dtype", "log2_size", "threads",
                                      "blocks", "index",     "arg",   "variant",   NULL};
-  static const char *const prim_names[] = {
-      "shuffle",        "broadcast",      "shuffle_down",   "shuffle_up",
-      "shuffle_xor",    "reduce_add",     "reduce_min",     "reduce_max",
-      "reduce_all_add", "reduce_all_min", "reduce_all_max", "invocation_id"};
+  static const char *const prim_names[] = {"shuffle",        "broadcast",      "shuffle_down",
+                                           "shuffle_up",     "shuffle_xor",    "reduce_add",
+                                           "reduce_min",     "reduce_max",     "reduce_all_add",
+                                           "reduce_all_min", "reduce_all_max", "invocation_id"};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
@@ -363,7 +368,8 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
       int n = 0;
       if ((s = get_ints(p, o, "", "index", 32, -(1 << 30), 1 << 30, true, v32, &n))) return s;
       g->index_is_list = 1;
-      for (int i = 0; i < 32; i++) g->index[i] = (int)v32[i];
+      for (int i = 0; i < 32; i++)
+        g->index[i] = (int)v32[i];
     } else {
       if ((s = as_int(p, ix, -(1 << 30), 1 << 30, &i64))) return s;
       g->arg = (int)i64;
@@ -373,8 +379,8 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
 }
 
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
-  static const char *const keys[] = {"kind", "op",  "dtype", "shape",         "axes",
-                                     "strides", "accum", "nan", "deterministic", "variant", NULL};
+  static const char *const keys[] = {"kind",  "op",  "dtype",         "shape",   "axes", "strides",
+                                     "accum", "nan", "deterministic", "variant", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0, n = 0;
   int64_t vals[RJ_MAX_DIMS];
@@ -385,7 +391,8 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   t->dtype = (rj_dtype)v;
   if ((s = get_ints(p, o, "", "shape", RJ_MAX_DIMS, -BIG, BIG, true, vals, &n))) return s;
   t->ndim = n;
-  for (int i = 0; i < n; i++) t->shape[i] = vals[i];
+  for (int i = 0; i < n; i++)
+    t->shape[i] = vals[i];
   int ns = -1;
   if ((s = get_ints(p, o, "", "strides", RJ_MAX_DIMS, -BIG, BIG, false, vals, &ns))) return s;
   if (ns >= 0) {
@@ -394,13 +401,15 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
       at(p, "", "strides");
       return bad(p, "must have one entry per dim of shape");
     }
-    for (int i = 0; i < ns; i++) t->strides[i] = vals[i];
+    for (int i = 0; i < ns; i++)
+      t->strides[i] = vals[i];
   }
   t->naxes = -1;
   if ((s = parse_axes(p, o, &t->naxes, t->axes))) return s;
   if (t->naxes < 0) { /* default: every axis */
     t->naxes = t->ndim;
-    for (int i = 0; i < t->ndim; i++) t->axes[i] = i;
+    for (int i = 0; i < t->ndim; i++)
+      t->axes[i] = i;
   }
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_bool(p, o, "", "deterministic", &t->deterministic))) return s;
@@ -411,9 +420,9 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
 }
 
 static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
-  static const char *const keys[] = {"kind",     "op",      "dtype",   "ranks",       "root",
-                                     "shape",    "tile",    "pingpong", "variant",    "nan",
-                                     "accum",    "strides", "dst_strides", NULL};
+  static const char *const keys[] = {"kind",  "op",      "dtype",       "ranks",   "root",
+                                     "shape", "tile",    "pingpong",    "variant", "nan",
+                                     "accum", "strides", "dst_strides", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0, n = 0;
   int64_t i64 = 0, vals[RJ_MAX_DIMS];
@@ -429,7 +438,8 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
   t->root = (int)(i64 > 1 << 20 ? 1 << 20 : i64 < -1 ? -1 : i64);
   if ((s = get_ints(p, o, "", "shape", 5, -BIG, BIG, true, vals, &n))) return s;
   t->ndim = n;
-  for (int i = 0; i < n; i++) t->shape[i] = vals[i];
+  for (int i = 0; i < n; i++)
+    t->shape[i] = vals[i];
   int nt = -1;
   if ((s = get_ints(p, o, "", "tile", 2, -BIG, BIG, false, vals, &nt))) return s;
   if (nt >= 0) {
@@ -457,7 +467,8 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
     at(p, "", sk[k]);
     if (ns != t->ndim) return bad(p, "expected one stride per dim of shape");
     t->has_strides = 1;
-    for (int i = 0; i < ns; i++) sv[k][i] = vals[i];
+    for (int i = 0; i < ns; i++)
+      sv[k][i] = vals[i];
   }
   if (t->has_strides) /* a list not given is row-major */
     for (int k = 0; k < 2; k++) {
@@ -498,18 +509,25 @@ rj_status ir_parse(const char *json, rj_request *out, ir_err *e) {
   const cJSON *var = cJSON_GetObjectItemCaseSensitive(o, "variant");
   if (var) {
     at(&p, "", "variant");
-    if (!cJSON_IsString(var) || strlen(var->valuestring) >= RJ_NAME_MAX ||
-        !var->valuestring[0]) {
+    if (!cJSON_IsString(var) || strlen(var->valuestring) >= RJ_NAME_MAX || !var->valuestring[0]) {
       s = bad(&p, "expected \"auto\" or a variant name");
       goto out;
     }
     snprintf(out->variant, sizeof out->variant, "%s", var->valuestring);
   }
   switch (out->kind) {
-  case RJ_KIND_TILE: s = parse_tile(&p, o, &out->u.tile); break;
-  case RJ_KIND_SUBGROUP: s = parse_subgroup(&p, o, &out->u.subgroup); break;
-  case RJ_KIND_TENSOR: s = parse_tensor(&p, o, &out->u.tensor); break;
-  case RJ_KIND_TREDUCE: s = parse_treduce(&p, o, &out->u.treduce); break;
+  case RJ_KIND_TILE:
+    s = parse_tile(&p, o, &out->u.tile);
+    break;
+  case RJ_KIND_SUBGROUP:
+    s = parse_subgroup(&p, o, &out->u.subgroup);
+    break;
+  case RJ_KIND_TENSOR:
+    s = parse_tensor(&p, o, &out->u.tensor);
+    break;
+  case RJ_KIND_TREDUCE:
+    s = parse_treduce(&p, o, &out->u.treduce);
+    break;
   }
 out:
   cJSON_Delete(o);
@@ -520,13 +538,15 @@ out:
 
 static cJSON *ints(const int64_t *v, int n) {
   cJSON *a = cJSON_CreateArray();
-  for (int i = 0; a && i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v[i]));
+  for (int i = 0; a && i < n; i++)
+    cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v[i]));
   return a;
 }
 
 static cJSON *int32s(const int *v, int n) {
   int64_t w[RJ_MAX_DIMS > 32 ? RJ_MAX_DIMS : 32];
-  for (int i = 0; i < n; i++) w[i] = v[i];
+  for (int i = 0; i < n; i++)
+    w[i] = v[i];
   return ints(w, n);
 }
 
@@ -594,8 +614,7 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     cJSON_AddStringToObject(o, "op", op_names[t->op]);
     cJSON_AddStringToObject(o, "dtype", dtype_names[t->dtype]);
     cJSON_AddStringToObject(o, "scope", scope_names[t->scope]);
-    cJSON_AddNumberToObject(o, "threads",
-                            t->threads ? t->threads : ir_scope_threads(t->scope));
+    cJSON_AddNumberToObject(o, "threads", t->threads ? t->threads : ir_scope_threads(t->scope));
     if (t->active) {
       static const char *const ak[] = {NULL, "warp", "warpgroup", "thread"};
       cJSON *a = cJSON_CreateObject();

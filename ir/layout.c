@@ -44,23 +44,27 @@ rj_status ir_place(const rj_buffer *b, int T, const char *f, ir_placement *out, 
           c /= L->shape[d][k];
           rj_stride st = L->stride[d][k];
           int64_t v = sc * st.step;
-          if (st.unit == RJ_UNIT_SLOT) s = addv(s, v);
-          else if (st.unit == RJ_UNIT_LANE) lane = addv(lane, v);
-          else th = addv(th, v);
+          if (st.unit == RJ_UNIT_SLOT)
+            s = addv(s, v);
+          else if (st.unit == RJ_UNIT_LANE)
+            lane = addv(lane, v);
+          else
+            th = addv(th, v);
         }
       }
     }
     if (s < 0 || s >= MAX_SLOTS) {
       free(slot);
       free(thr);
-      return ir_fail(e, RJ_EINVAL, "%s.layout: element %lld lands in register slot %lld (slots are 0..%d)",
-                     f, (long long)x, (long long)s, MAX_SLOTS - 1);
+      return ir_fail(e, RJ_EINVAL,
+                     "%s.layout: element %lld lands in register slot %lld (slots are 0..%d)", f,
+                     (long long)x, (long long)s, MAX_SLOTS - 1);
     }
     if (lane < 0 || lane > 31) {
       free(slot);
       free(thr);
-      return ir_fail(e, RJ_EINVAL, "%s.layout: element %lld lands on lane %lld (lanes are 0..31)", f,
-                     (long long)x, (long long)lane);
+      return ir_fail(e, RJ_EINVAL, "%s.layout: element %lld lands on lane %lld (lanes are 0..31)",
+                     f, (long long)x, (long long)lane);
     }
     slot[x] = s;
     thr[x] = th + lane;
@@ -73,10 +77,12 @@ rj_status ir_place(const rj_buffer *b, int T, const char *f, ir_placement *out, 
     free(thr);
     return ir_fail(e, RJ_ENOMEM, "out of memory placing %s", f);
   }
-  for (int64_t i = 0; i < (int64_t)T * nslots; i++) out->elem[i] = -1;
+  for (int64_t i = 0; i < (int64_t)T * nslots; i++)
+    out->elem[i] = -1;
   /* 2. replicas: every combination of the replicate entries */
   int64_t nrep = 1;
-  for (int i = 0; L->present && i < L->nreplicate; i++) nrep *= L->rep_extent[i];
+  for (int i = 0; L->present && i < L->nreplicate; i++)
+    nrep *= L->rep_extent[i];
   rj_status st = RJ_OK;
   for (int64_t x = 0; x < n && !st; x++) {
     for (int64_t r = 0; r < nrep && !st; r++) {

@@ -68,44 +68,77 @@ static uint16_t f32_to_bf16(float f) {
 /* ---------------------------------------------------------------- element access */
 uint64_t ir_load_bits(rj_dtype t, const void *p, int64_t i) {
   switch (ir_dtype(t)->bytes) {
-  case 2: return ((const uint16_t *)p)[i];
-  case 4: return ((const uint32_t *)p)[i];
-  default: return ((const uint64_t *)p)[i];
+  case 2:
+    return ((const uint16_t *)p)[i];
+  case 4:
+    return ((const uint32_t *)p)[i];
+  default:
+    return ((const uint64_t *)p)[i];
   }
 }
 
 void ir_store_bits(rj_dtype t, void *p, int64_t i, uint64_t v) {
   switch (ir_dtype(t)->bytes) {
-  case 2: ((uint16_t *)p)[i] = (uint16_t)v; break;
-  case 4: ((uint32_t *)p)[i] = (uint32_t)v; break;
-  default: ((uint64_t *)p)[i] = v; break;
+  case 2:
+    ((uint16_t *)p)[i] = (uint16_t)v;
+    break;
+  case 4:
+    ((uint32_t *)p)[i] = (uint32_t)v;
+    break;
+  default:
+    ((uint64_t *)p)[i] = v;
+    break;
   }
 }
 
 double ir_load_f64(rj_dtype t, const void *p, int64_t i) {
   switch (t) {
-  case RJ_F16: return half_to_f32(((const uint16_t *)p)[i]);
-  case RJ_BF16: return bf16_to_f32(((const uint16_t *)p)[i]);
-  case RJ_F32: return ((const float *)p)[i];
-  case RJ_F64: return ((const double *)p)[i];
-  case RJ_I32: return ((const int32_t *)p)[i];
-  case RJ_U32: return ((const uint32_t *)p)[i];
-  case RJ_I64: return (double)((const int64_t *)p)[i];
-  case RJ_U64: return (double)((const uint64_t *)p)[i];
+  case RJ_F16:
+    return half_to_f32(((const uint16_t *)p)[i]);
+  case RJ_BF16:
+    return bf16_to_f32(((const uint16_t *)p)[i]);
+  case RJ_F32:
+    return ((const float *)p)[i];
+  case RJ_F64:
+    return ((const double *)p)[i];
+  case RJ_I32:
+    return ((const int32_t *)p)[i];
+  case RJ_U32:
+    return ((const uint32_t *)p)[i];
+  case RJ_I64:
+    return (double)((const int64_t *)p)[i];
+  case RJ_U64:
+    return (double)((const uint64_t *)p)[i];
   }
   return 0;
 }
 
 void ir_store_f64(rj_dtype t, void *p, int64_t i, double v) {
   switch (t) {
-  case RJ_F16: ((uint16_t *)p)[i] = f32_to_half((float)v); break;
-  case RJ_BF16: ((uint16_t *)p)[i] = f32_to_bf16((float)v); break;
-  case RJ_F32: ((float *)p)[i] = (float)v; break;
-  case RJ_F64: ((double *)p)[i] = v; break;
-  case RJ_I32: ((int32_t *)p)[i] = (int32_t)v; break;
-  case RJ_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-  case RJ_I64: ((int64_t *)p)[i] = (int64_t)v; break;
-  case RJ_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+  case RJ_F16:
+    ((uint16_t *)p)[i] = f32_to_half((float)v);
+    break;
+  case RJ_BF16:
+    ((uint16_t *)p)[i] = f32_to_bf16((float)v);
+    break;
+  case RJ_F32:
+    ((float *)p)[i] = (float)v;
+    break;
+  case RJ_F64:
+    ((double *)p)[i] = v;
+    break;
+  case RJ_I32:
+    ((int32_t *)p)[i] = (int32_t)v;
+    break;
+  case RJ_U32:
+    ((uint32_t *)p)[i] = (uint32_t)v;
+    break;
+  case RJ_I64:
+    ((int64_t *)p)[i] = (int64_t)v;
+    break;
+  case RJ_U64:
+    ((uint64_t *)p)[i] = (uint64_t)v;
+    break;
   }
 }
 
@@ -126,16 +159,24 @@ void ir_fill_random(ir_rng *g, rj_dtype t, void *p, int64_t n) {
 /* Poison: NaNs with a payload no arithmetic produces, and 0xDEAD... integers. */
 static uint64_t poison_bits(rj_dtype t) {
   switch (t) {
-  case RJ_F16: case RJ_BF16: return 0xFFB5; /* f16: -NaN, payload; bf16: -NaN, payload */
-  case RJ_F32: return 0xFFBADBADull;
-  case RJ_F64: return 0xFFF7BADBADBADBADull;
-  case RJ_I32: case RJ_U32: return 0xDEADBEEFull;
-  default: return 0xDEADBEEFDEADBEEFull;
+  case RJ_F16:
+  case RJ_BF16:
+    return 0xFFB5; /* f16: -NaN, payload; bf16: -NaN, payload */
+  case RJ_F32:
+    return 0xFFBADBADull;
+  case RJ_F64:
+    return 0xFFF7BADBADBADBADull;
+  case RJ_I32:
+  case RJ_U32:
+    return 0xDEADBEEFull;
+  default:
+    return 0xDEADBEEFDEADBEEFull;
   }
 }
 
 void ir_fill_poison(rj_dtype t, void *p, int64_t n) {
-  for (int64_t i = 0; i < n; i++) ir_store_bits(t, p, i, poison_bits(t));
+  for (int64_t i = 0; i < n; i++)
+    ir_store_bits(t, p, i, poison_bits(t));
 }
 
 bool ir_is_poison(rj_dtype t, const void *p, int64_t i) {
@@ -145,17 +186,23 @@ bool ir_is_poison(rj_dtype t, const void *p, int64_t i) {
 /* ---------------------------------------------------------------- the reference */
 static uint64_t wrap(rj_dtype t, uint64_t u) {
   switch (t) {
-  case RJ_I32: return (uint64_t)(int64_t)(int32_t)(uint32_t)u;
-  case RJ_U32: return (uint32_t)u;
-  default: return u;
+  case RJ_I32:
+    return (uint64_t)(int64_t)(int32_t)(uint32_t)u;
+  case RJ_U32:
+    return (uint32_t)u;
+  default:
+    return u;
   }
 }
 
 static uint64_t load_int(rj_dtype t, const void *p, int64_t i) {
   switch (t) {
-  case RJ_I32: return (uint64_t)(int64_t)((const int32_t *)p)[i];
-  case RJ_U32: return ((const uint32_t *)p)[i];
-  default: return ((const uint64_t *)p)[i];
+  case RJ_I32:
+    return (uint64_t)(int64_t)((const int32_t *)p)[i];
+  case RJ_U32:
+    return ((const uint32_t *)p)[i];
+  default:
+    return ((const uint64_t *)p)[i];
   }
 }
 
@@ -163,11 +210,20 @@ void ir_oracle_init(rj_op op, rj_dtype t, ir_value *acc) {
   acc->mag = 0;
   acc->f = op == RJ_OP_SUM ? 0.0 : op == RJ_OP_MAX ? -INFINITY : INFINITY;
   switch (t) {
-  case RJ_I32: acc->u = op == RJ_OP_SUM ? 0 : op == RJ_OP_MAX ? (uint64_t)(int64_t)INT32_MIN : INT32_MAX; break;
-  case RJ_I64: acc->u = op == RJ_OP_SUM ? 0 : op == RJ_OP_MAX ? (uint64_t)INT64_MIN : INT64_MAX; break;
-  case RJ_U32: acc->u = op == RJ_OP_MIN ? UINT32_MAX : 0; break;
-  case RJ_U64: acc->u = op == RJ_OP_MIN ? UINT64_MAX : 0; break;
-  default: acc->u = 0;
+  case RJ_I32:
+    acc->u = op == RJ_OP_SUM ? 0 : op == RJ_OP_MAX ? (uint64_t)(int64_t)INT32_MIN : INT32_MAX;
+    break;
+  case RJ_I64:
+    acc->u = op == RJ_OP_SUM ? 0 : op == RJ_OP_MAX ? (uint64_t)INT64_MIN : INT64_MAX;
+    break;
+  case RJ_U32:
+    acc->u = op == RJ_OP_MIN ? UINT32_MAX : 0;
+    break;
+  case RJ_U64:
+    acc->u = op == RJ_OP_MIN ? UINT64_MAX : 0;
+    break;
+  default:
+    acc->u = 0;
   }
 }
 
@@ -181,9 +237,12 @@ void ir_oracle_add(rj_op op, rj_dtype t, rj_nan nan, ir_value *acc, const void *
     }
     acc->mag += fabs(x);
     if (isnan(acc->f)) return;
-    if (op == RJ_OP_SUM) acc->f += x;
-    else if (op == RJ_OP_MAX) acc->f = x > acc->f ? x : acc->f;
-    else acc->f = x < acc->f ? x : acc->f;
+    if (op == RJ_OP_SUM)
+      acc->f += x;
+    else if (op == RJ_OP_MAX)
+      acc->f = x > acc->f ? x : acc->f;
+    else
+      acc->f = x < acc->f ? x : acc->f;
     return;
   }
   uint64_t x = load_int(t, p, i);
@@ -211,11 +270,16 @@ void ir_oracle_tile(const rj_tile *t, const void *src, const void *dst_old, ir_v
 
 double ir_tolerance(rj_dtype t) {
   switch (t) {
-  case RJ_F64: return 1e-12;
-  case RJ_F32: return 1e-5;
-  case RJ_F16: return 2e-3;
-  case RJ_BF16: return 1.6e-2;
-  default: return 0;
+  case RJ_F64:
+    return 1e-12;
+  case RJ_F32:
+    return 1e-5;
+  case RJ_F16:
+    return 2e-3;
+  case RJ_BF16:
+    return 1.6e-2;
+  default:
+    return 0;
   }
 }
 

@@ -17,9 +17,9 @@ rj_status ir_fail(ir_err *e, rj_status s, const char *fmt, ...) {
 
 /* ORDER DTYPE */
 static const ir_dtype_info dtypes[] = {
-    {"f16", 2, true, true},   {"bf16", 2, true, true},  {"f32", 4, true, true},
-    {"f64", 8, true, true},   {"i32", 4, false, true},  {"u32", 4, false, false},
-    {"i64", 8, false, true},  {"u64", 8, false, false},
+    {"f16", 2, true, true},  {"bf16", 2, true, true},  {"f32", 4, true, true},
+    {"f64", 8, true, true},  {"i32", 4, false, true},  {"u32", 4, false, false},
+    {"i64", 8, false, true}, {"u64", 8, false, false},
 };
 
 const ir_dtype_info *ir_dtype(rj_dtype t) {
@@ -48,10 +48,14 @@ const char *ir_mem_name(rj_mem m) {
 
 const char *ir_kind_name(rj_kind k) {
   switch (k) {
-  case RJ_KIND_TILE: return "tile";
-  case RJ_KIND_SUBGROUP: return "subgroup";
-  case RJ_KIND_TENSOR: return "tensor";
-  case RJ_KIND_TREDUCE: return "treduce";
+  case RJ_KIND_TILE:
+    return "tile";
+  case RJ_KIND_SUBGROUP:
+    return "subgroup";
+  case RJ_KIND_TENSOR:
+    return "tensor";
+  case RJ_KIND_TREDUCE:
+    return "treduce";
   }
   return "?";
 }
@@ -89,6 +93,7 @@ RJ_API void rj_request_init(rj_request *req, rj_kind kind) {
 
 int64_t ir_numel(const rj_buffer *b) {
   int64_t n = 1;
-  for (int d = 0; d < b->ndim; d++) n *= b->shape[d];
+  for (int d = 0; d < b->ndim; d++)
+    n *= b->shape[d];
   return n;
 }

@@ -11,7 +11,8 @@
 void ir_tensor_view(const rj_tensor *t, ir_tview *v) {
   memset(v, 0, sizeof *v);
   bool red[RJ_MAX_DIMS] = {0};
-  for (int i = 0; i < t->naxes; i++) red[t->axes[i] < 0 ? t->axes[i] + t->ndim : t->axes[i]] = true;
+  for (int i = 0; i < t->naxes; i++)
+    red[t->axes[i] < 0 ? t->axes[i] + t->ndim : t->axes[i]] = true;
   int64_t st[RJ_MAX_DIMS], mul = 1;
   for (int d = t->ndim - 1; d >= 0; d--) {
     st[d] = t->has_strides ? t->strides[d] : mul;
@@ -37,7 +38,8 @@ void ir_tensor_view(const rj_tensor *t, ir_tview *v) {
     v->n++;
   }
   bool any = false;
-  for (int d = 0; d < v->n; d++) any |= v->red[d];
+  for (int d = 0; d < v->n; d++)
+    any |= v->red[d];
   if (!any) {
     v->size[v->n] = 1;
     v->stride[v->n] = 1;

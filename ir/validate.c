@@ -29,7 +29,8 @@ static rj_status check_dims(ir_err *e, const char *f, const int64_t *shape, int 
 static rj_status check_axes(ir_err *e, const int *axes, int naxes, int ndim, bool *reduced) {
   if (naxes < 1 || naxes > ndim)
     return ir_fail(e, RJ_EINVAL, "axes: expected 1 to %d axes (got %d)", ndim, naxes);
-  for (int d = 0; d < RJ_MAX_DIMS; d++) reduced[d] = false;
+  for (int d = 0; d < RJ_MAX_DIMS; d++)
+    reduced[d] = false;
   for (int i = 0; i < naxes; i++) {
     int a = axes[i];
     if (a < -ndim || a >= ndim)
@@ -74,11 +75,9 @@ static rj_status check_buffer(ir_err *e, const char *name, const rj_buffer *b, i
       int64_t p = 1;
       for (int k = 0; k < L->nsub[d]; k++) {
         if (L->shape[d][k] < 1 || L->shape[d][k] > MAX_ELEMS)
-          return ir_fail(e, RJ_EINVAL, "%s.layout.shape[%d]: sub-dims must be at least 1", name,
-                         d);
+          return ir_fail(e, RJ_EINVAL, "%s.layout.shape[%d]: sub-dims must be at least 1", name, d);
         p *= L->shape[d][k];
-        if (p > MAX_ELEMS)
-          return ir_fail(e, RJ_EINVAL, "%s.layout.shape[%d]: too large", name, d);
+        if (p > MAX_ELEMS) return ir_fail(e, RJ_EINVAL, "%s.layout.shape[%d]: too large", name, d);
       }
       if (p != b->shape[d])
         return ir_fail(e, RJ_EINVAL,
@@ -168,7 +167,8 @@ static rj_status validate_tile(const rj_tile *t, ir_err *e) {
                      n);
   }
   if (t->src.mem == RJ_MEM_SHARED && t->dst.mem == RJ_MEM_SHARED) {
-    int64_t b = ir_dtype(t->dtype)->bytes; /* each array 16-byte aligned, as the harness places them */
+    int64_t b =
+        ir_dtype(t->dtype)->bytes; /* each array 16-byte aligned, as the harness places them */
     int64_t bytes = IR_ALIGN16(ir_numel(&t->src) * b) + IR_ALIGN16(ir_numel(&t->dst) * b);
     if (bytes > IR_STATIC_SHARED)
       return ir_fail(e, RJ_EINVAL,
@@ -191,8 +191,9 @@ static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
   if (g->blocks < 1 || g->blocks > 65535)
     return ir_fail(e, RJ_EINVAL, "blocks: %d is outside 1..65535", g->blocks);
   if (g->primitive == RJ_PRIM_INVOCATION_ID && ir_dtype(g->dtype)->is_float)
-    return ir_fail(e, RJ_EINVAL,
-                   "dtype: invocation_id returns the lane id, an integer: use i32, u32, i64 or u64");
+    return ir_fail(
+        e, RJ_EINVAL,
+        "dtype: invocation_id returns the lane id, an integer: use i32, u32, i64 or u64");
   bool lane_arg = g->primitive == RJ_PRIM_BROADCAST || g->primitive == RJ_PRIM_SHUFFLE_DOWN ||
                   g->primitive == RJ_PRIM_SHUFFLE_UP || g->primitive == RJ_PRIM_SHUFFLE_XOR ||
                   (g->primitive == RJ_PRIM_SHUFFLE && !g->index_is_list);
@@ -229,8 +230,7 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
       if (t->strides[d] > IR_MAX_SPAN ||
           __builtin_mul_overflow(t->shape[d] - 1, t->strides[d], &step) ||
           (span += step) > IR_MAX_SPAN)
-        return ir_fail(e, RJ_EINVAL, "strides[%d]: the view would span more than 2^46 elements",
-                       d);
+        return ir_fail(e, RJ_EINVAL, "strides[%d]: the view would span more than 2^46 elements", d);
   }
   if (t->has_strides) { /* kept dims must not overlap: distinct outputs read distinct elements */
     int ord[RJ_MAX_DIMS], n = 0;
@@ -306,8 +306,8 @@ static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
       const int64_t *st = k ? t->dst_strides : t->strides;
       for (int d = 0; d < t->ndim; d++)
         if (st[d] < 0 || st[d] > MAX_ELEMS)
-          return ir_fail(e, RJ_EINVAL, "%s[%d]: %lld is outside 0..2^40", k ? "dst_strides" : "strides",
-                         d, (long long)st[d]);
+          return ir_fail(e, RJ_EINVAL, "%s[%d]: %lld is outside 0..2^40",
+                         k ? "dst_strides" : "strides", d, (long long)st[d]);
     }
     for (int k = 0; k < 2; k++) {
       const int64_t *st = k ? t->dst_strides : t->strides;
@@ -336,10 +336,14 @@ rj_status ir_validate(const rj_request *r, ir_err *e) {
   if (memchr(r->variant, 0, sizeof r->variant) == NULL)
     return ir_fail(e, RJ_EINVAL, "variant: not NUL-terminated");
   switch (r->kind) {
-  case RJ_KIND_TILE: return validate_tile(&r->u.tile, e);
-  case RJ_KIND_SUBGROUP: return validate_subgroup(&r->u.subgroup, e);
-  case RJ_KIND_TENSOR: return validate_tensor(&r->u.tensor, e);
-  case RJ_KIND_TREDUCE: return validate_treduce(&r->u.treduce, e);
+  case RJ_KIND_TILE:
+    return validate_tile(&r->u.tile, e);
+  case RJ_KIND_SUBGROUP:
+    return validate_subgroup(&r->u.subgroup, e);
+  case RJ_KIND_TENSOR:
+    return validate_tensor(&r->u.tensor, e);
+  case RJ_KIND_TREDUCE:
+    return validate_treduce(&r->u.treduce, e);
   }
   return ir_fail(e, RJ_EINVAL, "kind: unknown value %d", r->kind);
 }
@@ -367,7 +371,8 @@ void ir_tile_facts(const rj_tile *t, ir_tile_shape *f) {
 int64_t ir_src_offset(const rj_tile *t, int64_t s, int64_t r) {
   const rj_buffer *b = &t->src;
   bool red[RJ_MAX_DIMS] = {0};
-  for (int i = 0; i < t->naxes; i++) red[t->axes[i] < 0 ? t->axes[i] + b->ndim : t->axes[i]] = 1;
+  for (int i = 0; i < t->naxes; i++)
+    red[t->axes[i] < 0 ? t->axes[i] + b->ndim : t->axes[i]] = 1;
   int64_t off = 0, mul = 1;
   for (int d = b->ndim - 1; d >= 0; d--) {
     int64_t ex = b->has_region ? b->extent[d] : b->shape[d];

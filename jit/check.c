@@ -12,9 +12,9 @@
 /* A device buffer with poisoned guards, mirrored on the host. */
 typedef struct dbuf {
   rj_dtype t;
-  int64_t n;      /* payload elements */
-  void *host;     /* GUARD + n + GUARD elements */
-  uint64_t dev;   /* device copy of host */
+  int64_t n;    /* payload elements */
+  void *host;   /* GUARD + n + GUARD elements */
+  uint64_t dev; /* device copy of host */
 } dbuf;
 
 static void *payload(dbuf *b) {
@@ -65,8 +65,8 @@ void jit_note(rj_check_result *res, const char *fmt, ...) {
   va_end(ap);
 }
 
-static void check_elem(rj_check_result *res, const rj_tile *t, const ir_value *ref,
-                       const void *got, int64_t i, const char *where) {
+static void check_elem(rj_check_result *res, const rj_tile *t, const ir_value *ref, const void *got,
+                       int64_t i, const char *where) {
   double ae, re;
   bool ok = ir_compare(t->op, t->dtype, ref, got, i, &ae, &re);
   res->checked++;
@@ -76,8 +76,8 @@ static void check_elem(rj_check_result *res, const rj_tile *t, const ir_value *r
     res->wrong++;
     if (isinf(ae)) res->max_abs_err = res->max_rel_err = INFINITY;
     jit_note(res, "%s: got %.17g (bits 0x%llx), expected %.17g", where,
-         ir_load_f64(t->dtype, got, i), (unsigned long long)ir_load_bits(t->dtype, got, i),
-         ir_dtype(t->dtype)->is_float ? ref->f : (double)(int64_t)ref->u);
+             ir_load_f64(t->dtype, got, i), (unsigned long long)ir_load_bits(t->dtype, got, i),
+             ir_dtype(t->dtype)->is_float ? ref->f : (double)(int64_t)ref->u);
   }
 }
 
@@ -119,8 +119,10 @@ static rj_status check_tile(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_che
   if ((s = dbuf_up(rt, &src, e)) || (s = dbuf_up(rt, &dst, e))) goto out;
   /* 2. the reference */
   ir_oracle_tile(t, payload(&src), t->accum ? dst_init : NULL, ref);
-  for (int64_t y = 0; y < ndst; y++) dsp[y] = -1;
-  for (int64_t sp = 0; sp < f.spatial_len; sp++) dsp[ir_dst_offset(t, sp)] = sp;
+  for (int64_t y = 0; y < ndst; y++)
+    dsp[y] = -1;
+  for (int64_t sp = 0; sp < f.spatial_len; sp++)
+    dsp[ir_dst_offset(t, sp)] = sp;
   /* 3. launch */
   void *args[3] = {&src.dev, &dst.dev, &out.dev};
   uint64_t srcp = src.dev + (uint64_t)GUARD * (uint64_t)bytes;
@@ -160,7 +162,8 @@ static rj_status check_tile(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_che
         check_elem(res, t, &ref[dsp[y]], d, y, where);
       } else if (ir_load_bits(t->dtype, d, y) != ir_load_bits(t->dtype, dst_init, y)) {
         res->outside_written++;
-        jit_note(res, "dst element %lld, outside the destination region, was written", (long long)y);
+        jit_note(res, "dst element %lld, outside the destination region, was written",
+                 (long long)y);
       }
     }
   } else {
@@ -178,12 +181,14 @@ static rj_status check_tile(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_che
             jit_note(res, "thread %d is not active but wrote its registers", tid);
           }
         } else if (y >= 0 && dsp[y] >= 0) {
-          snprintf(where, sizeof where, "thread %d dst slot %d (element %lld)", tid, j, (long long)y);
+          snprintf(where, sizeof where, "thread %d dst slot %d (element %lld)", tid, j,
+                   (long long)y);
           check_elem(res, t, &ref[dsp[y]], d, i, where);
         } else if (y >= 0 && ir_load_bits(t->dtype, d, i) != ir_load_bits(t->dtype, dst_init, y)) {
           res->outside_written++;
-          jit_note(res, "thread %d dst slot %d holds element %lld outside the region, and it changed",
-               tid, j, (long long)y);
+          jit_note(res,
+                   "thread %d dst slot %d holds element %lld outside the region, and it changed",
+                   tid, j, (long long)y);
         }
       }
     }
@@ -324,8 +329,8 @@ rj_status jit_bench_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts
   int64_t nsrc = ir_numel(&t->src), ndst = ir_numel(&t->dst);
   ir_placement pd = {0};
   if (!s && t->src.mem == RJ_MEM_LOCAL)
-    s = ir_place(&t->dst, t->scope == RJ_SCOPE_THREAD ? 1 : ir_scope_threads(t->scope), "dst",
-                 &pd, &ctx->err);
+    s = ir_place(&t->dst, t->scope == RJ_SCOPE_THREAD ? 1 : ir_scope_threads(t->scope), "dst", &pd,
+                 &ctx->err);
   int64_t nout = (int64_t)k->block[0] * pd.nslots;
   uint64_t bufs[3] = {0, 0, 0};
   if (!s) s = rt_alloc(rt, (size_t)(nsrc * bytes), &bufs[0], &ctx->err);
@@ -350,7 +355,8 @@ rj_status jit_bench_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts
   }
   if (!s) jit_bench_done(ms, RUNS, (double)(nsrc + ndst) * bytes, res);
   free(host);
-  for (int i = 0; i < 3; i++) rt_free(rt, bufs[i]);
+  for (int i = 0; i < 3; i++)
+    rt_free(rt, bufs[i]);
   ir_placement_free(&pd);
   rt_leave(rt);
   return s;

@@ -15,12 +15,18 @@
 /* The lane whose input lane `lane` receives (shuffles), or -1 when not a data move. */
 static int source_lane(const rj_subgroup *g, int lane) {
   switch (g->primitive) {
-  case RJ_PRIM_SHUFFLE: return g->index_is_list ? g->index[lane] : g->arg;
-  case RJ_PRIM_BROADCAST: return g->arg;
-  case RJ_PRIM_SHUFFLE_DOWN: return lane + g->arg <= 31 ? lane + g->arg : lane;
-  case RJ_PRIM_SHUFFLE_UP: return lane - g->arg >= 0 ? lane - g->arg : lane;
-  case RJ_PRIM_SHUFFLE_XOR: return lane ^ g->arg; /* arg is 0..31: always in the warp */
-  default: return -1;
+  case RJ_PRIM_SHUFFLE:
+    return g->index_is_list ? g->index[lane] : g->arg;
+  case RJ_PRIM_BROADCAST:
+    return g->arg;
+  case RJ_PRIM_SHUFFLE_DOWN:
+    return lane + g->arg <= 31 ? lane + g->arg : lane;
+  case RJ_PRIM_SHUFFLE_UP:
+    return lane - g->arg >= 0 ? lane - g->arg : lane;
+  case RJ_PRIM_SHUFFLE_XOR:
+    return lane ^ g->arg; /* arg is 0..31: always in the warp */
+  default:
+    return -1;
   }
 }
 
@@ -46,7 +52,8 @@ static void compare(const rj_subgroup *g, const void *in, const void *out, int64
       int64_t first = i - lane % G;
       ir_value ref;
       ir_oracle_init(op, t, &ref);
-      for (int64_t j = first; j < first + G; j++) ir_oracle_add(op, t, RJ_NAN_PROPAGATE, &ref, in, j);
+      for (int64_t j = first; j < first + G; j++)
+        ir_oracle_add(op, t, RJ_NAN_PROPAGATE, &ref, in, j);
       double ae, re;
       bool ok = ir_compare(op, t, &ref, out, i, &ae, &re);
       res->checked++;
@@ -55,11 +62,12 @@ static void compare(const rj_subgroup *g, const void *in, const void *out, int64
       if (!ok) {
         res->wrong++;
         if (isinf(ae)) res->max_abs_err = res->max_rel_err = INFINITY;
-        jit_note(res, "out[%lld] (block lane %d, group of %d from %lld): got %.17g (bits 0x%llx), "
-                  "expected %.17g",
-             (long long)i, lane, G, (long long)first, ir_load_f64(t, out, i),
-             (unsigned long long)ir_load_bits(t, out, i),
-             ir_dtype(t)->is_float ? ref.f : (double)(int64_t)ref.u);
+        jit_note(res,
+                 "out[%lld] (block lane %d, group of %d from %lld): got %.17g (bits 0x%llx), "
+                 "expected %.17g",
+                 (long long)i, lane, G, (long long)first, ir_load_f64(t, out, i),
+                 (unsigned long long)ir_load_bits(t, out, i),
+                 ir_dtype(t)->is_float ? ref.f : (double)(int64_t)ref.u);
       }
       continue;
     }
@@ -74,11 +82,13 @@ static void compare(const rj_subgroup *g, const void *in, const void *out, int64
       res->wrong++;
       double d = fabs(ir_load_f64(t, out, i) - ir_load_f64(t, &want, 0));
       /* (want holds the element's bits at its low end: little-endian, so readable as one) */
-      if (isnan(d) || isinf(d)) res->max_abs_err = res->max_rel_err = INFINITY;
-      else if (d > res->max_abs_err) res->max_abs_err = d;
-      jit_note(res, "out[%lld] (lane %d): got bits 0x%llx, expected 0x%llx (%s)", (long long)i, lane,
-           (unsigned long long)got, (unsigned long long)want,
-           g->primitive == RJ_PRIM_INVOCATION_ID ? "the lane id" : "the source lane's input");
+      if (isnan(d) || isinf(d))
+        res->max_abs_err = res->max_rel_err = INFINITY;
+      else if (d > res->max_abs_err)
+        res->max_abs_err = d;
+      jit_note(res, "out[%lld] (lane %d): got bits 0x%llx, expected 0x%llx (%s)", (long long)i,
+               lane, (unsigned long long)got, (unsigned long long)want,
+               g->primitive == RJ_PRIM_INVOCATION_ID ? "the lane id" : "the source lane's input");
     }
   }
 }

@@ -94,9 +94,9 @@ static rj_status check(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_check_op
       res->wrong++;
       if (isinf(ae)) res->max_abs_err = res->max_rel_err = INFINITY;
       snprintf(where, sizeof where, "dst element %lld", (long long)y);
-      jit_note(res, "%s: got %.17g (bits 0x%llx), expected %.17g", where, ir_load_f64(t->dtype, d, y),
-           (unsigned long long)ir_load_bits(t->dtype, d, y),
-           ir_dtype(t->dtype)->is_float ? ref[y].f : (double)(int64_t)ref[y].u);
+      jit_note(res, "%s: got %.17g (bits 0x%llx), expected %.17g", where,
+               ir_load_f64(t->dtype, d, y), (unsigned long long)ir_load_bits(t->dtype, d, y),
+               ir_dtype(t->dtype)->is_float ? ref[y].f : (double)(int64_t)ref[y].u);
     }
   }
   int64_t hits = guard_hits(t->dtype, first, GUARD, v.outputs);
@@ -151,7 +151,8 @@ rj_status jit_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_op
   ir_rng_seed(&g, o->seed);
   if (!s) {
     ir_fill_random(&g, t->dtype, host, (int64_t)(slice / bytes));
-    for (size_t i = 0; !s && i < nslice; i++) s = rt_htod(rt, big + i * slice, host, slice, e);
+    for (size_t i = 0; !s && i < nslice; i++)
+      s = rt_htod(rt, big + i * slice, host, slice, e);
   }
   if (!s) {
     ir_fill_random(&g, t->dtype, host, v.outputs);
@@ -168,7 +169,10 @@ rj_status jit_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_op
       s = rt_event_ms(rt, ev[0], ev[1], &m, e);
     if (i >= WARM) ms[i - WARM] = m;
   }
-  if (!s) jit_bench_done(ms, RUNS, (double)(v.outputs * v.reduce_len + v.outputs * (t->accum ? 2 : 1)) * (double)bytes, res);
+  if (!s)
+    jit_bench_done(
+        ms, RUNS,
+        (double)(v.outputs * v.reduce_len + v.outputs * (t->accum ? 2 : 1)) * (double)bytes, res);
   rt_event_pair_free(rt, ev);
   rt_free(rt, big);
   rt_free(rt, ddst);

@@ -170,9 +170,9 @@ static rj_status check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
       res->wrong++;
       if (isinf(ae)) res->max_abs_err = res->max_rel_err = INFINITY;
       jit_note(res, "dst element %lld (offset %lld): got %.17g (bits 0x%llx), expected %.17g",
-           (long long)i, (long long)dof, ir_load_f64(t->dtype, d, dof),
-           (unsigned long long)ir_load_bits(t->dtype, d, dof),
-           ir_dtype(t->dtype)->is_float ? ref.f : (double)(int64_t)ref.u);
+               (long long)i, (long long)dof, ir_load_f64(t->dtype, d, dof),
+               (unsigned long long)ir_load_bits(t->dtype, d, dof),
+               ir_dtype(t->dtype)->is_float ? ref.f : (double)(int64_t)ref.u);
     }
   }
   const void *dall = got, *oall = u.rk[u.N].host;
@@ -211,8 +211,8 @@ static rj_status begin(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = jit_validate(ctx, req);
   if (!s && req->kind != RJ_KIND_TREDUCE)
-    s = ir_fail(&ctx->err, RJ_EINVAL, "kind: %s, %s runs treduce requests",
-                ir_kind_name(req->kind), who);
+    s = ir_fail(&ctx->err, RJ_EINVAL, "kind: %s, %s runs treduce requests", ir_kind_name(req->kind),
+                who);
   if (!s && (unsigned)path > RJ_TREDUCE_STAGED)
     s = ir_fail(&ctx->err, RJ_EINVAL, "path: unknown value %d", path);
   return s;

@@ -67,7 +67,7 @@ RJ_API rj_status rj_target_resolve(rj_ctx *ctx, const rj_options *opt, char *buf
 /* The PTX version: the caller's, or the least the target and the emitted code need.  Every
  * combination LLVM would abort on is refused here, before codegen. */
 rj_status jit_pick_ptx(rj_ctx *ctx, const ir_target *t, const rj_options *opt, int needed,
-                          int *ptx) {
+                       int *ptx) {
   static const int known[] = {32, 40, 41, 42, 43, 50, 60, 61, 62, 63, 64, 65, 70, 71, 72, 73,
                               74, 75, 76, 77, 78, 80, 81, 82, 83, 84, 85, 86, 87, 88, 90};
   int want = opt ? opt->ptx_version : 0;
@@ -77,7 +77,8 @@ rj_status jit_pick_ptx(rj_ctx *ctx, const ir_target *t, const rj_options *opt, i
     return RJ_OK;
   }
   bool ok = false;
-  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) ok |= known[i] == want;
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    ok |= known[i] == want;
   if (!ok)
     return ir_fail(&ctx->err, RJ_ETARGET, "ptx_version: %d is not a PTX ISA version LLVM 22 emits",
                    want);
@@ -113,7 +114,8 @@ static rj_status target_machine(rj_ctx *ctx, const ir_target *t, int ptx,
   LLVMTargetMachineRef tm =
       LLVMCreateTargetMachine(target, TRIPLE, t->name, features, LLVMCodeGenLevelAggressive,
                               LLVMRelocDefault, LLVMCodeModelDefault);
-  if (!tm) return ir_fail(&ctx->err, RJ_ELLVM, "LLVM: cannot create a target machine for %s", t->name);
+  if (!tm)
+    return ir_fail(&ctx->err, RJ_ELLVM, "LLVM: cannot create a target machine for %s", t->name);
   if (ctx->ntms == (int)(sizeof ctx->tms / sizeof ctx->tms[0])) { /* full: drop the oldest */
     LLVMDisposeTargetMachine(ctx->tms[0].tm);
     memmove(ctx->tms, ctx->tms + 1, sizeof ctx->tms[0] * (size_t)(ctx->ntms - 1));
@@ -138,8 +140,9 @@ static char *module_text(LLVMModuleRef M) {
 static rj_status verify(rj_ctx *ctx, LLVMModuleRef M, bool theirs) {
   char *msg = NULL;
   if (LLVMVerifyModule(M, LLVMReturnStatusAction, &msg)) {
-    rj_status s = theirs ? ir_fail(&ctx->err, RJ_EINVAL, "ir: the module does not verify: %.700s", msg)
-                         : ir_fail(&ctx->err, RJ_ELLVM, "internal: LLVM IR does not verify: %.700s", msg);
+    rj_status s =
+        theirs ? ir_fail(&ctx->err, RJ_EINVAL, "ir: the module does not verify: %.700s", msg)
+               : ir_fail(&ctx->err, RJ_ELLVM, "internal: LLVM IR does not verify: %.700s", msg);
     LLVMDisposeMessage(msg);
     return s;
   }
@@ -284,8 +287,7 @@ RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options
   memset(&ctx->err, 0, sizeof ctx->err);
   const ir_target *tg = NULL;
   rj_status s;
-  if ((s = jit_validate(ctx, req)) || (s = jit_target(ctx, opt, &tg)))
-    return jit_status(ctx, s);
+  if ((s = jit_validate(ctx, req)) || (s = jit_target(ctx, opt, &tg))) return jit_status(ctx, s);
   size_t n = 8192;
   char *buf = malloc(n);
   if (!buf) return jit_status(ctx, ir_fail(&ctx->err, RJ_ENOMEM, "out of memory"));

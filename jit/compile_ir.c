@@ -14,7 +14,8 @@
 
 static uint64_t fnv1a(const char *p, size_t n) {
   uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
   return h;
 }
 
@@ -22,14 +23,47 @@ static uint64_t fnv1a(const char *p, size_t n) {
  * else is refused before codegen: some (llvm.sin, llvm.pow, redux.sync.f32 on sm_90 ...) make
  * LLVM's backend exit the process, which no status can report. */
 static const char *const selectable[] = {
-    "llvm.sqrt.", "llvm.fma.", "llvm.fmuladd.", "llvm.fabs.", "llvm.copysign.", "llvm.floor.",
-    "llvm.ceil.", "llvm.trunc.", "llvm.rint.", "llvm.nearbyint.", "llvm.round.",
-    "llvm.roundeven.", "llvm.minnum.", "llvm.maxnum.", "llvm.minimum.", "llvm.maximum.",
-    "llvm.ctpop.", "llvm.ctlz.", "llvm.cttz.", "llvm.bswap.", "llvm.bitreverse.", "llvm.abs.",
-    "llvm.smax.", "llvm.smin.", "llvm.umax.", "llvm.umin.", "llvm.fshl.", "llvm.fshr.",
-    "llvm.memcpy.", "llvm.memset.", "llvm.memmove.", "llvm.lifetime.", "llvm.assume",
-    "llvm.expect.", "llvm.dbg.", "llvm.nvvm.read.ptx.sreg.", "llvm.nvvm.shfl.sync.",
-    "llvm.nvvm.barrier", "llvm.nvvm.bar.warp.sync", "llvm.nvvm.membar.", "llvm.nvvm.vote.",
+    "llvm.sqrt.",
+    "llvm.fma.",
+    "llvm.fmuladd.",
+    "llvm.fabs.",
+    "llvm.copysign.",
+    "llvm.floor.",
+    "llvm.ceil.",
+    "llvm.trunc.",
+    "llvm.rint.",
+    "llvm.nearbyint.",
+    "llvm.round.",
+    "llvm.roundeven.",
+    "llvm.minnum.",
+    "llvm.maxnum.",
+    "llvm.minimum.",
+    "llvm.maximum.",
+    "llvm.ctpop.",
+    "llvm.ctlz.",
+    "llvm.cttz.",
+    "llvm.bswap.",
+    "llvm.bitreverse.",
+    "llvm.abs.",
+    "llvm.smax.",
+    "llvm.smin.",
+    "llvm.umax.",
+    "llvm.umin.",
+    "llvm.fshl.",
+    "llvm.fshr.",
+    "llvm.memcpy.",
+    "llvm.memset.",
+    "llvm.memmove.",
+    "llvm.lifetime.",
+    "llvm.assume",
+    "llvm.expect.",
+    "llvm.dbg.",
+    "llvm.nvvm.read.ptx.sreg.",
+    "llvm.nvvm.shfl.sync.",
+    "llvm.nvvm.barrier",
+    "llvm.nvvm.bar.warp.sync",
+    "llvm.nvvm.membar.",
+    "llvm.nvvm.vote.",
 };
 
 static rj_status check_intrinsics(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg) {
@@ -57,7 +91,8 @@ static rj_status check_intrinsics(rj_ctx *ctx, LLVMModuleRef M, const ir_target 
  * lacks, and LLVM exits ("unsupported library call operation"). */
 static bool foreign_float(LLVMTypeRef t) {
   LLVMTypeKind k = LLVMGetTypeKind(t);
-  if (k == LLVMVectorTypeKind || k == LLVMArrayTypeKind) return foreign_float(LLVMGetElementType(t));
+  if (k == LLVMVectorTypeKind || k == LLVMArrayTypeKind)
+    return foreign_float(LLVMGetElementType(t));
   return k == LLVMFP128TypeKind || k == LLVMX86_FP80TypeKind || k == LLVMPPC_FP128TypeKind;
 }
 

@@ -64,7 +64,8 @@ RJ_API void rj_ctx_free(rj_ctx *ctx) {
     }
     kernel_free(ctx, k);
   }
-  for (int i = 0; i < ctx->ntms; i++) LLVMDisposeTargetMachine(ctx->tms[i].tm);
+  for (int i = 0; i < ctx->ntms; i++)
+    LLVMDisposeTargetMachine(ctx->tms[i].tm);
   LLVMContextDispose(ctx->llvm);
   rt_close(ctx->cuda);
   free(ctx->text);
@@ -103,9 +104,9 @@ rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out) {
 }
 
 RJ_API const char *rj_status_name(rj_status s) {
-  static const char *const n[] = {"RJ_OK",     "RJ_EINVAL", "RJ_ENOVARIANT", "RJ_ETARGET",
-                                  "RJ_ELLVM",  "RJ_ENODEV", "RJ_ECUDA",      "RJ_ENOMEM",
-                                  "RJ_EUNSUPPORTED"};
+  static const char *const n[] = {"RJ_OK",      "RJ_EINVAL", "RJ_ENOVARIANT",
+                                  "RJ_ETARGET", "RJ_ELLVM",  "RJ_ENODEV",
+                                  "RJ_ECUDA",   "RJ_ENOMEM", "RJ_EUNSUPPORTED"};
   return (unsigned)s < sizeof n / sizeof n[0] ? n[s] : "RJ_E?";
 }
 

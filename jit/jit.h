@@ -9,9 +9,9 @@
 #include <llvm-c/TargetMachine.h>
 
 struct rj_kernel {
-  char *key;           /* canonical request | target | ptx */
+  char *key; /* canonical request | target | ptx */
   char *ptx, *ll, *ll_opt;
-  char *src;           /* rj_compile_ir: the caller's IR bytes, compared on a cache hit */
+  char *src; /* rj_compile_ir: the caller's IR bytes, compared on a cache hit */
   size_t srclen;
   char variant[RJ_NAME_MAX];
   char target[16];
@@ -22,7 +22,7 @@ struct rj_kernel {
   rj_request req;
   void *module, *function; /* loaded on device `loaded_on` (-1: not loaded) */
   int loaded_on;
-  rj_kernel *next;         /* the context's cache list */
+  rj_kernel *next; /* the context's cache list */
 };
 
 typedef struct jit_tm {
@@ -40,7 +40,7 @@ struct rj_ctx {
   char *text;         /* the last explain / canonical text handed out */
   rt_cuda *cuda;      /* opened on first use */
   bool cuda_tried;
-  char cuda_why[256]; /* why the driver could not be opened */
+  char cuda_why[256];  /* why the driver could not be opened */
   char llvm_diag[512]; /* the first error LLVM diagnosed during codegen ("" if none) */
 };
 
@@ -55,16 +55,17 @@ rj_status jit_null(rj_ctx *ctx, const char *what);
 
 /* context.c */
 rj_status jit_validate(rj_ctx *ctx, const rj_request *r); /* ir_validate + variant name */
-rj_status jit_status(rj_ctx *ctx, rj_status s); /* clears the message on RJ_OK */
-rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out); /* the driver, opened once */
-void jit_llvm_init(void);                        /* one-time target registration */
+rj_status jit_status(rj_ctx *ctx, rj_status s);           /* clears the message on RJ_OK */
+rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out);           /* the driver, opened once */
+void jit_llvm_init(void);                                 /* one-time target registration */
 
 /* compile.c */
 /* Resolves opt's target into a table entry (auto: the device, else sm_90). */
 rj_status jit_target(rj_ctx *ctx, const rj_options *opt, const ir_target **out);
 /* The PTX version: opt's, or the least the target and `needed` allow; refuses every pair LLVM
  * would abort on. */
-rj_status jit_pick_ptx(rj_ctx *ctx, const ir_target *t, const rj_options *opt, int needed, int *ptx);
+rj_status jit_pick_ptx(rj_ctx *ctx, const ir_target *t, const rj_options *opt, int needed,
+                       int *ptx);
 /* Codegen of a lowered module into k (k->ptx_version set): triple and data layout, verify (a
  * failure is the caller's RJ_EINVAL when theirs, else internal), IR text, O3, IR text, PTX. */
 rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kernel *k, bool theirs);
@@ -74,7 +75,6 @@ void jit_kernel_free(rj_kernel *k);            /* a kernel never loaded */
 double jit_now_ms(void);
 /* Loads k on device dev (once) and returns its function. */
 rj_status jit_load(rj_ctx *ctx, rj_kernel *k, int dev, double *ms);
-
 
 /* check.c: compiles req, enters device o->compile.device and loads the kernel there (pair a
  * success with rt_leave).  *load_ms may be NULL. */
@@ -90,8 +90,8 @@ rj_status jit_prepare_bench(rj_ctx *ctx, const rj_request *req, const rj_check_o
  * around a kind's checking body. */
 #define JIT_GUARD 256
 void jit_note(rj_check_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-typedef rj_status (*jit_check_body)(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k,
-                                    const rj_check_opts *o, rj_check_result *res);
+typedef rj_status (*jit_check_body)(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_check_opts *o,
+                                    rj_check_result *res);
 rj_status jit_checked(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                       rj_check_result *res, jit_check_body body);
 /* A bench's summary: the median of runs kernel times (ms, sorted here), bytes and GB/s. */
@@ -100,11 +100,13 @@ void jit_bench_done(double *ms, int runs, double bytes, rj_bench_result *res);
 /* Per-kind `run` and `bench` (check.c for tile, check_<kind>.c for the others).  Each gets a
  * validated request, fills res, and returns a status (the message in ctx->err). */
 rj_status jit_check_tile(rj_ctx *, const rj_request *, const rj_check_opts *, rj_check_result *);
-rj_status jit_check_subgroup(rj_ctx *, const rj_request *, const rj_check_opts *, rj_check_result *);
+rj_status jit_check_subgroup(rj_ctx *, const rj_request *, const rj_check_opts *,
+                             rj_check_result *);
 rj_status jit_check_tensor(rj_ctx *, const rj_request *, const rj_check_opts *, rj_check_result *);
 rj_status jit_check_treduce(rj_ctx *, const rj_request *, const rj_check_opts *, rj_check_result *);
 rj_status jit_bench_tile(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
-rj_status jit_bench_subgroup(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
+rj_status jit_bench_subgroup(rj_ctx *, const rj_request *, const rj_check_opts *,
+                             rj_bench_result *);
 rj_status jit_bench_tensor(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
 rj_status jit_bench_treduce(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
 /* tensor.c (issue 6): the SM count of opt's device through the driver, 0 when none is usable. */

@@ -8,8 +8,16 @@
 #include <string.h>
 
 /* nccl.h: ncclDataType_t and ncclRedOp_t values (stable since NCCL 2.0; bf16 since 2.10) */
-enum { NC_INT32 = 2, NC_UINT32 = 3, NC_INT64 = 4, NC_UINT64 = 5, NC_FLOAT16 = 6, NC_FLOAT32 = 7,
-       NC_FLOAT64 = 8, NC_BFLOAT16 = 9 };
+enum {
+  NC_INT32 = 2,
+  NC_UINT32 = 3,
+  NC_INT64 = 4,
+  NC_UINT64 = 5,
+  NC_FLOAT16 = 6,
+  NC_FLOAT32 = 7,
+  NC_FLOAT64 = 8,
+  NC_BFLOAT16 = 9
+};
 enum { NC_SUM = 0, NC_MAX = 2, NC_MIN = 3 };
 
 typedef int (*nc_version_fn)(int *);
@@ -107,7 +115,8 @@ RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nc
   nc_reduce_fn reduce = (nc_reduce_fn)dlsym(lib, "ncclReduce");
   int n = 0, me = 0, r = 0;
   int64_t numel = 1;
-  for (int d = 0; d < t->ndim; d++) numel *= t->shape[d];
+  for (int d = 0; d < t->ndim; d++)
+    numel *= t->shape[d];
   if (!count || !rank || !errstr || !reduce)
     s = ir_fail(e, RJ_ENODEV, "NCCL %d lacks ncclCommCount / ncclCommUserRank / ncclReduce",
                 version);

@@ -161,7 +161,7 @@ RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj
 
 typedef struct launch {
   rj_kernel *k;
-  int n;              /* sources */
+  int n;               /* sources */
   const uint64_t *src; /* n pointers (into the plan's table) */
 } launch;
 
@@ -248,13 +248,15 @@ rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *s
   int nl = 0;
   rj_kernel *kst = NULL;
   if (!s && ns == 0 && N <= MAX_PER_KERNEL) {
-    for (int r = 0; r < N; r++) table[r] = src[r];
+    for (int r = 0; r < N; r++)
+      table[r] = src[r];
     L[nl].n = N;
     L[nl].src = table;
     s = get_kernel(ctx, req, opt, rdev, &L[nl].k, res);
     nl++;
   } else if (!s) {
-    for (int i = 0; i < nd; i++) table[i] = src[order[i]];
+    for (int i = 0; i < nd; i++)
+      table[i] = src[order[i]];
     for (int i = 0; !s && i < nd; i += MAX_PER_KERNEL) {
       rj_request sub = *req;
       sub.u.treduce.ranks = nd - i < MAX_PER_KERNEL ? nd - i : MAX_PER_KERNEL;
@@ -315,7 +317,8 @@ rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *s
   uint64_t dst_arg = dst;
   args[0] = &dst_arg;
   for (int i = 0; !s && i < nl; i++) {
-    for (int k = 0; k < L[i].n; k++) args[1 + k] = (void *)&L[i].src[k];
+    for (int k = 0; k < L[i].n; k++)
+      args[1 + k] = (void *)&L[i].src[k];
     s = rt_launch_async(rt, L[i].k->function, L[i].k->grid, L[i].k->block, 0, args, ks, e);
     res->launches++;
   }

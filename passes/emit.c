@@ -8,12 +8,20 @@
 
 LLVMTypeRef pass_type(pass_emit *e, rj_dtype t) {
   switch (t) {
-  case RJ_F16: return LLVMHalfTypeInContext(e->C);
-  case RJ_BF16: return LLVMBFloatTypeInContext(e->C);
-  case RJ_F32: return LLVMFloatTypeInContext(e->C);
-  case RJ_F64: return LLVMDoubleTypeInContext(e->C);
-  case RJ_I32: case RJ_U32: return LLVMInt32TypeInContext(e->C);
-  case RJ_I64: case RJ_U64: return LLVMInt64TypeInContext(e->C);
+  case RJ_F16:
+    return LLVMHalfTypeInContext(e->C);
+  case RJ_BF16:
+    return LLVMBFloatTypeInContext(e->C);
+  case RJ_F32:
+    return LLVMFloatTypeInContext(e->C);
+  case RJ_F64:
+    return LLVMDoubleTypeInContext(e->C);
+  case RJ_I32:
+  case RJ_U32:
+    return LLVMInt32TypeInContext(e->C);
+  case RJ_I64:
+  case RJ_U64:
+    return LLVMInt64TypeInContext(e->C);
   }
   return NULL;
 }
@@ -73,8 +81,8 @@ LLVMValueRef pass_combine(pass_emit *e, rj_op op, rj_dtype t, rj_nan nan, LLVMVa
   }
   if (op == RJ_OP_SUM) return LLVMBuildAdd(e->B, a, b, "");
   bool sgn = ir_dtype(t)->is_signed;
-  const char *f = op == RJ_OP_MAX ? (sgn ? "llvm.smax" : "llvm.umax")
-                                  : (sgn ? "llvm.smin" : "llvm.umin");
+  const char *f =
+      op == RJ_OP_MAX ? (sgn ? "llvm.smax" : "llvm.umax") : (sgn ? "llvm.smin" : "llvm.umin");
   return pass_call(e, f, &ty, 1, args, 2);
 }
 
@@ -94,8 +102,8 @@ LLVMValueRef pass_tid_x(pass_emit *e) {
 static LLVMValueRef shfl32(pass_emit *e, LLVMValueRef v, LLVMValueRef mm, int lanemask, int c) {
   bool f = LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMFloatTypeKind;
   LLVMValueRef args[4] = {mm, v, pass_i32(e, lanemask), pass_i32(e, c)};
-  return pass_call(e, f ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32", NULL,
-                   0, args, 4);
+  return pass_call(e, f ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0,
+                   args, 4);
 }
 
 LLVMValueRef pass_shfl_bfly(pass_emit *e, LLVMValueRef v, LLVMValueRef mm, int lanemask,
@@ -103,7 +111,7 @@ LLVMValueRef pass_shfl_bfly(pass_emit *e, LLVMValueRef v, LLVMValueRef mm, int l
   int c = ((32 - width) << 8) | 0x1f; /* as CUDA's __shfl_xor_sync(mask, v, lanemask, width) */
   LLVMTypeRef ty = LLVMTypeOf(v);
   LLVMTypeKind k = LLVMGetTypeKind(ty);
-  unsigned bits = k == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(ty)
+  unsigned bits = k == LLVMIntegerTypeKind  ? LLVMGetIntTypeWidth(ty)
                   : k == LLVMDoubleTypeKind ? 64
                                             : 32;
   if (bits == 32) return shfl32(e, v, mm, lanemask, c);
@@ -152,15 +160,20 @@ int pass_barrier_alloc(pass_emit *e) {
 
 rj_status pass_scope_barrier(pass_emit *e, rj_scope s) {
   switch (s) {
-  case RJ_SCOPE_CTA: pass_barrier_cta(e); break;
+  case RJ_SCOPE_CTA:
+    pass_barrier_cta(e);
+    break;
   case RJ_SCOPE_WARPGROUP: {
     int id = pass_barrier_alloc(e);
     if (id < 0) return ir_fail(e->err, RJ_EUNSUPPORTED, "scope: all 15 named barriers are taken");
     pass_barrier_named(e, id, 128);
     break;
   }
-  case RJ_SCOPE_WARP: pass_warp_sync(e); break;
-  case RJ_SCOPE_THREAD: break;
+  case RJ_SCOPE_WARP:
+    pass_warp_sync(e);
+    break;
+  case RJ_SCOPE_THREAD:
+    break;
   }
   return RJ_OK;
 }
@@ -230,7 +243,8 @@ LLVMValueRef pass_const_table_i32(pass_emit *e, const int32_t *v, int64_t n, con
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
   LLVMValueRef g = pass_global_array(e, i32, n, AS_GLOBAL, prefix);
   LLVMValueRef *vals = malloc(sizeof(LLVMValueRef) * (size_t)n);
-  for (int64_t i = 0; i < n; i++) vals[i] = LLVMConstInt(i32, (unsigned long long)v[i], 1);
+  for (int64_t i = 0; i < n; i++)
+    vals[i] = LLVMConstInt(i32, (unsigned long long)v[i], 1);
   LLVMSetInitializer(g, LLVMConstArray2(i32, vals, (uint64_t)n));
   LLVMSetGlobalConstant(g, 1);
   free(vals);

@@ -25,12 +25,13 @@ static void copy(pass_emit *e, LLVMTypeRef ty, LLVMValueRef to, LLVMValueRef fro
 }
 
 /* slot[j] = g[table[t * n + j]] for every slot (constant j: the slots stay in registers) */
-static LLVMValueRef load_slots(pass_emit *e, LLVMTypeRef ty, const ir_placement *pl,
-                               LLVMValueRef g, LLVMValueRef t, const char *name) {
+static LLVMValueRef load_slots(pass_emit *e, LLVMTypeRef ty, const ir_placement *pl, LLVMValueRef g,
+                               LLVMValueRef t, const char *name) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
   int64_t n = (int64_t)pl->nthreads * pl->nslots;
   int32_t *tab = malloc(sizeof(int32_t) * (size_t)n);
-  for (int64_t i = 0; i < n; i++) tab[i] = (int32_t)pl->elem[i];
+  for (int64_t i = 0; i < n; i++)
+    tab[i] = (int32_t)pl->elem[i];
   LLVMValueRef table = pass_const_table_i32(e, tab, n, name);
   free(tab);
   LLVMValueRef slots = pass_entry_alloca(e, LLVMArrayType2(ty, (uint64_t)pl->nslots), name);

@@ -17,7 +17,8 @@ typedef pass_local_plan plan;
 
 void pass_local_plan_free(plan *p) {
   if (p->fold)
-    for (int j = 0; j < p->pd.nslots; j++) free(p->fold[j]);
+    for (int j = 0; j < p->pd.nslots; j++)
+      free(p->fold[j]);
   free(p->fold);
   free(p->write);
   ir_placement_free(&p->ps);
@@ -33,13 +34,13 @@ bool pass_local_analyze(const rj_tile *t, plan *p, char *why, size_t n) {
   ir_tile_facts(t, &f);
   p->T = t->scope == RJ_SCOPE_THREAD ? 1 : f.scope_threads;
   ir_err e = {0};
-  if (ir_place(&t->src, p->T, "src", &p->ps, &e) || ir_place(&t->dst, p->T, "dst", &p->pd, &e))
-  {
+  if (ir_place(&t->src, p->T, "src", &p->ps, &e) || ir_place(&t->dst, p->T, "dst", &p->pd, &e)) {
     FAIL("%s", e.msg);
     return false;
   }
   int64_t ns = p->ps.nslots, nd = p->pd.nslots, nsrc = ir_numel(&t->src), ndst = ir_numel(&t->dst);
-  int64_t *sp = malloc(sizeof(int64_t) * (size_t)nsrc), *dsp = malloc(sizeof(int64_t) * (size_t)ndst);
+  int64_t *sp = malloc(sizeof(int64_t) * (size_t)nsrc),
+          *dsp = malloc(sizeof(int64_t) * (size_t)ndst);
   int64_t *mark = malloc(sizeof(int64_t) * (size_t)(f.spatial_len > nsrc ? f.spatial_len : nsrc));
   int32_t *list = malloc(sizeof(int32_t) * (size_t)(ns + 1));
   p->fold = calloc((size_t)nd, sizeof *p->fold);
@@ -50,16 +51,20 @@ bool pass_local_analyze(const rj_tile *t, plan *p, char *why, size_t n) {
     goto out;
   }
   /* 1. the output each element belongs to */
-  for (int64_t x = 0; x < nsrc; x++) sp[x] = -1;
-  for (int64_t y = 0; y < ndst; y++) dsp[y] = -1;
+  for (int64_t x = 0; x < nsrc; x++)
+    sp[x] = -1;
+  for (int64_t y = 0; y < ndst; y++)
+    dsp[y] = -1;
   for (int64_t s = 0; s < f.spatial_len; s++) {
-    for (int64_t r = 0; r < f.reduce_len; r++) sp[ir_src_offset(t, s, r)] = s;
+    for (int64_t r = 0; r < f.reduce_len; r++)
+      sp[ir_src_offset(t, s, r)] = s;
     dsp[ir_dst_offset(t, s)] = s;
   }
   /* 2. the thread bits across which an output's elements are spread */
   for (int b = 1; b < p->T; b <<= 1) {
     bool reduced = false;
-    for (int64_t s = 0; s < f.spatial_len; s++) mark[s] = -1;
+    for (int64_t s = 0; s < f.spatial_len; s++)
+      mark[s] = -1;
     for (int u = 0; u < p->T && !reduced; u++) {
       if (u & b) continue;
       for (int64_t j = 0; j < ns; j++) {
@@ -78,7 +83,8 @@ bool pass_local_analyze(const rj_tile *t, plan *p, char *why, size_t n) {
     if (!reduced) continue;
     if (b >= 32) {
       FAIL("src.layout: the reduction crosses warps (thread bit %d); a warpgroup's register "
-           "reduction across warps needs shared memory (use the shared variant)", b);
+           "reduction across warps needs shared memory (use the shared variant)",
+           b);
       goto out;
     }
     p->masks[p->nmask++] = b;
@@ -114,7 +120,8 @@ bool pass_local_analyze(const rj_tile *t, plan *p, char *why, size_t n) {
       }
       p->write[jd][u / 32] |= 1u << (u % 32);
       /* 4. the proof: the coset of u folds exactly output s's elements, each once */
-      for (int64_t x = 0; x < nsrc; x++) mark[x] = -1;
+      for (int64_t x = 0; x < nsrc; x++)
+        mark[x] = -1;
       int64_t count = 0;
       for (int c = 0; c < span; c++) {
         int v = u;
@@ -149,7 +156,8 @@ bool pass_local_analyze(const rj_tile *t, plan *p, char *why, size_t n) {
   for (int64_t s = 0; s < f.spatial_len; s++) {
     bool held = false;
     int64_t y = ir_dst_offset(t, s);
-    for (int64_t i = 0; i < (int64_t)p->T * nd && !held; i++) held = p->pd.elem[i] == y;
+    for (int64_t i = 0; i < (int64_t)p->T * nd && !held; i++)
+      held = p->pd.elem[i] == y;
     if (!held) {
       FAIL("dst.layout: no thread holds destination element %lld", (long long)y);
       goto out;
@@ -198,7 +206,8 @@ rj_status pass_local_emit(pass_emit *e, const rj_tile *t, const pass_tile_args *
                           pass_local_cross cross) {
   LLVMTypeRef ty = pass_type(e, t->dtype);
   uint32_t all[4] = {0};
-  for (int u = 0; u < p->T; u++) all[u / 32] |= 1u << (u % 32);
+  for (int u = 0; u < p->T; u++)
+    all[u / 32] |= 1u << (u % 32);
   for (int64_t jd = 0; jd < p->pd.nslots; jd++) {
     if (!p->fold[jd]) continue;
     LLVMValueRef acc = pass_identity(e, t->op, t->dtype);
@@ -209,8 +218,8 @@ rj_status pass_local_emit(pass_emit *e, const rj_tile *t, const pass_tile_args *
     if (cross)
       acc = cross(e, t, p, acc);
     else
-      acc = pass_bfly_tree(e, t->op, t->dtype, t->nan, acc, pass_i32(e, -1), p->masks, p->nmask,
-                           32);
+      acc =
+          pass_bfly_tree(e, t->op, t->dtype, t->nan, acc, pass_i32(e, -1), p->masks, p->nmask, 32);
     LLVMValueRef dptr = slot_ptr(e, ty, a->dst, jd);
     bool everyone = memcmp(p->write[jd], all, sizeof all) == 0;
     pass_if w;

@@ -9,7 +9,7 @@ typedef struct pass_local_plan {
   int T;
   ir_placement ps, pd;
   int nmask, masks[7]; /* the reduced thread bits, ascending */
-  int32_t **fold;      /* fold[jd]: src slots to fold for dst slot jd, -1 terminated; NULL: unused */
+  int32_t **fold; /* fold[jd]: src slots to fold for dst slot jd, -1 terminated; NULL: unused */
   uint32_t (*write)[4]; /* write[jd]: threads (bits) whose slot jd is in the dst region */
 } pass_local_plan;
 

@@ -11,7 +11,8 @@
 LLVMValueRef pass_asm(pass_emit *e, LLVMTypeRef ret, const char *text, const char *constraints,
                       LLVMValueRef *args, int n) {
   LLVMTypeRef at[8];
-  for (int i = 0; i < n && i < 8; i++) at[i] = LLVMTypeOf(args[i]);
+  for (int i = 0; i < n && i < 8; i++)
+    at[i] = LLVMTypeOf(args[i]);
   LLVMTypeRef fty = LLVMFunctionType(ret, at, (unsigned)n, 0);
   LLVMValueRef fn = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints), 0,
                                      0, LLVMInlineAsmDialectATT, 0);
@@ -47,8 +48,9 @@ void pass_add_f32x2(pass_emit *e, LLVMValueRef a[2], LLVMValueRef b0, LLVMValueR
   if (e->target->features & IR_F_ADD_F32X2) {
     pass_need_feature(e, IR_F_ADD_F32X2);
     LLVMValueRef args[2] = {pack(e, a[0], a[1]), pack(e, b0, b1)};
-    unpack(e, pass_asm(e, LLVMInt64TypeInContext(e->C), "add.rn.ftz.f32x2 $0, $1, $2;", "=l,l,l",
-                       args, 2),
+    unpack(e,
+           pass_asm(e, LLVMInt64TypeInContext(e->C), "add.rn.ftz.f32x2 $0, $1, $2;", "=l,l,l", args,
+                    2),
            a);
     return;
   }

@@ -16,11 +16,11 @@ typedef struct pass_emit {
   LLVMContextRef C;
   LLVMModuleRef M;
   LLVMBuilderRef B;
-  LLVMValueRef fn;          /* the function being built */
+  LLVMValueRef fn; /* the function being built */
   const ir_target *target;
-  int ptx_needed;           /* raised by emitters that use versioned instructions */
-  unsigned barriers;        /* named barrier ids taken in this module (bit i = id i) */
-  int uniq;                 /* counter for unique global names */
+  int ptx_needed;    /* raised by emitters that use versioned instructions */
+  unsigned barriers; /* named barrier ids taken in this module (bit i = id i) */
+  int uniq;          /* counter for unique global names */
   ir_err *err;
   /* kernel launch geometry, set by the kernel builder */
   unsigned grid[3], block[3], shared_bytes;
@@ -121,7 +121,7 @@ LLVMValueRef pass_gep(pass_emit *e, LLVMTypeRef elem, LLVMValueRef base, LLVMVal
  * when e->target->features has the feature (raising e->ptx_needed), else emulated. */
 LLVMValueRef pass_asm(pass_emit *e, LLVMTypeRef ret, const char *text, const char *constraints,
                       LLVMValueRef *args, int n);
-void pass_need_feature(pass_emit *e, ir_feature f); /* e->ptx_needed >= what f needs */
+void pass_need_feature(pass_emit *e, ir_feature f);      /* e->ptx_needed >= what f needs */
 bool pass_has_feature(const ir_target *t, ir_feature f); /* in hardware or emulated */
 /* (a[0], a[1]) += (b0, b1): add.rn.ftz.f32x2, or two add.rn.ftz.f32. */
 void pass_add_f32x2(pass_emit *e, LLVMValueRef a[2], LLVMValueRef b0, LLVMValueRef b1);
@@ -140,7 +140,8 @@ extern const pass_variant pass_variant_local;
 extern const pass_variant pass_variant_treduce;
 extern const pass_variant pass_variant_sm100_packed;
 extern const pass_variant pass_variant_redux;
-extern const pass_variant pass_variant_tensor_rows, pass_variant_tensor_cols, pass_variant_tensor_generic;
+extern const pass_variant pass_variant_tensor_rows, pass_variant_tensor_cols,
+    pass_variant_tensor_generic;
 extern const pass_variant pass_variant_subgroup;
 
 /* optimize.c — the pipeline after lowering (O3), through LLVMRunPasses. */

@@ -19,8 +19,10 @@ static const char *intrinsic(const rj_tile *t) {
   bool prop = t->nan == RJ_NAN_PROPAGATE;
   switch (t->dtype) {
   case RJ_F32:
-    if (t->op == RJ_OP_MAX) return prop ? "llvm.nvvm.redux.sync.fmax.NaN" : "llvm.nvvm.redux.sync.fmax";
-    if (t->op == RJ_OP_MIN) return prop ? "llvm.nvvm.redux.sync.fmin.NaN" : "llvm.nvvm.redux.sync.fmin";
+    if (t->op == RJ_OP_MAX)
+      return prop ? "llvm.nvvm.redux.sync.fmax.NaN" : "llvm.nvvm.redux.sync.fmax";
+    if (t->op == RJ_OP_MIN)
+      return prop ? "llvm.nvvm.redux.sync.fmin.NaN" : "llvm.nvvm.redux.sync.fmin";
     return NULL;
   case RJ_I32:
   case RJ_U32: {
@@ -29,7 +31,8 @@ static const char *intrinsic(const rj_tile *t) {
     if (t->op == RJ_OP_MAX) return sgn ? "llvm.nvvm.redux.sync.max" : "llvm.nvvm.redux.sync.umax";
     return sgn ? "llvm.nvvm.redux.sync.min" : "llvm.nvvm.redux.sync.umin";
   }
-  default: return NULL;
+  default:
+    return NULL;
   }
 }
 
@@ -40,12 +43,12 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
                     ir_scope_name(t->scope)),
            buf;
   if (t->src.mem != RJ_MEM_LOCAL || t->dst.mem != RJ_MEM_LOCAL)
-    return snprintf(buf, n, "src and dst must both be local (register) buffers (src is %s, dst is %s)",
+    return snprintf(buf, n,
+                    "src and dst must both be local (register) buffers (src is %s, dst is %s)",
                     ir_mem_name(t->src.mem), ir_mem_name(t->dst.mem)),
            buf;
   if (!intrinsic(t))
-    return snprintf(buf, n,
-                    "%s %s: redux.sync does i32/u32 sum, max, min and f32 max, min only",
+    return snprintf(buf, n, "%s %s: redux.sync does i32/u32 sum, max, min and f32 max, min only",
                     ir_dtype(t->dtype)->name, ir_op_name(t->op)),
            buf;
   ir_feature f = feature(t);

@@ -13,15 +13,16 @@
 
 typedef struct plan {
   ir_tile_shape f;
-  int T;          /* threads of the scope instance */
-  int G;          /* lanes per group (single level) */
-  int W;          /* warps per output (two levels), 0 when single level */
-  int par;        /* outputs in flight per step */
+  int T;   /* threads of the scope instance */
+  int G;   /* lanes per group (single level) */
+  int W;   /* warps per output (two levels), 0 when single level */
+  int par; /* outputs in flight per step */
 } plan;
 
 static int64_t next_pow2(int64_t x) {
   int64_t p = 1;
-  while (p < x) p <<= 1;
+  while (p < x)
+    p <<= 1;
   return p;
 }
 
@@ -94,13 +95,16 @@ static LLVMValueRef gather(pass_emit *e, const rj_tile *t, const plan *p, const 
   LLVMValueRef acc = pass_entry_alloca(e, acc_ty, "acc");
   LLVMBuildStore(e->B, pass_identity(e, t->op, t->dtype), acc);
   bool red[RJ_MAX_DIMS];
-  for (int d = 0; d < RJ_MAX_DIMS; d++) red[d] = p->f.reduced[d];
+  for (int d = 0; d < RJ_MAX_DIMS; d++)
+    red[d] = p->f.reduced[d];
   pass_loop l;
   pass_loop_begin(e, &l, lane, pass_i32(e, p->f.reduce_len), pass_i32(e, stride));
   pass_if in;
   pass_if_begin(e, &in, valid);
-  LLVMValueRef off = LLVMBuildAdd(e->B, spa_off, pass_region_offset(e, &t->src, red, l.i, false), "");
-  LLVMValueRef x = pass_to_acc(e, LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, a->src, off), ""), t->dtype);
+  LLVMValueRef off =
+      LLVMBuildAdd(e->B, spa_off, pass_region_offset(e, &t->src, red, l.i, false), "");
+  LLVMValueRef x =
+      pass_to_acc(e, LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, a->src, off), ""), t->dtype);
   LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, acc, "");
   LLVMBuildStore(e->B, pass_fold(e, t->op, t->dtype, t->nan, cur, x), acc);
   pass_if_end(e, &in);
@@ -108,9 +112,11 @@ static LLVMValueRef gather(pass_emit *e, const rj_tile *t, const plan *p, const 
   return LLVMBuildLoad2(e->B, acc_ty, acc, "");
 }
 
-static LLVMValueRef spatial_offset(pass_emit *e, const rj_tile *t, const plan *p, LLVMValueRef spa) {
+static LLVMValueRef spatial_offset(pass_emit *e, const rj_tile *t, const plan *p,
+                                   LLVMValueRef spa) {
   bool keep[RJ_MAX_DIMS];
-  for (int d = 0; d < RJ_MAX_DIMS; d++) keep[d] = !p->f.reduced[d];
+  for (int d = 0; d < RJ_MAX_DIMS; d++)
+    keep[d] = !p->f.reduced[d];
   return pass_region_offset(e, &t->src, keep, spa, true);
 }
 
@@ -118,7 +124,8 @@ static LLVMValueRef spatial_offset(pass_emit *e, const rj_tile *t, const plan *p
 static void store(pass_emit *e, const rj_tile *t, const pass_tile_args *a, LLVMValueRef spa,
                   LLVMValueRef v) {
   bool all[RJ_MAX_DIMS];
-  for (int d = 0; d < RJ_MAX_DIMS; d++) all[d] = true;
+  for (int d = 0; d < RJ_MAX_DIMS; d++)
+    all[d] = true;
   LLVMTypeRef ty = pass_type(e, t->dtype);
   LLVMValueRef ptr = pass_gep(e, ty, a->dst, pass_region_offset(e, &t->dst, all, spa, true));
   if (t->accum) {
@@ -143,16 +150,20 @@ static void emit_single(pass_emit *e, const rj_tile *t, const plan *p, const pas
   LLVMValueRef lane = LLVMBuildURem(e->B, tid, pass_i32(e, p->G), "lane");
   LLVMValueRef mm = member_mask(e, p->T, tid);
   int masks[5], n = 0;
-  for (int m = 1; m < p->G; m <<= 1) masks[n++] = m;
+  for (int m = 1; m < p->G; m <<= 1)
+    masks[n++] = m;
   int64_t steps = (p->f.spatial_len + p->par - 1) / p->par;
   pass_loop l; /* a uniform trip count: every lane reaches every shuffle */
   pass_loop_begin(e, &l, pass_i32(e, 0), pass_i32(e, steps), pass_i32(e, 1));
-  LLVMValueRef spa = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, l.i, pass_i32(e, p->par), ""), group, "spa");
+  LLVMValueRef spa =
+      LLVMBuildAdd(e->B, LLVMBuildMul(e->B, l.i, pass_i32(e, p->par), ""), group, "spa");
   LLVMValueRef valid = LLVMBuildICmp(e->B, LLVMIntULT, spa, pass_i32(e, p->f.spatial_len), "");
   LLVMValueRef v = gather(e, t, p, a, valid, spatial_offset(e, t, p, spa), lane, p->G);
   v = pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, p->G);
   pass_if w;
-  pass_if_begin(e, &w, LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, pass_i32(e, 0), ""), ""));
+  pass_if_begin(
+      e, &w,
+      LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, pass_i32(e, 0), ""), ""));
   store(e, t, a, spa, v);
   pass_if_end(e, &w);
   pass_loop_end(e, &l);
@@ -171,14 +182,16 @@ static rj_status emit_two_level(pass_emit *e, const rj_tile *t, const plan *p,
   LLVMValueRef glane = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, wi, pass_i32(e, 32), ""), lane, "");
   LLVMValueRef full = pass_i32(e, -1);
   int masks[5] = {1, 2, 4, 8, 16}, n2 = 0;
-  for (int m = 1; m < W; m <<= 1) n2++;
+  for (int m = 1; m < W; m <<= 1)
+    n2++;
   int id = 0;
   if (t->scope == RJ_SCOPE_WARPGROUP && (id = pass_barrier_alloc(e)) < 0)
     return ir_fail(e->err, RJ_EUNSUPPORTED, "scope: all 15 named barriers are taken");
   int64_t steps = (p->f.spatial_len + p->par - 1) / p->par;
   pass_loop l;
   pass_loop_begin(e, &l, pass_i32(e, 0), pass_i32(e, steps), pass_i32(e, 1));
-  LLVMValueRef spa = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, l.i, pass_i32(e, p->par), ""), group, "spa");
+  LLVMValueRef spa =
+      LLVMBuildAdd(e->B, LLVMBuildMul(e->B, l.i, pass_i32(e, p->par), ""), group, "spa");
   /* warps past par * W (when W does not divide the warp count) form no group: they only meet
    * the barriers */
   LLVMValueRef live = LLVMBuildICmp(e->B, LLVMIntULT, warp, pass_i32(e, p->par * W), "live");
@@ -191,7 +204,10 @@ static rj_status emit_two_level(pass_emit *e, const rj_tile *t, const plan *p,
   pass_if_begin(e, &w0, LLVMBuildICmp(e->B, LLVMIntEQ, lane, pass_i32(e, 0), ""));
   LLVMBuildStore(e->B, v, pass_gep(e, acc_ty, scratch, warp));
   pass_if_end(e, &w0);
-  if (t->scope == RJ_SCOPE_CTA) pass_barrier_cta(e); else pass_barrier_named(e, id, 128);
+  if (t->scope == RJ_SCOPE_CTA)
+    pass_barrier_cta(e);
+  else
+    pass_barrier_named(e, id, 128);
   /* 2. the group's first warp folds the W partials */
   pass_if first;
   pass_if_begin(e, &first, LLVMBuildICmp(e->B, LLVMIntEQ, wi, pass_i32(e, 0), ""));
@@ -203,12 +219,17 @@ static rj_status emit_two_level(pass_emit *e, const rj_tile *t, const plan *p,
   part = LLVMBuildSelect(e->B, have, part, pass_identity(e, t->op, t->dtype), "");
   part = pass_bfly_tree(e, t->op, t->dtype, t->nan, part, full, masks, n2, W);
   pass_if wr;
-  pass_if_begin(e, &wr, LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, pass_i32(e, 0), ""), ""));
+  pass_if_begin(
+      e, &wr,
+      LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, pass_i32(e, 0), ""), ""));
   store(e, t, a, spa, part);
   pass_if_end(e, &wr);
   pass_if_end(e, &first);
   /* 3. the scratch is free again before the next step */
-  if (t->scope == RJ_SCOPE_CTA) pass_barrier_cta(e); else pass_barrier_named(e, id, 128);
+  if (t->scope == RJ_SCOPE_CTA)
+    pass_barrier_cta(e);
+  else
+    pass_barrier_named(e, id, 128);
   pass_loop_end(e, &l);
   return RJ_OK;
 }
@@ -229,7 +250,8 @@ const pass_variant pass_variant_shared = {
     .name = "shared",
     .prio = 10,
     .kind = RJ_KIND_TILE,
-    .summary = "shared-memory tile: groups of lanes, shfl.sync.bfly tree, warps cooperate on long rows",
+    .summary =
+        "shared-memory tile: groups of lanes, shfl.sync.bfly tree, warps cooperate on long rows",
     .accepts = accepts,
     .kernel = pass_tile_kernel,
     .tile = tile,

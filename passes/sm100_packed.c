@@ -71,17 +71,20 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
                     ir_scope_name(t->scope)),
            buf;
   if (t->src.mem != RJ_MEM_LOCAL || t->dst.mem != RJ_MEM_LOCAL)
-    return snprintf(buf, n, "src and dst must both be local (register) buffers (src is %s, dst is %s)",
+    return snprintf(buf, n,
+                    "src and dst must both be local (register) buffers (src is %s, dst is %s)",
                     ir_mem_name(t->src.mem), ir_mem_name(t->dst.mem)),
            buf;
   ir_tile_shape f;
   ir_tile_facts(t, &f);
   if (f.spatial_len != 1)
-    return snprintf(buf, n, "dst length is %lld: the packed fold reduces to one element (dst length 1)",
+    return snprintf(buf, n,
+                    "dst length is %lld: the packed fold reduces to one element (dst length 1)",
                     (long long)f.spatial_len),
            buf;
   if (t->src.ndim != 1)
-    return snprintf(buf, n, "src region is %d-D: the packed fold takes a 1-D src", t->src.ndim), buf;
+    return snprintf(buf, n, "src region is %d-D: the packed fold takes a 1-D src", t->src.ndim),
+           buf;
   if (t->dtype != RJ_F32)
     return snprintf(buf, n, "dtype is %s: the packed instructions are f32 only",
                     ir_dtype(t->dtype)->name),
@@ -122,23 +125,28 @@ static rj_status tile(pass_emit *e, const rj_tile *t, const pass_tile_args *a) {
   LLVMValueRef nz = LLVMConstReal(f32, -0.0);
   for (int64_t i = 0; i < L; i++) {
     x[i] = LLVMBuildLoad2(e->B, f32, pass_gep(e, f32, a->src, pass_i32(e, slot[i])), "");
-    if (skip_nan) x[i] = LLVMBuildSelect(e->B, LLVMBuildFCmp(e->B, LLVMRealUNO, x[i], x[i], ""), nz, x[i], "");
+    if (skip_nan)
+      x[i] = LLVMBuildSelect(e->B, LLVMBuildFCmp(e->B, LLVMRealUNO, x[i], x[i], ""), nz, x[i], "");
   }
   LLVMValueRef dptr = pass_gep(e, f32, a->dst, pass_i32(e, dslot));
   LLVMValueRef old = NULL;
   if (t->accum) {
     old = LLVMBuildLoad2(e->B, f32, dptr, "");
-    if (skip_nan) old = LLVMBuildSelect(e->B, LLVMBuildFCmp(e->B, LLVMRealUNO, old, old, ""), nz, old, "");
+    if (skip_nan)
+      old = LLVMBuildSelect(e->B, LLVMBuildFCmp(e->B, LLVMRealUNO, old, old, ""), nz, old, "");
   }
   int64_t nfull = L / 8, rem = L % 8, rbase = nfull * 8;
   LLVMValueRef res;
   if (t->op == RJ_OP_SUM) {
     LLVMValueRef ls[8];
-    for (int i = 0; i < 8; i++) ls[i] = x[i];
+    for (int i = 0; i < 8; i++)
+      ls[i] = x[i];
     if (old) ls[0] = LLVMBuildFAdd(e->B, x[0], old, "");
     for (int64_t c = 1; c < nfull; c++)
-      for (int j = 0; j < 4; j++) pass_add_f32x2(e, &ls[2 * j], x[8 * c + 2 * j], x[8 * c + 2 * j + 1]);
-    for (int64_t i = 0; i < rem; i++) ls[0] = LLVMBuildFAdd(e->B, ls[0], x[rbase + i], "");
+      for (int j = 0; j < 4; j++)
+        pass_add_f32x2(e, &ls[2 * j], x[8 * c + 2 * j], x[8 * c + 2 * j + 1]);
+    for (int64_t i = 0; i < rem; i++)
+      ls[0] = LLVMBuildFAdd(e->B, ls[0], x[rbase + i], "");
     pass_add_f32x2(e, &ls[0], ls[2], ls[3]);
     pass_add_f32x2(e, &ls[4], ls[6], ls[7]);
     pass_add_f32x2(e, &ls[0], ls[4], ls[5]);
@@ -151,7 +159,8 @@ static rj_status tile(pass_emit *e, const rj_tile *t, const pass_tile_args *a) {
     for (int64_t c = 1; c < nfull; c++)
       for (int i = 0; i < 4; i++)
         tm[i] = pass_minmax3_f32(e, t->op, t->nan, tm[i], x[8 * c + 2 * i], x[8 * c + 2 * i + 1]);
-    for (int64_t i = 0; i < rem; i++) tm[0] = pass_minmax2_f32(e, t->op, t->nan, tm[0], x[rbase + i]);
+    for (int64_t i = 0; i < rem; i++)
+      tm[0] = pass_minmax2_f32(e, t->op, t->nan, tm[0], x[rbase + i]);
     res = pass_minmax2_f32(e, t->op, t->nan, tm[0], tm[1]);
     res = pass_minmax3_f32(e, t->op, t->nan, res, tm[2], tm[3]);
   }

@@ -27,10 +27,10 @@ static LLVMValueRef shfl32(pass_emit *e, pass_shfl_mode m, LLVMValueRef v, LLVMV
 LLVMValueRef pass_shfl(pass_emit *e, pass_shfl_mode m, LLVMValueRef v, LLVMValueRef b) {
   LLVMTypeRef ty = LLVMTypeOf(v), i32 = LLVMInt32TypeInContext(e->C);
   LLVMTypeKind k = LLVMGetTypeKind(ty);
-  unsigned bits = k == LLVMIntegerTypeKind                          ? LLVMGetIntTypeWidth(ty)
-                  : k == LLVMDoubleTypeKind                         ? 64
+  unsigned bits = k == LLVMIntegerTypeKind                           ? LLVMGetIntTypeWidth(ty)
+                  : k == LLVMDoubleTypeKind                          ? 64
                   : k == LLVMHalfTypeKind || k == LLVMBFloatTypeKind ? 16
-                                                                    : 32;
+                                                                     : 32;
   if (bits == 32) return shfl32(e, m, v, b);
   if (bits == 16) {
     LLVMTypeRef i16 = LLVMInt16TypeInContext(e->C);
@@ -66,9 +66,14 @@ static bool is_reduce(rj_primitive p) {
 
 static rj_op reduce_op(rj_primitive p) {
   switch (p) {
-  case RJ_PRIM_REDUCE_MIN: case RJ_PRIM_REDUCE_ALL_MIN: return RJ_OP_MIN;
-  case RJ_PRIM_REDUCE_MAX: case RJ_PRIM_REDUCE_ALL_MAX: return RJ_OP_MAX;
-  default: return RJ_OP_SUM;
+  case RJ_PRIM_REDUCE_MIN:
+  case RJ_PRIM_REDUCE_ALL_MIN:
+    return RJ_OP_MIN;
+  case RJ_PRIM_REDUCE_MAX:
+  case RJ_PRIM_REDUCE_ALL_MAX:
+    return RJ_OP_MAX;
+  default:
+    return RJ_OP_SUM;
   }
 }
 
@@ -77,9 +82,11 @@ rj_status pass_subgroup(pass_emit *e, rj_primitive p, rj_dtype t, int k, LLVMVal
   *out = NULL;
   const char *why = pass_subgroup_dtype_reason(p, t);
   if (why) return ir_fail(e->err, RJ_EINVAL, "dtype: %s", why);
-  if ((unsigned)p > RJ_PRIM_INVOCATION_ID) return ir_fail(e->err, RJ_EINVAL, "primitive: unknown value");
+  if ((unsigned)p > RJ_PRIM_INVOCATION_ID)
+    return ir_fail(e->err, RJ_EINVAL, "primitive: unknown value");
   if (is_reduce(p) && (k < 0 || k > 5))
-    return ir_fail(e->err, RJ_EINVAL, "log2_size: %d is outside 0..5 (a group is 1 to 32 lanes)", k);
+    return ir_fail(e->err, RJ_EINVAL, "log2_size: %d is outside 0..5 (a group is 1 to 32 lanes)",
+                   k);
   if (p == RJ_PRIM_INVOCATION_ID) {
     LLVMValueRef id = pass_lane_id(e);
     LLVMTypeRef ty = pass_type(e, t);
@@ -152,7 +159,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef arg = pass_i32(e, g->arg);
   if (g->primitive == RJ_PRIM_SHUFFLE && g->index_is_list) {
     int32_t tab[32];
-    for (int i = 0; i < 32; i++) tab[i] = g->index[i];
+    for (int i = 0; i < 32; i++)
+      tab[i] = g->index[i];
     LLVMValueRef table = pass_const_table_i32(e, tab, 32, "rj_shfl_index");
     LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
     arg = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, table, pass_lane_id(e)), "index");

@@ -176,4 +176,3 @@ LLVMValueRef tns_last_cta(pass_emit *e, LLVMValueRef cnt, LLVMValueRef tid, int 
   LLVMValueRef f = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, flag, pass_i32(e, 0)), "");
   return LLVMBuildICmp(e->B, LLVMIntNE, f, pass_i32(e, 0), "last");
 }
-

@@ -64,13 +64,15 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), i32 = LLVMInt32TypeInContext(e->C);
   LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
   LLVMTypeRef params[1 + TR_MAX_RANKS];
-  for (int i = 0; i <= N; i++) params[i] = gptr;
+  for (int i = 0; i <= N; i++)
+    params[i] = gptr;
   LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, (unsigned)N + 1, 0);
   e->entry = "redjit_treduce";
   e->fn = LLVMAddFunction(e->M, e->entry, fty);
   LLVMSetFunctionCallConv(e->fn, LLVMPTXKernelCallConv);
   LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
-  for (int i = 0; i < 3; i++) e->grid[i] = e->block[i] = 1;
+  for (int i = 0; i < 3; i++)
+    e->grid[i] = e->block[i] = 1;
   if (g.numel == 0) { /* nothing to read or write: never launched */
     e->block[0] = 32;
     LLVMBuildRetVoid(e->B);
@@ -146,19 +148,20 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     LLVMValueRef j = LLVMBuildAdd(e->B, first, IC((int64_t)s * T), "");
     valid[s] = LLVMBuildICmp(e->B, LLVMIntULT, j, nvalid, "valid");
     LLVMValueRef row = LLVMBuildUDiv(e->B, j, const_cols ? IC(g.TC) : cur_c, "");
-    LLVMValueRef col = LLVMBuildSub(e->B, j, LLVMBuildMul(e->B, row, const_cols ? IC(g.TC) : cur_c, ""), "");
+    LLVMValueRef col =
+        LLVMBuildSub(e->B, j, LLVMBuildMul(e->B, row, const_cols ? IC(g.TC) : cur_c, ""), "");
     row = LLVMBuildZExt(e->B, row, i64, "");
     col = LLVMBuildZExt(e->B, col, i64, "");
-    LLVMValueRef so = LLVMBuildAdd(
-        e->B, sbase,
-        LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, i64c(e, g.src_st[3]), ""),
-                     LLVMBuildMul(e->B, col, i64c(e, g.src_st[4]), ""), ""),
-        "");
-    LLVMValueRef dof = LLVMBuildAdd(
-        e->B, dbase,
-        LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, i64c(e, g.dst_st[3]), ""),
-                     LLVMBuildMul(e->B, col, i64c(e, g.dst_st[4]), ""), ""),
-        "");
+    LLVMValueRef so =
+        LLVMBuildAdd(e->B, sbase,
+                     LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, i64c(e, g.src_st[3]), ""),
+                                  LLVMBuildMul(e->B, col, i64c(e, g.src_st[4]), ""), ""),
+                     "");
+    LLVMValueRef dof =
+        LLVMBuildAdd(e->B, dbase,
+                     LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, i64c(e, g.dst_st[3]), ""),
+                                  LLVMBuildMul(e->B, col, i64c(e, g.dst_st[4]), ""), ""),
+                     "");
     /* invalid slots load element 0 (always there) and store nothing: no branches around loads */
     soff[s] = LLVMBuildSelect(e->B, valid[s], so, i64c(e, 0), "soff");
     doff[s] = LLVMBuildSelect(e->B, valid[s], dof, i64c(e, 0), "doff");
@@ -171,19 +174,26 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
       acc[s] = pass_fold(e, t->op, dt, t->nan, acc[s], pass_to_acc(e, old, dt));
     }
   }
-#define LOAD(k, s) pass_to_acc(e, LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, src[k], soff[s]), ""), dt)
+#define LOAD(k, s)                                                                                 \
+  pass_to_acc(e, LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, src[k], soff[s]), ""), dt)
   if (t->pingpong) {
-    for (int s = 0; s < TR_SLOTS; s++) cur[s] = LOAD(0, s);
+    for (int s = 0; s < TR_SLOTS; s++)
+      cur[s] = LOAD(0, s);
     for (int k = 0; k < N; k++) {
       if (k + 1 < N) /* ping-pong: rank k+1's fetch is in flight while rank k is folded */
-        for (int s = 0; s < TR_SLOTS; s++) nxt[s] = LOAD(k + 1, s);
-      for (int s = 0; s < TR_SLOTS; s++) acc[s] = pass_fold(e, t->op, dt, t->nan, acc[s], cur[s]);
-      for (int s = 0; s < TR_SLOTS; s++) cur[s] = nxt[s];
+        for (int s = 0; s < TR_SLOTS; s++)
+          nxt[s] = LOAD(k + 1, s);
+      for (int s = 0; s < TR_SLOTS; s++)
+        acc[s] = pass_fold(e, t->op, dt, t->nan, acc[s], cur[s]);
+      for (int s = 0; s < TR_SLOTS; s++)
+        cur[s] = nxt[s];
     }
   } else {
     for (int k = 0; k < N; k++) {
-      for (int s = 0; s < TR_SLOTS; s++) cur[s] = LOAD(k, s);
-      for (int s = 0; s < TR_SLOTS; s++) acc[s] = pass_fold(e, t->op, dt, t->nan, acc[s], cur[s]);
+      for (int s = 0; s < TR_SLOTS; s++)
+        cur[s] = LOAD(k, s);
+      for (int s = 0; s < TR_SLOTS; s++)
+        acc[s] = pass_fold(e, t->op, dt, t->nan, acc[s], cur[s]);
     }
   }
 #undef LOAD
@@ -205,8 +215,9 @@ const pass_variant pass_variant_treduce = {
     .name = "treduce",
     .prio = 10,
     .kind = RJ_KIND_TREDUCE,
-    .summary = "root kernel reads every rank's chunk (2D sliding, partial chunks) and folds on chip; "
-               "ping-pong = register double buffer",
+    .summary =
+        "root kernel reads every rank's chunk (2D sliding, partial chunks) and folds on chip; "
+        "ping-pong = register double buffer",
     .accepts = accepts,
     .kernel = kernel,
 };

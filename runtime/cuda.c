@@ -132,8 +132,10 @@ rj_status rt_device_cc(rt_cuda *rt, int dev, int *major, int *minor, ir_err *e) 
   if (dev < 0 || dev >= n) return ir_fail(e, RJ_ENODEV, "device: no GPU %d (%d present)", dev, n);
   CUdevice d;
   CK("cuDeviceGet", rt->DeviceGet(&d, dev));
-  CK("cuDeviceGetAttribute", rt->DeviceGetAttribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d));
-  CK("cuDeviceGetAttribute", rt->DeviceGetAttribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d));
+  CK("cuDeviceGetAttribute",
+     rt->DeviceGetAttribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d));
+  CK("cuDeviceGetAttribute",
+     rt->DeviceGetAttribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d));
   return RJ_OK;
 }
 
@@ -346,8 +348,8 @@ rj_status rt_device_sms(rt_cuda *rt, int dev, int *sms, ir_err *e) {
 
 rj_status rt_launch_async(rt_cuda *rt, void *fn, const unsigned g[3], const unsigned b[3],
                           unsigned shared, void **args, void *stream, ir_err *e) {
-  CK("cuLaunchKernel", rt->LaunchKernel((CUfunction)fn, g[0], g[1], g[2], b[0], b[1], b[2],
-                                        shared, (CUstream)stream, args, NULL));
+  CK("cuLaunchKernel", rt->LaunchKernel((CUfunction)fn, g[0], g[1], g[2], b[0], b[1], b[2], shared,
+                                        (CUstream)stream, args, NULL));
   return RJ_OK;
 }
 

@@ -48,7 +48,6 @@ rj_status rt_copy_peer_async(rt_cuda *rt, uint64_t dst, int dst_dev, uint64_t sr
 /* A driver entry point by name (NULL when this driver lacks it), for runtime/-only callers. */
 void *rt_sym(rt_cuda *rt, const char *name);
 
-
 /* issue 6: tensor reductions */
 rj_status rt_device_sms(rt_cuda *rt, int dev, int *sms, ir_err *e); /* multiprocessors */
 /* Launches fn on stream (a CUstream; NULL: the legacy default stream) without waiting. */

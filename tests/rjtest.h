@@ -32,7 +32,8 @@ static inline const char *rjt_fmt(const char *fmt, ...) {
 /* Occurrences of needle in text. */
 static inline int rjt_count(const char *text, const char *needle) {
   int n = 0;
-  for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+    n++;
   return n;
 }
 
@@ -71,12 +72,13 @@ static inline void rjt_run_ok(rj_ctx *ctx, const char *json, uint64_t seed, int 
   o.nan_count = nans;
   rj_check_result res;
   rj_status s = rj_check(ctx, &r, &o, &res);
-  ck_assert_msg(s == RJ_OK, "run failed (%s): %s\n  request: %s", rj_status_name(s),
-                rj_errmsg(ctx), json);
-  ck_assert_msg(res.ok, "wrong result (variant %s, %lld wrong of %lld, %lld outside written): %s\n"
-                "  seed %llu, request: %s", res.variant, (long long)res.wrong,
-                (long long)res.checked, (long long)res.outside_written, res.first_error,
-                (unsigned long long)seed, json);
+  ck_assert_msg(s == RJ_OK, "run failed (%s): %s\n  request: %s", rj_status_name(s), rj_errmsg(ctx),
+                json);
+  ck_assert_msg(res.ok,
+                "wrong result (variant %s, %lld wrong of %lld, %lld outside written): %s\n"
+                "  seed %llu, request: %s",
+                res.variant, (long long)res.wrong, (long long)res.checked,
+                (long long)res.outside_written, res.first_error, (unsigned long long)seed, json);
   ck_assert_int_gt(res.checked, 0);
 }
 
@@ -90,7 +92,8 @@ static inline int rjt_gpu_present(void) {
     int n = 0;
     rj_status s = rj_device_count(ctx, &n);
     if (s != RJ_OK || n < 1)
-      fprintf(stderr, "SKIP: no GPU (%s): this suite needs one\n", s ? rj_errmsg(ctx) : "0 devices");
+      fprintf(stderr, "SKIP: no GPU (%s): this suite needs one\n",
+              s ? rj_errmsg(ctx) : "0 devices");
     rj_ctx_free(ctx);
     _exit(s == RJ_OK && n > 0 ? 0 : 1);
   }

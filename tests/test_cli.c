@@ -29,7 +29,8 @@ static char *tmpfile_with(const char *text) {
   return path;
 }
 
-#define SEED000 "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32," \
+#define SEED000                                                                                    \
+  "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32,"          \
   "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]},\"axes\":[-1]}"
 
 static char out[1 << 16];
@@ -60,8 +61,8 @@ END_TEST
 
 START_TEST(bad_input_is_status_2) {
   static const char *const cases[] = {
-      "{\"kind\":\"tile\",\"op\":\"sum\",",                              /* truncated */
-      "\x01\x02garbage",                                                  /* not JSON */
+      "{\"kind\":\"tile\",\"op\":\"sum\",", /* truncated */
+      "\x01\x02garbage",                    /* not JSON */
       "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32,"
       "\"src\":{\"mem\":\"shared\",\"shape\":[99999999999,99999999]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}",
       "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32,"
@@ -90,8 +91,8 @@ START_TEST(bad_input_is_status_2) {
   ck_assert_ptr_nonnull(strstr(out, "unknown target"));
   ck_assert_int_eq(cli(out, sizeof out, "ptx '" SEED000 "' --emit asm"), 2);
   /* argument errors of run and bench are one JSON line too */
-  static const char *const argerr[] = {"run '" SEED000 "' --seed banana", "run", "bench '" SEED000 "' --bogus",
-                                       "run '" SEED000 "' --device"};
+  static const char *const argerr[] = {"run '" SEED000 "' --seed banana", "run",
+                                       "bench '" SEED000 "' --bogus", "run '" SEED000 "' --device"};
   for (size_t i = 0; i < sizeof argerr / sizeof argerr[0]; i++) {
     ck_assert_int_eq(cli(out, sizeof out, argerr[i]), 2);
     ck_assert_msg(strncmp(out, "{\"ok\": false, \"error\": ", 23) == 0, "%s: %s", argerr[i], out);
@@ -111,7 +112,8 @@ START_TEST(run_status) {
     ck_assert_msg(strncmp(out, "{\"ok\": false, \"error\": ", 23) == 0, "%s", out);
   } else {
     ck_assert_msg(rc == 0, "%s", out);
-    ck_assert_ptr_nonnull(strstr(out, "{\"ok\": true, \"variant\": \"shared\", \"target\": \"sm_90"));
+    ck_assert_ptr_nonnull(
+        strstr(out, "{\"ok\": true, \"variant\": \"shared\", \"target\": \"sm_90"));
     ck_assert_ptr_nonnull(strstr(out, "\"checked\": 4,"));
     ck_assert_int_eq(cli(out, sizeof out, "bench '" SEED000 "'"), 0);
     ck_assert_ptr_nonnull(strstr(out, "\"gbps\": "));

@@ -20,7 +20,8 @@ START_TEST(refuses_what_would_exit) {
   rj_kernel *k;
   static const char *const intrinsics[][2] = {
       {"declare float @llvm.sin.f32(float)", "%r = call float @llvm.sin.f32(float %a)"},
-      {"declare float @llvm.pow.f32(float, float)", "%r = call float @llvm.pow.f32(float %a, float %a)"},
+      {"declare float @llvm.pow.f32(float, float)",
+       "%r = call float @llvm.pow.f32(float %a, float %a)"},
       {"declare float @llvm.log2.f32(float)", "%r = call float @llvm.log2.f32(float %a)"},
       {"declare float @llvm.nvvm.redux.sync.fmax(float, i32)",
        "%r = call float @llvm.nvvm.redux.sync.fmax(float %a, i32 -1)"},

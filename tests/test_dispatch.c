@@ -2,7 +2,8 @@
  * variant's reason when none accepts. */
 #include "rjtest.h"
 
-#define SEED000 "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32," \
+#define SEED000                                                                                    \
+  "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32,"          \
   "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]},\"axes\":[-1]}"
 
 static const char *explain(rj_ctx *ctx, const char *json, rj_status want) {
@@ -42,8 +43,9 @@ END_TEST
 
 START_TEST(nothing_accepts) {
   rj_ctx *ctx = rj_ctx_new();
-  const char *mixed = "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\","
-                      "\"src\":{\"mem\":\"shared\",\"shape\":[32]},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}";
+  const char *mixed =
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\","
+      "\"src\":{\"mem\":\"shared\",\"shape\":[32]},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}";
   const char *text = explain(ctx, mixed, RJ_ENOVARIANT);
   ck_assert_msg(strstr(text, "shared prio=10 rejected"), "%s", text);
   ck_assert_msg(strstr(text, "local prio=10 rejected"), "%s", text);
@@ -51,8 +53,10 @@ START_TEST(nothing_accepts) {
   rjt_parse(ctx, mixed, &r);
   rj_kernel *k;
   ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_ENOVARIANT);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "shared: src and dst must both be shared"), "%s", rj_errmsg(ctx));
-  ck_assert_msg(strstr(rj_errmsg(ctx), "local: src and dst must both be local"), "%s", rj_errmsg(ctx));
+  ck_assert_msg(strstr(rj_errmsg(ctx), "shared: src and dst must both be shared"), "%s",
+                rj_errmsg(ctx));
+  ck_assert_msg(strstr(rj_errmsg(ctx), "local: src and dst must both be local"), "%s",
+                rj_errmsg(ctx));
   rj_ctx_free(ctx);
 }
 END_TEST
@@ -60,18 +64,24 @@ END_TEST
 START_TEST(group_divisibility) {
   /* 48 threads, rows of 32: groups of 32 lanes would overlap (the reference's unguarded case) */
   rj_ctx *ctx = rj_ctx_new();
-  const char *j = "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":48,"
-                  "\"src\":{\"mem\":\"shared\",\"shape\":[4,32]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}";
+  const char *j =
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":48,"
+      "\"src\":{\"mem\":\"shared\",\"shape\":[4,32]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}";
   const char *text = explain(ctx, j, RJ_ENOVARIANT);
   ck_assert_msg(strstr(text, "threads: 48 is not a multiple of the group size 32"), "%s", text);
   /* the two-level plan's warp partials count against the 48 KiB too */
-  text = explain(ctx, "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f64\",\"scope\":\"cta\",\"threads\":1024,"
-                      "\"src\":{\"mem\":\"shared\",\"shape\":[1,6142]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}}",
-                 RJ_ENOVARIANT);
+  text = explain(
+      ctx,
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f64\",\"scope\":\"cta\",\"threads\":1024,"
+      "\"src\":{\"mem\":\"shared\",\"shape\":[1,6142]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}}",
+      RJ_ENOVARIANT);
   ck_assert_msg(strstr(text, "the 32 warps' partials take 49408 bytes"), "%s", text);
   /* rows of 16 fit 48 threads in 3 groups */
-  explain(ctx, "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":48,"
-               "\"src\":{\"mem\":\"shared\",\"shape\":[4,16]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}", RJ_OK);
+  explain(
+      ctx,
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":48,"
+      "\"src\":{\"mem\":\"shared\",\"shape\":[4,16]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}",
+      RJ_OK);
   rj_ctx_free(ctx);
 }
 END_TEST
@@ -81,7 +91,8 @@ START_TEST(forced_variant) {
   char j[1024];
   snprintf(j, sizeof j, "%.*s,\"variant\":\"local\"}", (int)strlen(SEED000) - 1, SEED000);
   const char *text = explain(ctx, j, RJ_ENOVARIANT);
-  ck_assert_msg(strstr(text, "shared prio=10 rejected: not the forced variant \"local\""), "%s", text);
+  ck_assert_msg(strstr(text, "shared prio=10 rejected: not the forced variant \"local\""), "%s",
+                text);
   snprintf(j, sizeof j, "%.*s,\"variant\":\"shared\"}", (int)strlen(SEED000) - 1, SEED000);
   text = explain(ctx, j, RJ_OK);
   ck_assert_msg(strstr(text, "shared prio=10 chosen"), "%s", text);
@@ -92,9 +103,10 @@ END_TEST
 START_TEST(layout_declines) {
   rj_ctx *ctx = rj_ctx_new();
   /* a warpgroup register reduction across warps needs shared memory: declined with the reason */
-  const char *j = "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warpgroup\","
-                  "\"src\":{\"mem\":\"local\",\"shape\":[128],\"layout\":{\"shape\":[128],\"stride\":[\"1@thread\"]}},"
-                  "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[128,\"1@thread\"]]}}}";
+  const char *j =
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warpgroup\","
+      "\"src\":{\"mem\":\"local\",\"shape\":[128],\"layout\":{\"shape\":[128],\"stride\":[\"1@thread\"]}},"
+      "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[128,\"1@thread\"]]}}}";
   const char *text = explain(ctx, j, RJ_ENOVARIANT);
   ck_assert_msg(strstr(text, "crosses warps"), "%s", text);
   /* two elements in one register */
@@ -114,7 +126,8 @@ START_TEST(layout_declines) {
       "\"src\":{\"mem\":\"local\",\"shape\":[268435456],\"layout\":{\"shape\":[268435456],\"stride\":[\"1@thread\"]}},"
       "\"dst\":{\"mem\":\"local\",\"shape\":[1]}}";
   text = explain(ctx, j, RJ_ENOVARIANT);
-  ck_assert_msg(strstr(text, "268435456 elements do not fit in 32 threads x 4096 register slots"), "%s", text);
+  ck_assert_msg(strstr(text, "268435456 elements do not fit in 32 threads x 4096 register slots"),
+                "%s", text);
   rj_ctx_free(ctx);
 }
 END_TEST
@@ -132,7 +145,8 @@ START_TEST(targets) {
   o.target = "sm_90";
   o.ptx_version = 77;
   ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ETARGET);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "PTX 7.7 does not support target sm_90"), "%s", rj_errmsg(ctx));
+  ck_assert_msg(strstr(rj_errmsg(ctx), "PTX 7.7 does not support target sm_90"), "%s",
+                rj_errmsg(ctx));
   o.ptx_version = 79;
   ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ETARGET);
   o.ptx_version = 88;

@@ -13,18 +13,18 @@
 
 #define BLOCKS 4
 #define THREADS 128
-#define K 8           /* elements each thread sums in its own loop (part A) */
-#define ROWS 8        /* part B: a [ROWS, COLS] shared tile per block, reduced along COLS */
+#define K 8    /* elements each thread sums in its own loop (part A) */
+#define ROWS 8 /* part B: a [ROWS, COLS] shared tile per block, reduced along COLS */
 #define COLS 64
-#define SLOTS 4       /* part C: 4 register slots per lane, reduced over the warp */
+#define SLOTS 4 /* part C: 4 register slots per lane, reduced over the warp */
 
 #define TILE_REQ                                                                                   \
   "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":128,"         \
   "\"src\":{\"mem\":\"shared\",\"shape\":[8,64]},\"dst\":{\"mem\":\"shared\",\"shape\":[8]}}"
-#define LOCAL_REQ                                                                                  \
-  "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\","                        \
+#define LOCAL_REQ                                                                                         \
+  "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\","                               \
   "\"src\":{\"mem\":\"local\",\"shape\":[32,4],\"layout\":{\"shape\":[32,4],\"stride\":[\"1@lane\",1]}}," \
-  "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],"             \
+  "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],"                    \
   "\"replicate\":[[32,\"1@lane\"]]}},\"axes\":[0,1]}"
 
 /* ---------------------------------------------------------------- the "runtime's" IR helpers */
@@ -61,8 +61,10 @@ static void loop_begin(rt *r, loop *l, LLVMValueRef start, LLVMValueRef end, LLV
   LLVMBuilderRef eb = LLVMCreateBuilderInContext(r->C);
   LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(r->fn);
   LLVMValueRef first = LLVMGetFirstInstruction(entry);
-  if (first) LLVMPositionBuilderBefore(eb, first);
-  else LLVMPositionBuilderAtEnd(eb, entry);
+  if (first)
+    LLVMPositionBuilderBefore(eb, first);
+  else
+    LLVMPositionBuilderAtEnd(eb, entry);
   l->var = LLVMBuildAlloca(eb, r->i32, "i");
   LLVMDisposeBuilder(eb);
   l->step = step;
@@ -116,7 +118,8 @@ static char *module_text(rt *r) {
  *     out_c[gid] = the warp's sum (every lane holds it) */
 static void build_kernel(rt *r, rj_ctx *ctx, rj_emitter *em) {
   LLVMTypeRef params[7] = {r->ptr1, r->ptr1, r->ptr1, r->ptr1, r->ptr1, r->ptr1, r->i32};
-  r->fn = LLVMAddFunction(r->M, "rt_kernel", LLVMFunctionType(LLVMVoidTypeInContext(r->C), params, 7, 0));
+  r->fn = LLVMAddFunction(r->M, "rt_kernel",
+                          LLVMFunctionType(LLVMVoidTypeInContext(r->C), params, 7, 0));
   LLVMSetFunctionCallConv(r->fn, LLVMPTXKernelCallConv);
   LLVMPositionBuilderAtEnd(r->B, LLVMAppendBasicBlockInContext(r->C, r->fn, "entry"));
   LLVMValueRef tid = intrinsic(r, "llvm.nvvm.read.ptx.sreg.tid.x", NULL, 0);
@@ -248,13 +251,22 @@ START_TEST(runtime_kernel) {
   s = rj_compile_ir(ctx, ir, 0, "rt_kernel", &o, &k);
   free(ir);
   ck_assert_msg(s == RJ_OK, "rj_compile_ir (auto target): %s", rj_errmsg(ctx));
-  enum { N = BLOCKS * THREADS, NA = N * K, NB = BLOCKS * ROWS * COLS, NC = N * SLOTS, NOB = BLOCKS * ROWS };
+  enum {
+    N = BLOCKS * THREADS,
+    NA = N * K,
+    NB = BLOCKS * ROWS * COLS,
+    NC = N * SLOTS,
+    NOB = BLOCKS * ROWS
+  };
   static float a[NA], b[NB], c[NC], oa[N], ob[NOB], oc[N];
   for (int seed = 1; seed <= 3; seed++) {
     uint64_t st = (uint64_t)seed * 0x9E3779B97F4A7C15ull;
-    for (int i = 0; i < NA; i++) a[i] = frand(&st);
-    for (int i = 0; i < NB; i++) b[i] = frand(&st);
-    for (int i = 0; i < NC; i++) c[i] = frand(&st);
+    for (int i = 0; i < NA; i++)
+      a[i] = frand(&st);
+    for (int i = 0; i < NB; i++)
+      b[i] = frand(&st);
+    for (int i = 0; i < NC; i++)
+      c[i] = frand(&st);
     uint64_t d[6];
     size_t sz[6] = {sizeof a, sizeof b, sizeof c, sizeof oa, sizeof ob, sizeof oc};
     for (int i = 0; i < 6; i++) {
@@ -278,12 +290,15 @@ START_TEST(runtime_kernel) {
     ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, oa, d[3], sizeof oa), RJ_OK);
     ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, ob, d[4], sizeof ob), RJ_OK);
     ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, oc, d[5], sizeof oc), RJ_OK);
-    for (int i = 0; i < 6; i++) ck_assert_int_eq(rj_device_free(ctx, 0, d[i]), RJ_OK);
+    for (int i = 0; i < 6; i++)
+      ck_assert_int_eq(rj_device_free(ctx, 0, d[i]), RJ_OK);
     /* the float64 oracle: every lane of every warp, every tile row */
     for (int w = 0; w < N / 32; w++) {
       double sa = 0, ma = 0, sc = 0, mc = 0;
-      for (int i = w * 32 * K; i < (w + 1) * 32 * K; i++) sa += a[i], ma += fabs(a[i]);
-      for (int i = w * 32 * SLOTS; i < (w + 1) * 32 * SLOTS; i++) sc += c[i], mc += fabs(c[i]);
+      for (int i = w * 32 * K; i < (w + 1) * 32 * K; i++)
+        sa += a[i], ma += fabs(a[i]);
+      for (int i = w * 32 * SLOTS; i < (w + 1) * 32 * SLOTS; i++)
+        sc += c[i], mc += fabs(c[i]);
       for (int l = 0; l < 32; l++) {
         check_close("out_a (subgroup reduce_all_add)", w * 32 + l, oa[w * 32 + l], sa, ma);
         check_close("out_c (local tile)", w * 32 + l, oc[w * 32 + l], sc, mc);
@@ -291,7 +306,8 @@ START_TEST(runtime_kernel) {
     }
     for (int row = 0; row < NOB; row++) {
       double sb = 0, mb = 0;
-      for (int j = 0; j < COLS; j++) sb += b[row * COLS + j], mb += fabs(b[row * COLS + j]);
+      for (int j = 0; j < COLS; j++)
+        sb += b[row * COLS + j], mb += fabs(b[row * COLS + j]);
       check_close("out_b (shared tile)", row, ob[row], sb, mb);
     }
     fprintf(stderr, "seed %d: %d + %d + %d outputs match the float64 oracle (%.3f ms)\n", seed, N,
@@ -311,10 +327,14 @@ START_TEST(every_primitive_compiles) {
       if (p == RJ_PRIM_INVOCATION_ID && isfloat) continue;
       rt r;
       rt_init(&r, "m");
-      LLVMTypeRef tys[8] = {LLVMHalfTypeInContext(r.C),  LLVMBFloatTypeInContext(r.C),
-                            r.f32,                       LLVMDoubleTypeInContext(r.C),
-                            r.i32,                       r.i32,
-                            LLVMInt64TypeInContext(r.C), LLVMInt64TypeInContext(r.C)};
+      LLVMTypeRef tys[8] = {LLVMHalfTypeInContext(r.C),
+                            LLVMBFloatTypeInContext(r.C),
+                            r.f32,
+                            LLVMDoubleTypeInContext(r.C),
+                            r.i32,
+                            r.i32,
+                            LLVMInt64TypeInContext(r.C),
+                            LLVMInt64TypeInContext(r.C)};
       LLVMTypeRef ty = tys[dts[d]];
       LLVMTypeRef params[3] = {r.ptr1, r.ptr1, r.i32};
       r.fn = LLVMAddFunction(r.M, "k", LLVMFunctionType(LLVMVoidTypeInContext(r.C), params, 3, 0));
@@ -340,10 +360,12 @@ START_TEST(every_primitive_compiles) {
       const char *ptx = rj_kernel_text(k, RJ_EMIT_PTX);
       int wide = dts[d] == RJ_F64 || dts[d] == RJ_I64 || dts[d] == RJ_U64;
       bool red = p >= RJ_PRIM_REDUCE_ADD && p <= RJ_PRIM_REDUCE_ALL_MAX;
-      int want = p == RJ_PRIM_INVOCATION_ID ? 0 : red ? 3 * (wide && !(dts[d] <= RJ_BF16) ? 2 : 1)
-                                                      : (wide ? 2 : 1);
-      ck_assert_msg(rjt_count(ptx, "shfl.sync") == want, "primitive %d dtype %zu: %d shuffles, not %d",
-                    p, d, rjt_count(ptx, "shfl.sync"), want);
+      int want = p == RJ_PRIM_INVOCATION_ID ? 0
+                 : red                      ? 3 * (wide && !(dts[d] <= RJ_BF16) ? 2 : 1)
+                                            : (wide ? 2 : 1);
+      ck_assert_msg(rjt_count(ptx, "shfl.sync") == want,
+                    "primitive %d dtype %zu: %d shuffles, not %d", p, d,
+                    rjt_count(ptx, "shfl.sync"), want);
       free(ir);
       rt_free(&r);
     }
@@ -360,7 +382,8 @@ START_TEST(emitter_errors) {
   LLVMValueRef out = NULL;
   rj_emitter_init(&em, r.M, r.B);
   /* the builder is not in a block yet */
-  ck_assert_int_eq(rj_emit_subgroup(&em, RJ_PRIM_BROADCAST, RJ_F32, 0, NULL, NULL, &out), RJ_EINVAL);
+  ck_assert_int_eq(rj_emit_subgroup(&em, RJ_PRIM_BROADCAST, RJ_F32, 0, NULL, NULL, &out),
+                   RJ_EINVAL);
   ck_assert_ptr_nonnull(strstr(em.errmsg, "builder"));
   r.fn = LLVMAddFunction(r.M, "k", LLVMFunctionType(LLVMVoidTypeInContext(r.C), NULL, 0, 0));
   LLVMPositionBuilderAtEnd(r.B, LLVMAppendBasicBlockInContext(r.C, r.fn, "entry"));
@@ -371,9 +394,11 @@ START_TEST(emitter_errors) {
   ck_assert_ptr_nonnull(strstr(em.errmsg, "value"));
   ck_assert_int_eq(rj_emit_subgroup(&em, RJ_PRIM_SHUFFLE_XOR, RJ_F32, 0, f, NULL, &out), RJ_EINVAL);
   ck_assert_ptr_nonnull(strstr(em.errmsg, "arg"));
-  ck_assert_int_eq(rj_emit_subgroup(&em, RJ_PRIM_INVOCATION_ID, RJ_F32, 0, NULL, NULL, &out), RJ_EINVAL);
+  ck_assert_int_eq(rj_emit_subgroup(&em, RJ_PRIM_INVOCATION_ID, RJ_F32, 0, NULL, NULL, &out),
+                   RJ_EINVAL);
   ck_assert_ptr_nonnull(strstr(em.errmsg, "dtype"));
-  ck_assert_int_eq(rj_emit_subgroup(&em, RJ_PRIM_INVOCATION_ID, RJ_I32, 0, NULL, NULL, &out), RJ_OK);
+  ck_assert_int_eq(rj_emit_subgroup(&em, RJ_PRIM_INVOCATION_ID, RJ_I32, 0, NULL, NULL, &out),
+                   RJ_OK);
   ck_assert_str_eq(em.errmsg, "");
   /* tiles: a subgroup request, a shared tile on a global pointer, a bad tid */
   rj_request req;
@@ -387,8 +412,11 @@ START_TEST(emitter_errors) {
   ck_assert_int_eq(rj_emit_tile(&em, &req, p3, p3, f), RJ_EINVAL);
   ck_assert_ptr_nonnull(strstr(em.errmsg, "tid"));
   /* a warpgroup tile takes a free named barrier the caller did not reserve */
-  rjt_parse(ctx, "{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"f32\",\"scope\":\"warpgroup\",\"threads\":256,\"active\":{\"warpgroup\":0},"
-                 "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}", &req);
+  rjt_parse(
+      ctx,
+      "{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"f32\",\"scope\":\"warpgroup\",\"threads\":256,\"active\":{\"warpgroup\":0},"
+      "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}",
+      &req);
   em.barriers_used = 0x7; /* ids 0, 1, 2 are the runtime's */
   ck_assert_int_eq(rj_emit_tile(&em, &req, p3, p3, LLVMConstInt(r.i32, 0, 0)), RJ_OK);
   ck_assert_uint_eq(em.barriers_used, 0xf);
@@ -399,7 +427,8 @@ START_TEST(emitter_errors) {
   rj_kernel *k = NULL;
   ck_assert_int_eq(rj_compile_ir(ctx, "this is not IR", 0, "k", NULL, &k), RJ_EINVAL);
   ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "ir:"));
-  ck_assert_int_eq(rj_compile_ir(ctx, "define void @k() { ret void }", 0, "nope", NULL, &k), RJ_EINVAL);
+  ck_assert_int_eq(rj_compile_ir(ctx, "define void @k() { ret void }", 0, "nope", NULL, &k),
+                   RJ_EINVAL);
   ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "entry"));
   rt_free(&r);
   rj_ctx_free(ctx);

@@ -29,9 +29,10 @@ static void run(const char *json, uint64_t seed, int nans, int emulate, const ch
   o.compile.emulate_packed = emulate;
   rj_check_result res;
   rj_status s = rj_check(ctx, &r, &o, &res);
-  ck_assert_msg(s == RJ_OK, "run failed (%s): %s\n  request: %s", rj_status_name(s),
-                rj_errmsg(ctx), json);
-  ck_assert_msg(res.ok, "wrong result (variant %s, target %s, %lld wrong of %lld, %lld outside "
+  ck_assert_msg(s == RJ_OK, "run failed (%s): %s\n  request: %s", rj_status_name(s), rj_errmsg(ctx),
+                json);
+  ck_assert_msg(res.ok,
+                "wrong result (variant %s, target %s, %lld wrong of %lld, %lld outside "
                 "written): %s\n  seed %llu, nans %d, request: %s",
                 res.variant, res.target, (long long)res.wrong, (long long)res.checked,
                 (long long)res.outside_written, res.first_error, (unsigned long long)seed, nans,
@@ -42,7 +43,8 @@ static void run(const char *json, uint64_t seed, int nans, int emulate, const ch
                   json);
 }
 
-#define PACKED "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"f32\",\"scope\":\"thread\",\"accum\":%s,\"nan\":\"%s\"," \
+#define PACKED                                                                                           \
+  "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"f32\",\"scope\":\"thread\",\"accum\":%s,\"nan\":\"%s\"," \
   "\"src\":{\"mem\":\"local\",\"shape\":[%d]},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}"
 
 static const char *const ops[] = {"sum", "max", "min"};
@@ -57,7 +59,8 @@ START_TEST(emulated_matrix) {
   for (int o = 0; o < 3; o++)
     for (int acc = 0; acc < 2; acc++) {
       char json[1024];
-      snprintf(json, sizeof json, "%s", rjt_fmt(PACKED, ops[o], acc ? "true" : "false", "propagate", L));
+      snprintf(json, sizeof json, "%s",
+               rjt_fmt(PACKED, ops[o], acc ? "true" : "false", "propagate", L));
       for (uint64_t seed = 0; seed < 4; seed++)
         run(json, seed * 7919 + 3, 0, 1, L >= 8 ? "sm100_packed" : "local");
     }
@@ -74,10 +77,12 @@ START_TEST(emulated_nans) {
       for (int nan = 0; nan < 2; nan++)
         for (int acc = 0; acc < 2; acc++) {
           char json[1024];
-          snprintf(json, sizeof json, "%s", rjt_fmt(PACKED, ops[o], acc ? "true" : "false",
-                                                   nan ? "ignore" : "propagate", nl[l]));
+          snprintf(
+              json, sizeof json, "%s",
+              rjt_fmt(PACKED, ops[o], acc ? "true" : "false", nan ? "ignore" : "propagate", nl[l]));
           for (int k = 1; k <= 3; k += 2)
-            for (uint64_t seed = 0; seed < 2; seed++) run(json, seed + 11, k, 1, "sm100_packed");
+            for (uint64_t seed = 0; seed < 2; seed++)
+              run(json, seed + 11, k, 1, "sm100_packed");
         }
 }
 END_TEST
@@ -85,23 +90,28 @@ END_TEST
 /* Without emulation on a pre-Blackwell GPU the same requests go to local (and still pass). */
 START_TEST(unemulated_falls_back) {
   if (!gpu) return;
-  for (int o = 0; o < 3; o++) run(rjt_fmt(PACKED, ops[o], "true", "propagate", 32), 5, 0, 0, NULL);
+  for (int o = 0; o < 3; o++)
+    run(rjt_fmt(PACKED, ops[o], "true", "propagate", 32), 5, 0, 0, NULL);
 }
 END_TEST
 
 /* redux.sync, integer forms: whole-warp reductions, one element per lane, several per lane
  * (folded first), a sub-warp of a larger CTA, accum on and off. */
-#define WARP_ALL "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",\"accum\":%s," \
+#define WARP_ALL                                                                                    \
+  "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",\"accum\":%s,"              \
   "\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}}," \
   "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}}}"
-#define WARP_4 "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",\"accum\":%s,\"axes\":[0]," \
+#define WARP_4                                                                                            \
+  "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",\"accum\":%s,\"axes\":[0],"       \
   "\"src\":{\"mem\":\"local\",\"shape\":[32,4],\"layout\":{\"shape\":[32,4],\"stride\":[\"1@lane\",1]}}," \
   "\"dst\":{\"mem\":\"local\",\"shape\":[4],\"layout\":{\"shape\":[4],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}}}"
-#define WARP_ALL2 "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",\"accum\":%s,\"axes\":[0,1]," \
+#define WARP_ALL2                                                                                         \
+  "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",\"accum\":%s,\"axes\":[0,1],"     \
   "\"src\":{\"mem\":\"local\",\"shape\":[32,4],\"layout\":{\"shape\":[32,4],\"stride\":[\"1@lane\",1]}}," \
   "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}}}"
-#define WARP5 "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",\"threads\":256,\"active\":{\"warp\":5},\"accum\":%s," \
-  "\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}}," \
+#define WARP5                                                                                                                  \
+  "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",\"threads\":256,\"active\":{\"warp\":5},\"accum\":%s," \
+  "\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}},"                            \
   "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}}}"
 
 START_TEST(redux_integer) {
@@ -114,7 +124,8 @@ START_TEST(redux_integer) {
         for (int acc = 0; acc < 2; acc++) {
           char json[1024];
           snprintf(json, sizeof json, shapes[sh], ops[o], dts[d], acc ? "true" : "false");
-          for (uint64_t seed = 0; seed < 3; seed++) run(json, seed * 31 + 1, 0, 0, "redux");
+          for (uint64_t seed = 0; seed < 3; seed++)
+            run(json, seed * 31 + 1, 0, 0, "redux");
         }
 }
 END_TEST

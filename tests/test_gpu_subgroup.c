@@ -1,7 +1,8 @@
-/* GPU suite for the subgroup variant: the reference's matrix (every primitive x dtype x k, 64-thread
- * blocks) and more (several blocks, wider blocks), every lane of every group checked against the
- * oracle (reduce_*: lane 0 of each group, where the result is defined), shuffle_up / _down /
- * _xor edge offsets, index lists, NaNs, several seeds.  Exits 77 ("SKIP: no GPU") with no GPU. */
+/* GPU suite for the subgroup variant: the reference's matrix (every primitive x dtype x k,
+ * 64-thread blocks) and more (several blocks, wider blocks), every lane of every group checked
+ * against the oracle (reduce_*: lane 0 of each group, where the result is defined), shuffle_up /
+ * _down / _xor edge offsets, index lists, NaNs, several seeds.  Exits 77 ("SKIP: no GPU") with no
+ * GPU. */
 #include "rjtest.h"
 
 static rj_ctx *ctx;
@@ -14,7 +15,8 @@ static const char *const reductions[] = {"reduce_add",     "reduce_min",     "re
 static const int geometry[][2] = {{64, 1}, {64, 3}, {256, 2}, {32, 5}};
 
 static void run(const char *json, int seeds, int nans) {
-  for (int s = 0; s < seeds; s++) rjt_run_ok(ctx, json, (uint64_t)(s * 7919 + 11), nans);
+  for (int s = 0; s < seeds; s++)
+    rjt_run_ok(ctx, json, (uint64_t)(s * 7919 + 11), nans);
   cases_run++;
 }
 
@@ -39,7 +41,8 @@ END_TEST
 
 /* shuffles: every dtype, edge and middle arguments, k = 0 and 5 (shuffles ignore k) */
 START_TEST(shuffles_matrix) {
-  static const char *const prims[] = {"shuffle", "broadcast", "shuffle_down", "shuffle_up", "shuffle_xor"};
+  static const char *const prims[] = {"shuffle", "broadcast", "shuffle_down", "shuffle_up",
+                                      "shuffle_xor"};
   static const int args[] = {0, 1, 2, 7, 15, 16, 17, 30, 31};
   const char *key = _i == 0 ? "index" : "arg";
   for (int d = 0; d < 8; d++)
@@ -47,7 +50,8 @@ START_TEST(shuffles_matrix) {
       for (size_t g = 0; g < sizeof geometry / sizeof geometry[0]; g++)
         run(rjt_fmt("{\"kind\":\"subgroup\",\"primitive\":\"%s\",\"dtype\":\"%s\",\"log2_size\":%d,"
                     "\"%s\":%d,\"threads\":%d,\"blocks\":%d}",
-                    prims[_i], dtypes[d], a % 2 ? 5 : 0, key, args[a], geometry[g][0], geometry[g][1]),
+                    prims[_i], dtypes[d], a % 2 ? 5 : 0, key, args[a], geometry[g][0],
+                    geometry[g][1]),
             2, 0);
 }
 END_TEST
@@ -71,9 +75,10 @@ START_TEST(index_lists) {
       n += (size_t)snprintf(list + n, sizeof list - n, "%d%s", idx[p][l], l < 31 ? "," : "");
     for (int d = 0; d < 8; d++)
       for (size_t g = 0; g < sizeof geometry / sizeof geometry[0]; g++)
-        run(rjt_fmt("{\"kind\":\"subgroup\",\"primitive\":\"shuffle\",\"dtype\":\"%s\",\"index\":[%s],"
-                    "\"threads\":%d,\"blocks\":%d}",
-                    dtypes[d], list, geometry[g][0], geometry[g][1]),
+        run(rjt_fmt(
+                "{\"kind\":\"subgroup\",\"primitive\":\"shuffle\",\"dtype\":\"%s\",\"index\":[%s],"
+                "\"threads\":%d,\"blocks\":%d}",
+                dtypes[d], list, geometry[g][0], geometry[g][1]),
             2, 0);
   }
 }
@@ -104,9 +109,11 @@ END_TEST
 /* the widest launch: 1024 threads x 8 blocks */
 START_TEST(big) {
   run("{\"kind\":\"subgroup\",\"primitive\":\"reduce_all_add\",\"dtype\":\"f64\",\"log2_size\":5,"
-      "\"threads\":1024,\"blocks\":8}", 2, 0);
+      "\"threads\":1024,\"blocks\":8}",
+      2, 0);
   run("{\"kind\":\"subgroup\",\"primitive\":\"shuffle_down\",\"dtype\":\"u64\",\"arg\":9,"
-      "\"threads\":1024,\"blocks\":8}", 2, 0);
+      "\"threads\":1024,\"blocks\":8}",
+      2, 0);
 }
 END_TEST
 

@@ -13,7 +13,8 @@ static const char *const ops[] = {"sum", "max", "min"};
 static const char *const dtypes[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64", "u64"};
 
 static void run(const char *json, int seeds, int nans) {
-  for (int s = 0; s < seeds; s++) rjt_run_ok(ctx, json, (uint64_t)(s * 7919 + s), nans);
+  for (int s = 0; s < seeds; s++)
+    rjt_run_ok(ctx, json, (uint64_t)(s * 7919 + s), nans);
   cases_run++;
 }
 
@@ -71,12 +72,12 @@ START_TEST(accum_nan) {
   for (int i = 0; i < 5; i++)
     for (int d = 0; d < 4; d++)
       for (int o = 0; o < 3; o++) {
-        run(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"accum\":true}", ops[o],
-                    dtypes[d], sh[i]),
+        run(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"accum\":true}",
+                    ops[o], dtypes[d], sh[i]),
             2, 0);
         for (int n = 0; n < 2; n++)
-          run(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"nan\":\"%s\"}", ops[o],
-                      dtypes[d], sh[i], n ? "ignore" : "propagate"),
+          run(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"nan\":\"%s\"}",
+                      ops[o], dtypes[d], sh[i], n ? "ignore" : "propagate"),
               2, 3);
       }
 }
@@ -85,10 +86,14 @@ END_TEST
 /* The benchmark shapes, and determinism off (same kernels; still checked). */
 START_TEST(bench_shapes) {
   if (!gpu) return;
-  const char *sh[] = {"\"shape\":[16777216]",           "\"shape\":[4096,4096],\"axes\":[1]",
-                      "\"shape\":[4096,4096],\"axes\":[0]", "\"shape\":[65536,128],\"axes\":[1]",
-                      "\"shape\":[65536,128],\"axes\":[0]", "\"shape\":[128,65536],\"axes\":[1]",
-                      "\"shape\":[1024,32768],\"axes\":[1]", "\"shape\":[32,4194304],\"axes\":[1]"};
+  const char *sh[] = {"\"shape\":[16777216]",
+                      "\"shape\":[4096,4096],\"axes\":[1]",
+                      "\"shape\":[4096,4096],\"axes\":[0]",
+                      "\"shape\":[65536,128],\"axes\":[1]",
+                      "\"shape\":[65536,128],\"axes\":[0]",
+                      "\"shape\":[128,65536],\"axes\":[1]",
+                      "\"shape\":[1024,32768],\"axes\":[1]",
+                      "\"shape\":[32,4194304],\"axes\":[1]"};
   for (int i = 0; i < 8; i++) {
     run(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",%s}", sh[i]), 1, 0);
     run(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"max\",\"dtype\":\"bf16\",%s}", sh[i]), 1, 0);

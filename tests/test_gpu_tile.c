@@ -15,7 +15,8 @@ static const char *const ops[] = {"sum", "max", "min"};
 static const char *const all_dtypes[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64", "u64"};
 
 static void run(const char *json, int seeds) {
-  for (int s = 0; s < seeds; s++) rjt_run_ok(ctx, json, (uint64_t)(s * 7919 + 1), 0);
+  for (int s = 0; s < seeds; s++)
+    rjt_run_ok(ctx, json, (uint64_t)(s * 7919 + 1), 0);
   cases_run++;
 }
 
@@ -38,7 +39,8 @@ static const shape_case shared_shapes[] = {
     {"\"shape\":[8,16,2,22]", "\"shape\":[8,16]", "[-2,-1]", 1},
     {"\"shape\":[4,8,6]", "\"shape\":[4,6]", "[1]", 0},
     {"\"shape\":[32,7]", "\"shape\":[32]", "[-1]", 0},
-    {"\"shape\":[32,32],\"start\":[1,1],\"extent\":[5,8]", "\"shape\":[32],\"start\":[2],\"extent\":[5]", "[-1]", 0},
+    {"\"shape\":[32,32],\"start\":[1,1],\"extent\":[5,8]",
+     "\"shape\":[32],\"start\":[2],\"extent\":[5]", "[-1]", 0},
 };
 
 START_TEST(shared_matrix) {
@@ -48,10 +50,11 @@ START_TEST(shared_matrix) {
     for (int o = 0; o < 3; o++)
       for (int acc = 0; acc < 2; acc++) {
         bool main_dtypes = d == 0 || d == 2; /* f16, f32: the reference's matrix, more seeds */
-        run(rjt_fmt("{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"cta\",\"threads\":%d,"
-                    "\"src\":{\"mem\":\"shared\",%s},\"dst\":{\"mem\":\"shared\",%s},\"axes\":%s,\"accum\":%s}",
-                    ops[o], all_dtypes[d], c->big ? 128 : 32, c->src, c->dst, c->axes,
-                    acc ? "true" : "false"),
+        run(rjt_fmt(
+                "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"cta\",\"threads\":%d,"
+                "\"src\":{\"mem\":\"shared\",%s},\"dst\":{\"mem\":\"shared\",%s},\"axes\":%s,\"accum\":%s}",
+                ops[o], all_dtypes[d], c->big ? 128 : 32, c->src, c->dst, c->axes,
+                acc ? "true" : "false"),
             main_dtypes ? 3 : 2);
       }
 }
@@ -67,10 +70,11 @@ START_TEST(shared_subscope) {
   for (int sc = 0; sc < 4; sc++)
     for (int o = 0; o < 3; o++)
       for (int acc = 0; acc < 2; acc++)
-        run(rjt_fmt("{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"f32\",%s,\"threads\":256,"
-                    "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]},"
-                    "\"accum\":%s}",
-                    ops[o], scopes[sc], acc ? "true" : "false"),
+        run(rjt_fmt(
+                "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"f32\",%s,\"threads\":256,"
+                "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]},"
+                "\"accum\":%s}",
+                ops[o], scopes[sc], acc ? "true" : "false"),
             3);
 }
 END_TEST
@@ -116,11 +120,12 @@ START_TEST(local_thread_wise) {
   for (int d = 0; d < 8; d++)
     for (int o = 0; o < 3; o++)
       for (int acc = 0; acc < 2; acc++)
-        run(rjt_fmt("{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"thread\","
-                    "\"src\":{\"mem\":\"local\",\"shape\":%s},\"dst\":{\"mem\":\"local\",\"shape\":%s},"
-                    "\"axes\":%s,\"accum\":%s}",
-                    ops[o], all_dtypes[d], thread_shapes[_i][0], thread_shapes[_i][1],
-                    thread_shapes[_i][2], acc ? "true" : "false"),
+        run(rjt_fmt(
+                "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"thread\","
+                "\"src\":{\"mem\":\"local\",\"shape\":%s},\"dst\":{\"mem\":\"local\",\"shape\":%s},"
+                "\"axes\":%s,\"accum\":%s}",
+                ops[o], all_dtypes[d], thread_shapes[_i][0], thread_shapes[_i][1],
+                thread_shapes[_i][2], acc ? "true" : "false"),
             d == 2 ? 3 : 1);
 }
 END_TEST
@@ -149,8 +154,9 @@ START_TEST(local_view_basic) {
     for (int o = 0; o < 3; o++)
       for (int d = 0; d < 8; d++)
         for (int acc = 0; acc < 2; acc++)
-          run(rjt_fmt("{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",%s,\"accum\":%s}",
-                      ops[o], all_dtypes[d], cases[c], acc ? "true" : "false"),
+          run(rjt_fmt(
+                  "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",%s,\"accum\":%s}",
+                  ops[o], all_dtypes[d], cases[c], acc ? "true" : "false"),
               1);
 }
 END_TEST
@@ -169,13 +175,14 @@ START_TEST(local_mma_fragment) {
           for (int acc = 0; acc < 2; acc++) {
             if (d != 0 && d != 2 && (j != 1 || w != 1)) continue; /* other dtypes: one shape */
             int J = Js[j];
-            run(rjt_fmt("{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",\"threads\":%d,"
-                        "\"accum\":%s,"
-                        "\"src\":{\"mem\":\"local\",\"shape\":[16,%d],\"layout\":{\"shape\":[[2,8],[%d,4,2]],"
-                        "\"stride\":[[2,\"4@lane\"],[4,\"1@lane\",1]]}},"
-                        "\"dst\":{\"mem\":\"local\",\"shape\":[16],\"layout\":{\"shape\":[[2,8]],"
-                        "\"stride\":[[1,\"4@lane\"]],\"replicate\":[[4,\"1@lane\"]]}}}",
-                        ops[o], all_dtypes[d], 32 * warps[w], acc ? "true" : "false", 8 * J, J),
+            run(rjt_fmt(
+                    "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",\"threads\":%d,"
+                    "\"accum\":%s,"
+                    "\"src\":{\"mem\":\"local\",\"shape\":[16,%d],\"layout\":{\"shape\":[[2,8],[%d,4,2]],"
+                    "\"stride\":[[2,\"4@lane\"],[4,\"1@lane\",1]]}},"
+                    "\"dst\":{\"mem\":\"local\",\"shape\":[16],\"layout\":{\"shape\":[[2,8]],"
+                    "\"stride\":[[1,\"4@lane\"]],\"replicate\":[[4,\"1@lane\"]]}}}",
+                    ops[o], all_dtypes[d], 32 * warps[w], acc ? "true" : "false", 8 * J, J),
                 2);
           }
 }
@@ -228,9 +235,11 @@ START_TEST(nan_policies) {
     for (int o = 0; o < 3; o++)
       for (int d = 0; d < 4; d++)
         for (int nan = 0; nan < 2; nan++) {
-          const char *j = rjt_fmt("{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"nan\":\"%s\"}",
-                                  ops[o], fl[d], bodies[b], nan ? "ignore" : "propagate");
-          for (int s = 0; s < 3; s++) rjt_run_ok(ctx, j, 100 + (uint64_t)s, 1 + s * 3);
+          const char *j =
+              rjt_fmt("{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"nan\":\"%s\"}",
+                      ops[o], fl[d], bodies[b], nan ? "ignore" : "propagate");
+          for (int s = 0; s < 3; s++)
+            rjt_run_ok(ctx, j, 100 + (uint64_t)s, 1 + s * 3);
           cases_run++;
         }
 }
@@ -256,6 +265,9 @@ int main(void) {
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
-  fprintf(stderr, gpu ? "gpu_tile: %d request cases run on the GPU\n" : "gpu_tile: SKIPPED (no GPU): %d cases\n", cases_run);
+  fprintf(stderr,
+          gpu ? "gpu_tile: %d request cases run on the GPU\n"
+              : "gpu_tile: SKIPPED (no GPU): %d cases\n",
+          cases_run);
   return failed ? 1 : 0;
 }

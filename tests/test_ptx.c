@@ -3,14 +3,18 @@
 
 #include <unistd.h>
 
-#define SEED000 "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32," \
+#define SEED000                                                                                    \
+  "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32,"          \
   "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]},\"axes\":[-1]}"
-#define SEED001 "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"thread\"," \
+#define SEED001                                                                                    \
+  "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"thread\","                      \
   "\"src\":{\"mem\":\"local\",\"shape\":[4]},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}"
-#define WARP_ALL "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\"," \
+#define WARP_ALL                                                                                    \
+  "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\","                           \
   "\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}}," \
   "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}}}"
-#define MMA "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",\"accum\":%s," \
+#define MMA                                                                                                                             \
+  "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",\"accum\":%s,"                                                  \
   "\"src\":{\"mem\":\"local\",\"shape\":[16,%d],\"layout\":{\"shape\":[[2,8],[%d,4,2]],\"stride\":[[2,\"4@lane\"],[4,\"1@lane\",1]]}}," \
   "\"dst\":{\"mem\":\"local\",\"shape\":[16],\"layout\":{\"shape\":[[2,8]],\"stride\":[[1,\"4@lane\"]],\"replicate\":[[4,\"1@lane\"]]}}}"
 
@@ -40,7 +44,8 @@ START_TEST(warp_tree_and_64bit) {
   rj_ctx *ctx = rj_ctx_new();
   const char *ptx = rjt_ptx(ctx, rjt_fmt(WARP_ALL, "sum", "f32"), "sm_90");
   ck_assert_int_eq(rjt_count(ptx, "shfl.sync.bfly.b32"), 5);
-  for (int m = 1; m <= 16; m <<= 1) ck_assert_int_eq(rjt_count(ptx, rjt_fmt(", %d, 31, -1;", m)), 1);
+  for (int m = 1; m <= 16; m <<= 1)
+    ck_assert_int_eq(rjt_count(ptx, rjt_fmt(", %d, 31, -1;", m)), 1);
   ptx = rjt_ptx(ctx, rjt_fmt(WARP_ALL, "max", "f64"), "sm_90");
   ck_assert_int_eq(rjt_count(ptx, "shfl.sync.bfly.b32"), 10); /* two halves per step */
   ptx = rjt_ptx(ctx, rjt_fmt(WARP_ALL, "min", "i64"), "sm_90");
@@ -75,23 +80,29 @@ END_TEST
 START_TEST(two_level_and_named_barrier) {
   rj_ctx *ctx = rj_ctx_new();
   /* one long row, 256 threads: 8 warps cooperate through shared partials */
-  const char *ptx = rjt_ptx(ctx,
+  const char *ptx = rjt_ptx(
+      ctx,
       "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":256,"
-      "\"src\":{\"mem\":\"shared\",\"shape\":[1,4096]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}}", "sm_90");
+      "\"src\":{\"mem\":\"shared\",\"shape\":[1,4096]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}}",
+      "sm_90");
   ck_assert_ptr_nonnull(strstr(ptx, "rj_partials"));
   ck_assert_int_eq(rjt_count(ptx, "shfl.sync.bfly.b32"), 5 + 3);
   /* warpgroup scope: a named barrier of 128 threads whose id is allocated (1), not 8 */
-  ptx = rjt_ptx(ctx,
+  ptx = rjt_ptx(
+      ctx,
       "{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"f32\",\"scope\":\"warpgroup\",\"threads\":256,"
       "\"active\":{\"warpgroup\":1},"
-      "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}", "sm_90");
+      "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}",
+      "sm_90");
   ck_assert_ptr_nonnull(strstr(ptx, "bar.sync \t1, 128;"));
   ck_assert_ptr_null(strstr(ptx, "bar.sync \t8"));
   /* warp scope: bar.warp.sync */
-  ptx = rjt_ptx(ctx,
+  ptx = rjt_ptx(
+      ctx,
       "{\"kind\":\"tile\",\"op\":\"min\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":256,"
       "\"active\":{\"warp\":5},"
-      "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}", "sm_90");
+      "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}",
+      "sm_90");
   ck_assert_ptr_nonnull(strstr(ptx, "bar.warp.sync \t-1;"));
   rj_ctx_free(ctx);
 }

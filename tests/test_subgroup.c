@@ -5,7 +5,8 @@
 #include <stdbool.h>
 #include <unistd.h>
 
-#define SG "{\"kind\":\"subgroup\",\"primitive\":\"%s\",\"dtype\":\"%s\",\"log2_size\":%d,\"threads\":64,\"blocks\":2%s}"
+#define SG                                                                                         \
+  "{\"kind\":\"subgroup\",\"primitive\":\"%s\",\"dtype\":\"%s\",\"log2_size\":%d,\"threads\":64,\"blocks\":2%s}"
 
 static const char *const prims[] = {"shuffle",        "broadcast",      "shuffle_down",
                                     "shuffle_up",     "shuffle_xor",    "reduce_add",
@@ -24,7 +25,8 @@ START_TEST(reduce_all_add_counts) {
   const char *ptx = rjt_ptx(ctx, rjt_fmt(SG, "reduce_all_add", "i32", 5, ""), "sm_90");
   ck_assert_int_eq(rjt_count(ptx, "shfl.sync"), 5);
   ck_assert_int_eq(rjt_count(ptx, "shfl.sync.bfly.b32"), 5);
-  for (int m = 1; m <= 16; m <<= 1) ck_assert_int_eq(rjt_count(ptx, rjt_fmt(", %d, 31, -1;", m)), 1);
+  for (int m = 1; m <= 16; m <<= 1)
+    ck_assert_int_eq(rjt_count(ptx, rjt_fmt(", %d, 31, -1;", m)), 1);
   /* the 5 adds of the tree: every add.s32 after the first shuffle */
   ck_assert_int_eq(count_after(ptx, "shfl.sync", "add.s32"), 5);
   ptx = rjt_ptx(ctx, rjt_fmt(SG, "reduce_all_add", "i64", 5, ""), "sm_90");
@@ -68,7 +70,8 @@ START_TEST(shuffle_forms) {
   ptx = rjt_ptx(ctx, rjt_fmt(SG, "shuffle", "f64", 0, ",\"index\":9"), "sm_90");
   ck_assert_int_eq(rjt_count(ptx, "shfl.sync.idx.b32"), 2);
   char list[256] = ",\"index\":[";
-  for (int l = 0; l < 32; l++) strcat(list, rjt_fmt("%d%s", 31 - l, l < 31 ? "," : "]"));
+  for (int l = 0; l < 32; l++)
+    strcat(list, rjt_fmt("%d%s", 31 - l, l < 31 ? "," : "]"));
   ptx = rjt_ptx(ctx, rjt_fmt(SG, "shuffle", "i32", 0, list), "sm_90");
   ck_assert_int_eq(rjt_count(ptx, "shfl.sync.idx.b32"), 1);
   ck_assert_ptr_nonnull(strstr(ptx, "%laneid"));
@@ -94,7 +97,8 @@ START_TEST(convergent_straight_line) {
       ck_assert_msg(!strstr(ptx, "bar."), "%s %s: a barrier", prims[p], dtypes[d]);
       for (const char *s = ptx; (s = strstr(s, "shfl.sync")); s++) {
         const char *line = s;
-        while (line > ptx && line[-1] != '\n') line--;
+        while (line > ptx && line[-1] != '\n')
+          line--;
         ck_assert_msg(!strchr(rjt_fmt("%.*s", (int)(s - line), line), '@'),
                       "%s %s: a predicated shuffle", prims[p], dtypes[d]);
         const char *eol = strchr(s, '\n');
@@ -111,20 +115,26 @@ typedef struct bad_case {
 } bad_case;
 
 static const bad_case bad[] = {
-    {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"f32\",\"log2_size\":6}", "log2_size"},
-    {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_all_max\",\"dtype\":\"i32\",\"log2_size\":-1}", "log2_size"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"f32\",\"log2_size\":6}",
+     "log2_size"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_all_max\",\"dtype\":\"i32\",\"log2_size\":-1}",
+     "log2_size"},
     {"{\"kind\":\"subgroup\",\"primitive\":\"invocation_id\",\"dtype\":\"f32\"}", "dtype"},
     {"{\"kind\":\"subgroup\",\"primitive\":\"invocation_id\",\"dtype\":\"bf16\"}", "dtype"},
-    {"{\"kind\":\"subgroup\",\"primitive\":\"shuffle\",\"dtype\":\"f32\",\"index\":[0,1,2]}", "index"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"shuffle\",\"dtype\":\"f32\",\"index\":[0,1,2]}",
+     "index"},
     {"{\"kind\":\"subgroup\",\"primitive\":\"shuffle\",\"dtype\":\"f32\",\"index\":[]}", "index"},
     {"{\"kind\":\"subgroup\",\"primitive\":\"shuffle\",\"dtype\":\"f32\",\"index\":32}", "index"},
     {"{\"kind\":\"subgroup\",\"primitive\":\"broadcast\",\"dtype\":\"f32\",\"arg\":40}", "arg"},
     {"{\"kind\":\"subgroup\",\"primitive\":\"shuffle_up\",\"dtype\":\"f32\",\"arg\":-1}", "arg"},
     {"{\"kind\":\"subgroup\",\"primitive\":\"shuffle_xor\",\"dtype\":\"u8\",\"arg\":1}", "dtype"},
     {"{\"kind\":\"subgroup\",\"primitive\":\"shuffle_sideways\",\"dtype\":\"f32\"}", "primitive"},
-    {"{\"kind\":\"subgroup\",\"primitive\":\"broadcast\",\"dtype\":\"f32\",\"threads\":48}", "threads"},
-    {"{\"kind\":\"subgroup\",\"primitive\":\"broadcast\",\"dtype\":\"f32\",\"blocks\":0}", "blocks"},
-    {"{\"kind\":\"subgroup\",\"primitive\":\"broadcast\",\"dtype\":\"f32\",\"index\":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31]}", "index"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"broadcast\",\"dtype\":\"f32\",\"threads\":48}",
+     "threads"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"broadcast\",\"dtype\":\"f32\",\"blocks\":0}",
+     "blocks"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"broadcast\",\"dtype\":\"f32\",\"index\":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31]}",
+     "index"},
 };
 
 START_TEST(invalid_requests) {
@@ -142,9 +152,13 @@ END_TEST
 /* The CLI exits 2 for an invalid subgroup request, and explain names the variant. */
 START_TEST(cli_status) {
   const char *cli = getenv("REDJIT_CLI") ? getenv("REDJIT_CLI") : REDJIT_CLI_BUILT;
-  int rc = system(rjt_fmt("%s ptx '{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"f32\",\"log2_size\":6}' >/dev/null 2>&1", cli));
+  int rc = system(rjt_fmt(
+      "%s ptx '{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"f32\",\"log2_size\":6}' >/dev/null 2>&1",
+      cli));
   ck_assert_int_eq(WEXITSTATUS(rc), 2);
-  rc = system(rjt_fmt("%s explain '{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"f32\"}' | grep -q '^subgroup prio=10 chosen$'", cli));
+  rc = system(rjt_fmt(
+      "%s explain '{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"f32\"}' | grep -q '^subgroup prio=10 chosen$'",
+      cli));
   ck_assert_int_eq(WEXITSTATUS(rc), 0);
 }
 END_TEST

@@ -7,14 +7,18 @@
 #include <stddef.h>
 #include <unistd.h>
 
-#define PACKED "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"f32\",\"scope\":\"thread\",\"accum\":%s,\"nan\":\"%s\"," \
+#define PACKED                                                                                           \
+  "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"f32\",\"scope\":\"thread\",\"accum\":%s,\"nan\":\"%s\"," \
   "\"src\":{\"mem\":\"local\",\"shape\":[%d]},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}"
-#define SEED002 "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"thread\"," \
+#define SEED002                                                                                    \
+  "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"thread\","                      \
   "\"src\":{\"mem\":\"local\",\"shape\":[32]},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}"
-#define WARP_ALL "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",\"nan\":\"%s\",\"accum\":%s," \
-  "\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}}," \
+#define WARP_ALL                                                                                      \
+  "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\",\"nan\":\"%s\",\"accum\":%s," \
+  "\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}},"   \
   "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}}}"
-#define MMA "{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"i32\",\"scope\":\"warp\"," \
+#define MMA                                                                                                                            \
+  "{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"i32\",\"scope\":\"warp\","                                                            \
   "\"src\":{\"mem\":\"local\",\"shape\":[16,16],\"layout\":{\"shape\":[[2,8],[2,4,2]],\"stride\":[[2,\"4@lane\"],[4,\"1@lane\",1]]}}," \
   "\"dst\":{\"mem\":\"local\",\"shape\":[16],\"layout\":{\"shape\":[[2,8]],\"stride\":[[1,\"4@lane\"]],\"replicate\":[[4,\"1@lane\"]]}}}"
 
@@ -67,9 +71,11 @@ static int known_targets(rj_ctx *ctx, char names[][16], int max) {
   ck_assert_ptr_nonnull(p);
   int n = 0;
   for (p += 7; *p && *p != ')' && n < max;) {
-    while (*p == ' ') p++;
+    while (*p == ' ')
+      p++;
     int len = 0;
-    while (p[len] && p[len] != ' ' && p[len] != ')') len++;
+    while (p[len] && p[len] != ' ' && p[len] != ')')
+      len++;
     if (len > 0 && len < 16) {
       memcpy(names[n], p, (size_t)len);
       names[n++][len] = 0;
@@ -80,9 +86,9 @@ static int known_targets(rj_ctx *ctx, char names[][16], int max) {
 }
 
 /* Every PTX ISA version LLVM 22 knows (jit/compile.c pick_ptx), 0 (auto), and some it does not. */
-static const int ptx_versions[] = {0,  32, 40, 41, 42, 43, 50, 60, 61, 62, 63, 64, 65, 70, 71, 72, 73,
-                                   74, 75, 76, 77, 78, 80, 81, 82, 83, 84, 85, 86, 87, 88, 90,
-                                   1,  69, 89, 91, 92, 100, -3};
+static const int ptx_versions[] = {0,  32, 40, 41, 42, 43, 50, 60, 61, 62, 63, 64,  65,
+                                   70, 71, 72, 73, 74, 75, 76, 77, 78, 80, 81, 82,  83,
+                                   84, 85, 86, 87, 88, 90, 1,  69, 89, 91, 92, 100, -3};
 
 /* Requests touching every variant and every versioned instruction; emulate: also with
  * rj_options.emulate_packed. */
@@ -92,22 +98,29 @@ static const struct {
 } corpus[] = {
     {SEED002, 1},
     {"{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"f32\",\"scope\":\"thread\",\"accum\":true,"
-     "\"src\":{\"mem\":\"local\",\"shape\":[17]},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}", 1},
+     "\"src\":{\"mem\":\"local\",\"shape\":[17]},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}",
+     1},
     {"{\"kind\":\"tile\",\"op\":\"min\",\"dtype\":\"f32\",\"scope\":\"thread\",\"nan\":\"ignore\","
-     "\"src\":{\"mem\":\"local\",\"shape\":[9]},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}", 1},
+     "\"src\":{\"mem\":\"local\",\"shape\":[9]},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}",
+     1},
     {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"i32\",\"scope\":\"warp\","
      "\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}},"
-     "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}}}", 0},
+     "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}}}",
+     0},
     {"{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"f32\",\"scope\":\"warp\","
      "\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}},"
-     "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}}}", 0},
+     "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}}}",
+     0},
     {"{\"kind\":\"tile\",\"op\":\"min\",\"dtype\":\"f32\",\"scope\":\"warp\",\"nan\":\"ignore\","
      "\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}},"
-     "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}}}", 0},
+     "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}}}",
+     0},
     {"{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"bf16\",\"scope\":\"cta\",\"threads\":64,"
-     "\"src\":{\"mem\":\"shared\",\"shape\":[4,40]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}", 0},
+     "\"src\":{\"mem\":\"shared\",\"shape\":[4,40]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}",
+     0},
     {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f64\",\"scope\":\"thread\","
-     "\"src\":{\"mem\":\"local\",\"shape\":[5]},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}", 0},
+     "\"src\":{\"mem\":\"local\",\"shape\":[5]},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}",
+     0},
 };
 #define NCORPUS ((int)(sizeof corpus / sizeof corpus[0]))
 
@@ -137,9 +150,8 @@ START_TEST(no_combination_exits) {
           ok++;
           continue;
         }
-        ck_assert_msg(s == RJ_ETARGET || s == RJ_ENOVARIANT,
-                      "%s ptx %d case %d emu %d: %s: %s", tg, ptx_versions[p], c, emu,
-                      rj_status_name(s), rj_errmsg(ctx));
+        ck_assert_msg(s == RJ_ETARGET || s == RJ_ENOVARIANT, "%s ptx %d case %d emu %d: %s: %s", tg,
+                      ptx_versions[p], c, emu, rj_status_name(s), rj_errmsg(ctx));
         ck_assert_msg(strlen(rj_errmsg(ctx)) > 10, "%s ptx %d case %d: empty message", tg,
                       ptx_versions[p], c);
         refused++;
@@ -175,13 +187,14 @@ START_TEST(llvm_exit_combos_refused) {
   ck_assert_int_eq(compile(ctx, SEED002, "sm_100a", 86, 0, &k), RJ_OK);
   /* "Cannot select: intrinsic %llvm.nvvm.redux.sync.fmax" on sm_90, sm_100, sm_103, sm_110a,
    * sm_120a: redux declines there (local runs), and forcing it is refused */
-  static const char *const no_rf32[] = {"sm_80", "sm_90", "sm_90a", "sm_100", "sm_103",
+  static const char *const no_rf32[] = {"sm_80",   "sm_90",   "sm_90a",  "sm_100", "sm_103",
                                         "sm_110a", "sm_110f", "sm_120a", "sm_121f"};
   char fmax[1024];
   snprintf(fmax, sizeof fmax, "%s", rjt_fmt(WARP_ALL, "max", "f32", "propagate", "false"));
   for (size_t i = 0; i < sizeof no_rf32 / sizeof no_rf32[0]; i++) {
     const char *text = explain(ctx, fmax, no_rf32[i], 0);
-    ck_assert_msg(strstr(text, "redux prio=15 rejected: target") && strstr(text, "lacks redux.sync.f32"),
+    ck_assert_msg(strstr(text, "redux prio=15 rejected: target") &&
+                      strstr(text, "lacks redux.sync.f32"),
                   "%s: %s", no_rf32[i], text);
     ck_assert_msg(strstr(text, "local prio=10 chosen"), "%s", text);
     const char *ptx = ptx_of(ctx, fmax, no_rf32[i], 0);
@@ -202,9 +215,18 @@ END_TEST
 
 START_TEST(unknown_targets) {
   rj_ctx *ctx = rj_ctx_new();
-  static const char *const bad[] = {"sm_75", "sm_101", "sm_9", "", "SM_90", "sm_90b", "sm_100x",
-                                    "compute_90", "sm_", "gfx90a",
-                                    "sm_90aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
+  static const char *const bad[] = {
+      "sm_75",
+      "sm_101",
+      "sm_9",
+      "",
+      "SM_90",
+      "sm_90b",
+      "sm_100x",
+      "compute_90",
+      "sm_",
+      "gfx90a",
+      "sm_90aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     rj_kernel *k;
     ck_assert_int_eq(compile(ctx, SEED002, bad[i], 0, 0, &k), RJ_ETARGET);
@@ -235,7 +257,8 @@ START_TEST(explain_seed002) {
   ck_assert_msg(strstr(text, "sm100_packed prio=20 chosen\n"), "%s", text);
   ck_assert_msg(strstr(text, "local prio=10 not tried"), "%s", text);
   text = explain(ctx, SEED002, "sm_90", 0);
-  ck_assert_msg(strstr(text, "sm100_packed prio=20 rejected: target sm_90 lacks add.f32x2"), "%s", text);
+  ck_assert_msg(strstr(text, "sm100_packed prio=20 rejected: target sm_90 lacks add.f32x2"), "%s",
+                text);
   ck_assert_msg(strstr(text, "local prio=10 chosen"), "%s", text);
   text = explain(ctx, SEED002, "sm_90", 1);
   ck_assert_msg(strstr(text, "sm100_packed prio=20 chosen"), "%s", text);
@@ -293,7 +316,8 @@ START_TEST(packed_instruction_counts) {
     for (int acc = 0; acc < 2; acc++) {
       int L = lens[i], nfull = L / 8, rem = L % 8;
       char json[1024];
-      snprintf(json, sizeof json, "%s", rjt_fmt(PACKED, "sum", acc ? "true" : "false", "propagate", L));
+      snprintf(json, sizeof json, "%s",
+               rjt_fmt(PACKED, "sum", acc ? "true" : "false", "propagate", L));
       ptx = ptx_of(ctx, json, "sm_100a", 0);
       ck_assert_int_eq(rjt_count(ptx, "add.rn.ftz.f32x2"), 4 * (nfull - 1) + 3);
       ck_assert_int_eq(rjt_count(ptx, "add.rn.f32"), rem + acc + 1);
@@ -317,12 +341,14 @@ START_TEST(packed_instruction_counts) {
           for (const char *p = ptx; (p = strstr(p, three)); p += strlen(three)) {
             const char *end = strchr(p, ';');
             int commas = 0;
-            for (const char *q = p; q < end; q++) commas += *q == ',';
+            for (const char *q = p; q < end; q++)
+              commas += *q == ',';
             if (commas == 3) got3++;
             if (commas == 2) got2++;
           }
-          ck_assert_msg(got3 == n3 && got2 == n2, "%s L=%d acc=%d: %d 3-input (want %d), %d 2-input (want %d)",
-                        op, L, acc, got3, n3, got2, n2);
+          ck_assert_msg(got3 == n3 && got2 == n2,
+                        "%s L=%d acc=%d: %d 3-input (want %d), %d 2-input (want %d)", op, L, acc,
+                        got3, n3, got2, n2);
           ptx = ptx_of(ctx, json, "sm_90", 1);
           ck_assert_int_eq(rjt_count(ptx, three), 2 * n3 + n2);
         }
@@ -346,18 +372,22 @@ START_TEST(redux_dispatch) {
       ck_assert_int_eq(rjt_count(ptx, "shfl"), 0);
     }
   /* f32 sum and 64-bit: no redux form */
-  const char *text = explain(ctx, rjt_fmt(WARP_ALL, "sum", "f32", "propagate", "false"), "sm_100a", 0);
+  const char *text =
+      explain(ctx, rjt_fmt(WARP_ALL, "sum", "f32", "propagate", "false"), "sm_100a", 0);
   ck_assert_msg(strstr(text, "redux prio=15 rejected: f32 sum"), "%s", text);
   text = explain(ctx, rjt_fmt(WARP_ALL, "max", "i64", "propagate", "false"), "sm_100a", 0);
   ck_assert_msg(strstr(text, "redux prio=15 rejected: i64 max"), "%s", text);
   /* f32 max / min: the .NaN form for propagate, the plain one for ignore */
-  ck_assert_ptr_nonnull(strstr(ptx_of(ctx, rjt_fmt(WARP_ALL, "min", "f32", "propagate", "false"), "sm_100a", 0), "redux.sync.min.NaN.f32"));
+  ck_assert_ptr_nonnull(
+      strstr(ptx_of(ctx, rjt_fmt(WARP_ALL, "min", "f32", "propagate", "false"), "sm_100a", 0),
+             "redux.sync.min.NaN.f32"));
   const char *ptx = ptx_of(ctx, rjt_fmt(WARP_ALL, "max", "f32", "ignore", "false"), "sm_100a", 0);
   ck_assert_ptr_nonnull(strstr(ptx, "redux.sync.max.f32"));
   ck_assert_ptr_null(strstr(ptx, "NaN"));
   /* a reduction over lane bits 1 and 2 only (mma rows): the shuffle tree */
   text = explain(ctx, MMA, "sm_90", 0);
-  ck_assert_msg(strstr(text, "redux prio=15 rejected: the reduction spans lane bits {1,2}"), "%s", text);
+  ck_assert_msg(strstr(text, "redux prio=15 rejected: the reduction spans lane bits {1,2}"), "%s",
+                text);
   ck_assert_msg(strstr(text, "local prio=10 chosen"), "%s", text);
   /* thread scope */
   text = explain(ctx, SEED002, "sm_90", 0);
@@ -401,8 +431,9 @@ START_TEST(ptxas_packed_and_redux) {
       for (int acc = 0; acc < 2; acc++)
         for (int nan = 0; nan < 2; nan++) {
           char json[1024];
-          snprintf(json, sizeof json, "%s", rjt_fmt(PACKED, ops[o], acc ? "true" : "false",
-                                                   nan ? "ignore" : "propagate", lens[l]));
+          snprintf(json, sizeof json, "%s",
+                   rjt_fmt(PACKED, ops[o], acc ? "true" : "false", nan ? "ignore" : "propagate",
+                           lens[l]));
           assemble(ptxas, ptx_of(ctx, json, "sm_100a", 0), "sm_100a", json);
           if (l == 0 && nan == 0) {
             assemble(ptxas, ptx_of(ctx, json, "sm_100", 0), "sm_100", json);
@@ -418,7 +449,8 @@ START_TEST(ptxas_packed_and_redux) {
       for (int nan = 0; nan < 2; nan++)
         for (size_t a = 0; a < sizeof archs / sizeof archs[0]; a++) {
           char json[1024];
-          snprintf(json, sizeof json, "%s", rjt_fmt(WARP_ALL, ops[o], dts[d], nan ? "ignore" : "propagate", "true"));
+          snprintf(json, sizeof json, "%s",
+                   rjt_fmt(WARP_ALL, ops[o], dts[d], nan ? "ignore" : "propagate", "true"));
           const char *ptx = ptx_of(ctx, json, archs[a], 0);
           assemble(ptxas, ptx, archs[a], json);
         }

@@ -70,7 +70,8 @@ static const char *const dtypes[] = {"f16", "bf16", "f32", "f64", "i32", "u32", 
 START_TEST(ptx_properties) {
   rj_ctx *ctx = rj_ctx_new();
   const char *shapes[] = {"\"shape\":[16777216]", "\"shape\":[4096,4096],\"axes\":[1]",
-                          "\"shape\":[4096,4096],\"axes\":[0]", "\"shape\":[65536,128],\"axes\":[1]",
+                          "\"shape\":[4096,4096],\"axes\":[0]",
+                          "\"shape\":[65536,128],\"axes\":[1]",
                           "\"shape\":[32,4194304],\"axes\":[1]"};
   for (int d = 0; d < 8; d++)
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
@@ -97,10 +98,11 @@ START_TEST(ptxas_clean) {
   if (!f) return;
   fclose(f);
   rj_ctx *ctx = rj_ctx_new();
-  const char *reqs[] = {T0 "\"shape\":[268435456]}",
-                        "{\"kind\":\"tensor\",\"op\":\"max\",\"dtype\":\"bf16\",\"shape\":[1024,32768],\"axes\":[0]}",
-                        "{\"kind\":\"tensor\",\"op\":\"min\",\"dtype\":\"f64\",\"shape\":[65536,128],\"axes\":[1],\"accum\":true}",
-                        "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f16\",\"shape\":[7,9,11],\"axes\":[0,2],\"nan\":\"ignore\"}"};
+  const char *reqs[] = {
+      T0 "\"shape\":[268435456]}",
+      "{\"kind\":\"tensor\",\"op\":\"max\",\"dtype\":\"bf16\",\"shape\":[1024,32768],\"axes\":[0]}",
+      "{\"kind\":\"tensor\",\"op\":\"min\",\"dtype\":\"f64\",\"shape\":[65536,128],\"axes\":[1],\"accum\":true}",
+      "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f16\",\"shape\":[7,9,11],\"axes\":[0,2],\"nan\":\"ignore\"}"};
   for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
     const char *ptx = rjt_ptx(ctx, reqs[i], "sm_90");
     char path[] = "/tmp/rjt_tensor_XXXXXX";
@@ -150,9 +152,11 @@ END_TEST
 START_TEST(cli_status) {
   const char *cli = getenv("REDJIT_CLI") ? getenv("REDJIT_CLI") : REDJIT_CLI_BUILT;
   char cmd[1024];
-  snprintf(cmd, sizeof cmd,
-           "%s run '{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,8],\"axes\":[1,1]}' "
-           ">/dev/null 2>&1", cli);
+  snprintf(
+      cmd, sizeof cmd,
+      "%s run '{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,8],\"axes\":[1,1]}' "
+      ">/dev/null 2>&1",
+      cli);
   int rc = system(cmd);
   ck_assert_int_eq(WEXITSTATUS(rc), 2);
 }

@@ -137,21 +137,43 @@ static void bad_json(const char *json, const char *field) {
 }
 
 START_TEST(invalid_requests) {
-  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":0,\"shape\":[4]}", "ranks");
-  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"root\":2,\"shape\":[4]}", "root");
-  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4],\"tile\":[0,4]}", "tile[0]");
-  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,4],\"tile\":[4,0]}", "tile[1]");
-  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[1,2,3,4,5,6]}", "shape");
-  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,-1]}", "shape[1]");
-  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,4],\"strides\":[1]}", "strides");
-  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,4],\"dst_strides\":[1,1]}", "dst_strides");
-  bad_json("{\"kind\":\"treduce\",\"op\":\"prod\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4]}", "op");
-  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4],\"nan\":\"x\"}", "nan");
+  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":0,\"shape\":[4]}",
+           "ranks");
+  bad_json(
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"root\":2,\"shape\":[4]}",
+      "root");
+  bad_json(
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4],\"tile\":[0,4]}",
+      "tile[0]");
+  bad_json(
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,4],\"tile\":[4,0]}",
+      "tile[1]");
+  bad_json(
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[1,2,3,4,5,6]}",
+      "shape");
+  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,-1]}",
+           "shape[1]");
+  bad_json(
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,4],\"strides\":[1]}",
+      "strides");
+  bad_json(
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,4],\"dst_strides\":[1,1]}",
+      "dst_strides");
+  bad_json("{\"kind\":\"treduce\",\"op\":\"prod\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4]}",
+           "op");
+  bad_json(
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4],\"nan\":\"x\"}",
+      "nan");
   /* valid: empty rows, strides, accum, nan */
   rj_request r;
-  rjt_parse(ctx, "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[1,1,1,0,256]}", &r);
-  rjt_parse(ctx, "{\"kind\":\"treduce\",\"op\":\"max\",\"dtype\":\"f32\",\"ranks\":3,\"shape\":[4,5],"
-                 "\"strides\":[8,1],\"dst_strides\":[1,4],\"accum\":true,\"nan\":\"ignore\"}", &r);
+  rjt_parse(
+      ctx,
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[1,1,1,0,256]}",
+      &r);
+  rjt_parse(ctx,
+            "{\"kind\":\"treduce\",\"op\":\"max\",\"dtype\":\"f32\",\"ranks\":3,\"shape\":[4,5],"
+            "\"strides\":[8,1],\"dst_strides\":[1,4],\"accum\":true,\"nan\":\"ignore\"}",
+            &r);
   ck_assert_int_eq(r.u.treduce.has_strides, 1);
   ck_assert_int_eq(r.u.treduce.dst_strides[0], 1);
   ck_assert_int_eq(r.u.treduce.accum, 1);
@@ -163,7 +185,9 @@ START_TEST(cli_status_2) {
   char cmd[1024];
   FILE *f = fopen("treduce_bad.json", "w");
   ck_assert_ptr_nonnull(f);
-  fputs("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"root\":5,\"shape\":[4]}", f);
+  fputs(
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"root\":5,\"shape\":[4]}",
+      f);
   fclose(f);
   snprintf(cmd, sizeof cmd, "%s run treduce_bad.json >/dev/null 2>&1", cli);
   int rc = system(cmd);
@@ -179,20 +203,33 @@ START_TEST(nccl_refusals) {
   a.comm = (void *)0x1;
   a.src = 0x1000;
   a.dst = 0x2000;
-  rjt_parse(ctx, "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,4],\"strides\":[8,1]}", &r);
+  rjt_parse(
+      ctx,
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,4],\"strides\":[8,1]}",
+      &r);
   ck_assert_int_eq(rj_treduce_nccl(ctx, &r, &a), RJ_EUNSUPPORTED);
   ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "strides"));
-  rjt_parse(ctx, "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4],\"accum\":true}", &r);
+  rjt_parse(
+      ctx,
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4],\"accum\":true}",
+      &r);
   ck_assert_int_eq(rj_treduce_nccl(ctx, &r, &a), RJ_EUNSUPPORTED);
   ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "accum"));
-  rjt_parse(ctx, "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4],\"nan\":\"ignore\"}", &r);
+  rjt_parse(
+      ctx,
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4],\"nan\":\"ignore\"}",
+      &r);
   ck_assert_int_eq(rj_treduce_nccl(ctx, &r, &a), RJ_EUNSUPPORTED);
   ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "nan"));
-  rjt_parse(ctx, "{\"kind\":\"treduce\",\"op\":\"max\",\"dtype\":\"f16\",\"ranks\":2,\"shape\":[4]}", &r);
+  rjt_parse(
+      ctx, "{\"kind\":\"treduce\",\"op\":\"max\",\"dtype\":\"f16\",\"ranks\":2,\"shape\":[4]}", &r);
   ck_assert_int_eq(rj_treduce_nccl(ctx, &r, &a), RJ_EUNSUPPORTED);
   ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "nan"));
   /* row-major strides given explicitly are fine: the next refusal is about the comm / NCCL */
-  rjt_parse(ctx, "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"i32\",\"ranks\":2,\"shape\":[4,4],\"strides\":[4,1]}", &r);
+  rjt_parse(
+      ctx,
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"i32\",\"ranks\":2,\"shape\":[4,4],\"strides\":[4,1]}",
+      &r);
   a.comm = NULL;
   ck_assert_int_eq(rj_treduce_nccl(ctx, &r, &a), RJ_EINVAL);
   ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "args.comm"));
@@ -214,23 +251,29 @@ END_TEST
 /* PTX: one entry with ranks + 1 pointer params; N loads per slot; partial chunks computed at run
  * time (min); f16 accumulates in f32; ping-pong and not both compile; >128 ranks is declined. */
 START_TEST(ptx_properties) {
-  const char *base = "{\"kind\":\"treduce\",\"op\":\"%s\",\"dtype\":\"%s\",\"ranks\":%d,\"root\":%d,"
-                     "\"shape\":%s,\"tile\":%s,\"pingpong\":%s}";
+  const char *base =
+      "{\"kind\":\"treduce\",\"op\":\"%s\",\"dtype\":\"%s\",\"ranks\":%d,\"root\":%d,"
+      "\"shape\":%s,\"tile\":%s,\"pingpong\":%s}";
   static const char *const tg[] = {"sm_80", "sm_90", "sm_90a", "sm_100a"};
   for (int i = 0; i < 4; i++) {
-    const char *ptx = rjt_ptx(ctx, rjt_fmt(base, "sum", "f32", 4, 1, "[512,32]", "[64,32]", "true"), tg[i]);
+    const char *ptx =
+        rjt_ptx(ctx, rjt_fmt(base, "sum", "f32", 4, 1, "[512,32]", "[64,32]", "true"), tg[i]);
     ck_assert_int_eq(rjt_count(ptx, ".entry redjit_treduce"), 1);
     ck_assert_int_eq(rjt_count(ptx, "redjit_treduce_param_"), 10); /* 5 declared, 5 loaded */
-    ck_assert_int_eq(rjt_count(ptx, "ld.global.f32") + rjt_count(ptx, "ld.global.b32"), 16); /* 4 ranks x 4 slots */
+    ck_assert_int_eq(rjt_count(ptx, "ld.global.f32") + rjt_count(ptx, "ld.global.b32"),
+                     16); /* 4 ranks x 4 slots */
     ck_assert_int_eq(rjt_count(ptx, "st.global.f32") + rjt_count(ptx, "st.global.b32"), 4);
   }
-  const char *ptx = rjt_ptx(ctx, rjt_fmt(base, "max", "f16", 8, 3, "[3,100,37]", "[16,32]", "false"), "sm_90");
-  ck_assert_msg(rjt_count(ptx, "min.u64") + rjt_count(ptx, "min.s64") >= 1, "no run-time chunk bound:\n%s", ptx);
+  const char *ptx =
+      rjt_ptx(ctx, rjt_fmt(base, "max", "f16", 8, 3, "[3,100,37]", "[16,32]", "false"), "sm_90");
+  ck_assert_msg(rjt_count(ptx, "min.u64") + rjt_count(ptx, "min.s64") >= 1,
+                "no run-time chunk bound:\n%s", ptx);
   ck_assert_msg(rjt_count(ptx, "max.NaN.") >= 8, "no NaN-propagating max:\n%s", ptx);
   ptx = rjt_ptx(ctx, rjt_fmt(base, "sum", "f16", 8, 3, "[3,100,37]", "[16,32]", "true"), "sm_90");
   ck_assert_msg(rjt_count(ptx, "cvt.f32.f16") >= 8, "f16 sum not accumulated in f32");
   /* empty rows: a kernel with no memory access */
-  ptx = rjt_ptx(ctx, rjt_fmt(base, "sum", "f32", 2, 0, "[1,1,1,0,256]", "[1,256]", "false"), "sm_90");
+  ptx =
+      rjt_ptx(ctx, rjt_fmt(base, "sum", "f32", 2, 0, "[1,1,1,0,256]", "[1,256]", "false"), "sm_90");
   ck_assert_int_eq(rjt_count(ptx, "ld.global"), 0);
   /* 5-D, integers, root != 0 */
   rjt_ptx(ctx, rjt_fmt(base, "min", "i64", 3, 2, "[2,3,4,5,6]", "[4,4]", "true"), "sm_90");

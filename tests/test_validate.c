@@ -8,7 +8,8 @@ typedef struct bad_case {
   const char *msg; /* a substring the message must contain */
 } bad_case;
 
-#define TILE_HEAD "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32,"
+#define TILE_HEAD                                                                                  \
+  "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32,"
 #define SRC48 "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},"
 #define DST4 "\"dst\":{\"mem\":\"shared\",\"shape\":[4]}"
 
@@ -28,33 +29,53 @@ static const bad_case bad[] = {
      "src.pitch: unknown field"},
     {TILE_HEAD SRC48 DST4 ",\"op\":\"max\"}", RJ_EINVAL, "op: field given twice"},
     /* enums */
-    {"{\"kind\":\"tile\",\"op\":\"prod\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32," SRC48 DST4 "}",
+    {"{\"kind\":\"tile\",\"op\":\"prod\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32," SRC48
+         DST4 "}",
      RJ_EINVAL, "op: unknown value \"prod\""},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f8\",\"scope\":\"cta\",\"threads\":32," SRC48 DST4 "}",
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f8\",\"scope\":\"cta\",\"threads\":32," SRC48
+         DST4 "}",
      RJ_EINVAL, "dtype: unknown value \"f8\""},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"grid\",\"threads\":32," SRC48 DST4 "}",
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"grid\",\"threads\":32," SRC48
+         DST4 "}",
      RJ_EINVAL, "scope: unknown value"},
-    {TILE_HEAD "\"src\":{\"mem\":\"global\",\"shape\":[4,8]}," DST4 "}", RJ_EINVAL, "src.mem: unknown value"},
+    {TILE_HEAD "\"src\":{\"mem\":\"global\",\"shape\":[4,8]}," DST4 "}", RJ_EINVAL,
+     "src.mem: unknown value"},
     {TILE_HEAD SRC48 DST4 ",\"nan\":\"maybe\"}", RJ_EINVAL, "nan: unknown value"},
     {TILE_HEAD SRC48 DST4 ",\"accum\":1}", RJ_EINVAL, "accum: expected true or false"},
     /* required fields */
-    {"{\"kind\":\"tile\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32," SRC48 DST4 "}", RJ_EINVAL, "op: required"},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\"," SRC48 DST4 "}", RJ_EINVAL, "threads: required"},
+    {"{\"kind\":\"tile\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32," SRC48 DST4 "}",
+     RJ_EINVAL, "op: required"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\"," SRC48 DST4 "}",
+     RJ_EINVAL, "threads: required"},
     {TILE_HEAD SRC48 "\"x\":0}", RJ_EINVAL, "x: unknown field"},
     {TILE_HEAD SRC48 "\"accum\":false}", RJ_EINVAL, "dst: required"},
     /* numbers */
-    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8.5]}," DST4 "}", RJ_EINVAL, "src.shape[1]: expected an integer"},
-    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,0]}," DST4 "}", RJ_EINVAL, "src.shape[1]: every dim must be at least 1"},
-    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,-8]}," DST4 "}", RJ_EINVAL, "src.shape[1]"},
-    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[]}," DST4 "}", RJ_EINVAL, "src.shape: expected 1 to 8 dims"},
-    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[1,1,1,1,1,1,1,1,1]}," DST4 "}", RJ_EINVAL, "src.shape: at most 8"},
-    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[1e300]}," DST4 "}", RJ_EINVAL, "src.shape[0]"},
-    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[1048576,1048576,1048576]}," DST4 "}", RJ_EINVAL, "src.shape: more than 2^40"},
-    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4096,4096]},\"dst\":{\"mem\":\"shared\",\"shape\":[4096]}}", RJ_EINVAL, "48 KiB"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8.5]}," DST4 "}", RJ_EINVAL,
+     "src.shape[1]: expected an integer"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,0]}," DST4 "}", RJ_EINVAL,
+     "src.shape[1]: every dim must be at least 1"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,-8]}," DST4 "}", RJ_EINVAL,
+     "src.shape[1]"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[]}," DST4 "}", RJ_EINVAL,
+     "src.shape: expected 1 to 8 dims"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[1,1,1,1,1,1,1,1,1]}," DST4 "}", RJ_EINVAL,
+     "src.shape: at most 8"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[1e300]}," DST4 "}", RJ_EINVAL,
+     "src.shape[0]"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[1048576,1048576,1048576]}," DST4 "}",
+     RJ_EINVAL, "src.shape: more than 2^40"},
+    {TILE_HEAD
+     "\"src\":{\"mem\":\"shared\",\"shape\":[4096,4096]},\"dst\":{\"mem\":\"shared\",\"shape\":[4096]}}",
+     RJ_EINVAL, "48 KiB"},
     /* 16-byte alignment of each array counts: 8*6143 + 8 = 49152, padded to 49168 */
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f64\",\"scope\":\"cta\",\"threads\":32,\"src\":{\"mem\":\"shared\",\"shape\":[1,6143]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}}", RJ_EINVAL, "src and dst take 49168 bytes"},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":2048," SRC48 DST4 "}", RJ_EINVAL, "threads: 2048 is out of range"},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":48," SRC48 DST4 "}", RJ_EINVAL, "threads: 48 is not a multiple of the warp size 32"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f64\",\"scope\":\"cta\",\"threads\":32,\"src\":{\"mem\":\"shared\",\"shape\":[1,6143]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}}",
+     RJ_EINVAL, "src and dst take 49168 bytes"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":2048," SRC48
+         DST4 "}",
+     RJ_EINVAL, "threads: 2048 is out of range"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":48," SRC48
+         DST4 "}",
+     RJ_EINVAL, "threads: 48 is not a multiple of the warp size 32"},
     /* axes */
     {TILE_HEAD SRC48 DST4 ",\"axes\":[2]}", RJ_EINVAL, "axes[0]: 2 is out of range"},
     {TILE_HEAD SRC48 DST4 ",\"axes\":[-3]}", RJ_EINVAL, "axes[0]: -3 is out of range"},
@@ -62,51 +83,94 @@ static const bad_case bad[] = {
     {TILE_HEAD SRC48 DST4 ",\"axes\":[]}", RJ_EINVAL, "axes: expected 1 to 2 axes"},
     {TILE_HEAD SRC48 DST4 ",\"axes\":\"last\"}", RJ_EINVAL, "axes: expected a list"},
     /* shapes and regions */
-    {TILE_HEAD SRC48 "\"dst\":{\"mem\":\"shared\",\"shape\":[5]}}", RJ_EINVAL, "dst.shape: the destination region has 5 elements, but the source region keeps 4"},
+    {TILE_HEAD SRC48 "\"dst\":{\"mem\":\"shared\",\"shape\":[5]}}", RJ_EINVAL,
+     "dst.shape: the destination region has 5 elements, but the source region keeps 4"},
     {TILE_HEAD SRC48 DST4 ",\"axes\":[0]}", RJ_EINVAL, "keeps 8"},
-    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"start\":[0,9]}," DST4 "}", RJ_EINVAL, "src.start[1]: 9 is outside [0, 8)"},
-    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"start\":[0,4],\"extent\":[4,5]}," DST4 "}", RJ_EINVAL, "src.extent[1]: region [4, 9) runs past"},
-    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"extent\":[4,-1]}," DST4 "}", RJ_EINVAL, "src.extent[1]: must be at least 1"},
-    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"start\":[0]}," DST4 "}", RJ_EINVAL, "src.start: must have one entry per dim"},
-    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"start\":[-1,0]}," DST4 "}", RJ_EINVAL, "src.start[0]: -1 is outside"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"start\":[0,9]}," DST4 "}", RJ_EINVAL,
+     "src.start[1]: 9 is outside [0, 8)"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"start\":[0,4],\"extent\":[4,5]}," DST4
+               "}",
+     RJ_EINVAL, "src.extent[1]: region [4, 9) runs past"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"extent\":[4,-1]}," DST4 "}",
+     RJ_EINVAL, "src.extent[1]: must be at least 1"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"start\":[0]}," DST4 "}", RJ_EINVAL,
+     "src.start: must have one entry per dim"},
+    {TILE_HEAD "\"src\":{\"mem\":\"shared\",\"shape\":[4,8],\"start\":[-1,0]}," DST4 "}", RJ_EINVAL,
+     "src.start[0]: -1 is outside"},
     /* scope, memory and active */
-    {TILE_HEAD "\"src\":{\"mem\":\"local\",\"shape\":[4,8]},\"dst\":{\"mem\":\"local\",\"shape\":[4]}}", RJ_EINVAL, "src.mem: local (register) buffers are per thread; scope cta needs shared"},
-    {TILE_HEAD SRC48 DST4 ",\"active\":{\"warp\":0}}", RJ_EINVAL, "active.warp: scope cta selects its instance"},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":64," SRC48 DST4 ",\"active\":{\"warp\":2}}", RJ_EINVAL, "active.warp: 2 is outside 0..1"},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":64," SRC48 DST4 "}", RJ_EINVAL, "active: 2 warps of this CTA would each reduce the same shared buffers"},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":64," SRC48 DST4 ",\"active\":{\"lane\":2}}", RJ_EINVAL, "active.lane: unknown field"},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":64," SRC48 DST4 ",\"active\":{\"warpgroup\":0}}", RJ_EINVAL, "active.warpgroup: scope warp selects its instance with active.warp"},
+    {TILE_HEAD
+     "\"src\":{\"mem\":\"local\",\"shape\":[4,8]},\"dst\":{\"mem\":\"local\",\"shape\":[4]}}",
+     RJ_EINVAL, "src.mem: local (register) buffers are per thread; scope cta needs shared"},
+    {TILE_HEAD SRC48 DST4 ",\"active\":{\"warp\":0}}", RJ_EINVAL,
+     "active.warp: scope cta selects its instance"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":64," SRC48
+         DST4 ",\"active\":{\"warp\":2}}",
+     RJ_EINVAL, "active.warp: 2 is outside 0..1"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":64," SRC48
+         DST4 "}",
+     RJ_EINVAL, "active: 2 warps of this CTA would each reduce the same shared buffers"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":64," SRC48
+         DST4 ",\"active\":{\"lane\":2}}",
+     RJ_EINVAL, "active.lane: unknown field"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"threads\":64," SRC48
+         DST4 ",\"active\":{\"warpgroup\":0}}",
+     RJ_EINVAL, "active.warpgroup: scope warp selects its instance with active.warp"},
     /* layouts */
-    {TILE_HEAD SRC48 "\"dst\":{\"mem\":\"shared\",\"shape\":[4],\"layout\":{\"shape\":[4],\"stride\":[1]}}}", RJ_EINVAL, "dst.layout: only local"},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[16],\"stride\":[\"1@lane\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}", RJ_EINVAL, "src.layout.shape[0]: sub-dims multiply to 16, but the dim is 32"},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@warp\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}", RJ_EINVAL, "src.layout.stride[0]: expected \"K@lane\" or \"K@thread\""},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}", RJ_EINVAL, "src.layout.stride: required"},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32,2],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[32]}}", RJ_EINVAL, "src.layout.shape: must have one entry per dim"},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}", RJ_EINVAL, "at thread scope one thread holds the whole buffer"},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,1]]}}}", RJ_EINVAL, "dst.layout.replicate[0]: copies are held by other lanes"},
-    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[[4,8,2]],\"stride\":[[1]]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}", RJ_EINVAL, "src.layout.stride[0]: must be a list as long"},
+    {TILE_HEAD SRC48
+     "\"dst\":{\"mem\":\"shared\",\"shape\":[4],\"layout\":{\"shape\":[4],\"stride\":[1]}}}",
+     RJ_EINVAL, "dst.layout: only local"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[16],\"stride\":[\"1@lane\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}",
+     RJ_EINVAL, "src.layout.shape[0]: sub-dims multiply to 16, but the dim is 32"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@warp\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}",
+     RJ_EINVAL, "src.layout.stride[0]: expected \"K@lane\" or \"K@thread\""},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}",
+     RJ_EINVAL, "src.layout.stride: required"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32,2],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[32]}}",
+     RJ_EINVAL, "src.layout.shape: must have one entry per dim"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}",
+     RJ_EINVAL, "at thread scope one thread holds the whole buffer"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,1]]}}}",
+     RJ_EINVAL, "dst.layout.replicate[0]: copies are held by other lanes"},
+    {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[[4,8,2]],\"stride\":[[1]]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}",
+     RJ_EINVAL, "src.layout.stride[0]: must be a list as long"},
     /* variant */
     {TILE_HEAD SRC48 DST4 ",\"variant\":\"nosuch\"}", RJ_EINVAL, "variant"},
     {TILE_HEAD SRC48 DST4 ",\"variant\":\"\"}", RJ_EINVAL, "variant: expected"},
     /* subgroup */
-    {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"i32\",\"log2_size\":6}", RJ_EINVAL, "log2_size: 6 is outside 0..5"},
-    {"{\"kind\":\"subgroup\",\"primitive\":\"shuffle\",\"dtype\":\"i32\",\"index\":[1,2,3]}", RJ_EINVAL, "index: a list must have exactly 32"},
-    {"{\"kind\":\"subgroup\",\"primitive\":\"broadcast\",\"dtype\":\"i32\",\"arg\":40}", RJ_EINVAL, "arg: 40 is not a lane"},
-    {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"i32\",\"threads\":48}", RJ_EINVAL, "threads: 48 must be a multiple of 32"},
-    {"{\"kind\":\"subgroup\",\"primitive\":\"twist\",\"dtype\":\"i32\"}", RJ_EINVAL, "primitive: unknown value"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"i32\",\"log2_size\":6}",
+     RJ_EINVAL, "log2_size: 6 is outside 0..5"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"shuffle\",\"dtype\":\"i32\",\"index\":[1,2,3]}",
+     RJ_EINVAL, "index: a list must have exactly 32"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"broadcast\",\"dtype\":\"i32\",\"arg\":40}", RJ_EINVAL,
+     "arg: 40 is not a lane"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"i32\",\"threads\":48}",
+     RJ_EINVAL, "threads: 48 must be a multiple of 32"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"twist\",\"dtype\":\"i32\"}", RJ_EINVAL,
+     "primitive: unknown value"},
     /* tensor */
-    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,0]}", RJ_EINVAL, "shape[1]: every dim must be at least 1"},
-    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"axes\":[0,0]}", RJ_EINVAL, "axes[1]: axis 0 is repeated"},
-    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"axes\":[2]}", RJ_EINVAL, "axes[0]: 2 is out of range"},
-    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"strides\":[4]}", RJ_EINVAL, "strides: must have one entry per dim"},
-    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"axes\":[1],\"strides\":[0,1]}", RJ_EINVAL, "strides[0]"},
-    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[1048576,1048576],\"axes\":[1],\"strides\":[4503599627370496,1]}", RJ_EINVAL, "strides[0]: the view would span more than 2^46"},
-    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4503599627370496,4503599627370496,4,4,4],\"strides\":[1,1,1,1,1]}", RJ_EINVAL, "shape"},
+    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,0]}", RJ_EINVAL,
+     "shape[1]: every dim must be at least 1"},
+    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"axes\":[0,0]}",
+     RJ_EINVAL, "axes[1]: axis 0 is repeated"},
+    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"axes\":[2]}",
+     RJ_EINVAL, "axes[0]: 2 is out of range"},
+    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"strides\":[4]}",
+     RJ_EINVAL, "strides: must have one entry per dim"},
+    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"axes\":[1],\"strides\":[0,1]}",
+     RJ_EINVAL, "strides[0]"},
+    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[1048576,1048576],\"axes\":[1],\"strides\":[4503599627370496,1]}",
+     RJ_EINVAL, "strides[0]: the view would span more than 2^46"},
+    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4503599627370496,4503599627370496,4,4,4],\"strides\":[1,1,1,1,1]}",
+     RJ_EINVAL, "shape"},
     /* treduce */
-    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":0,\"shape\":[4]}", RJ_EINVAL, "ranks: 0 is outside"},
-    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":4,\"shape\":[4]}", RJ_EINVAL, "root: 4 is outside 0..3"},
-    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"shape\":[4,4],\"tile\":[0,4]}", RJ_EINVAL, "tile[0]: must be at least 1"},
-    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"shape\":[1,1,1,1,1,1]}", RJ_EINVAL, "shape: at most 5"},
+    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":0,\"shape\":[4]}", RJ_EINVAL,
+     "ranks: 0 is outside"},
+    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":4,\"shape\":[4]}",
+     RJ_EINVAL, "root: 4 is outside 0..3"},
+    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"shape\":[4,4],\"tile\":[0,4]}",
+     RJ_EINVAL, "tile[0]: must be at least 1"},
+    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"shape\":[1,1,1,1,1,1]}",
+     RJ_EINVAL, "shape: at most 5"},
 };
 
 START_TEST(invalid_requests) {
@@ -114,8 +178,8 @@ START_TEST(invalid_requests) {
   const bad_case *c = &bad[_i];
   rj_request r;
   rj_status s = rj_request_parse(ctx, c->json, &r);
-  ck_assert_msg(s == c->status, "case %d: status %s, expected %s (%s)\n  %s", _i,
-                rj_status_name(s), rj_status_name(c->status), rj_errmsg(ctx), c->json);
+  ck_assert_msg(s == c->status, "case %d: status %s, expected %s (%s)\n  %s", _i, rj_status_name(s),
+                rj_status_name(c->status), rj_errmsg(ctx), c->json);
   ck_assert_msg(strstr(rj_errmsg(ctx), c->msg), "case %d: message \"%s\" lacks \"%s\"", _i,
                 rj_errmsg(ctx), c->msg);
   rj_ctx_free(ctx);
@@ -124,7 +188,8 @@ END_TEST
 
 static const char *const good[] = {
     TILE_HEAD SRC48 DST4 "}",
-    TILE_HEAD SRC48 "\"dst\":{\"mem\":\"shared\",\"shape\":[4,1]},\"axes\":[1],\"accum\":true,\"nan\":\"ignore\"}",
+    TILE_HEAD SRC48
+    "\"dst\":{\"mem\":\"shared\",\"shape\":[4,1]},\"axes\":[1],\"accum\":true,\"nan\":\"ignore\"}",
     "{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"bf16\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[16,16],\"layout\":{\"shape\":[[2,8],[2,4,2]],\"stride\":[[2,\"4@lane\"],[4,\"1@lane\",1]]}},\"dst\":{\"mem\":\"local\",\"shape\":[16],\"layout\":{\"shape\":[[2,8]],\"stride\":[[1,\"4@lane\"]],\"replicate\":[[4,\"1@lane\"]]}}}",
     "{\"kind\":\"subgroup\",\"primitive\":\"reduce_all_add\",\"dtype\":\"i64\",\"log2_size\":5,\"threads\":64,\"blocks\":1}",
     "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[268435456],\"axes\":[0]}",

@@ -22,10 +22,13 @@ static const char usage[] =
 /* Exit status for a library status (CONTRACT.md). */
 static int exit_code(rj_status s) {
   switch (s) {
-  case RJ_OK: return 0;
+  case RJ_OK:
+    return 0;
   case RJ_ENODEV:
-  case RJ_ECUDA: return 3;
-  default: return 2;
+  case RJ_ECUDA:
+    return 3;
+  default:
+    return 2;
   }
 }
 
