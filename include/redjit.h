@@ -260,6 +260,8 @@ typedef struct rj_options {
   int emulate_packed; /* 1: on a target without add.f32x2 / 3-input max/min, sm100_packed still
                          runs, each packed instruction replaced by its scalar equivalents in the
                          same order (docs/TARGETS.md); read only when struct_size covers it */
+  int reserved[11];   /* zero.  Room for options added later, so that structs embedding an
+                         rj_options (rj_check_opts) keep their own fields where they are */
 } rj_options;
 
 RJ_API void rj_options_init(rj_options *opt);

@@ -283,16 +283,19 @@ static const struct {
     [RJ_KIND_TREDUCE] = {jit_check_treduce, jit_bench_treduce},
 };
 
-/* Validates req and points *o at a whole rj_check_opts: the defaults, overlaid with the fields
- * the caller's struct_size covers (an older caller's struct is shorter). */
-static rj_status start(rj_ctx *ctx, const rj_request *req, const rj_check_opts **o,
-                       rj_check_opts *full) {
+void jit_check_opts(const rj_check_opts *in, rj_check_opts *full) {
   rj_check_opts_init(full);
-  if (*o) {
-    size_t n = (*o)->struct_size < sizeof *full ? (*o)->struct_size : sizeof *full;
-    memcpy(full, *o, n);
+  if (in) {
+    size_t n = in->struct_size < sizeof *full ? in->struct_size : sizeof *full;
+    memcpy(full, in, n);
     full->struct_size = sizeof *full;
   }
+}
+
+/* Validates req and points *o at a whole rj_check_opts (jit_check_opts). */
+static rj_status start(rj_ctx *ctx, const rj_request *req, const rj_check_opts **o,
+                       rj_check_opts *full) {
+  jit_check_opts(*o, full);
   *o = full;
   memset(&ctx->err, 0, sizeof ctx->err);
   return jit_validate(ctx, req);

@@ -203,11 +203,9 @@ out:
 
 /* The public entry points' common start: defaults, validation, the kind and the path. */
 static rj_status begin(rj_ctx *ctx, const rj_request *req, const rj_check_opts **o,
-                       rj_check_opts *dflt, rj_treduce_path path, const char *who) {
-  if (!*o) {
-    rj_check_opts_init(dflt);
-    *o = dflt;
-  }
+                       rj_check_opts *full, rj_treduce_path path, const char *who) {
+  jit_check_opts(*o, full);
+  *o = full;
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = jit_validate(ctx, req);
   if (!s && req->kind != RJ_KIND_TREDUCE)
@@ -223,6 +221,7 @@ RJ_API rj_status rj_treduce_check(rj_ctx *ctx, const rj_request *req, const rj_c
                                   rj_treduce_result *tres) {
   rj_check_opts dflt;
   rj_treduce_result tl;
+  JIT_NEED(ctx, res, "res");
   if (!tres) tres = &tl;
   memset(res, 0, sizeof *res);
   memset(tres, 0, sizeof *tres);
@@ -275,6 +274,7 @@ RJ_API rj_status rj_treduce_bench(rj_ctx *ctx, const rj_request *req, const rj_c
                                   rj_treduce_result *tres) {
   rj_check_opts dflt;
   rj_treduce_result tl;
+  JIT_NEED(ctx, res, "res");
   if (!tres) tres = &tl;
   memset(res, 0, sizeof *res);
   memset(tres, 0, sizeof *tres);

@@ -96,6 +96,27 @@ static bool foreign_float(LLVMTypeRef t) {
   return k == LLVMFP128TypeKind || k == LLVMX86_FP80TypeKind || k == LLVMPPC_FP128TypeKind;
 }
 
+/* Integers wider than 64 bits converted to or from a float: LLVM lowers them to library calls the
+ * NVPTX backend lacks and exits ("unsupported library call operation"). */
+static bool wide_int(LLVMTypeRef t) {
+  LLVMTypeKind k = LLVMGetTypeKind(t);
+  if (k == LLVMVectorTypeKind) return wide_int(LLVMGetElementType(t));
+  return k == LLVMIntegerTypeKind && LLVMGetIntTypeWidth(t) > 64;
+}
+
+static bool wide_conversion(LLVMValueRef i) {
+  switch (LLVMGetInstructionOpcode(i)) {
+  case LLVMFPToSI:
+  case LLVMFPToUI:
+    return wide_int(LLVMTypeOf(i));
+  case LLVMSIToFP:
+  case LLVMUIToFP:
+    return wide_int(LLVMTypeOf(LLVMGetOperand(i, 0)));
+  default:
+    return false;
+  }
+}
+
 static rj_status check_types(rj_ctx *ctx, LLVMModuleRef M) {
   for (LLVMValueRef f = LLVMGetFirstFunction(M); f; f = LLVMGetNextFunction(f))
     for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
@@ -103,14 +124,18 @@ static rj_status check_types(rj_ctx *ctx, LLVMModuleRef M) {
         bool bad = foreign_float(LLVMTypeOf(i));
         for (int o = 0; !bad && o < LLVMGetNumOperands(i); o++)
           bad = foreign_float(LLVMTypeOf(LLVMGetOperand(i, o)));
-        if (bad) {
-          size_t n = 0;
-          const char *fn = LLVMGetValueName2(f, &n);
+        size_t n = 0;
+        const char *fn = LLVMGetValueName2(f, &n);
+        if (bad)
           return ir_fail(&ctx->err, RJ_EUNSUPPORTED,
                          "ir: function %.*s uses fp128 / x86_fp80 / ppc_fp128, which NVPTX cannot "
                          "compile (refused: LLVM would exit the process)",
                          (int)n, fn);
-        }
+        if (wide_conversion(i))
+          return ir_fail(&ctx->err, RJ_EUNSUPPORTED,
+                         "ir: function %.*s converts between a float and an integer wider than 64 "
+                         "bits, which NVPTX cannot compile (refused: LLVM would exit the process)",
+                         (int)n, fn);
       }
   return RJ_OK;
 }

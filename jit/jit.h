@@ -94,6 +94,8 @@ typedef rj_status (*jit_check_body)(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, cons
                                     rj_check_result *res);
 rj_status jit_checked(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                       rj_check_result *res, jit_check_body body);
+/* The caller's options over the defaults, as far as its struct_size reaches (NULL: defaults). */
+void jit_check_opts(const rj_check_opts *in, rj_check_opts *full);
 /* A bench's summary: the median of runs kernel times (ms, sorted here), bytes and GB/s. */
 void jit_bench_done(double *ms, int runs, double bytes, rj_bench_result *res);
 

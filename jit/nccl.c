@@ -26,6 +26,7 @@ typedef const char *(*nc_errstr_fn)(int);
 typedef int (*nc_reduce_fn)(const void *, void *, size_t, int, int, int, void *, void *);
 
 RJ_API void rj_nccl_args_init(rj_nccl_args *a) {
+  if (!a) return;
   memset(a, 0, sizeof *a);
   a->struct_size = sizeof *a;
   a->synchronize = 1;
@@ -86,6 +87,7 @@ static rj_status nccl_limits(ir_err *e, const rj_treduce *t) {
 }
 
 RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nccl_args *a) {
+  if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   ir_err *e = &ctx->err;
   rj_status s = jit_validate(ctx, req);

@@ -23,6 +23,7 @@
 #define MAX_PER_KERNEL 128
 
 RJ_API void rj_treduce_group_init(rj_treduce_group *g) {
+  if (!g) return;
   memset(g, 0, sizeof *g);
   g->struct_size = sizeof *g;
 }
@@ -131,12 +132,14 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *g, rj_request 
 }
 
 RJ_API rj_status rj_treduce_request(rj_ctx *ctx, const rj_treduce_group *g, rj_request *out) {
+  JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   return jit_status(ctx, group_request(&ctx->err, g, out));
 }
 
 RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj_options *opt,
                                 rj_treduce_result *res) {
+  if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_treduce_result local;
   if (!res) res = &local;

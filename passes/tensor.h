@@ -58,7 +58,6 @@ LLVMValueRef tns_last_cta(pass_emit *e, LLVMValueRef cnt, LLVMValueRef tid, int 
 void tns_launch_bounds(pass_emit *e, int threads, int min_ctas);
 LLVMValueRef tns_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p);
 
-/* A loop over an i64 induction variable: for (i = start; i < end; i += step). */
 /* loops: pass_loop (passes/passes.h), on i64 induction variables */
 
 #endif

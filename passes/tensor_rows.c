@@ -22,8 +22,8 @@ typedef struct rows_plan {
 } rows_plan;
 
 /* Plans (U = TNS_U vectors in flight per lane, 64 registers: 1024 threads per SM):
- *   lanes: G = pow2(nv / U) <= 32 lanes per row, T = 256, when rows are short (N <= 2048 and at
- *     least 2 rows per SM) or up to 16384 elements with enough rows to fill 3/4 of the chip's
+ *   lanes: G = pow2(ceil(nv / 4)) <= 32 lanes per row, T = 256, when rows are short (N <= 2048 and
+ * at least 2 rows per SM) or up to 16384 elements with enough rows to fill 3/4 of the chip's
  *     threads in one wave (4096 x 4096: a warp per row, 4 rounds of 8 loads, one wave);
  *   one CTA: a single row of at most 1024 * 2U vectors (1-D up to 2^16 f32): T up to 1024, no
  *     cross-CTA hand-off;

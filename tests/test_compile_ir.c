@@ -39,6 +39,22 @@ START_TEST(refuses_what_would_exit) {
                            &k),
                    RJ_EUNSUPPORTED);
   ck_assert_msg(strstr(rj_errmsg(ctx), "fp128"), "%s", rj_errmsg(ctx));
+  static const char *const wide[] = {
+      "  %z = fptoui float %a to i128\n  store i128 %z, ptr addrspace(1) %p",
+      "  %w = sext i32 %b to i128\n  %z = sitofp i128 %w to float\n  store float %z, ptr addrspace(1) %p",
+      "  %w = zext i32 %b to i128\n  %z = uitofp i128 %w to half\n  store half %z, ptr addrspace(1) %p",
+      "  %z = fptosi float %a to i256\n  store i256 %z, ptr addrspace(1) %p",
+  };
+  for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {
+    ck_assert_int_eq(compile(ctx, "sm_90", module("", wide[i]), &k), RJ_EUNSUPPORTED);
+    ck_assert_msg(strstr(rj_errmsg(ctx), "wider than 64 bits"), "%s", rj_errmsg(ctx));
+  }
+  /* wide integer arithmetic itself compiles */
+  ck_assert_int_eq(compile(ctx, "sm_90",
+                           module("", "  %w = sext i32 %b to i128\n  %q = sdiv i128 %w, 7\n"
+                                      "  store i128 %q, ptr addrspace(1) %p"),
+                           &k),
+                   RJ_OK);
   ck_assert_int_eq(compile(ctx, "sm_90", "this is not IR", &k), RJ_EINVAL);
   rj_ctx_free(ctx);
 }

@@ -276,6 +276,16 @@ START_TEST(null_arguments) {
   ck_assert_ptr_null(rj_kernel_text(NULL, RJ_EMIT_PTX));
   rj_options_init(NULL);
   rj_check_opts_init(NULL);
+  rj_treduce_group_init(NULL);
+  rj_nccl_args_init(NULL);
+  rj_treduce_group grp;
+  rj_treduce_group_init(&grp);
+  ck_assert_int_eq(rj_treduce_request(ctx, &grp, NULL), RJ_EINVAL);
+  ck_assert_int_eq(rj_treduce_request(NULL, &grp, &r), RJ_EINVAL);
+  ck_assert_int_eq(rj_treduce_run(NULL, &grp, NULL, NULL), RJ_EINVAL);
+  ck_assert_int_eq(rj_treduce_check(ctx, &r, NULL, RJ_TREDUCE_AUTO, NULL, NULL), RJ_EINVAL);
+  ck_assert_int_eq(rj_treduce_bench(ctx, &r, NULL, RJ_TREDUCE_AUTO, NULL, NULL), RJ_EINVAL);
+  ck_assert_int_eq(rj_treduce_nccl(NULL, &r, NULL), RJ_EINVAL);
   rj_ctx_free(NULL);
   rj_ctx_free(ctx);
 }
