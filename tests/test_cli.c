@@ -59,6 +59,32 @@ START_TEST(ptx_and_explain) {
 }
 END_TEST
 
+/* ptx --ir: a caller's own module through redjit's codegen */
+START_TEST(ptx_of_caller_ir) {
+  char *f = tmpfile_with("target triple = \"nvptx64-nvidia-cuda\"\n"
+                         "declare float @llvm.sqrt.f32(float)\n"
+                         "define void @k(ptr addrspace(1) %p, float %a) {\n"
+                         "  %r = call float @llvm.sqrt.f32(float %a)\n"
+                         "  store float %r, ptr addrspace(1) %p\n  ret void\n}\n");
+  ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("ptx --ir %s --entry k --target sm_90", f)), 0);
+  ck_assert_ptr_nonnull(strstr(out, ".visible .entry k("));
+  ck_assert_ptr_nonnull(strstr(out, "sqrt.rn.f32"));
+  ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("ptx --ir %s --entry k --emit llvm-opt", f)), 0);
+  ck_assert_ptr_nonnull(strstr(out, "define ptx_kernel void @k"));
+  ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("ptx --ir %s", f)), 2); /* no --entry */
+  ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("ptx --ir %s --entry nope", f)), 2);
+  ck_assert_ptr_nonnull(strstr(out, "no function \"nope\""));
+  unlink(f);
+  f = tmpfile_with("target triple = \"nvptx64-nvidia-cuda\"\ndeclare float @llvm.sin.f32(float)\n"
+                   "define void @k(ptr addrspace(1) %p, float %a) {\n"
+                   "  %r = call float @llvm.sin.f32(float %a)\n"
+                   "  store float %r, ptr addrspace(1) %p\n  ret void\n}\n");
+  ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("ptx --ir %s --entry k", f)), 2); /* refused */
+  ck_assert_ptr_nonnull(strstr(out, "llvm.sin.f32"));
+  unlink(f);
+}
+END_TEST
+
 START_TEST(bad_input_is_status_2) {
   static const char *const cases[] = {
       "{\"kind\":\"tile\",\"op\":\"sum\",", /* truncated */
@@ -126,6 +152,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, ptx_and_explain);
+  tcase_add_test(tc, ptx_of_caller_ir);
   tcase_add_test(tc, bad_input_is_status_2);
   tcase_add_test(tc, run_status);
   suite_add_tcase(s, tc);

@@ -10,6 +10,7 @@
 
 static const char usage[] =
     "usage: redjit ptx      REQUEST [--target T] [--emit ptx|llvm|llvm-opt] [--ptx-version N]\n"
+    "       redjit ptx      --ir MODULE --entry KERNEL [--target T] [--emit ...] (LLVM IR / bitcode)\n"
     "       (ptx, explain, run, bench also take --emulate-packed)\n"
     "       redjit explain  REQUEST [--target T]\n"
     "       redjit run      REQUEST [--target T] [--seed N] [--device K] [--nans K]\n"
@@ -32,7 +33,7 @@ static int exit_code(rj_status s) {
   }
 }
 
-static char *read_all(FILE *f) {
+static char *read_all(FILE *f, size_t *len) {
   size_t cap = 4096, n = 0;
   char *buf = malloc(cap);
   while (buf) {
@@ -50,6 +51,7 @@ static char *read_all(FILE *f) {
     }
   }
   if (buf) buf[n] = 0;
+  if (len) *len = n;
   return buf;
 }
 
@@ -60,7 +62,7 @@ static char *load_request(const char *arg, char *err, size_t n) {
     snprintf(err, n, "request: cannot open \"%s\"", arg);
     return NULL;
   }
-  char *text = read_all(f);
+  char *text = read_all(f, NULL);
   if (f != stdin) fclose(f);
   if (!text) snprintf(err, n, "request: cannot read \"%s\"", arg);
   return text;
@@ -96,6 +98,7 @@ static int fail_json(const char *msg, rj_status s) {
 
 typedef struct args {
   const char *cmd, *request, *emit;
+  const char *ir, *entry; /* ptx --ir MODULE --entry KERNEL */
   rj_check_opts check;
 } args;
 
@@ -118,6 +121,10 @@ static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
       a->check.compile.target = v;
     } else if (strcmp(o, "--emit") == 0 && v) {
       a->emit = v;
+    } else if (strcmp(o, "--ir") == 0 && v) {
+      a->ir = v;
+    } else if (strcmp(o, "--entry") == 0 && v) {
+      a->entry = v;
     } else if (strcmp(o, "--seed") == 0 && v) {
       a->check.seed = strtoull(v, &end, 10);
     } else if (strcmp(o, "--device") == 0 && v) {
@@ -142,6 +149,45 @@ static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
     }
     i++;
   }
+  return 0;
+}
+
+/* --emit's value; -1 when it names none. */
+static int emit_kind(const char *emit) {
+  if (strcmp(emit, "ptx") == 0) return RJ_EMIT_PTX;
+  if (strcmp(emit, "llvm") == 0) return RJ_EMIT_LLVM;
+  if (strcmp(emit, "llvm-opt") == 0) return RJ_EMIT_LLVM_OPT;
+  fprintf(stderr, "redjit: --emit: expected ptx, llvm or llvm-opt\n");
+  return -1;
+}
+
+static int cmd_ptx_ir(rj_ctx *ctx, const args *a) {
+  if (strcmp(a->cmd, "ptx") != 0 || !a->entry || a->request) {
+    fprintf(stderr, "redjit: --ir MODULE goes with `ptx` and --entry KERNEL, without a REQUEST\n");
+    return 2;
+  }
+  int what = emit_kind(a->emit);
+  if (what < 0) return 2;
+  FILE *f = strcmp(a->ir, "-") == 0 ? stdin : fopen(a->ir, "rb");
+  if (!f) {
+    fprintf(stderr, "redjit: --ir: cannot open \"%s\"\n", a->ir);
+    return 2;
+  }
+  size_t len = 0;
+  char *ir = read_all(f, &len);
+  if (f != stdin) fclose(f);
+  if (!ir) {
+    fprintf(stderr, "redjit: --ir: cannot read \"%s\"\n", a->ir);
+    return 2;
+  }
+  rj_kernel *k;
+  rj_status s = rj_compile_ir(ctx, ir, len, a->entry, &a->check.compile, &k);
+  free(ir);
+  if (s) {
+    fprintf(stderr, "redjit: %s\n", rj_errmsg(ctx));
+    return exit_code(s);
+  }
+  fputs(rj_kernel_text(k, (rj_emit)what), stdout);
   return 0;
 }
 
@@ -182,6 +228,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "redjit: unknown command \"%s\"\n%s", a.cmd, usage);
     goto done;
   }
+  if (a.ir) { /* a caller's finished module through redjit's codegen (rj_compile_ir) */
+    rc = cmd_ptx_ir(ctx, &a);
+    goto done;
+  }
   if (!a.request) {
     if (json_errors)
       rc = fail_json("missing REQUEST", RJ_EINVAL);
@@ -200,22 +250,15 @@ int main(int argc, char **argv) {
     goto done;
   }
   if (strcmp(a.cmd, "ptx") == 0) {
-    rj_emit what = RJ_EMIT_PTX;
-    if (strcmp(a.emit, "llvm") == 0)
-      what = RJ_EMIT_LLVM;
-    else if (strcmp(a.emit, "llvm-opt") == 0)
-      what = RJ_EMIT_LLVM_OPT;
-    else if (strcmp(a.emit, "ptx") != 0) {
-      fprintf(stderr, "redjit: --emit: expected ptx, llvm or llvm-opt\n");
-      goto done;
-    }
+    int what = emit_kind(a.emit);
+    if (what < 0) goto done;
     rj_kernel *k;
     if ((s = rj_compile(ctx, &req, &a.check.compile, &k))) {
       fprintf(stderr, "redjit: %s\n", rj_errmsg(ctx));
       rc = exit_code(s);
       goto done;
     }
-    fputs(rj_kernel_text(k, what), stdout);
+    fputs(rj_kernel_text(k, (rj_emit)what), stdout);
     rc = 0;
   } else if (strcmp(a.cmd, "explain") == 0) {
     const char *lines = NULL;
