@@ -272,3 +272,11 @@ LLVMValueRef pass_region_offset(pass_emit *e, const rj_buffer *b, const bool *di
 LLVMValueRef pass_gep(pass_emit *e, LLVMTypeRef elem, LLVMValueRef base, LLVMValueRef idx) {
   return LLVMBuildGEP2(e->B, elem, base, &idx, 1, "");
 }
+
+const char *pass_need_mem(const rj_tile *t, rj_mem mem, char *buf, size_t n) {
+  if (t->src.mem == mem && t->dst.mem == mem) return NULL;
+  snprintf(buf, n, "src and dst must both be %s (src is %s, dst is %s)",
+           mem == RJ_MEM_LOCAL ? "local (register) buffers" : "shared memory",
+           ir_mem_name(t->src.mem), ir_mem_name(t->dst.mem));
+  return buf;
+}

@@ -175,11 +175,7 @@ out:
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
   (void)tg;
   const rj_tile *t = &r->u.tile;
-  if (t->src.mem != RJ_MEM_LOCAL || t->dst.mem != RJ_MEM_LOCAL) {
-    snprintf(buf, n, "src and dst must both be local (register) buffers (src is %s, dst is %s)",
-             ir_mem_name(t->src.mem), ir_mem_name(t->dst.mem));
-    return buf;
-  }
+  if (pass_need_mem(t, RJ_MEM_LOCAL, buf, n)) return buf;
   plan p;
   bool ok = pass_local_analyze(t, &p, buf, n);
   pass_local_plan_free(&p);

@@ -61,6 +61,9 @@ const pass_variant *pass_dispatch(const rj_request *r, const ir_target *t, char 
                                   ir_err *e);
 
 /* emit.c — helpers shared by variants */
+/* The predicate every tile variant starts with: NULL when src and dst are both in mem, else the
+ * reason (written into buf). */
+const char *pass_need_mem(const rj_tile *t, rj_mem mem, char *buf, size_t n);
 LLVMTypeRef pass_type(pass_emit *e, rj_dtype t);     /* storage type */
 LLVMTypeRef pass_acc_type(pass_emit *e, rj_dtype t); /* accumulation type (f16/bf16: float) */
 LLVMValueRef pass_i32(pass_emit *e, int64_t v);

@@ -42,11 +42,7 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
     return snprintf(buf, n, "scope is %s: redux.sync reduces across one warp (scope warp only)",
                     ir_scope_name(t->scope)),
            buf;
-  if (t->src.mem != RJ_MEM_LOCAL || t->dst.mem != RJ_MEM_LOCAL)
-    return snprintf(buf, n,
-                    "src and dst must both be local (register) buffers (src is %s, dst is %s)",
-                    ir_mem_name(t->src.mem), ir_mem_name(t->dst.mem)),
-           buf;
+  if (pass_need_mem(t, RJ_MEM_LOCAL, buf, n)) return buf;
   if (!intrinsic(t))
     return snprintf(buf, n, "%s %s: redux.sync does i32/u32 sum, max, min and f32 max, min only",
                     ir_dtype(t->dtype)->name, ir_op_name(t->op)),

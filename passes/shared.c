@@ -50,11 +50,7 @@ static void make_plan(const rj_tile *t, plan *p) {
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
   (void)tg;
   const rj_tile *t = &r->u.tile;
-  if (t->src.mem != RJ_MEM_SHARED || t->dst.mem != RJ_MEM_SHARED) {
-    snprintf(buf, n, "src and dst must both be shared memory (src is %s, dst is %s)",
-             ir_mem_name(t->src.mem), ir_mem_name(t->dst.mem));
-    return buf;
-  }
+  if (pass_need_mem(t, RJ_MEM_SHARED, buf, n)) return buf;
   plan p;
   make_plan(t, &p);
   if (t->scope != RJ_SCOPE_THREAD && p.T % p.G) {

@@ -70,11 +70,7 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
     return snprintf(buf, n, "scope is %s: the packed fold is one thread's (scope thread only)",
                     ir_scope_name(t->scope)),
            buf;
-  if (t->src.mem != RJ_MEM_LOCAL || t->dst.mem != RJ_MEM_LOCAL)
-    return snprintf(buf, n,
-                    "src and dst must both be local (register) buffers (src is %s, dst is %s)",
-                    ir_mem_name(t->src.mem), ir_mem_name(t->dst.mem)),
-           buf;
+  if (pass_need_mem(t, RJ_MEM_LOCAL, buf, n)) return buf;
   ir_tile_shape f;
   ir_tile_facts(t, &f);
   if (f.spatial_len != 1)
