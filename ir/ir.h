@@ -96,6 +96,8 @@ typedef enum ir_feature {
   IR_F_MAX3_F32 = 1u << 3,  /* 3-input max/min.f32 (sm_100+, PTX 8.8) */
   IR_F_MAX_NAN = 1u << 4,   /* max.NaN / min.NaN f32 (sm_80, PTX 7.0) */
   IR_F_BF16_CVT = 1u << 5,  /* cvt.rn.bf16.f32 (sm_80) */
+  IR_F_CLUSTER = 1u << 6,   /* thread-block clusters, barrier.cluster, mapa / st.shared::cluster
+                               (sm_90+, PTX 7.8) */
 } ir_feature;
 
 typedef struct ir_target {

@@ -9,7 +9,8 @@
 #define NANM IR_F_MAX_NAN
 #define BF16 IR_F_BF16_CVT
 #define AMP (I32R | NANM | BF16)
-#define BW (AMP | IR_F_ADD_F32X2 | IR_F_MAX3_F32)
+#define CLU IR_F_CLUSTER
+#define BW (AMP | CLU | IR_F_ADD_F32X2 | IR_F_MAX3_F32)
 #define RF32 IR_F_REDUX_F32
 #define SMEM 49152
 
@@ -25,8 +26,8 @@
   X("sm_87", 87, 0, 74, AMP)                                                                       \
   X("sm_88", 88, 0, 90, AMP)                                                                       \
   X("sm_89", 89, 0, 78, AMP)                                                                       \
-  X("sm_90", 90, 0, 78, AMP)                                                                       \
-  X("sm_90a", 90, 'a', 80, AMP)                                                                    \
+  X("sm_90", 90, 0, 78, AMP | CLU)                                                                 \
+  X("sm_90a", 90, 'a', 80, AMP | CLU)                                                              \
   X("sm_100", 100, 0, 86, BW)                                                                      \
   X("sm_100a", 100, 'a', 86, BW | RF32)                                                            \
   X("sm_100f", 100, 'f', 88, BW | RF32)                                                            \
@@ -85,6 +86,9 @@ int ir_feature_ptx(const ir_target *t, ir_feature f) {
   case IR_F_BF16_CVT:
     need = 70;
     break;
+  case IR_F_CLUSTER:
+    need = 78;
+    break;
   case IR_F_REDUX_F32:
     need = 86;
     break;
@@ -112,6 +116,8 @@ const char *ir_feature_name(ir_feature f) {
     return "max.NaN/min.NaN";
   case IR_F_BF16_CVT:
     return "cvt.bf16.f32";
+  case IR_F_CLUSTER:
+    return "thread-block clusters";
   }
   return "?";
 }

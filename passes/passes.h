@@ -144,7 +144,7 @@ extern const pass_variant pass_variant_treduce;
 extern const pass_variant pass_variant_sm100_packed;
 extern const pass_variant pass_variant_redux;
 extern const pass_variant pass_variant_tensor_rows, pass_variant_tensor_cols,
-    pass_variant_tensor_generic;
+    pass_variant_tensor_cluster, pass_variant_tensor_generic;
 extern const pass_variant pass_variant_subgroup;
 
 /* optimize.c — the pipeline after lowering (O3), through LLVMRunPasses. */

@@ -58,6 +58,13 @@ LLVMValueRef tns_last_cta(pass_emit *e, LLVMValueRef cnt, LLVMValueRef tid, int 
 void tns_launch_bounds(pass_emit *e, int threads, int min_ctas);
 LLVMValueRef tns_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p);
 
+/* tensor_rows.c: folds base[0 .. len) (elements; i64 values) into acc[vec] as lane `lane` of G
+ * lanes: a scalar head up to the first 16-byte boundary, the aligned body in rounds of U vectors
+ * per lane (all loads of a round issued before any fold), a scalar tail; acc[0] and acc[1] also
+ * take the head and tail.  Fold order per lane: fixed by the shape and the base's alignment. */
+void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LLVMValueRef base,
+                     LLVMValueRef len, LLVMValueRef lane, LLVMValueRef *acc);
+
 /* loops: pass_loop (passes/passes.h), on i64 induction variables */
 
 #endif

@@ -3,7 +3,7 @@
  *
  * A CTA of BX x BY threads (256) owns BX column vectors (vec consecutive columns each, 16-byte
  * loads when the inner stride is 1 and the row strides keep vectors aligned, else one column
- * each) of one outer index; its BY thread rows stride down the reduced dim, TNS_U rows in flight
+ * each) of one outer index; its BY thread rows stride down the reduced dim, U = 4 rows in flight
  * per thread, so a warp reads 32 / BX rows of BX * 16 contiguous bytes per load.  The BY partials
  * fold in shared memory in a fixed order.  When the column tiles cannot fill the chip the reduced
  * dim is split over S CTAs; their partials go to a module workspace laid out [S][O*K] and the last
@@ -15,15 +15,18 @@
 typedef struct cols_plan {
   int64_t O, R, K, OS, RS, KS;
   int vec, BX, BY, T, S;
+  int U;        /* loads in flight per thread (<= TNS_U); also the last CTA's partials per thread */
   int64_t CB;   /* column tiles per outer index */
   int64_t rows; /* reduced rows per split */
   unsigned grid;
 } cols_plan;
 
-/* T = 256 threads (64 registers: 4 CTAs per SM).  The grid is one resident wave: S splits of the
+/* T = 256 threads (64 registers: 4 CTAs per SM), U = 4 rows in flight per thread (measured
+ * against 8 on the H100: bf16 1024 x 32768 columns 11 % faster, f32 4096^2 2 %, 65536 x 128 the
+ * same; docs/PERFORMANCE.md, "Fourth pass").  The grid is one resident wave: S splits of the
  * reduced dim per tile, S = floor(wave / tiles).  The tile width BX (column vectors; a warp row
  * reads BX * 16 contiguous bytes) is the widest of 32, 16, 8 whose last-CTA fold leaves each
- * thread at most TNS_U partials (S * BX <= TNS_U * T): narrow tiles mean more tiles, fewer
+ * thread at most U partials (S * BX <= U * T): narrow tiles mean more tiles, fewer
  * splits, and a smaller fold (65536 x 128 f32: 4 tiles of 32 columns x 132 splits, not 1 x 528). */
 static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v, cols_plan *p) {
   int n = v->n;
@@ -41,6 +44,7 @@ static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v,
   if (bxmax > 32) bxmax = 32;
   int64_t bxmin = p->vec > 1 && bxmax > 8 ? 8 : bxmax; /* scalar columns: 32 per warp row */
   p->T = 256;
+  p->U = 4;
   int64_t wave = (int64_t)tns_sms(e) * (65536 / TNS_REGS / p->T);
   for (int64_t bx = bxmax;; bx /= 2) {
     p->BX = (int)bx;
@@ -48,7 +52,7 @@ static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v,
     p->CB = (ncv + p->BX - 1) / p->BX;
     int64_t tiles = p->O * p->CB;
     int64_t S = tiles >= wave ? 1 : wave / tiles;
-    int64_t most = (p->R + (int64_t)p->BY * TNS_U - 1) / ((int64_t)p->BY * TNS_U);
+    int64_t most = (p->R + (int64_t)p->BY * p->U - 1) / ((int64_t)p->BY * p->U);
     if (S > most) S = most;
     if (S > 1024) S = 1024;
     while (S > 1 && S * p->O * p->K > ((int64_t)1 << 24))
@@ -57,7 +61,7 @@ static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v,
     p->rows = (p->R + S - 1) / S;
     p->S = (int)((p->R + p->rows - 1) / p->rows);
     p->grid = (unsigned)(tiles * p->S);
-    if ((int64_t)p->S * p->BX <= (int64_t)TNS_U * p->T || bx <= bxmin) break;
+    if ((int64_t)p->S * p->BX <= (int64_t)p->U * p->T || bx <= bxmin) break;
   }
 }
 
@@ -94,21 +98,21 @@ static void load_row(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVMV
   }
 }
 
-/* Rows first, first + BY, ... < rend into acc[vec]: rounds of TNS_U rows, every load of a round
+/* Rows first, first + BY, ... < rend into acc[vec]: rounds of U rows, every load of a round
  * issued before its folds; slots past rend re-read row rend - 1 and fold the identity. */
 static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVMValueRef rowbase,
                       LLVMValueRef k0, bool fast, LLVMValueRef first, LLVMValueRef rend,
                       LLVMValueRef *acc) {
   LLVMValueRef lastr = LLVMBuildSub(e->B, rend, tns_i64(e, 1), "");
   pass_loop l1;
-  pass_loop_begin(e, &l1, first, rend, tns_i64(e, (int64_t)TNS_U * p->BY));
+  pass_loop_begin(e, &l1, first, rend, tns_i64(e, (int64_t)p->U * p->BY));
   LLVMValueRef x[TNS_U][16], ok[TNS_U];
-  for (int u = 0; u < TNS_U; u++) {
+  for (int u = 0; u < p->U; u++) {
     LLVMValueRef r = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * p->BY), "");
     ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, r, rend, "");
     load_row(e, t, p, rowbase, k0, fast, LLVMBuildSelect(e->B, ok[u], r, lastr, ""), x[u]);
   }
-  for (int u = 0; u < TNS_U; u++)
+  for (int u = 0; u < p->U; u++)
     for (int k = 0; k < p->vec; k++)
       tns_acc_fold(e, t, acc[k], u ? tns_or_identity(e, t, ok[u], x[u][k]) : x[u][k]);
   pass_loop_end(e, &l1);
@@ -249,14 +253,14 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_if_begin(e, &l, last);
   for (int k = 0; k < nacc; k++)
     LLVMBuildStore(e->B, pass_identity(e, t->op, t->dtype), acc[k]);
-  /* thread row ty folds splits ty, ty + BY, ... in order, TNS_U partials per round loaded before
-   * any fold (the plan keeps S <= TNS_U * BY: one round); absent slots load ws[0] and fold the
+  /* thread row ty folds splits ty, ty + BY, ... in order, U partials per round loaded before
+   * any fold (the plan keeps S <= U * BY: one round); absent slots load ws[0] and fold the
    * identity.  Volatile loads: other CTAs wrote them in this launch (L2, never a stale L1). */
   pass_loop fl;
-  pass_loop_begin(e, &fl, ty64, tns_i64(e, p.S), tns_i64(e, (int64_t)TNS_U * p.BY));
+  pass_loop_begin(e, &fl, ty64, tns_i64(e, p.S), tns_i64(e, (int64_t)p.U * p.BY));
   {
     LLVMValueRef x[TNS_U][16], okk[TNS_U][16];
-    for (int u = 0; u < TNS_U; u++) {
+    for (int u = 0; u < p.U; u++) {
       LLVMValueRef sp = LLVMBuildAdd(e->B, fl.i, tns_i64(e, (int64_t)u * p.BY), "");
       LLVMValueRef oks = LLVMBuildICmp(e->B, LLVMIntSLT, sp, tns_i64(e, p.S), "");
       LLVMValueRef base =
@@ -270,7 +274,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
         x[u][k] = tns_load_volatile(e, acc_ty, pass_gep(e, acc_ty, ws, ix));
       }
     }
-    for (int u = 0; u < TNS_U; u++)
+    for (int u = 0; u < p.U; u++)
       for (int k = 0; k < p.vec; k++) {
         LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, acc[k], "");
         LLVMValueRef xv = tns_or_identity(e, t, okk[u][k], x[u][k]);

@@ -18,6 +18,8 @@ typedef struct rows_plan {
   int T, G, S;   /* threads per CTA; lanes per row (G == T: CTA mode); segments per row */
   int64_t chunk; /* elements per segment (CTA mode) */
   int vec;
+  int U;    /* vectors in flight per lane per round (<= TNS_U) */
+  int regs; /* registers per thread the launch bounds allow */
   unsigned grid;
 } rows_plan;
 
@@ -29,7 +31,8 @@ typedef struct rows_plan {
  *     cross-CTA hand-off;
  *   CTA per segment: T = pow2(nv / U) in [64, 512]; S segments per row, S = floor(one resident
  *     wave / rows) so the grid never spills into a partial second wave, and at least one full
- *     round (T * U vectors) per CTA. */
+ *     round (T * U vectors) per CTA; rows of >= 2^21 elements stream instead with U = 4, 32
+ *     registers and S = floor(4 waves / rows). */
 static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v, rows_plan *p) {
   int rd = v->red[0] ? 0 : 1; /* the reduced unit-stride dim (inner, or outer in a view) */
   if (v->n == 1) rd = 0;
@@ -43,6 +46,8 @@ static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v,
    * threads of an 8-deep plan: measured faster for 65536 x 128, docs/PERFORMANCE.md), at most 32 */
   int64_t g = tns_pow2((nv + 3) / 4);
   if (g > 32) g = 32;
+  p->U = TNS_U;
+  p->regs = TNS_REGS;
   int64_t threads_sm = 65536 / TNS_REGS;
   if ((p->N <= 2048 && p->M >= 2 * sms) ||
       (p->N <= 16384 && p->M * g >= (int64_t)sms * threads_sm * 3 / 4)) {
@@ -62,12 +67,22 @@ static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v,
     p->grid = 1;
     return;
   }
-  int64_t T = tns_pow2(nv / TNS_U);
+  /* streams (rows of >= 2^21 elements: 1-D >= 8 MiB f32, 32 x 2^22): 32 registers (2048 threads
+   * per SM), 4 vectors in flight each, 4 waves of CTAs (measured on the H100: 1-D 2^28 f32 2851 ->
+   * 2976 GB/s; 2^20 .. 2^24 the same within noise; docs/PERFORMANCE.md, "Fourth pass") */
+  int waves = 1;
+  if (p->N >= ((int64_t)1 << 21)) {
+    p->U = 4;
+    p->regs = 32;
+    threads_sm = 65536 / p->regs;
+    waves = 4;
+  }
+  int64_t T = tns_pow2(nv / p->U);
   p->T = (int)(T < 64 ? 64 : T > 512 ? 512 : T);
   p->G = p->T;
-  int64_t wave = (int64_t)sms * (threads_sm / p->T); /* CTAs resident at once */
+  int64_t wave = (int64_t)sms * (threads_sm / p->T) * waves; /* CTAs in `waves` resident waves */
   int64_t S = p->M >= wave ? 1 : wave / p->M;
-  int64_t per = (int64_t)p->T * p->vec * TNS_U; /* one round of the CTA */
+  int64_t per = (int64_t)p->T * p->vec * p->U; /* one round of the CTA */
   int64_t most = (p->N + per - 1) / per;
   if (S > most) S = most;
   if (S < 1) S = 1;
@@ -119,16 +134,16 @@ static void segment(pass_emit *e, const rj_tensor *t, const rows_plan *p, LLVMVa
   LLVMValueRef nv = LLVMBuildSDiv(e->B, LLVMBuildSub(e->B, len, head, ""), tns_i64(e, vec), "nv");
   LLVMValueRef lastv = LLVMBuildSub(e->B, nv, tns_i64(e, 1), "");
   pass_loop l1;
-  pass_loop_begin(e, &l1, lane, nv, tns_i64(e, (int64_t)TNS_U * G));
+  pass_loop_begin(e, &l1, lane, nv, tns_i64(e, (int64_t)p->U * G));
   LLVMValueRef x[TNS_U][16], ok[TNS_U];
-  for (int u = 0; u < TNS_U; u++) {
+  for (int u = 0; u < p->U; u++) {
     LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
     ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, iv, nv, "");
     iv = LLVMBuildSelect(e->B, ok[u], iv, lastv, "");
     tns_load_vec(e, t->dtype, pass_gep(e, ty, body, LLVMBuildMul(e->B, iv, tns_i64(e, vec), "")),
                  vec, x[u]);
   }
-  for (int u = 0; u < TNS_U; u++)
+  for (int u = 0; u < p->U; u++)
     for (int k = 0; k < vec; k++)
       tns_acc_fold(e, t, acc[k], u ? tns_or_identity(e, t, ok[u], x[u][k]) : x[u][k]);
   pass_loop_end(e, &l1);
@@ -151,7 +166,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   tns_begin(e, &src, &dst);
   e->grid[0] = p.grid;
   e->block[0] = (unsigned)p.T;
-  tns_launch_bounds(e, p.T, 65536 / (TNS_REGS * p.T));
+  tns_launch_bounds(e, p.T, 65536 / (p.regs * p.T));
   LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), acc_ty = pass_acc_type(e, t->dtype);
   LLVMValueRef tid = pass_tid_x(e), bid = tns_ctaid(e);
@@ -243,3 +258,9 @@ const pass_variant pass_variant_tensor_rows = {
     .accepts = accepts,
     .kernel = kernel,
 };
+
+void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LLVMValueRef base,
+                     LLVMValueRef len, LLVMValueRef lane, LLVMValueRef *acc) {
+  rows_plan p = {.vec = vec, .G = G, .U = U};
+  segment(e, t, &p, base, len, lane, acc);
+}

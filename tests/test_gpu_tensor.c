@@ -83,6 +83,29 @@ START_TEST(accum_nan) {
 }
 END_TEST
 
+/* tensor_cluster (one cluster of 8 CTAs finishing in distributed shared memory): the smallest and
+ * largest sizes it takes for every dtype (16385 .. 65536 16-byte vectors; odd lengths so the
+ * scalar tail runs), every op, accum, NaN both ways; forced, so the variant itself is checked. */
+START_TEST(cluster_sizes) {
+  if (!gpu) return;
+  static const int vec[8] = {8, 8, 4, 2, 4, 4, 2, 2};
+  for (int d = 0; d < 8; d++) {
+    long long n[2] = {16385LL * vec[d] + 3, 65536LL * vec[d] - 1};
+    for (int i = 0; i < 2; i++)
+      for (int o = 0; o < 3; o++) {
+        const char *base = rjt_fmt("\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\","
+                                   "\"shape\":[%lld],\"variant\":\"tensor_cluster\"",
+                                   ops[o], dtypes[d], n[i]);
+        run(rjt_fmt("{%s}", base), 2, 0);
+        run(rjt_fmt("{%s,\"accum\":true}", base), 1, 0);
+        if (d < 4)
+          for (int k = 0; k < 2; k++)
+            run(rjt_fmt("{%s,\"nan\":\"%s\"}", base, k ? "ignore" : "propagate"), 1, 3);
+      }
+  }
+}
+END_TEST
+
 /* The benchmark shapes, and determinism off (same kernels; still checked). */
 START_TEST(bench_shapes) {
   if (!gpu) return;
@@ -113,6 +136,7 @@ int main(void) {
   tcase_add_loop_test(tc, shapes_all_dtypes_ops, 0, NSHAPES);
   tcase_add_test(tc, accum_nan);
   tcase_add_test(tc, bench_shapes);
+  tcase_add_test(tc, cluster_sizes);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);

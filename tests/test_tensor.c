@@ -50,6 +50,11 @@ static const char *variant_of(rj_ctx *ctx, const char *json) {
 START_TEST(dispatch) {
   rj_ctx *ctx = rj_ctx_new();
   ck_assert_str_eq(variant_of(ctx, T0 "\"shape\":[1048576]}"), "tensor_rows");
+  /* 1-D between one CTA's reach and the whole chip's: one cluster (sm_90) */
+  ck_assert_str_eq(variant_of(ctx, T0 "\"shape\":[65536]}"), "tensor_rows");
+  ck_assert_str_eq(variant_of(ctx, T0 "\"shape\":[65540]}"), "tensor_cluster");
+  ck_assert_str_eq(variant_of(ctx, T0 "\"shape\":[262144]}"), "tensor_cluster");
+  ck_assert_str_eq(variant_of(ctx, T0 "\"shape\":[262148]}"), "tensor_rows");
   ck_assert_str_eq(variant_of(ctx, T0 "\"shape\":[4096,4096],\"axes\":[1]}"), "tensor_rows");
   ck_assert_str_eq(variant_of(ctx, T0 "\"shape\":[65536,128],\"axes\":[-1]}"), "tensor_rows");
   ck_assert_str_eq(variant_of(ctx, T0 "\"shape\":[4096,4096],\"axes\":[0]}"), "tensor_cols");
@@ -91,6 +96,45 @@ START_TEST(ptx_properties) {
 }
 END_TEST
 
+/* tensor_cluster: the cluster attributes and instructions are in the PTX, no workspace or
+ * atomics; targets without clusters and views it does not serve are refused with the reason. */
+START_TEST(cluster) {
+  rj_ctx *ctx = rj_ctx_new();
+  static const int vec[8] = {8, 8, 4, 2, 4, 4, 2, 2};
+  for (int d = 0; d < 8; d++) {
+    const char *json = rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\","
+                               "\"shape\":[%d],\"variant\":\"tensor_cluster\"}",
+                               d % 2 ? "min" : "sum", dtypes[d], 20001 * vec[d] + 3);
+    char req[256];
+    snprintf(req, sizeof req, "%s", json);
+    const char *ptx = rjt_ptx(ctx, req, "sm_90");
+    const char *need[] = {".reqnctapercluster 8, 1, 1", "%cluster_ctarank",
+                          "mapa.shared::cluster",       "st.shared::cluster",
+                          "barrier.cluster.arrive",     "barrier.cluster.wait"};
+    for (int i = 0; i < 6; i++)
+      ck_assert_msg(strstr(ptx, need[i]), "%s: no \"%s\" in the PTX", req, need[i]);
+    ck_assert_msg(!strstr(ptx, "atom.") && !strstr(ptx, "rj_ws"), "%s: atomics or a workspace",
+                  req);
+  }
+  rj_request r;
+  rj_options o;
+  rj_options_init(&o);
+  rj_kernel *k = NULL;
+  rjt_parse(ctx, T0 "\"shape\":[100003],\"variant\":\"tensor_cluster\"}", &r);
+  o.target = "sm_80";
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ENOVARIANT);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "lacks thread-block clusters"), "%s", rj_errmsg(ctx));
+  o.target = "sm_90";
+  rjt_parse(ctx, T0 "\"shape\":[1000],\"variant\":\"tensor_cluster\"}", &r);
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ENOVARIANT);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "one cluster serves"), "%s", rj_errmsg(ctx));
+  rjt_parse(ctx, T0 "\"shape\":[400,1000],\"axes\":[1],\"variant\":\"tensor_cluster\"}", &r);
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ENOVARIANT);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "not a 1-D reduction"), "%s", rj_errmsg(ctx));
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 /* The PTX assembles with ptxas (when present) without spills. */
 START_TEST(ptxas_clean) {
   const char *ptxas = "/usr/local/cuda/bin/ptxas";
@@ -102,7 +146,10 @@ START_TEST(ptxas_clean) {
       T0 "\"shape\":[268435456]}",
       "{\"kind\":\"tensor\",\"op\":\"max\",\"dtype\":\"bf16\",\"shape\":[1024,32768],\"axes\":[0]}",
       "{\"kind\":\"tensor\",\"op\":\"min\",\"dtype\":\"f64\",\"shape\":[65536,128],\"axes\":[1],\"accum\":true}",
-      "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f16\",\"shape\":[7,9,11],\"axes\":[0,2],\"nan\":\"ignore\"}"};
+      "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f16\",\"shape\":[7,9,11],\"axes\":[0,2],\"nan\":\"ignore\"}",
+      "{\"kind\":\"tensor\",\"op\":\"max\",\"dtype\":\"bf16\",\"shape\":[400003],\"accum\":true,\"nan\":\"ignore\"}",
+      "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"u64\",\"shape\":[100003]}",
+      "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[32,4194304],\"axes\":[1]}"};
   for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
     const char *ptx = rjt_ptx(ctx, reqs[i], "sm_90");
     char path[] = "/tmp/rjt_tensor_XXXXXX";
@@ -169,6 +216,7 @@ int main(void) {
   tcase_add_loop_test(tc, invalid, 0, (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, dispatch);
   tcase_add_test(tc, ptx_properties);
+  tcase_add_test(tc, cluster);
   tcase_add_test(tc, ptxas_clean);
   tcase_add_test(tc, reduce_args);
   tcase_add_test(tc, cli_status);

@@ -1,0 +1,129 @@
+/* tensor_cluster: a 1-D reduction of 32 KiB .. 4 MiB-class size (2^11 .. 2^18 16-byte vectors)
+ * by one thread-block cluster of C = 8 CTAs, finished on chip: no workspace, no counter, no
+ * fence / atomic hand-off, one launch.
+ *
+ *   every thread of the cluster is lane rank * T + tid of C * T lanes over the whole array
+ *     (tns_row_segment: 16-byte vector loads, U in flight per lane, scalar head and tail);
+ *   each CTA folds its T lanes (warp trees, then warp 0 over the warp partials);
+ *   thread 0 of CTA `rank` stores the CTA's value into slot `rank` of CTA 0's shared memory
+ *     (mapa + st.shared::cluster);
+ *   barrier.cluster.arrive (release) / barrier.cluster.wait (acquire);
+ *   warp 0 of CTA 0 folds the C slots with a butterfly tree and lane 0 stores the result.
+ *
+ * The fold order is fixed by the shape and the source's alignment (deterministic).  Needs
+ * thread-block clusters (the target table's IR_F_CLUSTER: sm_90 and later); the cluster size is
+ * a compile-time attribute (.reqnctapercluster), so a plain cuLaunchKernel launches it. */
+#include "tensor.h"
+
+#include <stdio.h>
+
+#define CL_C 8                          /* CTAs per cluster: the portable maximum */
+#define CL_MIN_NV (1024 * 2 * TNS_U + 1) /* vectors: up to here one CTA (tensor_rows) is as fast */
+#define CL_MAX_NV (CL_C * 1024 * 8)      /* vectors: beyond, the whole chip (tensor_rows) wins */
+
+typedef struct cluster_plan {
+  int64_t N;
+  int vec, T, U;
+} cluster_plan;
+
+static void make_plan(const rj_tensor *t, const ir_tview *v, cluster_plan *p) {
+  p->N = v->size[0];
+  p->vec = tns_vec(t->dtype);
+  int64_t nv = (p->N + p->vec - 1) / p->vec;
+  int64_t T = tns_pow2((nv + CL_C - 1) / CL_C);
+  p->T = (int)(T < 128 ? 128 : T > 1024 ? 1024 : T);
+  int64_t per = (nv + (int64_t)CL_C * p->T - 1) / ((int64_t)CL_C * p->T); /* vectors per lane */
+  p->U = (int)(per < 1 ? 1 : per > TNS_U ? TNS_U : per);
+}
+
+static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
+  ir_tview v;
+  ir_tensor_view(&r->u.tensor, &v);
+  if (tns_classify(&v) != TNS_ROWS || v.n != 1 || v.stride[0] != 1)
+    return "not a 1-D reduction of a unit-stride array (one output)";
+  if (!(tg->features & IR_F_CLUSTER))
+    return snprintf(buf, n, "target %s lacks %s (sm_90 and later)", tg->name,
+                    ir_feature_name(IR_F_CLUSTER)),
+           buf;
+  int vec = tns_vec(r->u.tensor.dtype);
+  int64_t nv = (v.size[0] + vec - 1) / vec;
+  if (nv < CL_MIN_NV || nv > CL_MAX_NV)
+    return snprintf(buf, n,
+                    "%lld elements: one cluster serves %d .. %d 16-byte vectors (%lld .. %lld "
+                    "elements of %s)",
+                    (long long)v.size[0], CL_MIN_NV, CL_MAX_NV, (long long)CL_MIN_NV * vec,
+                    (long long)CL_MAX_NV * vec, ir_dtype(r->u.tensor.dtype)->name),
+           buf;
+  return NULL;
+}
+
+static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
+  (void)self;
+  const rj_tensor *t = &r->u.tensor;
+  ir_tview v;
+  ir_tensor_view(t, &v);
+  cluster_plan p;
+  make_plan(t, &v, &p);
+  LLVMValueRef src, dst;
+  tns_begin(e, &src, &dst);
+  e->grid[0] = CL_C;
+  e->block[0] = (unsigned)p.T;
+  int need = ir_feature_ptx(e->target, IR_F_CLUSTER);
+  if (need > e->ptx_needed) e->ptx_needed = need;
+  tns_launch_bounds(e, p.T, 1);
+  char dims[32];
+  snprintf(dims, sizeof dims, "%d,1,1", CL_C);
+  LLVMAddTargetDependentFunctionAttr(e->fn, "nvvm.cluster_dim", dims);
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), acc_ty = pass_acc_type(e, t->dtype);
+  LLVMValueRef tid = pass_tid_x(e);
+  LLVMValueRef rank = pass_call(e, "llvm.nvvm.read.ptx.sreg.cluster.ctarank", NULL, 0, NULL, 0);
+  LLVMValueRef lane = LLVMBuildAdd(
+      e->B, LLVMBuildMul(e->B, LLVMBuildZExt(e->B, rank, i64, ""), tns_i64(e, p.T), ""),
+      LLVMBuildZExt(e->B, tid, i64, ""), "lane");
+  LLVMValueRef acc[16];
+  tns_acc_init(e, t, acc, p.vec);
+  tns_row_segment(e, t, p.vec, CL_C * p.T, p.U, src, tns_i64(e, p.N), lane, acc);
+  LLVMValueRef val = tns_cta_reduce(e, t, tns_acc_total(e, t, acc, p.vec), tid, p.T);
+  /* thread 0: this CTA's value into slot `rank` of CTA 0's shared memory */
+  LLVMValueRef slots = pass_global_array(e, acc_ty, CL_C, AS_SHARED, "rj_cluster_part");
+  pass_if w;
+  pass_if_begin(e, &w, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
+  LLVMValueRef mapa_args[2] = {pass_gep(e, acc_ty, slots, rank), pass_i32(e, 0)};
+  LLVMValueRef remote = pass_call(e, "llvm.nvvm.mapa.shared.cluster", NULL, 0, mapa_args, 2);
+  LLVMBuildStore(e->B, val, remote);
+  pass_if_end(e, &w);
+  /* every thread of the cluster: arrive (release), wait (acquire) */
+  pass_call(e, "llvm.nvvm.barrier.cluster.arrive", NULL, 0, NULL, 0);
+  pass_call(e, "llvm.nvvm.barrier.cluster.wait", NULL, 0, NULL, 0);
+  /* warp 0 of CTA 0 folds the C slots: lane l < C holds slot l, a butterfly tree over C lanes */
+  LLVMValueRef first = LLVMBuildAnd(
+      e->B, LLVMBuildICmp(e->B, LLVMIntEQ, rank, pass_i32(e, 0), ""),
+      LLVMBuildICmp(e->B, LLVMIntULT, tid, pass_i32(e, 32), ""), "");
+  pass_if f;
+  pass_if_begin(e, &f, first);
+  LLVMValueRef have = LLVMBuildICmp(e->B, LLVMIntULT, tid, pass_i32(e, CL_C), "");
+  LLVMValueRef ix = LLVMBuildSelect(e->B, have, tid, pass_i32(e, 0), "");
+  LLVMValueRef x = LLVMBuildLoad2(e->B, acc_ty, pass_gep(e, acc_ty, slots, ix), "");
+  x = tns_or_identity(e, t, have, x);
+  int masks[5], nm = 0;
+  for (int m = CL_C / 2; m >= 1; m /= 2)
+    masks[nm++] = m;
+  x = pass_bfly_tree(e, t->op, t->dtype, t->nan, x, pass_i32(e, -1), masks, nm, 32);
+  pass_if s;
+  pass_if_begin(e, &s, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
+  tns_store(e, t, dst, tns_i64(e, 0), x);
+  pass_if_end(e, &s);
+  pass_if_end(e, &f);
+  LLVMBuildRetVoid(e->B);
+  return RJ_OK;
+}
+
+const pass_variant pass_variant_tensor_cluster = {
+    .name = "tensor_cluster",
+    .prio = 35,
+    .kind = RJ_KIND_TENSOR,
+    .summary = "mid-size 1-D reductions: one cluster of 8 CTAs, finished in distributed shared "
+               "memory (no workspace, no atomics; sm_90+)",
+    .accepts = accepts,
+    .kernel = kernel,
+};
