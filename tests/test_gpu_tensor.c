@@ -93,7 +93,8 @@ START_TEST(cluster_sizes) {
     long long n[2] = {16385LL * vec[d] + 3, 65536LL * vec[d] - 1};
     for (int i = 0; i < 2; i++)
       for (int o = 0; o < 3; o++) {
-        const char *base = rjt_fmt("\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\","
+        char base[256]; /* rjt_fmt's buffer is reused by the next call */
+        snprintf(base, sizeof base, "\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\","
                                    "\"shape\":[%lld],\"variant\":\"tensor_cluster\"",
                                    ops[o], dtypes[d], n[i]);
         run(rjt_fmt("{%s}", base), 2, 0);
