@@ -1,6 +1,7 @@
 /* Tensor variants (issue 6): shared pieces of passes/tensor_*.c.
  *
- * Every tensor kernel is `redjit_tensor(src, dst)` with sizes and strides as JIT constants.
+ * Every tensor kernel is `redjit_tensor(src, dst)` with sizes and strides as JIT constants, or
+ * (runtime-size kernels, below) `redjit_tensor(src, dst, i64 sizes...)`.
  * Kernels that split a reduction over several CTAs finish in the same launch: each CTA leaves
  * its partial in a module-global workspace, counts itself on an integer counter, and the last
  * CTA of a group folds the partials in a fixed order (deterministic: no float atomics) and
