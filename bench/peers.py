@@ -2,7 +2,8 @@
 """Issue 6 benchmark: redjit's rj_reduce against torch, cupy (CUB), a Triton kernel and a
 device-to-device copy, all timed the same way in one process: triton.testing.do_bench, median,
 L2 flushed before every run.  GB/s count the input read once and the output written once (copy:
-2x its bytes).  Usage: peers.py LIBREDJIT cases.txt > table.md"""
+2x its bytes).  ours-dyn: the same request with "dynamic": true (runtime-size kernel; one kernel per
+plan bucket); dyn/ours = ours-dyn GB/s over ours.  Usage: peers.py LIBREDJIT cases.txt > table.md"""
 import ctypes, sys, math, datetime
 import torch, triton, triton.language as tl
 
@@ -86,9 +87,10 @@ def main():
     torch.manual_seed(0)
     print(f"GPU: {torch.cuda.get_device_name()}  date: {datetime.date.today()}  torch {torch.__version__}"
           f"  triton {triton.__version__}  cupy {cupy.__version__ if cupy else '-'}\n")
-    print("| case | copy | torch | cupy | triton | ours | ours / best peer | ours vs copy | ok |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    ratios = []
+    print("| case | copy | torch | cupy | triton | ours | ours-dyn | dyn / ours | ours / best peer "
+          "| ours vs copy | ok |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    ratios, dratios = [], []
     for name, dt, op, axes, shape in cases:
         shape = [int(s) for s in shape.split(",")]
         ax = [int(a) for a in axes.split(",")]
@@ -124,25 +126,39 @@ def main():
             res["triton"] = gb(bench(fn))
         req = rj.request('{"kind":"tensor","op":"%s","dtype":"%s","shape":%s,"axes":%s}'
                          % (op, dt, shape, ax))
+        dreq = rj.request('{"kind":"tensor","op":"%s","dtype":"%s","shape":%s,"axes":%s,"dynamic":true}'
+                          % (op, dt, shape, ax))
+        ref = tfn()
+
+        def same(y):
+            if t.is_floating_point:
+                return torch.allclose(y.reshape(ref.shape).float(), ref.float(),
+                                      rtol=2e-2 if dt == "bf16" else 1e-3,
+                                      atol=1e-2 * math.sqrt(x.numel() / y.numel()))
+            return torch.equal(y.reshape(ref.shape).to(torch.int64), ref.to(torch.int64))
+
         rj.reduce(req, x, y)
         torch.cuda.synchronize()
-        ref = tfn()
-        if t.is_floating_point:
-            ok = torch.allclose(y.reshape(ref.shape).float(), ref.float(), rtol=2e-2 if dt == "bf16" else 1e-3,
-                                atol=1e-2 * math.sqrt(x.numel() / y.numel()))
-        else:
-            ok = torch.equal(y.reshape(ref.shape).to(torch.int64), ref.to(torch.int64))
+        ok = same(y)
+        y.fill_(0)
+        rj.reduce(dreq, x, y)
+        torch.cuda.synchronize()
+        ok = ok and same(y)
         ours = gb(bench(lambda: rj.reduce(req, x, y)))
+        dyn = gb(bench(lambda: rj.reduce(dreq, x, y)))
+        dratios.append(dyn / ours)
         best = max(res.values())
         ratios.append(ours / best)
         cell = lambda k: f"{res[k]:.0f}" if k in res else "—"
         print(f"| {name} | {copy:.0f} | {cell('torch')} | {cell('cupy')} | {cell('triton')} | "
-              f"{ours:.0f} | {ours / best:.2f} | {ours / copy:.2f} | {'yes' if ok else 'NO'} |",
-              flush=True)
+              f"{ours:.0f} | {dyn:.0f} | {dyn / ours:.2f} | {ours / best:.2f} | {ours / copy:.2f} | "
+              f"{'yes' if ok else 'NO'} |", flush=True)
         del x, y, xc
         torch.cuda.empty_cache()
     g = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
     print(f"\ngeo-mean ours / best peer over {len(ratios)} cases: {g:.2f}")
+    gd = math.exp(sum(math.log(r) for r in dratios) / len(dratios))
+    print(f"geo-mean ours-dyn / ours (runtime-size vs constant kernels) over {len(dratios)} cases: {gd:.2f}")
 
 
 if __name__ == "__main__":

@@ -194,6 +194,11 @@ typedef struct rj_tensor {
   rj_nan nan;
   int deterministic; /* default 1: bit-identical results for the same input, shape, device and
                         source alignment (mod 16 bytes), run after run; no float atomics */
+  /* Appended by issue 6 (JSON "dynamic", optional, default false).  1: rows and columns views
+   * get a runtime-size kernel — sizes and strides are kernel parameters, and one compiled kernel
+   * serves every shape of the same class and plan bucket (docs/TENSOR.md, "JIT constants vs
+   * runtime sizes").  Generic views keep a constant kernel (rj_explain says so). */
+  int dynamic;
 } rj_tensor;
 
 /* kind "treduce": root reduce across devices. */
@@ -233,6 +238,9 @@ typedef struct rj_ctx rj_ctx;
 RJ_API rj_ctx *rj_ctx_new(void);
 /* Frees the context and everything it owns (kernels, loaded modules, the driver handle). */
 RJ_API void rj_ctx_free(rj_ctx *ctx);
+/* Kernels ctx has compiled so far (every cache miss of rj_compile, rj_compile_ir, rj_reduce, run
+ * and bench adds one): a caller or a test can see whether a call reused a kernel. */
+RJ_API long long rj_ctx_compile_count(const rj_ctx *ctx);
 /* The message of the last failed call on ctx ("" if none).  Valid until the next call. */
 RJ_API const char *rj_errmsg(const rj_ctx *ctx);
 /* A short stable name for a status ("RJ_EINVAL"). */
@@ -468,9 +476,13 @@ RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const u
  * context (the one the CUDA runtime uses).  The kernel is compiled on first use and cached in
  * ctx (shape, strides, axes, dtype, op, flags and the device's SM count are its key: sizes are
  * JIT constants), then launched on `stream` (a CUstream / cudaStream_t; NULL = the legacy
- * default stream) without waiting.  src and dst must not overlap.  Split reductions keep their
- * partials in a workspace inside the loaded kernel, so launches of one request on one ctx must
- * be stream-ordered; to reduce the same request on concurrent streams use one ctx per stream.
+ * default stream) without waiting.  With req->u.tensor.dynamic, rows and columns views use a
+ * runtime-size kernel instead: its key is the class, dtype, op, flags, the plan bucket chosen
+ * from the sizes on the host, the target and the SM count, so a new shape of a bucket already
+ * compiled costs no compile (the request is still validated on every call).  src and dst must
+ * not overlap.  Split reductions keep their partials in a workspace inside the loaded kernel, so
+ * launches of one kernel on one ctx must be stream-ordered (for dynamic requests: every request
+ * sharing that kernel); to reduce on concurrent streams use one ctx per stream.
  * Null pointers, or a request that is not a valid tensor request, are RJ_EINVAL. */
 RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                            const void *src, void *dst, void *stream);

@@ -379,8 +379,9 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
 }
 
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
-  static const char *const keys[] = {"kind",  "op",  "dtype",         "shape",   "axes", "strides",
-                                     "accum", "nan", "deterministic", "variant", NULL};
+  static const char *const keys[] = {"kind",          "op",      "dtype",   "shape",
+                                     "axes",          "strides", "accum",   "nan",
+                                     "deterministic", "variant", "dynamic", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0, n = 0;
   int64_t vals[RJ_MAX_DIMS];
@@ -413,6 +414,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   }
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_bool(p, o, "", "deterministic", &t->deterministic))) return s;
+  if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
   v = 0;
   if ((s = get_enum(p, o, "", "nan", nan_names, 2, false, &v))) return s;
   t->nan = (rj_nan)v;
@@ -652,6 +654,7 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     cJSON_AddBoolToObject(o, "accum", t->accum);
     cJSON_AddStringToObject(o, "nan", nan_names[t->nan]);
     cJSON_AddBoolToObject(o, "deterministic", t->deterministic);
+    if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1); /* absent: false (older texts) */
     break;
   }
   case RJ_KIND_TREDUCE: {

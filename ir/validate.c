@@ -213,6 +213,8 @@ static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   if ((unsigned)t->op > RJ_OP_MIN) return ir_fail(e, RJ_EINVAL, "op: unknown value");
   if (!ir_dtype(t->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value");
+  if ((unsigned)t->dynamic > 1)
+    return ir_fail(e, RJ_EINVAL, "dynamic: %d, expected 0 or 1", t->dynamic);
   rj_status s = check_dims(e, "shape", t->shape, t->ndim, RJ_MAX_DIMS, NULL);
   if (s) return s;
   bool red[RJ_MAX_DIMS];

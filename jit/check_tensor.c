@@ -27,9 +27,10 @@ static int64_t guard_hits(rj_dtype t, const void *p, int64_t lo, int64_t n) {
   return h;
 }
 
-static rj_status check(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_check_opts *o,
-                       rj_check_result *res) {
-  const rj_tensor *t = &k->req.u.tensor;
+static rj_status check(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_request *req,
+                       const rj_check_opts *o, rj_check_result *res) {
+  const rj_tensor *t =
+      &req->u.tensor; /* (a runtime-size kernel may have been compiled for another shape) */
   ir_err *e = &ctx->err;
   ir_tview v;
   ir_tensor_view(t, &v);
@@ -65,13 +66,15 @@ static rj_status check(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_check_op
       (s = rt_alloc(rt, (size_t)ndst * bytes, &ddst, e)) ||
       (s = rt_htod(rt, dsrc, hsrc, (size_t)nsrc * bytes, e)))
     goto out;
-  uint64_t a0 = dsrc + (uint64_t)(GUARD + off) * bytes, a1 = ddst + (uint64_t)GUARD * bytes;
-  void *args[2] = {&a0, &a1};
+  jit_targs a;
+  if ((s = jit_tensor_args(ctx, k, req, dsrc + (uint64_t)(GUARD + off) * bytes,
+                           ddst + (uint64_t)GUARD * bytes, &a)))
+    goto out;
   int launches = t->deterministic ? 2 : 1;
   for (int run = 0; run < launches; run++) {
     double ms = 0;
     if ((s = rt_htod(rt, ddst, hdst, (size_t)ndst * bytes, e)) ||
-        (s = rt_launch(rt, k->function, k->grid, k->block, 0, args, &ms, e)) ||
+        (s = rt_launch(rt, k->function, a.grid, a.block, 0, a.args, &ms, e)) ||
         (s = rt_dtoh(rt, got, ddst, (size_t)ndst * bytes, e)))
       goto out;
     if (run == 0) {
@@ -123,7 +126,13 @@ out:
 
 rj_status jit_check_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                            rj_check_result *res) {
-  return jit_checked(ctx, req, o, res, check);
+  rj_kernel *k;
+  rt_cuda *rt = NULL;
+  rj_status s = jit_prepare_check(ctx, req, o, &k, &rt, res);
+  if (s) return s;
+  s = check(ctx, rt, k, req, o, res);
+  rt_leave(rt);
+  return s;
 }
 
 rj_status jit_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
@@ -160,11 +169,11 @@ rj_status jit_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_op
   }
   if (!s) s = rt_event_pair(rt, ev, e);
   for (int i = 0; !s && i < WARM + RUNS; i++) {
-    uint64_t a0 = big + (size_t)i % nslice * slice, a1 = ddst;
-    void *args[2] = {&a0, &a1};
+    jit_targs a;
     double m = 0;
-    if (!(s = rt_event_record(rt, ev[0], NULL, e)) &&
-        !(s = rt_launch_async(rt, k->function, k->grid, k->block, 0, args, NULL, e)) &&
+    if (!(s = jit_tensor_args(ctx, k, req, big + (size_t)i % nslice * slice, ddst, &a)) &&
+        !(s = rt_event_record(rt, ev[0], NULL, e)) &&
+        !(s = rt_launch_async(rt, k->function, a.grid, a.block, 0, a.args, NULL, e)) &&
         !(s = rt_event_record(rt, ev[1], NULL, e)))
       s = rt_event_ms(rt, ev[0], ev[1], &m, e);
     if (i >= WARM) ms[i - WARM] = m;

@@ -1,6 +1,7 @@
 /* The compile pipeline: validate -> dispatch -> lower -> verify -> optimise -> PTX.
  * rj_compile reads top to bottom like QBE's main: one stage per line. */
 #include "../passes/passes.h"
+#include "../passes/tensor.h"
 #include "jit.h"
 
 #include <llvm-c/Analysis.h>
@@ -206,12 +207,30 @@ void jit_kernel_free(rj_kernel *k) {
 }
 
 void jit_cache_add(rj_ctx *ctx, rj_kernel *k) {
+  ctx->compiles++;
   k->loaded_on = -1;
   k->next = ctx->kernels;
   ctx->kernels = k;
 }
 
 /* ---------------------------------------------------------------- the pipeline */
+
+/* Issue 6: a dynamic tensor request whose view takes a runtime-size kernel (d filled) is keyed by
+ * what the kernel compiles in — class (variant), plan bucket, dtype, op, nan, accum,
+ * deterministic — not by its sizes; anything else by its canonical JSON. */
+static rj_status cache_text(const rj_request *req, const ir_target *tg, int sms, tns_dyn *d,
+                            bool *dyn, char **text, ir_err *e) {
+  char why[256];
+  *dyn = req->kind == RJ_KIND_TENSOR && req->u.tensor.dynamic &&
+         !tns_dynamic(req, tg, sms, d, why, sizeof why);
+  if (!*dyn) return ir_canonical(req, text, e);
+  const rj_tensor *t = &req->u.tensor;
+  char buf[192];
+  snprintf(buf, sizeof buf, "{dynamic %s|%s|op%d|dtype%d|nan%d|accum%d|det%d}", d->variant,
+           d->bucket, t->op, t->dtype, t->nan, t->accum, t->deterministic);
+  *text = strdup(buf);
+  return *text ? RJ_OK : ir_fail(e, RJ_ENOMEM, "out of memory");
+}
 
 RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                             rj_kernel **out) {
@@ -226,10 +245,12 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
   /* 1. validate, resolve the target, look in the cache */
   if ((s = jit_validate(ctx, req)) || (s = jit_target(ctx, opt, &tg))) return jit_status(ctx, s);
   double t0 = jit_now_ms(); /* compile time proper: after the target (auto may start the driver) */
-  if ((s = ir_canonical(req, &canon, e))) return jit_status(ctx, s);
+  int sms = req->kind == RJ_KIND_TENSOR ? jit_tensor_sms(ctx, opt) : 0; /* issue 6 */
+  tns_dyn dyn;
+  bool isdyn = false;
+  if ((s = cache_text(req, tg, sms, &dyn, &isdyn, &canon, e))) return jit_status(ctx, s);
   snprintf(key, sizeof key, "|%s|%d%s", tg->name, opt ? opt->ptx_version : 0,
            tg->emulated ? "|emulated" : "");
-  int sms = req->kind == RJ_KIND_TENSOR ? jit_tensor_sms(ctx, opt) : 0; /* issue 6 */
   if (sms) snprintf(key + strlen(key), sizeof key - strlen(key), "|sms%d", sms);
   fullkey = malloc(strlen(canon) + strlen(key) + 1);
   if (!fullkey) {
@@ -256,6 +277,9 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
   rj_kernel *k = calloc(1, sizeof *k);
   if (!k) s = ir_fail(e, RJ_ENOMEM, "out of memory");
   if (!s) s = v->kernel(&em, req, v);
+  if (!s && isdyn != (em.nparams > 0))
+    s = ir_fail(e, RJ_ELLVM, "internal: %s %s a runtime-size kernel for a request keyed %s",
+                v->name, em.nparams ? "built" : "did not build", isdyn ? "as one" : "by its sizes");
   if (!s) s = jit_pick_ptx(ctx, tg, opt, em.ptx_needed, &k->ptx_version);
   /* 4. verify, keep the IR as built, optimise, keep it again, emit PTX */
   if (!s) s = jit_codegen(ctx, em.M, tg, k, false);
@@ -275,10 +299,36 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
   memcpy(k->grid, em.grid, sizeof k->grid);
   memcpy(k->block, em.block, sizeof k->block);
   k->shared_bytes = em.shared_bytes;
+  k->dyn_np = em.nparams;
+  k->sms = sms;
+  if (isdyn) snprintf(k->bucket, sizeof k->bucket, "%s", dyn.bucket);
   k->compile_ms = jit_now_ms() - t0;
   jit_cache_add(ctx, k);
   *out = k;
   return jit_status(ctx, RJ_OK);
+}
+
+/* The chosen line of a dynamic tensor request says what kind of kernel it gets:
+ * "tensor_rows prio=30 chosen (dynamic: bucket \"rows lanes T=256 G=4\" compiled in; M N RS S
+ * chunk are kernel parameters)", or "(dynamic: constant kernel, sizes are JIT constants: WHY)". */
+static void explain_dynamic(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                            const ir_target *tg, char *buf, size_t n) {
+  char why[256], note[384];
+  tns_dyn d;
+  const char *no = tns_dynamic(req, tg, jit_tensor_sms(ctx, opt), &d, why, sizeof why);
+  if (no)
+    snprintf(note, sizeof note, " (dynamic: constant kernel, sizes are JIT constants: %s)", no);
+  else
+    snprintf(note, sizeof note,
+             " (dynamic: bucket \"%s\" compiled in; %s are kernel parameters; grid %u x %u)",
+             d.bucket, d.names, d.grid, d.block);
+  char *at = strstr(buf, " chosen\n");
+  if (!at) return;
+  at += strlen(" chosen");
+  size_t tail = strlen(at), add = strlen(note);
+  if ((size_t)(at - buf) + add + tail + 1 > n) return;
+  memmove(at + add, at, tail + 1);
+  memcpy(at, note, add);
 }
 
 RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
@@ -292,6 +342,8 @@ RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options
   char *buf = malloc(n);
   if (!buf) return jit_status(ctx, ir_fail(&ctx->err, RJ_ENOMEM, "out of memory"));
   const pass_variant *v = pass_dispatch(req, tg, buf, n, &ctx->err);
+  if (v && req->kind == RJ_KIND_TENSOR && req->u.tensor.dynamic) /* issue 6: say which kernel */
+    explain_dynamic(ctx, req, opt, tg, buf, n);
   free(ctx->text);
   ctx->text = buf;
   *text = buf;

@@ -72,6 +72,10 @@ RJ_API void rj_ctx_free(rj_ctx *ctx) {
   free(ctx);
 }
 
+RJ_API long long rj_ctx_compile_count(const rj_ctx *ctx) {
+  return ctx ? ctx->compiles : 0;
+}
+
 RJ_API const char *rj_errmsg(const rj_ctx *ctx) {
   return ctx ? ctx->err.msg : "no context";
 }

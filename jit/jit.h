@@ -19,7 +19,10 @@ struct rj_kernel {
   int ptx_version;
   unsigned grid[3], block[3], shared_bytes;
   double compile_ms;
-  rj_request req;
+  rj_request req;  /* the request it was compiled for (a dynamic kernel serves other shapes too) */
+  int dyn_np;      /* issue 6: size parameters after (src, dst) of a runtime-size tensor kernel */
+  int sms;         /* tensor kernels: the SM count the plan was made for (0: none read) */
+  char bucket[64]; /* runtime-size tensor kernels: the plan bucket compiled in */
   void *module, *function; /* loaded on device `loaded_on` (-1: not loaded) */
   int loaded_on;
   rj_kernel *next; /* the context's cache list */
@@ -42,6 +45,7 @@ struct rj_ctx {
   bool cuda_tried;
   char cuda_why[256];  /* why the driver could not be opened */
   char llvm_diag[512]; /* the first error LLVM diagnosed during codegen ("" if none) */
+  long long compiles;  /* kernels added to the cache (rj_ctx_compile_count) */
 };
 
 /* Public entry points check their pointers: a NULL context is RJ_EINVAL (with nowhere to put a
@@ -113,5 +117,17 @@ rj_status jit_bench_tensor(rj_ctx *, const rj_request *, const rj_check_opts *, 
 rj_status jit_bench_treduce(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
 /* tensor.c (issue 6): the SM count of opt's device through the driver, 0 when none is usable. */
 int jit_tensor_sms(rj_ctx *ctx, const rj_options *opt);
+/* The launch of tensor kernel k for req (k compiled for req, or, for a runtime-size kernel, for
+ * any request of the same bucket): grid, block and the kernel arguments (src, dst and, for a
+ * runtime-size kernel, req's size parameters).  args point into a. */
+#define JIT_TENSOR_MAXP 16
+typedef struct jit_targs {
+  unsigned grid[3], block[3];
+  uint64_t ptr[2];
+  int64_t p[JIT_TENSOR_MAXP];
+  void *args[2 + JIT_TENSOR_MAXP];
+} jit_targs;
+rj_status jit_tensor_args(rj_ctx *ctx, const rj_kernel *k, const rj_request *req, uint64_t src,
+                          uint64_t dst, jit_targs *a);
 
 #endif

@@ -1,8 +1,11 @@
 /* The public tensor call (issue 6): rj_reduce, and the SM count the tensor lowering reads. */
+#include "../passes/tensor.h"
 #include "jit.h"
 
 #include <stdio.h>
 #include <string.h>
+
+_Static_assert(TNS_NP <= JIT_TENSOR_MAXP, "jit_targs holds every size parameter");
 
 int jit_tensor_sms(rj_ctx *ctx, const rj_options *opt) {
   rt_cuda *rt = NULL;
@@ -18,8 +21,8 @@ int jit_tensor_sms(rj_ctx *ctx, const rj_options *opt) {
 static bool same_tensor(const rj_tensor *a, const rj_tensor *b) {
   if (a->op != b->op || a->dtype != b->dtype || a->ndim != b->ndim || a->naxes != b->naxes ||
       a->has_strides != b->has_strides || a->accum != b->accum || a->nan != b->nan ||
-      a->deterministic != b->deterministic || a->ndim < 1 || a->ndim > RJ_MAX_DIMS ||
-      a->naxes < 0 || a->naxes > RJ_MAX_DIMS)
+      a->deterministic != b->deterministic || a->dynamic != b->dynamic || a->ndim < 1 ||
+      a->ndim > RJ_MAX_DIMS || a->naxes < 0 || a->naxes > RJ_MAX_DIMS)
     return false;
   for (int d = 0; d < a->ndim; d++)
     if (a->shape[d] != b->shape[d] || (a->has_strides && a->strides[d] != b->strides[d]))
@@ -63,6 +66,35 @@ static void to_front(rj_ctx *ctx, rj_kernel *k) {
     }
 }
 
+rj_status jit_tensor_args(rj_ctx *ctx, const rj_kernel *k, const rj_request *req, uint64_t src,
+                          uint64_t dst, jit_targs *a) {
+  a->ptr[0] = src;
+  a->ptr[1] = dst;
+  a->args[0] = &a->ptr[0];
+  a->args[1] = &a->ptr[1];
+  memcpy(a->grid, k->grid, sizeof a->grid);
+  memcpy(a->block, k->block, sizeof a->block);
+  if (!k->dyn_np) return RJ_OK;
+  /* a runtime-size kernel: this shape's plan, for the SM count the kernel was compiled for */
+  tns_dyn d;
+  char why[256];
+  const char *no = tns_dynamic(req, ir_target_find(k->target), k->sms, &d, why, sizeof why);
+  if (no || d.np != k->dyn_np || strcmp(d.bucket, k->bucket) != 0)
+    return ir_fail(
+        &ctx->err, RJ_ELLVM,
+        "internal: the runtime-size kernel of bucket \"%s\" does not serve this shape (%s)",
+        k->bucket, no ? no : d.bucket);
+  for (int i = 0; i < d.np; i++) {
+    a->p[i] = d.p[i];
+    a->args[2 + i] = &a->p[i];
+  }
+  a->grid[0] = d.grid;
+  a->grid[1] = a->grid[2] = 1;
+  a->block[0] = d.block;
+  a->block[1] = a->block[2] = 1;
+  return RJ_OK;
+}
+
 RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                            const void *src, void *dst, void *stream) {
   if (!ctx) return RJ_EINVAL;
@@ -80,7 +112,8 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
     opt = &dflt;
   }
   rj_status s;
-  rj_kernel *k = fast_kernel(ctx, req, opt);
+  /* dynamic requests: rj_compile validates, plans and finds the bucket's kernel (no JSON) */
+  rj_kernel *k = req->u.tensor.dynamic ? NULL : fast_kernel(ctx, req, opt);
   if (!k) {
     if ((s = rj_compile(ctx, req, opt, &k))) return s;
     to_front(ctx, k);
@@ -88,11 +121,10 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
   rt_cuda *rt = NULL;
   if ((s = jit_cuda(ctx, &rt))) return jit_status(ctx, s);
   if ((s = rt_enter(rt, opt->device, &ctx->err))) return jit_status(ctx, s);
-  if (!(s = jit_load(ctx, k, opt->device, NULL))) {
-    uint64_t a = (uint64_t)(uintptr_t)src, b = (uint64_t)(uintptr_t)dst;
-    void *args[2] = {&a, &b};
-    s = rt_launch_async(rt, k->function, k->grid, k->block, 0, args, stream, &ctx->err);
-  }
+  jit_targs a;
+  if (!(s = jit_load(ctx, k, opt->device, NULL)) &&
+      !(s = jit_tensor_args(ctx, k, req, (uint64_t)(uintptr_t)src, (uint64_t)(uintptr_t)dst, &a)))
+    s = rt_launch_async(rt, k->function, a.grid, a.block, 0, a.args, stream, &ctx->err);
   rt_leave(rt);
   return jit_status(ctx, s);
 }

@@ -25,7 +25,8 @@ typedef struct pass_emit {
   /* kernel launch geometry, set by the kernel builder */
   unsigned grid[3], block[3], shared_bytes;
   const char *entry;
-  int sms; /* issue 6: the device's SM count, read through the driver (0: unknown) */
+  int sms;     /* issue 6: the device's SM count, read through the driver (0: unknown) */
+  int nparams; /* issue 6: i64 size parameters after (src, dst) of a runtime-size tensor kernel */
 } pass_emit;
 
 /* Operands of a tile primitive.  src / dst: for shared memory, a pointer in addrspace(3) to

@@ -1,6 +1,7 @@
 /* Tensor variants (issue 6): shared pieces of passes/tensor_*.c.
  *
- * Every tensor kernel is `redjit_tensor(src, dst)` with sizes and strides as JIT constants.
+ * Every tensor kernel is `redjit_tensor(src, dst)` with sizes and strides as JIT constants, or
+ * (runtime-size kernels, below) `redjit_tensor(src, dst, i64 sizes...)`.
  * Kernels that split a reduction over several CTAs finish in the same launch: each CTA leaves
  * its partial in a module-global workspace, counts itself on an integer counter, and the last
  * CTA of a group folds the partials in a fixed order (deterministic: no float atomics) and
@@ -25,8 +26,9 @@ int tns_vec(rj_dtype t);     /* elements per 16-byte vector */
 int64_t tns_pow2(int64_t x); /* the next power of two >= x */
 
 /* Kernel skeleton: the function redjit_tensor(ptr addrspace(1) noalias readonly src,
- * ptr addrspace(1) noalias dst), builder at its entry.  Returns the two params. */
-void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst);
+ * ptr addrspace(1) noalias dst, i64 p0 .. i64 p{np-1}), builder at its entry.  Returns the
+ * params; np = 0 (constant kernels): just src and dst.  Sets e->nparams = np. */
+void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst, int np, LLVMValueRef *p);
 LLVMValueRef tns_ctaid(pass_emit *e);
 LLVMValueRef tns_i64(pass_emit *e, int64_t v);
 /* Loads one element (acc type) / a 16-byte vector (vec acc values) at p. */
@@ -53,7 +55,7 @@ void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef 
  * CTA's partials are written: a barrier, then thread 0's acq_rel GPU-scope atomic add; returns an
  * i1, uniform over the CTA, true in the last CTA (the caller resets the counter there).  Ends with
  * a barrier. */
-LLVMValueRef tns_last_cta(pass_emit *e, LLVMValueRef cnt, LLVMValueRef tid, int parts);
+LLVMValueRef tns_last_cta(pass_emit *e, LLVMValueRef cnt, LLVMValueRef tid, LLVMValueRef parts);
 /* .maxntid threads and .minnctapersm min_ctas: ptxas keeps registers within the launch. */
 void tns_launch_bounds(pass_emit *e, int threads, int min_ctas);
 LLVMValueRef tns_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p);
@@ -66,5 +68,31 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
                      LLVMValueRef len, LLVMValueRef lane, LLVMValueRef *acc);
 
 /* loops: pass_loop (passes/passes.h), on i64 induction variables */
+
+/* ---- runtime-size kernels (rj_tensor.dynamic; docs/TENSOR.md "JIT constants vs runtime sizes")
+ * The plan's discrete choices (its bucket: rows lanes G / threads T / CTA or split mode; cols
+ * vector or scalar, BX, split or not) are compiled in and name the kernel; the sizes, strides,
+ * split count and chunk are i64 kernel parameters after (src, dst), in the order below.  One
+ * emitter per class: each size is an LLVMValueRef, a constant (constant kernels, unchanged) or
+ * a parameter.  Workspaces of split buckets are sized by the one-wave bound (tns_wave). */
+#define TNS_NP 9 /* size parameters, at most */
+typedef struct tns_dyn {
+  const char *variant; /* "tensor_rows" or "tensor_cols" */
+  char bucket[64];     /* the compile-time choices, e.g. "rows lanes T=256 G=4" */
+  const char *names;   /* the parameters, e.g. "M N RS S chunk" */
+  int np;
+  int64_t p[TNS_NP];
+  unsigned grid, block;
+} tns_dyn;
+/* NULL when request r (validated; its `dynamic` flag is not read) can run on a runtime-size
+ * kernel on a GPU of sms SMs (0: TNS_DEFAULT_SMS) — d is then filled for its shape; else the
+ * reason it keeps a constant kernel (static text, or written into buf). */
+const char *tns_dynamic(const rj_request *r, const ir_target *tg, int sms, tns_dyn *d, char *buf,
+                        size_t n);
+/* per class (tensor_rows.c, tensor_cols.c); NULL or the reason */
+const char *tns_rows_dyn(int sms, const rj_tensor *t, const ir_tview *v, tns_dyn *d);
+const char *tns_cols_dyn(int sms, const rj_tensor *t, const ir_tview *v, tns_dyn *d);
+/* CTAs of T threads resident at once on sms SMs (TNS_REGS registers per thread) */
+int64_t tns_wave(int sms, int T);
 
 #endif

@@ -16,10 +16,13 @@
 #include "tensor.h"
 
 #include <stdio.h>
+#include <string.h>
 
-#define CL_C 8                          /* CTAs per cluster: the portable maximum */
-#define CL_MIN_NV (1024 * 2 * TNS_U + 1) /* vectors: up to here one CTA (tensor_rows) is as fast */
-#define CL_MAX_NV (CL_C * 1024 * 8)      /* vectors: beyond, the whole chip (tensor_rows) wins */
+#define CL_C 8 /* CTAs per cluster: the portable maximum */
+#define CL_MIN_NV                                                                                  \
+  (1024 * 2 * TNS_U + 1)            /* vectors: up to here one CTA (tensor_rows) is as fast        \
+                                     */
+#define CL_MAX_NV (CL_C * 1024 * 8) /* vectors: beyond, the whole chip (tensor_rows) wins */
 
 typedef struct cluster_plan {
   int64_t N;
@@ -41,6 +44,10 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
   ir_tensor_view(&r->u.tensor, &v);
   if (tns_classify(&v) != TNS_ROWS || v.n != 1 || v.stride[0] != 1)
     return "not a 1-D reduction of a unit-stride array (one output)";
+  bool forced = r->variant[0] && strcmp(r->variant, "auto") != 0;
+  if (r->u.tensor.dynamic && !forced)
+    return "dynamic: the cluster kernel's sizes are JIT constants (tensor_rows has the runtime-size "
+           "kernel)";
   if (!(tg->features & IR_F_CLUSTER))
     return snprintf(buf, n, "target %s lacks %s (sm_90 and later)", tg->name,
                     ir_feature_name(IR_F_CLUSTER)),
@@ -65,7 +72,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   cluster_plan p;
   make_plan(t, &v, &p);
   LLVMValueRef src, dst;
-  tns_begin(e, &src, &dst);
+  tns_begin(e, &src, &dst, 0, NULL);
   e->grid[0] = CL_C;
   e->block[0] = (unsigned)p.T;
   int need = ir_feature_ptx(e->target, IR_F_CLUSTER);
@@ -96,9 +103,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_call(e, "llvm.nvvm.barrier.cluster.arrive", NULL, 0, NULL, 0);
   pass_call(e, "llvm.nvvm.barrier.cluster.wait", NULL, 0, NULL, 0);
   /* warp 0 of CTA 0 folds the C slots: lane l < C holds slot l, a butterfly tree over C lanes */
-  LLVMValueRef first = LLVMBuildAnd(
-      e->B, LLVMBuildICmp(e->B, LLVMIntEQ, rank, pass_i32(e, 0), ""),
-      LLVMBuildICmp(e->B, LLVMIntULT, tid, pass_i32(e, 32), ""), "");
+  LLVMValueRef first = LLVMBuildAnd(e->B, LLVMBuildICmp(e->B, LLVMIntEQ, rank, pass_i32(e, 0), ""),
+                                    LLVMBuildICmp(e->B, LLVMIntULT, tid, pass_i32(e, 32), ""), "");
   pass_if f;
   pass_if_begin(e, &f, first);
   LLVMValueRef have = LLVMBuildICmp(e->B, LLVMIntULT, tid, pass_i32(e, CL_C), "");

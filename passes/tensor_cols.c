@@ -11,6 +11,9 @@
 #include "tensor.h"
 
 #include <stdio.h>
+#include <string.h>
+
+#define TNS_DYN_U 4 /* loads per round of two loops of runtime-size kernels (see their call) */
 
 typedef struct cols_plan {
   int64_t O, R, K, OS, RS, KS;
@@ -28,7 +31,7 @@ typedef struct cols_plan {
  * reads BX * 16 contiguous bytes) is the widest of 32, 16, 8 whose last-CTA fold leaves each
  * thread at most U partials (S * BX <= U * T): narrow tiles mean more tiles, fewer
  * splits, and a smaller fold (65536 x 128 f32: 4 tiles of 32 columns x 132 splits, not 1 x 528). */
-static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v, cols_plan *p) {
+static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, cols_plan *p) {
   int n = v->n;
   p->K = v->size[n - 1];
   p->KS = v->stride[n - 1];
@@ -45,7 +48,7 @@ static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v,
   int64_t bxmin = p->vec > 1 && bxmax > 8 ? 8 : bxmax; /* scalar columns: 32 per warp row */
   p->T = 256;
   p->U = 4;
-  int64_t wave = (int64_t)tns_sms(e) * (65536 / TNS_REGS / p->T);
+  int64_t wave = (int64_t)sms * (65536 / TNS_REGS / p->T);
   for (int64_t bx = bxmax;; bx /= 2) {
     p->BX = (int)bx;
     p->BY = p->T / p->BX;
@@ -65,6 +68,38 @@ static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v,
   }
 }
 
+/* The sizes the emitter reads: constants of the plan (constant kernels) or kernel parameters
+ * (runtime-size kernels; S is the constant 1 outside the split bucket).  OK = O * K. */
+typedef struct cols_sizes {
+  LLVMValueRef O, R, K, OS, RS, KS, CB, rows, S, OK;
+} cols_sizes;
+
+/* The workspace bound of a split runtime-size kernel: split plans keep tiles * S <= one wave, and
+ * O * K <= tiles * BX * vec, so S * O * K <= wave * BX * vec partials and O * CB <= wave
+ * counters. */
+static int64_t cols_ws_bound(int sms, const cols_plan *p) {
+  return tns_wave(sms, p->T) * p->BX * p->vec;
+}
+
+/* Runtime-size kernels: the bucket is vector or scalar columns, BX and split or not; O, R, K, OS,
+ * RS, KS, CB, rows (per split) and S are parameters. */
+const char *tns_cols_dyn(int sms, const rj_tensor *t, const ir_tview *v, tns_dyn *d) {
+  cols_plan p;
+  make_plan(sms, t, v, &p);
+  if (p.S > 1 && (p.S * p.O * p.K > cols_ws_bound(sms, &p) || p.O * p.CB > tns_wave(sms, p.T)))
+    return "the split plan exceeds the workspace bound (one wave of tiles)";
+  d->variant = "tensor_cols";
+  snprintf(d->bucket, sizeof d->bucket, "cols %s BX=%d %s", p.vec > 1 ? "vector" : "scalar", p.BX,
+           p.S > 1 ? "split" : "single");
+  d->names = "O R K OS RS KS CB rows S";
+  d->np = 9;
+  int64_t prm[9] = {p.O, p.R, p.K, p.OS, p.RS, p.KS, p.CB, p.rows, p.S};
+  memcpy(d->p, prm, sizeof prm);
+  d->grid = p.grid;
+  d->block = (unsigned)p.T;
+  return NULL;
+}
+
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
   (void)tg;
   ir_tview v;
@@ -80,39 +115,41 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
 /* Loads row r (i64, in range) of this thread's column vector into x[vec] (acc type).  Fast: one
  * 16-byte vector.  Otherwise scalars, each column clamped to K - 1 (a valid address) and the
  * identity folded for columns past K. */
-static void load_row(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVMValueRef rowbase,
-                     LLVMValueRef k0, bool fast, LLVMValueRef r, LLVMValueRef *x) {
+static void load_row(pass_emit *e, const rj_tensor *t, const cols_plan *p, const cols_sizes *z,
+                     LLVMValueRef rowbase, LLVMValueRef k0, bool fast, LLVMValueRef r,
+                     LLVMValueRef *x) {
   LLVMTypeRef ty = pass_type(e, t->dtype);
-  LLVMValueRef ptr = pass_gep(e, ty, rowbase, LLVMBuildMul(e->B, r, tns_i64(e, p->RS), ""));
+  LLVMValueRef ptr = pass_gep(e, ty, rowbase, LLVMBuildMul(e->B, r, z->RS, ""));
   if (fast) {
     tns_load_vec(e, t->dtype, pass_gep(e, ty, ptr, k0), p->vec, x);
     return;
   }
   for (int k = 0; k < p->vec; k++) {
     LLVMValueRef col = LLVMBuildAdd(e->B, k0, tns_i64(e, k), "");
-    LLVMValueRef in = LLVMBuildICmp(e->B, LLVMIntSLT, col, tns_i64(e, p->K), "");
-    LLVMValueRef cc = LLVMBuildSelect(e->B, in, col, tns_i64(e, p->K - 1), "");
-    LLVMValueRef v =
-        tns_load(e, t->dtype, pass_gep(e, ty, ptr, LLVMBuildMul(e->B, cc, tns_i64(e, p->KS), "")));
+    LLVMValueRef in = LLVMBuildICmp(e->B, LLVMIntSLT, col, z->K, "");
+    LLVMValueRef cc =
+        LLVMBuildSelect(e->B, in, col, LLVMBuildSub(e->B, z->K, tns_i64(e, 1), ""), "");
+    LLVMValueRef v = tns_load(e, t->dtype, pass_gep(e, ty, ptr, LLVMBuildMul(e->B, cc, z->KS, "")));
     x[k] = tns_or_identity(e, t, in, v);
   }
 }
 
-/* Rows first, first + BY, ... < rend into acc[vec]: rounds of U rows, every load of a round
- * issued before its folds; slots past rend re-read row rend - 1 and fold the identity. */
-static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVMValueRef rowbase,
-                      LLVMValueRef k0, bool fast, LLVMValueRef first, LLVMValueRef rend,
-                      LLVMValueRef *acc) {
+/* Rows first, first + BY, ... < rend into acc[vec]: rounds of U (<= TNS_U) rows, every load of a
+ * round issued before its folds; slots past rend re-read row rend - 1 and fold the identity.  The
+ * fold order (per thread, rows in order) does not depend on U. */
+static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, const cols_sizes *z,
+                      LLVMValueRef rowbase, LLVMValueRef k0, bool fast, LLVMValueRef first,
+                      LLVMValueRef rend, int U, LLVMValueRef *acc) {
   LLVMValueRef lastr = LLVMBuildSub(e->B, rend, tns_i64(e, 1), "");
   pass_loop l1;
-  pass_loop_begin(e, &l1, first, rend, tns_i64(e, (int64_t)p->U * p->BY));
+  pass_loop_begin(e, &l1, first, rend, tns_i64(e, (int64_t)U * p->BY));
   LLVMValueRef x[TNS_U][16], ok[TNS_U];
-  for (int u = 0; u < p->U; u++) {
+  for (int u = 0; u < U; u++) {
     LLVMValueRef r = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * p->BY), "");
     ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, r, rend, "");
-    load_row(e, t, p, rowbase, k0, fast, LLVMBuildSelect(e->B, ok[u], r, lastr, ""), x[u]);
+    load_row(e, t, p, z, rowbase, k0, fast, LLVMBuildSelect(e->B, ok[u], r, lastr, ""), x[u]);
   }
-  for (int u = 0; u < p->U; u++)
+  for (int u = 0; u < U; u++)
     for (int k = 0; k < p->vec; k++)
       tns_acc_fold(e, t, acc[k], u ? tns_or_identity(e, t, ok[u], x[u][k]) : x[u][k]);
   pass_loop_end(e, &l1);
@@ -156,9 +193,20 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   ir_tview v;
   ir_tensor_view(t, &v);
   cols_plan p;
-  make_plan(e, t, &v, &p);
-  LLVMValueRef src, dst;
-  tns_begin(e, &src, &dst);
+  make_plan(tns_sms(e), t, &v, &p);
+  tns_dyn dy;
+  char why[256];
+  bool dyn = t->dynamic && !tns_dynamic(r, e->target, e->sms, &dy, why, sizeof why);
+  LLVMValueRef src, dst, prm[TNS_NP];
+  tns_begin(e, &src, &dst, dyn ? dy.np : 0, prm);
+  cols_sizes z = {
+      tns_i64(e, p.O),  tns_i64(e, p.R),  tns_i64(e, p.K),    tns_i64(e, p.OS), tns_i64(e, p.RS),
+      tns_i64(e, p.KS), tns_i64(e, p.CB), tns_i64(e, p.rows), tns_i64(e, p.S),  NULL};
+  if (dyn) /* vector buckets have unit column stride; single buckets one split */
+    z = (cols_sizes){prm[0], prm[1], prm[2],
+                     prm[3], prm[4], p.vec > 1 ? tns_i64(e, 1) : prm[5],
+                     prm[6], prm[7], p.S > 1 ? prm[8] : tns_i64(e, 1),
+                     NULL};
   e->grid[0] = p.grid;
   e->block[0] = (unsigned)p.T;
   tns_launch_bounds(e, p.T, 65536 / (TNS_REGS * p.T));
@@ -166,47 +214,53 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), acc_ty = pass_acc_type(e, t->dtype);
   LLVMValueRef tid = pass_tid_x(e), bid = tns_ctaid(e);
   LLVMValueRef bid64 = LLVMBuildZExt(e->B, bid, i64, "");
-  LLVMValueRef tile = LLVMBuildUDiv(e->B, bid64, tns_i64(e, p.S), "tile");
-  LLVMValueRef split = LLVMBuildURem(e->B, bid64, tns_i64(e, p.S), "split");
-  LLVMValueRef o = LLVMBuildUDiv(e->B, tile, tns_i64(e, p.CB), "o");
-  LLVMValueRef cb = LLVMBuildURem(e->B, tile, tns_i64(e, p.CB), "cb");
+  z.OK = LLVMBuildMul(e->B, z.O, z.K, "OK");
+  LLVMValueRef tile = LLVMBuildUDiv(e->B, bid64, z.S, "tile");
+  LLVMValueRef split = LLVMBuildURem(e->B, bid64, z.S, "split");
+  LLVMValueRef o = LLVMBuildUDiv(e->B, tile, z.CB, "o");
+  LLVMValueRef cb = LLVMBuildURem(e->B, tile, z.CB, "cb");
   LLVMValueRef tx = LLVMBuildURem(e->B, tid, pass_i32(e, p.BX), "tx");
   LLVMValueRef ty_ = LLVMBuildUDiv(e->B, tid, pass_i32(e, p.BX), "ty");
   LLVMValueRef tx64 = LLVMBuildZExt(e->B, tx, i64, ""), ty64 = LLVMBuildZExt(e->B, ty_, i64, "");
   LLVMValueRef k0 =
       LLVMBuildMul(e->B, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, cb, tns_i64(e, p.BX), ""), tx64, ""),
                    tns_i64(e, p.vec), "k0");
-  LLVMValueRef colbase = pass_gep(e, ty, src, LLVMBuildMul(e->B, o, tns_i64(e, p.OS), ""));
+  LLVMValueRef colbase = pass_gep(e, ty, src, LLVMBuildMul(e->B, o, z.OS, ""));
   LLVMValueRef fast = NULL;
   if (p.vec > 1) { /* the whole grid agrees on the alignment; only the last vector is partial */
     LLVMValueRef al =
         LLVMBuildICmp(e->B, LLVMIntEQ,
                       LLVMBuildAnd(e->B, LLVMBuildPtrToInt(e->B, src, i64, ""), tns_i64(e, 15), ""),
                       tns_i64(e, 0), "");
-    LLVMValueRef full = LLVMBuildICmp(
-        e->B, LLVMIntSLE, LLVMBuildAdd(e->B, k0, tns_i64(e, p.vec), ""), tns_i64(e, p.K), "");
+    LLVMValueRef full =
+        LLVMBuildICmp(e->B, LLVMIntSLE, LLVMBuildAdd(e->B, k0, tns_i64(e, p.vec), ""), z.K, "");
     fast = LLVMBuildAnd(e->B, al, full, "fast");
   }
   LLVMValueRef acc[64];
   int nacc = p.vec;
   tns_acc_init(e, t, acc, nacc);
-  LLVMValueRef r0 = LLVMBuildMul(e->B, split, tns_i64(e, p.rows), "");
-  LLVMValueRef rend = LLVMBuildAdd(e->B, r0, tns_i64(e, p.rows), "");
-  LLVMValueRef over = LLVMBuildICmp(e->B, LLVMIntSGT, rend, tns_i64(e, p.R), "");
-  rend = LLVMBuildSelect(e->B, over, tns_i64(e, p.R), rend, "rend");
+  LLVMValueRef r0 = LLVMBuildMul(e->B, split, z.rows, "");
+  LLVMValueRef rend = LLVMBuildAdd(e->B, r0, z.rows, "");
+  LLVMValueRef over = LLVMBuildICmp(e->B, LLVMIntSGT, rend, z.R, "");
+  rend = LLVMBuildSelect(e->B, over, z.R, rend, "rend");
   LLVMValueRef first = LLVMBuildAdd(e->B, r0, ty64, "");
+  /* Runtime-size kernels keep fewer loads per round where runtime strides would otherwise hold
+   * a loop-invariant 64-bit offset per slot in registers (spills at 64 registers): the guarded
+   * scalar loop of a vector bucket (misaligned bases, the last partial vector) and the last
+   * CTA's fold.  Same fold order. */
+  int Us = dyn && p.vec > 1 ? TNS_DYN_U : p.U, Uf = dyn ? TNS_DYN_U : p.U;
   if (p.vec == 1) {
-    row_loops(e, t, &p, colbase, k0, false, first, rend, acc);
+    row_loops(e, t, &p, &z, colbase, k0, false, first, rend, p.U, acc);
   } else { /* two versions of the loop: 16-byte vectors, or guarded scalars */
     LLVMBasicBlockRef vb = LLVMAppendBasicBlockInContext(e->C, e->fn, "vec");
     LLVMBasicBlockRef sb = LLVMAppendBasicBlockInContext(e->C, e->fn, "scalar");
     LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(e->C, e->fn, "joined");
     LLVMBuildCondBr(e->B, fast, vb, sb);
     LLVMPositionBuilderAtEnd(e->B, vb);
-    row_loops(e, t, &p, colbase, k0, true, first, rend, acc);
+    row_loops(e, t, &p, &z, colbase, k0, true, first, rend, p.U, acc);
     LLVMBuildBr(e->B, jb);
     LLVMPositionBuilderAtEnd(e->B, sb);
-    row_loops(e, t, &p, colbase, k0, false, first, rend, acc);
+    row_loops(e, t, &p, &z, colbase, k0, false, first, rend, Us, acc);
     LLVMBuildBr(e->B, jb);
     LLVMPositionBuilderAtEnd(e->B, jb);
   }
@@ -217,14 +271,14 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   e->shared_bytes = 0; /* static shared memory */
   fold_rows(e, t, &p, sm, tx, ty_, c, tot);
   LLVMValueRef row0 = LLVMBuildICmp(e->B, LLVMIntEQ, ty_, pass_i32(e, 0), "");
-  LLVMValueRef outbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, o, tns_i64(e, p.K), ""), k0, "");
+  LLVMValueRef outbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, o, z.K, ""), k0, "");
   pass_if w;
   if (p.S == 1) {
     pass_if_begin(e, &w, row0);
     for (int k = 0; k < p.vec; k++) {
       LLVMValueRef col = LLVMBuildAdd(e->B, k0, tns_i64(e, k), "");
       pass_if in;
-      pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, col, tns_i64(e, p.K), ""));
+      pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, col, z.K, ""));
       tns_store(e, t, dst, LLVMBuildAdd(e->B, outbase, tns_i64(e, k), ""), tot[k]);
       pass_if_end(e, &in);
     }
@@ -232,23 +286,25 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     LLVMBuildRetVoid(e->B);
     return RJ_OK;
   }
-  int64_t OK = p.O * p.K;
-  LLVMValueRef ws = pass_global_array(e, acc_ty, p.S * OK, AS_GLOBAL, "rj_ws_part");
-  LLVMValueRef cnt = pass_global_array(e, i32, p.O * p.CB, AS_GLOBAL, "rj_ws_count");
+  /* workspace [S][O*K] partials, O * CB counters; a runtime-size kernel's by the one-wave bound */
+  int sms = tns_sms(e);
+  LLVMValueRef ws = pass_global_array(e, acc_ty, dyn ? cols_ws_bound(sms, &p) : p.S * p.O * p.K,
+                                      AS_GLOBAL, "rj_ws_part");
+  LLVMValueRef cnt =
+      pass_global_array(e, i32, dyn ? tns_wave(sms, p.T) : p.O * p.CB, AS_GLOBAL, "rj_ws_count");
   LLVMValueRef cntp = pass_gep(e, i32, cnt, tile);
-  LLVMValueRef wsrow =
-      LLVMBuildAdd(e->B, LLVMBuildMul(e->B, split, tns_i64(e, OK), ""), outbase, "");
+  LLVMValueRef wsrow = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, split, z.OK, ""), outbase, "");
   pass_if_begin(e, &w, row0);
   for (int k = 0; k < p.vec; k++) {
     LLVMValueRef col = LLVMBuildAdd(e->B, k0, tns_i64(e, k), "");
     pass_if in;
-    pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, col, tns_i64(e, p.K), ""));
+    pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, col, z.K, ""));
     LLVMBuildStore(e->B, tot[k],
                    pass_gep(e, acc_ty, ws, LLVMBuildAdd(e->B, wsrow, tns_i64(e, k), "")));
     pass_if_end(e, &in);
   }
   pass_if_end(e, &w);
-  LLVMValueRef last = tns_last_cta(e, cntp, tid, p.S);
+  LLVMValueRef last = tns_last_cta(e, cntp, tid, z.S);
   pass_if l;
   pass_if_begin(e, &l, last);
   for (int k = 0; k < nacc; k++)
@@ -257,24 +313,22 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
    * any fold (the plan keeps S <= U * BY: one round); absent slots load ws[0] and fold the
    * identity.  Volatile loads: other CTAs wrote them in this launch (L2, never a stale L1). */
   pass_loop fl;
-  pass_loop_begin(e, &fl, ty64, tns_i64(e, p.S), tns_i64(e, (int64_t)p.U * p.BY));
+  pass_loop_begin(e, &fl, ty64, z.S, tns_i64(e, (int64_t)Uf * p.BY));
   {
     LLVMValueRef x[TNS_U][16], okk[TNS_U][16];
-    for (int u = 0; u < p.U; u++) {
+    for (int u = 0; u < Uf; u++) {
       LLVMValueRef sp = LLVMBuildAdd(e->B, fl.i, tns_i64(e, (int64_t)u * p.BY), "");
-      LLVMValueRef oks = LLVMBuildICmp(e->B, LLVMIntSLT, sp, tns_i64(e, p.S), "");
-      LLVMValueRef base =
-          LLVMBuildAdd(e->B, LLVMBuildMul(e->B, sp, tns_i64(e, OK), ""), outbase, "");
+      LLVMValueRef oks = LLVMBuildICmp(e->B, LLVMIntSLT, sp, z.S, "");
+      LLVMValueRef base = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, sp, z.OK, ""), outbase, "");
       for (int k = 0; k < p.vec; k++) {
         LLVMValueRef col = LLVMBuildAdd(e->B, k0, tns_i64(e, k), "");
-        okk[u][k] =
-            LLVMBuildAnd(e->B, oks, LLVMBuildICmp(e->B, LLVMIntSLT, col, tns_i64(e, p.K), ""), "");
+        okk[u][k] = LLVMBuildAnd(e->B, oks, LLVMBuildICmp(e->B, LLVMIntSLT, col, z.K, ""), "");
         LLVMValueRef ix = LLVMBuildSelect(
             e->B, okk[u][k], LLVMBuildAdd(e->B, base, tns_i64(e, k), ""), tns_i64(e, 0), "");
         x[u][k] = tns_load_volatile(e, acc_ty, pass_gep(e, acc_ty, ws, ix));
       }
     }
-    for (int u = 0; u < p.U; u++)
+    for (int u = 0; u < Uf; u++)
       for (int k = 0; k < p.vec; k++) {
         LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, acc[k], "");
         LLVMValueRef xv = tns_or_identity(e, t, okk[u][k], x[u][k]);
@@ -290,7 +344,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   for (int k = 0; k < p.vec; k++) {
     LLVMValueRef col = LLVMBuildAdd(e->B, k0, tns_i64(e, k), "");
     pass_if in;
-    pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, col, tns_i64(e, p.K), ""));
+    pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, col, z.K, ""));
     tns_store(e, t, dst, LLVMBuildAdd(e->B, outbase, tns_i64(e, k), ""), tot[k]);
     pass_if_end(e, &in);
   }

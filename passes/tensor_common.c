@@ -38,10 +38,12 @@ static void add_attr(pass_emit *e, unsigned idx, const char *name) {
   LLVMAddAttributeAtIndex(e->fn, idx, LLVMCreateEnumAttribute(e->C, kind, 0));
 }
 
-void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst) {
+void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst, int np, LLVMValueRef *p) {
   LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
-  LLVMTypeRef params[2] = {gptr, gptr};
-  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, 2, 0);
+  LLVMTypeRef params[2 + TNS_NP] = {gptr, gptr};
+  for (int i = 0; i < np; i++)
+    params[2 + i] = LLVMInt64TypeInContext(e->C);
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, (unsigned)(2 + np), 0);
   e->entry = "redjit_tensor";
   e->fn = LLVMAddFunction(e->M, e->entry, fty);
   LLVMSetFunctionCallConv(e->fn, LLVMPTXKernelCallConv);
@@ -51,6 +53,9 @@ void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst) {
   LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
   *src = LLVMGetParam(e->fn, 0);
   *dst = LLVMGetParam(e->fn, 1);
+  for (int i = 0; i < np; i++)
+    p[i] = LLVMGetParam(e->fn, (unsigned)(2 + i));
+  e->nparams = np;
   e->grid[1] = e->grid[2] = e->block[1] = e->block[2] = 1;
   e->shared_bytes = 0;
 }
@@ -156,7 +161,7 @@ LLVMValueRef tns_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p) {
   return v;
 }
 
-LLVMValueRef tns_last_cta(pass_emit *e, LLVMValueRef cnt, LLVMValueRef tid, int parts) {
+LLVMValueRef tns_last_cta(pass_emit *e, LLVMValueRef cnt, LLVMValueRef tid, LLVMValueRef parts) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
   LLVMValueRef flag = pass_global_array(e, i32, 1, AS_SHARED, "rj_last");
   pass_barrier_cta(e); /* every partial of this CTA is written and fenced */
@@ -169,10 +174,36 @@ LLVMValueRef tns_last_cta(pass_emit *e, LLVMValueRef cnt, LLVMValueRef tid, int 
   LLVMValueRef old = LLVMBuildAtomicRMWSyncScope(e->B, LLVMAtomicRMWBinOpAdd, cnt, pass_i32(e, 1),
                                                  LLVMAtomicOrderingMonotonic, gpu);
   LLVMBuildFenceSyncScope(e->B, LLVMAtomicOrderingAcquireRelease, gpu, "");
-  LLVMValueRef last = LLVMBuildICmp(e->B, LLVMIntEQ, old, pass_i32(e, parts - 1), "");
+  LLVMValueRef lastn = LLVMBuildSub(e->B, LLVMBuildTrunc(e->B, parts, i32, ""), pass_i32(e, 1), "");
+  LLVMValueRef last = LLVMBuildICmp(e->B, LLVMIntEQ, old, lastn, "");
   LLVMBuildStore(e->B, LLVMBuildZExt(e->B, last, i32, ""), pass_gep(e, i32, flag, pass_i32(e, 0)));
   pass_if_end(e, &t0);
   pass_barrier_cta(e);
   LLVMValueRef f = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, flag, pass_i32(e, 0)), "");
   return LLVMBuildICmp(e->B, LLVMIntNE, f, pass_i32(e, 0), "last");
+}
+
+int64_t tns_wave(int sms, int T) {
+  return (int64_t)(sms > 0 ? sms : TNS_DEFAULT_SMS) * (65536 / TNS_REGS / T);
+}
+
+const char *tns_dynamic(const rj_request *r, const ir_target *tg, int sms, tns_dyn *d, char *buf,
+                        size_t n) {
+  memset(d, 0, sizeof *d);
+  ir_tview v;
+  ir_tensor_view(&r->u.tensor, &v);
+  tns_class c = tns_classify(&v);
+  if (c == TNS_GENERIC)
+    return "the canonical view is neither rows nor columns (generic views keep their sizes as JIT "
+           "constants)";
+  const pass_variant *pv = c == TNS_ROWS ? &pass_variant_tensor_rows : &pass_variant_tensor_cols;
+  if (r->variant[0] && strcmp(r->variant, "auto") != 0 && strcmp(r->variant, pv->name) != 0) {
+    snprintf(buf, n, "the forced variant %s has no runtime-size kernel for this view", r->variant);
+    return buf;
+  }
+  const char *why = pv->accepts(r, tg, buf, n);
+  if (why) return why;
+  sms = sms > 0 ? sms : TNS_DEFAULT_SMS;
+  return c == TNS_ROWS ? tns_rows_dyn(sms, &r->u.tensor, &v, d)
+                       : tns_cols_dyn(sms, &r->u.tensor, &v, d);
 }

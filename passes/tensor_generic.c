@@ -38,7 +38,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   int64_t g = tns_pow2(v.reduce_len);
   int G = (int)(g > 32 ? 32 : g), T = 256;
   LLVMValueRef src, dst;
-  tns_begin(e, &src, &dst);
+  tns_begin(e, &src, &dst, 0, NULL);
   e->grid[0] = (unsigned)((v.outputs + T / G - 1) / (T / G));
   e->block[0] = (unsigned)T;
   tns_launch_bounds(e, T, 4);

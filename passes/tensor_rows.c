@@ -12,14 +12,16 @@
 #include "tensor.h"
 
 #include <stdio.h>
+#include <string.h>
 
 typedef struct rows_plan {
   int64_t M, N, RS;
   int T, G, S;   /* threads per CTA; lanes per row (G == T: CTA mode); segments per row */
   int64_t chunk; /* elements per segment (CTA mode) */
   int vec;
-  int U;    /* vectors in flight per lane per round (<= TNS_U) */
-  int regs; /* registers per thread the launch bounds allow */
+  int U;        /* vectors in flight per lane per round (<= TNS_U) */
+  int regs;     /* registers per thread the launch bounds allow */
+  int64_t wave; /* split plans: the most CTAs (M * S <= wave; sizes runtime-size workspaces) */
   unsigned grid;
 } rows_plan;
 
@@ -33,14 +35,13 @@ typedef struct rows_plan {
  *     wave / rows) so the grid never spills into a partial second wave, and at least one full
  *     round (T * U vectors) per CTA; rows of >= 2^21 elements stream instead with U = 4, 32
  *     registers and S = floor(4 waves / rows). */
-static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v, rows_plan *p) {
+static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, rows_plan *p) {
   int rd = v->red[0] ? 0 : 1; /* the reduced unit-stride dim (inner, or outer in a view) */
   if (v->n == 1) rd = 0;
   p->N = v->size[rd];
   p->M = v->n == 2 ? v->size[1 - rd] : 1;
   p->RS = v->n == 2 ? v->stride[1 - rd] : 0;
   p->vec = tns_vec(t->dtype);
-  int sms = tns_sms(e);
   int64_t nv = (p->N + p->vec - 1) / p->vec;
   /* lanes per row: enough for about 4 vectors each (short rows then spread over twice the
    * threads of an 8-deep plan: measured faster for 65536 x 128, docs/PERFORMANCE.md), at most 32 */
@@ -81,6 +82,7 @@ static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v,
   p->T = (int)(T < 64 ? 64 : T > 512 ? 512 : T);
   p->G = p->T;
   int64_t wave = (int64_t)sms * (threads_sm / p->T) * waves; /* CTAs in `waves` resident waves */
+  p->wave = wave;
   int64_t S = p->M >= wave ? 1 : wave / p->M;
   int64_t per = (int64_t)p->T * p->vec * p->U; /* one round of the CTA */
   int64_t most = (p->N + per - 1) / per;
@@ -92,6 +94,35 @@ static void make_plan(const pass_emit *e, const rj_tensor *t, const ir_tview *v,
   p->chunk = ch;
   p->S = (int)((p->N + ch - 1) / ch);
   p->grid = (unsigned)(p->M * p->S);
+}
+
+/* The sizes the emitter reads: constants of the plan (constant kernels) or kernel parameters
+ * (runtime-size kernels; S is the constant 1 outside the split bucket). */
+typedef struct rows_sizes {
+  LLVMValueRef M, N, RS, S, chunk;
+} rows_sizes;
+
+/* Runtime-size kernels: the bucket is the plan's mode, T and G; M, N, RS, S and chunk are
+ * parameters.  Split plans keep M * S <= one wave (S = floor(wave / M)), the bound the
+ * workspace of a split kernel is sized by; checked here all the same. */
+const char *tns_rows_dyn(int sms, const rj_tensor *t, const ir_tview *v, tns_dyn *d) {
+  rows_plan p;
+  make_plan(sms, t, v, &p);
+  if (p.S > 1 && p.M * p.S > p.wave)
+    return "the split plan exceeds the workspace bound (its waves of partials)";
+  d->variant = "tensor_rows";
+  snprintf(d->bucket, sizeof d->bucket, "rows %s T=%d G=%d U=%d r=%d",
+           p.G < p.T ? "lanes"
+           : p.S > 1 ? "split"
+                     : "cta",
+           p.T, p.G, p.U, p.regs);
+  d->names = "M N RS S chunk";
+  d->np = 5;
+  int64_t prm[5] = {p.M, p.N, p.RS, p.S, p.chunk};
+  memcpy(d->p, prm, sizeof prm);
+  d->grid = p.grid;
+  d->block = (unsigned)p.T;
+  return NULL;
 }
 
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
@@ -161,9 +192,15 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   ir_tview v;
   ir_tensor_view(t, &v);
   rows_plan p;
-  make_plan(e, t, &v, &p);
-  LLVMValueRef src, dst;
-  tns_begin(e, &src, &dst);
+  make_plan(tns_sms(e), t, &v, &p);
+  tns_dyn dy;
+  char why[256];
+  bool dyn = t->dynamic && !tns_dynamic(r, e->target, e->sms, &dy, why, sizeof why);
+  LLVMValueRef src, dst, prm[TNS_NP];
+  tns_begin(e, &src, &dst, dyn ? dy.np : 0, prm);
+  rows_sizes z = {tns_i64(e, p.M), tns_i64(e, p.N), tns_i64(e, p.RS), tns_i64(e, p.S),
+                  tns_i64(e, p.chunk)};
+  if (dyn) z = (rows_sizes){prm[0], prm[1], prm[2], p.S > 1 ? prm[3] : tns_i64(e, 1), prm[4]};
   e->grid[0] = p.grid;
   e->block[0] = (unsigned)p.T;
   tns_launch_bounds(e, p.T, 65536 / (p.regs * p.T));
@@ -180,10 +217,10 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     LLVMValueRef row = LLVMBuildZExt(e->B, grp, i64, "row");
     LLVMValueRef lane =
         LLVMBuildZExt(e->B, LLVMBuildURem(e->B, tid, pass_i32(e, p.G), ""), i64, "lane");
-    LLVMValueRef valid = LLVMBuildICmp(e->B, LLVMIntULT, row, tns_i64(e, p.M), "");
+    LLVMValueRef valid = LLVMBuildICmp(e->B, LLVMIntULT, row, z.M, "");
     LLVMValueRef rowc = LLVMBuildSelect(e->B, valid, row, tns_i64(e, 0), "");
-    LLVMValueRef base = pass_gep(e, ty, src, LLVMBuildMul(e->B, rowc, tns_i64(e, p.RS), ""));
-    LLVMValueRef len = LLVMBuildSelect(e->B, valid, tns_i64(e, p.N), tns_i64(e, 0), "");
+    LLVMValueRef base = pass_gep(e, ty, src, LLVMBuildMul(e->B, rowc, z.RS, ""));
+    LLVMValueRef len = LLVMBuildSelect(e->B, valid, z.N, tns_i64(e, 0), "");
     segment(e, t, &p, base, len, lane, acc);
     LLVMValueRef val = tns_acc_total(e, t, acc, nacc);
     int masks[5], nm = 0;
@@ -201,13 +238,13 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   }
   /* a CTA per segment */
   LLVMValueRef bid64 = LLVMBuildZExt(e->B, bid, i64, "");
-  LLVMValueRef row = LLVMBuildUDiv(e->B, bid64, tns_i64(e, p.S), "row");
-  LLVMValueRef seg = LLVMBuildURem(e->B, bid64, tns_i64(e, p.S), "seg");
-  LLVMValueRef start = LLVMBuildMul(e->B, seg, tns_i64(e, p.chunk), "");
-  LLVMValueRef left = LLVMBuildSub(e->B, tns_i64(e, p.N), start, "");
-  LLVMValueRef big = LLVMBuildICmp(e->B, LLVMIntSGT, left, tns_i64(e, p.chunk), "");
-  LLVMValueRef len = LLVMBuildSelect(e->B, big, tns_i64(e, p.chunk), left, "len");
-  LLVMValueRef off = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, tns_i64(e, p.RS), ""), start, "");
+  LLVMValueRef row = LLVMBuildUDiv(e->B, bid64, z.S, "row");
+  LLVMValueRef seg = LLVMBuildURem(e->B, bid64, z.S, "seg");
+  LLVMValueRef start = LLVMBuildMul(e->B, seg, z.chunk, "");
+  LLVMValueRef left = LLVMBuildSub(e->B, z.N, start, "");
+  LLVMValueRef big = LLVMBuildICmp(e->B, LLVMIntSGT, left, z.chunk, "");
+  LLVMValueRef len = LLVMBuildSelect(e->B, big, z.chunk, left, "len");
+  LLVMValueRef off = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, z.RS, ""), start, "");
   LLVMValueRef tid64 = LLVMBuildZExt(e->B, tid, i64, "");
   segment(e, t, &p, pass_gep(e, ty, src, off), len, tid64, acc);
   LLVMValueRef val = tns_cta_reduce(e, t, tns_acc_total(e, t, acc, nacc), tid, p.T);
@@ -220,20 +257,22 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     LLVMBuildRetVoid(e->B);
     return RJ_OK;
   }
-  LLVMValueRef ws = pass_global_array(e, acc_ty, p.M * p.S, AS_GLOBAL, "rj_ws_part");
-  LLVMValueRef cnt = pass_global_array(e, i32, p.M, AS_GLOBAL, "rj_ws_count");
+  /* workspace: M * S partials, M counters; a runtime-size kernel's, by the plan's CTA bound */
+  int64_t wave = p.wave;
+  LLVMValueRef ws = pass_global_array(e, acc_ty, dyn ? wave : p.M * p.S, AS_GLOBAL, "rj_ws_part");
+  LLVMValueRef cnt = pass_global_array(e, i32, dyn ? wave : p.M, AS_GLOBAL, "rj_ws_count");
   LLVMValueRef cntp = pass_gep(e, i32, cnt, row);
   pass_if_begin(e, &w, t0);
   LLVMBuildStore(e->B, val, pass_gep(e, acc_ty, ws, bid64));
   pass_if_end(e, &w);
-  LLVMValueRef last = tns_last_cta(e, cntp, tid, p.S);
+  LLVMValueRef last = tns_last_cta(e, cntp, tid, z.S);
   pass_if l;
   pass_if_begin(e, &l, last);
   LLVMValueRef a = acc[0];
   LLVMBuildStore(e->B, pass_identity(e, t->op, t->dtype), a);
   pass_loop fl;
-  pass_loop_begin(e, &fl, tid64, tns_i64(e, p.S), tns_i64(e, p.T));
-  LLVMValueRef ix = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, tns_i64(e, p.S), ""), fl.i, "");
+  pass_loop_begin(e, &fl, tid64, z.S, tns_i64(e, p.T));
+  LLVMValueRef ix = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, z.S, ""), fl.i, "");
   LLVMValueRef part = tns_load_volatile(e, acc_ty, pass_gep(e, acc_ty, ws, ix));
   LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, a, "");
   LLVMBuildStore(e->B, pass_combine(e, t->op, t->dtype, t->nan, cur, part), a);

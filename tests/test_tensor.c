@@ -3,12 +3,15 @@
  * no float atomics), ptxas-clean kernels, and rj_reduce's argument checks. */
 #include "rjtest.h"
 
+#include <stdbool.h>
+
 typedef struct bad_case {
   const char *json;
   const char *msg;
 } bad_case;
 
 #define T0 "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\","
+#define D0 "{\"kind\":\"tensor\",\"dynamic\":true,"
 static const bad_case bad[] = {
     {T0 "\"shape\":[4,0],\"axes\":[1]}", "shape[1]: every dim must be at least 1"},
     {T0 "\"shape\":[]}", "shape: expected 1 to 8 dims"},
@@ -22,6 +25,10 @@ static const bad_case bad[] = {
     {T0 "\"shape\":[4,4],\"strides\":[2,1],\"axes\":[]}", "axes"},
     {T0 "\"shape\":[4,8],\"axes\":[1],\"colour\":1}", "colour: unknown field"},
     {T0 "\"shape\":[4,8],\"deterministic\":2}", "deterministic"},
+    {T0 "\"shape\":[4,8],\"dynamic\":1}", "dynamic: expected true or false"},
+    {T0 "\"shape\":[4,0],\"axes\":[1],\"dynamic\":true}", "shape[1]"},
+    {T0 "\"shape\":[4,8,3],\"strides\":[2,1,1],\"axes\":[1],\"dynamic\":true}",
+     "makes outputs overlap"},
 };
 
 START_TEST(invalid) {
@@ -149,7 +156,17 @@ START_TEST(ptxas_clean) {
       "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f16\",\"shape\":[7,9,11],\"axes\":[0,2],\"nan\":\"ignore\"}",
       "{\"kind\":\"tensor\",\"op\":\"max\",\"dtype\":\"bf16\",\"shape\":[400003],\"accum\":true,\"nan\":\"ignore\"}",
       "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"u64\",\"shape\":[100003]}",
-      "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[32,4194304],\"axes\":[1]}"};
+      "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[32,4194304],\"axes\":[1]}",
+      /* runtime-size kernels: rows buckets (no spills), column buckets (they assemble; the vector
+       * ones spill a few bytes at 64 registers, docs/TENSOR.md) */
+      D0 "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[268435456]}",
+      D0 "\"op\":\"max\",\"dtype\":\"bf16\",\"shape\":[4096,4096],\"axes\":[1],\"nan\":\"ignore\"}",
+      D0 "\"op\":\"min\",\"dtype\":\"f64\",\"shape\":[65536,128],\"axes\":[1],\"accum\":true}",
+      D0 "\"op\":\"sum\",\"dtype\":\"i64\",\"shape\":[128,65536],\"axes\":[1]}",
+      D0 "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[1,65536]}",
+      D0 "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[0]}",
+      D0 "\"op\":\"max\",\"dtype\":\"bf16\",\"shape\":[1024,32768],\"axes\":[0]}",
+      D0 "\"op\":\"sum\",\"dtype\":\"u64\",\"shape\":[30011,77],\"axes\":[0]}"};
   for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
     const char *ptx = rjt_ptx(ctx, reqs[i], "sm_90");
     char path[] = "/tmp/rjt_tensor_XXXXXX";
@@ -167,7 +184,8 @@ START_TEST(ptxas_clean) {
     int rc = pclose(p);
     remove(path);
     ck_assert_msg(rc == 0, "ptxas failed on %s:\n%s", reqs[i], out);
-    ck_assert_msg(strstr(out, "0 bytes spill stores"), "spills in %s:\n%s", reqs[i], out);
+    if (!(strstr(reqs[i], "\"dynamic\":true") && strstr(reqs[i], "\"axes\":[0]}")))
+      ck_assert_msg(strstr(out, "0 bytes spill stores"), "spills in %s:\n%s", reqs[i], out);
   }
   rj_ctx_free(ctx);
 }
@@ -191,6 +209,13 @@ START_TEST(reduce_args) {
   r.u.tensor.shape[0] = 0; /* built in C: validated the same way */
   ck_assert_int_eq(rj_reduce(ctx, &r, NULL, &x, &x, NULL), RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "shape[0]"), "%s", rj_errmsg(ctx));
+  r.u.tensor.dynamic = 1; /* dynamic requests are validated on every call too */
+  ck_assert_int_eq(rj_reduce(ctx, &r, NULL, &x, &x, NULL), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "shape[0]"), "%s", rj_errmsg(ctx));
+  r.u.tensor.shape[0] = 1024;
+  r.u.tensor.dynamic = 2;
+  ck_assert_int_eq(rj_reduce(ctx, &r, NULL, &x, &x, NULL), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "dynamic"), "%s", rj_errmsg(ctx));
   rj_ctx_free(ctx);
 }
 END_TEST
@@ -209,6 +234,176 @@ START_TEST(cli_status) {
 }
 END_TEST
 
+/* ---- runtime-size kernels ("dynamic": true) */
+
+START_TEST(dynamic_field) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_request r;
+  rjt_parse(ctx, T0 "\"shape\":[4,8],\"axes\":[1]}", &r);
+  ck_assert_int_eq(r.u.tensor.dynamic, 0); /* default, and absent from the canonical text */
+  const char *c = NULL;
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &c), RJ_OK);
+  ck_assert_msg(!strstr(c, "dynamic"), "%s", c);
+  rjt_parse(ctx, T0 "\"shape\":[4,8],\"axes\":[1],\"dynamic\":true}", &r);
+  ck_assert_int_eq(r.u.tensor.dynamic, 1);
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &c), RJ_OK);
+  ck_assert_msg(strstr(c, "\"dynamic\":true"), "%s", c);
+  rj_request again; /* the canonical text parses back to the same request */
+  char copy[2048];
+  snprintf(copy, sizeof copy, "%s", c);
+  rjt_parse(ctx, copy, &again);
+  ck_assert_int_eq(again.u.tensor.dynamic, 1);
+  rj_request_init(&r, RJ_KIND_TENSOR); /* built in C */
+  ck_assert_int_eq(r.u.tensor.dynamic, 0);
+  r.u.tensor.op = RJ_OP_SUM;
+  r.u.tensor.dtype = RJ_F32;
+  r.u.tensor.ndim = 1;
+  r.u.tensor.shape[0] = 10;
+  r.u.tensor.naxes = 1;
+  r.u.tensor.dynamic = 3;
+  ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "dynamic"), "%s", rj_errmsg(ctx));
+  r.u.tensor.dynamic = 1;
+  ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_OK);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* n occurs in text as a number of its own (not inside a longer number or a register name) */
+static bool has_number(const char *text, long long n) {
+  char pat[32];
+  int len = snprintf(pat, sizeof pat, "%lld", n);
+  for (const char *p = text; (p = strstr(p, pat)); p++) {
+    char b = p > text ? p[-1] : ' ', a = p[len];
+    bool word = (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') ||
+                b == '%' || b == '_' || b == '$' || b == '.';
+    if (!word && !(a >= '0' && a <= '9')) return true;
+  }
+  return false;
+}
+
+/* The PTX of a dynamic kernel has its sizes as parameters, not as constants: the numbers of the
+ * shape (and their byte sizes) do not occur in it, while the constant kernel of the same request
+ * has them. */
+START_TEST(dynamic_ptx_has_no_sizes) {
+  rj_ctx *ctx = rj_ctx_new();
+  static const struct {
+    const char *frag;
+    long long nums[4];
+    int params;
+  } c[] = {
+      {"\"shape\":[77773,131],\"axes\":[1]", {77773, 131, 524}, 7},           /* rows lanes */
+      {"\"shape\":[37,300007],\"axes\":[1]", {37, 300007, 1200028}, 7},       /* rows split */
+      {"\"shape\":[3000017]", {3000017, 12000068}, 7},                        /* 1-D split */
+      {"\"shape\":[4093,4100],\"axes\":[0]", {4093, 4100, 16400}, 11},        /* cols vector */
+      {"\"shape\":[30011,77],\"axes\":[0]", {30011, 77, 308}, 11},            /* cols scalar */
+      {"\"shape\":[5,1003,700],\"axes\":[1]", {1003, 700, 2800, 702100}, 11}, /* middle */
+  };
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    char dyn[256], cst[256];
+    snprintf(dyn, sizeof dyn, D0 "\"op\":\"sum\",\"dtype\":\"f32\",%s}", c[i].frag);
+    snprintf(cst, sizeof cst, T0 "%s}", c[i].frag);
+    const char *ptx = rjt_ptx(ctx, dyn, "sm_90");
+    char last[64], over[64];
+    snprintf(last, sizeof last, "redjit_tensor_param_%d", c[i].params - 1);
+    snprintf(over, sizeof over, "redjit_tensor_param_%d", c[i].params);
+    ck_assert_msg(strstr(ptx, last) && !strstr(ptx, over), "%s: expected %d params", dyn,
+                  c[i].params);
+    for (int k = 0; k < 4 && c[i].nums[k]; k++)
+      ck_assert_msg(!has_number(ptx, c[i].nums[k]), "%s: %lld is baked into the PTX", dyn,
+                    c[i].nums[k]);
+    const char *cp = rjt_ptx(ctx, cst, "sm_90");
+    bool any = false;
+    for (int k = 0; k < 4 && c[i].nums[k]; k++)
+      any |= has_number(cp, c[i].nums[k]);
+    ck_assert_msg(any, "%s: the constant kernel shows none of the sizes (test is blind)", cst);
+    ck_assert_msg(!strstr(cp, "redjit_tensor_param_2"), "%s: constant kernel with params", cst);
+  }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+static rj_kernel *compile_k(rj_ctx *ctx, const char *json) {
+  rj_request r;
+  rjt_parse(ctx, json, &r);
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90";
+  rj_kernel *k = NULL;
+  rj_status s = rj_compile(ctx, &r, &o, &k);
+  ck_assert_msg(s == RJ_OK, "%s: %s", json, rj_errmsg(ctx));
+  return k;
+}
+
+/* Two shapes of one bucket share one compiled kernel; another bucket, dtype, op or flag is a new
+ * one; constant requests compile per shape. */
+START_TEST(dynamic_shares_kernels) {
+  rj_ctx *ctx = rj_ctx_new();
+  long long n0 = rj_ctx_compile_count(ctx);
+#define F32S D0 "\"op\":\"sum\",\"dtype\":\"f32\","
+  rj_kernel *a = compile_k(ctx, F32S "\"shape\":[4099,33],\"axes\":[1]}");
+  ck_assert_int_eq(rj_ctx_compile_count(ctx), n0 + 1);
+  rj_kernel *b = compile_k(ctx, F32S "\"shape\":[5003,35],\"axes\":[1]}"); /* lanes G = 4 */
+  ck_assert_ptr_eq(a, b);
+  ck_assert_int_eq(rj_ctx_compile_count(ctx), n0 + 1);
+  /* a transposed view reduced along its unit-stride dim: rows, same bucket */
+  rj_kernel *b2 = compile_k(ctx, F32S "\"shape\":[33,4099],\"strides\":[1,40],\"axes\":[0]}");
+  ck_assert_ptr_eq(a, b2);
+  rj_kernel *c = compile_k(ctx, F32S "\"shape\":[1000003]}"); /* rows split T = 512 */
+  rj_kernel *d = compile_k(ctx, F32S "\"shape\":[3,2000003],\"axes\":[1]}");
+  ck_assert_ptr_ne(a, c);
+  ck_assert_ptr_eq(c, d);
+  rj_kernel *e = compile_k(ctx, F32S "\"shape\":[4096,4096],\"axes\":[0]}"); /* cols vector */
+  rj_kernel *f = compile_k(ctx, F32S "\"shape\":[4000,4100],\"axes\":[0]}");
+  rj_kernel *g = compile_k(ctx, F32S "\"shape\":[2,3000,2052],\"axes\":[1]}");
+  ck_assert_ptr_eq(e, f);
+  ck_assert_ptr_eq(e, g);
+  ck_assert_int_eq(rj_ctx_compile_count(ctx), n0 + 3);
+  compile_k(ctx, D0 "\"op\":\"max\",\"dtype\":\"f32\",\"shape\":[5003,35],\"axes\":[1]}");
+  compile_k(ctx, D0 "\"op\":\"sum\",\"dtype\":\"f64\",\"shape\":[5003,35],\"axes\":[1]}");
+  compile_k(ctx, F32S "\"accum\":true,\"shape\":[5003,35],\"axes\":[1]}");
+  ck_assert_int_eq(rj_ctx_compile_count(ctx), n0 + 6);
+  compile_k(ctx, T0 "\"shape\":[4099,33],\"axes\":[1]}");
+  compile_k(ctx, T0 "\"shape\":[5003,35],\"axes\":[1]}");
+  ck_assert_int_eq(rj_ctx_compile_count(ctx), n0 + 8);
+  /* generic views keep constant kernels, one per shape */
+  rj_kernel *g1 = compile_k(ctx, F32S "\"shape\":[4,5,6],\"axes\":[0,2]}");
+  rj_kernel *g2 = compile_k(ctx, F32S "\"shape\":[4,5,7],\"axes\":[0,2]}");
+  ck_assert_ptr_ne(g1, g2);
+  ck_assert_str_eq(rj_kernel_variant(g1), "tensor_generic");
+  ck_assert_msg(!strstr(rj_kernel_text(g1, RJ_EMIT_PTX), "redjit_tensor_param_2"), "params");
+  ck_assert_int_eq(rj_ctx_compile_count(ctx), n0 + 10);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(dynamic_explain) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90";
+  rj_request r;
+  const char *text = NULL;
+  rjt_parse(ctx, F32S "\"shape\":[4099,33],\"axes\":[1]}", &r);
+  ck_assert_int_eq(rj_explain(ctx, &r, &o, &text), RJ_OK);
+  ck_assert_msg(
+      strstr(text, "tensor_rows prio=30 chosen (dynamic: bucket \"rows lanes T=256 G=4 U=8 r=64\""),
+      "%s", text);
+  ck_assert_msg(strstr(text, "M N RS S chunk are kernel parameters"), "%s", text);
+  ck_assert_int_eq(rjt_count(text, "\n"), rj_variant_count(ctx)); /* one line per variant */
+  rjt_parse(ctx, F32S "\"shape\":[4096,4096],\"axes\":[0]}", &r);
+  ck_assert_int_eq(rj_explain(ctx, &r, &o, &text), RJ_OK);
+  ck_assert_msg(strstr(text, "bucket \"cols vector BX=32 split\""), "%s", text);
+  rjt_parse(ctx, F32S "\"shape\":[4,5,6],\"axes\":[0,2]}", &r);
+  ck_assert_int_eq(rj_explain(ctx, &r, &o, &text), RJ_OK);
+  ck_assert_msg(strstr(text, "tensor_generic prio=5 chosen (dynamic: constant kernel"), "%s", text);
+  rjt_parse(ctx, T0 "\"shape\":[4099,33],\"axes\":[1]}", &r); /* not dynamic: unchanged */
+  ck_assert_int_eq(rj_explain(ctx, &r, &o, &text), RJ_OK);
+  ck_assert_msg(strstr(text, "tensor_rows prio=30 chosen\n"), "%s", text);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("tensor");
   TCase *tc = tcase_create("tensor");
@@ -220,6 +415,10 @@ int main(void) {
   tcase_add_test(tc, ptxas_clean);
   tcase_add_test(tc, reduce_args);
   tcase_add_test(tc, cli_status);
+  tcase_add_test(tc, dynamic_field);
+  tcase_add_test(tc, dynamic_ptx_has_no_sizes);
+  tcase_add_test(tc, dynamic_shares_kernels);
+  tcase_add_test(tc, dynamic_explain);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
