@@ -156,7 +156,7 @@ static rj_status primary(rt_cuda *rt, int dev, CUcontext *out, ir_err *e) {
 }
 
 rj_status rt_enter(rt_cuda *rt, int dev, ir_err *e) {
-  CUcontext c;
+  CUcontext c = NULL;
   rj_status s = primary(rt, dev, &c, e);
   if (s) return s;
   CK("cuCtxPushCurrent", rt->CtxPushCurrent(c));
@@ -272,7 +272,7 @@ rj_status rt_peer_can_access(rt_cuda *rt, int dev, int peer, int *can, ir_err *e
 
 rj_status rt_peer_enable(rt_cuda *rt, int peer, ir_err *e) {
   SYM(f, "cuCtxEnablePeerAccess", CUcontext, unsigned);
-  CUcontext pc;
+  CUcontext pc = NULL;
   rj_status s = primary(rt, peer, &pc, e);
   if (s) return s;
   CUresult r = f(pc, 0);
