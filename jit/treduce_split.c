@@ -180,8 +180,9 @@ static rj_status drain(rt_cuda *rt, lane *ln, int n, void *ev[2], rj_status s, i
   for (int i = n - 1; i >= 0; i--) { /* the other GPUs' lanes, then the root's */
     if (!ln[i].stream) continue;
     ir_err ignored = {0};
-    if (rt_enter(rt, ln[i].dev, s ? &ignored : e) != RJ_OK) {
-      if (!s) s = RJ_ECUDA;
+    rj_status se = rt_enter(rt, ln[i].dev, s ? &ignored : e);
+    if (se) {
+      if (!s) s = se;
       continue;
     }
     rj_status s2 = rt_stream_sync(rt, ln[i].stream, s ? &ignored : e);
@@ -261,20 +262,23 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
     res->load_ms += ms;
     rt_leave(rt);
   }
-  /* 5. the root's stream starts (ev[0]); every other slice's stream waits for it, runs its
-   * kernels and records done; the root runs slice 0, waits for every done, and ends (ev[1]) */
+  /* 5. streams and events first (none of their creation is timed); then the root's stream starts
+   * (ev[0]); every other slice's stream waits for it, runs its kernels and records done; the root
+   * runs slice 0, waits for every done, and ends (ev[1]) */
   void *ev[2] = {NULL, NULL};
+  for (int i = 0; !s && i < c.n; i++) {
+    if ((s = rt_enter(rt, ln[i].dev, e))) break;
+    s = rt_stream_new(rt, &ln[i].stream, e);
+    if (!s) s = i ? rt_event_new(rt, &ln[i].done, e) : rt_event_pair(rt, ev, e);
+    rt_leave(rt);
+  }
   if (!s && !(s = rt_enter(rt, rdev, e))) {
-    s = rt_stream_new(rt, &ln[0].stream, e);
-    if (!s) s = rt_event_pair(rt, ev, e);
-    if (!s) s = rt_event_record(rt, ev[0], ln[0].stream, e);
+    s = rt_event_record(rt, ev[0], ln[0].stream, e);
     rt_leave(rt);
   }
   for (int i = 1; !s && i < c.n; i++) {
     if ((s = rt_enter(rt, ln[i].dev, e))) break;
-    s = rt_stream_new(rt, &ln[i].stream, e);
-    if (!s) s = rt_event_new(rt, &ln[i].done, e);
-    if (!s) s = rt_stream_wait(rt, ln[i].stream, ev[0], e);
+    s = rt_stream_wait(rt, ln[i].stream, ev[0], e);
     if (!s) s = enqueue(ctx, rt, L, nl, i, &ln[i], res);
     if (!s) s = rt_event_record(rt, ln[i].done, ln[i].stream, e);
     rt_leave(rt);

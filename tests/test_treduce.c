@@ -248,7 +248,10 @@ START_TEST(cli_path) {
                 out);
   rc = cli(rjt_fmt("bench %s --path", tr), out, sizeof out);
   ck_assert_msg(rc == 2 && strstr(out, "--path"), "%d: %s", rc, out);
-  rc = cli("run " REDJIT_SOURCE_DIR "/examples/seed000_shared.json --path split", out, sizeof out);
+  rc = cli(
+      "run '{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":"
+      "\"shared\",\"shape\":[32]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}}' --path split",
+      out, sizeof out);
   ck_assert_msg(rc == 2 && strstr(out, "--path") && strstr(out, "treduce"), "%d: %s", rc, out);
   rc = cli(rjt_fmt("ptx %s --path peer", tr), out, sizeof out);
   ck_assert_msg(rc == 2 && strstr(out, "--path"), "%d: %s", rc, out);
