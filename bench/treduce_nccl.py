@@ -1,9 +1,11 @@
 """NCCL's reduce through torch.distributed, one process per GPU: the baseline for treduce.
 
 Run: python3 -m torch.distributed.run --standalone --nproc_per_node=N bench/treduce_nccl.py
-Rank 0 prints one JSON line per size: {"engine": "nccl", "bytes_per_rank": B, "ms": median}.
-Times dist.reduce(dst=0, op=SUM) of an f32 tensor of B bytes per rank with CUDA events on rank 0,
-after a barrier, median of the runs (the same sizes and dtype as scripts/bench-treduce.sh).
+Rank 0 prints one JSON line per size: {"engine": "nccl", "bytes_per_rank": B, "ms": median, ...}.
+Times dist.reduce(dst=0, op=SUM) of an f32 tensor of B bytes per rank with CUDA events on rank 0
+around one call, after a barrier and a synchronize on every rank (so a rank's late start, a few
+microseconds, is inside the time, as the root waits for it), median of the runs: 3 warm-ups, then
+25 runs (7 from 256 MiB per rank), as `redjit bench` does (scripts/bench-treduce.sh).
 """
 import argparse, json, os, statistics
 import torch
@@ -17,14 +19,17 @@ p.add_argument("--runs", type=int, default=25)
 a = p.parse_args()
 rank = int(os.environ["RANK"]); local = int(os.environ.get("LOCAL_RANK", rank))
 torch.cuda.set_device(local)
-dist.init_process_group("nccl")
+try:  # binding the device up front (torch >= 2.3) lets NCCL set up eagerly
+    dist.init_process_group("nccl", device_id=torch.device("cuda", local))
+except TypeError:
+    dist.init_process_group("nccl")
 for b in range(a.min_log2, a.max_log2 + 1, a.step):
     n = (1 << b) // 4
     x = torch.randn(n, device="cuda")
     runs = a.runs if b < 28 else 7
     times = []
     for i in range(3 + runs):
-        dist.barrier()
+        dist.barrier(device_ids=[local])
         torch.cuda.synchronize()
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
@@ -35,6 +40,8 @@ for b in range(a.min_log2, a.max_log2 + 1, a.step):
             times.append(s.elapsed_time(e))
     if rank == 0:
         print(json.dumps({"engine": "nccl", "bytes_per_rank": 1 << b, "ms": statistics.median(times),
-                          "ranks": dist.get_world_size(), "nccl": ".".join(map(str, torch.cuda.nccl.version()))}),
+                          "runs": runs, "ranks": dist.get_world_size(),
+                          "nccl": ".".join(map(str, torch.cuda.nccl.version()))}),
               flush=True)
+    del x
 dist.destroy_process_group()

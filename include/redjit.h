@@ -493,14 +493,22 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
  * own device (several ranks may share one GPU).  A kernel on the root reads the ranks' sources
  * directly where it can (same GPU, or peer access enabled through cuCtxEnablePeerAccess where
  * cuDeviceCanAccessPeer allows); other ranks are staged into buffers on the root with
- * cuMemcpyPeerAsync (two buffers and events with ping-pong, one without).  Synchronous: returns
- * when the destination is written.  Sources on other GPUs must be complete before the call (work
- * on the root's GPU in the legacy default stream is ordered before it).  Sources are only read.
- * See docs/TREDUCE.md. */
+ * cuMemcpyPeerAsync (two buffers and events with ping-pong, one without).  At large sizes on
+ * three or more GPUs that can all access each other, the element range is split instead: each
+ * GPU reduces one slice of every rank's source and writes it into the root's destination.
+ * Synchronous: returns when the destination is written.  Sources on other GPUs must be complete
+ * before the call (work on the root's GPU in the legacy default stream is ordered before it).
+ * Sources are only read.  See docs/TREDUCE.md. */
 typedef enum rj_treduce_path {
-  RJ_TREDUCE_AUTO = 0,  /* direct where possible, staged where not */
-  RJ_TREDUCE_PEER = 1,  /* every rank read directly; RJ_EUNSUPPORTED where a GPU pair can't */
-  RJ_TREDUCE_STAGED = 2 /* every rank other than the root staged by cuMemcpyPeerAsync */
+  RJ_TREDUCE_AUTO = 0,   /* split at >= 1 MiB per rank on >= 3 GPUs that all reach each other;
+                            otherwise direct where possible, staged where not */
+  RJ_TREDUCE_PEER = 1,   /* every rank read directly; RJ_EUNSUPPORTED where a GPU pair can't */
+  RJ_TREDUCE_STAGED = 2, /* every rank other than the root staged by cuMemcpyPeerAsync */
+  RJ_TREDUCE_SPLIT = 3   /* the element range cut into one slice per GPU the ranks live on, each
+                            reduced by its GPU straight into the root's destination (peer reads
+                            and writes; RJ_EUNSUPPORTED where a GPU pair can't); all ranks on one
+                            GPU: 3 slices on 3 streams of it.  Results are bit for bit the peer
+                            path's (same per-element fold order) */
 } rj_treduce_path;
 
 #define RJ_TREDUCE_MAX_DIMS 5
@@ -530,16 +538,23 @@ typedef struct rj_treduce_group {
   rj_treduce_path path;
 } rj_treduce_group;
 
+/* Written whole by the library (it carries no struct_size): fields are only ever appended, and a
+ * caller built against an older header must be rebuilt (0.x ABI). */
 typedef struct rj_treduce_result {
   char variant[RJ_NAME_MAX];
   char target[16];
-  char path[8];     /* "peer" (every rank read directly by the root's kernel) or "staged" */
+  char path[8]; /* "peer" (every rank read directly by the root's kernel), "staged" or "split" */
   int direct_ranks; /* ranks the kernel read in place (the root's and same-GPU ones included) */
   int peer_ranks;   /* of those, on another GPU through peer access */
   int staged_ranks; /* copied to the root with cuMemcpyPeerAsync */
   int launches;     /* kernels launched */
   double compile_ms, load_ms;
   double ms; /* the whole operation on the root's GPU, CUDA events */
+  /* Appended by the split path (issue 5). */
+  int slices;          /* pieces the element range was cut into (1 on peer / staged; 0: empty) */
+  int gpus;            /* GPUs that ran a slice (1 on peer / staged: the root's) */
+  uint64_t dst_digest; /* rj_treduce_check only: FNV-1a 64 of the destination's elements' bytes
+                          in row-major element order, so two paths compare bit for bit */
 } rj_treduce_result;
 
 RJ_API void rj_treduce_group_init(rj_treduce_group *g);

@@ -1,8 +1,10 @@
 /* `run` and `bench` for treduce requests: rank r's source on GPU r mod the GPU count (so every
  * rank may share one GPU), random sources (CONTRACT.md's distribution, NaNs on request), a
  * poisoned destination (random under accum) between poisoned guards, the float64 oracle (integers
- * exact), every destination element compared, every byte around and between the destination's
- * elements checked unchanged, and every source (with its guards) checked unchanged. */
+ * exact), every destination element compared (and digested, so that paths compare bit for bit),
+ * every byte around and between the destination's elements checked unchanged, and every source
+ * (with its guards) checked unchanged.  bench fills large buffers with a repeated random block
+ * doubled on the device, so a 1 GiB rank costs no host fill. */
 #include "treduce.h"
 
 #include <math.h>
@@ -41,11 +43,17 @@ static void teardown(rt_cuda *rt, setup *u) {
   free(u->dev);
 }
 
-static rj_status upload(rt_cuda *rt, rankbuf *b, size_t bytes, ir_err *e) {
+/* Allocates b's buffer of `bytes` and uploads the host's first `have` bytes of it; when have <
+ * bytes, the rest is that block repeated, doubled on the device (bench: no host fill of huge
+ * buffers).  Waits for the device, so that other GPUs' kernels see the data. */
+static rj_status upload(rt_cuda *rt, rankbuf *b, size_t bytes, size_t have, ir_err *e) {
   rj_status s = rt_enter(rt, b->dev, e);
   if (s) return s;
   s = rt_alloc(rt, bytes, &b->dptr, e);
-  if (!s) s = rt_htod(rt, b->dptr, b->host, bytes, e);
+  if (!s) s = rt_htod(rt, b->dptr, b->host, have, e);
+  for (size_t at = have; !s && at < bytes; at *= 2)
+    s = rt_dtod(rt, b->dptr + at, b->dptr, at < bytes - at ? at : bytes - at, e);
+  if (!s) s = rt_sync(rt, e);
   rt_leave(rt);
   return s;
 }
@@ -58,9 +66,14 @@ static rj_status download(rt_cuda *rt, const rankbuf *b, void *out, size_t bytes
   return s;
 }
 
-/* Sources and destination on their GPUs.  fill: random contents (else left as poison). */
+/* bench: a buffer above this many elements holds a random block of it, repeated (check: every
+ * element random, guards poisoned). */
+#define BENCH_BLOCK ((int64_t)1 << 20)
+
+/* Sources and destination on their GPUs: random sources (and destination under accum), poisoned
+ * guards and destination.  bench: see BENCH_BLOCK. */
 static rj_status make(rj_ctx *ctx, rt_cuda *rt, const rj_treduce *t, const ir_treduce_geom *g,
-                      uint64_t seed, int nans, setup *u) {
+                      uint64_t seed, int nans, bool bench, setup *u) {
   ir_err *e = &ctx->err;
   memset(u, 0, sizeof *u);
   u->N = t->ranks;
@@ -80,12 +93,16 @@ static rj_status make(rj_ctx *ctx, rt_cuda *rt, const rj_treduce *t, const ir_tr
     int64_t n = r < u->N ? u->span : u->dspan;
     rankbuf *b = &u->rk[r];
     b->dev = r < u->N ? r % u->ndev : t->root % u->ndev;
-    b->host = malloc((size_t)(n + 2 * GUARD) * (size_t)u->bytes);
-    if (!b->host) return ir_fail(e, RJ_ENOMEM, "out of memory (%lld elements)", (long long)n);
-    ir_fill_poison(t->dtype, b->host, n + 2 * GUARD);
-    void *pay = (char *)b->host + (size_t)GUARD * (size_t)u->bytes;
-    if (r < u->N || t->accum) ir_fill_random(&rng, t->dtype, pay, n);
-    if ((s = upload(rt, b, (size_t)(n + 2 * GUARD) * (size_t)u->bytes, e))) return s;
+    int64_t all = n + 2 * GUARD, have = bench && all > BENCH_BLOCK ? BENCH_BLOCK : all;
+    b->host = malloc((size_t)have * (size_t)u->bytes);
+    if (!b->host) return ir_fail(e, RJ_ENOMEM, "out of memory (%lld elements)", (long long)have);
+    ir_fill_poison(t->dtype, b->host, have);
+    if (have < all) /* bench, large: a random block (guards included), repeated */
+      ir_fill_random(&rng, t->dtype, b->host, have);
+    else if (r < u->N || t->accum)
+      ir_fill_random(&rng, t->dtype, (char *)b->host + (size_t)GUARD * (size_t)u->bytes, n);
+    if ((s = upload(rt, b, (size_t)all * (size_t)u->bytes, (size_t)have * (size_t)u->bytes, e)))
+      return s;
   }
   if (ir_dtype(t->dtype)->is_float && u->span > 0) /* NaNs in random ranks' sources */
     for (int i = 0; i < nans; i++) {
@@ -96,6 +113,7 @@ static rj_status make(rj_ctx *ctx, rt_cuda *rt, const rj_treduce *t, const ir_tr
       if ((s = rt_enter(rt, b->dev, e))) return s;
       s = rt_htod(rt, b->dptr + (uint64_t)(GUARD + at) * (uint64_t)u->bytes,
                   (char *)b->host + (size_t)(GUARD + at) * (size_t)u->bytes, (size_t)u->bytes, e);
+      if (!s) s = rt_sync(rt, e);
       rt_leave(rt);
       if (s) return s;
     }
@@ -126,7 +144,7 @@ static rj_status check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
   if (s) return s;
   void *got = NULL;
   unsigned char *seen = NULL;
-  if ((s = make(ctx, rt, t, &g, o->seed, o->nan_count, &u))) goto out;
+  if ((s = make(ctx, rt, t, &g, o->seed, o->nan_count, false, &u))) goto out;
   rj_options opt = o->compile;
   s = jit_treduce_exec(ctx, req, u.src, u.dev, u.rk[u.N].dptr + (uint64_t)GUARD * (uint64_t)u.bytes,
                        path, &opt, tr);
@@ -144,6 +162,7 @@ static rj_status check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
   if ((s = download(rt, &u.rk[u.N], got, dbytes, e))) goto out;
   const void *old = (char *)u.rk[u.N].host + (size_t)GUARD * (size_t)u.bytes;
   const void *d = (char *)got + (size_t)GUARD * (size_t)u.bytes;
+  uint64_t digest = 0xcbf29ce484222325u; /* FNV-1a 64 of the elements, in element order */
   for (int64_t i = 0; i < g.numel; i++) {
     int64_t rem = i, so = 0, dof = 0;
     for (int k = 4; k >= 0; k--) {
@@ -160,6 +179,8 @@ static rj_status check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
       ir_oracle_add(t->op, t->dtype, t->nan, &ref,
                     (char *)u.rk[r].host + (size_t)GUARD * (size_t)u.bytes, so);
     }
+    for (int k = 0; k < u.bytes; k++)
+      digest = (digest ^ ((const unsigned char *)d)[dof * u.bytes + k]) * 0x100000001b3u;
     double ae, re;
     bool ok = ir_compare(t->op, t->dtype, &ref, d, dof, &ae, &re);
     res->checked++;
@@ -175,6 +196,7 @@ static rj_status check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
                ir_dtype(t->dtype)->is_float ? ref.f : (double)(int64_t)ref.u);
     }
   }
+  tr->dst_digest = digest;
   const void *dall = got, *oall = u.rk[u.N].host;
   for (int64_t i = 0; i < u.dspan + 2 * GUARD; i++) {
     int64_t off = i - GUARD;
@@ -211,7 +233,7 @@ static rj_status begin(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
   if (!s && req->kind != RJ_KIND_TREDUCE)
     s = ir_fail(&ctx->err, RJ_EINVAL, "kind: %s, %s runs treduce requests", ir_kind_name(req->kind),
                 who);
-  if (!s && (unsigned)path > RJ_TREDUCE_STAGED)
+  if (!s && (unsigned)path > RJ_TREDUCE_SPLIT)
     s = ir_fail(&ctx->err, RJ_EINVAL, "path: unknown value %d", path);
   return s;
 }
@@ -246,7 +268,7 @@ static rj_status bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
   setup u;
   rj_status s = jit_cuda(ctx, &rt);
   if (s) return s;
-  if ((s = make(ctx, rt, t, &g, o->seed, 0, &u))) goto out;
+  if ((s = make(ctx, rt, t, &g, o->seed, 0, true, &u))) goto out;
   double bytes = (double)g.numel * ir_dtype(t->dtype)->bytes * (t->ranks + 1 + t->accum);
   enum { WARM = 3, MAXRUNS = 25 };
   int runs = bytes > (double)(1 << 28) ? 7 : MAXRUNS;

@@ -44,8 +44,17 @@ RJ_API rj_ctx *rj_ctx_new(void) {
   return ctx;
 }
 
+/* Unloads every load of k (each in its device's context), then frees it. */
 static void kernel_free(rj_ctx *ctx, rj_kernel *k) {
-  if (k->module && ctx->cuda) rt_module_unload(ctx->cuda, k->module);
+  for (jit_module *m = k->loads, *n; m; m = n) {
+    n = m->next;
+    ir_err e = {0};
+    if (ctx->cuda && rt_enter(ctx->cuda, m->dev, &e) == RJ_OK) {
+      rt_module_unload(ctx->cuda, m->module);
+      rt_leave(ctx->cuda);
+    }
+    free(m);
+  }
   jit_kernel_free(k);
 }
 
@@ -53,15 +62,6 @@ RJ_API void rj_ctx_free(rj_ctx *ctx) {
   if (!ctx) return;
   for (rj_kernel *k = ctx->kernels, *n; k; k = n) {
     n = k->next;
-    if (k->module && ctx->cuda) {
-      ir_err e = {0};
-      if (rt_enter(ctx->cuda, k->loaded_on, &e) == RJ_OK) {
-        kernel_free(ctx, k);
-        rt_leave(ctx->cuda);
-        continue;
-      }
-      k->module = NULL;
-    }
     kernel_free(ctx, k);
   }
   for (int i = 0; i < ctx->ntms; i++)

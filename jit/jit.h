@@ -8,6 +8,14 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 
+/* One load of a kernel's PTX on one device (a kernel may be loaded on several GPUs at once: the
+ * treduce split path launches the same slice kernel on each). */
+typedef struct jit_module {
+  int dev;
+  void *module, *function;
+  struct jit_module *next;
+} jit_module;
+
 struct rj_kernel {
   char *key; /* canonical request | target | ptx */
   char *ptx, *ll, *ll_opt;
@@ -23,9 +31,10 @@ struct rj_kernel {
   int dyn_np;      /* issue 6: size parameters after (src, dst) of a runtime-size tensor kernel */
   int sms;         /* tensor kernels: the SM count the plan was made for (0: none read) */
   char bucket[64]; /* runtime-size tensor kernels: the plan bucket compiled in */
-  void *module, *function; /* loaded on device `loaded_on` (-1: not loaded) */
+  void *module, *function; /* the last jit_load's device `loaded_on` (-1: not loaded) */
   int loaded_on;
-  rj_kernel *next; /* the context's cache list */
+  jit_module *loads; /* every device it is loaded on (module / function above is one of them) */
+  rj_kernel *next;   /* the context's cache list */
 };
 
 typedef struct jit_tm {
@@ -77,7 +86,8 @@ rj_kernel *jit_cache_find(rj_ctx *ctx, const char *key);
 void jit_cache_add(rj_ctx *ctx, rj_kernel *k); /* takes k, with k->key set */
 void jit_kernel_free(rj_kernel *k);            /* a kernel never loaded */
 double jit_now_ms(void);
-/* Loads k on device dev (once) and returns its function. */
+/* Loads k on device dev (once per device; the current context must be dev's) and makes that
+ * load k->module / k->function.  Loads on other devices stay (rj_ctx_free unloads them all). */
 rj_status jit_load(rj_ctx *ctx, rj_kernel *k, int dev, double *ms);
 
 /* check.c: compiles req, enters device o->compile.device and loads the kernel there (pair a

@@ -12,15 +12,14 @@
  *           Without ping-pong, one buffer: copy, fold, copy, fold.
  * When every rank is direct and there are at most 128, the request runs as given (one kernel,
  * the one `redjit ptx` shows).  Otherwise the direct ranks (root first) go in launches of up to
- * 128, the later ones accumulating, then the staged ranks. */
+ * 128, the later ones accumulating, then the staged ranks.
+ * The split path (every GPU reduces one slice of the element range) is jit/treduce_split.c. */
 #include "treduce.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_PER_KERNEL 128
 
 RJ_API void rj_treduce_group_init(rj_treduce_group *g) {
   if (!g) return;
@@ -82,7 +81,7 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *g, rj_request 
   if (g->root < 0 || g->root >= g->ranks)
     return ir_fail(e, RJ_EINVAL, "root: %d is outside 0..%d", g->root, g->ranks - 1);
   if (!g->src) return ir_fail(e, RJ_EINVAL, "src: NULL (expected %d rank buffers)", g->ranks);
-  if ((unsigned)g->path > RJ_TREDUCE_STAGED)
+  if ((unsigned)g->path > RJ_TREDUCE_SPLIT)
     return ir_fail(e, RJ_EINVAL, "path: unknown value %d", g->path);
   if (!ir_dtype(g->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value %d", g->dtype);
   int bytes = ir_dtype(g->dtype)->bytes;
@@ -162,14 +161,8 @@ RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj
 
 /* ---------------------------------------------------------------- the engine */
 
-typedef struct launch {
-  rj_kernel *k;
-  int n;               /* sources */
-  const uint64_t *src; /* n pointers (into the plan's table) */
-} launch;
-
-static rj_status get_kernel(rj_ctx *ctx, const rj_request *req, const rj_options *opt, int dev,
-                            rj_kernel **k, rj_treduce_result *res) {
+rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_options *opt, int dev,
+                             rj_kernel **k, rj_treduce_result *res) {
   rj_options o;
   rj_options_init(&o);
   if (opt) {
@@ -189,6 +182,39 @@ static rj_status get_kernel(rj_ctx *ctx, const rj_request *req, const rj_options
   return RJ_OK;
 }
 
+rj_status jit_treduce_fold(rj_ctx *ctx, const rj_request *req, const uint64_t *table, int n,
+                           int dev, uint64_t dst, int slice, const rj_options *opt,
+                           jit_tr_launch *L, int *nl, rj_treduce_result *res) {
+  rj_status s = RJ_OK;
+  for (int i = 0; !s && i < n; i += JIT_TR_PER_KERNEL) {
+    rj_request sub = *req;
+    sub.u.treduce.ranks = n - i < JIT_TR_PER_KERNEL ? n - i : JIT_TR_PER_KERNEL;
+    sub.u.treduce.root = 0;
+    sub.u.treduce.accum = i ? 1 : req->u.treduce.accum;
+    sub.variant[0] = 0;
+    jit_tr_launch *l = &L[(*nl)++];
+    memset(l, 0, sizeof *l);
+    l->n = sub.u.treduce.ranks;
+    l->src = table + i;
+    l->dst = dst;
+    l->dev = dev;
+    l->slice = slice;
+    s = jit_treduce_kernel(ctx, &sub, opt, dev, &l->k, res);
+  }
+  return s;
+}
+
+rj_status jit_treduce_launch(rj_ctx *ctx, rt_cuda *rt, jit_tr_launch *l, void *stream,
+                             rj_treduce_result *res) {
+  void *args[1 + JIT_TR_PER_KERNEL];
+  uint64_t dst = l->dst;
+  args[0] = &dst;
+  for (int k = 0; k < l->n; k++)
+    args[1 + k] = (void *)&l->src[k];
+  res->launches++;
+  return rt_launch_async(rt, l->fn, l->k->grid, l->k->block, 0, args, stream, &ctx->err);
+}
+
 rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, const int *dev,
                            uint64_t dst, rj_treduce_path path, const rj_options *opt,
                            rj_treduce_result *res) {
@@ -205,6 +231,14 @@ rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *s
   for (int r = 0; r < N; r++)
     if (dev[r] < 0 || dev[r] >= ndev)
       return ir_fail(e, RJ_EINVAL, "src[%d].device: no GPU %d (%d present)", r, dev[r], ndev);
+  /* 0. the split path, asked for or picked (it declines, under auto, when a GPU pair can't) */
+  if (path == RJ_TREDUCE_SPLIT || (path == RJ_TREDUCE_AUTO && jit_treduce_auto_split(req, dev))) {
+    bool declined = false;
+    s = jit_treduce_split(ctx, rt, req, src, dev, dst, path == RJ_TREDUCE_SPLIT, opt, res,
+                          &declined);
+    if (s || !declined) return s;
+    memset(res, 0, sizeof *res);
+  }
   /* 1. each rank's path */
   int *order = malloc(sizeof(int) * (size_t)N * 2); /* direct ranks (root first), staged ranks */
   uint64_t *table = malloc(sizeof(uint64_t) * (size_t)(N + 1));
@@ -245,39 +279,33 @@ rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *s
   }
   res->direct_ranks = nd;
   res->staged_ranks = ns;
+  res->slices = res->gpus = g.numel ? 1 : 0;
   snprintf(res->path, sizeof res->path, "%s", ns ? "staged" : "peer");
   /* 2. the kernels: the request as given, or launches of derived requests */
-  launch L[1 + (1024 + MAX_PER_KERNEL - 1) / MAX_PER_KERNEL];
+  jit_tr_launch L[1 + (1024 + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL];
   int nl = 0;
   rj_kernel *kst = NULL;
-  if (!s && ns == 0 && N <= MAX_PER_KERNEL) {
+  if (!s && ns == 0 && N <= JIT_TR_PER_KERNEL) {
     for (int r = 0; r < N; r++)
       table[r] = src[r];
-    L[nl].n = N;
-    L[nl].src = table;
-    s = get_kernel(ctx, req, opt, rdev, &L[nl].k, res);
-    nl++;
+    memset(&L[0], 0, sizeof L[0]);
+    L[0].n = N;
+    L[0].src = table;
+    L[0].dst = dst;
+    L[0].dev = rdev;
+    s = jit_treduce_kernel(ctx, req, opt, rdev, &L[0].k, res);
+    nl = 1;
   } else if (!s) {
     for (int i = 0; i < nd; i++)
       table[i] = src[order[i]];
-    for (int i = 0; !s && i < nd; i += MAX_PER_KERNEL) {
-      rj_request sub = *req;
-      sub.u.treduce.ranks = nd - i < MAX_PER_KERNEL ? nd - i : MAX_PER_KERNEL;
-      sub.u.treduce.root = 0;
-      sub.u.treduce.accum = i ? 1 : t->accum;
-      sub.variant[0] = 0;
-      L[nl].n = sub.u.treduce.ranks;
-      L[nl].src = table + i;
-      s = get_kernel(ctx, &sub, opt, rdev, &L[nl].k, res);
-      nl++;
-    }
+    s = jit_treduce_fold(ctx, req, table, nd, rdev, dst, 0, opt, L, &nl, res);
     if (!s && ns) {
       rj_request sub = *req;
       sub.u.treduce.ranks = 1;
       sub.u.treduce.root = 0;
       sub.u.treduce.accum = 1;
       sub.variant[0] = 0;
-      s = get_kernel(ctx, &sub, opt, rdev, &kst, res);
+      s = jit_treduce_kernel(ctx, &sub, opt, rdev, &kst, res);
     }
   }
   if (s || g.numel == 0) { /* nothing to move: the destination stays as it is */
@@ -294,6 +322,7 @@ rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *s
   double ms = 0;
   for (int i = 0; !s && i < nl; i++) {
     s = jit_load(ctx, L[i].k, rdev, &ms);
+    L[i].fn = L[i].k->function;
     res->load_ms += ms;
   }
   if (!s && kst) {
@@ -316,15 +345,8 @@ rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *s
     }
   }
   if (!s) s = rt_event_record(rt, ev0, ks, e);
-  void *args[1 + MAX_PER_KERNEL];
-  uint64_t dst_arg = dst;
-  args[0] = &dst_arg;
-  for (int i = 0; !s && i < nl; i++) {
-    for (int k = 0; k < L[i].n; k++)
-      args[1 + k] = (void *)&L[i].src[k];
-    s = rt_launch_async(rt, L[i].k->function, L[i].k->grid, L[i].k->block, 0, args, ks, e);
-    res->launches++;
-  }
+  for (int i = 0; !s && i < nl; i++)
+    s = jit_treduce_launch(ctx, rt, &L[i], ks, res);
   if (!s && ns) s = rt_stream_wait(rt, cs, ev0, e); /* copies start with the operation */
   for (int i = 0; !s && i < ns; i++) {
     int b = i % nb;
@@ -333,10 +355,9 @@ rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *s
     if (!s) s = rt_event_record(rt, copied[b], cs, e);
     if (!s) s = rt_stream_wait(rt, ks, copied[b], e);
     if (!s) {
-      uint64_t sarg = buf[b];
-      void *a2[2] = {&dst_arg, &sarg};
-      s = rt_launch_async(rt, kst->function, kst->grid, kst->block, 0, a2, ks, e);
-      res->launches++;
+      uint64_t one = buf[b];
+      jit_tr_launch l = {.k = kst, .fn = kst->function, .n = 1, .src = &one, .dst = dst};
+      s = jit_treduce_launch(ctx, rt, &l, ks, res);
     }
     if (!s) s = rt_event_record(rt, consumed[b], ks, e);
   }

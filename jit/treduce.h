@@ -1,14 +1,49 @@
-/* treduce (issue 5): the multi-rank engine shared by rj_treduce (jit/treduce.c) and `run` /
- * `bench` (jit/check_treduce.c). */
+/* treduce (issue 5): the multi-rank engine shared by rj_treduce (jit/treduce.c, the peer and
+ * staged paths; jit/treduce_split.c, the split path) and `run` / `bench` (jit/check_treduce.c). */
 #ifndef RJ_JIT_TREDUCE_H
 #define RJ_JIT_TREDUCE_H
 
 #include "jit.h"
 
+#define JIT_TR_PER_KERNEL 128 /* sources one kernel reads (passes/treduce.c's TR_MAX_RANKS) */
+
 /* Runs a validated treduce request: src[r] on device dev[r], dst on dev[req root].  Compiles and
- * loads what it needs, picks each rank's path, launches, and waits.  res is filled (not NULL). */
+ * loads what it needs, picks the path (and each rank's), launches, and waits.  res is filled (not
+ * NULL). */
 rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, const int *dev,
                            uint64_t dst, rj_treduce_path path, const rj_options *opt,
                            rj_treduce_result *res);
+
+/* One kernel launch: k (loaded as fn on dev) over n sources into dst. */
+typedef struct jit_tr_launch {
+  rj_kernel *k;
+  void *fn; /* k's function on dev, set once loaded */
+  int dev, slice;
+  int n;               /* sources */
+  const uint64_t *src; /* n pointers (into the caller's table) */
+  uint64_t dst;
+} jit_tr_launch;
+
+/* Compiles req for device dev (opt's target and PTX version), filling res's variant / target
+ * and adding its compile time. */
+rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_options *opt, int dev,
+                             rj_kernel **k, rj_treduce_result *res);
+/* Appends to L (at *nl) the launches that fold the n sources table[] (in fold order: the root's
+ * first) into dst: up to 128 per kernel, root 0, the later kernels accumulating (the first only
+ * under req's accum). */
+rj_status jit_treduce_fold(rj_ctx *ctx, const rj_request *req, const uint64_t *table, int n,
+                           int dev, uint64_t dst, int slice, const rj_options *opt,
+                           jit_tr_launch *L, int *nl, rj_treduce_result *res);
+/* Enqueues l (loaded) on stream in the current context; counts it in res. */
+rj_status jit_treduce_launch(rj_ctx *ctx, rt_cuda *rt, jit_tr_launch *l, void *stream,
+                             rj_treduce_result *res);
+
+/* treduce_split.c: whether path auto takes the split path (bytes per rank and GPU count), and the
+ * path itself.  Under auto (!forced) it sets *declined, touching nothing, when a pair of the GPUs
+ * cannot access each other; forced, that is RJ_EUNSUPPORTED naming the pair. */
+bool jit_treduce_auto_split(const rj_request *req, const int *dev);
+rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
+                            const int *dev, uint64_t dst, bool forced, const rj_options *opt,
+                            rj_treduce_result *res, bool *declined);
 
 #endif

@@ -333,6 +333,17 @@ rj_status rt_copy_peer_async(rt_cuda *rt, uint64_t dst, int dst_dev, uint64_t sr
   return RJ_OK;
 }
 
+rj_status rt_dtod(rt_cuda *rt, uint64_t dst, uint64_t src, size_t bytes, ir_err *e) {
+  SYM(f, "cuMemcpyDtoD_v2", CUdeviceptr, CUdeviceptr, size_t);
+  CK("cuMemcpyDtoD", f((CUdeviceptr)dst, (CUdeviceptr)src, bytes));
+  return rt_sync(rt, e);
+}
+
+rj_status rt_sync(rt_cuda *rt, ir_err *e) {
+  CK("cuCtxSynchronize", rt->CtxSynchronize());
+  return RJ_OK;
+}
+
 /* ---------------------------------------------------------------- issue 6: tensor reductions */
 
 rj_status rt_device_sms(rt_cuda *rt, int dev, int *sms, ir_err *e) {

@@ -45,6 +45,11 @@ rj_status rt_stream_wait(rt_cuda *rt, void *stream, void *ev, ir_err *e);
  * both are one GPU); the devices' primary contexts are retained here. */
 rj_status rt_copy_peer_async(rt_cuda *rt, uint64_t dst, int dst_dev, uint64_t src, int src_dev,
                              size_t bytes, void *stream, ir_err *e);
+/* Device-to-device copy in the current context, then waits for all of that context's work
+ * (cuMemcpyDtoD + cuCtxSynchronize). */
+rj_status rt_dtod(rt_cuda *rt, uint64_t dst, uint64_t src, size_t bytes, ir_err *e);
+/* Waits for all work of the current context (cuCtxSynchronize). */
+rj_status rt_sync(rt_cuda *rt, ir_err *e);
 /* A driver entry point by name (NULL when this driver lacks it), for runtime/-only callers. */
 void *rt_sym(rt_cuda *rt, const char *name);
 

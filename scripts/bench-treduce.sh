@@ -1,48 +1,108 @@
 #!/usr/bin/env bash
-# treduce benchmark for the multi-GPU machine (prepared, not yet run: see docs/TREDUCE.md).
-# For 4 KiB .. 1 GiB per rank (f32, shape [rows, 1024] / [1, n]), times redjit's root kernel
-# (`redjit bench`, ranks on GPUs r mod count, path auto) and NCCL's reduce through
-# torch.distributed (bench/treduce_nccl.py, one process per GPU), on the same machine in the
-# same run.  Writes JSON lines to $OUT/treduce-bench.jsonl and a table to stdout.
-#   scripts/bench-treduce.sh [RANKS]       (default: every GPU)
+# treduce vs NCCL's reduce, one call on a multi-GPU machine (about 2-4 minutes on 2 x H200).
+# For 4 KiB .. 1 GiB per rank (f32 sum, root 0, shape [rows, 1024] tile [64, 1024], or [1, n]),
+# times redjit (`redjit bench`: ranks on GPUs r mod count, the whole operation on the root's
+# stream by CUDA events, median of 25 runs, 7 from 256 MiB) on the automatic path and on the
+# split path forced, then NCCL's reduce through torch.distributed (bench/treduce_nccl.py, one
+# process per GPU, the same sizes, warm-ups and run counts), in the same run.  Then, unless
+# EXTRA=0, redjit with two ranks per GPU (no NCCL equivalent: NCCL takes one rank per GPU), auto
+# vs split, at 16 / 64 / 256 MiB per rank.
+# Writes JSON lines to $OUT/treduce-bench.jsonl, the table to stdout and $OUT/treduce-bench.txt.
+#   [CARRY=carry] [REDJIT_CLI=...] [NCCL_PY=...] [PY=python3] [MAX_LOG2=30] [EXTRA=1] \
+#     scripts/bench-treduce.sh [RANKS]
+# The script may also be run from a carry folder (bash carry/bench-treduce.sh): it works from the
+# folder above its own.  NCCL_PY defaults to $CARRY/treduce_nccl.py when that exists, else
+# bench/treduce_nccl.py; PY to /opt/torch/.venv/bin/python when that exists, else python3.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-cli=${REDJIT_CLI:-${CARRY:-carry}/redjit}
+carry=${CARRY:-carry}
+cli=${REDJIT_CLI:-$carry/redjit}
+if [ -z "${NCCL_PY:-}" ]; then
+  if [ -f "$carry/treduce_nccl.py" ]; then NCCL_PY=$carry/treduce_nccl.py; else NCCL_PY=bench/treduce_nccl.py; fi
+fi
+if [ -z "${PY:-}" ]; then
+  if [ -x /opt/torch/.venv/bin/python ]; then PY=/opt/torch/.venv/bin/python; else PY=python3; fi
+fi
+# NCCL from torch's wheel; no NVLink SHARP / multicast (the machines' rule)
+ncclw=$("$PY" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
+[ -d "${ncclw:-}" ] || ncclw=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib
+export LD_LIBRARY_PATH=$ncclw${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 out=${OUT:-/tmp/rjout}; mkdir -p "$out"
 n=${1:-$(nvidia-smi -L | wc -l)}
 log=$out/treduce-bench.jsonl; : > "$log"
 nvidia-smi topo -m > "$out/topo.txt" 2>&1 || true
-for ((b = 12; b <= 30; b += 2)); do          # 4 KiB .. 1 GiB per rank
-  elems=$(( (1 << b) / 4 ))
+echo "redjit: $cli; NCCL side: $PY $NCCL_PY; $n ranks" | tee "$out/treduce-bench.txt"
+
+# one `redjit bench` → one JSON line in the log: bench B RANKS PATH
+bench() {
+  local b=$1 ranks=$2 path=$3 elems=$(( (1 << $1) / 4 )) shape tile r
   if (( elems >= 1024 )); then shape="[$((elems / 1024)),1024]"; tile="[64,1024]"; else shape="[1,$elems]"; tile="[1,$elems]"; fi
-  for pp in true false; do
-    req="{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":$n,\"root\":0,\"shape\":$shape,\"tile\":$tile,\"pingpong\":$pp}"
-    echo "$req" > "$out/req.json"
-    r=$("$cli" bench "$out/req.json" 2>&1 | tail -1)
-    echo "{\"engine\":\"redjit\",\"bytes_per_rank\":$((1 << b)),\"pingpong\":$pp,\"result\":$r}" >> "$log"
-  done
+  req="{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":$ranks,\"root\":0,\"shape\":$shape,\"tile\":$tile,\"pingpong\":true}"
+  r=$(timeout 90 "$cli" bench "$req" --path "$path" 2>&1 | tail -1)
+  [[ $r == \{* ]] || r="{\"ok\": false, \"error\": \"$(echo "$r" | tr -d '"\\' | head -c 200)\"}"
+  echo "{\"engine\":\"redjit\",\"bytes_per_rank\":$((1 << b)),\"ranks\":$ranks,\"asked\":\"$path\",\"result\":$r}" >> "$log"
+}
+
+t0=$SECONDS
+max=${MAX_LOG2:-30} # 1 GiB per rank (MAX_LOG2 lowers it, for a quick try)
+for ((b = 12; b <= max; b += 2)); do # 4 KiB .. 1 GiB per rank
+  bench $b "$n" auto
+  bench $b "$n" split
 done
-if python3 -c "import torch" 2>/dev/null; then
-  python3 -m torch.distributed.run --standalone --nproc_per_node="$n" bench/treduce_nccl.py \
-    --min-log2 12 --max-log2 30 --step 2 >> "$log" 2> "$out/treduce_nccl.err" || echo "NCCL run failed: $out/treduce_nccl.err"
+echo "redjit: $((SECONDS - t0)) s" | tee -a "$out/treduce-bench.txt"
+t0=$SECONDS
+if "$PY" -c "import torch" 2>/dev/null; then
+  timeout 240 "$PY" -m torch.distributed.run --standalone --nproc_per_node="$n" "$NCCL_PY" \
+    --min-log2 12 --max-log2 "$max" --step 2 >> "$log" 2> "$out/treduce_nccl.err" ||
+    echo "NCCL run failed: see $out/treduce_nccl.err (tail below)" | tee -a "$out/treduce-bench.txt"
+  tail -5 "$out/treduce_nccl.err" >&2
 else
-  echo "no torch: NCCL side skipped" | tee -a "$out/treduce_nccl.err"
+  echo "no torch for $PY: NCCL side skipped" | tee -a "$out/treduce_nccl.err"
 fi
-python3 - "$log" <<'PY'
+echo "nccl: $((SECONDS - t0)) s" | tee -a "$out/treduce-bench.txt"
+if [ "${EXTRA:-1}" != 0 ]; then
+  for b in 24 26 28; do
+    ((b <= max)) || continue
+    bench $b $((2 * n)) auto
+    bench $b $((2 * n)) split
+  done
+fi
+
+"$PY" - "$log" "$n" <<'PY' | tee -a "$out/treduce-bench.txt"
 import json, sys
-rows = {}
+n = int(sys.argv[2])
+rows, extra, fails = {}, {}, []
 for line in open(sys.argv[1]):
     try: j = json.loads(line)
     except Exception: continue
-    key = j["bytes_per_rank"]
-    if j["engine"] == "redjit" and j["result"].get("ok"):
-        best = rows.setdefault(key, {}).get("redjit")
-        ms = j["result"]["kernel_ms"]
-        if best is None or ms < best: rows[key]["redjit"] = ms
-    if j["engine"] == "nccl": rows.setdefault(key, {})["nccl"] = j["ms"]
-print("%12s %12s %12s %8s" % ("bytes/rank", "redjit ms", "nccl ms", "speedup"))
-for k in sorted(rows):
-    r, c = rows[k].get("redjit"), rows[k].get("nccl")
-    print("%12d %12s %12s %8s" % (k, "%.4f" % r if r else "-", "%.4f" % c if c else "-",
-          "%.2fx" % (c / r) if r and c else "-"))
+    b = j["bytes_per_rank"]
+    if j["engine"] == "nccl":
+        rows.setdefault(b, {})["nccl"] = j["ms"] * 1e3
+        continue
+    r = j["result"]
+    if not r.get("ok"):
+        fails.append("%d B/rank, %d ranks, %s: %s" % (b, j["ranks"], j["asked"], r.get("error")))
+        continue
+    table = rows if j["ranks"] == n else extra
+    table.setdefault(b, {})[j["asked"]] = (r["kernel_ms"] * 1e3, r.get("path", "?"), r.get("slices", 0))
+
+def us(v): return "%.1f" % v if v is not None else "-"
+def sp(a, b): return "%.2fx" % (a / b) if a and b else "-"
+print("\ntreduce, f32 sum, %d ranks on %d GPUs, root 0: time of one call (us, median)" % (n, n))
+print("%12s %10s %7s %10s %7s %10s %9s %9s" % ("bytes/rank", "auto us", "path", "split us", "slices",
+      "nccl us", "auto/nccl", "split/nccl"))
+for b in sorted(rows):
+    a, s, c = rows[b].get("auto"), rows[b].get("split"), rows[b].get("nccl")
+    print("%12d %10s %7s %10s %7s %10s %9s %9s" % (b, us(a and a[0]), a[1] if a else "-", us(s and s[0]),
+          s[2] if s else "-", us(c), sp(c, a and a[0]), sp(c, s and s[0])))
+print("(speedup = nccl time / redjit time: > 1 means redjit is faster)")
+if extra:
+    print("\n%d ranks on %d GPUs (two per GPU; no NCCL equivalent): auto vs split" % (2 * n, n))
+    print("%12s %10s %7s %10s %7s %9s" % ("bytes/rank", "auto us", "path", "split us", "slices", "auto/split"))
+    for b in sorted(extra):
+        a, s = extra[b].get("auto"), extra[b].get("split")
+        print("%12d %10s %7s %10s %7s %9s" % (b, us(a and a[0]), a[1] if a else "-", us(s and s[0]),
+              s[2] if s else "-", sp(a and a[0], s and s[0])))
+for f in fails: print("FAILED:", f)
 PY

@@ -2,21 +2,26 @@
  * (ranks sharing it).  Every case goes through rj_treduce_check (random sources, poisoned
  * destination and guards, the float64 oracle, sources checked unchanged) on the automatic path
  * and, for part of the matrix, the staged path (cuMemcpyPeerAsync / DtoD copies + accumulating
- * kernels).  Without a GPU it prints "SKIP: no GPU" and passes. */
+ * kernels).  Most cases also run the split path forced (one slice per GPU of the ranks; 3 slices
+ * on 3 streams when they share one GPU) and the peer path forced on the same inputs: both must
+ * pass the oracle and their destinations must be equal bit for bit (rj_treduce_result's digest).
+ * Without a GPU it prints "SKIP: no GPU" and passes. */
 #include "rjtest.h"
 
 static rj_ctx *ctx;
-static int gpu, cases_run;
+static int gpu, ndev, cases_run, split_cases, no_peer, no_split;
 static void setup(void) {
   ctx = rj_ctx_new();
   gpu = rjt_have_gpu(ctx);
+  if (gpu) ck_assert_int_eq(rj_device_count(ctx, &ndev), RJ_OK);
 }
 static void teardown(void) {
   rj_ctx_free(ctx);
 }
 
-static void run_path(const char *json, rj_treduce_path path, uint64_t seed, int nans,
-                     int expect_checked) {
+/* One check on a path; RJ_EUNSUPPORTED is returned (not failed) when `may_refuse`. */
+static rj_status check_path(const char *json, rj_treduce_path path, uint64_t seed, int nans,
+                            int expect_checked, int may_refuse, rj_treduce_result *tr) {
   rj_request r;
   rjt_parse(ctx, json, &r);
   rj_check_opts o;
@@ -24,31 +29,88 @@ static void run_path(const char *json, rj_treduce_path path, uint64_t seed, int 
   o.seed = seed;
   o.nan_count = nans;
   rj_check_result res;
-  rj_treduce_result tr;
-  rj_status s = rj_treduce_check(ctx, &r, &o, path, &res, &tr);
+  rj_status s = rj_treduce_check(ctx, &r, &o, path, &res, tr);
+  if (s == RJ_EUNSUPPORTED && may_refuse) return s;
   ck_assert_msg(s == RJ_OK, "run failed (%s): %s\n  path %d, request: %s", rj_status_name(s),
                 rj_errmsg(ctx), path, json);
   ck_assert_msg(res.ok,
                 "wrong result (path %s, %lld wrong of %lld, %lld outside written): %s\n"
                 "  seed %llu, request: %s",
-                tr.path, (long long)res.wrong, (long long)res.checked,
+                tr->path, (long long)res.wrong, (long long)res.checked,
                 (long long)res.outside_written, res.first_error, (unsigned long long)seed, json);
   if (expect_checked >= 0)
     ck_assert_int_eq(res.checked, expect_checked);
   else
     ck_assert_int_gt(res.checked, 0);
   if (path == RJ_TREDUCE_STAGED && r.u.treduce.ranks > 1) {
-    ck_assert_str_eq(tr.path, "staged");
-    ck_assert_int_eq(tr.staged_ranks, r.u.treduce.ranks - 1);
+    ck_assert_str_eq(tr->path, "staged");
+    ck_assert_int_eq(tr->staged_ranks, r.u.treduce.ranks - 1);
   }
   if (path == RJ_TREDUCE_AUTO)
-    ck_assert_int_eq(tr.staged_ranks + tr.direct_ranks, r.u.treduce.ranks);
+    ck_assert_int_eq(tr->staged_ranks + tr->direct_ranks, r.u.treduce.ranks);
   cases_run++;
+  return RJ_OK;
+}
+
+static void run_path(const char *json, rj_treduce_path path, uint64_t seed, int nans,
+                     int expect_checked) {
+  rj_treduce_result tr;
+  check_path(json, path, seed, nans, expect_checked, 0, &tr);
+}
+
+/* The split path forced and the peer path forced on the same inputs: both pass, the same bits.
+ * Also how many slices and GPUs took part: at most one slice per GPU of the ranks (3 when they
+ * share one GPU), exactly that many when a dim cuts evenly enough. */
+static void run_split(const char *json, uint64_t seed, int nans, int expect_checked) {
+  rj_treduce_result peer, split;
+  if (check_path(json, RJ_TREDUCE_PEER, seed, nans, expect_checked, 1, &peer)) {
+    if (!no_peer++)
+      fprintf(stderr, "gpu_treduce: no peer access between the GPUs: %s\n", rj_errmsg(ctx));
+    return;
+  }
+  if (check_path(json, RJ_TREDUCE_SPLIT, seed, nans, expect_checked, 1, &split)) {
+    ck_assert_msg(strstr(rj_errmsg(ctx), "cuDeviceCanAccessPeer"), "split refused: %s",
+                  rj_errmsg(ctx));
+    if (!no_split++) fprintf(stderr, "gpu_treduce: split refused: %s\n", rj_errmsg(ctx));
+    return;
+  }
+  rj_request r;
+  rjt_parse(ctx, json, &r);
+  const rj_treduce *t = &r.u.treduce;
+  int distinct = t->ranks < ndev ? t->ranks : ndev, want = distinct >= 2 ? distinct : 3;
+  int64_t numel = 1, longest = 0;
+  for (int d = 0; d < t->ndim; d++) {
+    numel *= t->shape[d];
+    if (t->shape[d] > longest) longest = t->shape[d];
+  }
+  ck_assert_str_eq(split.path, "split");
+  ck_assert_str_eq(peer.path, "peer");
+  if (numel == 0) {
+    ck_assert_int_eq(split.slices, 0);
+  } else {
+    ck_assert_msg(split.slices >= 1 && split.slices <= want, "%d slices (want %d): %s",
+                  split.slices, want, json);
+    /* a dim that cuts into `want` slices within 12.5% of even exists: the cut takes `want` */
+    if (want <= 8 && (longest % want == 0 || longest >= 8 * want))
+      ck_assert_int_eq(split.slices, want);
+    ck_assert_int_eq(split.gpus, distinct >= 2 ? split.slices : 1);
+  }
+  ck_assert_msg(split.dst_digest == peer.dst_digest,
+                "split and peer differ: digest %016llx vs %016llx (seed %llu): %s",
+                (unsigned long long)split.dst_digest, (unsigned long long)peer.dst_digest,
+                (unsigned long long)seed, json);
+  split_cases++;
+}
+
+/* auto on every case; staged on some; split (vs peer) on some */
+static void run3(const char *json, int staged_too, int split_too) {
+  run_path(json, RJ_TREDUCE_AUTO, 7, 0, -1);
+  if (staged_too) run_path(json, RJ_TREDUCE_STAGED, 8, 0, -1);
+  if (split_too) run_split(json, 9, 0, -1);
 }
 
 static void run(const char *json, int staged_too) {
-  run_path(json, RJ_TREDUCE_AUTO, 7, 0, -1);
-  if (staged_too) run_path(json, RJ_TREDUCE_STAGED, 8, 0, -1);
+  run3(json, staged_too, 1);
 }
 
 /* The reference matrix: 2, 4, 8 ranks; root 0 and the last; f32 and i32; 1x256 .. 512x32 with
@@ -122,6 +184,10 @@ START_TEST(empty_rows) {
         "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[1,1,1,0,256],"
         "\"tile\":[1,256]}",
         (rj_treduce_path)(p == 1 ? RJ_TREDUCE_STAGED : RJ_TREDUCE_AUTO), 3, 0, 0);
+  run_split(
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[1,1,1,0,256],"
+      "\"tile\":[1,256]}",
+      3, 0, 0);
   run_path(
       "{\"kind\":\"treduce\",\"op\":\"max\",\"dtype\":\"i32\",\"ranks\":4,\"root\":1,\"shape\":[4,0]}",
       RJ_TREDUCE_AUTO, 3, 0, 0);
@@ -151,10 +217,86 @@ START_TEST(extensions) {
                     "\"shape\":[64,64],\"tile\":[16,64],\"nan\":\"%s\",\"pingpong\":true}",
                     ops[o], nan ? "ignore" : "propagate"),
             s ? RJ_TREDUCE_STAGED : RJ_TREDUCE_AUTO, 50 + (uint64_t)s, 20, -1);
+  for (int o = 0; o < 3; o++) /* NaNs through the split path: the same bits as the peer path */
+    run_split(
+        rjt_fmt("{\"kind\":\"treduce\",\"op\":\"%s\",\"dtype\":\"f32\",\"ranks\":4,\"root\":1,"
+                "\"shape\":[64,64],\"tile\":[16,64],\"nan\":\"%s\",\"pingpong\":true}",
+                ops[o], o % 2 ? "ignore" : "propagate"),
+        60, 20, -1);
   /* many ranks: more than one kernel's 128 */
   run("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"i32\",\"ranks\":130,\"root\":129,\"shape\":[3,70],"
       "\"tile\":[2,64]}",
       0);
+}
+END_TEST
+
+/* The split path on its own cuts: outer dims, whole row tiles, single rows (slice boundaries inside
+ * chunks: partial chunks), whole col tiles and single cols; strided sources with a transposed or
+ * gapped destination; accum (the destination's old value read from the root by every GPU); all
+ * dtypes; root != 0; more than 128 ranks (two launches per slice).  Every case vs the oracle and
+ * bit for bit vs the peer path. */
+START_TEST(split_cuts) {
+  if (!gpu) return;
+  static const char *const cases[] = {
+      /* outer dims: [3,50,70] cut along dim 0 (3 slices) or rows (2) */
+      "\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":3,\"root\":2,\"shape\":[3,50,70],\"tile\":[16,32]",
+      "\"op\":\"max\",\"dtype\":\"f16\",\"ranks\":4,\"root\":1,\"shape\":[2,2,3,9,33],\"tile\":[5,7],"
+      "\"pingpong\":true",
+      "\"op\":\"min\",\"dtype\":\"bf16\",\"ranks\":2,\"root\":1,\"shape\":[5,4,3,17],\"tile\":[2,16]",
+      /* whole row tiles, single rows */
+      "\"op\":\"sum\",\"dtype\":\"f64\",\"ranks\":5,\"root\":4,\"shape\":[512,32],\"tile\":[64,32]",
+      "\"op\":\"sum\",\"dtype\":\"i64\",\"ranks\":3,\"root\":0,\"shape\":[100,37],\"tile\":[16,32],"
+      "\"pingpong\":true",
+      "\"op\":\"max\",\"dtype\":\"u32\",\"ranks\":2,\"root\":1,\"shape\":[2000,3],\"tile\":[999,2]",
+      "\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":2,\"shape\":[33,1025]",
+      /* cols: whole col tiles, single cols (1-D) */
+      "\"op\":\"sum\",\"dtype\":\"f16\",\"ranks\":3,\"root\":1,\"shape\":[1,4096],\"tile\":[1,512]",
+      "\"op\":\"min\",\"dtype\":\"i32\",\"ranks\":2,\"root\":1,\"shape\":[1000],\"tile\":[1,300]",
+      "\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[7]",
+      "\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":3,\"shape\":[2,2]",
+      "\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[1,1,1]",
+      /* strides: gapped sources, transposed destination; a strided cut along cols */
+      "\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":3,\"root\":1,\"shape\":[20,30],\"strides\":[40,1],"
+      "\"dst_strides\":[1,20],\"tile\":[8,16],\"pingpong\":true",
+      "\"op\":\"max\",\"dtype\":\"i32\",\"ranks\":5,\"root\":4,\"shape\":[3,20,30],"
+      "\"strides\":[1000,45,2],\"tile\":[7,9],\"accum\":true",
+      "\"op\":\"sum\",\"dtype\":\"bf16\",\"ranks\":4,\"root\":3,\"shape\":[2,1,45],"
+      "\"strides\":[200,100,3],\"dst_strides\":[1,90,2],\"tile\":[1,8],\"accum\":true",
+      "\"op\":\"min\",\"dtype\":\"f64\",\"ranks\":2,\"root\":1,\"shape\":[6,5,4,3,2],"
+      "\"strides\":[1,6,30,120,360],\"dst_strides\":[120,24,6,2,1],\"tile\":[2,2]",
+      /* accum, big enough for many CTAs per slice */
+      "\"op\":\"sum\",\"dtype\":\"bf16\",\"ranks\":3,\"root\":1,\"shape\":[3,700,513],\"tile\":[32,128],"
+      "\"accum\":true,\"pingpong\":true",
+      "\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":3,\"shape\":[2048,1024],\"tile\":[64,1024],"
+      "\"pingpong\":true",
+      /* more than 128 ranks: two launches per slice, the second accumulating */
+      "\"op\":\"sum\",\"dtype\":\"f16\",\"ranks\":131,\"root\":130,\"shape\":[5,70],\"tile\":[2,64]",
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    run_split(rjt_fmt("{\"kind\":\"treduce\",%s}", cases[c]), 100 + c, 0, -1);
+}
+END_TEST
+
+/* The automatic choice: split from 1 MiB per rank on >= 3 GPUs, else peer (here, with ranks on
+ * min(ranks, GPUs) GPUs). */
+START_TEST(auto_choice) {
+  if (!gpu) return;
+  const char *big = "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":1,"
+                    "\"shape\":[256,1024],\"tile\":[64,1024]}"; /* 1 MiB per rank */
+  const char *small =
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":1,"
+      "\"shape\":[255,1024],\"tile\":[64,1024]}";
+  rj_treduce_result tr;
+  int distinct = 4 < ndev ? 4 : ndev;
+  check_path(big, RJ_TREDUCE_AUTO, 5, 0, -1, 0, &tr);
+  if (distinct >= 3 && !no_peer && !no_split)
+    ck_assert_str_eq(tr.path, "split");
+  else
+    ck_assert_msg(strcmp(tr.path, "split") != 0, "auto split on %d GPU(s)", distinct);
+  check_path(small, RJ_TREDUCE_AUTO, 5, 0, -1, 0, &tr);
+  ck_assert_msg(strcmp(tr.path, "split") != 0, "auto split below 1 MiB per rank");
+  ck_assert_int_eq(tr.slices, 1);
+  ck_assert_int_eq(tr.gpus, 1);
 }
 END_TEST
 
@@ -181,6 +323,8 @@ int main(void) {
   tcase_add_test(tc, empty_rows);
   tcase_add_test(tc, extensions);
   tcase_add_test(tc, through_rj_check);
+  tcase_add_test(tc, split_cuts);
+  tcase_add_test(tc, auto_choice);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);
@@ -188,8 +332,8 @@ int main(void) {
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   fprintf(stderr,
-          gpu ? "gpu_treduce: %d request cases run on the GPU\n"
-              : "gpu_treduce: SKIPPED (no GPU): %d cases\n",
-          cases_run);
+          gpu ? "gpu_treduce: %d request cases run on the GPU(s); %d split-vs-peer comparisons\n"
+              : "gpu_treduce: SKIPPED (no GPU): %d cases, %d comparisons\n",
+          cases_run, split_cases);
   return failed ? 1 : 0;
 }

@@ -123,6 +123,12 @@ START_TEST(invalid_groups) {
   g.path = (rj_treduce_path)7;
   bad_group(&g, "path");
   group(&g);
+  g.path = (rj_treduce_path)(RJ_TREDUCE_SPLIT + 1);
+  bad_group(&g, "path");
+  group(&g);
+  g.path = (rj_treduce_path)-1;
+  bad_group(&g, "path");
+  group(&g);
   bufs[1].ndim = 6;
   bad_group(&g, "src[1].ndim");
 }
@@ -177,6 +183,82 @@ START_TEST(invalid_requests) {
   ck_assert_int_eq(r.u.treduce.has_strides, 1);
   ck_assert_int_eq(r.u.treduce.dst_strides[0], 1);
   ck_assert_int_eq(r.u.treduce.accum, 1);
+}
+END_TEST
+
+/* The split path: a valid group value (the same request), and out-of-range paths refused by
+ * rj_treduce_check / rj_treduce_bench before any device work. */
+START_TEST(split_path_values) {
+  rj_treduce_group g;
+  group(&g);
+  g.path = RJ_TREDUCE_SPLIT;
+  rj_request r, r2;
+  ck_assert_int_eq(rj_treduce_request(ctx, &g, &r), RJ_OK);
+  g.path = RJ_TREDUCE_PEER;
+  ck_assert_int_eq(rj_treduce_request(ctx, &g, &r2), RJ_OK);
+  ck_assert_int_eq(memcmp(&r, &r2, sizeof r), 0);
+  rjt_parse(
+      ctx, "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4]}", &r);
+  rj_check_result cr;
+  rj_bench_result br;
+  rj_treduce_result tr;
+  static const int bad[] = {RJ_TREDUCE_SPLIT + 1, 99, -1};
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq(rj_treduce_check(ctx, &r, NULL, (rj_treduce_path)bad[i], &cr, &tr), RJ_EINVAL);
+    ck_assert_msg(strstr(rj_errmsg(ctx), "path"), "message: %s", rj_errmsg(ctx));
+    ck_assert_int_eq(rj_treduce_bench(ctx, &r, NULL, (rj_treduce_path)bad[i], &br, &tr), RJ_EINVAL);
+    ck_assert_msg(strstr(rj_errmsg(ctx), "path"), "message: %s", rj_errmsg(ctx));
+  }
+  /* a tile request is not a treduce request, whatever the path */
+  rjt_parse(
+      ctx,
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\","
+      "\"src\":{\"mem\":\"shared\",\"shape\":[32]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}}",
+      &r);
+  ck_assert_int_eq(rj_treduce_check(ctx, &r, NULL, RJ_TREDUCE_SPLIT, &cr, &tr), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "kind"), "message: %s", rj_errmsg(ctx));
+}
+END_TEST
+
+/* Runs the CLI with args; returns its exit status and its first output line in out. */
+static int cli(const char *args, char *out, size_t n) {
+  const char *bin = getenv("REDJIT_CLI") ? getenv("REDJIT_CLI") : REDJIT_CLI_BUILT;
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
+  FILE *p = popen(cmd, "r");
+  ck_assert_ptr_nonnull(p);
+  out[0] = 0;
+  if (!fgets(out, (int)n, p)) out[0] = 0;
+  char sink[256];
+  while (fgets(sink, sizeof sink, p)) {
+  }
+  int rc = pclose(p);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* --path: a bad value, a path for a kind without one, and for a command without one are status 2
+ * (run / bench answer in JSON naming --path); split on a treduce request runs (0) or, with no GPU,
+ * is status 3. */
+START_TEST(cli_path) {
+  const char *tr =
+      "'{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,33]}'";
+  char out[1024];
+  int rc = cli(rjt_fmt("run %s --path sideways", tr), out, sizeof out);
+  ck_assert_msg(rc == 2 && strstr(out, "\"ok\": false") && strstr(out, "--path"), "%d: %s", rc,
+                out);
+  rc = cli(rjt_fmt("bench %s --path", tr), out, sizeof out);
+  ck_assert_msg(rc == 2 && strstr(out, "--path"), "%d: %s", rc, out);
+  rc = cli(
+      "run '{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":"
+      "\"shared\",\"shape\":[32]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}}' --path split",
+      out, sizeof out);
+  ck_assert_msg(rc == 2 && strstr(out, "--path") && strstr(out, "treduce"), "%d: %s", rc, out);
+  rc = cli(rjt_fmt("ptx %s --path peer", tr), out, sizeof out);
+  ck_assert_msg(rc == 2 && strstr(out, "--path"), "%d: %s", rc, out);
+  rc = cli(rjt_fmt("run %s --path split", tr), out, sizeof out);
+  ck_assert_msg((rc == 0 && strstr(out, "\"path\": \"split\"") && strstr(out, "\"slices\": ")) ||
+                    (rc == 3 && strstr(out, "\"ok\": false")),
+                "%d: %s", rc, out);
 }
 END_TEST
 
@@ -299,6 +381,8 @@ int main(void) {
   tcase_add_test(tc, invalid_groups);
   tcase_add_test(tc, invalid_requests);
   tcase_add_test(tc, cli_status_2);
+  tcase_add_test(tc, split_path_values);
+  tcase_add_test(tc, cli_path);
   tcase_add_test(tc, nccl_refusals);
   tcase_add_test(tc, ptx_properties);
   suite_add_tcase(s, tc);

@@ -15,6 +15,7 @@ static const char usage[] =
     "       redjit explain  REQUEST [--target T]\n"
     "       redjit run      REQUEST [--target T] [--seed N] [--device K] [--nans K]\n"
     "       redjit bench    REQUEST [--target T] [--device K]\n"
+    "       (run and bench of a treduce request also take --path auto|peer|staged|split)\n"
     "       redjit variants\n"
     "REQUEST: a JSON file, - for standard input, or the JSON text itself ({...}).\n"
     "Exit: 0 ok, 1 run found a wrong result, 2 invalid request or no variant, 3 no GPU or CUDA "
@@ -99,6 +100,7 @@ static int fail_json(const char *msg, rj_status s) {
 typedef struct args {
   const char *cmd, *request, *emit;
   const char *ir, *entry; /* ptx --ir MODULE --entry KERNEL */
+  const char *path;       /* run / bench of a treduce request: --path */
   rj_check_opts check;
 } args;
 
@@ -125,6 +127,8 @@ static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
       a->ir = v;
     } else if (strcmp(o, "--entry") == 0 && v) {
       a->entry = v;
+    } else if (strcmp(o, "--path") == 0 && v) {
+      a->path = v;
     } else if (strcmp(o, "--seed") == 0 && v) {
       a->check.seed = strtoull(v, &end, 10);
     } else if (strcmp(o, "--device") == 0 && v) {
@@ -150,6 +154,15 @@ static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
     i++;
   }
   return 0;
+}
+
+/* --path's value (auto when absent); -1 when it names none. */
+static int path_kind(const char *path) {
+  static const char *const names[] = {"auto", "peer", "staged", "split"}; /* rj_treduce_path */
+  if (!path) return RJ_TREDUCE_AUTO;
+  for (int i = 0; i < 4; i++)
+    if (strcmp(path, names[i]) == 0) return i;
+  return -1;
 }
 
 /* --emit's value; -1 when it names none. */
@@ -249,6 +262,13 @@ int main(int argc, char **argv) {
                      : (fprintf(stderr, "redjit: %s\n", rj_errmsg(ctx)), exit_code(s));
     goto done;
   }
+  int path = path_kind(a.path);
+  if (a.path && (!json_errors || req.kind != RJ_KIND_TREDUCE || path < 0)) {
+    const char *why = path < 0 ? "--path: expected auto, peer, staged or split"
+                               : "--path: only run and bench of a treduce request take a path";
+    rc = json_errors ? fail_json(why, RJ_EINVAL) : (fprintf(stderr, "redjit: %s\n", why), 2);
+    goto done;
+  }
   if (strcmp(a.cmd, "ptx") == 0) {
     int what = emit_kind(a.emit);
     if (what < 0) goto done;
@@ -270,7 +290,7 @@ int main(int argc, char **argv) {
     rj_check_result r;
     rj_treduce_result tr = {0}; /* treduce: which path ran */
     if ((s = req.kind == RJ_KIND_TREDUCE
-                 ? rj_treduce_check(ctx, &req, &a.check, RJ_TREDUCE_AUTO, &r, &tr)
+                 ? rj_treduce_check(ctx, &req, &a.check, (rj_treduce_path)path, &r, &tr)
                  : rj_check(ctx, &req, &a.check, &r))) {
       rc = fail_json(rj_errmsg(ctx), s);
       goto done;
@@ -288,8 +308,10 @@ int main(int argc, char **argv) {
     printf(", \"wrong\": %lld, \"outside_written\": %lld", (long long)r.wrong,
            (long long)r.outside_written);
     if (req.kind == RJ_KIND_TREDUCE)
-      printf(", \"path\": \"%s\", \"staged_ranks\": %d, \"peer_ranks\": %d", tr.path,
-             tr.staged_ranks, tr.peer_ranks);
+      printf(", \"path\": \"%s\", \"staged_ranks\": %d, \"peer_ranks\": %d, \"slices\": %d, "
+             "\"gpus\": %d, \"digest\": \"%016llx\"",
+             tr.path, tr.staged_ranks, tr.peer_ranks, tr.slices, tr.gpus,
+             (unsigned long long)tr.dst_digest);
     if (!r.ok) {
       printf(", \"error\": ");
       json_string(stdout, r.first_error);
@@ -300,7 +322,7 @@ int main(int argc, char **argv) {
     rj_bench_result b;
     rj_treduce_result tr = {0};
     if ((s = req.kind == RJ_KIND_TREDUCE
-                 ? rj_treduce_bench(ctx, &req, &a.check, RJ_TREDUCE_AUTO, &b, &tr)
+                 ? rj_treduce_bench(ctx, &req, &a.check, (rj_treduce_path)path, &b, &tr)
                  : rj_bench(ctx, &req, &a.check, &b))) {
       rc = fail_json(rj_errmsg(ctx), s);
       goto done;
@@ -309,7 +331,8 @@ int main(int argc, char **argv) {
     json_string(stdout, b.variant);
     printf(", \"target\": ");
     json_string(stdout, b.target);
-    if (req.kind == RJ_KIND_TREDUCE) printf(", \"path\": \"%s\"", tr.path);
+    if (req.kind == RJ_KIND_TREDUCE)
+      printf(", \"path\": \"%s\", \"slices\": %d, \"gpus\": %d", tr.path, tr.slices, tr.gpus);
     printf(", \"kernel_ms\": %.5f, \"bytes\": %.0f, \"gbps\": %.2f, \"runs\": %d}\n", b.kernel_ms,
            b.bytes, b.gbps, b.runs);
     rc = 0;
