@@ -26,12 +26,14 @@ static int run(const char *cls, int K, int dynamic, unsigned seed) {
     char json[256];
     long long a = 1 + rand() % 4096, b = 1 + rand() % 65536;
     if (cls[0] == '1') /* 1-D, 2^16 .. 2^26 elements */
-      snprintf(json, sizeof json, "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[%lld]%s}",
+      snprintf(json, sizeof json,
+               "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[%lld]%s}",
                (65536LL << (rand() % 10)) + rand() % 65536, dynamic ? ",\"dynamic\":true" : "");
     else
-      snprintf(json, sizeof json,
-               "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[%lld,%lld],\"axes\":[%d]%s}",
-               a, b, cls[0] == 'r' ? 1 : 0, dynamic ? ",\"dynamic\":true" : "");
+      snprintf(
+          json, sizeof json,
+          "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[%lld,%lld],\"axes\":[%d]%s}",
+          a, b, cls[0] == 'r' ? 1 : 0, dynamic ? ",\"dynamic\":true" : "");
     rj_request r;
     rj_kernel *k;
     if (rj_request_parse(ctx, json, &r) || rj_compile(ctx, &r, &o, &k)) {
