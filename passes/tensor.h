@@ -48,6 +48,10 @@ LLVMValueRef tns_min64(pass_emit *e, LLVMValueRef a, LLVMValueRef b);
  * may be reused after the next barrier. */
 LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef tid,
                             int T);
+/* One warp: lane l < n (n <= 32) takes slots[l] (acc type, shared), the other lanes the identity;
+ * a butterfly over pow2(n) lanes leaves op over the n slots, in a fixed order, in lane 0. */
+LLVMValueRef tns_fold_slots(pass_emit *e, const rj_tensor *t, LLVMValueRef slots, int n,
+                            LLVMValueRef lane);
 /* dst[idx] = v (folded with the old value under accum), converted to the storage type. */
 void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef idx64,
                LLVMValueRef v);

@@ -18,11 +18,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CL_C 8 /* CTAs per cluster: the portable maximum */
-#define CL_MIN_NV                                                                                  \
-  (1024 * 2 * TNS_U + 1)            /* vectors: up to here one CTA (tensor_rows) is as fast        \
-                                     */
-#define CL_MAX_NV (CL_C * 1024 * 8) /* vectors: beyond, the whole chip (tensor_rows) wins */
+/* CTAs per cluster: the portable maximum.  Vectors served: from just past one CTA's reach (up to
+ * there a single CTA of tensor_rows is as fast) to where the whole chip (tensor_rows) wins. */
+#define CL_C 8
+#define CL_MIN_NV (1024 * 2 * TNS_U + 1)
+#define CL_MAX_NV (CL_C * 1024 * 8)
 
 typedef struct cluster_plan {
   int64_t N;
@@ -107,14 +107,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
                                     LLVMBuildICmp(e->B, LLVMIntULT, tid, pass_i32(e, 32), ""), "");
   pass_if f;
   pass_if_begin(e, &f, first);
-  LLVMValueRef have = LLVMBuildICmp(e->B, LLVMIntULT, tid, pass_i32(e, CL_C), "");
-  LLVMValueRef ix = LLVMBuildSelect(e->B, have, tid, pass_i32(e, 0), "");
-  LLVMValueRef x = LLVMBuildLoad2(e->B, acc_ty, pass_gep(e, acc_ty, slots, ix), "");
-  x = tns_or_identity(e, t, have, x);
-  int masks[5], nm = 0;
-  for (int m = CL_C / 2; m >= 1; m /= 2)
-    masks[nm++] = m;
-  x = pass_bfly_tree(e, t->op, t->dtype, t->nan, x, pass_i32(e, -1), masks, nm, 32);
+  LLVMValueRef x = tns_fold_slots(e, t, slots, CL_C, tid);
   pass_if s;
   pass_if_begin(e, &s, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
   tns_store(e, t, dst, tns_i64(e, 0), x);

@@ -106,6 +106,19 @@ LLVMValueRef tns_min64(pass_emit *e, LLVMValueRef a, LLVMValueRef b) {
   return LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, a, b, ""), a, b, "");
 }
 
+LLVMValueRef tns_fold_slots(pass_emit *e, const rj_tensor *t, LLVMValueRef slots, int n,
+                            LLVMValueRef lane) {
+  LLVMTypeRef acc_ty = pass_acc_type(e, t->dtype);
+  LLVMValueRef have = LLVMBuildICmp(e->B, LLVMIntULT, lane, pass_i32(e, n), "");
+  LLVMValueRef idx = LLVMBuildSelect(e->B, have, lane, pass_i32(e, 0), "");
+  LLVMValueRef p = LLVMBuildLoad2(e->B, acc_ty, pass_gep(e, acc_ty, slots, idx), "");
+  p = LLVMBuildSelect(e->B, have, p, pass_identity(e, t->op, t->dtype), "");
+  int m2[5], n2 = 0;
+  for (int m = (int)tns_pow2(n) / 2; m >= 1; m /= 2)
+    m2[n2++] = m;
+  return pass_bfly_tree(e, t->op, t->dtype, t->nan, p, pass_i32(e, -1), m2, n2, 32);
+}
+
 LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef tid,
                             int T) {
   static const int masks[5] = {16, 8, 4, 2, 1};
@@ -126,15 +139,7 @@ LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LL
   pass_barrier_cta(e);
   pass_if w0;
   pass_if_begin(e, &w0, LLVMBuildICmp(e->B, LLVMIntEQ, warp, pass_i32(e, 0), ""));
-  LLVMValueRef have = LLVMBuildICmp(e->B, LLVMIntULT, lane, pass_i32(e, nw), "");
-  LLVMValueRef idx = LLVMBuildSelect(e->B, have, lane, pass_i32(e, 0), "");
-  LLVMValueRef p = LLVMBuildLoad2(e->B, acc_ty, pass_gep(e, acc_ty, scratch, idx), "");
-  p = LLVMBuildSelect(e->B, have, p, pass_identity(e, t->op, t->dtype), "");
-  int m2[5], n2 = 0;
-  for (int m = (int)tns_pow2(nw) / 2; m >= 1; m /= 2)
-    m2[n2++] = m;
-  p = pass_bfly_tree(e, t->op, t->dtype, t->nan, p, full, m2, n2, 32);
-  LLVMBuildStore(e->B, p, res);
+  LLVMBuildStore(e->B, tns_fold_slots(e, t, scratch, nw, lane), res);
   pass_if_end(e, &w0);
   return LLVMBuildLoad2(e->B, acc_ty, res, "");
 }
