@@ -493,22 +493,29 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
  * own device (several ranks may share one GPU).  A kernel on the root reads the ranks' sources
  * directly where it can (same GPU, or peer access enabled through cuCtxEnablePeerAccess where
  * cuDeviceCanAccessPeer allows); other ranks are staged into buffers on the root with
- * cuMemcpyPeerAsync (two buffers and events with ping-pong, one without).  At large sizes on
- * three or more GPUs that can all access each other, the element range is split instead: each
- * GPU reduces one slice of every rank's source and writes it into the root's destination.
- * Synchronous: returns when the destination is written.  Sources on other GPUs must be complete
- * before the call (work on the root's GPU in the legacy default stream is ordered before it).
- * Sources are only read.  See docs/TREDUCE.md. */
+ * cuMemcpyPeerAsync (two buffers and events with ping-pong, one without).  At large sizes, when
+ * the ranks live on several GPUs that can all access each other, the element range may be split
+ * instead: each GPU reduces one slice of every rank's source and writes it into the root's
+ * destination, the slices sized by a model of the GPUs' link traffic (rj_treduce_plan_make shows
+ * the cut and the model).  Synchronous: returns when the destination
+ * is written.  Sources on other GPUs must be complete before the call (work on the root's GPU in
+ * the legacy default stream is ordered before it).  Sources are only read.  The streams, events
+ * and (up to 64 MiB each) staging buffers a call uses are kept in ctx for the next call and
+ * released by rj_ctx_free.  See docs/TREDUCE.md. */
 typedef enum rj_treduce_path {
-  RJ_TREDUCE_AUTO = 0,   /* split at >= 1 MiB per rank on >= 3 GPUs that all reach each other;
-                            otherwise direct where possible, staged where not */
-  RJ_TREDUCE_PEER = 1,   /* every rank read directly; RJ_EUNSUPPORTED where a GPU pair can't */
-  RJ_TREDUCE_STAGED = 2, /* every rank other than the root staged by cuMemcpyPeerAsync */
-  RJ_TREDUCE_SPLIT = 3   /* the element range cut into one slice per GPU the ranks live on, each
-                            reduced by its GPU straight into the root's destination (peer reads
-                            and writes; RJ_EUNSUPPORTED where a GPU pair can't); all ranks on one
-                            GPU: 3 slices on 3 streams of it.  Results are bit for bit the peer
-                            path's (same per-element fold order) */
+  RJ_TREDUCE_AUTO = 0,       /* split where the link model says it saves >= 8 MiB of the busiest
+                                GPU's link time and every GPU pair can access each other; otherwise
+                                direct where possible, staged where not */
+  RJ_TREDUCE_PEER = 1,       /* every rank read directly; RJ_EUNSUPPORTED where a GPU pair can't */
+  RJ_TREDUCE_STAGED = 2,     /* every rank other than the root staged by cuMemcpyPeerAsync */
+  RJ_TREDUCE_SPLIT = 3,      /* the element range cut into one slice per GPU the ranks live on, each
+                                reduced by its GPU straight into the root's destination (peer reads
+                                and writes; RJ_EUNSUPPORTED where a GPU pair can't), the slices sized
+                                to minimise the busiest GPU's modelled link load
+                                (rj_treduce_plan_make; a GPU may get none); all ranks on one GPU: 3
+                                slices on 3 streams of it.  Results are bit for bit the peer path's
+                                (same per-element fold order) */
+  RJ_TREDUCE_SPLIT_EQUAL = 4 /* the split path with one equal slice per GPU */
 } rj_treduce_path;
 
 #define RJ_TREDUCE_MAX_DIMS 5
@@ -555,6 +562,9 @@ typedef struct rj_treduce_result {
   int gpus;            /* GPUs that ran a slice (1 on peer / staged: the root's) */
   uint64_t dst_digest; /* rj_treduce_check only: FNV-1a 64 of the destination's elements' bytes
                           in row-major element order, so two paths compare bit for bit */
+  double root_share;   /* of the elements, those the root's GPU reduced (1 on peer / staged) */
+  double call_ms;      /* the whole call by the host's clock: compile-cache lookups, launches,
+                          waits (what a caller waits; ms above is the GPU's part) */
 } rj_treduce_result;
 
 RJ_API void rj_treduce_group_init(rj_treduce_group *g);
@@ -573,6 +583,46 @@ RJ_API rj_status rj_treduce_check(rj_ctx *ctx, const rj_request *req, const rj_c
 RJ_API rj_status rj_treduce_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                                   rj_treduce_path path, rj_bench_result *res,
                                   rj_treduce_result *tres);
+
+/* The split plan: how the split path cuts a treduce request whose rank r lives on GPU
+ * rank_device[r], the link model behind it, and what RJ_TREDUCE_AUTO takes — assuming every pair
+ * of those GPUs can access each other (the run checks; auto falls back to peer / staged when one
+ * can't).  Needs no GPU.  The model counts the bytes each GPU receives (in) and sends (out), in
+ * units of one rank's buffer B: on the split path GPU g reads its slice of every rank not on it
+ * and, unless it is the root, writes its partial sums to the root; each GPU's load is
+ * max(in, out, (in + out) / 1.45), the time its link needs in units of B crossing one direction
+ * (1.45: both directions together, fitted on 2 x H200 NVLink).  The peer path's load is the
+ * root's in, (ranks not on the root's GPU) B.  docs/TREDUCE.md. */
+#define RJ_TREDUCE_MAX_SLICES 64
+
+typedef struct rj_treduce_slice {
+  int device;         /* the GPU that reduces it */
+  int local_ranks;    /* ranks whose source is on that GPU */
+  int64_t start, len; /* along the plan's dim of the request's shape (len 0: that GPU idles) */
+  double share;       /* of the elements */
+  double in, out;     /* modelled bytes into / out of that GPU, in rank buffers (B) */
+  double load;        /* max(in, out, (in + out) / 1.45) */
+} rj_treduce_slice;
+
+typedef struct rj_treduce_plan {
+  uint32_t struct_size; /* set by rj_treduce_plan_init */
+  rj_treduce_path path; /* what the call takes: RJ_TREDUCE_PEER or the split asked for / picked */
+  int gpus;             /* distinct GPUs of the ranks */
+  int dim;              /* the dim of the request's shape that is cut (-1: nothing to cut) */
+  int slices;           /* entries of slice[]: one per GPU, the root's first (3 on one GPU) */
+  double bytes_per_rank;
+  double peer_load;   /* the root's on the peer path, in B */
+  double split_load;  /* the busiest GPU's on the split path, in B */
+  double saved_bytes; /* (peer_load - split_load) B: auto splits from 8 MiB */
+  rj_treduce_slice slice[RJ_TREDUCE_MAX_SLICES];
+} rj_treduce_plan;
+
+RJ_API void rj_treduce_plan_init(rj_treduce_plan *p);
+/* path: RJ_TREDUCE_AUTO (the model's cut, and auto's choice), RJ_TREDUCE_SPLIT or
+ * RJ_TREDUCE_SPLIT_EQUAL (that cut; plan->path is the path itself).  RJ_EINVAL for an invalid
+ * request or argument (named), RJ_EUNSUPPORTED for ranks on more than 64 GPUs. */
+RJ_API rj_status rj_treduce_plan_make(rj_ctx *ctx, const rj_request *req, const int *rank_device,
+                                      rj_treduce_path path, rj_treduce_plan *plan);
 
 /* NCCL backend: the same reduction across processes, mapped to ncclReduce on a communicator the
  * caller made (libnccl.so.2 is loaded with dlopen; there is no link dependency).  Every rank of

@@ -60,6 +60,7 @@ static void kernel_free(rj_ctx *ctx, rj_kernel *k) {
 
 RJ_API void rj_ctx_free(rj_ctx *ctx) {
   if (!ctx) return;
+  jit_devres_free(ctx);
   for (rj_kernel *k = ctx->kernels, *n; k; k = n) {
     n = k->next;
     kernel_free(ctx, k);

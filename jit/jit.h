@@ -37,6 +37,19 @@ struct rj_kernel {
   rj_kernel *next;   /* the context's cache list */
 };
 
+/* devres.c: what a context keeps on one device between calls (treduce's streams, events and
+ * staging buffers), made on first use. */
+#define JIT_DEV_STREAMS 4
+#define JIT_DEV_EVENTS 8
+#define JIT_STAGE_KEEP ((size_t)64 << 20) /* larger staging buffers are not kept */
+typedef struct jit_devres {
+  int dev;
+  void *stream[JIT_DEV_STREAMS], *event[JIT_DEV_EVENTS];
+  uint64_t stage[2];
+  size_t stage_bytes[2];
+  struct jit_devres *next;
+} jit_devres;
+
 typedef struct jit_tm {
   char target[16];
   int ptx;
@@ -55,6 +68,7 @@ struct rj_ctx {
   char cuda_why[256];  /* why the driver could not be opened */
   char llvm_diag[512]; /* the first error LLVM diagnosed during codegen ("" if none) */
   long long compiles;  /* kernels added to the cache (rj_ctx_compile_count) */
+  jit_devres *devres;  /* per device, made on first use */
 };
 
 /* Public entry points check their pointers: a NULL context is RJ_EINVAL (with nowhere to put a
@@ -89,6 +103,16 @@ double jit_now_ms(void);
 /* Loads k on device dev (once per device; the current context must be dev's) and makes that
  * load k->module / k->function.  Loads on other devices stay (rj_ctx_free unloads them all). */
 rj_status jit_load(rj_ctx *ctx, rj_kernel *k, int dev, double *ms);
+
+/* devres.c.  Stream i / event i of device dev (the current context must be dev's), made on first
+ * use and kept; a staging buffer b (0 or 1) of at least `bytes`, kept when it is at most
+ * JIT_STAGE_KEEP (else *temporary: the caller rt_frees it after draining); rj_ctx_free drains and
+ * releases them all. */
+rj_status jit_dev_stream(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out);
+rj_status jit_dev_event(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out);
+rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, uint64_t *out,
+                        bool *temporary);
+void jit_devres_free(rj_ctx *ctx);
 
 /* check.c: compiles req, enters device o->compile.device and loads the kernel there (pair a
  * success with rt_leave).  *load_ms may be NULL. */

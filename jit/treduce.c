@@ -81,7 +81,7 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *g, rj_request 
   if (g->root < 0 || g->root >= g->ranks)
     return ir_fail(e, RJ_EINVAL, "root: %d is outside 0..%d", g->root, g->ranks - 1);
   if (!g->src) return ir_fail(e, RJ_EINVAL, "src: NULL (expected %d rank buffers)", g->ranks);
-  if ((unsigned)g->path > RJ_TREDUCE_SPLIT)
+  if ((unsigned)g->path > RJ_TREDUCE_SPLIT_EQUAL)
     return ir_fail(e, RJ_EINVAL, "path: unknown value %d", g->path);
   if (!ir_dtype(g->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value %d", g->dtype);
   int bytes = ir_dtype(g->dtype)->bytes;
@@ -215,9 +215,9 @@ rj_status jit_treduce_launch(rj_ctx *ctx, rt_cuda *rt, jit_tr_launch *l, void *s
   return rt_launch_async(rt, l->fn, l->k->grid, l->k->block, 0, args, stream, &ctx->err);
 }
 
-rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, const int *dev,
-                           uint64_t dst, rj_treduce_path path, const rj_options *opt,
-                           rj_treduce_result *res) {
+static rj_status exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, const int *dev,
+                      uint64_t dst, rj_treduce_path path, const rj_options *opt,
+                      rj_treduce_result *res) {
   ir_err *e = &ctx->err;
   const rj_treduce *t = &req->u.treduce;
   int N = t->ranks, root = t->root, rdev = dev[root], bytes = ir_dtype(t->dtype)->bytes;
@@ -232,10 +232,10 @@ rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *s
     if (dev[r] < 0 || dev[r] >= ndev)
       return ir_fail(e, RJ_EINVAL, "src[%d].device: no GPU %d (%d present)", r, dev[r], ndev);
   /* 0. the split path, asked for or picked (it declines, under auto, when a GPU pair can't) */
-  if (path == RJ_TREDUCE_SPLIT || (path == RJ_TREDUCE_AUTO && jit_treduce_auto_split(req, dev))) {
+  bool forced = path == RJ_TREDUCE_SPLIT || path == RJ_TREDUCE_SPLIT_EQUAL;
+  if (forced || (path == RJ_TREDUCE_AUTO && jit_treduce_auto_split(req, dev))) {
     bool declined = false;
-    s = jit_treduce_split(ctx, rt, req, src, dev, dst, path == RJ_TREDUCE_SPLIT, opt, res,
-                          &declined);
+    s = jit_treduce_split(ctx, rt, req, src, dev, dst, path, opt, res, &declined);
     if (s || !declined) return s;
     memset(res, 0, sizeof *res);
   }
@@ -280,6 +280,7 @@ rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *s
   res->direct_ranks = nd;
   res->staged_ranks = ns;
   res->slices = res->gpus = g.numel ? 1 : 0;
+  res->root_share = g.numel ? 1 : 0;
   snprintf(res->path, sizeof res->path, "%s", ns ? "staged" : "peer");
   /* 2. the kernels: the request as given, or launches of derived requests */
   jit_tr_launch L[1 + (1024 + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL];
@@ -329,19 +330,23 @@ rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *s
     s = jit_load(ctx, kst, rdev, &ms);
     res->load_ms += ms;
   }
+  /* the context's streams and events of the root's GPU (kept between calls): stream 0 runs the
+   * kernels, stream 1 the copies; events 0 / 1 time the operation, 2 + b / 4 + b are buffer b's
+   * copied / consumed */
   void *ks = NULL, *cs = NULL, *ev0 = NULL, *ev1 = NULL, *copied[2] = {0}, *consumed[2] = {0};
   uint64_t buf[2] = {0, 0};
+  bool temporary[2] = {false, false};
   int nb = t->pingpong ? 2 : 1;
   size_t span = (size_t)g.src_span * (size_t)bytes;
-  if (!s) s = rt_stream_new(rt, &ks, e);
-  if (!s) s = rt_event_new(rt, &ev0, e);
-  if (!s) s = rt_event_new(rt, &ev1, e);
+  if (!s) s = jit_dev_stream(ctx, rt, rdev, 0, &ks);
+  if (!s) s = jit_dev_event(ctx, rt, rdev, 0, &ev0);
+  if (!s) s = jit_dev_event(ctx, rt, rdev, 1, &ev1);
   if (!s && ns) {
-    s = rt_stream_new(rt, &cs, e);
+    s = jit_dev_stream(ctx, rt, rdev, 1, &cs);
     for (int b = 0; !s && b < nb; b++) {
-      if (!s) s = rt_alloc(rt, span, &buf[b], e);
-      if (!s) s = rt_event_new(rt, &copied[b], e);
-      if (!s) s = rt_event_new(rt, &consumed[b], e);
+      s = jit_dev_stage(ctx, rt, rdev, b, span, &buf[b], &temporary[b]);
+      if (!s) s = jit_dev_event(ctx, rt, rdev, 2 + b, &copied[b]);
+      if (!s) s = jit_dev_event(ctx, rt, rdev, 4 + b, &consumed[b]);
     }
   }
   if (!s) s = rt_event_record(rt, ev0, ks, e);
@@ -369,17 +374,19 @@ rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *s
     rt_stream_sync(rt, cs, s2 ? &ignored : e);
   }
   if (!s) s = s2;
-  for (int b = 0; b < 2; b++) {
-    rt_free(rt, buf[b]);
-    rt_event_free(rt, copied[b]);
-    rt_event_free(rt, consumed[b]);
-  }
-  rt_event_free(rt, ev0);
-  rt_event_free(rt, ev1);
-  rt_stream_free(rt, cs);
-  rt_stream_free(rt, ks);
+  for (int b = 0; b < 2; b++)
+    if (temporary[b]) rt_free(rt, buf[b]);
   rt_leave(rt);
   free(order);
   free(table);
+  return s;
+}
+
+rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, const int *dev,
+                           uint64_t dst, rj_treduce_path path, const rj_options *opt,
+                           rj_treduce_result *res) {
+  double t0 = jit_now_ms();
+  rj_status s = exec(ctx, req, src, dev, dst, path, opt, res);
+  res->call_ms = jit_now_ms() - t0;
   return s;
 }

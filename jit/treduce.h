@@ -38,12 +38,13 @@ rj_status jit_treduce_fold(rj_ctx *ctx, const rj_request *req, const uint64_t *t
 rj_status jit_treduce_launch(rj_ctx *ctx, rt_cuda *rt, jit_tr_launch *l, void *stream,
                              rj_treduce_result *res);
 
-/* treduce_split.c: whether path auto takes the split path (bytes per rank and GPU count), and the
- * path itself.  Under auto (!forced) it sets *declined, touching nothing, when a pair of the GPUs
+/* treduce_split.c: whether path auto takes the split path (the traffic model's saving, given the
+ * ranks' GPUs), and the path itself (path: RJ_TREDUCE_SPLIT or _SPLIT_EQUAL forced, or
+ * RJ_TREDUCE_AUTO).  Under auto it sets *declined, touching nothing, when a pair of the GPUs
  * cannot access each other; forced, that is RJ_EUNSUPPORTED naming the pair. */
 bool jit_treduce_auto_split(const rj_request *req, const int *dev);
 rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
-                            const int *dev, uint64_t dst, bool forced, const rj_options *opt,
-                            rj_treduce_result *res, bool *declined);
+                            const int *dev, uint64_t dst, rj_treduce_path path,
+                            const rj_options *opt, rj_treduce_result *res, bool *declined);
 
 #endif

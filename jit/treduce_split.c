@@ -1,9 +1,12 @@
-/* The split path of rj_treduce (issue 5): the root's kernel alone pulls N-1 whole buffers through
- * the root's one ingress link; here the element range is cut into one slice per GPU the ranks live
- * on, and GPU g reduces slice g of every rank's source (peer reads, sources only read) straight
- * into the root's destination (peer writes; under accum it folds the destination's old value, read
- * from the root).  The root's GPU does slice 0 on its stream, which then waits for an event
- * recorded after each other GPU's kernels; the call stays synchronous.
+/* The split path of rj_treduce (issue 5): the root's kernel alone pulls every remote rank's
+ * buffer through the root's one ingress link; here the element range is cut into one slice per
+ * GPU the ranks live on, and GPU g reduces slice g of every rank's source (peer reads, sources
+ * only read) straight into the root's destination (peer writes; under accum it folds the
+ * destination's old value, read from the root).  The slices are sized by a traffic model (bytes
+ * into each GPU: targets() below) so that no GPU's incoming link carries more than it must; with
+ * one rank per GPU that leaves the root without a slice.  The root's stream starts and ends the
+ * operation, waiting for an event recorded after each other GPU's kernels; the call stays
+ * synchronous.  rj_treduce_plan_make shows the plan without running it.
  *
  * A slice is a request of its own: the same request with the cut dim's extent replaced by the
  * slice's and the whole's strides made explicit, launched on pointers offset on the host by the
@@ -19,85 +22,213 @@
 #include "treduce.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SLICES 64 /* one per GPU; the runtime handles devices 0..63 */
+#define MAX_SLICES RJ_TREDUCE_MAX_SLICES /* one per GPU; the runtime handles devices 0..63 */
 
-/* Auto takes the split path from this many bytes per rank.  Below it the saving is a few
- * microseconds at most (at 1 MiB per rank and ~400 GB/s of NVLink ingress, the peer path moves
- * (N-1) MiB through the root's link in ~2.6 us per MiB; the split path about half of that on 4
- * GPUs), the same order as what the split path adds: one launch per GPU and a cross-GPU event
- * wait.  An estimate, to be set from the benchmark on >= 3 GPUs (docs/TREDUCE.md). */
-#define SPLIT_MIN_BYTES ((int64_t)1 << 20)
-/* ... and from this many GPUs.  With one rank per GPU the root's ingress is (N-1)B on the peer path
- * and 2(N-1)B/N split (docs/TREDUCE.md): equal at N = 2 (B each), 2B -> 1.33B at 3, 3B -> 1.5B at
- * 4.  On 2 GPUs split only adds work, so it is forced there, never picked. */
-#define SPLIT_MIN_GPUS 3
+/* Auto takes the split path when the link model (below) says it saves at least this much of the
+ * busiest GPU's link time, counted in bytes at one link direction's bandwidth.  From the two-GPU
+ * benchmark (docs/TREDUCE.md): a modelled saving of 4.5 MiB (4 ranks of 16 MiB, equal slices)
+ * measured 1.02x over peer, 9.4 MiB (6 ranks of 16 MiB) 1.21x, 18 MiB (4 of 64 MiB) 1.10x: the
+ * split path's own cost (a launch per GPU, cross-GPU events) is worth a few MiB. */
+#define SPLIT_MIN_SAVED ((double)(8 << 20))
+/* The link model's one fitted constant: a GPU's port moves at most KAPPA times one direction's
+ * bandwidth in both directions together (fitted on 2 x H200 NVLink: docs/TREDUCE.md). */
+#define KAPPA 1.45
 /* Forced split with every rank on one GPU: this many slices, on as many streams (odd, so that the
  * cuts are uneven). */
 #define SPLIT_ONE_GPU 3
-/* A cut is balanced when its largest slice holds at most SPLIT_SLACK / slices of the elements. */
+/* A cut is good enough when no slice holds more than SPLIT_SLACK times its target share. */
 #define SPLIT_SLACK 1.125
 
-/* The distinct GPUs of the ranks, the root's first, then in rank order; -1 past MAX_SLICES. */
-static int gpu_set(const rj_treduce *t, const int *dev, int *gpus) {
-  int G = 0;
-  gpus[G++] = dev[t->root];
-  for (int r = 0; r < t->ranks; r++) {
-    int known = 0;
-    for (int i = 0; i < G && !known; i++)
-      known = gpus[i] == dev[r];
-    if (known) continue;
-    if (G == MAX_SLICES) return -1;
-    gpus[G++] = dev[r];
-  }
-  return G;
-}
-
-bool jit_treduce_auto_split(const rj_request *req, const int *dev) {
-  const rj_treduce *t = &req->u.treduce;
-  ir_treduce_geom g;
-  ir_treduce_facts(t, &g);
-  int gpus[MAX_SLICES];
-  return g.numel * ir_dtype(t->dtype)->bytes >= SPLIT_MIN_BYTES &&
-         gpu_set(t, dev, gpus) >= SPLIT_MIN_GPUS;
-}
-
-/* How the element range is cut: slices [start, start + len) of padded dim `dim`. */
+/* How the element range is cut: slices [start, start + len) of padded dim `dim`; slice i runs on
+ * the plan's GPU i (len 0: it idles). */
 typedef struct cut {
   int dim, n;
   int64_t start[MAX_SLICES], len[MAX_SLICES];
 } cut;
 
-/* Cuts into at most `want` slices along one dim: the outermost (dim, unit) whose largest slice is
- * within SPLIT_SLACK of 1/want, else the most balanced (the outermost on a tie).  Rows and cols
- * are tried in whole tiles first (each slice keeps the whole's chunks), then in single rows / cols
- * (a slice boundary then cuts chunks, which become partial chunks of the slices: the kernel
- * computes every chunk's valid rows and cols at run time).  Units are dealt evenly, the first
- * slices taking one more; the last slice ends at the dim's end.  A single element, or none: one
- * slice. */
-static void plan_cut(const ir_treduce_geom *g, int want, cut *c) {
+/* The split plan of a request for the ranks' GPUs. */
+typedef struct plan {
+  int N, G;              /* ranks; distinct GPUs (-1: more than MAX_SLICES) */
+  int gpus[MAX_SLICES];  /* the root's first, then in rank order */
+  int local[MAX_SLICES]; /* ranks on each */
+  bool accum;            /* the other GPUs also read the destination's old values */
+  int n;                 /* slices: G, or SPLIT_ONE_GPU on one GPU */
+  double f[MAX_SLICES];  /* each slice's target share of the elements */
+  cut c;
+  double in[MAX_SLICES], out[MAX_SLICES], load[MAX_SLICES]; /* of the cut, in rank buffers */
+  double peer_load, split_load, bytes;
+} plan;
+
+/* ---- the link model.  Every byte the split path moves between GPUs, in units of one rank's
+ * buffer B, for GPU g with share f_g of the elements and n_g of the N ranks:
+ *   in_g  = f_g (N - n_g)             its slice of every rank not on it
+ *         + (1 - f_root)              the root only: the other GPUs' partial sums
+ *         + f_g                       the others, under accum: the destination's old values
+ *   out_g = n_g (1 - f_g)             its ranks' sources, read by the other GPUs' slices
+ *         + f_g                       the others: their partial sums, written to the root
+ *         + (1 - f_root)              the root, under accum: the old values the others read
+ *   load_g = max(in_g, out_g, (in_g + out_g) / KAPPA)
+ * in time units of B crossing one link direction.  The peer path's load is the root's in,
+ * N - n_root.  Fitted on 2 x H200 (NV18) with KAPPA = 1.45, it predicts the measured times of the
+ * peer path (2 to 6 ranks) and of split with equal and with ingress-balanced shares (4 and 6
+ * ranks) within 3%, and of split with these shares within 4%; it is pessimistic (1.38 B
+ * against 1.15 B measured) when only one GPU reads remotely and the other only receives.  Each load
+ * depends on that GPU's share alone, so the shares minimising the largest load are found by
+ * bisection on the load: at a load T each GPU's share may lie in an interval, and T is feasible
+ * when the intervals can sum to 1. */
+/* GPU g's in and out as affine functions of its share f: in = ai + bi f, out = ao + bo f. */
+static void coeffs(const plan *p, int g, double *ai, double *bi, double *ao, double *bo) {
+  int n = p->local[g], acc = p->accum;
+  if (g == 0) { /* the root */
+    *ai = 1;
+    *bi = p->N - n - 1;
+    *ao = n + acc;
+    *bo = -(double)(n + acc);
+  } else {
+    *ai = 0;
+    *bi = p->N - n + acc;
+    *ao = n;
+    *bo = 1 - n;
+  }
+}
+
+static void traffic(const plan *p, int g, double f, double *in, double *out) {
+  double ai, bi, ao, bo;
+  coeffs(p, g, &ai, &bi, &ao, &bo);
+  *in = ai + bi * f;
+  *out = ao + bo * f;
+}
+
+static double load(const plan *p, int g, double f) {
+  double in, out;
+  traffic(p, g, f, &in, &out);
+  return fmax(fmax(in, out), (in + out) / KAPPA);
+}
+
+/* The shares GPU g may take at load T: [*lo, *hi] within [0, 1] (empty: *lo > *hi), the
+ * intersection of a + b f <= T over the load's three affine pieces. */
+static void interval(const plan *p, int g, double T, double *lo, double *hi) {
+  double ai, bi, ao, bo;
+  coeffs(p, g, &ai, &bi, &ao, &bo);
+  const double a[3] = {ai, ao, (ai + ao) / KAPPA}, b[3] = {bi, bo, (bi + bo) / KAPPA};
+  *lo = 0;
+  *hi = 1;
+  for (int k = 0; k < 3; k++) {
+    if (b[k] > 0)
+      *hi = fmin(*hi, (T - a[k]) / b[k]);
+    else if (b[k] < 0)
+      *lo = fmax(*lo, (T - a[k]) / b[k]);
+    else if (a[k] > T)
+      *lo = 2; /* empty */
+  }
+}
+
+/* The target shares.  Equal: 1/n each.  Balanced: the least largest load (above); within what
+ * that load allows, the root takes as much as it may (its share crosses no link as partial sums)
+ * and the rest is spread in proportion to what each other GPU may take. */
+static void targets(plan *p, bool equal) {
+  if (p->G < 2 || equal) {
+    for (int i = 0; i < p->n; i++)
+      p->f[i] = 1.0 / p->n;
+    return;
+  }
+  double lo[MAX_SLICES], hi[MAX_SLICES], a = 0, b = p->N + 2.0; /* load(b) is feasible */
+  for (int it = 0; it < 60; it++) {
+    double T = (a + b) / 2, slo = 0, shi = 0;
+    for (int g = 0; g < p->G; g++) {
+      interval(p, g, T, &lo[g], &hi[g]);
+      if (lo[g] > hi[g]) slo = 2; /* this GPU can't meet T */
+      slo += lo[g];
+      shi += hi[g];
+    }
+    if (slo <= 1 && shi >= 1)
+      b = T;
+    else
+      a = T;
+  }
+  double T = b * (1 + 1e-9), rest = 1, room = 0;
+  for (int g = 0; g < p->G; g++) {
+    interval(p, g, T, &lo[g], &hi[g]);
+    if (lo[g] > hi[g]) lo[g] = hi[g] = 0; /* cannot happen at a feasible T; be safe */
+    if (g) rest -= lo[g];
+  }
+  p->f[0] = fmin(hi[0], fmax(lo[0], rest));
+  rest = 1 - p->f[0];
+  for (int g = 1; g < p->G; g++) {
+    rest -= lo[g];
+    room += hi[g] - lo[g];
+  }
+  for (int g = 1; g < p->G; g++)
+    p->f[g] = lo[g] + (room > 0 ? rest * (hi[g] - lo[g]) / room : rest / (p->G - 1));
+}
+
+/* Deals `units` to the n slices by their shares: the floor of each, then the remaining units one
+ * at a time to the largest remainders (the lower slice on a tie); a share of 0 gets none. */
+static void deal(int64_t units, int n, const double *f, int64_t *a) {
+  double rem[MAX_SLICES];
+  int64_t left = units;
+  for (int i = 0; i < n; i++) {
+    double q = f[i] * (double)units;
+    a[i] = (int64_t)q;
+    if (a[i] > left) a[i] = left;
+    left -= a[i];
+    rem[i] = f[i] > 0 ? q - (double)a[i] : -1e300;
+  }
+  while (left > 0) {
+    int best = 0;
+    for (int i = 1; i < n; i++)
+      if (rem[i] > rem[best]) best = i;
+    a[best]++;
+    rem[best] -= 1;
+    left--;
+  }
+}
+
+/* The cut of `units` units of u indices (the last unit clipped to ext) into slices; returns the
+ * largest ratio of a slice's share to its target. */
+static double lay(int64_t ext, int64_t u, int n, const double *f, cut *c) {
+  int64_t units = (ext + u - 1) / u, a[MAX_SLICES], at = 0;
+  deal(units, n, f, a);
+  double over = 0;
+  for (int i = 0; i < n; i++) {
+    int64_t end = at + a[i] * u;
+    c->start[i] = at;
+    c->len[i] = (end < ext ? end : ext) - at;
+    at = end < ext ? end : ext;
+    double x = (double)c->len[i] / (double)ext;
+    if (x > 0) over = fmax(over, f[i] > 0 ? x / f[i] : HUGE_VAL);
+  }
+  c->n = n;
+  return over;
+}
+
+/* Cuts along one dim: the outermost (dim, unit) whose slices are all within SPLIT_SLACK of their
+ * targets, else the closest (the outermost on a tie).  Rows and cols are tried in whole tiles
+ * first (each slice keeps the whole's chunks), then in single rows / cols (a slice boundary then
+ * cuts chunks, which become partial chunks of the slices: the kernel computes every chunk's valid
+ * rows and cols at run time).  A single element, or none: one slice, the root's. */
+static void plan_cut(const ir_treduce_geom *g, int n, const double *f, cut *c) {
   static const int dims[] = {0, 1, 2, 3, 3, 4, 4}, tiled[] = {0, 0, 0, 1, 0, 1, 0};
-  double best = 2;
+  double best = HUGE_VAL;
   int bd = -1;
   int64_t bu = 1;
   for (int i = 0; i < 7 && g->numel > 0; i++) { /* empty: one slice (and no launch) */
     int d = dims[i];
     int64_t ext = g->shape[d], u = tiled[i] ? (d == 3 ? g->TR : g->TC) : 1;
     if (tiled[i] && u == 1) continue; /* the same as single rows / cols */
-    int64_t units = (ext + u - 1) / u;
-    if (units < 2) continue;
-    int64_t k = units < want ? units : want;
-    int64_t big = (units + k - 1) / k * u;
-    double f = (double)(big < ext ? big : ext) / (double)ext;
-    if (f < best) {
-      best = f;
+    if ((ext + u - 1) / u < 2) continue;
+    double over = lay(ext, u, n, f, c);
+    if (over < best) {
+      best = over;
       bd = d;
       bu = u;
     }
-    if (f <= SPLIT_SLACK / want) break;
+    if (over <= SPLIT_SLACK) break;
   }
   if (bd < 0) {
     c->dim = 4;
@@ -106,16 +237,116 @@ static void plan_cut(const ir_treduce_geom *g, int want, cut *c) {
     c->len[0] = g->shape[4];
     return;
   }
-  int64_t ext = g->shape[bd], units = (ext + bu - 1) / bu;
-  int64_t k = units < want ? units : want, at = 0;
+  lay(g->shape[bd], bu, n, f, c);
   c->dim = bd;
-  c->n = (int)k;
-  for (int64_t i = 0; i < k; i++) {
-    int64_t end = at + (units / k + (i < units % k)) * bu;
-    c->start[i] = at;
-    c->len[i] = (end < ext ? end : ext) - at;
-    at = end;
+}
+
+/* The plan: the ranks' GPUs, the target shares, the cut and the traffic model. */
+static int make_plan(const rj_request *req, const int *dev, bool equal, plan *p) {
+  const rj_treduce *t = &req->u.treduce;
+  ir_treduce_geom g;
+  ir_treduce_facts(t, &g);
+  memset(p, 0, sizeof *p);
+  p->N = t->ranks;
+  p->gpus[0] = dev[t->root];
+  p->G = 1;
+  for (int r = 0; r < t->ranks; r++) {
+    int i = 0;
+    while (i < p->G && p->gpus[i] != dev[r])
+      i++;
+    if (i == p->G) {
+      if (p->G == MAX_SLICES) return p->G = -1;
+      p->gpus[p->G++] = dev[r];
+    }
+    p->local[i]++;
   }
+  p->n = p->G >= 2 ? p->G : SPLIT_ONE_GPU;
+  p->accum = t->accum;
+  targets(p, equal);
+  plan_cut(&g, p->n, p->f, &p->c);
+  p->bytes = (double)g.numel * ir_dtype(t->dtype)->bytes;
+  if (p->G < 2 || g.numel == 0) return p->G; /* nothing crosses a link */
+  p->peer_load = p->N - p->local[0];
+  for (int i = 0; i < p->c.n; i++) {
+    double x = (double)p->c.len[i] / (double)g.shape[p->c.dim];
+    traffic(p, i, x, &p->in[i], &p->out[i]);
+    p->load[i] = load(p, i, x);
+    p->split_load = fmax(p->split_load, p->load[i]);
+  }
+  return p->G;
+}
+
+static bool auto_splits(const plan *p) {
+  return p->G >= 2 && (p->peer_load - p->split_load) * p->bytes >= SPLIT_MIN_SAVED;
+}
+
+bool jit_treduce_auto_split(const rj_request *req, const int *dev) {
+  plan p;
+  return make_plan(req, dev, false, &p) >= 2 && auto_splits(&p);
+}
+
+RJ_API void rj_treduce_plan_init(rj_treduce_plan *p) {
+  if (!p) return;
+  memset(p, 0, sizeof *p);
+  p->struct_size = sizeof *p;
+}
+
+RJ_API rj_status rj_treduce_plan_make(rj_ctx *ctx, const rj_request *req, const int *rank_device,
+                                      rj_treduce_path path, rj_treduce_plan *out) {
+  JIT_NEED(ctx, req, "req");
+  JIT_NEED(ctx, rank_device, "rank_device");
+  JIT_NEED(ctx, out, "plan");
+  memset(&ctx->err, 0, sizeof ctx->err);
+  ir_err *e = &ctx->err;
+  rj_status s = jit_validate(ctx, req);
+  if (s) return jit_status(ctx, s);
+  if (out->struct_size != sizeof *out)
+    return jit_status(ctx, ir_fail(e, RJ_EINVAL,
+                                   "plan.struct_size: %u, this library expects %zu (use "
+                                   "rj_treduce_plan_init)",
+                                   out->struct_size, sizeof *out));
+  if (req->kind != RJ_KIND_TREDUCE)
+    return jit_status(ctx, ir_fail(e, RJ_EINVAL, "kind: %s, plans are made for treduce requests",
+                                   ir_kind_name(req->kind)));
+  if (path != RJ_TREDUCE_AUTO && path != RJ_TREDUCE_SPLIT && path != RJ_TREDUCE_SPLIT_EQUAL)
+    return jit_status(
+        ctx,
+        ir_fail(e, RJ_EINVAL, "path: %d; plans are made for auto, split and split-equal", path));
+  for (int r = 0; r < req->u.treduce.ranks; r++)
+    if (rank_device[r] < 0)
+      return jit_status(
+          ctx, ir_fail(e, RJ_EINVAL, "rank_device[%d]: %d is negative", r, rank_device[r]));
+  plan p;
+  if (make_plan(req, rank_device, path == RJ_TREDUCE_SPLIT_EQUAL, &p) < 0)
+    return jit_status(ctx, ir_fail(e, RJ_EUNSUPPORTED,
+                                   "rank_device: the ranks live on more "
+                                   "than %d GPUs",
+                                   MAX_SLICES));
+  rj_treduce_plan_init(out);
+  out->path = path != RJ_TREDUCE_AUTO ? path : auto_splits(&p) ? RJ_TREDUCE_SPLIT : RJ_TREDUCE_PEER;
+  out->gpus = p.G;
+  int pad = 5 - req->u.treduce.ndim;
+  bool cut = p.bytes > 0 && p.c.n > 1 && p.c.dim >= pad;
+  out->dim = cut ? p.c.dim - pad : -1;
+  out->slices = p.c.n;
+  out->bytes_per_rank = p.bytes;
+  out->peer_load = p.peer_load;
+  out->split_load = p.split_load;
+  out->saved_bytes = (p.peer_load - p.split_load) * p.bytes;
+  ir_treduce_geom g;
+  ir_treduce_facts(&req->u.treduce, &g);
+  for (int i = 0; i < p.c.n; i++) {
+    rj_treduce_slice *sl = &out->slice[i];
+    sl->device = p.G >= 2 ? p.gpus[i] : p.gpus[0];
+    sl->local_ranks = p.G >= 2 ? p.local[i] : p.N;
+    sl->start = p.c.start[i];
+    sl->len = p.c.len[i];
+    sl->share = g.numel ? (double)p.c.len[i] / (double)g.shape[p.c.dim] : 0;
+    sl->in = p.in[i];
+    sl->out = p.out[i];
+    sl->load = p.load[i];
+  }
+  return jit_status(ctx, RJ_OK);
 }
 
 /* Slice i of req: the cut dim's extent is the slice's, the strides the whole's (explicit). */
@@ -159,10 +390,10 @@ static rj_status enable_pairs(rt_cuda *rt, const int *gpus, int G, int *missing,
   return s;
 }
 
-/* Per-slice streams and events, freed in their devices' contexts after draining. */
+/* A slice's stream and `done` event on its GPU (the context's, kept between calls). */
 typedef struct lane {
   int dev;
-  void *stream, *done; /* slice 0: the root's stream; done unused */
+  void *stream, *done; /* lane 0: the root's stream (done unused); NULL: the slice is empty */
 } lane;
 
 /* Enqueues slice i's launches on its lane (the current context is the lane's). */
@@ -174,9 +405,9 @@ static rj_status enqueue(rj_ctx *ctx, rt_cuda *rt, jit_tr_launch *L, int nl, int
   return s;
 }
 
-/* Drains every lane (each in its context), then frees streams and events.  Keeps the first
- * error in e unless s already holds one. */
-static rj_status drain(rt_cuda *rt, lane *ln, int n, void *ev[2], rj_status s, ir_err *e) {
+/* Waits for every lane's stream, each in its context.  Keeps the first error in e unless s
+ * already holds one. */
+static rj_status drain(rt_cuda *rt, lane *ln, int n, rj_status s, ir_err *e) {
   for (int i = n - 1; i >= 0; i--) { /* the other GPUs' lanes, then the root's */
     if (!ln[i].stream) continue;
     ir_err ignored = {0};
@@ -187,31 +418,30 @@ static rj_status drain(rt_cuda *rt, lane *ln, int n, void *ev[2], rj_status s, i
     }
     rj_status s2 = rt_stream_sync(rt, ln[i].stream, s ? &ignored : e);
     if (!s) s = s2;
-    rt_event_free(rt, ln[i].done);
-    rt_stream_free(rt, ln[i].stream);
-    if (i == 0) rt_event_pair_free(rt, ev);
     rt_leave(rt);
   }
   return s;
 }
 
 rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
-                            const int *dev, uint64_t dst, bool forced, const rj_options *opt,
-                            rj_treduce_result *res, bool *declined) {
+                            const int *dev, uint64_t dst, rj_treduce_path path,
+                            const rj_options *opt, rj_treduce_result *res, bool *declined) {
   ir_err *e = &ctx->err;
   const rj_treduce *t = &req->u.treduce;
+  bool forced = path != RJ_TREDUCE_AUTO;
   int N = t->ranks, root = t->root, rdev = dev[root], bytes = ir_dtype(t->dtype)->bytes;
   ir_treduce_geom g;
   ir_treduce_facts(t, &g);
-  /* 1. the GPUs, and peer access between every pair of them */
-  int gpus[MAX_SLICES], G = gpu_set(t, dev, gpus), missing = 0, pa = 0, pb = 0;
+  /* 1. the plan (the GPUs, the shares, the cut), and peer access between every pair of GPUs */
+  plan p;
+  int G = make_plan(req, dev, path == RJ_TREDUCE_SPLIT_EQUAL, &p), missing = 0, pa = 0, pb = 0;
   *declined = !forced && (G < 0);
   if (G < 0) {
     if (!forced) return RJ_OK;
     return ir_fail(e, RJ_EUNSUPPORTED, "path: split, but the ranks live on more than %d GPUs",
                    MAX_SLICES);
   }
-  rj_status s = enable_pairs(rt, gpus, G, &missing, &pa, &pb, e);
+  rj_status s = enable_pairs(rt, p.gpus, G, &missing, &pa, &pb, e);
   if (s) return s;
   *declined = !forced && missing;
   if (missing) {
@@ -222,29 +452,33 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
                    "staged",
                    pa, pb);
   }
-  /* 2. the cut: one slice per GPU (slice i on gpus[i], the root's first), or SPLIT_ONE_GPU */
-  cut c;
-  plan_cut(&g, G >= 2 ? G : SPLIT_ONE_GPU, &c);
+  /* 2. slice i runs on p.gpus[i] (the root's first), or on the root's GPU when it is the only one
+   */
+  const cut *c = &p.c;
   snprintf(res->path, sizeof res->path, "split");
   res->direct_ranks = N;
   for (int r = 0; r < N; r++)
     res->peer_ranks += dev[r] != rdev;
-  res->slices = g.numel ? c.n : 0;
-  res->gpus = g.numel ? (G >= 2 ? c.n : 1) : 0;
-  /* 3. per slice: the sources in fold order, offset to the slice; its kernels */
+  for (int i = 0; g.numel && i < c->n; i++)
+    res->slices += c->len[i] > 0;
+  res->gpus = G >= 2 ? res->slices : res->slices > 0;
+  res->root_share = g.numel ? (double)c->len[0] / (double)g.shape[c->dim] : 0;
+  /* 3. per non-empty slice: the sources in fold order, offset to the slice; its kernels */
   int per = (N + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL, nl = 0;
-  uint64_t *table = malloc(sizeof(uint64_t) * (size_t)N * (size_t)c.n);
-  jit_tr_launch *L = malloc(sizeof *L * (size_t)per * (size_t)c.n);
-  lane *ln = calloc((size_t)c.n, sizeof *ln);
+  uint64_t *table = malloc(sizeof(uint64_t) * (size_t)N * (size_t)c->n);
+  jit_tr_launch *L = malloc(sizeof *L * (size_t)per * (size_t)c->n);
+  lane *ln = calloc((size_t)c->n, sizeof *ln);
   if (!table || !L || !ln) s = ir_fail(e, RJ_ENOMEM, "out of memory");
-  for (int i = 0; !s && i < c.n; i++) {
-    int64_t so = c.start[i] * g.src_st[c.dim] * bytes, dof = c.start[i] * g.dst_st[c.dim] * bytes;
+  for (int i = 0; !s && i < c->n; i++) {
+    ln[i].dev = G >= 2 ? p.gpus[i] : rdev;
+    if (c->len[i] == 0) continue;
+    int64_t so = c->start[i] * g.src_st[c->dim] * bytes,
+            dof = c->start[i] * g.dst_st[c->dim] * bytes;
     uint64_t *row = table + (size_t)i * (size_t)N;
     for (int k = 0; k < N; k++)
       row[k] = src[k == 0 ? root : (k - 1 < root ? k - 1 : k)] + (uint64_t)so;
     rj_request sub;
-    slice_request(req, &g, &c, i, &sub);
-    ln[i].dev = G >= 2 ? gpus[i] : rdev;
+    slice_request(req, &g, c, i, &sub);
     s = jit_treduce_fold(ctx, &sub, row, N, ln[i].dev, dst + (uint64_t)dof, i, opt, L, &nl, res);
   }
   if (s || g.numel == 0) { /* nothing to move: the destination stays as it is */
@@ -262,21 +496,27 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
     res->load_ms += ms;
     rt_leave(rt);
   }
-  /* 5. streams and events first (none of their creation is timed); then the root's stream starts
-   * (ev[0]); every other slice's stream waits for it, runs its kernels and records done; the root
-   * runs slice 0, waits for every done, and ends (ev[1]) */
+  /* 5. the context's streams and events: lane 0 is the root's stream 0 with events 0 / 1 around
+   * the operation; a non-empty slice i > 0 has stream 0 and event 2 of its GPU (on one GPU:
+   * stream i, event 2 + i).  The root's stream starts (ev[0]); every other non-empty slice's
+   * stream waits for it, runs its kernels and records done; the root runs slice 0 (if any), waits
+   * for every done, and ends (ev[1]) */
   void *ev[2] = {NULL, NULL};
-  for (int i = 0; !s && i < c.n; i++) {
+  for (int i = 0; !s && i < c->n; i++) {
+    if (i && c->len[i] == 0) continue;
     if ((s = rt_enter(rt, ln[i].dev, e))) break;
-    s = rt_stream_new(rt, &ln[i].stream, e);
-    if (!s) s = i ? rt_event_new(rt, &ln[i].done, e) : rt_event_pair(rt, ev, e);
+    s = jit_dev_stream(ctx, rt, ln[i].dev, G >= 2 ? 0 : i, &ln[i].stream);
+    if (!s && i) s = jit_dev_event(ctx, rt, ln[i].dev, G >= 2 ? 2 : 2 + i, &ln[i].done);
+    for (int k = 0; !s && !i && k < 2; k++)
+      s = jit_dev_event(ctx, rt, rdev, k, &ev[k]);
     rt_leave(rt);
   }
   if (!s && !(s = rt_enter(rt, rdev, e))) {
     s = rt_event_record(rt, ev[0], ln[0].stream, e);
     rt_leave(rt);
   }
-  for (int i = 1; !s && i < c.n; i++) {
+  for (int i = 1; !s && i < c->n; i++) {
+    if (!ln[i].stream) continue;
     if ((s = rt_enter(rt, ln[i].dev, e))) break;
     s = rt_stream_wait(rt, ln[i].stream, ev[0], e);
     if (!s) s = enqueue(ctx, rt, L, nl, i, &ln[i], res);
@@ -285,14 +525,14 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
   }
   if (!s && !(s = rt_enter(rt, rdev, e))) {
     s = enqueue(ctx, rt, L, nl, 0, &ln[0], res);
-    for (int i = 1; !s && i < c.n; i++)
-      s = rt_stream_wait(rt, ln[0].stream, ln[i].done, e);
+    for (int i = 1; !s && i < c->n; i++)
+      if (ln[i].stream) s = rt_stream_wait(rt, ln[0].stream, ln[i].done, e);
     if (!s) s = rt_event_record(rt, ev[1], ln[0].stream, e);
     if (!s) s = rt_event_ms(rt, ev[0], ev[1], &res->ms, e);
     rt_leave(rt);
   }
-  /* 6. drain every stream before freeing anything */
-  s = drain(rt, ln, c.n, ev, s, e);
+  /* 6. drain every stream before returning */
+  s = drain(rt, ln, c->n, s, e);
   free(table);
   free(L);
   free(ln);

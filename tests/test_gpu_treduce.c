@@ -58,22 +58,34 @@ static void run_path(const char *json, rj_treduce_path path, uint64_t seed, int 
   check_path(json, path, seed, nans, expect_checked, 0, &tr);
 }
 
-/* The split path forced and the peer path forced on the same inputs: both pass, the same bits.
- * Also how many slices and GPUs took part: at most one slice per GPU of the ranks (3 when they
- * share one GPU), exactly that many when a dim cuts evenly enough. */
+/* The plan rj_treduce_check's device map (rank r on GPU r mod the count) gets. */
+static void plan_for(const rj_request *r, rj_treduce_path path, rj_treduce_plan *p) {
+  int dev[1100];
+  for (int k = 0; k < r->u.treduce.ranks; k++)
+    dev[k] = k % ndev;
+  rj_treduce_plan_init(p);
+  ck_assert_int_eq(rj_treduce_plan_make(ctx, r, dev, path, p), RJ_OK);
+}
+
+/* The split path forced — the link model's slices and equal slices — and the peer path forced on
+ * the same inputs: all pass the oracle, with the same bits.  Also how many slices and GPUs took
+ * part: with equal slices one per GPU of the ranks (3 when they share one GPU), exactly that many
+ * when a dim cuts evenly enough; with the model's slices the plan's non-empty ones, and the root's
+ * share the plan's (rj_treduce_plan_make). */
 static void run_split(const char *json, uint64_t seed, int nans, int expect_checked) {
-  rj_treduce_result peer, split;
+  rj_treduce_result peer, split, equal;
   if (check_path(json, RJ_TREDUCE_PEER, seed, nans, expect_checked, 1, &peer)) {
     if (!no_peer++)
       fprintf(stderr, "gpu_treduce: no peer access between the GPUs: %s\n", rj_errmsg(ctx));
     return;
   }
-  if (check_path(json, RJ_TREDUCE_SPLIT, seed, nans, expect_checked, 1, &split)) {
+  if (check_path(json, RJ_TREDUCE_SPLIT_EQUAL, seed, nans, expect_checked, 1, &equal)) {
     ck_assert_msg(strstr(rj_errmsg(ctx), "cuDeviceCanAccessPeer"), "split refused: %s",
                   rj_errmsg(ctx));
     if (!no_split++) fprintf(stderr, "gpu_treduce: split refused: %s\n", rj_errmsg(ctx));
     return;
   }
+  check_path(json, RJ_TREDUCE_SPLIT, seed, nans, expect_checked, 0, &split);
   rj_request r;
   rjt_parse(ctx, json, &r);
   const rj_treduce *t = &r.u.treduce;
@@ -84,21 +96,33 @@ static void run_split(const char *json, uint64_t seed, int nans, int expect_chec
     if (t->shape[d] > longest) longest = t->shape[d];
   }
   ck_assert_str_eq(split.path, "split");
+  ck_assert_str_eq(equal.path, "split");
   ck_assert_str_eq(peer.path, "peer");
+  rj_treduce_plan p;
+  plan_for(&r, RJ_TREDUCE_SPLIT, &p);
   if (numel == 0) {
     ck_assert_int_eq(split.slices, 0);
+    ck_assert_int_eq(equal.slices, 0);
   } else {
-    ck_assert_msg(split.slices >= 1 && split.slices <= want, "%d slices (want %d): %s",
-                  split.slices, want, json);
+    ck_assert_msg(equal.slices >= 1 && equal.slices <= want, "%d slices (want %d): %s",
+                  equal.slices, want, json);
     /* a dim that cuts into `want` slices within 12.5% of even exists: the cut takes `want` */
     if (want <= 8 && (longest % want == 0 || longest >= 8 * want))
-      ck_assert_int_eq(split.slices, want);
-    ck_assert_int_eq(split.gpus, distinct >= 2 ? split.slices : 1);
+      ck_assert_int_eq(equal.slices, want);
+    ck_assert_int_eq(equal.gpus, distinct >= 2 ? equal.slices : 1);
+    int nonempty = 0;
+    for (int i = 0; i < p.slices; i++)
+      nonempty += p.slice[i].len > 0;
+    ck_assert_int_eq(split.slices, nonempty);
+    ck_assert_int_eq(split.gpus, distinct >= 2 ? nonempty : 1);
+    ck_assert_msg(split.root_share == p.slice[0].share, "root share %g, plan %g: %s",
+                  split.root_share, p.slice[0].share, json);
   }
-  ck_assert_msg(split.dst_digest == peer.dst_digest,
-                "split and peer differ: digest %016llx vs %016llx (seed %llu): %s",
-                (unsigned long long)split.dst_digest, (unsigned long long)peer.dst_digest,
-                (unsigned long long)seed, json);
+  ck_assert_msg(split.dst_digest == peer.dst_digest && equal.dst_digest == peer.dst_digest,
+                "split / split-equal / peer differ: digests %016llx %016llx %016llx (seed %llu): "
+                "%s",
+                (unsigned long long)split.dst_digest, (unsigned long long)equal.dst_digest,
+                (unsigned long long)peer.dst_digest, (unsigned long long)seed, json);
   split_cases++;
 }
 
@@ -277,26 +301,140 @@ START_TEST(split_cuts) {
 }
 END_TEST
 
-/* The automatic choice: split from 1 MiB per rank on >= 3 GPUs, else peer (here, with ranks on
- * min(ranks, GPUs) GPUs). */
+/* The automatic choice is the plan's (rj_treduce_plan_make, given peer access): split where the
+ * link model saves >= 8 MiB of the busiest GPU's link time (here 4 ranks of 32 MiB: on >= 2 GPUs),
+ * peer otherwise (one GPU; 1 MiB per rank anywhere). */
 START_TEST(auto_choice) {
   if (!gpu) return;
   const char *big = "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":1,"
-                    "\"shape\":[256,1024],\"tile\":[64,1024]}"; /* 1 MiB per rank */
+                    "\"shape\":[8192,1024],\"tile\":[64,1024]}"; /* 32 MiB per rank */
   const char *small =
       "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":1,"
-      "\"shape\":[255,1024],\"tile\":[64,1024]}";
+      "\"shape\":[256,1024],\"tile\":[64,1024]}";
   rj_treduce_result tr;
-  int distinct = 4 < ndev ? 4 : ndev;
+  rj_request r;
+  rj_treduce_plan p;
+  rjt_parse(ctx, big, &r);
+  plan_for(&r, RJ_TREDUCE_AUTO, &p);
+  ck_assert_int_eq(p.path, ndev >= 2 ? RJ_TREDUCE_SPLIT : RJ_TREDUCE_PEER);
   check_path(big, RJ_TREDUCE_AUTO, 5, 0, -1, 0, &tr);
-  if (distinct >= 3 && !no_peer && !no_split)
+  if (p.path == RJ_TREDUCE_SPLIT && !no_peer && !no_split) {
     ck_assert_str_eq(tr.path, "split");
-  else
-    ck_assert_msg(strcmp(tr.path, "split") != 0, "auto split on %d GPU(s)", distinct);
+    ck_assert(tr.root_share == p.slice[0].share);
+  } else {
+    ck_assert_msg(strcmp(tr.path, "split") != 0, "auto split on %d GPU(s)", ndev);
+  }
   check_path(small, RJ_TREDUCE_AUTO, 5, 0, -1, 0, &tr);
-  ck_assert_msg(strcmp(tr.path, "split") != 0, "auto split below 1 MiB per rank");
+  ck_assert_msg(strcmp(tr.path, "split") != 0, "auto split at 1 MiB per rank");
   ck_assert_int_eq(tr.slices, 1);
   ck_assert_int_eq(tr.gpus, 1);
+  ck_assert(tr.root_share == 1);
+}
+END_TEST
+
+/* rj_treduce_run on the caller's own buffers (rj_device_alloc, rank r on GPU r mod the count):
+ * i32 sums (exact) and f32 max over 5 ranks, root 3, on every path, three calls each (the
+ * context's streams, events and staging buffers are reused), then a staged call whose buffers
+ * exceed what the context keeps (> 64 MiB: allocated and freed by the call) and a small one
+ * after it.  The destination is compared with the host's result element by element; every source
+ * is read back unchanged; the reported times are positive. */
+static void own_buffers(int64_t rows, int64_t cols, rj_dtype dt, rj_op op, int ranks, int root,
+                        const rj_treduce_path *paths, int npaths, int calls) {
+  int64_t n = rows * cols;
+  size_t bytes = (size_t)n * 4;
+  rj_treduce_buf *b = calloc((size_t)ranks, sizeof *b);
+  uint32_t **host = calloc((size_t)ranks, sizeof *host);
+  uint32_t *want = malloc(bytes), *got = malloc(bytes);
+  ck_assert(b && host && want && got);
+  uint64_t x = 12345 + (uint64_t)n;
+  for (int r = 0; r < ranks; r++) {
+    host[r] = malloc(bytes);
+    ck_assert_ptr_nonnull(host[r]);
+    for (int64_t i = 0; i < n; i++) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      int32_t v = (int32_t)(x >> 40) % 2001 - 1000;
+      if (dt == RJ_F32) {
+        float f = (float)v / 7.0f;
+        memcpy(&host[r][i], &f, 4);
+      } else {
+        host[r][i] = (uint32_t)v;
+      }
+    }
+    b[r].device = r % ndev;
+    b[r].ndim = 2;
+    b[r].shape[0] = rows;
+    b[r].shape[1] = cols;
+    ck_assert_int_eq(rj_device_alloc(ctx, b[r].device, bytes, &b[r].ptr), RJ_OK);
+    ck_assert_int_eq(rj_memcpy_htod(ctx, b[r].device, b[r].ptr, host[r], bytes), RJ_OK);
+  }
+  for (int64_t i = 0; i < n; i++) { /* the host's result: exact for both */
+    if (dt == RJ_F32) {
+      float m = -INFINITY, f;
+      for (int r = 0; r < ranks; r++) {
+        memcpy(&f, &host[r][i], 4);
+        m = f > m ? f : m;
+      }
+      memcpy(&want[i], &m, 4);
+    } else {
+      uint32_t sum = 0;
+      for (int r = 0; r < ranks; r++)
+        sum += host[r][i];
+      want[i] = sum;
+    }
+  }
+  rj_treduce_group g;
+  rj_treduce_group_init(&g);
+  g.ranks = ranks;
+  g.root = root;
+  g.src = b;
+  g.dst = b[root];
+  g.op = op;
+  g.dtype = dt;
+  g.tile[0] = 64;
+  g.tile[1] = cols;
+  g.pingpong = 1;
+  ck_assert_int_eq(rj_device_alloc(ctx, g.dst.device, bytes, &g.dst.ptr), RJ_OK);
+  for (int pi = 0; pi < npaths; pi++)
+    for (int c = 0; c < calls; c++) {
+      memset(got, 0xA5, bytes);
+      ck_assert_int_eq(rj_memcpy_htod(ctx, g.dst.device, g.dst.ptr, got, bytes), RJ_OK);
+      g.path = paths[pi];
+      rj_treduce_result res;
+      rj_status s = rj_treduce_run(ctx, &g, NULL, &res);
+      if (s == RJ_EUNSUPPORTED && (paths[pi] == RJ_TREDUCE_PEER || paths[pi] >= RJ_TREDUCE_SPLIT))
+        break; /* no peer access between these GPUs: said by the other tests */
+      ck_assert_msg(s == RJ_OK, "rj_treduce_run, path %d, call %d: %s", paths[pi], c,
+                    rj_errmsg(ctx));
+      ck_assert_msg(res.ms > 0 && res.call_ms >= res.ms * 0.5, "ms %g, call_ms %g", res.ms,
+                    res.call_ms);
+      ck_assert_int_eq(rj_memcpy_dtoh(ctx, g.dst.device, got, g.dst.ptr, bytes), RJ_OK);
+      for (int64_t i = 0; i < n; i++)
+        ck_assert_msg(got[i] == want[i], "path %s (%d), call %d: element %lld is %08x, want %08x",
+                      res.path, paths[pi], c, (long long)i, got[i], want[i]);
+      cases_run++;
+    }
+  for (int r = 0; r < ranks; r++) { /* sources unchanged */
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, b[r].device, got, b[r].ptr, bytes), RJ_OK);
+    ck_assert_msg(memcmp(got, host[r], bytes) == 0, "rank %d's source changed", r);
+    ck_assert_int_eq(rj_device_free(ctx, b[r].device, b[r].ptr), RJ_OK);
+    free(host[r]);
+  }
+  ck_assert_int_eq(rj_device_free(ctx, g.dst.device, g.dst.ptr), RJ_OK);
+  free(b);
+  free(host);
+  free(want);
+  free(got);
+}
+
+START_TEST(caller_buffers) {
+  if (!gpu) return;
+  static const rj_treduce_path all[] = {RJ_TREDUCE_AUTO, RJ_TREDUCE_PEER, RJ_TREDUCE_STAGED,
+                                        RJ_TREDUCE_SPLIT, RJ_TREDUCE_SPLIT_EQUAL};
+  own_buffers(300, 257, RJ_I32, RJ_OP_SUM, 5, 3, all, 5, 3);
+  own_buffers(129, 1000, RJ_F32, RJ_OP_MAX, 5, 3, all, 5, 3);
+  static const rj_treduce_path staged[] = {RJ_TREDUCE_STAGED};
+  own_buffers(17000, 1024, RJ_I32, RJ_OP_SUM, 2, 1, staged, 1, 2); /* 66.4 MiB: not kept */
+  own_buffers(64, 64, RJ_I32, RJ_OP_SUM, 3, 0, staged, 1, 2);
 }
 END_TEST
 
@@ -325,6 +463,7 @@ int main(void) {
   tcase_add_test(tc, through_rj_check);
   tcase_add_test(tc, split_cuts);
   tcase_add_test(tc, auto_choice);
+  tcase_add_test(tc, caller_buffers);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);

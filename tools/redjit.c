@@ -15,7 +15,8 @@ static const char usage[] =
     "       redjit explain  REQUEST [--target T]\n"
     "       redjit run      REQUEST [--target T] [--seed N] [--device K] [--nans K]\n"
     "       redjit bench    REQUEST [--target T] [--device K]\n"
-    "       (run and bench of a treduce request also take --path auto|peer|staged|split)\n"
+    "       (run and bench of a treduce request also take --path auto|peer|staged|split|split-equal)\n"
+    "       redjit plan     TREDUCE_REQUEST [--gpus N] [--path auto|split|split-equal]\n"
     "       redjit variants\n"
     "REQUEST: a JSON file, - for standard input, or the JSON text itself ({...}).\n"
     "Exit: 0 ok, 1 run found a wrong result, 2 invalid request or no variant, 3 no GPU or CUDA "
@@ -100,7 +101,8 @@ static int fail_json(const char *msg, rj_status s) {
 typedef struct args {
   const char *cmd, *request, *emit;
   const char *ir, *entry; /* ptx --ir MODULE --entry KERNEL */
-  const char *path;       /* run / bench of a treduce request: --path */
+  const char *path;       /* run / bench / plan of a treduce request: --path */
+  int gpus;               /* plan: rank r on GPU r mod gpus (0: the GPUs present, else 1) */
   rj_check_opts check;
 } args;
 
@@ -129,6 +131,12 @@ static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
       a->entry = v;
     } else if (strcmp(o, "--path") == 0 && v) {
       a->path = v;
+    } else if (strcmp(o, "--gpus") == 0 && v) {
+      a->gpus = (int)strtol(v, &end, 10);
+      if (!*end && (a->gpus < 1 || a->gpus > RJ_TREDUCE_MAX_SLICES)) {
+        snprintf(err, n, "--gpus: %s is outside 1..%d", v, RJ_TREDUCE_MAX_SLICES);
+        return -1;
+      }
     } else if (strcmp(o, "--seed") == 0 && v) {
       a->check.seed = strtoull(v, &end, 10);
     } else if (strcmp(o, "--device") == 0 && v) {
@@ -156,13 +164,50 @@ static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
   return 0;
 }
 
+/* rj_treduce_path's names, as --path takes them */
+static const char *const path_names[] = {"auto", "peer", "staged", "split", "split-equal"};
+
 /* --path's value (auto when absent); -1 when it names none. */
 static int path_kind(const char *path) {
-  static const char *const names[] = {"auto", "peer", "staged", "split"}; /* rj_treduce_path */
   if (!path) return RJ_TREDUCE_AUTO;
-  for (int i = 0; i < 4; i++)
-    if (strcmp(path, names[i]) == 0) return i;
+  for (int i = 0; i < 5; i++)
+    if (strcmp(path, path_names[i]) == 0) return i;
   return -1;
+}
+
+/* `redjit plan`: the split plan of a treduce request with rank r on GPU r mod gpus, as JSON. */
+static int cmd_plan(rj_ctx *ctx, const rj_request *req, int path, int gpus) {
+  if (req->kind != RJ_KIND_TREDUCE)
+    return fail_json("kind: plan takes a treduce request", RJ_EINVAL);
+  if (!gpus && rj_device_count(ctx, &gpus) != RJ_OK) gpus = 0;
+  if (gpus < 1) gpus = 1;
+  int *dev = malloc(sizeof(int) * (size_t)req->u.treduce.ranks);
+  if (!dev) return fail_json("out of memory", RJ_ENOMEM);
+  for (int r = 0; r < req->u.treduce.ranks; r++)
+    dev[r] = r % gpus;
+  rj_treduce_plan *p = malloc(sizeof *p);
+  if (p) rj_treduce_plan_init(p);
+  rj_status s = p ? rj_treduce_plan_make(ctx, req, dev, (rj_treduce_path)path, p) : RJ_ENOMEM;
+  free(dev);
+  if (s) {
+    free(p);
+    return fail_json(p ? rj_errmsg(ctx) : "out of memory", s);
+  }
+  printf("{\"ok\": true, \"path\": \"%s\", \"ranks\": %d, \"gpus\": %d, \"bytes_per_rank\": %.0f, "
+         "\"peer_load\": %.4f, \"split_load\": %.4f, \"saved_bytes\": %.0f, \"dim\": %d, "
+         "\"slices\": [",
+         path_names[p->path], req->u.treduce.ranks, p->gpus, p->bytes_per_rank, p->peer_load,
+         p->split_load, p->saved_bytes, p->dim);
+  for (int i = 0; i < p->slices; i++) {
+    const rj_treduce_slice *sl = &p->slice[i];
+    printf("%s{\"gpu\": %d, \"local_ranks\": %d, \"start\": %lld, \"len\": %lld, \"share\": %.4f, "
+           "\"in\": %.4f, \"out\": %.4f, \"load\": %.4f}",
+           i ? ", " : "", sl->device, sl->local_ranks, (long long)sl->start, (long long)sl->len,
+           sl->share, sl->in, sl->out, sl->load);
+  }
+  printf("]}\n");
+  free(p);
+  return 0;
 }
 
 /* --emit's value; -1 when it names none. */
@@ -217,8 +262,9 @@ int main(int argc, char **argv) {
   args a;
   char why[256];
   if (parse_args(argc, argv, &a, why, sizeof why)) {
-    /* run and bench answer with one JSON line even here (CONTRACT.md) */
-    if (a.cmd && (strcmp(a.cmd, "run") == 0 || strcmp(a.cmd, "bench") == 0))
+    /* run and bench answer with one JSON line even here (CONTRACT.md), and so does plan */
+    if (a.cmd &&
+        (strcmp(a.cmd, "run") == 0 || strcmp(a.cmd, "bench") == 0 || strcmp(a.cmd, "plan") == 0))
       return fail_json(why, RJ_EINVAL);
     fprintf(stderr, "redjit: %s\n%s", why, usage);
     return 2;
@@ -229,7 +275,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   int rc = 2;
-  bool json_errors = strcmp(a.cmd, "run") == 0 || strcmp(a.cmd, "bench") == 0;
+  bool json_errors =
+      strcmp(a.cmd, "run") == 0 || strcmp(a.cmd, "bench") == 0 || strcmp(a.cmd, "plan") == 0;
   char *text = NULL;
   rj_request req;
   rj_status s;
@@ -264,12 +311,20 @@ int main(int argc, char **argv) {
   }
   int path = path_kind(a.path);
   if (a.path && (!json_errors || req.kind != RJ_KIND_TREDUCE || path < 0)) {
-    const char *why = path < 0 ? "--path: expected auto, peer, staged or split"
-                               : "--path: only run and bench of a treduce request take a path";
+    const char *why = path < 0
+                          ? "--path: expected auto, peer, staged, split or split-equal"
+                          : "--path: only run, bench and plan of a treduce request take a path";
     rc = json_errors ? fail_json(why, RJ_EINVAL) : (fprintf(stderr, "redjit: %s\n", why), 2);
     goto done;
   }
-  if (strcmp(a.cmd, "ptx") == 0) {
+  if (a.gpus && strcmp(a.cmd, "plan")) {
+    rc = json_errors ? fail_json("--gpus: only plan takes it", RJ_EINVAL)
+                     : (fprintf(stderr, "redjit: --gpus: only plan takes it\n"), 2);
+    goto done;
+  }
+  if (strcmp(a.cmd, "plan") == 0) {
+    rc = cmd_plan(ctx, &req, path, a.gpus);
+  } else if (strcmp(a.cmd, "ptx") == 0) {
     int what = emit_kind(a.emit);
     if (what < 0) goto done;
     rj_kernel *k;
@@ -309,8 +364,8 @@ int main(int argc, char **argv) {
            (long long)r.outside_written);
     if (req.kind == RJ_KIND_TREDUCE)
       printf(", \"path\": \"%s\", \"staged_ranks\": %d, \"peer_ranks\": %d, \"slices\": %d, "
-             "\"gpus\": %d, \"digest\": \"%016llx\"",
-             tr.path, tr.staged_ranks, tr.peer_ranks, tr.slices, tr.gpus,
+             "\"gpus\": %d, \"root_share\": %.4f, \"digest\": \"%016llx\"",
+             tr.path, tr.staged_ranks, tr.peer_ranks, tr.slices, tr.gpus, tr.root_share,
              (unsigned long long)tr.dst_digest);
     if (!r.ok) {
       printf(", \"error\": ");
@@ -332,7 +387,9 @@ int main(int argc, char **argv) {
     printf(", \"target\": ");
     json_string(stdout, b.target);
     if (req.kind == RJ_KIND_TREDUCE)
-      printf(", \"path\": \"%s\", \"slices\": %d, \"gpus\": %d", tr.path, tr.slices, tr.gpus);
+      printf(
+          ", \"path\": \"%s\", \"slices\": %d, \"gpus\": %d, \"root_share\": %.4f, \"call_ms\": %.5f",
+          tr.path, tr.slices, tr.gpus, tr.root_share, tr.call_ms);
     printf(", \"kernel_ms\": %.5f, \"bytes\": %.0f, \"gbps\": %.2f, \"runs\": %d}\n", b.kernel_ms,
            b.bytes, b.gbps, b.runs);
     rc = 0;

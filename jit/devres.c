@@ -1,0 +1,82 @@
+/* What a context keeps on each device between calls: treduce's streams, events and staging
+ * buffers (issue 5).  Creating a stream or an event, or allocating a staging buffer, costs the
+ * host microseconds to milliseconds per call; a context makes each once, in the device's primary
+ * context, and rj_ctx_free drains and releases them.  Staging buffers above JIT_STAGE_KEEP are
+ * not kept (a 1 GiB buffer is not worth holding for the next call): the caller frees those.
+ * Calls are synchronous and a context is used by one thread at a time, so a resource is never
+ * used by two calls at once. */
+#include "jit.h"
+
+#include <stdlib.h>
+
+static jit_devres *devres(rj_ctx *ctx, int dev) {
+  for (jit_devres *d = ctx->devres; d; d = d->next)
+    if (d->dev == dev) return d;
+  jit_devres *d = calloc(1, sizeof *d);
+  if (!d) return NULL;
+  d->dev = dev;
+  d->next = ctx->devres;
+  ctx->devres = d;
+  return d;
+}
+
+rj_status jit_dev_stream(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out) {
+  jit_devres *d = devres(ctx, dev);
+  if (!d) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  if (!d->stream[i]) {
+    rj_status s = rt_stream_new(rt, &d->stream[i], &ctx->err);
+    if (s) return s;
+  }
+  *out = d->stream[i];
+  return RJ_OK;
+}
+
+rj_status jit_dev_event(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out) {
+  jit_devres *d = devres(ctx, dev);
+  if (!d) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  if (!d->event[i]) {
+    rj_status s = rt_event_new(rt, &d->event[i], &ctx->err);
+    if (s) return s;
+  }
+  *out = d->event[i];
+  return RJ_OK;
+}
+
+rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, uint64_t *out,
+                        bool *temporary) {
+  *temporary = bytes > JIT_STAGE_KEEP;
+  if (*temporary) return rt_alloc(rt, bytes, out, &ctx->err);
+  jit_devres *d = devres(ctx, dev);
+  if (!d) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  if (d->stage_bytes[b] < bytes) { /* the last call drained: the old buffer is idle */
+    rt_free(rt, d->stage[b]);
+    d->stage[b] = 0;
+    d->stage_bytes[b] = 0;
+    rj_status s = rt_alloc(rt, bytes, &d->stage[b], &ctx->err);
+    if (s) return s;
+    d->stage_bytes[b] = bytes;
+  }
+  *out = d->stage[b];
+  return RJ_OK;
+}
+
+void jit_devres_free(rj_ctx *ctx) {
+  for (jit_devres *d = ctx->devres, *n; d; d = n) {
+    n = d->next;
+    ir_err e = {0};
+    if (ctx->cuda && rt_enter(ctx->cuda, d->dev, &e) == RJ_OK) {
+      for (int i = 0; i < JIT_DEV_STREAMS; i++)
+        if (d->stream[i]) {
+          rt_stream_sync(ctx->cuda, d->stream[i], &e);
+          rt_stream_free(ctx->cuda, d->stream[i]);
+        }
+      for (int i = 0; i < JIT_DEV_EVENTS; i++)
+        rt_event_free(ctx->cuda, d->event[i]);
+      for (int b = 0; b < 2; b++)
+        rt_free(ctx->cuda, d->stage[b]);
+      rt_leave(ctx->cuda);
+    }
+    free(d);
+  }
+  ctx->devres = NULL;
+}
