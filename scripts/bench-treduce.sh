@@ -2,11 +2,12 @@
 # treduce vs NCCL's reduce, one call on a multi-GPU machine (about 2-4 minutes on 2 x H200).
 # For 4 KiB .. 1 GiB per rank (f32 sum, root 0, shape [rows, 1024] tile [64, 1024], or [1, n]),
 # times redjit (`redjit bench`: ranks on GPUs r mod count, the whole operation on the root's
-# stream by CUDA events, median of 25 runs, 7 from 256 MiB) on the automatic path and on the
-# split path forced, then NCCL's reduce through torch.distributed (bench/treduce_nccl.py, one
-# process per GPU, the same sizes, warm-ups and run counts), in the same run.  Then, unless
-# EXTRA=0, redjit with two ranks per GPU (no NCCL equivalent: NCCL takes one rank per GPU), auto
-# vs split, at 16 / 64 / 256 MiB per rank.
+# stream by CUDA events, median of 25 runs, 7 from 256 MiB; also the host's time of a whole call)
+# on the automatic path and on the split path forced with balanced and with equal slices, then
+# NCCL's reduce through torch.distributed (bench/treduce_nccl.py, one process per GPU, the same
+# sizes, warm-ups and run counts), in the same run.  Then, unless EXTRA=0, redjit with two and
+# three ranks per GPU (no NCCL equivalent: NCCL takes one rank per GPU): peer, split (balanced),
+# split-equal and auto at 16 / 64 / 256 MiB per rank.
 # Writes JSON lines to $OUT/treduce-bench.jsonl, the table to stdout and $OUT/treduce-bench.txt.
 #   [CARRY=carry] [REDJIT_CLI=...] [NCCL_PY=...] [PY=python3] [MAX_LOG2=30] [EXTRA=1] \
 #     scripts/bench-treduce.sh [RANKS]
@@ -47,8 +48,7 @@ bench() {
 t0=$SECONDS
 max=${MAX_LOG2:-30} # 1 GiB per rank (MAX_LOG2 lowers it, for a quick try)
 for ((b = 12; b <= max; b += 2)); do # 4 KiB .. 1 GiB per rank
-  bench $b "$n" auto
-  bench $b "$n" split
+  for p in auto split split-equal; do bench $b "$n" $p; done
 done
 echo "redjit: $((SECONDS - t0)) s" | tee -a "$out/treduce-bench.txt"
 t0=$SECONDS
@@ -61,48 +61,58 @@ else
   echo "no torch for $PY: NCCL side skipped" | tee -a "$out/treduce_nccl.err"
 fi
 echo "nccl: $((SECONDS - t0)) s" | tee -a "$out/treduce-bench.txt"
-if [ "${EXTRA:-1}" != 0 ]; then
-  for b in 24 26 28; do
-    ((b <= max)) || continue
-    bench $b $((2 * n)) auto
-    bench $b $((2 * n)) split
+if [ "${EXTRA:-1}" != 0 ]; then # several ranks per GPU: peer, split (balanced), split-equal
+  for k in 2 3; do
+    for b in 24 26 28; do
+      ((b <= max)) || continue
+      for p in peer split split-equal auto; do bench $b $((k * n)) $p; done
+    done
   done
 fi
 
 "$PY" - "$log" "$n" <<'PY' | tee -a "$out/treduce-bench.txt"
 import json, sys
 n = int(sys.argv[2])
-rows, extra, fails = {}, {}, []
+rows, fails = {}, []  # (ranks, bytes) -> {column: (us, path, slices, root_share, call_us)}
 for line in open(sys.argv[1]):
     try: j = json.loads(line)
     except Exception: continue
     b = j["bytes_per_rank"]
     if j["engine"] == "nccl":
-        rows.setdefault(b, {})["nccl"] = j["ms"] * 1e3
+        rows.setdefault((j["ranks"], b), {})["nccl"] = (j["ms"] * 1e3, "nccl", 0, 0, None)
         continue
     r = j["result"]
     if not r.get("ok"):
         fails.append("%d B/rank, %d ranks, %s: %s" % (b, j["ranks"], j["asked"], r.get("error")))
         continue
-    table = rows if j["ranks"] == n else extra
-    table.setdefault(b, {})[j["asked"]] = (r["kernel_ms"] * 1e3, r.get("path", "?"), r.get("slices", 0))
+    rows.setdefault((j["ranks"], b), {})[j["asked"]] = (
+        r["kernel_ms"] * 1e3, r.get("path", "?"), r.get("slices", 0), r.get("root_share", 0),
+        r["call_ms"] * 1e3 if "call_ms" in r else None)
 
 def us(v): return "%.1f" % v if v is not None else "-"
 def sp(a, b): return "%.2fx" % (a / b) if a and b else "-"
-print("\ntreduce, f32 sum, %d ranks on %d GPUs, root 0: time of one call (us, median)" % (n, n))
-print("%12s %10s %7s %10s %7s %10s %9s %9s" % ("bytes/rank", "auto us", "path", "split us", "slices",
-      "nccl us", "auto/nccl", "split/nccl"))
-for b in sorted(rows):
-    a, s, c = rows[b].get("auto"), rows[b].get("split"), rows[b].get("nccl")
-    print("%12d %10s %7s %10s %7s %10s %9s %9s" % (b, us(a and a[0]), a[1] if a else "-", us(s and s[0]),
-          s[2] if s else "-", us(c), sp(c, a and a[0]), sp(c, s and s[0])))
-print("(speedup = nccl time / redjit time: > 1 means redjit is faster)")
-if extra:
-    print("\n%d ranks on %d GPUs (two per GPU; no NCCL equivalent): auto vs split" % (2 * n, n))
-    print("%12s %10s %7s %10s %7s %9s" % ("bytes/rank", "auto us", "path", "split us", "slices", "auto/split"))
-    for b in sorted(extra):
-        a, s = extra[b].get("auto"), extra[b].get("split")
-        print("%12d %10s %7s %10s %7s %9s" % (b, us(a and a[0]), a[1] if a else "-", us(s and s[0]),
-              s[2] if s else "-", sp(a and a[0], s and s[0])))
+def col(r, k, i=0): return r[k][i] if k in r else None
+print("\ntreduce, f32 sum, %d ranks on %d GPUs, root 0: GPU time of one call (us, median by events);"
+      " call = the host's time of the whole call" % (n, n))
+print("%12s %9s %6s %9s %9s %11s %9s %9s %9s %9s" % ("bytes/rank", "auto us", "path", "call us",
+      "split us", "split-eq us", "nccl us", "auto/nccl", "split/ncl", "split/eq"))
+for (k, b) in sorted(rows):
+    if k != n: continue
+    r = rows[(k, b)]
+    a, s, e, c = col(r, "auto"), col(r, "split"), col(r, "split-equal"), col(r, "nccl")
+    print("%12d %9s %6s %9s %9s %11s %9s %9s %9s %9s" % (b, us(a), col(r, "auto", 1) or "-",
+          us(col(r, "auto", 4)), us(s), us(e), us(c), sp(c, a), sp(c, s), sp(e, s)))
+print("(x = the second time over the first: > 1 means the first named is faster)")
+for per in (2, 3):
+    keys = sorted(b for (k, b) in rows if k == per * n)
+    if not keys: continue
+    print("\n%d ranks on %d GPUs (%d per GPU; no NCCL equivalent), root 0" % (per * n, n, per))
+    print("%12s %9s %9s %11s %9s %6s %10s %9s %9s" % ("bytes/rank", "peer us", "split us", "split-eq us",
+          "auto us", "path", "root share", "peer/split", "eq/split"))
+    for b in keys:
+        r = rows[(per * n, b)]
+        p, s, e, a = col(r, "peer"), col(r, "split"), col(r, "split-equal"), col(r, "auto")
+        print("%12d %9s %9s %11s %9s %6s %10s %9s %9s" % (b, us(p), us(s), us(e), us(a),
+              col(r, "auto", 1) or "-", "%.3f" % col(r, "split", 3) if s else "-", sp(p, s), sp(e, s)))
 for f in fails: print("FAILED:", f)
 PY
