@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
   memset(src, 0, sizeof src);
   float *host = calloc((size_t)rows * (size_t)cols, sizeof *host);
   double *t = malloc(sizeof *t * (size_t)calls);
-  int rc = 0;
+  int rc = !host || !t;
   for (int r = 0; r < ranks && !rc; r++) {
     src[r].device = r % ndev;
     src[r].ndim = 2;
@@ -85,14 +85,16 @@ int main(int argc, char **argv) {
       if (i >= 20) t[i - 20] = now_us() - t0;
     }
     if (s) {
-      printf("{\"path\": \"%s\", \"ok\": false, \"error\": \"%s\"}\n", p, rj_errmsg(ctx));
+      printf("{\"path\": \"%s\", \"ok\": false, \"status\": \"%s\"}\n", p, rj_status_name(s));
+      fprintf(stderr, "%s: %s\n", p, rj_errmsg(ctx));
       continue;
     }
     qsort(t, (size_t)calls, sizeof *t, cmp);
-    printf("{\"path\": \"%s\", \"ran\": \"%s\", \"ranks\": %d, \"gpus\": %d, \"bytes_per_rank\": %zu, "
-           "\"calls\": %d, \"call_us_median\": %.1f, \"p10\": %.1f, \"p90\": %.1f, \"gpu_us\": %.1f}\n",
-           p, res.path, ranks, ranks < ndev ? ranks : ndev, bytes, calls, t[calls / 2],
-           t[calls / 10], t[calls * 9 / 10], res.ms * 1e3);
+    printf(
+        "{\"path\": \"%s\", \"ran\": \"%s\", \"ranks\": %d, \"gpus\": %d, \"bytes_per_rank\": %zu, "
+        "\"calls\": %d, \"call_us_median\": %.1f, \"p10\": %.1f, \"p90\": %.1f, \"gpu_us\": %.1f}\n",
+        p, res.path, ranks, ranks < ndev ? ranks : ndev, bytes, calls, t[calls / 2], t[calls / 10],
+        t[calls * 9 / 10], res.ms * 1e3);
   }
   free(list);
   if (rc) fprintf(stderr, "setup failed: %s\n", rj_errmsg(ctx));

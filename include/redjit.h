@@ -562,7 +562,8 @@ typedef struct rj_treduce_result {
   int gpus;            /* GPUs that ran a slice (1 on peer / staged: the root's) */
   uint64_t dst_digest; /* rj_treduce_check only: FNV-1a 64 of the destination's elements' bytes
                           in row-major element order, so two paths compare bit for bit */
-  double root_share;   /* of the elements, those the root's GPU reduced (1 on peer / staged) */
+  double root_share;   /* of the elements, those the root's GPU reduced (1 on peer / staged and
+                          when every rank is on the root's GPU; 0 when there are none) */
   double call_ms;      /* the whole call by the host's clock: compile-cache lookups, launches,
                           waits (what a caller waits; ms above is the GPU's part) */
 } rj_treduce_result;
@@ -589,7 +590,8 @@ RJ_API rj_status rj_treduce_bench(rj_ctx *ctx, const rj_request *req, const rj_c
  * of those GPUs can access each other (the run checks; auto falls back to peer / staged when one
  * can't).  Needs no GPU.  The model counts the bytes each GPU receives (in) and sends (out), in
  * units of one rank's buffer B: on the split path GPU g reads its slice of every rank not on it
- * and, unless it is the root, writes its partial sums to the root; each GPU's load is
+ * and, unless it is the root, writes its partial sums to the root (under accum it also reads the
+ * destination's old values of its slice from the root); each GPU's load is
  * max(in, out, (in + out) / 1.45), the time its link needs in units of B crossing one direction
  * (1.45: both directions together, fitted on 2 x H200 NVLink).  The peer path's load is the
  * root's in, (ranks not on the root's GPU) B.  docs/TREDUCE.md. */
@@ -609,7 +611,8 @@ typedef struct rj_treduce_plan {
   rj_treduce_path path; /* what the call takes: RJ_TREDUCE_PEER or the split asked for / picked */
   int gpus;             /* distinct GPUs of the ranks */
   int dim;              /* the dim of the request's shape that is cut (-1: nothing to cut) */
-  int slices;           /* entries of slice[]: one per GPU, the root's first (3 on one GPU) */
+  int slices;           /* entries of slice[]: one per GPU, the root's first (3 on one GPU);
+                           1 (the root's) when there are fewer than two elements */
   double bytes_per_rank;
   double peer_load;   /* the root's on the peer path, in B */
   double split_load;  /* the busiest GPU's on the split path, in B */

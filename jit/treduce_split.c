@@ -2,11 +2,12 @@
  * buffer through the root's one ingress link; here the element range is cut into one slice per
  * GPU the ranks live on, and GPU g reduces slice g of every rank's source (peer reads, sources
  * only read) straight into the root's destination (peer writes; under accum it folds the
- * destination's old value, read from the root).  The slices are sized by a traffic model (bytes
- * into each GPU: targets() below) so that no GPU's incoming link carries more than it must; with
- * one rank per GPU that leaves the root without a slice.  The root's stream starts and ends the
- * operation, waiting for an event recorded after each other GPU's kernels; the call stays
- * synchronous.  rj_treduce_plan_make shows the plan without running it.
+ * destination's old value, read from the root).  The slices are sized by a model of the GPUs'
+ * link traffic (each GPU's load, max(in, out, (in + out) / KAPPA): targets() below), minimising
+ * the busiest GPU's load; with one rank on each of 4 or more GPUs that leaves the root without a
+ * slice, on 2 GPUs with several ranks each it gives the root most of them.  The root's stream
+ * starts and ends the operation, waiting for an event recorded after each other GPU's kernels;
+ * the call stays synchronous.  rj_treduce_plan_make shows the plan without running it.
  *
  * A slice is a request of its own: the same request with the cut dim's extent replaced by the
  * slice's and the whole's strides made explicit, launched on pointers offset on the host by the
@@ -43,6 +44,9 @@
 #define SPLIT_ONE_GPU 3
 /* A cut is good enough when no slice holds more than SPLIT_SLACK times its target share. */
 #define SPLIT_SLACK 1.125
+/* Lane i of a split on one GPU uses the context's stream i and event 2 + i of that GPU. */
+_Static_assert(SPLIT_ONE_GPU <= JIT_DEV_STREAMS && 2 + SPLIT_ONE_GPU <= JIT_DEV_EVENTS,
+               "the context keeps too few streams / events per device for SPLIT_ONE_GPU");
 
 /* How the element range is cut: slices [start, start + len) of padded dim `dim`; slice i runs on
  * the plan's GPU i (len 0: it idles). */
@@ -308,10 +312,14 @@ RJ_API rj_status rj_treduce_plan_make(rj_ctx *ctx, const rj_request *req, const 
   if (req->kind != RJ_KIND_TREDUCE)
     return jit_status(ctx, ir_fail(e, RJ_EINVAL, "kind: %s, plans are made for treduce requests",
                                    ir_kind_name(req->kind)));
-  if (path != RJ_TREDUCE_AUTO && path != RJ_TREDUCE_SPLIT && path != RJ_TREDUCE_SPLIT_EQUAL)
-    return jit_status(
-        ctx,
-        ir_fail(e, RJ_EINVAL, "path: %d; plans are made for auto, split and split-equal", path));
+  if (path != RJ_TREDUCE_AUTO && path != RJ_TREDUCE_SPLIT && path != RJ_TREDUCE_SPLIT_EQUAL) {
+    const char *name = path == RJ_TREDUCE_PEER     ? "peer"
+                       : path == RJ_TREDUCE_STAGED ? "staged"
+                                                   : "?";
+    return jit_status(ctx, ir_fail(e, RJ_EINVAL,
+                                   "path: %d (%s); plans are made for auto, split and split-equal",
+                                   path, name));
+  }
   for (int r = 0; r < req->u.treduce.ranks; r++)
     if (rank_device[r] < 0)
       return jit_status(
@@ -462,7 +470,7 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
   for (int i = 0; g.numel && i < c->n; i++)
     res->slices += c->len[i] > 0;
   res->gpus = G >= 2 ? res->slices : res->slices > 0;
-  res->root_share = g.numel ? (double)c->len[0] / (double)g.shape[c->dim] : 0;
+  res->root_share = !g.numel ? 0 : G < 2 ? 1 : (double)c->len[0] / (double)g.shape[c->dim];
   /* 3. per non-empty slice: the sources in fold order, offset to the slice; its kernels */
   int per = (N + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL, nl = 0;
   uint64_t *table = malloc(sizeof(uint64_t) * (size_t)N * (size_t)c->n);

@@ -301,9 +301,9 @@ static void plan_invariants(const rj_request *r, const int *dev, rj_treduce_path
     ck_assert_int_eq(p->path, path);
 }
 
-/* The model's optimum on fine cuts: one rank per GPU leaves the root without a slice (each GPU
- * moving one buffer each way: 2 / 1.45); 2 of 4 ranks on each of 2 GPUs gives the root 0.633
- * (1.633 B, against 1.72 B for equal slices and 2 B for peer), more under accum; 2 ranks on 2
+/* The model's optimum on fine cuts: one rank on each of 4 GPUs leaves the root without a slice
+ * (each GPU moving one buffer each way: 2 / 1.45); 2 of 4 ranks on each of 2 GPUs gives the root
+ * 0.633 (1.633 B, against 1.72 B for equal slices and 2 B for peer), more under accum; 2 ranks on 2
  * GPUs: everything on the root (the peer path's load, so auto stays on peer); equal slices are
  * equal; auto's threshold. */
 START_TEST(split_plan_model) {

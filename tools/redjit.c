@@ -132,8 +132,9 @@ static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
     } else if (strcmp(o, "--path") == 0 && v) {
       a->path = v;
     } else if (strcmp(o, "--gpus") == 0 && v) {
-      a->gpus = (int)strtol(v, &end, 10);
-      if (!*end && (a->gpus < 1 || a->gpus > RJ_TREDUCE_MAX_SLICES)) {
+      long g = strtol(v, &end, 10);
+      a->gpus = g < 1 || g > RJ_TREDUCE_MAX_SLICES ? -1 : (int)g;
+      if (!*end && a->gpus < 0) {
         snprintf(err, n, "--gpus: %s is outside 1..%d", v, RJ_TREDUCE_MAX_SLICES);
         return -1;
       }
