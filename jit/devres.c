@@ -20,26 +20,25 @@ static jit_devres *devres(rj_ctx *ctx, int dev) {
   return d;
 }
 
-rj_status jit_dev_stream(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out) {
+/* Stream or event i of dev, made on first use. */
+static rj_status cached(rj_ctx *ctx, rt_cuda *rt, int dev, bool stream, int i, void **out) {
   jit_devres *d = devres(ctx, dev);
   if (!d) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-  if (!d->stream[i]) {
-    rj_status s = rt_stream_new(rt, &d->stream[i], &ctx->err);
+  void **slot = stream ? &d->stream[i] : &d->event[i];
+  if (!*slot) {
+    rj_status s = stream ? rt_stream_new(rt, slot, &ctx->err) : rt_event_new(rt, slot, &ctx->err);
     if (s) return s;
   }
-  *out = d->stream[i];
+  *out = *slot;
   return RJ_OK;
 }
 
+rj_status jit_dev_stream(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out) {
+  return cached(ctx, rt, dev, true, i, out);
+}
+
 rj_status jit_dev_event(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out) {
-  jit_devres *d = devres(ctx, dev);
-  if (!d) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-  if (!d->event[i]) {
-    rj_status s = rt_event_new(rt, &d->event[i], &ctx->err);
-    if (s) return s;
-  }
-  *out = d->event[i];
-  return RJ_OK;
+  return cached(ctx, rt, dev, false, i, out);
 }
 
 rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, uint64_t *out,

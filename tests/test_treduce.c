@@ -361,6 +361,14 @@ static int rnd(int n) {
   return (int)(lcg >> 33) % n;
 }
 
+/* Parses json into r (through copy: rjt_fmt's buffer is reused) and draws each rank's GPU. */
+static void random_map(const char *json, char *copy, size_t n, int gpus, rj_request *r, int *dev) {
+  snprintf(copy, n, "%s", json);
+  rjt_parse(ctx, copy, r);
+  for (int k = 0; k < r->u.treduce.ranks; k++)
+    dev[k] = rnd(gpus);
+}
+
 /* The balanced shares are the model's optimum: on a fine cut (65536 single rows), no other share
  * vector — equal ones, random ones, each GPU alone — has a smaller largest load. */
 START_TEST(split_plan_optimal) {
@@ -371,12 +379,9 @@ START_TEST(split_plan_optimal) {
                 "\"shape\":[65536],\"tile\":[1,1]%s}",
                 ranks, rnd(ranks), accum ? ",\"accum\":true" : "");
     char copy[256];
-    snprintf(copy, sizeof copy, "%s", json);
     rj_request r;
-    rjt_parse(ctx, copy, &r);
     int dev[12];
-    for (int k = 0; k < ranks; k++)
-      dev[k] = rnd(gpus);
+    random_map(json, copy, sizeof copy, gpus, &r, dev);
     rj_treduce_plan p;
     rj_treduce_plan_init(&p);
     ck_assert_int_eq(rj_treduce_plan_make(ctx, &r, dev, RJ_TREDUCE_SPLIT, &p), RJ_OK);
@@ -422,12 +427,9 @@ START_TEST(split_plan_random) {
                                "\"root\":%d,\"shape\":[%s],\"tile\":[%s]%s}",
                                dt, ranks, root, shape, tile, RND(3) ? "" : ",\"accum\":true");
     char copy[512];
-    snprintf(copy, sizeof copy, "%s", json);
     rj_request r;
-    rjt_parse(ctx, copy, &r);
     int dev[12];
-    for (int k = 0; k < ranks; k++)
-      dev[k] = RND(gpus);
+    random_map(json, copy, sizeof copy, gpus, &r, dev);
     static const rj_treduce_path paths[] = {RJ_TREDUCE_AUTO, RJ_TREDUCE_SPLIT,
                                             RJ_TREDUCE_SPLIT_EQUAL};
     rj_treduce_plan p[3];
