@@ -238,18 +238,30 @@ static rj_status begin(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
   return s;
 }
 
+static rj_status bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                       rj_treduce_path path, rj_bench_result *res, rj_treduce_result *tr);
+
+/* rj_treduce_check (cres) and rj_treduce_bench (bres): results cleared, the request and path
+ * checked, then the run. */
+static rj_status entry(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                       rj_treduce_path path, rj_check_result *cres, rj_bench_result *bres,
+                       rj_treduce_result *tres, const char *who) {
+  rj_check_opts dflt;
+  rj_treduce_result tl;
+  if (!tres) tres = &tl;
+  if (cres) memset(cres, 0, sizeof *cres);
+  if (bres) memset(bres, 0, sizeof *bres);
+  memset(tres, 0, sizeof *tres);
+  rj_status s = begin(ctx, req, &o, &dflt, path, who);
+  if (!s) s = cres ? check(ctx, req, o, path, cres, tres) : bench(ctx, req, o, path, bres, tres);
+  return jit_status(ctx, s);
+}
+
 RJ_API rj_status rj_treduce_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                                   rj_treduce_path path, rj_check_result *res,
                                   rj_treduce_result *tres) {
-  rj_check_opts dflt;
-  rj_treduce_result tl;
   JIT_NEED(ctx, res, "res");
-  if (!tres) tres = &tl;
-  memset(res, 0, sizeof *res);
-  memset(tres, 0, sizeof *tres);
-  rj_status s = begin(ctx, req, &o, &dflt, path, "rj_treduce_check");
-  if (!s) s = check(ctx, req, o, path, res, tres);
-  return jit_status(ctx, s);
+  return entry(ctx, req, o, path, res, NULL, tres, "rj_treduce_check");
 }
 
 rj_status jit_check_treduce(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
@@ -300,15 +312,8 @@ out:
 RJ_API rj_status rj_treduce_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                                   rj_treduce_path path, rj_bench_result *res,
                                   rj_treduce_result *tres) {
-  rj_check_opts dflt;
-  rj_treduce_result tl;
   JIT_NEED(ctx, res, "res");
-  if (!tres) tres = &tl;
-  memset(res, 0, sizeof *res);
-  memset(tres, 0, sizeof *tres);
-  rj_status s = begin(ctx, req, &o, &dflt, path, "rj_treduce_bench");
-  if (!s) s = bench(ctx, req, o, path, res, tres);
-  return jit_status(ctx, s);
+  return entry(ctx, req, o, path, NULL, res, tres, "rj_treduce_bench");
 }
 
 rj_status jit_bench_treduce(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
