@@ -34,6 +34,10 @@ struct rt_cuda {
   CUresult (*EventRecord)(CUevent, CUstream);
   CUresult (*EventSynchronize)(CUevent);
   CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+  /* treduce's per-chunk calls (looked up once: the ring path makes thousands per call) */
+  CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned);
+  CUresult (*MemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
+  CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   int retained[64]; /* primary contexts retained, per device */
   CUcontext ctx[64];
 };
@@ -89,6 +93,9 @@ rj_status rt_open(rt_cuda **out, ir_err *e) {
       {(void **)&rt->EventRecord, "cuEventRecord"},
       {(void **)&rt->EventSynchronize, "cuEventSynchronize"},
       {(void **)&rt->EventElapsedTime, "cuEventElapsedTime"},
+      {(void **)&rt->StreamWaitEvent, "cuStreamWaitEvent"},
+      {(void **)&rt->MemcpyPeerAsync, "cuMemcpyPeerAsync"},
+      {(void **)&rt->MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"},
   };
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
     *syms[i].slot = dlsym(lib, syms[i].name);
@@ -141,6 +148,10 @@ rj_status rt_device_cc(rt_cuda *rt, int dev, int *major, int *minor, ir_err *e) 
 
 /* dev's primary context, retained once per rt_cuda (released by rt_close). */
 static rj_status primary(rt_cuda *rt, int dev, CUcontext *out, ir_err *e) {
+  if (dev >= 0 && dev < 64 && rt->retained[dev]) { /* the per-chunk path: no driver call */
+    *out = rt->ctx[dev];
+    return RJ_OK;
+  }
   int n = 0;
   CK("cuDeviceGetCount", rt->DeviceGetCount(&n));
   if (dev < 0 || dev >= n || dev >= 64)
@@ -312,24 +323,23 @@ void rt_event_free(rt_cuda *rt, void *ev) {
 }
 
 rj_status rt_stream_wait(rt_cuda *rt, void *stream, void *ev, ir_err *e) {
-  SYM(f, "cuStreamWaitEvent", CUstream, CUevent, unsigned);
-  CK("cuStreamWaitEvent", f((CUstream)stream, (CUevent)ev, 0));
+  CK("cuStreamWaitEvent", rt->StreamWaitEvent((CUstream)stream, (CUevent)ev, 0));
   return RJ_OK;
 }
 
 rj_status rt_copy_peer_async(rt_cuda *rt, uint64_t dst, int dst_dev, uint64_t src, int src_dev,
                              size_t bytes, void *stream, ir_err *e) {
   if (dst_dev == src_dev) { /* ranks sharing the root's GPU: a plain device-to-device copy */
-    SYM(g, "cuMemcpyDtoDAsync_v2", CUdeviceptr, CUdeviceptr, size_t, CUstream);
-    CK("cuMemcpyDtoDAsync", g((CUdeviceptr)dst, (CUdeviceptr)src, bytes, (CUstream)stream));
+    CK("cuMemcpyDtoDAsync",
+       rt->MemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, bytes, (CUstream)stream));
     return RJ_OK;
   }
-  SYM(f, "cuMemcpyPeerAsync", CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
   CUcontext dc, sc;
   rj_status s = primary(rt, dst_dev, &dc, e);
   if (!s) s = primary(rt, src_dev, &sc, e);
   if (s) return s;
-  CK("cuMemcpyPeerAsync", f((CUdeviceptr)dst, dc, (CUdeviceptr)src, sc, bytes, (CUstream)stream));
+  CK("cuMemcpyPeerAsync",
+     rt->MemcpyPeerAsync((CUdeviceptr)dst, dc, (CUdeviceptr)src, sc, bytes, (CUstream)stream));
   return RJ_OK;
 }
 
