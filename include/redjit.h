@@ -503,19 +503,32 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
  * and (up to 64 MiB each) staging buffers a call uses are kept in ctx for the next call and
  * released by rj_ctx_free.  See docs/TREDUCE.md. */
 typedef enum rj_treduce_path {
-  RJ_TREDUCE_AUTO = 0,       /* split where the link model says it saves >= 8 MiB of the busiest
-                                GPU's link time and every GPU pair can access each other; otherwise
-                                direct where possible, staged where not */
-  RJ_TREDUCE_PEER = 1,       /* every rank read directly; RJ_EUNSUPPORTED where a GPU pair can't */
-  RJ_TREDUCE_STAGED = 2,     /* every rank other than the root staged by cuMemcpyPeerAsync */
-  RJ_TREDUCE_SPLIT = 3,      /* the element range cut into one slice per GPU the ranks live on, each
-                                reduced by its GPU straight into the root's destination (peer reads
-                                and writes; RJ_EUNSUPPORTED where a GPU pair can't), the slices sized
-                                to minimise the busiest GPU's modelled link load
-                                (rj_treduce_plan_make; a GPU may get none); all ranks on one GPU: 3
-                                slices on 3 streams of it.  Results are bit for bit the peer path's
-                                (same per-element fold order) */
-  RJ_TREDUCE_SPLIT_EQUAL = 4 /* the split path with one equal slice per GPU */
+  RJ_TREDUCE_AUTO = 0,   /* split where the link model says it saves >= 8 MiB of the busiest
+                            GPU's link time and every GPU pair can access each other; otherwise
+                            direct where possible, staged where not */
+  RJ_TREDUCE_PEER = 1,   /* every rank read directly; RJ_EUNSUPPORTED where a GPU pair can't */
+  RJ_TREDUCE_STAGED = 2, /* every rank other than the root staged by cuMemcpyPeerAsync */
+  RJ_TREDUCE_SPLIT = 3,  /* the element range cut into one slice per GPU the ranks live on, each
+                            reduced by its GPU straight into the root's destination (peer reads
+                            and writes; RJ_EUNSUPPORTED where a GPU pair can't), the slices sized
+                            to minimise the busiest GPU's modelled link load
+                            (rj_treduce_plan_make; a GPU may get none); all ranks on one GPU: 3
+                            slices on 3 streams of it.  Results are bit for bit the peer path's
+                            (same per-element fold order) */
+  RJ_TREDUCE_SPLIT_EQUAL = 4, /* the split path with one equal slice per GPU */
+  RJ_TREDUCE_RING = 5         /* a chain through the ranks' GPUs in fold order (the root's first):
+                                 each hop folds the partial result it received with its GPU's
+                                 ranks and its copy engine pushes the result on to the next hop's
+                                 GPU, the last into the root's destination, pipelined in chunks
+                                 (every link carries one buffer, one way).  Dense row-major
+                                 sources and destination only, not a sum of f16 / bf16 (the
+                                 partial sums would round at every hop), at most 4 runs of ranks
+                                 per GPU in fold order; RJ_EUNSUPPORTED otherwise, naming the
+                                 cause.  All ranks on one GPU: up to 3 hops on it.  Bit for bit
+                                 the peer path's results.  Only when asked for: on 4 x H200 it
+                                 measured slower than the split path (docs/TREDUCE.md).  It needs
+                                 peer access only between consecutive hops' GPUs, for speed (the
+                                 copies go through the host where there is none) */
 } rj_treduce_path;
 
 #define RJ_TREDUCE_MAX_DIMS 5
@@ -550,7 +563,8 @@ typedef struct rj_treduce_group {
 typedef struct rj_treduce_result {
   char variant[RJ_NAME_MAX];
   char target[16];
-  char path[8]; /* "peer" (every rank read directly by the root's kernel), "staged" or "split" */
+  char path[8];     /* "peer" (every rank read directly by the root's kernel), "staged", "split" or
+                       "ring" */
   int direct_ranks; /* ranks the kernel read in place (the root's and same-GPU ones included) */
   int peer_ranks;   /* of those, on another GPU through peer access */
   int staged_ranks; /* copied to the root with cuMemcpyPeerAsync */
@@ -566,6 +580,7 @@ typedef struct rj_treduce_result {
                           when every rank is on the root's GPU; 0 when there are none) */
   double call_ms;      /* the whole call by the host's clock: compile-cache lookups, launches,
                           waits (what a caller waits; ms above is the GPU's part) */
+  int hops;            /* the ring path: hops of the chain (its chunks are in slices); else 0 */
 } rj_treduce_result;
 
 RJ_API void rj_treduce_group_init(rj_treduce_group *g);
@@ -618,6 +633,12 @@ typedef struct rj_treduce_plan {
   double split_load;  /* the busiest GPU's on the split path, in B */
   double saved_bytes; /* (peer_load - split_load) B: auto splits from 8 MiB */
   rj_treduce_slice slice[RJ_TREDUCE_MAX_SLICES];
+  /* The ring path (RJ_TREDUCE_RING) for the same request and GPUs.  Its load is the busiest
+   * GPU's link traffic in B, one way: every hop's result crosses one link. */
+  int hops;           /* of the chain; 0 when the ring can't run it */
+  int chunks;         /* pieces the element range is pipelined in */
+  double ring_load;   /* -1 when the ring can't run it (ring_why says why) */
+  char ring_why[128]; /* empty when it can */
 } rj_treduce_plan;
 
 RJ_API void rj_treduce_plan_init(rj_treduce_plan *p);

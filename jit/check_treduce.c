@@ -233,7 +233,7 @@ static rj_status begin(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
   if (!s && req->kind != RJ_KIND_TREDUCE)
     s = ir_fail(&ctx->err, RJ_EINVAL, "kind: %s, %s runs treduce requests", ir_kind_name(req->kind),
                 who);
-  if (!s && (unsigned)path > RJ_TREDUCE_SPLIT_EQUAL)
+  if (!s && (unsigned)path > RJ_TREDUCE_RING)
     s = ir_fail(&ctx->err, RJ_EINVAL, "path: unknown value %d", path);
   return s;
 }

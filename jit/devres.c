@@ -71,7 +71,7 @@ void jit_devres_free(rj_ctx *ctx) {
         }
       for (int i = 0; i < JIT_DEV_EVENTS; i++)
         rt_event_free(ctx->cuda, d->event[i]);
-      for (int b = 0; b < 2; b++)
+      for (int b = 0; b < JIT_DEV_STAGES; b++)
         rt_free(ctx->cuda, d->stage[b]);
       rt_leave(ctx->cuda);
     }

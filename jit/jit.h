@@ -39,14 +39,15 @@ struct rj_kernel {
 
 /* devres.c: what a context keeps on one device between calls (treduce's streams, events and
  * staging buffers), made on first use. */
-#define JIT_DEV_STREAMS 4
-#define JIT_DEV_EVENTS 8
+#define JIT_DEV_STREAMS 8
+#define JIT_DEV_EVENTS 18
+#define JIT_DEV_STAGES 3                  /* staging slots: 0, 1 the staged path, 2 the ring path */
 #define JIT_STAGE_KEEP ((size_t)64 << 20) /* larger staging buffers are not kept */
 typedef struct jit_devres {
   int dev;
   void *stream[JIT_DEV_STREAMS], *event[JIT_DEV_EVENTS];
-  uint64_t stage[2];
-  size_t stage_bytes[2];
+  uint64_t stage[JIT_DEV_STAGES];
+  size_t stage_bytes[JIT_DEV_STAGES];
   struct jit_devres *next;
 } jit_devres;
 

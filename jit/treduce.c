@@ -13,7 +13,8 @@
  * When every rank is direct and there are at most 128, the request runs as given (one kernel,
  * the one `redjit ptx` shows).  Otherwise the direct ranks (root first) go in launches of up to
  * 128, the later ones accumulating, then the staged ranks.
- * The split path (every GPU reduces one slice of the element range) is jit/treduce_split.c. */
+ * The split path (every GPU reduces one slice of the element range) is jit/treduce_split.c, the
+ * ring path (a chain through the GPUs, asked for only) jit/treduce_ring.c. */
 #include "treduce.h"
 
 #include <inttypes.h>
@@ -81,7 +82,7 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *g, rj_request 
   if (g->root < 0 || g->root >= g->ranks)
     return ir_fail(e, RJ_EINVAL, "root: %d is outside 0..%d", g->root, g->ranks - 1);
   if (!g->src) return ir_fail(e, RJ_EINVAL, "src: NULL (expected %d rank buffers)", g->ranks);
-  if ((unsigned)g->path > RJ_TREDUCE_SPLIT_EQUAL)
+  if ((unsigned)g->path > RJ_TREDUCE_RING)
     return ir_fail(e, RJ_EINVAL, "path: unknown value %d", g->path);
   if (!ir_dtype(g->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value %d", g->dtype);
   int bytes = ir_dtype(g->dtype)->bytes;
@@ -231,9 +232,11 @@ static rj_status exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, c
   for (int r = 0; r < N; r++)
     if (dev[r] < 0 || dev[r] >= ndev)
       return ir_fail(e, RJ_EINVAL, "src[%d].device: no GPU %d (%d present)", r, dev[r], ndev);
-  /* 0. the split path, asked for or picked (it declines, under auto, when a GPU pair can't) */
-  bool forced = path == RJ_TREDUCE_SPLIT || path == RJ_TREDUCE_SPLIT_EQUAL;
-  if (forced || (path == RJ_TREDUCE_AUTO && jit_treduce_auto_split(req, dev))) {
+  /* 0. the ring path (asked for), the split path (asked for or picked: under auto it declines
+   * when a GPU pair can't reach the other) */
+  if (path == RJ_TREDUCE_RING) return jit_treduce_ring(ctx, rt, req, src, dev, dst, opt, res);
+  rj_treduce_path take = path == RJ_TREDUCE_AUTO ? jit_treduce_auto(req, dev) : path;
+  if (take == RJ_TREDUCE_SPLIT || take == RJ_TREDUCE_SPLIT_EQUAL) {
     bool declined = false;
     s = jit_treduce_split(ctx, rt, req, src, dev, dst, path, opt, res, &declined);
     if (s || !declined) return s;

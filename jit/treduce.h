@@ -38,13 +38,24 @@ rj_status jit_treduce_fold(rj_ctx *ctx, const rj_request *req, const uint64_t *t
 rj_status jit_treduce_launch(rj_ctx *ctx, rt_cuda *rt, jit_tr_launch *l, void *stream,
                              rj_treduce_result *res);
 
-/* treduce_split.c: whether path auto takes the split path (the traffic model's saving, given the
- * ranks' GPUs), and the path itself (path: RJ_TREDUCE_SPLIT or _SPLIT_EQUAL forced, or
- * RJ_TREDUCE_AUTO).  Under auto it sets *declined, touching nothing, when a pair of the GPUs
- * cannot access each other; forced, that is RJ_EUNSUPPORTED naming the pair. */
-bool jit_treduce_auto_split(const rj_request *req, const int *dev);
+/* treduce_split.c: the path auto takes for the ranks' GPUs (RJ_TREDUCE_PEER or _SPLIT: the
+ * traffic model's saving, assuming peer access), and the split path itself (path:
+ * RJ_TREDUCE_SPLIT or _SPLIT_EQUAL forced, or RJ_TREDUCE_AUTO).  Under auto it sets *declined,
+ * touching nothing, when a pair of the GPUs cannot access each other; forced, that is
+ * RJ_EUNSUPPORTED naming the pair. */
+rj_treduce_path jit_treduce_auto(const rj_request *req, const int *dev);
 rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
                             const int *dev, uint64_t dst, rj_treduce_path path,
                             const rj_options *opt, rj_treduce_result *res, bool *declined);
+
+/* treduce_ring.c: the ring path's load (the busiest GPU's link traffic, in rank buffers, one
+ * way), hops and chunks for a request with rank r on GPU dev[r]; -1 (and why) when the ring
+ * can't run it.  The path itself (only when asked for: RJ_EUNSUPPORTED, naming the cause, when
+ * it can't run the request). */
+double jit_treduce_ring_facts(const rj_request *req, const int *dev, int *hops, int64_t *nchunks,
+                              char *why, size_t nwhy);
+rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
+                           const int *dev, uint64_t dst, const rj_options *opt,
+                           rj_treduce_result *res);
 
 #endif

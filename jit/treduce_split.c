@@ -280,13 +280,18 @@ static int make_plan(const rj_request *req, const int *dev, bool equal, plan *p)
   return p->G;
 }
 
-static bool auto_splits(const plan *p) {
-  return p->G >= 2 && (p->peer_load - p->split_load) * p->bytes >= SPLIT_MIN_SAVED;
+/* Auto's path: split on two or more GPUs where it saves at least SPLIT_MIN_SAVED against the peer
+ * path, else peer.  Never the ring: on 4 x H200 it measured slower than the split at every size
+ * (docs/TREDUCE.md), so it stays a path to ask for. */
+static rj_treduce_path auto_path(const plan *p) {
+  return p->G >= 2 && (p->peer_load - p->split_load) * p->bytes >= SPLIT_MIN_SAVED
+             ? RJ_TREDUCE_SPLIT
+             : RJ_TREDUCE_PEER;
 }
 
-bool jit_treduce_auto_split(const rj_request *req, const int *dev) {
+rj_treduce_path jit_treduce_auto(const rj_request *req, const int *dev) {
   plan p;
-  return make_plan(req, dev, false, &p) >= 2 && auto_splits(&p);
+  return make_plan(req, dev, false, &p) >= 2 ? auto_path(&p) : RJ_TREDUCE_PEER;
 }
 
 RJ_API void rj_treduce_plan_init(rj_treduce_plan *p) {
@@ -312,12 +317,14 @@ RJ_API rj_status rj_treduce_plan_make(rj_ctx *ctx, const rj_request *req, const 
   if (req->kind != RJ_KIND_TREDUCE)
     return jit_status(ctx, ir_fail(e, RJ_EINVAL, "kind: %s, plans are made for treduce requests",
                                    ir_kind_name(req->kind)));
-  if (path != RJ_TREDUCE_AUTO && path != RJ_TREDUCE_SPLIT && path != RJ_TREDUCE_SPLIT_EQUAL) {
+  if (path != RJ_TREDUCE_AUTO && path != RJ_TREDUCE_SPLIT && path != RJ_TREDUCE_SPLIT_EQUAL &&
+      path != RJ_TREDUCE_RING) {
     const char *name = path == RJ_TREDUCE_PEER     ? "peer"
                        : path == RJ_TREDUCE_STAGED ? "staged"
                                                    : "?";
     return jit_status(ctx, ir_fail(e, RJ_EINVAL,
-                                   "path: %d (%s); plans are made for auto, split and split-equal",
+                                   "path: %d (%s); plans are made for auto, split, split-equal "
+                                   "and ring",
                                    path, name));
   }
   for (int r = 0; r < req->u.treduce.ranks; r++)
@@ -331,7 +338,11 @@ RJ_API rj_status rj_treduce_plan_make(rj_ctx *ctx, const rj_request *req, const 
                                    "than %d GPUs",
                                    MAX_SLICES));
   rj_treduce_plan_init(out);
-  out->path = path != RJ_TREDUCE_AUTO ? path : auto_splits(&p) ? RJ_TREDUCE_SPLIT : RJ_TREDUCE_PEER;
+  int64_t nc = 0;
+  out->ring_load = jit_treduce_ring_facts(req, rank_device, &out->hops, &nc, out->ring_why,
+                                          sizeof out->ring_why);
+  out->chunks = (int)nc;
+  out->path = path != RJ_TREDUCE_AUTO ? path : auto_path(&p);
   out->gpus = p.G;
   int pad = 5 - req->u.treduce.ndim;
   bool cut = p.bytes > 0 && p.c.n > 1 && p.c.dim >= pad;

@@ -9,7 +9,7 @@
 #include "rjtest.h"
 
 static rj_ctx *ctx;
-static int gpu, ndev, cases_run, split_cases, no_peer, no_split;
+static int gpu, ndev, cases_run, split_cases, ring_cases, ring_refused, no_peer, no_split;
 static void setup(void) {
   ctx = rj_ctx_new();
   gpu = rjt_have_gpu(ctx);
@@ -65,6 +65,55 @@ static void plan_for(const rj_request *r, rj_treduce_path path, rj_treduce_plan 
     dev[k] = k % ndev;
   rj_treduce_plan_init(p);
   ck_assert_int_eq(rj_treduce_plan_make(ctx, r, dev, path, p), RJ_OK);
+}
+
+/* Whether a treduce request has strides that are not row-major and gap-free (dims of extent 1
+ * aside), for the source (dst = 0) or the destination. */
+static int strided(const rj_treduce *t, int dst) {
+  if (!t->has_strides) return 0;
+  int64_t m = 1;
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    if (t->shape[d] > 1 && (dst ? t->dst_strides : t->strides)[d] != m) return 1;
+    m *= t->shape[d];
+  }
+  return 0;
+}
+
+/* The ring path forced on the same inputs as `peer`: it refuses exactly what the plan says it
+ * can't run — a sum of f16 / bf16, strided views (re-derived here), more than 4 runs of ranks on
+ * a GPU — and otherwise passes the oracle with the peer path's bits, in the plan's hops and
+ * chunks. */
+static void run_ring(const char *json, const rj_request *r, const rj_treduce_plan *p, uint64_t seed,
+                     int nans, int expect_checked, const rj_treduce_result *peer) {
+  const rj_treduce *t = &r->u.treduce;
+  int64_t numel = 1;
+  for (int d = 0; d < t->ndim; d++)
+    numel *= t->shape[d];
+  int f16sum = t->op == RJ_OP_SUM && (t->dtype == RJ_F16 || t->dtype == RJ_BF16);
+  int views = numel > 0 && (strided(t, 0) || strided(t, 1));
+  if (f16sum || views) ck_assert_msg(p->ring_load < 0, "the plan takes the ring: %s", json);
+  rj_treduce_result ring;
+  rj_status s = check_path(json, RJ_TREDUCE_RING, seed, nans, expect_checked, 1, &ring);
+  if (p->ring_load < 0) {
+    ck_assert_int_eq(s, RJ_EUNSUPPORTED);
+    ck_assert_msg(strstr(rj_errmsg(ctx), p->ring_why), "refusal '%s', plan '%s'", rj_errmsg(ctx),
+                  p->ring_why);
+    ck_assert(strstr(rj_errmsg(ctx), f16sum  ? "would round"
+                                     : views ? "strided view"
+                                             : "runs of consecutive ranks"));
+    ring_refused++;
+    return;
+  }
+  ck_assert_msg(s == RJ_OK, "ring refused: %s (%s)", rj_errmsg(ctx), json);
+  ck_assert_str_eq(ring.path, "ring");
+  ck_assert_int_eq(ring.hops, p->hops);
+  ck_assert_int_eq(ring.slices, p->chunks);
+  ck_assert_int_eq(ring.gpus, t->ranks < ndev ? t->ranks : ndev);
+  ck_assert_msg(ring.dst_digest == peer->dst_digest,
+                "ring / peer differ: digests %016llx %016llx (seed %llu): %s",
+                (unsigned long long)ring.dst_digest, (unsigned long long)peer->dst_digest,
+                (unsigned long long)seed, json);
+  ring_cases++;
 }
 
 /* The split path forced — the link model's slices and equal slices — and the peer path forced on
@@ -125,6 +174,7 @@ static void run_split(const char *json, uint64_t seed, int nans, int expect_chec
                 (unsigned long long)split.dst_digest, (unsigned long long)equal.dst_digest,
                 (unsigned long long)peer.dst_digest, (unsigned long long)seed, json);
   split_cases++;
+  run_ring(json, &r, &p, seed, nans, expect_checked, &peer);
 }
 
 /* auto on every case; staged on some; split (vs peer) on some */
@@ -302,6 +352,36 @@ START_TEST(split_cuts) {
 }
 END_TEST
 
+/* The ring path over many chunks (256 KiB doubling to 16 MiB and back: partial chunks, the
+ * remainder among the peak ones, buffers reused two chunks later), every op, accum (hop 0 folds
+ * the destination's old value first), root != 0, odd 1-D lengths, f16 max (exact through the
+ * hops), more than 128 ranks in a hop on one GPU (two launches per hop), and refusals: a bf16 sum,
+ * strided sources.  Each through run_split: the oracle and the peer path's bits. */
+START_TEST(ring_chunks) {
+  if (!gpu) return;
+  static const char *const cases[] = {
+      "\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":2,\"shape\":[700,1500],"
+      "\"tile\":[64,1500],\"pingpong\":true",
+      "\"op\":\"sum\",\"dtype\":\"i32\",\"ranks\":3,\"root\":0,\"shape\":[3,1000,1001],"
+      "\"tile\":[16,512]",
+      "\"op\":\"max\",\"dtype\":\"f64\",\"ranks\":5,\"root\":4,\"shape\":[1100,1000],"
+      "\"accum\":true,\"pingpong\":true",
+      "\"op\":\"min\",\"dtype\":\"u64\",\"ranks\":2,\"root\":1,\"shape\":[2100001]",
+      "\"op\":\"max\",\"dtype\":\"f16\",\"ranks\":4,\"root\":1,\"shape\":[3000,1000],"
+      "\"tile\":[8,1000]",
+      "\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":6,\"root\":5,\"shape\":[1,2,3,4,100001],"
+      "\"accum\":true",
+      "\"op\":\"sum\",\"dtype\":\"i32\",\"ranks\":400,\"root\":7,\"shape\":[3,70],"
+      "\"tile\":[2,64]",
+      "\"op\":\"sum\",\"dtype\":\"bf16\",\"ranks\":3,\"shape\":[300,1000]",
+      "\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":3,\"shape\":[300,1000],"
+      "\"strides\":[1001,1]",
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    run_split(rjt_fmt("{\"kind\":\"treduce\",%s}", cases[c]), 200 + c, c % 3 == 0 ? 10 : 0, -1);
+}
+END_TEST
+
 /* The automatic choice is the plan's (rj_treduce_plan_make, given peer access): split where the
  * link model saves >= 8 MiB of the busiest GPU's link time (here 4 ranks of 32 MiB: on >= 2 GPUs),
  * peer otherwise (one GPU; 1 MiB per rank anywhere). */
@@ -317,16 +397,18 @@ START_TEST(auto_choice) {
   rj_treduce_plan p;
   rjt_parse(ctx, big, &r);
   plan_for(&r, RJ_TREDUCE_AUTO, &p);
-  ck_assert_int_eq(p.path, ndev >= 2 ? RJ_TREDUCE_SPLIT : RJ_TREDUCE_PEER);
+  ck_assert_int_eq(p.path, ndev >= 2 ? RJ_TREDUCE_SPLIT : RJ_TREDUCE_PEER); /* never the ring */
   check_path(big, RJ_TREDUCE_AUTO, 5, 0, -1, 0, &tr);
   if (p.path == RJ_TREDUCE_SPLIT && !no_peer && !no_split) {
     ck_assert_str_eq(tr.path, "split");
     ck_assert(tr.root_share == p.slice[0].share);
   } else {
-    ck_assert_msg(strcmp(tr.path, "split") != 0, "auto split on %d GPU(s)", ndev);
+    ck_assert_msg(strcmp(tr.path, "split") && strcmp(tr.path, "ring"), "auto %s on %d GPU(s)",
+                  tr.path, ndev);
   }
   check_path(small, RJ_TREDUCE_AUTO, 5, 0, -1, 0, &tr);
-  ck_assert_msg(strcmp(tr.path, "split") != 0, "auto split at 1 MiB per rank");
+  ck_assert_msg(strcmp(tr.path, "split") && strcmp(tr.path, "ring"), "auto %s at 1 MiB per rank",
+                tr.path);
   ck_assert_int_eq(tr.slices, 1);
   ck_assert_int_eq(tr.gpus, 1);
   ck_assert(tr.root_share == 1);
@@ -402,7 +484,8 @@ static void own_buffers(int64_t rows, int64_t cols, rj_dtype dt, rj_op op, int r
       g.path = paths[pi];
       rj_treduce_result res;
       rj_status s = rj_treduce_run(ctx, &g, NULL, &res);
-      if (s == RJ_EUNSUPPORTED && (paths[pi] == RJ_TREDUCE_PEER || paths[pi] >= RJ_TREDUCE_SPLIT))
+      if (s == RJ_EUNSUPPORTED && (paths[pi] == RJ_TREDUCE_PEER || paths[pi] == RJ_TREDUCE_SPLIT ||
+                                   paths[pi] == RJ_TREDUCE_SPLIT_EQUAL))
         break; /* no peer access between these GPUs: said by the other tests */
       ck_assert_msg(s == RJ_OK, "rj_treduce_run, path %d, call %d: %s", paths[pi], c,
                     rj_errmsg(ctx));
@@ -429,11 +512,13 @@ static void own_buffers(int64_t rows, int64_t cols, rj_dtype dt, rj_op op, int r
 
 START_TEST(caller_buffers) {
   if (!gpu) return;
-  static const rj_treduce_path all[] = {RJ_TREDUCE_AUTO, RJ_TREDUCE_PEER, RJ_TREDUCE_STAGED,
-                                        RJ_TREDUCE_SPLIT, RJ_TREDUCE_SPLIT_EQUAL};
-  own_buffers(300, 257, RJ_I32, RJ_OP_SUM, 5, 3, all, 5, 3);
-  own_buffers(129, 1000, RJ_F32, RJ_OP_MAX, 5, 3, all, 5, 3);
-  own_buffers(200, 300, RJ_I32, RJ_OP_SUM, 4, 0, all, 5, 2); /* the same context, another root */
+  static const rj_treduce_path all[] = {RJ_TREDUCE_AUTO,  RJ_TREDUCE_PEER,        RJ_TREDUCE_STAGED,
+                                        RJ_TREDUCE_SPLIT, RJ_TREDUCE_SPLIT_EQUAL, RJ_TREDUCE_RING};
+  own_buffers(300, 257, RJ_I32, RJ_OP_SUM, 5, 3, all, 6, 3);
+  own_buffers(129, 1000, RJ_F32, RJ_OP_MAX, 5, 3, all, 6, 3);
+  own_buffers(200, 300, RJ_I32, RJ_OP_SUM, 4, 0, all, 6, 2); /* the same context, another root */
+  static const rj_treduce_path ring[] = {RJ_TREDUCE_RING};
+  own_buffers(2100, 1024, RJ_I32, RJ_OP_SUM, 4, 1, ring, 1, 3); /* 8.2 MiB: 13 chunks */
   static const rj_treduce_path staged[] = {RJ_TREDUCE_STAGED};
   own_buffers(17000, 1024, RJ_I32, RJ_OP_SUM, 2, 1, staged, 1, 2); /* 66.4 MiB: not kept */
   own_buffers(64, 64, RJ_I32, RJ_OP_SUM, 3, 0, staged, 1, 2);
@@ -464,6 +549,7 @@ int main(void) {
   tcase_add_test(tc, extensions);
   tcase_add_test(tc, through_rj_check);
   tcase_add_test(tc, split_cuts);
+  tcase_add_test(tc, ring_chunks);
   tcase_add_test(tc, auto_choice);
   tcase_add_test(tc, caller_buffers);
   suite_add_tcase(s, tc);
@@ -473,8 +559,9 @@ int main(void) {
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   fprintf(stderr,
-          gpu ? "gpu_treduce: %d request cases run on the GPU(s); %d split-vs-peer comparisons\n"
-              : "gpu_treduce: SKIPPED (no GPU): %d cases, %d comparisons\n",
-          cases_run, split_cases);
+          gpu ? "gpu_treduce: %d request cases run on the GPU(s); %d split-vs-peer comparisons; "
+                "%d ring-vs-peer, %d ring refusals as planned\n"
+              : "gpu_treduce: SKIPPED (no GPU): %d cases, %d comparisons, %d, %d\n",
+          cases_run, split_cases, ring_cases, ring_refused);
   return failed ? 1 : 0;
 }

@@ -123,7 +123,7 @@ START_TEST(invalid_groups) {
   g.path = (rj_treduce_path)7;
   bad_group(&g, "path");
   group(&g);
-  g.path = (rj_treduce_path)(RJ_TREDUCE_SPLIT_EQUAL + 1);
+  g.path = (rj_treduce_path)(RJ_TREDUCE_RING + 1);
   bad_group(&g, "path");
   group(&g);
   g.path = (rj_treduce_path)-1;
@@ -202,7 +202,7 @@ START_TEST(split_path_values) {
   rj_check_result cr;
   rj_bench_result br;
   rj_treduce_result tr;
-  static const int bad[] = {RJ_TREDUCE_SPLIT_EQUAL + 1, 99, -1};
+  static const int bad[] = {RJ_TREDUCE_RING + 1, 99, -1};
   for (int i = 0; i < 3; i++) {
     ck_assert_int_eq(rj_treduce_check(ctx, &r, NULL, (rj_treduce_path)bad[i], &cr, &tr), RJ_EINVAL);
     ck_assert_msg(strstr(rj_errmsg(ctx), "path"), "message: %s", rj_errmsg(ctx));
@@ -493,6 +493,96 @@ START_TEST(split_plan_errors) {
 }
 END_TEST
 
+/* The ring's chunk count, from its rule: 256 KiB doubling while both ramps of the level and a
+ * chunk of twice it fit, capped below 16 MiB; a peak of twice the last level (or min(n, 16 MiB)
+ * without one); the middle in peak chunks and one remainder chunk. */
+static int64_t ring_chunks(int64_t n, int bytes) {
+  if (n <= 0) return 0;
+  int64_t lo = (256 << 10) / bytes, hi = (16 << 20) / bytes, c = lo, s = 0, levels = 0;
+  for (; c < hi && 2 * (s + c) + 2 * c <= n; c *= 2, levels++)
+    s += c;
+  int64_t peak = levels ? c : (n < hi ? n : hi), mid = n - 2 * s;
+  return 2 * levels + mid / peak + (mid % peak != 0);
+}
+
+/* The ring in the plan: hops are the runs of consecutive ranks on one GPU in fold order (the root
+ * first, then i < root ? i : i+1), up to 3 on one GPU; its load the busiest GPU's one-way link
+ * traffic; its chunks the rule above; and what it refuses (a sum of f16 / bf16, strided views,
+ * more than 4 runs on a GPU), each named.  Auto never takes it. */
+START_TEST(ring_plan) {
+  const char *f = "{\"kind\":\"treduce\",\"op\":\"%s\",\"dtype\":\"%s\",\"ranks\":%d,\"root\":%d,"
+                  "\"shape\":[%d,1024]%s}";
+  rj_treduce_plan p;
+  ck_assert_int_eq(plan(rjt_fmt(f, "sum", "f32", 4, 0, 16384, ""), 4, RJ_TREDUCE_AUTO, &p), RJ_OK);
+  ck_assert_int_eq(p.path, RJ_TREDUCE_SPLIT); /* not the ring */
+  ck_assert(p.ring_load == 1 && p.hops == 4 && p.ring_why[0] == 0);
+  ck_assert_int_eq(p.chunks, ring_chunks(16384 * 1024, 4));
+  ck_assert_int_eq(p.chunks, 15); /* 256 KiB .. 8 MiB up and down, two of 16 MiB */
+  ck_assert_int_eq(plan(rjt_fmt(f, "sum", "f32", 4, 2, 16384, ""), 4, RJ_TREDUCE_RING, &p), RJ_OK);
+  ck_assert(p.path == RJ_TREDUCE_RING && p.ring_load == 1 && p.hops == 4);
+  /* 8 ranks on 4 GPUs (r mod 4): 8 runs, two per GPU; 2 ranks on 2 GPUs: root -> 1 -> root */
+  ck_assert_int_eq(plan(rjt_fmt(f, "max", "f64", 8, 0, 300, ""), 4, RJ_TREDUCE_AUTO, &p), RJ_OK);
+  ck_assert(p.ring_load == 2 && p.hops == 8);
+  ck_assert_int_eq(p.chunks, ring_chunks(300 * 1024, 8));
+  ck_assert_int_eq(plan(rjt_fmt(f, "sum", "i32", 2, 1, 7, ""), 2, RJ_TREDUCE_AUTO, &p), RJ_OK);
+  ck_assert(p.ring_load == 1 && p.hops == 2 && p.chunks == 1);
+  /* contiguous placement: ranks 0, 1 on GPU 0 and 2, 3 on GPU 1 are two hops */
+  rj_request r;
+  rjt_parse(ctx, rjt_fmt(f, "min", "u32", 4, 0, 64, ""), &r);
+  int dev[4] = {0, 0, 1, 1};
+  rj_treduce_plan_init(&p);
+  ck_assert_int_eq(rj_treduce_plan_make(ctx, &r, dev, RJ_TREDUCE_RING, &p), RJ_OK);
+  ck_assert(p.ring_load == 1 && p.hops == 2);
+  /* one GPU: runs of ceil(ranks / 3), no link traffic */
+  ck_assert_int_eq(plan(rjt_fmt(f, "sum", "f32", 5, 4, 64, ""), 1, RJ_TREDUCE_AUTO, &p), RJ_OK);
+  ck_assert(p.ring_load == 0 && p.hops == 3);
+  ck_assert_int_eq(plan(rjt_fmt(f, "sum", "f32", 2, 0, 64, ""), 1, RJ_TREDUCE_AUTO, &p), RJ_OK);
+  ck_assert(p.ring_load == 0 && p.hops == 2);
+  ck_assert_int_eq(plan(rjt_fmt(f, "sum", "f32", 1, 0, 64, ""), 1, RJ_TREDUCE_AUTO, &p), RJ_OK);
+  ck_assert(p.ring_load == 0 && p.hops == 1);
+  /* chunk counts on odd sizes and dtypes, against the rule */
+  static const int64_t sizes[] = {1, 1000, 65535, 65536, 196608, 1 << 20, 3000001, 50000000};
+  for (int i = 0; i < 8; i++)
+    for (int b = 2; b <= 8; b *= 2) {
+      const char *dt = b == 2 ? "f16" : b == 4 ? "i32" : "i64";
+      ck_assert_int_eq(plan(rjt_fmt("{\"kind\":\"treduce\",\"op\":\"max\",\"dtype\":\"%s\","
+                                    "\"ranks\":3,\"shape\":[%lld]}",
+                                    dt, (long long)sizes[i]),
+                            3, RJ_TREDUCE_AUTO, &p),
+                       RJ_OK);
+      ck_assert_msg(p.chunks == ring_chunks(sizes[i], b), "%lld x %d B: %d chunks, rule %lld",
+                    (long long)sizes[i], b, p.chunks, (long long)ring_chunks(sizes[i], b));
+    }
+  ck_assert_int_eq(plan(rjt_fmt(f, "sum", "f32", 3, 0, 0, ""), 3, RJ_TREDUCE_AUTO, &p), RJ_OK);
+  ck_assert(p.ring_load == 1 && p.chunks == 0); /* empty: nothing to move */
+  /* refusals, named */
+  ck_assert_int_eq(plan(rjt_fmt(f, "sum", "bf16", 4, 0, 64, ""), 4, RJ_TREDUCE_AUTO, &p), RJ_OK);
+  ck_assert_msg(p.ring_load == -1 && p.hops == 0 && strstr(p.ring_why, "sum of bf16"), "%s",
+                p.ring_why);
+  ck_assert_int_eq(plan(rjt_fmt(f, "max", "bf16", 4, 0, 64, ""), 4, RJ_TREDUCE_AUTO, &p), RJ_OK);
+  ck_assert(p.ring_load == 1);
+  ck_assert_int_eq(
+      plan(rjt_fmt(f, "sum", "f32", 3, 0, 64, ",\"strides\":[1030,1]"), 3, RJ_TREDUCE_AUTO, &p),
+      RJ_OK);
+  ck_assert_msg(p.ring_load == -1 && strstr(p.ring_why, "sources is a strided view"), "%s",
+                p.ring_why);
+  ck_assert_int_eq(
+      plan(rjt_fmt(f, "sum", "f32", 3, 0, 64, ",\"dst_strides\":[1,64]"), 3, RJ_TREDUCE_AUTO, &p),
+      RJ_OK);
+  ck_assert_msg(p.ring_load == -1 && strstr(p.ring_why, "destination is a strided view"), "%s",
+                p.ring_why);
+  ck_assert_int_eq(
+      plan(rjt_fmt(f, "sum", "f32", 3, 0, 64, ",\"strides\":[1024,1]"), 3, RJ_TREDUCE_AUTO, &p),
+      RJ_OK);
+  ck_assert(p.ring_load == 1); /* strides given, but row-major */
+  ck_assert_int_eq(plan(rjt_fmt(f, "sum", "f32", 20, 0, 64, ""), 4, RJ_TREDUCE_AUTO, &p), RJ_OK);
+  ck_assert_msg(p.ring_load == -1 && strstr(p.ring_why, "GPU 0 holds more than 4 runs"), "%s",
+                p.ring_why);
+  ck_assert_int_eq(plan(rjt_fmt(f, "sum", "f32", 16, 0, 64, ""), 4, RJ_TREDUCE_AUTO, &p), RJ_OK);
+  ck_assert(p.ring_load == 4 && p.hops == 16);
+}
+END_TEST
+
 /* Runs the CLI with args; returns its exit status and its first output line in out. */
 static int cli(const char *args, char *out, size_t n) {
   const char *bin = getenv("REDJIT_CLI") ? getenv("REDJIT_CLI") : REDJIT_CLI_BUILT;
@@ -527,6 +617,12 @@ START_TEST(cli_plan) {
   ck_assert_msg(rc == 0 && strstr(out, "\"path\": \"split-equal\"") &&
                     strstr(out, "\"split_load\": 1.5517") &&
                     strstr(out, "{\"gpu\": 3, \"local_ranks\": 1, \"start\": 12288, \"len\": 4096"),
+                "%d: %s", rc, out);
+  snprintf(q, sizeof q, "plan '%s' --gpus 4 --path ring", req);
+  rc = cli(q, out, sizeof out);
+  ck_assert_msg(rc == 0 && strstr(out, "\"path\": \"ring\"") &&
+                    strstr(out, "\"ring\": {\"load\": 1.0000, \"hops\": 4, \"chunks\": 15, "
+                                "\"why_not\": \"\"}"),
                 "%d: %s", rc, out);
   snprintf(q, sizeof q, "plan '%s' --gpus 4 --path staged", req);
   rc = cli(q, out, sizeof out);
@@ -695,6 +791,7 @@ int main(void) {
   tcase_add_test(tc, split_plan_random);
   tcase_add_test(tc, split_plan_optimal);
   tcase_add_test(tc, split_plan_errors);
+  tcase_add_test(tc, ring_plan);
   tcase_add_test(tc, cli_plan);
   tcase_add_test(tc, cli_path);
   tcase_add_test(tc, nccl_refusals);

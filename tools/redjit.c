@@ -15,8 +15,8 @@ static const char usage[] =
     "       redjit explain  REQUEST [--target T]\n"
     "       redjit run      REQUEST [--target T] [--seed N] [--device K] [--nans K]\n"
     "       redjit bench    REQUEST [--target T] [--device K]\n"
-    "       (run and bench of a treduce request also take --path auto|peer|staged|split|split-equal)\n"
-    "       redjit plan     TREDUCE_REQUEST [--gpus N] [--path auto|split|split-equal]\n"
+    "       (run and bench of a treduce request also take --path auto|peer|staged|split|split-equal|ring)\n"
+    "       redjit plan     TREDUCE_REQUEST [--gpus N] [--path auto|split|split-equal|ring]\n"
     "       redjit variants\n"
     "REQUEST: a JSON file, - for standard input, or the JSON text itself ({...}).\n"
     "Exit: 0 ok, 1 run found a wrong result, 2 invalid request or no variant, 3 no GPU or CUDA "
@@ -166,12 +166,12 @@ static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
 }
 
 /* rj_treduce_path's names, as --path takes them */
-static const char *const path_names[] = {"auto", "peer", "staged", "split", "split-equal"};
+static const char *const path_names[] = {"auto", "peer", "staged", "split", "split-equal", "ring"};
 
 /* --path's value (auto when absent); -1 when it names none. */
 static int path_kind(const char *path) {
   if (!path) return RJ_TREDUCE_AUTO;
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < 6; i++)
     if (strcmp(path, path_names[i]) == 0) return i;
   return -1;
 }
@@ -206,7 +206,8 @@ static int cmd_plan(rj_ctx *ctx, const rj_request *req, int path, int gpus) {
            i ? ", " : "", sl->device, sl->local_ranks, (long long)sl->start, (long long)sl->len,
            sl->share, sl->in, sl->out, sl->load);
   }
-  printf("]}\n");
+  printf("], \"ring\": {\"load\": %.4f, \"hops\": %d, \"chunks\": %d, \"why_not\": \"%s\"}}\n",
+         p->ring_load, p->hops, p->chunks, p->ring_why);
   free(p);
   return 0;
 }
@@ -313,7 +314,7 @@ int main(int argc, char **argv) {
   int path = path_kind(a.path);
   if (a.path && (!json_errors || req.kind != RJ_KIND_TREDUCE || path < 0)) {
     const char *why = path < 0
-                          ? "--path: expected auto, peer, staged, split or split-equal"
+                          ? "--path: expected auto, peer, staged, split, split-equal or ring"
                           : "--path: only run, bench and plan of a treduce request take a path";
     rc = json_errors ? fail_json(why, RJ_EINVAL) : (fprintf(stderr, "redjit: %s\n", why), 2);
     goto done;
