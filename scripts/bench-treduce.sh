@@ -9,7 +9,8 @@
 # three ranks per GPU (no NCCL equivalent: NCCL takes one rank per GPU): peer, split (balanced),
 # split-equal and auto at 16 / 64 / 256 MiB per rank.
 # Writes JSON lines to $OUT/treduce-bench.jsonl, the table to stdout and $OUT/treduce-bench.txt.
-#   [CARRY=carry] [REDJIT_CLI=...] [NCCL_PY=...] [PY=python3] [MAX_LOG2=30] [EXTRA=1] \
+#   [CARRY=carry] [REDJIT_CLI=...] [NCCL_PY=...] [PY=python3] [MIN_LOG2=12] [MAX_LOG2=30] \
+#     [PATHS="auto split split-equal ring"] [EXTRA=1] \
 #     scripts/bench-treduce.sh [RANKS]
 # The script may also be run from a carry folder (bash carry/bench-treduce.sh): it works from the
 # folder above its own.  NCCL_PY defaults to $CARRY/treduce_nccl.py when that exists, else
@@ -47,14 +48,15 @@ bench() {
 
 t0=$SECONDS
 max=${MAX_LOG2:-30} # 1 GiB per rank (MAX_LOG2 lowers it, for a quick try)
-for ((b = 12; b <= max; b += 2)); do # 4 KiB .. 1 GiB per rank
-  for p in auto split split-equal; do bench $b "$n" $p; done
+min=${MIN_LOG2:-12} # 4 KiB per rank (MIN_LOG2 raises it)
+for ((b = min; b <= max; b += 2)); do # 4 KiB .. 1 GiB per rank
+  for p in ${PATHS:-auto split split-equal ring}; do bench $b "$n" $p; done
 done
 echo "redjit: $((SECONDS - t0)) s" | tee -a "$out/treduce-bench.txt"
 t0=$SECONDS
 if "$PY" -c "import torch" 2>/dev/null; then
   timeout 240 "$PY" -m torch.distributed.run --standalone --nproc_per_node="$n" "$NCCL_PY" \
-    --min-log2 12 --max-log2 "$max" --step 2 >> "$log" 2> "$out/treduce_nccl.err" ||
+    --min-log2 "$min" --max-log2 "$max" --step 2 >> "$log" 2> "$out/treduce_nccl.err" ||
     echo "NCCL run failed: see $out/treduce_nccl.err (tail below)" | tee -a "$out/treduce-bench.txt"
   tail -5 "$out/treduce_nccl.err" >&2
 else
@@ -65,7 +67,7 @@ if [ "${EXTRA:-1}" != 0 ]; then # several ranks per GPU: peer, split (balanced),
   for k in 2 3; do
     for b in 24 26 28; do
       ((b <= max)) || continue
-      for p in peer split split-equal auto; do bench $b $((k * n)) $p; done
+      for p in peer split split-equal ring auto; do bench $b $((k * n)) $p; done
     done
   done
 fi
@@ -94,25 +96,31 @@ def sp(a, b): return "%.2fx" % (a / b) if a and b else "-"
 def col(r, k, i=0): return r[k][i] if k in r else None
 print("\ntreduce, f32 sum, %d ranks on %d GPUs, root 0: GPU time of one call (us, median by events);"
       " call = the host's time of the whole call" % (n, n))
-print("%12s %9s %6s %9s %9s %11s %9s %9s %9s %9s" % ("bytes/rank", "auto us", "path", "call us",
-      "split us", "split-eq us", "nccl us", "auto/nccl", "split/ncl", "split/eq"))
+print("%12s %9s %6s %9s %9s %11s %9s %9s %9s %9s %9s %9s" % ("bytes/rank", "auto us", "path",
+      "call us", "split us", "split-eq us", "ring us", "nccl us", "auto/nccl", "split/ncl",
+      "ring/ncl", "split/eq"))
 for (k, b) in sorted(rows):
     if k != n: continue
     r = rows[(k, b)]
-    a, s, e, c = col(r, "auto"), col(r, "split"), col(r, "split-equal"), col(r, "nccl")
-    print("%12d %9s %6s %9s %9s %11s %9s %9s %9s %9s" % (b, us(a), col(r, "auto", 1) or "-",
-          us(col(r, "auto", 4)), us(s), us(e), us(c), sp(c, a), sp(c, s), sp(e, s)))
+    a, s, e, g, c = (col(r, "auto"), col(r, "split"), col(r, "split-equal"), col(r, "ring"),
+                     col(r, "nccl"))
+    print("%12d %9s %6s %9s %9s %11s %9s %9s %9s %9s %9s %9s" % (b, us(a), col(r, "auto", 1) or "-",
+          us(col(r, "auto", 4)), us(s), us(e), us(g), us(c), sp(c, a), sp(c, s), sp(c, g),
+          sp(e, s)))
 print("(x = the second time over the first: > 1 means the first named is faster)")
 for per in (2, 3):
     keys = sorted(b for (k, b) in rows if k == per * n)
     if not keys: continue
     print("\n%d ranks on %d GPUs (%d per GPU; no NCCL equivalent), root 0" % (per * n, n, per))
-    print("%12s %9s %9s %11s %9s %6s %10s %9s %9s" % ("bytes/rank", "peer us", "split us", "split-eq us",
-          "auto us", "path", "root share", "peer/split", "eq/split"))
+    print("%12s %9s %9s %11s %9s %9s %6s %10s %9s %9s %9s" % ("bytes/rank", "peer us", "split us",
+          "split-eq us", "ring us", "auto us", "path", "root share", "peer/split", "eq/split",
+          "ring/split"))
     for b in keys:
         r = rows[(per * n, b)]
-        p, s, e, a = col(r, "peer"), col(r, "split"), col(r, "split-equal"), col(r, "auto")
-        print("%12d %9s %9s %11s %9s %6s %10s %9s %9s" % (b, us(p), us(s), us(e), us(a),
-              col(r, "auto", 1) or "-", "%.3f" % col(r, "split", 3) if s else "-", sp(p, s), sp(e, s)))
+        p, s, e, g, a = (col(r, "peer"), col(r, "split"), col(r, "split-equal"), col(r, "ring"),
+                         col(r, "auto"))
+        print("%12d %9s %9s %11s %9s %9s %6s %10s %9s %9s %9s" % (b, us(p), us(s), us(e), us(g),
+              us(a), col(r, "auto", 1) or "-", "%.3f" % col(r, "split", 3) if s else "-", sp(p, s),
+              sp(e, s), sp(s, g)))
 for f in fails: print("FAILED:", f)
 PY
