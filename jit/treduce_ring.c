@@ -42,7 +42,8 @@
 #define RING_MAX_HOPS (RING_HOPS_PER_DEV * RJ_TREDUCE_MAX_SLICES)
 /* Hop j of a GPU uses the context's streams 2j (kernels) and 2j+1 (copies) and events 2+4j+b
  * (kdone[b]) and 4+4j+b (sent[b]) there; the root's events 0 and 1 time the operation. */
-_Static_assert(2 * RING_HOPS_PER_DEV <= JIT_DEV_STREAMS && 2 + 4 * RING_HOPS_PER_DEV <= JIT_DEV_EVENTS,
+_Static_assert(2 * RING_HOPS_PER_DEV <= JIT_DEV_STREAMS &&
+                   2 + 4 * RING_HOPS_PER_DEV <= JIT_DEV_EVENTS,
                "the context keeps too few streams / events per device for RING_HOPS_PER_DEV");
 
 typedef struct hop {
@@ -379,8 +380,10 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
       if ((s = rt_enter(rt, h->dev, e))) break;
       if (h->kernel) {
         int n = 0;
-        if (h->in) table[n++] = l->in[b];
-        else if (h->nsrc > h->n) table[n++] = dst + off; /* accum: the old value first */
+        if (h->in)
+          table[n++] = l->in[b];
+        else if (h->nsrc > h->n)
+          table[n++] = dst + off; /* accum: the old value first */
         for (int i = 0; i < h->n; i++)
           table[n++] = src[rank_at(t, h->first + i)] + off;
         result = h->out ? l->out[b] : dst + off;
@@ -400,7 +403,8 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
           s = rt_stream_wait(rt, l->cs, ln[k + 1].kdone[b], e);
         uint64_t to = last ? dst + off : ln[k + 1].in[b];
         int to_dev = last ? rg->rdev : rg->h[k + 1].dev;
-        if (!s) s = rt_copy_peer_async(rt, to, to_dev, result, h->dev, (size_t)len[c] * B, l->cs, e);
+        if (!s)
+          s = rt_copy_peer_async(rt, to, to_dev, result, h->dev, (size_t)len[c] * B, l->cs, e);
         if (!s) s = rt_event_record(rt, l->sent[b], l->cs, e);
       }
       rt_leave(rt);
