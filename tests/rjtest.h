@@ -101,6 +101,23 @@ static inline int rjt_gpu_present(void) {
   return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
+/* Runs the CLI (REDJIT_CLI, else the one built) with args; returns its exit status and its first
+ * output line in out. */
+static inline int rjt_cli(const char *args, char *out, size_t n) {
+  const char *bin = getenv("REDJIT_CLI") ? getenv("REDJIT_CLI") : REDJIT_CLI_BUILT;
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
+  FILE *p = popen(cmd, "r");
+  ck_assert_ptr_nonnull(p);
+  out[0] = 0;
+  if (!fgets(out, (int)n, p)) out[0] = 0;
+  char sink[256];
+  while (fgets(sink, sizeof sink, p)) {
+  }
+  int rc = pclose(p);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
 /* Runs one suite of the given test functions; exit status for ctest. */
 static inline int rjt_main(Suite *s) {
   SRunner *sr = srunner_create(s);
