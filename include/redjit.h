@@ -49,14 +49,15 @@ extern "C" {
 /* ---------------------------------------------------------------- status codes (stable) */
 typedef enum rj_status {
   RJ_OK = 0,
-  RJ_EINVAL = 1,      /* the request (or an argument) is invalid: the message names the field */
-  RJ_ENOVARIANT = 2,  /* valid, but no variant accepts it: the message lists each reason */
-  RJ_ETARGET = 3,     /* unknown target, or a target / PTX version / instruction combination */
-  RJ_ELLVM = 4,       /* LLVM failed (IR verification, codegen): an internal error */
-  RJ_ENODEV = 5,      /* no CUDA driver or no such GPU */
-  RJ_ECUDA = 6,       /* a CUDA driver call failed: the message names the call and the error */
-  RJ_ENOMEM = 7,      /* host allocation failed */
-  RJ_EUNSUPPORTED = 8 /* the request is valid but this build cannot do it yet */
+  RJ_EINVAL = 1,       /* the request (or an argument) is invalid: the message names the field */
+  RJ_ENOVARIANT = 2,   /* valid, but no variant accepts it: the message lists each reason */
+  RJ_ETARGET = 3,      /* unknown target, or a target / PTX version / instruction combination */
+  RJ_ELLVM = 4,        /* LLVM failed (IR verification, codegen): an internal error */
+  RJ_ENODEV = 5,       /* no CUDA driver or no such GPU */
+  RJ_ECUDA = 6,        /* a CUDA driver call failed: the message names the call and the error */
+  RJ_ENOMEM = 7,       /* host allocation failed */
+  RJ_EUNSUPPORTED = 8, /* the request is valid but this build cannot do it yet */
+  RJ_ETIMEOUT = 9      /* a kernel gave up waiting for another GPU's (the ring path's hops) */
 } rj_status;
 
 /* ---------------------------------------------------------------- request enums (stable) */

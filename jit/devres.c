@@ -59,6 +59,25 @@ rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, 
   return RJ_OK;
 }
 
+rj_status jit_dev_flags(rj_ctx *ctx, rt_cuda *rt, int dev, uint64_t *out) {
+  jit_devres *d = devres(ctx, dev);
+  if (!d) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  if (!d->flags) {
+    void *zero = calloc(1, JIT_DEV_FLAG_BYTES);
+    if (!zero) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+    rj_status s = rt_alloc(rt, JIT_DEV_FLAG_BYTES, &d->flags, &ctx->err);
+    if (!s) s = rt_htod(rt, d->flags, zero, JIT_DEV_FLAG_BYTES, &ctx->err);
+    free(zero);
+    if (s) {
+      rt_free(rt, d->flags);
+      d->flags = 0;
+      return s;
+    }
+  }
+  *out = d->flags;
+  return RJ_OK;
+}
+
 void jit_devres_free(rj_ctx *ctx) {
   for (jit_devres *d = ctx->devres, *n; d; d = n) {
     n = d->next;
@@ -73,6 +92,7 @@ void jit_devres_free(rj_ctx *ctx) {
         rt_event_free(ctx->cuda, d->event[i]);
       for (int b = 0; b < JIT_DEV_STAGES; b++)
         rt_free(ctx->cuda, d->stage[b]);
+      rt_free(ctx->cuda, d->flags);
       rt_leave(ctx->cuda);
     }
     free(d);

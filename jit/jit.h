@@ -42,12 +42,14 @@ struct rj_kernel {
 #define JIT_DEV_STREAMS 8
 #define JIT_DEV_EVENTS 18
 #define JIT_DEV_STAGES 3                  /* staging slots: 0, 1 the staged path, 2 the ring path */
+#define JIT_DEV_FLAG_BYTES 32768          /* the ring path's counters on one device */
 #define JIT_STAGE_KEEP ((size_t)64 << 20) /* larger staging buffers are not kept */
 typedef struct jit_devres {
   int dev;
   void *stream[JIT_DEV_STREAMS], *event[JIT_DEV_EVENTS];
   uint64_t stage[JIT_DEV_STAGES];
   size_t stage_bytes[JIT_DEV_STAGES];
+  uint64_t flags; /* JIT_DEV_FLAG_BYTES, zeroed when made: the ring path's counters */
   struct jit_devres *next;
 } jit_devres;
 
@@ -70,6 +72,7 @@ struct rj_ctx {
   char llvm_diag[512]; /* the first error LLVM diagnosed during codegen ("" if none) */
   long long compiles;  /* kernels added to the cache (rj_ctx_compile_count) */
   jit_devres *devres;  /* per device, made on first use */
+  uint64_t ring_calls; /* ring path calls so far: its counters' base (jit/treduce_ring.c) */
 };
 
 /* Public entry points check their pointers: a NULL context is RJ_EINVAL (with nowhere to put a
@@ -113,6 +116,9 @@ rj_status jit_dev_stream(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out);
 rj_status jit_dev_event(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out);
 rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, uint64_t *out,
                         bool *temporary);
+/* The device's counter region (JIT_DEV_FLAG_BYTES), zeroed when it is made, kept until the
+ * context is freed; the current context must be dev's. */
+rj_status jit_dev_flags(rj_ctx *ctx, rt_cuda *rt, int dev, uint64_t *out);
 void jit_devres_free(rj_ctx *ctx);
 
 /* check.c: compiles req, enters device o->compile.device and loads the kernel there (pair a

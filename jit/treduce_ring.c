@@ -1,61 +1,57 @@
-/* The ring path of rj_treduce (issue 5): a chain through the ranks' GPUs in fold order.
+/* The ring path of rj_treduce (issue 5): a chain through the ranks' GPUs in fold order, one
+ * persistent kernel per hop, handing steps on through flags in memory.
  *
  * The split path (treduce_split.c) has every GPU read slices of every other GPU's sources: each
  * GPU's link carries traffic to and from all the others at once, and on 4 x H200 that all-to-all
- * pattern moves about 250-320 GB/s per GPU where a chain of point-to-point copies moves 384 (the
- * copy engines, pushing: bench/push_probe.py, docs/TREDUCE.md).  NCCL's reduce is such a ring.
- * Here the fold order (the root first, then i < root ? i : i+1: the peer path's) is cut into
- * hops, the maximal runs of consecutive ranks on one GPU (on one GPU, up to RING_ONE_GPU runs).
- * For each chunk of the element range, hop h folds what hop h-1 sent it (the partial result of
- * every earlier rank) with its own ranks' sources, on its own GPU, into a buffer there, and that
- * GPU's copy engine pushes the result into the next hop's buffer on the next GPU (cuMemcpyPeerAsync
- * on a stream of the sending GPU); the last hop's result goes into the root's destination (its
- * kernel writes it directly when it runs on the root's GPU).  Hop 0 with only the root's rank,
- * no accum, has nothing to fold: its copy engine pushes the root's source itself.  Under accum
- * hop 0 folds the destination's old value first, as the peer kernel does.
+ * pattern moves about 250-320 GB/s per GPU where a chain of point-to-point transfers moves 346-384
+ * (bench/push_probe.py, docs/TREDUCE.md).  NCCL's reduce is such a ring.  Here the fold order (the
+ * root first, then i < root ? i : i+1: the peer path's) is cut into hops, the maximal runs of
+ * consecutive ranks on one GPU, at most RING_HOP_RANKS each (all ranks on one GPU: at least
+ * RING_ONE_GPU hops).  Every hop runs passes/treduce_ring.c's kernel once, B blocks on its GPU:
+ * block b folds steps b, b + B, ... (IR_RING_STEP_BYTES each) of what hop h-1 stored into its
+ * inbox with its own ranks' sources, and stores the result straight into hop h+1's inbox over
+ * NVLink (the last hop: into the root's destination).  Counters in each GPU's memory say which
+ * slots are full (ready, written by the sender) and free (credit, written by the receiver); a
+ * call's counters start at base = calls << 32, so nothing is reset between calls.  Under accum,
+ * hop 0 (on the root's GPU) folds the destination's old value first, as the peer kernel does.
+ *
+ * The first version (session 4) pushed each hop's result with the copy engine, a kernel and a
+ * copy per chunk, ordered by cross-GPU events: the host's calls and the events' latency left it
+ * at 0.82 x NCCL on 4 GPUs.  A kernel per hop for the whole call has no host call per step.
  *
  * Every element is folded in the peer path's order, starting from the op's identity, and the
  * partial results are stored in the dtype: the bits are the peer path's wherever the
  * accumulator is the dtype, and for max / min of f16 / bf16 too (exact in f32 and back).  A sum
  * of f16 / bf16 accumulates in f32 on the peer path, so its partial sums would round at every
- * hop: the ring refuses it.  It also refuses strided views (the chunks are ranges of the
- * row-major element order, and the copies move them whole).
+ * hop: the ring refuses it.  It also refuses strided views (steps are ranges of the row-major
+ * element order) and GPU pairs without peer access (its kernels store into the next GPU).
  *
- * The chunks ramp up from RING_MIN bytes, doubling, to RING_PEAK and down again at the end, so
- * that filling and draining the chain costs a few small chunks while the middle runs in large
- * ones (few driver calls per byte).  Each hop's buffers are double (chunk k uses buffer k % 2);
- * events order them: in[b] filled (the sender's `sent`) -> kernel; kernel done (`kdone`) -> its
- * copy out, and -> the sender may refill in[b] two chunks later; copy done (`sent`) -> the kernel
- * may rewrite out[b].  The root's stream 0 starts and ends the operation.  The call stays
- * synchronous. */
+ * The kernels of one call must all run at once: B is at most the SMs of a GPU divided by the
+ * hops on it, so they fit beside each other, and a wait gives up after RING_TIMEOUT_NS: the call
+ * then fails with RJ_ETIMEOUT instead of hanging.  The call stays synchronous. */
 #include "treduce.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define RING_MIN ((int64_t)256 << 10) /* bytes: the first and last chunks */
-#define RING_PEAK ((int64_t)16 << 20) /* bytes: the largest chunks */
-#define RING_TILE 2048                /* a chunk kernel's tile: [1, 2048] of its 1-D range */
-#define RING_ONE_GPU 3                /* hops when every rank is on one GPU (forced) */
-#define RING_HOPS_PER_DEV 4           /* hops one GPU may hold (streams and events per hop) */
+#define RING_ONE_GPU 3      /* hops when every rank is on one GPU (at least) */
+#define RING_HOP_RANKS 127  /* ranks one hop folds (its kernel: 128 sources) */
+#define RING_HOPS_PER_DEV 8 /* hops one GPU may hold (a stream and an event each) */
 #define RING_MAX_HOPS (RING_HOPS_PER_DEV * RJ_TREDUCE_MAX_SLICES)
-/* Hop j of a GPU uses the context's streams 2j (kernels) and 2j+1 (copies) and events 2+4j+b
- * (kdone[b]) and 4+4j+b (sent[b]) there; the root's events 0 and 1 time the operation. */
-_Static_assert(2 * RING_HOPS_PER_DEV <= JIT_DEV_STREAMS &&
-                   2 + 4 * RING_HOPS_PER_DEV <= JIT_DEV_EVENTS,
-               "the context keeps too few streams / events per device for RING_HOPS_PER_DEV");
+#define RING_TIMEOUT_NS 10000000000LL /* a hop's wait for its neighbour, then RJ_ETIMEOUT */
+#define RING_STATUS (RING_HOPS_PER_DEV * IR_RING_FLAG_BYTES) /* the root's status word */
+/* Hop j of a GPU uses the context's stream j and event 2 + j there, and flags
+ * j * IR_RING_FLAG_BYTES of its counter region; the root's events 0 and 1 time the operation. */
+_Static_assert(RING_HOPS_PER_DEV <= JIT_DEV_STREAMS && 2 + RING_HOPS_PER_DEV <= JIT_DEV_EVENTS &&
+                   RING_STATUS + 8 <= JIT_DEV_FLAG_BYTES,
+               "the context keeps too few streams / events / counters per device for the ring");
 
 typedef struct hop {
   int dev;      /* its GPU */
   int first, n; /* its ranks: fold positions [first, first + n) (position 0 is the root's rank) */
   int j;        /* its index among its GPU's hops */
-  bool in;      /* receives the previous hop's result (every hop but 0) */
-  bool kernel;  /* folds (not: hop 0 with only the root's rank and no accum, a plain copy) */
-  bool sends;   /* its result is copied on (not: a last hop whose kernel writes the destination) */
-  bool out;     /* a kernel result that is copied on lives in its out buffers */
-  int nsrc;     /* kernel sources: in, or the destination's old values (hop 0 under accum), and
-                   its ranks */
+  int nsrc;     /* kernel sources: its ranks, and the destination's old values (hop 0, accum) */
 } hop;
 
 typedef struct ring {
@@ -115,10 +111,12 @@ static bool make_ring(const rj_request *req, const int *dev, ring *rg, char *why
     }
   }
   rg->G = G;
-  int per = G == 1 ? (t->ranks + RING_ONE_GPU - 1) / RING_ONE_GPU : 0;
+  int nh = (t->ranks + RING_HOP_RANKS - 1) / RING_HOP_RANKS; /* one GPU: hops, at least 3 */
+  nh = nh > RING_ONE_GPU ? nh : RING_ONE_GPU;
+  int per = G == 1 ? (t->ranks + nh - 1) / nh : RING_HOP_RANKS;
   for (int pos = 0; pos < t->ranks; pos++) {
     int d = dev[rank_at(t, pos)];
-    bool fresh = G == 1 ? pos % per == 0 : pos == 0 || rg->h[rg->H - 1].dev != d;
+    bool fresh = pos == 0 || rg->h[rg->H - 1].dev != d || rg->h[rg->H - 1].n == per;
     if (fresh) {
       int j = 0;
       for (int k = 0; k < rg->H; k++)
@@ -126,8 +124,8 @@ static bool make_ring(const rj_request *req, const int *dev, ring *rg, char *why
       if (j == RING_HOPS_PER_DEV) {
         snprintf(why, nwhy,
                  "GPU %d holds more than %d runs of consecutive ranks in fold order (the root, "
-                 "then i < root ? i : i+1)",
-                 d, RING_HOPS_PER_DEV);
+                 "then i < root ? i : i+1; %d ranks at most per run)",
+                 d, RING_HOPS_PER_DEV, RING_HOP_RANKS);
         return false;
       }
       rg->h[rg->H++] = (hop){.dev = d, .first = pos, .j = j};
@@ -138,11 +136,7 @@ static bool make_ring(const rj_request *req, const int *dev, ring *rg, char *why
   for (int k = 0; k < rg->H; k++) {
     hop *h = &rg->h[k];
     bool last = k == rg->H - 1;
-    h->in = k > 0;
-    h->kernel = k > 0 || h->n > 1 || t->accum;
-    h->sends = !last || !h->kernel || h->dev != rg->rdev;
-    h->out = h->kernel && h->sends;
-    h->nsrc = h->n + (h->in || (k == 0 && t->accum && !last));
+    h->nsrc = h->n + (k == 0 && t->accum);
     int to = last ? rg->rdev : rg->h[k + 1].dev, gi = 0, gt = 0;
     while (gpus[gi] != h->dev)
       gi++;
@@ -158,30 +152,9 @@ static bool make_ring(const rj_request *req, const int *dev, ring *rg, char *why
   return true;
 }
 
-/* The chunk lengths (elements) of n elements: RING_MIN bytes doubling up to a peak (RING_PEAK,
- * or lower so that both ramps fit), peak-sized chunks with the remainder among them, and the
- * ramp down.  Writes them to len (NULL: only counts); returns the count. */
-static int64_t chunks(int64_t n, int bytes, int64_t *len) {
-  int64_t lo = RING_MIN / bytes, hi = RING_PEAK / bytes, ramp[32], s = 0, c = lo, k = 0;
-  int nr = 0;
-  if (n <= 0) return 0;
-  while (c < hi && 2 * (s + c) + 2 * c <= n) { /* room for this level twice and a peak after it */
-    ramp[nr++] = c;
-    s += c;
-    c *= 2;
-  }
-  int64_t peak = nr ? 2 * ramp[nr - 1] : n < hi ? n : hi, mid = n - 2 * s;
-  for (int i = 0; i < nr; i++, k++)
-    if (len) len[k] = ramp[i];
-  if (mid % peak) {
-    if (len) len[k] = mid % peak;
-    k++;
-  }
-  for (int64_t i = 0; i < mid / peak; i++, k++)
-    if (len) len[k] = peak;
-  for (int i = nr - 1; i >= 0; i--, k++)
-    if (len) len[k] = ramp[i];
-  return k;
+static int64_t steps(const ring *rg) {
+  int64_t step = IR_RING_STEP_BYTES / rg->bytes;
+  return (rg->numel + step - 1) / step;
 }
 
 double jit_treduce_ring_facts(const rj_request *req, const int *dev, int *hops, int64_t *nchunks,
@@ -194,34 +167,50 @@ double jit_treduce_ring_facts(const rj_request *req, const int *dev, int *hops, 
   bool ok = make_ring(req, dev, rg, why, nwhy);
   double load = ok ? rg->load : -1;
   *hops = ok ? rg->H : 0;
-  *nchunks = ok ? chunks(rg->numel, rg->bytes, NULL) : 0;
+  *nchunks = ok ? steps(rg) : 0;
   free(rg);
   return load;
 }
 
-/* Waits for every hop's streams, each in its context; keeps the first error unless s has one. */
-static rj_status drain(rj_ctx *ctx, rt_cuda *rt, const ring *rg, rj_status s) {
-  for (int k = rg->H - 1; k >= 0; k--)
-    for (int i = 0; i < 2; i++) {
-      ir_err ignored = {0};
-      void *st = NULL;
-      rj_status se = rt_enter(rt, rg->h[k].dev, s ? &ignored : &ctx->err);
-      if (!se) {
-        se = jit_dev_stream(ctx, rt, rg->h[k].dev, 2 * rg->h[k].j + i, &st);
-        if (!se) se = rt_stream_sync(rt, st, s ? &ignored : &ctx->err);
-        rt_leave(rt);
-      }
-      if (!s) s = se;
-    }
+/* What a hop works with during the call. */
+typedef struct lane {
+  void *stream, *done;
+  uint64_t inbox, flags; /* inbox: 0 on hop 0 */
+  jit_tr_launch L;
+} lane;
+
+/* Peer access from GPU a to GPU b (a's kernels store into b's memory); RJ_EUNSUPPORTED naming
+ * the pair where the driver has none. */
+static rj_status reach(rt_cuda *rt, int a, int b, ir_err *e) {
+  int can = 0;
+  if (a == b) return RJ_OK;
+  rj_status s = rt_peer_can_access(rt, a, b, &can, e);
+  if (s) return s;
+  if (!can)
+    return ir_fail(e, RJ_EUNSUPPORTED,
+                   "path: ring, but GPU %d cannot access GPU %d (cuDeviceCanAccessPeer): the "
+                   "ring's kernels store into the next hop's GPU",
+                   a, b);
+  if ((s = rt_enter(rt, a, e))) return s;
+  s = rt_peer_enable(rt, b, e);
+  rt_leave(rt);
   return s;
 }
 
-/* What a hop works with during the call. */
-typedef struct lane {
-  void *ks, *cs, *kdone[2], *sent[2];
-  uint64_t in[2], out[2];
-  jit_tr_launch *L; /* its kernels: per[u] launches for each distinct chunk length u */
-} lane;
+/* Waits for every hop's stream, each in its context; keeps the first error unless s has one. */
+static rj_status drain(rj_ctx *ctx, rt_cuda *rt, const ring *rg, const lane *ln, rj_status s) {
+  for (int k = rg->H - 1; k >= 0; k--) {
+    ir_err ignored = {0};
+    if (!ln[k].stream) continue;
+    rj_status se = rt_enter(rt, rg->h[k].dev, s ? &ignored : &ctx->err);
+    if (!se) {
+      se = rt_stream_sync(rt, ln[k].stream, s ? &ignored : &ctx->err);
+      rt_leave(rt);
+    }
+    if (!s) s = se;
+  }
+  return s;
+}
 
 rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
                            const int *dev, uint64_t dst, const rj_options *opt,
@@ -230,101 +219,89 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   const rj_treduce *t = &req->u.treduce;
   char why[128];
   ring *rg = malloc(sizeof *rg);
-  if (!rg) return ir_fail(e, RJ_ENOMEM, "out of memory");
-  if (!make_ring(req, dev, rg, why, sizeof why)) {
+  lane *ln = rg ? calloc(RING_MAX_HOPS, sizeof *ln) : NULL;
+  if (!ln) {
     free(rg);
-    return ir_fail(e, RJ_EUNSUPPORTED, "path: ring, but %s", why);
+    return ir_fail(e, RJ_ENOMEM, "out of memory");
   }
-  int H = rg->H, B = rg->bytes;
-  /* 1. peer access from each sending GPU to the next where cuDeviceCanAccessPeer allows (the copy
-   * engines then push over NVLink); where it doesn't, cuMemcpyPeerAsync goes through the host */
   rj_status s = RJ_OK;
+  if (!make_ring(req, dev, rg, why, sizeof why))
+    s = ir_fail(e, RJ_EUNSUPPORTED, "path: ring, but %s", why);
+  int H = rg->H;
+  /* 1. peer access: each hop's GPU stores into the next hop's (its inbox and ready counters),
+   * the previous hop's (credit counters) and the root's (the destination, the status word) */
   for (int k = 0; !s && k < H; k++) {
-    int a = rg->h[k].dev, b = k + 1 < H ? rg->h[k + 1].dev : rg->rdev, can = 0;
-    if (a == b) continue;
-    if ((s = rt_peer_can_access(rt, a, b, &can, e))) break;
-    if (can && !(s = rt_enter(rt, a, e))) {
-      s = rt_peer_enable(rt, b, e);
-      rt_leave(rt);
-    }
+    int a = rg->h[k].dev;
+    s = reach(rt, a, k + 1 < H ? rg->h[k + 1].dev : rg->rdev, e);
+    if (!s && k) s = reach(rt, a, rg->h[k - 1].dev, e);
+    if (!s) s = reach(rt, a, rg->rdev, e);
   }
   snprintf(res->path, sizeof res->path, "ring");
   res->direct_ranks = t->ranks;
   res->gpus = rg->G;
   res->hops = H;
-  res->root_share = rg->numel && !rg->h[H - 1].sends && rg->h[H - 1].dev == rg->rdev ? 1 : 0;
-  int64_t nc = chunks(rg->numel, B, NULL);
-  res->slices = (int)nc;
-  if (s || nc == 0) { /* nothing to move: the destination stays as it is */
+  res->root_share = rg->numel && rg->h[H - 1].dev == rg->rdev ? 1 : 0;
+  int64_t nst = steps(rg);
+  res->slices = (int)nst;
+  if (s || nst == 0) { /* nothing to move: the destination stays as it is */
+    free(ln);
     free(rg);
     return s;
   }
-  /* 2. the chunks and their distinct lengths (at most a ramp, the peak and a remainder) */
-  int64_t *len = malloc(sizeof(int64_t) * (size_t)nc), ul[40], maxlen = 0;
-  int *li = malloc(sizeof(int) * (size_t)nc), nu = 0;
-  lane *ln = calloc((size_t)H, sizeof *ln);
-  int per = 0; /* launches per hop and length: ceil(nsrc / 128) of the hop with most sources */
-  for (int k = 0; k < H; k++) {
-    int p = (rg->h[k].nsrc + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL;
-    per = p > per ? p : per;
-  }
-  uint64_t *table = malloc(sizeof(uint64_t) * (size_t)(t->ranks + 1));
-  if (!len || !li || !ln || !table) s = ir_fail(e, RJ_ENOMEM, "out of memory");
-  if (!s) chunks(rg->numel, B, len);
-  for (int64_t c = 0; !s && c < nc; c++) {
-    int u = 0;
-    while (u < nu && ul[u] != len[c])
-      u++;
-    if (u == nu) ul[nu++] = len[c];
-    li[c] = u;
-    maxlen = len[c] > maxlen ? len[c] : maxlen;
-  }
-  /* 3. each folding hop's kernels for each length: a 1-D treduce of its sources */
-  int *nl = calloc((size_t)H * (size_t)nu, sizeof(int));
-  if (!s && !nl) s = ir_fail(e, RJ_ENOMEM, "out of memory");
+  /* 2. B blocks per hop, the same on every hop: at most the SMs of a GPU over its hops, so that
+   * a call's kernels all fit on their GPUs at once */
+  int64_t B = nst < IR_RING_MAXB ? nst : IR_RING_MAXB;
   for (int k = 0; !s && k < H; k++) {
+    int sms = 0, on = 0;
+    for (int q = 0; q < H; q++)
+      on += rg->h[q].dev == rg->h[k].dev;
+    s = rt_device_sms(rt, rg->h[k].dev, &sms, e);
+    if (!s && sms / on < B) B = sms / on > 0 ? sms / on : 1;
+  }
+  /* 3. each hop's kernel: its sources' count decides it (one per dtype, op, nan and count) */
+  uint64_t *table = malloc(sizeof(uint64_t) * (size_t)(t->ranks + H));
+  if (!s && !table) s = ir_fail(e, RJ_ENOMEM, "out of memory");
+  for (int k = 0, at = 0; !s && k < H; k++) {
     hop *h = &rg->h[k];
-    if (!h->kernel) continue;
-    if (!(ln[k].L = calloc((size_t)nu * (size_t)per, sizeof(jit_tr_launch)))) {
-      s = ir_fail(e, RJ_ENOMEM, "out of memory");
-      break;
-    }
-    for (int u = 0; !s && u < nu; u++) {
-      rj_request sub;
-      rj_request_init(&sub, RJ_KIND_TREDUCE);
-      rj_treduce *st = &sub.u.treduce;
-      st->op = t->op;
-      st->dtype = t->dtype;
-      st->nan = t->nan;
-      st->ranks = h->nsrc;
-      st->ndim = 1;
-      st->shape[0] = ul[u];
-      st->tile[0] = 1;
-      st->tile[1] = RING_TILE;
-      st->pingpong = t->pingpong;
-      st->accum = k == 0 && t->accum && !h->sends && !h->in; /* writes dst, folding its old value */
-      int n = 0;
-      s = jit_treduce_fold(ctx, &sub, table, h->nsrc, h->dev, 0, 0, opt, ln[k].L + u * per, &n,
-                           res);
-      nl[k * nu + u] = n;
-    }
-    for (int q = 0; !s && q < nu * per; q++) {
-      jit_tr_launch *l = &ln[k].L[q];
-      if (!l->k) continue;
-      double ms = 0;
-      if ((s = rt_enter(rt, h->dev, e))) break;
+    rj_request sub;
+    rj_request_init(&sub, RJ_KIND_TREDUCE);
+    snprintf(sub.variant, sizeof sub.variant, "treduce_ring");
+    rj_treduce *st = &sub.u.treduce;
+    st->op = t->op;
+    st->dtype = t->dtype;
+    st->nan = t->nan;
+    st->ranks = h->nsrc;
+    st->ndim = 1;
+    st->shape[0] = 1; /* the element count is a parameter: one kernel serves every size */
+    uint64_t *mine = table + at, any = dst;
+    int n = 0;
+    if (h->nsrc > h->n) mine[n++] = dst; /* accum: the old value first */
+    for (int i = 0; i < h->n; i++)
+      mine[n++] = src[rank_at(t, h->first + i)];
+    for (int i = 0; i < n; i++)
+      any |= mine[i];
+    st->tile[0] = 1; /* tile[1]: elements per access, 16 bytes where every pointer allows */
+    st->tile[1] = any % 16 ? 1 : 16 / rg->bytes;
+    at += n;
+    jit_tr_launch *l = &ln[k].L;
+    l->n = n;
+    l->src = mine;
+    l->dev = h->dev;
+    s = jit_treduce_kernel(ctx, &sub, opt, h->dev, &l->k, res);
+    double ms = 0;
+    if (!s && !(s = rt_enter(rt, h->dev, e))) {
       s = jit_load(ctx, l->k, h->dev, &ms);
       l->fn = l->k->function;
       res->load_ms += ms;
       rt_leave(rt);
     }
   }
-  /* 4. each GPU's buffers (one region: its hops' in[2] and out[2]), streams and events */
+  /* 4. each GPU's inboxes (one region: B x IR_RING_NB steps per receiving hop), counters,
+   * streams and events */
   bool temporary[RJ_TREDUCE_MAX_SLICES] = {false};
-  uint64_t region[RJ_TREDUCE_MAX_SLICES] = {0};
+  uint64_t region[RJ_TREDUCE_MAX_SLICES] = {0}, rflags = 0;
   int gdev[RJ_TREDUCE_MAX_SLICES], G = 0;
-  size_t cb = (size_t)maxlen * (size_t)B; /* one chunk buffer */
-  cb = (cb + 255) / 256 * 256;
+  size_t ib = (size_t)B * IR_RING_NB * (size_t)IR_RING_STEP_BYTES; /* one inbox */
   for (int k = 0; !s && k < H; k++) {
     int gi = 0;
     while (gi < G && gdev[gi] != rg->h[k].dev)
@@ -332,106 +309,87 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
     if (gi < G) continue;
     gdev[G++] = rg->h[k].dev;
     size_t need = 0;
-    for (int q = 0; q < H; q++)
-      if (rg->h[q].dev == gdev[gi]) need += (size_t)2 * (rg->h[q].in + rg->h[q].out) * cb;
+    for (int q = 1; q < H; q++)
+      need += rg->h[q].dev == gdev[gi] ? ib : 0;
+    uint64_t flags = 0;
     if ((s = rt_enter(rt, gdev[gi], e))) break;
     if (need) s = jit_dev_stage(ctx, rt, gdev[gi], 2, need, &region[gi], &temporary[gi]);
+    if (!s) s = jit_dev_flags(ctx, rt, gdev[gi], &flags);
+    if (gdev[gi] == rg->rdev) rflags = flags;
     size_t at = 0;
     for (int q = 0; !s && q < H; q++) {
       hop *h = &rg->h[q];
-      lane *l = &ln[q];
       if (h->dev != gdev[gi]) continue;
-      for (int b = 0; b < 2; b++) {
-        if (h->in) l->in[b] = region[gi] + at, at += cb;
-        if (h->out) l->out[b] = region[gi] + at, at += cb;
-      }
-      s = jit_dev_stream(ctx, rt, h->dev, 2 * h->j, &l->ks);
-      if (!s) s = jit_dev_stream(ctx, rt, h->dev, 2 * h->j + 1, &l->cs);
-      for (int b = 0; !s && b < 2; b++) {
-        s = jit_dev_event(ctx, rt, h->dev, 2 + 4 * h->j + b, &l->kdone[b]);
-        if (!s) s = jit_dev_event(ctx, rt, h->dev, 4 + 4 * h->j + b, &l->sent[b]);
-      }
+      if (q) ln[q].inbox = region[gi] + at, at += ib;
+      ln[q].flags = flags + (uint64_t)h->j * IR_RING_FLAG_BYTES;
+      s = jit_dev_stream(ctx, rt, h->dev, h->j, &ln[q].stream);
+      if (!s) s = jit_dev_event(ctx, rt, h->dev, 2 + h->j, &ln[q].done);
     }
     rt_leave(rt);
   }
-  /* 5. enqueue: the root's stream 0 (hop 0's kernel stream) starts; every stream waits for it */
+  if (!s && !rflags) { /* the root's GPU holds no hop (it can't: hop 0 is the root's rank) */
+    if (!(s = rt_enter(rt, rg->rdev, e))) {
+      s = jit_dev_flags(ctx, rt, rg->rdev, &rflags);
+      rt_leave(rt);
+    }
+  }
+  /* 5. enqueue: the root's stream 0 (hop 0's) starts; every hop's stream waits for it, runs its
+   * kernel and marks it done; the root's stream waits for all of them */
+  uint64_t base = ++ctx->ring_calls << 32, status = rflags + RING_STATUS;
+  int64_t timeout = RING_TIMEOUT_NS;
   void *ev[2] = {NULL, NULL};
   if (!s && !(s = rt_enter(rt, rg->rdev, e))) {
     s = jit_dev_event(ctx, rt, rg->rdev, 0, &ev[0]);
     if (!s) s = jit_dev_event(ctx, rt, rg->rdev, 1, &ev[1]);
-    if (!s) s = rt_event_record(rt, ev[0], ln[0].ks, e);
+    if (!s) s = rt_event_record(rt, ev[0], ln[0].stream, e);
     rt_leave(rt);
   }
   for (int k = 0; !s && k < H; k++) {
+    lane *l = &ln[k];
+    bool last = k == H - 1;
+    uint64_t out = dst, in = l->inbox, next = last ? 0 : ln[k + 1].inbox;
+    uint64_t flags = l->flags, next_ready = last ? 0 : ln[k + 1].flags;
+    uint64_t prev_credit = k ? ln[k - 1].flags + IR_RING_MAXB * 8 : 0;
+    int64_t numel = rg->numel;
+    void *args[10 + JIT_TR_PER_KERNEL] = {&out,         &in,     &next,  &flags, &next_ready,
+                                          &prev_credit, &status, &numel, &base,  &timeout};
+    for (int i = 0; i < l->L.n; i++)
+      args[10 + i] = (void *)&l->L.src[i];
+    unsigned grid[3] = {(unsigned)B, 1, 1};
     if ((s = rt_enter(rt, rg->h[k].dev, e))) break;
-    if (k) s = rt_stream_wait(rt, ln[k].ks, ev[0], e);
-    if (!s) s = rt_stream_wait(rt, ln[k].cs, ev[0], e);
+    if (l->stream != ln[0].stream) s = rt_stream_wait(rt, l->stream, ev[0], e);
+    if (!s) s = rt_launch_async(rt, l->L.fn, grid, l->L.k->block, 0, args, l->stream, e);
+    if (!s) res->launches++;
+    if (!s) s = rt_event_record(rt, l->done, l->stream, e);
     rt_leave(rt);
   }
-  int64_t start = 0;
-  for (int64_t c = 0; !s && c < nc; start += len[c], c++) {
-    int b = (int)(c & 1);
-    uint64_t off = (uint64_t)start * (uint64_t)B;
-    for (int k = 0; !s && k < H; k++) {
-      hop *h = &rg->h[k];
-      lane *l = &ln[k];
-      bool last = k == H - 1;
-      uint64_t result = src[rank_at(t, h->first)] + off; /* hop 0 without a kernel */
-      if ((s = rt_enter(rt, h->dev, e))) break;
-      if (h->kernel) {
-        int n = 0;
-        if (h->in)
-          table[n++] = l->in[b];
-        else if (h->nsrc > h->n)
-          table[n++] = dst + off; /* accum: the old value first */
-        for (int i = 0; i < h->n; i++)
-          table[n++] = src[rank_at(t, h->first + i)] + off;
-        result = h->out ? l->out[b] : dst + off;
-        if (h->in) s = rt_stream_wait(rt, l->ks, ln[k - 1].sent[b], e); /* in[b] is filled */
-        if (!s && h->out && c >= 2) s = rt_stream_wait(rt, l->ks, l->sent[b], e); /* out[b] free */
-        const jit_tr_launch *L = l->L + li[c] * per;
-        for (int q = 0; !s && q < nl[k * nu + li[c]]; q++) { /* its sources: table + 128 q */
-          jit_tr_launch one = L[q];
-          one.dst = result;
-          s = jit_treduce_launch(ctx, rt, &one, l->ks, res);
-        }
-        if (!s) s = rt_event_record(rt, l->kdone[b], l->ks, e);
-      }
-      if (!s && h->sends) {
-        if (h->kernel) s = rt_stream_wait(rt, l->cs, l->kdone[b], e);
-        if (!s && !last && c >= 2) /* the next hop has folded in[b]'s chunk c - 2 */
-          s = rt_stream_wait(rt, l->cs, ln[k + 1].kdone[b], e);
-        uint64_t to = last ? dst + off : ln[k + 1].in[b];
-        int to_dev = last ? rg->rdev : rg->h[k + 1].dev;
-        if (!s)
-          s = rt_copy_peer_async(rt, to, to_dev, result, h->dev, (size_t)len[c] * B, l->cs, e);
-        if (!s) s = rt_event_record(rt, l->sent[b], l->cs, e);
-      }
-      rt_leave(rt);
-    }
-  }
-  /* 6. the root's stream waits for the last chunk's last step (every other step is before it) */
   if (!s && !(s = rt_enter(rt, rg->rdev, e))) {
-    int b = (int)((nc - 1) & 1);
-    const hop *h = &rg->h[H - 1];
-    s = rt_stream_wait(rt, ln[0].ks, h->sends ? ln[H - 1].sent[b] : ln[H - 1].kdone[b], e);
-    if (!s) s = rt_event_record(rt, ev[1], ln[0].ks, e);
+    for (int k = 1; !s && k < H; k++)
+      if (ln[k].stream != ln[0].stream) s = rt_stream_wait(rt, ln[0].stream, ln[k].done, e);
+    if (!s) s = rt_event_record(rt, ev[1], ln[0].stream, e);
     if (!s) s = rt_event_ms(rt, ev[0], ev[1], &res->ms, e);
     rt_leave(rt);
   }
-  s = drain(ctx, rt, rg, s);
+  s = drain(ctx, rt, rg, ln, s);
+  /* 6. did a hop give up waiting? (its kernel stored base + 1 into the root's status word) */
+  uint64_t gave = 0;
+  if (!s && !(s = rt_enter(rt, rg->rdev, e))) {
+    s = rt_dtoh(rt, &gave, status, sizeof gave, e);
+    rt_leave(rt);
+  }
+  if (!s && gave == base + 1)
+    s = ir_fail(e, RJ_ETIMEOUT,
+                "path: ring: a hop's kernel waited more than %.0f s for its neighbour's and gave "
+                "up (did another GPU's work keep a hop from running?); the destination is "
+                "incomplete",
+                RING_TIMEOUT_NS / 1e9);
   for (int gi = 0; gi < G; gi++)
     if (temporary[gi] && rt_enter(rt, gdev[gi], &(ir_err){0}) == RJ_OK) {
       rt_free(rt, region[gi]);
       rt_leave(rt);
     }
-  for (int k = 0; ln && k < H; k++)
-    free(ln[k].L);
-  free(ln);
-  free(nl);
-  free(len);
-  free(li);
   free(table);
+  free(ln);
   free(rg);
   return s;
 }

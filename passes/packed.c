@@ -8,15 +8,25 @@
 #include <stdio.h>
 #include <string.h>
 
-LLVMValueRef pass_asm(pass_emit *e, LLVMTypeRef ret, const char *text, const char *constraints,
-                      LLVMValueRef *args, int n) {
+static LLVMValueRef inline_asm(pass_emit *e, LLVMTypeRef ret, const char *text,
+                               const char *constraints, LLVMValueRef *args, int n, int effects) {
   LLVMTypeRef at[8];
   for (int i = 0; i < n && i < 8; i++)
     at[i] = LLVMTypeOf(args[i]);
   LLVMTypeRef fty = LLVMFunctionType(ret, at, (unsigned)n, 0);
-  LLVMValueRef fn = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints), 0,
-                                     0, LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef fn = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints),
+                                     effects, 0, LLVMInlineAsmDialectATT, 0);
   return LLVMBuildCall2(e->B, fty, fn, args, (unsigned)n, "");
+}
+
+LLVMValueRef pass_asm(pass_emit *e, LLVMTypeRef ret, const char *text, const char *constraints,
+                      LLVMValueRef *args, int n) {
+  return inline_asm(e, ret, text, constraints, args, n, 0);
+}
+
+LLVMValueRef pass_asm_volatile(pass_emit *e, LLVMTypeRef ret, const char *text,
+                               const char *constraints, LLVMValueRef *args, int n) {
+  return inline_asm(e, ret, text, constraints, args, n, 1);
 }
 
 void pass_need_feature(pass_emit *e, ir_feature f) {

@@ -125,6 +125,10 @@ LLVMValueRef pass_gep(pass_emit *e, LLVMTypeRef elem, LLVMValueRef base, LLVMVal
  * when e->target->features has the feature (raising e->ptx_needed), else emulated. */
 LLVMValueRef pass_asm(pass_emit *e, LLVMTypeRef ret, const char *text, const char *constraints,
                       LLVMValueRef *args, int n);
+/* The same with side effects (asm volatile): never hoisted, merged or dropped (memory ordering,
+ * flags polled in a loop). */
+LLVMValueRef pass_asm_volatile(pass_emit *e, LLVMTypeRef ret, const char *text,
+                               const char *constraints, LLVMValueRef *args, int n);
 void pass_need_feature(pass_emit *e, ir_feature f);      /* e->ptx_needed >= what f needs */
 bool pass_has_feature(const ir_target *t, ir_feature f); /* in hardware or emulated */
 /* (a[0], a[1]) += (b0, b1): add.rn.ftz.f32x2, or two add.rn.ftz.f32. */
@@ -141,7 +145,7 @@ rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant
 /* The variants (one file each). */
 extern const pass_variant pass_variant_shared;
 extern const pass_variant pass_variant_local;
-extern const pass_variant pass_variant_treduce;
+extern const pass_variant pass_variant_treduce, pass_variant_treduce_ring;
 extern const pass_variant pass_variant_sm100_packed;
 extern const pass_variant pass_variant_redux;
 extern const pass_variant pass_variant_tensor_rows, pass_variant_tensor_cols,

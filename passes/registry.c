@@ -10,7 +10,7 @@ static const pass_variant *const all[] = {
     &pass_variant_shared,         &pass_variant_local,          &pass_variant_treduce,
     &pass_variant_sm100_packed,   &pass_variant_redux,          &pass_variant_tensor_rows,
     &pass_variant_tensor_cols,    &pass_variant_tensor_generic, &pass_variant_subgroup,
-    &pass_variant_tensor_cluster,
+    &pass_variant_tensor_cluster, &pass_variant_treduce_ring,
 };
 #define NVAR ((int)(sizeof all / sizeof all[0]))
 

@@ -132,6 +132,50 @@ START_TEST(layout_declines) {
 }
 END_TEST
 
+/* The ring path's hop kernel: never chosen by dispatch (it is rj_treduce's, forced by name), its
+ * predicates naming the cause; forced, its PTX polls with ld.acquire.sys, publishes with
+ * fence.sc.sys + st.release.sys, bounds its waits by %globaltimer, and moves 16 bytes per access
+ * when tile[1] asks (one element otherwise). */
+START_TEST(ring_hop_variant) {
+  rj_ctx *ctx = rj_ctx_new();
+  const char *f = "{\"kind\":\"treduce\",%s\"op\":\"sum\",\"dtype\":\"%s\",\"ranks\":%d,"
+                  "\"shape\":[1],\"tile\":[1,%d]}";
+  const char *text = explain(ctx, rjt_fmt(f, "", "f32", 2, 1), RJ_OK);
+  ck_assert_msg(strstr(text, "treduce prio=10 chosen\n") &&
+                    strstr(text, "treduce_ring prio=5 not tried"),
+                "%s", text);
+  const char *forced = "\"variant\":\"treduce_ring\",";
+  text = explain(ctx, rjt_fmt(f, forced, "f32", 2, 1), RJ_OK);
+  ck_assert_msg(strstr(text, "treduce_ring prio=5 chosen\n"), "%s", text);
+  text = explain(ctx, rjt_fmt(f, forced, "f32", 2, 3), RJ_ENOVARIANT);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "tile[1]: 3; the hop kernel takes it as elements per "
+                                       "access: 1, or 4"),
+                "%s", rj_errmsg(ctx));
+  text = explain(ctx, rjt_fmt(f, forced, "f64", 129, 1), RJ_ENOVARIANT);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "ranks: 129; a hop kernel reads at most 128"), "%s",
+                rj_errmsg(ctx));
+  for (int v = 0; v < 2; v++) {
+    rj_request r;
+    rjt_parse(ctx, rjt_fmt(f, forced, v ? "f16" : "f32", 3, v ? 8 : 1), &r);
+    rj_kernel *k = NULL;
+    ck_assert_msg(rj_compile(ctx, &r, NULL, &k) == RJ_OK, "%s", rj_errmsg(ctx));
+    const char *ptx = rj_kernel_text(k, RJ_EMIT_PTX);
+    ck_assert_str_eq(rj_kernel_entry(k), "redjit_treduce_ring");
+    ck_assert_msg(rjt_count(ptx, "ld.acquire.sys.global.u64") == 2 &&
+                      rjt_count(ptx, "st.release.sys.global.u64") == 2 &&
+                      strstr(ptx, "fence.sc.sys") && strstr(ptx, "%globaltimer"),
+                  "%s", ptx);
+    /* 16-byte accesses when asked (f16: 8 per access), else none */
+    ck_assert_msg(v ? strstr(ptx, ".v4.b32") != NULL : strstr(ptx, ".v4.") == NULL, "%s", ptx);
+    unsigned block[3];
+    rj_kernel_dims(k, NULL, block, NULL);
+    ck_assert_int_eq(block[0], 512);
+  }
+  ck_assert_str_eq(rj_status_name(RJ_ETIMEOUT), "RJ_ETIMEOUT");
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(targets) {
   rj_ctx *ctx = rj_ctx_new();
   rj_request r;
@@ -178,6 +222,7 @@ int main(void) {
   tcase_add_test(tc, forced_variant);
   tcase_add_test(tc, layout_declines);
   tcase_add_test(tc, targets);
+  tcase_add_test(tc, ring_hop_variant);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }

@@ -352,10 +352,10 @@ START_TEST(split_cuts) {
 }
 END_TEST
 
-/* The ring path over many chunks (256 KiB doubling to 16 MiB and back: partial chunks, the
- * remainder among the peak ones, buffers reused two chunks later), every op, accum (hop 0 folds
- * the destination's old value first), root != 0, odd 1-D lengths, f16 max (exact through the
- * hops), more than 128 ranks in a hop on one GPU (two launches per hop), and refusals: a bf16 sum,
+/* The ring path over many steps (128 KiB each: every block's inbox slots reused many times, a
+ * partial last step, odd lengths that leave elements after the last 16-byte access), every op,
+ * accum (hop 0 folds the destination's old value first), root != 0, f16 max (exact through the
+ * hops), 400 ranks (hops of at most 127 ranks: 4 hops on one GPU), and refusals: a bf16 sum,
  * strided sources.  Each through run_split: the oracle and the peer path's bits. */
 START_TEST(ring_chunks) {
   if (!gpu) return;
@@ -421,8 +421,9 @@ END_TEST
  * exceed what the context keeps (> 64 MiB: allocated and freed by the call) and a small one
  * after it.  The destination is compared with the host's result element by element; every source
  * is read back unchanged; the reported times are positive. */
+/* skew: every buffer starts that many elements past a 256-byte boundary (1: no 16-byte access) */
 static void own_buffers(int64_t rows, int64_t cols, rj_dtype dt, rj_op op, int ranks, int root,
-                        const rj_treduce_path *paths, int npaths, int calls) {
+                        const rj_treduce_path *paths, int npaths, int calls, int skew) {
   int64_t n = rows * cols;
   size_t bytes = (size_t)n * 4;
   rj_treduce_buf *b = calloc((size_t)ranks, sizeof *b);
@@ -447,7 +448,8 @@ static void own_buffers(int64_t rows, int64_t cols, rj_dtype dt, rj_op op, int r
     b[r].ndim = 2;
     b[r].shape[0] = rows;
     b[r].shape[1] = cols;
-    ck_assert_int_eq(rj_device_alloc(ctx, b[r].device, bytes, &b[r].ptr), RJ_OK);
+    ck_assert_int_eq(rj_device_alloc(ctx, b[r].device, bytes + 16, &b[r].ptr), RJ_OK);
+    b[r].ptr += (uint64_t)skew * 4;
     ck_assert_int_eq(rj_memcpy_htod(ctx, b[r].device, b[r].ptr, host[r], bytes), RJ_OK);
   }
   for (int64_t i = 0; i < n; i++) { /* the host's result: exact for both */
@@ -476,7 +478,8 @@ static void own_buffers(int64_t rows, int64_t cols, rj_dtype dt, rj_op op, int r
   g.tile[0] = 64;
   g.tile[1] = cols;
   g.pingpong = 1;
-  ck_assert_int_eq(rj_device_alloc(ctx, g.dst.device, bytes, &g.dst.ptr), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, g.dst.device, bytes + 16, &g.dst.ptr), RJ_OK);
+  g.dst.ptr += (uint64_t)skew * 4;
   for (int pi = 0; pi < npaths; pi++)
     for (int c = 0; c < calls; c++) {
       memset(got, 0xA5, bytes);
@@ -500,28 +503,101 @@ static void own_buffers(int64_t rows, int64_t cols, rj_dtype dt, rj_op op, int r
   for (int r = 0; r < ranks; r++) { /* sources unchanged */
     ck_assert_int_eq(rj_memcpy_dtoh(ctx, b[r].device, got, b[r].ptr, bytes), RJ_OK);
     ck_assert_msg(memcmp(got, host[r], bytes) == 0, "rank %d's source changed", r);
-    ck_assert_int_eq(rj_device_free(ctx, b[r].device, b[r].ptr), RJ_OK);
+    ck_assert_int_eq(rj_device_free(ctx, b[r].device, b[r].ptr - (uint64_t)skew * 4), RJ_OK);
     free(host[r]);
   }
-  ck_assert_int_eq(rj_device_free(ctx, g.dst.device, g.dst.ptr), RJ_OK);
+  ck_assert_int_eq(rj_device_free(ctx, g.dst.device, g.dst.ptr - (uint64_t)skew * 4), RJ_OK);
   free(b);
   free(host);
   free(want);
   free(got);
 }
 
+/* A hop kernel whose neighbour never runs gives up after its timeout instead of hanging: the
+ * ring's hop kernel (forced variant "treduce_ring") launched alone with an inbox whose ready
+ * counters nobody raises, a 2 ms timeout.  Every block stores base + 1 into the status word and
+ * returns without touching the destination; with the counters raised it folds. */
+START_TEST(ring_timeout) {
+  if (!gpu) return;
+  rj_request r;
+  rjt_parse(ctx,
+            "{\"kind\":\"treduce\",\"variant\":\"treduce_ring\",\"op\":\"sum\","
+            "\"dtype\":\"i32\",\"ranks\":1,\"shape\":[1],\"tile\":[1,4]}",
+            &r);
+  rj_kernel *k = NULL;
+  ck_assert_msg(rj_compile(ctx, &r, NULL, &k) == RJ_OK, "%s", rj_errmsg(ctx));
+  ck_assert_str_eq(rj_kernel_variant(k), "treduce_ring");
+  const int64_t n = 100000, step = (128 << 10) / 4;
+  const unsigned B = 2; /* 4 steps: block 0 takes steps 0 and 2, block 1 steps 1 and 3 */
+  uint64_t dst, in, flags, status, src;
+  size_t inbox = (size_t)B * 4 * (size_t)step * 4;
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, (size_t)n * 4, &dst), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, (size_t)n * 4, &src), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, inbox, &in), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, 2048 + 8, &flags), RJ_OK);
+  status = flags + 2048;
+  int32_t *h = malloc(inbox), *got = malloc((size_t)n * 4);
+  uint64_t zero[257] = {0}, st = 0;
+  ck_assert(h && got);
+  for (int64_t i = 0; i < (int64_t)(inbox / 4); i++)
+    h[i] = (int32_t)(i % 1000) - 500;
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, in, h, inbox), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, src, h, (size_t)n * 4), RJ_OK);
+  for (int round = 0; round < 2; round++) {
+    uint64_t base = (uint64_t)(round + 7) << 32, next = 0, nr = 0, pc = flags + 1024;
+    int64_t numel = n, timeout = 2000000;
+    if (round) /* the counters raised past every step: block b's slot i holds step b + i B */
+      for (int b = 0; b < 2; b++)
+        zero[b] = base + 2;
+    memset(got, 0x5A, (size_t)n * 4);
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, dst, got, (size_t)n * 4), RJ_OK);
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, flags, zero, sizeof zero), RJ_OK);
+    void *args[11] = {&dst, &in, &next, &flags, &nr, &pc, &status, &numel, &base, &timeout, &src};
+    unsigned grid[3] = {B, 1, 1}, block[3];
+    rj_kernel_dims(k, NULL, block, NULL);
+    double ms = 0;
+    ck_assert_msg(rj_kernel_launch(ctx, k, 0, grid, block, 0, args, &ms) == RJ_OK, "%s",
+                  rj_errmsg(ctx));
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, &st, status, 8), RJ_OK);
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, got, dst, (size_t)n * 4), RJ_OK);
+    if (!round) {
+      ck_assert_msg(st == base + 1 && ms >= 1.5, "status %llx (want %llx), %.2f ms",
+                    (unsigned long long)st, (unsigned long long)(base + 1), ms);
+      for (int64_t i = 0; i < n; i++)
+        ck_assert_int_eq(got[i], 0x5A5A5A5A);
+      continue;
+    }
+    ck_assert_msg(st == 0, "status %llx: a block gave up", (unsigned long long)st);
+    for (int64_t i = 0; i < n; i++) { /* step c = b + i B sits in block b's slot i */
+      int64_t c = i / step, blk = c % B, slot = c / B;
+      int64_t at = (blk * 4 + slot) * step + i % step;
+      ck_assert_int_eq(got[i], h[at] + h[i]);
+    }
+  }
+  free(h);
+  free(got);
+  ck_assert_int_eq(rj_device_free(ctx, 0, dst), RJ_OK);
+  ck_assert_int_eq(rj_device_free(ctx, 0, src), RJ_OK);
+  ck_assert_int_eq(rj_device_free(ctx, 0, in), RJ_OK);
+  ck_assert_int_eq(rj_device_free(ctx, 0, flags), RJ_OK);
+}
+END_TEST
+
 START_TEST(caller_buffers) {
   if (!gpu) return;
   static const rj_treduce_path all[] = {RJ_TREDUCE_AUTO,  RJ_TREDUCE_PEER,        RJ_TREDUCE_STAGED,
                                         RJ_TREDUCE_SPLIT, RJ_TREDUCE_SPLIT_EQUAL, RJ_TREDUCE_RING};
-  own_buffers(300, 257, RJ_I32, RJ_OP_SUM, 5, 3, all, 6, 3);
-  own_buffers(129, 1000, RJ_F32, RJ_OP_MAX, 5, 3, all, 6, 3);
-  own_buffers(200, 300, RJ_I32, RJ_OP_SUM, 4, 0, all, 6, 2); /* the same context, another root */
+  own_buffers(300, 257, RJ_I32, RJ_OP_SUM, 5, 3, all, 6, 3, 0);
+  own_buffers(129, 1000, RJ_F32, RJ_OP_MAX, 5, 3, all, 6, 3, 0);
+  own_buffers(200, 300, RJ_I32, RJ_OP_SUM, 4, 0, all, 6, 2, 0); /* the same ctx, another root */
   static const rj_treduce_path ring[] = {RJ_TREDUCE_RING};
-  own_buffers(2100, 1024, RJ_I32, RJ_OP_SUM, 4, 1, ring, 1, 3); /* 8.2 MiB: 13 chunks */
+  own_buffers(2100, 1024, RJ_I32, RJ_OP_SUM, 4, 1, ring, 1, 3, 0); /* 8.2 MiB: 66 steps */
+  /* not 16-byte aligned: the ring's element-by-element kernels, one odd element in the last step */
+  own_buffers(2100, 1023, RJ_F32, RJ_OP_MAX, 4, 1, ring, 1, 2, 1);
+  own_buffers(333, 1001, RJ_I32, RJ_OP_SUM, 3, 2, all, 6, 1, 1);
   static const rj_treduce_path staged[] = {RJ_TREDUCE_STAGED};
-  own_buffers(17000, 1024, RJ_I32, RJ_OP_SUM, 2, 1, staged, 1, 2); /* 66.4 MiB: not kept */
-  own_buffers(64, 64, RJ_I32, RJ_OP_SUM, 3, 0, staged, 1, 2);
+  own_buffers(17000, 1024, RJ_I32, RJ_OP_SUM, 2, 1, staged, 1, 2, 0); /* 66.4 MiB: not kept */
+  own_buffers(64, 64, RJ_I32, RJ_OP_SUM, 3, 0, staged, 1, 2, 0);
 }
 END_TEST
 
@@ -550,6 +626,7 @@ int main(void) {
   tcase_add_test(tc, through_rj_check);
   tcase_add_test(tc, split_cuts);
   tcase_add_test(tc, ring_chunks);
+  tcase_add_test(tc, ring_timeout);
   tcase_add_test(tc, auto_choice);
   tcase_add_test(tc, caller_buffers);
   suite_add_tcase(s, tc);

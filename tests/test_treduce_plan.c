@@ -285,22 +285,16 @@ START_TEST(split_plan_errors) {
 }
 END_TEST
 
-/* The ring's chunk count, from its rule: 256 KiB doubling while both ramps of the level and a
- * chunk of twice it fit, capped below 16 MiB; a peak of twice the last level (or min(n, 16 MiB)
- * without one); the middle in peak chunks and one remainder chunk. */
+/* The ring's chunk count, from its rule: steps of 128 KiB, the last one partial. */
 static int64_t ring_chunks(int64_t n, int bytes) {
-  if (n <= 0) return 0;
-  int64_t lo = (256 << 10) / bytes, hi = (16 << 20) / bytes, c = lo, s = 0, levels = 0;
-  for (; c < hi && 2 * (s + c) + 2 * c <= n; c *= 2, levels++)
-    s += c;
-  int64_t peak = levels ? c : (n < hi ? n : hi), mid = n - 2 * s;
-  return 2 * levels + mid / peak + (mid % peak != 0);
+  int64_t step = (128 << 10) / bytes;
+  return n <= 0 ? 0 : (n + step - 1) / step;
 }
 
 /* The ring in the plan: hops are the runs of consecutive ranks on one GPU in fold order (the root
- * first, then i < root ? i : i+1), up to 3 on one GPU; its load the busiest GPU's one-way link
- * traffic; its chunks the rule above; and what it refuses (a sum of f16 / bf16, strided views,
- * more than 4 runs on a GPU), each named.  Auto never takes it. */
+ * first, then i < root ? i : i+1) of at most 127 ranks, at least 3 on one GPU; its load the
+ * busiest GPU's one-way link traffic; its chunks the rule above; and what it refuses (a sum of
+ * f16 / bf16, strided views, more than 8 runs on a GPU), each named.  Auto never takes it. */
 START_TEST(ring_plan) {
   const char *f = "{\"kind\":\"treduce\",\"op\":\"%s\",\"dtype\":\"%s\",\"ranks\":%d,\"root\":%d,"
                   "\"shape\":[%d,1024]%s}";
@@ -309,7 +303,7 @@ START_TEST(ring_plan) {
   ck_assert_int_eq(p.path, RJ_TREDUCE_SPLIT); /* not the ring */
   ck_assert(p.ring_load == 1 && p.hops == 4 && p.ring_why[0] == 0);
   ck_assert_int_eq(p.chunks, ring_chunks(16384 * 1024, 4));
-  ck_assert_int_eq(p.chunks, 15); /* 256 KiB .. 8 MiB up and down, two of 16 MiB */
+  ck_assert_int_eq(p.chunks, 512); /* 64 MiB in steps of 128 KiB */
   ck_assert_int_eq(plan(rjt_fmt(f, "sum", "f32", 4, 2, 16384, ""), 4, RJ_TREDUCE_RING, &p), RJ_OK);
   ck_assert(p.path == RJ_TREDUCE_RING && p.ring_load == 1 && p.hops == 4);
   /* 8 ranks on 4 GPUs (r mod 4): 8 runs, two per GPU; 2 ranks on 2 GPUs: root -> 1 -> root */
@@ -332,6 +326,19 @@ START_TEST(ring_plan) {
   ck_assert(p.ring_load == 0 && p.hops == 2);
   ck_assert_int_eq(plan(rjt_fmt(f, "sum", "f32", 1, 0, 64, ""), 1, RJ_TREDUCE_AUTO, &p), RJ_OK);
   ck_assert(p.ring_load == 0 && p.hops == 1);
+  /* at most 127 ranks a hop: 400 on one GPU are 4 hops of 100; 254 on 2 GPUs, GPU 0 holding ranks
+   * 0..126 and GPU 1 the rest, are two hops; 256 so placed are four (127 + 1 on each GPU) */
+  ck_assert_int_eq(plan(rjt_fmt(f, "max", "f32", 400, 0, 8, ""), 1, RJ_TREDUCE_AUTO, &p), RJ_OK);
+  ck_assert(p.ring_load == 0 && p.hops == 4);
+  int many[256];
+  for (int n = 254; n <= 256; n += 2) {
+    for (int i = 0; i < n; i++)
+      many[i] = i >= n / 2;
+    rjt_parse(ctx, rjt_fmt(f, "max", "f32", n, 0, 8, ""), &r);
+    rj_treduce_plan_init(&p);
+    ck_assert_int_eq(rj_treduce_plan_make(ctx, &r, many, RJ_TREDUCE_RING, &p), RJ_OK);
+    ck_assert_msg(p.hops == (n == 254 ? 2 : 4) && p.ring_load == 1, "%d ranks: %d hops", n, p.hops);
+  }
   /* chunk counts on odd sizes and dtypes, against the rule */
   static const int64_t sizes[] = {1, 1000, 65535, 65536, 196608, 1 << 20, 3000001, 50000000};
   for (int i = 0; i < 8; i++)
@@ -367,11 +374,11 @@ START_TEST(ring_plan) {
       plan(rjt_fmt(f, "sum", "f32", 3, 0, 64, ",\"strides\":[1024,1]"), 3, RJ_TREDUCE_AUTO, &p),
       RJ_OK);
   ck_assert(p.ring_load == 1); /* strides given, but row-major */
-  ck_assert_int_eq(plan(rjt_fmt(f, "sum", "f32", 20, 0, 64, ""), 4, RJ_TREDUCE_AUTO, &p), RJ_OK);
-  ck_assert_msg(p.ring_load == -1 && strstr(p.ring_why, "GPU 0 holds more than 4 runs"), "%s",
+  ck_assert_int_eq(plan(rjt_fmt(f, "sum", "f32", 36, 0, 64, ""), 4, RJ_TREDUCE_AUTO, &p), RJ_OK);
+  ck_assert_msg(p.ring_load == -1 && strstr(p.ring_why, "GPU 0 holds more than 8 runs"), "%s",
                 p.ring_why);
-  ck_assert_int_eq(plan(rjt_fmt(f, "sum", "f32", 16, 0, 64, ""), 4, RJ_TREDUCE_AUTO, &p), RJ_OK);
-  ck_assert(p.ring_load == 4 && p.hops == 16);
+  ck_assert_int_eq(plan(rjt_fmt(f, "sum", "f32", 32, 0, 64, ""), 4, RJ_TREDUCE_AUTO, &p), RJ_OK);
+  ck_assert(p.ring_load == 8 && p.hops == 32);
 }
 END_TEST
 
@@ -397,7 +404,7 @@ START_TEST(cli_plan) {
   snprintf(q, sizeof q, "plan '%s' --gpus 4 --path ring", req);
   rc = rjt_cli(q, out, sizeof out);
   ck_assert_msg(rc == 0 && strstr(out, "\"path\": \"ring\"") &&
-                    strstr(out, "\"ring\": {\"load\": 1.0000, \"hops\": 4, \"chunks\": 15, "
+                    strstr(out, "\"ring\": {\"load\": 1.0000, \"hops\": 4, \"chunks\": 512, "
                                 "\"why_not\": \"\"}"),
                 "%d: %s", rc, out);
   snprintf(q, sizeof q, "plan '%s' --gpus 4 --path staged", req);

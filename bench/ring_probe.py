@@ -1,0 +1,140 @@
+"""What a ring of persistent fold-and-push kernels reaches for treduce (issue 5), measured with CuPy.
+
+Ranks one per GPU, root 0; hops in the order 1, 2, ..., G-1, 0.  Each hop runs ONE kernel for
+the whole operation: B blocks, block b taking chunks b, b+B, b+2B, ... of STEP bytes.  For each
+chunk, block b waits (ld.acquire.sys on a counter in its own memory) until hop h-1 has stored the
+chunk's partial sums into b's slot of this hop's inbox, adds its own rank's chunk, stores the
+result straight into hop h+1's inbox over NVLink (the root: into its destination), then bumps
+hop h+1's `ready` counter (st.release.sys) and hop h-1's `credit` counter (the slot is free
+again).  NB slots per block; no host call per chunk, no copy engine.  For scale it also times a
+copy engine's one-way copy and the plain k-push copy kernel.
+  python bench/ring_probe.py [MiB per rank, default 1024]"""
+import statistics
+import sys
+import time
+
+import cupy as cp
+import numpy as np
+
+rt = cp.cuda.runtime
+G = rt.getDeviceCount()
+S = (int(sys.argv[1]) if len(sys.argv) > 1 else 1024) << 20
+for i in range(G):
+    with cp.cuda.Device(i):
+        for j in range(G):
+            if i != j and rt.deviceCanAccessPeer(i, j):
+                rt.deviceEnablePeerAccess(j)
+SRC = r"""
+typedef unsigned long long u64;
+__device__ u64 ld_acq(const u64* p) { u64 v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory"); return v; }
+__device__ void st_rel(u64* p, u64 v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory"); }
+extern "C" __global__ void hop(const float4* __restrict__ own, long long n4, const float4* inbox,
+    float4* next_inbox, float4* dst, u64* ready, u64* next_ready, u64* credit, u64* prev_credit,
+    int nb, long long step4) {
+  int b = blockIdx.x, B = gridDim.x;
+  long long nsteps = (n4 + step4 - 1) / step4;
+  for (long long i = 0, c = b; c < nsteps; ++i, c += B) {
+    int slot = (int)(i % nb);
+    if (threadIdx.x == 0) {
+      if (inbox) while (ld_acq(&ready[b]) < (u64)i + 1) {}
+      if (next_inbox && i >= nb) while (ld_acq(&credit[b]) < (u64)(i - nb + 1)) {}
+    }
+    __syncthreads();
+    long long base = c * step4, len = min(step4, n4 - base);
+    const float4* in = inbox ? inbox + ((long long)b * nb + slot) * step4 : 0;
+    float4* out = next_inbox ? next_inbox + ((long long)b * nb + slot) * step4 : dst + base;
+    #pragma unroll 4
+    for (long long j = threadIdx.x; j < len; j += blockDim.x) {
+      float4 a = own[base + j];
+      if (in) { float4 x = in[j]; a.x += x.x; a.y += x.y; a.z += x.z; a.w += x.w; }
+      out[j] = a;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      if (next_inbox) { __threadfence_system(); st_rel(&next_ready[b], (u64)i + 1); }
+      if (in) st_rel(&prev_credit[b], (u64)i + 1);
+    }
+  }
+}
+extern "C" __global__ void cp16(const int4* __restrict__ s, int4* __restrict__ d, long long n) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) d[i] = s[i]; }
+"""
+HOPS = list(range(1, G)) + [0]
+MAXB, MAXBUF = 256, 64 << 20
+mod, own, inb, dst, flags, stream = {}, {}, {}, {}, {}, {}
+for i in range(G):
+    with cp.cuda.Device(i):
+        mod[i] = cp.RawModule(code=SRC)
+        own[i] = cp.random.random(S // 4, dtype=cp.float32)
+        inb[i] = cp.zeros(MAXBUF // 4, dtype=cp.float32)
+        dst[i] = cp.zeros(S // 4, dtype=cp.float32)
+        flags[i] = cp.zeros(2 * MAXB, dtype=cp.uint64)  # ready[MAXB], credit[MAXB]
+        stream[i] = cp.cuda.Stream(non_blocking=True)
+want = sum(own[g].get().astype(np.float64) for g in range(G))
+
+
+def sync_all():
+    for i in range(G):
+        cp.cuda.Device(i).synchronize()
+
+
+def timed(fn, reps=7):
+    times = []
+    for _ in range(reps):
+        for i in range(G):
+            with cp.cuda.Device(i):
+                flags[i].fill(0)
+        sync_all()
+        t0 = time.perf_counter()
+        fn()
+        sync_all()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times[1:])
+
+
+def ring(B, threads, step, nb):
+    step4 = step // 16
+    for k, g in enumerate(HOPS):
+        nxt = HOPS[k + 1] if k + 1 < G else None
+        prv = HOPS[k - 1] if k > 0 else None
+        p = lambda a: np.uint64(a)
+        with cp.cuda.Device(g):
+            mod[g].get_function("hop")(
+                (B,), (threads,),
+                (p(own[g].data.ptr), np.int64(S // 16), p(inb[g].data.ptr if prv is not None else 0),
+                 p(inb[nxt].data.ptr if nxt is not None else 0), p(dst[g].data.ptr),
+                 p(flags[g].data.ptr), p(flags[nxt].data.ptr if nxt is not None else 0),
+                 p(flags[g].data.ptr + 8 * MAXB), p(flags[prv].data.ptr + 8 * MAXB if prv is not None else 0),
+                 np.int32(nb), np.int64(step4)), stream=stream[g])
+
+
+def ce():
+    with cp.cuda.Device(1):
+        rt.memcpyPeerAsync(dst[0].data.ptr, 0, own[1].data.ptr, 1, S, stream[1].ptr)
+
+
+def kpush(blocks):
+    with cp.cuda.Device(1):
+        mod[1].get_function("cp16")((blocks,), (512,), (np.uint64(own[1].data.ptr),
+                                                        np.uint64(dst[0].data.ptr), np.int64(S // 16)),
+                                    stream=stream[1])
+
+
+print(f"{G} GPUs, {S >> 20} MiB per rank")
+t = timed(ce)
+print(f"one-way 1->0 copy engine                 {t * 1e3:8.3f} ms  {S / t / 1e9:6.1f} GB/s")
+for blocks in (64, 264, 1056):
+    t = timed(lambda: kpush(blocks))
+    print(f"one-way 1->0 k-push {blocks:5d} x 512         {t * 1e3:8.3f} ms  {S / t / 1e9:6.1f} GB/s")
+for B, threads, step, nb in ((16, 512, 512 << 10, 4), (32, 512, 256 << 10, 4), (32, 512, 512 << 10, 4),
+                             (64, 512, 128 << 10, 4), (64, 512, 256 << 10, 4), (64, 1024, 256 << 10, 4),
+                             (128, 512, 128 << 10, 4), (128, 512, 64 << 10, 8), (256, 512, 64 << 10, 4)):
+    assert B * step * nb <= MAXBUF
+    t = timed(lambda: ring(B, threads, step, nb))
+    err = float(np.max(np.abs(dst[0].get() - want)))
+    print(f"persistent ring B={B:3d} x {threads:4d} step {step >> 10:4d} KiB x {nb}  {t * 1e3:8.3f} ms"
+          f"  {S / t / 1e9:6.1f} GB/s  max err {err:.1e}")
+    dst[0].fill(0)

@@ -1,0 +1,299 @@
+/* treduce_ring: the ring path's hop kernel (jit/treduce_ring.c), one persistent launch per hop.
+ *
+ * The ring cuts the fold order into hops; every hop runs this kernel once for the whole
+ * operation, B blocks of IR_RING_THREADS.  Block b takes steps b, b + B, b + 2B, ... of
+ * IR_RING_STEP_BYTES of the element range.  For its i-th step it waits until the previous hop's
+ * block b has stored that step's partial results into slot i % IR_RING_NB of b's part of this
+ * hop's inbox (thread 0 polls ready[b] in this GPU's memory with ld.acquire.sys), folds them with
+ * each of its sources (the op's identity first, then the inbox, then the sources in order: the
+ * peer kernel's order), and stores the result straight into the next hop's inbox over NVLink, or
+ * into the destination when it is the last hop.  Then, after a barrier, thread 0 publishes the
+ * slot (fence.sc.sys, st.release.sys of ready[b] on the next hop's GPU) and frees the slot it read
+ * (st.release.sys of credit[b] on the previous hop's GPU).  Before refilling a slot of the next
+ * hop, a block waits for that hop's credit.  No host call per step, no copy engine.
+ *
+ * Counters are 64-bit and only grow within a call: step i is published as base + i + 1, where
+ * base (a parameter) rises with every call, so nothing is reset between calls.  A wait gives up
+ * after timeout_ns (globaltimer): thread 0 stores base + 1 into *status and the block returns, so
+ * a hop whose neighbour never runs ends the call with an error instead of hanging it.
+ *
+ * Params: (dst, in, next, flags, next_ready, prev_credit, status: global pointers; numel, base,
+ * timeout_ns: i64; src_0 .. src_{n-1}).  in == NULL: the first hop (no inbox); next == NULL: the
+ * last hop (writes dst[0, numel)).  flags: this hop's ready[IR_RING_MAXB] then
+ * credit[IR_RING_MAXB].  The request's ranks is the number of sources; its tile[1] the elements
+ * per access: 1, or 16 bytes' worth (16-byte loads and stores: every pointer 16-byte aligned;
+ * the last step's remainder element by element); its shape is not used. */
+#include "passes.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define RING_MAX_SRC 128
+#define RING_FIXED 10 /* parameters before the sources */
+#define RING_ONLY "only for the ring path (forced as variant \"treduce_ring\" by rj_treduce)"
+
+static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
+  const rj_treduce *t = &r->u.treduce;
+  if (strcmp(r->variant, "treduce_ring") != 0) return RING_ONLY;
+  if (tg->sm < 70) {
+    snprintf(buf, n, "target: sm_%d; the hop kernel's ld.acquire.sys / st.release.sys need sm_70",
+             tg->sm);
+    return buf;
+  }
+  int vec = 16 / ir_dtype(t->dtype)->bytes;
+  if (t->tile[1] != 1 && t->tile[1] != vec) {
+    snprintf(buf, n,
+             "tile[1]: %lld; the hop kernel takes it as elements per access: 1, or %d "
+             "(16 bytes, every pointer 16-byte aligned)",
+             (long long)t->tile[1], vec);
+    return buf;
+  }
+  if (t->ranks > RING_MAX_SRC) {
+    snprintf(buf, n, "ranks: %d; a hop kernel reads at most %d sources", t->ranks, RING_MAX_SRC);
+    return buf;
+  }
+  return NULL;
+}
+
+static LLVMValueRef i64c(pass_emit *e, int64_t v) {
+  return LLVMConstInt(LLVMInt64TypeInContext(e->C), (unsigned long long)v, 1);
+}
+
+static LLVMValueRef addr(pass_emit *e, LLVMValueRef p) {
+  return LLVMBuildPtrToInt(e->B, p, LLVMInt64TypeInContext(e->C), "");
+}
+
+static LLVMValueRef globaltimer(pass_emit *e) {
+  return pass_call(e, "llvm.nvvm.read.ptx.sreg.globaltimer", NULL, 0, NULL, 0);
+}
+
+/* Thread 0: polls *p (ld.acquire.sys) until it reaches target or timeout ns pass; stores whether
+ * it gave up into the i1 alloca failed (only raising it). */
+static void wait_for(pass_emit *e, LLVMValueRef p, LLVMValueRef target, LLVMValueRef timeout,
+                     LLVMValueRef failed) {
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), i1 = LLVMInt1TypeInContext(e->C);
+  LLVMValueRef t0 = globaltimer(e);
+  LLVMBasicBlockRef poll = LLVMAppendBasicBlockInContext(e->C, e->fn, "poll");
+  LLVMBasicBlockRef late = LLVMAppendBasicBlockInContext(e->C, e->fn, "late");
+  LLVMBasicBlockRef gave = LLVMAppendBasicBlockInContext(e->C, e->fn, "gaveup");
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(e->C, e->fn, "arrived");
+  LLVMBuildBr(e->B, poll);
+  LLVMPositionBuilderAtEnd(e->B, poll);
+  LLVMValueRef a = addr(e, p);
+  LLVMValueRef v =
+      pass_asm_volatile(e, i64, "ld.acquire.sys.global.u64 $0, [$1];", "=l,l,~{memory}", &a, 1);
+  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntUGE, v, target, ""), ok, late);
+  LLVMPositionBuilderAtEnd(e->B, late);
+  LLVMValueRef spent = LLVMBuildSub(e->B, globaltimer(e), t0, "");
+  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntUGT, spent, timeout, ""), gave, poll);
+  LLVMPositionBuilderAtEnd(e->B, gave);
+  LLVMBuildStore(e->B, LLVMConstInt(i1, 1, 0), failed);
+  LLVMBuildBr(e->B, ok);
+  LLVMPositionBuilderAtEnd(e->B, ok);
+}
+
+static void store_release(pass_emit *e, LLVMValueRef p, LLVMValueRef v) {
+  LLVMValueRef a[2] = {addr(e, p), v};
+  pass_asm_volatile(e, LLVMVoidTypeInContext(e->C), "st.release.sys.global.u64 [$0], $1;",
+                    "l,l,~{memory}", a, 2);
+}
+
+/* E accesses of V elements each (V > 1: 16-byte vectors) at access indices idx[]: the op's
+ * identity, folded with the inbox (when has_in), then with each source in order, stored to outp
+ * where valid[].  Invalid accesses load index 0 (always there) and store nothing. */
+static void fold_access(pass_emit *e, const rj_treduce *t, int V, int E, LLVMValueRef inp,
+                        LLVMValueRef has_in, const LLVMValueRef *src, int N, LLVMValueRef outp,
+                        const LLVMValueRef *idx, const LLVMValueRef *valid) {
+  rj_dtype dt = t->dtype;
+  LLVMTypeRef ty = pass_type(e, dt), aty = V > 1 ? LLVMVectorType(ty, (unsigned)V) : ty;
+  unsigned align = (unsigned)(V * ir_dtype(dt)->bytes);
+  LLVMValueRef acc[IR_RING_SLOTS][16], x[IR_RING_SLOTS];
+  for (int s = 0; s < E; s++)
+    for (int q = 0; q < V; q++)
+      acc[s][q] = pass_identity(e, t->op, dt);
+  for (int k = -1; k < N; k++) { /* -1: the inbox */
+    LLVMValueRef from = k < 0 ? inp : src[k];
+    for (int s = 0; s < E; s++) {
+      x[s] = LLVMBuildLoad2(e->B, aty, pass_gep(e, aty, from, idx[s]), k < 0 ? "in" : "");
+      LLVMSetAlignment(x[s], align);
+    }
+    for (int s = 0; s < E; s++)
+      for (int q = 0; q < V; q++) {
+        LLVMValueRef v = V > 1 ? LLVMBuildExtractElement(e->B, x[s], pass_i32(e, q), "") : x[s];
+        LLVMValueRef f = pass_fold(e, t->op, dt, t->nan, acc[s][q], pass_to_acc(e, v, dt));
+        acc[s][q] = k < 0 ? LLVMBuildSelect(e->B, has_in, f, acc[s][q], "") : f;
+      }
+  }
+  for (int s = 0; s < E; s++) {
+    LLVMValueRef v = V > 1 ? LLVMGetUndef(aty) : NULL;
+    for (int q = 0; q < V; q++) {
+      LLVMValueRef r = pass_from_acc(e, acc[s][q], dt);
+      v = V > 1 ? LLVMBuildInsertElement(e->B, v, r, pass_i32(e, q), "") : r;
+    }
+    pass_if w;
+    pass_if_begin(e, &w, valid[s]);
+    LLVMSetAlignment(LLVMBuildStore(e->B, v, pass_gep(e, aty, outp, idx[s])), align);
+    pass_if_end(e, &w);
+  }
+}
+
+static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
+  (void)self;
+  const rj_treduce *t = &r->u.treduce;
+  int N = t->ranks;
+  rj_dtype dt = t->dtype;
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), i32 = LLVMInt32TypeInContext(e->C);
+  LLVMTypeRef i1 = LLVMInt1TypeInContext(e->C), ty = pass_type(e, dt);
+  LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
+  LLVMTypeRef params[RING_FIXED + RING_MAX_SRC];
+  for (int i = 0; i < RING_FIXED + N; i++)
+    params[i] = i >= 7 && i < RING_FIXED ? i64 : gptr;
+  LLVMTypeRef fty =
+      LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, (unsigned)(RING_FIXED + N), 0);
+  e->entry = "redjit_treduce_ring";
+  e->fn = LLVMAddFunction(e->M, e->entry, fty);
+  LLVMSetFunctionCallConv(e->fn, LLVMPTXKernelCallConv);
+  LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
+  for (int i = 0; i < 3; i++)
+    e->grid[i] = e->block[i] = 1;
+  e->block[0] = IR_RING_THREADS;
+  /* at most 128 registers a thread, so that 512 fit on an SM (many sources spill instead) */
+  char nt[16];
+  snprintf(nt, sizeof nt, "%d", IR_RING_THREADS);
+  LLVMAddTargetDependentFunctionAttr(e->fn, "nvvm.maxntid", nt);
+  e->grid[0] = IR_RING_MAXB; /* the host picks B <= IR_RING_MAXB, the same for every hop */
+  if (e->ptx_needed < 60) e->ptx_needed = 60; /* ld.acquire / st.release / fence.sc */
+  /* E accesses per thread per round; one when the sources are many (their loads in flight at once
+   * would not fit in registers) */
+  const int T = IR_RING_THREADS, E = N <= 4 ? IR_RING_SLOTS : 1;
+  const int64_t step = IR_RING_STEP_BYTES / ir_dtype(dt)->bytes;
+  const int V = (int)t->tile[1]; /* elements per access: 1, or 16 bytes' worth (accepts) */
+  LLVMValueRef P[RING_FIXED + RING_MAX_SRC];
+  for (int i = 0; i < RING_FIXED + N; i++)
+    P[i] = LLVMGetParam(e->fn, (unsigned)i);
+  LLVMValueRef dst = P[0], in = P[1], next = P[2], flags = P[3], next_ready = P[4];
+  LLVMValueRef prev_credit = P[5], status = P[6], numel = P[7], base = P[8], timeout = P[9];
+  LLVMValueRef null = LLVMConstNull(gptr);
+  LLVMValueRef has_in = LLVMBuildICmp(e->B, LLVMIntNE, in, null, "has_in");
+  LLVMValueRef has_next = LLVMBuildICmp(e->B, LLVMIntNE, next, null, "has_next");
+  LLVMValueRef tid = pass_call(e, "llvm.nvvm.read.ptx.sreg.tid.x", NULL, 0, NULL, 0);
+  LLVMValueRef b = LLVMBuildZExt(
+      e->B, pass_call(e, "llvm.nvvm.read.ptx.sreg.ctaid.x", NULL, 0, NULL, 0), i64, "b");
+  LLVMValueRef B = LLVMBuildZExt(
+      e->B, pass_call(e, "llvm.nvvm.read.ptx.sreg.nctaid.x", NULL, 0, NULL, 0), i64, "B");
+  LLVMValueRef thread0 = LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), "thread0");
+  LLVMValueRef nsteps = LLVMBuildUDiv(e->B, LLVMBuildAdd(e->B, numel, i64c(e, step - 1), ""),
+                                      i64c(e, step), "nsteps");
+  LLVMValueRef ready_b = pass_gep(e, i64, flags, b);
+  LLVMValueRef credit_b = pass_gep(e, i64, flags, LLVMBuildAdd(e->B, b, i64c(e, IR_RING_MAXB), ""));
+  LLVMValueRef stop = pass_global_array(e, i32, 1, AS_SHARED, "ring_stop");
+  LLVMValueRef failed = pass_entry_alloca(e, i1, "failed");
+  LLVMValueRef iv = pass_entry_alloca(e, i64, "i");
+  LLVMBuildStore(e->B, i64c(e, 0), iv);
+  pass_loop steps;
+  pass_loop_begin(e, &steps, b, nsteps, B); /* c = b, b + B, ... */
+  LLVMValueRef c = steps.i, i = LLVMBuildLoad2(e->B, i64, iv, "");
+  LLVMValueRef slot = LLVMBuildAnd(e->B, i, i64c(e, IR_RING_NB - 1), "slot");
+  LLVMValueRef mine = LLVMBuildAdd(e->B, base, LLVMBuildAdd(e->B, i, i64c(e, 1), ""), "published");
+  /* 1. thread 0 waits for the inbox slot's data and the next hop's free slot */
+  pass_if w0;
+  pass_if_begin(e, &w0, thread0);
+  LLVMBuildStore(e->B, LLVMConstInt(i1, 0, 0), failed);
+  pass_if wi;
+  pass_if_begin(e, &wi, has_in);
+  wait_for(e, ready_b, mine, timeout, failed);
+  pass_if_end(e, &wi);
+  pass_if wc;
+  pass_if_begin(e, &wc,
+                LLVMBuildAnd(e->B, has_next,
+                             LLVMBuildICmp(e->B, LLVMIntUGE, i, i64c(e, IR_RING_NB), ""), ""));
+  wait_for(e, credit_b, LLVMBuildSub(e->B, mine, i64c(e, IR_RING_NB), ""), timeout, failed);
+  pass_if_end(e, &wc);
+  LLVMValueRef f = LLVMBuildLoad2(e->B, i1, failed, "");
+  LLVMBuildStore(e->B, LLVMBuildZExt(e->B, f, i32, ""), stop);
+  pass_if gave;
+  pass_if_begin(e, &gave, f);
+  LLVMValueRef sa[2] = {addr(e, status), LLVMBuildAdd(e->B, base, i64c(e, 1), "")};
+  pass_asm_volatile(e, LLVMVoidTypeInContext(e->C), "st.relaxed.sys.global.u64 [$0], $1;",
+                    "l,l,~{memory}", sa, 2);
+  pass_if_end(e, &gave);
+  pass_if_end(e, &w0);
+  pass_barrier_cta(e);
+  LLVMBasicBlockRef bye = LLVMAppendBasicBlockInContext(e->C, e->fn, "gave_up");
+  LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(e->C, e->fn, "go");
+  LLVMValueRef st = LLVMBuildLoad2(e->B, i32, stop, "");
+  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntNE, st, pass_i32(e, 0), ""), bye, go);
+  LLVMPositionBuilderAtEnd(e->B, bye);
+  LLVMBuildRetVoid(e->B);
+  LLVMPositionBuilderAtEnd(e->B, go);
+  /* 2. the step: E elements per thread per round, coalesced, the identity first, then the inbox,
+   * then the sources in fold order */
+  LLVMValueRef start = LLVMBuildMul(e->B, c, i64c(e, step), "start");
+  LLVMValueRef left = LLVMBuildSub(e->B, numel, start, "");
+  LLVMValueRef len =
+      LLVMBuildTrunc(e->B,
+                     LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, left, i64c(e, step), ""),
+                                     left, i64c(e, step), ""),
+                     i32, "len");
+  LLVMValueRef soff = LLVMBuildMul(
+      e->B, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, b, i64c(e, IR_RING_NB), ""), slot, ""),
+      i64c(e, step), "slot_at");
+  LLVMValueRef src[RING_MAX_SRC];
+  for (int k = 0; k < N; k++)
+    src[k] = pass_gep(e, ty, P[RING_FIXED + k], start);
+  /* the first hop has no inbox: its loads read src_0 (always there) and are not folded */
+  LLVMValueRef inp = LLVMBuildSelect(e->B, has_in, pass_gep(e, ty, in, soff), src[0], "inp");
+  LLVMValueRef outp = LLVMBuildSelect(e->B, has_next, pass_gep(e, ty, next, soff),
+                                      pass_gep(e, ty, dst, start), "outp");
+  /* whole accesses of V elements, E per thread per round; then (V > 1) the last < V elements of
+   * the last step one per thread */
+  LLVMValueRef nv = V == 1 ? len : LLVMBuildUDiv(e->B, len, pass_i32(e, V), "accesses");
+  pass_loop els;
+  pass_loop_begin(e, &els, tid, nv, pass_i32(e, (int64_t)T * E));
+  LLVMValueRef valid[IR_RING_SLOTS], idx[IR_RING_SLOTS];
+  for (int s = 0; s < E; s++) {
+    LLVMValueRef j = LLVMBuildAdd(e->B, els.i, pass_i32(e, (int64_t)s * T), "");
+    valid[s] = LLVMBuildICmp(e->B, LLVMIntSLT, j, nv, "valid");
+    idx[s] = LLVMBuildZExt(e->B, LLVMBuildSelect(e->B, valid[s], j, pass_i32(e, 0), ""), i64, "");
+  }
+  fold_access(e, t, V, E, inp, has_in, src, N, outp, idx, valid);
+  pass_loop_end(e, &els);
+  if (V > 1) {
+    LLVMValueRef j = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, nv, pass_i32(e, V), ""), tid, "");
+    LLVMValueRef tv = LLVMBuildICmp(e->B, LLVMIntSLT, j, len, "tail");
+    pass_if tail;
+    pass_if_begin(e, &tail, tv);
+    LLVMValueRef ti = LLVMBuildZExt(e->B, j, i64, "");
+    fold_access(e, t, 1, 1, inp, has_in, src, N, outp, &ti, &tv);
+    pass_if_end(e, &tail);
+  }
+  /* 3. every thread's stores and loads are done: thread 0 publishes the slot and frees the one
+   * it read */
+  pass_barrier_cta(e);
+  pass_if p0;
+  pass_if_begin(e, &p0, thread0);
+  pass_if pn;
+  pass_if_begin(e, &pn, has_next);
+  pass_asm_volatile(e, LLVMVoidTypeInContext(e->C), "fence.sc.sys;", "~{memory}", NULL, 0);
+  store_release(e, pass_gep(e, i64, next_ready, b), mine);
+  pass_if_end(e, &pn);
+  pass_if pc;
+  pass_if_begin(e, &pc, has_in);
+  store_release(e, pass_gep(e, i64, prev_credit, b), mine);
+  pass_if_end(e, &pc);
+  pass_if_end(e, &p0);
+  LLVMBuildStore(e->B, LLVMBuildAdd(e->B, i, i64c(e, 1), ""), iv);
+  pass_loop_end(e, &steps);
+  LLVMBuildRetVoid(e->B);
+  return RJ_OK;
+}
+
+const pass_variant pass_variant_treduce_ring = {
+    .name = "treduce_ring",
+    .prio = 5,
+    .kind = RJ_KIND_TREDUCE,
+    .summary = "the ring path's hop kernel: persistent, waits on flags (ld.acquire.sys), folds its "
+               "sources into the next hop's inbox over NVLink (st.release.sys); forced only",
+    .accepts = accepts,
+    .kernel = kernel,
+};
