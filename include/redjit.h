@@ -517,19 +517,20 @@ typedef enum rj_treduce_path {
                             slices on 3 streams of it.  Results are bit for bit the peer path's
                             (same per-element fold order) */
   RJ_TREDUCE_SPLIT_EQUAL = 4, /* the split path with one equal slice per GPU */
-  RJ_TREDUCE_RING = 5         /* a chain through the ranks' GPUs in fold order (the root's first):
-                                 each hop folds the partial result it received with its GPU's
-                                 ranks and its copy engine pushes the result on to the next hop's
-                                 GPU, the last into the root's destination, pipelined in chunks
-                                 (every link carries one buffer, one way).  Dense row-major
-                                 sources and destination only, not a sum of f16 / bf16 (the
-                                 partial sums would round at every hop), at most 4 runs of ranks
-                                 per GPU in fold order; RJ_EUNSUPPORTED otherwise, naming the
-                                 cause.  All ranks on one GPU: up to 3 hops on it.  Bit for bit
-                                 the peer path's results.  Only when asked for: on 4 x H200 it
-                                 measured slower than the split path (docs/TREDUCE.md).  It needs
-                                 peer access only between consecutive hops' GPUs, for speed (the
-                                 copies go through the host where there is none) */
+  RJ_TREDUCE_RING = 5         /* a chain through the ranks' GPUs in fold order (the root's first),
+                                 hops of at most 127 consecutive ranks on one GPU: one persistent
+                                 kernel per hop folds the partial results the previous hop stored
+                                 into its inbox with its own ranks' and stores the result straight
+                                 into the next hop's inbox (the last: the root's destination), in
+                                 128 KiB steps handed on through counters in memory (every link
+                                 carries one buffer, one way).  Dense row-major sources and
+                                 destination only, not a sum of f16 / bf16 (the partial sums
+                                 would round at every hop), at most 8 runs of ranks per GPU in
+                                 fold order, peer access between neighbouring hops' GPUs;
+                                 RJ_EUNSUPPORTED otherwise, naming the cause.  All ranks on one
+                                 GPU: at least 3 hops on it.  Bit for bit the peer path's results.
+                                 A hop that waits more than 10 s for its neighbour gives up:
+                                 RJ_ETIMEOUT.  Only when asked for (docs/TREDUCE.md) */
 } rj_treduce_path;
 
 #define RJ_TREDUCE_MAX_DIMS 5

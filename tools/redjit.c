@@ -29,6 +29,7 @@ static int exit_code(rj_status s) {
     return 0;
   case RJ_ENODEV:
   case RJ_ECUDA:
+  case RJ_ETIMEOUT: /* a GPU kernel gave up waiting for another GPU's */
     return 3;
   default:
     return 2;
