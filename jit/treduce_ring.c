@@ -225,8 +225,11 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
     return ir_fail(e, RJ_ENOMEM, "out of memory");
   }
   rj_status s = RJ_OK;
-  if (!make_ring(req, dev, rg, why, sizeof why))
-    s = ir_fail(e, RJ_EUNSUPPORTED, "path: ring, but %s", why);
+  if (!make_ring(req, dev, rg, why, sizeof why)) {
+    free(ln);
+    free(rg);
+    return ir_fail(e, RJ_EUNSUPPORTED, "path: ring, but %s", why);
+  }
   int H = rg->H;
   /* 1. peer access: each hop's GPU stores into the next hop's (its inbox and ready counters),
    * the previous hop's (credit counters) and the root's (the destination, the status word) */
