@@ -11,20 +11,12 @@ that traffic, and a ring (s -> s+1, one buffer each, NCCL's pattern), four ways:
 Every transfer has its own stream; the time is the host's, from all started to all done, median.
   python bench/push_probe.py [MiB per rank, default 1024]"""
 import statistics
-import sys
 import time
 
 import cupy as cp
 import numpy as np
 
-rt = cp.cuda.runtime
-G = rt.getDeviceCount()
-S = (int(sys.argv[1]) if len(sys.argv) > 1 else 1024) << 20
-for i in range(G):
-    with cp.cuda.Device(i):
-        for j in range(G):
-            if i != j and rt.deviceCanAccessPeer(i, j):
-                rt.deviceEnablePeerAccess(j)
+from nvlink import G, S, rt  # peer access enabled
 SRC = "extern \"C\" __global__ void cp16(const int4* __restrict__ s, int4* __restrict__ d, long long n) {" \
       " for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;" \
       " i += (long long)gridDim.x * blockDim.x) d[i] = s[i]; }"

@@ -10,20 +10,12 @@ again).  NB slots per block; no host call per chunk, no copy engine.  For scale 
 copy engine's one-way copy and the plain k-push copy kernel.
   python bench/ring_probe.py [MiB per rank, default 1024]"""
 import statistics
-import sys
 import time
 
 import cupy as cp
 import numpy as np
 
-rt = cp.cuda.runtime
-G = rt.getDeviceCount()
-S = (int(sys.argv[1]) if len(sys.argv) > 1 else 1024) << 20
-for i in range(G):
-    with cp.cuda.Device(i):
-        for j in range(G):
-            if i != j and rt.deviceCanAccessPeer(i, j):
-                rt.deviceEnablePeerAccess(j)
+from nvlink import G, S, rt  # peer access enabled
 SRC = r"""
 typedef unsigned long long u64;
 __device__ u64 ld_acq(const u64* p) { u64 v;

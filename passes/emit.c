@@ -34,6 +34,10 @@ LLVMValueRef pass_i32(pass_emit *e, int64_t v) {
   return LLVMConstInt(LLVMInt32TypeInContext(e->C), (unsigned long long)v, 1);
 }
 
+LLVMValueRef pass_i64(pass_emit *e, int64_t v) {
+  return LLVMConstInt(LLVMInt64TypeInContext(e->C), (unsigned long long)v, 1);
+}
+
 /* Identities: -0.0 for float sums (x + -0.0 == x for every x, so LLVM folds it away), +-inf for
  * float max / min (not the finite extremes), the integer limits. */
 LLVMValueRef pass_identity(pass_emit *e, rj_op op, rj_dtype t) {

@@ -68,6 +68,7 @@ const char *pass_need_mem(const rj_tile *t, rj_mem mem, char *buf, size_t n);
 LLVMTypeRef pass_type(pass_emit *e, rj_dtype t);     /* storage type */
 LLVMTypeRef pass_acc_type(pass_emit *e, rj_dtype t); /* accumulation type (f16/bf16: float) */
 LLVMValueRef pass_i32(pass_emit *e, int64_t v);
+LLVMValueRef pass_i64(pass_emit *e, int64_t v);
 LLVMValueRef pass_identity(pass_emit *e, rj_op op, rj_dtype t);
 LLVMValueRef pass_to_acc(pass_emit *e, LLVMValueRef v, rj_dtype t);
 LLVMValueRef pass_from_acc(pass_emit *e, LLVMValueRef v, rj_dtype t);

@@ -36,10 +36,6 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
   return NULL;
 }
 
-static LLVMValueRef i64c(pass_emit *e, int64_t v) {
-  return LLVMConstInt(LLVMInt64TypeInContext(e->C), (unsigned long long)v, 1);
-}
-
 static LLVMValueRef sreg(pass_emit *e, const char *name) {
   return LLVMBuildZExt(e->B, pass_call(e, name, NULL, 0, NULL, 0), LLVMInt64TypeInContext(e->C),
                        "");
@@ -107,35 +103,37 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMBuildBr(e->B, head);
   LLVMPositionBuilderAtEnd(e->B, head);
   LLVMValueRef w = LLVMBuildLoad2(e->B, i64, wv, "");
-  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, w, i64c(e, W), ""), body, done);
+  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, w, pass_i64(e, W), ""), body, done);
   LLVMPositionBuilderAtEnd(e->B, body);
   w = LLVMBuildLoad2(e->B, i64, wv, "");
-  LLVMValueRef chunk = P == 1 ? w : LLVMBuildUDiv(e->B, w, i64c(e, P), "chunk");
-  LLVMValueRef piece = P == 1 ? i64c(e, 0) : LLVMBuildURem(e->B, w, i64c(e, P), "piece");
-  LLVMValueRef cc = LLVMBuildURem(e->B, chunk, i64c(e, g.ncc), "cc");
-  LLVMValueRef rest = LLVMBuildUDiv(e->B, chunk, i64c(e, g.ncc), "");
-  LLVMValueRef rc = LLVMBuildURem(e->B, rest, i64c(e, g.nrc), "rc");
-  rest = LLVMBuildUDiv(e->B, rest, i64c(e, g.nrc), "outer");
-  LLVMValueRef r0 = LLVMBuildMul(e->B, rc, i64c(e, g.TR), "row0");
-  LLVMValueRef c0 = LLVMBuildMul(e->B, cc, i64c(e, g.TC), "col0");
-  LLVMValueRef sbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, r0, i64c(e, g.src_st[3]), ""),
-                                    LLVMBuildMul(e->B, c0, i64c(e, g.src_st[4]), ""), "");
-  LLVMValueRef dbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, r0, i64c(e, g.dst_st[3]), ""),
-                                    LLVMBuildMul(e->B, c0, i64c(e, g.dst_st[4]), ""), "");
+  LLVMValueRef chunk = P == 1 ? w : LLVMBuildUDiv(e->B, w, pass_i64(e, P), "chunk");
+  LLVMValueRef piece = P == 1 ? pass_i64(e, 0) : LLVMBuildURem(e->B, w, pass_i64(e, P), "piece");
+  LLVMValueRef cc = LLVMBuildURem(e->B, chunk, pass_i64(e, g.ncc), "cc");
+  LLVMValueRef rest = LLVMBuildUDiv(e->B, chunk, pass_i64(e, g.ncc), "");
+  LLVMValueRef rc = LLVMBuildURem(e->B, rest, pass_i64(e, g.nrc), "rc");
+  rest = LLVMBuildUDiv(e->B, rest, pass_i64(e, g.nrc), "outer");
+  LLVMValueRef r0 = LLVMBuildMul(e->B, rc, pass_i64(e, g.TR), "row0");
+  LLVMValueRef c0 = LLVMBuildMul(e->B, cc, pass_i64(e, g.TC), "col0");
+  LLVMValueRef sbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, r0, pass_i64(e, g.src_st[3]), ""),
+                                    LLVMBuildMul(e->B, c0, pass_i64(e, g.src_st[4]), ""), "");
+  LLVMValueRef dbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, r0, pass_i64(e, g.dst_st[3]), ""),
+                                    LLVMBuildMul(e->B, c0, pass_i64(e, g.dst_st[4]), ""), "");
   for (int d = 2; d >= 0; d--) { /* the outer dims */
     if (g.shape[d] == 1) continue;
-    LLVMValueRef c = d == 0 ? rest : LLVMBuildURem(e->B, rest, i64c(e, g.shape[d]), "");
-    if (d) rest = LLVMBuildUDiv(e->B, rest, i64c(e, g.shape[d]), "");
-    sbase = LLVMBuildAdd(e->B, sbase, LLVMBuildMul(e->B, c, i64c(e, g.src_st[d]), ""), "");
-    dbase = LLVMBuildAdd(e->B, dbase, LLVMBuildMul(e->B, c, i64c(e, g.dst_st[d]), ""), "");
+    LLVMValueRef c = d == 0 ? rest : LLVMBuildURem(e->B, rest, pass_i64(e, g.shape[d]), "");
+    if (d) rest = LLVMBuildUDiv(e->B, rest, pass_i64(e, g.shape[d]), "");
+    sbase = LLVMBuildAdd(e->B, sbase, LLVMBuildMul(e->B, c, pass_i64(e, g.src_st[d]), ""), "");
+    dbase = LLVMBuildAdd(e->B, dbase, LLVMBuildMul(e->B, c, pass_i64(e, g.dst_st[d]), ""), "");
   }
   /* the chunk's valid rows and cols (partial at the ends) */
-  LLVMValueRef left_r = LLVMBuildSub(e->B, i64c(e, g.R), r0, "");
-  LLVMValueRef left_c = LLVMBuildSub(e->B, i64c(e, g.C), c0, "");
-  LLVMValueRef cur_r = LLVMBuildSelect(
-      e->B, LLVMBuildICmp(e->B, LLVMIntSLT, left_r, i64c(e, g.TR), ""), left_r, i64c(e, g.TR), "");
-  LLVMValueRef cur_c = LLVMBuildSelect(
-      e->B, LLVMBuildICmp(e->B, LLVMIntSLT, left_c, i64c(e, g.TC), ""), left_c, i64c(e, g.TC), "");
+  LLVMValueRef left_r = LLVMBuildSub(e->B, pass_i64(e, g.R), r0, "");
+  LLVMValueRef left_c = LLVMBuildSub(e->B, pass_i64(e, g.C), c0, "");
+  LLVMValueRef cur_r =
+      LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, left_r, pass_i64(e, g.TR), ""), left_r,
+                      pass_i64(e, g.TR), "");
+  LLVMValueRef cur_c =
+      LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, left_c, pass_i64(e, g.TC), ""), left_c,
+                      pass_i64(e, g.TC), "");
   cur_r = LLVMBuildTrunc(e->B, cur_r, ity, "rows");
   cur_c = LLVMBuildTrunc(e->B, cur_c, ity, "cols");
   LLVMValueRef nvalid = LLVMBuildMul(e->B, cur_r, cur_c, "");
@@ -154,17 +152,17 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     col = LLVMBuildZExt(e->B, col, i64, "");
     LLVMValueRef so =
         LLVMBuildAdd(e->B, sbase,
-                     LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, i64c(e, g.src_st[3]), ""),
-                                  LLVMBuildMul(e->B, col, i64c(e, g.src_st[4]), ""), ""),
+                     LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, pass_i64(e, g.src_st[3]), ""),
+                                  LLVMBuildMul(e->B, col, pass_i64(e, g.src_st[4]), ""), ""),
                      "");
     LLVMValueRef dof =
         LLVMBuildAdd(e->B, dbase,
-                     LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, i64c(e, g.dst_st[3]), ""),
-                                  LLVMBuildMul(e->B, col, i64c(e, g.dst_st[4]), ""), ""),
+                     LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, pass_i64(e, g.dst_st[3]), ""),
+                                  LLVMBuildMul(e->B, col, pass_i64(e, g.dst_st[4]), ""), ""),
                      "");
     /* invalid slots load element 0 (always there) and store nothing: no branches around loads */
-    soff[s] = LLVMBuildSelect(e->B, valid[s], so, i64c(e, 0), "soff");
-    doff[s] = LLVMBuildSelect(e->B, valid[s], dof, i64c(e, 0), "doff");
+    soff[s] = LLVMBuildSelect(e->B, valid[s], so, pass_i64(e, 0), "soff");
+    doff[s] = LLVMBuildSelect(e->B, valid[s], dof, pass_i64(e, 0), "doff");
   }
   LLVMValueRef acc[TR_SLOTS], cur[TR_SLOTS], nxt[TR_SLOTS] = {0};
   for (int s = 0; s < TR_SLOTS; s++) {

@@ -55,10 +55,6 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
   return NULL;
 }
 
-static LLVMValueRef i64c(pass_emit *e, int64_t v) {
-  return LLVMConstInt(LLVMInt64TypeInContext(e->C), (unsigned long long)v, 1);
-}
-
 static LLVMValueRef addr(pass_emit *e, LLVMValueRef p) {
   return LLVMBuildPtrToInt(e->B, p, LLVMInt64TypeInContext(e->C), "");
 }
@@ -182,19 +178,21 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef B = LLVMBuildZExt(
       e->B, pass_call(e, "llvm.nvvm.read.ptx.sreg.nctaid.x", NULL, 0, NULL, 0), i64, "B");
   LLVMValueRef thread0 = LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), "thread0");
-  LLVMValueRef nsteps = LLVMBuildUDiv(e->B, LLVMBuildAdd(e->B, numel, i64c(e, step - 1), ""),
-                                      i64c(e, step), "nsteps");
+  LLVMValueRef nsteps = LLVMBuildUDiv(e->B, LLVMBuildAdd(e->B, numel, pass_i64(e, step - 1), ""),
+                                      pass_i64(e, step), "nsteps");
   LLVMValueRef ready_b = pass_gep(e, i64, flags, b);
-  LLVMValueRef credit_b = pass_gep(e, i64, flags, LLVMBuildAdd(e->B, b, i64c(e, IR_RING_MAXB), ""));
+  LLVMValueRef credit_b =
+      pass_gep(e, i64, flags, LLVMBuildAdd(e->B, b, pass_i64(e, IR_RING_MAXB), ""));
   LLVMValueRef stop = pass_global_array(e, i32, 1, AS_SHARED, "ring_stop");
   LLVMValueRef failed = pass_entry_alloca(e, i1, "failed");
   LLVMValueRef iv = pass_entry_alloca(e, i64, "i");
-  LLVMBuildStore(e->B, i64c(e, 0), iv);
+  LLVMBuildStore(e->B, pass_i64(e, 0), iv);
   pass_loop steps;
   pass_loop_begin(e, &steps, b, nsteps, B); /* c = b, b + B, ... */
   LLVMValueRef c = steps.i, i = LLVMBuildLoad2(e->B, i64, iv, "");
-  LLVMValueRef slot = LLVMBuildAnd(e->B, i, i64c(e, IR_RING_NB - 1), "slot");
-  LLVMValueRef mine = LLVMBuildAdd(e->B, base, LLVMBuildAdd(e->B, i, i64c(e, 1), ""), "published");
+  LLVMValueRef slot = LLVMBuildAnd(e->B, i, pass_i64(e, IR_RING_NB - 1), "slot");
+  LLVMValueRef mine =
+      LLVMBuildAdd(e->B, base, LLVMBuildAdd(e->B, i, pass_i64(e, 1), ""), "published");
   /* 1. thread 0 waits for the inbox slot's data and the next hop's free slot */
   pass_if w0;
   pass_if_begin(e, &w0, thread0);
@@ -206,14 +204,14 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_if wc;
   pass_if_begin(e, &wc,
                 LLVMBuildAnd(e->B, has_next,
-                             LLVMBuildICmp(e->B, LLVMIntUGE, i, i64c(e, IR_RING_NB), ""), ""));
-  wait_for(e, credit_b, LLVMBuildSub(e->B, mine, i64c(e, IR_RING_NB), ""), timeout, failed);
+                             LLVMBuildICmp(e->B, LLVMIntUGE, i, pass_i64(e, IR_RING_NB), ""), ""));
+  wait_for(e, credit_b, LLVMBuildSub(e->B, mine, pass_i64(e, IR_RING_NB), ""), timeout, failed);
   pass_if_end(e, &wc);
   LLVMValueRef f = LLVMBuildLoad2(e->B, i1, failed, "");
   LLVMBuildStore(e->B, LLVMBuildZExt(e->B, f, i32, ""), stop);
   pass_if gave;
   pass_if_begin(e, &gave, f);
-  LLVMValueRef sa[2] = {addr(e, status), LLVMBuildAdd(e->B, base, i64c(e, 1), "")};
+  LLVMValueRef sa[2] = {addr(e, status), LLVMBuildAdd(e->B, base, pass_i64(e, 1), "")};
   pass_asm_volatile(e, LLVMVoidTypeInContext(e->C), "st.relaxed.sys.global.u64 [$0], $1;",
                     "l,l,~{memory}", sa, 2);
   pass_if_end(e, &gave);
@@ -228,16 +226,16 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMPositionBuilderAtEnd(e->B, go);
   /* 2. the step: E elements per thread per round, coalesced, the identity first, then the inbox,
    * then the sources in fold order */
-  LLVMValueRef start = LLVMBuildMul(e->B, c, i64c(e, step), "start");
+  LLVMValueRef start = LLVMBuildMul(e->B, c, pass_i64(e, step), "start");
   LLVMValueRef left = LLVMBuildSub(e->B, numel, start, "");
-  LLVMValueRef len =
-      LLVMBuildTrunc(e->B,
-                     LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, left, i64c(e, step), ""),
-                                     left, i64c(e, step), ""),
-                     i32, "len");
+  LLVMValueRef len = LLVMBuildTrunc(
+      e->B,
+      LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, left, pass_i64(e, step), ""), left,
+                      pass_i64(e, step), ""),
+      i32, "len");
   LLVMValueRef soff = LLVMBuildMul(
-      e->B, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, b, i64c(e, IR_RING_NB), ""), slot, ""),
-      i64c(e, step), "slot_at");
+      e->B, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, b, pass_i64(e, IR_RING_NB), ""), slot, ""),
+      pass_i64(e, step), "slot_at");
   LLVMValueRef src[RING_MAX_SRC];
   for (int k = 0; k < N; k++)
     src[k] = pass_gep(e, ty, P[RING_FIXED + k], start);
@@ -282,7 +280,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   store_release(e, pass_gep(e, i64, prev_credit, b), mine);
   pass_if_end(e, &pc);
   pass_if_end(e, &p0);
-  LLVMBuildStore(e->B, LLVMBuildAdd(e->B, i, i64c(e, 1), ""), iv);
+  LLVMBuildStore(e->B, LLVMBuildAdd(e->B, i, pass_i64(e, 1), ""), iv);
   pass_loop_end(e, &steps);
   LLVMBuildRetVoid(e->B);
   return RJ_OK;
