@@ -498,11 +498,15 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
  * the ranks live on several GPUs that can all access each other, the element range may be split
  * instead: each GPU reduces one slice of every rank's source and writes it into the root's
  * destination, the slices sized by a model of the GPUs' link traffic (rj_treduce_plan_make shows
- * the cut and the model).  Synchronous: returns when the destination
- * is written.  Sources on other GPUs must be complete before the call (work on the root's GPU in
- * the legacy default stream is ordered before it).  Sources are only read.  The streams, events
- * and (up to 64 MiB each) staging buffers a call uses are kept in ctx for the next call and
- * released by rj_ctx_free.  See docs/TREDUCE.md. */
+ * the cut and the model).  Stream-ordered on the group's `stream` (a stream of the root's GPU;
+ * NULL: the legacy default stream): the reduction starts after the work enqueued there before the
+ * call; with `async` the call returns once everything is enqueued and later work on `stream` runs
+ * after it, else it returns when the destination is written.  Sources on other GPUs must be
+ * complete before the call (the library cannot see their streams).  Sources are only read.  The
+ * streams, events and (up to 64 MiB each) staging buffers a call uses are kept in ctx for the
+ * next call and released by rj_ctx_free (which waits for calls in flight); a ctx's calls run on
+ * its streams in the order they were made, so an async call's buffers are never reused early.
+ * See docs/TREDUCE.md. */
 typedef enum rj_treduce_path {
   RJ_TREDUCE_AUTO = 0,   /* split where the link model says it saves >= 8 MiB of the busiest
                             GPU's link time and every GPU pair can access each other; otherwise
@@ -558,7 +562,19 @@ typedef struct rj_treduce_group {
   int pingpong;    /* overlap the fetch of rank r+1 with the reduction of rank r */
   int accum;       /* fold the destination's old value in too */
   rj_treduce_path path;
+  /* Appended (stream ordering).  A caller built against the header before them passes that
+   * struct_size, RJ_TREDUCE_GROUP_SIZE_V1, and gets stream NULL, async 0. */
+  void *stream; /* a CUstream / cudaStream_t of the root's GPU (in its primary context); NULL: the
+                   legacy default stream.  The reduction starts after the work enqueued on it
+                   before the call (every GPU's part of it waits for that point) */
+  int async;    /* 0: return when the destination is written (the call waits).  1: return once
+                   everything is enqueued; work enqueued on `stream` after the call runs after the
+                   reduction, and res->ms is 0 (not timed).  The ring path refuses async
+                   (RJ_EUNSUPPORTED: its timeout is reported by the call) */
 } rj_treduce_group;
+
+/* The struct_size of a group from the header that ended at `path`: still accepted. */
+#define RJ_TREDUCE_GROUP_SIZE_V1 offsetof(rj_treduce_group, stream)
 
 /* Written whole by the library (it carries no struct_size): fields are only ever appended, and a
  * caller built against an older header must be rebuilt (0.x ABI). */
@@ -572,7 +588,7 @@ typedef struct rj_treduce_result {
   int staged_ranks; /* copied to the root with cuMemcpyPeerAsync */
   int launches;     /* kernels launched */
   double compile_ms, load_ms;
-  double ms; /* the whole operation on the root's GPU, CUDA events */
+  double ms; /* the whole operation on the root's GPU, CUDA events (0 under async: not timed) */
   /* Appended by the split path (issue 5). */
   int slices;          /* pieces the element range was cut into (1 on peer / staged; 0: empty) */
   int gpus;            /* GPUs that ran a slice (1 on peer / staged: the root's) */

@@ -147,7 +147,7 @@ static rj_status check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
   if ((s = make(ctx, rt, t, &g, o->seed, o->nan_count, false, &u))) goto out;
   rj_options opt = o->compile;
   s = jit_treduce_exec(ctx, req, u.src, u.dev, u.rk[u.N].dptr + (uint64_t)GUARD * (uint64_t)u.bytes,
-                       path, &opt, tr);
+                       path, &opt, NULL, tr);
   copy_result(res, tr);
   if (s) goto out;
   /* the destination */
@@ -289,7 +289,7 @@ static rj_status bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
   uint64_t dst = u.rk[u.N].dptr + (uint64_t)GUARD * (uint64_t)u.bytes;
   for (int i = 0; !s && i < WARM + runs; i++) {
     memset(tr, 0, sizeof *tr);
-    s = jit_treduce_exec(ctx, req, u.src, u.dev, dst, path, &opt, tr);
+    s = jit_treduce_exec(ctx, req, u.src, u.dev, dst, path, &opt, NULL, tr);
     if (i >= WARM) {
       ms[i - WARM] = tr->ms;
       call[i - WARM] = tr->call_ms;

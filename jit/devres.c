@@ -3,8 +3,9 @@
  * host microseconds to milliseconds per call; a context makes each once, in the device's primary
  * context, and rj_ctx_free drains and releases them.  Staging buffers above JIT_STAGE_KEEP are
  * not kept (a 1 GiB buffer is not worth holding for the next call): the caller frees those.
- * Calls are synchronous and a context is used by one thread at a time, so a resource is never
- * used by two calls at once. */
+ * A context is used by one thread at a time, and a call's work runs on the context's streams in
+ * the order calls were made (an asynchronous call's too), so a resource is never used by two
+ * calls at once; a kept buffer that must grow is freed only after the device's streams drain. */
 #include "jit.h"
 
 #include <stdlib.h>
@@ -41,13 +42,20 @@ rj_status jit_dev_event(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out) {
   return cached(ctx, rt, dev, false, i, out);
 }
 
-rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, uint64_t *out,
-                        bool *temporary) {
+rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, void *ordered,
+                        uint64_t *out, bool *temporary) {
   *temporary = bytes > JIT_STAGE_KEEP;
-  if (*temporary) return rt_alloc(rt, bytes, out, &ctx->err);
+  if (*temporary)
+    return ordered ? rt_alloc_async(rt, bytes, ordered, out, &ctx->err)
+                   : rt_alloc(rt, bytes, out, &ctx->err);
   jit_devres *d = devres(ctx, dev);
   if (!d) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-  if (d->stage_bytes[b] < bytes) { /* the last call drained: the old buffer is idle */
+  if (d->stage_bytes[b] < bytes) {
+    /* the old buffer may still be in use by an asynchronous call: drain the device's streams */
+    for (int i = 0; i < JIT_DEV_STREAMS; i++) {
+      rj_status s = d->stream[i] ? rt_stream_sync(rt, d->stream[i], &ctx->err) : RJ_OK;
+      if (s) return s;
+    }
     rt_free(rt, d->stage[b]);
     d->stage[b] = 0;
     d->stage_bytes[b] = 0;

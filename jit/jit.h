@@ -41,8 +41,9 @@ struct rj_kernel {
  * staging buffers), made on first use. */
 #define JIT_DEV_STREAMS 8
 #define JIT_DEV_EVENTS 18
-#define JIT_DEV_STAGES 3                  /* staging slots: 0, 1 the staged path, 2 the ring path */
-#define JIT_DEV_FLAG_BYTES 32768          /* the ring path's counters on one device */
+#define JIT_EV_CALLER 17         /* event 17 of the root's GPU: recorded on the caller's stream */
+#define JIT_DEV_STAGES 3         /* staging slots: 0, 1 the staged path, 2 the ring path */
+#define JIT_DEV_FLAG_BYTES 32768 /* the ring path's counters on one device */
 #define JIT_STAGE_KEEP ((size_t)64 << 20) /* larger staging buffers are not kept */
 typedef struct jit_devres {
   int dev;
@@ -109,13 +110,14 @@ double jit_now_ms(void);
 rj_status jit_load(rj_ctx *ctx, rj_kernel *k, int dev, double *ms);
 
 /* devres.c.  Stream i / event i of device dev (the current context must be dev's), made on first
- * use and kept; a staging buffer b (0 or 1) of at least `bytes`, kept when it is at most
- * JIT_STAGE_KEEP (else *temporary: the caller rt_frees it after draining); rj_ctx_free drains and
- * releases them all. */
+ * use and kept; a staging buffer b of at least `bytes`, kept when it is at most JIT_STAGE_KEEP
+ * (else *temporary: with `ordered` NULL the caller rt_frees it after draining, else it is
+ * allocated on stream `ordered` and the caller rt_free_asyncs it there after its last use);
+ * rj_ctx_free drains and releases them all. */
 rj_status jit_dev_stream(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out);
 rj_status jit_dev_event(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out);
-rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, uint64_t *out,
-                        bool *temporary);
+rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, void *ordered,
+                        uint64_t *out, bool *temporary);
 /* The device's counter region (JIT_DEV_FLAG_BYTES), zeroed when it is made, kept until the
  * context is freed; the current context must be dev's. */
 rj_status jit_dev_flags(rj_ctx *ctx, rt_cuda *rt, int dev, uint64_t *out);

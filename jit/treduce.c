@@ -70,13 +70,21 @@ static rj_status check_buf(ir_err *e, const char *name, const rj_treduce_buf *b,
   return RJ_OK;
 }
 
-/* Checks the group (naming the field) and builds its request. */
-static rj_status group_request(ir_err *e, const rj_treduce_group *g, rj_request *out) {
-  if (!g) return ir_fail(e, RJ_EINVAL, "group: NULL");
-  if (g->struct_size != sizeof *g)
+/* Checks the group (naming the field) and builds its request; *full = the group with the fields
+ * a caller of an older header lacks at their defaults. */
+static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_treduce_group *full,
+                               rj_request *out) {
+  if (!caller) return ir_fail(e, RJ_EINVAL, "group: NULL");
+  if (caller->struct_size != sizeof *full && caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V1)
     return ir_fail(e, RJ_EINVAL,
-                   "group.struct_size: %u, this library expects %zu (use rj_treduce_group_init)",
-                   g->struct_size, sizeof *g);
+                   "group.struct_size: %u, this library expects %zu (or %zu, the group before "
+                   "stream and async; use rj_treduce_group_init)",
+                   caller->struct_size, sizeof *full, (size_t)RJ_TREDUCE_GROUP_SIZE_V1);
+  memset(full, 0, sizeof *full);
+  memcpy(full, caller, caller->struct_size);
+  const rj_treduce_group *g = full;
+  if (g->async != 0 && g->async != 1)
+    return ir_fail(e, RJ_EINVAL, "async: %d (expected 0 or 1)", g->async);
   if (g->ranks < 1 || g->ranks > 1024)
     return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", g->ranks);
   if (g->root < 0 || g->root >= g->ranks)
@@ -134,7 +142,8 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *g, rj_request 
 RJ_API rj_status rj_treduce_request(rj_ctx *ctx, const rj_treduce_group *g, rj_request *out) {
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
-  return jit_status(ctx, group_request(&ctx->err, g, out));
+  rj_treduce_group full;
+  return jit_status(ctx, group_request(&ctx->err, g, &full, out));
 }
 
 RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj_options *opt,
@@ -145,8 +154,10 @@ RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj
   if (!res) res = &local;
   memset(res, 0, sizeof *res);
   rj_request req;
-  rj_status s = group_request(&ctx->err, g, &req);
+  rj_treduce_group full;
+  rj_status s = group_request(&ctx->err, g, &full, &req);
   if (s) return jit_status(ctx, s);
+  g = &full;
   uint64_t *src = malloc(sizeof(uint64_t) * (size_t)g->ranks);
   int *dev = malloc(sizeof(int) * (size_t)g->ranks);
   if (!src || !dev) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
@@ -154,7 +165,8 @@ RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj
     src[r] = g->src[r].ptr;
     dev[r] = g->src[r].device;
   }
-  if (!s) s = jit_treduce_exec(ctx, &req, src, dev, g->dst.ptr, g->path, opt, res);
+  jit_tr_call call = {.stream = g->stream, .async = g->async};
+  if (!s) s = jit_treduce_exec(ctx, &req, src, dev, g->dst.ptr, g->path, opt, &call, res);
   free(src);
   free(dev);
   return jit_status(ctx, s);
@@ -216,9 +228,31 @@ rj_status jit_treduce_launch(rj_ctx *ctx, rt_cuda *rt, jit_tr_launch *l, void *s
   return rt_launch_async(rt, l->fn, l->k->grid, l->k->block, 0, args, stream, &ctx->err);
 }
 
+rj_status jit_tr_begin(rj_ctx *ctx, rt_cuda *rt, int rdev, void *ks, const jit_tr_call *call,
+                       void *ev[2]) {
+  ir_err *e = &ctx->err;
+  void *evc = NULL;
+  rj_status s = jit_dev_event(ctx, rt, rdev, 0, &ev[0]);
+  if (!s) s = jit_dev_event(ctx, rt, rdev, 1, &ev[1]);
+  if (!s) s = jit_dev_event(ctx, rt, rdev, JIT_EV_CALLER, &evc);
+  if (!s) s = rt_event_record(rt, evc, call->stream, e);
+  if (!s) s = rt_stream_wait(rt, ks, evc, e);
+  if (!s) s = rt_event_record(rt, ev[0], ks, e);
+  return s;
+}
+
+rj_status jit_tr_end(rj_ctx *ctx, rt_cuda *rt, void *ks, const jit_tr_call *call, void *ev[2],
+                     double *ms) {
+  ir_err *e = &ctx->err;
+  rj_status s = rt_event_record(rt, ev[1], ks, e);
+  if (s) return s;
+  if (call->async) return rt_stream_wait(rt, call->stream, ev[1], e);
+  return rt_event_ms(rt, ev[0], ev[1], ms, e);
+}
+
 static rj_status exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, const int *dev,
                       uint64_t dst, rj_treduce_path path, const rj_options *opt,
-                      rj_treduce_result *res) {
+                      const jit_tr_call *call, rj_treduce_result *res) {
   ir_err *e = &ctx->err;
   const rj_treduce *t = &req->u.treduce;
   int N = t->ranks, root = t->root, rdev = dev[root], bytes = ir_dtype(t->dtype)->bytes;
@@ -232,13 +266,21 @@ static rj_status exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, c
   for (int r = 0; r < N; r++)
     if (dev[r] < 0 || dev[r] >= ndev)
       return ir_fail(e, RJ_EINVAL, "src[%d].device: no GPU %d (%d present)", r, dev[r], ndev);
+  if (path == RJ_TREDUCE_RING && call->async)
+    return ir_fail(e, RJ_EUNSUPPORTED,
+                   "async: the ring path waits for its kernels (a hop that gives up waiting is "
+                   "reported by the call); use async 0 or another path");
+  if ((s = rt_enter(rt, rdev, e))) return s;
+  s = rt_stream_check(rt, call->stream, rdev, "stream", e);
+  rt_leave(rt);
+  if (s) return s;
   /* 0. the ring path (asked for), the split path (asked for or picked: under auto it declines
    * when a GPU pair can't reach the other) */
-  if (path == RJ_TREDUCE_RING) return jit_treduce_ring(ctx, rt, req, src, dev, dst, opt, res);
+  if (path == RJ_TREDUCE_RING) return jit_treduce_ring(ctx, rt, req, src, dev, dst, opt, call, res);
   rj_treduce_path take = path == RJ_TREDUCE_AUTO ? jit_treduce_auto(req, dev) : path;
   if (take == RJ_TREDUCE_SPLIT || take == RJ_TREDUCE_SPLIT_EQUAL) {
     bool declined = false;
-    s = jit_treduce_split(ctx, rt, req, src, dev, dst, path, opt, res, &declined);
+    s = jit_treduce_split(ctx, rt, req, src, dev, dst, path, opt, call, res, &declined);
     if (s || !declined) return s;
     memset(res, 0, sizeof *res);
   }
@@ -334,28 +376,26 @@ static rj_status exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, c
     res->load_ms += ms;
   }
   /* the context's streams and events of the root's GPU (kept between calls): stream 0 runs the
-   * kernels, stream 1 the copies; events 0 / 1 time the operation, 2 + b / 4 + b are buffer b's
-   * copied / consumed */
-  void *ks = NULL, *cs = NULL, *ev0 = NULL, *ev1 = NULL, *copied[2] = {0}, *consumed[2] = {0};
+   * kernels, stream 1 the copies; events 0 / 1 frame the operation (jit_tr_begin / end), 2 + b /
+   * 4 + b are buffer b's copied / consumed */
+  void *ks = NULL, *cs = NULL, *ev[2] = {NULL, NULL}, *copied[2] = {0}, *consumed[2] = {0};
   uint64_t buf[2] = {0, 0};
   bool temporary[2] = {false, false};
   int nb = t->pingpong ? 2 : 1;
   size_t span = (size_t)g.src_span * (size_t)bytes;
   if (!s) s = jit_dev_stream(ctx, rt, rdev, 0, &ks);
-  if (!s) s = jit_dev_event(ctx, rt, rdev, 0, &ev0);
-  if (!s) s = jit_dev_event(ctx, rt, rdev, 1, &ev1);
   if (!s && ns) {
     s = jit_dev_stream(ctx, rt, rdev, 1, &cs);
-    for (int b = 0; !s && b < nb; b++) {
-      s = jit_dev_stage(ctx, rt, rdev, b, span, &buf[b], &temporary[b]);
+    for (int b = 0; !s && b < nb; b++) { /* a temporary buffer: stream-ordered when async */
+      s = jit_dev_stage(ctx, rt, rdev, b, span, call->async ? ks : NULL, &buf[b], &temporary[b]);
       if (!s) s = jit_dev_event(ctx, rt, rdev, 2 + b, &copied[b]);
       if (!s) s = jit_dev_event(ctx, rt, rdev, 4 + b, &consumed[b]);
     }
   }
-  if (!s) s = rt_event_record(rt, ev0, ks, e);
+  if (!s) s = jit_tr_begin(ctx, rt, rdev, ks, call, ev);
   for (int i = 0; !s && i < nl; i++)
     s = jit_treduce_launch(ctx, rt, &L[i], ks, res);
-  if (!s && ns) s = rt_stream_wait(rt, cs, ev0, e); /* copies start with the operation */
+  if (!s && ns) s = rt_stream_wait(rt, cs, ev[0], e); /* copies start with the operation */
   for (int i = 0; !s && i < ns; i++) {
     int b = i % nb;
     if (i >= nb) s = rt_stream_wait(rt, cs, consumed[b], e); /* buffer b folded: reuse it */
@@ -369,16 +409,22 @@ static rj_status exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, c
     }
     if (!s) s = rt_event_record(rt, consumed[b], ks, e);
   }
-  if (!s) s = rt_event_record(rt, ev1, ks, e);
-  if (!s) s = rt_event_ms(rt, ev0, ev1, &res->ms, e);
-  rj_status s2 = ks ? rt_stream_sync(rt, ks, e) : RJ_OK; /* always drain before freeing */
-  if (cs) {
+  if (!s) s = jit_tr_end(ctx, rt, ks, call, ev, &res->ms);
+  bool drain = s || !call->async; /* a failed call drains before it frees */
+  rj_status s2 = ks && drain ? rt_stream_sync(rt, ks, e) : RJ_OK;
+  if (cs && drain) {
     ir_err ignored = {0};
     rt_stream_sync(rt, cs, s2 ? &ignored : e);
   }
   if (!s) s = s2;
-  for (int b = 0; b < 2; b++)
-    if (temporary[b]) rt_free(rt, buf[b]);
+  for (int b = 0; b < 2; b++) { /* after the last fold: drained, or stream-ordered on ks */
+    ir_err ignored = {0};
+    if (temporary[b] && !call->async) rt_free(rt, buf[b]);
+    if (temporary[b] && call->async) {
+      rj_status sf = rt_free_async(rt, buf[b], ks, s ? &ignored : e);
+      if (!s) s = sf;
+    }
+  }
   rt_leave(rt);
   free(order);
   free(table);
@@ -387,9 +433,10 @@ static rj_status exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, c
 
 rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, const int *dev,
                            uint64_t dst, rj_treduce_path path, const rj_options *opt,
-                           rj_treduce_result *res) {
+                           const jit_tr_call *call, rj_treduce_result *res) {
   double t0 = jit_now_ms();
-  rj_status s = exec(ctx, req, src, dev, dst, path, opt, res);
+  jit_tr_call wait = {NULL, 0};
+  rj_status s = exec(ctx, req, src, dev, dst, path, opt, call ? call : &wait, res);
   res->call_ms = jit_now_ms() - t0;
   return s;
 }

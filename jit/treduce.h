@@ -7,12 +7,28 @@
 
 #define JIT_TR_PER_KERNEL 128 /* sources one kernel reads (passes/treduce.c's TR_MAX_RANKS) */
 
+/* The caller's stream ordering (rj_treduce_group's stream and async). */
+typedef struct jit_tr_call {
+  void *stream; /* of the root's GPU; NULL: the legacy default stream */
+  int async;    /* return once enqueued */
+} jit_tr_call;
+
 /* Runs a validated treduce request: src[r] on device dev[r], dst on dev[req root].  Compiles and
- * loads what it needs, picks the path (and each rank's), launches, and waits.  res is filled (not
- * NULL). */
+ * loads what it needs, picks the path (and each rank's), launches after the work on
+ * call->stream, and waits (or, async, makes call->stream wait).  res is filled (not NULL). */
 rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, const int *dev,
                            uint64_t dst, rj_treduce_path path, const rj_options *opt,
-                           rj_treduce_result *res);
+                           const jit_tr_call *call, rj_treduce_result *res);
+
+/* The frame every path puts around an operation, on the root's GPU (the current context must be
+ * its).  begin makes ks (the root's stream 0) start after the work enqueued on call->stream
+ * before the call, and records ev[0] on ks: every other stream of the operation waits for it
+ * first.  end, once every other stream's done is joined into ks, records ev[1] there and either
+ * makes call->stream wait for it (async: *ms = 0) or waits for it and times the operation. */
+rj_status jit_tr_begin(rj_ctx *ctx, rt_cuda *rt, int rdev, void *ks, const jit_tr_call *call,
+                       void *ev[2]);
+rj_status jit_tr_end(rj_ctx *ctx, rt_cuda *rt, void *ks, const jit_tr_call *call, void *ev[2],
+                     double *ms);
 
 /* One kernel launch: k (loaded as fn on dev) over n sources into dst. */
 typedef struct jit_tr_launch {
@@ -46,7 +62,8 @@ rj_status jit_treduce_launch(rj_ctx *ctx, rt_cuda *rt, jit_tr_launch *l, void *s
 rj_treduce_path jit_treduce_auto(const rj_request *req, const int *dev);
 rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
                             const int *dev, uint64_t dst, rj_treduce_path path,
-                            const rj_options *opt, rj_treduce_result *res, bool *declined);
+                            const rj_options *opt, const jit_tr_call *call, rj_treduce_result *res,
+                            bool *declined);
 
 /* treduce_ring.c: the ring path's load (the busiest GPU's link traffic, in rank buffers, one
  * way), hops and chunks for a request with rank r on GPU dev[r]; -1 (and why) when the ring
@@ -56,6 +73,6 @@ double jit_treduce_ring_facts(const rj_request *req, const int *dev, int *hops, 
                               char *why, size_t nwhy);
 rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
                            const int *dev, uint64_t dst, const rj_options *opt,
-                           rj_treduce_result *res);
+                           const jit_tr_call *call, rj_treduce_result *res);
 
 #endif

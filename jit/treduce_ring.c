@@ -214,7 +214,7 @@ static rj_status drain(rj_ctx *ctx, rt_cuda *rt, const ring *rg, const lane *ln,
 
 rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
                            const int *dev, uint64_t dst, const rj_options *opt,
-                           rj_treduce_result *res) {
+                           const jit_tr_call *call, rj_treduce_result *res) {
   ir_err *e = &ctx->err;
   const rj_treduce *t = &req->u.treduce;
   char why[128];
@@ -316,7 +316,7 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
       need += rg->h[q].dev == gdev[gi] ? ib : 0;
     uint64_t flags = 0;
     if ((s = rt_enter(rt, gdev[gi], e))) break;
-    if (need) s = jit_dev_stage(ctx, rt, gdev[gi], 2, need, &region[gi], &temporary[gi]);
+    if (need) s = jit_dev_stage(ctx, rt, gdev[gi], 2, need, NULL, &region[gi], &temporary[gi]);
     if (!s) s = jit_dev_flags(ctx, rt, gdev[gi], &flags);
     if (gdev[gi] == rg->rdev) rflags = flags;
     size_t at = 0;
@@ -336,15 +336,13 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
       rt_leave(rt);
     }
   }
-  /* 5. enqueue: the root's stream 0 (hop 0's) starts; every hop's stream waits for it, runs its
-   * kernel and marks it done; the root's stream waits for all of them */
+  /* 5. enqueue: the root's stream 0 (hop 0's) starts after the caller's; every hop's stream waits
+   * for it, runs its kernel and marks it done; the root's stream waits for all of them */
   uint64_t base = ++ctx->ring_calls << 32, status = rflags + RING_STATUS;
   int64_t timeout = RING_TIMEOUT_NS;
   void *ev[2] = {NULL, NULL};
   if (!s && !(s = rt_enter(rt, rg->rdev, e))) {
-    s = jit_dev_event(ctx, rt, rg->rdev, 0, &ev[0]);
-    if (!s) s = jit_dev_event(ctx, rt, rg->rdev, 1, &ev[1]);
-    if (!s) s = rt_event_record(rt, ev[0], ln[0].stream, e);
+    s = jit_tr_begin(ctx, rt, rg->rdev, ln[0].stream, call, ev);
     rt_leave(rt);
   }
   for (int k = 0; !s && k < H; k++) {
@@ -369,8 +367,7 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   if (!s && !(s = rt_enter(rt, rg->rdev, e))) {
     for (int k = 1; !s && k < H; k++)
       if (ln[k].stream != ln[0].stream) s = rt_stream_wait(rt, ln[0].stream, ln[k].done, e);
-    if (!s) s = rt_event_record(rt, ev[1], ln[0].stream, e);
-    if (!s) s = rt_event_ms(rt, ev[0], ev[1], &res->ms, e);
+    if (!s) s = jit_tr_end(ctx, rt, ln[0].stream, call, ev, &res->ms); /* never async */
     rt_leave(rt);
   }
   s = drain(ctx, rt, rg, ln, s);

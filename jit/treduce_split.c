@@ -444,7 +444,8 @@ static rj_status drain(rt_cuda *rt, lane *ln, int n, rj_status s, ir_err *e) {
 
 rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
                             const int *dev, uint64_t dst, rj_treduce_path path,
-                            const rj_options *opt, rj_treduce_result *res, bool *declined) {
+                            const rj_options *opt, const jit_tr_call *call, rj_treduce_result *res,
+                            bool *declined) {
   ir_err *e = &ctx->err;
   const rj_treduce *t = &req->u.treduce;
   bool forced = path != RJ_TREDUCE_AUTO;
@@ -517,21 +518,19 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
   }
   /* 5. the context's streams and events: lane 0 is the root's stream 0 with events 0 / 1 around
    * the operation; a non-empty slice i > 0 has stream 0 and event 2 of its GPU (on one GPU:
-   * stream i, event 2 + i).  The root's stream starts (ev[0]); every other non-empty slice's
-   * stream waits for it, runs its kernels and records done; the root runs slice 0 (if any), waits
-   * for every done, and ends (ev[1]) */
+   * stream i, event 2 + i).  The root's stream starts (jit_tr_begin: after the caller's stream,
+   * ev[0]); every other non-empty slice's stream waits for it, runs its kernels and records done;
+   * the root runs slice 0 (if any), waits for every done, and ends (jit_tr_end) */
   void *ev[2] = {NULL, NULL};
   for (int i = 0; !s && i < c->n; i++) {
     if (i && c->len[i] == 0) continue;
     if ((s = rt_enter(rt, ln[i].dev, e))) break;
     s = jit_dev_stream(ctx, rt, ln[i].dev, G >= 2 ? 0 : i, &ln[i].stream);
     if (!s && i) s = jit_dev_event(ctx, rt, ln[i].dev, G >= 2 ? 2 : 2 + i, &ln[i].done);
-    for (int k = 0; !s && !i && k < 2; k++)
-      s = jit_dev_event(ctx, rt, rdev, k, &ev[k]);
     rt_leave(rt);
   }
   if (!s && !(s = rt_enter(rt, rdev, e))) {
-    s = rt_event_record(rt, ev[0], ln[0].stream, e);
+    s = jit_tr_begin(ctx, rt, rdev, ln[0].stream, call, ev);
     rt_leave(rt);
   }
   for (int i = 1; !s && i < c->n; i++) {
@@ -546,12 +545,11 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
     s = enqueue(ctx, rt, L, nl, 0, &ln[0], res);
     for (int i = 1; !s && i < c->n; i++)
       if (ln[i].stream) s = rt_stream_wait(rt, ln[0].stream, ln[i].done, e);
-    if (!s) s = rt_event_record(rt, ev[1], ln[0].stream, e);
-    if (!s) s = rt_event_ms(rt, ev[0], ev[1], &res->ms, e);
+    if (!s) s = jit_tr_end(ctx, rt, ln[0].stream, call, ev, &res->ms);
     rt_leave(rt);
   }
-  /* 6. drain every stream before returning */
-  s = drain(rt, ln, c->n, s, e);
+  /* 6. drain every stream before returning (async: only after a failure) */
+  if (s || !call->async) s = drain(rt, ln, c->n, s, e);
   free(table);
   free(L);
   free(ln);

@@ -343,6 +343,34 @@ rj_status rt_copy_peer_async(rt_cuda *rt, uint64_t dst, int dst_dev, uint64_t sr
   return RJ_OK;
 }
 
+rj_status rt_stream_check(rt_cuda *rt, void *stream, int dev, const char *what, ir_err *e) {
+  SYM(f, "cuStreamGetCtx", CUstream, CUcontext *);
+  CUcontext want = NULL, got = NULL;
+  rj_status s = primary(rt, dev, &want, e);
+  if (s) return s;
+  CUresult r = f((CUstream)stream, &got);
+  if (r != CUDA_SUCCESS) return cu_fail(rt, e, what, r);
+  if (got != want)
+    return ir_fail(e, RJ_EINVAL,
+                   "%s: %p is not a stream of GPU %d's primary context (the root's GPU)", what,
+                   stream, dev);
+  return RJ_OK;
+}
+
+rj_status rt_alloc_async(rt_cuda *rt, size_t bytes, void *stream, uint64_t *ptr, ir_err *e) {
+  SYM(f, "cuMemAllocAsync", CUdeviceptr *, size_t, CUstream);
+  CUdeviceptr p = 0;
+  CK("cuMemAllocAsync", f(&p, bytes, (CUstream)stream));
+  *ptr = (uint64_t)p;
+  return RJ_OK;
+}
+
+rj_status rt_free_async(rt_cuda *rt, uint64_t ptr, void *stream, ir_err *e) {
+  SYM(f, "cuMemFreeAsync", CUdeviceptr, CUstream);
+  CK("cuMemFreeAsync", f((CUdeviceptr)ptr, (CUstream)stream));
+  return RJ_OK;
+}
+
 rj_status rt_dtod(rt_cuda *rt, uint64_t dst, uint64_t src, size_t bytes, ir_err *e) {
   SYM(f, "cuMemcpyDtoD_v2", CUdeviceptr, CUdeviceptr, size_t);
   CK("cuMemcpyDtoD", f((CUdeviceptr)dst, (CUdeviceptr)src, bytes));

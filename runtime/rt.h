@@ -45,6 +45,14 @@ rj_status rt_stream_wait(rt_cuda *rt, void *stream, void *ev, ir_err *e);
  * both are one GPU); the devices' primary contexts are retained here. */
 rj_status rt_copy_peer_async(rt_cuda *rt, uint64_t dst, int dst_dev, uint64_t src, int src_dev,
                              size_t bytes, void *stream, ir_err *e);
+/* RJ_EINVAL naming `what` unless stream belongs to dev's primary context (NULL and the special
+ * handles are the current context's: call it inside rt_enter(dev)). */
+rj_status rt_stream_check(rt_cuda *rt, void *stream, int dev, const char *what, ir_err *e);
+/* Stream-ordered allocation and free on stream (cuMemAllocAsync / cuMemFreeAsync, the device's
+ * default pool): the memory is usable by work ordered after the allocation on stream, and must
+ * not be touched by work that may run after the free. */
+rj_status rt_alloc_async(rt_cuda *rt, size_t bytes, void *stream, uint64_t *ptr, ir_err *e);
+rj_status rt_free_async(rt_cuda *rt, uint64_t ptr, void *stream, ir_err *e);
 /* Device-to-device copy in the current context, then waits for all of that context's work
  * (cuMemcpyDtoD + cuCtxSynchronize). */
 rj_status rt_dtod(rt_cuda *rt, uint64_t dst, uint64_t src, size_t bytes, ir_err *e);

@@ -116,6 +116,15 @@ START_TEST(invalid_groups) {
   g.struct_size = 8;
   bad_group(&g, "struct_size");
   group(&g);
+  g.struct_size = (uint32_t)RJ_TREDUCE_GROUP_SIZE_V1 + 4;
+  bad_group(&g, "struct_size");
+  group(&g);
+  g.async = 2;
+  bad_group(&g, "async");
+  group(&g);
+  g.async = -1;
+  bad_group(&g, "async");
+  group(&g);
   g.dtype = (rj_dtype)42;
   bad_group(&g, "dtype");
   group(&g);
@@ -130,6 +139,33 @@ START_TEST(invalid_groups) {
   group(&g);
   bufs[1].ndim = 6;
   bad_group(&g, "src[1].ndim");
+}
+END_TEST
+
+/* A caller built against the header before `stream` and `async` passes the older struct_size:
+ * the library reads that many bytes and no more (a heap block of exactly that size: ASan sees an
+ * over-read), and what lies beyond them (0xFF bytes, an invalid async) is not looked at. */
+START_TEST(older_group_size) {
+  rj_treduce_group g;
+  group(&g);
+  g.struct_size = (uint32_t)RJ_TREDUCE_GROUP_SIZE_V1;
+  unsigned char *exact = malloc(RJ_TREDUCE_GROUP_SIZE_V1);
+  ck_assert_ptr_nonnull(exact);
+  memcpy(exact, &g, RJ_TREDUCE_GROUP_SIZE_V1);
+  rj_request r;
+  ck_assert_msg(rj_treduce_request(ctx, (const rj_treduce_group *)exact, &r) == RJ_OK, "%s",
+                rj_errmsg(ctx));
+  ck_assert_int_eq(r.u.treduce.ranks, 4);
+  ck_assert_int_eq(r.u.treduce.root, 1);
+  free(exact);
+  rj_treduce_group padded;
+  memset(&padded, 0xFF, sizeof padded);
+  memcpy(&padded, &g, RJ_TREDUCE_GROUP_SIZE_V1);
+  ck_assert_msg(rj_treduce_request(ctx, &padded, &r) == RJ_OK, "%s", rj_errmsg(ctx));
+  ck_assert_int_eq((int)r.u.treduce.tile[0], 16);
+  /* the full size with the same bytes beyond: async 0xFFFFFFFF is refused, naming it */
+  padded.struct_size = sizeof padded;
+  bad_group(&padded, "async");
 }
 END_TEST
 
@@ -362,6 +398,7 @@ int main(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, valid_group);
   tcase_add_test(tc, invalid_groups);
+  tcase_add_test(tc, older_group_size);
   tcase_add_test(tc, invalid_requests);
   tcase_add_test(tc, cli_status_2);
   tcase_add_test(tc, split_path_values);
