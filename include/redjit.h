@@ -601,7 +601,13 @@ typedef struct rj_treduce_result {
   int hops;            /* the ring path: hops of the chain (its chunks are in slices); else 0 */
 } rj_treduce_result;
 
+/* Zeroes a group of `size` bytes (sizeof(rj_treduce_group) in the caller's header) and sets its
+ * struct_size: the defaults, stream NULL and async 0 included.  rj_treduce_group_init(g) is a
+ * macro for it with this header's size; the exported function of that name, which binaries built
+ * against the header before `stream` and `async` call, fills RJ_TREDUCE_GROUP_SIZE_V1 bytes. */
+RJ_API void rj_treduce_group_init_sized(rj_treduce_group *g, size_t size);
 RJ_API void rj_treduce_group_init(rj_treduce_group *g);
+#define rj_treduce_group_init(g) rj_treduce_group_init_sized((g), sizeof(rj_treduce_group))
 /* The treduce request a group compiles as (what `redjit ptx` shows for it). */
 RJ_API rj_status rj_treduce_request(rj_ctx *ctx, const rj_treduce_group *g, rj_request *out);
 /* Runs the reduction.  opt: compile options (target "auto" resolves on the root's GPU; its device

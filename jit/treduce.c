@@ -22,10 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-RJ_API void rj_treduce_group_init(rj_treduce_group *g) {
-  if (!g) return;
-  memset(g, 0, sizeof *g);
-  g->struct_size = sizeof *g;
+RJ_API void rj_treduce_group_init_sized(rj_treduce_group *g, size_t size) {
+  if (!g || size < sizeof g->struct_size) return;
+  memset(g, 0, size < sizeof *g ? size : sizeof *g); /* a larger (newer) one is refused later */
+  g->struct_size = (uint32_t)size;
+}
+
+/* The exported symbol (the header's macro of this name calls the sized one): what a binary built
+ * against the header before `stream` and `async` calls, with a group of the older size. */
+RJ_API void(rj_treduce_group_init)(rj_treduce_group *g) {
+  rj_treduce_group_init_sized(g, RJ_TREDUCE_GROUP_SIZE_V1);
 }
 
 static bool same_shape(const rj_treduce_buf *a, const rj_treduce_buf *b, int *bad_dim) {
@@ -234,9 +240,12 @@ rj_status jit_tr_begin(rj_ctx *ctx, rt_cuda *rt, int rdev, void *ks, const jit_t
   void *evc = NULL;
   rj_status s = jit_dev_event(ctx, rt, rdev, 0, &ev[0]);
   if (!s) s = jit_dev_event(ctx, rt, rdev, 1, &ev[1]);
-  if (!s) s = jit_dev_event(ctx, rt, rdev, JIT_EV_CALLER, &evc);
-  if (!s) s = rt_event_record(rt, evc, call->stream, e);
-  if (!s) s = rt_stream_wait(rt, ks, evc, e);
+  /* the legacy default stream needs no event: ks is a blocking stream, so it already waits for
+   * that stream's earlier work (and an event recorded there would wait for every blocking
+   * stream of the GPU, other contexts' calls included) */
+  if (!s && call->stream) s = jit_dev_event(ctx, rt, rdev, JIT_EV_CALLER, &evc);
+  if (!s && evc) s = rt_event_record(rt, evc, call->stream, e);
+  if (!s && evc) s = rt_stream_wait(rt, ks, evc, e);
   if (!s) s = rt_event_record(rt, ev[0], ks, e);
   return s;
 }

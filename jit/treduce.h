@@ -22,7 +22,8 @@ rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *s
 
 /* The frame every path puts around an operation, on the root's GPU (the current context must be
  * its).  begin makes ks (the root's stream 0) start after the work enqueued on call->stream
- * before the call, and records ev[0] on ks: every other stream of the operation waits for it
+ * before the call (by an event; for the legacy default stream, NULL, ks's being a blocking stream
+ * does it), and records ev[0] on ks: every other stream of the operation waits for it
  * first.  end, once every other stream's done is joined into ks, records ev[1] there and either
  * makes call->stream wait for it (async: *ms = 0) or waits for it and times the operation. */
 rj_status jit_tr_begin(rj_ctx *ctx, rt_cuda *rt, int rdev, void *ks, const jit_tr_call *call,

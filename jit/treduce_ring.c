@@ -341,6 +341,18 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   uint64_t base = ++ctx->ring_calls << 32, status = rflags + RING_STATUS;
   int64_t timeout = RING_TIMEOUT_NS;
   void *ev[2] = {NULL, NULL};
+  /* the hops must all be able to start together: the streams they share with earlier calls of
+   * this context (an async call waiting on its caller's stream, say) are drained of that work
+   * first, by starting only after each one's backlog (its done event, recorded now) */
+  for (int k = 1; !s && k < H; k++) {
+    if (ln[k].stream == ln[0].stream || (s = rt_enter(rt, rg->h[k].dev, e))) continue;
+    s = rt_event_record(rt, ln[k].done, ln[k].stream, e);
+    rt_leave(rt);
+    if (!s && !(s = rt_enter(rt, rg->rdev, e))) {
+      s = rt_stream_wait(rt, ln[0].stream, ln[k].done, e);
+      rt_leave(rt);
+    }
+  }
   if (!s && !(s = rt_enter(rt, rg->rdev, e))) {
     s = jit_tr_begin(ctx, rt, rg->rdev, ln[0].stream, call, ev);
     rt_leave(rt);

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# The whole GPU suite in one call, on the device machine, from the binaries in carry/ (built here
-# by scripts/carry.sh: that machine has no LLVM, Check or cJSON).  Logs go to $OUT when set.
+# The GPU suite (all of it, or the suites named) on the device machine, from the binaries in
+# carry/ (built here by scripts/carry.sh: that machine has no LLVM, Check or cJSON).  Logs go to
+# $OUT when set.
+# With suite names (test_gpu_treduce …) it runs only those: on one H100 the whole suite takes
+# longer than one device call (600 s), so run it in two, e.g. the suites before test_gpu_treduce
+# (`… gpu-check.sh $(cd carry && ls test_* | grep -v '^test_gpu_treduce$')`), then that one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${CARRY:-carry}
@@ -8,8 +12,9 @@ out=${OUT:-/tmp/rjout}; mkdir -p "$out"
 export REDJIT_CLI=$PWD/$dir/redjit
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader | tee "$out/gpu.txt"
 fail=0; pass=0; summary=""
-for t in "$dir"/test_*; do
-  name=$(basename "$t")
+suites=("$@"); [ ${#suites[@]} -eq 0 ] && suites=($(cd "$dir" && ls test_*))
+for name in "${suites[@]}"; do
+  t=$dir/$name
   start=$SECONDS
   # on the GPU machine a suite that says it skipped for want of a GPU has failed
   if "$t" >"$out/$name.log" 2>&1 && ! grep -q "SKIP: no GPU" "$out/$name.log"; then

@@ -6,7 +6,10 @@
  * on 3 streams when they share one GPU) and the peer path forced on the same inputs: both must
  * pass the oracle and their destinations must be equal bit for bit (rj_treduce_result's digest).
  * Without a GPU it prints "SKIP: no GPU" and passes. */
+#define _POSIX_C_SOURCE 200809L
 #include "rjtest.h"
+
+#include <time.h>
 
 static rj_ctx *ctx;
 static int gpu, ndev, cases_run, split_cases, ring_cases, ring_refused, no_peer, no_split;
@@ -670,20 +673,26 @@ static void sleep_on_stream(void *ms) {
 }
 
 /* `calls` calls on `path` with the group's stream S, a non-blocking stream of the root's GPU on
- * which a host function first sleeps 150 ms; before call k an async memset writes 7 + k into the
- * root's source, and after it an async copy fetches the destination.  Call k must see memset k
- * (it starts after S's earlier work) and copy k must see call k (async: S waits for it; the
- * calls after it reuse its streams, events and staging buffers).  Async: every call returns
+ * which a host function first sleeps 150 ms; before call k async memsets write 7 + k into the
+ * root's source and 1000 + 3k into another rank m's on the root's GPU (where there is one: on the
+ * staged path it is copied into a staging buffer), and after it an async copy fetches the
+ * destination.  Call k must see memsets k (it starts after S's earlier work) and copy k must see
+ * call k (async: S waits for it; the calls after it reuse its streams, events and staging
+ * buffers, which must not be refilled before call k has folded them).  free_ctx: the calls use
+ * a context of their own, freed right after them (before S is waited for): rj_ctx_free must wait
+ * for the calls in flight, and their results must still arrive.  Async: every call returns
  * while S still sleeps, and ms is 0; not async: a call returns after S's work and the
  * reduction.  i32 sums: exact. */
 static void stream_case(int ranks, int root, int64_t rows, rj_treduce_path path, int async,
-                        int calls) {
+                        int calls, int free_ctx) {
   int64_t cols = 1024, n = rows * cols;
   size_t bytes = (size_t)n * 4;
   rj_treduce_buf *b = calloc((size_t)ranks, sizeof *b);
   int32_t *h = malloc(bytes), *want = malloc(bytes), *got = NULL;
   ck_assert(b && h && want);
-  int rdev = root % ndev;
+  int rdev = root % ndev, m = -1;
+  for (int r = 0; r < ranks && m < 0; r++)
+    if (r != root && r % ndev == rdev) m = r;
   cu_enter(rdev); /* pinned, so that the copies on S are asynchronous too */
   ck_assert_int_eq(cu.MemAllocHost((void **)&got, bytes * (size_t)calls), 0);
   cu_leave();
@@ -696,7 +705,7 @@ static void stream_case(int ranks, int root, int64_t rows, rj_treduce_path path,
     ck_assert_int_eq(rj_device_alloc(ctx, b[r].device, bytes, &b[r].ptr), RJ_OK);
     for (int64_t i = 0; i < n; i++)
       h[i] = (int32_t)((i * 7919 + r * 104729) % 2003) - 1001;
-    if (r != root)
+    if (r != root && r != m)
       for (int64_t i = 0; i < n; i++)
         want[i] += h[i];
     ck_assert_int_eq(rj_memcpy_htod(ctx, b[r].device, b[r].ptr, h, bytes), RJ_OK);
@@ -715,11 +724,13 @@ static void stream_case(int ranks, int root, int64_t rows, rj_treduce_path path,
   g.path = path;
   ck_assert_int_eq(rj_device_alloc(ctx, rdev, bytes, &g.dst.ptr), RJ_OK);
   rj_treduce_result res;
+  rj_ctx *c = free_ctx ? rj_ctx_new() : ctx;
+  ck_assert_ptr_nonnull(c);
   /* warm: kernels compiled and loaded, so that the timed calls only enqueue */
-  rj_status s = rj_treduce_run(ctx, &g, NULL, &res);
+  rj_status s = rj_treduce_run(c, &g, NULL, &res);
   if (s == RJ_EUNSUPPORTED && path != RJ_TREDUCE_RING)
     goto out; /* no peer access: said elsewhere */
-  ck_assert_msg(s == RJ_OK, "warm-up, path %d: %s", path, rj_errmsg(ctx));
+  ck_assert_msg(s == RJ_OK, "warm-up, path %d: %s", path, rj_errmsg(c));
   memset(got, 0xA5, bytes);
   ck_assert_int_eq(rj_memcpy_htod(ctx, rdev, g.dst.ptr, got, bytes), RJ_OK);
   memset(got, 0x5A, bytes * (size_t)calls);
@@ -732,17 +743,19 @@ static void stream_case(int ranks, int root, int64_t rows, rj_treduce_path path,
   g.async = async;
   for (int k = 0; k < calls; k++) {
     ck_assert_int_eq(cu.MemsetD32Async(b[root].ptr, 7u + (unsigned)k, (size_t)n, S), 0);
+    if (m >= 0)
+      ck_assert_int_eq(cu.MemsetD32Async(b[m].ptr, 1000u + 3u * (unsigned)k, (size_t)n, S), 0);
     cu_leave();
-    s = rj_treduce_run(ctx, &g, NULL, &res);
+    s = rj_treduce_run(c, &g, NULL, &res);
     cu_enter(rdev);
     int q = cu.StreamQuery(S);
     if (path == RJ_TREDUCE_RING && async) {
-      ck_assert_msg(s == RJ_EUNSUPPORTED && strstr(rj_errmsg(ctx), "async"), "ring async: %s (%s)",
-                    rj_status_name(s), rj_errmsg(ctx));
+      ck_assert_msg(s == RJ_EUNSUPPORTED && strstr(rj_errmsg(c), "async"), "ring async: %s (%s)",
+                    rj_status_name(s), rj_errmsg(c));
       ring_refused++;
       break;
     }
-    ck_assert_msg(s == RJ_OK, "path %d, async %d, call %d: %s", path, async, k, rj_errmsg(ctx));
+    ck_assert_msg(s == RJ_OK, "path %d, async %d, call %d: %s", path, async, k, rj_errmsg(c));
     if (async)
       ck_assert_msg(q == CU_NOT_READY && res.ms == 0 && res.call_ms < 100,
                     "async call %d, path %s: stream query %d, ms %g, call_ms %g", k, res.path, q,
@@ -753,17 +766,30 @@ static void stream_case(int ranks, int root, int64_t rows, rj_treduce_path path,
                     res.ms, res.call_ms);
     ck_assert_int_eq(cu.MemcpyDtoHAsync(got + (size_t)k * (size_t)n, g.dst.ptr, bytes, S), 0);
   }
+  if (free_ctx) { /* S still sleeps: the calls are in flight */
+    cu_leave();
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rj_ctx_free(c);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double waited = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    ck_assert_msg(!async || waited >= 100, "rj_ctx_free returned after %.1f ms", waited);
+    c = ctx;
+    cu_enter(rdev);
+  }
   ck_assert_int_eq(cu.StreamSynchronize(S), 0);
   ck_assert_int_eq(cu.StreamDestroy(S), 0);
   cu_leave();
   for (int k = 0; s == RJ_OK && k < calls; k++) {
+    int32_t add = 7 + k + (m >= 0 ? 1000 + 3 * k : 0);
     for (int64_t i = 0; i < n; i++)
-      ck_assert_msg(got[(size_t)k * (size_t)n + (size_t)i] == want[i] + 7 + k,
+      ck_assert_msg(got[(size_t)k * (size_t)n + (size_t)i] == want[i] + add,
                     "path %s, async %d, call %d: element %lld is %d, want %d", res.path, async, k,
-                    (long long)i, got[(size_t)k * (size_t)n + (size_t)i], want[i] + 7 + k);
+                    (long long)i, got[(size_t)k * (size_t)n + (size_t)i], want[i] + add);
     cases_run++;
   }
 out:
+  if (c != ctx) rj_ctx_free(c);
   for (int r = 0; r < ranks; r++)
     ck_assert_int_eq(rj_device_free(ctx, b[r].device, b[r].ptr), RJ_OK);
   ck_assert_int_eq(rj_device_free(ctx, rdev, g.dst.ptr), RJ_OK);
@@ -782,11 +808,14 @@ START_TEST(stream_order) {
                                         RJ_TREDUCE_SPLIT, RJ_TREDUCE_SPLIT_EQUAL, RJ_TREDUCE_RING};
   for (int p = 0; p < 6; p++)
     for (int async = 0; async < 2; async++)
-      stream_case(4, 1, 4096, all[p], async, async ? 4 : 2); /* 16 MiB per rank */
+      stream_case(4, 1, 4096, all[p], async, async ? 4 : 2, 0); /* 16 MiB per rank */
   /* a staging buffer above the kept 64 MiB: allocated and freed on the kernel stream */
-  stream_case(2, 1, 17000, RJ_TREDUCE_STAGED, 1, 2);
-  stream_case(2, 0, 17000, RJ_TREDUCE_STAGED, 0, 1);
-  stream_case(5, 3, 300, RJ_TREDUCE_STAGED, 1, 6); /* 5 ranks, 2 buffers: ping-pong reused */
+  stream_case(3, 0, 17000, RJ_TREDUCE_STAGED, 1, 2, 0);
+  stream_case(3, 0, 17000, RJ_TREDUCE_STAGED, 0, 1, 0);
+  stream_case(5, 3, 300, RJ_TREDUCE_STAGED, 1, 6, 0); /* 5 ranks, 2 buffers: ping-pong reused */
+  /* rj_ctx_free with async calls in flight waits for them */
+  stream_case(4, 1, 1024, RJ_TREDUCE_STAGED, 1, 3, 1);
+  stream_case(4, 1, 1024, RJ_TREDUCE_SPLIT, 1, 3, 1);
 }
 END_TEST
 

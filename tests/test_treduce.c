@@ -166,6 +166,24 @@ START_TEST(older_group_size) {
   /* the full size with the same bytes beyond: async 0xFFFFFFFF is refused, naming it */
   padded.struct_size = sizeof padded;
   bad_group(&padded, "async");
+  /* such a binary calls the exported rj_treduce_group_init (not this header's macro): it fills
+   * exactly the older size (a block of that size: ASan / valgrind see an overrun) */
+  unsigned char *old = malloc(RJ_TREDUCE_GROUP_SIZE_V1);
+  ck_assert_ptr_nonnull(old);
+  memset(old, 0xEE, RJ_TREDUCE_GROUP_SIZE_V1);
+  (rj_treduce_group_init)((rj_treduce_group *)old);
+  uint32_t size = 0;
+  memcpy(&size, old, sizeof size);
+  ck_assert_uint_eq(size, RJ_TREDUCE_GROUP_SIZE_V1);
+  for (size_t i = sizeof size; i < RJ_TREDUCE_GROUP_SIZE_V1; i++)
+    ck_assert_uint_eq(old[i], 0);
+  free(old);
+  /* and this header's macro fills the whole group */
+  memset(&padded, 0xEE, sizeof padded);
+  rj_treduce_group_init(&padded);
+  ck_assert_uint_eq(padded.struct_size, sizeof padded);
+  ck_assert_ptr_null(padded.stream);
+  ck_assert_int_eq(padded.async, 0);
 }
 END_TEST
 
