@@ -62,6 +62,30 @@ static inline int rjt_have_gpu(rj_ctx *ctx) {
   return 1;
 }
 
+/* A treduce group over b[0 .. ranks): rank r's buffer on GPU r mod ndev, shape [rows, cols]
+ * (pointers left to the caller, the destination's too: a copy of the root's), op, dtype,
+ * tile [64, cols], ping-pong; every other field its default. */
+static inline void rjt_treduce_group(rj_treduce_group *g, rj_treduce_buf *b, int ranks, int root,
+                                     int64_t rows, int64_t cols, int ndev, rj_op op, rj_dtype dt) {
+  for (int r = 0; r < ranks; r++) {
+    memset(&b[r], 0, sizeof b[r]);
+    b[r].device = r % ndev;
+    b[r].ndim = 2;
+    b[r].shape[0] = rows;
+    b[r].shape[1] = cols;
+  }
+  rj_treduce_group_init(g);
+  g->ranks = ranks;
+  g->root = root;
+  g->src = b;
+  g->dst = b[root];
+  g->op = op;
+  g->dtype = dt;
+  g->tile[0] = 64;
+  g->tile[1] = cols;
+  g->pingpong = 1;
+}
+
 /* Runs one request on the GPU and asserts it passes. */
 static inline void rjt_run_ok(rj_ctx *ctx, const char *json, uint64_t seed, int nans) {
   rj_request r;
