@@ -259,6 +259,16 @@ rj_status jit_tr_end(rj_ctx *ctx, rt_cuda *rt, void *ks, const jit_tr_call *call
   return rt_event_ms(rt, ev[0], ev[1], ms, e);
 }
 
+rj_status jit_tr_drain(rt_cuda *rt, int dev, void *stream, rj_status s, ir_err *e) {
+  ir_err ignored = {0};
+  rj_status se = rt_enter(rt, dev, s ? &ignored : e);
+  if (!se) {
+    se = rt_stream_sync(rt, stream, s ? &ignored : e);
+    rt_leave(rt);
+  }
+  return s ? s : se;
+}
+
 static rj_status exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, const int *dev,
                       uint64_t dst, rj_treduce_path path, const rj_options *opt,
                       const jit_tr_call *call, rj_treduce_result *res) {

@@ -30,6 +30,9 @@ rj_status jit_tr_begin(rj_ctx *ctx, rt_cuda *rt, int rdev, void *ks, const jit_t
                        void *ev[2]);
 rj_status jit_tr_end(rj_ctx *ctx, rt_cuda *rt, void *ks, const jit_tr_call *call, void *ev[2],
                      double *ms);
+/* Waits for stream on GPU dev (entering its context).  Returns s, or the wait's failure when s is
+ * RJ_OK: an earlier failure is never hidden by a later one (whose message then goes nowhere). */
+rj_status jit_tr_drain(rt_cuda *rt, int dev, void *stream, rj_status s, ir_err *e);
 
 /* One kernel launch: k (loaded as fn on dev) over n sources into dst. */
 typedef struct jit_tr_launch {

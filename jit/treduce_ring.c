@@ -197,21 +197,6 @@ static rj_status reach(rt_cuda *rt, int a, int b, ir_err *e) {
   return s;
 }
 
-/* Waits for every hop's stream, each in its context; keeps the first error unless s has one. */
-static rj_status drain(rj_ctx *ctx, rt_cuda *rt, const ring *rg, const lane *ln, rj_status s) {
-  for (int k = rg->H - 1; k >= 0; k--) {
-    ir_err ignored = {0};
-    if (!ln[k].stream) continue;
-    rj_status se = rt_enter(rt, rg->h[k].dev, s ? &ignored : &ctx->err);
-    if (!se) {
-      se = rt_stream_sync(rt, ln[k].stream, s ? &ignored : &ctx->err);
-      rt_leave(rt);
-    }
-    if (!s) s = se;
-  }
-  return s;
-}
-
 rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
                            const int *dev, uint64_t dst, const rj_options *opt,
                            const jit_tr_call *call, rj_treduce_result *res) {
@@ -382,7 +367,8 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
     if (!s) s = jit_tr_end(ctx, rt, ln[0].stream, call, ev, &res->ms); /* never async */
     rt_leave(rt);
   }
-  s = drain(ctx, rt, rg, ln, s);
+  for (int k = H - 1; k >= 0; k--)
+    if (ln[k].stream) s = jit_tr_drain(rt, rg->h[k].dev, ln[k].stream, s, e);
   /* 6. did a hop give up waiting? (its kernel stored base + 1 into the root's status word) */
   uint64_t gave = 0;
   if (!s && !(s = rt_enter(rt, rg->rdev, e))) {

@@ -424,24 +424,6 @@ static rj_status enqueue(rj_ctx *ctx, rt_cuda *rt, jit_tr_launch *L, int nl, int
   return s;
 }
 
-/* Waits for every lane's stream, each in its context.  Keeps the first error in e unless s
- * already holds one. */
-static rj_status drain(rt_cuda *rt, lane *ln, int n, rj_status s, ir_err *e) {
-  for (int i = n - 1; i >= 0; i--) { /* the other GPUs' lanes, then the root's */
-    if (!ln[i].stream) continue;
-    ir_err ignored = {0};
-    rj_status se = rt_enter(rt, ln[i].dev, s ? &ignored : e);
-    if (se) {
-      if (!s) s = se;
-      continue;
-    }
-    rj_status s2 = rt_stream_sync(rt, ln[i].stream, s ? &ignored : e);
-    if (!s) s = s2;
-    rt_leave(rt);
-  }
-  return s;
-}
-
 rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
                             const int *dev, uint64_t dst, rj_treduce_path path,
                             const rj_options *opt, const jit_tr_call *call, rj_treduce_result *res,
@@ -549,7 +531,8 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
     rt_leave(rt);
   }
   /* 6. drain every stream before returning (async: only after a failure) */
-  if (s || !call->async) s = drain(rt, ln, c->n, s, e);
+  for (int i = c->n - 1; (s || !call->async) && i >= 0; i--) /* the others, then the root's */
+    if (ln[i].stream) s = jit_tr_drain(rt, ln[i].dev, ln[i].stream, s, e);
   free(table);
   free(L);
   free(ln);
