@@ -3,8 +3,9 @@
 # carry/ (built here by scripts/carry.sh: that machine has no LLVM, Check or cJSON).  Logs go to
 # $OUT when set.
 # With suite names (test_gpu_treduce …) it runs only those: on one H100 the whole suite takes
-# longer than one device call (600 s), so run it in two, e.g. the suites before test_gpu_treduce
-# (`… gpu-check.sh $(cd carry && ls test_* | grep -v '^test_gpu_treduce$')`), then that one.
+# longer than one device call (600 s), so run it in two: the treduce suites
+# (`… gpu-check.sh test_gpu_treduce test_gpu_treduce_stream`), then the others
+# (`… gpu-check.sh $(cd carry && ls test_* | grep -v '^test_gpu_treduce')`).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${CARRY:-carry}
