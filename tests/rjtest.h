@@ -143,6 +143,17 @@ static inline int rjt_cli(const char *args, char *out, size_t n) {
 }
 
 /* Runs one suite of the given test functions; exit status for ctest. */
+/* Runs a suite in this process (CK_NOFORK: the GPU suites count their cases in globals, and a
+ * process that initialised CUDA must not fork); the number of failed tests. */
+static inline int rjt_run_in_process(Suite *s) {
+  SRunner *sr = srunner_create(s);
+  srunner_set_fork_status(sr, CK_NOFORK);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed;
+}
+
 static inline int rjt_main(Suite *s) {
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -130,11 +130,7 @@ int main(void) {
   tcase_add_test(tc, nans);
   tcase_add_test(tc, big);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_set_fork_status(sr, CK_NOFORK); /* one process: cases_run adds up */
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
+  int failed = rjt_run_in_process(s);
   fprintf(stderr, "gpu_subgroup: %d request cases run on the GPU\n", cases_run);
   return failed ? 1 : 0;
 }

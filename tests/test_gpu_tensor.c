@@ -340,11 +340,7 @@ int main(void) {
   tcase_add_test(tc, dynamic_shared_kernels);
   tcase_add_test(tc, dynamic_rj_reduce);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_set_fork_status(sr, CK_NOFORK);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
+  int failed = rjt_run_in_process(s);
   printf("%d tensor request cases run\n", cases_run);
   return failed ? 1 : 0;
 }

@@ -617,11 +617,7 @@ int main(void) {
   tcase_add_test(tc, auto_choice);
   tcase_add_test(tc, caller_buffers);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_set_fork_status(sr, CK_NOFORK);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
+  int failed = rjt_run_in_process(s);
   fprintf(stderr,
           gpu ? "gpu_treduce: %d request cases run on the GPU(s); %d split-vs-peer comparisons; "
                 "%d ring-vs-peer, %d ring refusals as planned\n"

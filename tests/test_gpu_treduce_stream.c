@@ -264,11 +264,7 @@ int main(void) {
   tcase_add_test(tc, stream_order);
   tcase_add_test(tc, stream_foreign);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_set_fork_status(sr, CK_NOFORK);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
+  int failed = rjt_run_in_process(s);
   fprintf(stderr,
           "gpu_treduce_stream: %d request cases run on the GPU(s); %d ring refusals as planned\n",
           cases_run, ring_refused);
