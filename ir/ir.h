@@ -73,6 +73,8 @@ void ir_treduce_facts(const rj_treduce *t, ir_treduce_geom *g);
  * flags are ready[IR_RING_MAXB] then credit[IR_RING_MAXB], 64-bit counters. */
 enum { IR_RING_THREADS = 512, IR_RING_SLOTS = 4, IR_RING_NB = 4, IR_RING_MAXB = 128 };
 #define IR_RING_STEP_BYTES ((int64_t)128 << 10)
+/* A hop's wait reads the call's status word too once it has lasted this long (ns). */
+#define IR_RING_LOOK_NS 1000000
 #define IR_RING_FLAG_BYTES (2 * IR_RING_MAXB * 8)
 
 /* Index helpers over a buffer's region: fused row-major indices to buffer offsets. */

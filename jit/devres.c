@@ -86,6 +86,30 @@ rj_status jit_dev_flags(rj_ctx *ctx, rt_cuda *rt, int dev, uint64_t *out) {
   return RJ_OK;
 }
 
+rj_status jit_dev_status(rj_ctx *ctx, rt_cuda *rt, int dev, jit_devres **out) {
+  jit_devres *d = devres(ctx, dev);
+  if (!d) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  if (!d->status) {
+    rj_status s = rt_host_alloc(rt, sizeof(uint64_t), &d->status, &ctx->err);
+    if (s) return s;
+  }
+  *out = d;
+  return RJ_OK;
+}
+
+rj_status jit_devres_sync(rj_ctx *ctx) {
+  for (jit_devres *d = ctx->devres; d; d = d->next) {
+    rj_status s = RJ_OK;
+    for (int i = 0; !s && i < JIT_DEV_STREAMS; i++)
+      if (d->stream[i] && !(s = rt_enter(ctx->cuda, d->dev, &ctx->err))) {
+        s = rt_stream_sync(ctx->cuda, d->stream[i], &ctx->err);
+        rt_leave(ctx->cuda);
+      }
+    if (s) return s;
+  }
+  return RJ_OK;
+}
+
 void jit_devres_free(rj_ctx *ctx) {
   for (jit_devres *d = ctx->devres, *n; d; d = n) {
     n = d->next;
@@ -101,6 +125,7 @@ void jit_devres_free(rj_ctx *ctx) {
       for (int b = 0; b < JIT_DEV_STAGES; b++)
         rt_free(ctx->cuda, d->stage[b]);
       rt_free(ctx->cuda, d->flags);
+      rt_host_free(ctx->cuda, d->status);
       rt_leave(ctx->cuda);
     }
     free(d);

@@ -50,7 +50,10 @@ typedef struct jit_devres {
   void *stream[JIT_DEV_STREAMS], *event[JIT_DEV_EVENTS];
   uint64_t stage[JIT_DEV_STAGES];
   size_t stage_bytes[JIT_DEV_STAGES];
-  uint64_t flags; /* JIT_DEV_FLAG_BYTES, zeroed when made: the ring path's counters */
+  uint64_t flags;    /* JIT_DEV_FLAG_BYTES, zeroed when made: the ring path's counters */
+  void *status;      /* page-locked host word: the ring calls rooted here store base + 1 when a
+                        hop gives up (jit/treduce_ring.c) */
+  uint64_t reported; /* the last ring call (base >> 32) whose giving up was reported */
   struct jit_devres *next;
 } jit_devres;
 
@@ -121,6 +124,11 @@ rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, 
 /* The device's counter region (JIT_DEV_FLAG_BYTES), zeroed when it is made, kept until the
  * context is freed; the current context must be dev's. */
 rj_status jit_dev_flags(rj_ctx *ctx, rt_cuda *rt, int dev, uint64_t *out);
+/* The device's ring status word (page-locked host memory, zeroed when made, a device address on
+ * every GPU too) and its record of what was reported; kept until the context is freed. */
+rj_status jit_dev_status(rj_ctx *ctx, rt_cuda *rt, int dev, jit_devres **out);
+/* Waits for every stream the context keeps, on every device (rj_treduce_sync). */
+rj_status jit_devres_sync(rj_ctx *ctx);
 void jit_devres_free(rj_ctx *ctx);
 
 /* check.c: compiles req, enters device o->compile.device and loads the kernel there (pair a

@@ -81,16 +81,21 @@ static rj_status check_buf(ir_err *e, const char *name, const rj_treduce_buf *b,
 static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_treduce_group *full,
                                rj_request *out) {
   if (!caller) return ir_fail(e, RJ_EINVAL, "group: NULL");
-  if (caller->struct_size != sizeof *full && caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V1)
+  if (caller->struct_size != sizeof *full && caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V1 &&
+      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V2)
     return ir_fail(e, RJ_EINVAL,
                    "group.struct_size: %u, this library expects %zu (or %zu, the group before "
-                   "stream and async; use rj_treduce_group_init)",
-                   caller->struct_size, sizeof *full, (size_t)RJ_TREDUCE_GROUP_SIZE_V1);
+                   "stream and async, or %zu, before ring_timeout_ms; use rj_treduce_group_init)",
+                   caller->struct_size, sizeof *full, (size_t)RJ_TREDUCE_GROUP_SIZE_V1,
+                   (size_t)RJ_TREDUCE_GROUP_SIZE_V2);
   memset(full, 0, sizeof *full);
   memcpy(full, caller, caller->struct_size);
   const rj_treduce_group *g = full;
   if (g->async != 0 && g->async != 1)
     return ir_fail(e, RJ_EINVAL, "async: %d (expected 0 or 1)", g->async);
+  if (g->ring_timeout_ms < 0 || g->ring_timeout_ms > 3600000)
+    return ir_fail(e, RJ_EINVAL, "ring_timeout_ms: %d is outside 0..3600000 (0: 10000)",
+                   g->ring_timeout_ms);
   if (g->ranks < 1 || g->ranks > 1024)
     return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", g->ranks);
   if (g->root < 0 || g->root >= g->ranks)
@@ -162,6 +167,8 @@ RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj
   rj_request req;
   rj_treduce_group full;
   rj_status s = group_request(&ctx->err, g, &full, &req);
+  /* an earlier async ring call that gave up is reported before anything else runs */
+  if (!s) s = jit_treduce_ring_deferred(ctx, "; this call did not run");
   if (s) return jit_status(ctx, s);
   g = &full;
   uint64_t *src = malloc(sizeof(uint64_t) * (size_t)g->ranks);
@@ -171,10 +178,20 @@ RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj
     src[r] = g->src[r].ptr;
     dev[r] = g->src[r].device;
   }
-  jit_tr_call call = {.stream = g->stream, .async = g->async};
+  jit_tr_call call = {.stream = g->stream,
+                      .async = g->async,
+                      .ring_timeout_ns = (int64_t)g->ring_timeout_ms * 1000000};
   if (!s) s = jit_treduce_exec(ctx, &req, src, dev, g->dst.ptr, g->path, opt, &call, res);
   free(src);
   free(dev);
+  return jit_status(ctx, s);
+}
+
+RJ_API rj_status rj_treduce_sync(rj_ctx *ctx) {
+  if (!ctx) return RJ_EINVAL;
+  memset(&ctx->err, 0, sizeof ctx->err);
+  rj_status s = ctx->cuda ? jit_devres_sync(ctx) : RJ_OK; /* no driver: no call ever ran */
+  if (!s) s = jit_treduce_ring_deferred(ctx, "");
   return jit_status(ctx, s);
 }
 
@@ -285,10 +302,6 @@ static rj_status exec(rj_ctx *ctx, const rj_request *req, const uint64_t *src, c
   for (int r = 0; r < N; r++)
     if (dev[r] < 0 || dev[r] >= ndev)
       return ir_fail(e, RJ_EINVAL, "src[%d].device: no GPU %d (%d present)", r, dev[r], ndev);
-  if (path == RJ_TREDUCE_RING && call->async)
-    return ir_fail(e, RJ_EUNSUPPORTED,
-                   "async: the ring path waits for its kernels (a hop that gives up waiting is "
-                   "reported by the call); use async 0 or another path");
   if ((s = rt_enter(rt, rdev, e))) return s;
   s = rt_stream_check(rt, call->stream, rdev, "stream", e);
   rt_leave(rt);
@@ -454,7 +467,7 @@ rj_status jit_treduce_exec(rj_ctx *ctx, const rj_request *req, const uint64_t *s
                            uint64_t dst, rj_treduce_path path, const rj_options *opt,
                            const jit_tr_call *call, rj_treduce_result *res) {
   double t0 = jit_now_ms();
-  jit_tr_call wait = {NULL, 0};
+  jit_tr_call wait = {.stream = NULL, .async = 0}; /* the default ring timeout */
   rj_status s = exec(ctx, req, src, dev, dst, path, opt, call ? call : &wait, res);
   res->call_ms = jit_now_ms() - t0;
   return s;

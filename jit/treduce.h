@@ -9,8 +9,9 @@
 
 /* The caller's stream ordering (rj_treduce_group's stream and async). */
 typedef struct jit_tr_call {
-  void *stream; /* of the root's GPU; NULL: the legacy default stream */
-  int async;    /* return once enqueued */
+  void *stream;            /* of the root's GPU; NULL: the legacy default stream */
+  int async;               /* return once enqueued */
+  int64_t ring_timeout_ns; /* the ring's hops' wait before they give up; 0: RING_TIMEOUT_NS */
 } jit_tr_call;
 
 /* Runs a validated treduce request: src[r] on device dev[r], dst on dev[req root].  Compiles and
@@ -78,5 +79,9 @@ double jit_treduce_ring_facts(const rj_request *req, const int *dev, int *hops, 
 rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
                            const int *dev, uint64_t dst, const rj_options *opt,
                            const jit_tr_call *call, rj_treduce_result *res);
+/* RJ_ETIMEOUT (once per failed call) when an asynchronous ring call of the context has given up
+ * since the last report, looking at the status words without waiting; `after` ends the message
+ * (what the caller's call did about it). */
+rj_status jit_treduce_ring_deferred(rj_ctx *ctx, const char *after);
 
 #endif

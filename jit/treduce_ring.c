@@ -27,8 +27,13 @@
  * element order) and GPU pairs without peer access (its kernels store into the next GPU).
  *
  * The kernels of one call must all run at once: B is at most the SMs of a GPU divided by the
- * hops on it, so they fit beside each other, and a wait gives up after RING_TIMEOUT_NS: the call
- * then fails with RJ_ETIMEOUT instead of hanging.  The call stays synchronous. */
+ * hops on it, so they fit beside each other, and a wait gives up after the group's
+ * ring_timeout_ms (RING_TIMEOUT_NS): the call then fails with RJ_ETIMEOUT instead of hanging.
+ * A block that gives up stores base + 1 into the root GPU's status word, a page-locked host word
+ * (jit_dev_status): a waiting call reads it after its kernels end; an async call returns once
+ * enqueued, and its failure is found later, without a wait, by jit_treduce_ring_deferred (from
+ * rj_treduce_sync or the next rj_treduce_run).  Inbox regions too large to keep are allocated
+ * and freed in stream order under async. */
 #include "treduce.h"
 
 #include <stdio.h>
@@ -40,11 +45,10 @@
 #define RING_HOPS_PER_DEV 8 /* hops one GPU may hold (a stream and an event each) */
 #define RING_MAX_HOPS (RING_HOPS_PER_DEV * RJ_TREDUCE_MAX_SLICES)
 #define RING_TIMEOUT_NS 10000000000LL /* a hop's wait for its neighbour, then RJ_ETIMEOUT */
-#define RING_STATUS (RING_HOPS_PER_DEV * IR_RING_FLAG_BYTES) /* the root's status word */
 /* Hop j of a GPU uses the context's stream j and event 2 + j there, and flags
  * j * IR_RING_FLAG_BYTES of its counter region; the root's events 0 and 1 time the operation. */
 _Static_assert(RING_HOPS_PER_DEV <= JIT_DEV_STREAMS && 2 + RING_HOPS_PER_DEV <= JIT_DEV_EVENTS &&
-                   RING_STATUS + 8 <= JIT_DEV_FLAG_BYTES,
+                   RING_HOPS_PER_DEV * IR_RING_FLAG_BYTES <= JIT_DEV_FLAG_BYTES,
                "the context keeps too few streams / events / counters per device for the ring");
 
 typedef struct hop {
@@ -150,6 +154,20 @@ static bool make_ring(const rj_request *req, const int *dev, ring *rg, char *why
   for (int i = 0; i < G; i++)
     rg->load = rg->load > in[i] ? rg->load : in[i] > out[i] ? in[i] : out[i];
   return true;
+}
+
+rj_status jit_treduce_ring_deferred(rj_ctx *ctx, const char *after) {
+  for (jit_devres *d = ctx->devres; d; d = d->next) {
+    uint64_t v = d->status ? *(volatile uint64_t *)d->status : 0;
+    if ((v & 0xffffffffu) != 1 || (v >> 32) <= d->reported) continue;
+    d->reported = v >> 32;
+    return ir_fail(&ctx->err, RJ_ETIMEOUT,
+                   "an earlier asynchronous ring call (the context's ring call %llu, rooted on "
+                   "GPU %d) gave up: a hop's kernel waited longer than ring_timeout_ms for its "
+                   "neighbour's, and that call's destination is incomplete%s",
+                   (unsigned long long)(v >> 32), d->dev, after);
+  }
+  return RJ_OK;
 }
 
 static int64_t steps(const ring *rg) {
@@ -287,7 +305,7 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   /* 4. each GPU's inboxes (one region: B x IR_RING_NB steps per receiving hop), counters,
    * streams and events */
   bool temporary[RJ_TREDUCE_MAX_SLICES] = {false};
-  uint64_t region[RJ_TREDUCE_MAX_SLICES] = {0}, rflags = 0;
+  uint64_t region[RJ_TREDUCE_MAX_SLICES] = {0};
   int gdev[RJ_TREDUCE_MAX_SLICES], G = 0;
   size_t ib = (size_t)B * IR_RING_NB * (size_t)IR_RING_STEP_BYTES; /* one inbox */
   for (int k = 0; !s && k < H; k++) {
@@ -300,10 +318,12 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
     for (int q = 1; q < H; q++)
       need += rg->h[q].dev == gdev[gi] ? ib : 0;
     uint64_t flags = 0;
+    void *s0 = NULL; /* the GPU's stream 0 (its first hop's): an async call's region is ordered
+                        there, before the done event step 5 makes the root's stream wait for */
     if ((s = rt_enter(rt, gdev[gi], e))) break;
-    if (need) s = jit_dev_stage(ctx, rt, gdev[gi], 2, need, NULL, &region[gi], &temporary[gi]);
+    if (call->async) s = jit_dev_stream(ctx, rt, gdev[gi], 0, &s0);
+    if (!s && need) s = jit_dev_stage(ctx, rt, gdev[gi], 2, need, s0, &region[gi], &temporary[gi]);
     if (!s) s = jit_dev_flags(ctx, rt, gdev[gi], &flags);
-    if (gdev[gi] == rg->rdev) rflags = flags;
     size_t at = 0;
     for (int q = 0; !s && q < H; q++) {
       hop *h = &rg->h[q];
@@ -315,16 +335,15 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
     }
     rt_leave(rt);
   }
-  if (!s && !rflags) { /* the root's GPU holds no hop (it can't: hop 0 is the root's rank) */
-    if (!(s = rt_enter(rt, rg->rdev, e))) {
-      s = jit_dev_flags(ctx, rt, rg->rdev, &rflags);
-      rt_leave(rt);
-    }
+  jit_devres *rd = NULL; /* the root's status word */
+  if (!s && !(s = rt_enter(rt, rg->rdev, e))) {
+    s = jit_dev_status(ctx, rt, rg->rdev, &rd);
+    rt_leave(rt);
   }
   /* 5. enqueue: the root's stream 0 (hop 0's) starts after the caller's; every hop's stream waits
    * for it, runs its kernel and marks it done; the root's stream waits for all of them */
-  uint64_t base = ++ctx->ring_calls << 32, status = rflags + RING_STATUS;
-  int64_t timeout = RING_TIMEOUT_NS;
+  uint64_t base = ++ctx->ring_calls << 32, status = rd ? (uint64_t)(uintptr_t)rd->status : 0;
+  int64_t timeout = call->ring_timeout_ns ? call->ring_timeout_ns : RING_TIMEOUT_NS;
   void *ev[2] = {NULL, NULL};
   /* the hops must all be able to start together: the streams they share with earlier calls of
    * this context (an async call waiting on its caller's stream, say) are drained of that work
@@ -364,23 +383,35 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   if (!s && !(s = rt_enter(rt, rg->rdev, e))) {
     for (int k = 1; !s && k < H; k++)
       if (ln[k].stream != ln[0].stream) s = rt_stream_wait(rt, ln[0].stream, ln[k].done, e);
-    if (!s) s = jit_tr_end(ctx, rt, ln[0].stream, call, ev, &res->ms); /* never async */
+    if (!s) s = jit_tr_end(ctx, rt, ln[0].stream, call, ev, &res->ms);
     rt_leave(rt);
   }
-  for (int k = H - 1; k >= 0; k--)
+  /* 6. an async call that got this far returns now: its temporary regions are freed in stream
+   * order, on each GPU's stream 0 once the operation's end is reached */
+  bool drain = s || !call->async;
+  for (int gi = 0; !drain && gi < G; gi++) {
+    void *s0 = NULL;
+    if (!temporary[gi]) continue;
+    if (!(s = rt_enter(rt, gdev[gi], e))) {
+      s = jit_dev_stream(ctx, rt, gdev[gi], 0, &s0);
+      if (!s && s0 != ln[0].stream) s = rt_stream_wait(rt, s0, ev[1], e);
+      if (!s) s = rt_free_async(rt, region[gi], s0, e);
+      if (!s) temporary[gi] = false;
+      rt_leave(rt);
+    }
+    drain = s != RJ_OK; /* a failed call drains, then frees what is left */
+  }
+  for (int k = H - 1; drain && k >= 0; k--)
     if (ln[k].stream) s = jit_tr_drain(rt, rg->h[k].dev, ln[k].stream, s, e);
-  /* 6. did a hop give up waiting? (its kernel stored base + 1 into the root's status word) */
-  uint64_t gave = 0;
-  if (!s && !(s = rt_enter(rt, rg->rdev, e))) {
-    s = rt_dtoh(rt, &gave, status, sizeof gave, e);
-    rt_leave(rt);
-  }
-  if (!s && gave == base + 1)
+  /* 7. a waiting call: did a hop give up? (its kernel stored base + 1 into the status word) */
+  if (drain && !s && *(volatile uint64_t *)rd->status == base + 1) {
+    rd->reported = base >> 32;
     s = ir_fail(e, RJ_ETIMEOUT,
-                "path: ring: a hop's kernel waited more than %.0f s for its neighbour's and gave "
-                "up (did another GPU's work keep a hop from running?); the destination is "
-                "incomplete",
-                RING_TIMEOUT_NS / 1e9);
+                "path: ring: a hop's kernel waited more than %lld ms (ring_timeout_ms) for its "
+                "neighbour's and gave up (did other work keep a hop from running?); the "
+                "destination is incomplete",
+                (long long)(timeout / 1000000));
+  }
   for (int gi = 0; gi < G; gi++)
     if (temporary[gi] && rt_enter(rt, gdev[gi], &(ir_err){0}) == RJ_OK) {
       rt_free(rt, region[gi]);

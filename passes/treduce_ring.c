@@ -15,7 +15,9 @@
  * Counters are 64-bit and only grow within a call: step i is published as base + i + 1, where
  * base (a parameter) rises with every call, so nothing is reset between calls.  A wait gives up
  * after timeout_ns (globaltimer): thread 0 stores base + 1 into *status and the block returns, so
- * a hop whose neighbour never runs ends the call with an error instead of hanging it.
+ * a hop whose neighbour never runs ends the call with an error instead of hanging it; a wait
+ * that has lasted IR_RING_LOOK_NS also gives up as soon as *status holds base + 1 (status is in
+ * host memory the host reads without waiting, jit/treduce_ring.c).
  *
  * Params: (dst, in, next, flags, next_ready, prev_credit, status: global pointers; numel, base,
  * timeout_ns: i64; src_0 .. src_{n-1}).  in == NULL: the first hop (no inbox); next == NULL: the
@@ -64,13 +66,17 @@ static LLVMValueRef globaltimer(pass_emit *e) {
 }
 
 /* Thread 0: polls *p (ld.acquire.sys) until it reaches target or timeout ns pass; stores whether
- * it gave up into the i1 alloca failed (only raising it). */
+ * it gave up into the i1 alloca failed (only raising it).  After IR_RING_LOOK_NS of waiting it
+ * also reads *status each round and gives up at once when it holds `gave` (another block of the
+ * call gave up: what this one waits for may never come), so a failed call ends about one
+ * timeout after it starts, not one timeout per wave of blocks that get an SM. */
 static void wait_for(pass_emit *e, LLVMValueRef p, LLVMValueRef target, LLVMValueRef timeout,
-                     LLVMValueRef failed) {
+                     LLVMValueRef failed, LLVMValueRef status, LLVMValueRef given) {
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), i1 = LLVMInt1TypeInContext(e->C);
   LLVMValueRef t0 = globaltimer(e);
   LLVMBasicBlockRef poll = LLVMAppendBasicBlockInContext(e->C, e->fn, "poll");
   LLVMBasicBlockRef late = LLVMAppendBasicBlockInContext(e->C, e->fn, "late");
+  LLVMBasicBlockRef look = LLVMAppendBasicBlockInContext(e->C, e->fn, "look");
   LLVMBasicBlockRef gave = LLVMAppendBasicBlockInContext(e->C, e->fn, "gaveup");
   LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(e->C, e->fn, "arrived");
   LLVMBuildBr(e->B, poll);
@@ -81,7 +87,16 @@ static void wait_for(pass_emit *e, LLVMValueRef p, LLVMValueRef target, LLVMValu
   LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntUGE, v, target, ""), ok, late);
   LLVMPositionBuilderAtEnd(e->B, late);
   LLVMValueRef spent = LLVMBuildSub(e->B, globaltimer(e), t0, "");
-  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntUGT, spent, timeout, ""), gave, poll);
+  LLVMBasicBlockRef soon = LLVMAppendBasicBlockInContext(e->C, e->fn, "soon");
+  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntUGT, spent, timeout, ""), gave, soon);
+  LLVMPositionBuilderAtEnd(e->B, soon);
+  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntUGT, spent, pass_i64(e, IR_RING_LOOK_NS), ""),
+                  look, poll);
+  LLVMPositionBuilderAtEnd(e->B, look);
+  LLVMValueRef sa = addr(e, status);
+  LLVMValueRef sv =
+      pass_asm_volatile(e, i64, "ld.relaxed.sys.global.u64 $0, [$1];", "=l,l,~{memory}", &sa, 1);
+  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntEQ, sv, given, ""), gave, poll);
   LLVMPositionBuilderAtEnd(e->B, gave);
   LLVMBuildStore(e->B, LLVMConstInt(i1, 1, 0), failed);
   LLVMBuildBr(e->B, ok);
@@ -169,6 +184,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     P[i] = LLVMGetParam(e->fn, (unsigned)i);
   LLVMValueRef dst = P[0], in = P[1], next = P[2], flags = P[3], next_ready = P[4];
   LLVMValueRef prev_credit = P[5], status = P[6], numel = P[7], base = P[8], timeout = P[9];
+  LLVMValueRef given = LLVMBuildAdd(e->B, base, pass_i64(e, 1), "given"); /* a hop gave up */
   LLVMValueRef null = LLVMConstNull(gptr);
   LLVMValueRef has_in = LLVMBuildICmp(e->B, LLVMIntNE, in, null, "has_in");
   LLVMValueRef has_next = LLVMBuildICmp(e->B, LLVMIntNE, next, null, "has_next");
@@ -199,19 +215,20 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMBuildStore(e->B, LLVMConstInt(i1, 0, 0), failed);
   pass_if wi;
   pass_if_begin(e, &wi, has_in);
-  wait_for(e, ready_b, mine, timeout, failed);
+  wait_for(e, ready_b, mine, timeout, failed, status, given);
   pass_if_end(e, &wi);
   pass_if wc;
   pass_if_begin(e, &wc,
                 LLVMBuildAnd(e->B, has_next,
                              LLVMBuildICmp(e->B, LLVMIntUGE, i, pass_i64(e, IR_RING_NB), ""), ""));
-  wait_for(e, credit_b, LLVMBuildSub(e->B, mine, pass_i64(e, IR_RING_NB), ""), timeout, failed);
+  wait_for(e, credit_b, LLVMBuildSub(e->B, mine, pass_i64(e, IR_RING_NB), ""), timeout, failed,
+           status, given);
   pass_if_end(e, &wc);
   LLVMValueRef f = LLVMBuildLoad2(e->B, i1, failed, "");
   LLVMBuildStore(e->B, LLVMBuildZExt(e->B, f, i32, ""), stop);
   pass_if gave;
   pass_if_begin(e, &gave, f);
-  LLVMValueRef sa[2] = {addr(e, status), LLVMBuildAdd(e->B, base, pass_i64(e, 1), "")};
+  LLVMValueRef sa[2] = {addr(e, status), given};
   pass_asm_volatile(e, LLVMVoidTypeInContext(e->C), "st.relaxed.sys.global.u64 [$0], $1;",
                     "l,l,~{memory}", sa, 2);
   pass_if_end(e, &gave);

@@ -371,6 +371,19 @@ rj_status rt_free_async(rt_cuda *rt, uint64_t ptr, void *stream, ir_err *e) {
   return RJ_OK;
 }
 
+rj_status rt_host_alloc(rt_cuda *rt, size_t bytes, void **ptr, ir_err *e) {
+  SYM(f, "cuMemAllocHost_v2", void **, size_t);
+  *ptr = NULL;
+  CK("cuMemAllocHost", f(ptr, bytes));
+  memset(*ptr, 0, bytes);
+  return RJ_OK;
+}
+
+void rt_host_free(rt_cuda *rt, void *ptr) {
+  CUresult (*f)(void *) = (CUresult(*)(void *))rt_sym(rt, "cuMemFreeHost");
+  if (f && ptr) f(ptr);
+}
+
 rj_status rt_dtod(rt_cuda *rt, uint64_t dst, uint64_t src, size_t bytes, ir_err *e) {
   SYM(f, "cuMemcpyDtoD_v2", CUdeviceptr, CUdeviceptr, size_t);
   CK("cuMemcpyDtoD", f((CUdeviceptr)dst, (CUdeviceptr)src, bytes));

@@ -53,6 +53,11 @@ rj_status rt_stream_check(rt_cuda *rt, void *stream, int dev, const char *what, 
  * not be touched by work that may run after the free. */
 rj_status rt_alloc_async(rt_cuda *rt, size_t bytes, void *stream, uint64_t *ptr, ir_err *e);
 rj_status rt_free_async(rt_cuda *rt, uint64_t ptr, void *stream, ir_err *e);
+/* Page-locked host memory, zeroed (cuMemAllocHost): with unified addressing (every GPU redjit
+ * runs on) the pointer is also a device address, valid in every context, so kernels on any GPU
+ * store to it and the host reads it without a copy or a wait. */
+rj_status rt_host_alloc(rt_cuda *rt, size_t bytes, void **ptr, ir_err *e);
+void rt_host_free(rt_cuda *rt, void *ptr);
 /* Device-to-device copy in the current context, then waits for all of that context's work
  * (cuMemcpyDtoD + cuCtxSynchronize). */
 rj_status rt_dtod(rt_cuda *rt, uint64_t dst, uint64_t src, size_t bytes, ir_err *e);

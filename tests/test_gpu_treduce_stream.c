@@ -10,7 +10,7 @@
 #include <time.h>
 
 static rj_ctx *ctx;
-static int gpu, ndev, cases_run, ring_refused;
+static int gpu, ndev, cases_run, ring_failures;
 static void setup(void) {
   ctx = rj_ctx_new();
   gpu = rjt_have_gpu(ctx);
@@ -37,6 +37,12 @@ static struct {
   int (*CtxDestroy)(void *);
   int (*MemAllocHost)(void **, size_t);
   int (*MemFreeHost)(void *);
+  int (*DeviceGetAttribute)(int *, int, int);
+  int (*ModuleLoadData)(void **, const void *);
+  int (*ModuleGetFunction)(void **, void *, const char *);
+  int (*ModuleUnload)(void *);
+  int (*LaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                      void *, void **, void **);
 } cu;
 #define CU_NOT_READY 600 /* CUDA_ERROR_NOT_READY */
 
@@ -61,7 +67,12 @@ static void cu_open(void) {
               {(void **)&cu.CtxCreate, "cuCtxCreate_v2"},
               {(void **)&cu.CtxDestroy, "cuCtxDestroy_v2"},
               {(void **)&cu.MemAllocHost, "cuMemAllocHost_v2"},
-              {(void **)&cu.MemFreeHost, "cuMemFreeHost"}};
+              {(void **)&cu.MemFreeHost, "cuMemFreeHost"},
+              {(void **)&cu.DeviceGetAttribute, "cuDeviceGetAttribute"},
+              {(void **)&cu.ModuleLoadData, "cuModuleLoadData"},
+              {(void **)&cu.ModuleGetFunction, "cuModuleGetFunction"},
+              {(void **)&cu.ModuleUnload, "cuModuleUnload"},
+              {(void **)&cu.LaunchKernel, "cuLaunchKernel"}};
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
     *syms[i].slot = dlsym(cu.lib, syms[i].name);
     ck_assert_msg(*syms[i].slot != NULL, "libcuda lacks %s", syms[i].name);
@@ -148,12 +159,6 @@ static void stream_case(int ranks, int root, int64_t rows, rj_treduce_path path,
     s = rj_treduce_run(c, &g, NULL, &res);
     cu_enter(rdev);
     int q = cu.StreamQuery(S);
-    if (path == RJ_TREDUCE_RING && async) {
-      ck_assert_msg(s == RJ_EUNSUPPORTED && strstr(rj_errmsg(c), "async"), "ring async: %s (%s)",
-                    rj_status_name(s), rj_errmsg(c));
-      ring_refused++;
-      break;
-    }
     ck_assert_msg(s == RJ_OK, "path %d, async %d, call %d: %s", path, async, k, rj_errmsg(c));
     if (async)
       ck_assert_msg(q == CU_NOT_READY && res.ms == 0 && res.call_ms < 100,
@@ -215,6 +220,182 @@ START_TEST(stream_order) {
   /* rj_ctx_free with async calls in flight waits for them */
   stream_case(4, 1, 1024, RJ_TREDUCE_STAGED, 1, 3, 1);
   stream_case(4, 1, 1024, RJ_TREDUCE_SPLIT, 1, 3, 1);
+  stream_case(4, 1, 1024, RJ_TREDUCE_RING, 1, 3, 1);
+  /* the ring with 8 ranks: on 2 GPUs every rank is a hop (4 a GPU), and a GPU's inboxes (66 MiB
+   * on 132 SMs) exceed the kept 64 MiB: allocated and freed on its stream 0 under async; on one
+   * GPU, 3 hops */
+  stream_case(8, 0, 4096, RJ_TREDUCE_RING, 1, 3, 0);
+  stream_case(8, 0, 4096, RJ_TREDUCE_RING, 0, 1, 0);
+}
+END_TEST
+
+/* Holds a GPU's SMs: 1024-thread blocks, two to an SM (all its threads); blocks below `early`
+ * return at once, so that 2 x early x 1024 threads stay free, and the others count themselves in
+ * *arrived and wait until *release is set (both in page-locked host memory), or at most 30 s
+ * (%globaltimer: a failed test never leaves it running). */
+static const char hold_ptx[] =
+    ".version 7.0\n.target sm_70\n.address_size 64\n"
+    ".visible .entry hold(.param .u64 release, .param .u64 arrived, .param .u32 early) {\n"
+    "  .reg .pred %p<4>;\n  .reg .b32 %r<6>;\n  .reg .b64 %rd<6>;\n"
+    "  ld.param.u64 %rd1, [release];\n  ld.param.u64 %rd2, [arrived];\n"
+    "  ld.param.u32 %r1, [early];\n  mov.u32 %r2, %ctaid.x;\n"
+    "  setp.lt.u32 %p1, %r2, %r1;\n  @%p1 bra DONE;\n"
+    "  mov.u32 %r3, %tid.x;\n  setp.ne.u32 %p2, %r3, 0;\n  @%p2 bra WAIT;\n"
+    "  atom.sys.global.add.u32 %r4, [%rd2], 1;\n"
+    "  mov.u64 %rd3, %globaltimer;\n"
+    "SPIN:\n  ld.relaxed.sys.global.u32 %r5, [%rd1];\n  setp.ne.u32 %p2, %r5, 0;\n"
+    "  @%p2 bra WAIT;\n  mov.u64 %rd4, %globaltimer;\n  sub.u64 %rd5, %rd4, %rd3;\n"
+    "  setp.lt.u64 %p3, %rd5, 30000000000;\n  @%p3 bra SPIN;\n"
+    "WAIT:\n  bar.sync 0;\n"
+    "DONE:\n  ret;\n}\n";
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* A ring whose hops cannot all run at once gives up instead of hanging, and says so.  Three
+ * ranks on GPU 0 (3 hops of 44 blocks on 132 SMs, 64 MiB each: 11-12 steps a block, more than
+ * its 4 inbox slots); another kernel holds every SM but room for 4 hop blocks, so a hop's block
+ * waits for a neighbour that cannot start.  With ring_timeout_ms 100:
+ *  - a waiting call fails with RJ_ETIMEOUT naming ring_timeout_ms, in well under the 33 waves x
+ *    100 ms the blocks would take one timeout each (they stop once one has given up);
+ *  - an async call returns RJ_OK at once; rj_treduce_sync waits for it and reports RJ_ETIMEOUT,
+ *    once (a second rj_treduce_sync is RJ_OK);
+ *  - another async call, its caller's stream waited for: the next rj_treduce_run (any path)
+ *    reports it and does not run (a poisoned destination stays as it was); the one after runs.
+ * Once the SMs are released, waiting and async ring calls give exact i32 sums again. */
+START_TEST(ring_gives_up) {
+  if (!gpu) return;
+  cu_open();
+  const int ranks = 3;
+  const int64_t rows = 16384, cols = 1024, n = rows * cols;
+  size_t bytes = (size_t)n * 4;
+  rj_treduce_buf b[3];
+  rj_treduce_group g;
+  rjt_treduce_group(&g, b, ranks, 0, rows, cols, 1, RJ_OP_SUM, RJ_I32);
+  g.path = RJ_TREDUCE_RING;
+  int32_t *h = malloc(bytes), *want = calloc((size_t)n, 4), *got = malloc(bytes);
+  ck_assert(h && want && got);
+  for (int r = 0; r < ranks; r++) {
+    ck_assert_int_eq(rj_device_alloc(ctx, 0, bytes, &b[r].ptr), RJ_OK);
+    for (int64_t i = 0; i < n; i++) {
+      h[i] = (int32_t)((i * 7919 + r * 104729) % 2003) - 1001;
+      want[i] += h[i];
+    }
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, b[r].ptr, h, bytes), RJ_OK);
+  }
+  uint64_t dst = 0;
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, bytes, &dst), RJ_OK);
+  g.dst.ptr = dst;
+  /* warm: kernels loaded, inboxes and the status word made (nothing is allocated below) */
+  rj_treduce_result res;
+  ck_assert_msg(rj_treduce_run(ctx, &g, NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx));
+  ck_assert_int_eq(res.hops, 3);
+  cu_enter(0);
+  int dev = 0, sms = 0;
+  ck_assert_int_eq(cu.DeviceGet(&dev, 0), 0);
+  ck_assert_int_eq(cu.DeviceGetAttribute(&sms, 16 /* MULTIPROCESSOR_COUNT */, dev), 0);
+  void *mod = NULL, *fn = NULL, *X = NULL, *S = NULL;
+  volatile uint32_t *word = NULL;
+  ck_assert_int_eq(cu.ModuleLoadData(&mod, hold_ptx), 0);
+  ck_assert_int_eq(cu.ModuleGetFunction(&fn, mod, "hold"), 0);
+  ck_assert_int_eq(cu.MemAllocHost((void **)&word, 64), 0);
+  ck_assert_int_eq(cu.StreamCreate(&X, 1), 0);
+  ck_assert_int_eq(cu.StreamCreate(&S, 1), 0);
+  word[0] = word[1] = 0;
+  uint64_t release = (uint64_t)(uintptr_t)&word[0], arrived = (uint64_t)(uintptr_t)&word[1];
+  unsigned early = 2, grid = 2u * (unsigned)sms;
+  void *args[3] = {&release, &arrived, &early};
+  ck_assert_int_eq(cu.LaunchKernel(fn, grid, 1, 1, 1024, 1, 1, 0, X, args, NULL), 0);
+  double t0 = now_ms();
+  while (word[1] < grid - early && now_ms() - t0 < 10000)
+    usleep(1000);
+  ck_assert_msg(word[1] == grid - early, "only %u of %u holding blocks started", word[1],
+                grid - early);
+  cu_leave();
+  g.ring_timeout_ms = 100;
+  g.stream = S;
+  /* a waiting call */
+  rj_status s = rj_treduce_run(ctx, &g, NULL, &res);
+  ck_assert_msg(s == RJ_ETIMEOUT && strstr(rj_errmsg(ctx), "100 ms (ring_timeout_ms)"),
+                "waiting call with the SMs held: %s: %s", rj_status_name(s), rj_errmsg(ctx));
+  ck_assert_msg(res.call_ms < 2000, "the failed call took %.0f ms", res.call_ms);
+  fprintf(stderr, "ring_gives_up: the waiting call failed after %.1f ms: %s\n", res.call_ms,
+          rj_errmsg(ctx));
+  ring_failures++;
+  /* an async call, reported by rj_treduce_sync */
+  fprintf(stderr, "ring_gives_up: an async call\n");
+  g.async = 1;
+  t0 = now_ms();
+  s = rj_treduce_run(ctx, &g, NULL, &res);
+  ck_assert_msg(s == RJ_OK && now_ms() - t0 < 100, "async call: %s (%s) after %.0f ms",
+                rj_status_name(s), rj_errmsg(ctx), now_ms() - t0);
+  s = rj_treduce_sync(ctx);
+  ck_assert_msg(s == RJ_ETIMEOUT && strstr(rj_errmsg(ctx), "an earlier asynchronous ring call"),
+                "rj_treduce_sync after an async call that gave up: %s: %s", rj_status_name(s),
+                rj_errmsg(ctx));
+  ck_assert_int_eq(rj_treduce_sync(ctx), RJ_OK); /* reported once */
+  ring_failures++;
+  /* another, reported by the next call, which does not run */
+  fprintf(stderr, "ring_gives_up: an async call, then a peer call\n");
+  s = rj_treduce_run(ctx, &g, NULL, &res);
+  ck_assert_msg(s == RJ_OK, "async call: %s", rj_errmsg(ctx));
+  cu_enter(0);
+  ck_assert_int_eq(cu.StreamSynchronize(S), 0);
+  cu_leave();
+  memset(got, 0xA5, bytes);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, dst, got, bytes), RJ_OK);
+  g.path = RJ_TREDUCE_PEER;
+  g.async = 0;
+  s = rj_treduce_run(ctx, &g, NULL, &res);
+  ck_assert_msg(s == RJ_ETIMEOUT && strstr(rj_errmsg(ctx), "this call did not run"),
+                "the call after an async one that gave up: %s: %s", rj_status_name(s),
+                rj_errmsg(ctx));
+  ring_failures++;
+  memset(h, 0, bytes);
+  ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, h, dst, bytes), RJ_OK);
+  int64_t bad = 0; /* the first element that differs (n: none), asserted once */
+  while (bad < n && (uint32_t)h[bad] == 0xA5A5A5A5u)
+    bad++;
+  ck_assert_msg(bad == n, "element %lld changed to %d", (long long)bad, bad < n ? h[bad] : 0);
+  /* release the SMs; then the peer call, and ring calls, run and are exact */
+  fprintf(stderr, "ring_gives_up: released\n");
+  word[0] = 1;
+  cu_enter(0);
+  ck_assert_int_eq(cu.StreamSynchronize(X), 0);
+  cu_leave();
+  g.ring_timeout_ms = 0;
+  for (int k = 0; k < 3; k++) {
+    g.path = k ? RJ_TREDUCE_RING : RJ_TREDUCE_PEER;
+    g.async = k == 2;
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, dst, got, bytes), RJ_OK); /* poisoned */
+    s = rj_treduce_run(ctx, &g, NULL, &res);
+    ck_assert_msg(s == RJ_OK, "call %d after the release: %s", k, rj_errmsg(ctx));
+    ck_assert_int_eq(rj_treduce_sync(ctx), RJ_OK);
+    cu_enter(0);
+    ck_assert_int_eq(cu.StreamSynchronize(S), 0);
+    cu_leave();
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, h, dst, bytes), RJ_OK);
+    for (bad = 0; bad < n && h[bad] == want[bad];)
+      bad++;
+    ck_assert_msg(bad == n, "call %d (%s): element %lld is %d, want %d", k, res.path,
+                  (long long)bad, bad < n ? h[bad] : 0, bad < n ? want[bad] : 0);
+    cases_run++;
+  }
+  cu_enter(0);
+  cu.StreamDestroy(X);
+  cu.StreamDestroy(S);
+  cu.ModuleUnload(mod);
+  cu.MemFreeHost((void *)word);
+  cu_leave();
+  for (int r = 0; r < ranks; r++)
+    ck_assert_int_eq(rj_device_free(ctx, 0, b[r].ptr), RJ_OK);
+  ck_assert_int_eq(rj_device_free(ctx, 0, dst), RJ_OK);
+  free(h);
+  free(want);
+  free(got);
 }
 END_TEST
 
@@ -264,9 +445,15 @@ int main(void) {
   tcase_add_test(tc, stream_order);
   tcase_add_test(tc, stream_foreign);
   suite_add_tcase(s, tc);
+  /* a case of its own, so that CK_RUN_CASE=ring_gives_up runs it alone */
+  tc = tcase_create("ring_gives_up");
+  tcase_set_timeout(tc, 300);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, ring_gives_up);
+  suite_add_tcase(s, tc);
   int failed = rjt_run_in_process(s);
   fprintf(stderr,
-          "gpu_treduce_stream: %d request cases run on the GPU(s); %d ring refusals as planned\n",
-          cases_run, ring_refused);
+          "gpu_treduce_stream: %d request cases run on the GPU(s); %d ring failures as planned\n",
+          cases_run, ring_failures);
   return failed ? 1 : 0;
 }

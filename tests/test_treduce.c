@@ -125,6 +125,15 @@ START_TEST(invalid_groups) {
   g.async = -1;
   bad_group(&g, "async");
   group(&g);
+  g.ring_timeout_ms = -1;
+  bad_group(&g, "ring_timeout_ms");
+  group(&g);
+  g.ring_timeout_ms = 3600001;
+  bad_group(&g, "ring_timeout_ms");
+  group(&g);
+  g.struct_size = (uint32_t)RJ_TREDUCE_GROUP_SIZE_V2 + 2;
+  bad_group(&g, "struct_size");
+  group(&g);
   g.dtype = (rj_dtype)42;
   bad_group(&g, "dtype");
   group(&g);
@@ -184,6 +193,39 @@ START_TEST(older_group_size) {
   ck_assert_uint_eq(padded.struct_size, sizeof padded);
   ck_assert_ptr_null(padded.stream);
   ck_assert_int_eq(padded.async, 0);
+  ck_assert_int_eq(padded.ring_timeout_ms, 0);
+  /* a caller of the header before ring_timeout_ms: its size, read to the byte, and an invalid
+   * ring_timeout_ms beyond it never looked at */
+  group(&g);
+  g.struct_size = (uint32_t)RJ_TREDUCE_GROUP_SIZE_V2;
+  unsigned char *v2 = malloc(RJ_TREDUCE_GROUP_SIZE_V2);
+  ck_assert_ptr_nonnull(v2);
+  memcpy(v2, &g, RJ_TREDUCE_GROUP_SIZE_V2);
+  ck_assert_msg(rj_treduce_request(ctx, (const rj_treduce_group *)v2, &r) == RJ_OK, "%s",
+                rj_errmsg(ctx));
+  free(v2);
+  memset(&padded, 0xFF, sizeof padded);
+  memcpy(&padded, &g, RJ_TREDUCE_GROUP_SIZE_V2);
+  ck_assert_msg(rj_treduce_request(ctx, &padded, &r) == RJ_OK, "%s", rj_errmsg(ctx));
+  padded.struct_size = sizeof padded;
+  bad_group(&padded, "ring_timeout_ms");
+}
+END_TEST
+
+/* rj_treduce_sync: a NULL context is RJ_EINVAL; a context with nothing in flight (here: no call
+ * ever ran, with or without a GPU) is RJ_OK with no message. */
+START_TEST(sync_without_work) {
+  ck_assert_int_eq(rj_treduce_sync(NULL), RJ_EINVAL);
+  rj_ctx *c = rj_ctx_new();
+  ck_assert_int_eq(rj_treduce_sync(c), RJ_OK);
+  ck_assert_str_eq(rj_errmsg(c), "");
+  rj_treduce_group g;
+  group(&g);
+  g.ranks = 0;
+  ck_assert_int_eq(rj_treduce_run(c, &g, NULL, NULL), RJ_EINVAL);
+  ck_assert_int_eq(rj_treduce_sync(c), RJ_OK); /* and clears the last call's message */
+  ck_assert_str_eq(rj_errmsg(c), "");
+  rj_ctx_free(c);
 }
 END_TEST
 
@@ -417,6 +459,7 @@ int main(void) {
   tcase_add_test(tc, valid_group);
   tcase_add_test(tc, invalid_groups);
   tcase_add_test(tc, older_group_size);
+  tcase_add_test(tc, sync_without_work);
   tcase_add_test(tc, invalid_requests);
   tcase_add_test(tc, cli_status_2);
   tcase_add_test(tc, split_path_values);
