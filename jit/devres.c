@@ -48,6 +48,10 @@ rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, 
   if (*temporary)
     return ordered ? rt_alloc_async(rt, bytes, ordered, out, &ctx->err)
                    : rt_alloc(rt, bytes, out, &ctx->err);
+  return jit_dev_keep(ctx, rt, dev, b, bytes, out);
+}
+
+rj_status jit_dev_keep(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, uint64_t *out) {
   jit_devres *d = devres(ctx, dev);
   if (!d) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   if (d->stage_bytes[b] < bytes) {

@@ -121,6 +121,9 @@ rj_status jit_dev_stream(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out);
 rj_status jit_dev_event(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out);
 rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, void *ordered,
                         uint64_t *out, bool *temporary);
+/* The same buffer b, kept whatever its size (the ring's inboxes: other GPUs' kernels store into
+ * them, and stream-ordered memory of a device's default pool is not open to its peers). */
+rj_status jit_dev_keep(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, uint64_t *out);
 /* The device's counter region (JIT_DEV_FLAG_BYTES), zeroed when it is made, kept until the
  * context is freed; the current context must be dev's. */
 rj_status jit_dev_flags(rj_ctx *ctx, rt_cuda *rt, int dev, uint64_t *out);

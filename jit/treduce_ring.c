@@ -32,8 +32,10 @@
  * A block that gives up stores base + 1 into the root GPU's status word, a page-locked host word
  * (jit_dev_status): a waiting call reads it after its kernels end; an async call returns once
  * enqueued, and its failure is found later, without a wait, by jit_treduce_ring_deferred (from
- * rj_treduce_sync or the next rj_treduce_run).  Inbox regions too large to keep are allocated
- * and freed in stream order under async. */
+ * rj_treduce_sync or the next rj_treduce_run).  A GPU's inboxes are always kept (slot 2 of
+ * jit_dev_keep): B x IR_RING_NB steps per receiving hop, B at most its SMs over its hops, so at
+ * most 512 KiB per SM (66 MiB on 132 SMs).  Stream-ordered memory could not serve an async call:
+ * a device's default pool is closed to its peers, whose kernels store into the inboxes. */
 #include "treduce.h"
 
 #include <stdio.h>
@@ -304,7 +306,6 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   }
   /* 4. each GPU's inboxes (one region: B x IR_RING_NB steps per receiving hop), counters,
    * streams and events */
-  bool temporary[RJ_TREDUCE_MAX_SLICES] = {false};
   uint64_t region[RJ_TREDUCE_MAX_SLICES] = {0};
   int gdev[RJ_TREDUCE_MAX_SLICES], G = 0;
   size_t ib = (size_t)B * IR_RING_NB * (size_t)IR_RING_STEP_BYTES; /* one inbox */
@@ -318,11 +319,8 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
     for (int q = 1; q < H; q++)
       need += rg->h[q].dev == gdev[gi] ? ib : 0;
     uint64_t flags = 0;
-    void *s0 = NULL; /* the GPU's stream 0 (its first hop's): an async call's region is ordered
-                        there, before the done event step 5 makes the root's stream wait for */
     if ((s = rt_enter(rt, gdev[gi], e))) break;
-    if (call->async) s = jit_dev_stream(ctx, rt, gdev[gi], 0, &s0);
-    if (!s && need) s = jit_dev_stage(ctx, rt, gdev[gi], 2, need, s0, &region[gi], &temporary[gi]);
+    if (need) s = jit_dev_keep(ctx, rt, gdev[gi], 2, need, &region[gi]);
     if (!s) s = jit_dev_flags(ctx, rt, gdev[gi], &flags);
     size_t at = 0;
     for (int q = 0; !s && q < H; q++) {
@@ -386,21 +384,8 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
     if (!s) s = jit_tr_end(ctx, rt, ln[0].stream, call, ev, &res->ms);
     rt_leave(rt);
   }
-  /* 6. an async call that got this far returns now: its temporary regions are freed in stream
-   * order, on each GPU's stream 0 once the operation's end is reached */
+  /* 6. an async call that got this far returns now; a waiting (or failed) one drains */
   bool drain = s || !call->async;
-  for (int gi = 0; !drain && gi < G; gi++) {
-    void *s0 = NULL;
-    if (!temporary[gi]) continue;
-    if (!(s = rt_enter(rt, gdev[gi], e))) {
-      s = jit_dev_stream(ctx, rt, gdev[gi], 0, &s0);
-      if (!s && s0 != ln[0].stream) s = rt_stream_wait(rt, s0, ev[1], e);
-      if (!s) s = rt_free_async(rt, region[gi], s0, e);
-      if (!s) temporary[gi] = false;
-      rt_leave(rt);
-    }
-    drain = s != RJ_OK; /* a failed call drains, then frees what is left */
-  }
   for (int k = H - 1; drain && k >= 0; k--)
     if (ln[k].stream) s = jit_tr_drain(rt, rg->h[k].dev, ln[k].stream, s, e);
   /* 7. a waiting call: did a hop give up? (its kernel stored base + 1 into the status word) */
@@ -412,11 +397,6 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
                 "destination is incomplete",
                 (long long)(timeout / 1000000));
   }
-  for (int gi = 0; gi < G; gi++)
-    if (temporary[gi] && rt_enter(rt, gdev[gi], &(ir_err){0}) == RJ_OK) {
-      rt_free(rt, region[gi]);
-      rt_leave(rt);
-    }
   free(table);
   free(ln);
   free(rg);

@@ -222,8 +222,9 @@ START_TEST(stream_order) {
   stream_case(4, 1, 1024, RJ_TREDUCE_SPLIT, 1, 3, 1);
   stream_case(4, 1, 1024, RJ_TREDUCE_RING, 1, 3, 1);
   /* the ring with 8 ranks: on 2 GPUs every rank is a hop (4 a GPU), and a GPU's inboxes (66 MiB
-   * on 132 SMs) exceed the kept 64 MiB: allocated and freed on its stream 0 under async; on one
-   * GPU, 3 hops */
+   * on 132 SMs, stored into by the other GPU's kernels) exceed the 64 MiB other staging buffers
+   * are kept to: kept all the same, async or not (stream-ordered memory, tried first, is closed
+   * to peers: CUDA_ERROR_ILLEGAL_ADDRESS on 2 x H200); on one GPU, 3 hops */
   stream_case(8, 0, 4096, RJ_TREDUCE_RING, 1, 3, 0);
   stream_case(8, 0, 4096, RJ_TREDUCE_RING, 0, 1, 0);
 }
