@@ -535,8 +535,11 @@ typedef enum rj_treduce_path {
                                  GPU: at least 3 hops on it.  Bit for bit the peer path's results.
                                  A hop that waits longer than the group's ring_timeout_ms (10 s)
                                  for its neighbour gives up: RJ_ETIMEOUT, from the call, or for
-                                 an async call from a later one (rj_treduce_sync).  Only when
-                                 asked for (docs/TREDUCE.md) */
+                                 an async call from a later one (rj_treduce_sync).  A context's
+                                 ring calls run one after another; two contexts' (or processes')
+                                 rings on the same GPUs at once can keep each other's hops from
+                                 starting: give the ring its GPUs.  Only when asked for
+                                 (docs/TREDUCE.md) */
 } rj_treduce_path;
 
 #define RJ_TREDUCE_MAX_DIMS 5
@@ -574,17 +577,18 @@ typedef struct rj_treduce_group {
                    reduction, and res->ms is 0 (not timed).  An async ring call whose hop gives
                    up (ring_timeout_ms) is reported later: by rj_treduce_sync, or by the
                    context's next rj_treduce_run, which then runs nothing */
-  /* Appended (session 7).  A caller of the header before it passes RJ_TREDUCE_GROUP_SIZE_V2 and
-   * gets 0. */
-  int ring_timeout_ms; /* the ring path: how long a hop's kernel waits for its neighbour before
-                          the call gives up (RJ_ETIMEOUT; the destination is then incomplete),
-                          1..3600000 ms; 0: 10000.  A runtime's watchdog: the ring's kernels all
-                          must run at once, and other work holding a GPU's SMs can keep one from
-                          starting */
+  /* Appended (session 7).  A caller of the header before it passes RJ_TREDUCE_GROUP_SIZE_V2 (that
+   * header's sizeof: the field is 8-byte aligned, past the older group's tail padding) and gets
+   * 0. */
+  int64_t ring_timeout_ms; /* the ring path: how long a hop's kernel waits for its neighbour
+                              before the call gives up (RJ_ETIMEOUT; the destination is then
+                              incomplete), 1..3600000 ms; 0: 10000.  A runtime's watchdog: the
+                              ring's kernels must all run at once, and other work holding a GPU's
+                              SMs (another process's, another ring's) can keep one from starting */
 } rj_treduce_group;
 
 /* The struct_size of a group from the header that ended at `path`, and of the one that ended at
- * `async`: both still accepted. */
+ * `async` (their sizeof, on the 64-bit ABIs redjit builds for): both still accepted. */
 #define RJ_TREDUCE_GROUP_SIZE_V1 offsetof(rj_treduce_group, stream)
 #define RJ_TREDUCE_GROUP_SIZE_V2 offsetof(rj_treduce_group, ring_timeout_ms)
 
@@ -627,9 +631,10 @@ RJ_API rj_status rj_treduce_request(rj_ctx *ctx, const rj_treduce_group *g, rj_r
 RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj_options *opt,
                                 rj_treduce_result *res);
 /* Waits for every rj_treduce_run of the context still in flight (async calls), on every GPU, and
- * reports what they could not: RJ_ETIMEOUT when an async ring call gave up since the last report
- * (each failure is reported once, here or by the next rj_treduce_run).  RJ_OK with nothing in
- * flight, with or without a GPU. */
+ * reports what they could not: RJ_ETIMEOUT when async ring calls gave up since the last report
+ * (how many, and the last of them; a failure is counted as reported once a call or this function
+ * has returned it).  The next rj_treduce_run reports such failures too, without waiting, when
+ * they have happened by then.  RJ_OK with nothing in flight, with or without a GPU. */
 RJ_API rj_status rj_treduce_sync(rj_ctx *ctx);
 /* `redjit run` / `bench` for a treduce request with a chosen path (rj_check / rj_bench use
  * RJ_TREDUCE_AUTO): rank r on GPU r mod the GPU count, random sources, the float64 oracle, and

@@ -34,6 +34,7 @@ static void on_diagnostic(LLVMDiagnosticInfoRef info, void *opaque) {
 RJ_API rj_ctx *rj_ctx_new(void) {
   jit_llvm_init();
   rj_ctx *ctx = calloc(1, sizeof *ctx);
+  if (ctx) ctx->ring_end_dev = -1;
   if (!ctx) return NULL;
   ctx->llvm = LLVMContextCreate();
   if (!ctx->llvm) {

@@ -4,8 +4,10 @@
  * context, and rj_ctx_free drains and releases them.  Staging buffers above JIT_STAGE_KEEP are
  * not kept (a 1 GiB buffer is not worth holding for the next call): the caller frees those.
  * A context is used by one thread at a time, and a call's work runs on the context's streams in
- * the order calls were made (an asynchronous call's too), so a resource is never used by two
- * calls at once; a kept buffer that must grow is freed only after the device's streams drain. */
+ * the order calls were made (an asynchronous call's too; a ring call also waits for the previous
+ * ring call's end, jit/treduce_ring.c), so a resource is never used by two calls at once; a kept
+ * buffer that must grow is freed only after every device's streams drain (a ring hop stores into
+ * the next GPU's inboxes), and rj_ctx_free drains them all before it frees anything. */
 #include "jit.h"
 
 #include <stdlib.h>
@@ -55,15 +57,14 @@ rj_status jit_dev_keep(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, u
   jit_devres *d = devres(ctx, dev);
   if (!d) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   if (d->stage_bytes[b] < bytes) {
-    /* the old buffer may still be in use by an asynchronous call: drain the device's streams */
-    for (int i = 0; i < JIT_DEV_STREAMS; i++) {
-      rj_status s = d->stream[i] ? rt_stream_sync(rt, d->stream[i], &ctx->err) : RJ_OK;
-      if (s) return s;
-    }
+    /* the old buffer may still be in use by an asynchronous call, from any GPU (the ring's
+     * inboxes are stored into by the previous hop's): drain every device's streams */
+    rj_status s = jit_devres_sync(ctx);
+    if (s) return s;
     rt_free(rt, d->stage[b]);
     d->stage[b] = 0;
     d->stage_bytes[b] = 0;
-    rj_status s = rt_alloc(rt, bytes, &d->stage[b], &ctx->err);
+    s = rt_alloc(rt, bytes, &d->stage[b], &ctx->err);
     if (s) return s;
     d->stage_bytes[b] = bytes;
   }
@@ -94,36 +95,42 @@ rj_status jit_dev_status(rj_ctx *ctx, rt_cuda *rt, int dev, jit_devres **out) {
   jit_devres *d = devres(ctx, dev);
   if (!d) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   if (!d->status) {
-    rj_status s = rt_host_alloc(rt, sizeof(uint64_t), &d->status, &ctx->err);
+    void *p = NULL;
+    rj_status s = rt_host_alloc(rt, 2 * sizeof(uint64_t), &p, &ctx->err);
     if (s) return s;
+    d->status = p;
   }
   *out = d;
   return RJ_OK;
 }
 
 rj_status jit_devres_sync(rj_ctx *ctx) {
-  for (jit_devres *d = ctx->devres; d; d = d->next) {
-    rj_status s = RJ_OK;
-    for (int i = 0; !s && i < JIT_DEV_STREAMS; i++)
-      if (d->stream[i] && !(s = rt_enter(ctx->cuda, d->dev, &ctx->err))) {
-        s = rt_stream_sync(ctx->cuda, d->stream[i], &ctx->err);
+  rj_status first = RJ_OK;
+  for (jit_devres *d = ctx->devres; d; d = d->next)
+    for (int i = 0; i < JIT_DEV_STREAMS; i++) {
+      ir_err ignored = {0}, *e = first ? &ignored : &ctx->err; /* the first failure's message */
+      rj_status s = d->stream[i] ? rt_enter(ctx->cuda, d->dev, e) : RJ_OK;
+      if (d->stream[i] && !s) {
+        s = rt_stream_sync(ctx->cuda, d->stream[i], e);
         rt_leave(ctx->cuda);
       }
-    if (s) return s;
-  }
-  return RJ_OK;
+      first = first ? first : s;
+    }
+  return first;
 }
 
 void jit_devres_free(rj_ctx *ctx) {
+  /* every device drained before anything is freed: a ring hop on one GPU stores into the next
+   * one's inboxes and the previous one's counters */
+  ir_err saved = ctx->err;
+  if (ctx->cuda) jit_devres_sync(ctx);
+  ctx->err = saved;
   for (jit_devres *d = ctx->devres, *n; d; d = n) {
     n = d->next;
     ir_err e = {0};
     if (ctx->cuda && rt_enter(ctx->cuda, d->dev, &e) == RJ_OK) {
       for (int i = 0; i < JIT_DEV_STREAMS; i++)
-        if (d->stream[i]) {
-          rt_stream_sync(ctx->cuda, d->stream[i], &e);
-          rt_stream_free(ctx->cuda, d->stream[i]);
-        }
+        if (d->stream[i]) rt_stream_free(ctx->cuda, d->stream[i]);
       for (int i = 0; i < JIT_DEV_EVENTS; i++)
         rt_event_free(ctx->cuda, d->event[i]);
       for (int b = 0; b < JIT_DEV_STAGES; b++)

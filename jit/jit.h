@@ -41,9 +41,10 @@ struct rj_kernel {
  * staging buffers), made on first use. */
 #define JIT_DEV_STREAMS 8
 #define JIT_DEV_EVENTS 18
-#define JIT_EV_CALLER 17         /* event 17 of the root's GPU: recorded on the caller's stream */
-#define JIT_DEV_STAGES 3         /* staging slots: 0, 1 the staged path, 2 the ring path */
-#define JIT_DEV_FLAG_BYTES 32768 /* the ring path's counters on one device */
+#define JIT_EV_CALLER 17   /* event 17 of the root's GPU: recorded on the caller's stream */
+#define JIT_EV_RING_END 16 /* event 16 of a ring call's root's GPU: that call's end (all hops) */
+#define JIT_DEV_STAGES 3   /* staging slots: 0, 1 the staged path, 2 the ring path */
+#define JIT_DEV_FLAG_BYTES 32768          /* the ring path's counters on one device */
 #define JIT_STAGE_KEEP ((size_t)64 << 20) /* larger staging buffers are not kept */
 typedef struct jit_devres {
   int dev;
@@ -51,9 +52,9 @@ typedef struct jit_devres {
   uint64_t stage[JIT_DEV_STAGES];
   size_t stage_bytes[JIT_DEV_STAGES];
   uint64_t flags;    /* JIT_DEV_FLAG_BYTES, zeroed when made: the ring path's counters */
-  void *status;      /* page-locked host word: the ring calls rooted here store base + 1 when a
-                        hop gives up (jit/treduce_ring.c) */
-  uint64_t reported; /* the last ring call (base >> 32) whose giving up was reported */
+  uint64_t *status;  /* page-locked host words of the ring calls rooted here: [0] base + 1 of the
+                        last call a hop gave up in, [1] how many calls gave up (treduce_ring.c) */
+  uint64_t reported; /* of those calls, how many were reported */
   struct jit_devres *next;
 } jit_devres;
 
@@ -77,6 +78,7 @@ struct rj_ctx {
   long long compiles;  /* kernels added to the cache (rj_ctx_compile_count) */
   jit_devres *devres;  /* per device, made on first use */
   uint64_t ring_calls; /* ring path calls so far: its counters' base (jit/treduce_ring.c) */
+  int ring_end_dev;    /* the GPU whose JIT_EV_RING_END marks the last ring call's end; -1 */
 };
 
 /* Public entry points check their pointers: a NULL context is RJ_EINVAL (with nowhere to put a
@@ -122,7 +124,8 @@ rj_status jit_dev_event(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out);
 rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, void *ordered,
                         uint64_t *out, bool *temporary);
 /* The same buffer b, kept whatever its size (the ring's inboxes: other GPUs' kernels store into
- * them, and stream-ordered memory of a device's default pool is not open to its peers). */
+ * them, and stream-ordered memory of a device's default pool is not open to its peers).  A kept
+ * buffer grows only after every device's streams drain: another GPU's kernel may store into it. */
 rj_status jit_dev_keep(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, uint64_t *out);
 /* The device's counter region (JIT_DEV_FLAG_BYTES), zeroed when it is made, kept until the
  * context is freed; the current context must be dev's. */
@@ -130,7 +133,8 @@ rj_status jit_dev_flags(rj_ctx *ctx, rt_cuda *rt, int dev, uint64_t *out);
 /* The device's ring status word (page-locked host memory, zeroed when made, a device address on
  * every GPU too) and its record of what was reported; kept until the context is freed. */
 rj_status jit_dev_status(rj_ctx *ctx, rt_cuda *rt, int dev, jit_devres **out);
-/* Waits for every stream the context keeps, on every device (rj_treduce_sync). */
+/* Waits for every stream the context keeps, on every device (rj_treduce_sync); all of them even
+ * when one fails (the first failure is returned). */
 rj_status jit_devres_sync(rj_ctx *ctx);
 void jit_devres_free(rj_ctx *ctx);
 

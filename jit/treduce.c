@@ -94,8 +94,8 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_tre
   if (g->async != 0 && g->async != 1)
     return ir_fail(e, RJ_EINVAL, "async: %d (expected 0 or 1)", g->async);
   if (g->ring_timeout_ms < 0 || g->ring_timeout_ms > 3600000)
-    return ir_fail(e, RJ_EINVAL, "ring_timeout_ms: %d is outside 0..3600000 (0: 10000)",
-                   g->ring_timeout_ms);
+    return ir_fail(e, RJ_EINVAL, "ring_timeout_ms: %lld is outside 0..3600000 (0: 10000)",
+                   (long long)g->ring_timeout_ms);
   if (g->ranks < 1 || g->ranks > 1024)
     return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", g->ranks);
   if (g->root < 0 || g->root >= g->ranks)
@@ -178,9 +178,8 @@ RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj
     src[r] = g->src[r].ptr;
     dev[r] = g->src[r].device;
   }
-  jit_tr_call call = {.stream = g->stream,
-                      .async = g->async,
-                      .ring_timeout_ns = (int64_t)g->ring_timeout_ms * 1000000};
+  jit_tr_call call = {
+      .stream = g->stream, .async = g->async, .ring_timeout_ns = g->ring_timeout_ms * 1000000};
   if (!s) s = jit_treduce_exec(ctx, &req, src, dev, g->dst.ptr, g->path, opt, &call, res);
   free(src);
   free(dev);

@@ -158,18 +158,32 @@ static bool make_ring(const rj_request *req, const int *dev, ring *rg, char *why
   return true;
 }
 
+/* The status words of a root GPU: how many calls gave up, then the last one's base + 1 (the
+ * kernel stores the second before it counts, with release: acquire loads see it). */
+static uint64_t gave_up(const jit_devres *d, uint64_t *last) {
+  uint64_t n = __atomic_load_n(&d->status[1], __ATOMIC_ACQUIRE);
+  *last = __atomic_load_n(&d->status[0], __ATOMIC_ACQUIRE);
+  return n;
+}
+
 rj_status jit_treduce_ring_deferred(rj_ctx *ctx, const char *after) {
-  for (jit_devres *d = ctx->devres; d; d = d->next) {
-    uint64_t v = d->status ? *(volatile uint64_t *)d->status : 0;
-    if ((v & 0xffffffffu) != 1 || (v >> 32) <= d->reported) continue;
-    d->reported = v >> 32;
-    return ir_fail(&ctx->err, RJ_ETIMEOUT,
-                   "an earlier asynchronous ring call (the context's ring call %llu, rooted on "
-                   "GPU %d) gave up: a hop's kernel waited longer than ring_timeout_ms for its "
-                   "neighbour's, and that call's destination is incomplete%s",
-                   (unsigned long long)(v >> 32), d->dev, after);
+  uint64_t calls = 0, last = 0;
+  int dev = -1;
+  for (jit_devres *d = ctx->devres; d; d = d->next) { /* every root GPU's, in one report */
+    uint64_t l = 0, n = d->status ? gave_up(d, &l) : 0;
+    if (n <= d->reported) continue;
+    calls += n - d->reported;
+    d->reported = n;
+    last = l;
+    dev = d->dev;
   }
-  return RJ_OK;
+  if (!calls) return RJ_OK;
+  return ir_fail(&ctx->err, RJ_ETIMEOUT,
+                 "%llu earlier asynchronous ring call%s gave up (the last: the context's ring "
+                 "call %llu, rooted on GPU %d): a hop's kernel waited longer than ring_timeout_ms "
+                 "for its neighbour's, and such a call's destination is incomplete%s",
+                 (unsigned long long)calls, calls > 1 ? "s" : "", (unsigned long long)(last >> 32),
+                 dev, after);
 }
 
 static int64_t steps(const ring *rg) {
@@ -355,8 +369,21 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
       rt_leave(rt);
     }
   }
+  /* and ring calls run one after the other: a call's hops (and, on GPUs this call does not use,
+   * an earlier call's late senders) store into inboxes and counters the next call reuses at other
+   * offsets, so the start waits for the previous ring call's end, wherever it was rooted */
+  void *end = NULL, *prev = NULL;
   if (!s && !(s = rt_enter(rt, rg->rdev, e))) {
-    s = jit_tr_begin(ctx, rt, rg->rdev, ln[0].stream, call, ev);
+    s = jit_dev_event(ctx, rt, rg->rdev, JIT_EV_RING_END, &end);
+    rt_leave(rt);
+  }
+  if (!s && ctx->ring_end_dev >= 0 && !(s = rt_enter(rt, ctx->ring_end_dev, e))) {
+    s = jit_dev_event(ctx, rt, ctx->ring_end_dev, JIT_EV_RING_END, &prev);
+    rt_leave(rt);
+  }
+  if (!s && !(s = rt_enter(rt, rg->rdev, e))) {
+    if (prev) s = rt_stream_wait(rt, ln[0].stream, prev, e);
+    if (!s) s = jit_tr_begin(ctx, rt, rg->rdev, ln[0].stream, call, ev);
     rt_leave(rt);
   }
   for (int k = 0; !s && k < H; k++) {
@@ -381,6 +408,8 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   if (!s && !(s = rt_enter(rt, rg->rdev, e))) {
     for (int k = 1; !s && k < H; k++)
       if (ln[k].stream != ln[0].stream) s = rt_stream_wait(rt, ln[0].stream, ln[k].done, e);
+    if (!s) s = rt_event_record(rt, end, ln[0].stream, e);
+    if (!s) ctx->ring_end_dev = rg->rdev;
     if (!s) s = jit_tr_end(ctx, rt, ln[0].stream, call, ev, &res->ms);
     rt_leave(rt);
   }
@@ -388,14 +417,23 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   bool drain = s || !call->async;
   for (int k = H - 1; drain && k >= 0; k--)
     if (ln[k].stream) s = jit_tr_drain(rt, rg->h[k].dev, ln[k].stream, s, e);
-  /* 7. a waiting call: did a hop give up? (its kernel stored base + 1 into the status word) */
-  if (drain && !s && *(volatile uint64_t *)rd->status == base + 1) {
-    rd->reported = base >> 32;
-    s = ir_fail(e, RJ_ETIMEOUT,
-                "path: ring: a hop's kernel waited more than %lld ms (ring_timeout_ms) for its "
-                "neighbour's and gave up (did other work keep a hop from running?); the "
-                "destination is incomplete",
-                (long long)(timeout / 1000000));
+  /* 7. a drained call: did a hop give up? (it stored base + 1, then counted the call)  Reported
+   * here, with the earlier async calls not yet reported, and counted as reported even when the
+   * call failed otherwise (a failed launch leaves the launched hops to give up) */
+  uint64_t last = 0, n = drain && rd ? gave_up(rd, &last) : 0;
+  if (drain && rd && last == base + 1) {
+    uint64_t earlier = n - rd->reported - 1;
+    char more[80] = "";
+    if (earlier)
+      snprintf(more, sizeof more, "; %llu earlier asynchronous ring call%s gave up too",
+               (unsigned long long)earlier, earlier > 1 ? "s" : "");
+    rd->reported = n;
+    if (!s)
+      s = ir_fail(e, RJ_ETIMEOUT,
+                  "path: ring: a hop's kernel waited more than %lld ms (ring_timeout_ms) for its "
+                  "neighbour's and gave up (did other work keep a hop from running?); the "
+                  "destination is incomplete%s",
+                  (long long)(timeout / 1000000), more);
   }
   free(table);
   free(ln);

@@ -14,7 +14,8 @@
  *
  * Counters are 64-bit and only grow within a call: step i is published as base + i + 1, where
  * base (a parameter) rises with every call, so nothing is reset between calls.  A wait gives up
- * after timeout_ns (globaltimer): thread 0 stores base + 1 into *status and the block returns, so
+ * after timeout_ns (globaltimer): thread 0 stores base + 1 into status[0] (the call's first block
+ * to do so also counts the call in status[1]) and the block returns, so
  * a hop whose neighbour never runs ends the call with an error instead of hanging it; a wait
  * that has lasted IR_RING_LOOK_NS also gives up as soon as *status holds base + 1 (status is in
  * host memory the host reads without waiting, jit/treduce_ring.c).
@@ -67,7 +68,7 @@ static LLVMValueRef globaltimer(pass_emit *e) {
 
 /* Thread 0: polls *p (ld.acquire.sys) until it reaches target or timeout ns pass; stores whether
  * it gave up into the i1 alloca failed (only raising it).  After IR_RING_LOOK_NS of waiting it
- * also reads *status each round and gives up at once when it holds `gave` (another block of the
+ * also reads status[0] each round and gives up at once when it holds `gave` (another block of the
  * call gave up: what this one waits for may never come), so a failed call ends about one
  * timeout after it starts, not one timeout per wave of blocks that get an SM. */
 static void wait_for(pass_emit *e, LLVMValueRef p, LLVMValueRef target, LLVMValueRef timeout,
@@ -228,9 +229,17 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMBuildStore(e->B, LLVMBuildZExt(e->B, f, i32, ""), stop);
   pass_if gave;
   pass_if_begin(e, &gave, f);
+  /* status[0] = base + 1; the block that changed it (the call's first to give up) then counts
+   * the call in status[1], with release, so the host that sees the count sees status[0] */
   LLVMValueRef sa[2] = {addr(e, status), given};
-  pass_asm_volatile(e, LLVMVoidTypeInContext(e->C), "st.relaxed.sys.global.u64 [$0], $1;",
-                    "l,l,~{memory}", sa, 2);
+  LLVMValueRef old = pass_asm_volatile(e, i64, "atom.sys.global.exch.b64 $0, [$1], $2;",
+                                       "=l,l,l,~{memory}", sa, 2);
+  pass_if first;
+  pass_if_begin(e, &first, LLVMBuildICmp(e->B, LLVMIntNE, old, given, ""));
+  LLVMValueRef ca = addr(e, pass_gep(e, i64, status, pass_i64(e, 1)));
+  pass_asm_volatile(e, LLVMVoidTypeInContext(e->C), "red.release.sys.global.add.u64 [$0], 1;",
+                    "l,~{memory}", &ca, 1);
+  pass_if_end(e, &first);
   pass_if_end(e, &gave);
   pass_if_end(e, &w0);
   pass_barrier_cta(e);

@@ -230,7 +230,90 @@ START_TEST(stream_order) {
 }
 END_TEST
 
-/* Holds a GPU's SMs: 1024-thread blocks, two to an SM (all its threads); blocks below `early`
+/* Async ring calls with other roots and layouts, back to back, on two GPUs.  A: 3 ranks (r on GPU
+ * r mod 2), root 0: hops on GPUs 0, 1, 0, the last one's inbox at offset 0 of GPU 0's.  B: 2
+ * ranks, root 1: hops on GPUs 1, 0, the second's inbox at that same offset.  B's hops use
+ * streams that A's last hop does not, so only the wait for the previous ring call's end keeps
+ * B's first hop from storing into that inbox while A's last hop still reads it.  Six A / B pairs,
+ * every call into a destination of its own, then rj_treduce_sync: all exact (i32). */
+START_TEST(ring_layouts) {
+  if (!gpu) return;
+  if (ndev < 2) {
+    fprintf(stderr, "ring_layouts: SKIP, one GPU (it needs two)\n");
+    return;
+  }
+  enum { K = 6 };
+  const int64_t rows = 8192, cols = 1024, n = rows * cols;
+  size_t bytes = (size_t)n * 4;
+  rj_treduce_buf a[3], b[2];
+  rj_treduce_group ga, gb;
+  rjt_treduce_group(&ga, a, 3, 0, rows, cols, 2, RJ_OP_SUM, RJ_I32);
+  rjt_treduce_group(&gb, b, 2, 1, rows, cols, 2, RJ_OP_SUM, RJ_I32);
+  int32_t *h = malloc(bytes), *wa = calloc((size_t)n, 4), *wb = calloc((size_t)n, 4);
+  ck_assert(h && wa && wb);
+  for (int r = 0; r < 5; r++) {
+    rj_treduce_buf *x = r < 3 ? &a[r] : &b[r - 3];
+    int32_t *w = r < 3 ? wa : wb;
+    ck_assert_int_eq(rj_device_alloc(ctx, x->device, bytes, &x->ptr), RJ_OK);
+    for (int64_t i = 0; i < n; i++) {
+      h[i] = (int32_t)((i * 7919 + r * 104729) % 2003) - 1001;
+      w[i] += h[i];
+    }
+    ck_assert_int_eq(rj_memcpy_htod(ctx, x->device, x->ptr, h, bytes), RJ_OK);
+  }
+  uint64_t da[K], db[K];
+  for (int k = 0; k < K; k++) {
+    ck_assert_int_eq(rj_device_alloc(ctx, 0, bytes, &da[k]), RJ_OK);
+    ck_assert_int_eq(rj_device_alloc(ctx, 1, bytes, &db[k]), RJ_OK);
+  }
+  ga.path = gb.path = RJ_TREDUCE_RING;
+  rj_treduce_result res;
+  ga.dst.ptr = da[0];
+  gb.dst.ptr = db[0];
+  ck_assert_msg(rj_treduce_run(ctx, &ga, NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx)); /* warm */
+  ck_assert_int_eq(res.hops, 3);
+  ck_assert_msg(rj_treduce_run(ctx, &gb, NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx));
+  ck_assert_int_eq(res.hops, 2);
+  memset(h, 0xA5, bytes);
+  for (int k = 0; k < K; k++) {
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, da[k], h, bytes), RJ_OK);
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 1, db[k], h, bytes), RJ_OK);
+  }
+  ga.async = gb.async = 1;
+  for (int k = 0; k < K; k++) {
+    ga.dst.ptr = da[k];
+    gb.dst.ptr = db[k];
+    ck_assert_msg(rj_treduce_run(ctx, &ga, NULL, &res) == RJ_OK, "A %d: %s", k, rj_errmsg(ctx));
+    ck_assert_msg(rj_treduce_run(ctx, &gb, NULL, &res) == RJ_OK, "B %d: %s", k, rj_errmsg(ctx));
+  }
+  ck_assert_msg(rj_treduce_sync(ctx) == RJ_OK, "%s", rj_errmsg(ctx));
+  for (int k = 0; k < 2 * K; k++) {
+    int dv = k % 2;
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, dv, h, dv ? db[k / 2] : da[k / 2], bytes), RJ_OK);
+    const int32_t *w = dv ? wb : wa;
+    int64_t bad = 0;
+    while (bad < n && h[bad] == w[bad])
+      bad++;
+    ck_assert_msg(bad == n, "%s call %d: element %lld is %d, want %d", dv ? "B" : "A", k / 2,
+                  (long long)bad, bad < n ? h[bad] : 0, bad < n ? w[bad] : 0);
+    cases_run++;
+  }
+  for (int r = 0; r < 5; r++) {
+    rj_treduce_buf *x = r < 3 ? &a[r] : &b[r - 3];
+    ck_assert_int_eq(rj_device_free(ctx, x->device, x->ptr), RJ_OK);
+  }
+  for (int k = 0; k < K; k++) {
+    ck_assert_int_eq(rj_device_free(ctx, 0, da[k]), RJ_OK);
+    ck_assert_int_eq(rj_device_free(ctx, 1, db[k]), RJ_OK);
+  }
+  free(h);
+  free(wa);
+  free(wb);
+}
+END_TEST
+
+/* Holds a GPU's SMs: 1024-thread blocks, as many as fill an SM's threads (two on H100 / H200);
+ * blocks below `early`
  * return at once, so that 2 x early x 1024 threads stay free, and the others count themselves in
  * *arrived and wait until *release is set (both in page-locked host memory), or at most 30 s
  * (%globaltimer: a failed test never leaves it running). */
@@ -270,6 +353,16 @@ static double now_ms(void) {
 START_TEST(ring_gives_up) {
   if (!gpu) return;
   cu_open();
+  int dev = 0, sms = 0, per_sm = 0;
+  cu_enter(0);
+  ck_assert_int_eq(cu.DeviceGet(&dev, 0), 0);
+  ck_assert_int_eq(cu.DeviceGetAttribute(&sms, 16 /* MULTIPROCESSOR_COUNT */, dev), 0);
+  ck_assert_int_eq(cu.DeviceGetAttribute(&per_sm, 39 /* MAX_THREADS_PER_MULTIPROCESSOR */, dev), 0);
+  cu_leave();
+  if (per_sm % 1024) { /* the holding blocks could not fill an SM's threads */
+    fprintf(stderr, "ring_gives_up: SKIP, %d threads per SM is no multiple of 1024\n", per_sm);
+    return;
+  }
   const int ranks = 3;
   const int64_t rows = 16384, cols = 1024, n = rows * cols;
   size_t bytes = (size_t)n * 4;
@@ -295,9 +388,6 @@ START_TEST(ring_gives_up) {
   ck_assert_msg(rj_treduce_run(ctx, &g, NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx));
   ck_assert_int_eq(res.hops, 3);
   cu_enter(0);
-  int dev = 0, sms = 0;
-  ck_assert_int_eq(cu.DeviceGet(&dev, 0), 0);
-  ck_assert_int_eq(cu.DeviceGetAttribute(&sms, 16 /* MULTIPROCESSOR_COUNT */, dev), 0);
   void *mod = NULL, *fn = NULL, *X = NULL, *S = NULL;
   volatile uint32_t *word = NULL;
   ck_assert_int_eq(cu.ModuleLoadData(&mod, hold_ptx), 0);
@@ -307,7 +397,7 @@ START_TEST(ring_gives_up) {
   ck_assert_int_eq(cu.StreamCreate(&S, 1), 0);
   word[0] = word[1] = 0;
   uint64_t release = (uint64_t)(uintptr_t)&word[0], arrived = (uint64_t)(uintptr_t)&word[1];
-  unsigned early = 2, grid = 2u * (unsigned)sms;
+  unsigned early = 2, grid = (unsigned)(per_sm / 1024) * (unsigned)sms;
   void *args[3] = {&release, &arrived, &early};
   ck_assert_int_eq(cu.LaunchKernel(fn, grid, 1, 1, 1024, 1, 1, 0, X, args, NULL), 0);
   double t0 = now_ms();
@@ -334,7 +424,7 @@ START_TEST(ring_gives_up) {
   ck_assert_msg(s == RJ_OK && now_ms() - t0 < 100, "async call: %s (%s) after %.0f ms",
                 rj_status_name(s), rj_errmsg(ctx), now_ms() - t0);
   s = rj_treduce_sync(ctx);
-  ck_assert_msg(s == RJ_ETIMEOUT && strstr(rj_errmsg(ctx), "an earlier asynchronous ring call"),
+  ck_assert_msg(s == RJ_ETIMEOUT && strstr(rj_errmsg(ctx), "1 earlier asynchronous ring call "),
                 "rj_treduce_sync after an async call that gave up: %s: %s", rj_status_name(s),
                 rj_errmsg(ctx));
   ck_assert_int_eq(rj_treduce_sync(ctx), RJ_OK); /* reported once */
@@ -446,11 +536,12 @@ int main(void) {
   tcase_add_test(tc, stream_order);
   tcase_add_test(tc, stream_foreign);
   suite_add_tcase(s, tc);
-  /* a case of its own, so that CK_RUN_CASE=ring_gives_up runs it alone */
-  tc = tcase_create("ring_gives_up");
+  /* a case of its own, so that CK_RUN_CASE=ring runs these alone */
+  tc = tcase_create("ring");
   tcase_set_timeout(tc, 300);
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, ring_gives_up);
+  tcase_add_test(tc, ring_layouts);
   suite_add_tcase(s, tc);
   int failed = rjt_run_in_process(s);
   fprintf(stderr,

@@ -151,6 +151,37 @@ START_TEST(invalid_groups) {
 }
 END_TEST
 
+/* The groups of the older headers, as their callers compiled them: their sizeof is what those
+ * callers pass as struct_size (rj_treduce_group_init was a macro with sizeof in the second). */
+typedef struct group_v1 {
+  uint32_t struct_size;
+  int ranks, root;
+  const rj_treduce_buf *src;
+  rj_treduce_buf dst;
+  rj_op op;
+  rj_dtype dtype;
+  rj_nan nan;
+  int64_t tile[2];
+  int pingpong, accum;
+  rj_treduce_path path;
+} group_v1;
+typedef struct group_v2 {
+  uint32_t struct_size;
+  int ranks, root;
+  const rj_treduce_buf *src;
+  rj_treduce_buf dst;
+  rj_op op;
+  rj_dtype dtype;
+  rj_nan nan;
+  int64_t tile[2];
+  int pingpong, accum;
+  rj_treduce_path path;
+  void *stream;
+  int async;
+} group_v2;
+_Static_assert(sizeof(group_v1) == RJ_TREDUCE_GROUP_SIZE_V1, "V1 is the first header's sizeof");
+_Static_assert(sizeof(group_v2) == RJ_TREDUCE_GROUP_SIZE_V2, "V2 is the second header's sizeof");
+
 /* A caller built against the header before `stream` and `async` passes the older struct_size:
  * the library reads that many bytes and no more (a heap block of exactly that size: ASan sees an
  * over-read), and what lies beyond them (0xFF bytes, an invalid async) is not looked at. */
@@ -194,8 +225,8 @@ START_TEST(older_group_size) {
   ck_assert_ptr_null(padded.stream);
   ck_assert_int_eq(padded.async, 0);
   ck_assert_int_eq(padded.ring_timeout_ms, 0);
-  /* a caller of the header before ring_timeout_ms: its size, read to the byte, and an invalid
-   * ring_timeout_ms beyond it never looked at */
+  /* a caller of the header before ring_timeout_ms: its size (that header's sizeof, tail padding
+   * included), read to the byte, and an invalid ring_timeout_ms beyond it never looked at */
   group(&g);
   g.struct_size = (uint32_t)RJ_TREDUCE_GROUP_SIZE_V2;
   unsigned char *v2 = malloc(RJ_TREDUCE_GROUP_SIZE_V2);
