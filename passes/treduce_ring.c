@@ -62,6 +62,14 @@ static LLVMValueRef addr(pass_emit *e, LLVMValueRef p) {
   return LLVMBuildPtrToInt(e->B, p, LLVMInt64TypeInContext(e->C), "");
 }
 
+/* ld.<sem>.sys.global.u64 of *p (sem: "acquire" or "relaxed"). */
+static LLVMValueRef load_sys(pass_emit *e, const char *sem, LLVMValueRef p) {
+  char text[48];
+  snprintf(text, sizeof text, "ld.%s.sys.global.u64 $0, [$1];", sem);
+  LLVMValueRef a = addr(e, p);
+  return pass_asm_volatile(e, LLVMInt64TypeInContext(e->C), text, "=l,l,~{memory}", &a, 1);
+}
+
 static LLVMValueRef globaltimer(pass_emit *e) {
   return pass_call(e, "llvm.nvvm.read.ptx.sreg.globaltimer", NULL, 0, NULL, 0);
 }
@@ -73,7 +81,7 @@ static LLVMValueRef globaltimer(pass_emit *e) {
  * timeout after it starts, not one timeout per wave of blocks that get an SM. */
 static void wait_for(pass_emit *e, LLVMValueRef p, LLVMValueRef target, LLVMValueRef timeout,
                      LLVMValueRef failed, LLVMValueRef status, LLVMValueRef given) {
-  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), i1 = LLVMInt1TypeInContext(e->C);
+  LLVMTypeRef i1 = LLVMInt1TypeInContext(e->C);
   LLVMValueRef t0 = globaltimer(e);
   LLVMBasicBlockRef poll = LLVMAppendBasicBlockInContext(e->C, e->fn, "poll");
   LLVMBasicBlockRef late = LLVMAppendBasicBlockInContext(e->C, e->fn, "late");
@@ -82,9 +90,7 @@ static void wait_for(pass_emit *e, LLVMValueRef p, LLVMValueRef target, LLVMValu
   LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(e->C, e->fn, "arrived");
   LLVMBuildBr(e->B, poll);
   LLVMPositionBuilderAtEnd(e->B, poll);
-  LLVMValueRef a = addr(e, p);
-  LLVMValueRef v =
-      pass_asm_volatile(e, i64, "ld.acquire.sys.global.u64 $0, [$1];", "=l,l,~{memory}", &a, 1);
+  LLVMValueRef v = load_sys(e, "acquire", p);
   LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntUGE, v, target, ""), ok, late);
   LLVMPositionBuilderAtEnd(e->B, late);
   LLVMValueRef spent = LLVMBuildSub(e->B, globaltimer(e), t0, "");
@@ -94,9 +100,7 @@ static void wait_for(pass_emit *e, LLVMValueRef p, LLVMValueRef target, LLVMValu
   LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntUGT, spent, pass_i64(e, IR_RING_LOOK_NS), ""),
                   look, poll);
   LLVMPositionBuilderAtEnd(e->B, look);
-  LLVMValueRef sa = addr(e, status);
-  LLVMValueRef sv =
-      pass_asm_volatile(e, i64, "ld.relaxed.sys.global.u64 $0, [$1];", "=l,l,~{memory}", &sa, 1);
+  LLVMValueRef sv = load_sys(e, "relaxed", status);
   LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntEQ, sv, given, ""), gave, poll);
   LLVMPositionBuilderAtEnd(e->B, gave);
   LLVMBuildStore(e->B, LLVMConstInt(i1, 1, 0), failed);

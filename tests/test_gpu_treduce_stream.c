@@ -91,6 +91,21 @@ static void cu_leave(void) {
   void *c = NULL;
   cu.CtxPop(&c);
 }
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* The first of n elements of got that differs from want[i] (want NULL: from fill); n if none.  A
+ * whole buffer is checked with one assertion on it. */
+static int64_t first_diff(const int32_t *got, const int32_t *want, int32_t fill, int64_t n) {
+  int64_t i = 0;
+  while (i < n && got[i] == (want ? want[i] : fill))
+    i++;
+  return i;
+}
+
 static void sleep_on_stream(void *ms) {
   usleep((useconds_t)(*(int *)ms) * 1000);
 }
@@ -172,11 +187,9 @@ static void stream_case(int ranks, int root, int64_t rows, rj_treduce_path path,
   }
   if (free_ctx) { /* S still sleeps: the calls are in flight */
     cu_leave();
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = now_ms();
     rj_ctx_free(c);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double waited = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    double waited = now_ms() - t0;
     ck_assert_msg(!async || waited >= 100, "rj_ctx_free returned after %.1f ms", waited);
     c = ctx;
     cu_enter(rdev);
@@ -291,9 +304,7 @@ START_TEST(ring_layouts) {
     int dv = k % 2;
     ck_assert_int_eq(rj_memcpy_dtoh(ctx, dv, h, dv ? db[k / 2] : da[k / 2], bytes), RJ_OK);
     const int32_t *w = dv ? wb : wa;
-    int64_t bad = 0;
-    while (bad < n && h[bad] == w[bad])
-      bad++;
+    int64_t bad = first_diff(h, w, 0, n);
     ck_assert_msg(bad == n, "%s call %d: element %lld is %d, want %d", dv ? "B" : "A", k / 2,
                   (long long)bad, bad < n ? h[bad] : 0, bad < n ? w[bad] : 0);
     cases_run++;
@@ -332,12 +343,6 @@ static const char hold_ptx[] =
     "  setp.lt.u64 %p3, %rd5, 30000000000;\n  @%p3 bra SPIN;\n"
     "WAIT:\n  bar.sync 0;\n"
     "DONE:\n  ret;\n}\n";
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 /* A ring whose hops cannot all run at once gives up instead of hanging, and says so.  Three
  * ranks on GPU 0 (3 hops of 44 blocks on 132 SMs, 64 MiB each: 11-12 steps a block, more than
@@ -447,9 +452,7 @@ START_TEST(ring_gives_up) {
   ring_failures++;
   memset(h, 0, bytes);
   ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, h, dst, bytes), RJ_OK);
-  int64_t bad = 0; /* the first element that differs (n: none), asserted once */
-  while (bad < n && (uint32_t)h[bad] == 0xA5A5A5A5u)
-    bad++;
+  int64_t bad = first_diff(h, NULL, (int32_t)0xA5A5A5A5u, n);
   ck_assert_msg(bad == n, "element %lld changed to %d", (long long)bad, bad < n ? h[bad] : 0);
   /* release the SMs; then the peer call, and ring calls, run and are exact */
   fprintf(stderr, "ring_gives_up: released\n");
@@ -469,8 +472,7 @@ START_TEST(ring_gives_up) {
     ck_assert_int_eq(cu.StreamSynchronize(S), 0);
     cu_leave();
     ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, h, dst, bytes), RJ_OK);
-    for (bad = 0; bad < n && h[bad] == want[bad];)
-      bad++;
+    bad = first_diff(h, want, 0, n);
     ck_assert_msg(bad == n, "call %d (%s): element %lld is %d, want %d", k, res.path,
                   (long long)bad, bad < n ? h[bad] : 0, bad < n ? want[bad] : 0);
     cases_run++;

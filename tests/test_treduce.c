@@ -166,16 +166,7 @@ typedef struct group_v1 {
   rj_treduce_path path;
 } group_v1;
 typedef struct group_v2 {
-  uint32_t struct_size;
-  int ranks, root;
-  const rj_treduce_buf *src;
-  rj_treduce_buf dst;
-  rj_op op;
-  rj_dtype dtype;
-  rj_nan nan;
-  int64_t tile[2];
-  int pingpong, accum;
-  rj_treduce_path path;
+  group_v1 head; /* the same layout: `stream` is 8-byte aligned, as the first group's sizeof is */
   void *stream;
   int async;
 } group_v2;
