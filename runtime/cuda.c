@@ -415,6 +415,18 @@ rj_status rt_launch_async(rt_cuda *rt, void *fn, const unsigned g[3], const unsi
   return RJ_OK;
 }
 
+rj_status rt_fit_stack(rt_cuda *rt, void *fn, ir_err *e) {
+  SYM(attr, "cuFuncGetAttribute", int *, CUfunction_attribute, CUfunction);
+  SYM(get, "cuCtxGetLimit", size_t *, CUlimit);
+  SYM(set, "cuCtxSetLimit", CUlimit, size_t);
+  int local = 0;
+  size_t have = 0;
+  CK("cuFuncGetAttribute", attr(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, (CUfunction)fn));
+  CK("cuCtxGetLimit", get(&have, CU_LIMIT_STACK_SIZE));
+  if ((size_t)local > have) CK("cuCtxSetLimit", set(CU_LIMIT_STACK_SIZE, (size_t)local));
+  return RJ_OK;
+}
+
 rj_status rt_event_pair(rt_cuda *rt, void *ev[2], ir_err *e) {
   ev[0] = ev[1] = NULL;
   CK("cuEventCreate", rt->EventCreate((CUevent *)&ev[0], CU_EVENT_DEFAULT));

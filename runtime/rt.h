@@ -76,5 +76,11 @@ void rt_event_pair_free(rt_cuda *rt, void *ev[2]);
 rj_status rt_event_record(rt_cuda *rt, void *ev, void *stream, ir_err *e);
 /* Waits for end; *ms = the time from start to end. */
 rj_status rt_event_ms(rt_cuda *rt, void *start, void *end, double *ms, ir_err *e);
+/* Raises the current context's per-thread stack (CU_LIMIT_STACK_SIZE) to fn's local memory
+ * where it is smaller, so that launching fn never makes the driver grow it: a launch that grows
+ * it first waits for all of the device's work, which never ends when that work waits for the
+ * kernel being launched (the ring's hops).  Raising it here waits for the device's earlier work
+ * instead, once per size. */
+rj_status rt_fit_stack(rt_cuda *rt, void *fn, ir_err *e);
 
 #endif

@@ -43,6 +43,7 @@ static struct {
   int (*ModuleUnload)(void *);
   int (*LaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                       void *, void **, void **);
+  int (*CtxSetLimit)(int, size_t);
 } cu;
 #define CU_NOT_READY 600 /* CUDA_ERROR_NOT_READY */
 
@@ -72,7 +73,8 @@ static void cu_open(void) {
               {(void **)&cu.ModuleLoadData, "cuModuleLoadData"},
               {(void **)&cu.ModuleGetFunction, "cuModuleGetFunction"},
               {(void **)&cu.ModuleUnload, "cuModuleUnload"},
-              {(void **)&cu.LaunchKernel, "cuLaunchKernel"}};
+              {(void **)&cu.LaunchKernel, "cuLaunchKernel"},
+              {(void **)&cu.CtxSetLimit, "cuCtxSetLimit"}};
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
     *syms[i].slot = dlsym(cu.lib, syms[i].name);
     ck_assert_msg(*syms[i].slot != NULL, "libcuda lacks %s", syms[i].name);
@@ -245,10 +247,13 @@ END_TEST
 
 /* Async ring calls with other roots and layouts, back to back, on two GPUs.  A: 3 ranks (r on GPU
  * r mod 2), root 0: hops on GPUs 0, 1, 0, the last one's inbox at offset 0 of GPU 0's.  B: 2
- * ranks, root 1: hops on GPUs 1, 0, the second's inbox at that same offset.  B's hops use
- * streams that A's last hop does not, so only the wait for the previous ring call's end keeps
- * B's first hop from storing into that inbox while A's last hop still reads it.  Six A / B pairs,
- * every call into a destination of its own, then rj_treduce_sync: all exact (i32). */
+ * ranks, root 1: hops on GPUs 1, 0, the second's inbox at that same offset.  B's first hop, on
+ * GPU 1's stream 0, would store into that inbox while A's last hop still reads it; what keeps it
+ * back is the start's wait for the backlog of every stream the call's hops use: B's second hop
+ * runs on GPU 0's stream 0, behind A's end (A's root waits there for A's hops).  Six A / B pairs,
+ * every call into a destination of its own, then rj_treduce_sync: all exact (i32).  The wait for
+ * the previous ring call's end is not needed here (a mutant without it passes); ring_late_hop
+ * is the layout that needs it. */
 START_TEST(ring_layouts) {
   if (!gpu) return;
   if (ndev < 2) {
@@ -313,6 +318,103 @@ START_TEST(ring_layouts) {
     rj_treduce_buf *x = r < 3 ? &a[r] : &b[r - 3];
     ck_assert_int_eq(rj_device_free(ctx, x->device, x->ptr), RJ_OK);
   }
+  for (int k = 0; k < K; k++) {
+    ck_assert_int_eq(rj_device_free(ctx, 0, da[k]), RJ_OK);
+    ck_assert_int_eq(rj_device_free(ctx, 1, db[k]), RJ_OK);
+  }
+  free(h);
+  free(wa);
+  free(wb);
+}
+END_TEST
+
+/* The layout that needs the wait for the previous ring call's end, on two GPUs.  A: 49 ranks, root
+ * 0, in fold order on GPUs 0 1 0 1 0, then 40 ranks on GPU 1, then 0 1 0 1: ten hops, five on
+ * each GPU, so B_A = SMs / 5 blocks, and GPU 1's hop j = 2 (the 40-rank one, the slowest by far)
+ * reads the inbox at [2, 3) x B_A x IR_RING_NB steps of GPU 1's region.  B: 2 ranks on GPU 1,
+ * root 0: two hops there (streams 0 and 1), B_B = SMs / 2 blocks, the second's inbox at
+ * [0, B_B) x IR_RING_NB steps, which overlaps A's j = 2 inbox (SMs / 2 > 2 SMs / 5).  B's start
+ * waits for its streams' backlogs, A's GPU 1 hops j = 0 and 1, which end while the slow hop still
+ * has up to 2 x IR_RING_NB steps per block to read: only the wait for A's end (the previous ring
+ * call's) keeps B's first hop from storing into them.  Four async A / B pairs, each into a
+ * poisoned destination of its own, then rj_treduce_sync: all exact (i32).  The 40-source hop
+ * spills (1272 bytes of local memory a thread at i32): with the stack first set back to the
+ * driver's default, the first call also proves that no hop's launch grows it (rt_fit_stack). */
+START_TEST(ring_late_hop) {
+  if (!gpu) return;
+  if (ndev < 2) {
+    fprintf(stderr, "ring_late_hop: SKIP, one GPU (it needs two)\n");
+    return;
+  }
+  /* the driver's default stack (1 KiB a thread; CU_LIMIT_STACK_SIZE = 0), whatever ran before in
+   * this process: the 40-source hop needs more, and its launch must not grow it (rt_fit_stack) */
+  cu_open();
+  for (int dv = 0; dv < 2; dv++) {
+    cu_enter(dv);
+    ck_assert_int_eq(cu.CtxSetLimit(0, 1024), 0);
+    cu_leave();
+  }
+  enum { K = 4, SLOW = 40, NA = 5 + SLOW + 4 };
+  const int64_t n = (int64_t)16 << 20; /* 64 MiB per rank: 512 steps, about 20 per block of A */
+  size_t bytes = (size_t)n * 4;
+  rj_treduce_buf a[NA], b[2];
+  rj_treduce_group ga, gb;
+  rjt_treduce_group(&ga, a, NA, 0, n >> 10, 1024, 2, RJ_OP_SUM, RJ_I32);
+  rjt_treduce_group(&gb, b, 2, 0, n >> 10, 1024, 2, RJ_OP_SUM, RJ_I32);
+  for (int r = 0; r < NA; r++) /* root 0: fold position r is rank r */
+    a[r].device = r < 5 ? r % 2 : r < 5 + SLOW ? 1 : (r - 5 - SLOW) % 2;
+  int32_t *h = malloc(bytes), *wa = calloc((size_t)n, 4), *wb = calloc((size_t)n, 4);
+  ck_assert(h && wa && wb);
+  for (int r = 0; r < NA; r++) {
+    ck_assert_int_eq(rj_device_alloc(ctx, a[r].device, bytes, &a[r].ptr), RJ_OK);
+    for (int64_t i = 0; i < n; i++) {
+      h[i] = (int32_t)((i * 7919 + r * 104729) % 2003) - 1001;
+      wa[i] += h[i];
+      if (r == 1 || r == 3) wb[i] += h[i];
+    }
+    ck_assert_int_eq(rj_memcpy_htod(ctx, a[r].device, a[r].ptr, h, bytes), RJ_OK);
+  }
+  b[0] = a[1]; /* B reads two of A's sources on GPU 1 */
+  b[1] = a[3];
+  uint64_t da[K], db[K];
+  for (int k = 0; k < K; k++) {
+    ck_assert_int_eq(rj_device_alloc(ctx, 0, bytes, &da[k]), RJ_OK);
+    ck_assert_int_eq(rj_device_alloc(ctx, 1, bytes, &db[k]), RJ_OK);
+  }
+  ga.dst = a[0];
+  gb.dst = b[0];
+  ga.path = gb.path = RJ_TREDUCE_RING;
+  rj_treduce_result res;
+  ga.dst.ptr = da[0];
+  gb.dst.ptr = db[0];
+  ck_assert_msg(rj_treduce_run(ctx, &ga, NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx)); /* warm */
+  ck_assert_int_eq(res.hops, 10);
+  ck_assert_msg(rj_treduce_run(ctx, &gb, NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx));
+  ck_assert_int_eq(res.hops, 2);
+  memset(h, 0xA5, bytes);
+  for (int k = 0; k < K; k++) {
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, da[k], h, bytes), RJ_OK);
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 1, db[k], h, bytes), RJ_OK);
+  }
+  ga.async = gb.async = 1;
+  for (int k = 0; k < K; k++) {
+    ga.dst.ptr = da[k];
+    gb.dst.ptr = db[k];
+    ck_assert_msg(rj_treduce_run(ctx, &ga, NULL, &res) == RJ_OK, "A %d: %s", k, rj_errmsg(ctx));
+    ck_assert_msg(rj_treduce_run(ctx, &gb, NULL, &res) == RJ_OK, "B %d: %s", k, rj_errmsg(ctx));
+  }
+  ck_assert_msg(rj_treduce_sync(ctx) == RJ_OK, "%s", rj_errmsg(ctx));
+  for (int k = 0; k < 2 * K; k++) {
+    int dv = k % 2;
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, dv, h, dv ? db[k / 2] : da[k / 2], bytes), RJ_OK);
+    const int32_t *w = dv ? wb : wa;
+    int64_t bad = first_diff(h, w, 0, n);
+    ck_assert_msg(bad == n, "%s call %d: element %lld is %d, want %d", dv ? "B" : "A", k / 2,
+                  (long long)bad, bad < n ? h[bad] : 0, bad < n ? w[bad] : 0);
+    cases_run++;
+  }
+  for (int r = 0; r < NA; r++)
+    ck_assert_int_eq(rj_device_free(ctx, a[r].device, a[r].ptr), RJ_OK);
   for (int k = 0; k < K; k++) {
     ck_assert_int_eq(rj_device_free(ctx, 0, da[k]), RJ_OK);
     ck_assert_int_eq(rj_device_free(ctx, 1, db[k]), RJ_OK);
@@ -544,6 +646,7 @@ int main(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, ring_gives_up);
   tcase_add_test(tc, ring_layouts);
+  tcase_add_test(tc, ring_late_hop);
   suite_add_tcase(s, tc);
   int failed = rjt_run_in_process(s);
   fprintf(stderr,
