@@ -19,7 +19,10 @@
  *  - One rj_ctx must be used by one thread at a time (like an LLVMContext).  Distinct contexts may
  *    be used concurrently from different threads; the only process-wide state is LLVM's one-time
  *    target initialisation, done under pthread_once, and a lock that lets one JSON parse run at a
- *    time (cJSON writes its last error position to a process-wide variable).
+ *    time (cJSON writes its last error position to a process-wide variable).  The CUDA driver's
+ *    own per-device state is shared, as the driver shares it: every context uses the GPUs'
+ *    primary contexts, and a ring call whose hop kernels spill raises their stack limit
+ *    (CU_LIMIT_STACK_SIZE; docs/TREDUCE.md).
  *  - Kernels (rj_kernel) belong to their context and follow the same rule.
  *
  * ABI
@@ -532,10 +535,11 @@ typedef enum rj_treduce_path {
                                  would round at every hop), at most 8 runs of ranks per GPU in
                                  fold order, peer access between neighbouring hops' GPUs;
                                  RJ_EUNSUPPORTED otherwise, naming the cause.  All ranks on one
-                                 GPU: at least 3 hops on it.  Bit for bit the peer path's results.
-                                 A hop that waits longer than the group's ring_timeout_ms (10 s)
-                                 for its neighbour gives up: RJ_ETIMEOUT, from the call, or for
-                                 an async call from a later one (rj_treduce_sync).  A context's
+                                 GPU: at least 3 hops on it (one per rank, below 3 ranks).  Bit
+                                 for bit the peer path's results.  A hop that waits longer than
+                                 the group's ring_timeout_ms (10 s) for its neighbour gives up:
+                                 RJ_ETIMEOUT, from the call, or for an async call from a later
+                                 one (rj_treduce_sync).  A context's
                                  ring calls run one after another; two contexts' (or processes')
                                  rings on the same GPUs at once can keep each other's hops from
                                  starting: give the ring its GPUs.  Only when asked for

@@ -77,7 +77,7 @@ struct rj_ctx {
   char llvm_diag[512]; /* the first error LLVM diagnosed during codegen ("" if none) */
   long long compiles;  /* kernels added to the cache (rj_ctx_compile_count) */
   jit_devres *devres;  /* per device, made on first use */
-  uint64_t ring_calls; /* ring path calls so far: its counters' base (jit/treduce_ring.c) */
+  uint64_t ring_base;  /* the next ring call's counter base (jit/treduce_ring.c) */
   int ring_end_dev;    /* the GPU whose JIT_EV_RING_END marks the last ring call's end; -1 */
 };
 

@@ -7,13 +7,15 @@
  * (bench/push_probe.py, docs/TREDUCE.md).  NCCL's reduce is such a ring.  Here the fold order (the
  * root first, then i < root ? i : i+1: the peer path's) is cut into hops, the maximal runs of
  * consecutive ranks on one GPU, at most RING_HOP_RANKS each (all ranks on one GPU: at least
- * RING_ONE_GPU hops).  Every hop runs passes/treduce_ring.c's kernel once, B blocks on its GPU:
- * block b folds steps b, b + B, ... (IR_RING_STEP_BYTES each) of what hop h-1 stored into its
- * inbox with its own ranks' sources, and stores the result straight into hop h+1's inbox over
- * NVLink (the last hop: into the root's destination).  Counters in each GPU's memory say which
- * slots are full (ready, written by the sender) and free (credit, written by the receiver); a
- * call's counters start at base = calls << 32, so nothing is reset between calls.  Under accum,
- * hop 0 (on the root's GPU) folds the destination's old value first, as the peer kernel does.
+ * RING_ONE_GPU hops, or one per rank when there are fewer).  Every hop runs passes/treduce_ring.c's
+ * kernel once, B blocks on its GPU: block b folds steps b, b + B, ... (IR_RING_STEP_BYTES each) of
+ * what hop h-1 stored into its inbox with its own ranks' sources, and stores the result straight
+ * into hop h+1's inbox over NVLink (the last hop: into the root's destination).  Counters in each
+ * GPU's memory say which slots are full (ready, written by the sender) and free (credit, written by
+ * the receiver); a call's counters start at base, which every call raises past all it publishes (by
+ * its steps + 1: 2^64 steps of 128 KiB never come), so nothing is reset between calls.  Under
+ * accum, hop 0 (on the root's GPU) folds the destination's old value first, as the peer kernel
+ * does.
  *
  * The first version (session 4) pushed each hop's result with the copy engine, a kernel and a
  * copy per chunk, ordered by cross-GPU events: the host's calls and the events' latency left it
@@ -117,7 +119,8 @@ static bool make_ring(const rj_request *req, const int *dev, ring *rg, char *why
     }
   }
   rg->G = G;
-  int nh = (t->ranks + RING_HOP_RANKS - 1) / RING_HOP_RANKS; /* one GPU: hops, at least 3 */
+  int nh = (t->ranks + RING_HOP_RANKS - 1) /
+           RING_HOP_RANKS; /* one GPU: 3 hops at least (ranks permitting) */
   nh = nh > RING_ONE_GPU ? nh : RING_ONE_GPU;
   int per = G == 1 ? (t->ranks + nh - 1) / nh : RING_HOP_RANKS;
   for (int pos = 0; pos < t->ranks; pos++) {
@@ -167,23 +170,23 @@ static uint64_t gave_up(const jit_devres *d, uint64_t *last) {
 }
 
 rj_status jit_treduce_ring_deferred(rj_ctx *ctx, const char *after) {
-  uint64_t calls = 0, last = 0;
-  int dev = -1;
+  uint64_t calls = 0;
+  char on[280] = "";
+  int ngpu = 0;
   for (jit_devres *d = ctx->devres; d; d = d->next) { /* every root GPU's, in one report */
     uint64_t l = 0, n = d->status ? gave_up(d, &l) : 0;
     if (n <= d->reported) continue;
     calls += n - d->reported;
     d->reported = n;
-    last = l;
-    dev = d->dev;
+    size_t at = strlen(on);
+    snprintf(on + at, sizeof on - at, "%s%d", ngpu++ ? ", " : "", d->dev);
   }
   if (!calls) return RJ_OK;
   return ir_fail(&ctx->err, RJ_ETIMEOUT,
-                 "%llu earlier asynchronous ring call%s gave up (the last: the context's ring "
-                 "call %llu, rooted on GPU %d): a hop's kernel waited longer than ring_timeout_ms "
-                 "for its neighbour's, and such a call's destination is incomplete%s",
-                 (unsigned long long)calls, calls > 1 ? "s" : "", (unsigned long long)(last >> 32),
-                 dev, after);
+                 "%llu earlier asynchronous ring call%s gave up (rooted on GPU%s %s): a hop's "
+                 "kernel waited longer than ring_timeout_ms for its neighbour's, and such a "
+                 "call's destination is incomplete%s",
+                 (unsigned long long)calls, calls > 1 ? "s" : "", ngpu > 1 ? "s" : "", on, after);
 }
 
 static int64_t steps(const ring *rg) {
@@ -357,7 +360,8 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   }
   /* 5. enqueue: the root's stream 0 (hop 0's) starts after the caller's; every hop's stream waits
    * for it, runs its kernel and marks it done; the root's stream waits for all of them */
-  uint64_t base = ++ctx->ring_calls << 32, status = rd ? (uint64_t)(uintptr_t)rd->status : 0;
+  uint64_t base = ctx->ring_base, status = rd ? (uint64_t)(uintptr_t)rd->status : 0;
+  ctx->ring_base += (uint64_t)nst + 1; /* above every counter this call publishes */
   int64_t timeout = call->ring_timeout_ns ? call->ring_timeout_ns : RING_TIMEOUT_NS;
   void *ev[2] = {NULL, NULL};
   /* the hops must all be able to start together: the streams they share with earlier calls of
@@ -421,8 +425,9 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   for (int k = H - 1; drain && k >= 0; k--)
     if (ln[k].stream) s = jit_tr_drain(rt, rg->h[k].dev, ln[k].stream, s, e);
   /* 7. a drained call: did a hop give up? (it stored base + 1, then counted the call)  Reported
-   * here, with the earlier async calls not yet reported, and counted as reported even when the
-   * call failed otherwise (a failed launch leaves the launched hops to give up) */
+   * here, with the earlier async calls not yet reported; a call that failed otherwise (a failed
+   * launch leaves the launched hops to give up) returns its own error, its giving up counts as
+   * reported, and the earlier calls' are left to the next look */
   uint64_t last = 0, n = drain && rd ? gave_up(rd, &last) : 0;
   if (drain && rd && last == base + 1) {
     uint64_t earlier = n - rd->reported - 1;
@@ -430,13 +435,16 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
     if (earlier)
       snprintf(more, sizeof more, "; %llu earlier asynchronous ring call%s gave up too",
                (unsigned long long)earlier, earlier > 1 ? "s" : "");
-    rd->reported = n;
-    if (!s)
+    if (s) { /* failed otherwise: only this call's giving up is reported (the earlier, later) */
+      rd->reported++;
+    } else {
+      rd->reported = n;
       s = ir_fail(e, RJ_ETIMEOUT,
                   "path: ring: a hop's kernel waited more than %lld ms (ring_timeout_ms) for its "
                   "neighbour's and gave up (did other work keep a hop from running?); the "
                   "destination is incomplete%s",
                   (long long)(timeout / 1000000), more);
+    }
   }
   free(table);
   free(ln);

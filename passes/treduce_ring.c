@@ -222,9 +222,11 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_if_begin(e, &wi, has_in);
   wait_for(e, ready_b, mine, timeout, failed, status, given);
   pass_if_end(e, &wi);
+  /* (not after giving up on the inbox: that would wait a second timeout before reporting) */
+  LLVMValueRef ok = LLVMBuildNot(e->B, LLVMBuildLoad2(e->B, i1, failed, ""), "");
   pass_if wc;
   pass_if_begin(e, &wc,
-                LLVMBuildAnd(e->B, has_next,
+                LLVMBuildAnd(e->B, LLVMBuildAnd(e->B, has_next, ok, ""),
                              LLVMBuildICmp(e->B, LLVMIntUGE, i, pass_i64(e, IR_RING_NB), ""), ""));
   wait_for(e, credit_b, LLVMBuildSub(e->B, mine, pass_i64(e, IR_RING_NB), ""), timeout, failed,
            status, given);
