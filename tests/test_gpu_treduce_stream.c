@@ -425,6 +425,100 @@ START_TEST(ring_late_hop) {
 }
 END_TEST
 
+/* A ring call whose hop streams hold an earlier call's work that waits for another stream, on two
+ * GPUs.  P: an async staged call rooted on GPU 0 (ranks on GPUs 0, 1) on stream S1 of GPU 0, where
+ * a host function first sleeps 500 ms: its work on GPU 0's streams 0 (kernels) and 1 (copies)
+ * waits for S1.  R: then an async ring call rooted on GPU 1 on stream S2 of GPU 1 (ranks on GPUs
+ * 1 0 1 0: hops on GPU 1 streams 0, 1 and GPU 0 streams 0, 1) with ring_timeout_ms 100.  R's
+ * start must wait for the backlog of every hop stream: without that, its hops on GPU 1 would start
+ * at once and spin while those on GPU 0 sit behind P, and give up after 100 ms.  Warm calls first
+ * (nothing grows or loads later, so nothing else drains).  rj_treduce_sync: RJ_OK, both exact. */
+START_TEST(ring_backlog) {
+  if (!gpu) return;
+  if (ndev < 2) {
+    fprintf(stderr, "ring_backlog: SKIP, one GPU (it needs two)\n");
+    return;
+  }
+  const int64_t rows = 1024, cols = 1024, n = rows * cols;
+  size_t bytes = (size_t)n * 4;
+  rj_treduce_buf pb[2], rb[4];
+  rj_treduce_group gp, gr;
+  rjt_treduce_group(&gp, pb, 2, 0, rows, cols, 2, RJ_OP_SUM, RJ_I32);
+  rjt_treduce_group(&gr, rb, 4, 0, rows, cols, 2, RJ_OP_SUM, RJ_I32);
+  for (int r = 0; r < 4; r++)
+    rb[r].device = 1 - r % 2;
+  int32_t *h = malloc(bytes), *wp = calloc((size_t)n, 4), *wr = calloc((size_t)n, 4);
+  ck_assert(h && wp && wr);
+  for (int r = 0; r < 6; r++) {
+    rj_treduce_buf *x = r < 2 ? &pb[r] : &rb[r - 2];
+    int32_t *w = r < 2 ? wp : wr;
+    ck_assert_int_eq(rj_device_alloc(ctx, x->device, bytes, &x->ptr), RJ_OK);
+    for (int64_t i = 0; i < n; i++) {
+      h[i] = (int32_t)((i * 7919 + r * 104729) % 2003) - 1001;
+      w[i] += h[i];
+    }
+    ck_assert_int_eq(rj_memcpy_htod(ctx, x->device, x->ptr, h, bytes), RJ_OK);
+  }
+  gp.path = RJ_TREDUCE_STAGED;
+  gr.path = RJ_TREDUCE_RING;
+  gp.dst = pb[0];
+  gr.dst = rb[0];
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, bytes, &gp.dst.ptr), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 1, bytes, &gr.dst.ptr), RJ_OK);
+  rj_treduce_result res;
+  ck_assert_msg(rj_treduce_run(ctx, &gp, NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx)); /* warm */
+  ck_assert_msg(rj_treduce_run(ctx, &gr, NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx));
+  ck_assert_int_eq(res.hops, 4);
+  memset(h, 0xA5, bytes);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, gp.dst.ptr, h, bytes), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 1, gr.dst.ptr, h, bytes), RJ_OK);
+  void *S1 = NULL, *S2 = NULL;
+  static int sleep_ms = 500;
+  cu_enter(0);
+  ck_assert_int_eq(cu.StreamCreate(&S1, 1 /* CU_STREAM_NON_BLOCKING */), 0);
+  ck_assert_int_eq(cu.LaunchHostFunc(S1, sleep_on_stream, &sleep_ms), 0);
+  cu_leave();
+  cu_enter(1);
+  ck_assert_int_eq(cu.StreamCreate(&S2, 1), 0);
+  cu_leave();
+  gp.stream = S1;
+  gr.stream = S2;
+  gp.async = gr.async = 1;
+  gr.ring_timeout_ms = 100;
+  double t0 = now_ms();
+  ck_assert_msg(rj_treduce_run(ctx, &gp, NULL, &res) == RJ_OK, "P: %s", rj_errmsg(ctx));
+  ck_assert_msg(rj_treduce_run(ctx, &gr, NULL, &res) == RJ_OK, "R: %s", rj_errmsg(ctx));
+  double queued = now_ms() - t0;
+  ck_assert_msg(rj_treduce_sync(ctx) == RJ_OK, "%s", rj_errmsg(ctx));
+  double synced = now_ms() - t0;
+  fprintf(stderr, "ring_backlog: both queued in %.1f ms, done after %.1f ms\n", queued, synced);
+  ck_assert_msg(queued < 250 && synced >= 450, "queued in %.1f ms, synced after %.1f ms", queued,
+                synced);
+  for (int k = 0; k < 2; k++) {
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, k, h, k ? gr.dst.ptr : gp.dst.ptr, bytes), RJ_OK);
+    int64_t bad = first_diff(h, k ? wr : wp, 0, n);
+    ck_assert_msg(bad == n, "%s: element %lld is %d, want %d", k ? "ring" : "staged",
+                  (long long)bad, bad < n ? h[bad] : 0, bad < n ? (k ? wr : wp)[bad] : 0);
+    cases_run++;
+  }
+  cu_enter(0);
+  ck_assert_int_eq(cu.StreamDestroy(S1), 0);
+  cu_leave();
+  cu_enter(1);
+  ck_assert_int_eq(cu.StreamDestroy(S2), 0);
+  cu_leave();
+  for (int r = 0; r < 6; r++) {
+    rj_treduce_buf *x = r < 2 ? &pb[r] : &rb[r - 2];
+    ck_assert_int_eq(rj_device_free(ctx, x->device, x->ptr), RJ_OK);
+  }
+  ck_assert_int_eq(rj_device_free(ctx, 0, gp.dst.ptr), RJ_OK);
+  ck_assert_int_eq(rj_device_free(ctx, 1, gr.dst.ptr), RJ_OK);
+  free(h);
+  free(wp);
+  free(wr);
+}
+END_TEST
+
 /* Holds a GPU's SMs: 1024-thread blocks, as many as fill an SM's threads (two on H100 / H200);
  * blocks below `early`
  * return at once, so that 2 x early x 1024 threads stay free, and the others count themselves in
@@ -647,6 +741,7 @@ int main(void) {
   tcase_add_test(tc, ring_gives_up);
   tcase_add_test(tc, ring_layouts);
   tcase_add_test(tc, ring_late_hop);
+  tcase_add_test(tc, ring_backlog);
   suite_add_tcase(s, tc);
   int failed = rjt_run_in_process(s);
   fprintf(stderr,
