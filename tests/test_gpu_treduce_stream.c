@@ -248,12 +248,12 @@ END_TEST
 /* Async ring calls with other roots and layouts, back to back, on two GPUs.  A: 3 ranks (r on GPU
  * r mod 2), root 0: hops on GPUs 0, 1, 0, the last one's inbox at offset 0 of GPU 0's.  B: 2
  * ranks, root 1: hops on GPUs 1, 0, the second's inbox at that same offset.  B's first hop, on
- * GPU 1's stream 0, would store into that inbox while A's last hop still reads it; what keeps it
- * back is the start's wait for the backlog of every stream the call's hops use: B's second hop
- * runs on GPU 0's stream 0, behind A's end (A's root waits there for A's hops).  Six A / B pairs,
- * every call into a destination of its own, then rj_treduce_sync: all exact (i32).  The wait for
- * the previous ring call's end is not needed here (a mutant without it passes); ring_late_hop
- * is the layout that needs it. */
+ * GPU 1's stream 0, would store into that inbox while A's last hop still reads it; either of two
+ * waits keeps it back: for the previous ring call's end, and for the backlog of every stream the
+ * call's hops use (B's second hop runs on GPU 0's stream 0, behind A's end: A's root waits there
+ * for A's hops).  Six A / B pairs, every call into a destination of its own, then
+ * rj_treduce_sync: all exact (i32).  A mutant without either wait passes; ring_late_hop and
+ * ring_backlog are the layouts that need each. */
 START_TEST(ring_layouts) {
   if (!gpu) return;
   if (ndev < 2) {
