@@ -119,8 +119,8 @@ static bool make_ring(const rj_request *req, const int *dev, ring *rg, char *why
     }
   }
   rg->G = G;
-  int nh = (t->ranks + RING_HOP_RANKS - 1) /
-           RING_HOP_RANKS; /* one GPU: 3 hops at least (ranks permitting) */
+  /* on one GPU: RING_ONE_GPU hops at least, ranks permitting */
+  int nh = (t->ranks + RING_HOP_RANKS - 1) / RING_HOP_RANKS;
   nh = nh > RING_ONE_GPU ? nh : RING_ONE_GPU;
   int per = G == 1 ? (t->ranks + nh - 1) / nh : RING_HOP_RANKS;
   for (int pos = 0; pos < t->ranks; pos++) {
