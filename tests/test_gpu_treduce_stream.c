@@ -245,6 +245,54 @@ START_TEST(stream_order) {
 }
 END_TEST
 
+/* Ring calls A and B (i32 sums, n elements, expected wa / wb), K async pairs back to back: a
+ * warm waiting call of each first (A must take hops_a hops, B hops_b), then A, B, A, B, ... into
+ * poisoned destinations of their own on their roots' GPUs, then rj_treduce_sync: every result
+ * exact.  The destinations are the helper's. */
+static void ring_pairs(rj_treduce_group *ga, rj_treduce_group *gb, int K, int hops_a, int hops_b,
+                       const int32_t *wa, const int32_t *wb, int64_t n) {
+  enum { MAXK = 8 };
+  ck_assert_int_le(K, MAXK);
+  size_t bytes = (size_t)n * 4;
+  rj_treduce_group *g[2] = {ga, gb};
+  const int32_t *want[2] = {wa, wb};
+  uint64_t d[2][MAXK];
+  int32_t *h = malloc(bytes);
+  ck_assert_ptr_nonnull(h);
+  for (int k = 0; k < K; k++)
+    for (int x = 0; x < 2; x++)
+      ck_assert_int_eq(rj_device_alloc(ctx, g[x]->dst.device, bytes, &d[x][k]), RJ_OK);
+  rj_treduce_result res;
+  for (int x = 0; x < 2; x++) { /* warm */
+    g[x]->path = RJ_TREDUCE_RING;
+    g[x]->dst.ptr = d[x][0];
+    ck_assert_msg(rj_treduce_run(ctx, g[x], NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx));
+    ck_assert_int_eq(res.hops, x ? hops_b : hops_a);
+  }
+  memset(h, 0xA5, bytes);
+  for (int k = 0; k < K; k++)
+    for (int x = 0; x < 2; x++)
+      ck_assert_int_eq(rj_memcpy_htod(ctx, g[x]->dst.device, d[x][k], h, bytes), RJ_OK);
+  ga->async = gb->async = 1;
+  for (int k = 0; k < K; k++)
+    for (int x = 0; x < 2; x++) {
+      g[x]->dst.ptr = d[x][k];
+      ck_assert_msg(rj_treduce_run(ctx, g[x], NULL, &res) == RJ_OK, "%s %d: %s", x ? "B" : "A", k,
+                    rj_errmsg(ctx));
+    }
+  ck_assert_msg(rj_treduce_sync(ctx) == RJ_OK, "%s", rj_errmsg(ctx));
+  for (int k = 0; k < K; k++)
+    for (int x = 0; x < 2; x++) {
+      ck_assert_int_eq(rj_memcpy_dtoh(ctx, g[x]->dst.device, h, d[x][k], bytes), RJ_OK);
+      int64_t bad = first_diff(h, want[x], 0, n);
+      ck_assert_msg(bad == n, "%s call %d: element %lld is %d, want %d", x ? "B" : "A", k,
+                    (long long)bad, bad < n ? h[bad] : 0, bad < n ? want[x][bad] : 0);
+      ck_assert_int_eq(rj_device_free(ctx, g[x]->dst.device, d[x][k]), RJ_OK);
+      cases_run++;
+    }
+  free(h);
+}
+
 /* Async ring calls with other roots and layouts, back to back, on two GPUs.  A: 3 ranks (r on GPU
  * r mod 2), root 0: hops on GPUs 0, 1, 0, the last one's inbox at offset 0 of GPU 0's.  B: 2
  * ranks, root 1: hops on GPUs 1, 0, the second's inbox at that same offset.  B's first hop, on
@@ -279,48 +327,10 @@ START_TEST(ring_layouts) {
     }
     ck_assert_int_eq(rj_memcpy_htod(ctx, x->device, x->ptr, h, bytes), RJ_OK);
   }
-  uint64_t da[K], db[K];
-  for (int k = 0; k < K; k++) {
-    ck_assert_int_eq(rj_device_alloc(ctx, 0, bytes, &da[k]), RJ_OK);
-    ck_assert_int_eq(rj_device_alloc(ctx, 1, bytes, &db[k]), RJ_OK);
-  }
-  ga.path = gb.path = RJ_TREDUCE_RING;
-  rj_treduce_result res;
-  ga.dst.ptr = da[0];
-  gb.dst.ptr = db[0];
-  ck_assert_msg(rj_treduce_run(ctx, &ga, NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx)); /* warm */
-  ck_assert_int_eq(res.hops, 3);
-  ck_assert_msg(rj_treduce_run(ctx, &gb, NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx));
-  ck_assert_int_eq(res.hops, 2);
-  memset(h, 0xA5, bytes);
-  for (int k = 0; k < K; k++) {
-    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, da[k], h, bytes), RJ_OK);
-    ck_assert_int_eq(rj_memcpy_htod(ctx, 1, db[k], h, bytes), RJ_OK);
-  }
-  ga.async = gb.async = 1;
-  for (int k = 0; k < K; k++) {
-    ga.dst.ptr = da[k];
-    gb.dst.ptr = db[k];
-    ck_assert_msg(rj_treduce_run(ctx, &ga, NULL, &res) == RJ_OK, "A %d: %s", k, rj_errmsg(ctx));
-    ck_assert_msg(rj_treduce_run(ctx, &gb, NULL, &res) == RJ_OK, "B %d: %s", k, rj_errmsg(ctx));
-  }
-  ck_assert_msg(rj_treduce_sync(ctx) == RJ_OK, "%s", rj_errmsg(ctx));
-  for (int k = 0; k < 2 * K; k++) {
-    int dv = k % 2;
-    ck_assert_int_eq(rj_memcpy_dtoh(ctx, dv, h, dv ? db[k / 2] : da[k / 2], bytes), RJ_OK);
-    const int32_t *w = dv ? wb : wa;
-    int64_t bad = first_diff(h, w, 0, n);
-    ck_assert_msg(bad == n, "%s call %d: element %lld is %d, want %d", dv ? "B" : "A", k / 2,
-                  (long long)bad, bad < n ? h[bad] : 0, bad < n ? w[bad] : 0);
-    cases_run++;
-  }
+  ring_pairs(&ga, &gb, K, 3, 2, wa, wb, n);
   for (int r = 0; r < 5; r++) {
     rj_treduce_buf *x = r < 3 ? &a[r] : &b[r - 3];
     ck_assert_int_eq(rj_device_free(ctx, x->device, x->ptr), RJ_OK);
-  }
-  for (int k = 0; k < K; k++) {
-    ck_assert_int_eq(rj_device_free(ctx, 0, da[k]), RJ_OK);
-    ck_assert_int_eq(rj_device_free(ctx, 1, db[k]), RJ_OK);
   }
   free(h);
   free(wa);
@@ -376,49 +386,11 @@ START_TEST(ring_late_hop) {
   }
   b[0] = a[1]; /* B reads two of A's sources on GPU 1 */
   b[1] = a[3];
-  uint64_t da[K], db[K];
-  for (int k = 0; k < K; k++) {
-    ck_assert_int_eq(rj_device_alloc(ctx, 0, bytes, &da[k]), RJ_OK);
-    ck_assert_int_eq(rj_device_alloc(ctx, 1, bytes, &db[k]), RJ_OK);
-  }
   ga.dst = a[0];
   gb.dst = b[0];
-  ga.path = gb.path = RJ_TREDUCE_RING;
-  rj_treduce_result res;
-  ga.dst.ptr = da[0];
-  gb.dst.ptr = db[0];
-  ck_assert_msg(rj_treduce_run(ctx, &ga, NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx)); /* warm */
-  ck_assert_int_eq(res.hops, 10);
-  ck_assert_msg(rj_treduce_run(ctx, &gb, NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx));
-  ck_assert_int_eq(res.hops, 2);
-  memset(h, 0xA5, bytes);
-  for (int k = 0; k < K; k++) {
-    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, da[k], h, bytes), RJ_OK);
-    ck_assert_int_eq(rj_memcpy_htod(ctx, 1, db[k], h, bytes), RJ_OK);
-  }
-  ga.async = gb.async = 1;
-  for (int k = 0; k < K; k++) {
-    ga.dst.ptr = da[k];
-    gb.dst.ptr = db[k];
-    ck_assert_msg(rj_treduce_run(ctx, &ga, NULL, &res) == RJ_OK, "A %d: %s", k, rj_errmsg(ctx));
-    ck_assert_msg(rj_treduce_run(ctx, &gb, NULL, &res) == RJ_OK, "B %d: %s", k, rj_errmsg(ctx));
-  }
-  ck_assert_msg(rj_treduce_sync(ctx) == RJ_OK, "%s", rj_errmsg(ctx));
-  for (int k = 0; k < 2 * K; k++) {
-    int dv = k % 2;
-    ck_assert_int_eq(rj_memcpy_dtoh(ctx, dv, h, dv ? db[k / 2] : da[k / 2], bytes), RJ_OK);
-    const int32_t *w = dv ? wb : wa;
-    int64_t bad = first_diff(h, w, 0, n);
-    ck_assert_msg(bad == n, "%s call %d: element %lld is %d, want %d", dv ? "B" : "A", k / 2,
-                  (long long)bad, bad < n ? h[bad] : 0, bad < n ? w[bad] : 0);
-    cases_run++;
-  }
+  ring_pairs(&ga, &gb, K, 10, 2, wa, wb, n);
   for (int r = 0; r < NA; r++)
     ck_assert_int_eq(rj_device_free(ctx, a[r].device, a[r].ptr), RJ_OK);
-  for (int k = 0; k < K; k++) {
-    ck_assert_int_eq(rj_device_free(ctx, 0, da[k]), RJ_OK);
-    ck_assert_int_eq(rj_device_free(ctx, 1, db[k]), RJ_OK);
-  }
   free(h);
   free(wa);
   free(wb);
