@@ -355,8 +355,13 @@ END_TEST
 /* The ring path over many steps (128 KiB each: every block's inbox slots reused many times, a
  * partial last step, odd lengths that leave elements after the last 16-byte access), every op,
  * accum (hop 0 folds the destination's old value first), root != 0, f16 max (exact through the
- * hops), 400 ranks (hops of at most 127 ranks: 4 hops on one GPU), and refusals: a bf16 sum,
- * strided sources.  Each through run_split: the oracle and the peer path's bits. */
+ * hops), 400 ranks (hops of at most 127 ranks: 4 hops on one GPU), hops of more than 16 sources
+ * (their kernels read the sources from a table, 8 at a time: here on one GPU hops of 34, 34 and
+ * 32 f32 sources, of 18 (the destination's old values first), 17 and 17 i64 under accum, and 3
+ * of 127 bf16 — last batches of 2, 2, 1 and 7 sources), and
+ * refusals: a bf16 sum, strided sources.  Each through run_split: the oracle and the peer path's
+ * bits.  (On several GPUs, ranks r mod count make runs of one rank: the many-rank cases are then
+ * refusals, "more than 8 runs", as the plan says.) */
 START_TEST(ring_chunks) {
   if (!gpu) return;
   static const char *const cases[] = {
@@ -373,6 +378,10 @@ START_TEST(ring_chunks) {
       "\"accum\":true",
       "\"op\":\"sum\",\"dtype\":\"i32\",\"ranks\":400,\"root\":7,\"shape\":[3,70],"
       "\"tile\":[2,64]",
+      "\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":100,\"root\":3,\"shape\":[300,1001]",
+      "\"op\":\"max\",\"dtype\":\"i64\",\"ranks\":51,\"root\":50,\"shape\":[200001],"
+      "\"accum\":true",
+      "\"op\":\"min\",\"dtype\":\"bf16\",\"ranks\":381,\"root\":1,\"shape\":[999,131]",
       "\"op\":\"sum\",\"dtype\":\"bf16\",\"ranks\":3,\"shape\":[300,1000]",
       "\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":3,\"shape\":[300,1000],"
       "\"strides\":[1001,1]",

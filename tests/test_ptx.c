@@ -160,6 +160,80 @@ START_TEST(ptxas_assembles) {
 }
 END_TEST
 
+/* The ring's hop kernel (passes/treduce_ring.c): up to 16 sources are folded straight from the
+ * parameters; more come from a table in shared memory, 8 at a time, each parameter read once and
+ * stored there once.  With ptxas: no hop kernel needs more than 256 bytes of stack a thread (the
+ * driver's default stack is 1 KiB; before the table, 64-127 sources took 1.4-2.7 KB, and launching
+ * such a hop made the driver grow the stack, which waits for the whole device). */
+#define RING_HOP                                                                                   \
+  "{\"kind\":\"treduce\",\"variant\":\"treduce_ring\",\"op\":\"%s\",\"dtype\":\"%s\","             \
+  "\"ranks\":%d,\"shape\":[1],\"tile\":[1,%d]}"
+
+/* ptxas -v's stack frame for the PTX, in bytes */
+static int stack_frame(const char *ptxas, const char *ptx) {
+  char path[] = "/tmp/rjptxXXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(write(fd, ptx, strlen(ptx)), (ssize_t)strlen(ptx));
+  close(fd);
+  FILE *p = popen(rjt_fmt("%s -arch=sm_90a -v %s -o /dev/null 2>&1", ptxas, path), "r");
+  ck_assert_ptr_nonnull(p);
+  char line[512];
+  int frame = -1;
+  while (fgets(line, sizeof line, p)) {
+    const char *at = strstr(line, " bytes stack frame");
+    if (!at) continue;
+    while (at > line && at[-1] >= '0' && at[-1] <= '9')
+      at--;
+    frame = atoi(at);
+  }
+  ck_assert_int_eq(pclose(p), 0);
+  unlink(path);
+  ck_assert_msg(frame >= 0, "ptxas -v printed no stack frame");
+  return frame;
+}
+
+START_TEST(ring_hop_sources) {
+  rj_ctx *ctx = rj_ctx_new();
+  static const int few[] = {2, 16}, many[] = {17, 40, 127};
+  for (size_t i = 0; i < 2; i++) {
+    const char *ptx = rjt_ptx(ctx, rjt_fmt(RING_HOP, "sum", "f32", few[i], 4), "sm_90a");
+    ck_assert_int_eq(rjt_count(ptx, "ring_src"), 0);
+  }
+  for (size_t i = 0; i < 3; i++) {
+    int n = many[i];
+    const char *ptx = rjt_ptx(ctx, rjt_fmt(RING_HOP, "sum", "f32", n, 4), "sm_90a");
+    ck_assert_int_eq(rjt_count(ptx, rjt_fmt(".shared .align 16 .b8 ring_src1[%d];", 8 * n)), 1);
+    for (int k = 10; k < 10 + n; k++)
+      ck_assert_int_eq(rjt_count(ptx, rjt_fmt("redjit_treduce_ring_param_%d]", k)), 1);
+    ck_assert_int_gt(rjt_count(ptx, "ld.shared.v2.b64"), 0);
+  }
+  const char *ptxas = find_ptxas();
+  if (!ptxas) {
+    fprintf(stderr, "SKIP: ptxas not found: hop kernels' stack not measured\n");
+    rj_ctx_free(ctx);
+    return;
+  }
+  static const struct {
+    const char *op, *dt;
+    int vec;
+  } kinds[] = {{"sum", "f32", 4},
+               {"max", "f64", 2},
+               {"min", "i64", 2},
+               {"max", "bf16", 8},
+               {"sum", "u32", 4}};
+  static const int ns[] = {16, 40, 64, 127};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+      for (int v = 1; v <= kinds[k].vec; v += kinds[k].vec - 1) {
+        const char *json = rjt_fmt(RING_HOP, kinds[k].op, kinds[k].dt, ns[i], v);
+        int frame = stack_frame(ptxas, rjt_ptx(ctx, json, "sm_90a"));
+        ck_assert_msg(frame <= 256, "%d bytes of stack: %s", frame, json);
+      }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ptx");
   TCase *tc = tcase_create("core");
@@ -169,6 +243,7 @@ int main(void) {
   tcase_add_test(tc, warp_tree_and_64bit);
   tcase_add_test(tc, mma_fragment_rows);
   tcase_add_test(tc, two_level_and_named_barrier);
+  tcase_add_test(tc, ring_hop_sources);
   tcase_add_loop_test(tc, ptxas_assembles, 0, (int)(sizeof corpus / sizeof corpus[0]));
   suite_add_tcase(s, tc);
   return rjt_main(s);
