@@ -21,8 +21,8 @@
  *    target initialisation, done under pthread_once, and a lock that lets one JSON parse run at a
  *    time (cJSON writes its last error position to a process-wide variable).  The CUDA driver's
  *    own per-device state is shared, as the driver shares it: every context uses the GPUs'
- *    primary contexts, and a ring call whose hop kernels spill raises their stack limit
- *    (CU_LIMIT_STACK_SIZE; docs/TREDUCE.md).
+ *    primary contexts, and a ring call raises their stack limit (CU_LIMIT_STACK_SIZE) where it is
+ *    below a hop kernel's need (at most 136 bytes, under the driver's default; docs/TREDUCE.md).
  *  - Kernels (rj_kernel) belong to their context and follow the same rule.
  *
  * ABI
