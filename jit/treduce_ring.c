@@ -318,8 +318,9 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
       s = jit_load(ctx, l->k, h->dev, &ms);
       l->fn = l->k->function;
       res->load_ms += ms;
-      /* a hop that spills (many sources) needs local memory: a launch that grew it would wait
-       * for the device to idle, behind this call's other hops, which wait for it */
+      /* a hop kernel that uses local memory (ptxas may spill a few bytes) must not find the
+       * stack limit below it: a launch that grew it would wait for the device to idle, behind
+       * this call's other hops, which wait for it */
       if (!s) s = rt_fit_stack(rt, l->fn, e);
       rt_leave(rt);
     }

@@ -115,6 +115,26 @@ LLVMValueRef pass_entry_alloca(pass_emit *e, LLVMTypeRef ty, const char *name);
 /* A module-level array in addrspace as (3: shared scratch; 1: constant tables). */
 LLVMValueRef pass_global_array(pass_emit *e, LLVMTypeRef elem, int64_t n, unsigned as,
                                const char *prefix);
+/* Many sources folded in order without holding them all in registers (passes/srcfold.c).
+ * pass_src_table: thread 0 copies n global pointers (kernel parameters) into a table in shared
+ * memory, then a barrier (every thread of the CTA must reach it: call it before any divergence).
+ * pass_src_fold: folds sources 0 .. n-1 of the table into acc[0 .. nacc), `batch` pointers read at
+ * a time in a loop (never unrolled); load() loads nx values of one source from its pointer, fold()
+ * folds them into acc.  pipelined: batch j's loads are issued before batch j - 1 folds (and the
+ * last n % batch together); otherwise each source is loaded, then folded.  volatile_table: the
+ * table's loads may not be hoisted out of an enclosing loop (one with no barrier, where LLVM would
+ * otherwise hoist all n pointers back into registers). */
+enum { PASS_SRC_MAXBATCH = 16, PASS_SRC_MAXX = 4, PASS_SRC_MAXACC = 64 };
+typedef struct pass_srcfold {
+  LLVMValueRef tab; /* pass_src_table's */
+  int n, batch, nx, nacc;
+  bool pipelined, volatile_table;
+  void (*load)(pass_emit *e, const void *cx, LLVMValueRef ptr, LLVMValueRef *x);
+  void (*fold)(pass_emit *e, const void *cx, const LLVMValueRef *x, LLVMValueRef *acc);
+  const void *cx;
+} pass_srcfold;
+LLVMValueRef pass_src_table(pass_emit *e, const LLVMValueRef *ptrs, int n, LLVMValueRef thread0);
+void pass_src_fold(pass_emit *e, const pass_srcfold *f, LLVMValueRef *acc);
 LLVMValueRef pass_const_table_i32(pass_emit *e, const int32_t *v, int64_t n, const char *prefix);
 /* Index math: the offset of a region element, decomposing a fused index (row-major over the
  * dims selected by want[]) into the buffer's coordinates.  Constant divisors only. */

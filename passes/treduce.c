@@ -13,7 +13,9 @@
  * Rank order is the reference's: the root first, then GetRemoteRank(root, i) = i < root ? i : i+1.
  * Ping-pong is a register double buffer: the loads of rank r+1's E elements are issued before the
  * combine of rank r's (cur / nxt), so the fetch of the next rank overlaps the current reduction;
- * without it each rank is loaded, then folded.  accum folds the destination's old value first. */
+ * without it each rank is loaded, then folded.  Beyond TR_UNROLL ranks the same holds batch by
+ * batch (pass_src_fold: with ping-pong a batch's loads are in flight while the previous batch
+ * folds).  accum folds the destination's old value first. */
 #include "passes.h"
 
 #include <stdio.h>
@@ -22,6 +24,20 @@
 #define TR_SLOTS 4
 #define TR_MAX_RANKS 128 /* pointer params per kernel: 1 KiB of the 4 KiB param space */
 #define TR_MAX_GRID 65536
+/* Up to TR_UNROLL ranks are folded straight from the parameters, in one unrolled sequence; more
+ * come from a table in shared memory, TR_BATCH at a time (passes/srcfold.c): with every rank's
+ * pointer live at once the kernel took 221 registers at 32 ranks, 1488 bytes of stack at 127, and
+ * read 1100-2000 GB/s on one H100 from 48 ranks (docs/PERFORMANCE.md).  The table's loads are
+ * volatile: the grid-stride loop has no barrier, and LLVM would hoist all N pointers out of it.
+ * -D can change both, for measurements only. */
+#ifndef TR_UNROLL
+#define TR_UNROLL 16
+#endif
+#ifndef TR_BATCH
+#define TR_BATCH 8
+#endif
+_Static_assert(TR_BATCH <= TR_UNROLL && TR_BATCH <= PASS_SRC_MAXBATCH && TR_SLOTS <= PASS_SRC_MAXX,
+               "treduce batch sizes");
 
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
   (void)tg;
@@ -49,6 +65,26 @@ static void split(const ir_treduce_geom *g, int *T, int64_t *pieces, int64_t *wo
   *T = (int)(t < 32 ? 32 : t > TR_THREADS ? TR_THREADS : t);
   *pieces = (tile + (int64_t)*T * TR_SLOTS - 1) / ((int64_t)*T * TR_SLOTS);
   *work = g->nchunks * *pieces;
+}
+
+/* A rank's TR_SLOTS elements at soff[] (invalid slots read element 0), and their fold. */
+typedef struct tr_slots {
+  const rj_treduce *t;
+  const LLVMValueRef *soff;
+} tr_slots;
+
+static void load_slots(pass_emit *e, const void *cx, LLVMValueRef p, LLVMValueRef *x) {
+  const tr_slots *a = cx;
+  LLVMTypeRef ty = pass_type(e, a->t->dtype);
+  for (int s = 0; s < TR_SLOTS; s++)
+    x[s] =
+        pass_to_acc(e, LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, p, a->soff[s]), ""), a->t->dtype);
+}
+
+static void fold_slots(pass_emit *e, const void *cx, const LLVMValueRef *x, LLVMValueRef *acc) {
+  const rj_treduce *t = ((const tr_slots *)cx)->t;
+  for (int s = 0; s < TR_SLOTS; s++)
+    acc[s] = pass_fold(e, t->op, t->dtype, t->nan, acc[s], x[s]);
 }
 
 static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
@@ -94,6 +130,11 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef tid = sreg(e, "llvm.nvvm.read.ptx.sreg.tid.x");
   LLVMValueRef bid = sreg(e, "llvm.nvvm.read.ptx.sreg.ctaid.x");
   LLVMValueRef gdim = sreg(e, "llvm.nvvm.read.ptx.sreg.nctaid.x");
+  /* many ranks: their pointers in a table (before the loop: every thread reaches the barrier) */
+  LLVMValueRef tab =
+      N > TR_UNROLL
+          ? pass_src_table(e, src, N, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i64(e, 0), ""))
+          : NULL;
   /* for (w = blockIdx.x; w < W; w += gridDim.x) */
   LLVMValueRef wv = pass_entry_alloca(e, i64, "w");
   LLVMBuildStore(e->B, bid, wv);
@@ -174,7 +215,22 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   }
 #define LOAD(k, s)                                                                                 \
   pass_to_acc(e, LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, src[k], soff[s]), ""), dt)
-  if (t->pingpong) {
+  if (tab) {
+    /* ping-pong: a batch's loads in flight while the previous batch folds; the table's loads
+     * volatile, or LLVM would hoist all N pointers out of the grid-stride loop again */
+    tr_slots a = {.t = t, .soff = soff};
+    pass_srcfold sf = {.tab = tab,
+                       .n = N,
+                       .batch = TR_BATCH,
+                       .nx = TR_SLOTS,
+                       .nacc = TR_SLOTS,
+                       .pipelined = t->pingpong,
+                       .volatile_table = true,
+                       .load = load_slots,
+                       .fold = fold_slots,
+                       .cx = &a};
+    pass_src_fold(e, &sf, acc);
+  } else if (t->pingpong) {
     for (int s = 0; s < TR_SLOTS; s++)
       cur[s] = LOAD(0, s);
     for (int k = 0; k < N; k++) {

@@ -21,7 +21,7 @@
  * host memory the host reads without waiting, jit/treduce_ring.c).
  *
  * More than RING_UNROLL sources are read through a table in shared memory, RING_BATCH at a time
- * (ring_srcs, below), so that a hop of many ranks keeps its registers.
+ * (passes/srcfold.c), so that a hop of many ranks keeps its registers.
  *
  * Params: (dst, in, next, flags, next_ready, prev_credit, status: global pointers; numel, base,
  * timeout_ns: i64; src_0 .. src_{n-1}).  in == NULL: the first hop (no inbox); next == NULL: the
@@ -127,142 +127,96 @@ static void store_release(pass_emit *e, LLVMValueRef p, LLVMValueRef v) {
                     "l,l,~{memory}", a, 2);
 }
 
-/* Where a step's sources come from.  Few (n <= RING_UNROLL): the kernel's parameters, at[k]
- * already at the step's start; each source's loads, then its folds (LLVM and ptxas issue the
- * loads early).  Many: a table of the parameters in shared memory, read RING_BATCH at a time in a
- * loop that issues one batch's loads before it folds the previous batch, each pointer offset by
- * start there.  With every source's pointer and 16-byte load live at once, a hop of more than ~32
- * sources spilled (1.4-2.7 KB of stack a thread at 64-127 sources, and 5x slower); the table's
- * pointers are not hoisted out of the step loop (its barriers), so two batches' loads are the
- * most a thread holds. */
-typedef struct ring_srcs {
-  int n;
-  const LLVMValueRef *at;  /* n pointers at the step's start, or NULL: the table */
-  LLVMValueRef tab, start; /* shared [n x ptr addrspace(1)], the step's first element (i64) */
-} ring_srcs;
+/* One access of a hop's fold: E accesses of V elements (V > 1: 16-byte vectors) at idx[] from
+ * the step's start. */
+typedef struct ring_acc {
+  const rj_treduce *t;
+  int V, E;
+  LLVMValueRef start; /* the step's first element (i64): the table's pointers are bases */
+  const LLVMValueRef *idx;
+} ring_acc;
 
-/* Source k's pointer at the step's start; k an i32 value (the table) or the constant kc. */
-static LLVMValueRef src_at(pass_emit *e, const ring_srcs *S, int kc, LLVMValueRef k) {
-  if (S->at) return S->at[kc];
-  LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
-  LLVMValueRef p =
-      LLVMBuildLoad2(e->B, gptr, pass_gep(e, gptr, S->tab, k ? k : pass_i32(e, kc)), "src");
-  LLVMSetAlignment(p, 8);
-  return p;
+static LLVMTypeRef access_type(pass_emit *e, const ring_acc *a) {
+  LLVMTypeRef ty = pass_type(e, a->t->dtype);
+  return a->V > 1 ? LLVMVectorType(ty, (unsigned)a->V) : ty;
 }
 
-/* Loads E accesses of each of n sources (the first: k0, or the constant kc0) into x. */
-static void load_sources(pass_emit *e, const rj_treduce *t, int V, int E, const ring_srcs *S,
-                         int kc0, LLVMValueRef k0, int n, const LLVMValueRef *idx,
-                         LLVMValueRef x[][IR_RING_SLOTS]) {
-  rj_dtype dt = t->dtype;
-  LLVMTypeRef ty = pass_type(e, dt), aty = V > 1 ? LLVMVectorType(ty, (unsigned)V) : ty;
-  unsigned align = (unsigned)(V * ir_dtype(dt)->bytes);
-  for (int g = 0; g < n; g++) {
-    LLVMValueRef k = k0 ? LLVMBuildAdd(e->B, k0, pass_i32(e, g), "") : NULL;
-    LLVMValueRef from = src_at(e, S, kc0 + g, k);
-    if (!S->at) from = pass_gep(e, ty, from, S->start);
-    for (int s = 0; s < E; s++) {
-      x[g][s] = LLVMBuildLoad2(e->B, aty, pass_gep(e, aty, from, idx[s]), "");
-      LLVMSetAlignment(x[g][s], align);
-    }
+/* x[s] = source p's access s (p at the step's start when start is NULL) */
+static void load_access(pass_emit *e, const void *cx, LLVMValueRef p, LLVMValueRef *x) {
+  const ring_acc *a = cx;
+  LLVMTypeRef aty = access_type(e, a);
+  if (a->start) p = pass_gep(e, pass_type(e, a->t->dtype), p, a->start);
+  for (int s = 0; s < a->E; s++) {
+    x[s] = LLVMBuildLoad2(e->B, aty, pass_gep(e, aty, p, a->idx[s]), "");
+    LLVMSetAlignment(x[s], (unsigned)(a->V * ir_dtype(a->t->dtype)->bytes));
   }
 }
 
-/* Folds n sources' loaded accesses into acc in order: source by source, access by access. */
-static void fold_loaded(pass_emit *e, const rj_treduce *t, int V, int E, int n,
-                        LLVMValueRef x[][IR_RING_SLOTS], LLVMValueRef acc[][16]) {
-  rj_dtype dt = t->dtype;
-  for (int g = 0; g < n; g++)
-    for (int s = 0; s < E; s++)
-      for (int q = 0; q < V; q++) {
-        LLVMValueRef v =
-            V > 1 ? LLVMBuildExtractElement(e->B, x[g][s], pass_i32(e, q), "") : x[g][s];
-        acc[s][q] = pass_fold(e, t->op, dt, t->nan, acc[s][q], pass_to_acc(e, v, dt));
-      }
-}
-
-#define RING_X (RING_UNROLL > RING_BATCH ? RING_UNROLL : RING_BATCH)
-
-/* Values kept in allocas across a loop (promoted to registers): v[r * stride + c] for r < rows,
- * c < cols, saved to (creating) or restored from slot[] at the same indices. */
-static void keep(pass_emit *e, LLVMValueRef *slot, LLVMValueRef *v, int rows, int cols, int stride,
-                 bool save) {
-  for (int r = 0; r < rows; r++)
-    for (int c = 0; c < cols; c++) {
-      int i = r * stride + c;
-      if (!save) {
-        v[i] = LLVMBuildLoad2(e->B, LLVMGetAllocatedType(slot[i]), slot[i], "");
-        continue;
-      }
-      if (!slot[i]) slot[i] = pass_entry_alloca(e, LLVMTypeOf(v[i]), "kept");
-      LLVMBuildStore(e->B, v[i], slot[i]);
+/* acc[s * V + q] folded with element q of x[s] */
+static void fold_access_into(pass_emit *e, const void *cx, const LLVMValueRef *x,
+                             LLVMValueRef *acc) {
+  const ring_acc *a = cx;
+  const rj_treduce *t = a->t;
+  for (int s = 0; s < a->E; s++)
+    for (int q = 0; q < a->V; q++) {
+      LLVMValueRef v = a->V > 1 ? LLVMBuildExtractElement(e->B, x[s], pass_i32(e, q), "") : x[s];
+      acc[s * a->V + q] =
+          pass_fold(e, t->op, t->dtype, t->nan, acc[s * a->V + q], pass_to_acc(e, v, t->dtype));
     }
 }
 
 /* E accesses of V elements each (V > 1: 16-byte vectors) at access indices idx[]: the op's
- * identity, folded with the inbox (when has_in), then with each source in order, stored to outp
- * where valid[].  Invalid accesses load index 0 (always there) and store nothing. */
+ * identity, folded with the inbox (when has_in), then with each of the N sources in order, stored
+ * to outp where valid[].  The sources: at[k], already at the step's start (N <= RING_UNROLL: each
+ * source's loads, then its folds; LLVM and ptxas issue the loads early), or the table tab of their
+ * bases (pass_src_fold: RING_BATCH at a time, pipelined).  Invalid accesses load index 0 (always
+ * there) and store nothing. */
 static void fold_access(pass_emit *e, const rj_treduce *t, int V, int E, LLVMValueRef inp,
-                        LLVMValueRef has_in, const ring_srcs *S, LLVMValueRef outp,
-                        const LLVMValueRef *idx, const LLVMValueRef *valid) {
+                        LLVMValueRef has_in, const LLVMValueRef *at, LLVMValueRef tab, int N,
+                        LLVMValueRef start, LLVMValueRef outp, const LLVMValueRef *idx,
+                        const LLVMValueRef *valid) {
   rj_dtype dt = t->dtype;
-  LLVMTypeRef ty = pass_type(e, dt), aty = V > 1 ? LLVMVectorType(ty, (unsigned)V) : ty;
-  unsigned align = (unsigned)(V * ir_dtype(dt)->bytes);
-  LLVMValueRef acc[IR_RING_SLOTS][16], in[IR_RING_SLOTS];
-  for (int s = 0; s < E; s++)
-    for (int q = 0; q < V; q++)
-      acc[s][q] = pass_identity(e, t->op, dt);
+  ring_acc a = {.t = t, .V = V, .E = E, .idx = idx};
+  LLVMTypeRef aty = access_type(e, &a);
+  LLVMValueRef acc[IR_RING_SLOTS * 16], x[IR_RING_SLOTS];
+  for (int i = 0; i < E * V; i++)
+    acc[i] = pass_identity(e, t->op, dt);
   /* the inbox; the first hop has none (inp is then source 0, loaded and not folded) */
-  for (int s = 0; s < E; s++) {
-    in[s] = LLVMBuildLoad2(e->B, aty, pass_gep(e, aty, inp, idx[s]), "in");
-    LLVMSetAlignment(in[s], align);
-  }
+  load_access(e, &a, inp, x);
   for (int s = 0; s < E; s++)
     for (int q = 0; q < V; q++) {
-      LLVMValueRef v = V > 1 ? LLVMBuildExtractElement(e->B, in[s], pass_i32(e, q), "") : in[s];
-      LLVMValueRef f = pass_fold(e, t->op, dt, t->nan, acc[s][q], pass_to_acc(e, v, dt));
-      acc[s][q] = LLVMBuildSelect(e->B, has_in, f, acc[s][q], "");
+      LLVMValueRef v = V > 1 ? LLVMBuildExtractElement(e->B, x[s], pass_i32(e, q), "") : x[s];
+      LLVMValueRef f = pass_fold(e, t->op, dt, t->nan, acc[s * V + q], pass_to_acc(e, v, dt));
+      acc[s * V + q] = LLVMBuildSelect(e->B, has_in, f, acc[s * V + q], "");
     }
-  LLVMValueRef x[RING_X][IR_RING_SLOTS], xn[RING_X][IR_RING_SLOTS];
-  if (S->at) {
-    for (int k = 0; k < S->n; k++) { /* (LLVM and ptxas schedule the loads early) */
-      load_sources(e, t, V, E, S, k, NULL, 1, idx, x);
-      fold_loaded(e, t, V, E, 1, x, acc);
+  if (!tab) {
+    for (int k = 0; k < N; k++) {
+      load_access(e, &a, at[k], x);
+      fold_access_into(e, &a, x, acc);
     }
   } else {
-    /* whole batches through a loop that issues batch j's loads before it folds batch j - 1 (so
-     * that a batch of loads is always in flight), the accumulators and the loaded batch kept
-     * across it; then the last whole batch's folds, and the last n % RING_BATCH sources */
-    int whole = S->n / RING_BATCH * RING_BATCH;
-    LLVMValueRef as[IR_RING_SLOTS][16] = {{0}}, xs[RING_X][IR_RING_SLOTS] = {{0}};
-    load_sources(e, t, V, E, S, 0, NULL, RING_BATCH, idx, x);
-    keep(e, &as[0][0], &acc[0][0], E, V, 16, true);
-    keep(e, &xs[0][0], &x[0][0], RING_BATCH, E, IR_RING_SLOTS, true);
-    pass_loop kb;
-    pass_loop_begin(e, &kb, pass_i32(e, RING_BATCH), pass_i32(e, whole), pass_i32(e, RING_BATCH));
-    keep(e, &as[0][0], &acc[0][0], E, V, 16, false);
-    keep(e, &xs[0][0], &x[0][0], RING_BATCH, E, IR_RING_SLOTS, false);
-    load_sources(e, t, V, E, S, 0, kb.i, RING_BATCH, idx, xn);
-    fold_loaded(e, t, V, E, RING_BATCH, x, acc);
-    keep(e, &as[0][0], &acc[0][0], E, V, 16, true);
-    keep(e, &xs[0][0], &xn[0][0], RING_BATCH, E, IR_RING_SLOTS, true);
-    pass_loop_end(e, &kb);
-    keep(e, &as[0][0], &acc[0][0], E, V, 16, false);
-    keep(e, &xs[0][0], &x[0][0], RING_BATCH, E, IR_RING_SLOTS, false);
-    fold_loaded(e, t, V, E, RING_BATCH, x, acc);
-    load_sources(e, t, V, E, S, whole, NULL, S->n - whole, idx, x);
-    fold_loaded(e, t, V, E, S->n - whole, x, acc);
+    a.start = start;
+    pass_srcfold sf = {.tab = tab,
+                       .n = N,
+                       .batch = RING_BATCH,
+                       .nx = E,
+                       .nacc = E * V,
+                       .pipelined = true,
+                       .load = load_access,
+                       .fold = fold_access_into,
+                       .cx = &a};
+    pass_src_fold(e, &sf, acc);
   }
   for (int s = 0; s < E; s++) {
     LLVMValueRef v = V > 1 ? LLVMGetUndef(aty) : NULL;
     for (int q = 0; q < V; q++) {
-      LLVMValueRef r = pass_from_acc(e, acc[s][q], dt);
+      LLVMValueRef r = pass_from_acc(e, acc[s * V + q], dt);
       v = V > 1 ? LLVMBuildInsertElement(e->B, v, r, pass_i32(e, q), "") : r;
     }
     pass_if w;
     pass_if_begin(e, &w, valid[s]);
-    LLVMSetAlignment(LLVMBuildStore(e->B, v, pass_gep(e, aty, outp, idx[s])), align);
+    LLVMSetAlignment(LLVMBuildStore(e->B, v, pass_gep(e, aty, outp, idx[s])),
+                     (unsigned)(V * ir_dtype(dt)->bytes));
     pass_if_end(e, &w);
   }
 }
@@ -320,17 +274,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
       pass_gep(e, i64, flags, LLVMBuildAdd(e->B, b, pass_i64(e, IR_RING_MAXB), ""));
   LLVMValueRef stop = pass_global_array(e, i32, 1, AS_SHARED, "ring_stop");
   /* many sources: thread 0 copies their parameters into a table in shared memory, once */
-  LLVMValueRef tab = NULL;
-  if (N > RING_UNROLL) {
-    tab = pass_global_array(e, gptr, N, AS_SHARED, "ring_src");
-    pass_if t0;
-    pass_if_begin(e, &t0, thread0);
-    for (int k = 0; k < N; k++)
-      LLVMSetAlignment(
-          LLVMBuildStore(e->B, P[RING_FIXED + k], pass_gep(e, gptr, tab, pass_i32(e, k))), 8);
-    pass_if_end(e, &t0);
-    pass_barrier_cta(e);
-  }
+  LLVMValueRef tab = N > RING_UNROLL ? pass_src_table(e, P + RING_FIXED, N, thread0) : NULL;
   LLVMValueRef failed = pass_entry_alloca(e, i1, "failed");
   LLVMValueRef iv = pass_entry_alloca(e, i64, "i");
   LLVMBuildStore(e->B, pass_i64(e, 0), iv);
@@ -395,7 +339,6 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
       e->B, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, b, pass_i64(e, IR_RING_NB), ""), slot, ""),
       pass_i64(e, step), "slot_at");
   LLVMValueRef src[RING_MAX_SRC];
-  ring_srcs S = {.n = N, .at = tab ? NULL : src, .tab = tab, .start = start};
   for (int k = 0; k < (tab ? 1 : N); k++)
     src[k] = pass_gep(e, ty, P[RING_FIXED + k], start);
   /* the first hop has no inbox: its loads read src_0 (always there) and are not folded */
@@ -413,7 +356,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     valid[s] = LLVMBuildICmp(e->B, LLVMIntSLT, j, nv, "valid");
     idx[s] = LLVMBuildZExt(e->B, LLVMBuildSelect(e->B, valid[s], j, pass_i32(e, 0), ""), i64, "");
   }
-  fold_access(e, t, V, E, inp, has_in, &S, outp, idx, valid);
+  fold_access(e, t, V, E, inp, has_in, src, tab, N, start, outp, idx, valid);
   pass_loop_end(e, &els);
   if (V > 1) {
     LLVMValueRef j = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, nv, pass_i32(e, V), ""), tid, "");
@@ -421,7 +364,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     pass_if tail;
     pass_if_begin(e, &tail, tv);
     LLVMValueRef ti = LLVMBuildZExt(e->B, j, i64, "");
-    fold_access(e, t, 1, 1, inp, has_in, &S, outp, &ti, &tv);
+    fold_access(e, t, 1, 1, inp, has_in, src, tab, N, start, outp, &ti, &tv);
     pass_if_end(e, &tail);
   }
   /* 3. every thread's stores and loads are done: thread 0 publishes the slot and frees the one

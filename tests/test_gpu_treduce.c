@@ -357,8 +357,12 @@ END_TEST
  * accum (hop 0 folds the destination's old value first), root != 0, f16 max (exact through the
  * hops), 400 ranks (hops of at most 127 ranks: 4 hops on one GPU), hops of more than 16 sources
  * (their kernels read the sources from a table, 8 at a time: here on one GPU hops of 34, 34 and
- * 32 f32 sources, of 18 (the destination's old values first), 17 and 17 i64 under accum, and 3
- * of 127 bf16 — last batches of 2, 2, 1 and 7 sources), and
+ * 32 f32 sources, of 18 (the destination's old values first), 17 and 17 i64 under accum, 3 of
+ * 127 bf16, and 3 of 18 f32 with 3 elements after the last 16-byte access — last batches of 2,
+ * 2, 1, 7 and 2 sources; f32 sums are order-sensitive, so a source folded out of order changes
+ * the ring's bits or the peer path's; the peer kernel, on every case, reads more than 16 ranks
+ * from a table too: 100, 51 with ping-pong and accum, 381, 54 with ping-pong, and 400 in launches
+ * of at most 128), and
  * refusals: a bf16 sum, strided sources.  Each through run_split: the oracle and the peer path's
  * bits.  (On several GPUs, ranks r mod count make runs of one rank: the many-rank cases are then
  * refusals, "more than 8 runs", as the plan says.) */
@@ -380,8 +384,10 @@ START_TEST(ring_chunks) {
       "\"tile\":[2,64]",
       "\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":100,\"root\":3,\"shape\":[300,1001]",
       "\"op\":\"max\",\"dtype\":\"i64\",\"ranks\":51,\"root\":50,\"shape\":[200001],"
-      "\"accum\":true",
+      "\"accum\":true,\"pingpong\":true",
       "\"op\":\"min\",\"dtype\":\"bf16\",\"ranks\":381,\"root\":1,\"shape\":[999,131]",
+      "\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":54,\"root\":20,\"shape\":[1001,999],"
+      "\"pingpong\":true",
       "\"op\":\"sum\",\"dtype\":\"bf16\",\"ranks\":3,\"shape\":[300,1000]",
       "\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":3,\"shape\":[300,1000],"
       "\"strides\":[1001,1]",
@@ -591,6 +597,9 @@ START_TEST(caller_buffers) {
   /* not 16-byte aligned: the ring's element-by-element kernels, one odd element in the last step */
   own_buffers(2100, 1023, RJ_F32, RJ_OP_MAX, 4, 1, ring, 1, 2, 1);
   own_buffers(333, 1001, RJ_I32, RJ_OP_SUM, 3, 2, all, 6, 1, 1);
+  /* 60 ranks, not 16-byte aligned: the peer kernel's and (one GPU: hops of 20) the ring's tables
+   * with one element per access (on several GPUs the ring refuses 60 runs of one rank) */
+  own_buffers(700, 1001, RJ_I32, RJ_OP_SUM, 60, 7, all, ndev == 1 ? 6 : 5, 1, 1);
   static const rj_treduce_path staged[] = {RJ_TREDUCE_STAGED};
   own_buffers(17000, 1024, RJ_I32, RJ_OP_SUM, 2, 1, staged, 1, 2, 0); /* 66.4 MiB: not kept */
   own_buffers(64, 64, RJ_I32, RJ_OP_SUM, 3, 0, staged, 1, 2, 0);
