@@ -22,7 +22,8 @@
  *    time (cJSON writes its last error position to a process-wide variable).  The CUDA driver's
  *    own per-device state is shared, as the driver shares it: every context uses the GPUs'
  *    primary contexts, and a ring call raises their stack limit (CU_LIMIT_STACK_SIZE) where it is
- *    below a hop kernel's need (at most 136 bytes, under the driver's default; docs/TREDUCE.md).
+ *    below a hop kernel's need (on sm_90a at most 16 bytes, under the driver's default 1 KiB;
+ *    docs/TREDUCE.md).
  *  - Kernels (rj_kernel) belong to their context and follow the same rule.
  *
  * ABI

@@ -38,7 +38,7 @@
 #define RING_FIXED 10 /* parameters before the sources */
 /* Up to RING_UNROLL sources are folded straight from the parameters; more come from a table in
  * shared memory, RING_BATCH loaded at once (a batch in flight while the last one folds).  -D can
- * change both, for measurements only (bench/ring_sources.sh, docs/PERFORMANCE.md). */
+ * change both, for measurements only (bench/many_sources.sh, docs/PERFORMANCE.md). */
 #ifndef RING_UNROLL
 #define RING_UNROLL 16
 #endif

@@ -7,7 +7,7 @@
 #    S sources each, beside the peer path of the first build (column "peer").
 #  - MODE=peer: `redjit bench --path peer` with S ranks (one kernel reading every rank), ping-pong
 #    on and off (PINGPONG="true false"), for every build (columns "NAME pp=...").
-#   [MODE=ring|peer] [S_LIST="4 8 ..."] bench/ring_sources.sh NAME=DIR [NAME=DIR ...]
+#   [MODE=ring|peer] [S_LIST="4 8 ..."] bench/many_sources.sh NAME=DIR [NAME=DIR ...]
 #   (DIR: a folder with redjit and its libraries)
 # JSON lines to $OUT/ring-sources.jsonl (MODE=peer: peer-ranks.jsonl), the table to stdout.
 set -uo pipefail
