@@ -60,8 +60,7 @@ static void load_n(pass_emit *e, const pass_srcfold *f, LLVMValueRef k0, int kc0
   }
 }
 
-static void fold_n(pass_emit *e, const pass_srcfold *f, int n, LLVMValueRef *x,
-                   LLVMValueRef *acc) {
+static void fold_n(pass_emit *e, const pass_srcfold *f, int n, LLVMValueRef *x, LLVMValueRef *acc) {
   for (int g = 0; g < n; g++)
     f->fold(e, f->cx, x + g * f->nx, acc);
 }
