@@ -45,7 +45,9 @@
 #ifndef RING_BATCH
 #define RING_BATCH 8
 #endif
-_Static_assert(RING_BATCH <= RING_UNROLL && RING_UNROLL <= RING_MAX_SRC, "ring batch sizes");
+_Static_assert(RING_BATCH <= RING_UNROLL && RING_UNROLL <= RING_MAX_SRC &&
+                   RING_BATCH <= PASS_SRC_MAXBATCH,
+               "ring batch sizes");
 #define RING_ONLY "only for the ring path (forced as variant \"treduce_ring\" by rj_treduce)"
 
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
