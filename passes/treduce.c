@@ -19,6 +19,7 @@
 #include "passes.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define TR_THREADS 256
 #define TR_SLOTS 4
@@ -213,12 +214,10 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
       acc[s] = pass_fold(e, t->op, dt, t->nan, acc[s], pass_to_acc(e, old, dt));
     }
   }
-#define LOAD(k, s)                                                                                 \
-  pass_to_acc(e, LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, src[k], soff[s]), ""), dt)
+  tr_slots a = {.t = t, .soff = soff};
   if (tab) {
     /* ping-pong: a batch's loads in flight while the previous batch folds; the table's loads
      * volatile, or LLVM would hoist all N pointers out of the grid-stride loop again */
-    tr_slots a = {.t = t, .soff = soff};
     pass_srcfold sf = {.tab = tab,
                        .n = N,
                        .batch = TR_BATCH,
@@ -231,26 +230,19 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
                        .cx = &a};
     pass_src_fold(e, &sf, acc);
   } else if (t->pingpong) {
-    for (int s = 0; s < TR_SLOTS; s++)
-      cur[s] = LOAD(0, s);
+    load_slots(e, &a, src[0], cur);
     for (int k = 0; k < N; k++) {
       if (k + 1 < N) /* ping-pong: rank k+1's fetch is in flight while rank k is folded */
-        for (int s = 0; s < TR_SLOTS; s++)
-          nxt[s] = LOAD(k + 1, s);
-      for (int s = 0; s < TR_SLOTS; s++)
-        acc[s] = pass_fold(e, t->op, dt, t->nan, acc[s], cur[s]);
-      for (int s = 0; s < TR_SLOTS; s++)
-        cur[s] = nxt[s];
+        load_slots(e, &a, src[k + 1], nxt);
+      fold_slots(e, &a, cur, acc);
+      memcpy(cur, nxt, sizeof cur);
     }
   } else {
-    for (int k = 0; k < N; k++) {
-      for (int s = 0; s < TR_SLOTS; s++)
-        cur[s] = LOAD(k, s);
-      for (int s = 0; s < TR_SLOTS; s++)
-        acc[s] = pass_fold(e, t->op, dt, t->nan, acc[s], cur[s]);
+    for (int k = 0; k < N; k++) { /* each rank loaded, then folded */
+      load_slots(e, &a, src[k], cur);
+      fold_slots(e, &a, cur, acc);
     }
   }
-#undef LOAD
   for (int s = 0; s < TR_SLOTS; s++) {
     pass_if st;
     pass_if_begin(e, &st, valid[s]);

@@ -116,6 +116,16 @@ static const char *find_ptxas(void) {
   return NULL;
 }
 
+/* Writes ptx to a new file named from the template path (…XXXXXX), for ptxas. */
+static void ptx_file(const char *ptx, char *path) {
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  ssize_t w = write(fd, ptx, strlen(ptx));
+  close(fd);
+  if (w != (ssize_t)strlen(ptx)) unlink(path);
+  ck_assert_int_eq(w, (ssize_t)strlen(ptx));
+}
+
 static const char *const corpus[] = {
     SEED000,
     SEED001,
@@ -146,10 +156,7 @@ START_TEST(ptxas_assembles) {
   for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
     const char *ptx = rjt_ptx(ctx, corpus[_i], targets[t]);
     char path[] = "/tmp/rjptxXXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, ptx, strlen(ptx)), (ssize_t)strlen(ptx));
-    close(fd);
+    ptx_file(ptx, path);
     char cmd[512];
     snprintf(cmd, sizeof cmd, "%s -arch=%s %s -o /dev/null 2>&1", ptxas, targets[t], path);
     int rc = system(cmd);
@@ -182,10 +189,7 @@ static int table_bytes(const char *ptx) {
 /* ptxas -v's stack frame for the PTX, in bytes */
 static int stack_frame(const char *ptxas, const char *ptx) {
   char path[] = "/tmp/rjptxXXXXXX";
-  int fd = mkstemp(path);
-  ck_assert_int_ge(fd, 0);
-  ck_assert_int_eq(write(fd, ptx, strlen(ptx)), (ssize_t)strlen(ptx));
-  close(fd);
+  ptx_file(ptx, path);
   FILE *p = popen(rjt_fmt("%s -arch=sm_90a -v %s -o /dev/null 2>&1", ptxas, path), "r");
   if (!p) unlink(path);
   ck_assert_ptr_nonnull(p);
