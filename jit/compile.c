@@ -389,33 +389,3 @@ RJ_API void rj_kernel_dims(const rj_kernel *k, unsigned grid[3], unsigned block[
   if (block) memcpy(block, k ? k->block : zero, sizeof zero);
   if (shared_bytes) *shared_bytes = k ? k->shared_bytes : 0;
 }
-
-rj_status jit_load(rj_ctx *ctx, rj_kernel *k, int dev, double *ms) {
-  double t0 = jit_now_ms();
-  if (ms) *ms = 0;
-  for (jit_module *m = k->loads; m; m = m->next)
-    if (m->dev == dev) {
-      k->module = m->module;
-      k->function = m->function;
-      k->loaded_on = dev;
-      return RJ_OK;
-    }
-  rt_cuda *rt;
-  rj_status s = jit_cuda(ctx, &rt);
-  if (s) return s;
-  jit_module *m = calloc(1, sizeof *m);
-  if (!m) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-  s = rt_module_load(rt, k->ptx, k->entry, &m->module, &m->function, &ctx->err);
-  if (s) {
-    free(m);
-    return s;
-  }
-  m->dev = dev;
-  m->next = k->loads;
-  k->loads = m;
-  k->module = m->module;
-  k->function = m->function;
-  k->loaded_on = dev;
-  if (ms) *ms = jit_now_ms() - t0;
-  return RJ_OK;
-}

@@ -281,8 +281,11 @@ RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const u
   rt_cuda *rt = NULL;
   rj_status s = enter(ctx, device, &rt);
   if (s) return jit_status(ctx, s);
-  s = jit_load(ctx, k, device, NULL);
-  if (!s) s = rt_launch(rt, k->function, grid, block, shared_bytes, args, ms, &ctx->err);
+  double waited_ms = 0; /* a launch through this call is always waited for */
+  jit_launch_args l = {.shared = shared_bytes, .args = args, .ms = ms ? ms : &waited_ms};
+  memcpy(l.grid, grid, sizeof l.grid);
+  memcpy(l.block, block, sizeof l.block);
+  s = jit_launch(ctx, k, device, &l);
   rt_leave(rt);
   return jit_status(ctx, s);
 }

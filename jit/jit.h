@@ -110,9 +110,24 @@ rj_kernel *jit_cache_find(rj_ctx *ctx, const char *key);
 void jit_cache_add(rj_ctx *ctx, rj_kernel *k); /* takes k, with k->key set */
 void jit_kernel_free(rj_kernel *k);            /* a kernel never loaded */
 double jit_now_ms(void);
+
+/* launch.c: the one load and the one launch every path uses. */
 /* Loads k on device dev (once per device; the current context must be dev's) and makes that
- * load k->module / k->function.  Loads on other devices stay (rj_ctx_free unloads them all). */
+ * load k->module / k->function.  Loads on other devices stay (rj_ctx_free unloads them all).
+ * *ms (may be NULL): the time the load took (0 when k was already loaded on dev). */
 rj_status jit_load(rj_ctx *ctx, rj_kernel *k, int dev, double *ms);
+/* How to launch a kernel: geometry, dynamic shared bytes, one pointer per kernel parameter (as
+ * cuLaunchKernel takes them), and either a stream to launch on without waiting (NULL: the legacy
+ * default stream) or, with ms set, a launch that is waited for and timed by events. */
+typedef struct jit_launch_args {
+  unsigned grid[3], block[3], shared;
+  void **args;
+  void *stream; /* used when ms is NULL */
+  double *ms;   /* non-NULL: wait for the kernel, *ms = its time */
+} jit_launch_args;
+/* Loads k on dev if it is not loaded there yet, then launches it as l says; the current context
+ * must be dev's (rt_enter). */
+rj_status jit_launch(rj_ctx *ctx, rj_kernel *k, int dev, const jit_launch_args *l);
 
 /* devres.c.  Stream i / event i of device dev (the current context must be dev's), made on first
  * use and kept; a staging buffer b of at least `bytes`, kept when it is at most JIT_STAGE_KEEP

@@ -122,9 +122,12 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
   if ((s = jit_cuda(ctx, &rt))) return jit_status(ctx, s);
   if ((s = rt_enter(rt, opt->device, &ctx->err))) return jit_status(ctx, s);
   jit_targs a;
-  if (!(s = jit_load(ctx, k, opt->device, NULL)) &&
-      !(s = jit_tensor_args(ctx, k, req, (uint64_t)(uintptr_t)src, (uint64_t)(uintptr_t)dst, &a)))
-    s = rt_launch_async(rt, k->function, a.grid, a.block, 0, a.args, stream, &ctx->err);
+  if (!(s = jit_tensor_args(ctx, k, req, (uint64_t)(uintptr_t)src, (uint64_t)(uintptr_t)dst, &a))) {
+    jit_launch_args l = {.args = a.args, .stream = stream};
+    memcpy(l.grid, a.grid, sizeof l.grid);
+    memcpy(l.block, a.block, sizeof l.block);
+    s = jit_launch(ctx, k, opt->device, &l);
+  }
   rt_leave(rt);
   return jit_status(ctx, s);
 }
