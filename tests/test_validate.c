@@ -288,7 +288,7 @@ START_TEST(repro_files) {
   };
   rj_ctx *ctx = rj_ctx_new();
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    FILE *f = fopen(rjt_fmt("%s/tests/repro/%s", REDJIT_SOURCE_DIR, cases[i].file), "rb");
+    FILE *f = fopen(rjt_repro(cases[i].file), "rb");
     ck_assert_msg(f != NULL, "cannot open tests/repro/%s", cases[i].file);
     static char text[4096];
     size_t n = fread(text, 1, sizeof text - 1, f);

@@ -2,11 +2,18 @@
  * redjit.h, as Lua's lauxlib uses only lua.h. */
 #include "redjit.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Number options are taken within a range. */
+#define MAX_DEVICE 1023
+#define MAX_NANS (1 << 24)
+#define MAX_PTX_VERSION 999
 
 static const char usage[] =
     "usage: redjit ptx      REQUEST [--target T] [--emit ptx|llvm|llvm-opt] [--ptx-version N]\n"
@@ -19,6 +26,8 @@ static const char usage[] =
     "       redjit plan     TREDUCE_REQUEST [--gpus N] [--path auto|split|split-equal|ring]\n"
     "       redjit variants\n"
     "REQUEST: a JSON file, - for standard input, or the JSON text itself ({...}).\n"
+    "Numbers (decimal): --seed 0..2^64-1, --device 0..1023, --nans 0..16777216,\n"
+    "  --ptx-version 0..999 (0: the least needed), --gpus 1..64.\n"
     "Exit: 0 ok, 1 run found a wrong result, 2 invalid request or no variant, 3 no GPU or CUDA "
     "error.\n";
 
@@ -107,6 +116,63 @@ typedef struct args {
   rj_check_opts check;
 } args;
 
+/* A number option's value: all of v in decimal (an optional '-', then digits), within lo..hi.
+ * On an error, writes a message naming the option into err and returns -1. */
+static int parse_int(const char *opt, const char *v, long long lo, long long hi, long long *out,
+                     char *err, size_t n) {
+  const char *d = v + (v[0] == '-');
+  if (!*d || strspn(d, "0123456789") != strlen(d)) {
+    snprintf(err, n, "%s: \"%.40s\" is not a number", opt, v);
+    return -1;
+  }
+  errno = 0;
+  long long x = strtoll(v, NULL, 10);
+  if (errno == ERANGE || x < lo || x > hi) {
+    snprintf(err, n, "%s: %.40s is out of range (%lld..%lld)", opt, v, lo, hi);
+    return -1;
+  }
+  *out = x;
+  return 0;
+}
+
+/* --seed: 0..2^64-1, as parse_int. */
+static int parse_seed(const char *v, uint64_t *out, char *err, size_t n) {
+  const char *d = v + (v[0] == '-');
+  if (!*d || strspn(d, "0123456789") != strlen(d)) {
+    snprintf(err, n, "--seed: \"%.40s\" is not a number", v);
+    return -1;
+  }
+  errno = 0;
+  unsigned long long x = strtoull(v, NULL, 10);
+  if (v[0] == '-' || errno == ERANGE) {
+    snprintf(err, n, "--seed: %.40s is out of range (0..%llu)", v, (unsigned long long)UINT64_MAX);
+    return -1;
+  }
+  *out = x;
+  return 0;
+}
+
+/* An int option of parse_args: --gpus, --device, --nans, --ptx-version; 0 when o is none. */
+static int int_option(const char *o, args *a, int **dst, long long *lo, long long *hi) {
+  static const struct {
+    const char *name;
+    long long lo, hi;
+  } opts[] = {{"--gpus", 1, RJ_TREDUCE_MAX_SLICES},
+              {"--device", 0, MAX_DEVICE},
+              {"--nans", 0, MAX_NANS},
+              {"--ptx-version", 0, MAX_PTX_VERSION}};
+  int *fields[] = {&a->gpus, &a->check.compile.device, &a->check.nan_count,
+                   &a->check.compile.ptx_version};
+  for (int i = 0; i < 4; i++)
+    if (strcmp(o, opts[i].name) == 0) {
+      *dst = fields[i];
+      *lo = opts[i].lo;
+      *hi = opts[i].hi;
+      return 1;
+    }
+  return 0;
+}
+
 /* Fills a; on an error, writes the message into err and returns -1. */
 static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
   memset(a, 0, sizeof *a);
@@ -121,7 +187,8 @@ static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
   for (int i = 2; i < argc; i++) {
     const char *o = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    char *end = NULL;
+    int *field;
+    long long lo, hi, x;
     if (strcmp(o, "--target") == 0 && v) {
       a->check.compile.target = v;
     } else if (strcmp(o, "--emit") == 0 && v) {
@@ -132,33 +199,19 @@ static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
       a->entry = v;
     } else if (strcmp(o, "--path") == 0 && v) {
       a->path = v;
-    } else if (strcmp(o, "--gpus") == 0 && v) {
-      long g = strtol(v, &end, 10);
-      a->gpus = g < 1 || g > RJ_TREDUCE_MAX_SLICES ? -1 : (int)g;
-      if (!*end && a->gpus < 0) {
-        snprintf(err, n, "--gpus: %s is outside 1..%d", v, RJ_TREDUCE_MAX_SLICES);
-        return -1;
-      }
+    } else if (int_option(o, a, &field, &lo, &hi) && v) {
+      if (parse_int(o, v, lo, hi, &x, err, n)) return -1;
+      *field = (int)x;
     } else if (strcmp(o, "--seed") == 0 && v) {
-      a->check.seed = strtoull(v, &end, 10);
-    } else if (strcmp(o, "--device") == 0 && v) {
-      a->check.compile.device = (int)strtol(v, &end, 10);
-    } else if (strcmp(o, "--nans") == 0 && v) {
-      a->check.nan_count = (int)strtol(v, &end, 10);
+      if (parse_seed(v, &a->check.seed, err, n)) return -1;
     } else if (strcmp(o, "--emulate-packed") == 0) {
       a->check.compile.emulate_packed = 1;
       continue;
-    } else if (strcmp(o, "--ptx-version") == 0 && v) {
-      a->check.compile.ptx_version = (int)strtol(v, &end, 10);
     } else if (!a->request && (o[0] != '-' || o[1] == 0 || o[0] == '{')) {
       a->request = o;
       continue;
     } else {
       snprintf(err, n, "unknown or incomplete option \"%s\"", o);
-      return -1;
-    }
-    if (end && *end) {
-      snprintf(err, n, "%s: \"%s\" is not a number", o, v);
       return -1;
     }
     i++;
