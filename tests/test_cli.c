@@ -162,6 +162,28 @@ START_TEST(numbers_are_checked) {
 }
 END_TEST
 
+/* Request and IR inputs are read up to a cap (16 MiB, 256 MiB), character devices and pipes
+ * included, and refused past it naming the input (/dev/zero grew the process until killed). */
+START_TEST(inputs_are_capped) {
+  ck_assert_int_eq(cli(out, sizeof out, "ptx /dev/zero"), 2);
+  ck_assert_msg(strstr(out, "request \"/dev/zero\": more than 16 MiB"), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "explain - < /dev/zero"), 2);
+  ck_assert_msg(strstr(out, "request on standard input: more than 16 MiB"), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "run /dev/zero"), 2); /* one JSON line */
+  ck_assert_msg(strncmp(out, "{\"ok\": false, \"error\": \"request ", 32) == 0, "%s", out);
+  ck_assert_msg(strstr(out, "more than 16 MiB, the cap on this input"), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "ptx --ir /dev/zero --entry k"), 2);
+  ck_assert_msg(strstr(out, "--ir MODULE \"/dev/zero\": more than 256 MiB"), "%s", out);
+  /* a pipe that never ends */
+  ck_assert_int_eq(cli_fed(out, sizeof out, "yes '{'", "ptx -"), 2);
+  ck_assert_msg(strstr(out, "request on standard input: more than 16 MiB"), "%s", out);
+  ck_assert_int_eq(cli_fed(out, sizeof out, "yes", "ptx --ir - --entry k"), 2);
+  ck_assert_msg(strstr(out, "--ir MODULE on standard input: more than 256 MiB"), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "ptx /tmp"), 2); /* a directory: a read error */
+  ck_assert_msg(strstr(out, "request \"/tmp\": cannot read it"), "%s", out);
+}
+END_TEST
+
 /* The fuzzer's reproducers in tests/repro/ through the CLI: status 2 naming the field. */
 START_TEST(repro_requests) {
   ck_assert_int_eq(
@@ -204,6 +226,7 @@ int main(void) {
   tcase_add_test(tc, bad_input_is_status_2);
   tcase_add_test(tc, run_status);
   tcase_add_test(tc, numbers_are_checked);
+  tcase_add_test(tc, inputs_are_capped);
   tcase_add_test(tc, repro_requests);
   suite_add_tcase(s, tc);
   return rjt_main(s);

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Number options are taken within a range. */
+/* Inputs are read up to a cap (a FIFO or /dev/zero stops there), and numbers within a range. */
+#define REQUEST_CAP ((size_t)16 << 20) /* a request file or standard input: 16 MiB */
+#define IR_CAP ((size_t)256 << 20)     /* --ir MODULE: 256 MiB */
 #define MAX_DEVICE 1023
 #define MAX_NANS (1 << 24)
 #define MAX_PTX_VERSION 999
@@ -26,6 +28,7 @@ static const char usage[] =
     "       redjit plan     TREDUCE_REQUEST [--gpus N] [--path auto|split|split-equal|ring]\n"
     "       redjit variants\n"
     "REQUEST: a JSON file, - for standard input, or the JSON text itself ({...}).\n"
+    "Files and standard input are read up to 16 MiB (REQUEST) or 256 MiB (--ir MODULE).\n"
     "Numbers (decimal): --seed 0..2^64-1, --device 0..1023, --nans 0..16777216,\n"
     "  --ptx-version 0..999 (0: the least needed), --gpus 1..64.\n"
     "Exit: 0 ok, 1 run found a wrong result, 2 invalid request or no variant, 3 no GPU or CUDA "
@@ -45,26 +48,46 @@ static int exit_code(rj_status s) {
   }
 }
 
-static char *read_all(FILE *f, size_t *len) {
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
+/* Reads f to its end into a NUL-terminated buffer, at most cap bytes: past that (reading
+ * stops at cap + 1), or on a read error, writes why into err, naming the input (what, e.g.
+ * request "x.json"), and returns NULL. */
+static char *read_capped(FILE *f, size_t cap, const char *what, size_t *len, char *err, size_t n) {
+  size_t size = 4096, got = 0;
+  char *buf = malloc(size);
   while (buf) {
-    size_t k = fread(buf + n, 1, cap - n - 1, f);
-    n += k;
-    if (k == 0) break;
-    if (cap - n - 1 == 0) {
-      char *b = realloc(buf, cap * 2);
-      if (!b) {
-        free(buf);
-        return NULL;
-      }
-      buf = b;
-      cap *= 2;
+    size_t room = size - got - 1, k = fread(buf + got, 1, room, f);
+    got += k;
+    if (got > cap) {
+      snprintf(err, n, "%s: more than %zu MiB, the cap on this input", what, cap >> 20);
+      free(buf);
+      return NULL;
     }
+    if (k < room) break; /* the end, or an error */
+    /* grow, up to room for cap + 1 bytes and the NUL */
+    size_t grow = size * 2 < cap + 2 ? size * 2 : cap + 2;
+    char *b = realloc(buf, grow);
+    if (!b) free(buf);
+    buf = b;
+    size = grow;
   }
-  if (buf) buf[n] = 0;
-  if (len) *len = n;
+  if (!buf || ferror(f)) {
+    snprintf(err, n, "%s: cannot read it%s", what, buf ? "" : " (out of memory)");
+    free(buf);
+    return NULL;
+  }
+  buf[got] = 0;
+  if (len) *len = got;
   return buf;
+}
+
+/* The name of an input in messages: "standard input" for -, else the path quoted. */
+static const char *input_name(const char *kind, const char *path) {
+  static char name[240];
+  if (strcmp(path, "-") == 0)
+    snprintf(name, sizeof name, "%s on standard input", kind);
+  else
+    snprintf(name, sizeof name, "%s \"%.200s\"", kind, path);
+  return name;
 }
 
 static char *load_request(const char *arg, char *err, size_t n) {
@@ -74,9 +97,8 @@ static char *load_request(const char *arg, char *err, size_t n) {
     snprintf(err, n, "request: cannot open \"%s\"", arg);
     return NULL;
   }
-  char *text = read_all(f, NULL);
+  char *text = read_capped(f, REQUEST_CAP, input_name("request", arg), NULL, err, n);
   if (f != stdin) fclose(f);
-  if (!text) snprintf(err, n, "request: cannot read \"%s\"", arg);
   return text;
 }
 
@@ -288,10 +310,11 @@ static int cmd_ptx_ir(rj_ctx *ctx, const args *a) {
     return 2;
   }
   size_t len = 0;
-  char *ir = read_all(f, &len);
+  char err[320];
+  char *ir = read_capped(f, IR_CAP, input_name("--ir MODULE", a->ir), &len, err, sizeof err);
   if (f != stdin) fclose(f);
   if (!ir) {
-    fprintf(stderr, "redjit: --ir: cannot read \"%s\"\n", a->ir);
+    fprintf(stderr, "redjit: %s\n", err);
     return 2;
   }
   rj_kernel *k;
