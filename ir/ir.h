@@ -53,6 +53,7 @@ rj_status ir_validate(const rj_request *r, ir_err *e);
 /* The static shared memory of one CTA, and the alignment the tile harness gives each array. */
 #define IR_STATIC_SHARED (48 * 1024)
 #define IR_MAX_SPAN ((int64_t)1 << 46) /* elements a strided view may span */
+#define IR_MAX_STEP ((int64_t)1 << 52) /* a layout stride's |step| (JSON numbers are exact) */
 #define IR_ALIGN16(x) (((x) + 15) / 16 * 16)
 void ir_tile_facts(const rj_tile *t, ir_tile_shape *out); /* needs a validated tile */
 

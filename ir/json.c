@@ -3,6 +3,8 @@
 #include "ir.h"
 
 #include <cJSON.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -62,6 +64,26 @@ static rj_status get_int(P *p, const cJSON *o, const char *parent, const char *k
   at(p, parent, key);
   if (!v) return required ? bad(p, "required field is missing") : RJ_OK;
   return as_int(p, v, lo, hi, out);
+}
+
+/* A top-level field held in an int (its default kept when absent).  A value an int cannot hold
+ * is refused here, naming the field and the range validation enforces (range: its text); any
+ * other value is left to validation, whose messages say more. */
+static rj_status get_int32(P *p, const cJSON *o, const char *key, const char *range, bool required,
+                           int *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  at(p, "", key);
+  if (!v) return required ? bad(p, "required field is missing") : RJ_OK;
+  if (!cJSON_IsNumber(v)) return bad(p, "expected an integer");
+  double d = v->valuedouble;
+  if (!isfinite(d) || d != floor(d)) return bad(p, "expected an integer");
+  if (d < INT_MIN || d > INT_MAX) {
+    char m[128];
+    snprintf(m, sizeof m, "%.17g is out of range (%s)", d, range);
+    return bad(p, m);
+  }
+  *out = (int)d;
+  return RJ_OK;
 }
 
 static rj_status get_bool(P *p, const cJSON *o, const char *parent, const char *key, int *out) {
@@ -128,7 +150,7 @@ static const char *const nan_names[] = {"propagate", "ignore"};
 static rj_status parse_stride(P *p, const cJSON *v, rj_stride *out) {
   if (cJSON_IsNumber(v)) {
     int64_t k;
-    rj_status s = as_int(p, v, -BIG, BIG, &k);
+    rj_status s = as_int(p, v, -IR_MAX_STEP, IR_MAX_STEP, &k);
     out->step = k;
     out->unit = RJ_UNIT_SLOT;
     return s;
@@ -136,8 +158,17 @@ static rj_status parse_stride(P *p, const cJSON *v, rj_stride *out) {
   if (!cJSON_IsString(v)) return bad(p, "expected an integer, \"K@lane\" or \"K@thread\"");
   const char *s = v->valuestring;
   char *end;
+  /* K: an optional '-' and decimal digits (no blanks, no '+'), bounded as a numeric stride */
+  if (!(s[0] >= '0' && s[0] <= '9') && !(s[0] == '-' && s[1] >= '0' && s[1] <= '9'))
+    return bad(p, "expected \"K@lane\" or \"K@thread\"");
+  errno = 0;
   long long k = strtoll(s, &end, 10);
-  if (end == s) return bad(p, "expected \"K@lane\" or \"K@thread\"");
+  if (errno == ERANGE || k < -IR_MAX_STEP || k > IR_MAX_STEP) {
+    char m[128];
+    snprintf(m, sizeof m, "\"%.40s\": the step is out of range [%lld, %lld]", s,
+             (long long)-IR_MAX_STEP, (long long)IR_MAX_STEP);
+    return bad(p, m);
+  }
   if (strcmp(end, "@lane") == 0)
     out->unit = RJ_UNIT_LANE;
   else if (strcmp(end, "@thread") == 0)
@@ -347,15 +378,10 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
   g->primitive = (rj_primitive)v;
   if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
   g->dtype = (rj_dtype)v;
-  i64 = g->log2_size;
-  if ((s = get_int(p, o, "", "log2_size", -BIG, BIG, false, &i64))) return s;
-  g->log2_size = (int)i64;
-  i64 = g->threads;
-  if ((s = get_int(p, o, "", "threads", -BIG, BIG, false, &i64))) return s;
-  g->threads = (int)(i64 > 1 << 30 ? 1 << 30 : i64 < -1 ? -1 : i64);
-  i64 = g->blocks;
-  if ((s = get_int(p, o, "", "blocks", -BIG, BIG, false, &i64))) return s;
-  g->blocks = (int)(i64 > 1 << 30 ? 1 << 30 : i64 < -1 ? -1 : i64);
+  if ((s = get_int32(p, o, "log2_size", "0..5", false, &g->log2_size))) return s;
+  if ((s = get_int32(p, o, "threads", "a multiple of 32 in 32..1024", false, &g->threads)))
+    return s;
+  if ((s = get_int32(p, o, "blocks", "1..65535", false, &g->blocks))) return s;
   i64 = g->arg;
   if ((s = get_int(p, o, "", "arg", -(1 << 30), 1 << 30, false, &i64))) return s;
   g->arg = (int)i64;
@@ -427,17 +453,15 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
                                      "accum", "strides", "dst_strides", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0, n = 0;
-  int64_t i64 = 0, vals[RJ_MAX_DIMS];
+  int64_t vals[RJ_MAX_DIMS];
   if (s) return s;
   if ((s = get_enum(p, o, "", "op", op_names, 3, true, &v))) return s;
   t->op = (rj_op)v;
   if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
   t->dtype = (rj_dtype)v;
-  if ((s = get_int(p, o, "", "ranks", -BIG, BIG, true, &i64))) return s;
-  t->ranks = (int)(i64 > 1 << 20 ? 1 << 20 : i64 < -1 ? -1 : i64);
-  i64 = 0;
-  if ((s = get_int(p, o, "", "root", -BIG, BIG, false, &i64))) return s;
-  t->root = (int)(i64 > 1 << 20 ? 1 << 20 : i64 < -1 ? -1 : i64);
+  if ((s = get_int32(p, o, "ranks", "1..1024", true, &t->ranks))) return s;
+  t->root = 0;
+  if ((s = get_int32(p, o, "root", "0..ranks-1", false, &t->root))) return s;
   if ((s = get_ints(p, o, "", "shape", 5, -BIG, BIG, true, vals, &n))) return s;
   t->ndim = n;
   for (int i = 0; i < n; i++)

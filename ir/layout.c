@@ -7,8 +7,37 @@
 
 #define MAX_SLOTS 4096
 
-static int64_t addv(int64_t a, int64_t b) {
-  return a + b;
+/* acc += c * step; false when that overflows an int64_t (a huge stride) */
+static bool add_scaled(int64_t *acc, int64_t c, int64_t step) {
+  int64_t v;
+  return !__builtin_mul_overflow(c, step, &v) && !__builtin_add_overflow(*acc, v, acc);
+}
+
+/* Element x's register slot, lane and thread (thread offset + lane) under b's layout (x in
+ * row-major order); false when one of them overflows. */
+static bool elem_position(const rj_buffer *b, int64_t x, int64_t *slot, int64_t *lane,
+                          int64_t *thread) {
+  const rj_layout *L = &b->layout;
+  int64_t s = 0, ln = 0, t = 0, rest = x;
+  bool ok = true;
+  if (!L->present) s = x;
+  for (int d = b->ndim - 1; L->present && d >= 0; d--) {
+    int64_t c = rest % b->shape[d];
+    rest /= b->shape[d];
+    for (int k = L->nsub[d] - 1; k >= 0; k--) {
+      int64_t sc = c % L->shape[d][k];
+      c /= L->shape[d][k];
+      rj_stride st = L->stride[d][k];
+      ok &= add_scaled(st.unit == RJ_UNIT_SLOT   ? &s
+                       : st.unit == RJ_UNIT_LANE ? &ln
+                                                 : &t,
+                       sc, st.step);
+    }
+  }
+  *slot = s;
+  *lane = ln;
+  *thread = t;
+  return ok && add_scaled(thread, ln, 1);
 }
 
 rj_status ir_place(const rj_buffer *b, int T, const char *f, ir_placement *out, ir_err *e) {
@@ -32,26 +61,14 @@ rj_status ir_place(const rj_buffer *b, int T, const char *f, ir_placement *out, 
   }
   int64_t nslots = 0;
   for (int64_t x = 0; x < n; x++) {
-    int64_t s = 0, lane = 0, th = 0, rest = x;
-    if (!L->present) {
-      s = x;
-    } else {
-      for (int d = b->ndim - 1; d >= 0; d--) {
-        int64_t c = rest % b->shape[d];
-        rest /= b->shape[d];
-        for (int k = L->nsub[d] - 1; k >= 0; k--) {
-          int64_t sc = c % L->shape[d][k];
-          c /= L->shape[d][k];
-          rj_stride st = L->stride[d][k];
-          int64_t v = sc * st.step;
-          if (st.unit == RJ_UNIT_SLOT)
-            s = addv(s, v);
-          else if (st.unit == RJ_UNIT_LANE)
-            lane = addv(lane, v);
-          else
-            th = addv(th, v);
-        }
-      }
+    int64_t s, lane, th;
+    if (!elem_position(b, x, &s, &lane, &th)) {
+      free(slot);
+      free(thr);
+      return ir_fail(e, RJ_EINVAL,
+                     "%s.layout: element %lld's slot, lane or thread overflows 64 bits (a stride "
+                     "is too large)",
+                     f, (long long)x);
     }
     if (s < 0 || s >= MAX_SLOTS) {
       free(slot);
@@ -67,7 +84,7 @@ rj_status ir_place(const rj_buffer *b, int T, const char *f, ir_placement *out, 
                      f, (long long)x, (long long)lane);
     }
     slot[x] = s;
-    thr[x] = th + lane;
+    thr[x] = th;
     if (s + 1 > nslots) nslots = s + 1;
   }
   out->nslots = (int)nslots;
@@ -95,10 +112,18 @@ rj_status ir_place(const rj_buffer *b, int T, const char *f, ir_placement *out, 
         }
         continue;
       }
+      bool ok = true;
       for (int i = L->nreplicate - 1; L->present && i >= 0; i--) {
         int64_t k = rr % L->rep_extent[i];
         rr /= L->rep_extent[i];
-        t += k * L->rep_stride[i].step;
+        ok &= add_scaled(&t, k, L->rep_stride[i].step);
+      }
+      if (!ok) {
+        st = ir_fail(e, RJ_EINVAL,
+                     "%s.layout: a copy of element %lld lands on a thread past 64 bits (a "
+                     "replicate stride is too large)",
+                     f, (long long)x);
+        break;
       }
       if (t < 0 || t >= T) {
         st = ir_fail(e, RJ_EINVAL,

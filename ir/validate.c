@@ -42,6 +42,35 @@ static rj_status check_axes(ir_err *e, const int *axes, int naxes, int ndim, boo
   return RJ_OK;
 }
 
+/* One layout stride: a known unit and |step| <= IR_MAX_STEP (ir_place's arithmetic is checked
+ * too; this names the field).  f: the field, e.g. "src.layout.stride[1][0]". */
+static rj_status check_stride(ir_err *e, const char *f, rj_stride st) {
+  if ((unsigned)st.unit > RJ_UNIT_THREAD)
+    return ir_fail(e, RJ_EINVAL, "%s: unknown unit %d", f, (int)st.unit);
+  if (st.step < -IR_MAX_STEP || st.step > IR_MAX_STEP)
+    return ir_fail(e, RJ_EINVAL, "%s: step %lld is out of range [%lld, %lld]", f,
+                   (long long)st.step, (long long)-IR_MAX_STEP, (long long)IR_MAX_STEP);
+  return RJ_OK;
+}
+
+static rj_status check_strides(ir_err *e, const char *name, const rj_layout *L, int ndim) {
+  char f[64];
+  rj_status s;
+  for (int d = 0; d < ndim; d++)
+    for (int k = 0; k < L->nsub[d]; k++) {
+      if (L->nsub[d] == 1)
+        snprintf(f, sizeof f, "%s.layout.stride[%d]", name, d);
+      else
+        snprintf(f, sizeof f, "%s.layout.stride[%d][%d]", name, d, k);
+      if ((s = check_stride(e, f, L->stride[d][k]))) return s;
+    }
+  for (int i = 0; i < L->nreplicate; i++) {
+    snprintf(f, sizeof f, "%s.layout.replicate[%d]", name, i);
+    if ((s = check_stride(e, f, L->rep_stride[i]))) return s;
+  }
+  return RJ_OK;
+}
+
 static rj_status check_buffer(ir_err *e, const char *name, const rj_buffer *b, int64_t *region) {
   char f[48];
   snprintf(f, sizeof f, "%s.shape", name);
@@ -95,6 +124,7 @@ static rj_status check_buffer(ir_err *e, const char *name, const rj_buffer *b, i
                        "(stride \"K@lane\" or \"K@thread\")",
                        name, i);
     }
+    return check_strides(e, name, L, b->ndim);
   }
   return RJ_OK;
 }

@@ -2,9 +2,12 @@
  * by one thread-block cluster of C = 8 CTAs, finished on chip: no workspace, no counter, no
  * fence / atomic hand-off, one launch.
  *
+ *   every thread arrives at a cluster barrier (.relaxed where the target's PTX has it): CUDA
+ *     needs every CTA of a cluster running before one touches another's shared memory;
  *   every thread of the cluster is lane rank * T + tid of C * T lanes over the whole array
  *     (tns_row_segment: 16-byte vector loads, U in flight per lane, scalar head and tail);
  *   each CTA folds its T lanes (warp trees, then warp 0 over the warp partials);
+ *   every thread waits on that barrier: now every CTA of the cluster has started;
  *   thread 0 of CTA `rank` stores the CTA's value into slot `rank` of CTA 0's shared memory
  *     (mapa + st.shared::cluster);
  *   barrier.cluster.arrive (release) / barrier.cluster.wait (acquire);
@@ -64,6 +67,16 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
   return NULL;
 }
 
+/* Every thread of the cluster arrives at the cluster barrier: .relaxed (nothing to publish
+ * yet) where the target's least PTX has it (8.0), else the plain arrive (.release: stronger, PTX
+ * 7.8), so the kernel's PTX version does not rise. */
+static void arrive_started(pass_emit *e) {
+  pass_call(e,
+            e->target->min_ptx >= 80 ? "llvm.nvvm.barrier.cluster.arrive.relaxed"
+                                     : "llvm.nvvm.barrier.cluster.arrive",
+            NULL, 0, NULL, 0);
+}
+
 static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
   (void)self;
   const rj_tensor *t = &r->u.tensor;
@@ -83,6 +96,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMAddTargetDependentFunctionAttr(e->fn, "nvvm.cluster_dim", dims);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), acc_ty = pass_acc_type(e, t->dtype);
   LLVMValueRef tid = pass_tid_x(e);
+  /* the wait before the first remote store pairs with this (the reads hide its latency) */
+  arrive_started(e);
   LLVMValueRef rank = pass_call(e, "llvm.nvvm.read.ptx.sreg.cluster.ctarank", NULL, 0, NULL, 0);
   LLVMValueRef lane = LLVMBuildAdd(
       e->B, LLVMBuildMul(e->B, LLVMBuildZExt(e->B, rank, i64, ""), tns_i64(e, p.T), ""),
@@ -91,6 +106,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   tns_acc_init(e, t, acc, p.vec);
   tns_row_segment(e, t, p.vec, CL_C * p.T, p.U, src, tns_i64(e, p.N), lane, acc);
   LLVMValueRef val = tns_cta_reduce(e, t, tns_acc_total(e, t, acc, p.vec), tid, p.T);
+  /* every CTA of the cluster is running from here on: CTA 0's shared memory exists */
+  pass_call(e, "llvm.nvvm.barrier.cluster.wait", NULL, 0, NULL, 0);
   /* thread 0: this CTA's value into slot `rank` of CTA 0's shared memory */
   LLVMValueRef slots = pass_global_array(e, acc_ty, CL_C, AS_SHARED, "rj_cluster_part");
   pass_if w;

@@ -16,4 +16,15 @@ for t in build-asan/tests/test_*; do
   # 77: a GPU suite skipped for want of a GPU (said so on stderr)
   if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then echo "sanitize: $t failed ($rc)"; fail=1; fi
 done
+# the reproducers in tests/repro/ through the CLI: a status (0, or 2 naming the cause), never a
+# crash or a sanitizer report (a UBSan report halts: exit 1)
+for f in tests/repro/*.json; do
+  [ -e "$f" ] || continue
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 timeout 120 build-asan/redjit ptx "$f" \
+    >/dev/null 2>build-asan/repro.err
+  rc=$?
+  if { [ $rc -ne 0 ] && [ $rc -ne 2 ]; } || grep -q "Sanitizer\|runtime error" build-asan/repro.err; then
+    echo "sanitize: redjit ptx $f failed ($rc)"; head -20 build-asan/repro.err; fail=1
+  fi
+done
 exit $fail

@@ -125,6 +125,15 @@ static inline int rjt_gpu_present(void) {
   return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
+/* The path of tests/repro/NAME: under the source tree the suite was built from, else (a carried
+ * binary on another machine) under the working directory, the repository root. */
+static inline const char *rjt_repro(const char *name) {
+  static char path[1024];
+  snprintf(path, sizeof path, "%s/tests/repro/%s", REDJIT_SOURCE_DIR, name);
+  if (access(path, R_OK) != 0) snprintf(path, sizeof path, "tests/repro/%s", name);
+  return path;
+}
+
 /* Runs the CLI (REDJIT_CLI, else the one built) with args; returns its exit status and its first
  * output line in out. */
 static inline int rjt_cli(const char *args, char *out, size_t n) {

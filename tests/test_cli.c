@@ -5,11 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Runs the CLI with args (a shell fragment); returns its exit status, output in out. */
-static int cli(char *out, size_t n, const char *args) {
+/* Runs "feed | redjit args" (args: a shell fragment; feed "": none); returns its exit status,
+ * output in out. */
+static int cli_fed(char *out, size_t n, const char *feed, const char *args) {
   char cmd[4096];
   const char *exe = getenv("REDJIT_CLI"); /* the carried CLI on the GPU machine */
-  snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", exe ? exe : REDJIT_CLI_BUILT, args);
+  snprintf(cmd, sizeof cmd, "%s%s'%s' %s 2>&1", feed, *feed ? " | " : "",
+           exe ? exe : REDJIT_CLI_BUILT, args);
   FILE *p = popen(cmd, "r");
   ck_assert_ptr_nonnull(p);
   size_t k = fread(out, 1, n - 1, p);
@@ -17,6 +19,10 @@ static int cli(char *out, size_t n, const char *args) {
   int st = pclose(p);
   ck_assert_msg(WIFEXITED(st), "redjit %s did not exit normally (signal?)", args);
   return WEXITSTATUS(st);
+}
+
+static int cli(char *out, size_t n, const char *args) {
+  return cli_fed(out, n, "", args);
 }
 
 static char *tmpfile_with(const char *text) {
@@ -127,6 +133,70 @@ START_TEST(bad_input_is_status_2) {
 }
 END_TEST
 
+/* Every number option: the whole argument, in range, else status 2 naming the option (a
+ * --ptx-version of 4294967384 was taken as 88).  run / bench / plan say it in JSON. */
+START_TEST(numbers_are_checked) {
+  static const struct {
+    const char *args, *msg;
+  } cases[] = {
+      {"ptx '" SEED000 "' --ptx-version 4294967384", "--ptx-version: 4294967384 is out of range"},
+      {"ptx '" SEED000 "' --ptx-version 88x", "--ptx-version: \"88x\" is not a number"},
+      {"ptx '" SEED000 "' --ptx-version ' 88'", "--ptx-version: \" 88\" is not a number"},
+      {"explain '" SEED000 "' --ptx-version -1", "--ptx-version: -1 is out of range (0..999)"},
+      {"run '" SEED000 "' --seed -1", "--seed: -1 is out of range"},
+      {"run '" SEED000 "' --seed 18446744073709551616", "--seed: 18446744073709551616 is out of"},
+      {"run '" SEED000 "' --seed 0x10", "--seed: \\\"0x10\\\" is not a number"},
+      {"run '" SEED000 "' --device 4294967296", "--device: 4294967296 is out of range (0..1023)"},
+      {"bench '" SEED000 "' --device -1", "--device: -1 is out of range"},
+      {"run '" SEED000 "' --nans 99999999999999999999", "--nans: 99999999999999999999 is out"},
+      {"run '" SEED000 "' --nans ''", "--nans: \\\"\\\" is not a number"},
+      {"plan '" SEED000 "' --gpus 4294967297", "--gpus: 4294967297 is out of range (1..64)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ck_assert_msg(cli(out, sizeof out, cases[i].args) == 2, "%s: %s", cases[i].args, out);
+    ck_assert_msg(strstr(out, cases[i].msg), "%s: \"%s\" lacks \"%s\"", cases[i].args, out,
+                  cases[i].msg);
+  }
+  ck_assert_int_eq(cli(out, sizeof out, "ptx '" SEED000 "' --ptx-version 88"), 0);
+  ck_assert_ptr_nonnull(strstr(out, ".version 8.8"));
+}
+END_TEST
+
+/* Request and IR inputs are read up to a cap (16 MiB, 256 MiB), character devices and pipes
+ * included, and refused past it naming the input (/dev/zero grew the process until killed). */
+START_TEST(inputs_are_capped) {
+  ck_assert_int_eq(cli(out, sizeof out, "ptx /dev/zero"), 2);
+  ck_assert_msg(strstr(out, "request \"/dev/zero\": more than 16 MiB"), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "explain - < /dev/zero"), 2);
+  ck_assert_msg(strstr(out, "request on standard input: more than 16 MiB"), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "run /dev/zero"), 2); /* one JSON line */
+  ck_assert_msg(strncmp(out, "{\"ok\": false, \"error\": \"request ", 32) == 0, "%s", out);
+  ck_assert_msg(strstr(out, "more than 16 MiB, the cap on this input"), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "ptx --ir /dev/zero --entry k"), 2);
+  ck_assert_msg(strstr(out, "--ir MODULE \"/dev/zero\": more than 256 MiB"), "%s", out);
+  /* a pipe that never ends */
+  ck_assert_int_eq(cli_fed(out, sizeof out, "yes '{'", "ptx -"), 2);
+  ck_assert_msg(strstr(out, "request on standard input: more than 16 MiB"), "%s", out);
+  ck_assert_int_eq(cli_fed(out, sizeof out, "yes", "ptx --ir - --entry k"), 2);
+  ck_assert_msg(strstr(out, "--ir MODULE on standard input: more than 256 MiB"), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "ptx /tmp"), 2); /* a directory: a read error */
+  ck_assert_msg(strstr(out, "request \"/tmp\": cannot read it"), "%s", out);
+}
+END_TEST
+
+/* The fuzzer's reproducers in tests/repro/ through the CLI: status 2 naming the field. */
+START_TEST(repro_requests) {
+  ck_assert_int_eq(
+      cli(out, sizeof out, rjt_fmt("ptx '%s'", rjt_repro("json_log2size_truncated.json"))), 2);
+  ck_assert_msg(strstr(out, "redjit: log2_size: 4294967301 is out of range (0..5)"), "%s", out);
+  ck_assert_int_eq(
+      cli(out, sizeof out, rjt_fmt("ptx '%s'", rjt_repro("json_ubsan_stride_overflow.json"))), 2);
+  ck_assert_msg(strstr(out, "redjit: src.layout.stride[0]: \"9223372036854775807@thread\": the "
+                            "step is out of range"),
+                "%s", out);
+}
+END_TEST
+
 /* Without a GPU, run exits 3 with one JSON line; with one, it passes (exit 0). */
 START_TEST(run_status) {
   rj_ctx *ctx = rj_ctx_new();
@@ -155,6 +225,9 @@ int main(void) {
   tcase_add_test(tc, ptx_of_caller_ir);
   tcase_add_test(tc, bad_input_is_status_2);
   tcase_add_test(tc, run_status);
+  tcase_add_test(tc, numbers_are_checked);
+  tcase_add_test(tc, inputs_are_capped);
+  tcase_add_test(tc, repro_requests);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }

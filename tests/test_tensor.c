@@ -142,6 +142,42 @@ START_TEST(cluster) {
 }
 END_TEST
 
+/* tensor_cluster: every CTA of the cluster is known to be running before a thread touches
+ * another CTA's shared memory (CUDA's rule for distributed shared memory; compute-sanitizer
+ * racecheck reported the store as a write into "a block that might not have entered yet").
+ * In the PTX: a cluster arrive, then a cluster wait, before the first mapa / st.shared::cluster;
+ * then the arrive / wait pair that publishes the partials.  The early arrive is .relaxed where
+ * the target's least PTX has it (8.0), and the PTX version does not rise on sm_90. */
+START_TEST(cluster_started_before_remote_store) {
+  rj_ctx *ctx = rj_ctx_new();
+  static const char *const targets[] = {"sm_90", "sm_90a", "sm_100a", "sm_120a"};
+  static const int vec[8] = {8, 8, 4, 2, 4, 4, 2, 2}; /* elements a 16-byte vector */
+  for (int g = 0; g < 4; g++)
+    for (int d = 0; d < 8; d++) {
+      char req[256];
+      snprintf(req, sizeof req,
+               "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[%d],"
+               "\"variant\":\"tensor_cluster\"}",
+               d % 2 ? "max" : "sum", dtypes[d], 25000 * vec[d]);
+      const char *ptx = rjt_ptx(ctx, req, targets[g]);
+      const char *arrive = strstr(ptx, "barrier.cluster.arrive");
+      const char *wait = strstr(ptx, "barrier.cluster.wait");
+      const char *mapa = strstr(ptx, "mapa.shared::cluster");
+      const char *store = strstr(ptx, "st.shared::cluster");
+      ck_assert_msg(arrive && wait && mapa && store, "%s %s: a cluster instruction is missing",
+                    targets[g], req);
+      ck_assert_msg(arrive < wait && wait < mapa && wait < store,
+                    "%s %s: the first cluster wait does not precede the first remote store",
+                    targets[g], req);
+      ck_assert_int_eq(rjt_count(ptx, "barrier.cluster.arrive"), 2);
+      ck_assert_int_eq(rjt_count(ptx, "barrier.cluster.wait"), 2);
+      ck_assert_int_eq(rjt_count(ptx, "barrier.cluster.arrive.relaxed"), g > 0);
+      if (g == 0) ck_assert_ptr_nonnull(strstr(ptx, ".version 7.8"));
+    }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 /* The PTX assembles with ptxas (when present) without spills. */
 START_TEST(ptxas_clean) {
   const char *ptxas = "/usr/local/cuda/bin/ptxas";
@@ -412,6 +448,7 @@ int main(void) {
   tcase_add_test(tc, dispatch);
   tcase_add_test(tc, ptx_properties);
   tcase_add_test(tc, cluster);
+  tcase_add_test(tc, cluster_started_before_remote_store);
   tcase_add_test(tc, ptxas_clean);
   tcase_add_test(tc, reduce_args);
   tcase_add_test(tc, cli_status);

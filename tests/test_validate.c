@@ -12,6 +12,13 @@ typedef struct bad_case {
   "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32,"
 #define SRC48 "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},"
 #define DST4 "\"dst\":{\"mem\":\"shared\",\"shape\":[4]}"
+/* a warp's 32 elements, one a lane (stride S), summed into one replicated element (stride R) */
+#define WARP_SRC32(S)                                                                                  \
+  "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\"," \
+  "\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[" S "]}},"
+#define DST_REP(R)                                                                                 \
+  "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],"             \
+  "\"replicate\":[[32," R "]]}}}"
 
 static const bad_case bad[] = {
     /* malformed or truncated JSON, wrong top-level shapes */
@@ -147,6 +154,30 @@ static const bad_case bad[] = {
      RJ_EINVAL, "threads: 48 must be a multiple of 32"},
     {"{\"kind\":\"subgroup\",\"primitive\":\"twist\",\"dtype\":\"i32\"}", RJ_EINVAL,
      "primitive: unknown value"},
+    /* numbers an int cannot hold are refused when read, never truncated */
+    {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"i32\",\"log2_size\":4294967301}",
+     RJ_EINVAL, "log2_size: 4294967301 is out of range (0..5)"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"i32\",\"threads\":4294967328}",
+     RJ_EINVAL, "threads: 4294967328 is out of range"},
+    {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"i32\",\"blocks\":-4294967295}",
+     RJ_EINVAL, "blocks: -4294967295 is out of range (1..65535)"},
+    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4294967300,\"shape\":[4]}",
+     RJ_EINVAL, "ranks: 4294967300 is out of range (1..1024)"},
+    {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":4294967296,\"shape\":[4]}",
+     RJ_EINVAL, "root: 4294967296 is out of range"},
+    /* "K@lane" / "K@thread" strides: bounded as numeric ones, strictly parsed */
+    {WARP_SRC32("\"9223372036854775807@thread\"") DST_REP("\"1@lane\""), RJ_EINVAL,
+     "src.layout.stride[0]: \"9223372036854775807@thread\": the step is out of range"},
+    {WARP_SRC32("\"99999999999999999999@lane\"") DST_REP("\"1@lane\""), RJ_EINVAL,
+     "src.layout.stride[0]: \"99999999999999999999@lane\": the step is out of range"},
+    {WARP_SRC32("\"4503599627370497@thread\"") DST_REP("\"1@lane\""), RJ_EINVAL,
+     "the step is out of range [-4503599627370496, 4503599627370496]"},
+    {WARP_SRC32("\"+1@lane\"") DST_REP("\"1@lane\""), RJ_EINVAL,
+     "src.layout.stride[0]: expected \"K@lane\""},
+    {WARP_SRC32("\" 1@lane\"") DST_REP("\"1@lane\""), RJ_EINVAL,
+     "src.layout.stride[0]: expected \"K@lane\""},
+    {WARP_SRC32("\"1@lane\"") DST_REP("\"-9223372036854775808@lane\""), RJ_EINVAL,
+     "dst.layout.replicate[0]: \"-9223372036854775808@lane\": the step is out of range"},
     /* tensor */
     {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,0]}", RJ_EINVAL,
      "shape[1]: every dim must be at least 1"},
@@ -245,6 +276,72 @@ START_TEST(c_structs) {
 }
 END_TEST
 
+/* The reproducers in tests/repro/ (found by fuzzing): each is refused naming the field.  The
+ * stride one was signed overflow in ir_place (UBSan), the log2_size one was truncated to 5. */
+START_TEST(repro_files) {
+  static const struct {
+    const char *file, *msg;
+  } cases[] = {
+      {"json_ubsan_stride_overflow.json",
+       "src.layout.stride[0]: \"9223372036854775807@thread\": the step is out of range"},
+      {"json_log2size_truncated.json", "log2_size: 4294967301 is out of range (0..5)"},
+  };
+  rj_ctx *ctx = rj_ctx_new();
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    FILE *f = fopen(rjt_repro(cases[i].file), "rb");
+    ck_assert_msg(f != NULL, "cannot open tests/repro/%s", cases[i].file);
+    static char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    rj_request r;
+    ck_assert_int_eq(rj_request_parse(ctx, text, &r), RJ_EINVAL);
+    ck_assert_msg(strstr(rj_errmsg(ctx), cases[i].msg), "%s: \"%s\" lacks \"%s\"", cases[i].file,
+                  rj_errmsg(ctx), cases[i].msg);
+  }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* Layout strides built in C are bounded as JSON ones; a bounded thread stride whose multiples
+ * overflow int64_t is refused with a message (it was signed overflow in ir_place). */
+START_TEST(layout_stride_overflow) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_request r;
+  rjt_parse(ctx, WARP_SRC32("\"1@lane\"") DST_REP("\"1@lane\""), &r);
+  rj_request bad = r;
+  bad.u.tile.src.layout.stride[0][0] = (rj_stride){INT64_MAX, RJ_UNIT_THREAD};
+  ck_assert_int_eq(rj_request_validate(ctx, &bad), RJ_EINVAL);
+  ck_assert_msg(
+      strstr(rj_errmsg(ctx), "src.layout.stride[0]: step 9223372036854775807 is out of range"),
+      "%s", rj_errmsg(ctx));
+  bad = r;
+  bad.u.tile.dst.layout.rep_stride[0] = (rj_stride){INT64_MIN, RJ_UNIT_LANE};
+  ck_assert_int_eq(rj_request_validate(ctx, &bad), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "dst.layout.replicate[0]: step"), "%s", rj_errmsg(ctx));
+  bad = r;
+  bad.u.tile.src.layout.stride[0][0].unit = (rj_unit)7;
+  ck_assert_int_eq(rj_request_validate(ctx, &bad), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "src.layout.stride[0]: unknown unit 7"), "%s",
+                rj_errmsg(ctx));
+  /* 2^52 threads a step is in range, but element 2048 of 4096 sits past 2^63 */
+  rjt_parse(
+      ctx,
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":"
+      "\"local\",\"shape\":[4096],\"layout\":{\"shape\":[4096],\"stride\":["
+      "\"4503599627370496@thread\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[1]}}",
+      &r);
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90";
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ENOVARIANT);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "src.layout: element 2048's slot, lane or thread overflows"),
+                "%s", rj_errmsg(ctx));
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 /* Public entry points answer NULL pointers with RJ_EINVAL naming the argument, never a crash. */
 START_TEST(null_arguments) {
   rj_ctx *ctx = rj_ctx_new();
@@ -298,6 +395,8 @@ int main(void) {
   tcase_add_loop_test(tc, valid_requests, 0, (int)(sizeof good / sizeof good[0]));
   tcase_add_test(tc, c_structs);
   tcase_add_test(tc, null_arguments);
+  tcase_add_test(tc, repro_files);
+  tcase_add_test(tc, layout_stride_overflow);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }

@@ -2,11 +2,20 @@
  * redjit.h, as Lua's lauxlib uses only lua.h. */
 #include "redjit.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Inputs are read up to a cap (a FIFO or /dev/zero stops there), and numbers within a range. */
+#define REQUEST_CAP ((size_t)16 << 20) /* a request file or standard input: 16 MiB */
+#define IR_CAP ((size_t)256 << 20)     /* --ir MODULE: 256 MiB */
+#define MAX_DEVICE 1023
+#define MAX_NANS (1 << 24)
+#define MAX_PTX_VERSION 999
 
 static const char usage[] =
     "usage: redjit ptx      REQUEST [--target T] [--emit ptx|llvm|llvm-opt] [--ptx-version N]\n"
@@ -19,6 +28,9 @@ static const char usage[] =
     "       redjit plan     TREDUCE_REQUEST [--gpus N] [--path auto|split|split-equal|ring]\n"
     "       redjit variants\n"
     "REQUEST: a JSON file, - for standard input, or the JSON text itself ({...}).\n"
+    "Files and standard input are read up to 16 MiB (REQUEST) or 256 MiB (--ir MODULE).\n"
+    "Numbers (decimal): --seed 0..2^64-1, --device 0..1023, --nans 0..16777216,\n"
+    "  --ptx-version 0..999 (0: the least needed), --gpus 1..64.\n"
     "Exit: 0 ok, 1 run found a wrong result, 2 invalid request or no variant, 3 no GPU or CUDA "
     "error.\n";
 
@@ -36,26 +48,46 @@ static int exit_code(rj_status s) {
   }
 }
 
-static char *read_all(FILE *f, size_t *len) {
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
+/* Reads f to its end into a NUL-terminated buffer, at most cap bytes: past that (reading
+ * stops at cap + 1), or on a read error, writes why into err, naming the input (what, e.g.
+ * request "x.json"), and returns NULL. */
+static char *read_capped(FILE *f, size_t cap, const char *what, size_t *len, char *err, size_t n) {
+  size_t size = 4096, got = 0;
+  char *buf = malloc(size);
   while (buf) {
-    size_t k = fread(buf + n, 1, cap - n - 1, f);
-    n += k;
-    if (k == 0) break;
-    if (cap - n - 1 == 0) {
-      char *b = realloc(buf, cap * 2);
-      if (!b) {
-        free(buf);
-        return NULL;
-      }
-      buf = b;
-      cap *= 2;
+    size_t room = size - got - 1, k = fread(buf + got, 1, room, f);
+    got += k;
+    if (got > cap) {
+      snprintf(err, n, "%s: more than %zu MiB, the cap on this input", what, cap >> 20);
+      free(buf);
+      return NULL;
     }
+    if (k < room) break; /* the end, or an error */
+    /* grow, up to room for cap + 1 bytes and the NUL */
+    size_t grow = size * 2 < cap + 2 ? size * 2 : cap + 2;
+    char *b = realloc(buf, grow);
+    if (!b) free(buf);
+    buf = b;
+    size = grow;
   }
-  if (buf) buf[n] = 0;
-  if (len) *len = n;
+  if (!buf || ferror(f)) {
+    snprintf(err, n, "%s: cannot read it%s", what, buf ? "" : " (out of memory)");
+    free(buf);
+    return NULL;
+  }
+  buf[got] = 0;
+  if (len) *len = got;
   return buf;
+}
+
+/* The name of an input in messages: "standard input" for -, else the path quoted. */
+static const char *input_name(const char *kind, const char *path) {
+  static char name[240];
+  if (strcmp(path, "-") == 0)
+    snprintf(name, sizeof name, "%s on standard input", kind);
+  else
+    snprintf(name, sizeof name, "%s \"%.200s\"", kind, path);
+  return name;
 }
 
 static char *load_request(const char *arg, char *err, size_t n) {
@@ -65,9 +97,8 @@ static char *load_request(const char *arg, char *err, size_t n) {
     snprintf(err, n, "request: cannot open \"%s\"", arg);
     return NULL;
   }
-  char *text = read_all(f, NULL);
+  char *text = read_capped(f, REQUEST_CAP, input_name("request", arg), NULL, err, n);
   if (f != stdin) fclose(f);
-  if (!text) snprintf(err, n, "request: cannot read \"%s\"", arg);
   return text;
 }
 
@@ -107,6 +138,63 @@ typedef struct args {
   rj_check_opts check;
 } args;
 
+/* A number option's value: all of v in decimal (an optional '-', then digits), within lo..hi.
+ * On an error, writes a message naming the option into err and returns -1. */
+static int parse_int(const char *opt, const char *v, long long lo, long long hi, long long *out,
+                     char *err, size_t n) {
+  const char *d = v + (v[0] == '-');
+  if (!*d || strspn(d, "0123456789") != strlen(d)) {
+    snprintf(err, n, "%s: \"%.40s\" is not a number", opt, v);
+    return -1;
+  }
+  errno = 0;
+  long long x = strtoll(v, NULL, 10);
+  if (errno == ERANGE || x < lo || x > hi) {
+    snprintf(err, n, "%s: %.40s is out of range (%lld..%lld)", opt, v, lo, hi);
+    return -1;
+  }
+  *out = x;
+  return 0;
+}
+
+/* --seed: 0..2^64-1, as parse_int. */
+static int parse_seed(const char *v, uint64_t *out, char *err, size_t n) {
+  const char *d = v + (v[0] == '-');
+  if (!*d || strspn(d, "0123456789") != strlen(d)) {
+    snprintf(err, n, "--seed: \"%.40s\" is not a number", v);
+    return -1;
+  }
+  errno = 0;
+  unsigned long long x = strtoull(v, NULL, 10);
+  if (v[0] == '-' || errno == ERANGE) {
+    snprintf(err, n, "--seed: %.40s is out of range (0..%llu)", v, (unsigned long long)UINT64_MAX);
+    return -1;
+  }
+  *out = x;
+  return 0;
+}
+
+/* An int option of parse_args: --gpus, --device, --nans, --ptx-version; 0 when o is none. */
+static int int_option(const char *o, args *a, int **dst, long long *lo, long long *hi) {
+  static const struct {
+    const char *name;
+    long long lo, hi;
+  } opts[] = {{"--gpus", 1, RJ_TREDUCE_MAX_SLICES},
+              {"--device", 0, MAX_DEVICE},
+              {"--nans", 0, MAX_NANS},
+              {"--ptx-version", 0, MAX_PTX_VERSION}};
+  int *fields[] = {&a->gpus, &a->check.compile.device, &a->check.nan_count,
+                   &a->check.compile.ptx_version};
+  for (int i = 0; i < 4; i++)
+    if (strcmp(o, opts[i].name) == 0) {
+      *dst = fields[i];
+      *lo = opts[i].lo;
+      *hi = opts[i].hi;
+      return 1;
+    }
+  return 0;
+}
+
 /* Fills a; on an error, writes the message into err and returns -1. */
 static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
   memset(a, 0, sizeof *a);
@@ -121,7 +209,8 @@ static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
   for (int i = 2; i < argc; i++) {
     const char *o = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    char *end = NULL;
+    int *field;
+    long long lo, hi, x;
     if (strcmp(o, "--target") == 0 && v) {
       a->check.compile.target = v;
     } else if (strcmp(o, "--emit") == 0 && v) {
@@ -132,33 +221,19 @@ static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
       a->entry = v;
     } else if (strcmp(o, "--path") == 0 && v) {
       a->path = v;
-    } else if (strcmp(o, "--gpus") == 0 && v) {
-      long g = strtol(v, &end, 10);
-      a->gpus = g < 1 || g > RJ_TREDUCE_MAX_SLICES ? -1 : (int)g;
-      if (!*end && a->gpus < 0) {
-        snprintf(err, n, "--gpus: %s is outside 1..%d", v, RJ_TREDUCE_MAX_SLICES);
-        return -1;
-      }
+    } else if (int_option(o, a, &field, &lo, &hi) && v) {
+      if (parse_int(o, v, lo, hi, &x, err, n)) return -1;
+      *field = (int)x;
     } else if (strcmp(o, "--seed") == 0 && v) {
-      a->check.seed = strtoull(v, &end, 10);
-    } else if (strcmp(o, "--device") == 0 && v) {
-      a->check.compile.device = (int)strtol(v, &end, 10);
-    } else if (strcmp(o, "--nans") == 0 && v) {
-      a->check.nan_count = (int)strtol(v, &end, 10);
+      if (parse_seed(v, &a->check.seed, err, n)) return -1;
     } else if (strcmp(o, "--emulate-packed") == 0) {
       a->check.compile.emulate_packed = 1;
       continue;
-    } else if (strcmp(o, "--ptx-version") == 0 && v) {
-      a->check.compile.ptx_version = (int)strtol(v, &end, 10);
     } else if (!a->request && (o[0] != '-' || o[1] == 0 || o[0] == '{')) {
       a->request = o;
       continue;
     } else {
       snprintf(err, n, "unknown or incomplete option \"%s\"", o);
-      return -1;
-    }
-    if (end && *end) {
-      snprintf(err, n, "%s: \"%s\" is not a number", o, v);
       return -1;
     }
     i++;
@@ -235,10 +310,11 @@ static int cmd_ptx_ir(rj_ctx *ctx, const args *a) {
     return 2;
   }
   size_t len = 0;
-  char *ir = read_all(f, &len);
+  char err[320];
+  char *ir = read_capped(f, IR_CAP, input_name("--ir MODULE", a->ir), &len, err, sizeof err);
   if (f != stdin) fclose(f);
   if (!ir) {
-    fprintf(stderr, "redjit: --ir: cannot read \"%s\"\n", a->ir);
+    fprintf(stderr, "redjit: %s\n", err);
     return 2;
   }
   rj_kernel *k;
