@@ -59,8 +59,8 @@ class Redjit:
         L.rj_errmsg.restype = ctypes.c_char_p
         L.rj_errmsg.argtypes = [ctypes.c_void_p]
         L.rj_request_parse.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-        L.rj_reduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                                ctypes.c_void_p, ctypes.c_void_p]
+        L.rj_reduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
+                                ctypes.c_uint64, ctypes.c_void_p]  # src, dst: rj_devptr
         self.ctx = L.rj_ctx_new()
 
     def request(self, json):

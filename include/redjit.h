@@ -64,6 +64,9 @@ typedef enum rj_status {
   RJ_ETIMEOUT = 9      /* a kernel gave up waiting for another GPU's (the ring path's hops) */
 } rj_status;
 
+/* A device address: a CUdeviceptr value of the GPU named beside it (0 is no address). */
+typedef uint64_t rj_devptr;
+
 /* ---------------------------------------------------------------- request enums (stable) */
 typedef enum rj_kind {
   RJ_KIND_TILE = 1,
@@ -461,13 +464,13 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
 
 /* Device memory and launches on GPU `device` (its primary context), for kernels from
  * rj_compile_ir (or rj_compile).  args: one pointer per kernel parameter, as cuLaunchKernel
- * takes them (a device pointer parameter: the address of a uint64_t).  Waits for the kernel;
+ * takes them (a device pointer parameter: the address of an rj_devptr).  Waits for the kernel;
  * *ms (may be NULL): its time by CUDA events. */
-RJ_API rj_status rj_device_alloc(rj_ctx *ctx, int device, size_t bytes, uint64_t *ptr);
-RJ_API rj_status rj_device_free(rj_ctx *ctx, int device, uint64_t ptr);
-RJ_API rj_status rj_memcpy_htod(rj_ctx *ctx, int device, uint64_t dst, const void *src,
+RJ_API rj_status rj_device_alloc(rj_ctx *ctx, int device, size_t bytes, rj_devptr *ptr);
+RJ_API rj_status rj_device_free(rj_ctx *ctx, int device, rj_devptr ptr);
+RJ_API rj_status rj_memcpy_htod(rj_ctx *ctx, int device, rj_devptr dst, const void *src,
                                 size_t bytes);
-RJ_API rj_status rj_memcpy_dtoh(rj_ctx *ctx, int device, void *dst, uint64_t src, size_t bytes);
+RJ_API rj_status rj_memcpy_dtoh(rj_ctx *ctx, int device, void *dst, rj_devptr src, size_t bytes);
 RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const unsigned grid[3],
                                   const unsigned block[3], unsigned shared_bytes, void **args,
                                   double *ms);
@@ -489,8 +492,8 @@ RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const u
  * launches of one kernel on one ctx must be stream-ordered (for dynamic requests: every request
  * sharing that kernel); to reduce on concurrent streams use one ctx per stream.
  * Null pointers, or a request that is not a valid tensor request, are RJ_EINVAL. */
-RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
-                           const void *src, void *dst, void *stream);
+RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_devptr src,
+                           rj_devptr dst, void *stream);
 
 /* ---------------------------------------------------------------- treduce (issue 5) */
 /* Root-only reduce across ranks in one process (PTO-ISA TREDUCE on NVIDIA GPUs): the root's
@@ -551,9 +554,9 @@ typedef enum rj_treduce_path {
 
 /* One rank's buffer (or the destination). */
 typedef struct rj_treduce_buf {
-  uint64_t ptr; /* device address (CUdeviceptr) of element 0, aligned to the dtype */
-  int device;   /* CUDA device ordinal holding it */
-  int ndim;     /* 1..5; every source has the root's shape, and so does the destination */
+  rj_devptr ptr; /* device address of element 0, aligned to the dtype */
+  int device;    /* CUDA device ordinal holding it */
+  int ndim;      /* 1..5; every source has the root's shape, and so does the destination */
   int64_t shape[RJ_TREDUCE_MAX_DIMS];
   int has_strides;                      /* 0: row-major */
   int64_t strides[RJ_TREDUCE_MAX_DIMS]; /* in elements; sources: the same on every rank */
@@ -710,8 +713,8 @@ typedef struct rj_nccl_args {
   uint32_t struct_size; /* set by rj_nccl_args_init */
   void *comm;           /* ncclComm_t */
   void *stream;         /* cudaStream_t / CUstream; NULL: the legacy default stream */
-  uint64_t src;         /* this rank's source (device address) */
-  uint64_t dst;         /* the root's destination; ignored on other ranks */
+  rj_devptr src;        /* this rank's source */
+  rj_devptr dst;        /* the root's destination; ignored on other ranks */
   int synchronize;      /* 1: wait for the stream before returning */
 } rj_nccl_args;
 
