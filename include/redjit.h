@@ -258,6 +258,12 @@ RJ_API const char *rj_version(void);
 /* ---------------------------------------------------------------- requests */
 /* Zeroes *req and fills the defaults of kind (axes [-1], nan propagate, deterministic ...). */
 RJ_API void rj_request_init(rj_request *req, rj_kind kind);
+/* For bindings that cannot see the struct (ctypes): sizeof(rj_request) as the library was built,
+ * and a request allocated and initialised by the library (NULL when memory runs out), freed with
+ * rj_request_free (NULL is a no-op). */
+RJ_API size_t rj_request_size(void);
+RJ_API rj_request *rj_request_new(rj_kind kind);
+RJ_API void rj_request_free(rj_request *req);
 /* Parses one JSON request (CONTRACT.md section 2).  Unknown fields are errors. */
 RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out);
 /* Checks a request built in C the way rj_request_parse checks JSON. */

@@ -245,6 +245,29 @@ START_TEST(c_structs) {
 }
 END_TEST
 
+/* The calls for bindings: the library's size, a request it allocates, and parsing into one. */
+START_TEST(request_new) {
+  ck_assert_uint_eq(rj_request_size(), sizeof(rj_request));
+  rj_request *r = rj_request_new(RJ_KIND_TENSOR);
+  ck_assert_ptr_nonnull(r);
+  rj_request init;
+  rj_request_init(&init, RJ_KIND_TENSOR);
+  ck_assert_int_eq(memcmp(r, &init, sizeof init), 0);
+  rj_ctx *ctx = rj_ctx_new();
+  ck_assert_int_eq(rj_request_parse(ctx,
+                                    "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\","
+                                    "\"shape\":[4,256],\"axes\":[1]}",
+                                    r),
+                   RJ_OK);
+  ck_assert_int_eq(r->kind, RJ_KIND_TENSOR);
+  ck_assert_int_eq(r->u.tensor.shape[1], 256);
+  ck_assert_int_eq(rj_request_validate(ctx, r), RJ_OK);
+  rj_request_free(r);
+  rj_request_free(NULL);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 /* Public entry points answer NULL pointers with RJ_EINVAL naming the argument, never a crash. */
 START_TEST(null_arguments) {
   rj_ctx *ctx = rj_ctx_new();
@@ -298,6 +321,7 @@ int main(void) {
   tcase_add_loop_test(tc, valid_requests, 0, (int)(sizeof good / sizeof good[0]));
   tcase_add_test(tc, c_structs);
   tcase_add_test(tc, null_arguments);
+  tcase_add_test(tc, request_new);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }
