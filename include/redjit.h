@@ -49,6 +49,8 @@ extern "C" {
 #define RJ_VERSION_MAJOR 0
 #define RJ_VERSION_MINOR 1
 #define RJ_VERSION_PATCH 0
+/* One number for #if checks: 10000 * major + 100 * minor + patch (0.1.0: 100). */
+#define RJ_VERSION (RJ_VERSION_MAJOR * 10000 + RJ_VERSION_MINOR * 100 + RJ_VERSION_PATCH)
 
 /* ---------------------------------------------------------------- status codes (stable) */
 typedef enum rj_status {
@@ -253,6 +255,7 @@ RJ_API long long rj_ctx_compile_count(const rj_ctx *ctx);
 RJ_API const char *rj_errmsg(const rj_ctx *ctx);
 /* A short stable name for a status ("RJ_EINVAL"). */
 RJ_API const char *rj_status_name(rj_status s);
+/* The library's version as "MAJOR.MINOR.PATCH": compare with RJ_VERSION_* at run time. */
 RJ_API const char *rj_version(void);
 
 /* ---------------------------------------------------------------- requests */

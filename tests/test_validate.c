@@ -245,6 +245,19 @@ START_TEST(c_structs) {
 }
 END_TEST
 
+/* The header's version is the library's, and RJ_VERSION orders like the triple. */
+START_TEST(version) {
+  char v[32];
+  snprintf(v, sizeof v, "%d.%d.%d", RJ_VERSION_MAJOR, RJ_VERSION_MINOR, RJ_VERSION_PATCH);
+  ck_assert_str_eq(rj_version(), v);
+  ck_assert_int_eq(RJ_VERSION,
+                   RJ_VERSION_MAJOR * 10000 + RJ_VERSION_MINOR * 100 + RJ_VERSION_PATCH);
+#if RJ_VERSION < 100
+#error "RJ_VERSION is usable in #if"
+#endif
+}
+END_TEST
+
 /* The calls for bindings: the library's size, a request it allocates, and parsing into one. */
 START_TEST(request_new) {
   ck_assert_uint_eq(rj_request_size(), sizeof(rj_request));
@@ -322,6 +335,7 @@ int main(void) {
   tcase_add_test(tc, c_structs);
   tcase_add_test(tc, null_arguments);
   tcase_add_test(tc, request_new);
+  tcase_add_test(tc, version);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }
