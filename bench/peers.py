@@ -59,12 +59,13 @@ class Redjit:
         L.rj_errmsg.restype = ctypes.c_char_p
         L.rj_errmsg.argtypes = [ctypes.c_void_p]
         L.rj_request_parse.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-        L.rj_reduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                                ctypes.c_void_p, ctypes.c_void_p]
+        L.rj_request_size.restype = ctypes.c_size_t
+        L.rj_reduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
+                                ctypes.c_uint64, ctypes.c_void_p]  # src, dst: rj_devptr
         self.ctx = L.rj_ctx_new()
 
     def request(self, json):
-        buf = ctypes.create_string_buffer(65536)  # larger than rj_request
+        buf = ctypes.create_string_buffer(self.lib.rj_request_size())
         s = self.lib.rj_request_parse(self.ctx, json.encode(), buf)
         if s:
             raise RuntimeError(self.lib.rj_errmsg(self.ctx).decode())

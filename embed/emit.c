@@ -3,8 +3,10 @@
  * Built against the LLVM-C headers with no LLVM linked: these functions, and the passes/ and ir/
  * code they reach, call whatever LLVM the program that links libredjit_emit.a links (the
  * caller's).  CMake partially links the archive and localises every symbol but rj_emit*, so
- * pass_* / ir_* never clash with the caller's names.  Rules: include/redjit.h, EMBEDDING.md. */
+ * pass_* / ir_* never clash with the caller's names.  Rules: include/redjit_emit.h,
+ * EMBEDDING.md. */
 #include "../passes/subgroup.h"
+#include "redjit_emit.h"
 
 #include <stdio.h>
 #include <string.h>

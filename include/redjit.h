@@ -1,19 +1,29 @@
 /*
- * redjit — a JIT compiler for GPU reductions.  The one public header.
+ * redjit — a JIT compiler for GPU reductions: the public header of libredjit.so.
  *
  * A reduction request (rj_request, plain C data, or JSON) is validated, dispatched to the first
  * registered variant whose predicates all pass, lowered to LLVM IR, optimised, turned into PTX by
  * LLVM's NVPTX backend and, when a GPU is present, loaded and launched through the CUDA driver
  * (libcuda is loaded with dlopen: everything up to PTX works on a machine with no driver).
+ * Emitting redjit's primitives into the caller's own LLVM module is redjit_emit.h's business
+ * (libredjit_emit.a).
  *
- * Conventions
+ * Contents
+ *   version; status codes; context; requests; targets and options; compile and inspect; run on
+ *   the GPU; tensor (rj_reduce); treduce; checking and benchmarking; errors.
+ *
+ * Status and message
  *  - Every fallible call returns an rj_status; RJ_OK (0) is success.  The message of the last
  *    failure is kept in the context: rj_errmsg(ctx), valid until the next call on that context.
  *    Messages name the request field ("src.shape[1]: ...") or the cause.
  *  - Nothing in the library aborts or exits the process.  Target / PTX-version / instruction
  *    combinations that LLVM's backend would kill the process on are rejected before codegen.
- *  - Ownership: pointers returned by rj_ functions are owned by the context unless said otherwise,
- *    and live until rj_ctx_free (kernels, variant names) or until the next call (messages, text).
+ *
+ * Ownership
+ *  - Pointers returned by rj_ functions are owned by the context unless said otherwise, and live
+ *    until rj_ctx_free (kernels, variant names) or until the next call on the context (messages,
+ *    text such as rj_explain's and rj_request_canonical's).  Only rj_ctx_new and rj_request_new
+ *    hand the caller something to free (rj_ctx_free, rj_request_free).
  *
  * Thread safety
  *  - One rj_ctx must be used by one thread at a time (like an LLVMContext).  Distinct contexts may
@@ -26,9 +36,21 @@
  *    docs/TREDUCE.md).
  *  - Kernels (rj_kernel) belong to their context and follow the same rule.
  *
+ * Device memory
+ *  - A device address is an rj_devptr (a CUdeviceptr value) of the GPU named beside it, in that
+ *    GPU's primary context (the one the CUDA runtime uses).  A stream is a void * holding a
+ *    CUstream / cudaStream_t; NULL is the legacy default stream.
+ *
  * ABI
- *  - Public enums have explicit, append-only values.  Structs passed in carry struct_size (set by
- *    rj_request_init / rj_*_opts_init); the library reads only the fields the caller knew about.
+ *  - Public enums have explicit, append-only values.
+ *  - Structs passed in carry struct_size, set by their init call (rj_request_init,
+ *    rj_options_init, rj_treduce_group_init ...), and the library checks it.  rj_options and
+ *    rj_check_opts may come from an older header: fields past the caller's struct_size are not
+ *    read.  rj_treduce_group accepts the older sizes RJ_TREDUCE_GROUP_SIZE_V1 and _V2.  The others
+ *    (rj_request, rj_treduce_plan, rj_nccl_args) must have this library's size (RJ_EINVAL naming
+ *    struct_size otherwise); bindings that cannot see the struct ask rj_request_size().
+ *  - Structs the library only writes (results) carry no struct_size: their fields are only ever
+ *    appended, and a caller built against an older header must be rebuilt (0.x ABI).
  */
 #ifndef REDJIT_H
 #define REDJIT_H
@@ -46,11 +68,18 @@ extern "C" {
 #define RJ_API
 #endif
 
+/* ---------------------------------------------------------------- version */
 #define RJ_VERSION_MAJOR 0
 #define RJ_VERSION_MINOR 1
 #define RJ_VERSION_PATCH 0
+/* One number for #if checks: 10000 * major + 100 * minor + patch (0.1.0: 100). */
+#define RJ_VERSION (RJ_VERSION_MAJOR * 10000 + RJ_VERSION_MINOR * 100 + RJ_VERSION_PATCH)
+
+/* The library's version as "MAJOR.MINOR.PATCH": compare with RJ_VERSION_* at run time. */
+RJ_API const char *rj_version(void);
 
 /* ---------------------------------------------------------------- status codes (stable) */
+/* Names and messages: rj_status_name and rj_errmsg, at the end of this header. */
 typedef enum rj_status {
   RJ_OK = 0,
   RJ_EINVAL = 1,       /* the request (or an argument) is invalid: the message names the field */
@@ -64,7 +93,20 @@ typedef enum rj_status {
   RJ_ETIMEOUT = 9      /* a kernel gave up waiting for another GPU's (the ring path's hops) */
 } rj_status;
 
-/* ---------------------------------------------------------------- request enums (stable) */
+/* ---------------------------------------------------------------- context */
+typedef struct rj_ctx rj_ctx;
+
+/* Creates a context.  Returns NULL only when memory runs out.  Pair with rj_ctx_free. */
+RJ_API rj_ctx *rj_ctx_new(void);
+/* Frees the context and everything it owns (kernels, loaded modules, the driver handle, treduce's
+ * streams and buffers, after waiting for its calls in flight).  NULL is a no-op. */
+RJ_API void rj_ctx_free(rj_ctx *ctx);
+/* Kernels ctx has compiled so far (every cache miss of rj_compile, rj_compile_ir, rj_reduce, run
+ * and bench adds one): a caller or a test can see whether a call reused a kernel. */
+RJ_API long long rj_ctx_compile_count(const rj_ctx *ctx);
+
+/* ---------------------------------------------------------------- requests */
+/* Request enums (stable values). */
 typedef enum rj_kind {
   RJ_KIND_TILE = 1,
   RJ_KIND_SUBGROUP = 2,
@@ -173,7 +215,9 @@ typedef enum rj_primitive {
   RJ_PRIM_INVOCATION_ID = 11
 } rj_primitive;
 
-/* kind "subgroup": warp-level primitives.  Element i is owned by global thread i. */
+/* kind "subgroup": warp-level primitives.  Element i is owned by global thread i.  They compile
+ * through rj_compile / rj_check / rj_bench like tiles.  Semantics, including out-of-range lanes:
+ * docs/SUBGROUP.md. */
 typedef struct rj_subgroup {
   rj_primitive primitive;
   rj_dtype dtype;
@@ -185,7 +229,7 @@ typedef struct rj_subgroup {
   int index[32]; /* shuffle: lane l reads lane index[l] */
 } rj_subgroup;
 
-/* kind "tensor": a reduction over a whole array in global memory. */
+/* kind "tensor": a reduction over a whole array in global memory (run by rj_reduce). */
 typedef struct rj_tensor {
   rj_op op;
   rj_dtype dtype;
@@ -199,14 +243,14 @@ typedef struct rj_tensor {
   rj_nan nan;
   int deterministic; /* default 1: bit-identical results for the same input, shape, device and
                         source alignment (mod 16 bytes), run after run; no float atomics */
-  /* Appended by issue 6 (JSON "dynamic", optional, default false).  1: rows and columns views
-   * get a runtime-size kernel — sizes and strides are kernel parameters, and one compiled kernel
-   * serves every shape of the same class and plan bucket (docs/TENSOR.md, "JIT constants vs
-   * runtime sizes").  Generic views keep a constant kernel (rj_explain says so). */
+  /* JSON "dynamic" (optional, default false).  1: rows and columns views get a runtime-size
+   * kernel — sizes and strides are kernel parameters, and one compiled kernel serves every shape
+   * of the same class and plan bucket (docs/TENSOR.md, "JIT constants vs runtime sizes").
+   * Generic views keep a constant kernel (rj_explain says so). */
   int dynamic;
 } rj_tensor;
 
-/* kind "treduce": root reduce across devices. */
+/* kind "treduce": root reduce across devices (run by rj_treduce_run; see "treduce" below). */
 typedef struct rj_treduce {
   rj_op op;
   rj_dtype dtype;
@@ -216,7 +260,7 @@ typedef struct rj_treduce {
   int64_t shape[5];
   int64_t tile[2];
   int pingpong;
-  /* Appended by issue 5 (JSON "nan", "accum", "strides", "dst_strides", all optional). */
+  /* JSON "nan", "accum", "strides", "dst_strides" (all optional). */
   rj_nan nan;
   int accum;              /* fold the destination's old value in as well */
   int has_strides;        /* 0: row-major sources and destination */
@@ -236,26 +280,16 @@ typedef struct rj_request {
   } u;
 } rj_request;
 
-/* ---------------------------------------------------------------- context */
-typedef struct rj_ctx rj_ctx;
-
-/* Creates a context.  Returns NULL only when memory runs out.  Pair with rj_ctx_free. */
-RJ_API rj_ctx *rj_ctx_new(void);
-/* Frees the context and everything it owns (kernels, loaded modules, the driver handle). */
-RJ_API void rj_ctx_free(rj_ctx *ctx);
-/* Kernels ctx has compiled so far (every cache miss of rj_compile, rj_compile_ir, rj_reduce, run
- * and bench adds one): a caller or a test can see whether a call reused a kernel. */
-RJ_API long long rj_ctx_compile_count(const rj_ctx *ctx);
-/* The message of the last failed call on ctx ("" if none).  Valid until the next call. */
-RJ_API const char *rj_errmsg(const rj_ctx *ctx);
-/* A short stable name for a status ("RJ_EINVAL"). */
-RJ_API const char *rj_status_name(rj_status s);
-RJ_API const char *rj_version(void);
-
-/* ---------------------------------------------------------------- requests */
 /* Zeroes *req and fills the defaults of kind (axes [-1], nan propagate, deterministic ...). */
 RJ_API void rj_request_init(rj_request *req, rj_kind kind);
-/* Parses one JSON request (CONTRACT.md section 2).  Unknown fields are errors. */
+/* For bindings that cannot see the struct (ctypes): sizeof(rj_request) as the library was built,
+ * and a request allocated and initialised by the library (NULL when memory runs out), freed with
+ * rj_request_free (NULL is a no-op). */
+RJ_API size_t rj_request_size(void);
+RJ_API rj_request *rj_request_new(rj_kind kind);
+RJ_API void rj_request_free(rj_request *req);
+/* Parses one JSON request (CONTRACT.md section 2) into *out, which it initialises first.
+ * Unknown fields are errors. */
 RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out);
 /* Checks a request built in C the way rj_request_parse checks JSON. */
 RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req);
@@ -277,11 +311,43 @@ typedef struct rj_options {
                          rj_options (rj_check_opts) keep their own fields where they are */
 } rj_options;
 
+/* Zeroes *opt, sets struct_size and the defaults (target "auto", device 0).  Every call taking a
+ * const rj_options * also takes NULL for these defaults. */
 RJ_API void rj_options_init(rj_options *opt);
 /* Resolves opt->target ("auto" included) into buf, e.g. "sm_90".  buf holds at least 16 bytes. */
 RJ_API rj_status rj_target_resolve(rj_ctx *ctx, const rj_options *opt, char *buf, size_t len);
 
-/* ---------------------------------------------------------------- variants and dispatch */
+/* ---------------------------------------------------------------- compile and inspect */
+typedef struct rj_kernel rj_kernel;
+
+/* validate -> dispatch -> lower -> optimise -> PTX.  The kernel is cached in ctx under the
+ * canonical request + target + PTX version, and owned by ctx.  Needs no GPU. */
+RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                            rj_kernel **out);
+
+/* Compiles an NVPTX module given as LLVM IR text (len 0: NUL-terminated; the portable form, e.g.
+ * from LLVMPrintModuleToString) or bitcode (len bytes; from an LLVM that LLVM 22 reads) through
+ * redjit's pipeline (verify, O3, PTX for opt's target): only bytes cross the boundary, never an
+ * LLVM object.  entry: the kernel function; made a PTX kernel if it is not one.  The kernel is
+ * cached in ctx (by content, entry, target and PTX version) and owned by it; rj_kernel_text gives
+ * its IR and PTX, rj_kernel_launch runs it.  The PTX version is opt->ptx_version or the target's
+ * least (pass rj_emitter.ptx_needed, redjit_emit.h, when larger).
+ * Caller IR that LLVM's NVPTX backend would exit the process on is refused first
+ * (RJ_EUNSUPPORTED, naming it): intrinsics outside the list redjit knows NVPTX selects (math
+ * such as llvm.sin / llvm.pow / llvm.log2 needs libdevice, which redjit does not link;
+ * redux.sync.f32 off the targets that have it) and fp128 / x86_fp80 / ppc_fp128 values; an error
+ * LLVM diagnoses during codegen becomes a status too.  Other IR that no front end for NVPTX
+ * produces may still reach a fatal error inside LLVM. */
+RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const char *entry,
+                               const rj_options *opt, rj_kernel **out);
+
+/* One line per variant in dispatch order: "NAME prio=P chosen", "NAME prio=P rejected: REASON"
+ * or "NAME prio=P not tried".  *text is owned by ctx until the next call.  Returns RJ_OK when a
+ * variant was chosen, RJ_ENOVARIANT (text still filled) when none accepts. */
+RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                            const char **text);
+
+/* The registered variants (strings owned by the library). */
 typedef struct rj_variant_info {
   const char *name;
   int priority;
@@ -293,206 +359,66 @@ RJ_API int rj_variant_count(const rj_ctx *ctx);
 /* Variants in dispatch order (priority descending, then name). */
 RJ_API rj_status rj_variant_get(const rj_ctx *ctx, int i, rj_variant_info *out);
 
-/* One line per variant in dispatch order: "NAME prio=P chosen", "NAME prio=P rejected: REASON"
- * or "NAME prio=P not tried".  *text is owned by ctx until the next call.  Returns RJ_OK when a
- * variant was chosen, RJ_ENOVARIANT (text still filled) when none accepts. */
-RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
-                            const char **text);
-
-/* ---------------------------------------------------------------- compiling */
-typedef struct rj_kernel rj_kernel;
-
-/* validate -> dispatch -> lower -> optimise -> PTX.  The kernel is cached in ctx under the
- * canonical request + target + PTX version, and owned by ctx.  Needs no GPU. */
-RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
-                            rj_kernel **out);
-
+/* A compiled kernel, read through these accessors (NULL k: NULL, 0, zeroed dims).  The strings
+ * live as long as the kernel, that is until rj_ctx_free. */
 typedef enum rj_emit { RJ_EMIT_PTX = 0, RJ_EMIT_LLVM = 1, RJ_EMIT_LLVM_OPT = 2 } rj_emit;
 /* The text of a compiled kernel: its PTX, its LLVM IR as built, or after optimisation. */
 RJ_API const char *rj_kernel_text(const rj_kernel *k, rj_emit what);
-RJ_API const char *rj_kernel_variant(const rj_kernel *k);
+RJ_API const char *rj_kernel_variant(const rj_kernel *k); /* "ir" for rj_compile_ir's */
 RJ_API const char *rj_kernel_target(const rj_kernel *k);
 RJ_API const char *rj_kernel_entry(const rj_kernel *k);
-/* Milliseconds spent in each stage of the compile that produced k. */
+/* Wall-clock milliseconds of the compile that produced k (a cache hit returns the first compile's
+ * time), one total: from after target resolution (and validation), so not the driver start that
+ * target "auto" may cause, through the cache lookup, dispatch, lowering to LLVM IR (rj_compile_ir:
+ * parsing and checking the caller's IR), verification, optimisation and PTX emission.  Loading
+ * onto a GPU is not included. */
 RJ_API double rj_kernel_compile_ms(const rj_kernel *k);
 /* Launch geometry the kernel was built for; shared_bytes is the dynamic shared memory to ask
- * for at launch (0 when the kernel's shared memory is all static, as the tile harness's is). */
+ * for at launch (0 when the kernel's shared memory is all static, as the tile harness's is).
+ * rj_compile_ir's kernels have none: the caller gives it to rj_kernel_launch. */
 RJ_API void rj_kernel_dims(const rj_kernel *k, unsigned grid[3], unsigned block[3],
                            unsigned *shared_bytes);
 
-/* ---------------------------------------------------------------- running (needs a GPU) */
+/* ---------------------------------------------------------------- run on the GPU */
+/* A device address: a CUdeviceptr value of the GPU named beside it (0 is no address). */
+typedef uint64_t rj_devptr;
+
+/* CUDA devices the driver sees; RJ_ENODEV when there is no driver. */
 RJ_API rj_status rj_device_count(rj_ctx *ctx, int *count);
-
-typedef struct rj_check_opts {
-  uint32_t struct_size;
-  rj_options compile;
-  uint64_t seed; /* inputs drawn from this seed (CONTRACT.md: inputs and tolerances of run) */
-  int nan_count; /* float dtypes: this many inputs replaced by NaN (0 = none) */
-} rj_check_opts;
-
-typedef struct rj_check_result {
-  int ok; /* every element within tolerance, nothing outside dst written */
-  char variant[RJ_NAME_MAX];
-  char target[16];
-  int64_t checked;         /* elements compared */
-  int64_t wrong;           /* elements out of tolerance */
-  int64_t outside_written; /* elements outside the destination region that changed */
-  double max_abs_err, max_rel_err;
-  double compile_ms, load_ms, kernel_ms;
-  char first_error[256]; /* the first wrong element, described */
-} rj_check_result;
-
-RJ_API void rj_check_opts_init(rj_check_opts *opt);
-/* Compiles, loads and launches req on the GPU with random inputs, computes the float64 CPU
- * reference, and compares every output element.  Returns RJ_OK when the comparison ran; whether
- * it passed is res->ok.  RJ_ENODEV when there is no GPU. */
-RJ_API rj_status rj_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *opt,
-                          rj_check_result *res);
-
-typedef struct rj_bench_result {
-  char variant[RJ_NAME_MAX];
-  char target[16];
-  double kernel_ms; /* median over runs, CUDA events */
-  double bytes;     /* read once + written once */
-  double gbps;
-  int runs;
-} rj_bench_result;
-
-RJ_API rj_status rj_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *opt,
-                          rj_bench_result *res);
-
-/* ---------------------------------------------------------------- subgroup primitives and the
- * embedding API (issue 4) */
-
-/* Subgroup requests (rj_subgroup above, kind "subgroup") compile through rj_compile / rj_check /
- * rj_bench like tiles.  Semantics, including out-of-range lanes: docs/SUBGROUP.md.
- *
- * ---- Embedding: emitting redjit's primitives into YOUR module (docs/EMBEDDING.md)
- *
- * libredjit.so carries its own LLVM 22, linked statically with hidden symbols, so an LLVMModuleRef
- * made by the caller's LLVM must never be handed to it.  The rj_emit* functions below are
- * therefore NOT in libredjit.so: they are in the static library libredjit_emit.a, built from the
- * same emitter sources but compiled against the LLVM-C headers only, with every symbol except
- * rj_emit* localised.  Linked into the caller's program, they call the caller's LLVM.
- *
- * Rules
- *  - LLVM: the caller links LLVM 22 (the LLVM-C API of its Core library); the emitters only
- *    create instructions, constants and intrinsic declarations through it.
- *  - Context and ownership: everything is created in the LLVMContext of em->module (the
- *    caller's); nothing is allocated that outlives a call, nothing is freed that the caller
- *    owns.  No rj_ctx is needed for emission.  The module must be an NVPTX module
- *    (nvptx64-nvidia-cuda); the emitters add intrinsic declarations (llvm.nvvm.*, llvm.smax ...)
- *    and, for local tiles with a layout, nothing else; shared tiles with long rows may add one
- *    internal addrspace(3) scratch array ("rj_partials*").
- *  - Position: em->builder must be positioned inside a function of em->module; the IR goes
- *    there, inline (no calls, no new functions), and the builder is left after it (possibly in
- *    a new basic block: tile emitters build loops).
- *  - Convergence: call sites must be reached by whole warps (subgroup primitives: all 32 lanes,
- *    full mask) or, for tiles, by every thread of the scope instance (cta scope: every thread of
- *    the block, which also meets the bar.sync the primitive ends with).  The shuffles are
- *    convergent intrinsics, so LLVM keeps them where they are.
- *  - Thread index: tile emitters take the thread's index within its scope instance from the
- *    caller (tid, an i32 value: e.g. threadIdx.x % 128 for a warpgroup); subgroup primitives
- *    read %laneid themselves.
- *  - Named barriers: a warpgroup-scope tile takes a free named barrier id (1..15) that is not in
- *    em->barriers_used, and adds it there; the caller passes the ids its own code uses, and
- *    keeps the updated mask for later emissions into the same kernel.  Id 0 (bar.sync 0) is the
- *    CTA barrier.
- *  - Errors: a failed call returns a status and leaves the message in em->errmsg (naming the
- *    argument or request field); IR already emitted by a failed tile call is left in place and
- *    must be discarded with its function.
- *
- * ---- Compiling a finished module through redjit's pipeline (in libredjit.so)
- * rj_compile_ir takes the module as text (LLVMPrintModuleToString) or bitcode, so that no LLVM
- * object crosses the boundary, and runs redjit's verify -> O3 -> NVPTX PTX; rj_kernel_launch
- * runs it.  Bitcode must come from an LLVM that LLVM 22 reads; text IR is the portable form. */
-
-/* LLVM-C handle types, as llvm-c/Types.h spells them (a repeated identical typedef is valid C11
- * and C++), so that this header needs no LLVM headers. */
-typedef struct LLVMOpaqueModule *LLVMModuleRef;
-typedef struct LLVMOpaqueBuilder *LLVMBuilderRef;
-typedef struct LLVMOpaqueValue *LLVMValueRef;
-
-typedef struct rj_emitter {
-  uint32_t struct_size;   /* set by rj_emitter_init */
-  LLVMModuleRef module;   /* the caller's module (and through it, its LLVMContext) */
-  LLVMBuilderRef builder; /* positioned in a function of module */
-  const char *target;     /* "sm_90" (default, NULL) ...: only for target features */
-  unsigned barriers_used; /* in/out: named barrier ids (bit i = id i) taken in this kernel */
-  int ptx_needed;         /* out: the least PTX ISA version the emitted code needs (0: any) */
-  rj_status status;       /* out: of the last call */
-  char errmsg[512];       /* out: the last failure's message ("" after success) */
-} rj_emitter;
-
-/* Zeroes *em and sets module, builder and struct_size. */
-RJ_API void rj_emitter_init(rj_emitter *em, LLVMModuleRef module, LLVMBuilderRef builder);
-
-/* *out = primitive p of value (whose LLVM type is dtype t's storage type: half, bfloat, float,
- * double, i32, i64) at the builder's position.  arg (an i32 value, may be non-constant): the
- * source lane (shuffle, broadcast), the offset (shuffle_down / _up) or the xor mask; NULL for
- * reductions and invocation_id.  log2_size (0..5): the group of the reductions.  A source lane
- * outside the warp, or arg outside 0..31, yields the lane's own value. */
-RJ_API rj_status rj_emit_subgroup(rj_emitter *em, rj_primitive p, rj_dtype t, int log2_size,
-                                  LLVMValueRef value, LLVMValueRef arg, LLVMValueRef *out);
-
-/* A tile reduction (req: kind tile, validated here) on the caller's buffers, inline, by the
- * tile variant (shared or local, by the buffers' memory; redux and sm100_packed are not
- * offered here): src / dst point at element 0 of the whole
- * buffers, row-major, as ptr addrspace(3) for shared memory, or, for local (register) buffers,
- * at an array of the thread's slots in the order the layout gives (docs/EMBEDDING.md).
- * tid: the thread's index within its scope instance (i32).  req->active is ignored: the caller
- * decides which threads run it. */
-RJ_API rj_status rj_emit_tile(rj_emitter *em, const rj_request *req, LLVMValueRef src,
-                              LLVMValueRef dst, LLVMValueRef tid);
-
-/* Compiles an NVPTX module given as LLVM IR text (len 0: NUL-terminated) or bitcode (len bytes)
- * through redjit's pipeline (verify, O3, PTX for opt's target).  entry: the kernel function;
- * made a PTX kernel if it is not one.  The kernel is cached in ctx (by content, entry, target
- * and PTX version) and owned by it; rj_kernel_text gives its IR and PTX.  The PTX version is
- * opt->ptx_version or the target's least (pass rj_emitter.ptx_needed when larger).
- * Caller IR that LLVM's NVPTX backend would exit the process on is refused first
- * (RJ_EUNSUPPORTED, naming it): intrinsics outside the list redjit knows NVPTX selects (math
- * such as llvm.sin / llvm.pow / llvm.log2 needs libdevice, which redjit does not link;
- * redux.sync.f32 off the targets that have it) and fp128 / x86_fp80 / ppc_fp128 values; an error
- * LLVM diagnoses during codegen becomes a status too.  Other IR that no front end for NVPTX
- * produces may still reach a fatal error inside LLVM. */
-RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const char *entry,
-                               const rj_options *opt, rj_kernel **out);
 
 /* Device memory and launches on GPU `device` (its primary context), for kernels from
  * rj_compile_ir (or rj_compile).  args: one pointer per kernel parameter, as cuLaunchKernel
- * takes them (a device pointer parameter: the address of a uint64_t).  Waits for the kernel;
+ * takes them (a device pointer parameter: the address of an rj_devptr).  Waits for the kernel;
  * *ms (may be NULL): its time by CUDA events. */
-RJ_API rj_status rj_device_alloc(rj_ctx *ctx, int device, size_t bytes, uint64_t *ptr);
-RJ_API rj_status rj_device_free(rj_ctx *ctx, int device, uint64_t ptr);
-RJ_API rj_status rj_memcpy_htod(rj_ctx *ctx, int device, uint64_t dst, const void *src,
+RJ_API rj_status rj_device_alloc(rj_ctx *ctx, int device, size_t bytes, rj_devptr *ptr);
+RJ_API rj_status rj_device_free(rj_ctx *ctx, int device, rj_devptr ptr);
+RJ_API rj_status rj_memcpy_htod(rj_ctx *ctx, int device, rj_devptr dst, const void *src,
                                 size_t bytes);
-RJ_API rj_status rj_memcpy_dtoh(rj_ctx *ctx, int device, void *dst, uint64_t src, size_t bytes);
+RJ_API rj_status rj_memcpy_dtoh(rj_ctx *ctx, int device, void *dst, rj_devptr src, size_t bytes);
 RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const unsigned grid[3],
                                   const unsigned block[3], unsigned shared_bytes, void **args,
                                   double *ms);
 
-/* ---------------------------------------------------------------- tensor reductions (issue 6) */
-
+/* ---------------------------------------------------------------- tensor */
 /* Reduces a tensor request (req->kind == RJ_KIND_TENSOR; CONTRACT.md "tensor") on the GPU:
- * src points at element 0 of the source view, dst at a contiguous destination of the kept dims
- * (row-major; one element when every dim is reduced).  Both are device pointers (CUdeviceptr
- * values) of device opt->device (opt NULL: device 0, target auto), in that device's primary
- * context (the one the CUDA runtime uses).  The kernel is compiled on first use and cached in
- * ctx (shape, strides, axes, dtype, op, flags and the device's SM count are its key: sizes are
- * JIT constants), then launched on `stream` (a CUstream / cudaStream_t; NULL = the legacy
- * default stream) without waiting.  With req->u.tensor.dynamic, rows and columns views use a
- * runtime-size kernel instead: its key is the class, dtype, op, flags, the plan bucket chosen
- * from the sizes on the host, the target and the SM count, so a new shape of a bucket already
- * compiled costs no compile (the request is still validated on every call).  src and dst must
- * not overlap.  Split reductions keep their partials in a workspace inside the loaded kernel, so
- * launches of one kernel on one ctx must be stream-ordered (for dynamic requests: every request
- * sharing that kernel); to reduce on concurrent streams use one ctx per stream.
- * Null pointers, or a request that is not a valid tensor request, are RJ_EINVAL. */
-RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
-                           const void *src, void *dst, void *stream);
+ * src is element 0 of the source view, dst a contiguous destination of the kept dims
+ * (row-major; one element when every dim is reduced).  Both are device addresses of device
+ * opt->device (opt NULL: device 0, target auto), in that device's primary context (the one the
+ * CUDA runtime uses).  The kernel is compiled on first use and cached in ctx (shape, strides,
+ * axes, dtype, op, flags and the device's SM count are its key: sizes are JIT constants), then
+ * launched on `stream` (a CUstream / cudaStream_t; NULL = the legacy default stream) without
+ * waiting.  With req->u.tensor.dynamic, rows and columns views use a runtime-size kernel instead:
+ * its key is the class, dtype, op, flags, the plan bucket chosen from the sizes on the host, the
+ * target and the SM count, so a new shape of a bucket already compiled costs no compile (the
+ * request is still validated on every call).  src and dst must not overlap.  Split reductions
+ * keep their partials in a workspace inside the loaded kernel, so launches of one kernel on one
+ * ctx must be stream-ordered (for dynamic requests: every request sharing that kernel); to reduce
+ * on concurrent streams use one ctx per stream.  A zero src or dst, or a request that is not a
+ * valid tensor request, is RJ_EINVAL. */
+RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_devptr src,
+                           rj_devptr dst, void *stream);
 
-/* ---------------------------------------------------------------- treduce (issue 5) */
+/* ---------------------------------------------------------------- treduce */
 /* Root-only reduce across ranks in one process (PTO-ISA TREDUCE on NVIDIA GPUs): the root's
  * destination receives the element-wise op of every rank's source.  Rank r's source lives on its
  * own device (several ranks may share one GPU).  A kernel on the root reads the ranks' sources
@@ -551,9 +477,9 @@ typedef enum rj_treduce_path {
 
 /* One rank's buffer (or the destination). */
 typedef struct rj_treduce_buf {
-  uint64_t ptr; /* device address (CUdeviceptr) of element 0, aligned to the dtype */
-  int device;   /* CUDA device ordinal holding it */
-  int ndim;     /* 1..5; every source has the root's shape, and so does the destination */
+  rj_devptr ptr; /* device address of element 0, aligned to the dtype */
+  int device;    /* CUDA device ordinal holding it */
+  int ndim;      /* 1..5; every source has the root's shape, and so does the destination */
   int64_t shape[RJ_TREDUCE_MAX_DIMS];
   int has_strides;                      /* 0: row-major */
   int64_t strides[RJ_TREDUCE_MAX_DIMS]; /* in elements; sources: the same on every rank */
@@ -572,8 +498,8 @@ typedef struct rj_treduce_group {
   int pingpong;    /* overlap the fetch of rank r+1 with the reduction of rank r */
   int accum;       /* fold the destination's old value in too */
   rj_treduce_path path;
-  /* Appended (stream ordering).  A caller built against the header before them passes that
-   * struct_size, RJ_TREDUCE_GROUP_SIZE_V1, and gets stream NULL, async 0. */
+  /* A group of struct_size RJ_TREDUCE_GROUP_SIZE_V1 (one that ends at `path`) gets stream NULL
+   * and async 0. */
   void *stream; /* a CUstream / cudaStream_t of the root's GPU (in its primary context); NULL: the
                    legacy default stream.  The reduction starts after the work enqueued on it
                    before the call (every GPU's part of it waits for that point) */
@@ -582,9 +508,9 @@ typedef struct rj_treduce_group {
                    reduction, and res->ms is 0 (not timed).  An async ring call whose hop gives
                    up (ring_timeout_ms) is reported later: by rj_treduce_sync, or by the
                    context's next rj_treduce_run, which then runs nothing */
-  /* Appended (session 7).  A caller of the header before it passes RJ_TREDUCE_GROUP_SIZE_V2 (that
-   * header's sizeof: the field is 8-byte aligned, past the older group's tail padding) and gets
-   * 0. */
+  /* A group of struct_size RJ_TREDUCE_GROUP_SIZE_V1 or RJ_TREDUCE_GROUP_SIZE_V2 (one that ends at
+   * `async`; V2 is that group's sizeof, as this field is 8-byte aligned, past its tail padding)
+   * gets 0. */
   int64_t ring_timeout_ms; /* the ring path: how long a hop's kernel waits for its neighbour
                               before the call gives up (RJ_ETIMEOUT; the destination is then
                               incomplete), 1..3600000 ms; 0: 10000.  A runtime's watchdog: the
@@ -592,13 +518,15 @@ typedef struct rj_treduce_group {
                               SMs (another process's, another ring's) can keep one from starting */
 } rj_treduce_group;
 
-/* The struct_size of a group from the header that ended at `path`, and of the one that ended at
- * `async` (their sizeof, on the 64-bit ABIs redjit builds for): both still accepted. */
+/* The older struct_size values rj_treduce_run accepts besides sizeof(rj_treduce_group): the
+ * sizeof of a group that ends at `path` (V1) and of one that ends at `async` (V2), on the 64-bit
+ * ABIs redjit builds for.  The fields past a caller's struct_size get their defaults. */
 #define RJ_TREDUCE_GROUP_SIZE_V1 offsetof(rj_treduce_group, stream)
 #define RJ_TREDUCE_GROUP_SIZE_V2 offsetof(rj_treduce_group, ring_timeout_ms)
 
 /* Written whole by the library (it carries no struct_size): fields are only ever appended, and a
- * caller built against an older header must be rebuilt (0.x ABI). */
+ * caller built against an older header must be rebuilt (0.x ABI).  res->path tells which path
+ * ran. */
 typedef struct rj_treduce_result {
   char variant[RJ_NAME_MAX];
   char target[16];
@@ -609,10 +537,9 @@ typedef struct rj_treduce_result {
   int staged_ranks; /* copied to the root with cuMemcpyPeerAsync */
   int launches;     /* kernels launched */
   double compile_ms, load_ms;
-  double ms; /* the whole operation on the root's GPU, CUDA events (0 under async: not timed) */
-  /* Appended by the split path (issue 5). */
-  int slices;          /* pieces the element range was cut into (1 on peer / staged; 0: empty) */
-  int gpus;            /* GPUs that ran a slice (1 on peer / staged: the root's) */
+  double ms;  /* the whole operation on the root's GPU, CUDA events (0 under async: not timed) */
+  int slices; /* pieces the element range was cut into (1 on peer / staged; 0: empty) */
+  int gpus;   /* GPUs that ran a slice (1 on peer / staged: the root's) */
   uint64_t dst_digest; /* rj_treduce_check only: FNV-1a 64 of the destination's elements' bytes
                           in row-major element order, so two paths compare bit for bit */
   double root_share;   /* of the elements, those the root's GPU reduced (1 on peer / staged and
@@ -624,8 +551,9 @@ typedef struct rj_treduce_result {
 
 /* Zeroes a group of `size` bytes (sizeof(rj_treduce_group) in the caller's header) and sets its
  * struct_size: the defaults, stream NULL and async 0 included.  rj_treduce_group_init(g) is a
- * macro for it with this header's size; the exported function of that name, which binaries built
- * against the header before `stream` and `async` call, fills RJ_TREDUCE_GROUP_SIZE_V1 bytes. */
+ * macro for it with this header's size.  The exported function rj_treduce_group_init (the entry
+ * of binaries whose group has struct_size RJ_TREDUCE_GROUP_SIZE_V1) fills
+ * RJ_TREDUCE_GROUP_SIZE_V1 bytes. */
 RJ_API void rj_treduce_group_init_sized(rj_treduce_group *g, size_t size);
 RJ_API void rj_treduce_group_init(rj_treduce_group *g);
 #define rj_treduce_group_init(g) rj_treduce_group_init_sized((g), sizeof(rj_treduce_group))
@@ -641,15 +569,6 @@ RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj
  * has returned it).  The next rj_treduce_run reports such failures too, without waiting, when
  * they have happened by then.  RJ_OK with nothing in flight, with or without a GPU. */
 RJ_API rj_status rj_treduce_sync(rj_ctx *ctx);
-/* `redjit run` / `bench` for a treduce request with a chosen path (rj_check / rj_bench use
- * RJ_TREDUCE_AUTO): rank r on GPU r mod the GPU count, random sources, the float64 oracle, and
- * sources checked unchanged.  tres may be NULL. */
-RJ_API rj_status rj_treduce_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
-                                  rj_treduce_path path, rj_check_result *res,
-                                  rj_treduce_result *tres);
-RJ_API rj_status rj_treduce_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
-                                  rj_treduce_path path, rj_bench_result *res,
-                                  rj_treduce_result *tres);
 
 /* The split plan: how the split path cuts a treduce request whose rank r lives on GPU
  * rank_device[r], the link model behind it, and what RJ_TREDUCE_AUTO takes — assuming every pair
@@ -710,8 +629,8 @@ typedef struct rj_nccl_args {
   uint32_t struct_size; /* set by rj_nccl_args_init */
   void *comm;           /* ncclComm_t */
   void *stream;         /* cudaStream_t / CUstream; NULL: the legacy default stream */
-  uint64_t src;         /* this rank's source (device address) */
-  uint64_t dst;         /* the root's destination; ignored on other ranks */
+  rj_devptr src;        /* this rank's source */
+  rj_devptr dst;        /* the root's destination; ignored on other ranks */
   int synchronize;      /* 1: wait for the stream before returning */
 } rj_nccl_args;
 
@@ -720,6 +639,64 @@ RJ_API void rj_nccl_args_init(rj_nccl_args *a);
  * loaded. */
 RJ_API rj_status rj_nccl_version(rj_ctx *ctx, int *version);
 RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nccl_args *a);
+
+/* ---------------------------------------------------------------- checking and benchmarking
+ * (`redjit run` / `redjit bench`: random inputs, a float64 oracle; need a GPU) */
+typedef struct rj_check_opts {
+  uint32_t struct_size;
+  rj_options compile;
+  uint64_t seed; /* inputs drawn from this seed (CONTRACT.md: inputs and tolerances of run) */
+  int nan_count; /* float dtypes: this many inputs replaced by NaN (0 = none) */
+} rj_check_opts;
+
+typedef struct rj_check_result {
+  int ok; /* every element within tolerance, nothing outside dst written */
+  char variant[RJ_NAME_MAX];
+  char target[16];
+  int64_t checked;         /* elements compared */
+  int64_t wrong;           /* elements out of tolerance */
+  int64_t outside_written; /* elements outside the destination region that changed */
+  double max_abs_err, max_rel_err;
+  double compile_ms, load_ms, kernel_ms;
+  char first_error[256]; /* the first wrong element, described */
+} rj_check_result;
+
+RJ_API void rj_check_opts_init(rj_check_opts *opt);
+/* Compiles, loads and launches req on the GPU with random inputs, computes the float64 CPU
+ * reference, and compares every output element.  Returns RJ_OK when the comparison ran; whether
+ * it passed is res->ok.  RJ_ENODEV when there is no GPU. */
+RJ_API rj_status rj_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *opt,
+                          rj_check_result *res);
+
+typedef struct rj_bench_result {
+  char variant[RJ_NAME_MAX];
+  char target[16];
+  double kernel_ms; /* median over runs, CUDA events */
+  double bytes;     /* read once + written once */
+  double gbps;
+  int runs;
+} rj_bench_result;
+
+RJ_API rj_status rj_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *opt,
+                          rj_bench_result *res);
+
+/* `redjit run` / `bench` for a treduce request with a chosen path (rj_check / rj_bench use
+ * RJ_TREDUCE_AUTO): rank r on GPU r mod the GPU count, random sources, the float64 oracle, and
+ * sources checked unchanged.  tres may be NULL. */
+RJ_API rj_status rj_treduce_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                                  rj_treduce_path path, rj_check_result *res,
+                                  rj_treduce_result *tres);
+RJ_API rj_status rj_treduce_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                                  rj_treduce_path path, rj_bench_result *res,
+                                  rj_treduce_result *tres);
+
+/* ---------------------------------------------------------------- errors */
+/* The message of the last failed call on ctx ("" if none; "no context" for NULL).  Valid until
+ * the next call on ctx. */
+RJ_API const char *rj_errmsg(const rj_ctx *ctx);
+/* A short stable name for a status ("RJ_EINVAL"; "RJ_E?" for a value this library does not
+ * know). */
+RJ_API const char *rj_status_name(rj_status s);
 
 #ifdef __cplusplus
 }

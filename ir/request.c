@@ -2,6 +2,7 @@
 #include "ir.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 rj_status ir_fail(ir_err *e, rj_status s, const char *fmt, ...) {
@@ -89,6 +90,20 @@ RJ_API void rj_request_init(rj_request *req, rj_kind kind) {
     req->u.treduce.pingpong = 0;
     break;
   }
+}
+
+RJ_API size_t rj_request_size(void) {
+  return sizeof(rj_request);
+}
+
+RJ_API rj_request *rj_request_new(rj_kind kind) {
+  rj_request *req = calloc(1, sizeof *req);
+  rj_request_init(req, kind);
+  return req;
+}
+
+RJ_API void rj_request_free(rj_request *req) {
+  free(req);
 }
 
 int64_t ir_numel(const rj_buffer *b) {

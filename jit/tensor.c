@@ -95,8 +95,8 @@ rj_status jit_tensor_args(rj_ctx *ctx, const rj_kernel *k, const rj_request *req
   return RJ_OK;
 }
 
-RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
-                           const void *src, void *dst, void *stream) {
+RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_devptr src,
+                           rj_devptr dst, void *stream) {
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   if (!req) return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL, "request: NULL"));
@@ -122,7 +122,7 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
   if ((s = jit_cuda(ctx, &rt))) return jit_status(ctx, s);
   if ((s = rt_enter(rt, opt->device, &ctx->err))) return jit_status(ctx, s);
   jit_targs a;
-  if (!(s = jit_tensor_args(ctx, k, req, (uint64_t)(uintptr_t)src, (uint64_t)(uintptr_t)dst, &a))) {
+  if (!(s = jit_tensor_args(ctx, k, req, src, dst, &a))) {
     jit_launch_args l = {.args = a.args, .stream = stream};
     memcpy(l.grid, a.grid, sizeof l.grid);
     memcpy(l.block, a.block, sizeof l.block);

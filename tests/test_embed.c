@@ -6,6 +6,7 @@
  * hidden inside libredjit.so: two LLVMs in one process), and runs it on the GPU against a
  * float64 oracle.  GPU parts skip, saying so, without a GPU. */
 #include "rjtest.h"
+#include "redjit_emit.h"
 
 #include <llvm-c/Core.h>
 #include <math.h>

@@ -285,8 +285,7 @@ START_TEST(dynamic_rj_reduce) {
                         k ? "max" : "sum", k ? "i32" : "f32", (long long)M, (long long)N),
                 &r);
       uint64_t src = (k ? dix : dx) + (uint64_t)off * 4, dst = k ? diy : dy;
-      rj_status st =
-          rj_reduce(ctx, &r, NULL, (const void *)(uintptr_t)src, (void *)(uintptr_t)dst, NULL);
+      rj_status st = rj_reduce(ctx, &r, NULL, src, dst, NULL);
       ck_assert_msg(st == RJ_OK, "rj_reduce %lld x %lld: %s", (long long)M, (long long)N,
                     rj_errmsg(ctx));
       ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, k ? (void *)iy : (void *)hy, dst, (size_t)M * 4),

@@ -342,6 +342,42 @@ START_TEST(layout_stride_overflow) {
 }
 END_TEST
 
+/* The header's version is the library's, and RJ_VERSION orders like the triple. */
+START_TEST(version) {
+  char v[32];
+  snprintf(v, sizeof v, "%d.%d.%d", RJ_VERSION_MAJOR, RJ_VERSION_MINOR, RJ_VERSION_PATCH);
+  ck_assert_str_eq(rj_version(), v);
+  ck_assert_int_eq(RJ_VERSION,
+                   RJ_VERSION_MAJOR * 10000 + RJ_VERSION_MINOR * 100 + RJ_VERSION_PATCH);
+#if RJ_VERSION < 100
+#error "RJ_VERSION is usable in #if"
+#endif
+}
+END_TEST
+
+/* The calls for bindings: the library's size, a request it allocates, and parsing into one. */
+START_TEST(request_new) {
+  ck_assert_uint_eq(rj_request_size(), sizeof(rj_request));
+  rj_request *r = rj_request_new(RJ_KIND_TENSOR);
+  ck_assert_ptr_nonnull(r);
+  rj_request init;
+  rj_request_init(&init, RJ_KIND_TENSOR);
+  ck_assert_int_eq(memcmp(r, &init, sizeof init), 0);
+  rj_ctx *ctx = rj_ctx_new();
+  ck_assert_int_eq(rj_request_parse(ctx,
+                                    "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\","
+                                    "\"shape\":[4,256],\"axes\":[1]}",
+                                    r),
+                   RJ_OK);
+  ck_assert_int_eq(r->kind, RJ_KIND_TENSOR);
+  ck_assert_int_eq(r->u.tensor.shape[1], 256);
+  ck_assert_int_eq(rj_request_validate(ctx, r), RJ_OK);
+  rj_request_free(r);
+  rj_request_free(NULL);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 /* Public entry points answer NULL pointers with RJ_EINVAL naming the argument, never a crash. */
 START_TEST(null_arguments) {
   rj_ctx *ctx = rj_ctx_new();
@@ -397,6 +433,8 @@ int main(void) {
   tcase_add_test(tc, null_arguments);
   tcase_add_test(tc, repro_files);
   tcase_add_test(tc, layout_stride_overflow);
+  tcase_add_test(tc, request_new);
+  tcase_add_test(tc, version);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }
