@@ -92,11 +92,15 @@ rj_status jit_null(rj_ctx *ctx, const char *what);
 
 /* context.c */
 rj_status jit_validate(rj_ctx *ctx, const rj_request *r); /* ir_validate + variant name */
-rj_status jit_status(rj_ctx *ctx, rj_status s);           /* clears the message on RJ_OK */
-rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out);           /* the driver, opened once */
-void jit_llvm_init(void);                                 /* one-time target registration */
+/* Ends a public call: on RJ_OK clears the message, on a failure with no message names the
+ * status; returns s.  Every public entry point returns through it. */
+rj_status jit_done(rj_ctx *ctx, rj_status s);
+#define jit_status jit_done /* the older name, still used by callers outside the core */
+rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out); /* the driver, opened once */
+void jit_llvm_init(void);                       /* one-time target registration */
+double jit_now_ms(void);                        /* a monotonic clock */
 
-/* compile.c */
+/* codegen.c */
 /* Resolves opt's target into a table entry (auto: the device, else sm_90). */
 rj_status jit_target(rj_ctx *ctx, const rj_options *opt, const ir_target **out);
 /* The PTX version: opt's, or the least the target and `needed` allow; refuses every pair LLVM
@@ -106,10 +110,11 @@ rj_status jit_pick_ptx(rj_ctx *ctx, const ir_target *t, const rj_options *opt, i
 /* Codegen of a lowered module into k (k->ptx_version set): triple and data layout, verify (a
  * failure is the caller's RJ_EINVAL when theirs, else internal), IR text, O3, IR text, PTX. */
 rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kernel *k, bool theirs);
+
+/* cache.c */
 rj_kernel *jit_cache_find(rj_ctx *ctx, const char *key);
 void jit_cache_add(rj_ctx *ctx, rj_kernel *k); /* takes k, with k->key set */
 void jit_kernel_free(rj_kernel *k);            /* a kernel never loaded */
-double jit_now_ms(void);
 
 /* launch.c: the one load and the one launch every path uses. */
 /* Loads k on device dev (once per device; the current context must be dev's) and makes that

@@ -99,13 +99,13 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
                            const void *src, void *dst, void *stream) {
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
-  if (!req) return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL, "request: NULL"));
+  if (!req) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "request: NULL"));
   if (req->kind != RJ_KIND_TENSOR)
-    return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL,
-                                   "kind: rj_reduce takes tensor requests (got %s)",
-                                   ir_kind_name(req->kind) ? ir_kind_name(req->kind) : "?"));
-  if (!src) return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL, "src: NULL device pointer"));
-  if (!dst) return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL, "dst: NULL device pointer"));
+    return jit_done(ctx,
+                    ir_fail(&ctx->err, RJ_EINVAL, "kind: rj_reduce takes tensor requests (got %s)",
+                            ir_kind_name(req->kind) ? ir_kind_name(req->kind) : "?"));
+  if (!src) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "src: NULL device pointer"));
+  if (!dst) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "dst: NULL device pointer"));
   rj_options dflt;
   if (!opt) {
     rj_options_init(&dflt);
@@ -119,8 +119,8 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
     to_front(ctx, k);
   }
   rt_cuda *rt = NULL;
-  if ((s = jit_cuda(ctx, &rt))) return jit_status(ctx, s);
-  if ((s = rt_enter(rt, opt->device, &ctx->err))) return jit_status(ctx, s);
+  if ((s = jit_cuda(ctx, &rt))) return jit_done(ctx, s);
+  if ((s = rt_enter(rt, opt->device, &ctx->err))) return jit_done(ctx, s);
   jit_targs a;
   if (!(s = jit_tensor_args(ctx, k, req, (uint64_t)(uintptr_t)src, (uint64_t)(uintptr_t)dst, &a))) {
     jit_launch_args l = {.args = a.args, .stream = stream};
@@ -129,5 +129,5 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
     s = jit_launch(ctx, k, opt->device, &l);
   }
   rt_leave(rt);
-  return jit_status(ctx, s);
+  return jit_done(ctx, s);
 }

@@ -173,7 +173,4 @@ extern const pass_variant pass_variant_tensor_rows, pass_variant_tensor_cols,
     pass_variant_tensor_cluster, pass_variant_tensor_generic;
 extern const pass_variant pass_variant_subgroup;
 
-/* optimize.c — the pipeline after lowering (O3), through LLVMRunPasses. */
-rj_status pass_optimize(LLVMModuleRef M, LLVMTargetMachineRef tm, ir_err *e);
-
 #endif
