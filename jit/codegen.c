@@ -197,4 +197,3 @@ rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kern
                 theirs ? "ir: " : "internal: ", ctx->llvm_diag);
   return s;
 }
-

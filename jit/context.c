@@ -98,6 +98,15 @@ rj_status jit_null(rj_ctx *ctx, const char *what) {
   return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "%s: NULL", what));
 }
 
+int jit_device_sms(rj_ctx *ctx, int device) {
+  rt_cuda *rt = NULL;
+  ir_err saved = ctx->err;
+  int sms = 0;
+  if (jit_cuda(ctx, &rt) != RJ_OK || rt_device_sms(rt, device, &sms, &ctx->err) != RJ_OK) sms = 0;
+  ctx->err = saved;
+  return sms;
+}
+
 rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out) {
   if (!ctx->cuda && !ctx->cuda_tried) {
     ctx->cuda_tried = true;

@@ -1,29 +1,16 @@
 /* What the API says about kernels and variants: the kernel accessors, `explain`, the variant
  * table. */
-#include "../passes/passes.h"
-#include "../passes/tensor.h"
 #include "jit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The chosen line of a dynamic tensor request says what kind of kernel it gets:
- * "tensor_rows prio=30 chosen (dynamic: bucket \"rows lanes T=256 G=4\" compiled in; M N RS S
- * chunk are kernel parameters)", or "(dynamic: constant kernel, sizes are JIT constants: WHY)". */
-static void explain_dynamic(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
-                            const ir_target *tg, char *buf, size_t n) {
-  char why[256], note[384];
-  tns_dyn d;
-  const char *no = tns_dynamic(req, tg, jit_tensor_sms(ctx, opt), &d, why, sizeof why);
-  if (no)
-    snprintf(note, sizeof note, " (dynamic: constant kernel, sizes are JIT constants: %s)", no);
-  else
-    snprintf(note, sizeof note,
-             " (dynamic: bucket \"%s\" compiled in; %s are kernel parameters; grid %u x %u)",
-             d.bucket, d.names, d.grid, d.block);
+/* The plan's note goes at the end of the chosen line: "tensor_rows prio=30 chosen (dynamic:
+ * bucket \"rows lanes T=256 G=4 ...\" compiled in; M N RS S chunk are kernel parameters; ...)". */
+static void add_note(char *buf, size_t n, const char *note) {
   char *at = strstr(buf, " chosen\n");
-  if (!at) return;
+  if (!at || !note[0]) return;
   at += strlen(" chosen");
   size_t tail = strlen(at), add = strlen(note);
   if ((size_t)(at - buf) + add + tail + 1 > n) return;
@@ -42,12 +29,13 @@ RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options
   char *buf = malloc(n);
   if (!buf) return jit_done(ctx, ir_fail(&ctx->err, RJ_ENOMEM, "out of memory"));
   const pass_variant *v = pass_dispatch(req, tg, buf, n, &ctx->err);
-  if (v && req->kind == RJ_KIND_TENSOR && req->u.tensor.dynamic) /* issue 6: say which kernel */
-    explain_dynamic(ctx, req, opt, tg, buf, n);
+  pass_plan plan;
+  s = v ? jit_plan(ctx, v, req, tg, opt ? opt->device : 0, -1, &plan) : ctx->err.status;
+  if (!s) add_note(buf, n, plan.note);
   free(ctx->text);
   ctx->text = buf;
   *text = buf;
-  return jit_done(ctx, v ? RJ_OK : ctx->err.status);
+  return jit_done(ctx, s);
 }
 
 RJ_API int rj_variant_count(const rj_ctx *ctx) {

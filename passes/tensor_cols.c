@@ -81,23 +81,48 @@ static int64_t cols_ws_bound(int sms, const cols_plan *p) {
   return tns_wave(sms, p->T) * p->BX * p->vec;
 }
 
-/* Runtime-size kernels: the bucket is vector or scalar columns, BX and split or not; O, R, K, OS,
- * RS, KS, CB, rows (per split) and S are parameters. */
-const char *tns_cols_dyn(int sms, const rj_tensor *t, const ir_tview *v, tns_dyn *d) {
+/* What the emitter reads: the plan, whether the kernel takes its sizes as parameters, and the SM
+ * count a runtime-size kernel's workspace is sized for. */
+typedef struct cols_priv {
   cols_plan p;
-  make_plan(sms, t, v, &p);
-  if (p.S > 1 && (p.S * p.O * p.K > cols_ws_bound(sms, &p) || p.O * p.CB > tns_wave(sms, p.T)))
+  bool runtime;
+  int sms;
+} cols_priv;
+_Static_assert(sizeof(cols_priv) <= PASS_PLAN_PRIV, "cols_priv fits the plan");
+
+/* Runtime-size kernels: the bucket is vector or scalar columns, BX and split or not; O, R, K, OS,
+ * RS, KS, CB, rows (per split) and S are parameters.  NULL, or why not. */
+static const char *runtime_sizes(const rj_request *r, int sms, const cols_plan *p, pass_plan *out) {
+  if (p->S > 1 &&
+      (p->S * p->O * p->K > cols_ws_bound(sms, p) || p->O * p->CB > tns_wave(sms, p->T)))
     return "the split plan exceeds the workspace bound (one wave of tiles)";
-  d->variant = "tensor_cols";
-  snprintf(d->bucket, sizeof d->bucket, "cols %s BX=%d %s", p.vec > 1 ? "vector" : "scalar", p.BX,
-           p.S > 1 ? "split" : "single");
-  d->names = "O R K OS RS KS CB rows S";
-  d->np = 9;
-  int64_t prm[9] = {p.O, p.R, p.K, p.OS, p.RS, p.KS, p.CB, p.rows, p.S};
-  memcpy(d->p, prm, sizeof prm);
-  d->grid = p.grid;
-  d->block = (unsigned)p.T;
+  char bucket[64];
+  snprintf(bucket, sizeof bucket, "cols %s BX=%d %s", p->vec > 1 ? "vector" : "scalar", p->BX,
+           p->S > 1 ? "split" : "single");
+  int64_t prm[9] = {p->O, p->R, p->K, p->OS, p->RS, p->KS, p->CB, p->rows, p->S};
+  out->np = 9;
+  memcpy(out->p, prm, sizeof prm);
+  tns_plan_runtime(out, r, "tensor_cols", bucket, "O R K OS RS KS CB rows S");
   return NULL;
+}
+
+/* needs a request this variant accepts */
+static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
+  const rj_tensor *t = &r->u.tensor;
+  ir_tview v;
+  ir_tensor_view(t, &v);
+  cols_priv cp = {0};
+  out->sms = env->sms(env);
+  cp.sms = tns_sms(out->sms);
+  make_plan(cp.sms, t, &v, &cp.p);
+  tns_plan_geometry(out, cp.p.grid, (unsigned)cp.p.T);
+  if (t->dynamic) {
+    const char *no = runtime_sizes(r, cp.sms, &cp.p, out);
+    if (no) tns_plan_constant(out, no);
+    cp.runtime = !no;
+  }
+  memcpy(out->priv.bytes, &cp, sizeof cp);
+  return RJ_OK;
 }
 
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
@@ -190,15 +215,12 @@ static void fold_rows(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVM
 static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
   (void)self;
   const rj_tensor *t = &r->u.tensor;
-  ir_tview v;
-  ir_tensor_view(t, &v);
-  cols_plan p;
-  make_plan(tns_sms(e), t, &v, &p);
-  tns_dyn dy;
-  char why[256];
-  bool dyn = t->dynamic && !tns_dynamic(r, e->target, e->sms, &dy, why, sizeof why);
+  cols_priv cp;
+  memcpy(&cp, e->plan->priv.bytes, sizeof cp);
+  cols_plan p = cp.p;
+  bool dyn = cp.runtime;
   LLVMValueRef src, dst, prm[TNS_NP];
-  tns_begin(e, &src, &dst, dyn ? dy.np : 0, prm);
+  tns_begin(e, &src, &dst, e->plan->np, prm);
   cols_sizes z = {
       tns_i64(e, p.O),  tns_i64(e, p.R),  tns_i64(e, p.K),    tns_i64(e, p.OS), tns_i64(e, p.RS),
       tns_i64(e, p.KS), tns_i64(e, p.CB), tns_i64(e, p.rows), tns_i64(e, p.S),  NULL};
@@ -207,8 +229,6 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
                      prm[3], prm[4], p.vec > 1 ? tns_i64(e, 1) : prm[5],
                      prm[6], prm[7], p.S > 1 ? prm[8] : tns_i64(e, 1),
                      NULL};
-  e->grid[0] = p.grid;
-  e->block[0] = (unsigned)p.T;
   tns_launch_bounds(e, p.T, 65536 / (TNS_REGS * p.T));
   LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), acc_ty = pass_acc_type(e, t->dtype);
@@ -287,7 +307,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     return RJ_OK;
   }
   /* workspace [S][O*K] partials, O * CB counters; a runtime-size kernel's by the one-wave bound */
-  int sms = tns_sms(e);
+  int sms = cp.sms;
   LLVMValueRef ws = pass_global_array(e, acc_ty, dyn ? cols_ws_bound(sms, &p) : p.S * p.O * p.K,
                                       AS_GLOBAL, "rj_ws_part");
   LLVMValueRef cnt =
@@ -365,5 +385,6 @@ const pass_variant pass_variant_tensor_cols = {
     .summary = "column / middle-axis reductions: coalesced 16-byte column vectors, rows split over "
                "CTAs, last CTA folds in a fixed order",
     .accepts = accepts,
+    .plan = plan,
     .kernel = kernel,
 };
