@@ -1,4 +1,4 @@
-/* Issue 4: a caller's finished module (IR text or bitcode, made by any LLVM, e.g. one that used
+/* A caller's finished module (IR text or bitcode, made by any LLVM, e.g. one that used
  * the rj_emit* functions of libredjit_emit.a) through redjit's pipeline: parse into the
  * context's LLVM, verify, O3, PTX; and the device calls a language runtime needs to run it
  * (memory, launch).  Nothing LLVM crosses the library boundary: only bytes. */

@@ -191,7 +191,7 @@ LLVMValueRef pass_minmax2_f32(pass_emit *e, rj_op op, rj_nan nan, LLVMValueRef a
 LLVMValueRef pass_minmax3_f32(pass_emit *e, rj_op op, rj_nan nan, LLVMValueRef a, LLVMValueRef b,
                               LLVMValueRef c);
 
-/* harness.c — the kernel around a tile primitive (global -> shared or registers -> primitive ->
+/* tile_kernel.c — the kernel around a tile primitive (global -> shared or registers -> primitive ->
  * global), used by every tile variant and by `run`. */
 rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant *v);
 

@@ -1,4 +1,4 @@
-/* Tensor variants (issue 6): shared pieces of passes/tensor_*.c.
+/* Tensor variants: shared pieces of passes/variants/tensor_*.c (passes/tensor_common.c).
  *
  * Every tensor kernel is `redjit_tensor(src, dst)` with sizes and strides as JIT constants, or
  * (runtime-size kernels, below) `redjit_tensor(src, dst, i64 sizes...)`.

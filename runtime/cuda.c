@@ -260,7 +260,7 @@ rj_status rt_launch(rt_cuda *rt, void *fn, const unsigned g[3], const unsigned b
   return RJ_OK;
 }
 
-/* ---------------------------------------------------------------- treduce (issue 5) */
+/* ---------------------------------------------------------------- treduce */
 
 void *rt_sym(rt_cuda *rt, const char *name) {
   return dlsym(rt->lib, name);
@@ -395,7 +395,7 @@ rj_status rt_sync(rt_cuda *rt, ir_err *e) {
   return RJ_OK;
 }
 
-/* ---------------------------------------------------------------- issue 6: tensor reductions */
+/* ---------------------------------------------------------------- tensor reductions */
 
 rj_status rt_device_sms(rt_cuda *rt, int dev, int *sms, ir_err *e) {
   int n = 0;

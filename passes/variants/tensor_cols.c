@@ -8,7 +8,7 @@
  * fold in shared memory in a fixed order.  When the column tiles cannot fill the chip the reduced
  * dim is split over S CTAs; their partials go to a module workspace laid out [S][O*K] and the last
  * CTA of a tile folds them in split order. */
-#include "tensor.h"
+#include "../tensor.h"
 
 #include <stdio.h>
 #include <string.h>

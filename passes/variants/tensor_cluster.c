@@ -13,7 +13,7 @@
  * The fold order is fixed by the shape and the source's alignment (deterministic).  Needs
  * thread-block clusters (the target table's IR_F_CLUSTER: sm_90 and later); the cluster size is
  * a compile-time attribute (.reqnctapercluster), so a plain cuLaunchKernel launches it. */
-#include "tensor.h"
+#include "../tensor.h"
 
 #include <stdio.h>
 #include <string.h>

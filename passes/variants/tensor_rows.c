@@ -9,7 +9,7 @@
  * Every segment is read with 16-byte vector loads, TNS_U in flight per thread: a scalar head up
  * to the first 16-byte boundary (the row's alignment is only known at run time: views and
  * caller pointers), the aligned vector body, a scalar tail. */
-#include "tensor.h"
+#include "../tensor.h"
 
 #include <stdio.h>
 #include <string.h>

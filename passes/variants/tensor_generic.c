@@ -2,7 +2,7 @@
  * non-unit innermost strides, broadcast dims).  G lanes per output (G = 1..32), each lane folds
  * reduced elements lane, lane + G, ... through constant-divisor index math, then a butterfly
  * tree of width G.  Correct for every valid view; not tuned. */
-#include "tensor.h"
+#include "../tensor.h"
 
 #include <stdio.h>
 #include <string.h>
