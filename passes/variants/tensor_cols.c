@@ -212,168 +212,226 @@ static void fold_rows(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVM
         e->B, acc_ty, pass_gep(e, acc_ty, sm, LLVMBuildAdd(e->B, col, pass_i32(e, k), "")), "");
 }
 
-static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
-  (void)self;
-  const rj_tensor *t = &r->u.tensor;
-  cols_priv cp;
-  memcpy(&cp, e->plan->priv.bytes, sizeof cp);
-  cols_plan p = cp.p;
-  bool dyn = cp.runtime;
-  LLVMValueRef src, dst, prm[TNS_NP];
-  tns_begin(e, &src, &dst, e->plan->np, prm);
-  cols_sizes z = {
-      tns_i64(e, p.O),  tns_i64(e, p.R),  tns_i64(e, p.K),    tns_i64(e, p.OS), tns_i64(e, p.RS),
-      tns_i64(e, p.KS), tns_i64(e, p.CB), tns_i64(e, p.rows), tns_i64(e, p.S),  NULL};
-  if (dyn) /* vector buckets have unit column stride; single buckets one split */
-    z = (cols_sizes){prm[0], prm[1], prm[2],
-                     prm[3], prm[4], p.vec > 1 ? tns_i64(e, 1) : prm[5],
-                     prm[6], prm[7], p.S > 1 ? prm[8] : tns_i64(e, 1),
-                     NULL};
-  tns_launch_bounds(e, p.T, 65536 / (TNS_REGS * p.T));
-  LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
-  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), acc_ty = pass_acc_type(e, t->dtype);
-  LLVMValueRef tid = pass_tid_x(e), bid = tns_ctaid(e);
-  LLVMValueRef bid64 = LLVMBuildZExt(e->B, bid, i64, "");
-  z.OK = LLVMBuildMul(e->B, z.O, z.K, "OK");
-  LLVMValueRef tile = LLVMBuildUDiv(e->B, bid64, z.S, "tile");
-  LLVMValueRef split = LLVMBuildURem(e->B, bid64, z.S, "split");
-  LLVMValueRef o = LLVMBuildUDiv(e->B, tile, z.CB, "o");
-  LLVMValueRef cb = LLVMBuildURem(e->B, tile, z.CB, "cb");
-  LLVMValueRef tx = LLVMBuildURem(e->B, tid, pass_i32(e, p.BX), "tx");
-  LLVMValueRef ty_ = LLVMBuildUDiv(e->B, tid, pass_i32(e, p.BX), "ty");
-  LLVMValueRef tx64 = LLVMBuildZExt(e->B, tx, i64, ""), ty64 = LLVMBuildZExt(e->B, ty_, i64, "");
-  LLVMValueRef k0 =
-      LLVMBuildMul(e->B, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, cb, tns_i64(e, p.BX), ""), tx64, ""),
-                   tns_i64(e, p.vec), "k0");
-  LLVMValueRef colbase = pass_gep(e, ty, src, LLVMBuildMul(e->B, o, z.OS, ""));
+/* One thread's emitting state: the plan, the sizes, and where the thread works. */
+typedef struct cols_emit {
+  pass_emit *e;
+  const rj_tensor *t;
+  cols_plan p;
+  bool runtime; /* sizes are kernel parameters */
+  int sms;      /* the SM count a runtime-size kernel's workspace is sized for */
+  cols_sizes z;
+  LLVMValueRef src, dst;
+  LLVMValueRef tid, tx, ty, ty64; /* the thread; its column vector and thread row in the tile */
+  LLVMValueRef tile, split, o; /* this CTA's column tile, split of the reduced dim, outer index */
+  LLVMValueRef k0;             /* the first column of this thread's vector */
+  LLVMValueRef outbase;        /* o * K + k0: its first output */
+  LLVMValueRef acc[16];        /* its accumulators, one per column of the vector */
+  LLVMValueRef sm;             /* the CTA's shared fold area */
+} cols_emit;
+
+/* 1. The kernel's signature and sizes: constants of the plan, or the parameters of a
+ * runtime-size kernel (vector buckets have unit column stride; single buckets one split). */
+static void begin(cols_emit *c) {
+  pass_emit *e = c->e;
+  const cols_plan *p = &c->p;
+  LLVMValueRef prm[TNS_NP];
+  tns_begin(e, &c->src, &c->dst, e->plan->np, prm);
+  c->z = (cols_sizes){tns_i64(e, p->O),  tns_i64(e, p->R),
+                      tns_i64(e, p->K),  tns_i64(e, p->OS),
+                      tns_i64(e, p->RS), tns_i64(e, p->KS),
+                      tns_i64(e, p->CB), tns_i64(e, p->rows),
+                      tns_i64(e, p->S),  NULL};
+  if (c->runtime)
+    c->z = (cols_sizes){prm[0], prm[1], prm[2],
+                        prm[3], prm[4], p->vec > 1 ? tns_i64(e, 1) : prm[5],
+                        prm[6], prm[7], p->S > 1 ? prm[8] : tns_i64(e, 1),
+                        NULL};
+  tns_launch_bounds(e, p->T, 65536 / (TNS_REGS * p->T));
+}
+
+/* 2. Where this thread works: its CTA's tile and split, its column vector and thread row. */
+static void place(cols_emit *c) {
+  pass_emit *e = c->e;
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+  c->tid = pass_tid_x(e);
+  LLVMValueRef bid64 = LLVMBuildZExt(e->B, tns_ctaid(e), i64, "");
+  c->z.OK = LLVMBuildMul(e->B, c->z.O, c->z.K, "OK");
+  c->tile = LLVMBuildUDiv(e->B, bid64, c->z.S, "tile");
+  c->split = LLVMBuildURem(e->B, bid64, c->z.S, "split");
+  c->o = LLVMBuildUDiv(e->B, c->tile, c->z.CB, "o");
+  LLVMValueRef cb = LLVMBuildURem(e->B, c->tile, c->z.CB, "cb");
+  c->tx = LLVMBuildURem(e->B, c->tid, pass_i32(e, c->p.BX), "tx");
+  c->ty = LLVMBuildUDiv(e->B, c->tid, pass_i32(e, c->p.BX), "ty");
+  LLVMValueRef tx64 = LLVMBuildZExt(e->B, c->tx, i64, "");
+  c->ty64 = LLVMBuildZExt(e->B, c->ty, i64, "");
+  c->k0 = LLVMBuildMul(
+      e->B, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, cb, tns_i64(e, c->p.BX), ""), tx64, ""),
+      tns_i64(e, c->p.vec), "k0");
+}
+
+/* 3. This thread's rows of its split into c->acc.  Vector plans have two versions of the loop:
+ * 16-byte vectors when the source is aligned and the vector whole (the whole grid agrees on the
+ * alignment; only the last vector is partial), else guarded scalars.  Runtime-size kernels keep
+ * fewer loads per round in the scalar version, where runtime strides would otherwise hold a
+ * loop-invariant 64-bit offset per slot in registers (spills at 64 registers).  Same order. */
+static void fold_split(cols_emit *c) {
+  pass_emit *e = c->e;
+  const cols_plan *p = &c->p;
+  const cols_sizes *z = &c->z;
+  LLVMTypeRef ty = pass_type(e, c->t->dtype), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef colbase = pass_gep(e, ty, c->src, LLVMBuildMul(e->B, c->o, z->OS, ""));
   LLVMValueRef fast = NULL;
-  if (p.vec > 1) { /* the whole grid agrees on the alignment; only the last vector is partial */
-    LLVMValueRef al =
-        LLVMBuildICmp(e->B, LLVMIntEQ,
-                      LLVMBuildAnd(e->B, LLVMBuildPtrToInt(e->B, src, i64, ""), tns_i64(e, 15), ""),
-                      tns_i64(e, 0), "");
-    LLVMValueRef full =
-        LLVMBuildICmp(e->B, LLVMIntSLE, LLVMBuildAdd(e->B, k0, tns_i64(e, p.vec), ""), z.K, "");
+  if (p->vec > 1) {
+    LLVMValueRef addr = LLVMBuildPtrToInt(e->B, c->src, i64, "");
+    LLVMValueRef al = LLVMBuildICmp(e->B, LLVMIntEQ, LLVMBuildAnd(e->B, addr, tns_i64(e, 15), ""),
+                                    tns_i64(e, 0), "");
+    LLVMValueRef full = LLVMBuildICmp(e->B, LLVMIntSLE,
+                                      LLVMBuildAdd(e->B, c->k0, tns_i64(e, p->vec), ""), z->K, "");
     fast = LLVMBuildAnd(e->B, al, full, "fast");
   }
-  LLVMValueRef acc[64];
-  int nacc = p.vec;
-  tns_acc_init(e, t, acc, nacc);
-  LLVMValueRef r0 = LLVMBuildMul(e->B, split, z.rows, "");
-  LLVMValueRef rend = LLVMBuildAdd(e->B, r0, z.rows, "");
-  LLVMValueRef over = LLVMBuildICmp(e->B, LLVMIntSGT, rend, z.R, "");
-  rend = LLVMBuildSelect(e->B, over, z.R, rend, "rend");
-  LLVMValueRef first = LLVMBuildAdd(e->B, r0, ty64, "");
-  /* Runtime-size kernels keep fewer loads per round where runtime strides would otherwise hold
-   * a loop-invariant 64-bit offset per slot in registers (spills at 64 registers): the guarded
-   * scalar loop of a vector bucket (misaligned bases, the last partial vector) and the last
-   * CTA's fold.  Same fold order. */
-  int Us = dyn && p.vec > 1 ? TNS_DYN_U : p.U, Uf = dyn ? TNS_DYN_U : p.U;
-  if (p.vec == 1) {
-    row_loops(e, t, &p, &z, colbase, k0, false, first, rend, p.U, acc);
-  } else { /* two versions of the loop: 16-byte vectors, or guarded scalars */
-    LLVMBasicBlockRef vb = LLVMAppendBasicBlockInContext(e->C, e->fn, "vec");
-    LLVMBasicBlockRef sb = LLVMAppendBasicBlockInContext(e->C, e->fn, "scalar");
-    LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(e->C, e->fn, "joined");
-    LLVMBuildCondBr(e->B, fast, vb, sb);
-    LLVMPositionBuilderAtEnd(e->B, vb);
-    row_loops(e, t, &p, &z, colbase, k0, true, first, rend, p.U, acc);
-    LLVMBuildBr(e->B, jb);
-    LLVMPositionBuilderAtEnd(e->B, sb);
-    row_loops(e, t, &p, &z, colbase, k0, false, first, rend, Us, acc);
-    LLVMBuildBr(e->B, jb);
-    LLVMPositionBuilderAtEnd(e->B, jb);
+  tns_acc_init(e, c->t, c->acc, p->vec);
+  LLVMValueRef r0 = LLVMBuildMul(e->B, c->split, z->rows, "");
+  LLVMValueRef rend = LLVMBuildAdd(e->B, r0, z->rows, "");
+  LLVMValueRef over = LLVMBuildICmp(e->B, LLVMIntSGT, rend, z->R, "");
+  rend = LLVMBuildSelect(e->B, over, z->R, rend, "rend");
+  LLVMValueRef first = LLVMBuildAdd(e->B, r0, c->ty64, "");
+  int Us = c->runtime && p->vec > 1 ? TNS_DYN_U : p->U;
+  if (p->vec == 1) {
+    row_loops(e, c->t, p, z, colbase, c->k0, false, first, rend, p->U, c->acc);
+    return;
   }
-  LLVMValueRef c[16], tot[16];
-  for (int k = 0; k < p.vec; k++)
-    c[k] = LLVMBuildLoad2(e->B, acc_ty, acc[k], "");
-  LLVMValueRef sm = pass_global_array(e, acc_ty, (int64_t)p.T * p.vec, AS_SHARED, "rj_cols");
-  e->shared_bytes = 0; /* static shared memory */
-  fold_rows(e, t, &p, sm, tx, ty_, c, tot);
-  LLVMValueRef row0 = LLVMBuildICmp(e->B, LLVMIntEQ, ty_, pass_i32(e, 0), "");
-  LLVMValueRef outbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, o, z.K, ""), k0, "");
-  pass_if w;
-  if (p.S == 1) {
-    pass_if_begin(e, &w, row0);
-    for (int k = 0; k < p.vec; k++) {
-      LLVMValueRef col = LLVMBuildAdd(e->B, k0, tns_i64(e, k), "");
-      pass_if in;
-      pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, col, z.K, ""));
-      tns_store(e, t, dst, LLVMBuildAdd(e->B, outbase, tns_i64(e, k), ""), tot[k]);
-      pass_if_end(e, &in);
-    }
-    pass_if_end(e, &w);
-    LLVMBuildRetVoid(e->B);
-    return RJ_OK;
+  LLVMBasicBlockRef vb = LLVMAppendBasicBlockInContext(e->C, e->fn, "vec");
+  LLVMBasicBlockRef sb = LLVMAppendBasicBlockInContext(e->C, e->fn, "scalar");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(e->C, e->fn, "joined");
+  LLVMBuildCondBr(e->B, fast, vb, sb);
+  LLVMPositionBuilderAtEnd(e->B, vb);
+  row_loops(e, c->t, p, z, colbase, c->k0, true, first, rend, p->U, c->acc);
+  LLVMBuildBr(e->B, jb);
+  LLVMPositionBuilderAtEnd(e->B, sb);
+  row_loops(e, c->t, p, z, colbase, c->k0, false, first, rend, Us, c->acc);
+  LLVMBuildBr(e->B, jb);
+  LLVMPositionBuilderAtEnd(e->B, jb);
+}
+
+/* 4. The CTA's BY thread rows of c->acc folded into the column totals tot[vec]. */
+static void fold_cta(cols_emit *c, LLVMValueRef *tot) {
+  pass_emit *e = c->e;
+  LLVMTypeRef acc_ty = pass_acc_type(e, c->t->dtype);
+  LLVMValueRef v[16];
+  for (int k = 0; k < c->p.vec; k++)
+    v[k] = LLVMBuildLoad2(e->B, acc_ty, c->acc[k], "");
+  if (!c->sm) {
+    c->sm = pass_global_array(e, acc_ty, (int64_t)c->p.T * c->p.vec, AS_SHARED, "rj_cols");
+    e->shared_bytes = 0; /* static shared memory */
   }
-  /* workspace [S][O*K] partials, O * CB counters; a runtime-size kernel's by the one-wave bound */
-  int sms = cp.sms;
-  LLVMValueRef ws = pass_global_array(e, acc_ty, dyn ? cols_ws_bound(sms, &p) : p.S * p.O * p.K,
-                                      AS_GLOBAL, "rj_ws_part");
-  LLVMValueRef cnt =
-      pass_global_array(e, i32, dyn ? tns_wave(sms, p.T) : p.O * p.CB, AS_GLOBAL, "rj_ws_count");
-  LLVMValueRef cntp = pass_gep(e, i32, cnt, tile);
-  LLVMValueRef wsrow = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, split, z.OK, ""), outbase, "");
-  pass_if_begin(e, &w, row0);
-  for (int k = 0; k < p.vec; k++) {
-    LLVMValueRef col = LLVMBuildAdd(e->B, k0, tns_i64(e, k), "");
+  fold_rows(e, c->t, &c->p, c->sm, c->tx, c->ty, v, tot);
+}
+
+/* tot[k] of each column k0 + k < K: into the output at outbase + k (tns_store), or, with ws,
+ * raw into the workspace at base + k. */
+static void store_columns(cols_emit *c, LLVMValueRef ws, LLVMValueRef base, LLVMValueRef *tot) {
+  pass_emit *e = c->e;
+  LLVMTypeRef acc_ty = pass_acc_type(e, c->t->dtype);
+  for (int k = 0; k < c->p.vec; k++) {
+    LLVMValueRef col = LLVMBuildAdd(e->B, c->k0, tns_i64(e, k), "");
     pass_if in;
-    pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, col, z.K, ""));
-    LLVMBuildStore(e->B, tot[k],
-                   pass_gep(e, acc_ty, ws, LLVMBuildAdd(e->B, wsrow, tns_i64(e, k), "")));
+    pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, col, c->z.K, ""));
+    if (ws)
+      LLVMBuildStore(e->B, tot[k],
+                     pass_gep(e, acc_ty, ws, LLVMBuildAdd(e->B, base, tns_i64(e, k), "")));
+    else
+      tns_store(e, c->t, c->dst, LLVMBuildAdd(e->B, base, tns_i64(e, k), ""), tot[k]);
     pass_if_end(e, &in);
   }
-  pass_if_end(e, &w);
-  LLVMValueRef last = tns_last_cta(e, cntp, tid, z.S);
-  pass_if l;
-  pass_if_begin(e, &l, last);
-  for (int k = 0; k < nacc; k++)
-    LLVMBuildStore(e->B, pass_identity(e, t->op, t->dtype), acc[k]);
-  /* thread row ty folds splits ty, ty + BY, ... in order, U partials per round loaded before
-   * any fold (the plan keeps S <= U * BY: one round); absent slots load ws[0] and fold the
-   * identity.  Volatile loads: other CTAs wrote them in this launch (L2, never a stale L1). */
+}
+
+/* 6b. The last CTA of a tile folds the S partials of its columns into c->acc: thread row ty
+ * folds splits ty, ty + BY, ... in order, U partials per round loaded before any fold (the plan
+ * keeps S <= U * BY: one round); absent slots load ws[0] and fold the identity.  Volatile loads:
+ * other CTAs wrote them in this launch (L2, never a stale L1). */
+static void fold_partials(cols_emit *c, LLVMValueRef ws) {
+  pass_emit *e = c->e;
+  const rj_tensor *t = c->t;
+  const cols_plan *p = &c->p;
+  LLVMTypeRef acc_ty = pass_acc_type(e, t->dtype);
+  int Uf = c->runtime ? TNS_DYN_U : p->U;
+  for (int k = 0; k < p->vec; k++)
+    LLVMBuildStore(e->B, pass_identity(e, t->op, t->dtype), c->acc[k]);
   pass_loop fl;
-  pass_loop_begin(e, &fl, ty64, z.S, tns_i64(e, (int64_t)Uf * p.BY));
-  {
-    LLVMValueRef x[TNS_U][16], okk[TNS_U][16];
-    for (int u = 0; u < Uf; u++) {
-      LLVMValueRef sp = LLVMBuildAdd(e->B, fl.i, tns_i64(e, (int64_t)u * p.BY), "");
-      LLVMValueRef oks = LLVMBuildICmp(e->B, LLVMIntSLT, sp, z.S, "");
-      LLVMValueRef base = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, sp, z.OK, ""), outbase, "");
-      for (int k = 0; k < p.vec; k++) {
-        LLVMValueRef col = LLVMBuildAdd(e->B, k0, tns_i64(e, k), "");
-        okk[u][k] = LLVMBuildAnd(e->B, oks, LLVMBuildICmp(e->B, LLVMIntSLT, col, z.K, ""), "");
-        LLVMValueRef ix = LLVMBuildSelect(
-            e->B, okk[u][k], LLVMBuildAdd(e->B, base, tns_i64(e, k), ""), tns_i64(e, 0), "");
-        x[u][k] = tns_load_volatile(e, acc_ty, pass_gep(e, acc_ty, ws, ix));
-      }
+  pass_loop_begin(e, &fl, c->ty64, c->z.S, tns_i64(e, (int64_t)Uf * p->BY));
+  LLVMValueRef x[TNS_U][16], okk[TNS_U][16];
+  for (int u = 0; u < Uf; u++) {
+    LLVMValueRef sp = LLVMBuildAdd(e->B, fl.i, tns_i64(e, (int64_t)u * p->BY), "");
+    LLVMValueRef oks = LLVMBuildICmp(e->B, LLVMIntSLT, sp, c->z.S, "");
+    LLVMValueRef base = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, sp, c->z.OK, ""), c->outbase, "");
+    for (int k = 0; k < p->vec; k++) {
+      LLVMValueRef col = LLVMBuildAdd(e->B, c->k0, tns_i64(e, k), "");
+      okk[u][k] = LLVMBuildAnd(e->B, oks, LLVMBuildICmp(e->B, LLVMIntSLT, col, c->z.K, ""), "");
+      LLVMValueRef ix = LLVMBuildSelect(
+          e->B, okk[u][k], LLVMBuildAdd(e->B, base, tns_i64(e, k), ""), tns_i64(e, 0), "");
+      x[u][k] = tns_load_volatile(e, acc_ty, pass_gep(e, acc_ty, ws, ix));
     }
-    for (int u = 0; u < Uf; u++)
-      for (int k = 0; k < p.vec; k++) {
-        LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, acc[k], "");
-        LLVMValueRef xv = tns_or_identity(e, t, okk[u][k], x[u][k]);
-        LLVMBuildStore(e->B, pass_combine(e, t->op, t->dtype, t->nan, cur, xv), acc[k]);
-      }
   }
+  for (int u = 0; u < Uf; u++)
+    for (int k = 0; k < p->vec; k++) {
+      LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, c->acc[k], "");
+      LLVMValueRef xv = tns_or_identity(e, t, okk[u][k], x[u][k]);
+      LLVMBuildStore(e->B, pass_combine(e, t->op, t->dtype, t->nan, cur, xv), c->acc[k]);
+    }
   pass_loop_end(e, &fl);
-  for (int k = 0; k < p.vec; k++)
-    c[k] = LLVMBuildLoad2(e->B, acc_ty, acc[k], "");
-  fold_rows(e, t, &p, sm, tx, ty_, c, tot);
-  pass_if w2;
+}
+
+/* 6. Split plans: each CTA's totals into the workspace [S][O*K] (O * CB counters; a
+ * runtime-size kernel's sized by the one-wave bound), then the last CTA of the tile folds the
+ * partials, stores the outputs and resets the tile's counter. */
+static void finish_split(cols_emit *c, LLVMValueRef row0, LLVMValueRef *tot) {
+  pass_emit *e = c->e;
+  const cols_plan *p = &c->p;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), acc_ty = pass_acc_type(e, c->t->dtype);
+  LLVMValueRef ws =
+      pass_global_array(e, acc_ty, c->runtime ? cols_ws_bound(c->sms, p) : p->S * p->O * p->K,
+                        AS_GLOBAL, "rj_ws_part");
+  LLVMValueRef cnt = pass_global_array(e, i32, c->runtime ? tns_wave(c->sms, p->T) : p->O * p->CB,
+                                       AS_GLOBAL, "rj_ws_count");
+  LLVMValueRef cntp = pass_gep(e, i32, cnt, c->tile);
+  LLVMValueRef wsrow =
+      LLVMBuildAdd(e->B, LLVMBuildMul(e->B, c->split, c->z.OK, ""), c->outbase, "");
+  pass_if w, l, w2, t0;
+  pass_if_begin(e, &w, row0);
+  store_columns(c, ws, wsrow, tot);
+  pass_if_end(e, &w);
+  pass_if_begin(e, &l, tns_last_cta(e, cntp, c->tid, c->z.S));
+  fold_partials(c, ws);
+  fold_cta(c, tot);
   pass_if_begin(e, &w2, row0);
-  for (int k = 0; k < p.vec; k++) {
-    LLVMValueRef col = LLVMBuildAdd(e->B, k0, tns_i64(e, k), "");
-    pass_if in;
-    pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, col, z.K, ""));
-    tns_store(e, t, dst, LLVMBuildAdd(e->B, outbase, tns_i64(e, k), ""), tot[k]);
-    pass_if_end(e, &in);
-  }
+  store_columns(c, NULL, c->outbase, tot);
   pass_if_end(e, &w2);
-  pass_if t0;
-  pass_if_begin(e, &t0, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
+  pass_if_begin(e, &t0, LLVMBuildICmp(e->B, LLVMIntEQ, c->tid, pass_i32(e, 0), ""));
   LLVMBuildStore(e->B, pass_i32(e, 0), cntp);
   pass_if_end(e, &t0);
   pass_if_end(e, &l);
+}
+
+static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
+  (void)self;
+  cols_priv cp;
+  memcpy(&cp, e->plan->priv.bytes, sizeof cp);
+  cols_emit c = {.e = e, .t = &r->u.tensor, .p = cp.p, .runtime = cp.runtime, .sms = cp.sms};
+  LLVMValueRef tot[16];
+  begin(&c);
+  place(&c);
+  fold_split(&c);
+  fold_cta(&c, tot);
+  LLVMValueRef row0 = LLVMBuildICmp(e->B, LLVMIntEQ, c.ty, pass_i32(e, 0), "");
+  c.outbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, c.o, c.z.K, ""), c.k0, "");
+  if (c.p.S == 1) { /* 5. one split: the totals are the outputs */
+    pass_if w;
+    pass_if_begin(e, &w, row0);
+    store_columns(&c, NULL, c.outbase, tot);
+    pass_if_end(e, &w);
+  } else {
+    finish_split(&c, row0, tot);
+  }
   LLVMBuildRetVoid(e->B);
   return RJ_OK;
 }
