@@ -1,4 +1,4 @@
-/* Issue 4: a caller's finished module (IR text or bitcode, made by any LLVM, e.g. one that used
+/* A caller's finished module (IR text or bitcode, made by any LLVM, e.g. one that used
  * the rj_emit* functions of libredjit_emit.a) through redjit's pipeline: parse into the
  * context's LLVM, verify, O3, PTX; and the device calls a language runtime needs to run it
  * (memory, launch).  Nothing LLVM crosses the library boundary: only bytes. */
@@ -147,15 +147,15 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
   ir_err *e = &ctx->err;
   if (out) *out = NULL;
   if (!ir || !entry || !out)
-    return jit_status(ctx, ir_fail(e, RJ_EINVAL, "ir, entry and out are required"));
+    return jit_done(ctx, ir_fail(e, RJ_EINVAL, "ir, entry and out are required"));
   if (!entry[0] || strlen(entry) >= sizeof((rj_kernel *)0)->entry)
-    return jit_status(ctx, ir_fail(e, RJ_EINVAL, "entry: empty or longer than 63 characters"));
+    return jit_done(ctx, ir_fail(e, RJ_EINVAL, "entry: empty or longer than 63 characters"));
   size_t n = len ? len : strlen(ir);
   const ir_target *tg = NULL;
   int ptx = 0;
   rj_status s;
   if ((s = jit_target(ctx, opt, &tg)) || (s = jit_pick_ptx(ctx, tg, opt, 0, &ptx)))
-    return jit_status(ctx, s);
+    return jit_done(ctx, s);
   double t0 = jit_now_ms();
   /* 1. the cache: by content hash, length, entry, target and PTX version */
   char key[192];
@@ -164,17 +164,17 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
   for (rj_kernel *c = ctx->kernels; c; c = c->next) /* the hash names it; the bytes decide */
     if (c->src && c->srclen == n && strcmp(c->key, key) == 0 && memcmp(c->src, ir, n) == 0) {
       *out = c;
-      return jit_status(ctx, RJ_OK);
+      return jit_done(ctx, RJ_OK);
     }
   /* 2. parse into the context's LLVM (the buffer is consumed by the parser) */
   LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, n, "rj_compile_ir");
   LLVMModuleRef M = NULL;
   char *msg = NULL;
-  if (!buf) return jit_status(ctx, ir_fail(e, RJ_ENOMEM, "out of memory"));
+  if (!buf) return jit_done(ctx, ir_fail(e, RJ_ENOMEM, "out of memory"));
   if (LLVMParseIRInContext(ctx->llvm, buf, &M, &msg)) {
     s = ir_fail(e, RJ_EINVAL, "ir: not LLVM 22 IR text or bitcode: %.700s", msg ? msg : "?");
     LLVMDisposeMessage(msg);
-    return jit_status(ctx, s);
+    return jit_done(ctx, s);
   }
   LLVMValueRef fn = LLVMGetNamedFunction(M, entry);
   if (!fn || LLVMCountBasicBlocks(fn) == 0)
@@ -203,7 +203,7 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
   }
   if (s) {
     jit_kernel_free(k);
-    return jit_status(ctx, s);
+    return jit_done(ctx, s);
   }
   /* 4. into the cache; the launch geometry is the caller's (rj_kernel_launch), and k->req stays
    * zeroed: there is no request behind this kernel */
@@ -213,7 +213,7 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
   k->compile_ms = jit_now_ms() - t0;
   jit_cache_add(ctx, k);
   *out = k;
-  return jit_status(ctx, RJ_OK);
+  return jit_done(ctx, RJ_OK);
 }
 
 /* ---------------------------------------------------------------- device calls */
@@ -230,20 +230,20 @@ RJ_API rj_status rj_device_alloc(rj_ctx *ctx, int device, size_t bytes, uint64_t
   rt_cuda *rt = NULL;
   *ptr = 0;
   rj_status s = enter(ctx, device, &rt);
-  if (s) return jit_status(ctx, s);
+  if (s) return jit_done(ctx, s);
   s = rt_alloc(rt, bytes, ptr, &ctx->err);
   rt_leave(rt);
-  return jit_status(ctx, s);
+  return jit_done(ctx, s);
 }
 
 RJ_API rj_status rj_device_free(rj_ctx *ctx, int device, uint64_t ptr) {
   if (!ctx) return RJ_EINVAL;
   rt_cuda *rt = NULL;
   rj_status s = enter(ctx, device, &rt);
-  if (s) return jit_status(ctx, s);
+  if (s) return jit_done(ctx, s);
   rt_free(rt, ptr);
   rt_leave(rt);
-  return jit_status(ctx, RJ_OK);
+  return jit_done(ctx, RJ_OK);
 }
 
 RJ_API rj_status rj_memcpy_htod(rj_ctx *ctx, int device, uint64_t dst, const void *src,
@@ -251,20 +251,20 @@ RJ_API rj_status rj_memcpy_htod(rj_ctx *ctx, int device, uint64_t dst, const voi
   JIT_NEED(ctx, src || !bytes, "src");
   rt_cuda *rt = NULL;
   rj_status s = enter(ctx, device, &rt);
-  if (s) return jit_status(ctx, s);
+  if (s) return jit_done(ctx, s);
   s = rt_htod(rt, dst, src, bytes, &ctx->err);
   rt_leave(rt);
-  return jit_status(ctx, s);
+  return jit_done(ctx, s);
 }
 
 RJ_API rj_status rj_memcpy_dtoh(rj_ctx *ctx, int device, void *dst, uint64_t src, size_t bytes) {
   JIT_NEED(ctx, dst || !bytes, "dst");
   rt_cuda *rt = NULL;
   rj_status s = enter(ctx, device, &rt);
-  if (s) return jit_status(ctx, s);
+  if (s) return jit_done(ctx, s);
   s = rt_dtoh(rt, dst, src, bytes, &ctx->err);
   rt_leave(rt);
-  return jit_status(ctx, s);
+  return jit_done(ctx, s);
 }
 
 RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const unsigned grid[3],
@@ -273,19 +273,19 @@ RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const u
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   if (!k || !grid || !block)
-    return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL, "k, grid and block are required"));
+    return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "k, grid and block are required"));
   for (int i = 0; i < 3; i++)
     if (!grid[i] || !block[i])
-      return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL, "%s[%d]: must be at least 1",
-                                     grid[i] ? "block" : "grid", i));
+      return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "%s[%d]: must be at least 1",
+                                   grid[i] ? "block" : "grid", i));
   rt_cuda *rt = NULL;
   rj_status s = enter(ctx, device, &rt);
-  if (s) return jit_status(ctx, s);
+  if (s) return jit_done(ctx, s);
   double waited_ms = 0; /* a launch through this call is always waited for */
   jit_launch_args l = {.shared = shared_bytes, .args = args, .ms = ms ? ms : &waited_ms};
   memcpy(l.grid, grid, sizeof l.grid);
   memcpy(l.block, block, sizeof l.block);
   s = jit_launch(ctx, k, device, &l);
   rt_leave(rt);
-  return jit_status(ctx, s);
+  return jit_done(ctx, s);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
 
@@ -82,7 +83,7 @@ RJ_API const char *rj_errmsg(const rj_ctx *ctx) {
   return ctx ? ctx->err.msg : "no context";
 }
 
-rj_status jit_status(rj_ctx *ctx, rj_status s) {
+rj_status jit_done(rj_ctx *ctx, rj_status s) {
   if (s == RJ_OK) {
     ctx->err.msg[0] = 0;
     ctx->err.status = RJ_OK;
@@ -94,7 +95,16 @@ rj_status jit_status(rj_ctx *ctx, rj_status s) {
 
 rj_status jit_null(rj_ctx *ctx, const char *what) {
   memset(&ctx->err, 0, sizeof ctx->err);
-  return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL, "%s: NULL", what));
+  return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "%s: NULL", what));
+}
+
+int jit_device_sms(rj_ctx *ctx, int device) {
+  rt_cuda *rt = NULL;
+  ir_err saved = ctx->err;
+  int sms = 0;
+  if (jit_cuda(ctx, &rt) != RJ_OK || rt_device_sms(rt, device, &sms, &ctx->err) != RJ_OK) sms = 0;
+  ctx->err = saved;
+  return sms;
 }
 
 rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out) {
@@ -148,13 +158,13 @@ RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = ir_parse(json, out, &ctx->err);
   if (!s) s = jit_validate(ctx, out);
-  return jit_status(ctx, s);
+  return jit_done(ctx, s);
 }
 
 RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req) {
   JIT_NEED(ctx, req, "req");
   memset(&ctx->err, 0, sizeof ctx->err);
-  return jit_status(ctx, jit_validate(ctx, req));
+  return jit_done(ctx, jit_validate(ctx, req));
 }
 
 RJ_API rj_status rj_device_count(rj_ctx *ctx, int *count) {
@@ -164,7 +174,7 @@ RJ_API rj_status rj_device_count(rj_ctx *ctx, int *count) {
   rt_cuda *rt;
   rj_status s = jit_cuda(ctx, &rt);
   if (!s) s = rt_device_count(rt, count, &ctx->err);
-  return jit_status(ctx, s);
+  return jit_done(ctx, s);
 }
 
 RJ_API rj_status rj_request_canonical(rj_ctx *ctx, const rj_request *req, const char **json) {
@@ -178,5 +188,11 @@ RJ_API rj_status rj_request_canonical(rj_ctx *ctx, const rj_request *req, const 
     ctx->text = text;
     *json = text;
   }
-  return jit_status(ctx, s);
+  return jit_done(ctx, s);
+}
+
+double jit_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }

@@ -3,6 +3,7 @@
 #define RJ_JIT_H
 
 #include "../ir/ir.h"
+#include "../passes/passes.h"
 #include "../runtime/rt.h"
 
 #include <llvm-c/Core.h>
@@ -25,12 +26,10 @@ struct rj_kernel {
   char target[16];
   char entry[64];
   int ptx_version;
-  unsigned grid[3], block[3], shared_bytes;
+  unsigned grid[3], block[3], shared_bytes; /* the plan's geometry, as the emitter left it */
   double compile_ms;
-  rj_request req;  /* the request it was compiled for (a dynamic kernel serves other shapes too) */
-  int dyn_np;      /* issue 6: size parameters after (src, dst) of a runtime-size tensor kernel */
-  int sms;         /* tensor kernels: the SM count the plan was made for (0: none read) */
-  char bucket[64]; /* runtime-size tensor kernels: the plan bucket compiled in */
+  rj_request req; /* the request it was compiled for (a runtime-size kernel serves others too) */
+  pass_plan plan; /* the variant's plan for req (the default plan for rj_compile_ir's) */
   void *module, *function; /* the last jit_load's device `loaded_on` (-1: not loaded) */
   int loaded_on;
   jit_module *loads; /* every device it is loaded on (module / function above is one of them) */
@@ -92,11 +91,26 @@ rj_status jit_null(rj_ctx *ctx, const char *what);
 
 /* context.c */
 rj_status jit_validate(rj_ctx *ctx, const rj_request *r); /* ir_validate + variant name */
-rj_status jit_status(rj_ctx *ctx, rj_status s);           /* clears the message on RJ_OK */
-rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out);           /* the driver, opened once */
-void jit_llvm_init(void);                                 /* one-time target registration */
+/* Ends a public call: on RJ_OK clears the message, on a failure with no message names the
+ * status; returns s.  Every public entry point returns through it. */
+rj_status jit_done(rj_ctx *ctx, rj_status s);
+#define jit_status jit_done /* the older name, still used by callers outside the core */
+rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out); /* the driver, opened once */
+void jit_llvm_init(void);                       /* one-time target registration */
+double jit_now_ms(void);                        /* a monotonic clock */
+int jit_device_sms(rj_ctx *ctx, int device); /* its SM count, 0 when none is usable (no message) */
 
-/* compile.c */
+/* compile.c: the pipeline. */
+/* rj_compile without the call's frame (ctx->err cleared by the caller, jit_done after): also
+ * gives req's own plan (a cached runtime-size kernel was planned for another shape). */
+rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_kernel **out,
+                      pass_plan *plan);
+/* v's plan for req (accepted by v) on tg.  The SM count is read from `device` when the plan
+ * first asks, unless sms >= 0 (a kernel's plan.sms: replanning another shape for it). */
+rj_status jit_plan(rj_ctx *ctx, const pass_variant *v, const rj_request *req, const ir_target *tg,
+                   int device, int sms, pass_plan *out);
+
+/* codegen.c */
 /* Resolves opt's target into a table entry (auto: the device, else sm_90). */
 rj_status jit_target(rj_ctx *ctx, const rj_options *opt, const ir_target **out);
 /* The PTX version: opt's, or the least the target and `needed` allow; refuses every pair LLVM
@@ -106,10 +120,16 @@ rj_status jit_pick_ptx(rj_ctx *ctx, const ir_target *t, const rj_options *opt, i
 /* Codegen of a lowered module into k (k->ptx_version set): triple and data layout, verify (a
  * failure is the caller's RJ_EINVAL when theirs, else internal), IR text, O3, IR text, PTX. */
 rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kernel *k, bool theirs);
+
+/* cache.c */
+/* The key of req: the plan's key, or the request's canonical JSON, then jit_key_tail. */
+rj_status jit_cache_key(rj_ctx *ctx, const rj_request *req, const ir_target *tg,
+                        const rj_options *opt, const pass_plan *plan, char **key);
+/* The key's end: "|target|ptx_asked", "|emulated" when so, "|smsN" when the plan read N. */
+void jit_key_tail(char *buf, size_t n, const ir_target *tg, int ptx_asked, int sms);
 rj_kernel *jit_cache_find(rj_ctx *ctx, const char *key);
 void jit_cache_add(rj_ctx *ctx, rj_kernel *k); /* takes k, with k->key set */
 void jit_kernel_free(rj_kernel *k);            /* a kernel never loaded */
-double jit_now_ms(void);
 
 /* launch.c: the one load and the one launch every path uses. */
 /* Loads k on device dev (once per device; the current context must be dev's) and makes that
@@ -188,11 +208,9 @@ rj_status jit_bench_subgroup(rj_ctx *, const rj_request *, const rj_check_opts *
                              rj_bench_result *);
 rj_status jit_bench_tensor(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
 rj_status jit_bench_treduce(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
-/* tensor.c (issue 6): the SM count of opt's device through the driver, 0 when none is usable. */
-int jit_tensor_sms(rj_ctx *ctx, const rj_options *opt);
-/* The launch of tensor kernel k for req (k compiled for req, or, for a runtime-size kernel, for
- * any request of the same bucket): grid, block and the kernel arguments (src, dst and, for a
- * runtime-size kernel, req's size parameters).  args point into a. */
+/* tensor.c.  The launch of tensor kernel k for req (k compiled for req, or, for a runtime-size
+ * kernel, for any request of the same bucket): grid, block and the kernel arguments (src, dst
+ * and, for a runtime-size kernel, req's size parameters, from req's plan).  args point into a. */
 #define JIT_TENSOR_MAXP 16
 typedef struct jit_targs {
   unsigned grid[3], block[3];

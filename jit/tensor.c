@@ -1,22 +1,11 @@
-/* The public tensor call (issue 6): rj_reduce, and the SM count the tensor lowering reads. */
-#include "../passes/tensor.h"
+/* The public tensor call: rj_reduce (a fast path for repeated calls, else rj_compile's pipeline),
+ * and the launch arguments of a tensor kernel from its plan. */
 #include "jit.h"
 
 #include <stdio.h>
 #include <string.h>
 
-_Static_assert(TNS_NP <= JIT_TENSOR_MAXP, "jit_targs holds every size parameter");
-
-int jit_tensor_sms(rj_ctx *ctx, const rj_options *opt) {
-  rt_cuda *rt = NULL;
-  ir_err saved = ctx->err;
-  int sms = 0;
-  if (jit_cuda(ctx, &rt) != RJ_OK ||
-      rt_device_sms(rt, opt ? opt->device : 0, &sms, &ctx->err) != RJ_OK)
-    sms = 0;
-  ctx->err = saved;
-  return sms;
-}
+_Static_assert(PASS_PLAN_NP <= JIT_TENSOR_MAXP, "jit_targs holds every size parameter");
 
 static bool same_tensor(const rj_tensor *a, const rj_tensor *b) {
   if (a->op != b->op || a->dtype != b->dtype || a->ndim != b->ndim || a->naxes != b->naxes ||
@@ -34,25 +23,25 @@ static bool same_tensor(const rj_tensor *a, const rj_tensor *b) {
 
 /* Repeated calls: the kernel at the head of the cache (rj_reduce moves the kernel it launches
  * there) is the one rj_compile would return when the request's fields are the same (so it was
- * validated), it was compiled for the target `opt` resolves to, with PTX version 0 and no
- * emulation, for the SM count of opt's device (the "|0|smsN" end of its key), and it is loaded
- * on opt's device.  Skips validation, the canonical JSON and the cache walk. */
+ * validated), and its key ends as rj_compile's would (the target opt resolves to, opt's PTX
+ * version, the SM count of opt's device when its plan read one), and it is loaded on opt's
+ * device.  Skips validation, dispatch, the plan, the canonical JSON and the cache walk. */
 static rj_kernel *fast_kernel(rj_ctx *ctx, const rj_request *req, const rj_options *opt) {
   rj_kernel *k = ctx->kernels;
-  if (!k || k->loaded_on != opt->device || k->req.kind != RJ_KIND_TENSOR || opt->ptx_version ||
-      !strstr(k->key, "|0|sms") || !same_tensor(&k->req.u.tensor, &req->u.tensor) ||
-      strcmp(k->req.variant, req->variant) != 0)
+  if (!k || k->loaded_on != opt->device || k->req.kind != RJ_KIND_TENSOR ||
+      !same_tensor(&k->req.u.tensor, &req->u.tensor) || strcmp(k->req.variant, req->variant) != 0)
     return NULL;
   const ir_target *tg = NULL;
   ir_err saved = ctx->err;
-  if (jit_target(ctx, opt, &tg) != RJ_OK || tg->emulated || strcmp(tg->name, k->target) != 0) {
+  if (jit_target(ctx, opt, &tg) != RJ_OK) {
     ctx->err = saved;
     return NULL;
   }
-  char sms[24]; /* the SM count the plan was made for (two GPUs of one target may differ) */
-  snprintf(sms, sizeof sms, "|0|sms%d", jit_tensor_sms(ctx, opt));
-  size_t n = strlen(k->key), m = strlen(sms);
-  return n >= m && strcmp(k->key + n - m, sms) == 0 ? k : NULL;
+  char tail[64]; /* the SM count the plan was made for (two GPUs of one target may differ) */
+  jit_key_tail(tail, sizeof tail, tg, opt->ptx_version,
+               k->plan.sms ? jit_device_sms(ctx, opt->device) : 0);
+  size_t n = strlen(k->key), m = strlen(tail);
+  return n >= m && strcmp(k->key + n - m, tail) == 0 ? k : NULL;
 }
 
 /* Moves k to the head of the cache list (the fast path looks there first). */
@@ -66,32 +55,40 @@ static void to_front(rj_ctx *ctx, rj_kernel *k) {
     }
 }
 
-rj_status jit_tensor_args(rj_ctx *ctx, const rj_kernel *k, const rj_request *req, uint64_t src,
-                          uint64_t dst, jit_targs *a) {
+/* The launch of a kernel planned as plan: its geometry, (src, dst) and the plan's size
+ * parameters. */
+static void plan_args(const pass_plan *plan, uint64_t src, uint64_t dst, jit_targs *a) {
   a->ptr[0] = src;
   a->ptr[1] = dst;
   a->args[0] = &a->ptr[0];
   a->args[1] = &a->ptr[1];
-  memcpy(a->grid, k->grid, sizeof a->grid);
-  memcpy(a->block, k->block, sizeof a->block);
-  if (!k->dyn_np) return RJ_OK;
-  /* a runtime-size kernel: this shape's plan, for the SM count the kernel was compiled for */
-  tns_dyn d;
-  char why[256];
-  const char *no = tns_dynamic(req, ir_target_find(k->target), k->sms, &d, why, sizeof why);
-  if (no || d.np != k->dyn_np || strcmp(d.bucket, k->bucket) != 0)
-    return ir_fail(
-        &ctx->err, RJ_ELLVM,
-        "internal: the runtime-size kernel of bucket \"%s\" does not serve this shape (%s)",
-        k->bucket, no ? no : d.bucket);
-  for (int i = 0; i < d.np; i++) {
-    a->p[i] = d.p[i];
+  memcpy(a->grid, plan->grid, sizeof a->grid);
+  memcpy(a->block, plan->block, sizeof a->block);
+  for (int i = 0; i < plan->np; i++) {
+    a->p[i] = plan->p[i];
     a->args[2 + i] = &a->p[i];
   }
-  a->grid[0] = d.grid;
-  a->grid[1] = a->grid[2] = 1;
-  a->block[0] = d.block;
-  a->block[1] = a->block[2] = 1;
+}
+
+rj_status jit_tensor_args(rj_ctx *ctx, const rj_kernel *k, const rj_request *req, uint64_t src,
+                          uint64_t dst, jit_targs *a) {
+  if (!k->plan.np) {
+    plan_args(&k->plan, src, dst, a);
+    return RJ_OK;
+  }
+  /* a runtime-size kernel: this shape's plan, for the SM count the kernel was planned for */
+  pass_plan plan;
+  const pass_variant *v = pass_variant_find(k->variant);
+  rj_status s =
+      v ? jit_plan(ctx, v, req, ir_target_find(k->target), 0, k->plan.sms, &plan) : RJ_ELLVM;
+  if (s || plan.np != k->plan.np || strcmp(plan.key, k->plan.key) != 0)
+    return ir_fail(&ctx->err, RJ_ELLVM,
+                   "internal: the runtime-size kernel %s does not serve this shape (%s)",
+                   k->plan.key,
+                   s             ? "no plan"
+                   : plan.key[0] ? plan.key
+                                 : "a constant kernel");
+  plan_args(&plan, src, dst, a);
   return RJ_OK;
 }
 
@@ -99,35 +96,36 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
                            rj_devptr dst, void *stream) {
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
-  if (!req) return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL, "request: NULL"));
+  if (!req) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "request: NULL"));
   if (req->kind != RJ_KIND_TENSOR)
-    return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL,
-                                   "kind: rj_reduce takes tensor requests (got %s)",
-                                   ir_kind_name(req->kind) ? ir_kind_name(req->kind) : "?"));
-  if (!src) return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL, "src: NULL device pointer"));
-  if (!dst) return jit_status(ctx, ir_fail(&ctx->err, RJ_EINVAL, "dst: NULL device pointer"));
+    return jit_done(ctx,
+                    ir_fail(&ctx->err, RJ_EINVAL, "kind: rj_reduce takes tensor requests (got %s)",
+                            ir_kind_name(req->kind) ? ir_kind_name(req->kind) : "?"));
+  if (!src) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "src: NULL device pointer"));
+  if (!dst) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "dst: NULL device pointer"));
   rj_options dflt;
   if (!opt) {
     rj_options_init(&dflt);
     opt = &dflt;
   }
   rj_status s;
-  /* dynamic requests: rj_compile validates, plans and finds the bucket's kernel (no JSON) */
+  /* dynamic requests: the pipeline plans them and finds the bucket's kernel (no JSON) */
+  pass_plan fresh;
   rj_kernel *k = req->u.tensor.dynamic ? NULL : fast_kernel(ctx, req, opt);
+  const pass_plan *plan = k ? &k->plan : &fresh;
   if (!k) {
-    if ((s = rj_compile(ctx, req, opt, &k))) return s;
+    if ((s = jit_compile(ctx, req, opt, &k, &fresh))) return jit_done(ctx, s);
     to_front(ctx, k);
   }
   rt_cuda *rt = NULL;
-  if ((s = jit_cuda(ctx, &rt))) return jit_status(ctx, s);
-  if ((s = rt_enter(rt, opt->device, &ctx->err))) return jit_status(ctx, s);
+  if ((s = jit_cuda(ctx, &rt))) return jit_done(ctx, s);
+  if ((s = rt_enter(rt, opt->device, &ctx->err))) return jit_done(ctx, s);
   jit_targs a;
-  if (!(s = jit_tensor_args(ctx, k, req, src, dst, &a))) {
-    jit_launch_args l = {.args = a.args, .stream = stream};
-    memcpy(l.grid, a.grid, sizeof l.grid);
-    memcpy(l.block, a.block, sizeof l.block);
-    s = jit_launch(ctx, k, opt->device, &l);
-  }
+  plan_args(plan, src, dst, &a);
+  jit_launch_args l = {.args = a.args, .stream = stream};
+  memcpy(l.grid, a.grid, sizeof l.grid);
+  memcpy(l.block, a.block, sizeof l.block);
+  s = jit_launch(ctx, k, opt->device, &l);
   rt_leave(rt);
-  return jit_status(ctx, s);
+  return jit_done(ctx, s);
 }

@@ -11,6 +11,32 @@
 /* Address spaces of the NVPTX backend. */
 enum { AS_GENERIC = 0, AS_GLOBAL = 1, AS_SHARED = 3 };
 
+/* Where a plan is made: the target, and the device's facts, read on first use (a variant that
+ * never asks never touches the driver). */
+typedef struct pass_env pass_env;
+struct pass_env {
+  const ir_target *target;
+  int (*sms)(const pass_env *env); /* the device's SM count (0: no device usable); cached */
+  void *reader;                    /* the state behind sms() */
+};
+
+/* What a variant decides before it emits, made once per compile and kept with the kernel: the
+ * cache key, the emitter, `explain` and the launch all read it. */
+#define PASS_PLAN_NP 9     /* i64 size parameters of a runtime-size kernel, at most */
+#define PASS_PLAN_PRIV 192 /* bytes of the variant's own plan */
+typedef struct pass_plan {
+  unsigned grid[3], block[3], shared_bytes; /* launch geometry (0: the emitter sets it) */
+  char key[192]; /* the cache key's request part ("": the request's canonical JSON) */
+  int sms;       /* the SM count the plan was made for (0: none read); ends the cache key */
+  int np;        /* size parameters after (src, dst): a runtime-size kernel when > 0 */
+  int64_t p[PASS_PLAN_NP]; /* their values for the planned request */
+  char note[384];          /* explain's note after "chosen" ("": none) */
+  union {
+    unsigned char bytes[PASS_PLAN_PRIV];
+    int64_t align;
+  } priv; /* the variant's own plan (memcpy in and out; each variant asserts its size) */
+} pass_plan;
+
 /* A lowering in progress: where IR goes, and what the emitted code needs. */
 typedef struct pass_emit {
   LLVMContextRef C;
@@ -25,8 +51,8 @@ typedef struct pass_emit {
   /* kernel launch geometry, set by the kernel builder */
   unsigned grid[3], block[3], shared_bytes;
   const char *entry;
-  int sms;     /* issue 6: the device's SM count, read through the driver (0: unknown) */
-  int nparams; /* issue 6: i64 size parameters after (src, dst) of a runtime-size tensor kernel */
+  int nparams;           /* i64 size parameters after (src, dst), as built */
+  const pass_plan *plan; /* the variant's plan (its default for variants without a plan step) */
 } pass_emit;
 
 /* Operands of a tile primitive.  src / dst: for shared memory, a pointer in addrspace(3) to
@@ -45,6 +71,8 @@ struct pass_variant {
   const char *summary;
   /* NULL when the variant accepts, else the reason (static text, or written into buf). */
   const char *(*accepts)(const rj_request *r, const ir_target *t, char *buf, size_t n);
+  /* Plans an accepted request (NULL: pass_plan_make's default, an empty plan). */
+  rj_status (*plan)(const rj_request *r, const pass_env *env, pass_plan *out);
   /* Builds the whole kernel into e->M (tile variants: pass_tile_kernel). */
   rj_status (*kernel)(pass_emit *e, const rj_request *r, const pass_variant *self);
   /* Tile variants: the primitive itself, inline at the builder's position. */
@@ -55,6 +83,10 @@ struct pass_variant {
 int pass_variant_count(void);
 const pass_variant *pass_variant_at(int i);
 const pass_variant *pass_variant_find(const char *name);
+
+/* The plan of v for r (accepted by v): out zeroed, then v's plan step if it has one. */
+rj_status pass_plan_make(const pass_variant *v, const rj_request *r, const pass_env *env,
+                         pass_plan *out);
 
 /* Dispatch: the first variant (or the forced one) whose predicates pass.  Writes one explain
  * line per variant into text (may be NULL).  Returns the chosen variant or NULL (e filled). */
@@ -159,7 +191,7 @@ LLVMValueRef pass_minmax2_f32(pass_emit *e, rj_op op, rj_nan nan, LLVMValueRef a
 LLVMValueRef pass_minmax3_f32(pass_emit *e, rj_op op, rj_nan nan, LLVMValueRef a, LLVMValueRef b,
                               LLVMValueRef c);
 
-/* harness.c — the kernel around a tile primitive (global -> shared or registers -> primitive ->
+/* tile_kernel.c — the kernel around a tile primitive (global -> shared or registers -> primitive ->
  * global), used by every tile variant and by `run`. */
 rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant *v);
 
@@ -172,8 +204,5 @@ extern const pass_variant pass_variant_redux;
 extern const pass_variant pass_variant_tensor_rows, pass_variant_tensor_cols,
     pass_variant_tensor_cluster, pass_variant_tensor_generic;
 extern const pass_variant pass_variant_subgroup;
-
-/* optimize.c — the pipeline after lowering (O3), through LLVMRunPasses. */
-rj_status pass_optimize(LLVMModuleRef M, LLVMTargetMachineRef tm, ir_err *e);
 
 #endif

@@ -41,6 +41,12 @@ const pass_variant *pass_variant_find(const char *name) {
   return NULL;
 }
 
+rj_status pass_plan_make(const pass_variant *v, const rj_request *r, const pass_env *env,
+                         pass_plan *out) {
+  memset(out, 0, sizeof *out);
+  return v->plan ? v->plan(r, env, out) : RJ_OK;
+}
+
 static void line(char *text, size_t n, size_t *used, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void line(char *text, size_t n, size_t *used, const char *fmt, ...) {

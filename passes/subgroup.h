@@ -1,4 +1,4 @@
-/* Subgroup (warp) primitive emitters (issue 4): the internal API behind the `subgroup` variant
+/* Subgroup (warp) primitive emitters: the internal API behind the `subgroup` variant
  * (passes/subgroup.c) and the public rj_emit_* embedding functions (embed/emit.c).
  *
  * Every emitter writes straight-line IR at e->B's position: no calls (only NVVM intrinsics, which

@@ -1,4 +1,4 @@
-/* Tensor variants (issue 6): shared pieces of passes/tensor_*.c.
+/* Tensor variants: shared pieces of passes/variants/tensor_*.c (passes/tensor_common.c).
  *
  * Every tensor kernel is `redjit_tensor(src, dst)` with sizes and strides as JIT constants, or
  * (runtime-size kernels, below) `redjit_tensor(src, dst, i64 sizes...)`.
@@ -21,13 +21,14 @@ typedef enum tns_class { TNS_ROWS, TNS_COLS, TNS_GENERIC } tns_class;
 /* The class of a canonical view: rows (the innermost dim is reduced, unit stride, at most one
  * kept dim outside it), cols (outer, reduce, inner: the innermost dim is kept), generic. */
 tns_class tns_classify(const ir_tview *v);
-int tns_sms(const pass_emit *e);
+int tns_sms(int read);       /* an SM count read by a plan, or TNS_DEFAULT_SMS when none was */
 int tns_vec(rj_dtype t);     /* elements per 16-byte vector */
 int64_t tns_pow2(int64_t x); /* the next power of two >= x */
 
 /* Kernel skeleton: the function redjit_tensor(ptr addrspace(1) noalias readonly src,
  * ptr addrspace(1) noalias dst, i64 p0 .. i64 p{np-1}), builder at its entry.  Returns the
- * params; np = 0 (constant kernels): just src and dst.  Sets e->nparams = np. */
+ * params; np = 0 (constant kernels): just src and dst.  Sets e->nparams = np.  The launch
+ * geometry is the plan's (tns_plan_geometry). */
 void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst, int np, LLVMValueRef *p);
 LLVMValueRef tns_ctaid(pass_emit *e);
 LLVMValueRef tns_i64(pass_emit *e, int64_t v);
@@ -79,23 +80,22 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
  * split count and chunk are i64 kernel parameters after (src, dst), in the order below.  One
  * emitter per class: each size is an LLVMValueRef, a constant (constant kernels, unchanged) or
  * a parameter.  Workspaces of split buckets are sized by the one-wave bound (tns_wave). */
-#define TNS_NP 9 /* size parameters, at most */
-typedef struct tns_dyn {
-  const char *variant; /* "tensor_rows" or "tensor_cols" */
-  char bucket[64];     /* the compile-time choices, e.g. "rows lanes T=256 G=4" */
-  const char *names;   /* the parameters, e.g. "M N RS S chunk" */
-  int np;
-  int64_t p[TNS_NP];
-  unsigned grid, block;
-} tns_dyn;
-/* NULL when request r (validated; its `dynamic` flag is not read) can run on a runtime-size
- * kernel on a GPU of sms SMs (0: TNS_DEFAULT_SMS) — d is then filled for its shape; else the
- * reason it keeps a constant kernel (static text, or written into buf). */
-const char *tns_dynamic(const rj_request *r, const ir_target *tg, int sms, tns_dyn *d, char *buf,
-                        size_t n);
-/* per class (tensor_rows.c, tensor_cols.c); NULL or the reason */
-const char *tns_rows_dyn(int sms, const rj_tensor *t, const ir_tview *v, tns_dyn *d);
-const char *tns_cols_dyn(int sms, const rj_tensor *t, const ir_tview *v, tns_dyn *d);
+#define TNS_NP PASS_PLAN_NP /* size parameters, at most */
+/* A 1-D launch of grid CTAs of block threads. */
+void tns_plan_geometry(pass_plan *out, unsigned grid, unsigned block);
+/* A runtime-size kernel's plan (out->np and out->p set): the cache key names the variant, the
+ * bucket (the compile-time choices, e.g. "rows lanes T=256 G=4") and the request's op, dtype,
+ * nan, accum and deterministic, not its sizes; explain's note names the parameters (`names`,
+ * e.g. "M N RS S chunk") and the geometry. */
+void tns_plan_runtime(pass_plan *out, const rj_request *r, const char *variant, const char *bucket,
+                      const char *names);
+/* A dynamic request that keeps a constant kernel: explain's note says why. */
+void tns_plan_constant(pass_plan *out, const char *why);
+/* Why a dynamic request served by a variant with no runtime-size kernel (tensor_generic,
+ * tensor_cluster) keeps a constant kernel: its view is generic, another variant is forced, or
+ * the variant of its class (rows or cols) declined it (that variant's reason, asked for the
+ * note only: dispatch has chosen already).  Static text, or written into buf. */
+const char *tns_why_constant(const rj_request *r, const ir_target *tg, char *buf, size_t n);
 /* CTAs of T threads resident at once on sms SMs (TNS_REGS registers per thread) */
 int64_t tns_wave(int sms, int T);
 

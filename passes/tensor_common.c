@@ -14,8 +14,8 @@ tns_class tns_classify(const ir_tview *v) {
   return TNS_GENERIC;
 }
 
-int tns_sms(const pass_emit *e) {
-  return e->sms > 0 ? e->sms : TNS_DEFAULT_SMS;
+int tns_sms(int read) {
+  return read > 0 ? read : TNS_DEFAULT_SMS;
 }
 
 int tns_vec(rj_dtype t) {
@@ -56,8 +56,6 @@ void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst, int np, LLVMV
   for (int i = 0; i < np; i++)
     p[i] = LLVMGetParam(e->fn, (unsigned)(2 + i));
   e->nparams = np;
-  e->grid[1] = e->grid[2] = e->block[1] = e->block[2] = 1;
-  e->shared_bytes = 0;
 }
 
 LLVMValueRef tns_ctaid(pass_emit *e) {
@@ -192,9 +190,29 @@ int64_t tns_wave(int sms, int T) {
   return (int64_t)(sms > 0 ? sms : TNS_DEFAULT_SMS) * (65536 / TNS_REGS / T);
 }
 
-const char *tns_dynamic(const rj_request *r, const ir_target *tg, int sms, tns_dyn *d, char *buf,
-                        size_t n) {
-  memset(d, 0, sizeof *d);
+void tns_plan_geometry(pass_plan *out, unsigned grid, unsigned block) {
+  out->grid[0] = grid;
+  out->block[0] = block;
+  out->grid[1] = out->grid[2] = out->block[1] = out->block[2] = 1;
+  out->shared_bytes = 0;
+}
+
+void tns_plan_runtime(pass_plan *out, const rj_request *r, const char *variant, const char *bucket,
+                      const char *names) {
+  const rj_tensor *t = &r->u.tensor;
+  snprintf(out->key, sizeof out->key, "{dynamic %s|%s|op%d|dtype%d|nan%d|accum%d|det%d}", variant,
+           bucket, t->op, t->dtype, t->nan, t->accum, t->deterministic);
+  snprintf(out->note, sizeof out->note,
+           " (dynamic: bucket \"%s\" compiled in; %s are kernel parameters; grid %u x %u)", bucket,
+           names, out->grid[0], out->block[0]);
+}
+
+void tns_plan_constant(pass_plan *out, const char *why) {
+  snprintf(out->note, sizeof out->note, " (dynamic: constant kernel, sizes are JIT constants: %s)",
+           why);
+}
+
+const char *tns_why_constant(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
   ir_tview v;
   ir_tensor_view(&r->u.tensor, &v);
   tns_class c = tns_classify(&v);
@@ -207,8 +225,5 @@ const char *tns_dynamic(const rj_request *r, const ir_target *tg, int sms, tns_d
     return buf;
   }
   const char *why = pv->accepts(r, tg, buf, n);
-  if (why) return why;
-  sms = sms > 0 ? sms : TNS_DEFAULT_SMS;
-  return c == TNS_ROWS ? tns_rows_dyn(sms, &r->u.tensor, &v, d)
-                       : tns_cols_dyn(sms, &r->u.tensor, &v, d);
+  return why ? why : "its class's variant was not chosen";
 }

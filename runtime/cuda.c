@@ -133,17 +133,21 @@ rj_status rt_device_count(rt_cuda *rt, int *n, ir_err *e) {
   return RJ_OK;
 }
 
-rj_status rt_device_cc(rt_cuda *rt, int dev, int *major, int *minor, ir_err *e) {
+/* Attribute `what` of GPU dev (checked against the device count). */
+static rj_status device_attr(rt_cuda *rt, int dev, CUdevice_attribute what, int *out, ir_err *e) {
   int n = 0;
   CK("cuDeviceGetCount", rt->DeviceGetCount(&n));
   if (dev < 0 || dev >= n) return ir_fail(e, RJ_ENODEV, "device: no GPU %d (%d present)", dev, n);
   CUdevice d;
   CK("cuDeviceGet", rt->DeviceGet(&d, dev));
-  CK("cuDeviceGetAttribute",
-     rt->DeviceGetAttribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d));
-  CK("cuDeviceGetAttribute",
-     rt->DeviceGetAttribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d));
+  CK("cuDeviceGetAttribute", rt->DeviceGetAttribute(out, what, d));
   return RJ_OK;
+}
+
+rj_status rt_device_cc(rt_cuda *rt, int dev, int *major, int *minor, ir_err *e) {
+  rj_status s = device_attr(rt, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, major, e);
+  if (!s) s = device_attr(rt, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, minor, e);
+  return s;
 }
 
 /* dev's primary context, retained once per rt_cuda (released by rt_close). */
@@ -260,7 +264,7 @@ rj_status rt_launch(rt_cuda *rt, void *fn, const unsigned g[3], const unsigned b
   return RJ_OK;
 }
 
-/* ---------------------------------------------------------------- treduce (issue 5) */
+/* ---------------------------------------------------------------- treduce */
 
 void *rt_sym(rt_cuda *rt, const char *name) {
   return dlsym(rt->lib, name);
@@ -395,17 +399,10 @@ rj_status rt_sync(rt_cuda *rt, ir_err *e) {
   return RJ_OK;
 }
 
-/* ---------------------------------------------------------------- issue 6: tensor reductions */
+/* ---------------------------------------------------------------- tensor reductions */
 
 rj_status rt_device_sms(rt_cuda *rt, int dev, int *sms, ir_err *e) {
-  int n = 0;
-  CK("cuDeviceGetCount", rt->DeviceGetCount(&n));
-  if (dev < 0 || dev >= n) return ir_fail(e, RJ_ENODEV, "device: no GPU %d (%d present)", dev, n);
-  CUdevice d;
-  CK("cuDeviceGet", rt->DeviceGet(&d, dev));
-  CK("cuDeviceGetAttribute",
-     rt->DeviceGetAttribute(sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d));
-  return RJ_OK;
+  return device_attr(rt, dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, sms, e);
 }
 
 rj_status rt_launch_async(rt_cuda *rt, void *fn, const unsigned g[3], const unsigned b[3],

@@ -28,7 +28,7 @@ rj_status rt_dtoh(rt_cuda *rt, void *dst, uint64_t src, size_t bytes, ir_err *e)
 rj_status rt_launch(rt_cuda *rt, void *fn, const unsigned grid[3], const unsigned block[3],
                     unsigned shared, void **args, double *ms, ir_err *e);
 
-/* ---- treduce (issue 5): peers, streams, events, asynchronous copies and launches.  These look
+/* ---- treduce: peers, streams, events, asynchronous copies and launches.  These look
  * their driver entry points up by name on use (no table slots), and need rt_enter of the device
  * whose context they work in, unless said otherwise.  Streams and events are opaque pointers. */
 /* cuDeviceCanAccessPeer(dev -> peer): 1 when dev's kernels can load peer's memory.  No context. */
@@ -66,7 +66,7 @@ rj_status rt_sync(rt_cuda *rt, ir_err *e);
 /* A driver entry point by name (NULL when this driver lacks it), for runtime/-only callers. */
 void *rt_sym(rt_cuda *rt, const char *name);
 
-/* issue 6: tensor reductions */
+/* tensor reductions */
 rj_status rt_device_sms(rt_cuda *rt, int dev, int *sms, ir_err *e); /* multiprocessors */
 /* Launches fn on stream (a CUstream; NULL: the legacy default stream) without waiting. */
 rj_status rt_launch_async(rt_cuda *rt, void *fn, const unsigned grid[3], const unsigned block[3],

@@ -13,7 +13,7 @@
  * has them, else (rj_options.emulate_packed) each replaced by scalar equivalents in the same
  * order.  nan: propagate uses max/min.NaN; ignore uses max/min (NaN-skipping), and for sums
  * replaces NaN inputs by -0.0 before they enter the packed adds. */
-#include "passes.h"
+#include "../passes.h"
 
 #include <stdio.h>
 #include <stdlib.h>

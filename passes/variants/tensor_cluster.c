@@ -16,7 +16,7 @@
  * The fold order is fixed by the shape and the source's alignment (deterministic).  Needs
  * thread-block clusters (the target table's IR_F_CLUSTER: sm_90 and later); the cluster size is
  * a compile-time attribute (.reqnctapercluster), so a plain cuLaunchKernel launches it. */
-#include "tensor.h"
+#include "../tensor.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -77,17 +77,29 @@ static void arrive_started(pass_emit *e) {
             NULL, 0, NULL, 0);
 }
 
-static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
-  (void)self;
+_Static_assert(sizeof(cluster_plan) <= PASS_PLAN_PRIV, "cluster_plan fits the plan");
+
+/* needs a request this variant accepts */
+static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
   const rj_tensor *t = &r->u.tensor;
   ir_tview v;
   ir_tensor_view(t, &v);
   cluster_plan p;
   make_plan(t, &v, &p);
+  tns_plan_geometry(out, CL_C, (unsigned)p.T);
+  char buf[256];
+  if (t->dynamic) tns_plan_constant(out, tns_why_constant(r, env->target, buf, sizeof buf));
+  memcpy(out->priv.bytes, &p, sizeof p);
+  return RJ_OK;
+}
+
+static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
+  (void)self;
+  const rj_tensor *t = &r->u.tensor;
+  cluster_plan p;
+  memcpy(&p, e->plan->priv.bytes, sizeof p);
   LLVMValueRef src, dst;
   tns_begin(e, &src, &dst, 0, NULL);
-  e->grid[0] = CL_C;
-  e->block[0] = (unsigned)p.T;
   int need = ir_feature_ptx(e->target, IR_F_CLUSTER);
   if (need > e->ptx_needed) e->ptx_needed = need;
   tns_launch_bounds(e, p.T, 1);
@@ -141,5 +153,6 @@ const pass_variant pass_variant_tensor_cluster = {
     .summary = "mid-size 1-D reductions: one cluster of 8 CTAs, finished in distributed shared "
                "memory (no workspace, no atomics; sm_90+)",
     .accepts = accepts,
+    .plan = plan,
     .kernel = kernel,
 };

@@ -5,7 +5,7 @@
  * the body is straight-line code: no branch, no call, no shared memory, no barrier; each
  * shfl.sync runs under the full mask.  The primitive emitters (pass_shfl, pass_subgroup) are
  * reused by the embedding API (embed/emit.c).  Semantics: docs/SUBGROUP.md. */
-#include "subgroup.h"
+#include "../subgroup.h"
 
 #include <stdio.h>
 #include <string.h>

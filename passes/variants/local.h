@@ -3,7 +3,7 @@
 #ifndef RJ_PASSES_LOCAL_H
 #define RJ_PASSES_LOCAL_H
 
-#include "passes.h"
+#include "../passes.h"
 
 typedef struct pass_local_plan {
   int T;

@@ -9,7 +9,7 @@
  * Every segment is read with 16-byte vector loads, TNS_U in flight per thread: a scalar head up
  * to the first 16-byte boundary (the row's alignment is only known at run time: views and
  * caller pointers), the aligned vector body, a scalar tail. */
-#include "tensor.h"
+#include "../tensor.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -102,27 +102,48 @@ typedef struct rows_sizes {
   LLVMValueRef M, N, RS, S, chunk;
 } rows_sizes;
 
+/* What the emitter reads: the plan, and whether the kernel takes its sizes as parameters. */
+typedef struct rows_priv {
+  rows_plan p;
+  bool runtime;
+} rows_priv;
+_Static_assert(sizeof(rows_priv) <= PASS_PLAN_PRIV, "rows_priv fits the plan");
+
 /* Runtime-size kernels: the bucket is the plan's mode, T and G; M, N, RS, S and chunk are
  * parameters.  Split plans keep M * S <= one wave (S = floor(wave / M)), the bound the
- * workspace of a split kernel is sized by; checked here all the same. */
-const char *tns_rows_dyn(int sms, const rj_tensor *t, const ir_tview *v, tns_dyn *d) {
-  rows_plan p;
-  make_plan(sms, t, v, &p);
-  if (p.S > 1 && p.M * p.S > p.wave)
+ * workspace of a split kernel is sized by; checked here all the same.  NULL, or why not. */
+static const char *runtime_sizes(const rj_request *r, const rows_plan *p, pass_plan *out) {
+  if (p->S > 1 && p->M * p->S > p->wave)
     return "the split plan exceeds the workspace bound (its waves of partials)";
-  d->variant = "tensor_rows";
-  snprintf(d->bucket, sizeof d->bucket, "rows %s T=%d G=%d U=%d r=%d",
-           p.G < p.T ? "lanes"
-           : p.S > 1 ? "split"
-                     : "cta",
-           p.T, p.G, p.U, p.regs);
-  d->names = "M N RS S chunk";
-  d->np = 5;
-  int64_t prm[5] = {p.M, p.N, p.RS, p.S, p.chunk};
-  memcpy(d->p, prm, sizeof prm);
-  d->grid = p.grid;
-  d->block = (unsigned)p.T;
+  char bucket[64];
+  snprintf(bucket, sizeof bucket, "rows %s T=%d G=%d U=%d r=%d",
+           p->G < p->T ? "lanes"
+           : p->S > 1  ? "split"
+                       : "cta",
+           p->T, p->G, p->U, p->regs);
+  int64_t prm[5] = {p->M, p->N, p->RS, p->S, p->chunk};
+  out->np = 5;
+  memcpy(out->p, prm, sizeof prm);
+  tns_plan_runtime(out, r, "tensor_rows", bucket, "M N RS S chunk");
   return NULL;
+}
+
+/* needs a request this variant accepts */
+static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
+  const rj_tensor *t = &r->u.tensor;
+  ir_tview v;
+  ir_tensor_view(t, &v);
+  rows_priv rp = {0};
+  out->sms = env->sms(env);
+  make_plan(tns_sms(out->sms), t, &v, &rp.p);
+  tns_plan_geometry(out, rp.p.grid, (unsigned)rp.p.T);
+  if (t->dynamic) {
+    const char *no = runtime_sizes(r, &rp.p, out);
+    if (no) tns_plan_constant(out, no);
+    rp.runtime = !no;
+  }
+  memcpy(out->priv.bytes, &rp, sizeof rp);
+  return RJ_OK;
 }
 
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
@@ -189,20 +210,15 @@ static void segment(pass_emit *e, const rj_tensor *t, const rows_plan *p, LLVMVa
 static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
   (void)self;
   const rj_tensor *t = &r->u.tensor;
-  ir_tview v;
-  ir_tensor_view(t, &v);
-  rows_plan p;
-  make_plan(tns_sms(e), t, &v, &p);
-  tns_dyn dy;
-  char why[256];
-  bool dyn = t->dynamic && !tns_dynamic(r, e->target, e->sms, &dy, why, sizeof why);
+  rows_priv rp;
+  memcpy(&rp, e->plan->priv.bytes, sizeof rp);
+  rows_plan p = rp.p;
+  bool dyn = rp.runtime;
   LLVMValueRef src, dst, prm[TNS_NP];
-  tns_begin(e, &src, &dst, dyn ? dy.np : 0, prm);
+  tns_begin(e, &src, &dst, e->plan->np, prm);
   rows_sizes z = {tns_i64(e, p.M), tns_i64(e, p.N), tns_i64(e, p.RS), tns_i64(e, p.S),
                   tns_i64(e, p.chunk)};
   if (dyn) z = (rows_sizes){prm[0], prm[1], prm[2], p.S > 1 ? prm[3] : tns_i64(e, 1), prm[4]};
-  e->grid[0] = p.grid;
-  e->block[0] = (unsigned)p.T;
   tns_launch_bounds(e, p.T, 65536 / (p.regs * p.T));
   LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), acc_ty = pass_acc_type(e, t->dtype);
@@ -295,6 +311,7 @@ const pass_variant pass_variant_tensor_rows = {
     .summary = "1-D and row reductions: lanes or a CTA per row, 16-byte loads, split rows finish "
                "in one launch (last CTA folds, fixed order)",
     .accepts = accepts,
+    .plan = plan,
     .kernel = kernel,
 };
 

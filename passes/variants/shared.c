@@ -7,7 +7,7 @@
  * rejected, and when the reduction is longer than 32 and there are more warps than outputs,
  * W warps cooperate on one output through warp partials in shared scratch (a second level).
  * thread: the sequential loop. */
-#include "passes.h"
+#include "../passes.h"
 
 #include <stdio.h>
 

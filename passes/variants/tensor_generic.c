@@ -2,9 +2,10 @@
  * non-unit innermost strides, broadcast dims).  G lanes per output (G = 1..32), each lane folds
  * reduced elements lane, lane + G, ... through constant-divisor index math, then a butterfly
  * tree of width G.  Correct for every valid view; not tuned. */
-#include "tensor.h"
+#include "../tensor.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define GEN_U 4 /* guarded loads per lane per round (index math per load: kept small) */
 
@@ -30,17 +31,36 @@ static LLVMValueRef offset(pass_emit *e, const ir_tview *v, bool want, LLVMValue
   return off;
 }
 
+/* G lanes per output (the reduced length, rounded up to a power of two, at most 32), CTAs of T. */
+typedef struct generic_plan {
+  int G, T;
+} generic_plan;
+_Static_assert(sizeof(generic_plan) <= PASS_PLAN_PRIV, "generic_plan fits the plan");
+
+/* needs a request this variant accepts */
+static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
+  ir_tview v;
+  ir_tensor_view(&r->u.tensor, &v);
+  int64_t g = tns_pow2(v.reduce_len);
+  generic_plan p = {.G = (int)(g > 32 ? 32 : g), .T = 256};
+  tns_plan_geometry(out, (unsigned)((v.outputs + p.T / p.G - 1) / (p.T / p.G)), (unsigned)p.T);
+  char buf[256];
+  if (r->u.tensor.dynamic)
+    tns_plan_constant(out, tns_why_constant(r, env->target, buf, sizeof buf));
+  memcpy(out->priv.bytes, &p, sizeof p);
+  return RJ_OK;
+}
+
 static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
   (void)self;
   const rj_tensor *t = &r->u.tensor;
   ir_tview v;
   ir_tensor_view(t, &v);
-  int64_t g = tns_pow2(v.reduce_len);
-  int G = (int)(g > 32 ? 32 : g), T = 256;
+  generic_plan p;
+  memcpy(&p, e->plan->priv.bytes, sizeof p);
+  int G = p.G, T = p.T;
   LLVMValueRef src, dst;
   tns_begin(e, &src, &dst, 0, NULL);
-  e->grid[0] = (unsigned)((v.outputs + T / G - 1) / (T / G));
-  e->block[0] = (unsigned)T;
   tns_launch_bounds(e, T, 4);
   LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
   LLVMValueRef tid = pass_tid_x(e), bid = tns_ctaid(e);
@@ -85,5 +105,6 @@ const pass_variant pass_variant_tensor_generic = {
     .kind = RJ_KIND_TENSOR,
     .summary = "any strided view: lanes per output, index math with constant divisors (untuned)",
     .accepts = accepts,
+    .plan = plan,
     .kernel = kernel,
 };

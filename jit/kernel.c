@@ -1,0 +1,79 @@
+/* What the API says about kernels and variants: the kernel accessors, `explain`, the variant
+ * table. */
+#include "jit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The plan's note goes at the end of the chosen line: "tensor_rows prio=30 chosen (dynamic:
+ * bucket \"rows lanes T=256 G=4 ...\" compiled in; M N RS S chunk are kernel parameters; ...)". */
+static void add_note(char *buf, size_t n, const char *note) {
+  char *at = strstr(buf, " chosen\n");
+  if (!at || !note[0]) return;
+  at += strlen(" chosen");
+  size_t tail = strlen(at), add = strlen(note);
+  if ((size_t)(at - buf) + add + tail + 1 > n) return;
+  memmove(at + add, at, tail + 1);
+  memcpy(at, note, add);
+}
+
+RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                            const char **text) {
+  JIT_NEED(ctx, text, "text");
+  memset(&ctx->err, 0, sizeof ctx->err);
+  const ir_target *tg = NULL;
+  rj_status s;
+  if ((s = jit_validate(ctx, req)) || (s = jit_target(ctx, opt, &tg))) return jit_done(ctx, s);
+  size_t n = 8192;
+  char *buf = malloc(n);
+  if (!buf) return jit_done(ctx, ir_fail(&ctx->err, RJ_ENOMEM, "out of memory"));
+  const pass_variant *v = pass_dispatch(req, tg, buf, n, &ctx->err);
+  pass_plan plan;
+  s = v ? jit_plan(ctx, v, req, tg, opt ? opt->device : 0, -1, &plan) : ctx->err.status;
+  if (!s) add_note(buf, n, plan.note);
+  free(ctx->text);
+  ctx->text = buf;
+  *text = buf;
+  return jit_done(ctx, s);
+}
+
+RJ_API int rj_variant_count(const rj_ctx *ctx) {
+  (void)ctx;
+  return pass_variant_count();
+}
+
+RJ_API rj_status rj_variant_get(const rj_ctx *ctx, int i, rj_variant_info *out) {
+  (void)ctx;
+  const pass_variant *v = pass_variant_at(i);
+  if (!v || !out) return RJ_EINVAL;
+  out->name = v->name;
+  out->priority = v->prio;
+  out->kinds = ir_kind_name(v->kind);
+  out->summary = v->summary;
+  return RJ_OK;
+}
+
+RJ_API const char *rj_kernel_text(const rj_kernel *k, rj_emit what) {
+  if (!k) return NULL;
+  return what == RJ_EMIT_LLVM ? k->ll : what == RJ_EMIT_LLVM_OPT ? k->ll_opt : k->ptx;
+}
+RJ_API const char *rj_kernel_variant(const rj_kernel *k) {
+  return k ? k->variant : NULL;
+}
+RJ_API const char *rj_kernel_target(const rj_kernel *k) {
+  return k ? k->target : NULL;
+}
+RJ_API const char *rj_kernel_entry(const rj_kernel *k) {
+  return k ? k->entry : NULL;
+}
+RJ_API double rj_kernel_compile_ms(const rj_kernel *k) {
+  return k ? k->compile_ms : 0;
+}
+RJ_API void rj_kernel_dims(const rj_kernel *k, unsigned grid[3], unsigned block[3],
+                           unsigned *shared_bytes) {
+  static const unsigned zero[3] = {0, 0, 0};
+  if (grid) memcpy(grid, k ? k->grid : zero, sizeof zero);
+  if (block) memcpy(block, k ? k->block : zero, sizeof zero);
+  if (shared_bytes) *shared_bytes = k ? k->shared_bytes : 0;
+}
