@@ -16,7 +16,7 @@
  * without it each rank is loaded, then folded.  Beyond TR_UNROLL ranks the same holds batch by
  * batch (pass_src_fold: with ping-pong a batch's loads are in flight while the previous batch
  * folds).  accum folds the destination's old value first. */
-#include "passes.h"
+#include "../passes.h"
 
 #include <stdio.h>
 #include <string.h>

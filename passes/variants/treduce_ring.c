@@ -29,7 +29,7 @@
  * credit[IR_RING_MAXB].  The request's ranks is the number of sources; its tile[1] the elements
  * per access: 1, or 16 bytes' worth (16-byte loads and stores: every pointer 16-byte aligned;
  * the last step's remainder element by element); its shape is not used. */
-#include "passes.h"
+#include "../passes.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* The NCCL backend of treduce: the same request, across processes, as ncclReduce on a communicator
  * the caller made.  libnccl.so.2 is opened with dlopen per call (no link dependency, no global
  * state); NCCL's enums are written out here (nccl.h is not needed to build). */
-#include "jit.h"
+#include "../jit.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

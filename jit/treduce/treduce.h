@@ -3,7 +3,7 @@
 #ifndef RJ_JIT_TREDUCE_H
 #define RJ_JIT_TREDUCE_H
 
-#include "jit.h"
+#include "../jit.h"
 
 #define JIT_TR_PER_KERNEL 128 /* sources one kernel reads (passes/treduce.c's TR_MAX_RANKS) */
 

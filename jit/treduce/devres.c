@@ -8,7 +8,7 @@
  * ring call's end, jit/treduce_ring.c), so a resource is never used by two calls at once; a kept
  * buffer that must grow is freed only after every device's streams drain (a ring hop stores into
  * the next GPU's inboxes), and rj_ctx_free drains them all before it frees anything. */
-#include "jit.h"
+#include "../jit.h"
 
 #include <stdlib.h>
 
