@@ -8,7 +8,7 @@
  * root first, then i < root ? i : i+1: the peer path's) is cut into hops, the maximal runs of
  * consecutive ranks on one GPU, at most RING_HOP_RANKS each (all ranks on one GPU: at least
  * RING_ONE_GPU hops, or one per rank when there are fewer).  Every hop runs passes/treduce_ring.c's
- * kernel once, B blocks on its GPU: block b folds steps b, b + B, ... (IR_RING_STEP_BYTES each) of
+ * kernel once, B blocks on its GPU: block b folds steps b, b + B, ... (RING_STEP_BYTES each) of
  * what hop h-1 stored into its inbox with its own ranks' sources, and stores the result straight
  * into hop h+1's inbox over NVLink (the last hop: into the root's destination).  Counters in each
  * GPU's memory say which slots are full (ready, written by the sender) and free (credit, written by
@@ -35,10 +35,12 @@
  * (jit_dev_status): a waiting call reads it after its kernels end; an async call returns once
  * enqueued, and its failure is found later, without a wait, by jit_treduce_ring_deferred (from
  * rj_treduce_sync or the next rj_treduce_run).  A GPU's inboxes are always kept (slot 2 of
- * jit_dev_keep): B x IR_RING_NB steps per receiving hop, B at most its SMs over its hops, so at
+ * jit_dev_keep): B x RING_NB steps per receiving hop, B at most its SMs over its hops, so at
  * most 512 KiB per SM (66 MiB on 132 SMs).  Stream-ordered memory could not serve an async call:
  * a device's default pool is closed to its peers, whose kernels store into the inboxes. */
 #include "treduce.h"
+
+#include "../../passes/variants/treduce_ring.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,9 +52,9 @@
 #define RING_MAX_HOPS (RING_HOPS_PER_DEV * RJ_TREDUCE_MAX_SLICES)
 #define RING_TIMEOUT_NS 10000000000LL /* a hop's wait for its neighbour, then RJ_ETIMEOUT */
 /* Hop j of a GPU uses the context's stream j and event 2 + j there, and flags
- * j * IR_RING_FLAG_BYTES of its counter region; the root's events 0 and 1 time the operation. */
+ * j * RING_FLAG_BYTES of its counter region; the root's events 0 and 1 time the operation. */
 _Static_assert(RING_HOPS_PER_DEV <= JIT_DEV_STREAMS && 2 + RING_HOPS_PER_DEV <= JIT_DEV_EVENTS &&
-                   RING_HOPS_PER_DEV * IR_RING_FLAG_BYTES <= JIT_DEV_FLAG_BYTES,
+                   RING_HOPS_PER_DEV * RING_FLAG_BYTES <= JIT_DEV_FLAG_BYTES,
                "the context keeps too few streams / events / counters per device for the ring");
 
 typedef struct hop {
@@ -190,7 +192,7 @@ rj_status jit_treduce_ring_deferred(rj_ctx *ctx, const char *after) {
 }
 
 static int64_t steps(const ring *rg) {
-  int64_t step = IR_RING_STEP_BYTES / rg->bytes;
+  int64_t step = RING_STEP_BYTES / rg->bytes;
   return (rg->numel + step - 1) / step;
 }
 
@@ -275,7 +277,7 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   }
   /* 2. B blocks per hop, the same on every hop: at most the SMs of a GPU over its hops, so that
    * a call's kernels all fit on their GPUs at once */
-  int64_t B = nst < IR_RING_MAXB ? nst : IR_RING_MAXB;
+  int64_t B = nst < RING_MAXB ? nst : RING_MAXB;
   for (int k = 0; !s && k < H; k++) {
     int sms = 0, on = 0;
     for (int q = 0; q < H; q++)
@@ -325,11 +327,11 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
       rt_leave(rt);
     }
   }
-  /* 4. each GPU's inboxes (one region: B x IR_RING_NB steps per receiving hop), counters,
+  /* 4. each GPU's inboxes (one region: B x RING_NB steps per receiving hop), counters,
    * streams and events */
   uint64_t region[RJ_TREDUCE_MAX_SLICES] = {0};
   int gdev[RJ_TREDUCE_MAX_SLICES], G = 0;
-  size_t ib = (size_t)B * IR_RING_NB * (size_t)IR_RING_STEP_BYTES; /* one inbox */
+  size_t ib = (size_t)B * RING_NB * (size_t)RING_STEP_BYTES; /* one inbox */
   for (int k = 0; !s && k < H; k++) {
     int gi = 0;
     while (gi < G && gdev[gi] != rg->h[k].dev)
@@ -348,7 +350,7 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
       hop *h = &rg->h[q];
       if (h->dev != gdev[gi]) continue;
       if (q) ln[q].inbox = region[gi] + at, at += ib;
-      ln[q].flags = flags + (uint64_t)h->j * IR_RING_FLAG_BYTES;
+      ln[q].flags = flags + (uint64_t)h->j * RING_FLAG_BYTES;
       s = jit_dev_stream(ctx, rt, h->dev, h->j, &ln[q].stream);
       if (!s) s = jit_dev_event(ctx, rt, h->dev, 2 + h->j, &ln[q].done);
     }
@@ -399,12 +401,12 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
     bool last = k == H - 1;
     uint64_t out = dst, in = l->inbox, next = last ? 0 : ln[k + 1].inbox;
     uint64_t flags = l->flags, next_ready = last ? 0 : ln[k + 1].flags;
-    uint64_t prev_credit = k ? ln[k - 1].flags + IR_RING_MAXB * 8 : 0;
+    uint64_t prev_credit = k ? ln[k - 1].flags + RING_MAXB * 8 : 0;
     int64_t numel = rg->numel;
-    void *args[10 + JIT_TR_PER_KERNEL] = {&out,         &in,     &next,  &flags, &next_ready,
-                                          &prev_credit, &status, &numel, &base,  &timeout};
+    void *args[RING_FIXED + JIT_TR_PER_KERNEL] = {
+        &out, &in, &next, &flags, &next_ready, &prev_credit, &status, &numel, &base, &timeout};
     for (int i = 0; i < l->L.n; i++)
-      args[10 + i] = (void *)&l->L.src[i];
+      args[RING_FIXED + i] = (void *)&l->L.src[i];
     unsigned grid[3] = {(unsigned)B, 1, 1};
     if ((s = rt_enter(rt, rg->h[k].dev, e))) break;
     if (l->stream != ln[0].stream) s = rt_stream_wait(rt, l->stream, ev[0], e);

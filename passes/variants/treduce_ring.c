@@ -1,9 +1,9 @@
 /* treduce_ring: the ring path's hop kernel (jit/treduce_ring.c), one persistent launch per hop.
  *
  * The ring cuts the fold order into hops; every hop runs this kernel once for the whole
- * operation, B blocks of IR_RING_THREADS.  Block b takes steps b, b + B, b + 2B, ... of
- * IR_RING_STEP_BYTES of the element range.  For its i-th step it waits until the previous hop's
- * block b has stored that step's partial results into slot i % IR_RING_NB of b's part of this
+ * operation, B blocks of RING_THREADS.  Block b takes steps b, b + B, b + 2B, ... of
+ * RING_STEP_BYTES of the element range.  For its i-th step it waits until the previous hop's
+ * block b has stored that step's partial results into slot i % RING_NB of b's part of this
  * hop's inbox (thread 0 polls ready[b] in this GPU's memory with ld.acquire.sys), folds them with
  * each of its sources (the op's identity first, then the inbox, then the sources in order: the
  * peer kernel's order), and stores the result straight into the next hop's inbox over NVLink, or
@@ -17,25 +17,25 @@
  * after timeout_ns (globaltimer): thread 0 stores base + 1 into status[0] (the call's first block
  * to do so also counts the call in status[1]) and the block returns, so
  * a hop whose neighbour never runs ends the call with an error instead of hanging it; a wait
- * that has lasted IR_RING_LOOK_NS also gives up as soon as *status holds base + 1 (status is in
+ * that has lasted RING_LOOK_NS also gives up as soon as *status holds base + 1 (status is in
  * host memory the host reads without waiting, jit/treduce_ring.c).
  *
  * More than RING_UNROLL sources are read through a table in shared memory, RING_BATCH at a time
  * (passes/srcfold.c), so that a hop of many ranks keeps its registers.
  *
  * Params: (dst, in, next, flags, next_ready, prev_credit, status: global pointers; numel, base,
- * timeout_ns: i64; src_0 .. src_{n-1}).  in == NULL: the first hop (no inbox); next == NULL: the
- * last hop (writes dst[0, numel)).  flags: this hop's ready[IR_RING_MAXB] then
- * credit[IR_RING_MAXB].  The request's ranks is the number of sources; its tile[1] the elements
+ * timeout_ns: i64; src_0 .. src_{n-1}: treduce_ring.h).  in == NULL: the first hop (no inbox); next
+ * == NULL: the last hop (writes dst[0, numel)).  flags: this hop's ready[RING_MAXB] then
+ * credit[RING_MAXB].  The request's ranks is the number of sources; its tile[1] the elements
  * per access: 1, or 16 bytes' worth (16-byte loads and stores: every pointer 16-byte aligned;
  * the last step's remainder element by element); its shape is not used. */
 #include "../passes.h"
+#include "treduce_ring.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define RING_MAX_SRC 128
-#define RING_FIXED 10 /* parameters before the sources */
 /* Up to RING_UNROLL sources are folded straight from the parameters; more come from a table in
  * shared memory, RING_BATCH loaded at once (a batch in flight while the last one folds).  -D can
  * change both, for measurements only (bench/many_sources.sh, docs/PERFORMANCE.md). */
@@ -90,7 +90,7 @@ static LLVMValueRef globaltimer(pass_emit *e) {
 }
 
 /* Thread 0: polls *p (ld.acquire.sys) until it reaches target or timeout ns pass; stores whether
- * it gave up into the i1 alloca failed (only raising it).  After IR_RING_LOOK_NS of waiting it
+ * it gave up into the i1 alloca failed (only raising it).  After RING_LOOK_NS of waiting it
  * also reads status[0] each round and gives up at once when it holds `gave` (another block of the
  * call gave up: what this one waits for may never come), so a failed call ends about one
  * timeout after it starts, not one timeout per wave of blocks that get an SM. */
@@ -112,8 +112,8 @@ static void wait_for(pass_emit *e, LLVMValueRef p, LLVMValueRef target, LLVMValu
   LLVMBasicBlockRef soon = LLVMAppendBasicBlockInContext(e->C, e->fn, "soon");
   LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntUGT, spent, timeout, ""), gave, soon);
   LLVMPositionBuilderAtEnd(e->B, soon);
-  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntUGT, spent, pass_i64(e, IR_RING_LOOK_NS), ""),
-                  look, poll);
+  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntUGT, spent, pass_i64(e, RING_LOOK_NS), ""), look,
+                  poll);
   LLVMPositionBuilderAtEnd(e->B, look);
   LLVMValueRef sv = load_sys(e, "relaxed", status);
   LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntEQ, sv, given, ""), gave, poll);
@@ -180,7 +180,7 @@ static void fold_access(pass_emit *e, const rj_treduce *t, int V, int E, LLVMVal
   rj_dtype dt = t->dtype;
   ring_acc a = {.t = t, .V = V, .E = E, .idx = idx};
   LLVMTypeRef aty = access_type(e, &a);
-  LLVMValueRef acc[IR_RING_SLOTS * 16], x[IR_RING_SLOTS];
+  LLVMValueRef acc[RING_SLOTS * 16], x[RING_SLOTS];
   for (int i = 0; i < E * V; i++)
     acc[i] = pass_identity(e, t->op, dt);
   /* the inbox; the first hop has none (inp is then source 0, loaded and not folded) */
@@ -233,7 +233,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
   LLVMTypeRef params[RING_FIXED + RING_MAX_SRC];
   for (int i = 0; i < RING_FIXED + N; i++)
-    params[i] = i >= 7 && i < RING_FIXED ? i64 : gptr;
+    params[i] = i >= RING_P_NUMEL && i < RING_FIXED ? i64 : gptr;
   LLVMTypeRef fty =
       LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, (unsigned)(RING_FIXED + N), 0);
   e->entry = "redjit_treduce_ring";
@@ -242,23 +242,25 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
   for (int i = 0; i < 3; i++)
     e->grid[i] = e->block[i] = 1;
-  e->block[0] = IR_RING_THREADS;
+  e->block[0] = RING_THREADS;
   /* at most 128 registers a thread, so that 512 fit on an SM (many sources spill instead) */
   char nt[16];
-  snprintf(nt, sizeof nt, "%d", IR_RING_THREADS);
+  snprintf(nt, sizeof nt, "%d", RING_THREADS);
   LLVMAddTargetDependentFunctionAttr(e->fn, "nvvm.maxntid", nt);
-  e->grid[0] = IR_RING_MAXB; /* the host picks B <= IR_RING_MAXB, the same for every hop */
+  e->grid[0] = RING_MAXB; /* the host picks B <= RING_MAXB, the same for every hop */
   if (e->ptx_needed < 60) e->ptx_needed = 60; /* ld.acquire / st.release / fence.sc */
   /* E accesses per thread per round; one when the sources are many (their loads in flight at once
    * would not fit in registers) */
-  const int T = IR_RING_THREADS, E = N <= 4 ? IR_RING_SLOTS : 1;
-  const int64_t step = IR_RING_STEP_BYTES / ir_dtype(dt)->bytes;
+  const int T = RING_THREADS, E = N <= 4 ? RING_SLOTS : 1;
+  const int64_t step = RING_STEP_BYTES / ir_dtype(dt)->bytes;
   const int V = (int)t->tile[1]; /* elements per access: 1, or 16 bytes' worth (accepts) */
   LLVMValueRef P[RING_FIXED + RING_MAX_SRC];
   for (int i = 0; i < RING_FIXED + N; i++)
     P[i] = LLVMGetParam(e->fn, (unsigned)i);
-  LLVMValueRef dst = P[0], in = P[1], next = P[2], flags = P[3], next_ready = P[4];
-  LLVMValueRef prev_credit = P[5], status = P[6], numel = P[7], base = P[8], timeout = P[9];
+  LLVMValueRef dst = P[RING_P_DST], in = P[RING_P_IN], next = P[RING_P_NEXT];
+  LLVMValueRef flags = P[RING_P_FLAGS], next_ready = P[RING_P_NEXT_READY];
+  LLVMValueRef prev_credit = P[RING_P_PREV_CREDIT], status = P[RING_P_STATUS];
+  LLVMValueRef numel = P[RING_P_NUMEL], base = P[RING_P_BASE], timeout = P[RING_P_TIMEOUT];
   LLVMValueRef given = LLVMBuildAdd(e->B, base, pass_i64(e, 1), "given"); /* a hop gave up */
   LLVMValueRef null = LLVMConstNull(gptr);
   LLVMValueRef has_in = LLVMBuildICmp(e->B, LLVMIntNE, in, null, "has_in");
@@ -273,7 +275,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
                                       pass_i64(e, step), "nsteps");
   LLVMValueRef ready_b = pass_gep(e, i64, flags, b);
   LLVMValueRef credit_b =
-      pass_gep(e, i64, flags, LLVMBuildAdd(e->B, b, pass_i64(e, IR_RING_MAXB), ""));
+      pass_gep(e, i64, flags, LLVMBuildAdd(e->B, b, pass_i64(e, RING_MAXB), ""));
   LLVMValueRef stop = pass_global_array(e, i32, 1, AS_SHARED, "ring_stop");
   /* many sources: thread 0 copies their parameters into a table in shared memory, once */
   LLVMValueRef tab = N > RING_UNROLL ? pass_src_table(e, P + RING_FIXED, N, thread0) : NULL;
@@ -283,7 +285,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_loop steps;
   pass_loop_begin(e, &steps, b, nsteps, B); /* c = b, b + B, ... */
   LLVMValueRef c = steps.i, i = LLVMBuildLoad2(e->B, i64, iv, "");
-  LLVMValueRef slot = LLVMBuildAnd(e->B, i, pass_i64(e, IR_RING_NB - 1), "slot");
+  LLVMValueRef slot = LLVMBuildAnd(e->B, i, pass_i64(e, RING_NB - 1), "slot");
   LLVMValueRef mine =
       LLVMBuildAdd(e->B, base, LLVMBuildAdd(e->B, i, pass_i64(e, 1), ""), "published");
   /* 1. thread 0 waits for the inbox slot's data and the next hop's free slot */
@@ -299,9 +301,9 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_if wc;
   pass_if_begin(e, &wc,
                 LLVMBuildAnd(e->B, LLVMBuildAnd(e->B, has_next, ok, ""),
-                             LLVMBuildICmp(e->B, LLVMIntUGE, i, pass_i64(e, IR_RING_NB), ""), ""));
-  wait_for(e, credit_b, LLVMBuildSub(e->B, mine, pass_i64(e, IR_RING_NB), ""), timeout, failed,
-           status, given);
+                             LLVMBuildICmp(e->B, LLVMIntUGE, i, pass_i64(e, RING_NB), ""), ""));
+  wait_for(e, credit_b, LLVMBuildSub(e->B, mine, pass_i64(e, RING_NB), ""), timeout, failed, status,
+           given);
   pass_if_end(e, &wc);
   LLVMValueRef f = LLVMBuildLoad2(e->B, i1, failed, "");
   LLVMBuildStore(e->B, LLVMBuildZExt(e->B, f, i32, ""), stop);
@@ -338,7 +340,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
                       pass_i64(e, step), ""),
       i32, "len");
   LLVMValueRef soff = LLVMBuildMul(
-      e->B, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, b, pass_i64(e, IR_RING_NB), ""), slot, ""),
+      e->B, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, b, pass_i64(e, RING_NB), ""), slot, ""),
       pass_i64(e, step), "slot_at");
   LLVMValueRef src[RING_MAX_SRC];
   for (int k = 0; k < (tab ? 1 : N); k++)
@@ -352,7 +354,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef nv = V == 1 ? len : LLVMBuildUDiv(e->B, len, pass_i32(e, V), "accesses");
   pass_loop els;
   pass_loop_begin(e, &els, tid, nv, pass_i32(e, (int64_t)T * E));
-  LLVMValueRef valid[IR_RING_SLOTS], idx[IR_RING_SLOTS];
+  LLVMValueRef valid[RING_SLOTS], idx[RING_SLOTS];
   for (int s = 0; s < E; s++) {
     LLVMValueRef j = LLVMBuildAdd(e->B, els.i, pass_i32(e, (int64_t)s * T), "");
     valid[s] = LLVMBuildICmp(e->B, LLVMIntSLT, j, nv, "valid");
