@@ -68,16 +68,6 @@ typedef struct ir_treduce_geom {
 } ir_treduce_geom;
 void ir_treduce_facts(const rj_treduce *t, ir_treduce_geom *g);
 
-/* The ring path's persistent hop kernel (passes/treduce_ring.c emits it, jit/treduce_ring.c runs
- * it): IR_RING_THREADS threads per block; block b of every hop takes steps b, b + B, ... of
- * IR_RING_STEP_BYTES each; a hop's inbox holds IR_RING_NB slots of one step per block; a hop's
- * flags are ready[IR_RING_MAXB] then credit[IR_RING_MAXB], 64-bit counters. */
-enum { IR_RING_THREADS = 512, IR_RING_SLOTS = 4, IR_RING_NB = 4, IR_RING_MAXB = 128 };
-#define IR_RING_STEP_BYTES ((int64_t)128 << 10)
-/* A hop's wait reads the call's status word too once it has lasted this long (ns). */
-#define IR_RING_LOOK_NS 1000000
-#define IR_RING_FLAG_BYTES (2 * IR_RING_MAXB * 8)
-
 /* Index helpers over a buffer's region: fused row-major indices to buffer offsets. */
 /* Offset (row-major over the full buffer shape) of src element (spatial index s, reduce index r).
  */

@@ -5,7 +5,7 @@
  * every byte around and between the destination's elements checked unchanged, and every source
  * (with its guards) checked unchanged.  bench fills large buffers with a repeated random block
  * doubled on the device, so a 1 GiB rank costs no host fill. */
-#include "treduce.h"
+#include "treduce/treduce.h"
 
 #include <math.h>
 #include <stdio.h>

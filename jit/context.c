@@ -35,7 +35,6 @@ static void on_diagnostic(LLVMDiagnosticInfoRef info, void *opaque) {
 RJ_API rj_ctx *rj_ctx_new(void) {
   jit_llvm_init();
   rj_ctx *ctx = calloc(1, sizeof *ctx);
-  if (ctx) ctx->ring_end_dev = -1;
   if (!ctx) return NULL;
   ctx->llvm = LLVMContextCreate();
   if (!ctx->llvm) {
@@ -62,7 +61,7 @@ static void kernel_free(rj_ctx *ctx, rj_kernel *k) {
 
 RJ_API void rj_ctx_free(rj_ctx *ctx) {
   if (!ctx) return;
-  jit_devres_free(ctx);
+  if (ctx->treduce_free) ctx->treduce_free(ctx);
   for (rj_kernel *k = ctx->kernels, *n; k; k = n) {
     n = k->next;
     kernel_free(ctx, k);

@@ -36,27 +36,6 @@ struct rj_kernel {
   rj_kernel *next;   /* the context's cache list */
 };
 
-/* devres.c: what a context keeps on one device between calls (treduce's streams, events and
- * staging buffers), made on first use. */
-#define JIT_DEV_STREAMS 8
-#define JIT_DEV_EVENTS 18
-#define JIT_EV_CALLER 17   /* event 17 of the root's GPU: recorded on the caller's stream */
-#define JIT_EV_RING_END 16 /* event 16 of a ring call's root's GPU: that call's end (all hops) */
-#define JIT_DEV_STAGES 3   /* staging slots: 0, 1 the staged path, 2 the ring path */
-#define JIT_DEV_FLAG_BYTES 32768          /* the ring path's counters on one device */
-#define JIT_STAGE_KEEP ((size_t)64 << 20) /* larger staging buffers are not kept */
-typedef struct jit_devres {
-  int dev;
-  void *stream[JIT_DEV_STREAMS], *event[JIT_DEV_EVENTS];
-  uint64_t stage[JIT_DEV_STAGES];
-  size_t stage_bytes[JIT_DEV_STAGES];
-  uint64_t flags;    /* JIT_DEV_FLAG_BYTES, zeroed when made: the ring path's counters */
-  uint64_t *status;  /* page-locked host words of the ring calls rooted here: [0] base + 1 of the
-                        last call a hop gave up in, [1] how many calls gave up (treduce_ring.c) */
-  uint64_t reported; /* of those calls, how many were reported */
-  struct jit_devres *next;
-} jit_devres;
-
 typedef struct jit_tm {
   char target[16];
   int ptx;
@@ -75,9 +54,8 @@ struct rj_ctx {
   char cuda_why[256];  /* why the driver could not be opened */
   char llvm_diag[512]; /* the first error LLVM diagnosed during codegen ("" if none) */
   long long compiles;  /* kernels added to the cache (rj_ctx_compile_count) */
-  jit_devres *devres;  /* per device, made on first use */
-  uint64_t ring_base;  /* the next ring call's counter base (jit/treduce_ring.c) */
-  int ring_end_dev;    /* the GPU whose JIT_EV_RING_END marks the last ring call's end; -1 */
+  void *treduce;       /* the treduce layer's state (jit/treduce/), made on its first use */
+  void (*treduce_free)(rj_ctx *ctx); /* set with it; rj_ctx_free calls it */
 };
 
 /* Public entry points check their pointers: a NULL context is RJ_EINVAL (with nowhere to put a
@@ -148,30 +126,6 @@ typedef struct jit_launch_args {
 /* Loads k on dev if it is not loaded there yet, then launches it as l says; the current context
  * must be dev's (rt_enter). */
 rj_status jit_launch(rj_ctx *ctx, rj_kernel *k, int dev, const jit_launch_args *l);
-
-/* devres.c.  Stream i / event i of device dev (the current context must be dev's), made on first
- * use and kept; a staging buffer b of at least `bytes`, kept when it is at most JIT_STAGE_KEEP
- * (else *temporary: with `ordered` NULL the caller rt_frees it after draining, else it is
- * allocated on stream `ordered` and the caller rt_free_asyncs it there after its last use);
- * rj_ctx_free drains and releases them all. */
-rj_status jit_dev_stream(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out);
-rj_status jit_dev_event(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out);
-rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, void *ordered,
-                        uint64_t *out, bool *temporary);
-/* The same buffer b, kept whatever its size (the ring's inboxes: other GPUs' kernels store into
- * them, and stream-ordered memory of a device's default pool is not open to its peers).  A kept
- * buffer grows only after every device's streams drain: another GPU's kernel may store into it. */
-rj_status jit_dev_keep(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, uint64_t *out);
-/* The device's counter region (JIT_DEV_FLAG_BYTES), zeroed when it is made, kept until the
- * context is freed; the current context must be dev's. */
-rj_status jit_dev_flags(rj_ctx *ctx, rt_cuda *rt, int dev, uint64_t *out);
-/* The device's ring status word (page-locked host memory, zeroed when made, a device address on
- * every GPU too) and its record of what was reported; kept until the context is freed. */
-rj_status jit_dev_status(rj_ctx *ctx, rt_cuda *rt, int dev, jit_devres **out);
-/* Waits for every stream the context keeps, on every device (rj_treduce_sync); all of them even
- * when one fails (the first failure is returned). */
-rj_status jit_devres_sync(rj_ctx *ctx);
-void jit_devres_free(rj_ctx *ctx);
 
 /* check.c: compiles req, enters device o->compile.device and loads the kernel there (pair a
  * success with rt_leave).  *load_ms may be NULL. */

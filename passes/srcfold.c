@@ -1,5 +1,6 @@
 /* srcfold: folding many sources in order without holding every source in registers (treduce's
- * peer kernel, passes/treduce.c, and the ring's hop kernel, passes/treduce_ring.c).
+ * peer kernel, passes/variants/treduce.c, and the ring's hop kernel,
+ * passes/variants/treduce_ring.c).
  *
  * A kernel that takes its sources as parameters and folds them in a fully unrolled sequence keeps
  * every source's pointer (and, for memory-level parallelism, every source's loads) live at once:

@@ -11,8 +11,8 @@
  *
  * A slice is a request of its own: the same request with the cut dim's extent replaced by the
  * slice's and the whole's strides made explicit, launched on pointers offset on the host by the
- * slice's start times the cut dim's stride.  passes/treduce.c is reused unchanged, strided views
- * included (an offset along one dim of a strided view is again a strided view with the same
+ * slice's start times the cut dim's stride.  passes/variants/treduce.c is reused unchanged, strided
+ * views included (an offset along one dim of a strided view is again a strided view with the same
  * strides).  The fold order of every element is the reference's (the root first, then
  * i < root ? i : i+1), the same as on the peer path, so the results are bit for bit the peer
  * path's; only which GPU computes an element changes.
@@ -44,7 +44,7 @@
 #define SPLIT_ONE_GPU 3
 /* A cut is good enough when no slice holds more than SPLIT_SLACK times its target share. */
 #define SPLIT_SLACK 1.125
-/* Lane i of a split on one GPU uses the context's stream i and event 2 + i of that GPU. */
+/* Slice i of a split on one GPU uses the context's stream i and event 2 + i of that GPU. */
 _Static_assert(SPLIT_ONE_GPU <= JIT_DEV_STREAMS && 2 + SPLIT_ONE_GPU <= JIT_DEV_EVENTS,
                "the context keeps too few streams / events per device for SPLIT_ONE_GPU");
 
@@ -252,18 +252,8 @@ static int make_plan(const rj_request *req, const int *dev, bool equal, plan *p)
   ir_treduce_facts(t, &g);
   memset(p, 0, sizeof *p);
   p->N = t->ranks;
-  p->gpus[0] = dev[t->root];
-  p->G = 1;
-  for (int r = 0; r < t->ranks; r++) {
-    int i = 0;
-    while (i < p->G && p->gpus[i] != dev[r])
-      i++;
-    if (i == p->G) {
-      if (p->G == MAX_SLICES) return p->G = -1;
-      p->gpus[p->G++] = dev[r];
-    }
-    p->local[i]++;
-  }
+  p->G = jit_tr_gpus(t, dev, p->gpus, p->local);
+  if (p->G < 0) return p->G;
   p->n = p->G >= 2 ? p->G : SPLIT_ONE_GPU;
   p->accum = t->accum;
   targets(p, equal);
@@ -409,18 +399,18 @@ static rj_status enable_pairs(rt_cuda *rt, const int *gpus, int G, int *missing,
   return s;
 }
 
-/* A slice's stream and `done` event on its GPU (the context's, kept between calls). */
-typedef struct lane {
+/* A slice's GPU, stream and `done` event there (the context's, kept between calls). */
+typedef struct slice_stream {
   int dev;
-  void *stream, *done; /* lane 0: the root's stream (done unused); NULL: the slice is empty */
-} lane;
+  void *stream, *done; /* slice 0: the root's stream (done unused); NULL: the slice is empty */
+} slice_stream;
 
-/* Enqueues slice i's launches on its lane (the current context is the lane's). */
-static rj_status enqueue(rj_ctx *ctx, rt_cuda *rt, jit_tr_launch *L, int nl, int i, lane *ln,
+/* Enqueues slice i's launches on its stream (the current context is its GPU's). */
+static rj_status enqueue(rj_ctx *ctx, jit_tr_launch *L, int nl, int i, const slice_stream *ss,
                          rj_treduce_result *res) {
   rj_status s = RJ_OK;
   for (int j = 0; !s && j < nl; j++)
-    if (L[j].slice == i) s = jit_treduce_launch(ctx, rt, &L[j], ln->stream, res);
+    if (L[j].slice == i) s = jit_treduce_launch(ctx, &L[j], ss->stream, res);
   return s;
 }
 
@@ -431,7 +421,7 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
   ir_err *e = &ctx->err;
   const rj_treduce *t = &req->u.treduce;
   bool forced = path != RJ_TREDUCE_AUTO;
-  int N = t->ranks, root = t->root, rdev = dev[root], bytes = ir_dtype(t->dtype)->bytes;
+  int N = t->ranks, root_dev = dev[t->root], bytes = ir_dtype(t->dtype)->bytes;
   ir_treduce_geom g;
   ir_treduce_facts(t, &g);
   /* 1. the plan (the GPUs, the shares, the cut), and peer access between every pair of GPUs */
@@ -460,7 +450,7 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
   snprintf(res->path, sizeof res->path, "split");
   res->direct_ranks = N;
   for (int r = 0; r < N; r++)
-    res->peer_ranks += dev[r] != rdev;
+    res->peer_ranks += dev[r] != root_dev;
   for (int i = 0; g.numel && i < c->n; i++)
     res->slices += c->len[i] > 0;
   res->gpus = G >= 2 ? res->slices : res->slices > 0;
@@ -469,24 +459,24 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
   int per = (N + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL, nl = 0;
   uint64_t *table = malloc(sizeof(uint64_t) * (size_t)N * (size_t)c->n);
   jit_tr_launch *L = malloc(sizeof *L * (size_t)per * (size_t)c->n);
-  lane *ln = calloc((size_t)c->n, sizeof *ln);
-  if (!table || !L || !ln) s = ir_fail(e, RJ_ENOMEM, "out of memory");
+  slice_stream *ss = calloc((size_t)c->n, sizeof *ss);
+  if (!table || !L || !ss) s = ir_fail(e, RJ_ENOMEM, "out of memory");
   for (int i = 0; !s && i < c->n; i++) {
-    ln[i].dev = G >= 2 ? p.gpus[i] : rdev;
+    ss[i].dev = G >= 2 ? p.gpus[i] : root_dev;
     if (c->len[i] == 0) continue;
     int64_t so = c->start[i] * g.src_st[c->dim] * bytes,
             dof = c->start[i] * g.dst_st[c->dim] * bytes;
     uint64_t *row = table + (size_t)i * (size_t)N;
     for (int k = 0; k < N; k++)
-      row[k] = src[k == 0 ? root : (k - 1 < root ? k - 1 : k)] + (uint64_t)so;
+      row[k] = src[jit_tr_rank_at(t, k)] + (uint64_t)so;
     rj_request sub;
     slice_request(req, &g, c, i, &sub);
-    s = jit_treduce_fold(ctx, &sub, row, N, ln[i].dev, dst + (uint64_t)dof, i, opt, L, &nl, res);
+    s = jit_treduce_fold(ctx, &sub, row, N, ss[i].dev, dst + (uint64_t)dof, i, opt, L, &nl, res);
   }
   if (s || g.numel == 0) { /* nothing to move: the destination stays as it is */
     free(table);
     free(L);
-    free(ln);
+    free(ss);
     return s;
   }
   /* 4. load every kernel on its GPU */
@@ -494,47 +484,46 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
     double ms = 0;
     if ((s = rt_enter(rt, L[j].dev, e))) break;
     s = jit_load(ctx, L[j].k, L[j].dev, &ms);
-    L[j].fn = L[j].k->function;
     res->load_ms += ms;
     rt_leave(rt);
   }
-  /* 5. the context's streams and events: lane 0 is the root's stream 0 with events 0 / 1 around
-   * the operation; a non-empty slice i > 0 has stream 0 and event 2 of its GPU (on one GPU:
+  /* 5. the context's streams and events: slice 0 runs on the root's stream 0 with events 0 / 1
+   * around the operation; a non-empty slice i > 0 has stream 0 and event 2 of its GPU (on one GPU:
    * stream i, event 2 + i).  The root's stream starts (jit_tr_begin: after the caller's stream,
    * ev[0]); every other non-empty slice's stream waits for it, runs its kernels and records done;
    * the root runs slice 0 (if any), waits for every done, and ends (jit_tr_end) */
   void *ev[2] = {NULL, NULL};
   for (int i = 0; !s && i < c->n; i++) {
     if (i && c->len[i] == 0) continue;
-    if ((s = rt_enter(rt, ln[i].dev, e))) break;
-    s = jit_dev_stream(ctx, rt, ln[i].dev, G >= 2 ? 0 : i, &ln[i].stream);
-    if (!s && i) s = jit_dev_event(ctx, rt, ln[i].dev, G >= 2 ? 2 : 2 + i, &ln[i].done);
+    if ((s = rt_enter(rt, ss[i].dev, e))) break;
+    s = jit_dev_stream(ctx, rt, ss[i].dev, G >= 2 ? 0 : i, &ss[i].stream);
+    if (!s && i) s = jit_dev_event(ctx, rt, ss[i].dev, G >= 2 ? 2 : 2 + i, &ss[i].done);
     rt_leave(rt);
   }
-  if (!s && !(s = rt_enter(rt, rdev, e))) {
-    s = jit_tr_begin(ctx, rt, rdev, ln[0].stream, call, ev);
+  if (!s && !(s = rt_enter(rt, root_dev, e))) {
+    s = jit_tr_begin(ctx, rt, root_dev, ss[0].stream, call, ev);
     rt_leave(rt);
   }
   for (int i = 1; !s && i < c->n; i++) {
-    if (!ln[i].stream) continue;
-    if ((s = rt_enter(rt, ln[i].dev, e))) break;
-    s = rt_stream_wait(rt, ln[i].stream, ev[0], e);
-    if (!s) s = enqueue(ctx, rt, L, nl, i, &ln[i], res);
-    if (!s) s = rt_event_record(rt, ln[i].done, ln[i].stream, e);
+    if (!ss[i].stream) continue;
+    if ((s = rt_enter(rt, ss[i].dev, e))) break;
+    s = rt_stream_wait(rt, ss[i].stream, ev[0], e);
+    if (!s) s = enqueue(ctx, L, nl, i, &ss[i], res);
+    if (!s) s = rt_event_record(rt, ss[i].done, ss[i].stream, e);
     rt_leave(rt);
   }
-  if (!s && !(s = rt_enter(rt, rdev, e))) {
-    s = enqueue(ctx, rt, L, nl, 0, &ln[0], res);
+  if (!s && !(s = rt_enter(rt, root_dev, e))) {
+    s = enqueue(ctx, L, nl, 0, &ss[0], res);
     for (int i = 1; !s && i < c->n; i++)
-      if (ln[i].stream) s = rt_stream_wait(rt, ln[0].stream, ln[i].done, e);
-    if (!s) s = jit_tr_end(ctx, rt, ln[0].stream, call, ev, &res->ms);
+      if (ss[i].stream) s = rt_stream_wait(rt, ss[0].stream, ss[i].done, e);
+    if (!s) s = jit_tr_end(ctx, rt, ss[0].stream, call, ev, &res->ms);
     rt_leave(rt);
   }
   /* 6. drain every stream before returning (async: only after a failure) */
   for (int i = c->n - 1; (s || !call->async) && i >= 0; i--) /* the others, then the root's */
-    if (ln[i].stream) s = jit_tr_drain(rt, ln[i].dev, ln[i].stream, s, e);
+    if (ss[i].stream) s = jit_tr_drain(rt, ss[i].dev, ss[i].stream, s, e);
   free(table);
   free(L);
-  free(ln);
+  free(ss);
   return s;
 }

@@ -1,9 +1,9 @@
-/* treduce_ring: the ring path's hop kernel (jit/treduce_ring.c), one persistent launch per hop.
+/* treduce_ring: the ring path's hop kernel (jit/treduce/ring.c), one persistent launch per hop.
  *
  * The ring cuts the fold order into hops; every hop runs this kernel once for the whole
- * operation, B blocks of IR_RING_THREADS.  Block b takes steps b, b + B, b + 2B, ... of
- * IR_RING_STEP_BYTES of the element range.  For its i-th step it waits until the previous hop's
- * block b has stored that step's partial results into slot i % IR_RING_NB of b's part of this
+ * operation, B blocks of RING_THREADS.  Block b takes steps b, b + B, b + 2B, ... of
+ * RING_STEP_BYTES of the element range.  For its i-th step it waits until the previous hop's
+ * block b has stored that step's partial results into slot i % RING_NB of b's part of this
  * hop's inbox (thread 0 polls ready[b] in this GPU's memory with ld.acquire.sys), folds them with
  * each of its sources (the op's identity first, then the inbox, then the sources in order: the
  * peer kernel's order), and stores the result straight into the next hop's inbox over NVLink, or
@@ -17,25 +17,25 @@
  * after timeout_ns (globaltimer): thread 0 stores base + 1 into status[0] (the call's first block
  * to do so also counts the call in status[1]) and the block returns, so
  * a hop whose neighbour never runs ends the call with an error instead of hanging it; a wait
- * that has lasted IR_RING_LOOK_NS also gives up as soon as *status holds base + 1 (status is in
- * host memory the host reads without waiting, jit/treduce_ring.c).
+ * that has lasted RING_LOOK_NS also gives up as soon as *status holds base + 1 (status is in
+ * host memory the host reads without waiting, jit/treduce/ring.c).
  *
  * More than RING_UNROLL sources are read through a table in shared memory, RING_BATCH at a time
  * (passes/srcfold.c), so that a hop of many ranks keeps its registers.
  *
  * Params: (dst, in, next, flags, next_ready, prev_credit, status: global pointers; numel, base,
- * timeout_ns: i64; src_0 .. src_{n-1}).  in == NULL: the first hop (no inbox); next == NULL: the
- * last hop (writes dst[0, numel)).  flags: this hop's ready[IR_RING_MAXB] then
- * credit[IR_RING_MAXB].  The request's ranks is the number of sources; its tile[1] the elements
+ * timeout_ns: i64; src_0 .. src_{n-1}: treduce_ring.h).  in == NULL: the first hop (no inbox); next
+ * == NULL: the last hop (writes dst[0, numel)).  flags: this hop's ready[RING_MAXB] then
+ * credit[RING_MAXB].  The request's ranks is the number of sources; its tile[1] the elements
  * per access: 1, or 16 bytes' worth (16-byte loads and stores: every pointer 16-byte aligned;
  * the last step's remainder element by element); its shape is not used. */
-#include "passes.h"
+#include "../passes.h"
+#include "treduce_ring.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define RING_MAX_SRC 128
-#define RING_FIXED 10 /* parameters before the sources */
 /* Up to RING_UNROLL sources are folded straight from the parameters; more come from a table in
  * shared memory, RING_BATCH loaded at once (a batch in flight while the last one folds).  -D can
  * change both, for measurements only (bench/many_sources.sh, docs/PERFORMANCE.md). */
@@ -90,7 +90,7 @@ static LLVMValueRef globaltimer(pass_emit *e) {
 }
 
 /* Thread 0: polls *p (ld.acquire.sys) until it reaches target or timeout ns pass; stores whether
- * it gave up into the i1 alloca failed (only raising it).  After IR_RING_LOOK_NS of waiting it
+ * it gave up into the i1 alloca failed (only raising it).  After RING_LOOK_NS of waiting it
  * also reads status[0] each round and gives up at once when it holds `gave` (another block of the
  * call gave up: what this one waits for may never come), so a failed call ends about one
  * timeout after it starts, not one timeout per wave of blocks that get an SM. */
@@ -112,8 +112,8 @@ static void wait_for(pass_emit *e, LLVMValueRef p, LLVMValueRef target, LLVMValu
   LLVMBasicBlockRef soon = LLVMAppendBasicBlockInContext(e->C, e->fn, "soon");
   LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntUGT, spent, timeout, ""), gave, soon);
   LLVMPositionBuilderAtEnd(e->B, soon);
-  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntUGT, spent, pass_i64(e, IR_RING_LOOK_NS), ""),
-                  look, poll);
+  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntUGT, spent, pass_i64(e, RING_LOOK_NS), ""), look,
+                  poll);
   LLVMPositionBuilderAtEnd(e->B, look);
   LLVMValueRef sv = load_sys(e, "relaxed", status);
   LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntEQ, sv, given, ""), gave, poll);
@@ -180,7 +180,7 @@ static void fold_access(pass_emit *e, const rj_treduce *t, int V, int E, LLVMVal
   rj_dtype dt = t->dtype;
   ring_acc a = {.t = t, .V = V, .E = E, .idx = idx};
   LLVMTypeRef aty = access_type(e, &a);
-  LLVMValueRef acc[IR_RING_SLOTS * 16], x[IR_RING_SLOTS];
+  LLVMValueRef acc[RING_SLOTS * 16], x[RING_SLOTS];
   for (int i = 0; i < E * V; i++)
     acc[i] = pass_identity(e, t->op, dt);
   /* the inbox; the first hop has none (inp is then source 0, loaded and not folded) */
@@ -223,17 +223,16 @@ static void fold_access(pass_emit *e, const rj_treduce *t, int V, int E, LLVMVal
   }
 }
 
-static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
-  (void)self;
-  const rj_treduce *t = &r->u.treduce;
-  int N = t->ranks;
-  rj_dtype dt = t->dtype;
-  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), i32 = LLVMInt32TypeInContext(e->C);
-  LLVMTypeRef i1 = LLVMInt1TypeInContext(e->C), ty = pass_type(e, dt);
+/* The hop kernel's function, redjit_treduce_ring(RING_FIXED parameters, src_0 .. src_{N-1}), its
+ * entry block current, and its parameters into P[]: RING_THREADS threads a block (at most 128
+ * registers a thread, so that 512 fit on an SM: many sources spill instead), RING_MAXB blocks at
+ * most (the host picks B, the same for every hop). */
+static void declare_hop(pass_emit *e, int N, LLVMValueRef *P) {
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
   LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
   LLVMTypeRef params[RING_FIXED + RING_MAX_SRC];
   for (int i = 0; i < RING_FIXED + N; i++)
-    params[i] = i >= 7 && i < RING_FIXED ? i64 : gptr;
+    params[i] = i >= RING_P_NUMEL && i < RING_FIXED ? i64 : gptr;
   LLVMTypeRef fty =
       LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, (unsigned)(RING_FIXED + N), 0);
   e->entry = "redjit_treduce_ring";
@@ -242,79 +241,63 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
   for (int i = 0; i < 3; i++)
     e->grid[i] = e->block[i] = 1;
-  e->block[0] = IR_RING_THREADS;
-  /* at most 128 registers a thread, so that 512 fit on an SM (many sources spill instead) */
+  e->block[0] = RING_THREADS;
   char nt[16];
-  snprintf(nt, sizeof nt, "%d", IR_RING_THREADS);
+  snprintf(nt, sizeof nt, "%d", RING_THREADS);
   LLVMAddTargetDependentFunctionAttr(e->fn, "nvvm.maxntid", nt);
-  e->grid[0] = IR_RING_MAXB; /* the host picks B <= IR_RING_MAXB, the same for every hop */
+  e->grid[0] = RING_MAXB;
   if (e->ptx_needed < 60) e->ptx_needed = 60; /* ld.acquire / st.release / fence.sc */
-  /* E accesses per thread per round; one when the sources are many (their loads in flight at once
-   * would not fit in registers) */
-  const int T = IR_RING_THREADS, E = N <= 4 ? IR_RING_SLOTS : 1;
-  const int64_t step = IR_RING_STEP_BYTES / ir_dtype(dt)->bytes;
-  const int V = (int)t->tile[1]; /* elements per access: 1, or 16 bytes' worth (accepts) */
-  LLVMValueRef P[RING_FIXED + RING_MAX_SRC];
   for (int i = 0; i < RING_FIXED + N; i++)
     P[i] = LLVMGetParam(e->fn, (unsigned)i);
-  LLVMValueRef dst = P[0], in = P[1], next = P[2], flags = P[3], next_ready = P[4];
-  LLVMValueRef prev_credit = P[5], status = P[6], numel = P[7], base = P[8], timeout = P[9];
-  LLVMValueRef given = LLVMBuildAdd(e->B, base, pass_i64(e, 1), "given"); /* a hop gave up */
-  LLVMValueRef null = LLVMConstNull(gptr);
-  LLVMValueRef has_in = LLVMBuildICmp(e->B, LLVMIntNE, in, null, "has_in");
-  LLVMValueRef has_next = LLVMBuildICmp(e->B, LLVMIntNE, next, null, "has_next");
-  LLVMValueRef tid = pass_call(e, "llvm.nvvm.read.ptx.sreg.tid.x", NULL, 0, NULL, 0);
-  LLVMValueRef b = LLVMBuildZExt(
-      e->B, pass_call(e, "llvm.nvvm.read.ptx.sreg.ctaid.x", NULL, 0, NULL, 0), i64, "b");
-  LLVMValueRef B = LLVMBuildZExt(
-      e->B, pass_call(e, "llvm.nvvm.read.ptx.sreg.nctaid.x", NULL, 0, NULL, 0), i64, "B");
-  LLVMValueRef thread0 = LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), "thread0");
-  LLVMValueRef nsteps = LLVMBuildUDiv(e->B, LLVMBuildAdd(e->B, numel, pass_i64(e, step - 1), ""),
-                                      pass_i64(e, step), "nsteps");
-  LLVMValueRef ready_b = pass_gep(e, i64, flags, b);
-  LLVMValueRef credit_b =
-      pass_gep(e, i64, flags, LLVMBuildAdd(e->B, b, pass_i64(e, IR_RING_MAXB), ""));
-  LLVMValueRef stop = pass_global_array(e, i32, 1, AS_SHARED, "ring_stop");
-  /* many sources: thread 0 copies their parameters into a table in shared memory, once */
-  LLVMValueRef tab = N > RING_UNROLL ? pass_src_table(e, P + RING_FIXED, N, thread0) : NULL;
-  LLVMValueRef failed = pass_entry_alloca(e, i1, "failed");
-  LLVMValueRef iv = pass_entry_alloca(e, i64, "i");
-  LLVMBuildStore(e->B, pass_i64(e, 0), iv);
-  pass_loop steps;
-  pass_loop_begin(e, &steps, b, nsteps, B); /* c = b, b + B, ... */
-  LLVMValueRef c = steps.i, i = LLVMBuildLoad2(e->B, i64, iv, "");
-  LLVMValueRef slot = LLVMBuildAnd(e->B, i, pass_i64(e, IR_RING_NB - 1), "slot");
-  LLVMValueRef mine =
-      LLVMBuildAdd(e->B, base, LLVMBuildAdd(e->B, i, pass_i64(e, 1), ""), "published");
-  /* 1. thread 0 waits for the inbox slot's data and the next hop's free slot */
+}
+
+/* What every step of a block uses: the parameters, the block's counters, its flags in shared
+ * memory, and the step in progress. */
+typedef struct hop_vals {
+  LLVMValueRef dst, in, next, next_ready, prev_credit, status, numel, base, timeout;
+  LLVMValueRef given;             /* base + 1: what status[0] holds once a hop gave up */
+  LLVMValueRef has_in, has_next;  /* not the first hop; not the last */
+  LLVMValueRef tid, b, thread0;   /* the thread, the block (i64) */
+  LLVMValueRef ready_b, credit_b; /* this block's counters in this hop's flags */
+  LLVMValueRef stop;              /* shared i32: the block gave up */
+  LLVMValueRef tab;               /* the sources' table in shared memory (many sources), or NULL */
+  LLVMValueRef failed;            /* thread 0's i1 alloca: a wait gave up */
+  LLVMValueRef i, slot, mine; /* the step: its count in the block, inbox slot, published value */
+} hop_vals;
+
+/* Step 1: thread 0 waits for the inbox slot's data and the next hop's free slot; a block whose
+ * wait gave up records it in status and returns (after a barrier, every thread). */
+static void wait_step(pass_emit *e, const hop_vals *v) {
+  LLVMTypeRef i1 = LLVMInt1TypeInContext(e->C), i32 = LLVMInt32TypeInContext(e->C);
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
   pass_if w0;
-  pass_if_begin(e, &w0, thread0);
-  LLVMBuildStore(e->B, LLVMConstInt(i1, 0, 0), failed);
+  pass_if_begin(e, &w0, v->thread0);
+  LLVMBuildStore(e->B, LLVMConstInt(i1, 0, 0), v->failed);
   pass_if wi;
-  pass_if_begin(e, &wi, has_in);
-  wait_for(e, ready_b, mine, timeout, failed, status, given);
+  pass_if_begin(e, &wi, v->has_in);
+  wait_for(e, v->ready_b, v->mine, v->timeout, v->failed, v->status, v->given);
   pass_if_end(e, &wi);
   /* (not after giving up on the inbox: that would wait a second timeout before reporting) */
-  LLVMValueRef ok = LLVMBuildNot(e->B, LLVMBuildLoad2(e->B, i1, failed, ""), "");
+  LLVMValueRef ok = LLVMBuildNot(e->B, LLVMBuildLoad2(e->B, i1, v->failed, ""), "");
   pass_if wc;
   pass_if_begin(e, &wc,
-                LLVMBuildAnd(e->B, LLVMBuildAnd(e->B, has_next, ok, ""),
-                             LLVMBuildICmp(e->B, LLVMIntUGE, i, pass_i64(e, IR_RING_NB), ""), ""));
-  wait_for(e, credit_b, LLVMBuildSub(e->B, mine, pass_i64(e, IR_RING_NB), ""), timeout, failed,
-           status, given);
+                LLVMBuildAnd(e->B, LLVMBuildAnd(e->B, v->has_next, ok, ""),
+                             LLVMBuildICmp(e->B, LLVMIntUGE, v->i, pass_i64(e, RING_NB), ""), ""));
+  wait_for(e, v->credit_b, LLVMBuildSub(e->B, v->mine, pass_i64(e, RING_NB), ""), v->timeout,
+           v->failed, v->status, v->given);
   pass_if_end(e, &wc);
-  LLVMValueRef f = LLVMBuildLoad2(e->B, i1, failed, "");
-  LLVMBuildStore(e->B, LLVMBuildZExt(e->B, f, i32, ""), stop);
+  LLVMValueRef f = LLVMBuildLoad2(e->B, i1, v->failed, "");
+  LLVMBuildStore(e->B, LLVMBuildZExt(e->B, f, i32, ""), v->stop);
   pass_if gave;
   pass_if_begin(e, &gave, f);
   /* status[0] = base + 1; the block that changed it (the call's first to give up) then counts
    * the call in status[1], with release, so the host that sees the count sees status[0] */
-  LLVMValueRef sa[2] = {addr(e, status), given};
+  LLVMValueRef sa[2] = {addr(e, v->status), v->given};
   LLVMValueRef old = pass_asm_volatile(e, i64, "atom.sys.global.exch.b64 $0, [$1], $2;",
                                        "=l,l,l,~{memory}", sa, 2);
   pass_if first;
-  pass_if_begin(e, &first, LLVMBuildICmp(e->B, LLVMIntNE, old, given, ""));
-  LLVMValueRef ca = addr(e, pass_gep(e, i64, status, pass_i64(e, 1)));
+  pass_if_begin(e, &first, LLVMBuildICmp(e->B, LLVMIntNE, old, v->given, ""));
+  LLVMValueRef ca = addr(e, pass_gep(e, i64, v->status, pass_i64(e, 1)));
   pass_asm_volatile(e, LLVMVoidTypeInContext(e->C), "red.release.sys.global.add.u64 [$0], 1;",
                     "l,~{memory}", &ca, 1);
   pass_if_end(e, &first);
@@ -323,68 +306,133 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_barrier_cta(e);
   LLVMBasicBlockRef bye = LLVMAppendBasicBlockInContext(e->C, e->fn, "gave_up");
   LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(e->C, e->fn, "go");
-  LLVMValueRef st = LLVMBuildLoad2(e->B, i32, stop, "");
+  LLVMValueRef st = LLVMBuildLoad2(e->B, i32, v->stop, "");
   LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntNE, st, pass_i32(e, 0), ""), bye, go);
   LLVMPositionBuilderAtEnd(e->B, bye);
   LLVMBuildRetVoid(e->B);
   LLVMPositionBuilderAtEnd(e->B, go);
-  /* 2. the step: E elements per thread per round, coalesced, the identity first, then the inbox,
-   * then the sources in fold order */
+}
+
+/* Step 2: step c's elements, E accesses of V per thread per round, coalesced: the identity
+ * first, then the inbox, then the sources P[RING_FIXED ..] in fold order; then (V > 1) the last
+ * < V elements of the last step one per thread. */
+static void fold_step(pass_emit *e, const rj_treduce *t, const hop_vals *v, const LLVMValueRef *P,
+                      LLVMValueRef c, int E, int V) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMTypeRef ty = pass_type(e, t->dtype);
+  const int T = RING_THREADS, N = t->ranks;
+  const int64_t step = RING_STEP_BYTES / ir_dtype(t->dtype)->bytes;
   LLVMValueRef start = LLVMBuildMul(e->B, c, pass_i64(e, step), "start");
-  LLVMValueRef left = LLVMBuildSub(e->B, numel, start, "");
+  LLVMValueRef left = LLVMBuildSub(e->B, v->numel, start, "");
   LLVMValueRef len = LLVMBuildTrunc(
       e->B,
       LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, left, pass_i64(e, step), ""), left,
                       pass_i64(e, step), ""),
       i32, "len");
   LLVMValueRef soff = LLVMBuildMul(
-      e->B, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, b, pass_i64(e, IR_RING_NB), ""), slot, ""),
+      e->B, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, v->b, pass_i64(e, RING_NB), ""), v->slot, ""),
       pass_i64(e, step), "slot_at");
   LLVMValueRef src[RING_MAX_SRC];
-  for (int k = 0; k < (tab ? 1 : N); k++)
+  for (int k = 0; k < (v->tab ? 1 : N); k++)
     src[k] = pass_gep(e, ty, P[RING_FIXED + k], start);
   /* the first hop has no inbox: its loads read src_0 (always there) and are not folded */
-  LLVMValueRef inp = LLVMBuildSelect(e->B, has_in, pass_gep(e, ty, in, soff), src[0], "inp");
-  LLVMValueRef outp = LLVMBuildSelect(e->B, has_next, pass_gep(e, ty, next, soff),
-                                      pass_gep(e, ty, dst, start), "outp");
-  /* whole accesses of V elements, E per thread per round; then (V > 1) the last < V elements of
-   * the last step one per thread */
+  LLVMValueRef inp = LLVMBuildSelect(e->B, v->has_in, pass_gep(e, ty, v->in, soff), src[0], "inp");
+  LLVMValueRef outp = LLVMBuildSelect(e->B, v->has_next, pass_gep(e, ty, v->next, soff),
+                                      pass_gep(e, ty, v->dst, start), "outp");
   LLVMValueRef nv = V == 1 ? len : LLVMBuildUDiv(e->B, len, pass_i32(e, V), "accesses");
   pass_loop els;
-  pass_loop_begin(e, &els, tid, nv, pass_i32(e, (int64_t)T * E));
-  LLVMValueRef valid[IR_RING_SLOTS], idx[IR_RING_SLOTS];
+  pass_loop_begin(e, &els, v->tid, nv, pass_i32(e, (int64_t)T * E));
+  LLVMValueRef valid[RING_SLOTS], idx[RING_SLOTS];
   for (int s = 0; s < E; s++) {
     LLVMValueRef j = LLVMBuildAdd(e->B, els.i, pass_i32(e, (int64_t)s * T), "");
     valid[s] = LLVMBuildICmp(e->B, LLVMIntSLT, j, nv, "valid");
     idx[s] = LLVMBuildZExt(e->B, LLVMBuildSelect(e->B, valid[s], j, pass_i32(e, 0), ""), i64, "");
   }
-  fold_access(e, t, V, E, inp, has_in, src, tab, N, start, outp, idx, valid);
+  fold_access(e, t, V, E, inp, v->has_in, src, v->tab, N, start, outp, idx, valid);
   pass_loop_end(e, &els);
   if (V > 1) {
-    LLVMValueRef j = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, nv, pass_i32(e, V), ""), tid, "");
+    LLVMValueRef j = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, nv, pass_i32(e, V), ""), v->tid, "");
     LLVMValueRef tv = LLVMBuildICmp(e->B, LLVMIntSLT, j, len, "tail");
     pass_if tail;
     pass_if_begin(e, &tail, tv);
     LLVMValueRef ti = LLVMBuildZExt(e->B, j, i64, "");
-    fold_access(e, t, 1, 1, inp, has_in, src, tab, N, start, outp, &ti, &tv);
+    fold_access(e, t, 1, 1, inp, v->has_in, src, v->tab, N, start, outp, &ti, &tv);
     pass_if_end(e, &tail);
   }
-  /* 3. every thread's stores and loads are done: thread 0 publishes the slot and frees the one
-   * it read */
+}
+
+/* Step 3: every thread's stores and loads are done: thread 0 publishes the slot to the next hop
+ * and frees the one it read for the previous. */
+static void publish_step(pass_emit *e, const hop_vals *v) {
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
   pass_barrier_cta(e);
   pass_if p0;
-  pass_if_begin(e, &p0, thread0);
+  pass_if_begin(e, &p0, v->thread0);
   pass_if pn;
-  pass_if_begin(e, &pn, has_next);
+  pass_if_begin(e, &pn, v->has_next);
   pass_asm_volatile(e, LLVMVoidTypeInContext(e->C), "fence.sc.sys;", "~{memory}", NULL, 0);
-  store_release(e, pass_gep(e, i64, next_ready, b), mine);
+  store_release(e, pass_gep(e, i64, v->next_ready, v->b), v->mine);
   pass_if_end(e, &pn);
   pass_if pc;
-  pass_if_begin(e, &pc, has_in);
-  store_release(e, pass_gep(e, i64, prev_credit, b), mine);
+  pass_if_begin(e, &pc, v->has_in);
+  store_release(e, pass_gep(e, i64, v->prev_credit, v->b), v->mine);
   pass_if_end(e, &pc);
   pass_if_end(e, &p0);
-  LLVMBuildStore(e->B, LLVMBuildAdd(e->B, i, pass_i64(e, 1), ""), iv);
+}
+
+static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
+  (void)self;
+  const rj_treduce *t = &r->u.treduce;
+  int N = t->ranks;
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), i32 = LLVMInt32TypeInContext(e->C);
+  LLVMTypeRef i1 = LLVMInt1TypeInContext(e->C);
+  LLVMValueRef P[RING_FIXED + RING_MAX_SRC];
+  declare_hop(e, N, P);
+  /* E accesses per thread per round; one when the sources are many (their loads in flight at once
+   * would not fit in registers) */
+  const int E = N <= 4 ? RING_SLOTS : 1;
+  const int64_t step = RING_STEP_BYTES / ir_dtype(t->dtype)->bytes;
+  const int V = (int)t->tile[1]; /* elements per access: 1, or 16 bytes' worth (accepts) */
+  hop_vals v = {.dst = P[RING_P_DST],
+                .in = P[RING_P_IN],
+                .next = P[RING_P_NEXT],
+                .next_ready = P[RING_P_NEXT_READY],
+                .prev_credit = P[RING_P_PREV_CREDIT],
+                .status = P[RING_P_STATUS],
+                .numel = P[RING_P_NUMEL],
+                .base = P[RING_P_BASE],
+                .timeout = P[RING_P_TIMEOUT]};
+  LLVMValueRef flags = P[RING_P_FLAGS];
+  v.given = LLVMBuildAdd(e->B, v.base, pass_i64(e, 1), "given"); /* a hop gave up */
+  LLVMValueRef null = LLVMConstNull(LLVMPointerTypeInContext(e->C, AS_GLOBAL));
+  v.has_in = LLVMBuildICmp(e->B, LLVMIntNE, v.in, null, "has_in");
+  v.has_next = LLVMBuildICmp(e->B, LLVMIntNE, v.next, null, "has_next");
+  v.tid = pass_call(e, "llvm.nvvm.read.ptx.sreg.tid.x", NULL, 0, NULL, 0);
+  v.b = LLVMBuildZExt(e->B, pass_call(e, "llvm.nvvm.read.ptx.sreg.ctaid.x", NULL, 0, NULL, 0), i64,
+                      "b");
+  LLVMValueRef B = LLVMBuildZExt(
+      e->B, pass_call(e, "llvm.nvvm.read.ptx.sreg.nctaid.x", NULL, 0, NULL, 0), i64, "B");
+  v.thread0 = LLVMBuildICmp(e->B, LLVMIntEQ, v.tid, pass_i32(e, 0), "thread0");
+  LLVMValueRef nsteps = LLVMBuildUDiv(e->B, LLVMBuildAdd(e->B, v.numel, pass_i64(e, step - 1), ""),
+                                      pass_i64(e, step), "nsteps");
+  v.ready_b = pass_gep(e, i64, flags, v.b);
+  v.credit_b = pass_gep(e, i64, flags, LLVMBuildAdd(e->B, v.b, pass_i64(e, RING_MAXB), ""));
+  v.stop = pass_global_array(e, i32, 1, AS_SHARED, "ring_stop");
+  /* many sources: thread 0 copies their parameters into a table in shared memory, once */
+  v.tab = N > RING_UNROLL ? pass_src_table(e, P + RING_FIXED, N, v.thread0) : NULL;
+  v.failed = pass_entry_alloca(e, i1, "failed");
+  LLVMValueRef iv = pass_entry_alloca(e, i64, "i");
+  LLVMBuildStore(e->B, pass_i64(e, 0), iv);
+  pass_loop steps;
+  pass_loop_begin(e, &steps, v.b, nsteps, B); /* c = b, b + B, ... */
+  LLVMValueRef c = steps.i;
+  v.i = LLVMBuildLoad2(e->B, i64, iv, "");
+  v.slot = LLVMBuildAnd(e->B, v.i, pass_i64(e, RING_NB - 1), "slot");
+  v.mine = LLVMBuildAdd(e->B, v.base, LLVMBuildAdd(e->B, v.i, pass_i64(e, 1), ""), "published");
+  wait_step(e, &v);
+  fold_step(e, t, &v, P, c, E, V);
+  publish_step(e, &v);
+  LLVMBuildStore(e->B, LLVMBuildAdd(e->B, v.i, pass_i64(e, 1), ""), iv);
   pass_loop_end(e, &steps);
   LLVMBuildRetVoid(e->B);
   return RJ_OK;

@@ -2,7 +2,7 @@
  * reduces element-wise into the root's destination.
  *
  * Params: (dst, src_0, ..., src_{N-1}), global pointers; the root's GPU must be able to load
- * from every src (same GPU, peer access, or a staging buffer on the root: jit/treduce.c).
+ * from every src (same GPU, peer access, or a staging buffer on the root: jit/treduce/peer.c).
  * Chunks slide over the last two dims by the tile bound (the reference's "2D sliding"): chunk
  * (outer, rc, cc) covers rows [rc*TR, +curRows) and cols [cc*TC, +curCols), with curRows / curCols
  * computed at run time, so the final chunks in either dim may be partial.  A chunk is cut into
@@ -16,7 +16,7 @@
  * without it each rank is loaded, then folded.  Beyond TR_UNROLL ranks the same holds batch by
  * batch (pass_src_fold: with ping-pong a batch's loads are in flight while the previous batch
  * folds).  accum folds the destination's old value first. */
-#include "passes.h"
+#include "../passes.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -88,13 +88,9 @@ static void fold_slots(pass_emit *e, const void *cx, const LLVMValueRef *x, LLVM
     acc[s] = pass_fold(e, t->op, t->dtype, t->nan, acc[s], x[s]);
 }
 
-static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
-  (void)self;
-  const rj_treduce *t = &r->u.treduce;
-  ir_treduce_geom g;
-  ir_treduce_facts(t, &g);
-  int N = t->ranks;
-  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), i32 = LLVMInt32TypeInContext(e->C);
+/* The kernel's function, redjit_treduce(dst, src_0 .. src_{N-1}), its entry block current; a
+ * launch of one thread until the geometry is known. */
+static void declare_kernel(pass_emit *e, int N) {
   LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
   LLVMTypeRef params[1 + TR_MAX_RANKS];
   for (int i = 0; i <= N; i++)
@@ -106,107 +102,98 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
   for (int i = 0; i < 3; i++)
     e->grid[i] = e->block[i] = 1;
-  if (g.numel == 0) { /* nothing to read or write: never launched */
-    e->block[0] = 32;
-    LLVMBuildRetVoid(e->B);
-    return RJ_OK;
-  }
-  int T;
-  int64_t P, W;
-  split(&g, &T, &P, &W);
-  e->block[0] = (unsigned)T;
-  e->grid[0] = (unsigned)(W < TR_MAX_GRID ? W : TR_MAX_GRID);
-  rj_dtype dt = t->dtype;
-  LLVMTypeRef ty = pass_type(e, dt);
-  /* index type for positions inside a chunk */
-  bool narrow = g.TR * g.TC + (int64_t)T * TR_SLOTS < ((int64_t)1 << 31);
-  LLVMTypeRef ity = narrow ? i32 : i64;
-#define IC(v) LLVMConstInt(ity, (unsigned long long)(v), 1)
-  LLVMValueRef dst = LLVMGetParam(e->fn, 0);
-  LLVMValueRef src[TR_MAX_RANKS];
-  for (int k = 0; k < N; k++) { /* the reference's order: root, then the others */
-    int rank = k == 0 ? t->root : (k - 1 < t->root ? k - 1 : k);
-    src[k] = LLVMGetParam(e->fn, (unsigned)rank + 1);
-  }
-  LLVMValueRef tid = sreg(e, "llvm.nvvm.read.ptx.sreg.tid.x");
-  LLVMValueRef bid = sreg(e, "llvm.nvvm.read.ptx.sreg.ctaid.x");
-  LLVMValueRef gdim = sreg(e, "llvm.nvvm.read.ptx.sreg.nctaid.x");
-  /* many ranks: their pointers in a table (before the loop: every thread reaches the barrier) */
-  LLVMValueRef tab =
-      N > TR_UNROLL
-          ? pass_src_table(e, src, N, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i64(e, 0), ""))
-          : NULL;
-  /* for (w = blockIdx.x; w < W; w += gridDim.x) */
-  LLVMValueRef wv = pass_entry_alloca(e, i64, "w");
-  LLVMBuildStore(e->B, bid, wv);
-  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(e->C, e->fn, "chunks");
-  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(e->C, e->fn, "chunk");
-  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->C, e->fn, "done");
-  LLVMBuildBr(e->B, head);
-  LLVMPositionBuilderAtEnd(e->B, head);
-  LLVMValueRef w = LLVMBuildLoad2(e->B, i64, wv, "");
-  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, w, pass_i64(e, W), ""), body, done);
-  LLVMPositionBuilderAtEnd(e->B, body);
-  w = LLVMBuildLoad2(e->B, i64, wv, "");
+}
+
+/* Where work item w's piece lies: its chunk's first row and col, and the chunk's element offsets
+ * in the sources and the destination (outer dims included). */
+typedef struct chunk_at {
+  LLVMValueRef piece, r0, c0, sbase, dbase;
+} chunk_at;
+
+static void chunk_origin(pass_emit *e, const ir_treduce_geom *g, LLVMValueRef w, int64_t P,
+                         chunk_at *ch) {
   LLVMValueRef chunk = P == 1 ? w : LLVMBuildUDiv(e->B, w, pass_i64(e, P), "chunk");
-  LLVMValueRef piece = P == 1 ? pass_i64(e, 0) : LLVMBuildURem(e->B, w, pass_i64(e, P), "piece");
-  LLVMValueRef cc = LLVMBuildURem(e->B, chunk, pass_i64(e, g.ncc), "cc");
-  LLVMValueRef rest = LLVMBuildUDiv(e->B, chunk, pass_i64(e, g.ncc), "");
-  LLVMValueRef rc = LLVMBuildURem(e->B, rest, pass_i64(e, g.nrc), "rc");
-  rest = LLVMBuildUDiv(e->B, rest, pass_i64(e, g.nrc), "outer");
-  LLVMValueRef r0 = LLVMBuildMul(e->B, rc, pass_i64(e, g.TR), "row0");
-  LLVMValueRef c0 = LLVMBuildMul(e->B, cc, pass_i64(e, g.TC), "col0");
-  LLVMValueRef sbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, r0, pass_i64(e, g.src_st[3]), ""),
-                                    LLVMBuildMul(e->B, c0, pass_i64(e, g.src_st[4]), ""), "");
-  LLVMValueRef dbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, r0, pass_i64(e, g.dst_st[3]), ""),
-                                    LLVMBuildMul(e->B, c0, pass_i64(e, g.dst_st[4]), ""), "");
+  ch->piece = P == 1 ? pass_i64(e, 0) : LLVMBuildURem(e->B, w, pass_i64(e, P), "piece");
+  LLVMValueRef cc = LLVMBuildURem(e->B, chunk, pass_i64(e, g->ncc), "cc");
+  LLVMValueRef rest = LLVMBuildUDiv(e->B, chunk, pass_i64(e, g->ncc), "");
+  LLVMValueRef rc = LLVMBuildURem(e->B, rest, pass_i64(e, g->nrc), "rc");
+  rest = LLVMBuildUDiv(e->B, rest, pass_i64(e, g->nrc), "outer");
+  ch->r0 = LLVMBuildMul(e->B, rc, pass_i64(e, g->TR), "row0");
+  ch->c0 = LLVMBuildMul(e->B, cc, pass_i64(e, g->TC), "col0");
+  ch->sbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, ch->r0, pass_i64(e, g->src_st[3]), ""),
+                           LLVMBuildMul(e->B, ch->c0, pass_i64(e, g->src_st[4]), ""), "");
+  ch->dbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, ch->r0, pass_i64(e, g->dst_st[3]), ""),
+                           LLVMBuildMul(e->B, ch->c0, pass_i64(e, g->dst_st[4]), ""), "");
   for (int d = 2; d >= 0; d--) { /* the outer dims */
-    if (g.shape[d] == 1) continue;
-    LLVMValueRef c = d == 0 ? rest : LLVMBuildURem(e->B, rest, pass_i64(e, g.shape[d]), "");
-    if (d) rest = LLVMBuildUDiv(e->B, rest, pass_i64(e, g.shape[d]), "");
-    sbase = LLVMBuildAdd(e->B, sbase, LLVMBuildMul(e->B, c, pass_i64(e, g.src_st[d]), ""), "");
-    dbase = LLVMBuildAdd(e->B, dbase, LLVMBuildMul(e->B, c, pass_i64(e, g.dst_st[d]), ""), "");
+    if (g->shape[d] == 1) continue;
+    LLVMValueRef c = d == 0 ? rest : LLVMBuildURem(e->B, rest, pass_i64(e, g->shape[d]), "");
+    if (d) rest = LLVMBuildUDiv(e->B, rest, pass_i64(e, g->shape[d]), "");
+    ch->sbase =
+        LLVMBuildAdd(e->B, ch->sbase, LLVMBuildMul(e->B, c, pass_i64(e, g->src_st[d]), ""), "");
+    ch->dbase =
+        LLVMBuildAdd(e->B, ch->dbase, LLVMBuildMul(e->B, c, pass_i64(e, g->dst_st[d]), ""), "");
   }
-  /* the chunk's valid rows and cols (partial at the ends) */
-  LLVMValueRef left_r = LLVMBuildSub(e->B, pass_i64(e, g.R), r0, "");
-  LLVMValueRef left_c = LLVMBuildSub(e->B, pass_i64(e, g.C), c0, "");
-  LLVMValueRef cur_r =
-      LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, left_r, pass_i64(e, g.TR), ""), left_r,
-                      pass_i64(e, g.TR), "");
-  LLVMValueRef cur_c =
-      LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, left_c, pass_i64(e, g.TC), ""), left_c,
-                      pass_i64(e, g.TC), "");
+}
+
+/* The smaller of an i64 and a constant. */
+static LLVMValueRef min_i64(pass_emit *e, LLVMValueRef a, int64_t b) {
+  return LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, a, pass_i64(e, b), ""), a,
+                         pass_i64(e, b), "");
+}
+
+/* Each slot's validity and source / destination offsets (ity: the index type inside a chunk).
+ * The chunk's valid rows and cols are computed at run time (partial at the ends); invalid slots
+ * load element 0 (always there) and store nothing: no branches around loads. */
+static void slot_offsets(pass_emit *e, const ir_treduce_geom *g, int T, LLVMTypeRef ity,
+                         LLVMValueRef tid, const chunk_at *ch, LLVMValueRef *valid,
+                         LLVMValueRef *soff, LLVMValueRef *doff) {
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+#define IC(v) LLVMConstInt(ity, (unsigned long long)(v), 1)
+  LLVMValueRef left_r = LLVMBuildSub(e->B, pass_i64(e, g->R), ch->r0, "");
+  LLVMValueRef left_c = LLVMBuildSub(e->B, pass_i64(e, g->C), ch->c0, "");
+  LLVMValueRef cur_r = min_i64(e, left_r, g->TR);
+  LLVMValueRef cur_c = min_i64(e, left_c, g->TC);
   cur_r = LLVMBuildTrunc(e->B, cur_r, ity, "rows");
   cur_c = LLVMBuildTrunc(e->B, cur_c, ity, "cols");
   LLVMValueRef nvalid = LLVMBuildMul(e->B, cur_r, cur_c, "");
-  bool const_cols = g.C % g.TC == 0; /* every chunk is TC wide: divide by a constant */
+  bool const_cols = g->C % g->TC == 0; /* every chunk is TC wide: divide by a constant */
   LLVMValueRef first = LLVMBuildAdd(
-      e->B, LLVMBuildMul(e->B, LLVMBuildTrunc(e->B, piece, ity, ""), IC((int64_t)T * TR_SLOTS), ""),
+      e->B,
+      LLVMBuildMul(e->B, LLVMBuildTrunc(e->B, ch->piece, ity, ""), IC((int64_t)T * TR_SLOTS), ""),
       LLVMBuildTrunc(e->B, tid, ity, ""), "");
-  LLVMValueRef valid[TR_SLOTS], soff[TR_SLOTS], doff[TR_SLOTS];
   for (int s = 0; s < TR_SLOTS; s++) {
     LLVMValueRef j = LLVMBuildAdd(e->B, first, IC((int64_t)s * T), "");
     valid[s] = LLVMBuildICmp(e->B, LLVMIntULT, j, nvalid, "valid");
-    LLVMValueRef row = LLVMBuildUDiv(e->B, j, const_cols ? IC(g.TC) : cur_c, "");
+    LLVMValueRef row = LLVMBuildUDiv(e->B, j, const_cols ? IC(g->TC) : cur_c, "");
     LLVMValueRef col =
-        LLVMBuildSub(e->B, j, LLVMBuildMul(e->B, row, const_cols ? IC(g.TC) : cur_c, ""), "");
+        LLVMBuildSub(e->B, j, LLVMBuildMul(e->B, row, const_cols ? IC(g->TC) : cur_c, ""), "");
     row = LLVMBuildZExt(e->B, row, i64, "");
     col = LLVMBuildZExt(e->B, col, i64, "");
     LLVMValueRef so =
-        LLVMBuildAdd(e->B, sbase,
-                     LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, pass_i64(e, g.src_st[3]), ""),
-                                  LLVMBuildMul(e->B, col, pass_i64(e, g.src_st[4]), ""), ""),
+        LLVMBuildAdd(e->B, ch->sbase,
+                     LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, pass_i64(e, g->src_st[3]), ""),
+                                  LLVMBuildMul(e->B, col, pass_i64(e, g->src_st[4]), ""), ""),
                      "");
     LLVMValueRef dof =
-        LLVMBuildAdd(e->B, dbase,
-                     LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, pass_i64(e, g.dst_st[3]), ""),
-                                  LLVMBuildMul(e->B, col, pass_i64(e, g.dst_st[4]), ""), ""),
+        LLVMBuildAdd(e->B, ch->dbase,
+                     LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, pass_i64(e, g->dst_st[3]), ""),
+                                  LLVMBuildMul(e->B, col, pass_i64(e, g->dst_st[4]), ""), ""),
                      "");
-    /* invalid slots load element 0 (always there) and store nothing: no branches around loads */
     soff[s] = LLVMBuildSelect(e->B, valid[s], so, pass_i64(e, 0), "soff");
     doff[s] = LLVMBuildSelect(e->B, valid[s], dof, pass_i64(e, 0), "doff");
   }
-  LLVMValueRef acc[TR_SLOTS], cur[TR_SLOTS], nxt[TR_SLOTS] = {0};
+#undef IC
+}
+
+/* acc[] = the op's identity, folded with the destination's old values (accum), then with each
+ * rank's slots in fold order: from the table tab (many ranks), or unrolled from src[]. */
+static void fold_ranks(pass_emit *e, const rj_treduce *t, LLVMValueRef dst, const LLVMValueRef *src,
+                       LLVMValueRef tab, const LLVMValueRef *soff, const LLVMValueRef *doff,
+                       LLVMValueRef *acc) {
+  int N = t->ranks;
+  rj_dtype dt = t->dtype;
+  LLVMTypeRef ty = pass_type(e, dt);
+  LLVMValueRef cur[TR_SLOTS], nxt[TR_SLOTS] = {0};
   for (int s = 0; s < TR_SLOTS; s++) {
     acc[s] = pass_identity(e, t->op, dt);
     if (t->accum) {
@@ -243,13 +230,70 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
       fold_slots(e, &a, cur, acc);
     }
   }
+}
+
+static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
+  (void)self;
+  const rj_treduce *t = &r->u.treduce;
+  ir_treduce_geom g;
+  ir_treduce_facts(t, &g);
+  int N = t->ranks;
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), i32 = LLVMInt32TypeInContext(e->C);
+  /* 1. the function and its geometry: T threads, P pieces per chunk, W work items */
+  declare_kernel(e, N);
+  if (g.numel == 0) { /* nothing to read or write: never launched */
+    e->block[0] = 32;
+    LLVMBuildRetVoid(e->B);
+    return RJ_OK;
+  }
+  int T;
+  int64_t P, W;
+  split(&g, &T, &P, &W);
+  e->block[0] = (unsigned)T;
+  e->grid[0] = (unsigned)(W < TR_MAX_GRID ? W : TR_MAX_GRID);
+  rj_dtype dt = t->dtype;
+  LLVMTypeRef ty = pass_type(e, dt);
+  /* index type for positions inside a chunk */
+  bool narrow = g.TR * g.TC + (int64_t)T * TR_SLOTS < ((int64_t)1 << 31);
+  LLVMTypeRef ity = narrow ? i32 : i64;
+  LLVMValueRef dst = LLVMGetParam(e->fn, 0);
+  LLVMValueRef src[TR_MAX_RANKS];
+  for (int k = 0; k < N; k++) { /* the reference's order: root, then the others */
+    int rank = k == 0 ? t->root : (k - 1 < t->root ? k - 1 : k);
+    src[k] = LLVMGetParam(e->fn, (unsigned)rank + 1);
+  }
+  LLVMValueRef tid = sreg(e, "llvm.nvvm.read.ptx.sreg.tid.x");
+  LLVMValueRef bid = sreg(e, "llvm.nvvm.read.ptx.sreg.ctaid.x");
+  LLVMValueRef gdim = sreg(e, "llvm.nvvm.read.ptx.sreg.nctaid.x");
+  /* 2. many ranks: their pointers in a table (before the loop: every thread reaches the
+   * barrier) */
+  LLVMValueRef tab =
+      N > TR_UNROLL
+          ? pass_src_table(e, src, N, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i64(e, 0), ""))
+          : NULL;
+  /* 3. for (w = blockIdx.x; w < W; w += gridDim.x): the chunk, the slots, the fold, the stores */
+  LLVMValueRef wv = pass_entry_alloca(e, i64, "w");
+  LLVMBuildStore(e->B, bid, wv);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(e->C, e->fn, "chunks");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(e->C, e->fn, "chunk");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->C, e->fn, "done");
+  LLVMBuildBr(e->B, head);
+  LLVMPositionBuilderAtEnd(e->B, head);
+  LLVMValueRef w = LLVMBuildLoad2(e->B, i64, wv, "");
+  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, w, pass_i64(e, W), ""), body, done);
+  LLVMPositionBuilderAtEnd(e->B, body);
+  w = LLVMBuildLoad2(e->B, i64, wv, "");
+  chunk_at ch;
+  chunk_origin(e, &g, w, P, &ch);
+  LLVMValueRef valid[TR_SLOTS], soff[TR_SLOTS], doff[TR_SLOTS], acc[TR_SLOTS];
+  slot_offsets(e, &g, T, ity, tid, &ch, valid, soff, doff);
+  fold_ranks(e, t, dst, src, tab, soff, doff, acc);
   for (int s = 0; s < TR_SLOTS; s++) {
     pass_if st;
     pass_if_begin(e, &st, valid[s]);
     LLVMBuildStore(e->B, pass_from_acc(e, acc[s], dt), pass_gep(e, ty, dst, doff[s]));
     pass_if_end(e, &st);
   }
-#undef IC
   LLVMBuildStore(e->B, LLVMBuildAdd(e->B, LLVMBuildLoad2(e->B, i64, wv, ""), gdim, ""), wv);
   LLVMBuildBr(e->B, head);
   LLVMPositionBuilderAtEnd(e->B, done);

@@ -1,25 +1,41 @@
-/* What a context keeps on each device between calls: treduce's streams, events and staging
- * buffers (issue 5).  Creating a stream or an event, or allocating a staging buffer, costs the
- * host microseconds to milliseconds per call; a context makes each once, in the device's primary
- * context, and rj_ctx_free drains and releases them.  Staging buffers above JIT_STAGE_KEEP are
- * not kept (a 1 GiB buffer is not worth holding for the next call): the caller frees those.
- * A context is used by one thread at a time, and a call's work runs on the context's streams in
- * the order calls were made (an asynchronous call's too; a ring call also waits for the previous
- * ring call's end, jit/treduce_ring.c), so a resource is never used by two calls at once; a kept
- * buffer that must grow is freed only after every device's streams drain (a ring hop stores into
- * the next GPU's inboxes), and rj_ctx_free drains them all before it frees anything. */
-#include "jit.h"
+/* The context's treduce state: what it keeps on each device between calls, streams, events and
+ * staging buffers (issue 5), and the ring's counter base and last end.  The state hangs off the
+ * core's one slot for this layer, ctx->treduce, made on first use with ctx->treduce_free.  Creating
+ * a stream or an event, or allocating a staging buffer, costs the host microseconds to milliseconds
+ * per call; a context makes each once, in the device's primary context, and rj_ctx_free drains and
+ * releases them.  Staging buffers above JIT_STAGE_KEEP are not kept (a 1 GiB buffer is not worth
+ * holding for the next call): the caller frees those. A context is used by one thread at a time,
+ * and a call's work runs on the context's streams in the order calls were made (an asynchronous
+ * call's too; a ring call also waits for the previous ring call's end, ring.c), so a resource is
+ * never used by two calls at once; a kept buffer that must grow is freed only after every device's
+ * streams drain (a ring hop stores into the next GPU's inboxes), and rj_ctx_free drains them all
+ * before it frees anything. */
+#include "treduce.h"
 
 #include <stdlib.h>
 
+static void state_free(rj_ctx *ctx);
+
+jit_treduce_state *jit_treduce_state_of(rj_ctx *ctx) {
+  if (ctx->treduce) return ctx->treduce;
+  jit_treduce_state *st = calloc(1, sizeof *st);
+  if (!st) return NULL;
+  st->ring_end_dev = -1;
+  ctx->treduce = st;
+  ctx->treduce_free = state_free;
+  return st;
+}
+
 static jit_devres *devres(rj_ctx *ctx, int dev) {
-  for (jit_devres *d = ctx->devres; d; d = d->next)
+  jit_treduce_state *st = jit_treduce_state_of(ctx);
+  if (!st) return NULL;
+  for (jit_devres *d = st->devres; d; d = d->next)
     if (d->dev == dev) return d;
   jit_devres *d = calloc(1, sizeof *d);
   if (!d) return NULL;
   d->dev = dev;
-  d->next = ctx->devres;
-  ctx->devres = d;
+  d->next = st->devres;
+  st->devres = d;
   return d;
 }
 
@@ -106,7 +122,8 @@ rj_status jit_dev_status(rj_ctx *ctx, rt_cuda *rt, int dev, jit_devres **out) {
 
 rj_status jit_devres_sync(rj_ctx *ctx) {
   rj_status first = RJ_OK;
-  for (jit_devres *d = ctx->devres; d; d = d->next)
+  const jit_treduce_state *st = ctx->treduce;
+  for (jit_devres *d = st ? st->devres : NULL; d; d = d->next)
     for (int i = 0; i < JIT_DEV_STREAMS; i++) {
       ir_err ignored = {0}, *e = first ? &ignored : &ctx->err; /* the first failure's message */
       rj_status s = d->stream[i] ? rt_enter(ctx->cuda, d->dev, e) : RJ_OK;
@@ -119,13 +136,15 @@ rj_status jit_devres_sync(rj_ctx *ctx) {
   return first;
 }
 
-void jit_devres_free(rj_ctx *ctx) {
+/* ctx->treduce_free: drains and releases every device's resources, then the state. */
+static void state_free(rj_ctx *ctx) {
+  jit_treduce_state *st = ctx->treduce;
   /* every device drained before anything is freed: a ring hop on one GPU stores into the next
    * one's inboxes and the previous one's counters */
   ir_err saved = ctx->err;
   if (ctx->cuda) jit_devres_sync(ctx);
   ctx->err = saved;
-  for (jit_devres *d = ctx->devres, *n; d; d = n) {
+  for (jit_devres *d = st->devres, *n; d; d = n) {
     n = d->next;
     ir_err e = {0};
     if (ctx->cuda && rt_enter(ctx->cuda, d->dev, &e) == RJ_OK) {
@@ -141,5 +160,7 @@ void jit_devres_free(rj_ctx *ctx) {
     }
     free(d);
   }
-  ctx->devres = NULL;
+  free(st);
+  ctx->treduce = NULL;
+  ctx->treduce_free = NULL;
 }

@@ -1,0 +1,181 @@
+/* treduce's public entries: a group of ranks' buffers, checked field by field and turned into a
+ * treduce request (rj_treduce_request), run on the GPUs (rj_treduce_run, through
+ * jit_treduce_exec: dispatch.c), and the wait for a context's calls in flight (rj_treduce_sync). */
+#include "treduce.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+RJ_API void rj_treduce_group_init_sized(rj_treduce_group *g, size_t size) {
+  if (!g || size < sizeof g->struct_size) return;
+  memset(g, 0, size < sizeof *g ? size : sizeof *g); /* a larger (newer) one is refused later */
+  g->struct_size = (uint32_t)size;
+}
+
+/* The exported symbol (the header's macro of this name calls the sized one): what a binary built
+ * against the header before `stream` and `async` calls, with a group of the older size. */
+RJ_API void(rj_treduce_group_init)(rj_treduce_group *g) {
+  rj_treduce_group_init_sized(g, RJ_TREDUCE_GROUP_SIZE_V1);
+}
+
+static bool same_shape(const rj_treduce_buf *a, const rj_treduce_buf *b, int *bad_dim) {
+  for (int d = 0; d < a->ndim && d < b->ndim; d++)
+    if (a->shape[d] != b->shape[d]) {
+      *bad_dim = d;
+      return false;
+    }
+  *bad_dim = a->ndim < b->ndim ? a->ndim : b->ndim;
+  return a->ndim == b->ndim;
+}
+
+/* Row-major strides unless given. */
+static void strides_of(const rj_treduce_buf *b, int64_t *st) {
+  int64_t m = 1;
+  for (int d = b->ndim - 1; d >= 0; d--) {
+    st[d] = b->has_strides ? b->strides[d] : m;
+    m *= b->shape[d] > 0 ? b->shape[d] : 1;
+  }
+}
+
+static rj_status check_buf(ir_err *e, const char *name, const rj_treduce_buf *b, int bytes,
+                           const rj_treduce_buf *root, const char *root_name) {
+  if (!b->ptr) return ir_fail(e, RJ_EINVAL, "%s.ptr: NULL", name);
+  if (b->ptr % (uint64_t)bytes)
+    return ir_fail(e, RJ_EINVAL, "%s.ptr: 0x%" PRIx64 " is not aligned to the element size (%d)",
+                   name, b->ptr, bytes);
+  if (b->device < 0) return ir_fail(e, RJ_EINVAL, "%s.device: %d is negative", name, b->device);
+  if (b->ndim < 1 || b->ndim > RJ_TREDUCE_MAX_DIMS)
+    return ir_fail(e, RJ_EINVAL, "%s.ndim: expected 1 to 5 dims (got %d)", name, b->ndim);
+  int d;
+  if (root && !same_shape(b, root, &d)) {
+    if (b->ndim != root->ndim)
+      return ir_fail(e, RJ_EINVAL,
+                     "%s.shape: %d dims, but %s has %d: every buffer has the root's shape", name,
+                     b->ndim, root_name, root->ndim);
+    return ir_fail(e, RJ_EINVAL,
+                   "%s.shape[%d]: %lld, but %s.shape[%d] is %lld: every buffer has the root's "
+                   "shape",
+                   name, d, (long long)b->shape[d], root_name, d, (long long)root->shape[d]);
+  }
+  return RJ_OK;
+}
+
+/* Checks the group (naming the field) and builds its request; *full = the group with the fields
+ * a caller of an older header lacks at their defaults. */
+static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_treduce_group *full,
+                               rj_request *out) {
+  if (!caller) return ir_fail(e, RJ_EINVAL, "group: NULL");
+  if (caller->struct_size != sizeof *full && caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V1 &&
+      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V2)
+    return ir_fail(e, RJ_EINVAL,
+                   "group.struct_size: %u, this library expects %zu (or %zu, the group before "
+                   "stream and async, or %zu, before ring_timeout_ms; use rj_treduce_group_init)",
+                   caller->struct_size, sizeof *full, (size_t)RJ_TREDUCE_GROUP_SIZE_V1,
+                   (size_t)RJ_TREDUCE_GROUP_SIZE_V2);
+  memset(full, 0, sizeof *full);
+  memcpy(full, caller, caller->struct_size);
+  const rj_treduce_group *g = full;
+  if (g->async != 0 && g->async != 1)
+    return ir_fail(e, RJ_EINVAL, "async: %d (expected 0 or 1)", g->async);
+  if (g->ring_timeout_ms < 0 || g->ring_timeout_ms > 3600000)
+    return ir_fail(e, RJ_EINVAL, "ring_timeout_ms: %lld is outside 0..3600000 (0: 10000)",
+                   (long long)g->ring_timeout_ms);
+  if (g->ranks < 1 || g->ranks > 1024)
+    return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", g->ranks);
+  if (g->root < 0 || g->root >= g->ranks)
+    return ir_fail(e, RJ_EINVAL, "root: %d is outside 0..%d", g->root, g->ranks - 1);
+  if (!g->src) return ir_fail(e, RJ_EINVAL, "src: NULL (expected %d rank buffers)", g->ranks);
+  if ((unsigned)g->path > RJ_TREDUCE_RING)
+    return ir_fail(e, RJ_EINVAL, "path: unknown value %d", g->path);
+  if (!ir_dtype(g->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value %d", g->dtype);
+  int bytes = ir_dtype(g->dtype)->bytes;
+  const rj_treduce_buf *root = &g->src[g->root];
+  char name[32], rname[32];
+  snprintf(rname, sizeof rname, "src[%d]", g->root);
+  rj_status s = check_buf(e, rname, root, bytes, NULL, NULL);
+  if (s) return s;
+  int64_t rst[5], st[5];
+  strides_of(root, rst);
+  for (int r = 0; r < g->ranks; r++) {
+    snprintf(name, sizeof name, "src[%d]", r);
+    if ((s = check_buf(e, name, &g->src[r], bytes, root, rname))) return s;
+    strides_of(&g->src[r], st);
+    for (int d = 0; d < root->ndim; d++)
+      if (st[d] != rst[d])
+        return ir_fail(e, RJ_EINVAL,
+                       "src[%d].strides[%d]: %lld, but %s's is %lld: every rank's source has the "
+                       "root's strides",
+                       r, d, (long long)st[d], rname, (long long)rst[d]);
+  }
+  if ((s = check_buf(e, "dst", &g->dst, bytes, root, rname))) return s;
+  if (g->dst.device != root->device)
+    return ir_fail(e, RJ_EINVAL,
+                   "dst.device: %d, but the root's source is on GPU %d (the destination is on the "
+                   "root)",
+                   g->dst.device, root->device);
+  rj_request_init(out, RJ_KIND_TREDUCE);
+  rj_treduce *t = &out->u.treduce;
+  t->op = g->op;
+  t->dtype = g->dtype;
+  t->nan = g->nan;
+  t->ranks = g->ranks;
+  t->root = g->root;
+  t->ndim = root->ndim;
+  memcpy(t->shape, root->shape, sizeof t->shape);
+  t->tile[0] = g->tile[0];
+  t->tile[1] = g->tile[1];
+  t->pingpong = g->pingpong != 0;
+  t->accum = g->accum != 0;
+  if (root->has_strides || g->dst.has_strides) {
+    t->has_strides = 1;
+    memcpy(t->strides, rst, sizeof rst);
+    strides_of(&g->dst, t->dst_strides);
+  }
+  return ir_validate(out, e);
+}
+
+RJ_API rj_status rj_treduce_request(rj_ctx *ctx, const rj_treduce_group *g, rj_request *out) {
+  JIT_NEED(ctx, out, "out");
+  memset(&ctx->err, 0, sizeof ctx->err);
+  rj_treduce_group full;
+  return jit_status(ctx, group_request(&ctx->err, g, &full, out));
+}
+
+RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj_options *opt,
+                                rj_treduce_result *res) {
+  if (!ctx) return RJ_EINVAL;
+  memset(&ctx->err, 0, sizeof ctx->err);
+  rj_treduce_result local;
+  if (!res) res = &local;
+  memset(res, 0, sizeof *res);
+  rj_request req;
+  rj_treduce_group full;
+  rj_status s = group_request(&ctx->err, g, &full, &req);
+  /* an earlier async ring call that gave up is reported before anything else runs */
+  if (!s) s = jit_treduce_ring_deferred(ctx, "; this call did not run");
+  if (s) return jit_status(ctx, s);
+  g = &full;
+  uint64_t *src = malloc(sizeof(uint64_t) * (size_t)g->ranks);
+  int *dev = malloc(sizeof(int) * (size_t)g->ranks);
+  if (!src || !dev) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  for (int r = 0; !s && r < g->ranks; r++) {
+    src[r] = g->src[r].ptr;
+    dev[r] = g->src[r].device;
+  }
+  jit_tr_call call = {
+      .stream = g->stream, .async = g->async, .ring_timeout_ns = g->ring_timeout_ms * 1000000};
+  if (!s) s = jit_treduce_exec(ctx, &req, src, dev, g->dst.ptr, g->path, opt, &call, res);
+  free(src);
+  free(dev);
+  return jit_status(ctx, s);
+}
+
+RJ_API rj_status rj_treduce_sync(rj_ctx *ctx) {
+  if (!ctx) return RJ_EINVAL;
+  memset(&ctx->err, 0, sizeof ctx->err);
+  rj_status s = ctx->cuda ? jit_devres_sync(ctx) : RJ_OK; /* no driver: no call ever ran */
+  if (!s) s = jit_treduce_ring_deferred(ctx, "");
+  return jit_status(ctx, s);
+}

@@ -1,0 +1,85 @@
+/* What the paths of treduce share: the fold order and the ranks' GPUs, compiling a fold for a
+ * device (through the core's rj_compile), cutting a fold of many sources into launches of at most
+ * JIT_TR_PER_KERNEL, and launching one (through the core's jit_launch). */
+#include "treduce.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int jit_tr_rank_at(const rj_treduce *t, int pos) {
+  return pos == 0 ? t->root : (pos - 1 < t->root ? pos - 1 : pos);
+}
+
+int jit_tr_gpus(const rj_treduce *t, const int *dev, int *gpus, int *local) {
+  int ngpus = 1;
+  gpus[0] = dev[t->root];
+  if (local) memset(local, 0, sizeof(int) * RJ_TREDUCE_MAX_SLICES);
+  for (int r = 0; r < t->ranks; r++) {
+    int i = 0;
+    while (i < ngpus && gpus[i] != dev[r])
+      i++;
+    if (i == ngpus) {
+      if (ngpus == RJ_TREDUCE_MAX_SLICES) return -1;
+      gpus[ngpus++] = dev[r];
+    }
+    if (local) local[i]++;
+  }
+  return ngpus;
+}
+
+rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_options *opt, int dev,
+                             rj_kernel **k, rj_treduce_result *res) {
+  rj_options o;
+  rj_options_init(&o);
+  if (opt) {
+    o.target = opt->target;
+    o.ptx_version = opt->ptx_version;
+  }
+  o.device = dev;
+  ir_err saved = ctx->err;
+  rj_status s = rj_compile(ctx, req, &o, k); /* resets ctx->err */
+  if (s) return s;
+  ctx->err = saved;
+  if (!res->variant[0]) {
+    snprintf(res->variant, sizeof res->variant, "%s", (*k)->variant);
+    snprintf(res->target, sizeof res->target, "%s", (*k)->target);
+  }
+  res->compile_ms += (*k)->compile_ms;
+  return RJ_OK;
+}
+
+rj_status jit_treduce_fold(rj_ctx *ctx, const rj_request *req, const uint64_t *table, int n,
+                           int dev, uint64_t dst, int slice, const rj_options *opt,
+                           jit_tr_launch *L, int *nl, rj_treduce_result *res) {
+  rj_status s = RJ_OK;
+  for (int i = 0; !s && i < n; i += JIT_TR_PER_KERNEL) {
+    rj_request sub = *req;
+    sub.u.treduce.ranks = n - i < JIT_TR_PER_KERNEL ? n - i : JIT_TR_PER_KERNEL;
+    sub.u.treduce.root = 0;
+    sub.u.treduce.accum = i ? 1 : req->u.treduce.accum;
+    sub.variant[0] = 0;
+    jit_tr_launch *l = &L[(*nl)++];
+    memset(l, 0, sizeof *l);
+    l->n = sub.u.treduce.ranks;
+    l->src = table + i;
+    l->dst = dst;
+    l->dev = dev;
+    l->slice = slice;
+    s = jit_treduce_kernel(ctx, &sub, opt, dev, &l->k, res);
+  }
+  return s;
+}
+
+rj_status jit_treduce_launch(rj_ctx *ctx, const jit_tr_launch *l, void *stream,
+                             rj_treduce_result *res) {
+  void *args[1 + JIT_TR_PER_KERNEL];
+  uint64_t dst = l->dst;
+  args[0] = &dst;
+  for (int k = 0; k < l->n; k++)
+    args[1 + k] = (void *)&l->src[k];
+  jit_launch_args la = {.args = args, .stream = stream};
+  memcpy(la.grid, l->k->grid, sizeof la.grid);
+  memcpy(la.block, l->k->block, sizeof la.block);
+  res->launches++;
+  return jit_launch(ctx, l->k, l->dev, &la);
+}
