@@ -45,6 +45,11 @@ extern "C" {
 #else
 #define RJ_API
 #endif
+#if defined(__GNUC__)
+#define RJ_PRINTF(fmt, first) __attribute__((format(printf, fmt, first)))
+#else
+#define RJ_PRINTF(fmt, first)
+#endif
 
 #define RJ_VERSION_MAJOR 0
 #define RJ_VERSION_MINOR 1
@@ -248,6 +253,11 @@ RJ_API void rj_ctx_free(rj_ctx *ctx);
 RJ_API long long rj_ctx_compile_count(const rj_ctx *ctx);
 /* The message of the last failed call on ctx ("" if none).  Valid until the next call. */
 RJ_API const char *rj_errmsg(const rj_ctx *ctx);
+/* Sets ctx's status and message, as a failing rj_ call leaves them, and returns s: for a layer
+ * built on this API (redjit_check.h's calls) to report its own failures through rj_errmsg, as
+ * luaL_error sits on lua_error.  fmt is printf's (it may name rj_errmsg(ctx)'s text: it is copied
+ * first); NULL or "" with a failure gives the status's name.  s == RJ_OK clears the message. */
+RJ_API rj_status rj_error_set(rj_ctx *ctx, rj_status s, const char *fmt, ...) RJ_PRINTF(3, 4);
 /* A short stable name for a status ("RJ_EINVAL"). */
 RJ_API const char *rj_status_name(rj_status s);
 RJ_API const char *rj_version(void);
@@ -323,49 +333,12 @@ RJ_API void rj_kernel_dims(const rj_kernel *k, unsigned grid[3], unsigned block[
 /* ---------------------------------------------------------------- running (needs a GPU) */
 RJ_API rj_status rj_device_count(rj_ctx *ctx, int *count);
 
-typedef struct rj_check_opts {
-  uint32_t struct_size;
-  rj_options compile;
-  uint64_t seed; /* inputs drawn from this seed (CONTRACT.md: inputs and tolerances of run) */
-  int nan_count; /* float dtypes: this many inputs replaced by NaN (0 = none) */
-} rj_check_opts;
-
-typedef struct rj_check_result {
-  int ok; /* every element within tolerance, nothing outside dst written */
-  char variant[RJ_NAME_MAX];
-  char target[16];
-  int64_t checked;         /* elements compared */
-  int64_t wrong;           /* elements out of tolerance */
-  int64_t outside_written; /* elements outside the destination region that changed */
-  double max_abs_err, max_rel_err;
-  double compile_ms, load_ms, kernel_ms;
-  char first_error[256]; /* the first wrong element, described */
-} rj_check_result;
-
-RJ_API void rj_check_opts_init(rj_check_opts *opt);
-/* Compiles, loads and launches req on the GPU with random inputs, computes the float64 CPU
- * reference, and compares every output element.  Returns RJ_OK when the comparison ran; whether
- * it passed is res->ok.  RJ_ENODEV when there is no GPU. */
-RJ_API rj_status rj_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *opt,
-                          rj_check_result *res);
-
-typedef struct rj_bench_result {
-  char variant[RJ_NAME_MAX];
-  char target[16];
-  double kernel_ms; /* median over runs, CUDA events */
-  double bytes;     /* read once + written once */
-  double gbps;
-  int runs;
-} rj_bench_result;
-
-RJ_API rj_status rj_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *opt,
-                          rj_bench_result *res);
-
 /* ---------------------------------------------------------------- subgroup primitives and the
  * embedding API (issue 4) */
 
-/* Subgroup requests (rj_subgroup above, kind "subgroup") compile through rj_compile / rj_check /
- * rj_bench like tiles.  Semantics, including out-of-range lanes: docs/SUBGROUP.md.
+/* Subgroup requests (rj_subgroup above, kind "subgroup") compile through rj_compile (and run
+ * through redjit_check.h's rj_check / rj_bench) like tiles.  Semantics, including out-of-range
+ * lanes: docs/SUBGROUP.md.
  *
  * ---- Embedding: emitting redjit's primitives into YOUR module (docs/EMBEDDING.md)
  *
@@ -471,6 +444,19 @@ RJ_API rj_status rj_memcpy_dtoh(rj_ctx *ctx, int device, void *dst, uint64_t src
 RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const unsigned grid[3],
                                   const unsigned block[3], unsigned shared_bytes, void **args,
                                   double *ms);
+/* Loads k on GPU `device` now (rj_kernel_launch and rj_reduce load on first use), so that a
+ * later launch pays no load; *ms (may be NULL): the time the load took, 0 when k was already
+ * loaded there. */
+RJ_API rj_status rj_kernel_load(rj_ctx *ctx, rj_kernel *k, int device, double *ms);
+/* Waits for all work on GPU `device` (its primary context), every stream's. */
+RJ_API rj_status rj_device_sync(rj_ctx *ctx, int device);
+/* Times asynchronous work: records a CUDA event on `stream` (of GPU `device`; NULL: the legacy
+ * default stream), calls enqueue(ctx, ud), which enqueues work there (rj_reduce, say), records a
+ * second event, waits for it and sets *ms to the time between the two.  Returns enqueue's failure
+ * as it left it (nothing is waited for then). */
+typedef rj_status (*rj_enqueue_fn)(rj_ctx *ctx, void *ud);
+RJ_API rj_status rj_stream_time(rj_ctx *ctx, int device, void *stream, rj_enqueue_fn enqueue,
+                                void *ud, double *ms);
 
 /* ---------------------------------------------------------------- tensor reductions (issue 6) */
 
@@ -641,15 +627,6 @@ RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj
  * has returned it).  The next rj_treduce_run reports such failures too, without waiting, when
  * they have happened by then.  RJ_OK with nothing in flight, with or without a GPU. */
 RJ_API rj_status rj_treduce_sync(rj_ctx *ctx);
-/* `redjit run` / `bench` for a treduce request with a chosen path (rj_check / rj_bench use
- * RJ_TREDUCE_AUTO): rank r on GPU r mod the GPU count, random sources, the float64 oracle, and
- * sources checked unchanged.  tres may be NULL. */
-RJ_API rj_status rj_treduce_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
-                                  rj_treduce_path path, rj_check_result *res,
-                                  rj_treduce_result *tres);
-RJ_API rj_status rj_treduce_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
-                                  rj_treduce_path path, rj_bench_result *res,
-                                  rj_treduce_result *tres);
 
 /* The split plan: how the split path cuts a treduce request whose rank r lives on GPU
  * rank_device[r], the link model behind it, and what RJ_TREDUCE_AUTO takes — assuming every pair

@@ -289,3 +289,43 @@ RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const u
   rt_leave(rt);
   return jit_status(ctx, s);
 }
+
+RJ_API rj_status rj_kernel_load(rj_ctx *ctx, rj_kernel *k, int device, double *ms) {
+  JIT_NEED(ctx, k, "k");
+  rt_cuda *rt = NULL;
+  if (ms) *ms = 0;
+  rj_status s = enter(ctx, device, &rt);
+  if (s) return jit_status(ctx, s);
+  s = jit_load(ctx, k, device, ms);
+  rt_leave(rt);
+  return jit_status(ctx, s);
+}
+
+RJ_API rj_status rj_device_sync(rj_ctx *ctx, int device) {
+  if (!ctx) return RJ_EINVAL;
+  rt_cuda *rt = NULL;
+  rj_status s = enter(ctx, device, &rt);
+  if (s) return jit_status(ctx, s);
+  s = rt_sync(rt, &ctx->err);
+  rt_leave(rt);
+  return jit_status(ctx, s);
+}
+
+RJ_API rj_status rj_stream_time(rj_ctx *ctx, int device, void *stream, rj_enqueue_fn enqueue,
+                                void *ud, double *ms) {
+  JIT_NEED(ctx, enqueue, "enqueue");
+  rt_cuda *rt = NULL;
+  void *ev[2] = {NULL, NULL};
+  double t = 0;
+  rj_status s = enter(ctx, device, &rt);
+  if (s) return jit_status(ctx, s);
+  if (!(s = rt_event_pair(rt, ev, &ctx->err)) &&
+      !(s = rt_event_record(rt, ev[0], stream, &ctx->err)))
+    s = enqueue(ctx, ud); /* its own status and message */
+  if (!s && !(s = rt_event_record(rt, ev[1], stream, &ctx->err)))
+    s = rt_event_ms(rt, ev[0], ev[1], &t, &ctx->err);
+  rt_event_pair_free(rt, ev);
+  rt_leave(rt);
+  if (!s && ms) *ms = t;
+  return jit_status(ctx, s);
+}
