@@ -6,6 +6,7 @@
  * dyn_compiled false).  The last line sums the compile times of both.
  * Usage: bench_tensor [cases.txt] [--ptx-only]   (--ptx-only: compile times, no GPU) */
 #include "redjit.h"
+#include "redjit_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -67,6 +67,11 @@ extern "C" {
 #else
 #define RJ_API
 #endif
+#if defined(__GNUC__)
+#define RJ_PRINTF(fmt, first) __attribute__((format(printf, fmt, first)))
+#else
+#define RJ_PRINTF(fmt, first)
+#endif
 
 /* ---------------------------------------------------------------- version */
 #define RJ_VERSION_MAJOR 0
@@ -216,8 +221,8 @@ typedef enum rj_primitive {
 } rj_primitive;
 
 /* kind "subgroup": warp-level primitives.  Element i is owned by global thread i.  They compile
- * through rj_compile / rj_check / rj_bench like tiles.  Semantics, including out-of-range lanes:
- * docs/SUBGROUP.md. */
+ * through rj_compile (and run through redjit_check.h's rj_check / rj_bench) like tiles.  Semantics,
+ * including out-of-range lanes: docs/SUBGROUP.md. */
 typedef struct rj_subgroup {
   rj_primitive primitive;
   rj_dtype dtype;
@@ -398,6 +403,19 @@ RJ_API rj_status rj_memcpy_dtoh(rj_ctx *ctx, int device, void *dst, rj_devptr sr
 RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const unsigned grid[3],
                                   const unsigned block[3], unsigned shared_bytes, void **args,
                                   double *ms);
+/* Loads k on GPU `device` now (rj_kernel_launch and rj_reduce load on first use), so that a
+ * later launch pays no load; *ms (may be NULL): the time the load took, 0 when k was already
+ * loaded there. */
+RJ_API rj_status rj_kernel_load(rj_ctx *ctx, rj_kernel *k, int device, double *ms);
+/* Waits for all work on GPU `device` (its primary context), every stream's. */
+RJ_API rj_status rj_device_sync(rj_ctx *ctx, int device);
+/* Times asynchronous work: records a CUDA event on `stream` (of GPU `device`; NULL: the legacy
+ * default stream), calls enqueue(ctx, ud), which enqueues work there (rj_reduce, say), records a
+ * second event, waits for it and sets *ms to the time between the two.  Returns enqueue's failure
+ * as it left it (nothing is waited for then). */
+typedef rj_status (*rj_enqueue_fn)(rj_ctx *ctx, void *ud);
+RJ_API rj_status rj_stream_time(rj_ctx *ctx, int device, void *stream, rj_enqueue_fn enqueue,
+                                void *ud, double *ms);
 
 /* ---------------------------------------------------------------- tensor */
 /* Reduces a tensor request (req->kind == RJ_KIND_TENSOR; CONTRACT.md "tensor") on the GPU:
@@ -640,60 +658,15 @@ RJ_API void rj_nccl_args_init(rj_nccl_args *a);
 RJ_API rj_status rj_nccl_version(rj_ctx *ctx, int *version);
 RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nccl_args *a);
 
-/* ---------------------------------------------------------------- checking and benchmarking
- * (`redjit run` / `redjit bench`: random inputs, a float64 oracle; need a GPU) */
-typedef struct rj_check_opts {
-  uint32_t struct_size;
-  rj_options compile;
-  uint64_t seed; /* inputs drawn from this seed (CONTRACT.md: inputs and tolerances of run) */
-  int nan_count; /* float dtypes: this many inputs replaced by NaN (0 = none) */
-} rj_check_opts;
-
-typedef struct rj_check_result {
-  int ok; /* every element within tolerance, nothing outside dst written */
-  char variant[RJ_NAME_MAX];
-  char target[16];
-  int64_t checked;         /* elements compared */
-  int64_t wrong;           /* elements out of tolerance */
-  int64_t outside_written; /* elements outside the destination region that changed */
-  double max_abs_err, max_rel_err;
-  double compile_ms, load_ms, kernel_ms;
-  char first_error[256]; /* the first wrong element, described */
-} rj_check_result;
-
-RJ_API void rj_check_opts_init(rj_check_opts *opt);
-/* Compiles, loads and launches req on the GPU with random inputs, computes the float64 CPU
- * reference, and compares every output element.  Returns RJ_OK when the comparison ran; whether
- * it passed is res->ok.  RJ_ENODEV when there is no GPU. */
-RJ_API rj_status rj_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *opt,
-                          rj_check_result *res);
-
-typedef struct rj_bench_result {
-  char variant[RJ_NAME_MAX];
-  char target[16];
-  double kernel_ms; /* median over runs, CUDA events */
-  double bytes;     /* read once + written once */
-  double gbps;
-  int runs;
-} rj_bench_result;
-
-RJ_API rj_status rj_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *opt,
-                          rj_bench_result *res);
-
-/* `redjit run` / `bench` for a treduce request with a chosen path (rj_check / rj_bench use
- * RJ_TREDUCE_AUTO): rank r on GPU r mod the GPU count, random sources, the float64 oracle, and
- * sources checked unchanged.  tres may be NULL. */
-RJ_API rj_status rj_treduce_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
-                                  rj_treduce_path path, rj_check_result *res,
-                                  rj_treduce_result *tres);
-RJ_API rj_status rj_treduce_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
-                                  rj_treduce_path path, rj_bench_result *res,
-                                  rj_treduce_result *tres);
-
 /* ---------------------------------------------------------------- errors */
 /* The message of the last failed call on ctx ("" if none; "no context" for NULL).  Valid until
  * the next call on ctx. */
 RJ_API const char *rj_errmsg(const rj_ctx *ctx);
+/* Sets ctx's status and message, as a failing rj_ call leaves them, and returns s: for a layer
+ * built on this API (redjit_check.h's calls) to report its own failures through rj_errmsg, as
+ * luaL_error sits on lua_error.  fmt is printf's (it may name rj_errmsg(ctx)'s text: it is copied
+ * first); NULL or "" with a failure gives the status's name.  s == RJ_OK clears the message. */
+RJ_API rj_status rj_error_set(rj_ctx *ctx, rj_status s, const char *fmt, ...) RJ_PRINTF(3, 4);
 /* A short stable name for a status ("RJ_EINVAL"; "RJ_E?" for a value this library does not
  * know). */
 RJ_API const char *rj_status_name(rj_status s);

@@ -1,4 +1,4 @@
-/* ir/ — requests as plain C data: tables, parsing, validation, layouts, the CPU oracle.
+/* ir/ — requests as plain C data: tables, parsing, validation, layouts, tensor views, targets.
  * No LLVM and no CUDA here. */
 #ifndef RJ_IR_H
 #define RJ_IR_H
@@ -126,41 +126,6 @@ int ir_feature_ptx(const ir_target *t, ir_feature f);
 const char *ir_feature_name(ir_feature f);
 #define IR_MAX_PTX 90 /* the newest PTX ISA LLVM 22 emits */
 
-/* oracle.c — inputs, the float64 reference, and the comparison (CONTRACT.md, "run"). */
-typedef struct ir_rng {
-  uint64_t s;
-} ir_rng;
-void ir_rng_seed(ir_rng *g, uint64_t seed);
-uint64_t ir_rng_next(ir_rng *g);
-
-/* Fills n elements of dtype at p with CONTRACT.md's distribution. */
-void ir_fill_random(ir_rng *g, rj_dtype t, void *p, int64_t n);
-/* Writes n poison elements (a NaN with a payload for floats, 0xDEAD... for integers). */
-void ir_fill_poison(rj_dtype t, void *p, int64_t n);
-bool ir_is_poison(rj_dtype t, const void *p, int64_t i);
-double ir_load_f64(rj_dtype t, const void *p, int64_t i);
-void ir_store_f64(rj_dtype t, void *p, int64_t i, double v);
-uint64_t ir_load_bits(rj_dtype t, const void *p, int64_t i);
-void ir_store_bits(rj_dtype t, void *p, int64_t i, uint64_t bits);
-
-/* An exact or float64 result for one output element. */
-typedef struct ir_value {
-  double f;   /* floats */
-  uint64_t u; /* integers, wrapped to the dtype's width (sign-extended for signed) */
-  double mag; /* sum of |x| over the reduced elements (and |old dst|): the tolerance scale */
-} ir_value;
-
-/* Combines x into acc by op (float: with nan policy; ints: exact, wrapping). */
-void ir_oracle_init(rj_op op, rj_dtype t, ir_value *acc);
-void ir_oracle_add(rj_op op, rj_dtype t, rj_nan nan, ir_value *acc, const void *p, int64_t i);
-/* Tile reference: dst_old may be NULL (no accum).  ref has spatial_len entries. */
-void ir_oracle_tile(const rj_tile *t, const void *src, const void *dst_old, ir_value *ref);
-
-double ir_tolerance(rj_dtype t);
-/* Compares got (element i of a dtype buffer) with ref; fills the error. */
-bool ir_compare(rj_op op, rj_dtype t, const ir_value *ref, const void *got, int64_t i,
-                double *abs_err, double *rel_err);
-
 /* tensor.c — kind "tensor" (issue 6): the source as a canonical view (size-1 dims dropped,
  * adjacent dims of one class merged, outermost first; at least one reduced dim). */
 typedef struct ir_tview {
@@ -174,8 +139,5 @@ typedef struct ir_tview {
 void ir_tensor_view(const rj_tensor *t, ir_tview *v); /* needs a validated request */
 /* Offset of reduced element r of output out (row-major over the kept / reduced dims). */
 int64_t ir_tview_offset(const ir_tview *v, int64_t out, int64_t r);
-/* The float64 / exact reference of every output; dst_old NULL without accum. */
-void ir_oracle_tensor(const rj_tensor *t, const ir_tview *v, const void *src, const void *dst_old,
-                      ir_value *ref);
 
 #endif

@@ -57,15 +57,3 @@ int64_t ir_tview_offset(const ir_tview *v, int64_t out, int64_t r) {
   }
   return off;
 }
-
-void ir_oracle_tensor(const rj_tensor *t, const ir_tview *v, const void *src, const void *dst_old,
-                      ir_value *ref) {
-  for (int64_t p = 0; p < v->outputs; p++) {
-    ir_value *a = &ref[p];
-    ir_oracle_init(t->op, t->dtype, a);
-    int64_t base = ir_tview_offset(v, p, 0);
-    for (int64_t r = 0; r < v->reduce_len; r++)
-      ir_oracle_add(t->op, t->dtype, t->nan, a, src, base + ir_tview_offset(v, 0, r));
-    if (dst_old) ir_oracle_add(t->op, t->dtype, t->nan, a, dst_old, p);
-  }
-}

@@ -82,6 +82,20 @@ RJ_API const char *rj_errmsg(const rj_ctx *ctx) {
   return ctx ? ctx->err.msg : "no context";
 }
 
+RJ_API rj_status rj_error_set(rj_ctx *ctx, rj_status s, const char *fmt, ...) {
+  if (!ctx) return s;
+  char msg[sizeof ctx->err.msg] = "";
+  if (fmt) { /* into a copy first: the arguments may point at ctx's message */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+  }
+  memset(&ctx->err, 0, sizeof ctx->err);
+  if (s && msg[0]) ir_fail(&ctx->err, s, "%s", msg);
+  return jit_done(ctx, s);
+}
+
 rj_status jit_done(rj_ctx *ctx, rj_status s) {
   if (s == RJ_OK) {
     ctx->err.msg[0] = 0;
@@ -134,13 +148,6 @@ RJ_API void rj_options_init(rj_options *opt) {
   memset(opt, 0, sizeof *opt);
   opt->struct_size = sizeof *opt;
   opt->target = "auto";
-}
-
-RJ_API void rj_check_opts_init(rj_check_opts *opt) {
-  if (!opt) return;
-  memset(opt, 0, sizeof *opt);
-  opt->struct_size = sizeof *opt;
-  rj_options_init(&opt->compile);
 }
 
 rj_status jit_validate(rj_ctx *ctx, const rj_request *r) {

@@ -127,41 +127,6 @@ typedef struct jit_launch_args {
  * must be dev's (rt_enter). */
 rj_status jit_launch(rj_ctx *ctx, rj_kernel *k, int dev, const jit_launch_args *l);
 
-/* check.c: compiles req, enters device o->compile.device and loads the kernel there (pair a
- * success with rt_leave).  *load_ms may be NULL. */
-rj_status jit_prepare(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o, rj_kernel **k,
-                      rt_cuda **rt, double *load_ms);
-/* The same, filling the result's variant, target (and for a check, compile and load times). */
-rj_status jit_prepare_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
-                            rj_kernel **k, rt_cuda **rt, rj_check_result *res);
-rj_status jit_prepare_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
-                            rj_kernel **k, rt_cuda **rt, rj_bench_result *res);
-/* run's shared pieces: poisoned guard elements around every device buffer; the first failure's
- * description (later ones are counted, not described); and the prepare -> check -> leave frame
- * around a kind's checking body. */
-#define JIT_GUARD 256
-void jit_note(rj_check_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-typedef rj_status (*jit_check_body)(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, const rj_check_opts *o,
-                                    rj_check_result *res);
-rj_status jit_checked(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
-                      rj_check_result *res, jit_check_body body);
-/* The caller's options over the defaults, as far as its struct_size reaches (NULL: defaults). */
-void jit_check_opts(const rj_check_opts *in, rj_check_opts *full);
-/* A bench's summary: the median of runs kernel times (ms, sorted here), bytes and GB/s. */
-void jit_bench_done(double *ms, int runs, double bytes, rj_bench_result *res);
-
-/* Per-kind `run` and `bench` (check.c for tile, check_<kind>.c for the others).  Each gets a
- * validated request, fills res, and returns a status (the message in ctx->err). */
-rj_status jit_check_tile(rj_ctx *, const rj_request *, const rj_check_opts *, rj_check_result *);
-rj_status jit_check_subgroup(rj_ctx *, const rj_request *, const rj_check_opts *,
-                             rj_check_result *);
-rj_status jit_check_tensor(rj_ctx *, const rj_request *, const rj_check_opts *, rj_check_result *);
-rj_status jit_check_treduce(rj_ctx *, const rj_request *, const rj_check_opts *, rj_check_result *);
-rj_status jit_bench_tile(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
-rj_status jit_bench_subgroup(rj_ctx *, const rj_request *, const rj_check_opts *,
-                             rj_bench_result *);
-rj_status jit_bench_tensor(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
-rj_status jit_bench_treduce(rj_ctx *, const rj_request *, const rj_check_opts *, rj_bench_result *);
 /* tensor.c.  The launch of tensor kernel k for req (k compiled for req, or, for a runtime-size
  * kernel, for any request of the same bucket): grid, block and the kernel arguments (src, dst
  * and, for a runtime-size kernel, req's size parameters, from req's plan).  args point into a. */

@@ -3,6 +3,7 @@
 #define RJ_TEST_H
 
 #include "redjit.h"
+#include "redjit_check.h"
 
 #include <check.h>
 #include <stdarg.h>

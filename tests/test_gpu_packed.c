@@ -5,6 +5,7 @@
  * variant's integer forms (its f32 forms need sm_100a: test_targets.c assembles them with ptxas).
  * On a Blackwell GPU (auto target sm_100a) the same matrix runs the real packed instructions.
  * Skips, saying so, with no GPU. */
+#include "redjit_check.h"
 #include "rjtest.h"
 
 static rj_ctx *ctx;

@@ -6,6 +6,7 @@
  * on 3 streams when they share one GPU) and the peer path forced on the same inputs: both must
  * pass the oracle and their destinations must be equal bit for bit (rj_treduce_result's digest).
  * Without a GPU it prints "SKIP: no GPU" and passes. */
+#include "redjit_check.h"
 #include "rjtest.h"
 
 static rj_ctx *ctx;

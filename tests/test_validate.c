@@ -1,5 +1,6 @@
 /* Every validation error returns a status and a message naming the field; valid requests pass
  * and come back canonical. */
+#include "redjit_check.h"
 #include "rjtest.h"
 
 typedef struct bad_case {

@@ -1,6 +1,7 @@
 /* redjit — the command-line tool (CONTRACT.md section 1).  It uses only the public API in
  * redjit.h, as Lua's lauxlib uses only lua.h. */
 #include "redjit.h"
+#include "redjit_check.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,15 +1,15 @@
 /* The CPU side of `run`: inputs drawn per CONTRACT.md, poison, the float64 / exact-integer
- * reference, and the comparison with CONTRACT.md's tolerances. */
-#include "ir.h"
+ * reference of every kind, and the comparison with CONTRACT.md's tolerances. */
+#include "harness.h"
 
 #include <math.h>
 #include <string.h>
 
-void ir_rng_seed(ir_rng *g, uint64_t seed) {
+void hr_rng_seed(hr_rng *g, uint64_t seed) {
   g->s = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
 }
 
-uint64_t ir_rng_next(ir_rng *g) { /* splitmix64 */
+uint64_t hr_rng_next(hr_rng *g) { /* splitmix64 */
   uint64_t z = (g->s += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -66,7 +66,7 @@ static uint16_t f32_to_bf16(float f) {
 }
 
 /* ---------------------------------------------------------------- element access */
-uint64_t ir_load_bits(rj_dtype t, const void *p, int64_t i) {
+uint64_t hr_load_bits(rj_dtype t, const void *p, int64_t i) {
   switch (ir_dtype(t)->bytes) {
   case 2:
     return ((const uint16_t *)p)[i];
@@ -77,7 +77,7 @@ uint64_t ir_load_bits(rj_dtype t, const void *p, int64_t i) {
   }
 }
 
-void ir_store_bits(rj_dtype t, void *p, int64_t i, uint64_t v) {
+static void store_bits(rj_dtype t, void *p, int64_t i, uint64_t v) {
   switch (ir_dtype(t)->bytes) {
   case 2:
     ((uint16_t *)p)[i] = (uint16_t)v;
@@ -91,7 +91,7 @@ void ir_store_bits(rj_dtype t, void *p, int64_t i, uint64_t v) {
   }
 }
 
-double ir_load_f64(rj_dtype t, const void *p, int64_t i) {
+double hr_load_f64(rj_dtype t, const void *p, int64_t i) {
   switch (t) {
   case RJ_F16:
     return half_to_f32(((const uint16_t *)p)[i]);
@@ -113,7 +113,7 @@ double ir_load_f64(rj_dtype t, const void *p, int64_t i) {
   return 0;
 }
 
-void ir_store_f64(rj_dtype t, void *p, int64_t i, double v) {
+void hr_store_f64(rj_dtype t, void *p, int64_t i, double v) {
   switch (t) {
   case RJ_F16:
     ((uint16_t *)p)[i] = f32_to_half((float)v);
@@ -142,18 +142,24 @@ void ir_store_f64(rj_dtype t, void *p, int64_t i, double v) {
   }
 }
 
-void ir_fill_random(ir_rng *g, rj_dtype t, void *p, int64_t n) {
+void hr_fill_random(hr_rng *g, rj_dtype t, void *p, int64_t n) {
   for (int64_t i = 0; i < n; i++) {
-    uint64_t r = ir_rng_next(g);
+    uint64_t r = hr_rng_next(g);
     if (ir_dtype(t)->is_float) {
       double u = (double)(r >> 11) * 0x1p-53 * 2.0 - 1.0; /* [-1, 1) */
-      ir_store_f64(t, p, i, u);
+      hr_store_f64(t, p, i, u);
     } else if (ir_dtype(t)->is_signed) {
-      ir_store_f64(t, p, i, (double)(int64_t)(r % 201) - 100.0);
+      hr_store_f64(t, p, i, (double)(int64_t)(r % 201) - 100.0);
     } else {
-      ir_store_f64(t, p, i, (double)(r % 201));
+      hr_store_f64(t, p, i, (double)(r % 201));
     }
   }
+}
+
+void hr_fill_nans(hr_rng *g, rj_dtype t, void *p, int64_t n, int count) {
+  if (ir_dtype(t)->is_float)
+    for (int i = 0; i < count; i++)
+      hr_store_f64(t, p, (int64_t)(hr_rng_next(g) % (uint64_t)n), NAN);
 }
 
 /* Poison: NaNs with a payload no arithmetic produces, and 0xDEAD... integers. */
@@ -174,13 +180,13 @@ static uint64_t poison_bits(rj_dtype t) {
   }
 }
 
-void ir_fill_poison(rj_dtype t, void *p, int64_t n) {
+void hr_fill_poison(rj_dtype t, void *p, int64_t n) {
   for (int64_t i = 0; i < n; i++)
-    ir_store_bits(t, p, i, poison_bits(t));
+    store_bits(t, p, i, poison_bits(t));
 }
 
-bool ir_is_poison(rj_dtype t, const void *p, int64_t i) {
-  return ir_load_bits(t, p, i) == poison_bits(t);
+bool hr_is_poison(rj_dtype t, const void *p, int64_t i) {
+  return hr_load_bits(t, p, i) == poison_bits(t);
 }
 
 /* ---------------------------------------------------------------- the reference */
@@ -206,7 +212,7 @@ static uint64_t load_int(rj_dtype t, const void *p, int64_t i) {
   }
 }
 
-void ir_oracle_init(rj_op op, rj_dtype t, ir_value *acc) {
+void hr_oracle_init(rj_op op, rj_dtype t, hr_value *acc) {
   acc->mag = 0;
   acc->f = op == RJ_OP_SUM ? 0.0 : op == RJ_OP_MAX ? -INFINITY : INFINITY;
   switch (t) {
@@ -227,9 +233,9 @@ void ir_oracle_init(rj_op op, rj_dtype t, ir_value *acc) {
   }
 }
 
-void ir_oracle_add(rj_op op, rj_dtype t, rj_nan nan, ir_value *acc, const void *p, int64_t i) {
+void hr_oracle_add(rj_op op, rj_dtype t, rj_nan nan, hr_value *acc, const void *p, int64_t i) {
   if (ir_dtype(t)->is_float) {
-    double x = ir_load_f64(t, p, i);
+    double x = hr_load_f64(t, p, i);
     if (isnan(x)) {
       if (nan == RJ_NAN_IGNORE) return;
       acc->f = NAN;
@@ -256,19 +262,31 @@ void ir_oracle_add(rj_op op, rj_dtype t, rj_nan nan, ir_value *acc, const void *
   }
 }
 
-void ir_oracle_tile(const rj_tile *t, const void *src, const void *dst_old, ir_value *ref) {
+void hr_oracle_tile(const rj_tile *t, const void *src, const void *dst_old, hr_value *ref) {
   ir_tile_shape f;
   ir_tile_facts(t, &f);
   for (int64_t s = 0; s < f.spatial_len; s++) {
-    ir_value *a = &ref[s];
-    ir_oracle_init(t->op, t->dtype, a);
+    hr_value *a = &ref[s];
+    hr_oracle_init(t->op, t->dtype, a);
     for (int64_t r = 0; r < f.reduce_len; r++)
-      ir_oracle_add(t->op, t->dtype, t->nan, a, src, ir_src_offset(t, s, r));
-    if (dst_old) ir_oracle_add(t->op, t->dtype, t->nan, a, dst_old, ir_dst_offset(t, s));
+      hr_oracle_add(t->op, t->dtype, t->nan, a, src, ir_src_offset(t, s, r));
+    if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, ir_dst_offset(t, s));
   }
 }
 
-double ir_tolerance(rj_dtype t) {
+void hr_oracle_tensor(const rj_tensor *t, const ir_tview *v, const void *src, const void *dst_old,
+                      hr_value *ref) {
+  for (int64_t p = 0; p < v->outputs; p++) {
+    hr_value *a = &ref[p];
+    hr_oracle_init(t->op, t->dtype, a);
+    int64_t base = ir_tview_offset(v, p, 0);
+    for (int64_t r = 0; r < v->reduce_len; r++)
+      hr_oracle_add(t->op, t->dtype, t->nan, a, src, base + ir_tview_offset(v, 0, r));
+    if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, p);
+  }
+}
+
+static double tolerance(rj_dtype t) {
   switch (t) {
   case RJ_F64:
     return 1e-12;
@@ -283,10 +301,10 @@ double ir_tolerance(rj_dtype t) {
   }
 }
 
-bool ir_compare(rj_op op, rj_dtype t, const ir_value *ref, const void *got, int64_t i,
+bool hr_compare(rj_op op, rj_dtype t, const hr_value *ref, const void *got, int64_t i,
                 double *abs_err, double *rel_err) {
   *abs_err = *rel_err = 0;
-  if (ir_is_poison(t, got, i)) {
+  if (hr_is_poison(t, got, i)) {
     *abs_err = *rel_err = INFINITY;
     return false;
   }
@@ -299,7 +317,7 @@ bool ir_compare(rj_op op, rj_dtype t, const ir_value *ref, const void *got, int6
     *rel_err = ref->u ? *abs_err / fabs((double)(int64_t)ref->u) : INFINITY;
     return false;
   }
-  double g = ir_load_f64(t, got, i), r = ref->f;
+  double g = hr_load_f64(t, got, i), r = ref->f;
   if (isnan(r) || isnan(g)) {
     if (isnan(r) && isnan(g)) return true;
     *abs_err = *rel_err = INFINITY;
@@ -313,5 +331,5 @@ bool ir_compare(rj_op op, rj_dtype t, const ir_value *ref, const void *got, int6
   *abs_err = fabs(g - r);
   *rel_err = r != 0 ? *abs_err / fabs(r) : (*abs_err ? INFINITY : 0);
   if (op != RJ_OP_SUM) return g == r; /* max / min are exact */
-  return *abs_err <= ir_tolerance(t) * ref->mag;
+  return *abs_err <= tolerance(t) * ref->mag;
 }

@@ -1,0 +1,70 @@
+/*
+ * redjit_check — running requests against a CPU oracle (`redjit run`) and timing them
+ * (`redjit bench`).  An auxiliary layer, as lauxlib.h is beside lua.h: everything declared here is
+ * built on the calls of redjit.h alone (jit/harness/), and could be written by an application.
+ *
+ * Inputs, poison and tolerances follow CONTRACT.md ("run").  Every call returns an rj_status and
+ * leaves its message in the context (rj_errmsg), as redjit.h's calls do; they need a GPU
+ * (RJ_ENODEV, with the driver's reason, without one).
+ */
+#ifndef REDJIT_CHECK_H
+#define REDJIT_CHECK_H
+
+#include "redjit.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rj_check_opts {
+  uint32_t struct_size;
+  rj_options compile;
+  uint64_t seed; /* inputs drawn from this seed (CONTRACT.md: inputs and tolerances of run) */
+  int nan_count; /* float dtypes: this many inputs replaced by NaN (0 = none) */
+} rj_check_opts;
+
+typedef struct rj_check_result {
+  int ok; /* every element within tolerance, nothing outside dst written */
+  char variant[RJ_NAME_MAX];
+  char target[16];
+  int64_t checked;         /* elements compared */
+  int64_t wrong;           /* elements out of tolerance */
+  int64_t outside_written; /* elements outside the destination region that changed */
+  double max_abs_err, max_rel_err;
+  double compile_ms, load_ms, kernel_ms;
+  char first_error[256]; /* the first wrong element, described */
+} rj_check_result;
+
+RJ_API void rj_check_opts_init(rj_check_opts *opt);
+/* Compiles, loads and launches req on the GPU with random inputs, computes the float64 CPU
+ * reference, and compares every output element.  Returns RJ_OK when the comparison ran; whether
+ * it passed is res->ok.  RJ_ENODEV when there is no GPU. */
+RJ_API rj_status rj_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *opt,
+                          rj_check_result *res);
+
+typedef struct rj_bench_result {
+  char variant[RJ_NAME_MAX];
+  char target[16];
+  double kernel_ms; /* median over runs, CUDA events */
+  double bytes;     /* read once + written once */
+  double gbps;
+  int runs;
+} rj_bench_result;
+
+RJ_API rj_status rj_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *opt,
+                          rj_bench_result *res);
+
+/* `redjit run` / `bench` for a treduce request with a chosen path (rj_check / rj_bench use
+ * RJ_TREDUCE_AUTO): rank r on GPU r mod the GPU count, random sources, the float64 oracle, and
+ * sources checked unchanged.  tres may be NULL. */
+RJ_API rj_status rj_treduce_check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                                  rj_treduce_path path, rj_check_result *res,
+                                  rj_treduce_result *tres);
+RJ_API rj_status rj_treduce_bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                                  rj_treduce_path path, rj_bench_result *res,
+                                  rj_treduce_result *tres);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REDJIT_CHECK_H */

@@ -1,0 +1,113 @@
+/* What every kind's run shares: device buffers between poisoned guards, mirrored on the host; the
+ * first failure's note; one element's check against the oracle. */
+#include "harness.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+rj_status hr_nomem(rj_ctx *ctx) {
+  return rj_error_set(ctx, RJ_ENOMEM, "out of memory");
+}
+
+void hr_free(rj_ctx *ctx, int device, rj_devptr ptr, rj_status s) {
+  if (!ptr) return;
+  if (!s) {
+    rj_device_free(ctx, device, ptr);
+    return;
+  }
+  char kept[1024];
+  snprintf(kept, sizeof kept, "%s", rj_errmsg(ctx));
+  rj_device_free(ctx, device, ptr);
+  rj_error_set(ctx, s, "%s", kept);
+}
+
+size_t hr_buf_bytes(const hr_buf *b) {
+  return (size_t)(b->n + 2 * HR_GUARD) * (size_t)ir_dtype(b->t)->bytes;
+}
+
+void *hr_payload(const hr_buf *b) {
+  return (char *)b->host + (size_t)HR_GUARD * (size_t)ir_dtype(b->t)->bytes;
+}
+
+rj_devptr hr_payload_dev(const hr_buf *b) {
+  return b->dev + (uint64_t)HR_GUARD * (uint64_t)ir_dtype(b->t)->bytes;
+}
+
+rj_status hr_buf_make(rj_ctx *ctx, hr_buf *b, int device, rj_dtype t, int64_t n) {
+  b->t = t;
+  b->device = device;
+  b->n = n;
+  b->dev = 0;
+  b->host = malloc(hr_buf_bytes(b));
+  if (!b->host) return hr_nomem(ctx);
+  hr_fill_poison(t, b->host, n + 2 * HR_GUARD);
+  return rj_device_alloc(ctx, device, hr_buf_bytes(b), &b->dev);
+}
+
+rj_status hr_buf_up(rj_ctx *ctx, const hr_buf *b) {
+  return rj_memcpy_htod(ctx, b->device, b->dev, b->host, hr_buf_bytes(b));
+}
+
+int64_t hr_guard_hits(rj_dtype t, const void *p, int64_t n) {
+  int64_t hits = 0;
+  for (int64_t i = 0; i < HR_GUARD; i++) {
+    hits += !hr_is_poison(t, p, i);
+    hits += !hr_is_poison(t, p, HR_GUARD + n + i);
+  }
+  return hits;
+}
+
+rj_status hr_buf_down(rj_ctx *ctx, const hr_buf *b, void *out, int64_t *guard_hits) {
+  rj_status s = rj_memcpy_dtoh(ctx, b->device, out, b->dev, hr_buf_bytes(b));
+  if (!s) *guard_hits += hr_guard_hits(b->t, out, b->n);
+  return s;
+}
+
+void hr_buf_free(rj_ctx *ctx, hr_buf *b, rj_status s) {
+  hr_free(ctx, b->device, b->dev, s);
+  free(b->host);
+  b->host = NULL;
+  b->dev = 0;
+}
+
+void hr_note(rj_check_result *res, const char *fmt, ...) {
+  if (res->first_error[0]) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(res->first_error, sizeof res->first_error, fmt, ap);
+  va_end(ap);
+}
+
+void hr_outside(rj_check_result *res, int64_t n, const char *fmt, ...) {
+  if (!n) return;
+  res->outside_written += n;
+  if (res->first_error[0]) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(res->first_error, sizeof res->first_error, fmt, ap);
+  va_end(ap);
+}
+
+void hr_check_elem(rj_check_result *res, rj_op op, rj_dtype t, const hr_value *ref, const void *got,
+                   int64_t i, const char *fmt, ...) {
+  double ae, re;
+  bool ok = hr_compare(op, t, ref, got, i, &ae, &re);
+  res->checked++;
+  if (!isinf(ae) && ae > res->max_abs_err) res->max_abs_err = ae;
+  if (!isinf(re) && re > res->max_rel_err) res->max_rel_err = re;
+  if (ok) return;
+  res->wrong++;
+  if (isinf(ae)) res->max_abs_err = res->max_rel_err = INFINITY;
+  if (res->first_error[0]) return;
+  char where[128];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(where, sizeof where, fmt, ap);
+  va_end(ap);
+  hr_note(res, "%s: got %.17g (bits 0x%llx), expected %.17g", where, hr_load_f64(t, got, i),
+          (unsigned long long)hr_load_bits(t, got, i),
+          ir_dtype(t)->is_float ? ref->f : (double)(int64_t)ref->u);
+}

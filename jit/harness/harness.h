@@ -1,0 +1,121 @@
+/* jit/harness/ — `run` and `bench` (include/redjit_check.h), on the public API alone: redjit.h's
+ * calls, and ir/'s plain request data (shapes, views, placements).  Never jit/, runtime/ or
+ * passes/.  The map:
+ *   oracle.c          inputs (RNG, poison), element access, the float64 / exact reference, the
+ *                     comparison with CONTRACT.md's tolerances
+ *   frame.c           guarded device buffers, the first failure's note, one element's check
+ *   entry.c           rj_check / rj_bench, the compile -> load -> check frame, the bench loop
+ *   check_<kind>.c    one kind's run and bench: tile, subgroup, tensor, treduce */
+#ifndef RJ_HARNESS_H
+#define RJ_HARNESS_H
+
+#include "../../ir/ir.h"
+#include "redjit_check.h"
+
+/* ---------------------------------------------------------------- oracle.c */
+typedef struct hr_rng {
+  uint64_t s;
+} hr_rng;
+void hr_rng_seed(hr_rng *g, uint64_t seed);
+uint64_t hr_rng_next(hr_rng *g); /* splitmix64 */
+
+/* Fills n elements of dtype at p with CONTRACT.md's distribution. */
+void hr_fill_random(hr_rng *g, rj_dtype t, void *p, int64_t n);
+/* Float dtypes: `count` random elements of the n at p become NaN (others: nothing). */
+void hr_fill_nans(hr_rng *g, rj_dtype t, void *p, int64_t n, int count);
+/* Writes n poison elements (a NaN with a payload for floats, 0xDEAD... for integers). */
+void hr_fill_poison(rj_dtype t, void *p, int64_t n);
+bool hr_is_poison(rj_dtype t, const void *p, int64_t i);
+double hr_load_f64(rj_dtype t, const void *p, int64_t i);
+void hr_store_f64(rj_dtype t, void *p, int64_t i, double v);
+uint64_t hr_load_bits(rj_dtype t, const void *p, int64_t i);
+
+/* An exact or float64 result for one output element. */
+typedef struct hr_value {
+  double f;   /* floats */
+  uint64_t u; /* integers, wrapped to the dtype's width (sign-extended for signed) */
+  double mag; /* sum of |x| over the reduced elements (and |old dst|): the tolerance scale */
+} hr_value;
+
+/* Combines x into acc by op (float: with nan policy; ints: exact, wrapping). */
+void hr_oracle_init(rj_op op, rj_dtype t, hr_value *acc);
+void hr_oracle_add(rj_op op, rj_dtype t, rj_nan nan, hr_value *acc, const void *p, int64_t i);
+/* Tile reference: dst_old may be NULL (no accum).  ref has spatial_len entries. */
+void hr_oracle_tile(const rj_tile *t, const void *src, const void *dst_old, hr_value *ref);
+/* Tensor reference of every output; dst_old NULL without accum. */
+void hr_oracle_tensor(const rj_tensor *t, const ir_tview *v, const void *src, const void *dst_old,
+                      hr_value *ref);
+/* Compares got (element i of a dtype buffer) with ref; fills the error. */
+bool hr_compare(rj_op op, rj_dtype t, const hr_value *ref, const void *got, int64_t i,
+                double *abs_err, double *rel_err);
+
+/* ---------------------------------------------------------------- frame.c */
+#define HR_GUARD 256 /* poisoned elements each side of every device buffer */
+
+/* A device buffer between poisoned guards, mirrored on the host. */
+typedef struct hr_buf {
+  rj_dtype t;
+  int device;
+  int64_t n;     /* payload elements */
+  void *host;    /* HR_GUARD + n + HR_GUARD elements, as uploaded */
+  rj_devptr dev; /* its device copy (0: none) */
+} hr_buf;
+/* host all poison, the device's allocated (not uploaded) */
+rj_status hr_buf_make(rj_ctx *ctx, hr_buf *b, int device, rj_dtype t, int64_t n);
+size_t hr_buf_bytes(const hr_buf *b); /* guards included */
+void *hr_payload(const hr_buf *b);
+rj_devptr hr_payload_dev(const hr_buf *b);
+rj_status hr_buf_up(rj_ctx *ctx, const hr_buf *b);
+/* Downloads b into out (guards included) and adds its changed guard elements to *guard_hits. */
+rj_status hr_buf_down(rj_ctx *ctx, const hr_buf *b, void *out, int64_t *guard_hits);
+void hr_buf_free(rj_ctx *ctx, hr_buf *b, rj_status s);
+/* rj_device_free of ptr (0: nothing), keeping ctx's message when s, the status so far, is a
+ * failure (a public call clears the message it starts with). */
+void hr_free(rj_ctx *ctx, int device, rj_devptr ptr, rj_status s);
+/* The guard elements around n payload elements at p (guards included) that are not poison. */
+int64_t hr_guard_hits(rj_dtype t, const void *p, int64_t n);
+rj_status hr_nomem(rj_ctx *ctx);
+
+/* The first failure's description (later ones are counted, not described). */
+void hr_note(rj_check_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* n (0: nothing) elements outside the destination changed: counted, and the first noted. */
+void hr_outside(rj_check_result *res, int64_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Checks element i of got against ref: counts it, keeps the largest errors, and on a mismatch
+ * counts it wrong and notes "<where>: got ..., expected ..." (where: printf of fmt). */
+void hr_check_elem(rj_check_result *res, rj_op op, rj_dtype t, const hr_value *ref, const void *got,
+                   int64_t i, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+/* A kind's run or bench body: gets its kernel compiled and loaded on o->compile.device, and
+ * res's variant and target (and for run, compile and load times) filled (entry.c). */
+typedef rj_status hr_check_fn(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                              rj_kernel *k, rj_check_result *res);
+typedef rj_status hr_bench_fn(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                              rj_kernel *k, rj_bench_result *res);
+/* One timed run (i counts from 0, warm-ups included): fresh data, the launch, *ms its time. */
+typedef rj_status (*hr_bench_run)(rj_ctx *ctx, void *ud, int i, double *ms);
+/* warm runs, then `runs` more whose times go to ms[] (sorted here): their median, bytes, GB/s. */
+rj_status hr_bench_loop(rj_ctx *ctx, int warm, int runs, hr_bench_run run, void *ud, double *ms,
+                        double bytes, rj_bench_result *res);
+void hr_bench_done(double *ms, int runs, double bytes, rj_bench_result *res);
+/* The bench of a kernel over nbuf device buffers of n[b] elements of dtype t, its parameters in
+ * that order: each run refills the first nfresh from the RNG (in order) and launches k once. */
+rj_status hr_bench_kernel(rj_ctx *ctx, const rj_check_opts *o, rj_kernel *k, rj_dtype t, int nbuf,
+                          const int64_t *n, int nfresh, double bytes, rj_bench_result *res);
+/* The caller's options over the defaults, as far as its struct_size reaches (NULL: defaults). */
+void hr_check_opts(const rj_check_opts *in, rj_check_opts *full);
+/* Ends a public entry point: RJ_OK clears the message; a failure without one gets its name. */
+rj_status hr_done(rj_ctx *ctx, rj_status s);
+
+/* ---------------------------------------------------------------- check_<kind>.c
+ * Each gets a validated request of its kind, fills res, and returns a status (the message in
+ * ctx).  Tile, subgroup and tensor: bodies (hr_check_fn, hr_bench_fn); treduce: whole (its
+ * kernels are rj_treduce_run's). */
+hr_check_fn hr_check_tile, hr_check_subgroup, hr_check_tensor;
+hr_bench_fn hr_bench_tile, hr_bench_subgroup, hr_bench_tensor;
+/* rj_treduce_check / rj_treduce_bench's work, after validation (cres or bres: which). */
+rj_status hr_treduce(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                     rj_treduce_path path, rj_check_result *cres, rj_bench_result *bres,
+                     rj_treduce_result *tres);
+
+#endif
