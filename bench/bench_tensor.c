@@ -81,7 +81,8 @@ int main(int argc, char **argv) {
     }
     rj_check_opts co;
     rj_check_opts_init(&co);
-    rj_bench_result br, dbr;
+    rj_bench_result br = {.struct_size = sizeof(rj_bench_result)},
+                    dbr = {.struct_size = sizeof(rj_bench_result)};
     rj_ctx *failed = ctx;
     s = rj_bench(ctx, &r, &co, &br);
     if (!s && (s = rj_bench(dctx, &dr, &co, &dbr))) failed = dctx;

@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
       break;
     }
     g.path = (rj_treduce_path)path;
-    rj_treduce_result res;
+    rj_treduce_result res = {.struct_size = sizeof(rj_treduce_result)};
     rj_status s = RJ_OK;
     float last = 0;
     double loop0 = 0;

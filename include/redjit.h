@@ -49,8 +49,12 @@
  *    read.  rj_treduce_group accepts the older sizes RJ_TREDUCE_GROUP_SIZE_V1 and _V2.  The others
  *    (rj_request, rj_treduce_plan, rj_nccl_args) must have this library's size (RJ_EINVAL naming
  *    struct_size otherwise); bindings that cannot see the struct ask rj_request_size().
- *  - Structs the library only writes (results) carry no struct_size: their fields are only ever
- *    appended, and a caller built against an older header must be rebuilt (0.x ABI).
+ *  - Structs the library writes (results: rj_variant_info, rj_treduce_result, redjit_check.h's
+ *    rj_check_result and rj_bench_result) carry struct_size too, set by the caller to the size it
+ *    compiled (`res.struct_size = sizeof res;`).  Their fields are only ever appended; the library
+ *    writes no byte past the caller's struct_size (an older caller gets the fields it knows, a
+ *    newer one's extra fields are zeroed), and a struct_size below the first version's size is
+ *    RJ_EINVAL naming it.
  */
 #ifndef REDJIT_H
 #define REDJIT_H
@@ -354,6 +358,7 @@ RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options
 
 /* The registered variants (strings owned by the library). */
 typedef struct rj_variant_info {
+  uint32_t struct_size; /* set by the caller: sizeof(rj_variant_info) */
   const char *name;
   int priority;
   const char *kinds;   /* e.g. "tile" */
@@ -361,7 +366,8 @@ typedef struct rj_variant_info {
 } rj_variant_info;
 
 RJ_API int rj_variant_count(const rj_ctx *ctx);
-/* Variants in dispatch order (priority descending, then name). */
+/* Variant i in dispatch order (priority descending, then name), into *out (its struct_size set
+ * by the caller).  RJ_EINVAL for i out of range or a struct_size below the first version's. */
 RJ_API rj_status rj_variant_get(const rj_ctx *ctx, int i, rj_variant_info *out);
 
 /* A compiled kernel, read through these accessors (NULL k: NULL, 0, zeroed dims).  The strings
@@ -542,10 +548,10 @@ typedef struct rj_treduce_group {
 #define RJ_TREDUCE_GROUP_SIZE_V1 offsetof(rj_treduce_group, stream)
 #define RJ_TREDUCE_GROUP_SIZE_V2 offsetof(rj_treduce_group, ring_timeout_ms)
 
-/* Written whole by the library (it carries no struct_size): fields are only ever appended, and a
- * caller built against an older header must be rebuilt (0.x ABI).  res->path tells which path
- * ran. */
+/* What a call did.  The caller sets struct_size (sizeof(rj_treduce_result)) before the call;
+ * res->path tells which path ran. */
 typedef struct rj_treduce_result {
+  uint32_t struct_size; /* set by the caller */
   char variant[RJ_NAME_MAX];
   char target[16];
   char path[8];     /* "peer" (every rank read directly by the root's kernel), "staged", "split" or
@@ -578,7 +584,7 @@ RJ_API void rj_treduce_group_init(rj_treduce_group *g);
 /* The treduce request a group compiles as (what `redjit ptx` shows for it). */
 RJ_API rj_status rj_treduce_request(rj_ctx *ctx, const rj_treduce_group *g, rj_request *out);
 /* Runs the reduction.  opt: compile options (target "auto" resolves on the root's GPU; its device
- * field is ignored); NULL for defaults.  res may be NULL. */
+ * field is ignored); NULL for defaults.  res may be NULL; else its struct_size is the caller's. */
 RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj_options *opt,
                                 rj_treduce_result *res);
 /* Waits for every rj_treduce_run of the context still in flight (async calls), on every GPU, and

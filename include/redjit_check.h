@@ -24,7 +24,8 @@ typedef struct rj_check_opts {
 } rj_check_opts;
 
 typedef struct rj_check_result {
-  int ok; /* every element within tolerance, nothing outside dst written */
+  uint32_t struct_size; /* set by the caller: sizeof(rj_check_result) (redjit.h, ABI) */
+  int ok;               /* every element within tolerance, nothing outside dst written */
   char variant[RJ_NAME_MAX];
   char target[16];
   int64_t checked;         /* elements compared */
@@ -43,6 +44,7 @@ RJ_API rj_status rj_check(rj_ctx *ctx, const rj_request *req, const rj_check_opt
                           rj_check_result *res);
 
 typedef struct rj_bench_result {
+  uint32_t struct_size; /* set by the caller: sizeof(rj_bench_result) (redjit.h, ABI) */
   char variant[RJ_NAME_MAX];
   char target[16];
   double kernel_ms; /* median over runs, CUDA events */

@@ -66,6 +66,12 @@ struct rj_ctx {
     if (!(p)) return jit_null(ctx, what);                                                          \
   } while (0)
 rj_status jit_null(rj_ctx *ctx, const char *what);
+/* A result struct of the caller's (struct_size its first field, redjit.h ABI): jit_result_in
+ * refuses a struct_size below `least` (the struct's first version) with RJ_EINVAL naming
+ * "what.struct_size"; jit_result_out copies the library's full result into it as far as both
+ * sizes reach (zeroing the caller's fields past the library's), keeping its struct_size. */
+rj_status jit_result_in(ir_err *e, const void *res, size_t least, const char *what);
+void jit_result_out(void *res, const void *full, size_t full_size);
 
 /* context.c */
 rj_status jit_validate(rj_ctx *ctx, const rj_request *r); /* ir_validate + variant name */

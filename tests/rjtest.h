@@ -95,7 +95,7 @@ static inline void rjt_run_ok(rj_ctx *ctx, const char *json, uint64_t seed, int 
   rj_check_opts_init(&o);
   o.seed = seed;
   o.nan_count = nans;
-  rj_check_result res;
+  rj_check_result res = {.struct_size = sizeof(rj_check_result)};
   rj_status s = rj_check(ctx, &r, &o, &res);
   ck_assert_msg(s == RJ_OK, "run failed (%s): %s\n  request: %s", rj_status_name(s), rj_errmsg(ctx),
                 json);

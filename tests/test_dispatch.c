@@ -23,20 +23,60 @@ START_TEST(order_and_lines) {
   int last = 1 << 30;
   const char *prev = "";
   for (int i = 0; i < n; i++) {
-    rj_variant_info v;
+    rj_variant_info v = {.struct_size = sizeof(rj_variant_info)};
     ck_assert_int_eq(rj_variant_get(ctx, i, &v), RJ_OK);
     ck_assert_int_le(v.priority, last);
     if (v.priority == last) ck_assert_int_lt(strcmp(prev, v.name), 0);
     last = v.priority;
     prev = v.name;
   }
-  rj_variant_info v;
+  rj_variant_info v = {.struct_size = sizeof(rj_variant_info)};
   ck_assert_int_eq(rj_variant_get(ctx, n, &v), RJ_EINVAL);
   const char *text = explain(ctx, SEED000, RJ_OK);
   ck_assert_msg(strstr(text, "shared prio=10 chosen\n"), "%s", text);
   ck_assert_msg(strstr(text, "local prio=10 rejected: src and dst must both be local"), "%s", text);
   /* one line per variant */
   ck_assert_int_eq(rjt_count(text, "\n"), n);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* Result structs carry struct_size: one below the first version is refused (naming it), one
+ * from a newer header gets its unknown tail zeroed, and nothing is written past it. */
+START_TEST(result_struct_size) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_variant_info v;
+  memset(&v, 0xAB, sizeof v);
+  v.struct_size = 0;
+  ck_assert_int_eq(rj_variant_get(ctx, 0, &v), RJ_EINVAL);
+  ck_assert_int_eq(((unsigned char *)&v)[sizeof v - 1], 0xAB); /* untouched */
+  struct {
+    rj_variant_info info;
+    unsigned char newer[16]; /* fields a newer header would add */
+    unsigned char past[16];  /* beyond the caller's struct_size: never written */
+  } big;
+  memset(&big, 0xAB, sizeof big);
+  big.info.struct_size = (uint32_t)offsetof(__typeof__(big), past);
+  ck_assert_int_eq(rj_variant_get(ctx, 0, &big.info), RJ_OK);
+  ck_assert_ptr_nonnull(big.info.name);
+  for (size_t i = 0; i < sizeof big.newer; i++) {
+    ck_assert_int_eq(big.newer[i], 0);
+    ck_assert_int_eq(big.past[i], 0xAB);
+  }
+  /* the run / bench / treduce results: refused before anything runs (no GPU needed) */
+  rj_request r;
+  rjt_parse(ctx, SEED000, &r);
+  rj_check_result cres = {.struct_size = 8};
+  ck_assert_int_eq(rj_check(ctx, &r, NULL, &cres), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "res.struct_size: 8 is below"), "%s", rj_errmsg(ctx));
+  rj_bench_result bres = {0};
+  ck_assert_int_eq(rj_bench(ctx, &r, NULL, &bres), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "res.struct_size: 0 is below"), "%s", rj_errmsg(ctx));
+  rj_treduce_group g;
+  rj_treduce_group_init(&g);
+  rj_treduce_result tres = {.struct_size = sizeof tres - 1};
+  ck_assert_int_eq(rj_treduce_run(ctx, &g, NULL, &tres), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "res.struct_size"), "%s", rj_errmsg(ctx));
   rj_ctx_free(ctx);
 }
 END_TEST
@@ -225,6 +265,7 @@ int main(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, order_and_lines);
   tcase_add_test(tc, nothing_accepts);
+  tcase_add_test(tc, result_struct_size);
   tcase_add_test(tc, group_divisibility);
   tcase_add_test(tc, forced_variant);
   tcase_add_test(tc, layout_declines);

@@ -28,7 +28,7 @@ static void run(const char *json, uint64_t seed, int nans, int emulate, const ch
   o.seed = seed;
   o.nan_count = nans;
   o.compile.emulate_packed = emulate;
-  rj_check_result res;
+  rj_check_result res = {.struct_size = sizeof(rj_check_result)};
   rj_status s = rj_check(ctx, &r, &o, &res);
   ck_assert_msg(s == RJ_OK, "run failed (%s): %s\n  request: %s", rj_status_name(s), rj_errmsg(ctx),
                 json);

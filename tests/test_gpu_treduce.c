@@ -29,7 +29,7 @@ static rj_status check_path(const char *json, rj_treduce_path path, uint64_t see
   rj_check_opts_init(&o);
   o.seed = seed;
   o.nan_count = nans;
-  rj_check_result res;
+  rj_check_result res = {.struct_size = sizeof(rj_check_result)};
   rj_status s = rj_treduce_check(ctx, &r, &o, path, &res, tr);
   if (s == RJ_EUNSUPPORTED && may_refuse) return s;
   ck_assert_msg(s == RJ_OK, "run failed (%s): %s\n  path %d, request: %s", rj_status_name(s),
@@ -55,7 +55,7 @@ static rj_status check_path(const char *json, rj_treduce_path path, uint64_t see
 
 static void run_path(const char *json, rj_treduce_path path, uint64_t seed, int nans,
                      int expect_checked) {
-  rj_treduce_result tr;
+  rj_treduce_result tr = {.struct_size = sizeof(rj_treduce_result)};
   check_path(json, path, seed, nans, expect_checked, 0, &tr);
 }
 
@@ -93,7 +93,7 @@ static void run_ring(const char *json, const rj_request *r, const rj_treduce_pla
   int f16sum = t->op == RJ_OP_SUM && (t->dtype == RJ_F16 || t->dtype == RJ_BF16);
   int views = numel > 0 && (strided(t, 0) || strided(t, 1));
   if (f16sum || views) ck_assert_msg(p->ring_load < 0, "the plan takes the ring: %s", json);
-  rj_treduce_result ring;
+  rj_treduce_result ring = {.struct_size = sizeof(rj_treduce_result)};
   rj_status s = check_path(json, RJ_TREDUCE_RING, seed, nans, expect_checked, 1, &ring);
   if (p->ring_load < 0) {
     ck_assert_int_eq(s, RJ_EUNSUPPORTED);
@@ -123,7 +123,9 @@ static void run_ring(const char *json, const rj_request *r, const rj_treduce_pla
  * when a dim cuts evenly enough; with the model's slices the plan's non-empty ones, and the root's
  * share the plan's (rj_treduce_plan_make). */
 static void run_split(const char *json, uint64_t seed, int nans, int expect_checked) {
-  rj_treduce_result peer, split, equal;
+  rj_treduce_result peer = {.struct_size = sizeof(rj_treduce_result)},
+                    split = {.struct_size = sizeof(rj_treduce_result)},
+                    equal = {.struct_size = sizeof(rj_treduce_result)};
   if (check_path(json, RJ_TREDUCE_PEER, seed, nans, expect_checked, 1, &peer)) {
     if (!no_peer++)
       fprintf(stderr, "gpu_treduce: no peer access between the GPUs: %s\n", rj_errmsg(ctx));
@@ -408,7 +410,7 @@ START_TEST(auto_choice) {
   const char *small =
       "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":1,"
       "\"shape\":[256,1024],\"tile\":[64,1024]}";
-  rj_treduce_result tr;
+  rj_treduce_result tr = {.struct_size = sizeof(rj_treduce_result)};
   rj_request r;
   rj_treduce_plan p;
   rjt_parse(ctx, big, &r);
@@ -488,7 +490,7 @@ static void own_buffers(int64_t rows, int64_t cols, rj_dtype dt, rj_op op, int r
       memset(got, 0xA5, bytes);
       ck_assert_int_eq(rj_memcpy_htod(ctx, g.dst.device, g.dst.ptr, got, bytes), RJ_OK);
       g.path = paths[pi];
-      rj_treduce_result res;
+      rj_treduce_result res = {.struct_size = sizeof(rj_treduce_result)};
       rj_status s = rj_treduce_run(ctx, &g, NULL, &res);
       if (s == RJ_EUNSUPPORTED && (paths[pi] == RJ_TREDUCE_PEER || paths[pi] == RJ_TREDUCE_SPLIT ||
                                    paths[pi] == RJ_TREDUCE_SPLIT_EQUAL))

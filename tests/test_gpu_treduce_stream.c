@@ -150,7 +150,7 @@ static void stream_case(int ranks, int root, int64_t rows, rj_treduce_path path,
     ck_assert_int_eq(rj_memcpy_htod(ctx, b[r].device, b[r].ptr, h, bytes), RJ_OK);
   }
   ck_assert_int_eq(rj_device_alloc(ctx, rdev, bytes, &g.dst.ptr), RJ_OK);
-  rj_treduce_result res;
+  rj_treduce_result res = {.struct_size = sizeof(rj_treduce_result)};
   rj_ctx *c = free_ctx ? rj_ctx_new() : ctx;
   ck_assert_ptr_nonnull(c);
   /* warm: kernels compiled and loaded, so that the timed calls only enqueue */
@@ -262,7 +262,7 @@ static void ring_pairs(rj_treduce_group *ga, rj_treduce_group *gb, int K, int ho
   for (int k = 0; k < K; k++)
     for (int x = 0; x < 2; x++)
       ck_assert_int_eq(rj_device_alloc(ctx, g[x]->dst.device, bytes, &d[x][k]), RJ_OK);
-  rj_treduce_result res;
+  rj_treduce_result res = {.struct_size = sizeof(rj_treduce_result)};
   for (int x = 0; x < 2; x++) { /* warm */
     g[x]->path = RJ_TREDUCE_RING;
     g[x]->dst.ptr = d[x][0];
@@ -438,7 +438,7 @@ START_TEST(ring_backlog) {
   gr.dst = rb[0];
   ck_assert_int_eq(rj_device_alloc(ctx, 0, bytes, &gp.dst.ptr), RJ_OK);
   ck_assert_int_eq(rj_device_alloc(ctx, 1, bytes, &gr.dst.ptr), RJ_OK);
-  rj_treduce_result res;
+  rj_treduce_result res = {.struct_size = sizeof(rj_treduce_result)};
   ck_assert_msg(rj_treduce_run(ctx, &gp, NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx)); /* warm */
   ck_assert_msg(rj_treduce_run(ctx, &gr, NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx));
   ck_assert_int_eq(res.hops, 4);
@@ -558,7 +558,7 @@ START_TEST(ring_gives_up) {
   ck_assert_int_eq(rj_device_alloc(ctx, 0, bytes, &dst), RJ_OK);
   g.dst.ptr = dst;
   /* warm: kernels loaded, inboxes and the status word made (nothing is allocated below) */
-  rj_treduce_result res;
+  rj_treduce_result res = {.struct_size = sizeof(rj_treduce_result)};
   ck_assert_msg(rj_treduce_run(ctx, &g, NULL, &res) == RJ_OK, "%s", rj_errmsg(ctx));
   ck_assert_int_eq(res.hops, 3);
   cu_enter(0);

@@ -43,7 +43,7 @@ static void bad_group(const rj_treduce_group *g, const char *field) {
                 rj_errmsg(ctx));
   ck_assert_msg(strstr(rj_errmsg(ctx), field), "message \"%s\" does not name %s", rj_errmsg(ctx),
                 field);
-  rj_treduce_result res;
+  rj_treduce_result res = {.struct_size = sizeof(rj_treduce_result)};
   s = rj_treduce_run(ctx, g, NULL, &res); /* the same refusal, before any device work */
   ck_assert_msg(s == RJ_EINVAL, "rj_treduce_run: expected RJ_EINVAL, got %s (%s)",
                 rj_status_name(s), rj_errmsg(ctx));
@@ -317,9 +317,9 @@ START_TEST(split_path_values) {
   ck_assert_int_eq(memcmp(&r, &r2, sizeof r), 0);
   rjt_parse(
       ctx, "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4]}", &r);
-  rj_check_result cr;
-  rj_bench_result br;
-  rj_treduce_result tr;
+  rj_check_result cr = {.struct_size = sizeof(rj_check_result)};
+  rj_bench_result br = {.struct_size = sizeof(rj_bench_result)};
+  rj_treduce_result tr = {.struct_size = sizeof(rj_treduce_result)};
   static const int bad[] = {RJ_TREDUCE_RING + 1, 99, -1};
   for (int i = 0; i < 3; i++) {
     ck_assert_int_eq(rj_treduce_check(ctx, &r, NULL, (rj_treduce_path)bad[i], &cr, &tr), RJ_EINVAL);

@@ -331,7 +331,7 @@ static int cmd_ptx_ir(rj_ctx *ctx, const args *a) {
 
 static int cmd_variants(rj_ctx *ctx) {
   for (int i = 0; i < rj_variant_count(ctx); i++) {
-    rj_variant_info v;
+    rj_variant_info v = {.struct_size = sizeof(rj_variant_info)};
     if (rj_variant_get(ctx, i, &v) == RJ_OK)
       printf("%s prio=%d kinds=%s  %s\n", v.name, v.priority, v.kinds, v.summary);
   }
@@ -422,8 +422,8 @@ int main(int argc, char **argv) {
     if (s && s != RJ_ENOVARIANT) fprintf(stderr, "redjit: %s\n", rj_errmsg(ctx));
     rc = exit_code(s);
   } else if (strcmp(a.cmd, "run") == 0) {
-    rj_check_result r;
-    rj_treduce_result tr = {0}; /* treduce: which path ran */
+    rj_check_result r = {.struct_size = sizeof(rj_check_result)};
+    rj_treduce_result tr = {.struct_size = sizeof(rj_treduce_result)}; /* treduce: which path ran */
     if ((s = req.kind == RJ_KIND_TREDUCE
                  ? rj_treduce_check(ctx, &req, &a.check, (rj_treduce_path)path, &r, &tr)
                  : rj_check(ctx, &req, &a.check, &r))) {
@@ -454,8 +454,8 @@ int main(int argc, char **argv) {
     printf("}\n");
     rc = r.ok ? 0 : 1;
   } else {
-    rj_bench_result b;
-    rj_treduce_result tr = {0};
+    rj_bench_result b = {.struct_size = sizeof(rj_bench_result)};
+    rj_treduce_result tr = {.struct_size = sizeof(rj_treduce_result)};
     if ((s = req.kind == RJ_KIND_TREDUCE
                  ? rj_treduce_bench(ctx, &req, &a.check, (rj_treduce_path)path, &b, &tr)
                  : rj_bench(ctx, &req, &a.check, &b))) {

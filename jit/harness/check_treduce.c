@@ -268,7 +268,7 @@ static rj_status bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
   snprintf(res->variant, sizeof res->variant, "%s", tr->variant);
   snprintf(res->target, sizeof res->target, "%s", tr->target);
   if (!s) {
-    rj_bench_result calls;
+    rj_bench_result calls = {.struct_size = sizeof(rj_bench_result)};
     hr_bench_done(call, runs, bytes, &calls); /* the median host time of a whole call */
     tr->ms = res->kernel_ms;
     tr->call_ms = calls.kernel_ms;
@@ -279,9 +279,6 @@ static rj_status bench(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
 rj_status hr_treduce(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                      rj_treduce_path path, rj_check_result *cres, rj_bench_result *bres,
                      rj_treduce_result *tres) {
-  rj_treduce_result local;
-  if (!tres) tres = &local;
-  memset(tres, 0, sizeof *tres);
   ir_treduce_geom g;
   ir_treduce_facts(&req->u.treduce, &g);
   setup u;
@@ -299,18 +296,19 @@ static rj_status entry(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
                        rj_treduce_result *tres, const char *who) {
   if (!ctx) return RJ_EINVAL;
   if (!cres && !bres) return rj_error_set(ctx, RJ_EINVAL, "res: NULL");
-  if (cres) memset(cres, 0, sizeof *cres);
-  if (bres) memset(bres, 0, sizeof *bres);
-  if (tres) memset(tres, 0, sizeof *tres);
+  hr_results r;
+  rj_status s = hr_results_begin(ctx, &r, cres, bres, tres);
+  if (s) return hr_done(ctx, s);
   rj_check_opts full;
   hr_check_opts(o, &full);
-  rj_status s = rj_request_validate(ctx, req);
+  s = rj_request_validate(ctx, req);
   if (!s && req->kind != RJ_KIND_TREDUCE)
     s = rj_error_set(ctx, RJ_EINVAL, "kind: %s, %s runs treduce requests", ir_kind_name(req->kind),
                      who);
   if (!s && (unsigned)path > RJ_TREDUCE_RING)
     s = rj_error_set(ctx, RJ_EINVAL, "path: unknown value %d", path);
-  if (!s) s = hr_treduce(ctx, req, &full, path, cres, bres, tres);
+  if (!s) s = hr_treduce(ctx, req, &full, path, cres ? &r.check : NULL, &r.bench, &r.treduce);
+  hr_results_end(&r, cres, bres, tres);
   return hr_done(ctx, s);
 }
 

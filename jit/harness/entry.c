@@ -28,6 +28,51 @@ rj_status hr_done(rj_ctx *ctx, rj_status s) {
   return s;
 }
 
+/* The size of each result struct's first version: a caller's struct_size below it is refused.
+ * Fields are only appended, so these stay what they are when the structs grow. */
+#define CHECK_RESULT_V1 sizeof(rj_check_result)
+#define BENCH_RESULT_V1 sizeof(rj_bench_result)
+#define TREDUCE_RESULT_V1 sizeof(rj_treduce_result)
+
+static rj_status result_size(rj_ctx *ctx, const void *res, size_t least, const char *what) {
+  uint32_t size;
+  memcpy(&size, res, sizeof size); /* struct_size is every result's first field */
+  if (size >= least) return RJ_OK;
+  return rj_error_set(ctx, RJ_EINVAL,
+                      "%s.struct_size: %u is below the %zu bytes of its first version (set it to "
+                      "sizeof the struct before the call)",
+                      what, size, least);
+}
+
+/* Copies full into the caller's res, as far as both sizes reach, keeping res's struct_size. */
+static void result_copy(void *res, const void *full, size_t full_size) {
+  uint32_t size;
+  memcpy(&size, res, sizeof size);
+  size_t n = size < full_size ? size : full_size;
+  memcpy((char *)res + sizeof size, (const char *)full + sizeof size, n - sizeof size);
+  if (size > full_size) memset((char *)res + full_size, 0, size - full_size);
+}
+
+rj_status hr_results_begin(rj_ctx *ctx, hr_results *r, const rj_check_result *cres,
+                           const rj_bench_result *bres, const rj_treduce_result *tres) {
+  memset(r, 0, sizeof *r);
+  r->check.struct_size = sizeof r->check;
+  r->bench.struct_size = sizeof r->bench;
+  r->treduce.struct_size = sizeof r->treduce;
+  rj_status s = RJ_OK;
+  if (cres) s = result_size(ctx, cres, CHECK_RESULT_V1, "res");
+  if (!s && bres) s = result_size(ctx, bres, BENCH_RESULT_V1, "res");
+  if (!s && tres) s = result_size(ctx, tres, TREDUCE_RESULT_V1, "tres");
+  return s;
+}
+
+void hr_results_end(const hr_results *r, rj_check_result *cres, rj_bench_result *bres,
+                    rj_treduce_result *tres) {
+  if (cres) result_copy(cres, &r->check, sizeof r->check);
+  if (bres) result_copy(bres, &r->bench, sizeof r->bench);
+  if (tres) result_copy(tres, &r->treduce, sizeof r->treduce);
+}
+
 /* Compiles req and loads it on o->compile.device, naming its variant and target; *compile_ms
  * and *load_ms may be NULL. */
 static rj_status prepare(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
@@ -125,25 +170,36 @@ static const struct {
     [RJ_KIND_TENSOR] = {hr_check_tensor, hr_bench_tensor},
 };
 
-/* Results cleared, defaults, validation, then the kind's run (cres) or bench (bres). */
+/* The kind's run (checking) or bench of a validated request into r. */
+static rj_status run_body(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o, hr_results *r,
+                          bool checking) {
+  rj_check_result *c = checking ? &r->check : NULL;
+  if (req->kind == RJ_KIND_TREDUCE)
+    return hr_treduce(ctx, req, o, RJ_TREDUCE_AUTO, c, &r->bench, &r->treduce);
+  rj_kernel *k = NULL;
+  rj_status s;
+  if (c) {
+    s = prepare(ctx, req, o, c->variant, c->target, &c->compile_ms, &c->load_ms, &k);
+    return s ? s : by_kind[req->kind].check(ctx, req, o, k, c);
+  }
+  s = prepare(ctx, req, o, r->bench.variant, r->bench.target, NULL, NULL, &k);
+  return s ? s : by_kind[req->kind].bench(ctx, req, o, k, &r->bench);
+}
+
+/* Defaults, validation, then the kind's run (cres) or bench (bres), its results handed out as
+ * far as the caller's struct reaches. */
 static rj_status run_kind(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                           rj_check_result *cres, rj_bench_result *bres) {
   if (!ctx) return RJ_EINVAL;
   if (!cres && !bres) return rj_error_set(ctx, RJ_EINVAL, "res: NULL");
-  if (cres) memset(cres, 0, sizeof *cres);
-  if (bres) memset(bres, 0, sizeof *bres);
+  hr_results r;
+  rj_status s = hr_results_begin(ctx, &r, cres, bres, NULL);
+  if (s) return hr_done(ctx, s);
   rj_check_opts full;
   hr_check_opts(o, &full);
-  rj_status s = rj_request_validate(ctx, req);
-  if (!s && req->kind == RJ_KIND_TREDUCE)
-    return hr_done(ctx, hr_treduce(ctx, req, &full, RJ_TREDUCE_AUTO, cres, bres, NULL));
-  rj_kernel *k = NULL;
-  if (!s && cres)
-    s = prepare(ctx, req, &full, cres->variant, cres->target, &cres->compile_ms, &cres->load_ms,
-                &k);
-  if (!s && cres) s = by_kind[req->kind].check(ctx, req, &full, k, cres);
-  if (!s && !cres) s = prepare(ctx, req, &full, bres->variant, bres->target, NULL, NULL, &k);
-  if (!s && !cres) s = by_kind[req->kind].bench(ctx, req, &full, k, bres);
+  s = rj_request_validate(ctx, req);
+  if (!s) s = run_body(ctx, req, &full, &r, cres != NULL);
+  hr_results_end(&r, cres, bres, NULL);
   return hr_done(ctx, s);
 }
 

@@ -106,6 +106,19 @@ rj_status hr_bench_kernel(rj_ctx *ctx, const rj_check_opts *o, rj_kernel *k, rj_
 void hr_check_opts(const rj_check_opts *in, rj_check_opts *full);
 /* Ends a public entry point: RJ_OK clears the message; a failure without one gets its name. */
 rj_status hr_done(rj_ctx *ctx, rj_status s);
+/* The results a public entry point fills, computed in full here and handed to the caller as far
+ * as its struct_size reaches (redjit.h, ABI).  hr_results_begin refuses a caller's struct_size
+ * below the first version's (naming "res.struct_size" / "tres.struct_size") and zeroes r with
+ * each struct_size set; hr_results_end copies each into the caller's struct that is not NULL. */
+typedef struct hr_results {
+  rj_check_result check;
+  rj_bench_result bench;
+  rj_treduce_result treduce;
+} hr_results;
+rj_status hr_results_begin(rj_ctx *ctx, hr_results *r, const rj_check_result *cres,
+                           const rj_bench_result *bres, const rj_treduce_result *tres);
+void hr_results_end(const hr_results *r, rj_check_result *cres, rj_bench_result *bres,
+                    rj_treduce_result *tres);
 
 /* ---------------------------------------------------------------- check_<kind>.c
  * Each gets a validated request of its kind, fills res, and returns a status (the message in
@@ -116,6 +129,6 @@ hr_bench_fn hr_bench_tile, hr_bench_subgroup, hr_bench_tensor;
 /* rj_treduce_check / rj_treduce_bench's work, after validation (cres or bres: which). */
 rj_status hr_treduce(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                      rj_treduce_path path, rj_check_result *cres, rj_bench_result *bres,
-                     rj_treduce_result *tres);
+                     rj_treduce_result *tres); /* tres: not NULL, struct_size set */
 
 #endif

@@ -143,19 +143,33 @@ RJ_API rj_status rj_treduce_request(rj_ctx *ctx, const rj_treduce_group *g, rj_r
   return jit_status(ctx, group_request(&ctx->err, g, &full, out));
 }
 
+/* The size of rj_treduce_result's first version (fields are only appended). */
+#define TREDUCE_RESULT_V1 sizeof(rj_treduce_result)
+
+static rj_status run_group(rj_ctx *ctx, const rj_treduce_group *g, const rj_options *opt,
+                           rj_treduce_result *res);
+
 RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj_options *opt,
                                 rj_treduce_result *res) {
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
-  rj_treduce_result local;
-  if (!res) res = &local;
-  memset(res, 0, sizeof *res);
+  if (res && jit_result_in(&ctx->err, res, TREDUCE_RESULT_V1, "res"))
+    return jit_done(ctx, RJ_EINVAL);
+  rj_treduce_result out = {.struct_size = sizeof out};
+  rj_status s = run_group(ctx, g, opt, &out);
+  if (res) jit_result_out(res, &out, sizeof out);
+  return jit_done(ctx, s);
+}
+
+/* rj_treduce_run's work, into the library's full result. */
+static rj_status run_group(rj_ctx *ctx, const rj_treduce_group *g, const rj_options *opt,
+                           rj_treduce_result *res) {
   rj_request req;
   rj_treduce_group full;
   rj_status s = group_request(&ctx->err, g, &full, &req);
   /* an earlier async ring call that gave up is reported before anything else runs */
   if (!s) s = jit_treduce_ring_deferred(ctx, "; this call did not run");
-  if (s) return jit_status(ctx, s);
+  if (s) return s;
   g = &full;
   uint64_t *src = malloc(sizeof(uint64_t) * (size_t)g->ranks);
   int *dev = malloc(sizeof(int) * (size_t)g->ranks);
@@ -169,7 +183,7 @@ RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj
   if (!s) s = jit_treduce_exec(ctx, &req, src, dev, g->dst.ptr, g->path, opt, &call, res);
   free(src);
   free(dev);
-  return jit_status(ctx, s);
+  return s;
 }
 
 RJ_API rj_status rj_treduce_sync(rj_ctx *ctx) {
