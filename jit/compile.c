@@ -22,10 +22,16 @@ static int read_sms(const pass_env *env) {
   return r->sms;
 }
 
+static const char *why_not(const pass_env *env, const char *name, const rj_request *r, char *buf,
+                           size_t n) {
+  const pass_variant *v = pass_variant_find(name);
+  return v ? v->accepts(r, env->target, buf, n) : "no such variant";
+}
+
 rj_status jit_plan(rj_ctx *ctx, const pass_variant *v, const rj_request *req, const ir_target *tg,
                    int device, int sms, pass_plan *out) {
   env_reader reader = {.ctx = ctx, .device = device, .sms = sms};
-  pass_env env = {.target = tg, .sms = read_sms, .reader = &reader};
+  pass_env env = {.target = tg, .sms = read_sms, .why_not = why_not, .reader = &reader};
   return pass_plan_make(v, req, &env, out);
 }
 

@@ -17,7 +17,12 @@ typedef struct pass_env pass_env;
 struct pass_env {
   const ir_target *target;
   int (*sms)(const pass_env *env); /* the device's SM count (0: no device usable); cached */
-  void *reader;                    /* the state behind sms() */
+  /* Why the registered variant `name` declines r on this target (NULL: it accepts), as its
+   * predicates say (written into buf): a plan that explains its choice by another variant's
+   * refusal asks here, through the registry, rather than calling that variant itself. */
+  const char *(*why_not)(const pass_env *env, const char *name, const rj_request *r, char *buf,
+                         size_t n);
+  void *reader; /* the state behind sms() */
 };
 
 /* What a variant decides before it emits, made once per compile and kept with the kernel: the

@@ -95,7 +95,7 @@ void tns_plan_constant(pass_plan *out, const char *why);
  * tensor_cluster) keeps a constant kernel: its view is generic, another variant is forced, or
  * the variant of its class (rows or cols) declined it (that variant's reason, asked for the
  * note only: dispatch has chosen already).  Static text, or written into buf. */
-const char *tns_why_constant(const rj_request *r, const ir_target *tg, char *buf, size_t n);
+const char *tns_why_constant(const rj_request *r, const pass_env *env, char *buf, size_t n);
 /* CTAs of T threads resident at once on sms SMs (TNS_REGS registers per thread) */
 int64_t tns_wave(int sms, int T);
 

@@ -212,18 +212,64 @@ void tns_plan_constant(pass_plan *out, const char *why) {
            why);
 }
 
-const char *tns_why_constant(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
+const char *tns_why_constant(const rj_request *r, const pass_env *env, char *buf, size_t n) {
   ir_tview v;
   ir_tensor_view(&r->u.tensor, &v);
   tns_class c = tns_classify(&v);
   if (c == TNS_GENERIC)
     return "the canonical view is neither rows nor columns (generic views keep their sizes as JIT "
            "constants)";
-  const pass_variant *pv = c == TNS_ROWS ? &pass_variant_tensor_rows : &pass_variant_tensor_cols;
-  if (r->variant[0] && strcmp(r->variant, "auto") != 0 && strcmp(r->variant, pv->name) != 0) {
+  const char *name = c == TNS_ROWS ? "tensor_rows" : "tensor_cols";
+  if (r->variant[0] && strcmp(r->variant, "auto") != 0 && strcmp(r->variant, name) != 0) {
     snprintf(buf, n, "the forced variant %s has no runtime-size kernel for this view", r->variant);
     return buf;
   }
-  const char *why = pv->accepts(r, tg, buf, n);
+  const char *why = env->why_not(env, name, r, buf, n);
   return why ? why : "its class's variant was not chosen";
+}
+
+/* Folds base[0 .. len) (elements; len an i64 value) into acc[vec], lane `lane` of G.  The body is
+ * read in rounds of TNS_U vectors per lane, all loads of a round issued before any fold; the
+ * last round's slots past the end re-read the last vector and fold the identity instead, so
+ * there is no one-vector-at-a-time remainder loop (each of whose iterations would wait a full
+ * memory round trip).  Fold order: per lane, vectors in index order (fixed by the shape). */
+void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LLVMValueRef base,
+                     LLVMValueRef len, LLVMValueRef lane, LLVMValueRef *acc) {
+  LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
+  int64_t bytes = ir_dtype(t->dtype)->bytes;
+  /* head: elements before the first 16-byte boundary */
+  LLVMValueRef addr = LLVMBuildPtrToInt(e->B, base, i64, "");
+  LLVMValueRef mis =
+      LLVMBuildAnd(e->B, LLVMBuildUDiv(e->B, addr, tns_i64(e, bytes), ""), tns_i64(e, vec - 1), "");
+  LLVMValueRef head =
+      LLVMBuildAnd(e->B, LLVMBuildSub(e->B, tns_i64(e, vec), mis, ""), tns_i64(e, vec - 1), "");
+  head = tns_min64(e, head, len);
+  pass_loop h; /* G may be smaller than the head */
+  pass_loop_begin(e, &h, lane, head, tns_i64(e, G));
+  tns_acc_fold(e, t, acc[0], tns_load(e, t->dtype, pass_gep(e, ty, base, h.i)));
+  pass_loop_end(e, &h);
+  /* body: nv aligned vectors, rounds of TNS_U per lane */
+  LLVMValueRef body = pass_gep(e, ty, base, head);
+  LLVMValueRef nv = LLVMBuildSDiv(e->B, LLVMBuildSub(e->B, len, head, ""), tns_i64(e, vec), "nv");
+  LLVMValueRef lastv = LLVMBuildSub(e->B, nv, tns_i64(e, 1), "");
+  pass_loop l1;
+  pass_loop_begin(e, &l1, lane, nv, tns_i64(e, (int64_t)U * G));
+  LLVMValueRef x[TNS_U][16], ok[TNS_U];
+  for (int u = 0; u < U; u++) {
+    LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
+    ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, iv, nv, "");
+    iv = LLVMBuildSelect(e->B, ok[u], iv, lastv, "");
+    tns_load_vec(e, t->dtype, pass_gep(e, ty, body, LLVMBuildMul(e->B, iv, tns_i64(e, vec), "")),
+                 vec, x[u]);
+  }
+  for (int u = 0; u < U; u++)
+    for (int k = 0; k < vec; k++)
+      tns_acc_fold(e, t, acc[k], u ? tns_or_identity(e, t, ok[u], x[u][k]) : x[u][k]);
+  pass_loop_end(e, &l1);
+  /* tail */
+  LLVMValueRef tstart = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, nv, tns_i64(e, vec), ""), "");
+  pass_loop tl; /* and than the tail */
+  pass_loop_begin(e, &tl, LLVMBuildAdd(e->B, tstart, lane, ""), len, tns_i64(e, G));
+  tns_acc_fold(e, t, acc[1], tns_load(e, t->dtype, pass_gep(e, ty, base, tl.i)));
+  pass_loop_end(e, &tl);
 }

@@ -88,7 +88,7 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   make_plan(t, &v, &p);
   tns_plan_geometry(out, CL_C, (unsigned)p.T);
   char buf[256];
-  if (t->dynamic) tns_plan_constant(out, tns_why_constant(r, env->target, buf, sizeof buf));
+  if (t->dynamic) tns_plan_constant(out, tns_why_constant(r, env, buf, sizeof buf));
   memcpy(out->priv.bytes, &p, sizeof p);
   return RJ_OK;
 }

@@ -45,8 +45,7 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   generic_plan p = {.G = (int)(g > 32 ? 32 : g), .T = 256};
   tns_plan_geometry(out, (unsigned)((v.outputs + p.T / p.G - 1) / (p.T / p.G)), (unsigned)p.T);
   char buf[256];
-  if (r->u.tensor.dynamic)
-    tns_plan_constant(out, tns_why_constant(r, env->target, buf, sizeof buf));
+  if (r->u.tensor.dynamic) tns_plan_constant(out, tns_why_constant(r, env, buf, sizeof buf));
   memcpy(out->priv.bytes, &p, sizeof p);
   return RJ_OK;
 }

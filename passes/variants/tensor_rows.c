@@ -160,51 +160,9 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
   return NULL;
 }
 
-/* Folds base[0 .. len) (elements; len an i64 value) into acc[vec], lane `lane` of G.  The body is
- * read in rounds of TNS_U vectors per lane, all loads of a round issued before any fold; the
- * last round's slots past the end re-read the last vector and fold the identity instead, so
- * there is no one-vector-at-a-time remainder loop (each of whose iterations would wait a full
- * memory round trip).  Fold order: per lane, vectors in index order (fixed by the shape). */
 static void segment(pass_emit *e, const rj_tensor *t, const rows_plan *p, LLVMValueRef base,
                     LLVMValueRef len, LLVMValueRef lane, LLVMValueRef *acc) {
-  LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
-  int vec = p->vec, G = p->G;
-  int64_t bytes = ir_dtype(t->dtype)->bytes;
-  /* head: elements before the first 16-byte boundary */
-  LLVMValueRef addr = LLVMBuildPtrToInt(e->B, base, i64, "");
-  LLVMValueRef mis =
-      LLVMBuildAnd(e->B, LLVMBuildUDiv(e->B, addr, tns_i64(e, bytes), ""), tns_i64(e, vec - 1), "");
-  LLVMValueRef head =
-      LLVMBuildAnd(e->B, LLVMBuildSub(e->B, tns_i64(e, vec), mis, ""), tns_i64(e, vec - 1), "");
-  head = tns_min64(e, head, len);
-  pass_loop h; /* G may be smaller than the head */
-  pass_loop_begin(e, &h, lane, head, tns_i64(e, G));
-  tns_acc_fold(e, t, acc[0], tns_load(e, t->dtype, pass_gep(e, ty, base, h.i)));
-  pass_loop_end(e, &h);
-  /* body: nv aligned vectors, rounds of TNS_U per lane */
-  LLVMValueRef body = pass_gep(e, ty, base, head);
-  LLVMValueRef nv = LLVMBuildSDiv(e->B, LLVMBuildSub(e->B, len, head, ""), tns_i64(e, vec), "nv");
-  LLVMValueRef lastv = LLVMBuildSub(e->B, nv, tns_i64(e, 1), "");
-  pass_loop l1;
-  pass_loop_begin(e, &l1, lane, nv, tns_i64(e, (int64_t)p->U * G));
-  LLVMValueRef x[TNS_U][16], ok[TNS_U];
-  for (int u = 0; u < p->U; u++) {
-    LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
-    ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, iv, nv, "");
-    iv = LLVMBuildSelect(e->B, ok[u], iv, lastv, "");
-    tns_load_vec(e, t->dtype, pass_gep(e, ty, body, LLVMBuildMul(e->B, iv, tns_i64(e, vec), "")),
-                 vec, x[u]);
-  }
-  for (int u = 0; u < p->U; u++)
-    for (int k = 0; k < vec; k++)
-      tns_acc_fold(e, t, acc[k], u ? tns_or_identity(e, t, ok[u], x[u][k]) : x[u][k]);
-  pass_loop_end(e, &l1);
-  /* tail */
-  LLVMValueRef tstart = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, nv, tns_i64(e, vec), ""), "");
-  pass_loop tl; /* and than the tail */
-  pass_loop_begin(e, &tl, LLVMBuildAdd(e->B, tstart, lane, ""), len, tns_i64(e, G));
-  tns_acc_fold(e, t, acc[1], tns_load(e, t->dtype, pass_gep(e, ty, base, tl.i)));
-  pass_loop_end(e, &tl);
+  tns_row_segment(e, t, p->vec, p->G, p->U, base, len, lane, acc);
 }
 
 static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
@@ -314,9 +272,3 @@ const pass_variant pass_variant_tensor_rows = {
     .plan = plan,
     .kernel = kernel,
 };
-
-void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LLVMValueRef base,
-                     LLVMValueRef len, LLVMValueRef lane, LLVMValueRef *acc) {
-  rows_plan p = {.vec = vec, .G = G, .U = U};
-  segment(e, t, &p, base, len, lane, acc);
-}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# No circle of files: in libredjit.so's objects, file A depends on file B when A refers to a symbol
+# B defines.  Those dependencies must form no cycle (docs/ARCHITECTURE.md: each layer calls only
+# the layers below it, and inside a layer a file that dispatches is not also the helpers its
+# callees call back).  Prints each cycle tsort finds and exits 1 if there is one.
+#   tests/cycles.sh BUILD_DIR SOURCE_DIR
+set -uo pipefail
+build=$1 src=$2
+objdir=$build/CMakeFiles/redjit.dir
+[ -d "$objdir" ] || { echo "cycles: no objects under $objdir (build the library first)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Objects whose source still exists (a build folder may keep objects of removed files).
+while IFS= read -r obj; do
+  rel=${obj#"$objdir"/}
+  rel=${rel%.o}
+  [ -f "$src/$rel" ] || continue
+  nm "$obj" | awk -v f="$rel" '$2 ~ /^[TDBR]$/ {print "def", $3, f} $1 == "U" {print "use", $2, f}'
+done < <(find "$objdir" -name '*.c.o') > "$tmp/syms"
+
+awk '$1 == "def" {def[$2] = $3} $1 == "use" {use[NR] = $2 " " $3}
+     END {for (i in use) {split(use[i], u, " "); if ((u[1] in def) && def[u[1]] != u[2])
+            print u[2], def[u[1]]}}' "$tmp/syms" | sort -u > "$tmp/edges"
+
+if tsort "$tmp/edges" >/dev/null 2>"$tmp/loops"; then
+  echo "cycles: none among $(cut -d' ' -f3 "$tmp/syms" | sort -u | wc -l) files"
+else
+  echo "cycles: files that depend on each other:"
+  grep -v "input contains a loop" "$tmp/loops" | sed 's/^tsort: /  /'
+  exit 1
+fi
