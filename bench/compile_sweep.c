@@ -1,4 +1,4 @@
-/* Issue 6: the compile-time side of constant vs runtime-size ("dynamic") tensor kernels.  Compiles
+/* The compile-time side of constant vs runtime-size ("dynamic") tensor kernels.  Compiles
  * K shapes of one class twice in fresh contexts — constant requests, then the same requests with
  * "dynamic": true — and prints, per class, the compiles each needed and their total time.  No GPU
  * needed (target sm_90, 132 SMs assumed when no driver answers).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 6 probe: how much of a do_bench number is the L2 flush's dirty write-back?
+"""Benchmark probe: how much of a do_bench number is the L2 flush's dirty write-back?
 
 triton.testing.do_bench flushes L2 by writing 256 MB of zeros before every timed run, so every
 timed kernel starts with L2 full of dirty lines and pays their write-back as it allocates its own

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 6 benchmark: redjit's rj_reduce against torch, cupy (CUB), a Triton kernel and a
+"""Tensor benchmark: redjit's rj_reduce against torch, cupy (CUB), a Triton kernel and a
 device-to-device copy, all timed the same way in one process: triton.testing.do_bench, median,
 L2 flushed before every run.  GB/s count the input read once and the output written once (copy:
 2x its bytes).  ours-dyn: the same request with "dynamic": true (runtime-size kernel; one kernel per

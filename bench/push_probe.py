@@ -1,4 +1,4 @@
-"""Push vs pull over NVLink for treduce's split traffic (issue 5), measured with CuPy.
+"""Push vs pull over NVLink for treduce's split traffic, measured with CuPy.
 
 The split path's traffic with one rank on each of G GPUs, root 0 holding no slice: every GPU s
 sends slice g (1/(G-1) of its buffer) to every slice owner g != s, and every owner g sends its

@@ -1,4 +1,4 @@
-"""What a ring of persistent fold-and-push kernels reaches for treduce (issue 5), measured with CuPy.
+"""What a ring of persistent fold-and-push kernels reaches for treduce, measured with CuPy.
 
 Ranks one per GPU, root 0; hops in the order 1, 2, ..., G-1, 0.  Each hop runs ONE kernel for
 the whole operation: B blocks, block b taking chunks b, b+B, b+2B, ... of STEP bytes.  For each

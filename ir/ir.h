@@ -126,7 +126,7 @@ int ir_feature_ptx(const ir_target *t, ir_feature f);
 const char *ir_feature_name(ir_feature f);
 #define IR_MAX_PTX 90 /* the newest PTX ISA LLVM 22 emits */
 
-/* tensor.c — kind "tensor" (issue 6): the source as a canonical view (size-1 dims dropped,
+/* tensor.c — kind "tensor": the source as a canonical view (size-1 dims dropped,
  * adjacent dims of one class merged, outermost first; at least one reduced dim). */
 typedef struct ir_tview {
   int n;

@@ -1,4 +1,4 @@
-/* Tensor requests (issue 6): the canonical view of the source and its offsets.
+/* Tensor requests: the canonical view of the source and its offsets.
  *
  * Canonicalisation: dims of size 1 are dropped, and adjacent dims of the same class (both reduced
  * or both kept) merge when the outer stride equals the inner stride times the inner size.  The

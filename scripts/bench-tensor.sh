@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6's benchmark on the GPU machine, from the binaries carried in $CARRY (scripts/carry.sh):
+# The tensor benchmark on the GPU machine, from the binaries carried in $CARRY (scripts/carry.sh):
 # peers (torch, cupy, Triton, D2D copy) and redjit's rj_reduce measured in one process with
 # Triton's do_bench (median, L2 flushed), then `bench_tensor` (rj_bench: CUDA events, rotated
 # data).  Writes to $OUT (default /tmp/rjout).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6 profiling on the GPU machine, from the binaries carried in $CARRY (scripts/carry.sh):
+# Tensor-reduction profiling on the GPU machine, from the binaries carried in $CARRY (scripts/carry.sh):
 # Nsight Compute on one launch of each case's redjit kernel (after 5 warm-up launches of
 # `redjit bench`), the same sections on torch's copy and CuPy's (CUB) sum of 1-D 2^24 f32, then
 # bench/flush_probe.py (how much of do_bench's time is its flush's dirty write-back).

@@ -1,5 +1,5 @@
 #!/bin/bash
-# SASS evidence for issue 3 (docs/TARGETS.md): assembles the sm_100a PTX that redjit generated
+# SASS evidence for the target model (docs/TARGETS.md): assembles the sm_100a PTX that redjit generated
 # (docs/evidence/*.ptx, made on the build machine with `redjit ptx ... --target sm_100a`) with
 # ptxas, disassembles the cubins with cuobjdump (or nvdisasm), and prints the float add / min /
 # max / redux instructions, so that the packed add (FADD2-like), the 3-input FMNMX and REDUX show.

@@ -134,7 +134,8 @@ START_TEST(bad_input_is_status_2) {
 END_TEST
 
 /* Every number option: the whole argument, in range, else status 2 naming the option (a
- * --ptx-version of 4294967384 was taken as 88).  run / bench / plan say it in JSON. */
+ * --ptx-version of 4294967384 is refused, not cut to 32 bits, where it would read as 88).  run /
+ * bench / plan say it in JSON. */
 START_TEST(numbers_are_checked) {
   static const struct {
     const char *args, *msg;

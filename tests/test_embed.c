@@ -1,4 +1,4 @@
-/* A language runtime's view of redjit (issue 4).  This program links its OWN LLVM (Core, static)
+/* A language runtime's view of redjit.  This program links its OWN LLVM (Core, static)
  * and libredjit_emit.a, builds a kernel with the LLVM-C API — its own parameters, loads from
  * global memory, loops and shared arrays — and calls redjit's emitters in the middle: a subgroup
  * reduce_all_add, a shared-memory tile reduction and a register (local) tile reduction.  It

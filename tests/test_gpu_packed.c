@@ -1,6 +1,6 @@
-/* GPU suite for issue 3: sm100_packed's emulated form (each packed instruction replaced by its
- * scalar equivalents in the same order) over the reference matrix on the GPU at hand
- * (../shared/reference/tvm-tirx-reduction.md section 3, cases 6 and 7: lengths 7..256, sum /
+/* GPU suite for sm100_packed (docs/TARGETS.md): its emulated form (each packed instruction
+ * replaced by its scalar equivalents in the same order) over the reference matrix on the GPU at
+ * hand (../shared/reference/tvm-tirx-reduction.md section 3, cases 6 and 7: lengths 7..256, sum /
  * max / min, accum on and off), several seeds, against the float64 oracle; and the redux.sync
  * variant's integer forms (its f32 forms need sm_100a: test_targets.c assembles them with ptxas).
  * On a Blackwell GPU (auto target sm_100a) the same matrix runs the real packed instructions.

@@ -1,4 +1,4 @@
-/* GPU suite for tensor reductions (issue 6): many shapes (primes, 1, sizes that are not a
+/* GPU suite for tensor reductions: many shapes (primes, 1, sizes that are not a
  * multiple of the vector width, views with misaligned rows; every seed also shifts the view's
  * start by seed mod 8 elements), every dtype and op, accum, NaN both ways, several axes, strided
  * views — each against the float64 oracle with poisoned outputs and guards, and every

@@ -347,11 +347,11 @@ END_TEST
  * waits for its streams' backlogs, A's GPU 1 hops j = 0 and 1, which end while the slow hop still
  * has up to 2 x IR_RING_NB steps per block to read: only the wait for A's end (the previous ring
  * call's) keeps B's first hop from storing into them.  Four async A / B pairs, each into a
- * poisoned destination of its own, then rj_treduce_sync: all exact (i32).  Until session 9 the
- * 40-source hop spilled (1272 bytes of local memory a thread), and this test's first call proved
- * that no hop's launch grows the stack (rt_fit_stack); since then that hop reads its sources from
- * a table (passes/srcfold.c) and needs no stack, so the reset below no longer exercises
- * rt_fit_stack; it keeps the test independent of what ran before it. */
+ * poisoned destination of its own, then rj_treduce_sync: all exact (i32).  The 40-source hop
+ * reads its sources from a table (passes/srcfold.c) and needs no local memory (a fully unrolled
+ * fold of its 40 sources spills, 1272 bytes a thread, and its launch would have to grow the stack,
+ * rt_fit_stack).  The reset below to the driver's default stack keeps the test independent
+ * of what ran before it. */
 START_TEST(ring_late_hop) {
   if (!gpu) return;
   if (ndev < 2) {

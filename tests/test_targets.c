@@ -1,5 +1,5 @@
-/* The target model (issue 3): every target x PTX version x variant either compiles or is refused
- * with RJ_ETARGET / RJ_ENOVARIANT and a message -- never an exit (Check runs each test in a
+/* The target model (docs/TARGETS.md): every target x PTX version x variant either compiles or is
+ * refused with RJ_ETARGET / RJ_ENOVARIANT and a message -- never an exit (Check runs each test in a
  * forked child, so an LLVM exit() shows as a failure here, not a crash of the runner); unknown
  * targets; the sm100_packed dispatch and its PTX; redux.sync dispatch; ptxas on sm_100a. */
 #include "rjtest.h"

@@ -1,4 +1,4 @@
-/* Tensor requests (issue 6) with no GPU: validation errors (status 2 in the CLI's terms:
+/* Tensor requests with no GPU: validation errors (status 2 in the CLI's terms:
  * RJ_EINVAL with the field named), dispatch by pattern, PTX properties (16-byte vector loads,
  * no float atomics), ptxas-clean kernels, and rj_reduce's argument checks. */
 #include "rjtest.h"

@@ -278,7 +278,8 @@ START_TEST(c_structs) {
 END_TEST
 
 /* The reproducers in tests/repro/ (found by fuzzing): each is refused naming the field.  The
- * stride one was signed overflow in ir_place (UBSan), the log2_size one was truncated to 5. */
+ * stride one, unchecked, is signed overflow in ir_place (UBSan); the log2_size one, cut to 32
+ * bits, reads as 5. */
 START_TEST(repro_files) {
   static const struct {
     const char *file, *msg;
@@ -305,7 +306,7 @@ START_TEST(repro_files) {
 END_TEST
 
 /* Layout strides built in C are bounded as JSON ones; a bounded thread stride whose multiples
- * overflow int64_t is refused with a message (it was signed overflow in ir_place). */
+ * overflow int64_t is refused with a message (unchecked, it is signed overflow in ir_place). */
 START_TEST(layout_stride_overflow) {
   rj_ctx *ctx = rj_ctx_new();
   rj_request r;

@@ -1,5 +1,5 @@
 /* The context's treduce state: what it keeps on each device between calls, streams, events and
- * staging buffers (issue 5), and the ring's counter base and last end.  The state hangs off the
+ * staging buffers, and the ring's counter base and last end.  The state hangs off the
  * core's one slot for this layer, ctx->treduce, made on first use with ctx->treduce_free.  Creating
  * a stream or an event, or allocating a staging buffer, costs the host microseconds to milliseconds
  * per call; a context makes each once, in the device's primary context, and rj_ctx_free drains and

@@ -1,4 +1,4 @@
-/* The ring path of rj_treduce (issue 5): a chain through the ranks' GPUs in fold order, one
+/* The ring path of rj_treduce: a chain through the ranks' GPUs in fold order, one
  * persistent kernel per hop, handing steps on through flags in memory.  The kernel and this file
  * share their protocol through passes/variants/treduce_ring.h.
  *
@@ -18,9 +18,9 @@
  * nothing is reset between calls.  Under accum, hop 0 (on the root's GPU) folds the destination's
  * old value first, as the peer kernel does.
  *
- * The first version (session 4) pushed each hop's result with the copy engine, a kernel and a
- * copy per chunk, ordered by cross-GPU events: the host's calls and the events' latency left it
- * at 0.82 x NCCL on 4 GPUs.  A kernel per hop for the whole call has no host call per step.
+ * Pushing each hop's result with the copy engine, a kernel and a copy per chunk, ordered by
+ * cross-GPU events, reaches only 0.82 x NCCL on 4 GPUs: the host's calls and the events' latency
+ * dominate.  A kernel per hop for the whole call has no host call per step.
  *
  * Every element is folded in the peer path's order, starting from the op's identity, and the
  * partial results are stored in the dtype: the bits are the peer path's wherever the

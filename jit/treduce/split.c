@@ -1,4 +1,4 @@
-/* The split path of rj_treduce (issue 5): the root's kernel alone pulls every remote rank's
+/* The split path of rj_treduce: the root's kernel alone pulls every remote rank's
  * buffer through the root's one ingress link; here the element range is cut into one slice per
  * GPU the ranks live on, and GPU g reduces slice g of every rank's source (peer reads, sources
  * only read) straight into the root's destination (peer writes; under accum it folds the

@@ -1,4 +1,4 @@
-/* jit/treduce/ — treduce (issue 5), a layer above the core: a group of ranks' buffers -> a treduce
+/* jit/treduce/ — treduce, a layer above the core: a group of ranks' buffers -> a treduce
  * request -> kernels on one or more GPUs.  It uses the core's compile (rj_compile), load and
  * launch (jit_load, jit_launch), driver (jit_cuda) and runtime/; its state hangs off the context
  * in one slot (ctx->treduce, freed through ctx->treduce_free).  A map of the folder:
