@@ -173,6 +173,14 @@ def test_compile_ir():
     assert "grid" in e.message
 
 
+def test_docs_example_ir():
+    """docs/PYTHON.md's worked compile_ir example compiles (and is this file's IR)."""
+    doc = open(os.path.join(REPO, "docs", "PYTHON.md")).read()
+    ir = re.search(r'IR = """\n(.*?)"""', doc, re.S).group(1)
+    assert ir.strip() == IR.strip()
+    assert ".entry scale" in redjit.compile_ir(ir, "scale", target="sm_90").ptx
+
+
 def test_tensor_request():
     A = _arrays
     ax = A.normalize_axes(None, 2)
