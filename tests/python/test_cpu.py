@@ -1,0 +1,370 @@
+"""redjit's Python package without a GPU: the library search, inspection, compiles of every
+example, errors, compile_ir, the request that reduce builds, and per-thread contexts.
+Run: pytest tests/python/test_cpu.py, or python3 tests/python/test_cpu.py."""
+import ctypes
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+import _runner
+from _runner import REPO, raises
+
+_runner.setup_path()
+import redjit  # noqa: E402
+from redjit import _arrays, _lib  # noqa: E402
+
+try:
+    import pytest
+    skip = pytest.skip
+except ImportError:
+    skip = _runner.skip
+
+EXAMPLES = os.path.join(REPO, "examples")
+
+IR = """
+target triple = "nvptx64-nvidia-cuda"
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+
+define void @scale(ptr addrspace(1) %x, float %a, i32 %n) {
+entry:
+  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %bid = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %bdim = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %base = mul i32 %bid, %bdim
+  %i = add i32 %base, %tid
+  %in = icmp slt i32 %i, %n
+  br i1 %in, label %body, label %done
+body:
+  %i64 = sext i32 %i to i64
+  %p = getelementptr inbounds float, ptr addrspace(1) %x, i64 %i64
+  %v = load float, ptr addrspace(1) %p
+  %w = fmul float %v, %a
+  store float %w, ptr addrspace(1) %p
+  br label %done
+done:
+  ret void
+}
+"""
+
+
+def _example_table():
+    """(file, target, variant) rows of tests/examples.sh's table (the one examples/README.md
+    promises)."""
+    text = open(os.path.join(REPO, "tests", "examples.sh")).read()
+    block = re.search(r'table="\n(.*?)"', text, re.S).group(1)
+    return [tuple(line.split()) for line in block.splitlines()
+            if line.strip() and not line.startswith("#")]
+
+
+def test_version():
+    v = redjit.version()
+    assert re.fullmatch(r"\d+\.\d+\.\d+", v), v
+    assert os.path.exists(redjit.library_path())
+
+
+def test_variants():
+    vs = redjit.variants()
+    names = [v.name for v in vs]
+    for n in ("tensor_rows", "tensor_cols", "tensor_generic", "shared", "treduce"):
+        assert n in names
+    assert [v.priority for v in vs] == sorted((v.priority for v in vs), reverse=True)
+    for v in vs:
+        assert v.kinds and v.summary and isinstance(v.priority, int)
+
+
+def test_compile_examples():
+    rows = _example_table()
+    files = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".json"))
+    assert sorted(r[0] for r in rows) == files, "tests/examples.sh's table and examples/ differ"
+    for f, target, variant in rows:
+        text = open(os.path.join(EXAMPLES, f)).read()
+        k = redjit.compile(text, target=target)
+        assert ".entry" in k.ptx, f
+        assert k.variant == variant, (f, k.variant, variant)
+        assert k.target == target
+        assert k.entry and k.entry in k.ptx
+        assert "define" in k.llvm_ir and "define" in k.llvm_ir_optimized
+        assert k.compile_ms >= 0
+        chosen = [l.split()[0] for l in k.explain().splitlines() if " chosen" in l]
+        assert chosen == [variant], (f, k.explain())
+        # a dict works as well as JSON text, and hits the context's kernel cache
+        n = redjit.compile_count()
+        k2 = redjit.compile(json.loads(text), target=target)
+        assert k2.ptx == k.ptx and redjit.compile_count() == n
+
+
+def test_kernel_dims():
+    k = redjit.compile(os.path.join(EXAMPLES, "seed000_shared.json") and
+                       open(os.path.join(EXAMPLES, "seed000_shared.json")).read(), target="sm_90")
+    assert len(k.grid) == 3 and len(k.block) == 3
+    assert k.block[0] >= 32 and k.grid[0] >= 1
+    assert "redjit.Kernel" in repr(k)
+
+
+def test_explain_and_canonical():
+    req = {"kind": "tensor", "op": "min", "dtype": "i32", "shape": [64, 32, 48], "axes": [0, 2]}
+    text = redjit.explain(req, target="sm_90")
+    assert "tensor_generic prio=5 chosen" in text, text
+    c = redjit.canonical(req)
+    assert c["kind"] == "tensor" and c["axes"] == [0, 2] and c["nan"] == "propagate"
+    assert redjit.canonical(json.dumps(c)) == c
+    assert redjit.canonical({**req, "axes": [-3, -1]})["kind"] == "tensor"
+    # no variant takes it: the text still comes back, every line a rejection
+    bad = {"kind": "tile", "op": "sum", "dtype": "f32", "scope": "cta", "threads": 128,
+           "variant": "redux", "src": {"mem": "shared", "shape": [8, 64]},
+           "dst": {"mem": "shared", "shape": [8]}}
+    text = redjit.explain(bad, target="sm_90")
+    assert "chosen" not in text and "redux" in text
+
+
+def test_errors():
+    e = raises(redjit.RedjitError, redjit.compile,
+               {"kind": "tensor", "op": "sum", "dtype": "f32", "shape": [4, 0]})
+    assert e.status == "RJ_EINVAL" and "shape[1]" in e.message, e.message
+    assert isinstance(e, RuntimeError) and str(e).startswith("RJ_EINVAL: ")
+    e = raises(redjit.RedjitError, redjit.compile, {"kind": "tensor", "op": "avg"})
+    assert e.status == "RJ_EINVAL" and "op" in e.message
+    e = raises(redjit.RedjitError, redjit.compile, '{"kind": "tensor", "colour": 1}')
+    assert e.status == "RJ_EINVAL" and "colour" in e.message
+    e = raises(redjit.RedjitError, redjit.compile, "{not json")
+    assert e.status == "RJ_EINVAL" and "malformed JSON" in e.message
+    req = open(os.path.join(EXAMPLES, "tensor_rows.json")).read()
+    e = raises(redjit.RedjitError, redjit.compile, req, target="sm_13")
+    assert e.status == "RJ_ETARGET" and "sm_13" in e.message
+    e = raises(redjit.RedjitError, redjit.explain, req, target="sm_13")
+    assert e.status == "RJ_ETARGET"
+    e = raises(redjit.RedjitError, redjit.canonical, {"kind": "tensor"})
+    assert e.status == "RJ_EINVAL" and "required" in e.message
+    # pickles with its fields (multiprocessing)
+    import pickle
+    e2 = pickle.loads(pickle.dumps(e))
+    assert (e2.status, e2.message) == (e.status, e.message)
+
+
+def test_compile_ir():
+    k = redjit.compile_ir(IR, "scale", target="sm_90")
+    assert k.variant == "ir" and k.entry == "scale"
+    assert ".entry scale" in k.ptx and "mul.rn.f32" in k.ptx
+    assert k.grid == (0, 0, 0) and k.block == (0, 0, 0)
+    assert "define" in k.llvm_ir_optimized
+    # bytes of text, and an object whose str() is the module (llvmlite's ir.Module)
+    class Module:
+        def __str__(self):
+            return IR
+    assert redjit.compile_ir(IR.encode(), "scale", target="sm_90").ptx == k.ptx
+    assert redjit.compile_ir(Module(), "scale", target="sm_90").ptx == k.ptx
+    assert redjit.compile_ir(IR, "scale", target="sm_80", ptx_version=80).target == "sm_80"
+    e = raises(redjit.RedjitError, redjit.compile_ir, IR, "nosuch", target="sm_90")
+    assert "nosuch" in e.message, e.message
+    e = raises(redjit.RedjitError, redjit.compile_ir, "define void @k( {", "k", target="sm_90")
+    assert e.status.startswith("RJ_E")
+    e = raises(redjit.RedjitError, k.explain)
+    assert e.status == "RJ_EINVAL"
+    # no GPU needed up to the launch: it reaches the driver (or runs, on a GPU machine)
+    e = raises(redjit.RedjitError, k.launch, [0x1000, ctypes.c_float(2.0), ctypes.c_int32(4)])
+    assert "grid" in e.message
+
+
+def test_docs_example_ir():
+    """docs/PYTHON.md's worked compile_ir example compiles (and is this file's IR)."""
+    doc = open(os.path.join(REPO, "docs", "PYTHON.md")).read()
+    ir = re.search(r'IR = """\n(.*?)"""', doc, re.S).group(1)
+    assert ir.strip() == IR.strip()
+    assert ".entry scale" in redjit.compile_ir(ir, "scale", target="sm_90").ptx
+
+
+def test_tensor_request():
+    A = _arrays
+    ax = A.normalize_axes(None, 2)
+    assert ax == (0, 1)
+    assert A.tensor_request((4, 8), None, ax, "f32") == {
+        "kind": "tensor", "op": "sum", "dtype": "f32", "shape": [4, 8], "axes": [0, 1]}
+    assert A.normalize_axes(-1, 3) == (2,) and A.normalize_axes((2, -3), 3) == (0, 2)
+    assert A.normalize_axes([1], 2) == (1,)
+    e = raises(redjit.RedjitError, A.normalize_axes, 3, 3)
+    assert e.status == "RJ_EINVAL" and "axes[0]" in e.message
+    e = raises(redjit.RedjitError, A.normalize_axes, (0, -2), 2)
+    assert "twice" in e.message
+    # a transposed 8 x 4 view of a 4 x 8 array: strides in elements
+    r = A.tensor_request((8, 4), (1, 8), (1,), "bf16", "max", nan="ignore", accum=True,
+                         deterministic=False, dynamic=True)
+    assert r == {"kind": "tensor", "op": "max", "dtype": "bf16", "shape": [8, 4],
+                 "strides": [1, 8], "axes": [1], "nan": "ignore", "accum": True,
+                 "deterministic": False, "dynamic": True}
+    # row-major strides (size-1 dims' strides ignored) are left out
+    assert "strides" not in A.tensor_request((4, 1, 8), (8, 99, 1), (0,), "f32")
+    # a 0-d array is one element
+    assert A.tensor_request((), None, (), "f64")["shape"] == [1]
+    assert A.kept_shape((4, 5, 6), (1,)) == (4, 6) and A.kept_shape((4, 5), (0, 1)) == ()
+    assert A.element_strides((32, 4), 4) == (8, 1)
+    e = raises(redjit.RedjitError, A.element_strides, (32, 6), 4)
+    assert e.status == "RJ_EINVAL" and "strides[1]" in e.message
+    assert A.dtype_of_typestr("<f4") == "f32" and A.dtype_of_typestr("<u8") == "u64"
+    assert A.dtype_of_typestr("<f2") == "f16" and A.dtype_of_typestr("<i4") == "i32"
+    e = raises(redjit.RedjitError, A.dtype_of_typestr, "<c8")
+    assert "typestr" in e.message
+    # the requests reduce builds are valid and dispatch as expected
+    t = redjit.explain(A.tensor_request((8, 4), (1, 8), (0,), "f32"), target="sm_90")
+    assert "tensor_rows prio=30 chosen" in t, t  # reduced along its unit-stride dim
+    t = redjit.explain(A.tensor_request((8, 4), (1, 8), (1,), "f32"), target="sm_90")
+    assert "tensor_generic prio=5 chosen" in t, t
+    t = redjit.explain(A.tensor_request((64, 512), None, (0,), "f32"), target="sm_90")
+    assert "tensor_cols prio=30 chosen" in t, t
+    t = redjit.explain(A.tensor_request((64, 512), None, (1,), "f32"), target="sm_90")
+    assert "tensor_rows prio=30 chosen" in t, t
+
+
+class FakeCAI:
+    """A __cuda_array_interface__ array that is no array: reduce reaches the driver with it."""
+
+    def __init__(self, shape, typestr="<f4", strides=None, ptr=0x7f0000000000):
+        self.__cuda_array_interface__ = {"version": 3, "shape": shape, "typestr": typestr,
+                                         "strides": strides, "data": (ptr, False)}
+
+
+def _has_gpu():
+    try:
+        c = redjit._ctx()
+        n = ctypes.c_int()
+        return c.L.rj_device_count(c.ptr, ctypes.byref(n)) == 0 and n.value > 0
+    except redjit.RedjitError:
+        return False
+
+
+def test_reduce_without_gpu():
+    if _has_gpu():
+        skip("a GPU is present: FakeCAI's pointers would reach it (test_gpu.py covers reduce)")
+    c = redjit._ctx()
+    x, y = FakeCAI((64, 32)), FakeCAI((64,))
+    e = raises(redjit.RedjitError, redjit.reduce, x, "sum", 1, out=y)
+    assert e.status == "RJ_ENODEV", e
+    n = len(c.requests)
+    raises(redjit.RedjitError, redjit.reduce, x, "sum", 1, out=y)
+    assert len(c.requests) == n  # the parsed request was reused
+    e = raises(redjit.RedjitError, redjit.reduce, x, "sum", 0, out=y)
+    assert e.status == "RJ_EINVAL" and "out: shape" in e.message
+    e = raises(redjit.RedjitError, redjit.reduce, x, "sum", 1, out=FakeCAI((64,), "<f8"))
+    assert "out: dtype" in e.message
+    e = raises(redjit.RedjitError, redjit.reduce, x, "sum", 1, out=FakeCAI((64,), strides=(8,)))
+    assert "contiguous" in e.message
+    e = raises(redjit.RedjitError, redjit.reduce, x, "sum", 1)
+    assert "give out" in e.message
+    e = raises(redjit.RedjitError, redjit.reduce, FakeCAI((64, 32), strides=(130, 4)), "sum", 1,
+               out=y)
+    assert e.status == "RJ_EINVAL" and "strides[0]" in e.message
+    e = raises(redjit.RedjitError, redjit.reduce, x, "avg", 1, out=y)
+    assert e.status == "RJ_EINVAL" and "op" in e.message
+    e = raises(redjit.RedjitError, redjit.reduce, x, "sum", 2, out=y)
+    assert "axes[0]" in e.message
+    e = raises(redjit.RedjitError, redjit.reduce, [1, 2, 3])
+    assert "not a GPU array" in e.message
+    e = raises(redjit.RedjitError, redjit.reduce, x, "sum", None, out=FakeCAI((1,)))
+    assert e.status == "RJ_ENODEV"  # a full reduction into a 1-element out is accepted
+    e = raises(redjit.RedjitError, redjit.treduce, [x, FakeCAI((64, 32))], FakeCAI((64, 32)))
+    assert e.status == "RJ_ENODEV", e
+    e = raises(redjit.RedjitError, redjit.treduce, [x], FakeCAI((64, 32), "<f8"))
+    assert "dtype" in e.message
+    e = raises(redjit.RedjitError, redjit.treduce, [x], x, path="sideways")
+    assert "path" in e.message
+
+
+def test_library_search():
+    env = dict(os.environ, REDJIT_LIBRARY="/nonexistent/libredjit.so.0",
+               PYTHONPATH=os.path.join(REPO, "tools", "python"))
+    code = ("import redjit\n"  # the import itself does not need the library
+            "try:\n    redjit.version()\nexcept redjit.RedjitError as e:\n"
+            "    print(e.status); print(e.message)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.startswith("library\n") and "/nonexistent/libredjit.so.0" in out, out
+    assert "REDJIT_LIBRARY" in out
+    # without REDJIT_LIBRARY, the package's folder, <prefix>/lib and the source tree's build/
+    old = os.environ.pop("REDJIT_LIBRARY", None)
+    try:
+        paths = _lib.search_paths()
+    finally:
+        if old is not None:
+            os.environ["REDJIT_LIBRARY"] = old
+    pkg = os.path.dirname(redjit.__file__)
+    assert paths[0] == os.path.join(pkg, "libredjit.so.0")
+    assert os.path.join(REPO, "build", "libredjit.so.0") in paths
+    # an installed layout: <prefix>/lib/python3/dist-packages/redjit next to <prefix>/lib
+    with tempfile.TemporaryDirectory() as d:
+        site = os.path.join(d, "lib", "python3", "dist-packages")
+        shutil.copytree(pkg, os.path.join(site, "redjit"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        os.symlink(os.path.realpath(redjit.library_path()), os.path.join(d, "lib", "libredjit.so.0"))
+        env = {k: v for k, v in os.environ.items() if k != "REDJIT_LIBRARY"}
+        env["PYTHONPATH"] = site
+        out = subprocess.run([sys.executable, "-c", "import redjit; print(redjit.library_path())"],
+                             env=env, capture_output=True, text=True, check=True).stdout
+        assert out.strip() == os.path.join(d, "lib", "libredjit.so.0"), out
+
+
+def test_struct_layouts():
+    """The ctypes structs match include/redjit.h (sizes and offsets, by a C compiler)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        skip("no C compiler")
+    structs = {"rj_options": _lib.Options, "rj_variant_info": _lib.VariantInfo,
+               "rj_treduce_buf": _lib.TreduceBuf, "rj_treduce_group": _lib.TreduceGroup,
+               "rj_treduce_result": _lib.TreduceResult}
+    lines = []
+    for cname, cls in structs.items():
+        lines.append(f'printf("{cname} %zu\\n", sizeof({cname}));')
+        for f, _ in cls._fields_:
+            cf = "async" if f == "async_" else f
+            lines.append(f'printf("{cname}.{f} %zu\\n", offsetof({cname}, {cf}));')
+    src = ("#include <stdio.h>\n#include <stddef.h>\n#include \"redjit.h\"\nint main(void){"
+           + "\n".join(lines) + "return 0;}\n")
+    with tempfile.TemporaryDirectory() as d:
+        open(os.path.join(d, "l.c"), "w").write(src)
+        subprocess.run([cc, "-I", os.path.join(REPO, "include"), "-o", os.path.join(d, "l"),
+                        os.path.join(d, "l.c")], check=True)
+        out = subprocess.run([os.path.join(d, "l")], capture_output=True, text=True,
+                             check=True).stdout
+    want = dict(l.split() for l in out.splitlines())
+    for cname, cls in structs.items():
+        assert int(want[cname]) == ctypes.sizeof(cls), cname
+        for f, _ in cls._fields_:
+            assert int(want[f"{cname}.{f}"]) == getattr(cls, f).offset, (cname, f)
+
+
+def test_threads():
+    """Two threads compile at once, each in its own context; a kernel stays with its thread."""
+    results, errors = {}, []
+    req = json.loads(open(os.path.join(EXAMPLES, "tensor_cols.json")).read())
+
+    def work(i):
+        try:
+            ks = []
+            for j in range(3):
+                r = dict(req, shape=[64 + i, 128 * (j + 1)])
+                ks.append(redjit.compile(r, target="sm_90"))
+            results[i] = (redjit._ctx(), ks)
+        except Exception as e:  # noqa
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+    (c0, k0), (c1, k1) = results[0], results[1]
+    assert c0 is not c1 and c0.ptr != c1.ptr and c0 is not redjit._ctx()
+    assert all(".entry" in k.ptx for k in k0 + k1)  # texts outlive their threads
+    e = raises(redjit.RedjitError, k0[0].launch, [0, 0])
+    assert "another thread" in e.message
+
+
+if __name__ == "__main__":
+    _runner.main(globals())

@@ -1,0 +1,337 @@
+"""redjit's Python package on a GPU, against torch's and CuPy's own reductions: every dtype and
+op, contiguous and strided views, axes, out given and allocated, streams, CUDA graph capture,
+Numba arrays, treduce, and llvmlite / numba in the same process.  Each test skips, with the
+reason, without its framework or a GPU.
+Run: pytest tests/python/test_gpu.py, or (no pytest) python3 tests/python/test_gpu.py [NAME...]."""
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+import _runner
+from _runner import REPO, raises
+
+_runner.setup_path()
+import redjit  # noqa: E402
+
+try:
+    import pytest
+    skip = pytest.skip
+except ImportError:
+    skip = _runner.skip
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as e:
+        skip(f"torch is not importable ({e})")
+    if not torch.cuda.is_available():
+        skip("torch sees no CUDA GPU")
+    return torch
+
+
+def _cupy():
+    try:
+        import cupy
+    except ImportError as e:
+        skip(f"cupy is not importable ({e})")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            skip("cupy sees no GPU")
+    except cupy.cuda.runtime.CUDARuntimeError as e:
+        skip(f"cupy sees no GPU ({e})")
+    return cupy
+
+
+def _views(torch, x):
+    """(name, view) pairs: contiguous, transposed, sliced, a permuted 3-D view."""
+    yield "contiguous", x
+    yield "transposed", x.t()
+    yield "sliced", x[1:, ::2]
+    yield "permuted3d", x[:, : (x.shape[1] // 6) * 6].reshape(x.shape[0], -1, 6).permute(2, 0, 1)
+
+
+_AXES = [None, 0, 1, -1, (0, 1)]
+
+
+def _torch_ref(torch, x, op, axis):
+    dim = tuple(range(x.dim())) if axis is None else axis
+    xf = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+    if op == "sum":
+        r = torch.sum(xf, dim=dim)
+    elif op == "max":
+        r = torch.amax(xf, dim=dim)
+    else:
+        r = torch.amin(xf, dim=dim)
+    return r
+
+
+def _close(torch, y, ref, dtype, n):
+    if dtype.is_floating_point:
+        tol = {torch.float16: 1e-2, torch.bfloat16: 2e-2, torch.float32: 1e-5,
+               torch.float64: 1e-12}[dtype]
+        return torch.allclose(y.double(), ref.double(), rtol=tol, atol=tol * math.sqrt(n))
+    return torch.equal(y.to(torch.int64), ref.to(torch.int64))
+
+
+def test_torch_dtypes_ops_views_axes():
+    torch = _torch()
+    torch.manual_seed(0)
+    dts = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32,
+           torch.int64]
+    bad = []
+    for dt in dts:
+        base = (torch.rand(37, 300, device="cuda") * 2 - 1).to(dt) if dt.is_floating_point \
+            else torch.randint(-100, 101, (37, 300), device="cuda", dtype=dt)
+        for vname, x in _views(torch, base):
+            for op in ("sum", "max", "min"):
+                for axis in _AXES + ([(0, 2), 1] if x.dim() == 3 else []):
+                    if isinstance(axis, tuple) and max(axis) >= x.dim():
+                        continue
+                    y = redjit.reduce(x, op, axis)
+                    torch.cuda.synchronize()
+                    ref = _torch_ref(torch, x, op, axis)
+                    n = x.numel() // max(1, ref.numel())
+                    if y.shape != ref.shape or y.dtype != x.dtype:
+                        bad.append((dt, vname, op, axis, "shape/dtype", y.shape, y.dtype))
+                    elif op == "sum" and not _close(torch, y, ref, dt, n):
+                        bad.append((dt, vname, op, axis, (y.double() - ref.double()).abs().max()))
+                    elif op != "sum" and not torch.equal(y, ref.to(dt)):
+                        bad.append((dt, vname, op, axis, "max/min not exact"))
+    assert not bad, bad[:10]
+
+
+def test_torch_out_accum_nan():
+    torch = _torch()
+    x = torch.randn(256, 1000, device="cuda")
+    out = torch.empty(256, device="cuda")
+    assert redjit.reduce(x, "sum", 1, out=out) is out
+    torch.cuda.synchronize()
+    assert torch.allclose(out, x.sum(1), rtol=1e-5, atol=1e-4)
+    out2 = out.clone()
+    redjit.reduce(x, "sum", 1, out=out2, accum=True)
+    torch.cuda.synchronize()
+    assert torch.allclose(out2, 2 * x.sum(1), rtol=1e-5, atol=1e-3)
+    e = raises(redjit.RedjitError, redjit.reduce, x, "sum", 0, out=out)
+    assert "out: shape" in e.message
+    e = raises(redjit.RedjitError, redjit.reduce, x, "sum", 1,
+               out=torch.empty(256, device="cuda", dtype=torch.float64))
+    assert "out: dtype" in e.message
+    e = raises(redjit.RedjitError, redjit.reduce, x, "sum", 1,
+               out=torch.empty(512, device="cuda")[::2])
+    assert "contiguous" in e.message
+    e = raises(redjit.RedjitError, redjit.reduce, x.cpu(), "sum", 1)
+    assert "not on a CUDA device" in e.message
+    s = redjit.reduce(x)  # a full reduction: shape ()
+    torch.cuda.synchronize()
+    assert s.shape == () and torch.allclose(s, x.sum(), rtol=1e-4, atol=1e-2)
+    xn = x.clone()
+    xn[3, 7] = float("nan")
+    m = redjit.reduce(xn, "max", 1, nan="ignore")
+    p = redjit.reduce(xn, "max", 1)
+    torch.cuda.synchronize()
+    assert torch.equal(m, torch.nan_to_num(xn, nan=-math.inf).amax(1))
+    assert torch.isnan(p[3]) and not torch.isnan(p[:3]).any()
+    d = redjit.reduce(x, "sum", 1, dynamic=True)
+    n0 = redjit.compile_count()
+    d2 = redjit.reduce(torch.randn(300, 1000, device="cuda"), "sum", 1, dynamic=True)
+    torch.cuda.synchronize()
+    assert torch.allclose(d, x.sum(1), rtol=1e-5, atol=1e-4) and d2.shape == (300,)
+    assert redjit.compile_count() - n0 <= 1
+    z = redjit.reduce(torch.tensor(3.5, device="cuda"))  # 0-d
+    torch.cuda.synchronize()
+    assert float(z) == 3.5
+
+
+def test_torch_streams():
+    torch = _torch()
+    x = torch.randn(4096, 4096, device="cuda")
+    ref = x.sum(0)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # the current stream: s
+        y = redjit.reduce(x, "sum", 0)
+    s.synchronize()
+    assert torch.allclose(y, ref, rtol=1e-4, atol=1e-3)
+    y2 = torch.empty_like(y)
+    redjit.reduce(x, "sum", 0, out=y2, stream=s)  # a torch.cuda.Stream
+    redjit.reduce(x, "sum", 0, out=y2, stream=s.cuda_stream, accum=True)  # an int handle
+    s.synchronize()
+    assert torch.allclose(y2, 2 * ref, rtol=1e-4, atol=1e-3)
+
+
+def test_torch_cuda_graph():
+    torch = _torch()
+    x = torch.randn(1024, 512, device="cuda")
+    y = torch.empty(1024, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # warm up: compile and load before capture
+        redjit.reduce(x, "sum", 1, out=y)
+        redjit.reduce(x, "max", 0)
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        redjit.reduce(x, "sum", 1, out=y)
+        m = redjit.reduce(x, "max", 0)  # out allocated inside capture (the graph's pool)
+    x.copy_(torch.randn(1024, 512, device="cuda"))
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.allclose(y, x.sum(1), rtol=1e-5, atol=1e-4)
+    assert torch.equal(m, x.amax(0))
+
+
+def test_cupy_dtypes_ops():
+    cupy = _cupy()
+    rng = cupy.random.default_rng(0)
+    bad = []
+    for dt in ("float16", "float32", "float64", "int32", "int64", "uint32", "uint64"):
+        if dt.startswith("float"):
+            base = (rng.random((33, 260), dtype=cupy.float32 if dt == "float16" else dt)
+                    * 2 - 1).astype(dt)
+        else:
+            base = rng.integers(0, 100, (33, 260)).astype(dt)
+        for vname, x in (("contiguous", base), ("transposed", base.T), ("sliced", base[2:, ::3])):
+            for op in ("sum", "max", "min"):
+                for axis in (None, 0, 1, (0, 1)):
+                    y = redjit.reduce(x, op, axis)
+                    cupy.cuda.get_current_stream().synchronize()
+                    xx = x.astype(cupy.float32) if dt == "float16" else x
+                    ref = getattr(cupy, op)(xx, axis=axis)
+                    if y.shape != ref.shape or y.dtype != x.dtype:
+                        bad.append((dt, vname, op, axis, y.shape, y.dtype))
+                    elif op == "sum" and dt.startswith("float"):
+                        tol = {"float16": 1e-2, "float32": 1e-5, "float64": 1e-12}[dt]
+                        if not cupy.allclose(y.astype("float64"), ref.astype("float64"),
+                                             rtol=tol, atol=tol * math.sqrt(x.size)):
+                            bad.append((dt, vname, op, axis))
+                    elif not bool((y == ref.astype(dt)).all()):
+                        bad.append((dt, vname, op, axis, "not exact"))
+    assert not bad, bad[:10]
+    x = cupy.arange(1000, dtype=cupy.float32).reshape(10, 100)
+    with cupy.cuda.Stream() as s:  # CuPy's current stream
+        y = redjit.reduce(x, "sum", 1)
+        s.synchronize()
+    assert bool(cupy.allclose(y, x.sum(1)))
+
+
+def test_numba_array():
+    try:
+        from numba import cuda
+    except ImportError as e:
+        skip(f"numba is not importable ({e})")
+    if not cuda.is_available():
+        skip("numba sees no GPU")
+    import numpy as np
+    h = np.arange(64 * 50, dtype=np.float32).reshape(64, 50)
+    d = cuda.to_device(h)
+    y = redjit.reduce(d, "max", 0)
+    cuda.synchronize()
+    assert np.array_equal(y.copy_to_host(), h.max(0))
+
+
+def test_compile_ir_launch():
+    torch = _torch()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from test_cpu import IR
+    import ctypes
+    k = redjit.compile_ir(IR, "scale")
+    x = torch.arange(1000, device="cuda", dtype=torch.float32)
+    torch.cuda.synchronize()
+    ms = k.launch([x.data_ptr(), ctypes.c_float(2.0), ctypes.c_int32(1000)], grid=4, block=256)
+    assert ms >= 0
+    assert torch.equal(x, 2 * torch.arange(1000, device="cuda", dtype=torch.float32))
+
+
+def test_treduce():
+    torch = _torch()
+    n = torch.cuda.device_count()
+    devs = [i % n for i in range(4)]
+    srcs = [torch.randn(256, 64, device=f"cuda:{d}") for d in devs]
+    dst = torch.empty(256, 64, device=f"cuda:{devs[1]}")
+    for d in range(n):
+        torch.cuda.synchronize(d)
+    info = redjit.treduce(srcs, dst, root=1)
+    ref = sum(s.to(dst.device) for s in srcs)
+    assert torch.allclose(dst, ref, rtol=1e-5, atol=1e-5), info
+    assert info["path"] in ("peer", "staged", "split", "ring")
+    m = redjit.treduce(srcs, dst, root=1, op="max", path="staged")
+    assert m["path"] == "staged"
+    assert torch.equal(dst, torch.stack([s.to(dst.device) for s in srcs]).amax(0))
+
+
+def test_host_cost():
+    """Per-call host cost of a repeated redjit.reduce (printed; docs/PYTHON.md quotes it)."""
+    torch = _torch()
+    x = torch.randn(1024, device="cuda")
+    y = torch.empty((), device="cuda")
+    redjit.reduce(x, out=y)
+    torch.cuda.synchronize()
+    for label, fn in (("reduce(x, out=y)", lambda: redjit.reduce(x, out=y)),
+                      ("reduce(x)", lambda: redjit.reduce(x)),
+                      ("torch.sum(x)", lambda: torch.sum(x))):
+        best = math.inf
+        for _ in range(5):
+            t = time.perf_counter()
+            for _ in range(2000):
+                fn()
+            best = min(best, (time.perf_counter() - t) / 2000)
+            torch.cuda.synchronize()
+        print(f"host cost {label}: {best * 1e6:.1f} us/call")
+
+
+_LLVMLITE_KERNEL = """
+import llvmlite.ir as ir
+m = ir.Module(name="k")
+m.triple = "nvptx64-nvidia-cuda"
+f32 = ir.FloatType()
+try:
+    p = ir.PointerType(addrspace=1)          # opaque pointers (llvmlite >= 0.44)
+except TypeError:
+    p = ir.PointerType(f32, addrspace=1)
+fn = ir.Function(m, ir.FunctionType(ir.VoidType(), [p]), name="k")
+b = ir.IRBuilder(fn.append_basic_block("entry"))
+tid = b.call(ir.Function(m, ir.FunctionType(ir.IntType(32), []),
+                         name="llvm.nvvm.read.ptx.sreg.tid.x"), [])
+q = b.gep(fn.args[0], [tid], source_etype=f32) if hasattr(p, "is_opaque") and p.is_opaque \\
+    else b.gep(fn.args[0], [tid])
+b.store(ir.Constant(f32, 1.0), q)
+b.ret_void()
+IR_TEXT = str(m)
+"""
+
+
+def test_llvmlite_numba_same_process():
+    """llvmlite and numba (each with its own LLVM) and redjit in one process, in both orders."""
+    have = []
+    for mod in ("llvmlite", "numba"):
+        r = subprocess.run([sys.executable, "-c", f"import {mod}"], capture_output=True)
+        if r.returncode == 0:
+            have.append(mod)
+    if not have:
+        skip("neither llvmlite nor numba is importable")
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "tools", "python") + os.pathsep +
+               os.environ.get("PYTHONPATH", ""))
+    req = json.dumps(json.load(open(os.path.join(REPO, "examples", "tensor_rows.json"))))
+    for mod in have:
+        use = ("import llvmlite.binding as llb\nllb.initialize_all_targets() if hasattr(llb, "
+               "'initialize_all_targets') else None\n" if mod == "llvmlite" else
+               "from numba import cuda, njit\nnjit(lambda a: a + 1)(1)\n")
+        check = ("k = redjit.compile(%r, target='sm_90')\nassert '.entry' in k.ptx\n" % req +
+                 (_LLVMLITE_KERNEL + "assert '.entry k' in redjit.compile_ir(IR_TEXT, 'k', "
+                  "target='sm_90').ptx\n" if "llvmlite" in have else ""))
+        for first_redjit in (True, False):
+            code = ("import redjit\nredjit.version()\n" + use if first_redjit
+                    else use + "import redjit\n") + check + "print('ok')\n"
+            r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                               text=True)
+            assert r.returncode == 0 and r.stdout.strip().endswith("ok"), \
+                (mod, first_redjit, r.stdout[-2000:], r.stderr[-3000:])
+
+
+if __name__ == "__main__":
+    _runner.main(globals())

@@ -1,0 +1,420 @@
+"""redjit: JIT-compiled GPU reductions, from Python, over libredjit.so's C ABI (ctypes only).
+
+    import redjit
+    y = redjit.reduce(x, "sum", axis=1)         # x: a torch / CuPy / Numba CUDA array
+    k = redjit.compile({"kind": "tensor", "op": "max", "dtype": "f32", "shape": [64, 64]})
+    print(k.variant, k.ptx[:200])
+
+Every thread gets its own rj_ctx (a context is single-threaded), kept for the thread's life so that
+compiled kernels are reused; it is freed when the thread ends or at exit.  Failures raise
+RedjitError(status, message).  docs/PYTHON.md has the details."""
+import collections
+import ctypes
+import json
+import threading
+import weakref
+
+from . import _arrays
+from ._arrays import ArrayInfo, describe, kept_shape, normalize_axes, tensor_request
+from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, KIND, NAN, OP, TREDUCE_MAX_DIMS,
+                   TREDUCE_PATH, Options, RedjitError, TreduceBuf, TreduceGroup, TreduceResult,
+                   VariantInfo, lib, search_paths)
+
+__all__ = ["RedjitError", "Kernel", "Variant", "version", "variants", "compile", "compile_ir",
+           "explain", "canonical", "reduce", "treduce", "tensor_request", "search_paths",
+           "library_path", "compile_count"]
+
+Variant = collections.namedtuple("Variant", "name priority kinds summary")
+
+_REQUEST_CACHE_MAX = 4096  # parsed tensor requests kept per thread (reduce)
+
+
+# ------------------------------------------------------------------ per-thread contexts
+def _free_ctx(L, ptr, requests):
+    for req, _ in requests.values():
+        L.rj_request_free(req)
+    requests.clear()
+    L.rj_ctx_free(ptr)
+
+
+class _Context:
+    """One rj_ctx and what reduce caches in it (parsed requests, options per device)."""
+
+    def __init__(self):
+        L = lib()
+        self.L = L
+        self.ptr = L.rj_ctx_new()
+        if not self.ptr:
+            raise RedjitError("RJ_ENOMEM", "rj_ctx_new: out of memory")
+        self.thread = threading.get_ident()
+        self.requests = {}  # reduce: key -> (rj_request *, kept shape)
+        self.opts = {}      # device -> Options (target auto)
+        weakref.finalize(self, _free_ctx, L, self.ptr, self.requests)
+
+    def fail(self, s):
+        msg = self.L.rj_errmsg(self.ptr)
+        return RedjitError(self.L.rj_status_name(s).decode(), msg.decode(errors="replace"))
+
+    def check(self, s):
+        if s:
+            raise self.fail(s)
+
+    def parse(self, request):
+        """A new rj_request * parsed from a dict or JSON text; the caller frees it."""
+        text = request if isinstance(request, (str, bytes)) else json.dumps(request)
+        if isinstance(text, str):
+            text = text.encode()
+        req = self.L.rj_request_new(KIND["tile"])  # rj_request_parse initialises it anew
+        if not req:
+            raise RedjitError("RJ_ENOMEM", "rj_request_new: out of memory")
+        s = self.L.rj_request_parse(self.ptr, text, req)
+        if s:
+            self.L.rj_request_free(req)
+            raise self.fail(s)
+        return req
+
+    def options(self, device=0, target=None, ptx_version=0):
+        if target is None and not ptx_version:
+            o = self.opts.get(device)
+            if o is not None:
+                return o
+        o = Options()
+        self.L.rj_options_init(ctypes.byref(o))
+        o.device = int(device)
+        o.ptx_version = int(ptx_version)
+        if target is not None:
+            o.target = target.encode()
+        if target is None and not ptx_version:
+            self.opts[device] = o
+        return o
+
+
+_tls = threading.local()
+
+
+def _ctx():
+    try:
+        return _tls.ctx
+    except AttributeError:
+        c = _tls.ctx = _Context()
+        return c
+
+
+def library_path():
+    """The path of the libredjit.so in use (loading it if needed)."""
+    return lib().path
+
+
+def compile_count():
+    """Kernels this thread's context has compiled so far (rj_ctx_compile_count)."""
+    c = _ctx()
+    return c.L.rj_ctx_compile_count(c.ptr)
+
+
+# ------------------------------------------------------------------ inspect
+def version():
+    """The library's version, "MAJOR.MINOR.PATCH"."""
+    return lib().rj_version().decode()
+
+
+def variants():
+    """The registered variants in dispatch order: Variant(name, priority, kinds, summary)."""
+    c = _ctx()
+    out = []
+    for i in range(c.L.rj_variant_count(c.ptr)):
+        v = VariantInfo()
+        v.struct_size = ctypes.sizeof(VariantInfo)
+        c.check(c.L.rj_variant_get(c.ptr, i, ctypes.byref(v)))
+        out.append(Variant(v.name.decode(), v.priority, v.kinds.decode(), v.summary.decode()))
+    return out
+
+
+def explain(request, target=None):
+    """rj_explain's text: one line per variant, chosen / rejected with its reason / not tried.
+    A request that no variant accepts still returns the text (every line a rejection)."""
+    c = _ctx()
+    req = c.parse(request)
+    try:
+        text = ctypes.c_char_p()
+        s = c.L.rj_explain(c.ptr, req, ctypes.byref(c.options(0, target)), ctypes.byref(text))
+        if s not in (0, 2):  # RJ_OK, RJ_ENOVARIANT
+            raise c.fail(s)
+        return text.value.decode()
+    finally:
+        c.L.rj_request_free(req)
+
+
+def canonical(request):
+    """The canonical form of a request (every default filled in), as a dict."""
+    c = _ctx()
+    req = c.parse(request)
+    try:
+        text = ctypes.c_char_p()
+        c.check(c.L.rj_request_canonical(c.ptr, req, ctypes.byref(text)))
+        return json.loads(text.value.decode())
+    finally:
+        c.L.rj_request_free(req)
+
+
+# ------------------------------------------------------------------ kernels
+class Kernel:
+    """A compiled kernel, owned by the context of the thread that compiled it (launch it from
+    that thread).  Texts are read from the library when asked for."""
+
+    def __init__(self, ctx, ptr, request=None):
+        self._ctx = ctx  # keeps the rj_ctx (which owns the kernel) alive
+        self._ptr = ptr
+        self._request = request
+        L = ctx.L
+        g, b, sh = (ctypes.c_uint * 3)(), (ctypes.c_uint * 3)(), ctypes.c_uint()
+        L.rj_kernel_dims(ptr, g, b, ctypes.byref(sh))
+        self.grid, self.block, self.shared_bytes = tuple(g), tuple(b), sh.value
+        self.variant = L.rj_kernel_variant(ptr).decode()
+        self.target = L.rj_kernel_target(ptr).decode()
+        self.entry = L.rj_kernel_entry(ptr).decode()
+        self.compile_ms = L.rj_kernel_compile_ms(ptr)
+
+    def _text(self, what):
+        t = self._ctx.L.rj_kernel_text(self._ptr, what)
+        return t.decode() if t is not None else ""
+
+    @property
+    def ptx(self):
+        return self._text(EMIT_PTX)
+
+    @property
+    def llvm_ir(self):
+        return self._text(EMIT_LLVM)
+
+    @property
+    def llvm_ir_optimized(self):
+        return self._text(EMIT_LLVM_OPT)
+
+    def explain(self):
+        """rj_explain's text for this kernel's request on its target."""
+        if self._request is None:
+            raise RedjitError("RJ_EINVAL", "explain: a kernel from compile_ir has no request")
+        return explain(self._request, self.target)
+
+    def load(self, device=0):
+        """Loads the kernel on GPU `device` now; returns the load's milliseconds."""
+        c = self._owner()
+        ms = ctypes.c_double()
+        c.check(c.L.rj_kernel_load(c.ptr, self._ptr, int(device), ctypes.byref(ms)))
+        return ms.value
+
+    def _owner(self):
+        if self._ctx.thread != threading.get_ident():
+            raise RedjitError("RJ_EINVAL", "kernel: compiled by another thread's context (a "
+                              "context is single-threaded): compile it in this thread")
+        return self._ctx
+
+    def launch(self, args, grid=None, block=None, shared_bytes=None, device=0):
+        """rj_kernel_launch: runs the kernel on GPU `device` and waits for it; returns its
+        milliseconds (CUDA events).  args: one per kernel parameter; an int is a 64-bit value
+        (a device pointer), a ctypes instance (c_int32(5), c_float(1.0) ...) is passed as it is.
+        grid / block / shared_bytes default to the kernel's own (compile_ir kernels have none)."""
+        c = self._owner()
+        grid = _dim3(grid if grid is not None else self.grid, "grid")
+        block = _dim3(block if block is not None else self.block, "block")
+        if 0 in grid or 0 in block:
+            raise RedjitError("RJ_EINVAL", "launch: give grid and block (this kernel has none)")
+        sh = self.shared_bytes if shared_bytes is None else int(shared_bytes)
+        vals = [a if isinstance(a, ctypes._SimpleCData) or isinstance(a, ctypes.Structure)
+                else ctypes.c_uint64(int(a)) for a in args]
+        arr = (ctypes.c_void_p * max(1, len(vals)))(*[ctypes.addressof(v) for v in vals])
+        ms = ctypes.c_double()
+        c.check(c.L.rj_kernel_launch(c.ptr, self._ptr, int(device), grid, block, sh, arr,
+                                     ctypes.byref(ms)))
+        return ms.value
+
+    def __repr__(self):
+        return (f"<redjit.Kernel {self.entry} variant={self.variant} target={self.target} "
+                f"grid={self.grid} block={self.block}>")
+
+
+def _dim3(v, what):
+    if isinstance(v, int):
+        v = (v,)
+    v = tuple(int(n) for n in v)
+    if not 1 <= len(v) <= 3:
+        raise RedjitError("RJ_EINVAL", f"{what}: 1 to 3 sizes")
+    return (ctypes.c_uint * 3)(*(v + (1,) * (3 - len(v))))
+
+
+def compile(request, *, target=None, ptx_version=0, device=0):
+    """validate -> dispatch -> LLVM IR -> PTX (no GPU needed).  request: a dict or JSON text.
+    target None: GPU `device`'s, else sm_90."""
+    c = _ctx()
+    text = request if isinstance(request, str) else json.dumps(request)
+    req = c.parse(text)
+    try:
+        k = ctypes.c_void_p()
+        o = c.options(device, target, ptx_version)
+        c.check(c.L.rj_compile(c.ptr, req, ctypes.byref(o), ctypes.byref(k)))
+    finally:
+        c.L.rj_request_free(req)
+    return Kernel(c, k.value, text)
+
+
+_BITCODE = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
+
+
+def compile_ir(ir, entry, *, target=None, ptx_version=0, device=0):
+    """rj_compile_ir: an NVPTX module as LLVM IR text (str, or an object whose str() is IR, such
+    as an llvmlite module) or bitcode (bytes) -> a Kernel.  entry: the kernel function."""
+    c = _ctx()
+    if isinstance(ir, (bytes, bytearray, memoryview)):
+        data = bytes(ir)
+        n = len(data) if data[:4] in _BITCODE else 0
+    else:
+        data, n = str(ir).encode(), 0
+    k = ctypes.c_void_p()
+    o = c.options(device, target, ptx_version)
+    c.check(c.L.rj_compile_ir(c.ptr, data, n, entry.encode(), ctypes.byref(o), ctypes.byref(k)))
+    return Kernel(c, k.value)
+
+
+# ------------------------------------------------------------------ reduce
+def _stream_of(stream, a):
+    if stream is None:
+        if a.framework == "torch":
+            return _arrays._torch.cuda.current_stream(a.device).cuda_stream
+        if a.framework == "cupy":
+            import cupy
+            return cupy.cuda.get_current_stream().ptr
+        return 0
+    if isinstance(stream, int):
+        return stream
+    if isinstance(stream, ctypes.c_void_p):
+        return stream.value or 0
+    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+        v = getattr(stream, attr, None)
+        if isinstance(v, int):
+            return v
+    try:
+        return int(stream)  # numba's Stream, CUstream objects
+    except (TypeError, ValueError):
+        h = getattr(stream, "handle", None)
+        if h is not None:
+            return getattr(h, "value", h) or 0
+    raise RedjitError("RJ_EINVAL", f"stream: {type(stream).__name__} is not a stream "
+                      "(an int handle, a torch / CuPy / Numba stream)")
+
+
+def _empty(a, shape):
+    x = a.obj
+    if a.framework == "torch":
+        return _arrays._torch.empty(shape, dtype=x.dtype, device=x.device)
+    if a.framework == "cupy":
+        import cupy
+        with cupy.cuda.Device(a.device):
+            return cupy.empty(shape, dtype=x.dtype)
+    if a.framework == "numba":
+        from numba import cuda
+        return cuda.device_array(shape, dtype=x.dtype)
+    raise RedjitError("RJ_EINVAL", f"out: give out for a {a.framework} array (redjit allocates "
+                      "only for torch, CuPy and Numba)")
+
+
+def _check_out(o, a, kept):
+    if o.shape != kept and not (kept == () and o.shape in ((1,), ())):
+        raise RedjitError("RJ_EINVAL", f"out: shape {o.shape}, expected {kept}")
+    if o.dtype != a.dtype:
+        raise RedjitError("RJ_EINVAL", f"out: dtype {o.dtype}, expected {a.dtype}")
+    if o.device != a.device:
+        raise RedjitError("RJ_EINVAL", f"out: on device {o.device}, the source on {a.device}")
+    if not _arrays.is_row_major(o.shape, o.strides):
+        raise RedjitError("RJ_EINVAL", f"out: must be contiguous (row-major); strides {o.strides}")
+
+
+def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, stream=None,
+           deterministic=True, dynamic=False):
+    """Reduces x (a torch CUDA tensor, a __cuda_array_interface__ array, or a CUDA __dlpack__
+    object) over `axis` (None: every dim; an int or a tuple, negatives from the end) with op
+    "sum" / "max" / "min" into out (allocated by x's framework when None: the kept dims, row-major,
+    shape () for a full reduction), on `stream` (None: the framework's current stream) without
+    waiting.  Returns out."""
+    c = _ctx()
+    a = describe(x)
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    key = (a.shape, a.strides, axis, a.dtype, op, nan, accum, deterministic, dynamic)
+    ent = c.requests.get(key)
+    if ent is None:
+        axes = normalize_axes(axis, len(a.shape))
+        rq = tensor_request(a.shape, a.strides, axes, a.dtype, op, nan, accum, deterministic,
+                            dynamic)
+        ent = (c.parse(rq), kept_shape(a.shape, axes))
+        if len(c.requests) >= _REQUEST_CACHE_MAX:
+            old = c.requests.pop(next(iter(c.requests)))
+            c.L.rj_request_free(old[0])
+        c.requests[key] = ent
+    req, kept = ent
+    if out is None:
+        if accum:
+            raise RedjitError("RJ_EINVAL", "out: accum folds out's old values in: give out")
+        out = _empty(a, kept)
+        dptr = describe(out, "out").ptr
+    else:
+        o = describe(out, "out")
+        _check_out(o, a, kept)
+        dptr = o.ptr
+    s = c.L.rj_reduce(c.ptr, req, c.options(a.device), a.ptr, dptr, _stream_of(stream, a))
+    if s:
+        raise c.fail(s)
+    return out
+
+
+# ------------------------------------------------------------------ treduce
+def _treduce_buf(b, a, what):
+    if len(a.shape) > TREDUCE_MAX_DIMS:
+        raise RedjitError("RJ_EINVAL", f"{what}: {len(a.shape)} dims (at most 5)")
+    shape = a.shape or (1,)
+    b.ptr, b.device, b.ndim = a.ptr, a.device, len(shape)
+    for i, n in enumerate(shape):
+        b.shape[i] = n
+    if a.strides is not None and a.shape and not _arrays.is_row_major(a.shape, a.strides):
+        b.has_strides = 1
+        for i, s in enumerate(a.strides):
+            b.strides[i] = s
+
+
+def treduce(sources, dst, *, root=0, op="sum", nan="propagate", accum=False, path="auto",
+            stream=None, tile=None, pingpong=False, sync=True):
+    """Root reduce across devices (rj_treduce_run): dst (on sources[root]'s GPU) receives the
+    element-wise op of every source.  path: auto peer staged split split_equal ring.  stream:
+    of the root's GPU (None: the framework's current stream there).  sync=False returns once the
+    work is enqueued (rj_treduce_group.async).  Returns what ran, as a dict (path, ms, ...)."""
+    c = _ctx()
+    srcs = [describe(s, f"sources[{i}]") for i, s in enumerate(sources)]
+    if not srcs:
+        raise RedjitError("RJ_EINVAL", "sources: at least one")
+    d = describe(dst, "dst")
+    for i, a in enumerate(srcs):
+        if a.dtype != d.dtype:
+            raise RedjitError("RJ_EINVAL", f"sources[{i}]: dtype {a.dtype}, dst is {d.dtype}")
+    for name, table, v in (("op", OP, op), ("nan", NAN, nan), ("path", TREDUCE_PATH, path)):
+        if v not in table:
+            raise RedjitError("RJ_EINVAL", f"{name}: unknown value {v!r} (one of: "
+                              f"{' '.join(table)})")
+    bufs = (TreduceBuf * len(srcs))()
+    for i, a in enumerate(srcs):
+        _treduce_buf(bufs[i], a, f"sources[{i}]")
+    g = TreduceGroup()
+    c.L.rj_treduce_group_init_sized(ctypes.byref(g), ctypes.sizeof(g))
+    g.ranks, g.root, g.src = len(srcs), int(root), bufs
+    _treduce_buf(g.dst, d, "dst")
+    g.op, g.dtype, g.nan = OP[op], DTYPE[d.dtype], NAN[nan]
+    if tile is not None:
+        g.tile[0], g.tile[1] = int(tile[0]), int(tile[1])
+    g.pingpong, g.accum, g.path = int(bool(pingpong)), int(bool(accum)), TREDUCE_PATH[path]
+    g.stream = _stream_of(stream, d) or None
+    g.async_ = 0 if sync else 1
+    res = TreduceResult()
+    res.struct_size = ctypes.sizeof(res)
+    c.check(c.L.rj_treduce_run(c.ptr, ctypes.byref(g), None, ctypes.byref(res)))
+    out = {f: getattr(res, f) for f, _ in TreduceResult._fields_ if f != "struct_size"}
+    for f in ("variant", "target", "path"):
+        out[f] = out[f].decode()
+    return out

@@ -1,0 +1,194 @@
+"""Finding and loading libredjit.so, its ctypes prototypes and structs, and RedjitError.
+
+Nothing here is loaded at import time: the first call that needs the library loads it, and a
+failure is a RedjitError (status "library") naming every place searched."""
+import ctypes
+import ctypes.util
+import os
+import threading
+
+__all__ = ["RedjitError", "lib", "search_paths", "Options", "VariantInfo", "TreduceBuf",
+           "TreduceGroup", "TreduceResult"]
+
+
+class RedjitError(RuntimeError):
+    """A failed redjit call: .status is the status name ("RJ_EINVAL", ...; "library" when
+    libredjit.so could not be loaded), .message the library's message (rj_errmsg)."""
+
+    def __init__(self, status, message):
+        super().__init__(f"{status}: {message}")
+        self.status = status
+        self.message = message
+
+    def __reduce__(self):
+        return (type(self), (self.status, self.message))
+
+
+# ------------------------------------------------------------------ structs (include/redjit.h)
+class Options(ctypes.Structure):  # rj_options
+    _fields_ = [("struct_size", ctypes.c_uint32), ("target", ctypes.c_char_p),
+                ("device", ctypes.c_int), ("ptx_version", ctypes.c_int),
+                ("emulate_packed", ctypes.c_int), ("reserved", ctypes.c_int * 11)]
+
+
+class VariantInfo(ctypes.Structure):  # rj_variant_info
+    _fields_ = [("struct_size", ctypes.c_uint32), ("name", ctypes.c_char_p),
+                ("priority", ctypes.c_int), ("kinds", ctypes.c_char_p),
+                ("summary", ctypes.c_char_p)]
+
+
+TREDUCE_MAX_DIMS = 5
+
+
+class TreduceBuf(ctypes.Structure):  # rj_treduce_buf
+    _fields_ = [("ptr", ctypes.c_uint64), ("device", ctypes.c_int), ("ndim", ctypes.c_int),
+                ("shape", ctypes.c_int64 * TREDUCE_MAX_DIMS), ("has_strides", ctypes.c_int),
+                ("strides", ctypes.c_int64 * TREDUCE_MAX_DIMS)]
+
+
+class TreduceGroup(ctypes.Structure):  # rj_treduce_group (the current size, not V1 / V2)
+    _fields_ = [("struct_size", ctypes.c_uint32), ("ranks", ctypes.c_int), ("root", ctypes.c_int),
+                ("src", ctypes.POINTER(TreduceBuf)), ("dst", TreduceBuf), ("op", ctypes.c_int),
+                ("dtype", ctypes.c_int), ("nan", ctypes.c_int), ("tile", ctypes.c_int64 * 2),
+                ("pingpong", ctypes.c_int), ("accum", ctypes.c_int), ("path", ctypes.c_int),
+                ("stream", ctypes.c_void_p), ("async_", ctypes.c_int),
+                ("ring_timeout_ms", ctypes.c_int64)]
+
+
+class TreduceResult(ctypes.Structure):  # rj_treduce_result
+    _fields_ = [("struct_size", ctypes.c_uint32), ("variant", ctypes.c_char * 32),
+                ("target", ctypes.c_char * 16), ("path", ctypes.c_char * 8),
+                ("direct_ranks", ctypes.c_int), ("peer_ranks", ctypes.c_int),
+                ("staged_ranks", ctypes.c_int), ("launches", ctypes.c_int),
+                ("compile_ms", ctypes.c_double), ("load_ms", ctypes.c_double),
+                ("ms", ctypes.c_double), ("slices", ctypes.c_int), ("gpus", ctypes.c_int),
+                ("dst_digest", ctypes.c_uint64), ("root_share", ctypes.c_double),
+                ("call_ms", ctypes.c_double), ("hops", ctypes.c_int)]
+
+
+# Stable enum values of include/redjit.h.
+KIND = {"tile": 1, "subgroup": 2, "tensor": 3, "treduce": 4}
+OP = {"sum": 0, "max": 1, "min": 2}
+DTYPE = {"f16": 0, "bf16": 1, "f32": 2, "f64": 3, "i32": 4, "u32": 5, "i64": 6, "u64": 7}
+ITEMSIZE = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8}
+NAN = {"propagate": 0, "ignore": 1}
+TREDUCE_PATH = {"auto": 0, "peer": 1, "staged": 2, "split": 3, "split_equal": 4, "ring": 5}
+EMIT_PTX, EMIT_LLVM, EMIT_LLVM_OPT = 0, 1, 2
+
+_vp, _cp, _int, _u64, _sz = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint64, \
+    ctypes.c_size_t
+_uint3 = ctypes.c_uint * 3
+
+# name: (restype, argtypes)
+_PROTOS = {
+    "rj_version": (_cp, []),
+    "rj_ctx_new": (_vp, []),
+    "rj_ctx_free": (None, [_vp]),
+    "rj_ctx_compile_count": (ctypes.c_longlong, [_vp]),
+    "rj_request_size": (_sz, []),
+    "rj_request_new": (_vp, [_int]),
+    "rj_request_free": (None, [_vp]),
+    "rj_request_parse": (_int, [_vp, _cp, _vp]),
+    "rj_request_canonical": (_int, [_vp, _vp, ctypes.POINTER(_cp)]),
+    "rj_options_init": (None, [ctypes.POINTER(Options)]),
+    "rj_target_resolve": (_int, [_vp, ctypes.POINTER(Options), _cp, _sz]),
+    "rj_compile": (_int, [_vp, _vp, ctypes.POINTER(Options), ctypes.POINTER(_vp)]),
+    "rj_compile_ir": (_int, [_vp, _cp, _sz, _cp, ctypes.POINTER(Options), ctypes.POINTER(_vp)]),
+    "rj_explain": (_int, [_vp, _vp, ctypes.POINTER(Options), ctypes.POINTER(_cp)]),
+    "rj_variant_count": (_int, [_vp]),
+    "rj_variant_get": (_int, [_vp, _int, ctypes.POINTER(VariantInfo)]),
+    "rj_kernel_text": (_cp, [_vp, _int]),
+    "rj_kernel_variant": (_cp, [_vp]),
+    "rj_kernel_target": (_cp, [_vp]),
+    "rj_kernel_entry": (_cp, [_vp]),
+    "rj_kernel_compile_ms": (ctypes.c_double, [_vp]),
+    "rj_kernel_dims": (None, [_vp, _uint3, _uint3, ctypes.POINTER(ctypes.c_uint)]),
+    "rj_kernel_launch": (_int, [_vp, _vp, _int, _uint3, _uint3, ctypes.c_uint,
+                                ctypes.POINTER(_vp), ctypes.POINTER(ctypes.c_double)]),
+    "rj_kernel_load": (_int, [_vp, _vp, _int, ctypes.POINTER(ctypes.c_double)]),
+    "rj_device_count": (_int, [_vp, ctypes.POINTER(_int)]),
+    "rj_device_sync": (_int, [_vp, _int]),
+    "rj_reduce": (_int, [_vp, _vp, ctypes.POINTER(Options), _u64, _u64, _vp]),
+    "rj_treduce_group_init_sized": (None, [ctypes.POINTER(TreduceGroup), _sz]),
+    "rj_treduce_run": (_int, [_vp, ctypes.POINTER(TreduceGroup), ctypes.POINTER(Options),
+                              ctypes.POINTER(TreduceResult)]),
+    "rj_treduce_sync": (_int, [_vp]),
+    "rj_errmsg": (_cp, [_vp]),
+    "rj_status_name": (_cp, [_int]),
+}
+
+_SONAMES = ("libredjit.so.0", "libredjit.so")
+
+
+def search_paths():
+    """The places the library is looked for, in order (REDJIT_LIBRARY, when set, alone)."""
+    env = os.environ.get("REDJIT_LIBRARY")
+    if env:
+        return [env]
+    pkg = os.path.dirname(os.path.abspath(__file__))
+    up3 = os.path.dirname(os.path.dirname(os.path.dirname(pkg)))
+    dirs = [
+        pkg,                            # a library copied into the package folder
+        up3,                            # installed: <prefix>/lib/python3*/{dist,site}-packages/redjit
+        os.path.join(up3, "build"),     # the source tree: <repo>/tools/python/redjit -> <repo>/build
+    ]
+    out = []
+    for d in dirs:
+        for so in _SONAMES:
+            p = os.path.normpath(os.path.join(d, so))
+            if p not in out:
+                out.append(p)
+    return out
+
+
+_lock = threading.Lock()
+_lib = None
+
+
+def _load():
+    tried = []
+    paths = search_paths()
+    for p in paths:
+        if not os.path.exists(p):
+            tried.append(f"{p} (no such file)")
+            continue
+        try:
+            return ctypes.CDLL(p), p
+        except OSError as e:
+            tried.append(f"{p} ({e})")
+    if not os.environ.get("REDJIT_LIBRARY"):
+        name = ctypes.util.find_library("redjit")
+        if name:
+            try:
+                return ctypes.CDLL(name), name
+            except OSError as e:
+                tried.append(f"find_library('redjit') -> {name} ({e})")
+        else:
+            tried.append("ctypes.util.find_library('redjit') (not found)")
+    where = "REDJIT_LIBRARY=" if os.environ.get("REDJIT_LIBRARY") else ""
+    raise RedjitError("library", "libredjit.so could not be loaded; searched: " + where +
+                      "; ".join(tried) + ". Set REDJIT_LIBRARY to the path of libredjit.so.0")
+
+
+def lib():
+    """The loaded library with its prototypes set (loaded on first use)."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    with _lock:
+        if _lib is None:
+            L, path = _load()
+            for name, (res, args) in _PROTOS.items():
+                try:
+                    f = getattr(L, name)
+                except AttributeError:
+                    raise RedjitError("library", f"{path} lacks {name}: an older libredjit?")
+                f.restype = res
+                f.argtypes = args
+            L.path = path
+            _lib = L
+    return _lib
+
+
+def status_name(s):
+    return lib().rj_status_name(s).decode()
