@@ -674,7 +674,10 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     cJSON_AddStringToObject(o, "dtype", dtype_names[t->dtype]);
     cJSON_AddItemToObject(o, "shape", ints(t->shape, t->ndim));
     if (t->has_strides) cJSON_AddItemToObject(o, "strides", ints(t->strides, t->ndim));
-    cJSON_AddItemToObject(o, "axes", int32s(t->axes, t->naxes));
+    int ax[RJ_MAX_DIMS]; /* negative axes counted from the end, as for tiles */
+    for (int i = 0; i < t->naxes; i++)
+      ax[i] = t->axes[i] < 0 ? t->axes[i] + t->ndim : t->axes[i];
+    cJSON_AddItemToObject(o, "axes", int32s(ax, t->naxes));
     cJSON_AddBoolToObject(o, "accum", t->accum);
     cJSON_AddStringToObject(o, "nan", nan_names[t->nan]);
     cJSON_AddBoolToObject(o, "deterministic", t->deterministic);

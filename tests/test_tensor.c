@@ -270,6 +270,25 @@ START_TEST(cli_status) {
 }
 END_TEST
 
+/* Negative axes are counted from the end in the canonical text, so axis -1 and axis ndim - 1 are
+ * one request and one kernel. */
+START_TEST(negative_axes_canonical) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_request neg, pos;
+  rjt_parse(ctx, T0 "\"shape\":[4,6,8],\"axes\":[-3,-1]}", &neg);
+  rjt_parse(ctx, T0 "\"shape\":[4,6,8],\"axes\":[0,2]}", &pos);
+  const char *c = NULL;
+  ck_assert_int_eq(rj_request_canonical(ctx, &neg, &c), RJ_OK);
+  ck_assert_msg(strstr(c, "\"axes\":[0,2]"), "%s", c);
+  rj_kernel *a = NULL, *b = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &neg, NULL, &a), RJ_OK);
+  ck_assert_int_eq(rj_compile(ctx, &pos, NULL, &b), RJ_OK);
+  ck_assert_ptr_eq(a, b);
+  ck_assert_int_eq(rj_ctx_compile_count(ctx), 1);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 /* ---- runtime-size kernels ("dynamic": true) */
 
 START_TEST(dynamic_field) {
@@ -456,6 +475,7 @@ int main(void) {
   tcase_add_test(tc, dynamic_ptx_has_no_sizes);
   tcase_add_test(tc, dynamic_shares_kernels);
   tcase_add_test(tc, dynamic_explain);
+  tcase_add_test(tc, negative_axes_canonical);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -1,5 +1,6 @@
 /* What every public entry point of the harness shares: the caller's options over the defaults,
- * the results handed back as far as the caller's struct_size reaches, and the message at the end. */
+ * the results handed back as far as the caller's struct_size reaches, and the message at the end.
+ */
 #include "harness.h"
 
 #include <string.h>
