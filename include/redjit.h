@@ -78,6 +78,8 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------- version */
+/* The project's one version: CMake reads these three lines (project(), redjit.pc, the package's
+ * version file) and rj_version() spells them. */
 #define RJ_VERSION_MAJOR 0
 #define RJ_VERSION_MINOR 1
 #define RJ_VERSION_PATCH 0

@@ -157,8 +157,10 @@ RJ_API const char *rj_status_name(rj_status s) {
   return (unsigned)s < sizeof n / sizeof n[0] ? n[s] : "RJ_E?";
 }
 
+#define RJ_STR_(x) #x
+#define RJ_STR(x) RJ_STR_(x)
 RJ_API const char *rj_version(void) {
-  return "0.1.0";
+  return RJ_STR(RJ_VERSION_MAJOR) "." RJ_STR(RJ_VERSION_MINOR) "." RJ_STR(RJ_VERSION_PATCH);
 }
 
 RJ_API void rj_options_init(rj_options *opt) {
