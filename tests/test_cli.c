@@ -2,6 +2,8 @@
  * that must never crash it. */
 #include "rjtest.h"
 
+#include <ctype.h>
+#include <stdbool.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -218,6 +220,215 @@ START_TEST(run_status) {
 }
 END_TEST
 
+/* ---------------------------------------------------------------- conventions: help, version,
+ * option syntax, applicability, JSON escaping */
+
+/* The options each command's help must mention (CLI.md's table). */
+static const struct {
+  const char *cmd, *opts[12];
+} cmd_opts[] = {
+    {"ptx",
+     {"--target", "--emit", "--ptx-version", "--emulate-packed", "--device", "--ir", "--entry"}},
+    {"explain", {"--target", "--ptx-version", "--emulate-packed", "--device"}},
+    {"run",
+     {"--target", "--ptx-version", "--emulate-packed", "--seed", "--device", "--nans", "--path"}},
+    {"bench", {"--target", "--ptx-version", "--emulate-packed", "--device", "--path"}},
+    {"plan", {"--path", "--gpus"}},
+    {"variants", {NULL}},
+    {"help", {"--table"}},
+    {"version", {NULL}},
+};
+static const char *const all_opts[] = {"--target", "--emit",   "--ptx-version", "--emulate-packed",
+                                       "--seed",   "--device", "--nans",        "--path",
+                                       "--gpus",   "--ir",     "--entry",       "--table"};
+
+static bool lists(const char *const *opts, const char *o) {
+  for (; *opts; opts++)
+    if (strcmp(*opts, o) == 0) return true;
+  return false;
+}
+
+START_TEST(help_and_version) {
+  static char first[1 << 14];
+  ck_assert_int_eq(cli(first, sizeof first, "--help"), 0);
+  for (size_t i = 0; i < sizeof cmd_opts / sizeof cmd_opts[0]; i++)
+    ck_assert_msg(strstr(first, rjt_fmt("\n  %s ", cmd_opts[i].cmd)), "%s", cmd_opts[i].cmd);
+  ck_assert_ptr_nonnull(strstr(first, "exit status"));
+  static const char *const same[] = {"-h", "help"};
+  for (size_t i = 0; i < 2; i++) {
+    ck_assert_int_eq(cli(out, sizeof out, same[i]), 0);
+    ck_assert_str_eq(out, first);
+  }
+  ck_assert_int_eq(cli(out, sizeof out, "--version"), 0);
+  ck_assert_str_eq(out, rjt_fmt("redjit %s\n", rj_version()));
+  ck_assert_int_eq(cli(out, sizeof out, "version"), 0);
+  ck_assert_str_eq(out, rjt_fmt("redjit %s\n", rj_version()));
+  ck_assert_int_eq(cli(out, sizeof out, "help frobnicate"), 2);
+  ck_assert_msg(strstr(out, "ptx explain run bench plan variants"), "%s", out);
+}
+END_TEST
+
+/* help CMD, CMD --help and CMD -h: the same text, naming every option of CMD and no other. */
+START_TEST(command_help) {
+  static char first[1 << 14];
+  for (size_t i = 0; i < sizeof cmd_opts / sizeof cmd_opts[0]; i++) {
+    const char *c = cmd_opts[i].cmd;
+    ck_assert_int_eq(cli(first, sizeof first, rjt_fmt("help %s", c)), 0);
+    ck_assert_msg(strstr(first, rjt_fmt("usage: redjit %s", c)), "%s", first);
+    ck_assert_msg(strstr(first, "example:\n  redjit "), "%s", first);
+    for (size_t k = 0; k < sizeof all_opts / sizeof all_opts[0]; k++) {
+      bool listed = strstr(first, rjt_fmt("  %s ", all_opts[k])) != NULL;
+      ck_assert_msg(listed == lists(cmd_opts[i].opts, all_opts[k]), "help %s: %s", c, all_opts[k]);
+    }
+    ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("%s --help", c)), 0);
+    ck_assert_str_eq(out, first);
+    ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("%s '" SEED000 "' -h", c)), 0);
+    ck_assert_str_eq(out, first);
+  }
+  ck_assert_int_eq(cli(out, sizeof out, "run --help"), 0); /* help, not a JSON line */
+  ck_assert_ptr_null(strstr(out, "\"ok\""));
+}
+END_TEST
+
+/* docs/CLI.md holds the command -> option table exactly as `redjit help --table` prints it. */
+START_TEST(docs_table_is_the_cli_table) {
+  ck_assert_int_eq(cli(out, sizeof out, "help --table"), 0);
+  FILE *f = fopen(REDJIT_SOURCE_DIR "/docs/CLI.md", "r");
+  ck_assert_ptr_nonnull(f);
+  static char doc[1 << 17];
+  doc[fread(doc, 1, sizeof doc - 1, f)] = 0;
+  fclose(f);
+  ck_assert_msg(strstr(doc, out), "docs/CLI.md lacks the table:\n%s", out);
+}
+END_TEST
+
+/* --opt=value and --opt value are the same; a flag takes no value. */
+START_TEST(option_syntax) {
+  static char spaced[1 << 16];
+  ck_assert_int_eq(cli(spaced, sizeof spaced, "ptx '" SEED000 "' --target sm_90 --emit llvm"), 0);
+  ck_assert_int_eq(cli(out, sizeof out, "ptx '" SEED000 "' --target=sm_90 --emit=llvm"), 0);
+  ck_assert_str_eq(out, spaced);
+  ck_assert_int_eq(cli(spaced, sizeof spaced, "ptx '" SEED000 "' --ptx-version 88"), 0);
+  ck_assert_int_eq(cli(out, sizeof out, "ptx '" SEED000 "' --ptx-version=88"), 0);
+  ck_assert_str_eq(out, spaced);
+  /* given twice: the last counts */
+  ck_assert_int_eq(cli(spaced, sizeof spaced, "ptx '" SEED000 "' --target sm_90"), 0);
+  ck_assert_int_eq(cli(out, sizeof out, "ptx '" SEED000 "' --target sm_80 --target=sm_90"), 0);
+  ck_assert_str_eq(out, spaced);
+  ck_assert_int_eq(cli(out, sizeof out, "ptx '" SEED000 "' --emulate-packed=1"), 2);
+  ck_assert_msg(strstr(out, "--emulate-packed takes no value"), "%s", out);
+  ck_assert_msg(strstr(out, "try 'redjit help ptx'"), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "run '" SEED000 "' --seed=banana"), 2);
+  ck_assert_msg(strstr(out, "--seed: \\\"banana\\\" is not a number"), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "ptx -- '" SEED000 "'"), 0); /* -- ends the options */
+}
+END_TEST
+
+/* An option the command does not take is an error naming both; run / bench / plan say it as
+ * their one JSON line. */
+START_TEST(inapplicable_options) {
+  static const struct {
+    const char *args, *msg;
+  } text[] = {
+      {"variants --seed 3", "redjit: --seed does not apply to variants\n"},
+      {"explain '" SEED000 "' --emit llvm", "--emit does not apply to explain"},
+      {"ptx '" SEED000 "' --gpus 2", "--gpus does not apply to ptx"},
+      {"variants extra", "unexpected argument \"extra\""},
+      {"ptx '" SEED000 "' '" SEED000 "'", "one REQUEST only"},
+      {"frobnicate", "try 'redjit --help'"},
+  };
+  for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) {
+    ck_assert_msg(cli(out, sizeof out, text[i].args) == 2, "%s: %s", text[i].args, out);
+    ck_assert_msg(strstr(out, text[i].msg), "%s: %s", text[i].args, out);
+  }
+  static const struct {
+    const char *args, *msg;
+  } json[] = {
+      {"run '" SEED000 "' --ir x.ll", "\"error\": \"--ir does not apply to run\""},
+      {"bench '" SEED000 "' --seed 1", "\"error\": \"--seed does not apply to bench\""},
+      {"plan '" SEED000 "' --target sm_90", "\"error\": \"--target does not apply to plan\""},
+      {"run '" SEED000 "' --emulate-packed=yes", "takes no value"},
+  };
+  for (size_t i = 0; i < sizeof json / sizeof json[0]; i++) {
+    ck_assert_msg(cli(out, sizeof out, json[i].args) == 2, "%s: %s", json[i].args, out);
+    ck_assert_msg(strncmp(out, "{\"ok\": false, \"error\": ", 23) == 0, "%s", out);
+    ck_assert_msg(strstr(out, json[i].msg), "%s: %s", json[i].args, out);
+    ck_assert_int_eq(rjt_count(out, "\n"), 1);
+  }
+}
+END_TEST
+
+/* A small JSON checker: the end of the value at p, or NULL when it is not valid JSON. */
+static const char *jv_value(const char *p);
+static const char *jv_ws(const char *p) {
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+    p++;
+  return p;
+}
+static const char *jv_string(const char *p) {
+  if (!p || *p++ != '"') return NULL;
+  for (; *p != '"'; p++) {
+    if ((unsigned char)*p < 0x20) return NULL; /* a raw control char, or the end */
+    if (*p != '\\') continue;
+    if (*++p != 'u') {
+      if (!*p || !strchr("\"\\/bfnrt", *p)) return NULL;
+      continue;
+    }
+    for (int i = 1; i <= 4; i++)
+      if (!isxdigit((unsigned char)p[i])) return NULL;
+    p += 4;
+  }
+  return p + 1;
+}
+static const char *jv_members(const char *p, char close) {
+  if (*(p = jv_ws(p)) == close) return p + 1;
+  for (;;) {
+    if (close == '}') {
+      if (!(p = jv_string(jv_ws(p))) || *(p = jv_ws(p)) != ':') return NULL;
+      p++;
+    }
+    if (!(p = jv_value(p))) return NULL;
+    if (*(p = jv_ws(p)) == close) return p + 1;
+    if (*p++ != ',') return NULL;
+  }
+}
+static const char *jv_value(const char *p) {
+  p = jv_ws(p);
+  if (*p == '"') return jv_string(p);
+  if (*p == '{' || *p == '[') return jv_members(p + 1, *p == '{' ? '}' : ']');
+  static const char *const lit[] = {"true", "false", "null"};
+  for (int i = 0; i < 3; i++)
+    if (strncmp(p, lit[i], strlen(lit[i])) == 0) return p + strlen(lit[i]);
+  if (*p != '-' && !isdigit((unsigned char)*p)) return NULL;
+  size_t n = strspn(p, "-+0123456789.eE");
+  return n ? p + n : NULL;
+}
+static void assert_one_json_line(const char *line) {
+  const char *end = jv_value(line);
+  ck_assert_msg(end && strcmp(jv_ws(end), "") == 0 && rjt_count(line, "\n") == 1, "not JSON: %s",
+                line);
+}
+
+/* Quotes, backslashes and control characters in a message are escaped: the line stays JSON. */
+START_TEST(json_is_escaped) {
+  ck_assert_int_eq(cli(out, sizeof out, "run '" SEED000 "' --seed \"$(printf 'a\"b\\\\c\\td')\""),
+                   2);
+  assert_one_json_line(out);
+  ck_assert_msg(strstr(out, "\"--seed: \\\"a\\\"b\\\\c\\td\\\" is not a number\""), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "bench \"$(printf '/nonexistent/q\"\\001\\nx')\""), 2);
+  assert_one_json_line(out);
+  ck_assert_msg(strstr(out, "/nonexistent/q\\\"\\u0001\\nx"), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "plan '{\"kind\":\"tile\",\"o\\tp\":1}'"), 2);
+  assert_one_json_line(out);
+  ck_assert_int_eq(cli(out, sizeof out,
+                       "plan '{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":3,"
+                       "\"root\":0,\"shape\":[4096]}' --gpus 3 --path ring"),
+                   0);
+  assert_one_json_line(out);
+  ck_assert_msg(strstr(out, "\"why_not\": \""), "%s", out);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("cli");
   TCase *tc = tcase_create("core");
@@ -229,6 +440,12 @@ int main(void) {
   tcase_add_test(tc, numbers_are_checked);
   tcase_add_test(tc, inputs_are_capped);
   tcase_add_test(tc, repro_requests);
+  tcase_add_test(tc, help_and_version);
+  tcase_add_test(tc, command_help);
+  tcase_add_test(tc, docs_table_is_the_cli_table);
+  tcase_add_test(tc, option_syntax);
+  tcase_add_test(tc, inapplicable_options);
+  tcase_add_test(tc, json_is_escaped);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }

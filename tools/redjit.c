@@ -1,39 +1,21 @@
 /* redjit — the command-line tool (CONTRACT.md section 1).  It uses only the public API in
- * redjit.h, as Lua's lauxlib uses only lua.h. */
+ * redjit.h, as Lua's lauxlib uses only lua.h.  The command and option tables are in cli_args.c,
+ * help in cli_help.c, JSON output in cli_json.c. */
 #include "redjit.h"
 #include "redjit_check.h"
 
-#include <errno.h>
-#include <math.h>
+#include "cli.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-/* Inputs are read up to a cap (a FIFO or /dev/zero stops there), and numbers within a range. */
+/* Inputs are read up to a cap (a FIFO or /dev/zero stops there). */
 #define REQUEST_CAP ((size_t)16 << 20) /* a request file or standard input: 16 MiB */
 #define IR_CAP ((size_t)256 << 20)     /* --ir MODULE: 256 MiB */
-#define MAX_DEVICE 1023
-#define MAX_NANS (1 << 24)
-#define MAX_PTX_VERSION 999
-
-static const char usage[] =
-    "usage: redjit ptx      REQUEST [--target T] [--emit ptx|llvm|llvm-opt] [--ptx-version N]\n"
-    "       redjit ptx      --ir MODULE --entry KERNEL [--target T] [--emit ...] (LLVM IR / bitcode)\n"
-    "       (ptx, explain, run, bench also take --emulate-packed)\n"
-    "       redjit explain  REQUEST [--target T]\n"
-    "       redjit run      REQUEST [--target T] [--seed N] [--device K] [--nans K]\n"
-    "       redjit bench    REQUEST [--target T] [--device K]\n"
-    "       (run and bench of a treduce request also take --path auto|peer|staged|split|split-equal|ring)\n"
-    "       redjit plan     TREDUCE_REQUEST [--gpus N] [--path auto|split|split-equal|ring]\n"
-    "       redjit variants\n"
-    "REQUEST: a JSON file, - for standard input, or the JSON text itself ({...}).\n"
-    "Files and standard input are read up to 16 MiB (REQUEST) or 256 MiB (--ir MODULE).\n"
-    "Numbers (decimal): --seed 0..2^64-1, --device 0..1023, --nans 0..16777216,\n"
-    "  --ptx-version 0..999 (0: the least needed), --gpus 1..64.\n"
-    "Exit: 0 ok, 1 run found a wrong result, 2 invalid request or no variant, 3 no GPU or CUDA "
-    "error.\n";
 
 /* Exit status for a library status (CONTRACT.md). */
 static int exit_code(rj_status s) {
@@ -103,229 +85,201 @@ static char *load_request(const char *arg, char *err, size_t n) {
   return text;
 }
 
-static void json_string(FILE *out, const char *s) {
-  fputc('"', out);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(out, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(out, "\\u%04x", c);
-    else
-      fputc(c, out);
+/* A failure, said as CONTRACT.md wants: run / bench / plan print one JSON line (and, when standard
+ * error is a terminal, the message there too); the others print "redjit: MSG" on standard error.
+ * A usage error adds where to read the command's usage (c NULL: no command yet). */
+static int fail(const cli_command *c, const char *msg, rj_status s, bool usage) {
+  if (c && c->json) {
+    cJSON *o = cJSON_CreateObject();
+    json_bool(o, "ok", false);
+    json_str(o, "error", msg);
+    json_str(o, "status", rj_status_name(s));
+    json_line(stdout, o);
+    if (!isatty(STDERR_FILENO)) return exit_code(s);
   }
-  fputc('"', out);
-}
-
-static void json_number(FILE *out, double v) {
-  if (isfinite(v))
-    fprintf(out, "%.6g", v);
-  else
-    fputs("null", out);
-}
-
-static int fail_json(const char *msg, rj_status s) {
-  fputs("{\"ok\": false, \"error\": ", stdout);
-  json_string(stdout, msg);
-  printf(", \"status\": \"%s\"}\n", rj_status_name(s));
+  fprintf(stderr, "redjit: %s\n", msg);
+  if (usage) fprintf(stderr, "try 'redjit %s%s'\n", c ? "help " : "--help", c ? c->name : "");
   return exit_code(s);
 }
 
-typedef struct args {
-  const char *cmd, *request, *emit;
-  const char *ir, *entry; /* ptx --ir MODULE --entry KERNEL */
-  const char *path;       /* run / bench / plan of a treduce request: --path */
-  int gpus;               /* plan: rank r on GPU r mod gpus (0: the GPUs present, else 1) */
-  rj_check_opts check;
-} args;
+/* What one command works on. */
+typedef struct job {
+  rj_ctx *ctx;
+  const cli_args *a;
+  const cli_command *c;
+  rj_check_opts opt;
+  rj_request req;
+  rj_treduce_path path;
+} job;
 
-/* A number option's value: all of v in decimal (an optional '-', then digits), within lo..hi.
- * On an error, writes a message naming the option into err and returns -1. */
-static int parse_int(const char *opt, const char *v, long long lo, long long hi, long long *out,
-                     char *err, size_t n) {
-  const char *d = v + (v[0] == '-');
-  if (!*d || strspn(d, "0123456789") != strlen(d)) {
-    snprintf(err, n, "%s: \"%.40s\" is not a number", opt, v);
-    return -1;
-  }
-  errno = 0;
-  long long x = strtoll(v, NULL, 10);
-  if (errno == ERANGE || x < lo || x > hi) {
-    snprintf(err, n, "%s: %.40s is out of range (%lld..%lld)", opt, v, lo, hi);
-    return -1;
-  }
-  *out = x;
-  return 0;
-}
-
-/* --seed: 0..2^64-1, as parse_int. */
-static int parse_seed(const char *v, uint64_t *out, char *err, size_t n) {
-  const char *d = v + (v[0] == '-');
-  if (!*d || strspn(d, "0123456789") != strlen(d)) {
-    snprintf(err, n, "--seed: \"%.40s\" is not a number", v);
-    return -1;
-  }
-  errno = 0;
-  unsigned long long x = strtoull(v, NULL, 10);
-  if (v[0] == '-' || errno == ERANGE) {
-    snprintf(err, n, "--seed: %.40s is out of range (0..%llu)", v, (unsigned long long)UINT64_MAX);
-    return -1;
-  }
-  *out = x;
-  return 0;
-}
-
-/* An int option of parse_args: --gpus, --device, --nans, --ptx-version; 0 when o is none. */
-static int int_option(const char *o, args *a, int **dst, long long *lo, long long *hi) {
-  static const struct {
-    const char *name;
-    long long lo, hi;
-  } opts[] = {{"--gpus", 1, RJ_TREDUCE_MAX_SLICES},
-              {"--device", 0, MAX_DEVICE},
-              {"--nans", 0, MAX_NANS},
-              {"--ptx-version", 0, MAX_PTX_VERSION}};
-  int *fields[] = {&a->gpus, &a->check.compile.device, &a->check.nan_count,
-                   &a->check.compile.ptx_version};
-  for (int i = 0; i < 4; i++)
-    if (strcmp(o, opts[i].name) == 0) {
-      *dst = fields[i];
-      *lo = opts[i].lo;
-      *hi = opts[i].hi;
-      return 1;
-    }
-  return 0;
-}
-
-/* Fills a; on an error, writes the message into err and returns -1. */
-static int parse_args(int argc, char **argv, args *a, char *err, size_t n) {
-  memset(a, 0, sizeof *a);
-  err[0] = 0;
-  rj_check_opts_init(&a->check);
-  a->emit = "ptx";
-  if (argc < 2) {
-    snprintf(err, n, "missing command");
-    return -1;
-  }
-  a->cmd = argv[1];
-  for (int i = 2; i < argc; i++) {
-    const char *o = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int *field;
-    long long lo, hi, x;
-    if (strcmp(o, "--target") == 0 && v) {
-      a->check.compile.target = v;
-    } else if (strcmp(o, "--emit") == 0 && v) {
-      a->emit = v;
-    } else if (strcmp(o, "--ir") == 0 && v) {
-      a->ir = v;
-    } else if (strcmp(o, "--entry") == 0 && v) {
-      a->entry = v;
-    } else if (strcmp(o, "--path") == 0 && v) {
-      a->path = v;
-    } else if (int_option(o, a, &field, &lo, &hi) && v) {
-      if (parse_int(o, v, lo, hi, &x, err, n)) return -1;
-      *field = (int)x;
-    } else if (strcmp(o, "--seed") == 0 && v) {
-      if (parse_seed(v, &a->check.seed, err, n)) return -1;
-    } else if (strcmp(o, "--emulate-packed") == 0) {
-      a->check.compile.emulate_packed = 1;
-      continue;
-    } else if (!a->request && (o[0] != '-' || o[1] == 0 || o[0] == '{')) {
-      a->request = o;
-      continue;
-    } else {
-      snprintf(err, n, "unknown or incomplete option \"%s\"", o);
-      return -1;
-    }
-    i++;
-  }
-  return 0;
-}
-
-/* rj_treduce_path's names, as --path takes them */
-static const char *const path_names[] = {"auto", "peer", "staged", "split", "split-equal", "ring"};
-
-/* --path's value (auto when absent); -1 when it names none. */
-static int path_kind(const char *path) {
-  if (!path) return RJ_TREDUCE_AUTO;
-  for (int i = 0; i < 6; i++)
-    if (strcmp(path, path_names[i]) == 0) return i;
-  return -1;
+/* The compile and check options the command line gave (the library's defaults for the rest). */
+static void check_opts(const cli_args *a, rj_check_opts *o) {
+  rj_check_opts_init(o);
+  if (a->val[OPT_TARGET]) o->compile.target = a->val[OPT_TARGET];
+  if (a->val[OPT_PTX_VERSION]) o->compile.ptx_version = (int)a->num[OPT_PTX_VERSION];
+  if (a->val[OPT_DEVICE]) o->compile.device = (int)a->num[OPT_DEVICE];
+  if (a->val[OPT_EMULATE_PACKED]) o->compile.emulate_packed = 1;
+  if (a->val[OPT_SEED]) o->seed = a->num[OPT_SEED];
+  if (a->val[OPT_NANS]) o->nan_count = (int)a->num[OPT_NANS];
 }
 
 /* `redjit plan`: the split plan of a treduce request with rank r on GPU r mod gpus, as JSON. */
-static int cmd_plan(rj_ctx *ctx, const rj_request *req, int path, int gpus) {
+static int cmd_plan(job *j) {
+  const rj_request *req = &j->req;
+  int gpus = (int)j->a->num[OPT_GPUS];
   if (req->kind != RJ_KIND_TREDUCE)
-    return fail_json("kind: plan takes a treduce request", RJ_EINVAL);
-  if (!gpus && rj_device_count(ctx, &gpus) != RJ_OK) gpus = 0;
+    return fail(j->c, "kind: plan takes a treduce request", RJ_EINVAL, false);
+  if (!gpus && rj_device_count(j->ctx, &gpus) != RJ_OK) gpus = 0;
   if (gpus < 1) gpus = 1;
   int *dev = malloc(sizeof(int) * (size_t)req->u.treduce.ranks);
-  if (!dev) return fail_json("out of memory", RJ_ENOMEM);
+  if (!dev) return fail(j->c, "out of memory", RJ_ENOMEM, false);
   for (int r = 0; r < req->u.treduce.ranks; r++)
     dev[r] = r % gpus;
   rj_treduce_plan *p = malloc(sizeof *p);
   if (p) rj_treduce_plan_init(p);
-  rj_status s = p ? rj_treduce_plan_make(ctx, req, dev, (rj_treduce_path)path, p) : RJ_ENOMEM;
+  rj_status s = p ? rj_treduce_plan_make(j->ctx, req, dev, j->path, p) : RJ_ENOMEM;
   free(dev);
   if (s) {
     free(p);
-    return fail_json(p ? rj_errmsg(ctx) : "out of memory", s);
+    return fail(j->c, p ? rj_errmsg(j->ctx) : "out of memory", s, false);
   }
-  printf("{\"ok\": true, \"path\": \"%s\", \"ranks\": %d, \"gpus\": %d, \"bytes_per_rank\": %.0f, "
-         "\"peer_load\": %.4f, \"split_load\": %.4f, \"saved_bytes\": %.0f, \"dim\": %d, "
-         "\"slices\": [",
-         path_names[p->path], req->u.treduce.ranks, p->gpus, p->bytes_per_rank, p->peer_load,
-         p->split_load, p->saved_bytes, p->dim);
+  cJSON *o = cJSON_CreateObject();
+  json_bool(o, "ok", true);
+  json_str(o, "path", cli_path_names[p->path]);
+  json_int(o, "ranks", req->u.treduce.ranks);
+  json_int(o, "gpus", p->gpus);
+  json_num(o, "bytes_per_rank", "%.0f", p->bytes_per_rank);
+  json_num(o, "peer_load", "%.4f", p->peer_load);
+  json_num(o, "split_load", "%.4f", p->split_load);
+  json_num(o, "saved_bytes", "%.0f", p->saved_bytes);
+  json_int(o, "dim", p->dim);
+  cJSON *slices = json_add(o, "slices", cJSON_CreateArray());
   for (int i = 0; i < p->slices; i++) {
     const rj_treduce_slice *sl = &p->slice[i];
-    printf("%s{\"gpu\": %d, \"local_ranks\": %d, \"start\": %lld, \"len\": %lld, \"share\": %.4f, "
-           "\"in\": %.4f, \"out\": %.4f, \"load\": %.4f}",
-           i ? ", " : "", sl->device, sl->local_ranks, (long long)sl->start, (long long)sl->len,
-           sl->share, sl->in, sl->out, sl->load);
+    cJSON *e = json_add(slices, NULL, cJSON_CreateObject());
+    json_int(e, "gpu", sl->device);
+    json_int(e, "local_ranks", sl->local_ranks);
+    json_int(e, "start", (long long)sl->start);
+    json_int(e, "len", (long long)sl->len);
+    json_num(e, "share", "%.4f", sl->share);
+    json_num(e, "in", "%.4f", sl->in);
+    json_num(e, "out", "%.4f", sl->out);
+    json_num(e, "load", "%.4f", sl->load);
   }
-  printf("], \"ring\": {\"load\": %.4f, \"hops\": %d, \"chunks\": %d, \"why_not\": \"%s\"}}\n",
-         p->ring_load, p->hops, p->chunks, p->ring_why);
+  cJSON *ring = json_add(o, "ring", cJSON_CreateObject());
+  json_num(ring, "load", "%.4f", p->ring_load);
+  json_int(ring, "hops", p->hops);
+  json_int(ring, "chunks", p->chunks);
+  json_str(ring, "why_not", p->ring_why);
+  json_line(stdout, o);
   free(p);
   return 0;
 }
 
-/* --emit's value; -1 when it names none. */
-static int emit_kind(const char *emit) {
-  if (strcmp(emit, "ptx") == 0) return RJ_EMIT_PTX;
-  if (strcmp(emit, "llvm") == 0) return RJ_EMIT_LLVM;
-  if (strcmp(emit, "llvm-opt") == 0) return RJ_EMIT_LLVM_OPT;
-  fprintf(stderr, "redjit: --emit: expected ptx, llvm or llvm-opt\n");
-  return -1;
-}
-
-static int cmd_ptx_ir(rj_ctx *ctx, const args *a) {
-  if (strcmp(a->cmd, "ptx") != 0 || !a->entry || a->request) {
-    fprintf(stderr, "redjit: --ir MODULE goes with `ptx` and --entry KERNEL, without a REQUEST\n");
-    return 2;
-  }
-  int what = emit_kind(a->emit);
-  if (what < 0) return 2;
-  FILE *f = strcmp(a->ir, "-") == 0 ? stdin : fopen(a->ir, "rb");
+/* `redjit ptx --ir MODULE --entry KERNEL`: a caller's finished module through redjit's codegen. */
+static int cmd_ptx_ir(job *j) {
+  const cli_args *a = j->a;
+  if (!a->val[OPT_IR] || !a->val[OPT_ENTRY] || a->operand)
+    return fail(j->c, "--ir MODULE goes with `ptx` and --entry KERNEL, without a REQUEST",
+                RJ_EINVAL, true);
+  const char *path = a->val[OPT_IR];
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
   if (!f) {
-    fprintf(stderr, "redjit: --ir: cannot open \"%s\"\n", a->ir);
+    fprintf(stderr, "redjit: --ir: cannot open \"%s\"\n", path);
     return 2;
   }
   size_t len = 0;
   char err[320];
-  char *ir = read_capped(f, IR_CAP, input_name("--ir MODULE", a->ir), &len, err, sizeof err);
+  char *ir = read_capped(f, IR_CAP, input_name("--ir MODULE", path), &len, err, sizeof err);
   if (f != stdin) fclose(f);
-  if (!ir) {
-    fprintf(stderr, "redjit: %s\n", err);
-    return 2;
-  }
+  if (!ir) return fail(j->c, err, RJ_EINVAL, false);
   rj_kernel *k;
-  rj_status s = rj_compile_ir(ctx, ir, len, a->entry, &a->check.compile, &k);
+  rj_status s = rj_compile_ir(j->ctx, ir, len, a->val[OPT_ENTRY], &j->opt.compile, &k);
   free(ir);
-  if (s) {
-    fprintf(stderr, "redjit: %s\n", rj_errmsg(ctx));
-    return exit_code(s);
+  if (s) return fail(j->c, rj_errmsg(j->ctx), s, false);
+  fputs(rj_kernel_text(k, (rj_emit)a->choice[OPT_EMIT]), stdout);
+  return 0;
+}
+
+static int cmd_ptx(job *j) {
+  rj_kernel *k;
+  rj_status s = rj_compile(j->ctx, &j->req, &j->opt.compile, &k);
+  if (s) return fail(j->c, rj_errmsg(j->ctx), s, false);
+  fputs(rj_kernel_text(k, (rj_emit)j->a->choice[OPT_EMIT]), stdout);
+  return 0;
+}
+
+/* No variant accepting is said by the lines themselves, not on standard error. */
+static int cmd_explain(job *j) {
+  const char *lines = NULL;
+  rj_status s = rj_explain(j->ctx, &j->req, &j->opt.compile, &lines);
+  if (lines) fputs(lines, stdout);
+  if (s && s != RJ_ENOVARIANT) fprintf(stderr, "redjit: %s\n", rj_errmsg(j->ctx));
+  return exit_code(s);
+}
+
+/* The keys a treduce run adds (CLI.md). */
+static void treduce_run_keys(cJSON *o, const rj_treduce_result *tr) {
+  char digest[24];
+  snprintf(digest, sizeof digest, "%016llx", (unsigned long long)tr->dst_digest);
+  json_str(o, "path", tr->path);
+  json_int(o, "staged_ranks", tr->staged_ranks);
+  json_int(o, "peer_ranks", tr->peer_ranks);
+  json_int(o, "slices", tr->slices);
+  json_int(o, "gpus", tr->gpus);
+  json_num(o, "root_share", "%.4f", tr->root_share);
+  json_str(o, "digest", digest);
+}
+
+static int cmd_run(job *j) {
+  rj_check_result r = {.struct_size = sizeof(rj_check_result)};
+  rj_treduce_result tr = {.struct_size = sizeof(rj_treduce_result)}; /* treduce: which path ran */
+  bool treduce = j->req.kind == RJ_KIND_TREDUCE;
+  rj_status s = treduce ? rj_treduce_check(j->ctx, &j->req, &j->opt, j->path, &r, &tr)
+                        : rj_check(j->ctx, &j->req, &j->opt, &r);
+  if (s) return fail(j->c, rj_errmsg(j->ctx), s, false);
+  cJSON *o = cJSON_CreateObject();
+  json_bool(o, "ok", r.ok);
+  json_str(o, "variant", r.variant);
+  json_str(o, "target", r.target);
+  json_int(o, "checked", (long long)r.checked);
+  json_num(o, "max_abs_err", "%.6g", r.max_abs_err);
+  json_num(o, "max_rel_err", "%.6g", r.max_rel_err);
+  json_num(o, "compile_ms", "%.3f", r.compile_ms);
+  json_num(o, "load_ms", "%.3f", r.load_ms);
+  json_num(o, "kernel_ms", "%.4f", r.kernel_ms);
+  json_int(o, "wrong", (long long)r.wrong);
+  json_int(o, "outside_written", (long long)r.outside_written);
+  if (treduce) treduce_run_keys(o, &tr);
+  if (!r.ok) json_str(o, "error", r.first_error);
+  json_line(stdout, o);
+  if (!r.ok && isatty(STDERR_FILENO)) fprintf(stderr, "redjit: run: %s\n", r.first_error);
+  return r.ok ? 0 : 1;
+}
+
+static int cmd_bench(job *j) {
+  rj_bench_result b = {.struct_size = sizeof(rj_bench_result)};
+  rj_treduce_result tr = {.struct_size = sizeof(rj_treduce_result)};
+  bool treduce = j->req.kind == RJ_KIND_TREDUCE;
+  rj_status s = treduce ? rj_treduce_bench(j->ctx, &j->req, &j->opt, j->path, &b, &tr)
+                        : rj_bench(j->ctx, &j->req, &j->opt, &b);
+  if (s) return fail(j->c, rj_errmsg(j->ctx), s, false);
+  cJSON *o = cJSON_CreateObject();
+  json_bool(o, "ok", true);
+  json_str(o, "variant", b.variant);
+  json_str(o, "target", b.target);
+  if (treduce) {
+    json_str(o, "path", tr.path);
+    json_int(o, "slices", tr.slices);
+    json_int(o, "gpus", tr.gpus);
+    json_num(o, "root_share", "%.4f", tr.root_share);
+    json_num(o, "call_ms", "%.5f", tr.call_ms);
   }
-  fputs(rj_kernel_text(k, (rj_emit)what), stdout);
+  json_num(o, "kernel_ms", "%.5f", b.kernel_ms);
+  json_num(o, "bytes", "%.0f", b.bytes);
+  json_num(o, "gbps", "%.2f", b.gbps);
+  json_int(o, "runs", b.runs);
+  json_line(stdout, o);
   return 0;
 }
 
@@ -338,144 +292,97 @@ static int cmd_variants(rj_ctx *ctx) {
   return 0;
 }
 
-int main(int argc, char **argv) {
-  args a;
-  char why[256];
-  if (parse_args(argc, argv, &a, why, sizeof why)) {
-    /* run and bench answer with one JSON line even here (CONTRACT.md), and so does plan */
-    if (a.cmd &&
-        (strcmp(a.cmd, "run") == 0 || strcmp(a.cmd, "bench") == 0 || strcmp(a.cmd, "plan") == 0))
-      return fail_json(why, RJ_EINVAL);
-    fprintf(stderr, "redjit: %s\n%s", why, usage);
+/* `redjit help [COMMAND]`, `redjit help --table`. */
+static int cmd_help(const cli_args *a) {
+  if (a->val[OPT_TABLE]) {
+    cli_markdown_table(stdout);
+    return 0;
+  }
+  if (!a->operand) {
+    cli_overview(stdout);
+    return 0;
+  }
+  const cli_command *c = cli_command_find(a->operand);
+  if (!c) {
+    char names[160];
+    cli_command_list(names, sizeof names);
+    fprintf(stderr, "redjit: help: unknown command \"%.60s\" (commands: %s)\n", a->operand, names);
     return 2;
   }
-  rj_ctx *ctx = rj_ctx_new();
-  if (!ctx) {
-    fputs("redjit: out of memory\n", stderr);
-    return 2;
-  }
-  int rc = 2;
-  bool json_errors =
-      strcmp(a.cmd, "run") == 0 || strcmp(a.cmd, "bench") == 0 || strcmp(a.cmd, "plan") == 0;
-  char *text = NULL;
-  rj_request req;
-  rj_status s;
-  if (strcmp(a.cmd, "variants") == 0) {
-    rc = cmd_variants(ctx);
-    goto done;
-  }
-  if (strcmp(a.cmd, "ptx") && strcmp(a.cmd, "explain") && !json_errors) {
-    fprintf(stderr, "redjit: unknown command \"%s\"\n%s", a.cmd, usage);
-    goto done;
-  }
-  if (a.ir) { /* a caller's finished module through redjit's codegen (rj_compile_ir) */
-    rc = cmd_ptx_ir(ctx, &a);
-    goto done;
-  }
-  if (!a.request) {
-    if (json_errors)
-      rc = fail_json("missing REQUEST", RJ_EINVAL);
-    else
-      fprintf(stderr, "redjit %s: missing REQUEST\n%s", a.cmd, usage);
-    goto done;
-  }
+  cli_command_help(stdout, c);
+  return 0;
+}
+
+/* Reads the request and runs a command that takes one. */
+static int request_command(job *j) {
+  const cli_args *a = j->a;
+  if (!a->operand) return fail(j->c, "missing REQUEST", RJ_EINVAL, true);
   char err[256];
-  if (!(text = load_request(a.request, err, sizeof err))) {
-    rc = json_errors ? fail_json(err, RJ_EINVAL) : (fprintf(stderr, "redjit: %s\n", err), 2);
-    goto done;
-  }
-  if ((s = rj_request_parse(ctx, text, &req))) {
-    rc = json_errors ? fail_json(rj_errmsg(ctx), s)
-                     : (fprintf(stderr, "redjit: %s\n", rj_errmsg(ctx)), exit_code(s));
-    goto done;
-  }
-  int path = path_kind(a.path);
-  if (a.path && (!json_errors || req.kind != RJ_KIND_TREDUCE || path < 0)) {
-    const char *why = path < 0
-                          ? "--path: expected auto, peer, staged, split, split-equal or ring"
-                          : "--path: only run, bench and plan of a treduce request take a path";
-    rc = json_errors ? fail_json(why, RJ_EINVAL) : (fprintf(stderr, "redjit: %s\n", why), 2);
-    goto done;
-  }
-  if (a.gpus && strcmp(a.cmd, "plan")) {
-    rc = json_errors ? fail_json("--gpus: only plan takes it", RJ_EINVAL)
-                     : (fprintf(stderr, "redjit: --gpus: only plan takes it\n"), 2);
-    goto done;
-  }
-  if (strcmp(a.cmd, "plan") == 0) {
-    rc = cmd_plan(ctx, &req, path, a.gpus);
-  } else if (strcmp(a.cmd, "ptx") == 0) {
-    int what = emit_kind(a.emit);
-    if (what < 0) goto done;
-    rj_kernel *k;
-    if ((s = rj_compile(ctx, &req, &a.check.compile, &k))) {
-      fprintf(stderr, "redjit: %s\n", rj_errmsg(ctx));
-      rc = exit_code(s);
-      goto done;
-    }
-    fputs(rj_kernel_text(k, (rj_emit)what), stdout);
-    rc = 0;
-  } else if (strcmp(a.cmd, "explain") == 0) {
-    const char *lines = NULL;
-    s = rj_explain(ctx, &req, &a.check.compile, &lines);
-    if (lines) fputs(lines, stdout);
-    if (s && s != RJ_ENOVARIANT) fprintf(stderr, "redjit: %s\n", rj_errmsg(ctx));
-    rc = exit_code(s);
-  } else if (strcmp(a.cmd, "run") == 0) {
-    rj_check_result r = {.struct_size = sizeof(rj_check_result)};
-    rj_treduce_result tr = {.struct_size = sizeof(rj_treduce_result)}; /* treduce: which path ran */
-    if ((s = req.kind == RJ_KIND_TREDUCE
-                 ? rj_treduce_check(ctx, &req, &a.check, (rj_treduce_path)path, &r, &tr)
-                 : rj_check(ctx, &req, &a.check, &r))) {
-      rc = fail_json(rj_errmsg(ctx), s);
-      goto done;
-    }
-    printf("{\"ok\": %s, \"variant\": ", r.ok ? "true" : "false");
-    json_string(stdout, r.variant);
-    printf(", \"target\": ");
-    json_string(stdout, r.target);
-    printf(", \"checked\": %lld, \"max_abs_err\": ", (long long)r.checked);
-    json_number(stdout, r.max_abs_err);
-    printf(", \"max_rel_err\": ");
-    json_number(stdout, r.max_rel_err);
-    printf(", \"compile_ms\": %.3f, \"load_ms\": %.3f, \"kernel_ms\": %.4f", r.compile_ms,
-           r.load_ms, r.kernel_ms);
-    printf(", \"wrong\": %lld, \"outside_written\": %lld", (long long)r.wrong,
-           (long long)r.outside_written);
-    if (req.kind == RJ_KIND_TREDUCE)
-      printf(", \"path\": \"%s\", \"staged_ranks\": %d, \"peer_ranks\": %d, \"slices\": %d, "
-             "\"gpus\": %d, \"root_share\": %.4f, \"digest\": \"%016llx\"",
-             tr.path, tr.staged_ranks, tr.peer_ranks, tr.slices, tr.gpus, tr.root_share,
-             (unsigned long long)tr.dst_digest);
-    if (!r.ok) {
-      printf(", \"error\": ");
-      json_string(stdout, r.first_error);
-    }
-    printf("}\n");
-    rc = r.ok ? 0 : 1;
-  } else {
-    rj_bench_result b = {.struct_size = sizeof(rj_bench_result)};
-    rj_treduce_result tr = {.struct_size = sizeof(rj_treduce_result)};
-    if ((s = req.kind == RJ_KIND_TREDUCE
-                 ? rj_treduce_bench(ctx, &req, &a.check, (rj_treduce_path)path, &b, &tr)
-                 : rj_bench(ctx, &req, &a.check, &b))) {
-      rc = fail_json(rj_errmsg(ctx), s);
-      goto done;
-    }
-    printf("{\"ok\": true, \"variant\": ");
-    json_string(stdout, b.variant);
-    printf(", \"target\": ");
-    json_string(stdout, b.target);
-    if (req.kind == RJ_KIND_TREDUCE)
-      printf(
-          ", \"path\": \"%s\", \"slices\": %d, \"gpus\": %d, \"root_share\": %.4f, \"call_ms\": %.5f",
-          tr.path, tr.slices, tr.gpus, tr.root_share, tr.call_ms);
-    printf(", \"kernel_ms\": %.5f, \"bytes\": %.0f, \"gbps\": %.2f, \"runs\": %d}\n", b.kernel_ms,
-           b.bytes, b.gbps, b.runs);
-    rc = 0;
-  }
-done:
+  char *text = load_request(a->operand, err, sizeof err);
+  if (!text) return fail(j->c, err, RJ_EINVAL, false);
+  rj_status s = rj_request_parse(j->ctx, text, &j->req);
+  int rc;
+  if (s)
+    rc = fail(j->c, rj_errmsg(j->ctx), s, false);
+  else if (a->val[OPT_PATH] && j->req.kind != RJ_KIND_TREDUCE)
+    rc = fail(j->c, "--path: only run, bench and plan of a treduce request take a path", RJ_EINVAL,
+              true);
+  else if (j->c->bit == CMD_PLAN)
+    rc = cmd_plan(j);
+  else if (j->c->bit == CMD_PTX)
+    rc = cmd_ptx(j);
+  else if (j->c->bit == CMD_EXPLAIN)
+    rc = cmd_explain(j);
+  else
+    rc = j->c->bit == CMD_RUN ? cmd_run(j) : cmd_bench(j);
   free(text);
-  rj_ctx_free(ctx);
+  return rc;
+}
+
+/* The command argv[1] names (--help and -h: help, --version: version); NULL when none, said. */
+static const cli_command *command_of(int argc, char **argv) {
+  if (argc < 2) {
+    fail(NULL, "missing command", RJ_EINVAL, true);
+    return NULL;
+  }
+  const char *name = argv[1];
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) name = "help";
+  if (strcmp(name, "--version") == 0) name = "version";
+  const cli_command *c = cli_command_find(name);
+  if (!c) {
+    char names[160], msg[256];
+    cli_command_list(names, sizeof names);
+    snprintf(msg, sizeof msg, "unknown command \"%.60s\" (commands: %s)", argv[1], names);
+    fail(NULL, msg, RJ_EINVAL, true);
+  }
+  return c;
+}
+
+int main(int argc, char **argv) {
+  const cli_command *c = command_of(argc, argv);
+  if (!c) return 2;
+  if (cli_wants_help(argc, argv)) {
+    cli_command_help(stdout, c);
+    return 0;
+  }
+  cli_args a;
+  char why[256];
+  if (cli_parse(c, argc, argv, &a, why, sizeof why)) return fail(c, why, RJ_EINVAL, true);
+  if (c->bit == CMD_HELP) return cmd_help(&a);
+  if (c->bit == CMD_VERSION) {
+    printf("redjit %s\n", rj_version());
+    return 0;
+  }
+  job j = {.a = &a, .c = c, .path = (rj_treduce_path)a.choice[OPT_PATH]};
+  check_opts(&a, &j.opt);
+  if (!(j.ctx = rj_ctx_new())) return fail(c, "out of memory", RJ_ENOMEM, false);
+  int rc;
+  if (c->bit == CMD_VARIANTS)
+    rc = cmd_variants(j.ctx);
+  else if (a.val[OPT_IR] || a.val[OPT_ENTRY])
+    rc = cmd_ptx_ir(&j);
+  else
+    rc = request_command(&j);
+  rj_ctx_free(j.ctx);
   return rc;
 }
