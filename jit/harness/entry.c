@@ -73,6 +73,17 @@ void hr_results_end(const hr_results *r, rj_check_result *cres, rj_bench_result 
   if (tres) result_copy(tres, &r->treduce, sizeof r->treduce);
 }
 
+rj_status hr_enter(rj_ctx *ctx, const rj_check_opts *o, const rj_check_result *cres,
+                   const rj_bench_result *bres, const rj_treduce_result *tres, hr_results *r,
+                   rj_check_opts *full) {
+  if (!ctx) return RJ_EINVAL;
+  if (!cres && !bres) return rj_error_set(ctx, RJ_EINVAL, "res: NULL");
+  rj_status s = hr_results_begin(ctx, r, cres, bres, tres);
+  if (s) return hr_done(ctx, s);
+  hr_check_opts(o, full);
+  return RJ_OK;
+}
+
 /* Compiles req and loads it on o->compile.device, naming its variant and target; *compile_ms
  * and *load_ms may be NULL. */
 static rj_status prepare(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
@@ -190,13 +201,10 @@ static rj_status run_body(rj_ctx *ctx, const rj_request *req, const rj_check_opt
  * far as the caller's struct reaches. */
 static rj_status run_kind(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                           rj_check_result *cres, rj_bench_result *bres) {
-  if (!ctx) return RJ_EINVAL;
-  if (!cres && !bres) return rj_error_set(ctx, RJ_EINVAL, "res: NULL");
   hr_results r;
-  rj_status s = hr_results_begin(ctx, &r, cres, bres, NULL);
-  if (s) return hr_done(ctx, s);
   rj_check_opts full;
-  hr_check_opts(o, &full);
+  rj_status s = hr_enter(ctx, o, cres, bres, NULL, &r, &full);
+  if (s) return s;
   s = rj_request_validate(ctx, req);
   if (!s) s = run_body(ctx, req, &full, &r, cres != NULL);
   hr_results_end(&r, cres, bres, NULL);
