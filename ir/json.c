@@ -308,6 +308,37 @@ static rj_status parse_buffer(P *p, const cJSON *o, const char *name, rj_buffer 
   return RJ_OK;
 }
 
+/* "op" and "dtype", required in every kind of request. */
+static rj_status get_op_dtype(P *p, const cJSON *o, rj_op *op, rj_dtype *dtype) {
+  int v = 0;
+  rj_status s = get_enum(p, o, "", "op", op_names, 3, true, &v);
+  if (s) return s;
+  *op = (rj_op)v;
+  if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
+  *dtype = (rj_dtype)v;
+  return RJ_OK;
+}
+
+/* "nan", optional: absent is value 0. */
+static rj_status get_nan(P *p, const cJSON *o, rj_nan *nan) {
+  int v = 0;
+  rj_status s = get_enum(p, o, "", "nan", nan_names, 2, false, &v);
+  if (!s) *nan = (rj_nan)v;
+  return s;
+}
+
+/* "shape", required: at most max extents (each checked by validation, not here). */
+static rj_status get_shape(P *p, const cJSON *o, int max, int64_t *shape, int *ndim) {
+  int64_t vals[RJ_MAX_DIMS];
+  int n = 0;
+  rj_status s = get_ints(p, o, "", "shape", max, -BIG, BIG, true, vals, &n);
+  if (s) return s;
+  *ndim = n;
+  for (int i = 0; i < n; i++)
+    shape[i] = vals[i];
+  return RJ_OK;
+}
+
 static rj_status parse_axes(P *p, const cJSON *o, int *naxes, int *axes) {
   int64_t v[RJ_MAX_DIMS];
   int n = -1;
@@ -328,10 +359,7 @@ static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
   int v = 0;
   int64_t i64 = 0;
   if (s) return s;
-  if ((s = get_enum(p, o, "", "op", op_names, 3, true, &v))) return s;
-  t->op = (rj_op)v;
-  if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
-  t->dtype = (rj_dtype)v;
+  if ((s = get_op_dtype(p, o, &t->op, &t->dtype))) return s;
   if ((s = get_enum(p, o, "", "scope", scope_names, 4, true, &v))) return s;
   t->scope = (rj_scope)v;
   if ((s = get_int(p, o, "", "threads", 1, 1024, t->scope == RJ_SCOPE_CTA, &i64))) return s;
@@ -358,8 +386,7 @@ static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
   if ((s = parse_buffer(p, cJSON_GetObjectItemCaseSensitive(o, "dst"), "dst", &t->dst))) return s;
   if ((s = parse_axes(p, o, &t->naxes, t->axes))) return s;
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
-  if ((s = get_enum(p, o, "", "nan", nan_names, 2, false, &v))) return s;
-  t->nan = (rj_nan)(cJSON_GetObjectItemCaseSensitive(o, "nan") ? v : 0);
+  if ((s = get_nan(p, o, &t->nan))) return s;
   return RJ_OK;
 }
 
@@ -409,17 +436,10 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
                                      "axes",          "strides", "accum",   "nan",
                                      "deterministic", "variant", "dynamic", NULL};
   rj_status s = known_keys(p, o, "", keys);
-  int v = 0, n = 0;
   int64_t vals[RJ_MAX_DIMS];
   if (s) return s;
-  if ((s = get_enum(p, o, "", "op", op_names, 3, true, &v))) return s;
-  t->op = (rj_op)v;
-  if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
-  t->dtype = (rj_dtype)v;
-  if ((s = get_ints(p, o, "", "shape", RJ_MAX_DIMS, -BIG, BIG, true, vals, &n))) return s;
-  t->ndim = n;
-  for (int i = 0; i < n; i++)
-    t->shape[i] = vals[i];
+  if ((s = get_op_dtype(p, o, &t->op, &t->dtype))) return s;
+  if ((s = get_shape(p, o, RJ_MAX_DIMS, t->shape, &t->ndim))) return s;
   int ns = -1;
   if ((s = get_ints(p, o, "", "strides", RJ_MAX_DIMS, -BIG, BIG, false, vals, &ns))) return s;
   if (ns >= 0) {
@@ -441,9 +461,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_bool(p, o, "", "deterministic", &t->deterministic))) return s;
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
-  v = 0;
-  if ((s = get_enum(p, o, "", "nan", nan_names, 2, false, &v))) return s;
-  t->nan = (rj_nan)v;
+  if ((s = get_nan(p, o, &t->nan))) return s;
   return RJ_OK;
 }
 
@@ -452,20 +470,13 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
                                      "shape", "tile",    "pingpong",    "variant", "nan",
                                      "accum", "strides", "dst_strides", NULL};
   rj_status s = known_keys(p, o, "", keys);
-  int v = 0, n = 0;
   int64_t vals[RJ_MAX_DIMS];
   if (s) return s;
-  if ((s = get_enum(p, o, "", "op", op_names, 3, true, &v))) return s;
-  t->op = (rj_op)v;
-  if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
-  t->dtype = (rj_dtype)v;
+  if ((s = get_op_dtype(p, o, &t->op, &t->dtype))) return s;
   if ((s = get_int32(p, o, "ranks", "1..1024", true, &t->ranks))) return s;
   t->root = 0;
   if ((s = get_int32(p, o, "root", "0..ranks-1", false, &t->root))) return s;
-  if ((s = get_ints(p, o, "", "shape", 5, -BIG, BIG, true, vals, &n))) return s;
-  t->ndim = n;
-  for (int i = 0; i < n; i++)
-    t->shape[i] = vals[i];
+  if ((s = get_shape(p, o, 5, t->shape, &t->ndim))) return s;
   int nt = -1;
   if ((s = get_ints(p, o, "", "tile", 2, -BIG, BIG, false, vals, &nt))) return s;
   if (nt >= 0) {
@@ -481,9 +492,7 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
   }
   if ((s = get_bool(p, o, "", "pingpong", &t->pingpong))) return s;
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
-  v = 0;
-  if ((s = get_enum(p, o, "", "nan", nan_names, 2, false, &v))) return s;
-  t->nan = (rj_nan)v;
+  if ((s = get_nan(p, o, &t->nan))) return s;
   const char *sk[2] = {"strides", "dst_strides"};
   int64_t *sv[2] = {t->strides, t->dst_strides};
   for (int k = 0; k < 2; k++) {

@@ -40,63 +40,38 @@ static bool elem_position(const rj_buffer *b, int64_t x, int64_t *slot, int64_t 
   return ok && add_scaled(thread, ln, 1);
 }
 
-rj_status ir_place(const rj_buffer *b, int T, const char *f, ir_placement *out, ir_err *e) {
-  const rj_layout *L = &b->layout;
-  int64_t n = ir_numel(b);
-  out->elem = NULL;
-  out->nthreads = T;
-  /* distinct elements need distinct (thread, slot) cells; without a layout at a wider scope
-   * every thread holds them all */
-  int64_t cells = (int64_t)(L->present ? T : 1) * MAX_SLOTS;
-  if (n > cells)
-    return ir_fail(e, RJ_EINVAL,
-                   "%s.shape: %lld elements do not fit in %d thread%s x %d register slots", f,
-                   (long long)n, L->present ? T : 1, L->present && T > 1 ? "s" : "", MAX_SLOTS);
-  /* 1. each element's slot and thread, and the span of slots */
-  int64_t *slot = malloc(sizeof(int64_t) * (size_t)n), *thr = malloc(sizeof(int64_t) * (size_t)n);
-  if (!slot || !thr) {
-    free(slot);
-    free(thr);
-    return ir_fail(e, RJ_ENOMEM, "out of memory placing %s", f);
-  }
-  int64_t nslots = 0;
+/* Step 1 of ir_place: each element's slot and thread (slot[x], thr[x]) and the span of slots,
+ * checked against the register file and the warp. */
+static rj_status position_all(const rj_buffer *b, int64_t n, const char *f, int64_t *slot,
+                              int64_t *thr, int64_t *nslots, ir_err *e) {
+  *nslots = 0;
   for (int64_t x = 0; x < n; x++) {
     int64_t s, lane, th;
-    if (!elem_position(b, x, &s, &lane, &th)) {
-      free(slot);
-      free(thr);
+    if (!elem_position(b, x, &s, &lane, &th))
       return ir_fail(e, RJ_EINVAL,
                      "%s.layout: element %lld's slot, lane or thread overflows 64 bits (a stride "
                      "is too large)",
                      f, (long long)x);
-    }
-    if (s < 0 || s >= MAX_SLOTS) {
-      free(slot);
-      free(thr);
+    if (s < 0 || s >= MAX_SLOTS)
       return ir_fail(e, RJ_EINVAL,
                      "%s.layout: element %lld lands in register slot %lld (slots are 0..%d)", f,
                      (long long)x, (long long)s, MAX_SLOTS - 1);
-    }
-    if (lane < 0 || lane > 31) {
-      free(slot);
-      free(thr);
+    if (lane < 0 || lane > 31)
       return ir_fail(e, RJ_EINVAL, "%s.layout: element %lld lands on lane %lld (lanes are 0..31)",
                      f, (long long)x, (long long)lane);
-    }
     slot[x] = s;
     thr[x] = th;
-    if (s + 1 > nslots) nslots = s + 1;
+    if (s + 1 > *nslots) *nslots = s + 1;
   }
-  out->nslots = (int)nslots;
-  out->elem = malloc(sizeof(int64_t) * (size_t)T * (size_t)nslots);
-  if (!out->elem) {
-    free(slot);
-    free(thr);
-    return ir_fail(e, RJ_ENOMEM, "out of memory placing %s", f);
-  }
-  for (int64_t i = 0; i < (int64_t)T * nslots; i++)
-    out->elem[i] = -1;
-  /* 2. replicas: every combination of the replicate entries */
+  return RJ_OK;
+}
+
+/* Step 2 of ir_place: fills out->elem (all -1) with every element and its replicas, every
+ * combination of the replicate entries; two elements in one cell are an error. */
+static rj_status place_replicas(const rj_buffer *b, int T, const char *f, const int64_t *slot,
+                                const int64_t *thr, int64_t n, ir_placement *out, ir_err *e) {
+  const rj_layout *L = &b->layout;
+  int64_t nslots = out->nslots;
   int64_t nrep = 1;
   for (int i = 0; L->present && i < L->nreplicate; i++)
     nrep *= L->rep_extent[i];
@@ -138,6 +113,35 @@ rj_status ir_place(const rj_buffer *b, int T, const char *f, ir_placement *out, 
                      (long long)*cell, (long long)x, (long long)t, (long long)slot[x]);
       *cell = x;
     }
+  }
+  return st;
+}
+
+rj_status ir_place(const rj_buffer *b, int T, const char *f, ir_placement *out, ir_err *e) {
+  const rj_layout *L = &b->layout;
+  int64_t n = ir_numel(b);
+  out->elem = NULL;
+  out->nthreads = T;
+  /* distinct elements need distinct (thread, slot) cells; without a layout at a wider scope
+   * every thread holds them all */
+  int64_t cells = (int64_t)(L->present ? T : 1) * MAX_SLOTS;
+  if (n > cells)
+    return ir_fail(e, RJ_EINVAL,
+                   "%s.shape: %lld elements do not fit in %d thread%s x %d register slots", f,
+                   (long long)n, L->present ? T : 1, L->present && T > 1 ? "s" : "", MAX_SLOTS);
+  int64_t *slot = malloc(sizeof(int64_t) * (size_t)n), *thr = malloc(sizeof(int64_t) * (size_t)n);
+  int64_t nslots = 0;
+  rj_status st = !slot || !thr ? ir_fail(e, RJ_ENOMEM, "out of memory placing %s", f)
+                               : position_all(b, n, f, slot, thr, &nslots, e);
+  if (!st) {
+    out->nslots = (int)nslots;
+    out->elem = malloc(sizeof(int64_t) * (size_t)T * (size_t)nslots);
+    if (!out->elem) st = ir_fail(e, RJ_ENOMEM, "out of memory placing %s", f);
+  }
+  if (!st) {
+    for (int64_t i = 0; i < (int64_t)T * nslots; i++)
+      out->elem[i] = -1;
+    st = place_replicas(b, T, f, slot, thr, n, out, e);
   }
   free(slot);
   free(thr);

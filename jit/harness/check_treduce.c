@@ -294,13 +294,10 @@ rj_status hr_treduce(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
 static rj_status entry(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                        rj_treduce_path path, rj_check_result *cres, rj_bench_result *bres,
                        rj_treduce_result *tres, const char *who) {
-  if (!ctx) return RJ_EINVAL;
-  if (!cres && !bres) return rj_error_set(ctx, RJ_EINVAL, "res: NULL");
   hr_results r;
-  rj_status s = hr_results_begin(ctx, &r, cres, bres, tres);
-  if (s) return hr_done(ctx, s);
   rj_check_opts full;
-  hr_check_opts(o, &full);
+  rj_status s = hr_enter(ctx, o, cres, bres, tres, &r, &full);
+  if (s) return s;
   s = rj_request_validate(ctx, req);
   if (!s && req->kind != RJ_KIND_TREDUCE)
     s = rj_error_set(ctx, RJ_EINVAL, "kind: %s, %s runs treduce requests", ir_kind_name(req->kind),

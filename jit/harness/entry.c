@@ -50,13 +50,10 @@ static rj_status run_body(rj_ctx *ctx, const rj_request *req, const rj_check_opt
  * far as the caller's struct reaches. */
 static rj_status run_kind(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                           rj_check_result *cres, rj_bench_result *bres) {
-  if (!ctx) return RJ_EINVAL;
-  if (!cres && !bres) return rj_error_set(ctx, RJ_EINVAL, "res: NULL");
   hr_results r;
-  rj_status s = hr_results_begin(ctx, &r, cres, bres, NULL);
-  if (s) return hr_done(ctx, s);
   rj_check_opts full;
-  hr_check_opts(o, &full);
+  rj_status s = hr_enter(ctx, o, cres, bres, NULL, &r, &full);
+  if (s) return s;
   s = rj_request_validate(ctx, req);
   if (!s) s = run_body(ctx, req, &full, &r, cres != NULL);
   hr_results_end(&r, cres, bres, NULL);

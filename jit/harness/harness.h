@@ -119,6 +119,12 @@ rj_status hr_results_begin(rj_ctx *ctx, hr_results *r, const rj_check_result *cr
                            const rj_bench_result *bres, const rj_treduce_result *tres);
 void hr_results_end(const hr_results *r, rj_check_result *cres, rj_bench_result *bres,
                     rj_treduce_result *tres);
+/* Starts a public entry point that fills cres or bres (one of them not NULL) and tres: ctx given,
+ * hr_results_begin, and the caller's options over the defaults in *full (hr_check_opts).  A
+ * failure is to be returned as it is, before hr_results_end. */
+rj_status hr_enter(rj_ctx *ctx, const rj_check_opts *o, const rj_check_result *cres,
+                   const rj_bench_result *bres, const rj_treduce_result *tres, hr_results *r,
+                   rj_check_opts *full);
 
 /* ---------------------------------------------------------------- check_<kind>.c
  * Each gets a validated request of its kind, fills res, and returns a status (the message in

@@ -70,3 +70,14 @@ void hr_results_end(const hr_results *r, rj_check_result *cres, rj_bench_result 
   if (bres) result_copy(bres, &r->bench, sizeof r->bench);
   if (tres) result_copy(tres, &r->treduce, sizeof r->treduce);
 }
+
+rj_status hr_enter(rj_ctx *ctx, const rj_check_opts *o, const rj_check_result *cres,
+                   const rj_bench_result *bres, const rj_treduce_result *tres, hr_results *r,
+                   rj_check_opts *full) {
+  if (!ctx) return RJ_EINVAL;
+  if (!cres && !bres) return rj_error_set(ctx, RJ_EINVAL, "res: NULL");
+  rj_status s = hr_results_begin(ctx, r, cres, bres, tres);
+  if (s) return hr_done(ctx, s);
+  hr_check_opts(o, full);
+  return RJ_OK;
+}

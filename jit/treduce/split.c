@@ -414,26 +414,21 @@ static rj_status enqueue(rj_ctx *ctx, jit_tr_launch *L, int nl, int i, const sli
   return s;
 }
 
-rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
-                            const int *dev, uint64_t dst, rj_treduce_path path,
-                            const rj_options *opt, const jit_tr_call *call, rj_treduce_result *res,
-                            bool *declined) {
-  ir_err *e = &ctx->err;
-  const rj_treduce *t = &req->u.treduce;
+/* Step 1 of jit_treduce_split: the plan (the GPUs, the shares, the cut) and peer access between
+ * every pair of GPUs.  *declined: auto should take another path (the status is then RJ_OK); a
+ * forced split that cannot run fails instead. */
+static rj_status plan_gpus(rt_cuda *rt, const rj_request *req, const int *dev, rj_treduce_path path,
+                           plan *p, int *G, bool *declined, ir_err *e) {
   bool forced = path != RJ_TREDUCE_AUTO;
-  int N = t->ranks, root_dev = dev[t->root], bytes = ir_dtype(t->dtype)->bytes;
-  ir_treduce_geom g;
-  ir_treduce_facts(t, &g);
-  /* 1. the plan (the GPUs, the shares, the cut), and peer access between every pair of GPUs */
-  plan p;
-  int G = make_plan(req, dev, path == RJ_TREDUCE_SPLIT_EQUAL, &p), missing = 0, pa = 0, pb = 0;
-  *declined = !forced && (G < 0);
-  if (G < 0) {
+  int missing = 0, pa = 0, pb = 0;
+  *G = make_plan(req, dev, path == RJ_TREDUCE_SPLIT_EQUAL, p);
+  *declined = !forced && (*G < 0);
+  if (*G < 0) {
     if (!forced) return RJ_OK;
     return ir_fail(e, RJ_EUNSUPPORTED, "path: split, but the ranks live on more than %d GPUs",
                    MAX_SLICES);
   }
-  rj_status s = enable_pairs(rt, p.gpus, G, &missing, &pa, &pb, e);
+  rj_status s = enable_pairs(rt, p->gpus, *G, &missing, &pa, &pb, e);
   if (s) return s;
   *declined = !forced && missing;
   if (missing) {
@@ -444,63 +439,88 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
                    "staged",
                    pa, pb);
   }
-  /* 2. slice i runs on p.gpus[i] (the root's first), or on the root's GPU when it is the only one
-   */
-  const cut *c = &p.c;
+  return RJ_OK;
+}
+
+/* Step 2: the result's description of the split (slice i runs on p->gpus[i], the root's first, or
+ * on the root's GPU when it is the only one). */
+static void describe_split(const rj_treduce *t, const int *dev, const ir_treduce_geom *g,
+                           const cut *c, int G, rj_treduce_result *res) {
+  int N = t->ranks, root_dev = dev[t->root];
   snprintf(res->path, sizeof res->path, "split");
   res->direct_ranks = N;
   for (int r = 0; r < N; r++)
     res->peer_ranks += dev[r] != root_dev;
-  for (int i = 0; g.numel && i < c->n; i++)
+  for (int i = 0; g->numel && i < c->n; i++)
     res->slices += c->len[i] > 0;
   res->gpus = G >= 2 ? res->slices : res->slices > 0;
-  res->root_share = !g.numel ? 0 : G < 2 ? 1 : (double)c->len[0] / (double)g.shape[c->dim];
-  /* 3. per non-empty slice: the sources in fold order, offset to the slice; its kernels */
-  int per = (N + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL, nl = 0;
-  uint64_t *table = malloc(sizeof(uint64_t) * (size_t)N * (size_t)c->n);
-  jit_tr_launch *L = malloc(sizeof *L * (size_t)per * (size_t)c->n);
-  slice_stream *ss = calloc((size_t)c->n, sizeof *ss);
-  if (!table || !L || !ss) s = ir_fail(e, RJ_ENOMEM, "out of memory");
+  res->root_share = !g->numel ? 0 : G < 2 ? 1 : (double)c->len[0] / (double)g->shape[c->dim];
+}
+
+/* Step 3: per non-empty slice, the sources in fold order offset to the slice (row i of `table`,
+ * N entries) and its kernels, appended to L[*nl..]; sets each slice's GPU in ss. */
+static rj_status fold_slices(rj_ctx *ctx, const rj_request *req, const ir_treduce_geom *g,
+                             const plan *p, int G, const uint64_t *src, int root_dev, uint64_t dst,
+                             const rj_options *opt, uint64_t *table, jit_tr_launch *L, int *nl,
+                             slice_stream *ss, rj_treduce_result *res) {
+  const rj_treduce *t = &req->u.treduce;
+  const cut *c = &p->c;
+  int N = t->ranks, bytes = ir_dtype(t->dtype)->bytes;
+  rj_status s = RJ_OK;
   for (int i = 0; !s && i < c->n; i++) {
-    ss[i].dev = G >= 2 ? p.gpus[i] : root_dev;
+    ss[i].dev = G >= 2 ? p->gpus[i] : root_dev;
     if (c->len[i] == 0) continue;
-    int64_t so = c->start[i] * g.src_st[c->dim] * bytes,
-            dof = c->start[i] * g.dst_st[c->dim] * bytes;
+    int64_t so = c->start[i] * g->src_st[c->dim] * bytes,
+            dof = c->start[i] * g->dst_st[c->dim] * bytes;
     uint64_t *row = table + (size_t)i * (size_t)N;
     for (int k = 0; k < N; k++)
       row[k] = src[jit_tr_rank_at(t, k)] + (uint64_t)so;
     rj_request sub;
-    slice_request(req, &g, c, i, &sub);
-    s = jit_treduce_fold(ctx, &sub, row, N, ss[i].dev, dst + (uint64_t)dof, i, opt, L, &nl, res);
+    slice_request(req, g, c, i, &sub);
+    s = jit_treduce_fold(ctx, &sub, row, N, ss[i].dev, dst + (uint64_t)dof, i, opt, L, nl, res);
   }
-  if (s || g.numel == 0) { /* nothing to move: the destination stays as it is */
-    free(table);
-    free(L);
-    free(ss);
-    return s;
-  }
-  /* 4. load every kernel on its GPU */
+  return s;
+}
+
+/* Step 4: loads every kernel on its GPU. */
+static rj_status load_kernels(rj_ctx *ctx, rt_cuda *rt, jit_tr_launch *L, int nl,
+                              rj_treduce_result *res) {
+  rj_status s = RJ_OK;
   for (int j = 0; !s && j < nl; j++) {
     double ms = 0;
-    if ((s = rt_enter(rt, L[j].dev, e))) break;
+    if ((s = rt_enter(rt, L[j].dev, &ctx->err))) break;
     s = jit_load(ctx, L[j].k, L[j].dev, &ms);
     res->load_ms += ms;
     rt_leave(rt);
   }
-  /* 5. the context's streams and events: slice 0 runs on the root's stream 0 with events 0 / 1
-   * around the operation; a non-empty slice i > 0 has stream 0 and event 2 of its GPU (on one GPU:
-   * stream i, event 2 + i).  The root's stream starts (jit_tr_begin: after the caller's stream,
-   * ev[0]); every other non-empty slice's stream waits for it, runs its kernels and records done;
-   * the root runs slice 0 (if any), waits for every done, and ends (jit_tr_end) */
-  void *ev[2] = {NULL, NULL};
+  return s;
+}
+
+/* Step 5a: the context's streams and events: slice 0 runs on the root's stream 0 (events 0 / 1
+ * around the operation, jit_tr_begin / jit_tr_end); a non-empty slice i > 0 has stream 0 and
+ * event 2 of its GPU (on one GPU: stream i, event 2 + i). */
+static rj_status open_streams(rj_ctx *ctx, rt_cuda *rt, const cut *c, int G, slice_stream *ss) {
+  rj_status s = RJ_OK;
   for (int i = 0; !s && i < c->n; i++) {
     if (i && c->len[i] == 0) continue;
-    if ((s = rt_enter(rt, ss[i].dev, e))) break;
+    if ((s = rt_enter(rt, ss[i].dev, &ctx->err))) break;
     s = jit_dev_stream(ctx, rt, ss[i].dev, G >= 2 ? 0 : i, &ss[i].stream);
     if (!s && i) s = jit_dev_event(ctx, rt, ss[i].dev, G >= 2 ? 2 : 2 + i, &ss[i].done);
     rt_leave(rt);
   }
-  if (!s && !(s = rt_enter(rt, root_dev, e))) {
+  return s;
+}
+
+/* Step 5b: the root's stream starts (jit_tr_begin: after the caller's stream, ev[0]); every other
+ * non-empty slice's stream waits for it, runs its kernels and records done; the root runs slice 0
+ * (if any), waits for every done, and ends (jit_tr_end). */
+static rj_status run_slices(rj_ctx *ctx, rt_cuda *rt, const cut *c, int root_dev, jit_tr_launch *L,
+                            int nl, slice_stream *ss, const jit_tr_call *call,
+                            rj_treduce_result *res) {
+  ir_err *e = &ctx->err;
+  void *ev[2] = {NULL, NULL};
+  rj_status s = rt_enter(rt, root_dev, e);
+  if (!s) {
     s = jit_tr_begin(ctx, rt, root_dev, ss[0].stream, call, ev);
     rt_leave(rt);
   }
@@ -519,9 +539,36 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
     if (!s) s = jit_tr_end(ctx, rt, ss[0].stream, call, ev, &res->ms);
     rt_leave(rt);
   }
-  /* 6. drain every stream before returning (async: only after a failure) */
-  for (int i = c->n - 1; (s || !call->async) && i >= 0; i--) /* the others, then the root's */
-    if (ss[i].stream) s = jit_tr_drain(rt, ss[i].dev, ss[i].stream, s, e);
+  return s;
+}
+
+rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
+                            const int *dev, uint64_t dst, rj_treduce_path path,
+                            const rj_options *opt, const jit_tr_call *call, rj_treduce_result *res,
+                            bool *declined) {
+  const rj_treduce *t = &req->u.treduce;
+  int N = t->ranks, root_dev = dev[t->root], G;
+  ir_treduce_geom g;
+  ir_treduce_facts(t, &g);
+  plan p;
+  rj_status s = plan_gpus(rt, req, dev, path, &p, &G, declined, &ctx->err);
+  if (s || *declined) return s;
+  const cut *c = &p.c;
+  describe_split(t, dev, &g, c, G, res);
+  int per = (N + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL, nl = 0;
+  uint64_t *table = malloc(sizeof(uint64_t) * (size_t)N * (size_t)c->n);
+  jit_tr_launch *L = malloc(sizeof *L * (size_t)per * (size_t)c->n);
+  slice_stream *ss = calloc((size_t)c->n, sizeof *ss);
+  if (!table || !L || !ss) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  if (!s) s = fold_slices(ctx, req, &g, &p, G, src, root_dev, dst, opt, table, L, &nl, ss, res);
+  if (!s && g.numel) { /* g.numel == 0: nothing to move, the destination stays as it is */
+    s = load_kernels(ctx, rt, L, nl, res);
+    if (!s) s = open_streams(ctx, rt, c, G, ss);
+    if (!s) s = run_slices(ctx, rt, c, root_dev, L, nl, ss, call, res);
+    /* drain every stream before returning (async: only after a failure) */
+    for (int i = c->n - 1; (s || !call->async) && i >= 0; i--) /* the others, then the root's */
+      if (ss[i].stream) s = jit_tr_drain(rt, ss[i].dev, ss[i].stream, s, &ctx->err);
+  }
   free(table);
   free(L);
   free(ss);

@@ -140,6 +140,17 @@ static void emit_thread(pass_emit *e, const rj_tile *t, const plan *p, const pas
   pass_loop_end(e, &l);
 }
 
+/* Lane 0 of each group stores the group's result v, where spatial position spa is valid. */
+static void store_lane0(pass_emit *e, const rj_tile *t, const pass_tile_args *a, LLVMValueRef valid,
+                        LLVMValueRef lane, LLVMValueRef spa, LLVMValueRef v) {
+  pass_if w;
+  pass_if_begin(
+      e, &w,
+      LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, pass_i32(e, 0), ""), ""));
+  store(e, t, a, spa, v);
+  pass_if_end(e, &w);
+}
+
 static void emit_single(pass_emit *e, const rj_tile *t, const plan *p, const pass_tile_args *a) {
   LLVMValueRef tid = a->tid;
   LLVMValueRef group = LLVMBuildUDiv(e->B, tid, pass_i32(e, p->G), "group");
@@ -156,12 +167,7 @@ static void emit_single(pass_emit *e, const rj_tile *t, const plan *p, const pas
   LLVMValueRef valid = LLVMBuildICmp(e->B, LLVMIntULT, spa, pass_i32(e, p->f.spatial_len), "");
   LLVMValueRef v = gather(e, t, p, a, valid, spatial_offset(e, t, p, spa), lane, p->G);
   v = pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, p->G);
-  pass_if w;
-  pass_if_begin(
-      e, &w,
-      LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, pass_i32(e, 0), ""), ""));
-  store(e, t, a, spa, v);
-  pass_if_end(e, &w);
+  store_lane0(e, t, a, valid, lane, spa, v);
   pass_loop_end(e, &l);
 }
 
@@ -214,12 +220,7 @@ static rj_status emit_two_level(pass_emit *e, const rj_tile *t, const plan *p,
   LLVMValueRef part = LLVMBuildLoad2(e->B, acc_ty, pass_gep(e, acc_ty, scratch, idx), "");
   part = LLVMBuildSelect(e->B, have, part, pass_identity(e, t->op, t->dtype), "");
   part = pass_bfly_tree(e, t->op, t->dtype, t->nan, part, full, masks, n2, W);
-  pass_if wr;
-  pass_if_begin(
-      e, &wr,
-      LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, pass_i32(e, 0), ""), ""));
-  store(e, t, a, spa, part);
-  pass_if_end(e, &wr);
+  store_lane0(e, t, a, valid, lane, spa, part);
   pass_if_end(e, &first);
   /* 3. the scratch is free again before the next step */
   if (t->scope == RJ_SCOPE_CTA)

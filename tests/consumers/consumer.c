@@ -1,6 +1,6 @@
 /* A program that uses an installed (or embedded) redjit: compiles a tile request for sm_90 with
- * rj_compile and prints the PTX's first .entry line.  Needs no GPU.  Built by tests/consumers/run.sh
- * through find_package(redjit), pkg-config and add_subdirectory. */
+ * rj_compile and prints the PTX's first .entry line.  Needs no GPU.  Built by
+ * tests/consumers/run.sh through find_package(redjit), pkg-config and add_subdirectory. */
 #include <redjit.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +23,8 @@ int main(void) {
     const char *ptx = rj_kernel_text(k, RJ_EMIT_PTX);
     const char *e = ptx ? strstr(ptx, ".entry") : NULL;
     if (e) {
-      while (e > ptx && e[-1] != '\n') e--;
+      while (e > ptx && e[-1] != '\n')
+        e--;
       printf("redjit %s: %.*s\n", rj_version(), (int)strcspn(e, "\n"), e);
       rc = 0;
     } else {
