@@ -279,6 +279,9 @@ def compile_ir(ir, entry, *, target=None, ptx_version=0, device=0):
 def _stream_of(stream, a):
     if stream is None:
         if a.framework == "torch":
+            raw = getattr(_arrays._torch._C, "_cuda_getCurrentRawStream", None)
+            if raw is not None:  # the handle alone, without building a torch.cuda.Stream
+                return raw(a.device)
             return _arrays._torch.cuda.current_stream(a.device).cuda_stream
         if a.framework == "cupy":
             import cupy
