@@ -101,7 +101,10 @@ typedef enum rj_status {
   RJ_ECUDA = 6,        /* a CUDA driver call failed: the message names the call and the error */
   RJ_ENOMEM = 7,       /* host allocation failed */
   RJ_EUNSUPPORTED = 8, /* the request is valid but this build cannot do it yet */
-  RJ_ETIMEOUT = 9      /* a kernel gave up waiting for another GPU's (the ring path's hops) */
+  RJ_ETIMEOUT = 9,     /* a kernel gave up waiting for another GPU's (the ring path's hops) */
+  RJ_ECRASH = 10       /* rj_compile_ir's compiler process ended without an answer: killed by a
+                          signal (LLVM's fatal errors abort), past its time or memory limit, or
+                          exited without a reply; the message names the cause */
 } rj_status;
 
 /* ---------------------------------------------------------------- context */
@@ -318,8 +321,16 @@ typedef struct rj_options {
   int emulate_packed; /* 1: on a target without add.f32x2 / 3-input max/min, sm100_packed still
                          runs, each packed instruction replaced by its scalar equivalents in the
                          same order (docs/TARGETS.md); read only when struct_size covers it */
-  int reserved[11];   /* zero.  Room for options added later, so that structs embedding an
-                         rj_options (rj_check_opts) keep their own fields where they are */
+  /* rj_compile_ir only (read when struct_size covers them; the compiler process: redjit-irc) */
+  int ir_in_process; /* 1: compile the caller's IR in this process, no helper (also
+                        REDJIT_IR_IN_PROCESS=1): faster, but IR that makes LLVM abort takes the
+                        process down.  0: in the compiler process, the default */
+  int ir_timeout_ms; /* the compiler process's wall-clock limit; 0: $REDJIT_IR_TIMEOUT_MS, else
+                        60000 */
+  int ir_memory_mb;  /* its address-space limit in MiB; 0: $REDJIT_IR_MEMORY_MB (0 there: none),
+                        else 4096; -1: none */
+  int reserved[8];   /* zero.  Room for options added later, so that structs embedding an
+                        rj_options (rj_check_opts) keep their own fields where they are */
 } rj_options;
 
 /* Zeroes *opt, sets struct_size and the defaults (target "auto", device 0).  Every call taking a
