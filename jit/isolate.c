@@ -30,10 +30,10 @@ extern char **environ;
 #ifndef REDJIT_LIBEXEC_REL
 #define REDJIT_LIBEXEC_REL "../libexec/redjit"
 #endif
-#define IRC_MAGIC "RJIRC1\n"               /* with its NUL: 8 bytes */
-#define IRC_REPLY_CAP ((size_t)1 << 30)    /* the reply: 1 GiB at most */
-#define IRC_TAIL 16384                     /* the last bytes of the helper's standard error kept */
-#define IRC_TIMEOUT_MS 60000               /* the defaults */
+#define IRC_MAGIC "RJIRC1\n"            /* with its NUL: 8 bytes */
+#define IRC_REPLY_CAP ((size_t)1 << 30) /* the reply: 1 GiB at most */
+#define IRC_TAIL 16384                  /* the last bytes of the helper's standard error kept */
+#define IRC_TIMEOUT_MS 60000            /* the defaults */
 #define IRC_MEMORY_MB 4096
 
 typedef struct irc_limits {
@@ -210,8 +210,8 @@ static int send_some(int fd, irc_io *io) {
   while (io->sent < io->segn[0] + io->segn[1]) {
     int i = io->sent >= io->segn[0];
     size_t off = io->sent - (i ? io->segn[0] : 0), len = io->segn[i] - off;
-    ssize_t r = send(fd, io->seg[i] + off, len < (1 << 20) ? len : (1 << 20),
-                     MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t r =
+        send(fd, io->seg[i] + off, len < (1 << 20) ? len : (1 << 20), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (r < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
     io->sent += (size_t)r;
   }
@@ -316,8 +316,10 @@ static void last_line(irc_io *io, char *out, size_t n) {
 }
 
 static void limit_text(char *b, size_t n, long long ms) {
-  if (ms % 1000 == 0) snprintf(b, n, "%lld s", ms / 1000);
-  else snprintf(b, n, "%lld ms", ms);
+  if (ms % 1000 == 0)
+    snprintf(b, n, "%lld s", ms / 1000);
+  else
+    snprintf(b, n, "%lld ms", ms);
 }
 
 /* An end without a whole reply, named. */

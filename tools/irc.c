@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define IRC_MAGIC "RJIRC1\n"      /* with its NUL: 8 bytes */
-#define IRC_SMALL 64              /* target, entry, PTX version */
+#define IRC_MAGIC "RJIRC1\n"           /* with its NUL: 8 bytes */
+#define IRC_SMALL 64                   /* target, entry, PTX version */
 #define IRC_MODULE ((uint64_t)1 << 32) /* the module: 4 GiB at most */
 
 static int read_all(void *p, size_t n) {
@@ -63,8 +63,8 @@ static int write_field(const char *s) {
 
 static int reply(rj_status s, const char *msg, const rj_kernel *k) {
   uint32_t st = (uint32_t)s;
-  return write_all(IRC_MAGIC, sizeof IRC_MAGIC) || write_all(&st, sizeof st) ||
-         write_field(msg) || write_field(rj_kernel_text(k, RJ_EMIT_LLVM)) ||
+  return write_all(IRC_MAGIC, sizeof IRC_MAGIC) || write_all(&st, sizeof st) || write_field(msg) ||
+         write_field(rj_kernel_text(k, RJ_EMIT_LLVM)) ||
          write_field(rj_kernel_text(k, RJ_EMIT_LLVM_OPT)) ||
          write_field(rj_kernel_text(k, RJ_EMIT_PTX));
 }
