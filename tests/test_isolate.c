@@ -113,14 +113,13 @@ START_TEST(repro_through_the_cli) {
 }
 END_TEST
 
-static const char *valid =
-    "target triple = \"nvptx64-nvidia-cuda\"\n"
-    "declare float @llvm.sqrt.f32(float)\n"
-    "define void @k(ptr addrspace(1) %p, float %a) {\n"
-    "  %s = call float @llvm.sqrt.f32(float %a)\n"
-    "  %r = fmul float %s, %a\n"
-    "  store float %r, ptr addrspace(1) %p\n"
-    "  ret void\n}\n";
+static const char *valid = "target triple = \"nvptx64-nvidia-cuda\"\n"
+                           "declare float @llvm.sqrt.f32(float)\n"
+                           "define void @k(ptr addrspace(1) %p, float %a) {\n"
+                           "  %s = call float @llvm.sqrt.f32(float %a)\n"
+                           "  %r = fmul float %s, %a\n"
+                           "  store float %r, ptr addrspace(1) %p\n"
+                           "  ret void\n}\n";
 
 START_TEST(valid_module_same_as_in_process) {
   rj_ctx *here = rj_ctx_new(), *iso = rj_ctx_new();
