@@ -17,7 +17,8 @@
  *    failure is kept in the context: rj_errmsg(ctx), valid until the next call on that context.
  *    Messages name the request field ("src.shape[1]: ...") or the cause.
  *  - Nothing in the library aborts or exits the process.  Target / PTX-version / instruction
- *    combinations that LLVM's backend would kill the process on are rejected before codegen.
+ *    combinations that LLVM's backend would kill the process on are rejected before codegen;
+ *    caller IR (rj_compile_ir) is compiled in a process of its own.
  *
  * Ownership
  *  - Pointers returned by rj_ functions are owned by the context unless said otherwise, and live
@@ -101,7 +102,10 @@ typedef enum rj_status {
   RJ_ECUDA = 6,        /* a CUDA driver call failed: the message names the call and the error */
   RJ_ENOMEM = 7,       /* host allocation failed */
   RJ_EUNSUPPORTED = 8, /* the request is valid but this build cannot do it yet */
-  RJ_ETIMEOUT = 9      /* a kernel gave up waiting for another GPU's (the ring path's hops) */
+  RJ_ETIMEOUT = 9,     /* a kernel gave up waiting for another GPU's (the ring path's hops) */
+  RJ_ECRASH = 10       /* rj_compile_ir's compiler process ended without an answer: killed by a
+                          signal (LLVM's fatal errors abort), past its time or memory limit, or
+                          exited without a reply; the message names the cause */
 } rj_status;
 
 /* ---------------------------------------------------------------- context */
@@ -318,8 +322,16 @@ typedef struct rj_options {
   int emulate_packed; /* 1: on a target without add.f32x2 / 3-input max/min, sm100_packed still
                          runs, each packed instruction replaced by its scalar equivalents in the
                          same order (docs/TARGETS.md); read only when struct_size covers it */
-  int reserved[11];   /* zero.  Room for options added later, so that structs embedding an
-                         rj_options (rj_check_opts) keep their own fields where they are */
+  /* rj_compile_ir only (read when struct_size covers them; the compiler process: redjit-irc) */
+  int ir_in_process; /* 1: compile the caller's IR in this process, no helper (also
+                        REDJIT_IR_IN_PROCESS=1): faster, but IR that makes LLVM abort takes the
+                        process down.  0: in the compiler process, the default */
+  int ir_timeout_ms; /* the compiler process's wall-clock limit; 0: $REDJIT_IR_TIMEOUT_MS, else
+                        60000 */
+  int ir_memory_mb;  /* its address-space limit in MiB; 0: $REDJIT_IR_MEMORY_MB (0 there: none),
+                        else 4096; -1: none */
+  int reserved[8];   /* zero.  Room for options added later, so that structs embedding an
+                        rj_options (rj_check_opts) keep their own fields where they are */
 } rj_options;
 
 /* Zeroes *opt, sets struct_size and the defaults (target "auto", device 0).  Every call taking a
@@ -343,12 +355,19 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
  * cached in ctx (by content, entry, target and PTX version) and owned by it; rj_kernel_text gives
  * its IR and PTX, rj_kernel_launch runs it.  The PTX version is opt->ptx_version or the target's
  * least (pass rj_emitter.ptx_needed, redjit_emit.h, when larger).
- * Caller IR that LLVM's NVPTX backend would exit the process on is refused first
- * (RJ_EUNSUPPORTED, naming it): intrinsics outside the list redjit knows NVPTX selects (math
- * such as llvm.sin / llvm.pow / llvm.log2 needs libdevice, which redjit does not link;
- * redux.sync.f32 off the targets that have it) and fp128 / x86_fp80 / ppc_fp128 values; an error
- * LLVM diagnoses during codegen becomes a status too.  Other IR that no front end for NVPTX
- * produces may still reach a fatal error inside LLVM. */
+ * The compile runs in a process of its own, redjit-irc (installed beside the library or in
+ * libexec/redjit; $REDJIT_IRC names another), started for each module not in the cache, under a
+ * wall-clock limit (opt->ir_timeout_ms, default 60 s) and an address-space limit (ir_memory_mb,
+ * default 4 GiB), with core dumps off: IR on which LLVM aborts, exits, faults, never finishes or
+ * runs out of memory ends that process, and this call returns RJ_ECRASH naming the cause (the
+ * signal and LLVM's "LLVM ERROR: ..." line, the time limit, the memory limit).  The process is
+ * always waited for (no zombie; SIGCHLD may be ignored or handled) and leaves no descriptor
+ * open; a missing redjit-irc is RJ_EUNSUPPORTED.  It costs a process start per compile (about
+ * 12 ms for a small module, against 1 ms here: docs/C_API.md).  opt->ir_in_process = 1 (or
+ * REDJIT_IR_IN_PROCESS=1) compiles here instead, for callers who accept the risk: intrinsics
+ * outside the list redjit knows NVPTX selects and fp128 / x86_fp80 / ppc_fp128 values are still
+ * refused (RJ_EUNSUPPORTED), but other IR may reach a fatal error inside LLVM and end the process.
+ */
 RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const char *entry,
                                const rj_options *opt, rj_kernel **out);
 

@@ -3,6 +3,7 @@
  * context's LLVM, verify, O3, PTX; and the device calls a language runtime needs to run it
  * (memory, launch).  Nothing LLVM crosses the library boundary: only bytes. */
 #include "../passes/passes.h"
+#include "isolate.h"
 #include "jit.h"
 
 #include <llvm-c/Analysis.h>
@@ -140,6 +141,38 @@ static rj_status check_types(rj_ctx *ctx, LLVMModuleRef M) {
   return RJ_OK;
 }
 
+/* The caller's module compiled in this process into k (k->ptx_version set): parse into the
+ * context's LLVM, check the entry, the intrinsics and the types, codegen. */
+static rj_status compile_here(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
+                              const ir_target *tg, rj_kernel *k) {
+  ir_err *e = &ctx->err;
+  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, n, "rj_compile_ir");
+  LLVMModuleRef M = NULL;
+  char *msg = NULL;
+  rj_status s = RJ_OK;
+  if (!buf) return ir_fail(e, RJ_ENOMEM, "out of memory");
+  if (LLVMParseIRInContext(ctx->llvm, buf, &M, &msg)) { /* the buffer is consumed */
+    s = ir_fail(e, RJ_EINVAL, "ir: not LLVM 22 IR text or bitcode: %.700s", msg ? msg : "?");
+    LLVMDisposeMessage(msg);
+    return s;
+  }
+  LLVMValueRef fn = LLVMGetNamedFunction(M, entry);
+  if (!fn || LLVMCountBasicBlocks(fn) == 0)
+    s = ir_fail(e, RJ_EINVAL, "entry: the module defines no function \"%s\"", entry);
+  else if (LLVMGetTypeKind(LLVMGetReturnType(LLVMGlobalGetValueType(fn))) != LLVMVoidTypeKind)
+    s = ir_fail(e, RJ_EINVAL, "entry: a kernel returns void; \"%s\" does not", entry);
+  if (!s) {
+    LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);
+    LLVMSetLinkage(fn, LLVMExternalLinkage);
+    s = check_intrinsics(ctx, M, tg);
+  }
+  if (!s) s = check_types(ctx, M);
+  /* the same codegen as rj_compile: verify, keep the text, O3, keep it again, PTX */
+  if (!s) s = jit_codegen(ctx, M, tg, k, true);
+  LLVMDisposeModule(M);
+  return s;
+}
+
 RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const char *entry,
                                const rj_options *opt, rj_kernel **out) {
   if (!ctx) return RJ_EINVAL;
@@ -166,46 +199,21 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
       *out = c;
       return jit_done(ctx, RJ_OK);
     }
-  /* 2. parse into the context's LLVM (the buffer is consumed by the parser) */
-  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, n, "rj_compile_ir");
-  LLVMModuleRef M = NULL;
-  char *msg = NULL;
-  if (!buf) return jit_done(ctx, ir_fail(e, RJ_ENOMEM, "out of memory"));
-  if (LLVMParseIRInContext(ctx->llvm, buf, &M, &msg)) {
-    s = ir_fail(e, RJ_EINVAL, "ir: not LLVM 22 IR text or bitcode: %.700s", msg ? msg : "?");
-    LLVMDisposeMessage(msg);
-    return jit_done(ctx, s);
-  }
-  LLVMValueRef fn = LLVMGetNamedFunction(M, entry);
-  if (!fn || LLVMCountBasicBlocks(fn) == 0)
-    s = ir_fail(e, RJ_EINVAL, "entry: the module defines no function \"%s\"", entry);
-  else if (LLVMGetTypeKind(LLVMGetReturnType(LLVMGlobalGetValueType(fn))) != LLVMVoidTypeKind)
-    s = ir_fail(e, RJ_EINVAL, "entry: a kernel returns void; \"%s\" does not", entry);
-  rj_kernel *k = s ? NULL : calloc(1, sizeof *k);
-  if (!s && !k) s = ir_fail(e, RJ_ENOMEM, "out of memory");
-  if (!s) {
-    LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);
-    LLVMSetLinkage(fn, LLVMExternalLinkage);
-    k->ptx_version = ptx;
-    s = check_intrinsics(ctx, M, tg);
-    if (!s) s = check_types(ctx, M);
-  }
-  if (!s) {
-    /* 3. the same codegen as rj_compile: verify, keep the text, O3, keep it again, PTX */
-    s = jit_codegen(ctx, M, tg, k, true);
-  }
-  LLVMDisposeModule(M);
+  /* 2. the compile: in the compiler process (jit/isolate.c), or here when the caller asks */
+  rj_kernel *k = calloc(1, sizeof *k);
+  if (!k) return jit_done(ctx, ir_fail(e, RJ_ENOMEM, "out of memory"));
+  k->ptx_version = ptx;
+  s = jit_ir_in_process(opt) ? compile_here(ctx, ir, n, entry, tg, k)
+                             : jit_ir_isolated(ctx, ir, n, entry, tg, opt, k);
   if (!s && !(k->key = strdup(key))) s = ir_fail(e, RJ_ENOMEM, "out of memory");
   if (!s && !(k->src = malloc(n))) s = ir_fail(e, RJ_ENOMEM, "out of memory");
-  if (!s) {
-    memcpy(k->src, ir, n);
-    k->srclen = n;
-  }
   if (s) {
     jit_kernel_free(k);
     return jit_done(ctx, s);
   }
-  /* 4. into the cache; the launch geometry is the caller's (rj_kernel_launch), and k->req stays
+  memcpy(k->src, ir, n);
+  k->srclen = n;
+  /* 3. into the cache; the launch geometry is the caller's (rj_kernel_launch), and k->req stays
    * zeroed: there is no request behind this kernel */
   snprintf(k->variant, sizeof k->variant, "ir");
   snprintf(k->target, sizeof k->target, "%s", tg->name);

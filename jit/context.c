@@ -151,9 +151,9 @@ rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out) {
 }
 
 RJ_API const char *rj_status_name(rj_status s) {
-  static const char *const n[] = {"RJ_OK",           "RJ_EINVAL",  "RJ_ENOVARIANT", "RJ_ETARGET",
-                                  "RJ_ELLVM",        "RJ_ENODEV",  "RJ_ECUDA",      "RJ_ENOMEM",
-                                  "RJ_EUNSUPPORTED", "RJ_ETIMEOUT"};
+  static const char *const n[] = {"RJ_OK",           "RJ_EINVAL",   "RJ_ENOVARIANT", "RJ_ETARGET",
+                                  "RJ_ELLVM",        "RJ_ENODEV",   "RJ_ECUDA",      "RJ_ENOMEM",
+                                  "RJ_EUNSUPPORTED", "RJ_ETIMEOUT", "RJ_ECRASH"};
   return (unsigned)s < sizeof n / sizeof n[0] ? n[s] : "RJ_E?";
 }
 

@@ -28,7 +28,9 @@ class RedjitError(RuntimeError):
 class Options(ctypes.Structure):  # rj_options
     _fields_ = [("struct_size", ctypes.c_uint32), ("target", ctypes.c_char_p),
                 ("device", ctypes.c_int), ("ptx_version", ctypes.c_int),
-                ("emulate_packed", ctypes.c_int), ("reserved", ctypes.c_int * 11)]
+                ("emulate_packed", ctypes.c_int), ("ir_in_process", ctypes.c_int),
+                ("ir_timeout_ms", ctypes.c_int), ("ir_memory_mb", ctypes.c_int),
+                ("reserved", ctypes.c_int * 8)]
 
 
 class VariantInfo(ctypes.Structure):  # rj_variant_info
