@@ -303,7 +303,7 @@ RJ_API void rj_request_init(rj_request *req, rj_kind kind);
 RJ_API size_t rj_request_size(void);
 RJ_API rj_request *rj_request_new(rj_kind kind);
 RJ_API void rj_request_free(rj_request *req);
-/* Parses one JSON request (CONTRACT.md section 2) into *out, which it initialises first.
+/* Parses one JSON request (docs/REQUESTS.md) into *out, which it initialises first.
  * Unknown fields are errors. */
 RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out);
 /* Checks a request built in C the way rj_request_parse checks JSON. */
@@ -445,7 +445,7 @@ RJ_API rj_status rj_stream_time(rj_ctx *ctx, int device, void *stream, rj_enqueu
                                 void *ud, double *ms);
 
 /* ---------------------------------------------------------------- tensor */
-/* Reduces a tensor request (req->kind == RJ_KIND_TENSOR; CONTRACT.md "tensor") on the GPU:
+/* Reduces a tensor request (req->kind == RJ_KIND_TENSOR; docs/TENSOR.md) on the GPU:
  * src is element 0 of the source view, dst a contiguous destination of the kept dims
  * (row-major; one element when every dim is reduced).  Both are device addresses of device
  * opt->device (opt NULL: device 0, target auto), in that device's primary context (the one the

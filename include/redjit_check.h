@@ -1,9 +1,10 @@
 /*
  * redjit_check — running requests against a CPU oracle (`redjit run`) and timing them
  * (`redjit bench`).  An auxiliary layer, as lauxlib.h is beside lua.h: everything declared here is
- * built on the calls of redjit.h alone (jit/harness/), and could be written by an application.
+ * built on the calls of redjit.h (jit/harness/), plus the library's own plain-C helpers for request
+ * data (shapes, tensor views, register placements); no call reaches the compiler's internals.
  *
- * Inputs, poison and tolerances follow CONTRACT.md ("run").  Every call returns an rj_status and
+ * Inputs, poison and tolerances: docs/CLI.md ("redjit run").  Every call returns an rj_status and
  * leaves its message in the context (rj_errmsg), as redjit.h's calls do; they need a GPU
  * (RJ_ENODEV, with the driver's reason, without one).
  */
@@ -19,7 +20,8 @@ extern "C" {
 typedef struct rj_check_opts {
   uint32_t struct_size;
   rj_options compile;
-  uint64_t seed; /* inputs drawn from this seed (CONTRACT.md: inputs and tolerances of run) */
+  uint64_t
+      seed; /* inputs drawn from this seed (docs/CLI.md, "redjit run": inputs and tolerances) */
   int nan_count; /* float dtypes: this many inputs replaced by NaN (0 = none) */
 } rj_check_opts;
 

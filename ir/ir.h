@@ -17,6 +17,12 @@ typedef struct ir_err {
 
 rj_status ir_fail(ir_err *e, rj_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A result struct of the caller's (struct_size its first field, redjit.h ABI): ir_result_in
+ * refuses a struct_size below `least` (the struct's first version) with RJ_EINVAL naming
+ * "what.struct_size"; ir_result_out copies the library's full result into it as far as both sizes
+ * reach (zeroing the caller's fields past the library's), keeping its struct_size. */
+rj_status ir_result_in(ir_err *e, const void *res, size_t least, const char *what);
+void ir_result_out(void *res, const void *full, size_t full_size);
 
 /* request.c — tables (ORDER DTYPE) and names */
 typedef struct ir_dtype_info {

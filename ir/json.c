@@ -1,4 +1,4 @@
-/* JSON requests (CONTRACT.md section 2) to rj_request and back, through cJSON.
+/* JSON requests (docs/REQUESTS.md) to rj_request and back, through cJSON.
  * Unknown fields are errors; every message names the field. */
 #include "ir.h"
 

@@ -112,3 +112,21 @@ int64_t ir_numel(const rj_buffer *b) {
     n *= b->shape[d];
   return n;
 }
+
+rj_status ir_result_in(ir_err *e, const void *res, size_t least, const char *what) {
+  uint32_t size;
+  memcpy(&size, res, sizeof size);
+  if (size >= least) return RJ_OK;
+  return ir_fail(e, RJ_EINVAL,
+                 "%s.struct_size: %u is below the %zu bytes of its first version (set it to "
+                 "sizeof the struct before the call)",
+                 what, size, least);
+}
+
+void ir_result_out(void *res, const void *full, size_t full_size) {
+  uint32_t size;
+  memcpy(&size, res, sizeof size);
+  size_t n = size < full_size ? size : full_size;
+  memcpy((char *)res + sizeof size, (const char *)full + sizeof size, n - sizeof size);
+  if (size > full_size) memset((char *)res + full_size, 0, size - full_size);
+}

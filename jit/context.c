@@ -111,24 +111,6 @@ rj_status jit_null(rj_ctx *ctx, const char *what) {
   return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "%s: NULL", what));
 }
 
-rj_status jit_result_in(ir_err *e, const void *res, size_t least, const char *what) {
-  uint32_t size;
-  memcpy(&size, res, sizeof size);
-  if (size >= least) return RJ_OK;
-  return ir_fail(e, RJ_EINVAL,
-                 "%s.struct_size: %u is below the %zu bytes of its first version (set it to "
-                 "sizeof the struct before the call)",
-                 what, size, least);
-}
-
-void jit_result_out(void *res, const void *full, size_t full_size) {
-  uint32_t size;
-  memcpy(&size, res, sizeof size);
-  size_t n = size < full_size ? size : full_size;
-  memcpy((char *)res + sizeof size, (const char *)full + sizeof size, n - sizeof size);
-  if (size > full_size) memset((char *)res + full_size, 0, size - full_size);
-}
-
 int jit_device_sms(rj_ctx *ctx, int device) {
   rt_cuda *rt = NULL;
   ir_err saved = ctx->err;

@@ -82,20 +82,20 @@ RJ_API rj_status rj_kernel_load(rj_ctx *ctx, rj_kernel *k, int device, double *m
   rt_cuda *rt = NULL;
   if (ms) *ms = 0;
   rj_status s = enter(ctx, device, &rt);
-  if (s) return jit_status(ctx, s);
+  if (s) return jit_done(ctx, s);
   s = jit_load(ctx, k, device, ms);
   rt_leave(rt);
-  return jit_status(ctx, s);
+  return jit_done(ctx, s);
 }
 
 RJ_API rj_status rj_device_sync(rj_ctx *ctx, int device) {
   if (!ctx) return RJ_EINVAL;
   rt_cuda *rt = NULL;
   rj_status s = enter(ctx, device, &rt);
-  if (s) return jit_status(ctx, s);
+  if (s) return jit_done(ctx, s);
   s = rt_sync(rt, &ctx->err);
   rt_leave(rt);
-  return jit_status(ctx, s);
+  return jit_done(ctx, s);
 }
 
 RJ_API rj_status rj_stream_time(rj_ctx *ctx, int device, void *stream, rj_enqueue_fn enqueue,
@@ -105,7 +105,7 @@ RJ_API rj_status rj_stream_time(rj_ctx *ctx, int device, void *stream, rj_enqueu
   void *ev[2] = {NULL, NULL};
   double t = 0;
   rj_status s = enter(ctx, device, &rt);
-  if (s) return jit_status(ctx, s);
+  if (s) return jit_done(ctx, s);
   if (!(s = rt_event_pair(rt, ev, &ctx->err)) &&
       !(s = rt_event_record(rt, ev[0], stream, &ctx->err)))
     s = enqueue(ctx, ud); /* its own status and message */
@@ -114,5 +114,5 @@ RJ_API rj_status rj_stream_time(rj_ctx *ctx, int device, void *stream, rj_enqueu
   rt_event_pair_free(rt, ev);
   rt_leave(rt);
   if (!s && ms) *ms = t;
-  return jit_status(ctx, s);
+  return jit_done(ctx, s);
 }

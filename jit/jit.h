@@ -66,19 +66,12 @@ struct rj_ctx {
     if (!(p)) return jit_null(ctx, what);                                                          \
   } while (0)
 rj_status jit_null(rj_ctx *ctx, const char *what);
-/* A result struct of the caller's (struct_size its first field, redjit.h ABI): jit_result_in
- * refuses a struct_size below `least` (the struct's first version) with RJ_EINVAL naming
- * "what.struct_size"; jit_result_out copies the library's full result into it as far as both
- * sizes reach (zeroing the caller's fields past the library's), keeping its struct_size. */
-rj_status jit_result_in(ir_err *e, const void *res, size_t least, const char *what);
-void jit_result_out(void *res, const void *full, size_t full_size);
 
 /* context.c */
 rj_status jit_validate(rj_ctx *ctx, const rj_request *r); /* ir_validate + variant name */
 /* Ends a public call: on RJ_OK clears the message, on a failure with no message names the
  * status; returns s.  Every public entry point returns through it. */
 rj_status jit_done(rj_ctx *ctx, rj_status s);
-#define jit_status jit_done /* the older name, still used by callers outside the core */
 rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out); /* the driver, opened once */
 void jit_llvm_init(void);                       /* one-time target registration */
 double jit_now_ms(void);                        /* a monotonic clock */

@@ -47,13 +47,13 @@ RJ_API rj_status rj_variant_get(const rj_ctx *ctx, int i, rj_variant_info *out) 
   (void)ctx;
   const pass_variant *v = pass_variant_at(i);
   ir_err e = {0}; /* ctx is const here: the status alone reports a failure */
-  if (!v || !out || jit_result_in(&e, out, sizeof(rj_variant_info), "out")) return RJ_EINVAL;
+  if (!v || !out || ir_result_in(&e, out, sizeof(rj_variant_info), "out")) return RJ_EINVAL;
   rj_variant_info full = {.struct_size = sizeof full,
                           .name = v->name,
                           .priority = v->prio,
                           .kinds = ir_kind_name(v->kind),
                           .summary = v->summary};
-  jit_result_out(out, &full, sizeof full);
+  ir_result_out(out, &full, sizeof full);
   return RJ_OK;
 }
 

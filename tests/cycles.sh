@@ -2,7 +2,8 @@
 # No circle of files: in libredjit.so's objects, file A depends on file B when A refers to a symbol
 # B defines.  Those dependencies must form no cycle (docs/ARCHITECTURE.md: each layer calls only
 # the layers below it, and inside a layer a file that dispatches is not also the helpers its
-# callees call back).  Prints each cycle tsort finds and exits 1 if there is one.
+# callees call back), and no file calls a layer above its own (or, from the run / bench harness,
+# anything of the core but its public rj_ calls).  Prints what breaks a rule and exits 1.
 #   tests/cycles.sh BUILD_DIR SOURCE_DIR
 set -uo pipefail
 build=$1 src=$2
@@ -22,6 +23,25 @@ done < <(find "$objdir" -name '*.c.o') > "$tmp/syms"
 awk '$1 == "def" {def[$2] = $3} $1 == "use" {use[NR] = $2 " " $3}
      END {for (i in use) {split(use[i], u, " "); if ((u[1] in def) && def[u[1]] != u[2])
             print u[2], def[u[1]]}}' "$tmp/syms" | sort -u > "$tmp/edges"
+
+# Calls against the layering (docs/ARCHITECTURE.md), seen in the symbols themselves, so a
+# hand-written declaration or a header pulled in indirectly cannot hide one: FROM-regex TO-regex.
+upward=$(awk '
+  ($1 ~ /^jit\/[^\/]+$/ && $2 ~ /^jit\/(treduce|harness)\//) ||
+  ($1 ~ /^passes\// && $2 ~ /^(jit|runtime)\//) ||
+  ($1 ~ /^runtime\// && $2 ~ /^(jit|passes)\//) ||
+  ($1 ~ /^ir\// && $2 !~ /^ir\//) ||
+  ($1 ~ /^jit\/treduce\// && $2 ~ /^jit\/harness\//) ||
+  ($1 ~ /^jit\/harness\// && $2 ~ /^(passes|runtime)\//)' "$tmp/edges")
+harness_internal=$(awk '$1 == "def" {def[$2] = $3} $1 == "use" {use[NR] = $2 " " $3}
+  END {for (i in use) {split(use[i], u, " "); d = def[u[1]]
+         if (u[2] ~ /^jit\/harness\// && d != "" && d !~ /^(jit\/harness|ir)\// && u[1] !~ /^rj_/)
+           print u[2], "->", d, "(" u[1] ")"}}' "$tmp/syms")
+if [ -n "$upward$harness_internal" ]; then
+  echo "cycles: calls against the layering (caller -> callee):"
+  printf '%s\n' "$upward" "$harness_internal" | sed '/^$/d; s/^/  /'
+  exit 1
+fi
 
 if tsort "$tmp/edges" >/dev/null 2>"$tmp/loops"; then
   echo "cycles: none among $(cut -d' ' -f3 "$tmp/syms" | sort -u | wc -l) files"

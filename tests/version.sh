@@ -12,10 +12,6 @@ out=$("$probe") || { echo "FAIL version_probe did not run"; exit 1; }
 check "redjit.h RJ_VERSION_MAJOR.MINOR.PATCH" "$(sed -n 's/^header //p' <<<"$out")"
 check "rj_version()" "$(sed -n 's/^library //p' <<<"$out")"
 check "redjit.pc Version" "$(sed -n 's/^Version: *//p' "$pc")"
-if v=$("$cli" --version 2>/dev/null); then
-  got=$(grep -oE '[0-9]+\.[0-9]+\.[0-9]+' <<<"$v" | head -1)
-  check "redjit --version" "$got"
-else
-  echo "skip redjit --version (the CLI has no --version)"
-fi
+v=$("$cli" --version 2>&1) || { echo "FAIL redjit --version exited non-zero: $v"; fail=1; }
+check "redjit --version" "$(grep -oE '[0-9]+\.[0-9]+\.[0-9]+' <<<"$v" | head -1)"
 exit $fail

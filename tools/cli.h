@@ -25,7 +25,7 @@ typedef struct cli_command {
   unsigned bit;        /* CMD_* */
   const char *operand; /* the positional argument in the synopsis ("REQUEST"); NULL: none */
   bool needs_operand;
-  bool json;           /* answers with exactly one JSON line on standard output (CONTRACT.md) */
+  bool json;           /* answers with exactly one JSON line on standard output (docs/CLI.md) */
   const char *summary; /* one line, for the overview */
   const char *about;   /* a paragraph, for the command's help */
   const char *example;
@@ -102,8 +102,9 @@ void cli_markdown_table(FILE *out);         /* the command -> option table of do
 void cli_command_list(char *buf, size_t n); /* "ptx explain ..." */
 
 /* ---------------------------------------------------------------- JSON */
-/* An object printed as one line in CONTRACT.md's spacing ({"key": value, ...}); cJSON escapes
- * every string.  Numbers keep the printf format each key has always had (non-finite: null). */
+/* An object printed as one line in the spacing of docs/CLI.md's examples ({"key": value, ...});
+ * cJSON escapes every string.  Numbers keep the printf format each key has always had (non-finite:
+ * null). */
 void json_num(cJSON *o, const char *key, const char *fmt, double v);
 void json_int(cJSON *o, const char *key, long long v);
 void json_str(cJSON *o, const char *key, const char *v);

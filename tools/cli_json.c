@@ -1,5 +1,6 @@
-/* One-line JSON: objects built with cJSON, printed in CONTRACT.md's spacing.  cJSON prints each
- * leaf (so it escapes every string); this file only joins members with ", " and ": ". */
+/* One-line JSON: objects built with cJSON, printed in the spacing of docs/CLI.md's examples.  cJSON
+ * prints each leaf (so it escapes every string); this file only joins members with ", " and ": ".
+ */
 #include "cli.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* redjit — the command-line tool (CONTRACT.md section 1).  It uses only the public API in
+/* redjit — the command-line tool (docs/CLI.md).  It uses only the public API in
  * redjit.h, as Lua's lauxlib uses only lua.h.  The command and option tables are in cli_args.c,
  * help in cli_help.c, JSON output in cli_json.c. */
 #include "redjit.h"
@@ -17,7 +17,7 @@
 #define REQUEST_CAP ((size_t)16 << 20) /* a request file or standard input: 16 MiB */
 #define IR_CAP ((size_t)256 << 20)     /* --ir MODULE: 256 MiB */
 
-/* Exit status for a library status (CONTRACT.md). */
+/* Exit status for a library status (docs/CLI.md). */
 static int exit_code(rj_status s) {
   switch (s) {
   case RJ_OK:
@@ -85,7 +85,7 @@ static char *load_request(const char *arg, char *err, size_t n) {
   return text;
 }
 
-/* A failure, said as CONTRACT.md wants: run / bench / plan print one JSON line (and, when standard
+/* A failure, said as docs/CLI.md says: run / bench / plan print one JSON line (and, when standard
  * error is a terminal, the message there too); the others print "redjit: MSG" on standard error.
  * A usage error adds where to read the command's usage (c NULL: no command yet). */
 static int fail(const cli_command *c, const char *msg, rj_status s, bool usage) {
@@ -185,8 +185,9 @@ static int cmd_ptx_ir(job *j) {
   const char *path = a->val[OPT_IR];
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
   if (!f) {
-    fprintf(stderr, "redjit: --ir: cannot open \"%s\"\n", path);
-    return 2;
+    char msg[320];
+    snprintf(msg, sizeof msg, "--ir: cannot open \"%.256s\"", path);
+    return fail(j->c, msg, RJ_EINVAL, false);
   }
   size_t len = 0;
   char err[320];

@@ -1,8 +1,8 @@
-/* `run` and `bench` for subgroup requests (passes/subgroup.c).  in: random (CONTRACT.md), with
+/* `run` and `bench` for subgroup requests (passes/subgroup.c).  in: random (docs/CLI.md), with
  * NaNs if asked; out: poisoned, with poisoned guards on both sides.  Every lane of every group
  * is checked against a per-element oracle: exact bits for shuffles, broadcasts and the lane id;
  * reduce_* on lane 0 of each 2^k group, reduce_all_* on every lane, with hr_compare (exact for
- * integers and min / max, CONTRACT tolerances for float sums). */
+ * integers and min / max, the tolerances of docs/CLI.md for float sums). */
 #include "harness.h"
 
 #include <math.h>

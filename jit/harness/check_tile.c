@@ -1,6 +1,7 @@
 /* `run` and `bench` for tile requests: the kernel is the tile harness around the primitive
  * (passes/harness.c), with src and dst in global memory, and for local tiles a third buffer that
- * receives every thread's register slots.  Inputs, poison and tolerances follow CONTRACT.md. */
+ * receives every thread's register slots.  Inputs, poison and tolerances: docs/CLI.md ("redjit
+ * run"). */
 #include "harness.h"
 
 #include <stdio.h>

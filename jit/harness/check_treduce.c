@@ -1,5 +1,5 @@
 /* `run` and `bench` for treduce requests: rank r's source on GPU r mod the GPU count (so every
- * rank may share one GPU), random sources (CONTRACT.md's distribution, NaNs on request), a
+ * rank may share one GPU), random sources (docs/CLI.md's distribution, NaNs on request), a
  * poisoned destination (random under accum) between poisoned guards, the float64 oracle (integers
  * exact), every destination element compared (and digested, so that paths compare bit for bit),
  * every byte around and between the destination's elements checked unchanged, and every source

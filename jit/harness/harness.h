@@ -2,9 +2,11 @@
  * calls, and ir/'s plain request data (shapes, views, placements).  Never jit/, runtime/ or
  * passes/.  The map:
  *   oracle.c          inputs (RNG, poison), element access, the float64 / exact reference, the
- *                     comparison with CONTRACT.md's tolerances
+ *                     comparison with the tolerances of docs/CLI.md ("redjit run")
  *   frame.c           guarded device buffers, the first failure's note, one element's check
- *   entry.c           rj_check / rj_bench, the compile -> load -> check frame, the bench loop
+ *   results.c         options over the defaults, results as far as the caller's struct reaches
+ *   bench.c           the one bench loop, and a kernel's bench over device buffers
+ *   entry.c           rj_check / rj_bench: validate, compile -> load, the kind's run or bench
  *   check_<kind>.c    one kind's run and bench: tile, subgroup, tensor, treduce */
 #ifndef RJ_HARNESS_H
 #define RJ_HARNESS_H
@@ -19,7 +21,7 @@ typedef struct hr_rng {
 void hr_rng_seed(hr_rng *g, uint64_t seed);
 uint64_t hr_rng_next(hr_rng *g); /* splitmix64 */
 
-/* Fills n elements of dtype at p with CONTRACT.md's distribution. */
+/* Fills n elements of dtype at p with docs/CLI.md's distribution. */
 void hr_fill_random(hr_rng *g, rj_dtype t, void *p, int64_t n);
 /* Float dtypes: `count` random elements of the n at p become NaN (others: nothing). */
 void hr_fill_nans(hr_rng *g, rj_dtype t, void *p, int64_t n, int count);

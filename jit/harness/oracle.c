@@ -1,5 +1,6 @@
-/* The CPU side of `run`: inputs drawn per CONTRACT.md, poison, the float64 / exact-integer
- * reference of every kind, and the comparison with CONTRACT.md's tolerances. */
+/* The CPU side of `run`: inputs drawn as docs/CLI.md ("redjit run") says, poison, the float64 /
+ * exact-integer reference of every kind, and the comparison with the tolerances of docs/CLI.md
+ * ("redjit run"). */
 #include "harness.h"
 
 #include <math.h>

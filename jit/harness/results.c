@@ -32,23 +32,11 @@ rj_status hr_done(rj_ctx *ctx, rj_status s) {
 #define BENCH_RESULT_V1 sizeof(rj_bench_result)
 #define TREDUCE_RESULT_V1 sizeof(rj_treduce_result)
 
+/* ir_result_in, its message through the context. */
 static rj_status result_size(rj_ctx *ctx, const void *res, size_t least, const char *what) {
-  uint32_t size;
-  memcpy(&size, res, sizeof size); /* struct_size is every result's first field */
-  if (size >= least) return RJ_OK;
-  return rj_error_set(ctx, RJ_EINVAL,
-                      "%s.struct_size: %u is below the %zu bytes of its first version (set it to "
-                      "sizeof the struct before the call)",
-                      what, size, least);
-}
-
-/* Copies full into the caller's res, as far as both sizes reach, keeping res's struct_size. */
-static void result_copy(void *res, const void *full, size_t full_size) {
-  uint32_t size;
-  memcpy(&size, res, sizeof size);
-  size_t n = size < full_size ? size : full_size;
-  memcpy((char *)res + sizeof size, (const char *)full + sizeof size, n - sizeof size);
-  if (size > full_size) memset((char *)res + full_size, 0, size - full_size);
+  ir_err e = {0};
+  rj_status s = ir_result_in(&e, res, least, what);
+  return s ? rj_error_set(ctx, s, "%s", e.msg) : RJ_OK;
 }
 
 rj_status hr_results_begin(rj_ctx *ctx, hr_results *r, const rj_check_result *cres,
@@ -66,9 +54,9 @@ rj_status hr_results_begin(rj_ctx *ctx, hr_results *r, const rj_check_result *cr
 
 void hr_results_end(const hr_results *r, rj_check_result *cres, rj_bench_result *bres,
                     rj_treduce_result *tres) {
-  if (cres) result_copy(cres, &r->check, sizeof r->check);
-  if (bres) result_copy(bres, &r->bench, sizeof r->bench);
-  if (tres) result_copy(tres, &r->treduce, sizeof r->treduce);
+  if (cres) ir_result_out(cres, &r->check, sizeof r->check);
+  if (bres) ir_result_out(bres, &r->bench, sizeof r->bench);
+  if (tres) ir_result_out(tres, &r->treduce, sizeof r->treduce);
 }
 
 rj_status hr_enter(rj_ctx *ctx, const rj_check_opts *o, const rj_check_result *cres,

@@ -140,7 +140,7 @@ RJ_API rj_status rj_treduce_request(rj_ctx *ctx, const rj_treduce_group *g, rj_r
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_treduce_group full;
-  return jit_status(ctx, group_request(&ctx->err, g, &full, out));
+  return jit_done(ctx, group_request(&ctx->err, g, &full, out));
 }
 
 /* The size of rj_treduce_result's first version (fields are only appended). */
@@ -153,11 +153,11 @@ RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj
                                 rj_treduce_result *res) {
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
-  if (res && jit_result_in(&ctx->err, res, TREDUCE_RESULT_V1, "res"))
+  if (res && ir_result_in(&ctx->err, res, TREDUCE_RESULT_V1, "res"))
     return jit_done(ctx, RJ_EINVAL);
   rj_treduce_result out = {.struct_size = sizeof out};
   rj_status s = run_group(ctx, g, opt, &out);
-  if (res) jit_result_out(res, &out, sizeof out);
+  if (res) ir_result_out(res, &out, sizeof out);
   return jit_done(ctx, s);
 }
 
@@ -191,5 +191,5 @@ RJ_API rj_status rj_treduce_sync(rj_ctx *ctx) {
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = ctx->cuda ? jit_devres_sync(ctx) : RJ_OK; /* no driver: no call ever ran */
   if (!s) s = jit_treduce_ring_deferred(ctx, "");
-  return jit_status(ctx, s);
+  return jit_done(ctx, s);
 }

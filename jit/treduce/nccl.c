@@ -21,7 +21,7 @@ RJ_API rj_status rj_nccl_version(rj_ctx *ctx, int *version) {
   *version = 0;
   rj_status s = rt_nccl_open(&nc, version, &ctx->err);
   rt_nccl_close(nc);
-  return jit_status(ctx, s);
+  return jit_done(ctx, s);
 }
 
 /* What ncclReduce cannot express, as RJ_EUNSUPPORTED with the reason. */
@@ -80,23 +80,23 @@ RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nc
   memset(&ctx->err, 0, sizeof ctx->err);
   ir_err *e = &ctx->err;
   rj_status s = jit_validate(ctx, req);
-  if (s) return jit_status(ctx, s);
+  if (s) return jit_done(ctx, s);
   if (req->kind != RJ_KIND_TREDUCE)
-    return jit_status(ctx, ir_fail(e, RJ_EINVAL, "kind: %s; the NCCL backend runs treduce requests",
-                                   ir_kind_name(req->kind)));
+    return jit_done(ctx, ir_fail(e, RJ_EINVAL, "kind: %s; the NCCL backend runs treduce requests",
+                                 ir_kind_name(req->kind)));
   const rj_treduce *t = &req->u.treduce;
-  if (!a) return jit_status(ctx, ir_fail(e, RJ_EINVAL, "args: NULL"));
+  if (!a) return jit_done(ctx, ir_fail(e, RJ_EINVAL, "args: NULL"));
   if (a->struct_size != sizeof *a)
-    return jit_status(ctx, ir_fail(e, RJ_EINVAL,
-                                   "args.struct_size: %u, this library expects %zu (use "
-                                   "rj_nccl_args_init)",
-                                   a->struct_size, sizeof *a));
-  if (!a->comm) return jit_status(ctx, ir_fail(e, RJ_EINVAL, "args.comm: NULL"));
-  if (!a->src) return jit_status(ctx, ir_fail(e, RJ_EINVAL, "args.src: NULL"));
-  if ((s = nccl_limits(e, t))) return jit_status(ctx, s);
+    return jit_done(ctx, ir_fail(e, RJ_EINVAL,
+                                 "args.struct_size: %u, this library expects %zu (use "
+                                 "rj_nccl_args_init)",
+                                 a->struct_size, sizeof *a));
+  if (!a->comm) return jit_done(ctx, ir_fail(e, RJ_EINVAL, "args.comm: NULL"));
+  if (!a->src) return jit_done(ctx, ir_fail(e, RJ_EINVAL, "args.src: NULL"));
+  if ((s = nccl_limits(e, t))) return jit_done(ctx, s);
   rt_nccl *nc = NULL;
   int version = 0;
-  if ((s = rt_nccl_open(&nc, &version, e))) return jit_status(ctx, s);
+  if ((s = rt_nccl_open(&nc, &version, e))) return jit_done(ctx, s);
   int64_t numel = 1;
   for (int d = 0; d < t->ndim; d++)
     numel *= t->shape[d];
@@ -106,5 +106,5 @@ RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nc
     if (!(s = jit_cuda(ctx, &rt))) s = rt_stream_sync(rt, a->stream, e);
   }
   rt_nccl_close(nc);
-  return jit_status(ctx, s);
+  return jit_done(ctx, s);
 }

@@ -298,35 +298,35 @@ RJ_API rj_status rj_treduce_plan_make(rj_ctx *ctx, const rj_request *req, const 
   memset(&ctx->err, 0, sizeof ctx->err);
   ir_err *e = &ctx->err;
   rj_status s = jit_validate(ctx, req);
-  if (s) return jit_status(ctx, s);
+  if (s) return jit_done(ctx, s);
   if (out->struct_size != sizeof *out)
-    return jit_status(ctx, ir_fail(e, RJ_EINVAL,
-                                   "plan.struct_size: %u, this library expects %zu (use "
-                                   "rj_treduce_plan_init)",
-                                   out->struct_size, sizeof *out));
+    return jit_done(ctx, ir_fail(e, RJ_EINVAL,
+                                 "plan.struct_size: %u, this library expects %zu (use "
+                                 "rj_treduce_plan_init)",
+                                 out->struct_size, sizeof *out));
   if (req->kind != RJ_KIND_TREDUCE)
-    return jit_status(ctx, ir_fail(e, RJ_EINVAL, "kind: %s, plans are made for treduce requests",
-                                   ir_kind_name(req->kind)));
+    return jit_done(ctx, ir_fail(e, RJ_EINVAL, "kind: %s, plans are made for treduce requests",
+                                 ir_kind_name(req->kind)));
   if (path != RJ_TREDUCE_AUTO && path != RJ_TREDUCE_SPLIT && path != RJ_TREDUCE_SPLIT_EQUAL &&
       path != RJ_TREDUCE_RING) {
     const char *name = path == RJ_TREDUCE_PEER     ? "peer"
                        : path == RJ_TREDUCE_STAGED ? "staged"
                                                    : "?";
-    return jit_status(ctx, ir_fail(e, RJ_EINVAL,
-                                   "path: %d (%s); plans are made for auto, split, split-equal "
-                                   "and ring",
-                                   path, name));
+    return jit_done(ctx, ir_fail(e, RJ_EINVAL,
+                                 "path: %d (%s); plans are made for auto, split, split-equal "
+                                 "and ring",
+                                 path, name));
   }
   for (int r = 0; r < req->u.treduce.ranks; r++)
     if (rank_device[r] < 0)
-      return jit_status(
-          ctx, ir_fail(e, RJ_EINVAL, "rank_device[%d]: %d is negative", r, rank_device[r]));
+      return jit_done(ctx,
+                      ir_fail(e, RJ_EINVAL, "rank_device[%d]: %d is negative", r, rank_device[r]));
   plan p;
   if (make_plan(req, rank_device, path == RJ_TREDUCE_SPLIT_EQUAL, &p) < 0)
-    return jit_status(ctx, ir_fail(e, RJ_EUNSUPPORTED,
-                                   "rank_device: the ranks live on more "
-                                   "than %d GPUs",
-                                   MAX_SLICES));
+    return jit_done(ctx, ir_fail(e, RJ_EUNSUPPORTED,
+                                 "rank_device: the ranks live on more "
+                                 "than %d GPUs",
+                                 MAX_SLICES));
   rj_treduce_plan_init(out);
   int64_t nc = 0;
   out->ring_load = jit_treduce_ring_facts(req, rank_device, &out->hops, &nc, out->ring_why,
@@ -355,7 +355,7 @@ RJ_API rj_status rj_treduce_plan_make(rj_ctx *ctx, const rj_request *req, const 
     sl->out = p.out[i];
     sl->load = p.load[i];
   }
-  return jit_status(ctx, RJ_OK);
+  return jit_done(ctx, RJ_OK);
 }
 
 /* Slice i of req: the cut dim's extent is the slice's, the strides the whole's (explicit). */

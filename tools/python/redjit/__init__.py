@@ -124,7 +124,9 @@ def variants():
     for i in range(c.L.rj_variant_count(c.ptr)):
         v = VariantInfo()
         v.struct_size = ctypes.sizeof(VariantInfo)
-        c.check(c.L.rj_variant_get(c.ptr, i, ctypes.byref(v)))
+        st = c.L.rj_variant_get(c.ptr, i, ctypes.byref(v))
+        if st:  # rj_variant_get leaves no message: the status is the whole answer
+            raise RedjitError(c.L.rj_status_name(st).decode(), f"rj_variant_get({i}) failed")
         out.append(Variant(v.name.decode(), v.priority, v.kinds.decode(), v.summary.decode()))
     return out
 
@@ -246,7 +248,7 @@ def compile(request, *, target=None, ptx_version=0, device=0):
     """validate -> dispatch -> LLVM IR -> PTX (no GPU needed).  request: a dict or JSON text.
     target None: GPU `device`'s, else sm_90."""
     c = _ctx()
-    text = request if isinstance(request, str) else json.dumps(request)
+    text = request if isinstance(request, (str, bytes)) else json.dumps(request)
     req = c.parse(text)
     try:
         k = ctypes.c_void_p()
