@@ -44,9 +44,33 @@ void jit_kernel_free(rj_kernel *k) {
   free(k);
 }
 
-void jit_cache_add(rj_ctx *ctx, rj_kernel *k) {
-  ctx->compiles++;
+void jit_cache_insert(rj_ctx *ctx, rj_kernel *k) {
+  ctx->nkernels++;
   k->loaded_on = -1;
   k->next = ctx->kernels;
   ctx->kernels = k;
+}
+
+void jit_cache_add(rj_ctx *ctx, rj_kernel *k) {
+  ctx->compiles++;
+  jit_cache_insert(ctx, k);
+}
+
+static uint64_t mix(uint64_t h) {
+  h ^= h >> 32;
+  h *= 0xd6e8feb86659fd93ull;
+  h ^= h >> 32;
+  return h;
+}
+
+uint64_t jit_hash64(const void *p, size_t n, uint64_t seed) {
+  const unsigned char *b = p;
+  uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ull), w;
+  for (; n >= 8; n -= 8, b += 8) {
+    memcpy(&w, b, 8);
+    h = (h ^ mix(w)) * 0xff51afd7ed558ccdull;
+  }
+  w = 0;
+  memcpy(&w, b, n);
+  return mix(h ^ mix(w ^ n));
 }

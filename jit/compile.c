@@ -101,12 +101,14 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   if (!(v = pass_dispatch(req, tg, NULL, 0, &ctx->err))) return ctx->err.status;
   if ((s = jit_plan(ctx, v, req, tg, opt ? opt->device : 0, -1, plan))) return s;
   if ((s = jit_cache_key(ctx, req, tg, opt, plan, &key))) return s;
-  if ((*out = jit_cache_find(ctx, key))) return free(key), RJ_OK;
+  if ((*out = jit_cache_find(ctx, key))) return free(key), ctx->memory_hits++, RJ_OK;
+  if ((*out = jit_disk_find(ctx, key, plan))) return free(key), RJ_OK;
   if (!(k = kernel_new(key, req, v, tg, plan)))
     return free(key), ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   if ((s = lower(ctx, v, req, tg, opt, k, plan))) return jit_kernel_free(k), s;
   k->compile_ms = jit_now_ms() - t0;
   jit_cache_add(ctx, k);
+  jit_disk_store(ctx, k);
   *out = k;
   return RJ_OK;
 }
