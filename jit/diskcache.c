@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 #define DISK_FORMAT 1
-#define DISK_NSTR 4                  /* key, ptx, ll, ll_opt */
-#define DISK_MAX_FILE (64u << 20)    /* larger files are not entries */
+#define DISK_NSTR 4                   /* key, ptx, ll, ll_opt */
+#define DISK_MAX_FILE (64u << 20)     /* larger files are not entries */
 #define DISK_MAX_BYTES (256ull << 20) /* the default bound of the directory */
 #define DISK_SUFFIX ".rjk"
 
@@ -215,8 +215,8 @@ rj_kernel *jit_disk_find(rj_ctx *ctx, const char *key, pass_plan *plan) {
   unsigned char *buf = read_all(path, &size);
   disk_head h;
   const char *str[DISK_NSTR];
-  rj_kernel *k = buf && entry_valid(buf, size, fkey, &h, str) ? entry_kernel(buf, &h, str, key)
-                                                              : NULL;
+  rj_kernel *k =
+      buf && entry_valid(buf, size, fkey, &h, str) ? entry_kernel(buf, &h, str, key) : NULL;
   free(buf);
   free(fkey);
   if (!k) return NULL;
@@ -386,8 +386,8 @@ RJ_API rj_status rj_ctx_set_disk_cache(rj_ctx *ctx, const char *dir) {
   memset(&ctx->err, 0, sizeof ctx->err);
   jit_disk *d = &ctx->disk;
   if (dir && strlen(dir) >= sizeof d->dir)
-    return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "dir: longer than %zu bytes",
-                                 sizeof d->dir - 1));
+    return jit_done(ctx,
+                    ir_fail(&ctx->err, RJ_EINVAL, "dir: longer than %zu bytes", sizeof d->dir - 1));
   long long hits = d->hits, writes = d->writes, evictions = d->evictions;
   memset(d, 0, sizeof *d);
   d->hits = hits, d->writes = writes, d->evictions = evictions;

@@ -34,6 +34,8 @@ struct rj_kernel {
   int loaded_on;
   jit_module *loads; /* every device it is loaded on (module / function above is one of them) */
   rj_kernel *next;   /* the context's cache list */
+  uint64_t hash;     /* jit_hash64 of key */
+  rj_kernel *chain;  /* the next kernel of its hash table bucket */
 };
 
 /* The persistent cache of a context (diskcache.c), resolved on first use. */
@@ -68,6 +70,9 @@ struct rj_ctx {
   char llvm_diag[512]; /* the first error LLVM diagnosed during codegen ("" if none) */
   long long compiles;  /* kernels added to the cache (rj_ctx_compile_count) */
   long long memory_hits, nkernels;
+  rj_kernel **table; /* the cache by key hash: chained buckets, a power of two of them */
+  size_t nbuckets;
+  struct jit_memo **memo; /* by request bytes (cache.c); NULL until the first compile */
   jit_disk disk;
   void *treduce; /* the treduce layer's state (jit/treduce/), made on its first use */
   void (*treduce_free)(rj_ctx *ctx); /* set with it; rj_ctx_free calls it */
@@ -129,6 +134,13 @@ void jit_key_tail(char *buf, size_t n, const ir_target *tg, int ptx_asked, int s
 rj_kernel *jit_cache_find(rj_ctx *ctx, const char *key);
 void jit_cache_add(rj_ctx *ctx, rj_kernel *k);    /* takes k (key set), counts a compile */
 void jit_cache_insert(rj_ctx *ctx, rj_kernel *k); /* takes k (key set), counts nothing */
+/* The kernel and plan the pipeline made of these very request bytes and options (NULL: none
+ * remembered); put remembers them (a bounded table: 1024 requests). */
+rj_kernel *jit_memo_find(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                         pass_plan *plan);
+void jit_memo_put(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_kernel *k,
+                  const pass_plan *plan);
+void jit_memo_free(rj_ctx *ctx);
 /* A 64-bit hash of n bytes (not cryptographic: names and checksums, the bytes decide). */
 uint64_t jit_hash64(const void *p, size_t n, uint64_t seed);
 
