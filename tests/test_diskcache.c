@@ -117,8 +117,9 @@ START_TEST(disk_kernel_is_the_compiled_one) {
   fresh_dir();
   rj_ctx *a = rj_ctx_new(), *b = rj_ctx_new();
   rj_request r;
-  rjt_parse(a, "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[64,4096],"
-               "\"axes\":[1]}",
+  rjt_parse(a,
+            "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[64,4096],"
+            "\"axes\":[1]}",
             &r);
   rj_kernel *ka = NULL, *kb = NULL;
   ck_assert_int_eq(rj_compile(a, &r, NULL, &ka), RJ_OK);
@@ -175,11 +176,21 @@ START_TEST(bad_entries_ignored_and_replaced) {
   static char buf[1 << 20], alien[1 << 20];
   size_t n = get_file(path, buf, sizeof buf), m = 0;
   switch (_i) {
-  case 0: memset(buf, 0x5a, n); break;
-  case 1: n /= 2; break;
-  case 2: n = 0; break;
-  case 3: buf[8] ^= 0x7f; break; /* the format version */
-  case 4: buf[n / 2] ^= 1; break;
+  case 0:
+    memset(buf, 0x5a, n);
+    break;
+  case 1:
+    n /= 2;
+    break;
+  case 2:
+    n = 0;
+    break;
+  case 3:
+    buf[8] ^= 0x7f;
+    break; /* the format version */
+  case 4:
+    buf[n / 2] ^= 1;
+    break;
   case 5: /* request 1's entry, renamed to request 0's name */
     ck_assert_int_eq(unlink(path), 0);
     compile_fresh(1, &st);
