@@ -117,8 +117,36 @@ RJ_API rj_ctx *rj_ctx_new(void);
  * streams and buffers, after waiting for its calls in flight).  NULL is a no-op. */
 RJ_API void rj_ctx_free(rj_ctx *ctx);
 /* Kernels ctx has compiled so far (every cache miss of rj_compile, rj_compile_ir, rj_reduce, run
- * and bench adds one): a caller or a test can see whether a call reused a kernel. */
+ * and bench adds one; a kernel read from the disk cache is not compiled and adds none): a caller
+ * or a test can see whether a call reused a kernel. */
 RJ_API long long rj_ctx_compile_count(const rj_ctx *ctx);
+
+/* The kernel caches.  Each context keeps the kernels it compiled in memory; every context, in
+ * every process, also reads and writes a directory of compiled kernels, so that a kernel compiled
+ * once is loaded, not compiled, by the next process (docs/C_API.md, "Caching").  The directory
+ * is $REDJIT_CACHE_DIR, else $XDG_CACHE_HOME/redjit, else ~/.cache/redjit (created 0700 when
+ * missing); REDJIT_CACHE_DISABLE=1 turns it off, REDJIT_CACHE_MAX_BYTES bounds it (default 256
+ * MiB; the least recently used entries go first).  A directory that cannot be created or written
+ * leaves the cache off or read-only and records one note (rj_cache_stats.disk_note; printed to
+ * stderr when REDJIT_LOG is set): never a failed call.  A kernel read from the directory has the
+ * same PTX, IR texts, geometry and compile time as the one compiled. */
+/* Sets ctx's directory over the environment's: dir NULL or "" turns the disk cache off for ctx
+ * (no file is read or written).  RJ_EINVAL only for a path of 1024 bytes or more. */
+RJ_API rj_status rj_ctx_set_disk_cache(rj_ctx *ctx, const char *dir);
+typedef struct rj_cache_stats {
+  uint32_t struct_size;     /* set by the caller: sizeof(rj_cache_stats) */
+  long long compiles;       /* real compiles (rj_ctx_compile_count) */
+  long long memory_hits;    /* requests served by the context's own kernels */
+  long long disk_hits;      /* kernels read from the directory (compiles not counted) */
+  long long disk_writes;    /* entries this context wrote */
+  long long disk_evictions; /* entries it removed to keep the directory under its bound */
+  long long kernels;        /* kernels ctx holds */
+  const char *disk_dir;     /* the directory in use (NULL: the disk cache is off) */
+  int disk_read_only;       /* 1: entries are read, none written */
+  const char *disk_note;    /* why the disk cache is off or read-only ("": nothing to say) */
+} rj_cache_stats;
+/* ctx's cache counters into *out (its struct_size set by the caller); strings owned by ctx. */
+RJ_API rj_status rj_ctx_cache_stats(rj_ctx *ctx, rj_cache_stats *out);
 
 /* ---------------------------------------------------------------- requests */
 /* Request enums (stable values). */

@@ -1,7 +1,9 @@
-/* The kernel cache: the key text of a request, and the context's list of compiled kernels
- * (string keys, searched in order). */
+/* The kernel cache: the key text of a request, and the context's compiled kernels, in a list
+ * (rj_reduce's fast path looks at its head) and a hash table by the key's 64-bit hash (the text
+ * decides on a hash match), which grows to keep a bucket at one kernel on average. */
 #include "jit.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +31,29 @@ rj_status jit_cache_key(rj_ctx *ctx, const rj_request *req, const ir_target *tg,
 }
 
 rj_kernel *jit_cache_find(rj_ctx *ctx, const char *key) {
-  for (rj_kernel *k = ctx->kernels; k; k = k->next)
-    if (strcmp(k->key, key) == 0) return k;
+  if (!ctx->nbuckets) return NULL;
+  uint64_t h = jit_hash64(key, strlen(key), 0);
+  for (rj_kernel *k = ctx->table[h & (ctx->nbuckets - 1)]; k; k = k->chain)
+    if (k->hash == h && strcmp(k->key, key) == 0) return k;
   return NULL;
+}
+
+/* Twice the buckets (at least 64), every kernel rehashed; false when out of memory (the table
+ * stays as it was, only longer chains). */
+static bool table_grow(rj_ctx *ctx) {
+  size_t n = ctx->nbuckets ? 2 * ctx->nbuckets : 64;
+  rj_kernel **t = calloc(n, sizeof *t);
+  if (!t) return false;
+  for (size_t i = 0; i < ctx->nbuckets; i++)
+    for (rj_kernel *k = ctx->table[i], *next; k; k = next) {
+      next = k->chain;
+      k->chain = t[k->hash & (n - 1)];
+      t[k->hash & (n - 1)] = k;
+    }
+  free(ctx->table);
+  ctx->table = t;
+  ctx->nbuckets = n;
+  return true;
 }
 
 void jit_kernel_free(rj_kernel *k) {
@@ -44,9 +66,106 @@ void jit_kernel_free(rj_kernel *k) {
   free(k);
 }
 
-void jit_cache_add(rj_ctx *ctx, rj_kernel *k) {
-  ctx->compiles++;
+void jit_cache_insert(rj_ctx *ctx, rj_kernel *k) {
+  k->hash = jit_hash64(k->key, strlen(k->key), 0);
+  if ((size_t)ctx->nkernels >= ctx->nbuckets && !table_grow(ctx) && !ctx->nbuckets) {
+    k->chain = NULL; /* no table at all: kept in the list only (freed with the context) */
+  } else {
+    size_t b = k->hash & (ctx->nbuckets - 1);
+    k->chain = ctx->table[b];
+    ctx->table[b] = k;
+  }
+  ctx->nkernels++;
   k->loaded_on = -1;
   k->next = ctx->kernels;
   ctx->kernels = k;
+}
+
+void jit_cache_add(rj_ctx *ctx, rj_kernel *k) {
+  ctx->compiles++;
+  jit_cache_insert(ctx, k);
+}
+
+static uint64_t mix(uint64_t h) {
+  h ^= h >> 32;
+  h *= 0xd6e8feb86659fd93ull;
+  h ^= h >> 32;
+  return h;
+}
+
+uint64_t jit_hash64(const void *p, size_t n, uint64_t seed) {
+  const unsigned char *b = p;
+  uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ull), w;
+  for (; n >= 8; n -= 8, b += 8) {
+    memcpy(&w, b, 8);
+    h = (h ^ mix(w)) * 0xff51afd7ed558ccdull;
+  }
+  w = 0;
+  memcpy(&w, b, n);
+  return mix(h ^ mix(w ^ n));
+}
+
+/* ---------------------------------------------------------------- by request bytes */
+
+/* A request as it arrived, with the options that decide its kernel, and what the pipeline made
+ * of it: a repeated request finds its kernel and plan without validation, dispatch, planning or
+ * key text.  Equal bytes are the same request; unequal bytes (padding, another spelling of one
+ * request) take the pipeline, which finds the kernel by its key. */
+#define JIT_MEMO_SLOTS 1024 /* direct-mapped: a collision replaces the slot */
+typedef struct jit_memo {
+  uint64_t hash;
+  rj_request req;
+  char target[32];
+  int device, ptx_version, emulate;
+  rj_kernel *k;
+  pass_plan plan;
+} jit_memo;
+
+/* The memo of (req, opt) without its kernel and plan; false for what is never memoised (a
+ * request of another struct size, a long target name). */
+static bool memo_key(const rj_request *req, const rj_options *opt, jit_memo *m) {
+  const char *t = opt && opt->target ? opt->target : "auto";
+  if (req->struct_size != sizeof *req || strlen(t) >= sizeof m->target) return false;
+  memset(m->target, 0, sizeof m->target);
+  strcpy(m->target, t);
+  m->device = opt ? opt->device : 0;
+  m->ptx_version = opt ? opt->ptx_version : 0;
+  m->emulate = opt && opt->struct_size >= offsetof(rj_options, emulate_packed) + sizeof(int)
+                   ? opt->emulate_packed
+                   : 0;
+  m->hash = jit_hash64(req, sizeof *req,
+                       jit_hash64(m->target, sizeof m->target, 0) ^ (uint64_t)m->device << 32 ^
+                           (uint64_t)m->ptx_version << 8 ^ (uint64_t)m->emulate);
+  return true;
+}
+
+rj_kernel *jit_memo_find(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                         pass_plan *plan) {
+  jit_memo key, *m;
+  if (!ctx->memo || !memo_key(req, opt, &key) || !(m = ctx->memo[key.hash % JIT_MEMO_SLOTS]) ||
+      m->hash != key.hash || m->device != key.device || m->ptx_version != key.ptx_version ||
+      m->emulate != key.emulate || memcmp(m->target, key.target, sizeof key.target) != 0 ||
+      memcmp(&m->req, req, sizeof *req) != 0)
+    return NULL;
+  *plan = m->plan;
+  return m->k;
+}
+
+void jit_memo_put(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_kernel *k,
+                  const pass_plan *plan) {
+  jit_memo key, **slot;
+  if (!memo_key(req, opt, &key)) return;
+  if (!ctx->memo && !(ctx->memo = calloc(JIT_MEMO_SLOTS, sizeof *ctx->memo))) return;
+  slot = &ctx->memo[key.hash % JIT_MEMO_SLOTS];
+  if (!*slot && !(*slot = malloc(sizeof **slot))) return;
+  **slot = key;
+  (*slot)->req = *req;
+  (*slot)->k = k;
+  (*slot)->plan = *plan;
+}
+
+void jit_memo_free(rj_ctx *ctx) {
+  for (int i = 0; ctx->memo && i < JIT_MEMO_SLOTS; i++)
+    free(ctx->memo[i]);
+  free(ctx->memo);
 }

@@ -87,6 +87,12 @@ static rj_status lower(rj_ctx *ctx, const pass_variant *v, const rj_request *req
 
 /* ---------------------------------------------------------------- the pipeline */
 
+static rj_status remember(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_kernel *k,
+                          const pass_plan *plan) {
+  jit_memo_put(ctx, req, opt, k, plan);
+  return RJ_OK;
+}
+
 rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_kernel **out,
                       pass_plan *plan) {
   const ir_target *tg = NULL;
@@ -95,20 +101,24 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   rj_kernel *k = NULL;
   rj_status s;
   *out = NULL;
+  if ((*out = jit_memo_find(ctx, req, opt, plan))) return ctx->memory_hits++, RJ_OK;
   if ((s = jit_validate(ctx, req))) return s;
   if ((s = jit_target(ctx, opt, &tg))) return s;
   double t0 = jit_now_ms(); /* compile time proper: after the target (auto may start the driver) */
   if (!(v = pass_dispatch(req, tg, NULL, 0, &ctx->err))) return ctx->err.status;
   if ((s = jit_plan(ctx, v, req, tg, opt ? opt->device : 0, -1, plan))) return s;
   if ((s = jit_cache_key(ctx, req, tg, opt, plan, &key))) return s;
-  if ((*out = jit_cache_find(ctx, key))) return free(key), RJ_OK;
+  if ((*out = jit_cache_find(ctx, key)))
+    return free(key), ctx->memory_hits++, remember(ctx, req, opt, *out, plan);
+  if ((*out = jit_disk_find(ctx, key, plan))) return free(key), remember(ctx, req, opt, *out, plan);
   if (!(k = kernel_new(key, req, v, tg, plan)))
     return free(key), ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   if ((s = lower(ctx, v, req, tg, opt, k, plan))) return jit_kernel_free(k), s;
   k->compile_ms = jit_now_ms() - t0;
   jit_cache_add(ctx, k);
+  jit_disk_store(ctx, k);
   *out = k;
-  return RJ_OK;
+  return remember(ctx, req, opt, k, plan);
 }
 
 RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,

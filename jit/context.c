@@ -70,6 +70,8 @@ RJ_API void rj_ctx_free(rj_ctx *ctx) {
     LLVMDisposeTargetMachine(ctx->tms[i].tm);
   LLVMContextDispose(ctx->llvm);
   rt_close(ctx->cuda);
+  free(ctx->table);
+  jit_memo_free(ctx);
   free(ctx->text);
   free(ctx);
 }

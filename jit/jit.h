@@ -34,7 +34,22 @@ struct rj_kernel {
   int loaded_on;
   jit_module *loads; /* every device it is loaded on (module / function above is one of them) */
   rj_kernel *next;   /* the context's cache list */
+  uint64_t hash;     /* jit_hash64 of key */
+  rj_kernel *chain;  /* the next kernel of its hash table bucket */
 };
+
+/* The persistent cache of a context (diskcache.c), resolved on first use. */
+enum { JIT_DISK_UNRESOLVED, JIT_DISK_ON, JIT_DISK_OFF };
+typedef struct jit_disk {
+  int state;
+  bool set;      /* rj_ctx_set_disk_cache chose dir ("": off) over the environment */
+  bool readonly; /* entries are read, none written */
+  bool scanned;  /* bytes was measured once by this process */
+  char dir[1024];
+  char note[1200];           /* why the cache is off or read-only ("": nothing to say) */
+  uint64_t max_bytes, bytes; /* the bound; the size last measured plus this process's writes */
+  long long hits, writes, evictions;
+} jit_disk;
 
 typedef struct jit_tm {
   char target[16];
@@ -54,7 +69,12 @@ struct rj_ctx {
   char cuda_why[256];  /* why the driver could not be opened */
   char llvm_diag[512]; /* the first error LLVM diagnosed during codegen ("" if none) */
   long long compiles;  /* kernels added to the cache (rj_ctx_compile_count) */
-  void *treduce;       /* the treduce layer's state (jit/treduce/), made on its first use */
+  long long memory_hits, nkernels;
+  rj_kernel **table; /* the cache by key hash: chained buckets, a power of two of them */
+  size_t nbuckets;
+  struct jit_memo **memo; /* by request bytes (cache.c); NULL until the first compile */
+  jit_disk disk;
+  void *treduce; /* the treduce layer's state (jit/treduce/), made on its first use */
   void (*treduce_free)(rj_ctx *ctx); /* set with it; rj_ctx_free calls it */
 };
 
@@ -105,8 +125,24 @@ rj_status jit_cache_key(rj_ctx *ctx, const rj_request *req, const ir_target *tg,
 /* The key's end: "|target|ptx_asked", "|emulated" when so, "|smsN" when the plan read N. */
 void jit_key_tail(char *buf, size_t n, const ir_target *tg, int ptx_asked, int sms);
 rj_kernel *jit_cache_find(rj_ctx *ctx, const char *key);
-void jit_cache_add(rj_ctx *ctx, rj_kernel *k); /* takes k, with k->key set */
-void jit_kernel_free(rj_kernel *k);            /* a kernel never loaded */
+void jit_cache_add(rj_ctx *ctx, rj_kernel *k);    /* takes k (key set), counts a compile */
+void jit_cache_insert(rj_ctx *ctx, rj_kernel *k); /* takes k (key set), counts nothing */
+/* The kernel and plan the pipeline made of these very request bytes and options (NULL: none
+ * remembered); put remembers them (a bounded table: 1024 requests). */
+rj_kernel *jit_memo_find(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                         pass_plan *plan);
+void jit_memo_put(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_kernel *k,
+                  const pass_plan *plan);
+void jit_memo_free(rj_ctx *ctx);
+/* A 64-bit hash of n bytes (not cryptographic: names and checksums, the bytes decide). */
+uint64_t jit_hash64(const void *p, size_t n, uint64_t seed);
+
+/* diskcache.c: the persistent cache (off, read-only or unusable: find NULL, store nothing). */
+/* The kernel stored under key, rebuilt and put in the memory cache (NULL: none that verifies);
+ * a plan without geometry gets the kernel's. */
+rj_kernel *jit_disk_find(rj_ctx *ctx, const char *key, pass_plan *plan);
+void jit_disk_store(rj_ctx *ctx, const rj_kernel *k); /* a compiled kernel, for other processes */
+void jit_kernel_free(rj_kernel *k);                   /* a kernel never loaded */
 
 /* launch.c: the one load and the one launch every path uses. */
 /* Loads k on device dev (once per device; the current context must be dev's) and makes that

@@ -20,6 +20,14 @@ static inline void rjt_parse(rj_ctx *ctx, const char *json, rj_request *r) {
                 rj_errmsg(ctx), json);
 }
 
+/* Kernels ctx compiled or read from the disk cache: the distinct kernels its calls needed (a
+ * kernel another process compiled is read, not compiled). */
+static inline long long rjt_made(rj_ctx *ctx) {
+  rj_cache_stats st = {.struct_size = sizeof st};
+  rj_ctx_cache_stats(ctx, &st);
+  return st.compiles + st.disk_hits;
+}
+
 /* printf into a static buffer (one at a time). */
 static inline const char *rjt_fmt(const char *fmt, ...) {
   static char buf[8192];

@@ -174,7 +174,7 @@ START_TEST(dynamic_accum_nan) {
 END_TEST
 
 /* Shapes of each class, several per plan bucket: within one dtype/op every bucket compiles once
- * (rj_ctx_compile_count grows by the number of distinct buckets rj_explain names), and every
+ * (rjt_made grows by the number of distinct buckets rj_explain names), and every
  * shape, run through the shared kernel, is right (float64 oracle, poisoned outputs, two bitwise
  * equal launches).  Shapes of one bucket alternate, so counters and workspaces are reused. */
 static const char *const shared_shapes[] = {
@@ -228,7 +228,7 @@ START_TEST(dynamic_shared_kernels) {
   for (int d = 0; d < 6; d++) {
     char buckets[NSHARED][64];
     int nb = 0;
-    long long c0 = rj_ctx_compile_count(ctx);
+    long long c0 = rjt_made(ctx);
     for (int i = 0; i < NSHARED; i++) {
       char json[512], b[64];
       snprintf(json, sizeof json,
@@ -242,9 +242,9 @@ START_TEST(dynamic_shared_kernels) {
       if (!seen) snprintf(buckets[nb++], sizeof buckets[0], "%s", b);
       rjt_run_ok(ctx, json, (uint64_t)(i * 5 + d), 0);
       cases_run++;
-      ck_assert_msg(rj_ctx_compile_count(ctx) - c0 == nb,
+      ck_assert_msg(rjt_made(ctx) - c0 == nb,
                     "%s: %lld compiles for %d buckets (a kernel was not reused)", json,
-                    rj_ctx_compile_count(ctx) - c0, nb);
+                    rjt_made(ctx) - c0, nb);
     }
     ck_assert_msg(nb < NSHARED - 8, "%s: only %d shapes shared a bucket", dt[d], NSHARED - nb);
   }
@@ -274,7 +274,7 @@ START_TEST(dynamic_rj_reduce) {
   ck_assert_int_eq(rj_device_alloc(ctx, 0, maxo * 4, &diy), RJ_OK);
   ck_assert_int_eq(rj_memcpy_htod(ctx, 0, dx, hx, maxn * 4), RJ_OK);
   ck_assert_int_eq(rj_memcpy_htod(ctx, 0, dix, ix, maxn * 4), RJ_OK);
-  long long c0 = rj_ctx_compile_count(ctx);
+  long long c0 = rjt_made(ctx);
   for (size_t c = 0; c < sizeof sh / sizeof sh[0]; c++) {
     int64_t M = sh[c][0], N = sh[c][1], off = (int64_t)(c % 5); /* misaligned starts */
     for (int k = 0; k < 2; k++) {
@@ -311,8 +311,8 @@ START_TEST(dynamic_rj_reduce) {
     }
   }
   /* f32 sum and i32 max, each: lanes G=4, rows split (1-D and 3 / 2 rows), one CTA (1 x 7) */
-  ck_assert_msg(rj_ctx_compile_count(ctx) - c0 <= 8, "%lld compiles for 8 shapes x 2 requests",
-                rj_ctx_compile_count(ctx) - c0);
+  ck_assert_msg(rjt_made(ctx) - c0 <= 8, "%lld compiles for 8 shapes x 2 requests",
+                rjt_made(ctx) - c0);
   rj_device_free(ctx, 0, dx);
   rj_device_free(ctx, 0, dy);
   rj_device_free(ctx, 0, dix);

@@ -284,7 +284,7 @@ START_TEST(negative_axes_canonical) {
   ck_assert_int_eq(rj_compile(ctx, &neg, NULL, &a), RJ_OK);
   ck_assert_int_eq(rj_compile(ctx, &pos, NULL, &b), RJ_OK);
   ck_assert_ptr_eq(a, b);
-  ck_assert_int_eq(rj_ctx_compile_count(ctx), 1);
+  ck_assert_int_eq(rjt_made(ctx), 1);
   rj_ctx_free(ctx);
 }
 END_TEST
@@ -394,13 +394,13 @@ static rj_kernel *compile_k(rj_ctx *ctx, const char *json) {
  * one; constant requests compile per shape. */
 START_TEST(dynamic_shares_kernels) {
   rj_ctx *ctx = rj_ctx_new();
-  long long n0 = rj_ctx_compile_count(ctx);
+  long long n0 = rjt_made(ctx);
 #define F32S D0 "\"op\":\"sum\",\"dtype\":\"f32\","
   rj_kernel *a = compile_k(ctx, F32S "\"shape\":[4099,33],\"axes\":[1]}");
-  ck_assert_int_eq(rj_ctx_compile_count(ctx), n0 + 1);
+  ck_assert_int_eq(rjt_made(ctx), n0 + 1);
   rj_kernel *b = compile_k(ctx, F32S "\"shape\":[5003,35],\"axes\":[1]}"); /* lanes G = 4 */
   ck_assert_ptr_eq(a, b);
-  ck_assert_int_eq(rj_ctx_compile_count(ctx), n0 + 1);
+  ck_assert_int_eq(rjt_made(ctx), n0 + 1);
   /* a transposed view reduced along its unit-stride dim: rows, same bucket */
   rj_kernel *b2 = compile_k(ctx, F32S "\"shape\":[33,4099],\"strides\":[1,40],\"axes\":[0]}");
   ck_assert_ptr_eq(a, b2);
@@ -413,21 +413,21 @@ START_TEST(dynamic_shares_kernels) {
   rj_kernel *g = compile_k(ctx, F32S "\"shape\":[2,3000,2052],\"axes\":[1]}");
   ck_assert_ptr_eq(e, f);
   ck_assert_ptr_eq(e, g);
-  ck_assert_int_eq(rj_ctx_compile_count(ctx), n0 + 3);
+  ck_assert_int_eq(rjt_made(ctx), n0 + 3);
   compile_k(ctx, D0 "\"op\":\"max\",\"dtype\":\"f32\",\"shape\":[5003,35],\"axes\":[1]}");
   compile_k(ctx, D0 "\"op\":\"sum\",\"dtype\":\"f64\",\"shape\":[5003,35],\"axes\":[1]}");
   compile_k(ctx, F32S "\"accum\":true,\"shape\":[5003,35],\"axes\":[1]}");
-  ck_assert_int_eq(rj_ctx_compile_count(ctx), n0 + 6);
+  ck_assert_int_eq(rjt_made(ctx), n0 + 6);
   compile_k(ctx, T0 "\"shape\":[4099,33],\"axes\":[1]}");
   compile_k(ctx, T0 "\"shape\":[5003,35],\"axes\":[1]}");
-  ck_assert_int_eq(rj_ctx_compile_count(ctx), n0 + 8);
+  ck_assert_int_eq(rjt_made(ctx), n0 + 8);
   /* generic views keep constant kernels, one per shape */
   rj_kernel *g1 = compile_k(ctx, F32S "\"shape\":[4,5,6],\"axes\":[0,2]}");
   rj_kernel *g2 = compile_k(ctx, F32S "\"shape\":[4,5,7],\"axes\":[0,2]}");
   ck_assert_ptr_ne(g1, g2);
   ck_assert_str_eq(rj_kernel_variant(g1), "tensor_generic");
   ck_assert_msg(!strstr(rj_kernel_text(g1, RJ_EMIT_PTX), "redjit_tensor_param_2"), "params");
-  ck_assert_int_eq(rj_ctx_compile_count(ctx), n0 + 10);
+  ck_assert_int_eq(rjt_made(ctx), n0 + 10);
   rj_ctx_free(ctx);
 }
 END_TEST

@@ -1,0 +1,158 @@
+/* Compile latency per request kind: a cold miss (the first compile of a fresh process), a warm
+ * miss (a compile after others in the same context), a memory hit (ns, median of many), a disk
+ * hit in a fresh process (its first rj_compile, the kernel written by another process); then the
+ * memory hit against the number of kernels the context holds.  Needs no GPU.
+ *   jit_latency [EXAMPLES_DIR]   (default: examples) */
+#include "redjit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  static char buf[1 << 16];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  return buf;
+}
+
+/* One compile's time in µs (negative: it failed). */
+static double once_us(rj_ctx *ctx, const rj_request *r) {
+  rj_kernel *k = NULL;
+  double t0 = now_us();
+  rj_status s = rj_compile(ctx, r, NULL, &k);
+  return s ? -1 : now_us() - t0;
+}
+
+/* A memory hit in ns: the median over n batches of 100 hits. */
+static double hit_ns(rj_ctx *ctx, const rj_request *r, int n) {
+  double *t = malloc(sizeof *t * (size_t)n), med;
+  rj_kernel *k = NULL;
+  for (int i = 0; i < n; i++) {
+    double t0 = now_us();
+    for (int j = 0; j < 100; j++)
+      rj_compile(ctx, r, NULL, &k);
+    t[i] = (now_us() - t0) * 10;
+  }
+  qsort(t, (size_t)n, sizeof *t, cmp);
+  med = t[n / 2];
+  free(t);
+  return med;
+}
+
+/* A fresh process's first compile of the request in file (`jit_latency --first FILE`). */
+static double first_in_child(const char *self, const char *file, long long *compiles) {
+  char cmd[8192], line[128] = "";
+  snprintf(cmd, sizeof cmd, "'%s' --first '%s'", self, file);
+  FILE *p = popen(cmd, "r");
+  double us = -1;
+  if (p && fgets(line, sizeof line, p)) sscanf(line, "%lf %lld", &us, compiles);
+  if (p) pclose(p);
+  return us;
+}
+
+static int first(const char *file) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_request r;
+  if (rj_request_parse(ctx, slurp(file), &r)) return 1;
+  double us = once_us(ctx, &r);
+  printf("%.1f %lld\n", us, rj_ctx_compile_count(ctx));
+  rj_ctx_free(ctx);
+  return 0;
+}
+
+/* Another request of the examples (for a warm miss: the context has compiled something). */
+static const char *rjb_other(const char *dir, const char *name) {
+  static char file[4096];
+  snprintf(file, sizeof file, "%s/%s", dir,
+           strcmp(name, "tile_redux.json") ? "tile_redux.json" : "seed000_shared.json");
+  return file;
+}
+
+/* One row of the table: the request in dir/name. */
+static void row(const char *self, const char *dir, const char *name, const char *kind) {
+  char file[4096], cache[64];
+  snprintf(file, sizeof file, "%s/%s", dir, name);
+  snprintf(cache, sizeof cache, "/tmp/jit_latency.XXXXXX");
+  if (!mkdtemp(cache) || !slurp(file)) {
+    printf("%-9s (cannot read %s)\n", kind, file);
+    return;
+  }
+  setenv("REDJIT_CACHE_DIR", cache, 1);
+  long long c_cold = -1, c_disk = -1;
+  double cold = first_in_child(self, file, &c_cold), disk = first_in_child(self, file, &c_disk);
+  rj_ctx *ctx = rj_ctx_new();
+  rj_ctx_set_disk_cache(ctx, NULL);
+  rj_request r, other;
+  rj_request_parse(ctx, slurp(file), &r);
+  rj_request_parse(ctx, slurp(rjb_other(dir, name)), &other);
+  once_us(ctx, &other); /* the context and its target machine are warm */
+  double warm = once_us(ctx, &r), hit = hit_ns(ctx, &r, 200);
+  printf("%-9s %10.2f %10.2f %10.0f %10.1f   (compiles: %lld then %lld)\n", kind, cold / 1e3,
+         warm / 1e3, hit, disk, c_cold, c_disk);
+  rj_ctx_free(ctx);
+  char rm[128];
+  snprintf(rm, sizeof rm, "rm -rf '%s'", cache);
+  if (system(rm)) return;
+}
+
+/* The memory hit against the number of kernels held: up to 2048 tile kernels (sizes, ops, dtypes). */
+static void flatness(void) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_ctx_set_disk_cache(ctx, NULL);
+  rj_request r;
+  static const char *const dt[] = {"f32", "f16", "bf16", "i32", "u32", "f64"};
+  static const char *const op[] = {"sum", "max", "min"};
+  int at[] = {1, 64, 512, 2048}, done = 0;
+  printf("\nmemory hit against kernels held (tile requests, disk cache off)\n%8s %10s\n", "kernels",
+         "hit ns");
+  for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+    for (; done < at[i]; done++) {
+      char json[512];
+      snprintf(json, sizeof json,
+               "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"warp\","
+               "\"src\":{\"mem\":\"shared\",\"shape\":[%d,32]},\"dst\":{\"mem\":\"shared\","
+               "\"shape\":[%d]}}",
+               op[done / 128 % 3], dt[done / 384 % 6], 1 + done % 128, 1 + done % 128);
+      if (rj_request_parse(ctx, json, &r) || once_us(ctx, &r) < 0) {
+        printf("(request %d: %s)\n", done, rj_errmsg(ctx));
+        rj_ctx_free(ctx);
+        return;
+      }
+    }
+    printf("%8d %10.0f\n", at[i], hit_ns(ctx, &r, 200));
+  }
+  rj_ctx_free(ctx);
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "--first") == 0) return first(argv[2]);
+  const char *dir = argc > 1 ? argv[1] : "examples";
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return 1;
+  self[n] = 0;
+  printf("%-9s %10s %10s %10s %10s\n", "kind", "cold ms", "warm ms", "mem hit ns", "disk hit us");
+  row(self, dir, "tile_shared_warpgroup.json", "tile");
+  row(self, dir, "subgroup_reduce_all.json", "subgroup");
+  row(self, dir, "tensor_rows.json", "tensor");
+  row(self, dir, "treduce.json", "treduce");
+  if (!getenv("JIT_LATENCY_NO_FLAT")) flatness();
+  return 0;
+}
