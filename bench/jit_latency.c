@@ -112,7 +112,8 @@ static void row(const char *self, const char *dir, const char *name, const char 
   if (system(rm)) return;
 }
 
-/* The memory hit against the number of kernels held: up to 2048 tile kernels (sizes, ops, dtypes). */
+/* The memory hit against the number of kernels held: up to 2048 tile kernels (sizes, ops, dtypes).
+ */
 static void flatness(void) {
   rj_ctx *ctx = rj_ctx_new();
   rj_ctx_set_disk_cache(ctx, NULL);

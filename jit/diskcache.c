@@ -400,7 +400,7 @@ RJ_API rj_status rj_ctx_set_disk_cache(rj_ctx *ctx, const char *dir) {
 RJ_API rj_status rj_ctx_cache_stats(rj_ctx *ctx, rj_cache_stats *out) {
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
-  rj_status s = jit_result_in(&ctx->err, out, sizeof(rj_cache_stats), "out");
+  rj_status s = ir_result_in(&ctx->err, out, sizeof(rj_cache_stats), "out");
   if (s) return jit_done(ctx, s);
   jit_disk *d = &ctx->disk;
   bool on = disk(ctx) != NULL;
@@ -414,6 +414,6 @@ RJ_API rj_status rj_ctx_cache_stats(rj_ctx *ctx, rj_cache_stats *out) {
                          .disk_dir = on ? d->dir : NULL,
                          .disk_read_only = on && d->readonly,
                          .disk_note = d->note};
-  jit_result_out(out, &full, sizeof full);
+  ir_result_out(out, &full, sizeof full);
   return jit_done(ctx, RJ_OK);
 }

@@ -14,21 +14,22 @@
 
 typedef struct repro {
   const char *file, *entry, *target, *cause; /* cause: a part of the message */
+  bool may_refuse; /* LLVM's parser reads uninitialised memory here: it crashes, or refuses */
 } repro;
 
 static const repro repros[] = {
-    {"ir_sharedinit.ll", "k", NULL, "not allowed in addrspace(3)"},
-    {"ir_localglobal.ll", "k", NULL, "not allowed in addrspace(5)"},
-    {"ir_alias.ll", "k", NULL, "aliasee must be a non-kernel"},
-    {"ir_clusterid.ll", "k", "sm_80", "Cannot select: intrinsic"},
-    {"ir_barcluster.ll", "k", "sm_80", "Cannot select: intrinsic"},
-    {"ir_i128atomic.ll", "k", "sm_100a", "does not support \"seq_cst\""},
-    {"ir_syncscope.ll", "k", NULL, "does not support syncscope"},
-    {"bc_fatal_symbol_name.bc", "redjit_tile", "sm_80", "Symbol name with unsupported"},
-    {"bc_oom.bc", "k", "sm_120", "needed more than 1024 MiB"},
-    {"ir_parser_bignum.ll", "k", NULL, "ir: the compiler process "},
-    {"ir_structret.ll", "k", NULL, "ir: the compiler process "},
-    {"ir_i65536.ll", "k", NULL, "ran past its 3 s limit"},
+    {"ir_sharedinit.ll", "k", NULL, "not allowed in addrspace(3)", false},
+    {"ir_localglobal.ll", "k", NULL, "not allowed in addrspace(5)", false},
+    {"ir_alias.ll", "k", NULL, "aliasee must be a non-kernel", false},
+    {"ir_clusterid.ll", "k", "sm_80", "Cannot select: intrinsic", false},
+    {"ir_barcluster.ll", "k", "sm_80", "Cannot select: intrinsic", false},
+    {"ir_i128atomic.ll", "k", "sm_100a", "does not support \"seq_cst\"", false},
+    {"ir_syncscope.ll", "k", NULL, "does not support syncscope", false},
+    {"bc_fatal_symbol_name.bc", "redjit_tile", "sm_80", "Symbol name with unsupported", false},
+    {"bc_oom.bc", "k", "sm_120", "needed more than 1024 MiB", false},
+    {"ir_parser_bignum.ll", "k", NULL, "ir: ", true},
+    {"ir_structret.ll", "k", NULL, "ir: the compiler process ", false},
+    {"ir_i65536.ll", "k", NULL, "ran past its 3 s limit", false},
 };
 
 static char *slurp(const char *name, size_t *n) {
@@ -83,8 +84,8 @@ START_TEST(repro_is_a_status) {
   double t0 = now_s();
   rj_status s = rj_compile_ir(ctx, ir, n, r->entry, &o, &k);
   double took = now_s() - t0;
-  ck_assert_msg(s == RJ_ECRASH && k == NULL, "%s: %s %s", r->file, rj_status_name(s),
-                rj_errmsg(ctx));
+  ck_assert_msg((s == RJ_ECRASH || (r->may_refuse && s == RJ_EINVAL)) && k == NULL, "%s: %s %s",
+                r->file, rj_status_name(s), rj_errmsg(ctx));
   ck_assert_msg(strstr(rj_errmsg(ctx), r->cause), "%s: %s", r->file, rj_errmsg(ctx));
   ck_assert_msg(took < TIMEOUT_MS / 1000.0 + 5, "%s took %.1f s", r->file, took);
   ck_assert_int_eq(open_fds(), fds);
@@ -109,7 +110,8 @@ START_TEST(repro_through_the_cli) {
   out[got] = 0;
   int st = pclose(p);
   ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s: %d %s", r->file, st, out);
-  ck_assert_msg(strstr(out, "redjit: ir: the co"), "%s: %s", r->file, out);
+  ck_assert_msg(strstr(out, r->may_refuse ? "redjit: ir: " : "redjit: ir: the co"), "%s: %s",
+                r->file, out);
 }
 END_TEST
 
