@@ -3,6 +3,7 @@
  * hit in a fresh process (its first rj_compile, the kernel written by another process); then the
  * memory hit against the number of kernels the context holds.  Needs no GPU.
  *   jit_latency [EXAMPLES_DIR]   (default: examples) */
+#include "bench_clock.h"
 #include "redjit.h"
 
 #include <stdio.h>
@@ -10,17 +11,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 static char *slurp(const char *path) {
   FILE *f = fopen(path, "rb");

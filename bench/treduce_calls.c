@@ -10,23 +10,13 @@
  *   treduce_calls [RANKS=2] [ROWS=1] [COLS=1024] [CALLS=200] [PATHS=auto,peer,staged,split]
  *                 [ASYNC=0] */
 #define _POSIX_C_SOURCE 200809L
+#include "bench_clock.h"
 #include "redjit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
   int ranks = argc > 1 ? atoi(argv[1]) : 2, calls = argc > 4 ? atoi(argv[4]) : 200;

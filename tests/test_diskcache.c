@@ -333,9 +333,5 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, eviction_at_the_bound);
   tcase_add_test(tc, disabled_writes_nothing);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return rjt_main(s);
 }

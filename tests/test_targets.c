@@ -470,9 +470,5 @@ int main(void) {
   tcase_add_test(tc, redux_dispatch);
   tcase_add_test(tc, ptxas_packed_and_redux);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return rjt_main(s);
 }

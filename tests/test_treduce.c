@@ -490,9 +490,5 @@ int main(void) {
   tcase_add_test(tc, nccl_refusals);
   tcase_add_test(tc, ptx_properties);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return rjt_main(s);
 }
