@@ -125,7 +125,7 @@ typedef struct jit_memo {
  * request of another struct size, a long target name). */
 static bool memo_key(const rj_request *req, const rj_options *opt, jit_memo *m) {
   const char *t = opt && opt->target ? opt->target : "auto";
-  if (req->struct_size != sizeof *req || strlen(t) >= sizeof m->target) return false;
+  if (!req || req->struct_size != sizeof *req || strlen(t) >= sizeof m->target) return false;
   memset(m->target, 0, sizeof m->target);
   strcpy(m->target, t);
   m->device = opt ? opt->device : 0;

@@ -73,6 +73,23 @@ static int make_dirs(const char *dir) {
   return mkdir(p, 0700) && errno != EEXIST ? -1 : 0;
 }
 
+/* REDJIT_CACHE_MAX_BYTES: a decimal byte count, optionally with a K, M or G suffix (powers of
+ * 1024); anything else, or 0, is the default. */
+static uint64_t max_bytes_of(const char *env) {
+  if (!env || !env[0]) return DISK_MAX_BYTES;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(env, &end, 10);
+  int shift = !*end ? 0
+                    : (end[1]                       ? -1
+                       : *end == 'K' || *end == 'k' ? 10
+                       : *end == 'M' || *end == 'm' ? 20
+                       : *end == 'G' || *end == 'g' ? 30
+                                                    : -1);
+  if (errno || end == env || shift < 0 || !v || v > (UINT64_MAX >> shift)) return DISK_MAX_BYTES;
+  return (uint64_t)v << shift;
+}
+
 /* The directory: the context's setting, else REDJIT_CACHE_DISABLE / REDJIT_CACHE_DIR /
  * $XDG_CACHE_HOME/redjit / ~/.cache/redjit; created when missing. */
 static void disk_resolve(jit_disk *d) {
@@ -91,8 +108,11 @@ static void disk_resolve(jit_disk *d) {
   }
   if (!d->dir[0]) return;
   env = getenv("REDJIT_CACHE_MAX_BYTES");
-  d->max_bytes = env && env[0] ? strtoull(env, NULL, 10) : DISK_MAX_BYTES;
+  d->max_bytes = max_bytes_of(env);
   if (make_dirs(d->dir)) return disk_note(d, "off", strerror(errno));
+  struct stat st; /* kernels are loaded from here: only a directory no one else may write to */
+  if (stat(d->dir, &st) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return disk_note(d, "off", "not owned by this user, or writable by others");
   d->state = JIT_DISK_ON;
   if (access(d->dir, W_OK)) {
     d->readonly = true;
@@ -131,12 +151,12 @@ static void entry_path(const jit_disk *d, const char *fkey, char *path, size_t n
 
 /* The whole file at path (NULL: missing, unreadable, empty or too large for an entry). */
 static unsigned char *read_all(const char *path, size_t *size) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW); /* a FIFO never blocks */
   if (fd < 0) return NULL;
   struct stat st;
   unsigned char *buf = NULL;
-  if (fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size <= DISK_MAX_FILE &&
-      (buf = malloc((size_t)st.st_size))) {
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      (uint64_t)st.st_size <= DISK_MAX_FILE && (buf = malloc((size_t)st.st_size))) {
     size_t got = 0;
     ssize_t r = 1;
     while (got < (size_t)st.st_size && (r = read(fd, buf + got, (size_t)st.st_size - got)) > 0)
@@ -154,6 +174,15 @@ static unsigned char *read_all(const char *path, size_t *size) {
 
 static bool terminated(const char *s, size_t n) {
   return memchr(s, 0, n) != NULL;
+}
+
+/* The stored plan is read by the launch (size parameters into fixed arrays, its key and note as
+ * strings): its counts in range and its strings terminated, whatever the file says. */
+static bool plan_valid(const unsigned char *at) {
+  pass_plan p;
+  memcpy(&p, at, sizeof p);
+  return p.np >= 0 && p.np <= PASS_PLAN_NP && p.sms >= 0 && terminated(p.key, sizeof p.key) &&
+         terminated(p.note, sizeof p.note);
 }
 
 /* Checks an entry's frame; on success str[i] point at its strings.  Trusts nothing. */
@@ -177,7 +206,7 @@ static bool entry_valid(const unsigned char *buf, size_t size, const char *fkey,
   if (at + sizeof sum != size || jit_hash64(buf, size - sizeof sum, 7) != sum) return false;
   return strcmp(str[0], fkey) == 0 && terminated(h->variant, sizeof h->variant) &&
          terminated(h->target, sizeof h->target) && terminated(h->entry, sizeof h->entry) &&
-         ir_target_find(h->target) && pass_variant_find(h->variant);
+         ir_target_find(h->target) && pass_variant_find(h->variant) && plan_valid(buf + sizeof *h);
 }
 
 /* The kernel an entry describes (its own copies of the texts); NULL when out of memory. */

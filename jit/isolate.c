@@ -52,7 +52,7 @@ typedef struct irc_io {
   size_t segn[2], sent;
   char *reply;
   size_t rn, rcap;
-  char tail[IRC_TAIL];
+  char tail[IRC_TAIL + 1]; /* NUL-terminated (tail_end) */
   size_t tn;
 } irc_io;
 
@@ -306,9 +306,8 @@ static bool parse_reply(ir_err *e, const irc_io *io, rj_kernel *k, rj_status *s)
 /* The line of the child's standard error that names its end: LLVM's "LLVM ERROR: ...", else
  * the last non-empty one. */
 static void last_line(irc_io *io, char *out, size_t n) {
-  io->tail[io->tn < IRC_TAIL ? io->tn : IRC_TAIL - 1] = 0;
-  char *s = io->tail, *llvm = NULL, *last = NULL;
-  for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
+  char *llvm = NULL, *last = NULL, *save = NULL;
+  for (char *line = strtok_r(io->tail, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
     if (strstr(line, "LLVM ERROR:")) llvm = line;
     if (strspn(line, " \t\r") < strlen(line)) last = line;
   }
@@ -326,6 +325,7 @@ static void limit_text(char *b, size_t n, long long ms) {
 static rj_status abnormal(ir_err *e, irc_io *io, irc_end end, bool known, int st,
                           const irc_limits *l) {
   char line[440], lim[32];
+  io->tail[io->tn < IRC_TAIL ? io->tn : IRC_TAIL] = 0;
   bool oom = strstr(io->tail, "out of memory") || strstr(io->tail, "bad_alloc");
   last_line(io, line, sizeof line);
   limit_text(lim, sizeof lim, l->timeout_ms);

@@ -242,6 +242,35 @@ END_TEST
 
 /* 8 processes at once into one directory, each compiling six requests they share and one of its
  * own: 14 entries, no temporary file left, and every entry read back by a fresh context. */
+/* What the cache directory may hold is not trusted: a directory others may write to is not used
+ * (its kernels would be loaded), and a FIFO where an entry should be is skipped, not waited on. */
+START_TEST(untrusted_directory_and_fifo) {
+  const char *dir = fresh_dir();
+  rj_cache_stats st = {.struct_size = sizeof st};
+  ck_assert_int_eq(chmod(dir, 0777), 0);
+  compile_fresh(0, &st);
+  ck_assert_ptr_null(st.disk_dir);
+  ck_assert_msg(strstr(st.disk_note, "writable by others"), "note: %s", st.disk_note);
+  ck_assert_int_eq(chmod(dir, 0700), 0);
+  compile_fresh(0, &st); /* writes the entry */
+  char entry[512];
+  ck_assert_int_eq(count_files(dir, ".rjk", entry, sizeof entry), 1);
+  ck_assert_int_eq(unlink(entry), 0);
+  ck_assert_int_eq(mkfifo(entry, 0600), 0);
+  compile_fresh(0, &st); /* returns: the FIFO is not an entry */
+  ck_assert_int_eq(st.compiles, 1);
+  /* a compile with no request after a successful one is refused, not a crash */
+  rj_ctx *ctx = rj_ctx_new();
+  rj_request r;
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_request_parse(ctx, request(0), &r), RJ_OK);
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_OK);
+  ck_assert_int_eq(rj_compile(ctx, NULL, NULL, &k), RJ_EINVAL);
+  rj_ctx_free(ctx);
+  unlink(entry);
+}
+END_TEST
+
 START_TEST(processes_at_once) {
   const char *dir = fresh_dir();
   FILE *f[8];
@@ -329,6 +358,7 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, disk_kernel_is_the_compiled_one);
   tcase_add_loop_test(tc, bad_entries_ignored_and_replaced, 0, 6);
   tcase_add_test(tc, unusable_directory_degrades);
+  tcase_add_test(tc, untrusted_directory_and_fifo);
   tcase_add_test(tc, processes_at_once);
   tcase_add_test(tc, eviction_at_the_bound);
   tcase_add_test(tc, disabled_writes_nothing);
