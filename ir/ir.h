@@ -59,6 +59,12 @@ rj_status ir_validate(const rj_request *r, ir_err *e);
 /* The static shared memory of one CTA, and the alignment the tile harness gives each array. */
 #define IR_STATIC_SHARED (48 * 1024)
 #define IR_MAX_SPAN ((int64_t)1 << 46) /* elements a strided view may span */
+/* Register slots per thread that a tile's local buffers may span, src and dst together (256 for
+ * src plus 32 for dst, say).  The kernels unroll every slot, and past a few hundred LLVM's O3 and
+ * the NVPTX back end grow faster than linearly (SLP vectorizer on integer folds,
+ * StraightLineStrengthReduce): 288 compiles in at most 0.7 s and 60 MB, 512 in up to 1.8 s, 4096
+ * in 85 s and 1.3 GB.  (A thread has 255 registers anyway.) */
+#define IR_MAX_LOCAL_SLOTS 288
 #define IR_MAX_STEP ((int64_t)1 << 52) /* a layout stride's |step| (JSON numbers are exact) */
 #define IR_ALIGN16(x) (((x) + 15) / 16 * 16)
 void ir_tile_facts(const rj_tile *t, ir_tile_shape *out); /* needs a validated tile */
@@ -94,6 +100,10 @@ typedef struct ir_placement {
 rj_status ir_place(const rj_buffer *b, int scope_threads, const char *field, ir_placement *out,
                    ir_err *e);
 void ir_placement_free(ir_placement *p);
+/* The register slots per thread that b's placement spans (ir_place's nslots): the shape product
+ * without a layout, else one past the largest slot its slot strides reach (used or not).
+ * Saturates at INT64_MAX. */
+int64_t ir_slot_span(const rj_buffer *b);
 
 /* target.c — one table of GPU targets and what they have. */
 typedef enum ir_feature {

@@ -3,9 +3,10 @@
  * pattern-matching layouts. */
 #include "ir.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
-#define MAX_SLOTS 4096
+#define MAX_SLOTS IR_MAX_LOCAL_SLOTS
 
 /* acc += c * step; false when that overflows an int64_t (a huge stride) */
 static bool add_scaled(int64_t *acc, int64_t c, int64_t step) {
@@ -150,6 +151,21 @@ rj_status ir_place(const rj_buffer *b, int T, const char *f, ir_placement *out, 
     out->elem = NULL;
   }
   return st;
+}
+
+int64_t ir_slot_span(const rj_buffer *b) {
+  const rj_layout *L = &b->layout;
+  if (!L->present) return ir_numel(b);
+  /* a slot is a sum of independent terms c * step, c in [0, extent): its largest value is the
+   * sum of each term's largest (negative steps are refused by ir_place) */
+  int64_t top = 0;
+  for (int d = 0; d < b->ndim; d++)
+    for (int k = 0; k < L->nsub[d]; k++) {
+      rj_stride st = L->stride[d][k];
+      if (st.unit != RJ_UNIT_SLOT || st.step <= 0) continue;
+      if (!add_scaled(&top, L->shape[d][k] - 1, st.step)) return INT64_MAX;
+    }
+  return top < INT64_MAX ? top + 1 : top;
 }
 
 void ir_placement_free(ir_placement *p) {

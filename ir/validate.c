@@ -129,6 +129,32 @@ static rj_status check_buffer(ir_err *e, const char *name, const rj_buffer *b, i
   return RJ_OK;
 }
 
+/* Every local buffer's register slots are unrolled into straight-line code, whose compile time
+ * grows faster than linearly: src and dst together span at most IR_MAX_LOCAL_SLOTS slots per
+ * thread (a sparse slot stride counts the whole range it spans, used or not). */
+static rj_status check_local_slots(const rj_tile *t, ir_err *e) {
+  int64_t span[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    const rj_buffer *b = k ? &t->dst : &t->src;
+    if (b->mem == RJ_MEM_LOCAL) span[k] = ir_slot_span(b);
+  }
+  const char *what[2] = {t->src.layout.present ? "src.layout" : "src.shape",
+                         t->dst.layout.present ? "dst.layout" : "dst.shape"};
+  if (span[0] > IR_MAX_LOCAL_SLOTS)
+    return ir_fail(e, RJ_EINVAL,
+                   "%s: %lld register slots per thread; local buffers hold at most %d (src and dst "
+                   "together)",
+                   what[0], (long long)span[0], IR_MAX_LOCAL_SLOTS);
+  if (span[1] > IR_MAX_LOCAL_SLOTS - span[0])
+    return ir_fail(e, RJ_EINVAL,
+                   "%s: %lld register slot%s per thread%s, and src has %lld; local buffers "
+                   "hold at most %d (src and dst together)",
+                   what[1], (long long)span[1], span[1] == 1 ? "" : "s",
+                   t->dst.layout.present ? " (the range its slot strides span)" : "",
+                   (long long)span[0], IR_MAX_LOCAL_SLOTS);
+  return RJ_OK;
+}
+
 static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   rj_status s;
   if ((unsigned)t->op > RJ_OP_MIN) return ir_fail(e, RJ_EINVAL, "op: unknown value %d", t->op);
@@ -196,6 +222,7 @@ static rj_status validate_tile(const rj_tile *t, ir_err *e) {
                      "memory",
                      n);
   }
+  if ((s = check_local_slots(t, e))) return s;
   if (t->src.mem == RJ_MEM_SHARED && t->dst.mem == RJ_MEM_SHARED) {
     int64_t b =
         ir_dtype(t->dtype)->bytes; /* each array 16-byte aligned, as the harness places them */
