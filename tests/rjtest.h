@@ -143,6 +143,17 @@ static inline const char *rjt_repro(const char *name) {
   return path;
 }
 
+/* The text of tests/repro/NAME (at most 4 KiB: the request reproducers), in a static buffer. */
+static inline const char *rjt_repro_text(const char *name) {
+  static char text[4096];
+  FILE *f = fopen(rjt_repro(name), "rb");
+  ck_assert_msg(f != NULL, "cannot open tests/repro/%s", name);
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  return text;
+}
+
 /* Runs the CLI (REDJIT_CLI, else the one built) with args; returns its exit status and its first
  * output line in out. */
 static inline int rjt_cli(const char *args, char *out, size_t n) {

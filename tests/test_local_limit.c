@@ -104,12 +104,7 @@ START_TEST(repro_local_hangs) {
       {"json_hang_libfuzzer_local2155.json", "src.shape: 2155 register slots"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    FILE *f = fopen(rjt_repro(cases[i].file), "rb");
-    ck_assert_msg(f != NULL, "cannot open tests/repro/%s", cases[i].file);
-    static char text[4096];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
+    const char *text = rjt_repro_text(cases[i].file);
     char msg[512] = "";
     double took = local_compile(text, msg, sizeof msg);
     if (took >= 0)

@@ -290,12 +290,7 @@ START_TEST(repro_files) {
   };
   rj_ctx *ctx = rj_ctx_new();
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    FILE *f = fopen(rjt_repro(cases[i].file), "rb");
-    ck_assert_msg(f != NULL, "cannot open tests/repro/%s", cases[i].file);
-    static char text[4096];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
+    const char *text = rjt_repro_text(cases[i].file);
     rj_request r;
     ck_assert_int_eq(rj_request_parse(ctx, text, &r), RJ_EINVAL);
     ck_assert_msg(strstr(rj_errmsg(ctx), cases[i].msg), "%s: \"%s\" lacks \"%s\"", cases[i].file,
