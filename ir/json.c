@@ -700,7 +700,8 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     cJSON_AddNumberToObject(o, "ranks", t->ranks);
     cJSON_AddNumberToObject(o, "root", t->root);
     cJSON_AddItemToObject(o, "shape", ints(t->shape, t->ndim));
-    cJSON_AddItemToObject(o, "tile", ints(t->tile, 2));
+    if (t->tile[0] || t->tile[1]) /* [0, 0], no bound, is the absent field (a given one is >= 1) */
+      cJSON_AddItemToObject(o, "tile", ints(t->tile, 2));
     cJSON_AddBoolToObject(o, "pingpong", t->pingpong);
     cJSON_AddStringToObject(o, "nan", nan_names[t->nan]);
     cJSON_AddBoolToObject(o, "accum", t->accum);

@@ -280,6 +280,35 @@ END_TEST
 /* The reproducers in tests/repro/ (found by fuzzing): each is refused naming the field.  The
  * stride one, unchecked, is signed overflow in ir_place (UBSan); the log2_size one, cut to 32
  * bits, reads as 5. */
+/* The canonical text of a request of every kind parses back to a request whose canonical text is
+ * the same (a treduce request's "no bound" tile was printed as [0, 0], which parsing refuses). */
+START_TEST(canonical_round_trip) {
+  static const char *const reqs[] = {
+      "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":2,"
+      "\"shape\":[5111]}",
+      "{\"kind\":\"treduce\",\"op\":\"max\",\"dtype\":\"f16\",\"ranks\":2,\"shape\":[8,64],"
+      "\"tile\":[4,32]}",
+      "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,6,8],\"axes\":[-1]}",
+      "{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"f32\",\"log2_size\":3}",
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32,"
+      "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]}}",
+  };
+  rj_ctx *ctx = rj_ctx_new();
+  for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+    rj_request r, back;
+    const char *c = NULL;
+    ck_assert_int_eq(rj_request_parse(ctx, reqs[i], &r), RJ_OK);
+    ck_assert_int_eq(rj_request_canonical(ctx, &r, &c), RJ_OK);
+    char first[2048];
+    snprintf(first, sizeof first, "%s", c);
+    ck_assert_msg(rj_request_parse(ctx, first, &back) == RJ_OK, "%s: %s", first, rj_errmsg(ctx));
+    ck_assert_int_eq(rj_request_canonical(ctx, &back, &c), RJ_OK);
+    ck_assert_str_eq(c, first);
+  }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(repro_files) {
   static const struct {
     const char *file, *msg;
@@ -429,6 +458,7 @@ int main(void) {
   tcase_add_test(tc, c_structs);
   tcase_add_test(tc, null_arguments);
   tcase_add_test(tc, repro_files);
+  tcase_add_test(tc, canonical_round_trip);
   tcase_add_test(tc, layout_stride_overflow);
   tcase_add_test(tc, request_new);
   tcase_add_test(tc, version);
