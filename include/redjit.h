@@ -157,7 +157,25 @@ typedef enum rj_kind {
   RJ_KIND_TREDUCE = 4
 } rj_kind;
 
-typedef enum rj_op { RJ_OP_SUM = 0, RJ_OP_MAX = 1, RJ_OP_MIN = 2 } rj_op;
+/* Reduction ops (stable values).  Which dtypes each takes, its result, and the kinds and variants
+ * that serve it: docs/REQUESTS.md, "Ops".  argmax / argmin give an i64 index (the first of ties,
+ * or the first NaN under nan "propagate"); mean / var / std / logsumexp take float dtypes and give
+ * the input's dtype; and / or / xor take integer dtypes. */
+typedef enum rj_op {
+  RJ_OP_SUM = 0,
+  RJ_OP_MAX = 1,
+  RJ_OP_MIN = 2,
+  RJ_OP_PROD = 3,
+  RJ_OP_AND = 4,
+  RJ_OP_OR = 5,
+  RJ_OP_XOR = 6,
+  RJ_OP_ARGMAX = 7,
+  RJ_OP_ARGMIN = 8,
+  RJ_OP_MEAN = 9,
+  RJ_OP_VAR = 10,
+  RJ_OP_STD = 11,
+  RJ_OP_LOGSUMEXP = 12
+} rj_op;
 
 /* ORDER DTYPE: keep in step with ir/request.c's dtype table. */
 typedef enum rj_dtype {
@@ -291,6 +309,9 @@ typedef struct rj_tensor {
    * of the same class and plan bucket (docs/TENSOR.md, "JIT constants vs runtime sizes").
    * Generic views keep a constant kernel (rj_explain says so). */
   int dynamic;
+  /* var / std: the divisor is N - correction (JSON "correction", default 1 as in torch.var; 0 for
+   * the population variance).  Only with op var or std. */
+  int correction;
 } rj_tensor;
 
 /* kind "treduce": root reduce across devices (run by rj_treduce_run; see "treduce" below). */

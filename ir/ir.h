@@ -33,7 +33,19 @@ typedef struct ir_dtype_info {
 } ir_dtype_info;
 
 const ir_dtype_info *ir_dtype(rj_dtype t);
+/* Ops (ORDER OP): the dtypes each takes (bit per rj_dtype) and whether it yields an i64 index. */
+typedef struct ir_op_info {
+  const char *name;
+  unsigned dtypes;
+  bool index_result; /* argmax / argmin */
+} ir_op_info;
+const ir_op_info *ir_op(rj_op op); /* NULL: not an op */
+int ir_op_count(void);
 const char *ir_op_name(rj_op op);
+rj_dtype ir_op_result(rj_op op, rj_dtype t); /* the result's dtype: i64 for an index */
+/* RJ_EINVAL naming the field when op is unknown or does not take dtype t. */
+rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e);
+int ir_request_op(const rj_request *r); /* the request's op; -1 for kinds without one */
 const char *ir_scope_name(rj_scope s);
 const char *ir_mem_name(rj_mem m);
 const char *ir_kind_name(rj_kind k);

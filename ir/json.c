@@ -139,7 +139,10 @@ static rj_status get_ints(P *p, const cJSON *o, const char *parent, const char *
   return RJ_OK;
 }
 
-static const char *const op_names[] = {"sum", "max", "min"};
+static const char *const op_names[] = {
+    "sum",    "max",    "min",  "prod", "and", "or",       "xor",
+    "argmax", "argmin", "mean", "var",  "std", "logsumexp"}; /* ORDER OP */
+#define NOPS ((int)(sizeof op_names / sizeof op_names[0]))
 static const char *const dtype_names[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64", "u64"};
 static const char *const scope_names[] = {"thread", "warp", "warpgroup", "cta"};
 static const char *const mem_names[] = {"shared", "local"};
@@ -311,7 +314,7 @@ static rj_status parse_buffer(P *p, const cJSON *o, const char *name, rj_buffer 
 /* "op" and "dtype", required in every kind of request. */
 static rj_status get_op_dtype(P *p, const cJSON *o, rj_op *op, rj_dtype *dtype) {
   int v = 0;
-  rj_status s = get_enum(p, o, "", "op", op_names, 3, true, &v);
+  rj_status s = get_enum(p, o, "", "op", op_names, NOPS, true, &v);
   if (s) return s;
   *op = (rj_op)v;
   if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
@@ -431,10 +434,20 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
   return RJ_OK;
 }
 
+/* "correction" (var / std only; default 1). */
+static rj_status get_correction(P *p, const cJSON *o, rj_tensor *t) {
+  if (!cJSON_GetObjectItemCaseSensitive(o, "correction")) return RJ_OK;
+  if (t->op != RJ_OP_VAR && t->op != RJ_OP_STD) {
+    at(p, "", "correction");
+    return bad(p, "applies only to op \"var\" or \"std\"");
+  }
+  return get_int32(p, o, "correction", "0 .. 2^30", false, &t->correction);
+}
+
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
-  static const char *const keys[] = {"kind",          "op",      "dtype",   "shape",
-                                     "axes",          "strides", "accum",   "nan",
-                                     "deterministic", "variant", "dynamic", NULL};
+  static const char *const keys[] = {"kind",    "op",         "dtype", "shape",         "axes",
+                                     "strides", "accum",      "nan",   "deterministic", "variant",
+                                     "dynamic", "correction", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   if (s) return s;
@@ -462,7 +475,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_bool(p, o, "", "deterministic", &t->deterministic))) return s;
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
-  return RJ_OK;
+  return get_correction(p, o, t);
 }
 
 static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
@@ -691,6 +704,8 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     cJSON_AddStringToObject(o, "nan", nan_names[t->nan]);
     cJSON_AddBoolToObject(o, "deterministic", t->deterministic);
     if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1); /* absent: false (older texts) */
+    if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
+      cJSON_AddNumberToObject(o, "correction", t->correction);
     break;
   }
   case RJ_KIND_TREDUCE: {

@@ -28,9 +28,64 @@ const ir_dtype_info *ir_dtype(rj_dtype t) {
   return &dtypes[t];
 }
 
+/* ORDER OP: keep in step with rj_op. */
+#define FLOATS ((1u << RJ_F16) | (1u << RJ_BF16) | (1u << RJ_F32) | (1u << RJ_F64))
+#define INTS ((1u << RJ_I32) | (1u << RJ_U32) | (1u << RJ_I64) | (1u << RJ_U64))
+static const ir_op_info ops[] = {
+    {"sum", FLOATS | INTS, false},
+    {"max", FLOATS | INTS, false},
+    {"min", FLOATS | INTS, false},
+    {"prod", FLOATS | INTS, false},
+    {"and", INTS, false},
+    {"or", INTS, false},
+    {"xor", INTS, false},
+    {"argmax", FLOATS | INTS, true},
+    {"argmin", FLOATS | INTS, true},
+    {"mean", FLOATS, false},
+    {"var", FLOATS, false},
+    {"std", FLOATS, false},
+    {"logsumexp", FLOATS, false},
+};
+
+const ir_op_info *ir_op(rj_op op) {
+  if ((unsigned)op >= sizeof ops / sizeof ops[0]) return NULL;
+  return &ops[op];
+}
+
+int ir_op_count(void) {
+  return (int)(sizeof ops / sizeof ops[0]);
+}
+
 const char *ir_op_name(rj_op op) {
-  static const char *n[] = {"sum", "max", "min"};
-  return (unsigned)op < 3 ? n[op] : "?";
+  return ir_op(op) ? ops[op].name : "?";
+}
+
+rj_dtype ir_op_result(rj_op op, rj_dtype t) {
+  return ir_op(op) && ops[op].index_result ? RJ_I64 : t;
+}
+
+rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e) {
+  const ir_op_info *o = ir_op(op);
+  if (!o) return ir_fail(e, RJ_EINVAL, "op: unknown value %d", (int)op);
+  if (!ir_dtype(t)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value %d", (int)t);
+  if (!(o->dtypes & (1u << t)))
+    return ir_fail(e, RJ_EINVAL, "op: \"%s\" takes %s dtypes, not %s", o->name,
+                   o->dtypes == FLOATS ? "float (f16 bf16 f32 f64)" : "integer (i32 u32 i64 u64)",
+                   ir_dtype(t)->name);
+  return RJ_OK;
+}
+
+int ir_request_op(const rj_request *r) {
+  switch (r->kind) {
+  case RJ_KIND_TILE:
+    return (int)r->u.tile.op;
+  case RJ_KIND_TENSOR:
+    return (int)r->u.tensor.op;
+  case RJ_KIND_TREDUCE:
+    return (int)r->u.treduce.op;
+  default:
+    return -1;
+  }
 }
 
 const char *ir_scope_name(rj_scope s) {
@@ -85,6 +140,7 @@ RJ_API void rj_request_init(rj_request *req, rj_kind kind) {
     break;
   case RJ_KIND_TENSOR:
     req->u.tensor.deterministic = 1;
+    req->u.tensor.correction = 1;
     break;
   case RJ_KIND_TREDUCE:
     req->u.treduce.pingpong = 0;

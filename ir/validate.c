@@ -157,8 +157,7 @@ static rj_status check_local_slots(const rj_tile *t, ir_err *e) {
 
 static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   rj_status s;
-  if ((unsigned)t->op > RJ_OP_MIN) return ir_fail(e, RJ_EINVAL, "op: unknown value %d", t->op);
-  if (!ir_dtype(t->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value %d", t->dtype);
+  if ((s = ir_check_op(t->op, t->dtype, e))) return s;
   if ((unsigned)t->scope > RJ_SCOPE_CTA)
     return ir_fail(e, RJ_EINVAL, "scope: unknown value %d", t->scope);
   if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
@@ -268,11 +267,13 @@ static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
 }
 
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
-  if ((unsigned)t->op > RJ_OP_MIN) return ir_fail(e, RJ_EINVAL, "op: unknown value");
-  if (!ir_dtype(t->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value");
+  rj_status s = ir_check_op(t->op, t->dtype, e);
+  if (s) return s;
+  if ((t->op == RJ_OP_VAR || t->op == RJ_OP_STD) && (t->correction < 0 || t->correction > 1 << 30))
+    return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", t->correction);
   if ((unsigned)t->dynamic > 1)
     return ir_fail(e, RJ_EINVAL, "dynamic: %d, expected 0 or 1", t->dynamic);
-  rj_status s = check_dims(e, "shape", t->shape, t->ndim, RJ_MAX_DIMS, NULL);
+  s = check_dims(e, "shape", t->shape, t->ndim, RJ_MAX_DIMS, NULL);
   if (s) return s;
   bool red[RJ_MAX_DIMS];
   if ((s = check_axes(e, t->axes, t->naxes, t->ndim, red))) return s;
@@ -336,8 +337,8 @@ static bool injective(const int64_t *shape, const int64_t *strides, int ndim) {
 }
 
 static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
-  if ((unsigned)t->op > RJ_OP_MIN) return ir_fail(e, RJ_EINVAL, "op: unknown value %d", t->op);
-  if (!ir_dtype(t->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value %d", t->dtype);
+  rj_status s = ir_check_op(t->op, t->dtype, e);
+  if (s) return s;
   if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
   if (t->ranks < 1 || t->ranks > 1024)
     return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", t->ranks);

@@ -25,7 +25,7 @@ static int read_sms(const pass_env *env) {
 static const char *why_not(const pass_env *env, const char *name, const rj_request *r, char *buf,
                            size_t n) {
   const pass_variant *v = pass_variant_find(name);
-  return v ? v->accepts(r, env->target, buf, n) : "no such variant";
+  return v ? pass_declines(v, r, env->target, buf, n) : "no such variant";
 }
 
 rj_status jit_plan(rj_ctx *ctx, const pass_variant *v, const rj_request *req, const ir_target *tg,

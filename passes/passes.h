@@ -74,6 +74,8 @@ struct pass_variant {
   int prio;
   rj_kind kind;
   const char *summary;
+  /* The ops it serves, a bit per rj_op (PASS_OP(RJ_OP_PROD) | ...); 0: sum, max and min. */
+  unsigned ops;
   /* NULL when the variant accepts, else the reason (static text, or written into buf). */
   const char *(*accepts)(const rj_request *r, const ir_target *t, char *buf, size_t n);
   /* Plans an accepted request (NULL: pass_plan_make's default, an empty plan). */
@@ -88,6 +90,12 @@ struct pass_variant {
 int pass_variant_count(void);
 const pass_variant *pass_variant_at(int i);
 const pass_variant *pass_variant_find(const char *name);
+
+#define PASS_OP(op) (1u << (op))
+#define PASS_OPS_BASIC (PASS_OP(RJ_OP_SUM) | PASS_OP(RJ_OP_MAX) | PASS_OP(RJ_OP_MIN))
+/* Why v declines r on target t (NULL: it accepts): the kind, the op, then v's own predicates. */
+const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_target *t, char *buf,
+                          size_t n);
 
 /* The plan of v for r (accepted by v): out zeroed, then v's plan step if it has one. */
 rj_status pass_plan_make(const pass_variant *v, const rj_request *r, const pass_env *env,

@@ -58,6 +58,20 @@ static void line(char *text, size_t n, size_t *used, const char *fmt, ...) {
   if (k > 0) *used += (size_t)k < n - *used ? (size_t)k : n - *used - 1;
 }
 
+const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_target *t, char *buf,
+                          size_t n) {
+  if (v->kind != r->kind) {
+    snprintf(buf, n, "serves kind %s, not %s", ir_kind_name(v->kind), ir_kind_name(r->kind));
+    return buf;
+  }
+  int op = ir_request_op(r);
+  if (op >= 0 && !((v->ops ? v->ops : PASS_OPS_BASIC) & PASS_OP(op))) {
+    snprintf(buf, n, "does not serve op \"%s\"", ir_op_name((rj_op)op));
+    return buf;
+  }
+  return v->accepts(r, t, buf, n);
+}
+
 /* needs a validated request */
 const pass_variant *pass_dispatch(const rj_request *r, const ir_target *t, char *text, size_t n,
                                   ir_err *e) {
@@ -81,13 +95,10 @@ const pass_variant *pass_dispatch(const rj_request *r, const ir_target *t, char 
     }
     char buf[256];
     const char *reason = NULL;
-    if (v->kind != r->kind)
-      reason = buf, snprintf(buf, sizeof buf, "serves kind %s, not %s", ir_kind_name(v->kind),
-                             ir_kind_name(r->kind));
-    else if (forced && strcmp(forced, v->name) != 0)
+    if (v->kind == r->kind && forced && strcmp(forced, v->name) != 0)
       reason = buf, snprintf(buf, sizeof buf, "not the forced variant \"%s\"", forced);
     else
-      reason = v->accepts(r, t, buf, sizeof buf);
+      reason = pass_declines(v, r, t, buf, sizeof buf);
     if (reason) {
       line(text, n, &used, "%s prio=%d rejected: %s\n", v->name, v->prio, reason);
       if (v->kind == r->kind && (!forced || strcmp(forced, v->name) == 0))

@@ -283,7 +283,7 @@ START_TEST(invalid_requests) {
   bad_json(
       "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4,4],\"dst_strides\":[1,1]}",
       "dst_strides");
-  bad_json("{\"kind\":\"treduce\",\"op\":\"prod\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4]}",
+  bad_json("{\"kind\":\"treduce\",\"op\":\"median\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4]}",
            "op");
   bad_json(
       "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4],\"nan\":\"x\"}",

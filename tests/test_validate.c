@@ -37,9 +37,9 @@ static const bad_case bad[] = {
      "src.pitch: unknown field"},
     {TILE_HEAD SRC48 DST4 ",\"op\":\"max\"}", RJ_EINVAL, "op: field given twice"},
     /* enums */
-    {"{\"kind\":\"tile\",\"op\":\"prod\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32," SRC48
+    {"{\"kind\":\"tile\",\"op\":\"median\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":32," SRC48
          DST4 "}",
-     RJ_EINVAL, "op: unknown value \"prod\""},
+     RJ_EINVAL, "op: unknown value \"median\""},
     {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f8\",\"scope\":\"cta\",\"threads\":32," SRC48
          DST4 "}",
      RJ_EINVAL, "dtype: unknown value \"f8\""},
@@ -194,6 +194,20 @@ static const bad_case bad[] = {
      RJ_EINVAL, "strides[0]: the view would span more than 2^46"},
     {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[4503599627370496,4503599627370496,4,4,4],\"strides\":[1,1,1,1,1]}",
      RJ_EINVAL, "shape"},
+    /* ops and the dtypes they take */
+    {"{\"kind\":\"tensor\",\"op\":\"xor\",\"dtype\":\"f32\",\"shape\":[4]}", RJ_EINVAL,
+     "op: \"xor\" takes integer (i32 u32 i64 u64) dtypes, not f32"},
+    {"{\"kind\":\"tensor\",\"op\":\"logsumexp\",\"dtype\":\"i64\",\"shape\":[4]}", RJ_EINVAL,
+     "op: \"logsumexp\" takes float (f16 bf16 f32 f64) dtypes, not i64"},
+    {"{\"kind\":\"tile\",\"op\":\"mean\",\"dtype\":\"u32\",\"scope\":\"cta\",\"threads\":32," SRC48
+         DST4 "}",
+     RJ_EINVAL, "op: \"mean\" takes float"},
+    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4],\"correction\":0}",
+     RJ_EINVAL, "correction: applies only to op \"var\" or \"std\""},
+    {"{\"kind\":\"tensor\",\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[4],\"correction\":-1}",
+     RJ_EINVAL, "correction: -1, expected 0 .. 2^30"},
+    {"{\"kind\":\"tensor\",\"op\":\"std\",\"dtype\":\"f32\",\"shape\":[4],\"correction\":1e10}",
+     RJ_EINVAL, "correction: 10000000000 is out of range (0 .. 2^30)"},
     /* treduce */
     {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":0,\"shape\":[4]}", RJ_EINVAL,
      "ranks: 0 is outside"},
