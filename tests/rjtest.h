@@ -154,10 +154,15 @@ static inline const char *rjt_repro_text(const char *name) {
   return text;
 }
 
-/* Runs the CLI (REDJIT_CLI, else the one built) with args; returns its exit status and its first
- * output line in out. */
+/* The CLI to run: $REDJIT_CLI (the carried one on the GPU machine), else the one built. */
+static inline const char *rjt_cli_path(void) {
+  return getenv("REDJIT_CLI") ? getenv("REDJIT_CLI") : REDJIT_CLI_BUILT;
+}
+
+/* Runs the CLI (rjt_cli_path) with args; returns its exit status and its first output line in
+ * out. */
 static inline int rjt_cli(const char *args, char *out, size_t n) {
-  const char *bin = getenv("REDJIT_CLI") ? getenv("REDJIT_CLI") : REDJIT_CLI_BUILT;
+  const char *bin = rjt_cli_path();
   char cmd[2048];
   snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
   FILE *p = popen(cmd, "r");

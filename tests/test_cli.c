@@ -11,9 +11,7 @@
  * output in out. */
 static int cli_fed(char *out, size_t n, const char *feed, const char *args) {
   char cmd[4096];
-  const char *exe = getenv("REDJIT_CLI"); /* the carried CLI on the GPU machine */
-  snprintf(cmd, sizeof cmd, "%s%s'%s' %s 2>&1", feed, *feed ? " | " : "",
-           exe ? exe : REDJIT_CLI_BUILT, args);
+  snprintf(cmd, sizeof cmd, "%s%s'%s' %s 2>&1", feed, *feed ? " | " : "", rjt_cli_path(), args);
   FILE *p = popen(cmd, "r");
   ck_assert_ptr_nonnull(p);
   size_t k = fread(out, 1, n - 1, p);

@@ -100,10 +100,10 @@ END_TEST
 START_TEST(repro_through_the_cli) {
   const repro *r = &repros[_i];
   if (strcmp(r->file, "bc_oom.bc") == 0 && !memory_limited()) return;
-  const char *cmd = rjt_fmt("REDJIT_IR_TIMEOUT_MS=%d %s ptx --ir %s/tests/repro/%s --entry %s "
-                            "%s%s 2>&1 >/dev/null",
-                            TIMEOUT_MS, REDJIT_CLI_BUILT, REDJIT_SOURCE_DIR, r->file, r->entry,
-                            r->target ? "--target " : "", r->target ? r->target : "");
+  const char *cmd =
+      rjt_fmt("REDJIT_IR_TIMEOUT_MS=%d %s ptx --ir %s --entry %s %s%s 2>&1 >/dev/null", TIMEOUT_MS,
+              rjt_cli_path(), rjt_repro(r->file), r->entry, r->target ? "--target " : "",
+              r->target ? r->target : "");
   FILE *p = popen(cmd, "r");
   char out[2048] = "";
   size_t got = fread(out, 1, sizeof out - 1, p);
