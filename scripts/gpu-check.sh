@@ -6,6 +6,7 @@
 # longer than one device call (600 s), so run it in two: the treduce suites
 # (`… gpu-check.sh test_gpu_treduce test_gpu_treduce_stream`), then the others
 # (`… gpu-check.sh $(cd carry && ls test_* | grep -v '^test_gpu_treduce')`).
+# SANITIZE=1 adds scripts/sanitize-gpu.sh (compute-sanitizer over every variant and path).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${CARRY:-carry}
@@ -31,4 +32,8 @@ echo "== the main job's request through the CLI"
 "$dir/redjit" run examples/seed000_shared.json
 echo "== summary"; printf "%s" "$summary"
 echo "$pass passed, $fail failed"
+if [ "${SANITIZE:-0}" = 1 ]; then # compute-sanitizer's four tools over every variant and path
+  echo "== compute-sanitizer"
+  OUT=$out/sanitize bash scripts/sanitize-gpu.sh | tail -1 || fail=$((fail + 1))
+fi
 [ $fail -eq 0 ]
