@@ -144,9 +144,9 @@ RJ_API rj_status rj_tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, rj_devp
   ctx->err.status = RJ_OK;
   ctx->err.msg[0] = 0;
   if (k->req.kind != RJ_KIND_TENSOR)
-    return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL,
-                                 "kernel: not compiled from a tensor request (variant %s)",
-                                 k->variant));
+    return jit_done(ctx,
+                    ir_fail(&ctx->err, RJ_EINVAL,
+                            "kernel: not compiled from a tensor request (variant %s)", k->variant));
   if (k->plan.np)
     return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL,
                                  "kernel: a runtime-size kernel (a dynamic request) takes its "

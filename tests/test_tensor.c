@@ -265,12 +265,13 @@ START_TEST(tensor_launch_args) {
   rj_request r, tile, dyn;
   rjt_parse(ctx, T0 "\"shape\":[64,32],\"axes\":[1]}", &r);
   rjt_parse(ctx, T0 "\"shape\":[64,32],\"axes\":[1],\"dynamic\":true}", &dyn);
-  rjt_parse(ctx,
-            "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"i32\",\"scope\":\"warp\",\"src\":{"
-            "\"mem\":\"local\",\"shape\":[32,4],\"layout\":{\"shape\":[32,4],\"stride\":[\"1@lane\",1]}},"
-            "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],"
-            "\"replicate\":[[32,\"1@lane\"]]}},\"axes\":[0,1]}",
-            &tile);
+  rjt_parse(
+      ctx,
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"i32\",\"scope\":\"warp\",\"src\":{"
+      "\"mem\":\"local\",\"shape\":[32,4],\"layout\":{\"shape\":[32,4],\"stride\":[\"1@lane\",1]}},"
+      "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],"
+      "\"replicate\":[[32,\"1@lane\"]]}},\"axes\":[0,1]}",
+      &tile);
   rj_kernel *k = NULL, *kt = NULL, *kd = NULL;
   ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_OK);
   ck_assert_int_eq(rj_compile(ctx, &tile, &o, &kt), RJ_OK);
@@ -280,8 +281,7 @@ START_TEST(tensor_launch_args) {
   ck_assert_int_eq(rj_tensor_launch(ctx, NULL, 0, x, x, NULL), RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "kernel: NULL"), "%s", rj_errmsg(ctx));
   ck_assert_int_eq(rj_tensor_launch(ctx, kt, 0, x, x, NULL), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "not compiled from a tensor request"), "%s",
-                rj_errmsg(ctx));
+  ck_assert_msg(strstr(rj_errmsg(ctx), "not compiled from a tensor request"), "%s", rj_errmsg(ctx));
   ck_assert_int_eq(rj_tensor_launch(ctx, kd, 0, x, x, NULL), RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "runtime-size"), "%s", rj_errmsg(ctx));
   ck_assert_int_eq(rj_tensor_launch(ctx, k, 0, 0, x, NULL), RJ_EINVAL);
