@@ -93,19 +93,21 @@ rj_status jit_tensor_args(rj_ctx *ctx, const rj_kernel *k, const rj_request *req
   return RJ_OK;
 }
 
-/* Launches tensor kernel k, planned as plan, on device dev's primary context and `stream`. */
+/* Launches tensor kernel k, planned as plan, on device dev's primary context (pushed unless it is
+ * current already) and `stream`. */
 static rj_status launch_plan(rj_ctx *ctx, rj_kernel *k, const pass_plan *plan, int dev,
                              uint64_t src, uint64_t dst, void *stream) {
   rt_cuda *rt = NULL;
+  bool pushed = false;
   rj_status s = jit_cuda(ctx, &rt);
-  if (s || (s = rt_enter(rt, dev, &ctx->err))) return s;
+  if (s || (s = rt_enter_lazy(rt, dev, &pushed, &ctx->err))) return s;
   jit_targs a;
   plan_args(plan, src, dst, &a);
   jit_launch_args l = {.args = a.args, .stream = stream};
   memcpy(l.grid, a.grid, sizeof l.grid);
   memcpy(l.block, a.block, sizeof l.block);
   s = jit_launch(ctx, k, dev, &l);
-  rt_leave(rt);
+  if (pushed) rt_leave(rt);
   return s;
 }
 
