@@ -287,14 +287,16 @@ def test_treduce():
 
 
 def test_host_cost():
-    """Per-call host cost of a repeated redjit.reduce (printed; docs/PYTHON.md quotes it)."""
+    """Per-call host cost of a repeated redjit.reduce (printed; bench/python_host_cost.py is the
+    fuller table, docs/PYTHON.md)."""
     torch = _torch()
     x = torch.randn(1024, device="cuda")
-    y = torch.empty((), device="cuda")
+    y, y2 = torch.empty((), device="cuda"), torch.empty((), device="cuda")
     redjit.reduce(x, out=y)
     torch.cuda.synchronize()
     for label, fn in (("reduce(x, out=y)", lambda: redjit.reduce(x, out=y)),
                       ("reduce(x)", lambda: redjit.reduce(x)),
+                      ("torch.sum(x, out=y)", lambda: torch.sum(x, out=y2)),
                       ("torch.sum(x)", lambda: torch.sum(x))):
         best = math.inf
         for _ in range(5):
