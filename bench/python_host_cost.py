@@ -13,7 +13,9 @@ After timing, each case's redjit result is checked against torch's.
 
 Run on a GPU machine, from the repository root where scripts/carry.sh put the library:
   REDJIT_LIBRARY=carry/libredjit.so.0 PYTHONPATH=tools/python python3 bench/python_host_cost.py
-(REDJIT_LIBRARY defaults to carry/libredjit.so.0, then build/libredjit.so.0, when unset.)
+(REDJIT_LIBRARY defaults to carry/libredjit.so.0, then build/libredjit.so.0, when unset.)  The
+package imported is the first redjit on PYTHONPATH, then this tree's tools/python: pointing
+PYTHONPATH and REDJIT_LIBRARY at another checkout's measures that version with the same script.
 Environment: N (default 2000), REPEATS (default 15).
 """
 import ctypes
@@ -25,7 +27,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(REPO, "tools", "python"))
+sys.path.append(os.path.join(REPO, "tools", "python"))
 if not os.environ.get("REDJIT_LIBRARY"):
     for cand in ("carry/libredjit.so.0", "build/libredjit.so.0"):
         if os.path.exists(os.path.join(REPO, cand)):
@@ -61,11 +63,16 @@ def bare_calls(torch, x, y, axis):
     kp, xp, yp = ctypes.c_void_p(k._ptr), x.data_ptr(), y.data_ptr()
     st = torch.cuda.current_stream().cuda_stream
     req = c.parse(rq)
-    opts = c.options(x.get_device())
-    launch, reduce_ = c.L.rj_tensor_launch, c.L.rj_reduce
     dev = x.get_device()
-    return [("rj_tensor_launch alone (ctypes)", lambda: launch(c.vptr, kp, dev, xp, yp, st)),
-            ("rj_reduce alone (ctypes)", lambda: reduce_(c.vptr, req, opts, xp, yp, st))]
+    opts = c.options(dev)
+    cp = ctypes.c_void_p(c.ptr)
+    reduce_ = c.L.rj_reduce
+    out = [("rj_reduce alone (ctypes)", lambda: reduce_(cp, req, opts, xp, yp, st))]
+    launch = getattr(c, "launch", None)  # a package before rj_tensor_launch has none
+    if launch is not None:
+        out.insert(0, ("rj_tensor_launch alone (ctypes)",
+                       lambda: launch(cp, kp, dev, xp, yp, st)))
+    return out
 
 
 def main():
