@@ -511,6 +511,15 @@ RJ_API rj_status rj_stream_time(rj_ctx *ctx, int device, void *stream, rj_enqueu
  * valid tensor request, is RJ_EINVAL. */
 RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_devptr src,
                            rj_devptr dst, void *stream);
+/* rj_reduce without the request: launches tensor kernel k (rj_compile's kernel for a tensor
+ * request that is not dynamic, compiled with opt->device = device) as rj_reduce launches it for
+ * that request, on `stream` without waiting; k is loaded on device on first use.  Nothing is
+ * validated again and no cache is looked at: a caller that keeps k per request (a language
+ * binding, say) pays only the launch.  A NULL k, a kernel not compiled from a tensor request, a
+ * runtime-size kernel (a dynamic request: its arguments depend on the shape, use rj_reduce), or
+ * a zero src or dst is RJ_EINVAL. */
+RJ_API rj_status rj_tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
+                                  rj_devptr dst, void *stream);
 
 /* ---------------------------------------------------------------- treduce */
 /* Root-only reduce across ranks in one process (PTO-ISA TREDUCE on NVIDIA GPUs): the root's

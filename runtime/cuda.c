@@ -19,6 +19,7 @@ struct rt_cuda {
   CUresult (*DevicePrimaryCtxRelease)(CUdevice);
   CUresult (*CtxPushCurrent)(CUcontext);
   CUresult (*CtxPopCurrent)(CUcontext *);
+  CUresult (*CtxGetCurrent)(CUcontext *);
   CUresult (*CtxSynchronize)(void);
   CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned, CUjit_option *, void **);
   CUresult (*ModuleUnload)(CUmodule);
@@ -79,6 +80,7 @@ rj_status rt_open(rt_cuda **out, ir_err *e) {
       {(void **)&rt->DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"},
       {(void **)&rt->CtxPushCurrent, "cuCtxPushCurrent_v2"},
       {(void **)&rt->CtxPopCurrent, "cuCtxPopCurrent_v2"},
+      {(void **)&rt->CtxGetCurrent, "cuCtxGetCurrent"},
       {(void **)&rt->CtxSynchronize, "cuCtxSynchronize"},
       {(void **)&rt->ModuleLoadDataEx, "cuModuleLoadDataEx"},
       {(void **)&rt->ModuleUnload, "cuModuleUnload"},
@@ -181,6 +183,17 @@ rj_status rt_enter(rt_cuda *rt, int dev, ir_err *e) {
 void rt_leave(rt_cuda *rt) {
   CUcontext c;
   rt->CtxPopCurrent(&c);
+}
+
+rj_status rt_enter_lazy(rt_cuda *rt, int dev, bool *pushed, ir_err *e) {
+  CUcontext c = NULL, cur = NULL;
+  *pushed = false;
+  rj_status s = primary(rt, dev, &c, e);
+  if (s) return s;
+  if (rt->CtxGetCurrent(&cur) == CUDA_SUCCESS && cur == c) return RJ_OK;
+  CK("cuCtxPushCurrent", rt->CtxPushCurrent(c));
+  *pushed = true;
+  return RJ_OK;
 }
 
 rj_status rt_module_load(rt_cuda *rt, const char *ptx, const char *entry, void **mod, void **fn,

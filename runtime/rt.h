@@ -16,6 +16,9 @@ rj_status rt_device_cc(rt_cuda *rt, int dev, int *major, int *minor, ir_err *e);
 /* Makes device dev's primary context current (pushed); rt_leave pops it. */
 rj_status rt_enter(rt_cuda *rt, int dev, ir_err *e);
 void rt_leave(rt_cuda *rt);
+/* rt_enter, unless dev's primary context is current already (as the CUDA runtime leaves it):
+ * *pushed says whether it was pushed, and only then does the caller rt_leave. */
+rj_status rt_enter_lazy(rt_cuda *rt, int dev, bool *pushed, ir_err *e);
 
 rj_status rt_module_load(rt_cuda *rt, const char *ptx, const char *entry, void **mod, void **fn,
                          ir_err *e);
