@@ -84,6 +84,17 @@ struct pass_variant {
   rj_status (*tile)(pass_emit *e, const rj_tile *t, const pass_tile_args *a);
 };
 
+/* A variant names its emitters (.kernel, .tile) through PASS_EMITTERS(...).  libredjit.so builds
+ * passes/ with RJ_PLAN_ONLY, which leaves them out: it dispatches and plans (the cache key) with
+ * no LLVM, and its link drops the emit code (--gc-sections; -z defs fails the build on any LLVM
+ * reference that remains).  The compiler library, libredjit-llvm, builds passes/ whole and emits.
+ */
+#ifdef RJ_PLAN_ONLY
+#define PASS_EMITTERS(...)
+#else
+#define PASS_EMITTERS(...) __VA_ARGS__
+#endif
+
 /* registry.c — variants in dispatch order: priority descending, then name. */
 int pass_variant_count(void);
 const pass_variant *pass_variant_at(int i);

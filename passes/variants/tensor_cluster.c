@@ -154,5 +154,4 @@ const pass_variant pass_variant_tensor_cluster = {
                "memory (no workspace, no atomics; sm_90+)",
     .accepts = accepts,
     .plan = plan,
-    .kernel = kernel,
-};
+    PASS_EMITTERS(.kernel = kernel)};

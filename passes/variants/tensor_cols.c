@@ -444,5 +444,4 @@ const pass_variant pass_variant_tensor_cols = {
                "CTAs, last CTA folds in a fixed order",
     .accepts = accepts,
     .plan = plan,
-    .kernel = kernel,
-};
+    PASS_EMITTERS(.kernel = kernel)};

@@ -270,5 +270,4 @@ const pass_variant pass_variant_tensor_rows = {
                "in one launch (last CTA folds, fixed order)",
     .accepts = accepts,
     .plan = plan,
-    .kernel = kernel,
-};
+    PASS_EMITTERS(.kernel = kernel)};
