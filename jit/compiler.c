@@ -1,17 +1,20 @@
 /* Loading the compiler library (jit/compiler.h) on the first miss: $REDJIT_COMPILER_LIB, else
  * libredjit-llvm.so.VERSION beside libredjit.so (its own path, by dladdr), dlopen'ed RTLD_LOCAL
  * (LLVM inside it stays hidden: another LLVM in the process, llvmlite's say, is not disturbed).
- * A library that is missing, has no entry, or was built from another version or layout is a
+ * libredjit.so was built with one build of it (REDJIT_COMPILER_ID, its GNU build id) and loads
+ * that one only.  A library that is missing, has no entry, or is another version or build is a
  * status and a message on every compile that needs it, never a crash; cache hits never ask. */
 #include "compiler.h"
+#include "rj_compiler_id.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #ifndef REDJIT_COMPILER_NAME
 #define REDJIT_COMPILER_NAME "libredjit-llvm.so"
@@ -53,6 +56,40 @@ static const char *mismatch(const jit_compiler *c, char *buf, size_t n) {
   return NULL;
 }
 
+/* The GNU build id (hex) of the loaded object that holds address `at`. */
+typedef struct build_id {
+  const void *at;
+  char hex[128];
+} build_id;
+
+static void note_id(const char *p, size_t n, char *hex, size_t hn) {
+  for (size_t off = 0; off + sizeof(ElfW(Nhdr)) <= n;) {
+    const ElfW(Nhdr) *h = (const void *)(p + off);
+    size_t name = (h->n_namesz + 3) & ~(size_t)3, desc = (h->n_descsz + 3) & ~(size_t)3;
+    const unsigned char *d = (const unsigned char *)(h + 1) + name;
+    if (h->n_type == NT_GNU_BUILD_ID && h->n_namesz == 4 && memcmp(h + 1, "GNU", 4) == 0)
+      for (size_t i = 0; i < h->n_descsz && 2 * i + 2 < hn; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    off += sizeof *h + name + desc;
+  }
+}
+
+static int find_id(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  build_id *b = data;
+  bool holds = false;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr, at = (uintptr_t)b->at;
+    holds |= ph->p_type == PT_LOAD && at >= lo && at < lo + ph->p_memsz;
+  }
+  for (int i = 0; holds && i < info->dlpi_phnum; i++)
+    if (info->dlpi_phdr[i].p_type == PT_NOTE)
+      note_id((const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr),
+              info->dlpi_phdr[i].p_memsz, b->hex, sizeof b->hex);
+  return holds;
+}
+
 static void load(void) {
   char path[PATH_MAX], buf[256];
   if (!compiler_path(path, sizeof path)) {
@@ -69,6 +106,12 @@ static void load(void) {
   *(void **)&entry = dlsym(h, JIT_COMPILER_ENTRY);
   const jit_compiler *c = entry ? entry() : NULL;
   const char *bad = entry ? mismatch(c, buf, sizeof buf) : "it has no " JIT_COMPILER_ENTRY;
+  build_id id = {.at = c};
+  if (!bad && (dl_iterate_phdr(find_id, &id), strcmp(id.hex, REDJIT_COMPILER_ID) != 0)) {
+    snprintf(buf, sizeof buf, "it is another build (build id \"%s\", this libredjit.so's is %s)",
+             id.hex, REDJIT_COMPILER_ID);
+    bad = buf;
+  }
   if (bad) { /* left loaded: unloading a library whose constructors ran gains nothing */
     snprintf(why, sizeof why, "%s is not this libredjit.so's compiler library: %s", path, bad);
     return;
@@ -103,12 +146,6 @@ void jit_compiler_release(rj_ctx *ctx) {
   if (ctx->llvm && compiler) compiler->release(ctx);
 }
 
-void jit_compiler_identity(char *buf, size_t n) {
-  char path[PATH_MAX];
-  struct stat st;
-  if (compiler_path(path, sizeof path) && stat(path, &st) == 0)
-    snprintf(buf, n, "%lld.%lld.%ld", (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-             (long)st.st_mtim.tv_nsec);
-  else
-    snprintf(buf, n, "none");
+const char *jit_compiler_id(void) {
+  return REDJIT_COMPILER_ID;
 }

@@ -41,18 +41,16 @@ typedef struct disk_head {
 
 /* ---------------------------------------------------------------- where */
 
-/* The library file's size and modification time, then the compiler library's: a rebuilt library
- * never reads entries an earlier build wrote (kernels may differ while the version number does
- * not).  The compiler library is looked at, not loaded. */
+/* The library file's size and modification time, then the compiler library's build id: a rebuilt
+ * library never reads entries an earlier build wrote (kernels may differ while the version number
+ * does not). */
 static char build_id[192];
 static void build_id_once(void) {
   Dl_info info;
   struct stat st;
-  char compiler[96];
-  jit_compiler_identity(compiler, sizeof compiler);
   if (dladdr((void *)build_id_once, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0)
     snprintf(build_id, sizeof build_id, "%lld.%lld.%ld+%s", (long long)st.st_size,
-             (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec, compiler);
+             (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec, jit_compiler_id());
 }
 
 /* The one note of a cache that is off or read-only; REDJIT_LOG set also prints it. */

@@ -122,9 +122,9 @@ rj_status jit_lower(rj_ctx *ctx, const pass_variant *v, const rj_request *req, c
 rj_status jit_compile_module(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
                              const ir_target *tg, rj_kernel *k);
 void jit_compiler_release(rj_ctx *ctx); /* the context's LLVM state, when it has any */
-/* The compiler library file's identity (size and modification time; "none"), for the disk
- * cache's key: a rebuilt compiler never reads entries an earlier one wrote.  Loads nothing. */
-void jit_compiler_identity(char *buf, size_t n);
+/* The build id of the compiler library this libredjit.so loads, for the disk cache's keys: a
+ * rebuilt compiler never reads entries an earlier one wrote, and a hit needs no compiler. */
+const char *jit_compiler_id(void);
 
 /* codegen.c (the compiler library) */
 /* Codegen of a lowered module into k (k->ptx_version set): triple and data layout, verify (a
