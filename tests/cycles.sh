@@ -3,7 +3,8 @@
 # file B when A refers to a symbol B defines.  Those dependencies must form no cycle
 # (docs/ARCHITECTURE.md: each layer calls only the layers below it, and inside a layer a file
 # that dispatches is not also the helpers its callees call back), and no file calls a layer above
-# its own (or, from the run / bench harness, anything of the core but its public rj_ calls).  Prints what breaks a rule and exits 1.
+# its own (or, from the run / bench harness, anything of the core but its public rj_ calls).
+# Prints what breaks a rule and exits 1.
 #   tests/cycles.sh BUILD_DIR SOURCE_DIR
 set -uo pipefail
 build=$1 src=$2
