@@ -75,8 +75,7 @@ static const char *fill(const char *unused) {
   rj_ctx *ctx = rj_ctx_new();
   rj_kernel *k = NULL;
   for (int i = 0; i < NREQ; i++)
-    if (compile(ctx, requests[i], &k))
-      return rjt_fmt("request %d: %s", i, rj_errmsg(ctx));
+    if (compile(ctx, requests[i], &k)) return rjt_fmt("request %d: %s", i, rj_errmsg(ctx));
   bool mapped = compiler_mapped();
   rj_ctx_free(ctx);
   return mapped ? NULL : "a process that compiled has no libredjit-llvm in /proc/self/maps";
