@@ -1,6 +1,8 @@
 /* The compile pipeline: validate -> dispatch -> plan -> key -> cache -> lower -> codegen (verify,
  * optimise, PTX).  jit_compile reads top to bottom like QBE's func(): one stage per line, the
- * same for every kind of request; what differs between kinds is in the variants' plans. */
+ * same for every kind of request; what differs between kinds is in the variants' plans.  Every
+ * stage up to the caches runs here with no LLVM; lowering and codegen are the compiler library's
+ * (jit/compiler.c loads it on the first miss, jit/lower.c is its side). */
 #include "jit.h"
 
 #include <stdio.h>
@@ -35,7 +37,7 @@ rj_status jit_plan(rj_ctx *ctx, const pass_variant *v, const rj_request *req, co
   return pass_plan_make(v, req, &env, out);
 }
 
-/* ---------------------------------------------------------------- lowering */
+/* ---------------------------------------------------------------- the kernel */
 
 /* A kernel for req as v plans it, with everything but the code: key (taken), names, the plan. */
 static rj_kernel *kernel_new(char *key, const rj_request *req, const pass_variant *v,
@@ -48,41 +50,6 @@ static rj_kernel *kernel_new(char *key, const rj_request *req, const pass_varian
   snprintf(k->variant, sizeof k->variant, "%s", v->name);
   snprintf(k->target, sizeof k->target, "%s", tg->name);
   return k;
-}
-
-/* The launch geometry is the plan's, where the emitter left it (variants without a plan step
- * set theirs while emitting): both the kernel and the caller's plan keep it. */
-static void keep_geometry(const pass_emit *em, rj_kernel *k, pass_plan *plan) {
-  memcpy(k->grid, em->grid, sizeof k->grid);
-  memcpy(k->block, em->block, sizeof k->block);
-  k->shared_bytes = em->shared_bytes;
-  memcpy(plan->grid, em->grid, sizeof plan->grid);
-  memcpy(plan->block, em->block, sizeof plan->block);
-  plan->shared_bytes = em->shared_bytes;
-  k->plan = *plan;
-}
-
-/* v's emitter into a fresh module, then codegen into k.  needs k's plan */
-static rj_status lower(rj_ctx *ctx, const pass_variant *v, const rj_request *req,
-                       const ir_target *tg, const rj_options *opt, rj_kernel *k, pass_plan *plan) {
-  ir_err *e = &ctx->err;
-  pass_emit em = {.C = ctx->llvm, .target = tg, .err = e, .plan = &k->plan};
-  memcpy(em.grid, plan->grid, sizeof em.grid);
-  memcpy(em.block, plan->block, sizeof em.block);
-  em.shared_bytes = plan->shared_bytes;
-  em.M = LLVMModuleCreateWithNameInContext("redjit", ctx->llvm);
-  em.B = LLVMCreateBuilderInContext(ctx->llvm);
-  rj_status s = v->kernel(&em, req, v);
-  if (!s && em.nparams != plan->np)
-    s = ir_fail(e, RJ_ELLVM, "internal: %s built %d size parameters for a plan of %d", v->name,
-                em.nparams, plan->np);
-  if (!s) s = jit_pick_ptx(ctx, tg, opt, em.ptx_needed, &k->ptx_version);
-  if (!s) s = jit_codegen(ctx, em.M, tg, k, false);
-  if (!s) snprintf(k->entry, sizeof k->entry, "%s", em.entry);
-  if (!s) keep_geometry(&em, k, plan);
-  LLVMDisposeBuilder(em.B);
-  LLVMDisposeModule(em.M);
-  return s;
 }
 
 /* ---------------------------------------------------------------- the pipeline */
@@ -113,7 +80,7 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   if ((*out = jit_disk_find(ctx, key, plan))) return free(key), remember(ctx, req, opt, *out, plan);
   if (!(k = kernel_new(key, req, v, tg, plan)))
     return free(key), ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-  if ((s = lower(ctx, v, req, tg, opt, k, plan))) return jit_kernel_free(k), s;
+  if ((s = jit_lower(ctx, v, req, tg, opt, k, plan))) return jit_kernel_free(k), s;
   k->compile_ms = jit_now_ms() - t0;
   jit_cache_add(ctx, k);
   jit_disk_store(ctx, k);

@@ -1,48 +1,15 @@
-/* The context: owner of all state (LLVM context, target machines, kernel cache, the driver). */
+/* The context: owner of all state (kernel cache, the driver; LLVM context and target machines,
+ * which the compiler library makes and frees). */
 #include "../passes/passes.h"
 #include "jit.h"
 
-#include <llvm-c/Target.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
-
-static void llvm_init_once(void) {
-  LLVMInitializeNVPTXTargetInfo();
-  LLVMInitializeNVPTXTarget();
-  LLVMInitializeNVPTXTargetMC();
-  LLVMInitializeNVPTXAsmPrinter();
-}
-
-void jit_llvm_init(void) {
-  pthread_once(&llvm_once, llvm_init_once);
-}
-
-/* LLVMContext's default diagnostic handler exits the process on an error ("no libcall available
- * for ..."): this one records the first error for jit_codegen to report as a status instead. */
-static void on_diagnostic(LLVMDiagnosticInfoRef info, void *opaque) {
-  rj_ctx *ctx = opaque;
-  if (LLVMGetDiagInfoSeverity(info) != LLVMDSError || ctx->llvm_diag[0]) return;
-  char *text = LLVMGetDiagInfoDescription(info);
-  snprintf(ctx->llvm_diag, sizeof ctx->llvm_diag, "%s", text ? text : "error");
-  LLVMDisposeMessage(text);
-}
-
 RJ_API rj_ctx *rj_ctx_new(void) {
-  jit_llvm_init();
-  rj_ctx *ctx = calloc(1, sizeof *ctx);
-  if (!ctx) return NULL;
-  ctx->llvm = LLVMContextCreate();
-  if (!ctx->llvm) {
-    free(ctx);
-    return NULL;
-  }
-  LLVMContextSetDiagnosticHandler(ctx->llvm, on_diagnostic, ctx);
-  return ctx;
+  return calloc(1, sizeof(rj_ctx)); /* its LLVM is made on its first compile (jit/compiler.c) */
 }
 
 /* Unloads every load of k (each in its device's context), then frees it. */
@@ -66,9 +33,7 @@ RJ_API void rj_ctx_free(rj_ctx *ctx) {
     n = k->next;
     kernel_free(ctx, k);
   }
-  for (int i = 0; i < ctx->ntms; i++)
-    LLVMDisposeTargetMachine(ctx->tms[i].tm);
-  LLVMContextDispose(ctx->llvm);
+  jit_compiler_release(ctx);
   rt_close(ctx->cuda);
   free(ctx->table);
   jit_memo_free(ctx);

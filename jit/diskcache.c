@@ -41,15 +41,16 @@ typedef struct disk_head {
 
 /* ---------------------------------------------------------------- where */
 
-/* The library file's size and modification time: a rebuilt library never reads entries an
- * earlier build wrote (kernels may differ while the version number does not). */
-static char build_id[96];
+/* The library file's size and modification time, then the compiler library's build id: a rebuilt
+ * library never reads entries an earlier build wrote (kernels may differ while the version number
+ * does not). */
+static char build_id[192];
 static void build_id_once(void) {
   Dl_info info;
   struct stat st;
   if (dladdr((void *)build_id_once, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0)
-    snprintf(build_id, sizeof build_id, "%lld.%lld.%ld", (long long)st.st_size,
-             (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+    snprintf(build_id, sizeof build_id, "%lld.%lld.%ld+%s", (long long)st.st_size,
+             (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec, jit_compiler_id());
 }
 
 /* The one note of a cache that is off or read-only; REDJIT_LOG set also prints it. */
@@ -129,7 +130,7 @@ static jit_disk *disk(rj_ctx *ctx) {
 
 /* The stored key: everything that decides the kernel besides the memory cache's key text. */
 static char *full_key(const char *key) {
-  char head[256];
+  char head[384];
   int n = snprintf(head, sizeof head, "rjkcache %d|redjit %s|LLVM %s|build %s\n", DISK_FORMAT,
                    rj_version(), LLVM_VERSION_STRING, build_id);
   char *k = malloc((size_t)n + strlen(key) + 1);

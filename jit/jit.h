@@ -59,7 +59,7 @@ typedef struct jit_tm {
 
 struct rj_ctx {
   ir_err err;
-  LLVMContextRef llvm;
+  LLVMContextRef llvm; /* made by the compiler library on the context's first compile */
   jit_tm tms[16];
   int ntms;
   rj_kernel *kernels; /* cache */
@@ -93,7 +93,6 @@ rj_status jit_validate(rj_ctx *ctx, const rj_request *r); /* ir_validate + varia
  * status; returns s.  Every public entry point returns through it. */
 rj_status jit_done(rj_ctx *ctx, rj_status s);
 rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out); /* the driver, opened once */
-void jit_llvm_init(void);                       /* one-time target registration */
 double jit_now_ms(void);                        /* a monotonic clock */
 int jit_device_sms(rj_ctx *ctx, int device); /* its SM count, 0 when none is usable (no message) */
 
@@ -107,13 +106,27 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
 rj_status jit_plan(rj_ctx *ctx, const pass_variant *v, const rj_request *req, const ir_target *tg,
                    int device, int sms, pass_plan *out);
 
-/* codegen.c */
-/* Resolves opt's target into a table entry (auto: the device, else sm_90). */
+/* target.c: resolves opt's target into a table entry (auto: the device, else sm_90). */
 rj_status jit_target(rj_ctx *ctx, const rj_options *opt, const ir_target **out);
-/* The PTX version: opt's, or the least the target and `needed` allow; refuses every pair LLVM
- * would abort on. */
+/* ptx.c: the PTX version: opt's, or the least the target and `needed` allow; refuses every pair
+ * LLVM would abort on. */
 rj_status jit_pick_ptx(rj_ctx *ctx, const ir_target *t, const rj_options *opt, int needed,
                        int *ptx);
+
+/* compiler.c: the compiler library (compiler.h), loaded on the first call that needs it; a
+ * library that cannot be loaded is RJ_EUNSUPPORTED with the reason. */
+/* v's emitter lowers req (planned: plan) into k, then codegen. */
+rj_status jit_lower(rj_ctx *ctx, const pass_variant *v, const rj_request *req, const ir_target *tg,
+                    const rj_options *opt, rj_kernel *k, pass_plan *plan);
+/* A caller's module compiled in this process into k (k->ptx_version set). */
+rj_status jit_compile_module(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
+                             const ir_target *tg, rj_kernel *k);
+void jit_compiler_release(rj_ctx *ctx); /* the context's LLVM state, when it has any */
+/* The build id of the compiler library this libredjit.so loads, for the disk cache's keys: a
+ * rebuilt compiler never reads entries an earlier one wrote, and a hit needs no compiler. */
+const char *jit_compiler_id(void);
+
+/* codegen.c (the compiler library) */
 /* Codegen of a lowered module into k (k->ptx_version set): triple and data layout, verify (a
  * failure is the caller's RJ_EINVAL when theirs, else internal), IR text, O3, IR text, PTX. */
 rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kernel *k, bool theirs);

@@ -444,5 +444,5 @@ const pass_variant pass_variant_tensor_cols = {
                "CTAs, last CTA folds in a fixed order",
     .accepts = accepts,
     .plan = plan,
-    .kernel = kernel,
+    .kernel = PASS_EMIT(kernel),
 };

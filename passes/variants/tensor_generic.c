@@ -105,5 +105,5 @@ const pass_variant pass_variant_tensor_generic = {
     .summary = "any strided view: lanes per output, index math with constant divisors (untuned)",
     .accepts = accepts,
     .plan = plan,
-    .kernel = kernel,
+    .kernel = PASS_EMIT(kernel),
 };

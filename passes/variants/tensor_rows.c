@@ -270,5 +270,5 @@ const pass_variant pass_variant_tensor_rows = {
                "in one launch (last CTA folds, fixed order)",
     .accepts = accepts,
     .plan = plan,
-    .kernel = kernel,
+    .kernel = PASS_EMIT(kernel),
 };
