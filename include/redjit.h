@@ -144,9 +144,24 @@ typedef struct rj_cache_stats {
   const char *disk_dir;     /* the directory in use (NULL: the disk cache is off) */
   int disk_read_only;       /* 1: entries are read, none written */
   const char *disk_note;    /* why the disk cache is off or read-only ("": nothing to say) */
+  /* fields appended later (an older caller's struct_size leaves them out) */
+  long long memory_evictions; /* cache-owned kernels evicted to keep within max_kernels */
+  long long kernels_pinned;   /* kernels handed to the caller (rj_compile, rj_compile_ir) */
+  long long max_kernels;      /* the bound of cache-owned kernels (0: none) */
+  long long cubin_loads;      /* loads from a cubin the disk entry held (no PTX JIT) */
+  long long cubin_links;      /* cubins the driver's linker made (then stored in the entry) */
+  long long cubin_stale;      /* stored cubins not used: another driver version or device,
+                                 refused by the driver, or a cubin part that did not verify */
 } rj_cache_stats;
 /* ctx's cache counters into *out (its struct_size set by the caller); strings owned by ctx. */
 RJ_API rj_status rj_ctx_cache_stats(rj_ctx *ctx, rj_cache_stats *out);
+/* The bound of the kernels ctx's cache owns: those the library compiled for its own calls
+ * (rj_reduce, treduce's kernels); beyond it the least recently used go (their GPU modules are
+ * unloaded later, in batches, after waiting for the GPU's work: docs/C_API.md, "Caching").
+ * Kernels returned by rj_compile and rj_compile_ir are pinned: never evicted, not counted.
+ * max_kernels 0: no bound.  Default: $REDJIT_CACHE_MAX_KERNELS, else 4096.  RJ_EINVAL when
+ * negative. */
+RJ_API rj_status rj_ctx_set_memory_cache(rj_ctx *ctx, long long max_kernels);
 
 /* ---------------------------------------------------------------- requests */
 /* Request enums (stable values). */

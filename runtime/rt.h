@@ -17,8 +17,17 @@ rj_status rt_device_cc(rt_cuda *rt, int dev, int *major, int *minor, ir_err *e);
 rj_status rt_enter(rt_cuda *rt, int dev, ir_err *e);
 void rt_leave(rt_cuda *rt);
 
-rj_status rt_module_load(rt_cuda *rt, const char *ptx, const char *entry, void **mod, void **fn,
+/* Loads image (PTX text, JIT-compiled by the driver, or a cubin made by rt_link_cubin) into the
+ * current context and finds its function entry. */
+rj_status rt_module_load(rt_cuda *rt, const void *image, const char *entry, void **mod, void **fn,
                          ir_err *e);
+/* The driver's version (cuDriverGetVersion: 1000 * major + 10 * minor).  No context. */
+rj_status rt_driver_version(rt_cuda *rt, int *version, ir_err *e);
+/* PTX into a cubin for the current context's device by the driver's linker (cuLinkCreate,
+ * cuLinkAddData, cuLinkComplete): *cubin (malloc'd, *len bytes) is the caller's.  The linker's
+ * error log ends the message of a failure. */
+rj_status rt_link_cubin(rt_cuda *rt, const char *ptx, unsigned char **cubin, size_t *len,
+                        ir_err *e);
 void rt_module_unload(rt_cuda *rt, void *mod);
 rj_status rt_alloc(rt_cuda *rt, size_t bytes, uint64_t *ptr, ir_err *e);
 void rt_free(rt_cuda *rt, uint64_t ptr);
