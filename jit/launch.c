@@ -12,7 +12,7 @@
 /* The key a cubin for device dev is good under: the driver's version and the device's compute
  * capability ("cuda 12080 sm_90").  REDJIT_CUBIN_DRIVER=N pretends the driver is version N
  * (tests: a cubin another driver made is ignored).  false when either cannot be read. */
-static bool cubin_key(rj_ctx *ctx, rt_cuda *rt, int dev, char *key, size_t n) {
+static bool cubin_key(rj_ctx *ctx, rt_cuda *rt, int dev, char *key, size_t n, int *cc) {
   ir_err e = {0};
   int major = 0, minor = 0;
   if (!ctx->driver_version && rt_driver_version(rt, &ctx->driver_version, &e) != RJ_OK)
@@ -21,6 +21,7 @@ static bool cubin_key(rj_ctx *ctx, rt_cuda *rt, int dev, char *key, size_t n) {
   int version = fake && fake[0] ? atoi(fake) : ctx->driver_version;
   if (version <= 0 || rt_device_cc(rt, dev, &major, &minor, &e) != RJ_OK) return false;
   snprintf(key, n, "cuda %d sm_%d%d", version, major, minor);
+  *cc = 10 * major + minor;
   return true;
 }
 
@@ -32,10 +33,11 @@ static rj_status load_module(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, int dev, ji
                              const char **how) {
   char key[64];
   ir_err e = {0};
+  int cc = 0;
   *how = "PTX";
   /* cubins only for kernels with a disk entry, and one cubin a kernel: a kernel already loaded
    * on a device of another compute capability keeps its cubin and loads its PTX here */
-  bool cubins = !k->src && jit_disk_on(ctx) && cubin_key(ctx, rt, dev, key, sizeof key);
+  bool cubins = !k->src && jit_disk_on(ctx) && cubin_key(ctx, rt, dev, key, sizeof key, &cc);
   if (cubins && k->cubin && strcmp(k->cubin_key, key) != 0 && k->loads) cubins = false;
   if (cubins && k->cubin) {
     if (strcmp(k->cubin_key, key) == 0 &&
@@ -51,7 +53,13 @@ static rj_status load_module(rj_ctx *ctx, rt_cuda *rt, rj_kernel *k, int dev, ji
   }
   unsigned char *bin = NULL;
   size_t n = 0;
-  if (cubins && rt_link_cubin(rt, k->ptx, &bin, &n, &e) == RJ_OK) {
+  /* PTX for sm_90a and the like is linked for that target, on a device of that very compute
+   * capability only (elsewhere the PTX load decides, and says why it fails) */
+  int accel = 0;
+  size_t tl = strlen(k->target);
+  if (tl > 3 && k->target[tl - 1] == 'a') accel = atoi(k->target + 3);
+  if (accel && accel != cc) cubins = false;
+  if (cubins && rt_link_cubin(rt, k->ptx, accel, &bin, &n, &e) == RJ_OK) {
     if (rt_module_load(rt, bin, k->entry, &m->module, &m->function, &e) == RJ_OK) {
       k->cubin = bin;
       k->cubin_len = n;

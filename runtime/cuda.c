@@ -462,7 +462,7 @@ rj_status rt_driver_version(rt_cuda *rt, int *version, ir_err *e) {
   return RJ_OK;
 }
 
-rj_status rt_link_cubin(rt_cuda *rt, const char *ptx, unsigned char **cubin, size_t *len,
+rj_status rt_link_cubin(rt_cuda *rt, const char *ptx, int accel, unsigned char **cubin, size_t *len,
                         ir_err *e) {
   SYM(create, "cuLinkCreate_v2", unsigned, CUjit_option *, void **, CUlinkState *);
   SYM(add, "cuLinkAddData_v2", CUlinkState, CUjitInputType, void *, size_t, const char *, unsigned,
@@ -470,12 +470,14 @@ rj_status rt_link_cubin(rt_cuda *rt, const char *ptx, unsigned char **cubin, siz
   SYM(complete, "cuLinkComplete", CUlinkState, void **, size_t *);
   SYM(destroy, "cuLinkDestroy", CUlinkState);
   char log[4096] = "";
-  CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void *vals[2] = {log, (void *)(uintptr_t)sizeof log};
+  CUjit_option opts[3] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                          CU_JIT_TARGET};
+  void *vals[3] = {log, (void *)(uintptr_t)sizeof log,
+                   (void *)(uintptr_t)(CU_COMPUTE_ACCELERATED_TARGET_BASE + accel)};
   CUlinkState st = NULL;
   *cubin = NULL;
   *len = 0;
-  CK("cuLinkCreate", create(2, opts, vals, &st));
+  CK("cuLinkCreate", create(accel ? 3 : 2, opts, vals, &st));
   const char *call = "cuLinkAddData";
   CUresult r = add(st, CU_JIT_INPUT_PTX, (void *)ptx, strlen(ptx) + 1, "redjit.ptx", 0, NULL, NULL);
   void *out = NULL;

@@ -24,9 +24,10 @@ rj_status rt_module_load(rt_cuda *rt, const void *image, const char *entry, void
 /* The driver's version (cuDriverGetVersion: 1000 * major + 10 * minor).  No context. */
 rj_status rt_driver_version(rt_cuda *rt, int *version, ir_err *e);
 /* PTX into a cubin for the current context's device by the driver's linker (cuLinkCreate,
- * cuLinkAddData, cuLinkComplete): *cubin (malloc'd, *len bytes) is the caller's.  The linker's
- * error log ends the message of a failure. */
-rj_status rt_link_cubin(rt_cuda *rt, const char *ptx, unsigned char **cubin, size_t *len,
+ * cuLinkAddData, cuLinkComplete): *cubin (malloc'd, *len bytes) is the caller's.  accel: 0, or
+ * the compute capability (90 for sm_90a) of PTX for an architecture-specific target, linked for
+ * that target.  The linker's error log ends the message of a failure. */
+rj_status rt_link_cubin(rt_cuda *rt, const char *ptx, int accel, unsigned char **cubin, size_t *len,
                         ir_err *e);
 void rt_module_unload(rt_cuda *rt, void *mod);
 rj_status rt_alloc(rt_cuda *rt, size_t bytes, uint64_t *ptr, ir_err *e);
