@@ -60,8 +60,12 @@ static char *header_text(const rj_kernel *k) {
   size_t cap = 8192, used;
   char *h = malloc(cap);
   if (!h) return NULL;
+  char variant[sizeof k->variant], target[sizeof k->target], entry[sizeof k->entry];
+  put_plain(variant, sizeof variant, k->variant);
+  put_plain(target, sizeof target, k->target);
+  put_plain(entry, sizeof entry, k->entry); /* rj_compile_ir's: the caller's function name */
   used = (size_t)snprintf(h, cap, JIT_PTX_MARK " redjit %s, variant %s, target %s, entry %s\n",
-                          rj_version(), k->variant, k->target, k->entry);
+                          rj_version(), variant, target, entry);
   if (plain[0]) used += (size_t)snprintf(h + used, cap - used, JIT_PTX_MARK " request %s\n", plain);
   if (bucket[0])
     used += (size_t)snprintf(h + used, cap - used, JIT_PTX_MARK " bucket %s\n", bucket);
