@@ -39,6 +39,7 @@ rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_option
   ir_err saved = ctx->err;
   pass_plan plan;
   /* the cache owns the kernel (rj_treduce_run holds evictions until its kernels are launched) */
+  memset(&ctx->err, 0, sizeof ctx->err); /* as a public call starts */
   rj_status s = jit_compile(ctx, req, &o, k, &plan);
   if (s) return s;
   ctx->err = saved;
