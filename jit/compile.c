@@ -54,6 +54,13 @@ static rj_kernel *kernel_new(char *key, const rj_request *req, const pass_varian
 
 /* ---------------------------------------------------------------- the pipeline */
 
+static void memory_hit(rj_ctx *ctx, rj_kernel *k) {
+  ctx->memory_hits++;
+  jit_cache_touch(ctx, k);
+  if (jit_log_on(ctx))
+    jit_log(ctx, "memory hit %016llx %s", (unsigned long long)k->hash, k->variant);
+}
+
 static rj_status remember(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_kernel *k,
                           const pass_plan *plan) {
   jit_memo_put(ctx, req, opt, k, plan);
@@ -68,7 +75,7 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   rj_kernel *k = NULL;
   rj_status s;
   *out = NULL;
-  if ((*out = jit_memo_find(ctx, req, opt, plan))) return ctx->memory_hits++, RJ_OK;
+  if ((*out = jit_memo_find(ctx, req, opt, plan))) return memory_hit(ctx, *out), RJ_OK;
   if ((s = jit_validate(ctx, req))) return s;
   if ((s = jit_target(ctx, opt, &tg))) return s;
   double t0 = jit_now_ms(); /* compile time proper: after the target (auto may start the driver) */
@@ -76,14 +83,20 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   if ((s = jit_plan(ctx, v, req, tg, opt ? opt->device : 0, -1, plan))) return s;
   if ((s = jit_cache_key(ctx, req, tg, opt, plan, &key))) return s;
   if ((*out = jit_cache_find(ctx, key)))
-    return free(key), ctx->memory_hits++, remember(ctx, req, opt, *out, plan);
-  if ((*out = jit_disk_find(ctx, key, plan))) return free(key), remember(ctx, req, opt, *out, plan);
+    return free(key), memory_hit(ctx, *out), remember(ctx, req, opt, *out, plan);
+  if ((*out = jit_disk_find(ctx, key, plan)))
+    return free(key), jit_evicted_free(ctx), remember(ctx, req, opt, *out, plan);
   if (!(k = kernel_new(key, req, v, tg, plan)))
     return free(key), ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-  if ((s = jit_lower(ctx, v, req, tg, opt, k, plan))) return jit_kernel_free(k), s;
+  if ((s = jit_lower(ctx, v, req, tg, opt, k, plan)) || (s = jit_ptx_header(ctx, k)))
+    return jit_kernel_free(k), s;
   k->compile_ms = jit_now_ms() - t0;
   jit_cache_add(ctx, k);
+  jit_log(ctx, "miss %016llx %s: compiled in %.3f ms", (unsigned long long)k->hash, k->variant,
+          k->compile_ms);
+  jit_dump(ctx, k);
   jit_disk_store(ctx, k);
+  jit_evicted_free(ctx);
   *out = k;
   return remember(ctx, req, opt, k, plan);
 }
@@ -93,5 +106,7 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   pass_plan plan;
-  return jit_done(ctx, jit_compile(ctx, req, opt, out, &plan));
+  rj_status s = jit_compile(ctx, req, opt, out, &plan);
+  if (!s) jit_cache_pin(ctx, *out); /* the caller's until rj_ctx_free */
+  return jit_done(ctx, s);
 }

@@ -42,6 +42,8 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
            tg->name, ptx);
   for (rj_kernel *c = ctx->kernels; c; c = c->next) /* the hash names it; the bytes decide */
     if (c->src && c->srclen == n && strcmp(c->key, key) == 0 && memcmp(c->src, ir, n) == 0) {
+      jit_cache_touch(ctx, c);
+      jit_log(ctx, "memory hit %016llx ir", (unsigned long long)c->hash);
       *out = c;
       return jit_done(ctx, RJ_OK);
     }
@@ -65,7 +67,17 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
   snprintf(k->target, sizeof k->target, "%s", tg->name);
   snprintf(k->entry, sizeof k->entry, "%s", entry);
   k->compile_ms = jit_now_ms() - t0;
+  /* the compiler process's PTX has its header already (it ran this very call, in process) */
+  if (strncmp(k->ptx, JIT_PTX_MARK, strlen(JIT_PTX_MARK)) != 0) s = jit_ptx_header(ctx, k);
+  if (s) {
+    jit_kernel_free(k);
+    return jit_done(ctx, s);
+  }
   jit_cache_add(ctx, k);
+  jit_cache_pin(ctx, k);
+  jit_evicted_free(ctx);
+  jit_log(ctx, "miss %016llx ir: compiled in %.3f ms", (unsigned long long)k->hash, k->compile_ms);
+  jit_dump(ctx, k);
   *out = k;
   return jit_done(ctx, RJ_OK);
 }

@@ -26,9 +26,57 @@ static void kernel_free(rj_ctx *ctx, rj_kernel *k) {
   jit_kernel_free(k);
 }
 
+/* Loads of evicted kernels are unloaded in batches of this many (see jit_retire). */
+#define JIT_RETIRE_BATCH 32
+
+/* Unloading a module while a launch of it may still be queued or running is not safe: the
+ * driver does not wait for that work (cuModuleUnload frees the code and the module's globals,
+ * which the split reductions use as their workspace), and rj_reduce returns before its kernel
+ * ran, on a stream the library cannot see.  So an evicted kernel's loads wait here; once
+ * JIT_RETIRE_BATCH of them have gathered (and at rj_ctx_free), each device they are on is
+ * synchronised (cuCtxSynchronize: every stream of its primary context) and they are unloaded.
+ * One wait per batch of evictions, each of which followed a compile or a disk read. */
+void jit_retire(rj_ctx *ctx, rj_kernel *k) {
+  for (jit_module *m = k->loads, *n; m; m = n) {
+    n = m->next;
+    m->next = ctx->retired;
+    ctx->retired = m;
+    ctx->nretired++;
+  }
+  k->loads = NULL;
+  jit_kernel_free(k);
+  if (ctx->nretired >= JIT_RETIRE_BATCH) jit_retired_unload(ctx);
+}
+
+void jit_retired_unload(rj_ctx *ctx) {
+  while (ctx->retired) {
+    int dev = ctx->retired->dev;
+    ir_err e = {0};
+    bool in = ctx->cuda && rt_enter(ctx->cuda, dev, &e) == RJ_OK;
+    if (in) rt_sync(ctx->cuda, &e); /* a failure (a context already broken): unload anyway */
+    for (jit_module **p = &ctx->retired; *p;) {
+      jit_module *m = *p;
+      if (m->dev != dev) {
+        p = &m->next;
+        continue;
+      }
+      *p = m->next;
+      if (in) rt_module_unload(ctx->cuda, m->module);
+      free(m);
+      ctx->nretired--;
+    }
+    if (in) rt_leave(ctx->cuda);
+  }
+}
+
 RJ_API void rj_ctx_free(rj_ctx *ctx) {
   if (!ctx) return;
   if (ctx->treduce_free) ctx->treduce_free(ctx);
+  for (rj_kernel *k = ctx->evicted, *n; k; k = n) { /* none: each call frees its own */
+    n = k->next;
+    jit_retire(ctx, k);
+  }
+  jit_retired_unload(ctx); /* evicted kernels' modules */
   for (rj_kernel *k = ctx->kernels, *n; k; k = n) {
     n = k->next;
     kernel_free(ctx, k);

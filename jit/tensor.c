@@ -132,8 +132,12 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
   pass_plan fresh;
   rj_kernel *k = req->u.tensor.dynamic ? NULL : fast_kernel(ctx, req, opt);
   const pass_plan *plan = k ? &k->plan : &fresh;
-  ctx->memory_hits += k != NULL;
-  if (!k) {
+  if (k) {
+    ctx->memory_hits++;
+    jit_cache_touch(ctx, k);
+    if (jit_log_on(ctx))
+      jit_log(ctx, "memory hit %016llx %s", (unsigned long long)k->hash, k->variant);
+  } else {
     if ((s = jit_compile(ctx, req, opt, &k, &fresh))) return jit_done(ctx, s);
     to_front(ctx, k);
   }

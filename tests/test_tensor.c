@@ -369,7 +369,11 @@ START_TEST(dynamic_field) {
 END_TEST
 
 /* n occurs in text as a number of its own (not inside a longer number or a register name) */
+/* Whether n appears as a number in the PTX's code: the header comment lines ("// redjit: ...",
+ * which name the request and its sizes) are not code. */
 static bool has_number(const char *text, long long n) {
+  while (strncmp(text, "// redjit:", 10) == 0 && strchr(text, '\n'))
+    text = strchr(text, '\n') + 1;
   char pat[32];
   int len = snprintf(pat, sizeof pat, "%lld", n);
   for (const char *p = text; (p = strstr(p, pat)); p++) {
