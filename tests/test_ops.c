@@ -168,7 +168,7 @@ START_TEST(dispatch) {
   t = explain(rjt_fmt(WARP_ALL, "or", "i32", ""), "sm_90", RJ_OK);
   HAS(t, "redux prio=15 chosen");
   t = explain(rjt_fmt(WARP_ALL, "or", "u64", ""), "sm_90", RJ_OK);
-  HAS(t, "redux prio=15 rejected: u64 or: redux.sync does i32/u32 sum, max, min, and, or, xor");
+  HAS(t, "redux prio=15 rejected: u64 or: redux.sync does and, or, xor of i32/u32 only");
   HAS(t, "local prio=10 chosen");
   t = explain(rjt_fmt(WARP_ALL, "prod", "i32", ""), "sm_90", RJ_OK);
   HAS(t, "redux prio=15 rejected: does not serve op \"prod\"");

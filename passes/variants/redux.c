@@ -57,8 +57,11 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
            buf;
   if (pass_need_mem(t, RJ_MEM_LOCAL, buf, n)) return buf;
   if (!intrinsic(t))
-    return snprintf(buf, n, "%s %s: redux.sync does i32/u32 sum, max, min, and, or, xor and f32 max, min only",
-                    ir_dtype(t->dtype)->name, ir_op_name(t->op)),
+    return snprintf(buf, n, "%s %s: redux.sync does %s", ir_dtype(t->dtype)->name,
+                    ir_op_name(t->op),
+                    t->op == RJ_OP_SUM || t->op == RJ_OP_MAX || t->op == RJ_OP_MIN
+                        ? "i32/u32 sum, max, min and f32 max, min only"
+                        : "and, or, xor of i32/u32 only"),
            buf;
   ir_feature f = feature(t);
   if (!(tg->features & f))
