@@ -162,9 +162,10 @@ static rj_status check_local_slots(const rj_tile *t, ir_err *e) {
 static rj_status check_mean(rj_op op, int accum, rj_nan nan, ir_err *e) {
   if (op != RJ_OP_MEAN) return RJ_OK;
   if (accum)
-    return ir_fail(e, RJ_EINVAL,
-                   "accum: op \"mean\" does not accumulate into the destination (ambiguous: "
-                   "old + mean, or the mean with the old value?); add the old value after the call");
+    return ir_fail(
+        e, RJ_EINVAL,
+        "accum: op \"mean\" does not accumulate into the destination (ambiguous: "
+        "old + mean, or the mean with the old value?); add the old value after the call");
   if (nan == RJ_NAN_IGNORE)
     return ir_fail(e, RJ_EINVAL,
                    "nan: \"ignore\" with op \"mean\" is not served (a mean over the non-NaN "

@@ -121,7 +121,7 @@ LLVMValueRef pass_i64(pass_emit *e, int64_t v);
 LLVMValueRef pass_identity(pass_emit *e, rj_op op, rj_dtype t);
 LLVMValueRef pass_to_acc(pass_emit *e, LLVMValueRef v, rj_dtype t);
 LLVMValueRef pass_from_acc(pass_emit *e, LLVMValueRef v, rj_dtype t);
-/* op(a, b) on the accumulation type; nan decides max/min on NaN.  integer sums and products wrap. */
+/* op(a, b) on the accumulation type; nan decides max/min on NaN; integer sums, products wrap. */
 LLVMValueRef pass_combine(pass_emit *e, rj_op op, rj_dtype t, rj_nan nan, LLVMValueRef a,
                           LLVMValueRef b);
 /* acc = op(acc, x) for an input element x: with nan = ignore, NaN inputs are skipped. */

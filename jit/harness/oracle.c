@@ -179,7 +179,8 @@ void hr_fill_op(hr_rng *g, rj_op op, rj_dtype t, void *p, int64_t n, int64_t len
     if (op == RJ_OP_PROD && fl)
       hr_store_f64(t, p, i, exp(s * ((double)(r >> 11) * 0x1p-53 * 2.0 - 1.0)));
     else if (op == RJ_OP_PROD)
-      hr_store_f64(t, p, i, sgn ? (double)(int64_t)(2 * (r % 100)) - 99.0 : (double)(2 * (r % 100) + 1));
+      hr_store_f64(t, p, i,
+                   sgn ? (double)(int64_t)(2 * (r % 100)) - 99.0 : (double)(2 * (r % 100) + 1));
     else if (op == RJ_OP_XOR)
       store_bits(t, p, i, r);
     else
