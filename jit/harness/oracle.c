@@ -172,8 +172,9 @@ void hr_fill_op(hr_rng *g, rj_op op, rj_dtype t, void *p, int64_t n, int64_t len
     hr_fill_random(g, t, p, n);
     return;
   }
-  double s = len > 0 ? 4.0 / sqrt((double)len) : 0.5;
-  s = s > 0.5 ? 0.5 : s < 0x1p-8 ? 0x1p-8 : s;
+  /* bf16's spacing near 1 is 2^-8 .. 2^-7: a narrower spread would round most inputs one way */
+  double s = len > 0 ? 4.0 / sqrt((double)len) : 0.5, least = t == RJ_BF16 ? 0x1p-6 : 0x1p-8;
+  s = s > 0.5 ? 0.5 : s < least ? least : s;
   for (int64_t i = 0; i < n; i++) {
     uint64_t r = hr_rng_next(g);
     if (op == RJ_OP_PROD && fl)
