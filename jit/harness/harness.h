@@ -24,7 +24,7 @@ uint64_t hr_rng_next(hr_rng *g); /* splitmix64 */
 /* Fills n elements of dtype at p with docs/CLI.md's distribution. */
 void hr_fill_random(hr_rng *g, rj_dtype t, void *p, int64_t n);
 /* n inputs for op, reduced len at a time: hr_fill_random's, except prod (floats: exp(s u), u in
- * [-1, 1), s = 4 / sqrt(len) clamped to [2^-8 (bf16: 2^-6), 1/2], so that a product stays near 1;
+ * [-1, 1), s = 2 / sqrt(len) clamped to [2^-8 (bf16: 2^-6), 1/2], so that a product stays near 1;
  * integers: odd values, so that a wrapped product is never 0), and (all ones, but one random bit
  * cleared with probability 4 / len), or (0, but one random bit set with probability 4 / len), xor
  * (every bit random). */
