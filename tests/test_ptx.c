@@ -143,7 +143,7 @@ static const char *const corpus[] = {
     "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f64\",\"scope\":\"warpgroup\","
     "\"src\":{\"mem\":\"local\",\"shape\":[128,16],\"layout\":{\"shape\":[128,16],\"stride\":[\"1@thread\",1]}},"
     "\"dst\":{\"mem\":\"local\",\"shape\":[128,1],\"layout\":{\"shape\":[128,1],\"stride\":[\"1@thread\",1]}}}",
-    /* the scalar ops prod, and / or / xor, mean (test_ops.c checks their instructions) */
+    /* the scalar ops prod, and / or / xor, mean (test_scalar_ops.c checks their instructions) */
     "{\"kind\":\"tile\",\"op\":\"prod\",\"dtype\":\"f16\",\"scope\":\"cta\",\"threads\":256,\"nan\":\"ignore\","
     "\"src\":{\"mem\":\"shared\",\"shape\":[2,3000]},\"dst\":{\"mem\":\"shared\",\"shape\":[2]}}",
     "{\"kind\":\"tile\",\"op\":\"xor\",\"dtype\":\"u32\",\"scope\":\"warp\","

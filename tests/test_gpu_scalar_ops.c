@@ -92,7 +92,7 @@ START_TEST(tensor_ops) {
 }
 END_TEST
 
-/* accum folds the old value with prod / and / or / xor (mean refuses accum: test_ops.c) */
+/* accum folds the old value with prod / and / or / xor (mean refuses accum: test_scalar_ops.c) */
 START_TEST(tensor_accum) {
   if (!gpu) return;
   static const char *const views[] = {"\"shape\":[100003]", "\"shape\":[257,1025],\"axes\":[1]",
@@ -220,7 +220,7 @@ END_TEST
 
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
-  Suite *s = suite_create("gpu_ops");
+  Suite *s = suite_create("gpu_scalar_ops");
   TCase *tc = tcase_create("gpu");
   tcase_set_timeout(tc, 1200);
   tcase_add_checked_fixture(tc, setup, teardown);

@@ -1,7 +1,7 @@
 /* The scalar ops prod, and, or, xor and mean without a GPU: the instructions each op x kind
  * emits (against the same request's sum, so that index math does not count), which variants
  * serve them and why the others decline, and the requests refused, naming the field.  Their
- * results on the GPU: test_gpu_ops.c. */
+ * results on the GPU: test_gpu_scalar_ops.c. */
 #include "rjtest.h"
 
 #define TENSOR "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s}"
@@ -233,8 +233,8 @@ START_TEST(refusals) {
 END_TEST
 
 int main(void) {
-  Suite *s = suite_create("ops");
-  TCase *tc = tcase_create("ops");
+  Suite *s = suite_create("scalar_ops");
+  TCase *tc = tcase_create("scalar_ops");
   tcase_set_timeout(tc, 300);
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, prod_instructions);
