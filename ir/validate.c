@@ -155,9 +155,28 @@ static rj_status check_local_slots(const rj_tile *t, ir_err *e) {
   return RJ_OK;
 }
 
+/* mean has no accumulating form: "dst = old + mean" and "dst = mean of old and the inputs" are
+ * both plausible readings, so the caller adds the old value itself.  Nor a NaN-skipping one:
+ * torch's nanmean divides by the count of non-NaN elements, a second state the scalar kernels do
+ * not keep. */
+static rj_status check_mean(rj_op op, int accum, rj_nan nan, ir_err *e) {
+  if (op != RJ_OP_MEAN) return RJ_OK;
+  if (accum)
+    return ir_fail(
+        e, RJ_EINVAL,
+        "accum: op \"mean\" does not accumulate into the destination (ambiguous: "
+        "old + mean, or the mean with the old value?); add the old value after the call");
+  if (nan == RJ_NAN_IGNORE)
+    return ir_fail(e, RJ_EINVAL,
+                   "nan: \"ignore\" with op \"mean\" is not served (a mean over the non-NaN "
+                   "elements needs their count); use \"propagate\"");
+  return RJ_OK;
+}
+
 static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   rj_status s;
   if ((s = ir_check_op(t->op, t->dtype, e))) return s;
+  if ((s = check_mean(t->op, t->accum, t->nan, e))) return s;
   if ((unsigned)t->scope > RJ_SCOPE_CTA)
     return ir_fail(e, RJ_EINVAL, "scope: unknown value %d", t->scope);
   if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
@@ -268,7 +287,7 @@ static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
 
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
-  if (s) return s;
+  if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
   if ((t->op == RJ_OP_VAR || t->op == RJ_OP_STD) && (t->correction < 0 || t->correction > 1 << 30))
     return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", t->correction);
   if ((unsigned)t->dynamic > 1)
@@ -338,7 +357,7 @@ static bool injective(const int64_t *shape, const int64_t *strides, int ndim) {
 
 static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
-  if (s) return s;
+  if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
   if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
   if (t->ranks < 1 || t->ranks > 1024)
     return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", t->ranks);

@@ -38,10 +38,14 @@ LLVMValueRef pass_i64(pass_emit *e, int64_t v) {
   return LLVMConstInt(LLVMInt64TypeInContext(e->C), (unsigned long long)v, 1);
 }
 
-/* Identities: -0.0 for float sums (x + -0.0 == x for every x, so LLVM folds it away), +-inf for
- * float max / min (not the finite extremes), the integer limits. */
+/* Identities: -0.0 for float sums and means (x + -0.0 == x for every x, so LLVM folds it away),
+ * +-inf for float max / min (not the finite extremes), the integer limits; 1 for prod, all ones
+ * for and, 0 for or / xor. */
 LLVMValueRef pass_identity(pass_emit *e, rj_op op, rj_dtype t) {
   LLVMTypeRef ty = pass_acc_type(e, t);
+  if (op == RJ_OP_MEAN) op = RJ_OP_SUM;
+  if (op == RJ_OP_PROD)
+    return ir_dtype(t)->is_float ? LLVMConstReal(ty, 1.0) : LLVMConstInt(ty, 1, 0);
   if (ir_dtype(t)->is_float) {
     double v = op == RJ_OP_SUM ? -0.0 : op == RJ_OP_MAX ? -__builtin_inf() : __builtin_inf();
     return LLVMConstReal(ty, v);
@@ -52,6 +56,8 @@ LLVMValueRef pass_identity(pass_emit *e, rj_op op, rj_dtype t) {
     v = sgn ? (wide ? 0x8000000000000000ull : 0x80000000ull) : 0;
   else if (op == RJ_OP_MIN)
     v = sgn ? (wide ? 0x7fffffffffffffffull : 0x7fffffffull) : ~0ull;
+  else if (op == RJ_OP_AND)
+    v = ~0ull;
   return LLVMConstInt(ty, v, 0);
 }
 
@@ -73,17 +79,36 @@ LLVMValueRef pass_call(pass_emit *e, const char *name, LLVMTypeRef *ovl, int nov
   return LLVMBuildCall2(e->B, fty, fn, args, (unsigned)nargs, "");
 }
 
+/* The ops without an intrinsic: sum (and mean, whose state is the sum), prod, and, or, xor. */
+static LLVMValueRef arith(pass_emit *e, rj_op op, bool fl, LLVMValueRef a, LLVMValueRef b) {
+  switch (op) {
+  case RJ_OP_SUM:
+  case RJ_OP_MEAN:
+    return fl ? LLVMBuildFAdd(e->B, a, b, "") : LLVMBuildAdd(e->B, a, b, "");
+  case RJ_OP_PROD:
+    return fl ? LLVMBuildFMul(e->B, a, b, "") : LLVMBuildMul(e->B, a, b, "");
+  case RJ_OP_AND:
+    return LLVMBuildAnd(e->B, a, b, "");
+  case RJ_OP_OR:
+    return LLVMBuildOr(e->B, a, b, "");
+  case RJ_OP_XOR:
+    return LLVMBuildXor(e->B, a, b, "");
+  default:
+    return NULL;
+  }
+}
+
 LLVMValueRef pass_combine(pass_emit *e, rj_op op, rj_dtype t, rj_nan nan, LLVMValueRef a,
                           LLVMValueRef b) {
   LLVMTypeRef ty = pass_acc_type(e, t);
   LLVMValueRef args[2] = {a, b};
-  if (ir_dtype(t)->is_float) {
-    if (op == RJ_OP_SUM) return LLVMBuildFAdd(e->B, a, b, "");
+  bool fl = ir_dtype(t)->is_float;
+  if (op != RJ_OP_MAX && op != RJ_OP_MIN) return arith(e, op, fl, a, b);
+  if (fl) {
     const char *f = op == RJ_OP_MAX ? (nan == RJ_NAN_PROPAGATE ? "llvm.maximum" : "llvm.maxnum")
                                     : (nan == RJ_NAN_PROPAGATE ? "llvm.minimum" : "llvm.minnum");
     return pass_call(e, f, &ty, 1, args, 2);
   }
-  if (op == RJ_OP_SUM) return LLVMBuildAdd(e->B, a, b, "");
   bool sgn = ir_dtype(t)->is_signed;
   const char *f =
       op == RJ_OP_MAX ? (sgn ? "llvm.smax" : "llvm.umax") : (sgn ? "llvm.smin" : "llvm.umin");
@@ -92,11 +117,18 @@ LLVMValueRef pass_combine(pass_emit *e, rj_op op, rj_dtype t, rj_nan nan, LLVMVa
 
 LLVMValueRef pass_fold(pass_emit *e, rj_op op, rj_dtype t, rj_nan nan, LLVMValueRef acc,
                        LLVMValueRef x) {
-  if (ir_dtype(t)->is_float && nan == RJ_NAN_IGNORE && op == RJ_OP_SUM) {
+  bool skip = op == RJ_OP_SUM || op == RJ_OP_PROD || op == RJ_OP_MEAN;
+  if (ir_dtype(t)->is_float && nan == RJ_NAN_IGNORE && skip) {
     LLVMValueRef isnan = LLVMBuildFCmp(e->B, LLVMRealUNO, x, x, "");
     x = LLVMBuildSelect(e->B, isnan, pass_identity(e, op, t), x, "");
   }
   return pass_combine(e, op, t, nan, acc, x);
+}
+
+LLVMValueRef pass_mean(pass_emit *e, rj_op op, rj_dtype t, LLVMValueRef v, LLVMValueRef n) {
+  if (op != RJ_OP_MEAN) return v;
+  LLVMTypeRef ty = pass_acc_type(e, t);
+  return LLVMBuildFDiv(e->B, v, LLVMBuildUIToFP(e->B, n, ty, ""), "mean");
 }
 
 LLVMValueRef pass_tid_x(pass_emit *e) {

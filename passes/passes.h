@@ -103,6 +103,10 @@ const pass_variant *pass_variant_find(const char *name);
 
 #define PASS_OP(op) (1u << (op))
 #define PASS_OPS_BASIC (PASS_OP(RJ_OP_SUM) | PASS_OP(RJ_OP_MAX) | PASS_OP(RJ_OP_MIN))
+/* The ops of one scalar state folded by pass_combine: sum max min prod and or xor mean. */
+#define PASS_OPS_SCALAR                                                                            \
+  (PASS_OPS_BASIC | PASS_OP(RJ_OP_PROD) | PASS_OP(RJ_OP_AND) | PASS_OP(RJ_OP_OR) |                 \
+   PASS_OP(RJ_OP_XOR) | PASS_OP(RJ_OP_MEAN))
 /* Why v declines r on target t (NULL: it accepts): the kind, the op, then v's own predicates. */
 const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_target *t, char *buf,
                           size_t n);
@@ -127,12 +131,16 @@ LLVMValueRef pass_i64(pass_emit *e, int64_t v);
 LLVMValueRef pass_identity(pass_emit *e, rj_op op, rj_dtype t);
 LLVMValueRef pass_to_acc(pass_emit *e, LLVMValueRef v, rj_dtype t);
 LLVMValueRef pass_from_acc(pass_emit *e, LLVMValueRef v, rj_dtype t);
-/* op(a, b) on the accumulation type; nan decides max/min on NaN. */
+/* op(a, b) on the accumulation type; nan decides max/min on NaN; integer sums, products wrap. */
 LLVMValueRef pass_combine(pass_emit *e, rj_op op, rj_dtype t, rj_nan nan, LLVMValueRef a,
                           LLVMValueRef b);
 /* acc = op(acc, x) for an input element x: with nan = ignore, NaN inputs are skipped. */
 LLVMValueRef pass_fold(pass_emit *e, rj_op op, rj_dtype t, rj_nan nan, LLVMValueRef acc,
                        LLVMValueRef x);
+/* mean: the sum v (accumulation type) divided by n reduced elements (an integer value, i32 or i64:
+ * div.rn, as torch divides; 0 elements give NaN); the other ops: v unchanged.  Mean's identity,
+ * combine and fold are sum's. */
+LLVMValueRef pass_mean(pass_emit *e, rj_op op, rj_dtype t, LLVMValueRef v, LLVMValueRef n);
 LLVMValueRef pass_call(pass_emit *e, const char *intrinsic, LLVMTypeRef *ovl, int novl,
                        LLVMValueRef *args, int nargs);
 LLVMValueRef pass_tid_x(pass_emit *e);

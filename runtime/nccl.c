@@ -15,7 +15,8 @@ enum {
   NC_FLOAT64 = 8,
   NC_BFLOAT16 = 9
 };
-enum { NC_SUM = 0, NC_MAX = 2, NC_MIN = 3 };
+enum { NC_SUM = 0, NC_PROD = 1, NC_MAX = 2, NC_MIN = 3 };
+enum { NC_INVALID_ARGUMENT = 4 };
 
 struct rt_nccl {
   void *lib;
@@ -80,7 +81,8 @@ int rt_nccl_reduce(const rt_nccl *nc, uint64_t src, uint64_t dst, size_t count, 
                    rj_op op, int root, void *comm, void *stream) {
   static const int dtypes[] = {NC_FLOAT16, NC_BFLOAT16, NC_FLOAT32, NC_FLOAT64,
                                NC_INT32,   NC_UINT32,   NC_INT64,   NC_UINT64}; /* ORDER DTYPE */
-  static const int ops[] = {NC_SUM, NC_MAX, NC_MIN};
+  static const int ops[] = {NC_SUM, NC_MAX, NC_MIN, NC_PROD}; /* ORDER OP: sum .. prod */
+  if ((unsigned)op >= sizeof ops / sizeof ops[0]) return NC_INVALID_ARGUMENT;
   return nc->Reduce((const void *)(uintptr_t)src, (void *)(uintptr_t)dst, count, dtypes[dtype],
                     ops[op], root, comm, stream);
 }

@@ -143,6 +143,14 @@ static const char *const corpus[] = {
     "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f64\",\"scope\":\"warpgroup\","
     "\"src\":{\"mem\":\"local\",\"shape\":[128,16],\"layout\":{\"shape\":[128,16],\"stride\":[\"1@thread\",1]}},"
     "\"dst\":{\"mem\":\"local\",\"shape\":[128,1],\"layout\":{\"shape\":[128,1],\"stride\":[\"1@thread\",1]}}}",
+    /* the scalar ops prod, and / or / xor, mean (test_scalar_ops.c checks their instructions) */
+    "{\"kind\":\"tile\",\"op\":\"prod\",\"dtype\":\"f16\",\"scope\":\"cta\",\"threads\":256,\"nan\":\"ignore\","
+    "\"src\":{\"mem\":\"shared\",\"shape\":[2,3000]},\"dst\":{\"mem\":\"shared\",\"shape\":[2]}}",
+    "{\"kind\":\"tile\",\"op\":\"xor\",\"dtype\":\"u32\",\"scope\":\"warp\","
+    "\"src\":{\"mem\":\"local\",\"shape\":[32,4],\"layout\":{\"shape\":[32,4],\"stride\":[\"1@lane\",1]}},"
+    "\"dst\":{\"mem\":\"local\",\"shape\":[4],\"layout\":{\"shape\":[4],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}},\"axes\":[0]}",
+    "{\"kind\":\"tensor\",\"op\":\"mean\",\"dtype\":\"bf16\",\"shape\":[1000,64],\"axes\":[0],\"dynamic\":true}",
+    "{\"kind\":\"treduce\",\"op\":\"and\",\"dtype\":\"i64\",\"ranks\":4,\"shape\":[512,33],\"accum\":true}",
 };
 
 START_TEST(ptxas_assembles) {

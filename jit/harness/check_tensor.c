@@ -44,7 +44,7 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
   if ((s = hr_buf_make(ctx, dst, dev, t->dtype, v->outputs))) return s;
   hr_rng g;
   hr_rng_seed(&g, o->seed);
-  hr_fill_random(&g, t->dtype, hr_payload(src), off + v->extent);
+  hr_fill_op(&g, t->op, t->dtype, hr_payload(src), off + v->extent, v->reduce_len);
   void *view = (char *)hr_payload(src) + (size_t)off * (size_t)ir_dtype(t->dtype)->bytes;
   if (ir_dtype(t->dtype)->is_float)
     for (int i = 0; i < o->nan_count; i++) {
@@ -52,7 +52,7 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
       int64_t r = (int64_t)(hr_rng_next(&g) % (uint64_t)v->reduce_len);
       hr_store_f64(t->dtype, view, ir_tview_offset(v, p, r), NAN);
     }
-  if (t->accum) hr_fill_random(&g, t->dtype, hr_payload(dst), v->outputs);
+  if (t->accum) hr_fill_op(&g, t->op, t->dtype, hr_payload(dst), v->outputs, v->reduce_len);
   hr_oracle_tensor(t, v, view, t->accum ? hr_payload(dst) : NULL, ref);
   return hr_buf_up(ctx, src);
 }

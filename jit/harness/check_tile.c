@@ -33,9 +33,9 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, tilerun *u) {
   rj_status s;
   if ((s = hr_buf_make(ctx, &u->src, dev, t->dtype, nsrc))) return s;
   if ((s = hr_buf_make(ctx, &u->dst, dev, t->dtype, ndst))) return s;
-  hr_fill_random(&g, t->dtype, hr_payload(&u->src), nsrc);
+  hr_fill_op(&g, t->op, t->dtype, hr_payload(&u->src), nsrc, u->f.reduce_len);
   hr_fill_nans(&g, t->dtype, hr_payload(&u->src), nsrc, o->nan_count);
-  if (t->accum) hr_fill_random(&g, t->dtype, hr_payload(&u->dst), ndst);
+  if (t->accum) hr_fill_op(&g, t->op, t->dtype, hr_payload(&u->dst), ndst, u->f.reduce_len);
   u->dst_init = malloc((size_t)ndst * (size_t)bytes);
   u->ref = malloc(sizeof(hr_value) * (size_t)u->f.spatial_len);
   u->dsp = malloc(sizeof(int64_t) * (size_t)ndst);

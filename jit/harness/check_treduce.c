@@ -67,7 +67,8 @@ static rj_status make_rank(rj_ctx *ctx, const rj_treduce *t, int r, bool bench, 
   if (have < all) /* bench, large: a random block (guards included), repeated */
     hr_fill_random(rng, t->dtype, b->host, have);
   else if (r < u->N || t->accum)
-    hr_fill_random(rng, t->dtype, (char *)b->host + (size_t)HR_GUARD * (size_t)u->bytes, n);
+    hr_fill_op(rng, t->op, t->dtype, (char *)b->host + (size_t)HR_GUARD * (size_t)u->bytes, n,
+               t->ranks);
   return upload(ctx, b, (size_t)all * (size_t)u->bytes, (size_t)have * (size_t)u->bytes);
 }
 

@@ -23,6 +23,12 @@ uint64_t hr_rng_next(hr_rng *g); /* splitmix64 */
 
 /* Fills n elements of dtype at p with docs/CLI.md's distribution. */
 void hr_fill_random(hr_rng *g, rj_dtype t, void *p, int64_t n);
+/* n inputs for op, reduced len at a time: hr_fill_random's, except prod (floats: exp(s u), u in
+ * [-1, 1), s = 2 / sqrt(len) clamped to [2^-8 (bf16: 2^-6), 1/2], so that a product stays near 1;
+ * integers: odd values, so that a wrapped product is never 0), and (all ones, but one random bit
+ * cleared with probability 4 / len), or (0, but one random bit set with probability 4 / len), xor
+ * (every bit random). */
+void hr_fill_op(hr_rng *g, rj_op op, rj_dtype t, void *p, int64_t n, int64_t len);
 /* Float dtypes: `count` random elements of the n at p become NaN (others: nothing). */
 void hr_fill_nans(hr_rng *g, rj_dtype t, void *p, int64_t n, int count);
 /* Writes n poison elements (a NaN with a payload for floats, 0xDEAD... for integers). */
@@ -37,11 +43,14 @@ typedef struct hr_value {
   double f;   /* floats */
   uint64_t u; /* integers, wrapped to the dtype's width (sign-extended for signed) */
   double mag; /* sum of |x| over the reduced elements (and |old dst|): the tolerance scale */
+  int64_t n;  /* elements folded (NaNs skipped under nan = ignore): prod's tolerance */
 } hr_value;
 
 /* Combines x into acc by op (float: with nan policy; ints: exact, wrapping). */
 void hr_oracle_init(rj_op op, rj_dtype t, hr_value *acc);
 void hr_oracle_add(rj_op op, rj_dtype t, rj_nan nan, hr_value *acc, const void *p, int64_t i);
+/* After the last add of a reduction of `count` elements: mean divides the sum (and mag) by it. */
+void hr_oracle_finish(rj_op op, hr_value *acc, int64_t count);
 /* Tile reference: dst_old may be NULL (no accum).  ref has spatial_len entries. */
 void hr_oracle_tile(const rj_tile *t, const void *src, const void *dst_old, hr_value *ref);
 /* Tensor reference of every output; dst_old NULL without accum. */

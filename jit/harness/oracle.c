@@ -157,6 +157,39 @@ void hr_fill_random(hr_rng *g, rj_dtype t, void *p, int64_t n) {
   }
 }
 
+/* Bits of an integer dtype: all ones but (set = false) / none but (set = true) one random bit
+ * with probability 4 / len. */
+static uint64_t sparse_bits(hr_rng *g, rj_dtype t, int64_t len, bool set) {
+  int bits = 8 * ir_dtype(t)->bytes;
+  uint64_t r = hr_rng_next(g), ones = bits == 64 ? ~0ull : (1ull << bits) - 1;
+  uint64_t bit = (r % (uint64_t)(len > 4 ? len : 4)) < 4 ? 1ull << ((r >> 32) % (uint64_t)bits) : 0;
+  return set ? bit : ones & ~bit;
+}
+
+void hr_fill_op(hr_rng *g, rj_op op, rj_dtype t, void *p, int64_t n, int64_t len) {
+  bool fl = ir_dtype(t)->is_float, sgn = ir_dtype(t)->is_signed;
+  if (op != RJ_OP_PROD && op != RJ_OP_AND && op != RJ_OP_OR && op != RJ_OP_XOR) {
+    hr_fill_random(g, t, p, n);
+    return;
+  }
+  /* log of a product: about N(0, 1.15^2), far from f16's subnormals (e^-9.7) and overflow (e^11).
+   * bf16's spacing near 1 is 2^-8 .. 2^-7: a narrower spread would round most inputs one way */
+  double s = len > 0 ? 2.0 / sqrt((double)len) : 0.5, least = t == RJ_BF16 ? 0x1p-6 : 0x1p-8;
+  s = s > 0.5 ? 0.5 : s < least ? least : s;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = hr_rng_next(g);
+    if (op == RJ_OP_PROD && fl)
+      hr_store_f64(t, p, i, exp(s * ((double)(r >> 11) * 0x1p-53 * 2.0 - 1.0)));
+    else if (op == RJ_OP_PROD)
+      hr_store_f64(t, p, i,
+                   sgn ? (double)(int64_t)(2 * (r % 100)) - 99.0 : (double)(2 * (r % 100) + 1));
+    else if (op == RJ_OP_XOR)
+      store_bits(t, p, i, r);
+    else
+      store_bits(t, p, i, sparse_bits(g, t, len, op == RJ_OP_OR));
+  }
+}
+
 void hr_fill_nans(hr_rng *g, rj_dtype t, void *p, int64_t n, int count) {
   if (ir_dtype(t)->is_float)
     for (int i = 0; i < count; i++)
@@ -215,6 +248,13 @@ static uint64_t load_int(rj_dtype t, const void *p, int64_t i) {
 
 void hr_oracle_init(rj_op op, rj_dtype t, hr_value *acc) {
   acc->mag = 0;
+  acc->n = 0;
+  if (op == RJ_OP_MEAN) op = RJ_OP_SUM;
+  if (op == RJ_OP_PROD || op == RJ_OP_AND || op == RJ_OP_OR || op == RJ_OP_XOR) {
+    acc->f = 1.0;
+    acc->u = op == RJ_OP_PROD ? 1 : op == RJ_OP_AND ? wrap(t, ~0ull) : 0;
+    return;
+  }
   acc->f = op == RJ_OP_SUM ? 0.0 : op == RJ_OP_MAX ? -INFINITY : INFINITY;
   switch (t) {
   case RJ_I32:
@@ -243,9 +283,12 @@ void hr_oracle_add(rj_op op, rj_dtype t, rj_nan nan, hr_value *acc, const void *
       return;
     }
     acc->mag += fabs(x);
+    acc->n++;
     if (isnan(acc->f)) return;
-    if (op == RJ_OP_SUM)
+    if (op == RJ_OP_SUM || op == RJ_OP_MEAN)
       acc->f += x;
+    else if (op == RJ_OP_PROD)
+      acc->f *= x;
     else if (op == RJ_OP_MAX)
       acc->f = x > acc->f ? x : acc->f;
     else
@@ -254,13 +297,24 @@ void hr_oracle_add(rj_op op, rj_dtype t, rj_nan nan, hr_value *acc, const void *
   }
   uint64_t x = load_int(t, p, i);
   bool sgn = ir_dtype(t)->is_signed;
+  acc->n++;
   if (op == RJ_OP_SUM) {
     acc->u = wrap(t, acc->u + x);
+  } else if (op == RJ_OP_PROD) {
+    acc->u = wrap(t, acc->u * x);
+  } else if (op == RJ_OP_AND || op == RJ_OP_OR || op == RJ_OP_XOR) {
+    acc->u = op == RJ_OP_AND ? acc->u & x : op == RJ_OP_OR ? acc->u | x : acc->u ^ x;
   } else {
     bool gt = sgn ? (int64_t)x > (int64_t)acc->u : x > acc->u;
     bool lt = sgn ? (int64_t)x < (int64_t)acc->u : x < acc->u;
     if ((op == RJ_OP_MAX && gt) || (op == RJ_OP_MIN && lt)) acc->u = x;
   }
+}
+
+void hr_oracle_finish(rj_op op, hr_value *acc, int64_t count) {
+  if (op != RJ_OP_MEAN) return;
+  acc->f /= (double)count; /* 0 elements: NaN, as torch */
+  acc->mag /= (double)count;
 }
 
 void hr_oracle_tile(const rj_tile *t, const void *src, const void *dst_old, hr_value *ref) {
@@ -272,6 +326,7 @@ void hr_oracle_tile(const rj_tile *t, const void *src, const void *dst_old, hr_v
     for (int64_t r = 0; r < f.reduce_len; r++)
       hr_oracle_add(t->op, t->dtype, t->nan, a, src, ir_src_offset(t, s, r));
     if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, ir_dst_offset(t, s));
+    hr_oracle_finish(t->op, a, f.reduce_len);
   }
 }
 
@@ -284,6 +339,7 @@ void hr_oracle_tensor(const rj_tensor *t, const ir_tview *v, const void *src, co
     for (int64_t r = 0; r < v->reduce_len; r++)
       hr_oracle_add(t->op, t->dtype, t->nan, a, src, base + ir_tview_offset(v, 0, r));
     if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, p);
+    hr_oracle_finish(t->op, a, v->reduce_len);
   }
 }
 
@@ -300,6 +356,14 @@ static double tolerance(rj_dtype t) {
   default:
     return 0;
   }
+}
+
+/* prod: relative.  The output's rounding (tolerance(t)), and the n roundings of the accumulation
+ * type (f32 for f16 / bf16 / f32, f64 for f64), each at most half an ulp, independent: 16 sqrt(n)
+ * units of roundoff covers them (n u bounds the worst case, too loose to see a lost factor). */
+static double prod_tolerance(rj_dtype t, int64_t n) {
+  double u = t == RJ_F64 ? 0x1p-53 : 0x1p-24;
+  return tolerance(t) + 16.0 * sqrt((double)(n > 1 ? n : 1)) * u;
 }
 
 bool hr_compare(rj_op op, rj_dtype t, const hr_value *ref, const void *got, int64_t i,
@@ -331,6 +395,7 @@ bool hr_compare(rj_op op, rj_dtype t, const hr_value *ref, const void *got, int6
   }
   *abs_err = fabs(g - r);
   *rel_err = r != 0 ? *abs_err / fabs(r) : (*abs_err ? INFINITY : 0);
-  if (op != RJ_OP_SUM) return g == r; /* max / min are exact */
+  if (op == RJ_OP_PROD) return *abs_err <= prod_tolerance(t, ref->n) * fabs(r);
+  if (op != RJ_OP_SUM && op != RJ_OP_MEAN) return g == r; /* max / min are exact */
   return *abs_err <= tolerance(t) * ref->mag;
 }

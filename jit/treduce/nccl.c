@@ -40,11 +40,16 @@ static rj_status nccl_limits(ir_err *e, const rj_treduce *t) {
   if (t->accum)
     return ir_fail(e, RJ_EUNSUPPORTED,
                    "accum: ncclReduce overwrites the destination; it cannot fold its old value");
+  if (t->op != RJ_OP_SUM && t->op != RJ_OP_PROD && t->op != RJ_OP_MAX && t->op != RJ_OP_MIN)
+    return ir_fail(e, RJ_EUNSUPPORTED, "op: \"%s\"; ncclReduce does sum, prod, max and min",
+                   ir_op_name(t->op));
   bool fl = ir_dtype(t->dtype)->is_float;
-  if (fl && t->op == RJ_OP_SUM && t->nan == RJ_NAN_IGNORE)
+  bool arith = t->op == RJ_OP_SUM || t->op == RJ_OP_PROD;
+  if (fl && arith && t->nan == RJ_NAN_IGNORE)
     return ir_fail(e, RJ_EUNSUPPORTED,
-                   "nan: ignore; NCCL's sum cannot skip NaN addends (use nan = propagate)");
-  if (fl && t->op != RJ_OP_SUM && t->nan == RJ_NAN_PROPAGATE)
+                   "nan: ignore; NCCL's %s cannot skip NaN inputs (use nan = propagate)",
+                   ir_op_name(t->op));
+  if (fl && !arith && t->nan == RJ_NAN_PROPAGATE)
     return ir_fail(e, RJ_EUNSUPPORTED,
                    "nan: propagate; NCCL's float %s is fmax/fmin, which skips NaN: ask for nan = "
                    "ignore to get NCCL's behaviour",

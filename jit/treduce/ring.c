@@ -85,14 +85,14 @@ static bool dense(const ir_treduce_geom *g, const int64_t *st) {
   return true;
 }
 
-/* Why the ring can't run t (into why), or NULL: sums of f16 / bf16, strided views. */
+/* Why the ring can't run t (into why), or NULL: sums and products of f16 / bf16, strided views. */
 static const char *refusal(const rj_treduce *t, char *why, size_t nwhy) {
   ir_treduce_geom g;
   ir_treduce_facts(t, &g);
-  if (t->op == RJ_OP_SUM && (t->dtype == RJ_F16 || t->dtype == RJ_BF16)) {
+  if ((t->op == RJ_OP_SUM || t->op == RJ_OP_PROD) && (t->dtype == RJ_F16 || t->dtype == RJ_BF16)) {
     snprintf(why, nwhy,
-             "a sum of %s would round its partial sums at every hop (the peer path rounds once)",
-             ir_dtype(t->dtype)->name);
+             "a %s of %s would round its partial results at every hop (the peer path rounds once)",
+             t->op == RJ_OP_SUM ? "sum" : "product", ir_dtype(t->dtype)->name);
     return why;
   }
   if (g.numel && (!dense(&g, g.src_st) || !dense(&g, g.dst_st))) {

@@ -232,6 +232,8 @@ static LLVMValueRef thread_bit(pass_emit *e, const uint32_t w[4], int T, LLVMVal
 rj_status pass_local_emit(pass_emit *e, const rj_tile *t, const pass_tile_args *a, const plan *p,
                           pass_local_cross cross) {
   LLVMTypeRef ty = pass_type(e, t->dtype);
+  ir_tile_shape f; /* mean: its reduced length */
+  ir_tile_facts(t, &f);
   uint32_t all[4] = {0};
   for (int u = 0; u < p->T; u++)
     all[u / 32] |= 1u << (u % 32);
@@ -247,6 +249,7 @@ rj_status pass_local_emit(pass_emit *e, const rj_tile *t, const pass_tile_args *
     else
       acc =
           pass_bfly_tree(e, t->op, t->dtype, t->nan, acc, pass_i32(e, -1), p->masks, p->nmask, 32);
+    acc = pass_mean(e, t->op, t->dtype, acc, pass_i32(e, f.reduce_len));
     LLVMValueRef dptr = slot_ptr(e, ty, a->dst, jd);
     bool everyone = memcmp(p->write[jd], all, sizeof all) == 0;
     pass_if w;
@@ -277,6 +280,7 @@ const pass_variant pass_variant_local = {
     .prio = 10,
     .kind = RJ_KIND_TILE,
     .summary = "register tile: per-thread fold, then shfl.sync.bfly over the reduced lane bits",
+    .ops = PASS_OPS_SCALAR,
     .accepts = accepts,
     .kernel = PASS_EMIT(pass_tile_kernel),
     .tile = PASS_EMIT(tile),

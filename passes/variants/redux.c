@@ -2,8 +2,8 @@
  * the register slots, proved for the layout), with the cross-lane step done by one redux.sync
  * instead of a five-step shfl.sync.bfly tree.  Serves a reduction that spans all 32 lanes of the
  * warp (the plan's reduced lane bits are exactly 1, 2, 4, 8, 16), for
- *   - i32 / u32 sum, max, min: redux.sync.{add,min,max,umin,umax}.  The target table's
- *     IR_F_REDUX_I32 (sm_80+);
+ *   - i32 / u32 sum, max, min, and, or, xor: redux.sync.{add,min,max,umin,umax,and,or,xor}.  The
+ *     target table's IR_F_REDUX_I32 (sm_80+);
  *   - f32 max, min: redux.sync.{max,min}{.NaN}.f32 (.NaN when nan = propagate).  The target
  *     table's IR_F_REDUX_F32 (sm_100a/f, sm_103a/f: LLVM 22 aborts on the intrinsic elsewhere).
  * Anything else declines with the reason, and local (the shuffle tree) runs. */
@@ -27,9 +27,22 @@ static const char *intrinsic(const rj_tile *t) {
   case RJ_I32:
   case RJ_U32: {
     bool sgn = t->dtype == RJ_I32;
-    if (t->op == RJ_OP_SUM) return "llvm.nvvm.redux.sync.add";
-    if (t->op == RJ_OP_MAX) return sgn ? "llvm.nvvm.redux.sync.max" : "llvm.nvvm.redux.sync.umax";
-    return sgn ? "llvm.nvvm.redux.sync.min" : "llvm.nvvm.redux.sync.umin";
+    switch (t->op) {
+    case RJ_OP_SUM:
+      return "llvm.nvvm.redux.sync.add";
+    case RJ_OP_MAX:
+      return sgn ? "llvm.nvvm.redux.sync.max" : "llvm.nvvm.redux.sync.umax";
+    case RJ_OP_MIN:
+      return sgn ? "llvm.nvvm.redux.sync.min" : "llvm.nvvm.redux.sync.umin";
+    case RJ_OP_AND:
+      return "llvm.nvvm.redux.sync.and";
+    case RJ_OP_OR:
+      return "llvm.nvvm.redux.sync.or";
+    case RJ_OP_XOR:
+      return "llvm.nvvm.redux.sync.xor";
+    default:
+      return NULL;
+    }
   }
   default:
     return NULL;
@@ -44,8 +57,11 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
            buf;
   if (pass_need_mem(t, RJ_MEM_LOCAL, buf, n)) return buf;
   if (!intrinsic(t))
-    return snprintf(buf, n, "%s %s: redux.sync does i32/u32 sum, max, min and f32 max, min only",
-                    ir_dtype(t->dtype)->name, ir_op_name(t->op)),
+    return snprintf(buf, n, "%s %s: redux.sync does %s", ir_dtype(t->dtype)->name,
+                    ir_op_name(t->op),
+                    t->op == RJ_OP_SUM || t->op == RJ_OP_MAX || t->op == RJ_OP_MIN
+                        ? "i32/u32 sum, max, min and f32 max, min only"
+                        : "and, or, xor of i32/u32 only"),
            buf;
   ir_feature f = feature(t);
   if (!(tg->features & f))
@@ -97,7 +113,8 @@ const pass_variant pass_variant_redux = {
     .prio = 15,
     .kind = RJ_KIND_TILE,
     .summary = "warp-scope register reduction over all 32 lanes with one redux.sync (i32/u32 "
-               "sum/max/min sm_80+, f32 max/min sm_100a/f)",
+               "sum/max/min/and/or/xor sm_80+, f32 max/min sm_100a/f)",
+    .ops = PASS_OPS_BASIC | PASS_OP(RJ_OP_AND) | PASS_OP(RJ_OP_OR) | PASS_OP(RJ_OP_XOR),
     .accepts = accepts,
     .kernel = PASS_EMIT(pass_tile_kernel),
     .tile = PASS_EMIT(tile),

@@ -116,9 +116,13 @@ static LLVMValueRef spatial_offset(pass_emit *e, const rj_tile *t, const plan *p
   return pass_region_offset(e, &t->src, keep, spa, true);
 }
 
-/* dst[spa] = result (combined with the old value under accum) */
+/* dst[spa] = result (combined with the old value under accum; mean: divided by the reduced
+ * length) */
 static void store(pass_emit *e, const rj_tile *t, const pass_tile_args *a, LLVMValueRef spa,
                   LLVMValueRef v) {
+  ir_tile_shape f;
+  ir_tile_facts(t, &f);
+  v = pass_mean(e, t->op, t->dtype, v, pass_i32(e, f.reduce_len));
   bool all[RJ_MAX_DIMS];
   for (int d = 0; d < RJ_MAX_DIMS; d++)
     all[d] = true;
@@ -249,6 +253,7 @@ const pass_variant pass_variant_shared = {
     .kind = RJ_KIND_TILE,
     .summary =
         "shared-memory tile: groups of lanes, shfl.sync.bfly tree, warps cooperate on long rows",
+    .ops = PASS_OPS_SCALAR,
     .accepts = accepts,
     .kernel = PASS_EMIT(pass_tile_kernel),
     .tile = PASS_EMIT(tile),

@@ -139,7 +139,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef x = tns_fold_slots(e, t, slots, CL_C, tid);
   pass_if s;
   pass_if_begin(e, &s, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
-  tns_store(e, t, dst, tns_i64(e, 0), x);
+  tns_store(e, t, dst, tns_i64(e, 0), pass_mean(e, t->op, t->dtype, x, tns_i64(e, p.N)));
   pass_if_end(e, &s);
   pass_if_end(e, &f);
   LLVMBuildRetVoid(e->B);
@@ -152,6 +152,7 @@ const pass_variant pass_variant_tensor_cluster = {
     .kind = RJ_KIND_TENSOR,
     .summary = "mid-size 1-D reductions: one cluster of 8 CTAs, finished in distributed shared "
                "memory (no workspace, no atomics; sm_90+)",
+    .ops = PASS_OPS_SCALAR,
     .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),

@@ -340,7 +340,8 @@ static void store_columns(cols_emit *c, LLVMValueRef ws, LLVMValueRef base, LLVM
       LLVMBuildStore(e->B, tot[k],
                      pass_gep(e, acc_ty, ws, LLVMBuildAdd(e->B, base, tns_i64(e, k), "")));
     else
-      tns_store(e, c->t, c->dst, LLVMBuildAdd(e->B, base, tns_i64(e, k), ""), tot[k]);
+      tns_store(e, c->t, c->dst, LLVMBuildAdd(e->B, base, tns_i64(e, k), ""),
+                pass_mean(e, c->t->op, c->t->dtype, tot[k], c->z.R));
     pass_if_end(e, &in);
   }
 }
@@ -442,6 +443,7 @@ const pass_variant pass_variant_tensor_cols = {
     .kind = RJ_KIND_TENSOR,
     .summary = "column / middle-axis reductions: coalesced 16-byte column vectors, rows split over "
                "CTAs, last CTA folds in a fixed order",
+    .ops = PASS_OPS_SCALAR,
     .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),

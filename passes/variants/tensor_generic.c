@@ -92,7 +92,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_if_begin(
       e, &w,
       LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, tns_i64(e, 0), ""), ""));
-  tns_store(e, t, dst, out, val);
+  tns_store(e, t, dst, out, pass_mean(e, t->op, t->dtype, val, tns_i64(e, v.reduce_len)));
   pass_if_end(e, &w);
   LLVMBuildRetVoid(e->B);
   return RJ_OK;
@@ -103,6 +103,7 @@ const pass_variant pass_variant_tensor_generic = {
     .prio = 5,
     .kind = RJ_KIND_TENSOR,
     .summary = "any strided view: lanes per output, index math with constant divisors (untuned)",
+    .ops = PASS_OPS_SCALAR,
     .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),

@@ -205,7 +205,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     pass_if_begin(
         e, &w,
         LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, tns_i64(e, 0), ""), ""));
-    tns_store(e, t, dst, row, val);
+    tns_store(e, t, dst, row, pass_mean(e, t->op, t->dtype, val, z.N));
     pass_if_end(e, &w);
     LLVMBuildRetVoid(e->B);
     return RJ_OK;
@@ -226,7 +226,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_if w;
   if (p.S == 1) {
     pass_if_begin(e, &w, t0);
-    tns_store(e, t, dst, row, val);
+    tns_store(e, t, dst, row, pass_mean(e, t->op, t->dtype, val, z.N));
     pass_if_end(e, &w);
     LLVMBuildRetVoid(e->B);
     return RJ_OK;
@@ -254,7 +254,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   val = tns_cta_reduce(e, t, LLVMBuildLoad2(e->B, acc_ty, a, ""), tid, p.T);
   pass_if w2;
   pass_if_begin(e, &w2, t0);
-  tns_store(e, t, dst, row, val);
+  tns_store(e, t, dst, row, pass_mean(e, t->op, t->dtype, val, z.N));
   LLVMBuildStore(e->B, pass_i32(e, 0), cntp);
   pass_if_end(e, &w2);
   pass_if_end(e, &l);
@@ -268,6 +268,7 @@ const pass_variant pass_variant_tensor_rows = {
     .kind = RJ_KIND_TENSOR,
     .summary = "1-D and row reductions: lanes or a CTA per row, 16-byte loads, split rows finish "
                "in one launch (last CTA folds, fixed order)",
+    .ops = PASS_OPS_SCALAR,
     .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),

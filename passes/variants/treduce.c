@@ -308,6 +308,8 @@ const pass_variant pass_variant_treduce = {
     .summary =
         "root kernel reads every rank's chunk (2D sliding, partial chunks) and folds on chip; "
         "ping-pong = register double buffer",
+    .ops = PASS_OPS_BASIC | PASS_OP(RJ_OP_PROD) | PASS_OP(RJ_OP_AND) | PASS_OP(RJ_OP_OR) |
+           PASS_OP(RJ_OP_XOR),
     .accepts = accepts,
     .kernel = PASS_EMIT(kernel),
 };

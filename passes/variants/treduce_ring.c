@@ -444,6 +444,8 @@ const pass_variant pass_variant_treduce_ring = {
     .kind = RJ_KIND_TREDUCE,
     .summary = "the ring path's hop kernel: persistent, waits on flags (ld.acquire.sys), folds its "
                "sources into the next hop's inbox over NVLink (st.release.sys); forced only",
+    .ops = PASS_OPS_BASIC | PASS_OP(RJ_OP_PROD) | PASS_OP(RJ_OP_AND) | PASS_OP(RJ_OP_OR) |
+           PASS_OP(RJ_OP_XOR),
     .accepts = accepts,
     .kernel = PASS_EMIT(kernel),
 };

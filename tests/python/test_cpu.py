@@ -462,5 +462,25 @@ def test_threads():
     assert "another thread" in e.message
 
 
+def test_scalar_ops():
+    """prod / and / or / xor / mean: the names parse to the C enum's values (canonical text round
+    trips), dispatch serves them, mean refuses accum and nan "ignore" naming the field."""
+    from redjit._lib import OP
+    for name in ("prod", "and", "or", "xor", "mean"):
+        dt = "f32" if name in ("prod", "mean") else "i32"
+        req = {"kind": "tensor", "op": name, "dtype": dt, "shape": [64, 1000], "axes": [1]}
+        assert redjit.canonical(req)["op"] == name
+        assert "tensor_rows prio=30 chosen" in redjit.explain(req, target="sm_90")
+    assert (OP["prod"], OP["and"], OP["or"], OP["xor"], OP["mean"]) == (3, 4, 5, 6, 9)
+    mean = {"kind": "tensor", "op": "mean", "dtype": "f16", "shape": [7, 8], "axes": [0]}
+    assert "div.rn.f32" in redjit.compile(mean, target="sm_90").ptx
+    e = raises(redjit.RedjitError, redjit.compile, {**mean, "accum": True})
+    assert e.status == "RJ_EINVAL" and e.message.startswith("accum: "), e.message
+    e = raises(redjit.RedjitError, redjit.compile, {**mean, "nan": "ignore"})
+    assert e.status == "RJ_EINVAL" and e.message.startswith("nan: "), e.message
+    e = raises(redjit.RedjitError, redjit.compile, {**mean, "op": "xor"})
+    assert "takes integer" in e.message
+
+
 if __name__ == "__main__":
     _runner.main(globals())

@@ -357,5 +357,57 @@ def test_llvmlite_numba_same_process():
                 (mod, first_redjit, r.stdout[-2000:], r.stderr[-3000:])
 
 
+def test_torch_scalar_ops():
+    """prod / and / or / xor / mean against torch (prod: inputs near 1; integer prod compared
+    wrapped, as torch's int64 prod of odd values; bitwise ops of int32 / int64)."""
+    torch = _torch()
+    torch.manual_seed(1)
+    bad = []
+    for dt in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        base = (torch.rand(37, 300, device="cuda", dtype=torch.float64) * 0.1 + 0.95).to(dt)
+        for vname, x in _views(torch, base):
+            for axis in (None, 0, 1, -1):
+                xf = x.double()
+                dim = tuple(range(x.dim())) if axis is None else axis
+                y = redjit.reduce(x, "mean", axis)
+                ref = torch.mean(xf, dim=dim)
+                tol = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float32: 1e-5}.get(
+                    dt, 1e-12)
+                if y.dtype != dt or not torch.allclose(y.double(), ref, rtol=tol, atol=0):
+                    bad.append((dt, vname, "mean", axis))
+                if axis is not None:  # prod over one dim: products stay within about 0.95^300
+                    y = redjit.reduce(x, "prod", axis)
+                    ref = torch.prod(xf, dim=axis)
+                    tol = {torch.float16: 1e-2, torch.bfloat16: 3e-2}.get(dt, 1e-4)
+                    if not torch.allclose(y.double(), ref, rtol=tol, atol=0):
+                        bad.append((dt, vname, "prod", axis))
+    for dt in (torch.int32, torch.int64):
+        base = torch.randint(-2**20, 2**20, (37, 300), device="cuda", dtype=dt)
+        for vname, x in _views(torch, base):
+            for axis in (None, 0, 1):
+                xl = x.to(torch.int64)
+                dims = range(x.dim()) if axis is None else [axis]
+                for op, f in (("and", torch.bitwise_and), ("or", torch.bitwise_or),
+                              ("xor", torch.bitwise_xor)):
+                    ref = xl
+                    for d in sorted(dims, reverse=True):
+                        parts = ref.unbind(d)
+                        acc = parts[0]
+                        for p in parts[1:]:
+                            acc = f(acc, p)
+                        ref = acc
+                    y = redjit.reduce(x, op, axis)
+                    if not torch.equal(y.to(torch.int64), ref.to(dt).to(torch.int64)):
+                        bad.append((dt, vname, op, axis))
+                odd = x | 1
+                y = redjit.reduce(odd, "prod", axis)
+                ref = torch.prod(odd.to(torch.int64), dim=axis) if axis is not None else \
+                    torch.prod(odd.to(torch.int64))
+                if not torch.equal(y.to(torch.int64), ref.to(dt).to(torch.int64)):
+                    bad.append((dt, vname, "prod", axis))
+    torch.cuda.synchronize()
+    assert not bad, bad[:10]
+
+
 if __name__ == "__main__":
     _runner.main(globals())

@@ -401,9 +401,10 @@ def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, st
            deterministic=True, dynamic=False):
     """Reduces x (a torch CUDA tensor, a __cuda_array_interface__ array, or a CUDA __dlpack__
     object) over `axis` (None: every dim; an int or a tuple, negatives from the end) with op
-    "sum" / "max" / "min" into out (allocated by x's framework when None: the kept dims, row-major,
-    shape () for a full reduction), on `stream` (None: the framework's current stream) without
-    waiting.  Returns out."""
+    (a name of OP: "sum", "max", "min", "prod", "and" / "or" / "xor" of integers, "mean" of
+    floats: docs/REQUESTS.md, "Ops") into out (allocated by x's framework when None: the kept dims,
+    row-major, shape () for a full reduction), on `stream` (None: the framework's current stream)
+    without waiting.  Returns out."""
     try:
         c = _tls.ctx
     except AttributeError:
