@@ -185,7 +185,8 @@ void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef 
                LLVMValueRef v) {
   if (st_is(t->op)) { /* no accum (validation refuses it) */
     v = st_finish(e, t, v);
-    LLVMBuildStore(e->B, v, pass_gep(e, LLVMTypeOf(v), dst, idx64));
+    LLVMValueRef st = LLVMBuildStore(e->B, v, pass_gep(e, LLVMTypeOf(v), dst, idx64));
+    LLVMSetAlignment(st, (unsigned)ir_dtype(ir_op_result(t->op, t->dtype))->bytes);
     return;
   }
   LLVMTypeRef ty = pass_type(e, t->dtype);

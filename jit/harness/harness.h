@@ -51,6 +51,19 @@ void hr_oracle_tensor(const rj_tensor *t, const ir_tview *v, const void *src, co
 bool hr_compare(rj_op op, rj_dtype t, const hr_value *ref, const void *got, int64_t i,
                 double *abs_err, double *rel_err);
 
+/* ---------------------------------------------------------------- oracle_state.c
+ * argmax argmin var std logsumexp: inputs, reference and tolerance (docs/CLI.md, "redjit run"). */
+bool hr_state_op(rj_op op);
+/* Redraws the view's elements for op (after hr_fill_random): style (seed bits 3-4) 0 plain (ties
+ * for argmax / argmin), 1 and 2 hard (offsets, magnitudes, -inf rows and +inf elements), 3
+ * degenerate (every element equal; logsumexp: the largest magnitudes). */
+void hr_state_fill(hr_rng *g, const rj_tensor *t, const ir_tview *v, void *view, int style);
+/* Every output's reference: argmax / argmin in u (the index; -1: none), the others in f, with n
+ * (elements folded) in u and the error scale in mag. */
+void hr_state_ref(const rj_tensor *t, const ir_tview *v, const void *src, hr_value *ref);
+bool hr_state_close(rj_op op, rj_dtype t, const hr_value *ref, double g, double *abs_err,
+                    double *rel_err);
+
 /* ---------------------------------------------------------------- frame.c */
 #define HR_GUARD 256 /* poisoned elements each side of every device buffer */
 
