@@ -99,14 +99,14 @@ static LLVMValueRef combine_arg(pass_emit *e, const rj_tensor *t, LLVMValueRef a
     eq = LLVMBuildFCmp(e->B, LLVMRealOEQ, va, vb, "");
     if (t->nan == RJ_NAN_PROPAGATE) { /* NaN beats numbers; NaNs tie */
       LLVMValueRef an = isnan_(e, va), bn = isnan_(e, vb);
-      better = LLVMBuildOr(e->B, better, LLVMBuildAnd(e->B, an, LLVMBuildNot(e->B, bn, ""), ""),
-                           "");
+      better =
+          LLVMBuildOr(e->B, better, LLVMBuildAnd(e->B, an, LLVMBuildNot(e->B, bn, ""), ""), "");
       eq = LLVMBuildOr(e->B, eq, LLVMBuildAnd(e->B, an, bn, ""), "");
     }
   } else {
     bool sg = ir_dtype(t->dtype)->is_signed;
-    better = LLVMBuildICmp(e->B, mx ? (sg ? LLVMIntSGT : LLVMIntUGT) : (sg ? LLVMIntSLT : LLVMIntULT),
-                           va, vb, "");
+    better = LLVMBuildICmp(
+        e->B, mx ? (sg ? LLVMIntSGT : LLVMIntUGT) : (sg ? LLVMIntSLT : LLVMIntULT), va, vb, "");
     eq = LLVMBuildICmp(e->B, LLVMIntEQ, va, vb, "");
   }
   LLVMValueRef take_a = LLVMBuildOr(e->B, better, LLVMBuildAnd(e->B, eq, ilt, ""), "");
@@ -127,8 +127,8 @@ static LLVMValueRef combine_welford(pass_emit *e, const rj_tensor *t, LLVMValueR
   LLVMValueRef mean = LLVMBuildFAdd(e->B, ma, LLVMBuildFMul(e->B, delta, r, ""), "");
   LLVMValueRef cross = LLVMBuildFMul(
       e->B, LLVMBuildFMul(e->B, LLVMBuildFMul(e->B, delta, delta, ""), fa, ""), r, "");
-  LLVMValueRef m2 = LLVMBuildFAdd(
-      e->B, LLVMBuildFAdd(e->B, field(e, a, 2), field(e, b, 2), ""), cross, "");
+  LLVMValueRef m2 =
+      LLVMBuildFAdd(e->B, LLVMBuildFAdd(e->B, field(e, a, 2), field(e, b, 2), ""), cross, "");
   LLVMValueRef f[3] = {n, mean, m2};
   LLVMValueRef s = make(e, t, f, 3);
   LLVMValueRef zero = pass_i64(e, 0);
@@ -147,7 +147,8 @@ static LLVMValueRef horner(pass_emit *e, rj_dtype t, LLVMValueRef x, const doubl
 /* exp(d) for d <= 0, -inf or NaN (NaN stays NaN; results below the smallest normal are 0) */
 static LLVMValueRef exp_nonpos(pass_emit *e, rj_dtype t, LLVMValueRef d) {
   bool wd = wide(t);
-  LLVMTypeRef w = wtype(e, t), it = wd ? LLVMInt64TypeInContext(e->C) : LLVMInt32TypeInContext(e->C);
+  LLVMTypeRef w = wtype(e, t),
+              it = wd ? LLVMInt64TypeInContext(e->C) : LLVMInt32TypeInContext(e->C);
   int mbits = wd ? 52 : 23, bias = wd ? 1023 : 127;
   LLVMValueRef args[2] = {d, real(e, t, wd ? -1000.0 : -150.0)};
   LLVMValueRef dc = pass_call(e, "llvm.maxnum", &w, 1, args, 2); /* NaN -> the clamp */
@@ -163,9 +164,11 @@ static LLVMValueRef exp_nonpos(pass_emit *e, rj_dtype t, LLVMValueRef d) {
     c[i] = c[i - 1] / i;
   LLVMValueRef p = horner(e, t, r, c, wd ? 14 : 8);
   LLVMValueRef ki = LLVMBuildFPToSI(e->B, k, it, "");
-  LLVMValueRef small = LLVMBuildICmp(e->B, LLVMIntSLT, ki, LLVMConstInt(it, (unsigned long long)(1 - bias), 1), "");
-  LLVMValueRef bits = LLVMBuildShl(e->B, LLVMBuildAdd(e->B, ki, LLVMConstInt(it, (unsigned long long)bias, 1), ""),
-                                   LLVMConstInt(it, (unsigned long long)mbits, 0), "");
+  LLVMValueRef small =
+      LLVMBuildICmp(e->B, LLVMIntSLT, ki, LLVMConstInt(it, (unsigned long long)(1 - bias), 1), "");
+  LLVMValueRef bits =
+      LLVMBuildShl(e->B, LLVMBuildAdd(e->B, ki, LLVMConstInt(it, (unsigned long long)bias, 1), ""),
+                   LLVMConstInt(it, (unsigned long long)mbits, 0), "");
   LLVMValueRef scale = LLVMBuildBitCast(e->B, bits, w, "");
   LLVMValueRef v = LLVMBuildFMul(e->B, p, scale, "");
   v = LLVMBuildSelect(e->B, small, real(e, t, 0), v, "");
@@ -175,12 +178,14 @@ static LLVMValueRef exp_nonpos(pass_emit *e, rj_dtype t, LLVMValueRef d) {
 /* log(s) for s >= 1 finite (a logsumexp sum), NaN kept */
 static LLVMValueRef log_ge1(pass_emit *e, rj_dtype t, LLVMValueRef s) {
   bool wd = wide(t);
-  LLVMTypeRef w = wtype(e, t), it = wd ? LLVMInt64TypeInContext(e->C) : LLVMInt32TypeInContext(e->C);
+  LLVMTypeRef w = wtype(e, t),
+              it = wd ? LLVMInt64TypeInContext(e->C) : LLVMInt32TypeInContext(e->C);
   int mbits = wd ? 52 : 23, bias = wd ? 1023 : 127;
   unsigned long long mmask = (1ull << mbits) - 1;
   LLVMValueRef bits = LLVMBuildBitCast(e->B, s, it, "");
-  LLVMValueRef ex = LLVMBuildSub(e->B, LLVMBuildLShr(e->B, bits, LLVMConstInt(it, (unsigned long long)mbits, 0), ""),
-                                 LLVMConstInt(it, (unsigned long long)bias, 0), "");
+  LLVMValueRef ex = LLVMBuildSub(
+      e->B, LLVMBuildLShr(e->B, bits, LLVMConstInt(it, (unsigned long long)mbits, 0), ""),
+      LLVMConstInt(it, (unsigned long long)bias, 0), "");
   LLVMValueRef fb = LLVMBuildOr(e->B, LLVMBuildAnd(e->B, bits, LLVMConstInt(it, mmask, 0), ""),
                                 LLVMConstInt(it, (unsigned long long)bias << mbits, 0), "");
   LLVMValueRef f = LLVMBuildBitCast(e->B, fb, w, ""); /* [1, 2) */
@@ -207,15 +212,16 @@ static LLVMValueRef combine_lse(pass_emit *e, const rj_tensor *t, LLVMValueRef a
   LLVMTypeRef w = wtype(e, t->dtype);
   LLVMValueRef ma = field(e, a, 0), mb = field(e, b, 0), sa = field(e, a, 1), sb = field(e, b, 1);
   LLVMValueRef args[2] = {ma, mb};
-  LLVMValueRef m = pass_call(e, t->nan == RJ_NAN_PROPAGATE ? "llvm.maximum" : "llvm.maxnum", &w, 1,
-                             args, 2);
+  LLVMValueRef m =
+      pass_call(e, t->nan == RJ_NAN_PROPAGATE ? "llvm.maximum" : "llvm.maxnum", &w, 1, args, 2);
   LLVMValueRef ge = LLVMBuildFCmp(e->B, LLVMRealOGE, ma, mb, "");
   LLVMValueRef sbig = LLVMBuildSelect(e->B, ge, sa, sb, "");
   LLVMValueRef ssmall = LLVMBuildSelect(e->B, ge, sb, sa, "");
   LLVMValueRef d = LLVMBuildSelect(e->B, ge, LLVMBuildFSub(e->B, mb, ma, ""),
                                    LLVMBuildFSub(e->B, ma, mb, ""), "");
   LLVMValueRef same = LLVMBuildFCmp(e->B, LLVMRealOEQ, ma, mb, ""); /* -inf, +inf: no exp */
-  LLVMValueRef sc = LLVMBuildSelect(e->B, same, real(e, t->dtype, 1), exp_nonpos(e, t->dtype, d), "");
+  LLVMValueRef sc =
+      LLVMBuildSelect(e->B, same, real(e, t->dtype, 1), exp_nonpos(e, t->dtype, d), "");
   LLVMValueRef f[2] = {m, LLVMBuildFAdd(e->B, sbig, LLVMBuildFMul(e->B, ssmall, sc, ""), "")};
   return make(e, t, f, 2);
 }
@@ -241,7 +247,8 @@ LLVMValueRef st_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s) {
   if (t->op == RJ_OP_LOGSUMEXP) {
     LLVMValueRef m = field(e, s, 0);
     v = LLVMBuildFAdd(e->B, m, log_ge1(e, t->dtype, field(e, s, 1)), "");
-    LLVMValueRef ninf = LLVMBuildFCmp(e->B, LLVMRealOEQ, m, real(e, t->dtype, -__builtin_inf()), "");
+    LLVMValueRef ninf =
+        LLVMBuildFCmp(e->B, LLVMRealOEQ, m, real(e, t->dtype, -__builtin_inf()), "");
     v = LLVMBuildSelect(e->B, ninf, m, v, "");
   } else {
     LLVMValueRef dn = LLVMBuildSub(e->B, field(e, s, 0), pass_i64(e, t->correction), "");
@@ -250,7 +257,8 @@ LLVMValueRef st_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s) {
     v = LLVMBuildFDiv(e->B, field(e, s, 2), LLVMBuildSIToFP(e->B, dn, w, ""), "");
     if (t->op == RJ_OP_STD) v = pass_call(e, "llvm.sqrt", &w, 1, &v, 1);
   }
-  if (t->dtype != RJ_F64 && t->dtype != RJ_F32) v = LLVMBuildFPTrunc(e->B, v, pass_type(e, t->dtype), "");
+  if (t->dtype != RJ_F64 && t->dtype != RJ_F32)
+    v = LLVMBuildFPTrunc(e->B, v, pass_type(e, t->dtype), "");
   return v;
 }
 

@@ -20,8 +20,8 @@
 
 #include "passes.h"
 
-#define ST_OPS                                                                                   \
-  (PASS_OP(RJ_OP_ARGMAX) | PASS_OP(RJ_OP_ARGMIN) | PASS_OP(RJ_OP_VAR) | PASS_OP(RJ_OP_STD) |     \
+#define ST_OPS                                                                                     \
+  (PASS_OP(RJ_OP_ARGMAX) | PASS_OP(RJ_OP_ARGMIN) | PASS_OP(RJ_OP_VAR) | PASS_OP(RJ_OP_STD) |       \
    PASS_OP(RJ_OP_LOGSUMEXP))
 
 bool st_is(rj_op op);      /* a state op */

@@ -247,7 +247,8 @@ void tns_plan_runtime(pass_plan *out, const rj_request *r, const char *variant, 
                       const char *names) {
   const rj_tensor *t = &r->u.tensor;
   char corr[24] = ""; /* var / std: the divisor's correction is compiled in */
-  if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD) snprintf(corr, sizeof corr, "|corr%d", t->correction);
+  if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
+    snprintf(corr, sizeof corr, "|corr%d", t->correction);
   snprintf(out->key, sizeof out->key, "{dynamic %s|%s|op%d|dtype%d|nan%d|accum%d|det%d%s}", variant,
            bucket, t->op, t->dtype, t->nan, t->accum, t->deterministic, corr);
   snprintf(out->note, sizeof out->note,

@@ -52,11 +52,12 @@ START_TEST(dispatch_each_op) {
   /* a 1-D size tensor_cluster takes for sum: declined for the state ops, by name */
   for (int o = 0; o < NSOPS; o++) {
     char req[256];
-    snprintf(req, sizeof req, "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"f32\",\"shape\":[65540]}",
-             sops[o]);
+    snprintf(req, sizeof req,
+             "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"f32\",\"shape\":[65540]}", sops[o]);
     const char *text = explain(ctx, req);
     char want[128];
-    snprintf(want, sizeof want, "tensor_cluster prio=35 rejected: does not serve op \"%s\"", sops[o]);
+    snprintf(want, sizeof want, "tensor_cluster prio=35 rejected: does not serve op \"%s\"",
+             sops[o]);
     ck_assert_msg(strstr(text, want), "%s", text);
     ck_assert_msg(strstr(text, "tensor_rows prio=30 chosen"), "%s", text);
   }
@@ -82,8 +83,10 @@ START_TEST(refusals) {
     snprintf(msg, sizeof msg, "accum: op \"%s\" cannot accumulate", sops[o]);
     refused(ctx, json, msg);
   }
-  refused(ctx, "{\"kind\":\"tensor\",\"op\":\"argmax\",\"dtype\":\"f32\",\"shape\":[8],\"correction\":0}",
-          "correction: applies only to op \"var\" or \"std\"");
+  refused(
+      ctx,
+      "{\"kind\":\"tensor\",\"op\":\"argmax\",\"dtype\":\"f32\",\"shape\":[8],\"correction\":0}",
+      "correction: applies only to op \"var\" or \"std\"");
   refused(ctx, "{\"kind\":\"tensor\",\"op\":\"var\",\"dtype\":\"u64\",\"shape\":[8]}",
           "op: \"var\" takes float");
   /* the C API path: rj_compile validates too */
@@ -116,8 +119,7 @@ START_TEST(ptx_shape) {
           if (d >= 4 && o >= 2) continue; /* var std logsumexp: floats only */
           char req[256];
           snprintf(req, sizeof req, "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s%s}",
-                   sops[o], d < 4 ? fdt[d] : idt[d - 4], shapes[c],
-                   dyn ? ",\"dynamic\":true" : "");
+                   sops[o], d < 4 ? fdt[d] : idt[d - 4], shapes[c], dyn ? ",\"dynamic\":true" : "");
           const char *ptx = rjt_ptx(ctx, req, "sm_90");
           ck_assert_msg(!strstr(ptx, "atom.global.add.f") && !strstr(ptx, "red.global.add.f"),
                         "float atomics in %s", req);
@@ -132,8 +134,8 @@ START_TEST(ptx_shape) {
                           req);
             if (o == 3) ck_assert_msg(strstr(ptx, "sqrt.rn"), "no sqrt in %s", req);
           } else { /* logsumexp: exp's rounding to an integer power of two */
-            ck_assert_msg(strstr(ptx, wide ? "cvt.rni.f64.f64" : "cvt.rni.f32.f32"),
-                          "no exp in %s", req);
+            ck_assert_msg(strstr(ptx, wide ? "cvt.rni.f64.f64" : "cvt.rni.f32.f32"), "no exp in %s",
+                          req);
           }
         }
   rj_ctx_free(ctx);

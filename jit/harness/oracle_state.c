@@ -14,7 +14,7 @@ bool hr_state_op(rj_op op) {
 
 /* the scale of style 1 and 2 inputs (var: an offset; logsumexp: a factor), by dtype */
 static double big(rj_dtype t, rj_op op, int style) {
-  static const double var_off[4] = {100, 10, 1e4, 1e8};   /* f16 bf16 f32 f64 */
+  static const double var_off[4] = {100, 10, 1e4, 1e8}; /* f16 bf16 f32 f64 */
   static const double var_big[4] = {100, 1e15, 1e15, 1e150};
   static const double lse_big[4] = {6e4, 1e30, 1e30, 1e300};
   int i = t <= RJ_F64 ? (int)t : 2;
@@ -43,7 +43,8 @@ void hr_state_fill(hr_rng *g, const rj_tensor *t, const ir_tview *v, void *view,
     bool ninf_row = t->op == RJ_OP_LOGSUMEXP && style == 2 && p % 5 == 1;
     for (int64_t r = 0; r < v->reduce_len; r++) {
       int64_t i = base + ir_tview_offset(v, 0, r);
-      double x = ninf_row ? -INFINITY : shape_value(t->op, t->dtype, style, hr_load_f64(t->dtype, view, i));
+      double x = ninf_row ? -INFINITY
+                          : shape_value(t->op, t->dtype, style, hr_load_f64(t->dtype, view, i));
       if (t->op == RJ_OP_LOGSUMEXP && style == 2 && p % 7 == 3 && r == v->reduce_len / 2)
         x = INFINITY;
       hr_store_f64(t->dtype, view, i, x);
@@ -135,11 +136,11 @@ void hr_state_ref(const rj_tensor *t, const ir_tview *v, const void *src, hr_val
   }
 }
 
-/* var / std / logsumexp (finite values; the caller compared NaN and inf): the working float's
+/* var / std / logsumexp (finite values; NaN and inf were compared exactly): the working float's
  * epsilon (f32 for f16 / bf16 / f32) times (32 + 4 sqrt(n)) times the scale, plus two roundings
  * of the result to its dtype.  std: the variance's bound through the square root. */
-bool hr_state_close(rj_op op, rj_dtype t, const hr_value *ref, double g, double *abs_err,
-                    double *rel_err) {
+static bool close_to(rj_op op, rj_dtype t, const hr_value *ref, double g, double *abs_err,
+                     double *rel_err) {
   double eps = t == RJ_F64 ? 0x1p-52 : 0x1p-23;
   double out = t == RJ_F16 ? 0x1p-11 : t == RJ_BF16 ? 0x1p-8 : t == RJ_F32 ? 0x1p-24 : 0x1p-53;
   double r = ref->f, k = eps * (32 + 4 * sqrt((double)ref->u));
@@ -149,4 +150,19 @@ bool hr_state_close(rj_op op, rj_dtype t, const hr_value *ref, double g, double 
   *abs_err = fabs(g - r);
   *rel_err = r != 0 ? *abs_err / fabs(r) : (*abs_err ? INFINITY : 0);
   return *abs_err <= allowed;
+}
+
+bool hr_state_compare(rj_op op, rj_dtype t, const hr_value *ref, const void *got, int64_t i,
+                      double *abs_err, double *rel_err) {
+  if (op == RJ_OP_ARGMAX || op == RJ_OP_ARGMIN) /* the index: exact */
+    return hr_compare(op, t, ref, got, i, abs_err, rel_err);
+  *abs_err = *rel_err = INFINITY;
+  if (hr_is_poison(t, got, i)) return false;
+  double g = hr_load_f64(t, got, i), r = ref->f;
+  if (isnan(r) || isnan(g) || isinf(r) || isinf(g)) {
+    bool same = (isnan(r) && isnan(g)) || g == r;
+    if (same) *abs_err = *rel_err = 0;
+    return same;
+  }
+  return close_to(op, t, ref, g, abs_err, rel_err);
 }

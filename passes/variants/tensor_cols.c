@@ -49,7 +49,8 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, cols_plan 
   p->T = 256;
   p->U = 4;
   int64_t wave = (int64_t)sms * (65536 / TNS_REGS / p->T);
-  int64_t most_parts = st_is(t->op) ? ((int64_t)8 << 24) / st_bytes(t->op, t->dtype) : (int64_t)1 << 24;
+  int64_t most_parts =
+      st_is(t->op) ? ((int64_t)8 << 24) / st_bytes(t->op, t->dtype) : (int64_t)1 << 24;
   for (int64_t bx = bxmax;; bx /= 2) {
     p->BX = (int)bx;
     p->BY = p->T / p->BX;
@@ -176,7 +177,8 @@ static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, cons
     load_row(e, t, p, z, rowbase, k0, fast, LLVMBuildSelect(e->B, ok[u], r, lastr, ""), x[u]);
   }
   for (int u = 0; u < U; u++) {
-    LLVMValueRef ix = tns_elem_idx(e, t, NULL, LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * p->BY), ""));
+    LLVMValueRef ix =
+        tns_elem_idx(e, t, NULL, LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * p->BY), ""));
     for (int k = 0; k < p->vec; k++)
       tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);
   }

@@ -16,8 +16,8 @@ import weakref
 
 from . import _arrays
 from ._arrays import ArrayInfo, describe, kept_shape, normalize_axes, tensor_request
-from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, KIND, NAN, OP, TREDUCE_MAX_DIMS,
-                   TREDUCE_PATH, Options, RedjitError, TreduceBuf, TreduceGroup, TreduceResult,
+from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, INDEX_OPS, KIND, NAN, OP,
+                   TREDUCE_MAX_DIMS, TREDUCE_PATH, Options, RedjitError, TreduceBuf, TreduceGroup, TreduceResult,
                    VariantInfo, lib, search_paths)
 
 __all__ = ["RedjitError", "Kernel", "Variant", "version", "variants", "compile", "compile_ir",
@@ -307,26 +307,30 @@ def _stream_of(stream, a):
                       "(an int handle, a torch / CuPy / Numba stream)")
 
 
-def _empty(a, shape):
+def _empty(a, shape, index=False):
+    """out for x's result: x's dtype, or int64 for an index (argmax / argmin)."""
     x = a.obj
     if a.framework == "torch":
-        return _arrays._torch.empty(shape, dtype=x.dtype, device=x.device)
+        t = _arrays._torch
+        return t.empty(shape, dtype=t.int64 if index else x.dtype, device=x.device)
     if a.framework == "cupy":
         import cupy
         with cupy.cuda.Device(a.device):
-            return cupy.empty(shape, dtype=x.dtype)
+            return cupy.empty(shape, dtype="int64" if index else x.dtype)
     if a.framework == "numba":
         from numba import cuda
-        return cuda.device_array(shape, dtype=x.dtype)
+        return cuda.device_array(shape, dtype="int64" if index else x.dtype)
     raise RedjitError("RJ_EINVAL", f"out: give out for a {a.framework} array (redjit allocates "
                       "only for torch, CuPy and Numba)")
 
 
-def _check_out(o, a, kept):
+def _check_out(o, a, kept, index=False):
     if o.shape != kept and not (kept == () and o.shape in ((1,), ())):
         raise RedjitError("RJ_EINVAL", f"out: shape {o.shape}, expected {kept}")
-    if o.dtype != a.dtype:
-        raise RedjitError("RJ_EINVAL", f"out: dtype {o.dtype}, expected {a.dtype}")
+    want = "i64" if index else a.dtype
+    if o.dtype != want:
+        raise RedjitError("RJ_EINVAL", f"out: dtype {o.dtype}, expected {want}"
+                          + (" (argmax / argmin give int64 indices)" if index else ""))
     if o.device != a.device:
         raise RedjitError("RJ_EINVAL", f"out: on device {o.device}, the source on {a.device}")
     if not _arrays.is_row_major(o.shape, o.strides):
@@ -334,22 +338,23 @@ def _check_out(o, a, kept):
 
 
 def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, stream=None,
-           deterministic=True, dynamic=False):
+           deterministic=True, dynamic=False, correction=None):
     """Reduces x (a torch CUDA tensor, a __cuda_array_interface__ array, or a CUDA __dlpack__
     object) over `axis` (None: every dim; an int or a tuple, negatives from the end) with op
     "sum" / "max" / "min" into out (allocated by x's framework when None: the kept dims, row-major,
     shape () for a full reduction), on `stream` (None: the framework's current stream) without
-    waiting.  Returns out."""
+    waiting.  Returns out.  argmax / argmin write int64 indices (the first of ties; out allocated
+    as int64); var / std divide by N - correction (None: 1, as torch.var)."""
     c = _ctx()
     a = describe(x)
     if isinstance(axis, list):
         axis = tuple(axis)
-    key = (a.shape, a.strides, axis, a.dtype, op, nan, accum, deterministic, dynamic)
+    key = (a.shape, a.strides, axis, a.dtype, op, nan, accum, deterministic, dynamic, correction)
     ent = c.requests.get(key)
     if ent is None:
         axes = normalize_axes(axis, len(a.shape))
         rq = tensor_request(a.shape, a.strides, axes, a.dtype, op, nan, accum, deterministic,
-                            dynamic)
+                            dynamic, correction)
         ent = (c.parse(rq), kept_shape(a.shape, axes))
         if len(c.requests) >= _REQUEST_CACHE_MAX:
             old = c.requests.pop(next(iter(c.requests)))
@@ -359,11 +364,11 @@ def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, st
     if out is None:
         if accum:
             raise RedjitError("RJ_EINVAL", "out: accum folds out's old values in: give out")
-        out = _empty(a, kept)
+        out = _empty(a, kept, op in INDEX_OPS)
         dptr = describe(out, "out").ptr
     else:
         o = describe(out, "out")
-        _check_out(o, a, kept)
+        _check_out(o, a, kept, op in INDEX_OPS)
         dptr = o.ptr
     s = c.L.rj_reduce(c.ptr, req, c.options(a.device), a.ptr, dptr, _stream_of(stream, a))
     if s:
