@@ -177,8 +177,9 @@ static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, cons
     load_row(e, t, p, z, rowbase, k0, fast, LLVMBuildSelect(e->B, ok[u], r, lastr, ""), x[u]);
   }
   for (int u = 0; u < U; u++) {
-    LLVMValueRef ix =
-        tns_elem_idx(e, t, NULL, LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * p->BY), ""));
+    LLVMValueRef ix = NULL; /* the row: the element's index (indexed ops only) */
+    if (st_indexed(t->op))
+      ix = tns_elem_idx(e, t, NULL, LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * p->BY), ""));
     for (int k = 0; k < p->vec; k++)
       tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);
   }
