@@ -3,6 +3,7 @@
  * passes/.  The map:
  *   oracle.c          inputs (RNG, poison), element access, the float64 / exact reference, the
  *                     comparison with the tolerances of docs/CLI.md ("redjit run")
+ *   oracle_state.c    the same for argmax argmin var std logsumexp (inputs drawn for them)
  *   frame.c           guarded device buffers, the first failure's note, one element's check
  *   results.c         options over the defaults, results as far as the caller's struct reaches
  *   bench.c           the one bench loop, and a kernel's bench over device buffers
