@@ -290,6 +290,12 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
   if ((t->op == RJ_OP_VAR || t->op == RJ_OP_STD) && (t->correction < 0 || t->correction > 1 << 30))
     return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", t->correction);
+  if (t->accum && (t->op == RJ_OP_ARGMAX || t->op == RJ_OP_ARGMIN || t->op == RJ_OP_VAR ||
+                   t->op == RJ_OP_STD || t->op == RJ_OP_LOGSUMEXP))
+    return ir_fail(e, RJ_EINVAL,
+                   "accum: op \"%s\" cannot accumulate into dst (an index, a variance or a "
+                   "logsumexp is not a partial result to fold into)",
+                   ir_op_name(t->op));
   if ((unsigned)t->dynamic > 1)
     return ir_fail(e, RJ_EINVAL, "dynamic: %d, expected 0 or 1", t->dynamic);
   s = check_dims(e, "shape", t->shape, t->ndim, RJ_MAX_DIMS, NULL);

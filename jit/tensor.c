@@ -14,6 +14,7 @@ static bool same_tensor(const rj_tensor *a, const rj_tensor *b) {
       a->deterministic != b->deterministic || a->dynamic != b->dynamic || a->ndim < 1 ||
       a->ndim > RJ_MAX_DIMS || a->naxes < 0 || a->naxes > RJ_MAX_DIMS)
     return false;
+  if ((a->op == RJ_OP_VAR || a->op == RJ_OP_STD) && a->correction != b->correction) return false;
   for (int d = 0; d < a->ndim; d++)
     if (a->shape[d] != b->shape[d] || (a->has_strides && a->strides[d] != b->strides[d]))
       return false;

@@ -11,6 +11,7 @@
 #define RJ_PASSES_TENSOR_H
 
 #include "passes.h"
+#include "state.h"
 
 #define TNS_U 8     /* independent 16-byte loads in flight per thread (rows and cols kernels) */
 #define TNS_REGS 64 /* registers per thread the launch bounds allow (1024 threads per SM) */
@@ -35,6 +36,22 @@ LLVMValueRef tns_i64(pass_emit *e, int64_t v);
 /* Loads one element (acc type) / a 16-byte vector (vec acc values) at p. */
 LLVMValueRef tns_load(pass_emit *e, rj_dtype t, LLVMValueRef p);
 void tns_load_vec(pass_emit *e, rj_dtype t, LLVMValueRef p, int vec, LLVMValueRef *out);
+/* The accumulator of t's op: the acc type, or a state (passes/state.h: argmax argmin var std
+ * logsumexp); its identity, combine and butterfly tree.  Every tensor emitter goes through these
+ * (sum / max / min: exactly emit.c's). */
+LLVMTypeRef tns_acc_type(pass_emit *e, const rj_tensor *t);
+LLVMValueRef tns_identity(pass_emit *e, const rj_tensor *t);
+LLVMValueRef tns_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef tns_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
+                           const int *masks, int n, int width);
+/* The index of an element in its reduction, base + off (base NULL: off), for the ops that fold
+ * indices (argmax / argmin); NULL for the others (nothing emitted). */
+LLVMValueRef tns_elem_idx(pass_emit *e, const rj_tensor *t, LLVMValueRef base, LLVMValueRef off);
+/* Folds element x (acc type; idx its index, see tns_elem_idx) into the accumulator at acc; when
+ * ok is not NULL, the identity instead where ok is false (a predicated slot of an unrolled
+ * round).  sum / max / min: tns_acc_fold of tns_or_identity, as before. */
+void tns_fold_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x,
+                   LLVMValueRef idx, LLVMValueRef ok);
 /* acc slots: n allocas of the acc type holding the identity */
 void tns_acc_init(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n);
 void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x);
@@ -53,7 +70,8 @@ LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LL
  * a butterfly over pow2(n) lanes leaves op over the n slots, in a fixed order, in lane 0. */
 LLVMValueRef tns_fold_slots(pass_emit *e, const rj_tensor *t, LLVMValueRef slots, int n,
                             LLVMValueRef lane);
-/* dst[idx] = v (folded with the old value under accum), converted to the storage type. */
+/* dst[idx] = v (folded with the old value under accum), converted to the storage type; a state's
+ * result (st_finish) in the type of ir_op_result. */
 void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef idx64,
                LLVMValueRef v);
 /* The last-CTA-finishes handshake on counter `cnt` (i32 in global) of `parts` CTAs, after this
@@ -68,9 +86,10 @@ LLVMValueRef tns_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p);
 /* tensor_rows.c: folds base[0 .. len) (elements; i64 values) into acc[vec] as lane `lane` of G
  * lanes: a scalar head up to the first 16-byte boundary, the aligned body in rounds of U vectors
  * per lane (all loads of a round issued before any fold), a scalar tail; acc[0] and acc[1] also
- * take the head and tail.  Fold order per lane: fixed by the shape and the base's alignment. */
+ * take the head and tail.  Fold order per lane: fixed by the shape and the base's alignment.
+ * idx0: the index of base's element in the reduction (i64; NULL: 0), for argmax / argmin. */
 void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LLVMValueRef base,
-                     LLVMValueRef len, LLVMValueRef lane, LLVMValueRef *acc);
+                     LLVMValueRef len, LLVMValueRef lane, LLVMValueRef idx0, LLVMValueRef *acc);
 
 /* loops: pass_loop (passes/passes.h), on i64 induction variables */
 

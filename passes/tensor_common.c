@@ -2,6 +2,8 @@
  * accumulation and butterfly trees are emit.c's, as in the tile variants. */
 #include "tensor.h"
 
+#include "state.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -74,10 +76,47 @@ void tns_load_vec(pass_emit *e, rj_dtype t, LLVMValueRef p, int vec, LLVMValueRe
     out[i] = pass_to_acc(e, LLVMBuildExtractElement(e->B, v, pass_i32(e, i), ""), t);
 }
 
+LLVMTypeRef tns_acc_type(pass_emit *e, const rj_tensor *t) {
+  return st_is(t->op) ? st_type(e, t) : pass_acc_type(e, t->dtype);
+}
+
+LLVMValueRef tns_identity(pass_emit *e, const rj_tensor *t) {
+  return st_is(t->op) ? st_identity(e, t) : pass_identity(e, t->op, t->dtype);
+}
+
+LLVMValueRef tns_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
+  return st_is(t->op) ? st_combine(e, t, a, b) : pass_combine(e, t->op, t->dtype, t->nan, a, b);
+}
+
+LLVMValueRef tns_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
+                           const int *masks, int n, int width) {
+  if (!st_is(t->op)) return pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, width);
+  for (int i = 0; i < n; i++)
+    v = st_combine(e, t, v, st_shfl_bfly(e, v, mm, masks[i], width));
+  return v;
+}
+
+LLVMValueRef tns_elem_idx(pass_emit *e, const rj_tensor *t, LLVMValueRef base, LLVMValueRef off) {
+  if (!st_indexed(t->op)) return NULL;
+  return base ? LLVMBuildAdd(e->B, base, off, "") : off;
+}
+
+void tns_fold_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x,
+                   LLVMValueRef idx, LLVMValueRef ok) {
+  if (!st_is(t->op)) {
+    tns_acc_fold(e, t, acc, ok ? tns_or_identity(e, t, ok, x) : x);
+    return;
+  }
+  LLVMTypeRef ty = st_type(e, t);
+  LLVMValueRef s = st_elem(e, t, x, idx);
+  if (ok) s = LLVMBuildSelect(e->B, ok, s, st_identity(e, t), "");
+  LLVMBuildStore(e->B, st_combine(e, t, LLVMBuildLoad2(e->B, ty, acc, ""), s), acc);
+}
+
 void tns_acc_init(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
   for (int i = 0; i < n; i++) {
-    acc[i] = pass_entry_alloca(e, pass_acc_type(e, t->dtype), "acc");
-    LLVMBuildStore(e->B, pass_identity(e, t->op, t->dtype), acc[i]);
+    acc[i] = pass_entry_alloca(e, tns_acc_type(e, t), "acc");
+    LLVMBuildStore(e->B, tns_identity(e, t), acc[i]);
   }
 }
 
@@ -89,15 +128,15 @@ void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueR
 LLVMValueRef tns_acc_total(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
   LLVMValueRef v[64];
   for (int i = 0; i < n; i++)
-    v[i] = LLVMBuildLoad2(e->B, pass_acc_type(e, t->dtype), acc[i], "");
+    v[i] = LLVMBuildLoad2(e->B, tns_acc_type(e, t), acc[i], "");
   for (int w = 1; w < n; w *= 2)
     for (int i = 0; i + w < n; i += 2 * w)
-      v[i] = pass_combine(e, t->op, t->dtype, t->nan, v[i], v[i + w]);
+      v[i] = tns_combine(e, t, v[i], v[i + w]);
   return v[0];
 }
 
 LLVMValueRef tns_or_identity(pass_emit *e, const rj_tensor *t, LLVMValueRef ok, LLVMValueRef x) {
-  return LLVMBuildSelect(e->B, ok, x, pass_identity(e, t->op, t->dtype), "");
+  return LLVMBuildSelect(e->B, ok, x, tns_identity(e, t), "");
 }
 
 LLVMValueRef tns_min64(pass_emit *e, LLVMValueRef a, LLVMValueRef b) {
@@ -106,25 +145,25 @@ LLVMValueRef tns_min64(pass_emit *e, LLVMValueRef a, LLVMValueRef b) {
 
 LLVMValueRef tns_fold_slots(pass_emit *e, const rj_tensor *t, LLVMValueRef slots, int n,
                             LLVMValueRef lane) {
-  LLVMTypeRef acc_ty = pass_acc_type(e, t->dtype);
+  LLVMTypeRef acc_ty = tns_acc_type(e, t);
   LLVMValueRef have = LLVMBuildICmp(e->B, LLVMIntULT, lane, pass_i32(e, n), "");
   LLVMValueRef idx = LLVMBuildSelect(e->B, have, lane, pass_i32(e, 0), "");
   LLVMValueRef p = LLVMBuildLoad2(e->B, acc_ty, pass_gep(e, acc_ty, slots, idx), "");
-  p = LLVMBuildSelect(e->B, have, p, pass_identity(e, t->op, t->dtype), "");
+  p = LLVMBuildSelect(e->B, have, p, tns_identity(e, t), "");
   int m2[5], n2 = 0;
   for (int m = (int)tns_pow2(n) / 2; m >= 1; m /= 2)
     m2[n2++] = m;
-  return pass_bfly_tree(e, t->op, t->dtype, t->nan, p, pass_i32(e, -1), m2, n2, 32);
+  return tns_bfly_tree(e, t, p, pass_i32(e, -1), m2, n2, 32);
 }
 
 LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef tid,
                             int T) {
   static const int masks[5] = {16, 8, 4, 2, 1};
   LLVMValueRef full = pass_i32(e, -1);
-  v = pass_bfly_tree(e, t->op, t->dtype, t->nan, v, full, masks, 5, 32);
+  v = tns_bfly_tree(e, t, v, full, masks, 5, 32);
   int nw = T / 32;
   if (nw == 1) return v;
-  LLVMTypeRef acc_ty = pass_acc_type(e, t->dtype);
+  LLVMTypeRef acc_ty = tns_acc_type(e, t);
   LLVMValueRef scratch = pass_global_array(e, acc_ty, nw, AS_SHARED, "rj_warp_part");
   LLVMValueRef warp = LLVMBuildLShr(e->B, tid, pass_i32(e, 5), "warp");
   LLVMValueRef lane = LLVMBuildAnd(e->B, tid, pass_i32(e, 31), "lane");
@@ -144,6 +183,12 @@ LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LL
 
 void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef idx64,
                LLVMValueRef v) {
+  if (st_is(t->op)) { /* no accum (validation refuses it) */
+    v = st_finish(e, t, v);
+    LLVMValueRef st = LLVMBuildStore(e->B, v, pass_gep(e, LLVMTypeOf(v), dst, idx64));
+    LLVMSetAlignment(st, (unsigned)ir_dtype(ir_op_result(t->op, t->dtype))->bytes);
+    return;
+  }
   LLVMTypeRef ty = pass_type(e, t->dtype);
   LLVMValueRef ptr = pass_gep(e, ty, dst, idx64);
   if (t->accum) v = pass_fold(e, t->op, t->dtype, t->nan, v, tns_load(e, t->dtype, ptr));
@@ -159,6 +204,7 @@ void tns_launch_bounds(pass_emit *e, int threads, int min_ctas) {
 }
 
 LLVMValueRef tns_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p) {
+  if (LLVMGetTypeKind(ty) == LLVMStructTypeKind) return st_load_volatile(e, ty, p);
   LLVMValueRef v = LLVMBuildLoad2(e->B, ty, p, "");
   LLVMSetVolatile(v, 1);
   return v;
@@ -200,8 +246,11 @@ void tns_plan_geometry(pass_plan *out, unsigned grid, unsigned block) {
 void tns_plan_runtime(pass_plan *out, const rj_request *r, const char *variant, const char *bucket,
                       const char *names) {
   const rj_tensor *t = &r->u.tensor;
-  snprintf(out->key, sizeof out->key, "{dynamic %s|%s|op%d|dtype%d|nan%d|accum%d|det%d}", variant,
-           bucket, t->op, t->dtype, t->nan, t->accum, t->deterministic);
+  char corr[24] = ""; /* var / std: the divisor's correction is compiled in */
+  if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
+    snprintf(corr, sizeof corr, "|corr%d", t->correction);
+  snprintf(out->key, sizeof out->key, "{dynamic %s|%s|op%d|dtype%d|nan%d|accum%d|det%d%s}", variant,
+           bucket, t->op, t->dtype, t->nan, t->accum, t->deterministic, corr);
   snprintf(out->note, sizeof out->note,
            " (dynamic: bucket \"%s\" compiled in; %s are kernel parameters; grid %u x %u)", bucket,
            names, out->grid[0], out->block[0]);
@@ -234,7 +283,7 @@ const char *tns_why_constant(const rj_request *r, const pass_env *env, char *buf
  * there is no one-vector-at-a-time remainder loop (each of whose iterations would wait a full
  * memory round trip).  Fold order: per lane, vectors in index order (fixed by the shape). */
 void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LLVMValueRef base,
-                     LLVMValueRef len, LLVMValueRef lane, LLVMValueRef *acc) {
+                     LLVMValueRef len, LLVMValueRef lane, LLVMValueRef idx0, LLVMValueRef *acc) {
   LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
   int64_t bytes = ir_dtype(t->dtype)->bytes;
   /* head: elements before the first 16-byte boundary */
@@ -246,7 +295,8 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
   head = tns_min64(e, head, len);
   pass_loop h; /* G may be smaller than the head */
   pass_loop_begin(e, &h, lane, head, tns_i64(e, G));
-  tns_acc_fold(e, t, acc[0], tns_load(e, t->dtype, pass_gep(e, ty, base, h.i)));
+  tns_fold_elem(e, t, acc[0], tns_load(e, t->dtype, pass_gep(e, ty, base, h.i)),
+                tns_elem_idx(e, t, idx0, h.i), NULL);
   pass_loop_end(e, &h);
   /* body: nv aligned vectors, rounds of TNS_U per lane */
   LLVMValueRef body = pass_gep(e, ty, base, head);
@@ -263,13 +313,21 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
                  vec, x[u]);
   }
   for (int u = 0; u < U; u++)
-    for (int k = 0; k < vec; k++)
-      tns_acc_fold(e, t, acc[k], u ? tns_or_identity(e, t, ok[u], x[u][k]) : x[u][k]);
+    for (int k = 0; k < vec; k++) {
+      LLVMValueRef ix = NULL; /* the element's index in the row (indexed ops only) */
+      if (st_indexed(t->op)) {
+        LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
+        ix = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, iv, tns_i64(e, vec), ""), "");
+        ix = tns_elem_idx(e, t, idx0, LLVMBuildAdd(e->B, ix, tns_i64(e, k), ""));
+      }
+      tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);
+    }
   pass_loop_end(e, &l1);
   /* tail */
   LLVMValueRef tstart = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, nv, tns_i64(e, vec), ""), "");
   pass_loop tl; /* and than the tail */
   pass_loop_begin(e, &tl, LLVMBuildAdd(e->B, tstart, lane, ""), len, tns_i64(e, G));
-  tns_acc_fold(e, t, acc[1], tns_load(e, t->dtype, pass_gep(e, ty, base, tl.i)));
+  tns_fold_elem(e, t, acc[1], tns_load(e, t->dtype, pass_gep(e, ty, base, tl.i)),
+                tns_elem_idx(e, t, idx0, tl.i), NULL);
   pass_loop_end(e, &tl);
 }

@@ -41,7 +41,7 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
   int dev = o->compile.device;
   rj_status s;
   if ((s = hr_buf_make(ctx, src, dev, t->dtype, off + v->extent))) return s;
-  if ((s = hr_buf_make(ctx, dst, dev, t->dtype, v->outputs))) return s;
+  if ((s = hr_buf_make(ctx, dst, dev, ir_op_result(t->op, t->dtype), v->outputs))) return s;
   hr_rng g;
   hr_rng_seed(&g, o->seed);
   hr_fill_op(&g, t->op, t->dtype, hr_payload(src), off + v->extent, v->reduce_len);
@@ -53,7 +53,18 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
       hr_store_f64(t->dtype, view, ir_tview_offset(v, p, r), NAN);
     }
   if (t->accum) hr_fill_op(&g, t->op, t->dtype, hr_payload(dst), v->outputs, v->reduce_len);
-  hr_oracle_tensor(t, v, view, t->accum ? hr_payload(dst) : NULL, ref);
+  if (hr_state_op(t->op)) {
+    hr_state_fill(&g, t, v, view, (int)(o->seed >> 3) & 3);
+    if (ir_dtype(t->dtype)->is_float)
+      for (int i = 0; i < o->nan_count; i++) { /* again: the redraw kept no NaN */
+        int64_t p = (int64_t)(hr_rng_next(&g) % (uint64_t)v->outputs);
+        int64_t r = (int64_t)(hr_rng_next(&g) % (uint64_t)v->reduce_len);
+        hr_store_f64(t->dtype, view, ir_tview_offset(v, p, r), NAN);
+      }
+    hr_state_ref(t, v, view, ref);
+  } else {
+    hr_oracle_tensor(t, v, view, t->accum ? hr_payload(dst) : NULL, ref);
+  }
   return hr_buf_up(ctx, src);
 }
 
@@ -86,10 +97,10 @@ static rj_status launches(rj_ctx *ctx, const rj_check_opts *o, const rj_request 
 /* Every output against the reference, the source (guards included) unchanged, dst's guards. */
 static rj_status verify(rj_ctx *ctx, const rj_tensor *t, const hr_buf *src, const hr_buf *dst,
                         const void *first, void *got, const hr_value *ref, rj_check_result *res) {
-  const void *d = (const char *)first + (size_t)HR_GUARD * (size_t)ir_dtype(t->dtype)->bytes;
+  const void *d = (const char *)first + (size_t)HR_GUARD * (size_t)ir_dtype(dst->t)->bytes;
   for (int64_t y = 0; y < dst->n; y++)
-    hr_check_elem(res, t->op, t->dtype, &ref[y], d, y, "dst element %lld", (long long)y);
-  int64_t hits = hr_guard_hits(t->dtype, first, dst->n);
+    hr_check_elem(res, t->op, dst->t, &ref[y], d, y, "dst element %lld", (long long)y);
+  int64_t hits = hr_guard_hits(dst->t, first, dst->n);
   rj_status s = rj_memcpy_dtoh(ctx, src->device, got, src->dev, hr_buf_bytes(src));
   if (s) return s;
   if (memcmp(got, src->host, hr_buf_bytes(src))) {
@@ -106,7 +117,7 @@ rj_status hr_check_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opt
   const rj_tensor *t = &req->u.tensor;
   ir_tview v;
   ir_tensor_view(t, &v);
-  size_t bytes = (size_t)ir_dtype(t->dtype)->bytes;
+  size_t bytes = 8; /* the widest: an i64 index's destination included */
   int64_t most =
       (int64_t)(o->seed % 8) + v.extent > v.outputs ? (int64_t)(o->seed % 8) + v.extent : v.outputs;
   hr_buf src = {0}, dst = {0};
@@ -141,7 +152,8 @@ static rj_status bench_run(rj_ctx *ctx, void *ud, int i, double *ms) {
 /* Random slices (one block, repeated) and a random destination. */
 static rj_status bench_fill(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
                             int64_t outputs, tbench *b) {
-  size_t bytes = (size_t)ir_dtype(t->dtype)->bytes, dbytes = (size_t)outputs * bytes;
+  size_t bytes = (size_t)ir_dtype(t->dtype)->bytes;
+  size_t dbytes = (size_t)outputs * (size_t)ir_dtype(ir_op_result(t->op, t->dtype))->bytes;
   int dev = o->compile.device;
   void *host = malloc(b->slice > dbytes ? b->slice : dbytes);
   if (!host) return hr_nomem(ctx);

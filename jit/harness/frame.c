@@ -94,7 +94,8 @@ void hr_outside(rj_check_result *res, int64_t n, const char *fmt, ...) {
 void hr_check_elem(rj_check_result *res, rj_op op, rj_dtype t, const hr_value *ref, const void *got,
                    int64_t i, const char *fmt, ...) {
   double ae, re;
-  bool ok = hr_compare(op, t, ref, got, i, &ae, &re);
+  bool ok = hr_state_op(op) ? hr_state_compare(op, t, ref, got, i, &ae, &re)
+                            : hr_compare(op, t, ref, got, i, &ae, &re);
   res->checked++;
   if (!isinf(ae) && ae > res->max_abs_err) res->max_abs_err = ae;
   if (!isinf(re) && re > res->max_rel_err) res->max_rel_err = re;

@@ -3,6 +3,7 @@
  * passes/.  The map:
  *   oracle.c          inputs (RNG, poison), element access, the float64 / exact reference, the
  *                     comparison with the tolerances of docs/CLI.md ("redjit run")
+ *   oracle_state.c    the same for argmax argmin var std logsumexp (inputs drawn for them)
  *   frame.c           guarded device buffers, the first failure's note, one element's check
  *   results.c         options over the defaults, results as far as the caller's struct reaches
  *   bench.c           the one bench loop, and a kernel's bench over device buffers
@@ -59,6 +60,21 @@ void hr_oracle_tensor(const rj_tensor *t, const ir_tview *v, const void *src, co
 /* Compares got (element i of a dtype buffer) with ref; fills the error. */
 bool hr_compare(rj_op op, rj_dtype t, const hr_value *ref, const void *got, int64_t i,
                 double *abs_err, double *rel_err);
+
+/* ---------------------------------------------------------------- oracle_state.c
+ * argmax argmin var std logsumexp: inputs, reference and tolerance (docs/CLI.md, "redjit run"). */
+bool hr_state_op(rj_op op);
+/* Redraws the view's elements for op (after hr_fill_random): style (seed bits 3-4) 0 plain (ties
+ * for argmax / argmin), 1 and 2 hard (offsets, magnitudes, -inf rows and +inf elements), 3
+ * degenerate (every element equal; logsumexp: the largest magnitudes). */
+void hr_state_fill(hr_rng *g, const rj_tensor *t, const ir_tview *v, void *view, int style);
+/* Every output's reference: argmax / argmin in u (the index; -1: none), the others in f, with n
+ * (elements folded) in u and the error scale in mag. */
+void hr_state_ref(const rj_tensor *t, const ir_tview *v, const void *src, hr_value *ref);
+/* hr_compare for these ops (element i of got, in the result's dtype): argmax / argmin exact,
+ * the others within the tolerance of docs/CLI.md; NaN and inf exactly. */
+bool hr_state_compare(rj_op op, rj_dtype t, const hr_value *ref, const void *got, int64_t i,
+                      double *abs_err, double *rel_err);
 
 /* ---------------------------------------------------------------- frame.c */
 #define HR_GUARD 256 /* poisoned elements each side of every device buffer */

@@ -116,7 +116,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
       LLVMBuildZExt(e->B, tid, i64, ""), "lane");
   LLVMValueRef acc[16];
   tns_acc_init(e, t, acc, p.vec);
-  tns_row_segment(e, t, p.vec, CL_C * p.T, p.U, src, tns_i64(e, p.N), lane, acc);
+  tns_row_segment(e, t, p.vec, CL_C * p.T, p.U, src, tns_i64(e, p.N), lane, NULL, acc);
   LLVMValueRef val = tns_cta_reduce(e, t, tns_acc_total(e, t, acc, p.vec), tid, p.T);
   /* every CTA of the cluster is running from here on: CTA 0's shared memory exists */
   pass_call(e, "llvm.nvvm.barrier.cluster.wait", NULL, 0, NULL, 0);

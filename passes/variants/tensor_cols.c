@@ -49,6 +49,8 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, cols_plan 
   p->T = 256;
   p->U = 4;
   int64_t wave = (int64_t)sms * (65536 / TNS_REGS / p->T);
+  int64_t most_parts =
+      st_is(t->op) ? ((int64_t)8 << 24) / st_bytes(t->op, t->dtype) : (int64_t)1 << 24;
   for (int64_t bx = bxmax;; bx /= 2) {
     p->BX = (int)bx;
     p->BY = p->T / p->BX;
@@ -58,8 +60,8 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, cols_plan 
     int64_t most = (p->R + (int64_t)p->BY * p->U - 1) / ((int64_t)p->BY * p->U);
     if (S > most) S = most;
     if (S > 1024) S = 1024;
-    while (S > 1 && S * p->O * p->K > ((int64_t)1 << 24))
-      S /= 2; /* workspace <= 16M partials */
+    while (S > 1 && S * p->O * p->K > most_parts)
+      S /= 2; /* workspace <= 16M partials (states: <= 128 MiB) */
     if (S < 1) S = 1;
     p->rows = (p->R + S - 1) / S;
     p->S = (int)((p->R + p->rows - 1) / p->rows);
@@ -155,7 +157,7 @@ static void load_row(pass_emit *e, const rj_tensor *t, const cols_plan *p, const
     LLVMValueRef cc =
         LLVMBuildSelect(e->B, in, col, LLVMBuildSub(e->B, z->K, tns_i64(e, 1), ""), "");
     LLVMValueRef v = tns_load(e, t->dtype, pass_gep(e, ty, ptr, LLVMBuildMul(e->B, cc, z->KS, "")));
-    x[k] = tns_or_identity(e, t, in, v);
+    x[k] = st_is(t->op) ? v : tns_or_identity(e, t, in, v); /* (states: never stored) */
   }
 }
 
@@ -174,9 +176,13 @@ static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, cons
     ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, r, rend, "");
     load_row(e, t, p, z, rowbase, k0, fast, LLVMBuildSelect(e->B, ok[u], r, lastr, ""), x[u]);
   }
-  for (int u = 0; u < U; u++)
+  for (int u = 0; u < U; u++) {
+    LLVMValueRef ix = NULL; /* the row: the element's index (indexed ops only) */
+    if (st_indexed(t->op))
+      ix = tns_elem_idx(e, t, NULL, LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * p->BY), ""));
     for (int k = 0; k < p->vec; k++)
-      tns_acc_fold(e, t, acc[k], u ? tns_or_identity(e, t, ok[u], x[u][k]) : x[u][k]);
+      tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);
+  }
   pass_loop_end(e, &l1);
 }
 
@@ -185,7 +191,7 @@ static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, cons
  * the column totals of its tx into out[vec].  Ends after those reads (no trailing barrier). */
 static void fold_rows(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVMValueRef sm,
                       LLVMValueRef tx, LLVMValueRef ty_, LLVMValueRef *c, LLVMValueRef *out) {
-  LLVMTypeRef acc_ty = pass_acc_type(e, t->dtype);
+  LLVMTypeRef acc_ty = tns_acc_type(e, t);
   int W = p->BX * p->vec;
   LLVMValueRef col = LLVMBuildMul(e->B, tx, pass_i32(e, p->vec), "");
   LLVMValueRef mine = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, ty_, pass_i32(e, W), ""), col, "");
@@ -202,7 +208,7 @@ static void fold_rows(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVM
           pass_gep(e, acc_ty, sm, LLVMBuildAdd(e->B, mine, pass_i32(e, h * W + k), ""));
       LLVMValueRef a = LLVMBuildLoad2(e->B, acc_ty, pa, ""),
                    b = LLVMBuildLoad2(e->B, acc_ty, pb, "");
-      LLVMBuildStore(e->B, pass_combine(e, t->op, t->dtype, t->nan, a, b), pa);
+      LLVMBuildStore(e->B, tns_combine(e, t, a, b), pa);
     }
     pass_if_end(e, &f);
     pass_barrier_cta(e);
@@ -316,7 +322,7 @@ static void fold_split(cols_emit *c) {
 /* 4. The CTA's BY thread rows of c->acc folded into the column totals tot[vec]. */
 static void fold_cta(cols_emit *c, LLVMValueRef *tot) {
   pass_emit *e = c->e;
-  LLVMTypeRef acc_ty = pass_acc_type(e, c->t->dtype);
+  LLVMTypeRef acc_ty = tns_acc_type(e, c->t);
   LLVMValueRef v[16];
   for (int k = 0; k < c->p.vec; k++)
     v[k] = LLVMBuildLoad2(e->B, acc_ty, c->acc[k], "");
@@ -331,7 +337,7 @@ static void fold_cta(cols_emit *c, LLVMValueRef *tot) {
  * raw into the workspace at base + k. */
 static void store_columns(cols_emit *c, LLVMValueRef ws, LLVMValueRef base, LLVMValueRef *tot) {
   pass_emit *e = c->e;
-  LLVMTypeRef acc_ty = pass_acc_type(e, c->t->dtype);
+  LLVMTypeRef acc_ty = tns_acc_type(e, c->t);
   for (int k = 0; k < c->p.vec; k++) {
     LLVMValueRef col = LLVMBuildAdd(e->B, c->k0, tns_i64(e, k), "");
     pass_if in;
@@ -354,10 +360,10 @@ static void fold_partials(cols_emit *c, LLVMValueRef ws) {
   pass_emit *e = c->e;
   const rj_tensor *t = c->t;
   const cols_plan *p = &c->p;
-  LLVMTypeRef acc_ty = pass_acc_type(e, t->dtype);
+  LLVMTypeRef acc_ty = tns_acc_type(e, t);
   int Uf = c->runtime ? TNS_DYN_U : p->U;
   for (int k = 0; k < p->vec; k++)
-    LLVMBuildStore(e->B, pass_identity(e, t->op, t->dtype), c->acc[k]);
+    LLVMBuildStore(e->B, tns_identity(e, t), c->acc[k]);
   pass_loop fl;
   pass_loop_begin(e, &fl, c->ty64, c->z.S, tns_i64(e, (int64_t)Uf * p->BY));
   LLVMValueRef x[TNS_U][16], okk[TNS_U][16];
@@ -377,7 +383,7 @@ static void fold_partials(cols_emit *c, LLVMValueRef ws) {
     for (int k = 0; k < p->vec; k++) {
       LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, c->acc[k], "");
       LLVMValueRef xv = tns_or_identity(e, t, okk[u][k], x[u][k]);
-      LLVMBuildStore(e->B, pass_combine(e, t->op, t->dtype, t->nan, cur, xv), c->acc[k]);
+      LLVMBuildStore(e->B, tns_combine(e, t, cur, xv), c->acc[k]);
     }
   pass_loop_end(e, &fl);
 }
@@ -388,7 +394,7 @@ static void fold_partials(cols_emit *c, LLVMValueRef ws) {
 static void finish_split(cols_emit *c, LLVMValueRef row0, LLVMValueRef *tot) {
   pass_emit *e = c->e;
   const cols_plan *p = &c->p;
-  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), acc_ty = pass_acc_type(e, c->t->dtype);
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), acc_ty = tns_acc_type(e, c->t);
   LLVMValueRef ws =
       pass_global_array(e, acc_ty, c->runtime ? cols_ws_bound(c->sms, p) : p->S * p->O * p->K,
                         AS_GLOBAL, "rj_ws_part");
@@ -443,7 +449,7 @@ const pass_variant pass_variant_tensor_cols = {
     .kind = RJ_KIND_TENSOR,
     .summary = "column / middle-axis reductions: coalesced 16-byte column vectors, rows split over "
                "CTAs, last CTA folds in a fixed order",
-    .ops = PASS_OPS_SCALAR,
+    .ops = PASS_OPS_SCALAR | ST_OPS,
     .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),

@@ -79,7 +79,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     pass_if in;
     pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, ri, len, ""));
     LLVMValueRef off = LLVMBuildAdd(e->B, base, offset(e, &v, true, ri), "");
-    tns_acc_fold(e, t, acc[u], tns_load(e, t->dtype, pass_gep(e, ty, src, off)));
+    tns_fold_elem(e, t, acc[u], tns_load(e, t->dtype, pass_gep(e, ty, src, off)),
+                  tns_elem_idx(e, t, NULL, ri), NULL);
     pass_if_end(e, &in);
   }
   pass_loop_end(e, &l);
@@ -87,7 +88,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   int masks[5], nm = 0;
   for (int m = G / 2; m >= 1; m /= 2)
     masks[nm++] = m;
-  val = pass_bfly_tree(e, t->op, t->dtype, t->nan, val, pass_i32(e, -1), masks, nm, G);
+  val = tns_bfly_tree(e, t, val, pass_i32(e, -1), masks, nm, G);
   pass_if w;
   pass_if_begin(
       e, &w,
@@ -103,7 +104,7 @@ const pass_variant pass_variant_tensor_generic = {
     .prio = 5,
     .kind = RJ_KIND_TENSOR,
     .summary = "any strided view: lanes per output, index math with constant divisors (untuned)",
-    .ops = PASS_OPS_SCALAR,
+    .ops = PASS_OPS_SCALAR | ST_OPS,
     .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),

@@ -161,8 +161,8 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
 }
 
 static void segment(pass_emit *e, const rj_tensor *t, const rows_plan *p, LLVMValueRef base,
-                    LLVMValueRef len, LLVMValueRef lane, LLVMValueRef *acc) {
-  tns_row_segment(e, t, p->vec, p->G, p->U, base, len, lane, acc);
+                    LLVMValueRef len, LLVMValueRef lane, LLVMValueRef idx0, LLVMValueRef *acc) {
+  tns_row_segment(e, t, p->vec, p->G, p->U, base, len, lane, idx0, acc);
 }
 
 static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
@@ -179,7 +179,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   if (dyn) z = (rows_sizes){prm[0], prm[1], prm[2], p.S > 1 ? prm[3] : tns_i64(e, 1), prm[4]};
   tns_launch_bounds(e, p.T, 65536 / (p.regs * p.T));
   LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
-  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), acc_ty = pass_acc_type(e, t->dtype);
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), acc_ty = tns_acc_type(e, t);
   LLVMValueRef tid = pass_tid_x(e), bid = tns_ctaid(e);
   LLVMValueRef acc[64];
   int nacc = p.vec;
@@ -195,12 +195,12 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     LLVMValueRef rowc = LLVMBuildSelect(e->B, valid, row, tns_i64(e, 0), "");
     LLVMValueRef base = pass_gep(e, ty, src, LLVMBuildMul(e->B, rowc, z.RS, ""));
     LLVMValueRef len = LLVMBuildSelect(e->B, valid, z.N, tns_i64(e, 0), "");
-    segment(e, t, &p, base, len, lane, acc);
+    segment(e, t, &p, base, len, lane, NULL, acc);
     LLVMValueRef val = tns_acc_total(e, t, acc, nacc);
     int masks[5], nm = 0;
     for (int m = p.G / 2; m >= 1; m /= 2)
       masks[nm++] = m;
-    val = pass_bfly_tree(e, t->op, t->dtype, t->nan, val, pass_i32(e, -1), masks, nm, p.G);
+    val = tns_bfly_tree(e, t, val, pass_i32(e, -1), masks, nm, p.G);
     pass_if w;
     pass_if_begin(
         e, &w,
@@ -220,7 +220,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef len = LLVMBuildSelect(e->B, big, z.chunk, left, "len");
   LLVMValueRef off = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, z.RS, ""), start, "");
   LLVMValueRef tid64 = LLVMBuildZExt(e->B, tid, i64, "");
-  segment(e, t, &p, pass_gep(e, ty, src, off), len, tid64, acc);
+  segment(e, t, &p, pass_gep(e, ty, src, off), len, tid64, start, acc);
   LLVMValueRef val = tns_cta_reduce(e, t, tns_acc_total(e, t, acc, nacc), tid, p.T);
   LLVMValueRef t0 = LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), "");
   pass_if w;
@@ -243,13 +243,13 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_if l;
   pass_if_begin(e, &l, last);
   LLVMValueRef a = acc[0];
-  LLVMBuildStore(e->B, pass_identity(e, t->op, t->dtype), a);
+  LLVMBuildStore(e->B, tns_identity(e, t), a);
   pass_loop fl;
   pass_loop_begin(e, &fl, tid64, z.S, tns_i64(e, p.T));
   LLVMValueRef ix = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, z.S, ""), fl.i, "");
   LLVMValueRef part = tns_load_volatile(e, acc_ty, pass_gep(e, acc_ty, ws, ix));
   LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, a, "");
-  LLVMBuildStore(e->B, pass_combine(e, t->op, t->dtype, t->nan, cur, part), a);
+  LLVMBuildStore(e->B, tns_combine(e, t, cur, part), a);
   pass_loop_end(e, &fl);
   val = tns_cta_reduce(e, t, LLVMBuildLoad2(e->B, acc_ty, a, ""), tid, p.T);
   pass_if w2;
@@ -268,7 +268,7 @@ const pass_variant pass_variant_tensor_rows = {
     .kind = RJ_KIND_TENSOR,
     .summary = "1-D and row reductions: lanes or a CTA per row, 16-byte loads, split rows finish "
                "in one launch (last CTA folds, fixed order)",
-    .ops = PASS_OPS_SCALAR,
+    .ops = PASS_OPS_SCALAR | ST_OPS,
     .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),

@@ -482,5 +482,37 @@ def test_scalar_ops():
     assert "takes integer" in e.message
 
 
+def test_state_ops_requests():
+    A = _arrays
+    r = A.tensor_request((4, 8), None, (1,), "f32", "var", correction=0)
+    assert r["op"] == "var" and r["correction"] == 0
+    assert "correction" not in A.tensor_request((4, 8), None, (1,), "f32", "std")
+    for op, cls in (("argmax", "tensor_rows"), ("argmin", "tensor_rows"), ("var", "tensor_rows"),
+                    ("std", "tensor_rows"), ("logsumexp", "tensor_rows")):
+        t = redjit.explain(A.tensor_request((64, 512), None, (1,), "f32", op), target="sm_90")
+        assert f"{cls} prio=30 chosen" in t, t
+        t = redjit.explain(A.tensor_request((65540,), None, (0,), "f32", op), target="sm_90")
+        assert f'tensor_cluster prio=35 rejected: does not serve op "{op}"' in t, t
+    e = raises(redjit.RedjitError, redjit.compile,
+               A.tensor_request((4, 8), None, (1,), "f32", "argmax", accum=True), target="sm_90")
+    assert e.status == "RJ_EINVAL" and "accum" in e.message
+    e = raises(redjit.RedjitError, redjit.compile,
+               A.tensor_request((4, 8), None, (1,), "i32", "logsumexp"), target="sm_90")
+    assert "op" in e.message and "float" in e.message
+    if not _has_gpu():  # out's dtype: int64 for an index
+        x = FakeCAI((64, 32))
+        e = raises(redjit.RedjitError, redjit.reduce, x, "argmax", 1, out=FakeCAI((64,)))
+        assert "out: dtype" in e.message and "int64" in e.message, e.message
+        e = raises(redjit.RedjitError, redjit.reduce, x, "argmax", 1, out=FakeCAI((64,), "<i8"))
+        assert e.status == "RJ_ENODEV", e
+        e = raises(redjit.RedjitError, redjit.reduce, x, "var", 1, out=FakeCAI((64,)),
+                   correction=0)
+        assert e.status == "RJ_ENODEV", e
+
+
+if __name__ == "__main__":
+    _runner.main(globals())
+
+
 if __name__ == "__main__":
     _runner.main(globals())

@@ -409,5 +409,54 @@ def test_torch_scalar_ops():
     assert not bad, bad[:10]
 
 
+def test_torch_state_ops():
+    """argmax / argmin (exact, ties), var / std (corrections, offset data), logsumexp (large and
+    -inf rows) against torch, on contiguous, transposed and sliced views."""
+    torch = _torch()
+    torch.manual_seed(1)
+    bad = []
+    for dt in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        ties = ((torch.rand(37, 300, device="cuda") * 8).floor() / 4).to(dt)
+        noisy = (1e2 if dt == torch.float16 else 1e4) + torch.rand(37, 300, device="cuda",
+                                                                      dtype=torch.float64)
+        big = (torch.rand(37, 300, device="cuda", dtype=torch.float64) * 2 - 1) * 80
+        big[3] = -math.inf
+        for vname, x in _views(torch, ties):
+            for axis in (0, 1, -1):
+                if axis >= x.dim():
+                    continue
+                for op, f in (("argmax", torch.argmax), ("argmin", torch.argmin)):
+                    y = redjit.reduce(x, op, axis)
+                    torch.cuda.synchronize()
+                    if y.dtype != torch.int64 or not torch.equal(y, f(x, dim=axis)):
+                        bad.append((dt, vname, op, axis))
+        for name, src in (("noisy", noisy.to(dt)), ("big", big.to(dt))):
+            for vname, x in _views(torch, src):
+                for axis in (0, 1):
+                    xf = x.double()
+                    for op, corr in (("var", 1), ("var", 0), ("std", 1), ("logsumexp", None)):
+                        if name == "big" and op != "logsumexp":
+                            continue
+                        y = redjit.reduce(x, op, axis, correction=corr)
+                        torch.cuda.synchronize()
+                        if op == "logsumexp":
+                            ref = torch.logsumexp(xf, dim=axis)
+                        else:
+                            ref = getattr(torch, op)(xf, dim=axis, correction=corr)
+                        tol = {torch.float16: 2e-3, torch.bfloat16: 1e-2, torch.float32: 1e-4,
+                               torch.float64: 1e-10}[dt]
+                        if name == "noisy" and dt in (torch.float16, torch.float32):
+                            tol *= 100  # offset data: the working float's epsilon x the offset
+                        ok = torch.allclose(y.double(), ref, rtol=tol, atol=tol, equal_nan=True)
+                        if y.dtype != dt or not ok:
+                            bad.append((dt, name, vname, op, corr, axis,
+                                        (y.double() - ref).abs().max().item()))
+    assert not bad, bad[:10]
+
+
+if __name__ == "__main__":
+    _runner.main(globals())
+
+
 if __name__ == "__main__":
     _runner.main(globals())

@@ -16,8 +16,8 @@ import weakref
 
 from . import _arrays
 from ._arrays import ArrayInfo, describe, kept_shape, normalize_axes, tensor_request
-from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, KIND, NAN, OP, TREDUCE_MAX_DIMS,
-                   TREDUCE_PATH, Options, RedjitError, TreduceBuf, TreduceGroup, TreduceResult,
+from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, INDEX_OPS, KIND, NAN, OP,
+                   TREDUCE_MAX_DIMS, TREDUCE_PATH, Options, RedjitError, TreduceBuf, TreduceGroup, TreduceResult,
                    VariantInfo, lib, search_paths)
 
 __all__ = ["RedjitError", "Kernel", "Variant", "version", "variants", "compile", "compile_ir",
@@ -319,33 +319,37 @@ def _stream_of(stream, a):
                       "(an int handle, a torch / CuPy / Numba stream)")
 
 
-def _empty(a, shape):
+def _empty(a, shape, index=False):
+    """out for x's result: x's dtype, or int64 for an index (argmax / argmin)."""
     x = a.obj
     if a.framework == "torch":
-        return _arrays._torch.empty(shape, dtype=x.dtype, device=x.device)
+        t = _arrays._torch
+        return t.empty(shape, dtype=t.int64 if index else x.dtype, device=x.device)
     if a.framework == "cupy":
         import cupy
         with cupy.cuda.Device(a.device):
-            return cupy.empty(shape, dtype=x.dtype)
+            return cupy.empty(shape, dtype="int64" if index else x.dtype)
     if a.framework == "numba":
         from numba import cuda
-        return cuda.device_array(shape, dtype=x.dtype)
+        return cuda.device_array(shape, dtype="int64" if index else x.dtype)
     raise RedjitError("RJ_EINVAL", f"out: give out for a {a.framework} array (redjit allocates "
                       "only for torch, CuPy and Numba)")
 
 
-def _check_out(o, a, kept):
+def _check_out(o, a, kept, index=False):
     if o.shape != kept and not (kept == () and o.shape in ((1,), ())):
         raise RedjitError("RJ_EINVAL", f"out: shape {o.shape}, expected {kept}")
-    if o.dtype != a.dtype:
-        raise RedjitError("RJ_EINVAL", f"out: dtype {o.dtype}, expected {a.dtype}")
+    want = "i64" if index else a.dtype
+    if o.dtype != want:
+        raise RedjitError("RJ_EINVAL", f"out: dtype {o.dtype}, expected {want}"
+                          + (" (argmax / argmin give int64 indices)" if index else ""))
     if o.device != a.device:
         raise RedjitError("RJ_EINVAL", f"out: on device {o.device}, the source on {a.device}")
     if not _arrays.is_row_major(o.shape, o.strides):
         raise RedjitError("RJ_EINVAL", f"out: must be contiguous (row-major); strides {o.strides}")
 
 
-def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic):
+def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction):
     """What a repeated reduce of this layout needs: (C function, handle, third argument, kept
     shape).  Not dynamic: rj_tensor_launch of the kernel rj_compile made for the request (the
     context owns it), then the parsed request is freed.  Dynamic: rj_reduce of the parsed
@@ -357,8 +361,9 @@ def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic):
         if accum:
             raise RedjitError("RJ_EINVAL", "out: accum folds out's old values in: give out")
     else:
-        _check_out(o, a, kept)
-    rq = tensor_request(a.shape, a.strides, axes, a.dtype, op, nan, accum, deterministic, dynamic)
+        _check_out(o, a, kept, op in INDEX_OPS)
+    rq = tensor_request(a.shape, a.strides, axes, a.dtype, op, nan, accum, deterministic, dynamic,
+                        correction)
     opts = c.options(a.device)
     if dynamic:
         rkey = json.dumps(rq, sort_keys=True)
@@ -384,27 +389,31 @@ def _memo_put(c, key, entry):
 _TENSOR = None      # torch.Tensor, once a torch tensor has been seen
 _RAW_STREAM = None  # torch's current stream handle of a device (an int)
 _EMPTY = None       # torch.empty
+_INT64 = None       # torch.int64
 
 
 def _torch_seen():
-    global _TENSOR, _RAW_STREAM, _EMPTY
+    global _TENSOR, _RAW_STREAM, _EMPTY, _INT64
     t = _arrays._torch
     if t is None or _TENSOR is not None:
         return
     raw = getattr(t._C, "_cuda_getCurrentRawStream", None)
     _RAW_STREAM = raw if raw is not None else (lambda d: t.cuda.current_stream(d).cuda_stream)
     _EMPTY = t.empty
+    _INT64 = t.int64
     _TENSOR = t.Tensor
 
 
 def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, stream=None,
-           deterministic=True, dynamic=False):
+           deterministic=True, dynamic=False, correction=None):
     """Reduces x (a torch CUDA tensor, a __cuda_array_interface__ array, or a CUDA __dlpack__
     object) over `axis` (None: every dim; an int or a tuple, negatives from the end) with op
-    (a name of OP: "sum", "max", "min", "prod", "and" / "or" / "xor" of integers, "mean" of
-    floats: docs/REQUESTS.md, "Ops") into out (allocated by x's framework when None: the kept dims,
-    row-major, shape () for a full reduction), on `stream` (None: the framework's current stream)
-    without waiting.  Returns out."""
+    (a name of OP: "sum", "max", "min", "prod", "and" / "or" / "xor" of integers, "argmax" /
+    "argmin", "mean" / "var" / "std" / "logsumexp" of floats: docs/REQUESTS.md, "Ops") into out
+    (allocated by x's framework when None: the kept dims, row-major, shape () for a full
+    reduction), on `stream` (None: the framework's current stream) without waiting.  Returns out.
+    argmax / argmin write int64 indices (the first of ties; out allocated as int64); var / std
+    divide by N - correction (None: 1, as torch.var)."""
     try:
         c = _tls.ctx
     except AttributeError:
@@ -418,34 +427,37 @@ def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, st
         dev = x.get_device()
         if out is None:
             tkey = (x.shape, x.stride(), x.dtype, dev, axis, op, nan, accum, deterministic,
-                    dynamic)
+                    dynamic, correction)
         elif out.__class__ is _TENSOR and out.is_cuda:
             tkey = (x.shape, x.stride(), x.dtype, dev, axis, op, nan, accum, deterministic,
-                    dynamic, out.shape, out.is_contiguous(), out.dtype, out.get_device())
+                    dynamic, correction, out.shape, out.is_contiguous(), out.dtype,
+                    out.get_device())
         e = c.memo.get(tkey)
         if e is not None:
             fn, h, arg, kept = e
             if out is None:
-                out = _EMPTY(kept, dtype=x.dtype, device=x.device)
+                out = _EMPTY(kept, dtype=_INT64 if op in INDEX_OPS else x.dtype,
+                             device=x.device)
             s = fn(c.vptr, h, arg, x.data_ptr(), out.data_ptr(),
                    _RAW_STREAM(dev) if stream is None else _stream_of(stream, None))
             if s:
                 raise c.fail(s)
             return out
     return _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, deterministic,
-                             dynamic)
+                             dynamic, correction)
 
 
-def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, deterministic, dynamic):
+def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, deterministic, dynamic,
+                      correction):
     """reduce for any array (and a torch layout seen for the first time): the arrays described,
     their layout looked up in the memo or prepared."""
     a = describe(x)
     o = None if out is None else describe(out, "out")
     key = (a.shape, a.strides, a.dtype, a.device, axis, op, nan, accum, deterministic, dynamic,
-           None if o is None else (o.shape, o.strides, o.dtype, o.device))
+           correction, None if o is None else (o.shape, o.strides, o.dtype, o.device))
     e = c.memo.get(key)
     if e is None:
-        e = _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic)
+        e = _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction)
         _memo_put(c, key, e)
     if tkey is not None:
         _memo_put(c, tkey, e)
@@ -453,7 +465,7 @@ def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, determinist
         _torch_seen()
     fn, h, arg, kept = e
     if out is None:
-        out = _empty(a, kept)
+        out = _empty(a, kept, op in INDEX_OPS)
         o = describe(out, "out")
     s = fn(c.vptr, h, arg, a.ptr, o.ptr, _stream_of(stream, a))
     if s:

@@ -72,9 +72,10 @@ def kept_shape(shape, axes):
 
 
 def tensor_request(shape, strides, axes, dtype, op="sum", nan="propagate", accum=False,
-                   deterministic=True, dynamic=False):
+                   deterministic=True, dynamic=False, correction=None):
     """The JSON dict of a tensor request.  shape: the source view's sizes (a 0-d array is [1]);
-    strides: element strides or None (row-major); axes: normalised dims (normalize_axes)."""
+    strides: element strides or None (row-major); axes: normalised dims (normalize_axes);
+    correction: var / std's divisor N - correction (None: the default, 1)."""
     if dtype not in ITEMSIZE:
         raise _einval(f"dtype: unknown value {dtype!r}")
     if len(shape) == 0:  # a 0-d array: one element
@@ -92,6 +93,8 @@ def tensor_request(shape, strides, axes, dtype, op="sum", nan="propagate", accum
         req["deterministic"] = False
     if dynamic:
         req["dynamic"] = True
+    if correction is not None:
+        req["correction"] = int(correction)
     return req
 
 

@@ -71,7 +71,9 @@ class TreduceResult(ctypes.Structure):  # rj_treduce_result
 # Stable enum values of include/redjit.h.
 KIND = {"tile": 1, "subgroup": 2, "tensor": 3, "treduce": 4}
 # rj_op: which dtypes each takes and the kinds that serve it, docs/REQUESTS.md "Ops".
-OP = {"sum": 0, "max": 1, "min": 2, "prod": 3, "and": 4, "or": 5, "xor": 6, "mean": 9}
+OP = {"sum": 0, "max": 1, "min": 2, "prod": 3, "and": 4, "or": 5, "xor": 6, "argmax": 7,
+      "argmin": 8, "mean": 9, "var": 10, "std": 11, "logsumexp": 12}
+INDEX_OPS = ("argmax", "argmin")  # their result is an int64 index
 DTYPE = {"f16": 0, "bf16": 1, "f32": 2, "f64": 3, "i32": 4, "u32": 5, "i64": 6, "u64": 7}
 ITEMSIZE = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8}
 NAN = {"propagate": 0, "ignore": 1}

@@ -1,0 +1,43 @@
+/* Ops whose accumulator is a state of several fields (passes/state.c): argmax / argmin (the
+ * extreme and its index), var / std (Welford: count, mean, M2), logsumexp (the running max m and
+ * the sum s of exp(x - m)).  A state is an LLVM struct value; the tensor variants hold it where
+ * they hold a sum/max/min accumulator (registers, shared memory, the split workspaces) and fold it
+ * with st_combine in the same fixed orders, so every result is deterministic.
+ *
+ *   argmax / argmin  {acc value, i64 index}; identity {-inf / +inf (integers: the limits), -1}.
+ *                    a beats b on a larger (smaller) value, or an equal value and a smaller index
+ *                    (unsigned: the identity's -1 loses every tie); under nan "propagate" a NaN
+ *                    beats every number and NaNs tie.  A total order: any fold order gives the
+ *                    first index of the extreme.
+ *   var / std        {i64 n, W mean, W M2}, W = f32 (f16 bf16 f32) or f64; Chan's combine, an
+ *                    empty side returned exactly; result M2 / max(0, n - correction) (as torch:
+ *                    inf or nan when n <= correction), std its square root.
+ *   logsumexp        {W m, W s}; one exp per combine (the smaller max's sum is scaled); result
+ *                    m + log(s): -inf for -inf rows (and empty ones), +inf when an element is.
+ * Under nan "ignore" a NaN element folds as the identity (st_elem). */
+#ifndef RJ_PASSES_STATE_H
+#define RJ_PASSES_STATE_H
+
+#include "passes.h"
+
+#define ST_OPS                                                                                     \
+  (PASS_OP(RJ_OP_ARGMAX) | PASS_OP(RJ_OP_ARGMIN) | PASS_OP(RJ_OP_VAR) | PASS_OP(RJ_OP_STD) |       \
+   PASS_OP(RJ_OP_LOGSUMEXP))
+
+bool st_is(rj_op op);      /* a state op */
+bool st_indexed(rj_op op); /* argmax / argmin: folds need each element's index */
+/* Bytes of one state (workspace sizing). */
+int st_bytes(rj_op op, rj_dtype t);
+LLVMTypeRef st_type(pass_emit *e, const rj_tensor *t);
+LLVMValueRef st_identity(pass_emit *e, const rj_tensor *t);
+/* The state of one element x (acc type) at index idx (i64; NULL unless st_indexed). */
+LLVMValueRef st_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef idx);
+LLVMValueRef st_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b);
+/* shfl.sync.bfly of a state, field by field (64-bit fields as two 32-bit shuffles). */
+LLVMValueRef st_shfl_bfly(pass_emit *e, LLVMValueRef v, LLVMValueRef mm, int lanemask, int width);
+/* The result in the storage type of ir_op_result (argmax: the i64 index). */
+LLVMValueRef st_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s);
+/* A volatile load of a state, field by field. */
+LLVMValueRef st_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p);
+
+#endif

@@ -1,0 +1,260 @@
+/* The host check of passes/state.c (tests/state_host/run.sh): the functions state_gen built,
+ * compiled for x86, fold random inputs along random binary trees (either operand first), as the
+ * GPU's lanes, warps and CTAs may: argmax / argmin must give the reference's index exactly in
+ * every order (ties -> the first index; NaN under both policies; -0.0; -inf; all-NaN rows -> -1),
+ * var / std / logsumexp must be within the bound `redjit run` uses (docs/CLI.md) of a long-double
+ * two-pass reference (offsets, huge magnitudes, -inf rows, +inf and NaN elements), and var's
+ * n <= correction must give inf or NaN as torch.  Prints the worst error / bound per op. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+typedef struct {
+  _Alignas(16) unsigned char b[32];
+} S;
+typedef void (*combf)(S *, S *, S *);
+typedef void (*elemf)(double, int64_t, S *);
+typedef void (*idf)(S *);
+typedef double (*finf)(S *);
+#define DECL(o, d, n)                                                                              \
+  void comb_##o##_##d##_##n(S *, S *, S *);                                                        \
+  void elem_##o##_##d##_##n(double, int64_t, S *);                                                 \
+  void id_##o##_##d##_##n(S *);                                                                    \
+  double fin_##o##_##d##_##n(S *);
+#define DT(o, n) DECL(o, f16, n) DECL(o, f32, n) DECL(o, f64, n)
+DT(argmax, 0)
+DT(argmax, 1) DT(argmin, 0) DT(argmin, 1) DT(var, 0) DT(var, 1) DT(std, 0) DT(std, 1) DT(lse, 0)
+    DT(lse, 1) DECL(argmax, i32, 0) DECL(argmax, i32, 1) DECL(argmin, i32, 0) DECL(argmin, i32, 1)
+        DECL(var_c3, f32, 0) typedef struct {
+  combf c;
+  elemf e;
+  idf i;
+  finf f;
+} F;
+#define MK(o, d, n)                                                                                \
+  (F) {                                                                                            \
+    comb_##o##_##d##_##n, elem_##o##_##d##_##n, id_##o##_##d##_##n, fin_##o##_##d##_##n            \
+  }
+static uint64_t rs = 88172645463325252ull;
+static uint64_t rnd(void) {
+  rs ^= rs << 13;
+  rs ^= rs >> 7;
+  rs ^= rs << 17;
+  return rs;
+}
+static double urand(void) {
+  return (double)(rnd() >> 11) * 0x1p-53;
+}
+/* reduce states [lo, hi) by a random tree */
+static void tree(F f, S *st, int lo, int hi, S *out) {
+  if (hi - lo == 0) {
+    f.i(out);
+    return;
+  }
+  if (hi - lo == 1) {
+    *out = st[lo];
+    return;
+  }
+  int mid = lo + 1 + (int)(rnd() % (uint64_t)(hi - lo - 1));
+  S a, b;
+  tree(f, st, lo, mid, &a);
+  tree(f, st, mid, hi, &b);
+  if (rnd() & 1)
+    f.c(&a, &b, out);
+  else
+    f.c(&b, &a, out);
+}
+static float r16(double x) { /* round to f16 precision roughly: use float then keep 11 bits */
+  if (isnan(x) || isinf(x)) return (float)x;
+  int e;
+  double m = frexp(x, &e);
+  m = nearbyint(m * 2048) / 2048;
+  return (float)ldexp(m, e);
+}
+static int fails;
+static void arg_test(F f, int isint, int f16, int nanign, int mx) {
+  for (int trial = 0; trial < 2000; trial++) {
+    int n = 1 + (int)(rnd() % 70);
+    double x[80];
+    S st[80];
+    int nnan = rnd() % 4 == 0 ? 1 + (int)(rnd() % 3) : 0;
+    for (int i = 0; i < n; i++)
+      x[i] = isint ? (double)((int)(rnd() % 5) - 2) : floor(urand() * 5) / 4 - 0.5;
+    if (!isint) {
+      for (int k = 0; k < nnan; k++)
+        x[rnd() % n] = NAN;
+      if (rnd() % 10 == 0) x[rnd() % n] = -INFINITY;
+      if (rnd() % 10 == 0) x[rnd() % n] = -0.0;
+    }
+    if (!isint && rnd() % 20 == 0)
+      for (int i = 0; i < n; i++)
+        x[i] = NAN;
+    if (f16)
+      for (int i = 0; i < n; i++)
+        x[i] = r16(x[i]);
+    int64_t best = -1;
+    double bv = 0;
+    for (int i = 0; i < n; i++) {
+      if (isnan(x[i])) {
+        if (nanign) continue;
+        best = i;
+        break;
+      }
+      if (best < 0 || (mx ? x[i] > bv : x[i] < bv)) best = i, bv = x[i];
+    }
+    for (int i = 0; i < n; i++)
+      f.e(x[i], i, &st[i]);
+    S out;
+    tree(f, st, 0, n, &out);
+    double got = f.f(&out);
+    if (got != (double)best) {
+      if (fails++ < 10)
+        printf("arg mx=%d int=%d ign=%d n=%d: got %g want %lld\n", mx, isint, nanign, n, got,
+               (long long)best);
+    }
+  }
+}
+static void var_test(F f, int wide, int isstd, int nanign, const char *name) {
+  double worst = 0;
+  for (int trial = 0; trial < 3000; trial++) {
+    int n = 1 + (int)(rnd() % 2000);
+    static double x[4000];
+    static S st[4000];
+    double off = trial % 3 == 0 ? (wide ? 1e8 : 1e4) : trial % 3 == 1 ? 0 : 1;
+    double sc = trial % 7 == 0 ? 1e10 : 1;
+    for (int i = 0; i < n; i++) {
+      x[i] = off + (urand() * 2 - 1) * sc;
+      if (!wide) x[i] = (float)x[i];
+    }
+    int hasnan = rnd() % 8 == 0;
+    if (hasnan) x[rnd() % n] = NAN;
+    long double s = 0;
+    int64_t c = 0;
+    for (int i = 0; i < n; i++)
+      if (!isnan(x[i])) s += x[i], c++;
+    long double mean = c ? s / c : 0, m2 = 0;
+    for (int i = 0; i < n; i++)
+      if (!isnan(x[i])) m2 += (x[i] - mean) * (x[i] - mean);
+    double d = c - 1 > 0 ? (double)(c - 1) : 0.0;
+    double ref = (double)m2 / d;
+    if (isstd) ref = sqrt(ref);
+    if (hasnan && !nanign) ref = NAN;
+    for (int i = 0; i < n; i++)
+      f.e(x[i], 0, &st[i]);
+    S out;
+    tree(f, st, 0, n, &out);
+    double got = f.f(&out);
+    if (isnan(ref) || isinf(ref)) {
+      if (!(isnan(ref) && isnan(got)) && got != ref) {
+        if (fails++ < 10) printf("%s ign=%d n=%d got %g want %g\n", name, nanign, n, got, ref);
+      }
+      continue;
+    }
+    double rel = fabs(got - ref) / (fabs(ref) + 1e-300);
+    double pop = (double)(m2 / c);
+    double scale = (pop + fabs((double)mean) * sqrt(pop)) /
+                   (isstd ? 2 * ref * ref : pop); /* relative allowance factor */
+    double eps = wide ? 0x1p-52 : 0x1p-23;
+    double allowed = eps * (16 + 2 * sqrt((double)c)) * scale + (wide ? 0 : 2 * 0x1p-24);
+    if (rel / allowed > worst) worst = rel / allowed;
+    if (rel > allowed) {
+      if (fails++ < 10)
+        printf("%s n=%d off=%g got %.17g want %.17g rel %g allowed %g\n", name, n, off, got, ref,
+               rel, allowed);
+    }
+  }
+  printf("%s ign=%d worst err/allowed %.3g\n", name, nanign, worst);
+}
+static void lse_test(F f, int wide, int nanign, const char *name) {
+  double worst = 0;
+  for (int trial = 0; trial < 3000; trial++) {
+    int n = 1 + (int)(rnd() % 1000);
+    static double x[2000];
+    static S st[2000];
+    double sc = trial % 4 == 0   ? 1
+                : trial % 4 == 1 ? 80
+                : trial % 4 == 2 ? 1e4
+                                 : (wide ? 1e300 : 1e30);
+    for (int i = 0; i < n; i++) {
+      x[i] = (urand() * 2 - 1) * sc;
+      if (!wide) x[i] = (float)x[i];
+    }
+    int kind = (int)(rnd() % 10);
+    if (kind == 0)
+      for (int i = 0; i < n; i++)
+        x[i] = -INFINITY;
+    if (kind == 1) x[rnd() % n] = INFINITY;
+    if (kind == 2) x[rnd() % n] = NAN;
+    if (kind == 3) x[rnd() % n] = -INFINITY;
+    double m = -INFINITY;
+    int nan = 0;
+    int c = 0;
+    for (int i = 0; i < n; i++) {
+      if (isnan(x[i])) {
+        nan = 1;
+        continue;
+      }
+      if (x[i] > m) m = x[i];
+      c++;
+    }
+    long double s = 0;
+    if (isfinite(m))
+      for (int i = 0; i < n; i++)
+        if (!isnan(x[i])) s += expl((long double)x[i] - m);
+    double ref = (nan && !nanign) ? NAN : isfinite(m) ? m + (double)logl(s) : m;
+    for (int i = 0; i < n; i++)
+      f.e(x[i], 0, &st[i]);
+    S out;
+    tree(f, st, 0, n, &out);
+    double got = f.f(&out);
+    if (!isfinite(ref) || !isfinite(got)) {
+      if (!(isnan(ref) && isnan(got)) && got != ref) {
+        if (fails++ < 10) printf("%s kind=%d n=%d got %g want %g\n", name, kind, n, got, ref);
+      }
+      continue;
+    }
+    double eps = wide ? 0x1p-52 : 0x1p-23;
+    double allowed = eps * (16 + 2 * sqrt((double)c)) * (fabs(m) + 1);
+    double err = fabs(got - ref);
+    if (err / allowed > worst) worst = err / allowed;
+    if (err > allowed) {
+      if (fails++ < 10) printf("%s sc=%g n=%d got %.17g want %.17g\n", name, sc, n, got, ref);
+    }
+  }
+  printf("%s ign=%d worst err/allowed %.3g\n", name, nanign, worst);
+}
+int main(void) {
+  for (int ign = 0; ign < 2; ign++) {
+    F a[2][4] = {{ign ? MK(argmax, f32, 1) : MK(argmax, f32, 0),
+                  ign ? MK(argmax, f16, 1) : MK(argmax, f16, 0),
+                  ign ? MK(argmax, f64, 1) : MK(argmax, f64, 0),
+                  ign ? MK(argmax, i32, 1) : MK(argmax, i32, 0)},
+                 {ign ? MK(argmin, f32, 1) : MK(argmin, f32, 0),
+                  ign ? MK(argmin, f16, 1) : MK(argmin, f16, 0),
+                  ign ? MK(argmin, f64, 1) : MK(argmin, f64, 0),
+                  ign ? MK(argmin, i32, 1) : MK(argmin, i32, 0)}};
+    for (int mx = 0; mx < 2; mx++)
+      for (int d = 0; d < 4; d++)
+        arg_test(a[1 - mx][d], d == 3, d == 1, ign, mx);
+    var_test(ign ? MK(var, f32, 1) : MK(var, f32, 0), 0, 0, ign, "var f32");
+    var_test(ign ? MK(var, f64, 1) : MK(var, f64, 0), 1, 0, ign, "var f64");
+    var_test(ign ? MK(std, f32, 1) : MK(std, f32, 0), 0, 1, ign, "std f32");
+    var_test(ign ? MK(std, f64, 1) : MK(std, f64, 0), 1, 1, ign, "std f64");
+    lse_test(ign ? MK(lse, f32, 1) : MK(lse, f32, 0), 0, ign, "lse f32");
+    lse_test(ign ? MK(lse, f64, 1) : MK(lse, f64, 0), 1, ign, "lse f64");
+  }
+  /* n <= correction: M2 / 0 */
+  F c1 = MK(var, f32, 0), c3 = MK(var_c3, f32, 0);
+  S st[3], out;
+  c1.e(2.0, 0, &st[0]);
+  if (!isnan(c1.f(&st[0]))) fails++, printf("var of one element (correction 1): not NaN\n");
+  c3.e(1.0, 0, &st[0]), c3.e(2.0, 0, &st[1]), c3.c(&st[0], &st[1], &out);
+  if (!isinf(c3.f(&out))) fails++, printf("var of two elements (correction 3): not inf\n");
+  c3.e(1.0, 0, &st[0]), c3.e(1.0, 0, &st[1]), c3.c(&st[0], &st[1], &out);
+  if (!isnan(c3.f(&out))) fails++, printf("var of equal elements (correction 3): not NaN\n");
+  c1.i(&st[2]);
+  if (!isnan(c1.f(&st[2]))) fails++, printf("var of no element: not NaN\n");
+  printf("fails %d\n", fails);
+  return fails != 0;
+}

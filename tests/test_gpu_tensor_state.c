@@ -1,0 +1,143 @@
+/* GPU suite for the state ops (argmax argmin var std logsumexp) of tensor requests: every op x
+ * dtype x class (rows, cols, generic; each also forced onto tensor_generic) x nan policy x input
+ * style, shapes with tails, misaligned starts (seed mod 8), strided and broadcast views, rows and
+ * columns split over CTAs, runtime-size kernels, and var's correction — each against the
+ * long-double oracle of jit/harness/oracle_state.c (argmax / argmin exact, the first index of
+ * ties), every launch twice (bitwise equal).  Input styles (seed bits 3-4): 0 ties (argmax) or
+ * plain, 1 large offsets (var: 1e4 + noise in f32) or exp overflow territory (logsumexp x 80),
+ * 2 huge magnitudes, -inf rows and +inf elements, 3 constant rows or the largest magnitudes.
+ * Skips without a GPU. */
+#include "rjtest.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+static rj_ctx *ctx;
+static int gpu;
+static int cases_run;
+
+static const char *const sops[] = {"argmax", "argmin", "var", "std", "logsumexp"};
+static const char *const dtypes[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64", "u64"};
+static const char *const nans[] = {"propagate", "propagate", "ignore"};
+
+static void setup(void) {
+  ctx = rj_ctx_new();
+  gpu = rjt_have_gpu(ctx);
+}
+static void teardown(void) {
+  rj_ctx_free(ctx);
+}
+
+static const char *const shapes[] = {
+    "\"shape\":[1]",
+    "\"shape\":[7]",
+    "\"shape\":[65536]",
+    "\"shape\":[1000003]",
+    "\"shape\":[13,17],\"axes\":[1]",
+    "\"shape\":[13,17],\"axes\":[0]",
+    "\"shape\":[4099,33],\"axes\":[1]",
+    "\"shape\":[33,4099],\"axes\":[0]",
+    "\"shape\":[3,300007],\"axes\":[1]",
+    "\"shape\":[30011,5],\"axes\":[0]",
+    "\"shape\":[5,7,11],\"axes\":[1]",
+    "\"shape\":[5,7,11],\"axes\":[0,2]",
+    "\"shape\":[4,6,8,10],\"axes\":[1,3]",
+    "\"shape\":[9,1000],\"strides\":[1003,1],\"axes\":[1]",
+    "\"shape\":[100,37],\"strides\":[1,101],\"axes\":[0]",
+    "\"shape\":[50,20],\"strides\":[40,2],\"axes\":[1]",
+    "\"shape\":[8,16],\"strides\":[0,1],\"axes\":[0]",
+};
+#define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
+
+/* one request, one run per input style (seed = style * 8 + a start offset) */
+static void run_styles(const char *json, int nan_count) {
+  for (int style = 0; style < 4; style++)
+    rjt_run_ok(ctx, json, (uint64_t)(style * 8 + (style * 3 + cases_run) % 8), nan_count);
+  cases_run++;
+}
+
+START_TEST(every_op_dtype_shape) {
+  if (!gpu) return;
+  for (int o = 0; o < 5; o++)
+    for (int d = 0; d < 8; d++) {
+      if (d >= 4 && o >= 2) continue; /* var std logsumexp: floats only */
+      for (int n = 0; n < (d < 4 ? 3 : 1); n++)
+        for (int g = 0; g < 2; g++) {
+          char req[512];
+          snprintf(req, sizeof req,
+                   "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"nan\":\"%s\"%s}",
+                   sops[o], dtypes[d], shapes[_i], nans[n],
+                   g ? ",\"variant\":\"tensor_generic\"" : "");
+          run_styles(req, n ? 3 : 0);
+        }
+    }
+}
+END_TEST
+
+START_TEST(runtime_size) {
+  if (!gpu) return;
+  for (int o = 0; o < 5; o++)
+    for (int d = 0; d < 4; d++) {
+      char req[512];
+      snprintf(req, sizeof req,
+               "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"dynamic\":true}", sops[o],
+               dtypes[d], shapes[_i]);
+      run_styles(req, 0);
+    }
+}
+END_TEST
+
+/* long rows and tall columns: split over CTAs, the last CTA folds the states */
+START_TEST(splits) {
+  if (!gpu) return;
+  const char *sh[] = {"\"shape\":[2,3000001],\"axes\":[1]", "\"shape\":[200003,64],\"axes\":[0]",
+                      "\"shape\":[4,50001,3],\"axes\":[1]"};
+  for (int i = 0; i < 3; i++)
+    for (int o = 0; o < 5; o++)
+      for (int d = 0; d < 4; d++)
+        for (int dyn = 0; dyn < 2; dyn++) {
+          char req[512];
+          snprintf(req, sizeof req, "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s%s}",
+                   sops[o], dtypes[d], sh[i], dyn ? ",\"dynamic\":true" : "");
+          run_styles(req, 0);
+          if (dyn) continue;
+          snprintf(req, sizeof req,
+                   "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"nan\":\"ignore\"}",
+                   sops[o], dtypes[d], sh[i]);
+          rjt_run_ok(ctx, req, 1, 5);
+        }
+}
+END_TEST
+
+/* var / std corrections, n <= correction included (inf or nan, as torch) */
+START_TEST(corrections) {
+  if (!gpu) return;
+  const char *sh[] = {"\"shape\":[64,1],\"axes\":[1]", "\"shape\":[64,2],\"axes\":[1]",
+                      "\"shape\":[3,1000],\"axes\":[1]", "\"shape\":[1000,3],\"axes\":[0]"};
+  for (int i = 0; i < 4; i++)
+    for (int o = 2; o < 4; o++)
+      for (int c = 0; c < 4; c++) {
+        char req[512];
+        snprintf(req, sizeof req,
+                 "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"f32\",%s,\"correction\":%d}",
+                 sops[o], sh[i], c == 3 ? 5 : c);
+        run_styles(req, 0);
+      }
+}
+END_TEST
+
+int main(void) {
+  if (!rjt_gpu_present()) return RJT_SKIP;
+  Suite *s = suite_create("gpu_tensor_state");
+  TCase *tc = tcase_create("gpu");
+  tcase_set_timeout(tc, 1200);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_loop_test(tc, every_op_dtype_shape, 0, NSHAPES);
+  tcase_add_loop_test(tc, runtime_size, 0, NSHAPES);
+  tcase_add_test(tc, splits);
+  tcase_add_test(tc, corrections);
+  suite_add_tcase(s, tc);
+  int failed = rjt_run_in_process(s);
+  printf("%d state-op request cases run\n", cases_run);
+  return failed ? 1 : 0;
+}
