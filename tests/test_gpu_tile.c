@@ -261,8 +261,8 @@ START_TEST(local_looped) {
       for (int d = 0; d < 8; d++)
         for (int acc = 0; acc < 2; acc++) {
           if (c > 0 && d != 0 && d != 2 && d != 6) continue; /* f16, f32, i64 past the first */
-          run(rjt_fmt("{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"accum\":%s}",
-                      ops[o], all_dtypes[d], cases[c], acc ? "true" : "false"),
+          run(rjt_fmt("{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"accum\":%s}", ops[o],
+                      all_dtypes[d], cases[c], acc ? "true" : "false"),
               2);
         }
 }
