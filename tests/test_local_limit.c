@@ -19,7 +19,8 @@ static double cpu_seconds(void) {
 }
 
 /* Parses json; when valid, compiles it for sm_90 (no disk cache) and returns the CPU seconds
- * taken (the PTX's use of local memory in *local), else -1 with the message in msg. */
+ * taken (the PTX's use of local memory in *local), else (refused, or no variant) -1 with the
+ * message in msg. */
 static double local_compile(const char *json, char *msg, size_t n, int *local) {
   rj_ctx *ctx = rj_ctx_new();
   ck_assert_int_eq(rj_ctx_set_disk_cache(ctx, NULL), RJ_OK);
@@ -33,6 +34,11 @@ static double local_compile(const char *json, char *msg, size_t n, int *local) {
     double t0 = cpu_seconds();
     rj_status s = rj_compile(ctx, &r, &o, &k);
     took = cpu_seconds() - t0;
+    if (s == RJ_ENOVARIANT) { /* declined by the variants: the message, as for a refusal */
+      snprintf(msg, n, "%s", rj_errmsg(ctx));
+      rj_ctx_free(ctx);
+      return -1;
+    }
     ck_assert_msg(s == RJ_OK, "compile failed (%s): %s\n  %s", rj_status_name(s), rj_errmsg(ctx),
                   json);
     if (local) *local = strstr(rj_kernel_text(k, RJ_EMIT_PTX), "__local_depot") != NULL;
@@ -86,6 +92,15 @@ static void expect_local(const char *json, int looped, const char *refusal) {
       "[128,%d],\"stride\":[\"1@thread\",1]}},\"axes\":[2]}",                                      \
       E, E, E, E)
 
+/* Outputs (a, b, c) of 2 x 2 x C, each folding 2 slots: the src slots go c-major, the dst slots
+ * b-major, so that looping leaves C loop nests (one per c) */
+#define IRREGULAR(C)                                                                               \
+  rjt_fmt("{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"i64\",\"scope\":\"thread\",\"src\":"      \
+          "{\"mem\":\"local\",\"shape\":[2,2,%d,2],\"layout\":{\"shape\":[2,2,%d,2],\"stride\":"   \
+          "[1,%d,4,2]}},\"dst\":{\"mem\":\"local\",\"shape\":[2,2,%d],\"layout\":{\"shape\":"      \
+          "[2,2,%d],\"stride\":[1,2,4]}},\"axes\":[3],\"accum\":true}",                            \
+          C, C, 4 * (C), C, C)
+
 START_TEST(local_slot_limit) {
   static const char *const dt[] = {"i64", "f32", "f16"};
   for (int i = 0; i < 3; i++) {
@@ -107,6 +122,12 @@ START_TEST(local_slot_limit) {
   expect_local(THREAD_2D(1023), 1, NULL); /* 4092 + 4 */
   expect_local(THREAD_2D(1024), -1, "dst.shape: 4 register slots per thread, and src has 4096");
   expect_local(THREAD_1D("f32", 1 << 20, 1), -1, "src.shape: 1048576 register slots per thread");
+  expect_local(IRREGULAR(64), 1, NULL); /* 64 loop nests */
+  char msg[512] = "";
+  ck_assert(local_compile(IRREGULAR(65), msg, sizeof msg, NULL) < 0);
+  ck_assert_msg(strstr(msg, "local: src.layout: 780 register slots per thread are too many to "
+                            "unroll, and looping over them leaves more than 64 runs of slots"),
+                "%s", msg);
   expect_local(WARPGROUP(682), 1, NULL); /* 2046 slots a thread, 261888 in the warpgroup */
   expect_local(WARPGROUP(683), -1,
                "src.layout: src and dst span 2049 register slots per thread, "
