@@ -121,8 +121,19 @@ def treduce():
                     tile=tile, pingpong=True)
 
 
+def local_irregular():
+    # 2 x 2 x C outputs whose src slots go c-major and dst slots b-major: C loop nests
+    for c in (16, 32, 64, 65, 128):
+        yield j(kind="tile", op="sum", dtype="i64", scope="thread",
+                src={"mem": "local", "shape": [2, 2, c, 2],
+                     "layout": {"shape": [2, 2, c, 2], "stride": [1, 4 * c, 4, 2]}},
+                dst={"mem": "local", "shape": [2, 2, c],
+                     "layout": {"shape": [2, 2, c], "stride": [1, 2, 4]}},
+                axes=[3], accum=True)
+
+
 FAMILIES = dict(local_thread=local_thread, local_thread2d=local_thread2d, local_warp=local_warp,
-                local_warpgroup=local_warpgroup, shared=shared, subgroup=subgroup, tensor=tensor,
+                local_warpgroup=local_warpgroup, local_irregular=local_irregular, shared=shared, subgroup=subgroup, tensor=tensor,
                 treduce=treduce)
 
 if __name__ == "__main__":

@@ -111,6 +111,11 @@ START_TEST(local_tiles) {
                   "\"layout\":{\"shape\":[6],\"stride\":[817],\"replicate\":[[32,\"1@lane\"]]}},"
                   "\"axes\":[0],\"accum\":true}",
                   "sum", "f16", "warp", 32));
+  /* 64 loop nests (the most): outputs 2 x 2 x 64, src slots c-major, dst slots b-major */
+  bounded(rjt_fmt(TILE "\"src\":{\"mem\":\"local\",\"shape\":[2,2,64,2],\"layout\":{\"shape\":"
+                       "[2,2,64,2],\"stride\":[1,256,4,2]}},\"dst\":{\"mem\":\"local\",\"shape\":"
+                       "[2,2,64],\"layout\":{\"shape\":[2,2,64],\"stride\":[1,2,4]}},\"axes\":[3]}",
+                  "sum", "i64", "thread", 1));
   for (int ax = 0; ax < 2; ax++) /* the mma fragment, 1024 columns: row and column reductions */
     bounded(rjt_fmt(
         TILE "\"src\":{\"mem\":\"local\",\"shape\":[16,1024],\"layout\":{\"shape\":[[2,8],"
