@@ -71,15 +71,26 @@ rj_status ir_validate(const rj_request *r, ir_err *e);
 /* The static shared memory of one CTA, and the alignment the tile harness gives each array. */
 #define IR_STATIC_SHARED (48 * 1024)
 #define IR_MAX_SPAN ((int64_t)1 << 46) /* elements a strided view may span */
-/* Register slots per thread that a tile's local buffers may span, src and dst together (256 for
- * src plus 32 for dst, say).  The kernels unroll every slot, and past a few hundred LLVM's O3 and
- * the NVPTX back end grow faster than linearly (SLP vectorizer on integer folds,
- * StraightLineStrengthReduce): 288 compiles in at most 0.7 s and 60 MB, 512 in up to 1.8 s, 4096
- * in 85 s and 1.3 GB.  (A thread has 255 registers anyway.) */
-#define IR_MAX_LOCAL_SLOTS 288
+/* Register slots per thread that a tile's local buffers may span, src and dst together.  Up to
+ * IR_LOCAL_UNROLL_SLOTS the kernels unroll every slot (constant indices: the slots stay in
+ * registers); past a few hundred, LLVM's O3 and the NVPTX back end grow faster than linearly in
+ * unrolled slots (StraightLineStrengthReduce, the load/store vectorizer, InstCombine, the SLP
+ * vectorizer on integer folds), so larger tiles loop over their slots (computed indices: the
+ * slot array lives in local memory) and compile in time that grows about linearly, up to
+ * IR_MAX_LOCAL_SLOTS (docs/RELIABILITY.md has the figures).  (A thread has 255 registers.) */
+#define IR_LOCAL_UNROLL_SLOTS 288
+#define IR_MAX_LOCAL_SLOTS 4096
+/* ... and the slots of all the scope's threads together (a warpgroup: 2048 per thread): the tile
+ * kernel's placement tables and the analysis grow with them */
+#define IR_MAX_LOCAL_CELLS (1 << 18)
 #define IR_MAX_STEP ((int64_t)1 << 52) /* a layout stride's |step| (JSON numbers are exact) */
 #define IR_ALIGN16(x) (((x) + 15) / 16 * 16)
 void ir_tile_facts(const rj_tile *t, ir_tile_shape *out); /* needs a validated tile */
+/* Whether a local tile whose src and dst span `slots` register slots per thread is unrolled
+ * (else looped; see IR_LOCAL_UNROLL_SLOTS). */
+static inline bool ir_local_unrolled(int64_t slots) {
+  return slots <= IR_LOCAL_UNROLL_SLOTS;
+}
 
 /* treduce: the shape padded on the left to 5 dims (strides 0 there), chunks over the last two
  * dims (rows R, cols C) by the tile clamped to them (TR, TC); spans are in elements (0 when the

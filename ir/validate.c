@@ -129,9 +129,10 @@ static rj_status check_buffer(ir_err *e, const char *name, const rj_buffer *b, i
   return RJ_OK;
 }
 
-/* Every local buffer's register slots are unrolled into straight-line code, whose compile time
- * grows faster than linearly: src and dst together span at most IR_MAX_LOCAL_SLOTS slots per
- * thread (a sparse slot stride counts the whole range it spans, used or not). */
+/* Local buffers: src and dst together span at most IR_MAX_LOCAL_SLOTS register slots per thread
+ * (a sparse slot stride counts the whole range it spans, used or not), and the scope's threads
+ * hold at most IR_MAX_LOCAL_CELLS slots in all: past those, compile time, memory and the
+ * kernel's local memory grow past their bounds (ir.h, docs/RELIABILITY.md). */
 static rj_status check_local_slots(const rj_tile *t, ir_err *e) {
   int64_t span[2] = {0, 0};
   for (int k = 0; k < 2; k++) {
@@ -152,6 +153,14 @@ static rj_status check_local_slots(const rj_tile *t, ir_err *e) {
                    what[1], (long long)span[1], span[1] == 1 ? "" : "s",
                    t->dst.layout.present ? " (the range its slot strides span)" : "",
                    (long long)span[0], IR_MAX_LOCAL_SLOTS);
+  int64_t T = ir_scope_threads(t->scope);
+  if (T > 1 && T * (span[0] + span[1]) > IR_MAX_LOCAL_CELLS)
+    return ir_fail(e, RJ_EINVAL,
+                   "%s: src and dst span %lld register slots per thread, %lld over the %lld "
+                   "threads of the %s; a %s's local buffers hold at most %d (%d slots per thread)",
+                   what[span[1] > span[0]], (long long)(span[0] + span[1]),
+                   (long long)(T * (span[0] + span[1])), (long long)T, ir_scope_name(t->scope),
+                   ir_scope_name(t->scope), IR_MAX_LOCAL_CELLS, (int)(IR_MAX_LOCAL_CELLS / T));
   return RJ_OK;
 }
 

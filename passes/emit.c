@@ -2,6 +2,8 @@
  * structured control flow, index math. */
 #include "passes.h"
 
+#include <llvm-c/DebugInfo.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +251,17 @@ void pass_loop_end(pass_emit *e, pass_loop *l) {
   LLVMBuildStore(e->B, LLVMBuildAdd(e->B, i, l->step, ""), l->var);
   LLVMBuildBr(e->B, l->head);
   LLVMPositionBuilderAtEnd(e->B, l->exit);
+}
+
+/* !llvm.loop !{self, !{"llvm.loop.unroll.disable"}} on the loop's back edge br */
+void pass_no_unroll(pass_emit *e, LLVMValueRef br) {
+  LLVMMetadataRef tmp = LLVMTemporaryMDNode(e->C, NULL, 0);
+  LLVMMetadataRef dis = LLVMMDStringInContext2(e->C, "llvm.loop.unroll.disable", 24);
+  LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(e->C, &dis, 1)};
+  LLVMMetadataRef loop = LLVMMDNodeInContext2(e->C, ops, 2);
+  LLVMMetadataReplaceAllUsesWith(tmp, loop);
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(e->C, "llvm.loop", 9),
+                  LLVMMetadataAsValue(e->C, loop));
 }
 
 void pass_if_begin(pass_emit *e, pass_if *f, LLVMValueRef cond) {

@@ -169,6 +169,8 @@ typedef struct pass_loop {
 void pass_loop_begin(pass_emit *e, pass_loop *l, LLVMValueRef start, LLVMValueRef end,
                      LLVMValueRef step);
 void pass_loop_end(pass_emit *e, pass_loop *l);
+/* Marks br, a loop's back edge, llvm.loop.unroll.disable: LLVM keeps the loop a loop. */
+void pass_no_unroll(pass_emit *e, LLVMValueRef br);
 typedef struct pass_if {
   LLVMBasicBlockRef then, done;
 } pass_if;

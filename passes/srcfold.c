@@ -17,19 +17,6 @@
  * unrolled sequence. */
 #include "passes.h"
 
-#include <llvm-c/DebugInfo.h>
-
-/* !llvm.loop !{self, !{"llvm.loop.unroll.disable"}} on the loop's back edge br */
-static void no_unroll(pass_emit *e, LLVMValueRef br) {
-  LLVMMetadataRef tmp = LLVMTemporaryMDNode(e->C, NULL, 0);
-  LLVMMetadataRef dis = LLVMMDStringInContext2(e->C, "llvm.loop.unroll.disable", 24);
-  LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(e->C, &dis, 1)};
-  LLVMMetadataRef loop = LLVMMDNodeInContext2(e->C, ops, 2);
-  LLVMMetadataReplaceAllUsesWith(tmp, loop);
-  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(e->C, "llvm.loop", 9),
-                  LLVMMetadataAsValue(e->C, loop));
-}
-
 LLVMValueRef pass_src_table(pass_emit *e, const LLVMValueRef *ptrs, int n, LLVMValueRef thread0) {
   LLVMTypeRef gptr = LLVMTypeOf(ptrs[0]);
   LLVMValueRef tab = pass_global_array(e, gptr, n, AS_SHARED, "src_table");
@@ -104,7 +91,7 @@ void pass_src_fold(pass_emit *e, const pass_srcfold *f, LLVMValueRef *acc) {
   keep(e, as, acc, f->nacc, true);
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(e->B);
   pass_loop_end(e, &kb);
-  no_unroll(e, LLVMGetBasicBlockTerminator(latch));
+  pass_no_unroll(e, LLVMGetBasicBlockTerminator(latch));
   keep(e, as, acc, f->nacc, false);
   if (pipe) {
     keep(e, xs, x, nx, false);

@@ -24,10 +24,22 @@ static void copy(pass_emit *e, LLVMTypeRef ty, LLVMValueRef to, LLVMValueRef fro
   pass_loop_end(e, &l);
 }
 
-/* slot[j] = g[table[t * n + j]] for every slot (constant j: the slots stay in registers) */
-static LLVMValueRef load_slots(pass_emit *e, LLVMTypeRef ty, const ir_placement *pl, LLVMValueRef g,
-                               LLVMValueRef t, const char *name) {
+/* slot[j] = g[max(table[row + j], 0)] */
+static void load_slot(pass_emit *e, LLVMTypeRef ty, LLVMValueRef table, LLVMValueRef row,
+                      LLVMValueRef g, LLVMValueRef slots, LLVMValueRef j) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
+  LLVMValueRef ix =
+      LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, table, LLVMBuildAdd(e->B, row, j, "")), "");
+  LLVMValueRef neg = LLVMBuildICmp(e->B, LLVMIntSLT, ix, pass_i32(e, 0), "");
+  ix = LLVMBuildSelect(e->B, neg, pass_i32(e, 0), ix, "");
+  LLVMValueRef v = LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, g, ix), "");
+  LLVMBuildStore(e->B, v, pass_gep(e, ty, slots, j));
+}
+
+/* slot[j] = g[table[t * n + j]] for every slot: unrolled (constant j: the slots stay in
+ * registers), or one loop when the tile is looped (ir_local_unrolled) */
+static LLVMValueRef load_slots(pass_emit *e, LLVMTypeRef ty, const ir_placement *pl, LLVMValueRef g,
+                               LLVMValueRef t, bool looped, const char *name) {
   int64_t n = (int64_t)pl->nthreads * pl->nslots;
   int32_t *tab = malloc(sizeof(int32_t) * (size_t)n);
   for (int64_t i = 0; i < n; i++)
@@ -36,15 +48,29 @@ static LLVMValueRef load_slots(pass_emit *e, LLVMTypeRef ty, const ir_placement 
   free(tab);
   LLVMValueRef slots = pass_entry_alloca(e, LLVMArrayType2(ty, (uint64_t)pl->nslots), name);
   LLVMValueRef row = LLVMBuildMul(e->B, t, pass_i32(e, pl->nslots), "");
-  for (int64_t j = 0; j < pl->nslots; j++) {
-    LLVMValueRef ix = LLVMBuildLoad2(
-        e->B, i32, pass_gep(e, i32, table, LLVMBuildAdd(e->B, row, pass_i32(e, j), "")), "");
-    LLVMValueRef neg = LLVMBuildICmp(e->B, LLVMIntSLT, ix, pass_i32(e, 0), "");
-    ix = LLVMBuildSelect(e->B, neg, pass_i32(e, 0), ix, "");
-    LLVMValueRef v = LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, g, ix), "");
-    LLVMBuildStore(e->B, v, pass_gep(e, ty, slots, pass_i32(e, j)));
+  if (looped) {
+    pass_loop l;
+    pass_loop_begin(e, &l, pass_i32(e, 0), pass_i32(e, pl->nslots), pass_i32(e, 1));
+    load_slot(e, ty, table, row, g, slots, l.i);
+    pass_loop_end(e, &l);
   }
+  for (int64_t j = 0; !looped && j < pl->nslots; j++)
+    load_slot(e, ty, table, row, g, slots, pass_i32(e, j));
   return slots;
+}
+
+/* out[tid * nslots + j] = dst slot j, for every slot (unrolled, or one loop) */
+static void dump_slots(pass_emit *e, LLVMTypeRef ty, int nslots, LLVMValueRef dst, LLVMValueRef out,
+                       LLVMValueRef tid, bool looped) {
+  LLVMValueRef row = LLVMBuildMul(e->B, tid, pass_i32(e, nslots), "");
+  pass_loop l;
+  if (looped) pass_loop_begin(e, &l, pass_i32(e, 0), pass_i32(e, nslots), pass_i32(e, 1));
+  for (int64_t j = 0; j < (looped ? 1 : nslots); j++) {
+    LLVMValueRef jv = looped ? l.i : pass_i32(e, j);
+    LLVMValueRef x = LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, dst, jv), "");
+    LLVMBuildStore(e->B, x, pass_gep(e, ty, out, LLVMBuildAdd(e->B, row, jv, "")));
+  }
+  if (looped) pass_loop_end(e, &l);
 }
 
 rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant *v) {
@@ -95,16 +121,12 @@ rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant
     LLVMValueRef on = active_cond(e, t, tid, T);
     pass_if act;
     if (on) pass_if_begin(e, &act, on);
-    LLVMValueRef src = load_slots(e, ty, &ps, gsrc, tin, "rj_src_slots");
-    LLVMValueRef dst = load_slots(e, ty, &pd, gdst, tin, "rj_dst_slots");
+    bool looped = !ir_local_unrolled((int64_t)ps.nslots + pd.nslots);
+    LLVMValueRef src = load_slots(e, ty, &ps, gsrc, tin, looped, "rj_src_slots");
+    LLVMValueRef dst = load_slots(e, ty, &pd, gdst, tin, looped, "rj_dst_slots");
     pass_tile_args a = {src, dst, tin};
     s = v->tile(e, t, &a);
-    LLVMValueRef out = LLVMGetParam(e->fn, 2);
-    LLVMValueRef row = LLVMBuildMul(e->B, tid, pass_i32(e, pd.nslots), "");
-    for (int64_t j = 0; j < pd.nslots; j++) {
-      LLVMValueRef x = LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, dst, pass_i32(e, j)), "");
-      LLVMBuildStore(e->B, x, pass_gep(e, ty, out, LLVMBuildAdd(e->B, row, pass_i32(e, j), "")));
-    }
+    dump_slots(e, ty, pd.nslots, dst, LLVMGetParam(e->fn, 2), tid, looped);
     if (on) pass_if_end(e, &act);
     ir_placement_free(&ps);
     ir_placement_free(&pd);

@@ -166,7 +166,7 @@ START_TEST(layout_declines) {
       "\"src\":{\"mem\":\"local\",\"shape\":[268435456],\"layout\":{\"shape\":[268435456],\"stride\":[\"1@thread\"]}},"
       "\"dst\":{\"mem\":\"local\",\"shape\":[1]}}";
   text = explain(ctx, j, RJ_ENOVARIANT);
-  ck_assert_msg(strstr(text, "268435456 elements do not fit in 32 threads x 288 register slots"),
+  ck_assert_msg(strstr(text, "268435456 elements do not fit in 32 threads x 4096 register slots"),
                 "%s", text);
   rj_ctx_free(ctx);
 }

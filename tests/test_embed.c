@@ -375,6 +375,54 @@ START_TEST(every_primitive_compiles) {
 END_TEST
 
 /* Errors name the argument; nothing is emitted into a wrong place. */
+/* A register tile past 288 slots a thread (300 + 300 here) is emitted as loops over the
+ * runtime's slot arrays: the module compiles, the warp's shuffles inside those loops. */
+START_TEST(looped_local_tile) {
+  rj_ctx *ctx = rj_ctx_new();
+  rt r;
+  rt_init(&r, "m");
+  LLVMTypeRef params[2] = {r.ptr1, r.ptr1};
+  r.fn = LLVMAddFunction(r.M, "k", LLVMFunctionType(LLVMVoidTypeInContext(r.C), params, 2, 0));
+  LLVMPositionBuilderAtEnd(r.B, LLVMAppendBasicBlockInContext(r.C, r.fn, "entry"));
+  LLVMValueRef tid = intrinsic(&r, "llvm.nvvm.read.ptx.sreg.tid.x", NULL, 0);
+  LLVMValueRef src = LLVMBuildAlloca(r.B, LLVMArrayType2(r.f32, 300), "slots");
+  LLVMValueRef dst = LLVMBuildAlloca(r.B, LLVMArrayType2(r.f32, 300), "out");
+  loop l;
+  loop_begin(&r, &l, ci(&r, 0), ci(&r, 300), ci(&r, 1));
+  LLVMValueRef gi = LLVMBuildAdd(r.B, LLVMBuildMul(r.B, tid, ci(&r, 300), ""), l.i, "");
+  LLVMBuildStore(r.B, LLVMBuildLoad2(r.B, r.f32, at(&r, r.f32, LLVMGetParam(r.fn, 0), gi), ""),
+                 at(&r, r.f32, src, l.i));
+  LLVMBuildStore(r.B, LLVMConstReal(r.f32, 0), at(&r, r.f32, dst, l.i));
+  loop_end(&r, &l);
+  rj_request req;
+  rjt_parse(ctx,
+            "{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":"
+            "{\"mem\":\"local\",\"shape\":[32,300],\"layout\":{\"shape\":[32,300],\"stride\":"
+            "[\"1@lane\",1]}},\"dst\":{\"mem\":\"local\",\"shape\":[300],\"layout\":{\"shape\":"
+            "[300],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}},\"axes\":[0],\"accum\":true}",
+            &req);
+  rj_emitter em;
+  rj_emitter_init(&em, r.M, r.B);
+  LLVMValueRef lane = LLVMBuildAnd(r.B, tid, ci(&r, 31), "lane");
+  ck_assert_msg(rj_emit_tile(&em, &req, src, dst, lane) == RJ_OK, "%s", em.errmsg);
+  LLVMValueRef v = LLVMBuildLoad2(r.B, r.f32, at(&r, r.f32, dst, ci(&r, 299)), "");
+  LLVMBuildStore(r.B, v, at(&r, r.f32, LLVMGetParam(r.fn, 1), tid));
+  LLVMBuildRetVoid(r.B);
+  char *ir = module_text(&r);
+  rj_kernel *k = NULL;
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90";
+  ck_assert_msg(rj_compile_ir(ctx, ir, 0, "k", &o, &k) == RJ_OK, "%s", rj_errmsg(ctx));
+  const char *ptx = rj_kernel_text(k, RJ_EMIT_PTX);
+  ck_assert_int_eq(rjt_count(ptx, "shfl.sync"), 5); /* one butterfly, in the loop */
+  ck_assert_ptr_nonnull(strstr(ptx, "__local_depot"));
+  free(ir);
+  rt_free(&r);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(emitter_errors) {
   rj_ctx *ctx = rj_ctx_new();
   rt r;
@@ -442,6 +490,7 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, runtime_kernel);
   tcase_add_test(tc, every_primitive_compiles);
+  tcase_add_test(tc, looped_local_tile);
   tcase_add_test(tc, emitter_errors);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

@@ -221,6 +221,53 @@ START_TEST(local_warp_shuffle) {
 END_TEST
 
 /* NaN: propagate makes max/min/sum NaN; ignore skips NaN inputs. */
+/* Tiles past the unrolled bound (288 register slots per thread): the looped emission (slots in
+ * local memory), each compared with the oracle like the unrolled ones; thread, warp with a sparse
+ * dst, many outputs, the mma fragment's row and column reductions, a warpgroup near its limit. */
+START_TEST(local_looped) {
+  if (!gpu) return;
+  static const char *const cases[] = {
+      "\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[289]},\"dst\":{\"mem\":\"local\","
+      "\"shape\":[1]}",
+      "\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[4095]},\"dst\":{\"mem\":\"local\","
+      "\"shape\":[1]}",
+      "\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[300,4]},\"dst\":{\"mem\":\"local\","
+      "\"shape\":[4]},\"axes\":[0]",
+      "\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[4,500]},\"dst\":{\"mem\":\"local\","
+      "\"shape\":[500]},\"axes\":[0]",
+      "\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[12,30,7],\"start\":[1,2,0],"
+      "\"extent\":[10,25,7]},\"dst\":{\"mem\":\"local\",\"shape\":[10,7]},\"axes\":[1]",
+      "\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32,6],\"layout\":{\"shape\":[32,6],"
+      "\"stride\":[\"1@lane\",1]}},\"dst\":{\"mem\":\"local\",\"shape\":[6],\"layout\":{\"shape\":[6],"
+      "\"stride\":[280],\"replicate\":[[32,\"1@lane\"]]}},\"axes\":[0]",
+      "\"scope\":\"warp\",\"threads\":128,\"src\":{\"mem\":\"local\",\"shape\":[32,300],\"layout\":"
+      "{\"shape\":[32,300],\"stride\":[\"1@lane\",1]}},\"dst\":{\"mem\":\"local\",\"shape\":[300],"
+      "\"layout\":{\"shape\":[300],\"stride\":[1]}},\"axes\":[0]",
+      "\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[16,1024],\"layout\":{\"shape\":"
+      "[[2,8],[128,4,2]],\"stride\":[[2,\"4@lane\"],[4,\"1@lane\",1]]}},\"dst\":{\"mem\":\"local\","
+      "\"shape\":[16],\"layout\":{\"shape\":[[2,8]],\"stride\":[[1,\"4@lane\"]],\"replicate\":"
+      "[[4,\"1@lane\"]]}},\"axes\":[1]",
+      "\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[16,1024],\"layout\":{\"shape\":"
+      "[[2,8],[128,4,2]],\"stride\":[[2,\"4@lane\"],[4,\"1@lane\",1]]}},\"dst\":{\"mem\":\"local\","
+      "\"shape\":[1024],\"layout\":{\"shape\":[[128,4,2]],\"stride\":[[2,\"1@lane\",1]],"
+      "\"replicate\":[[8,\"4@lane\"]]}},\"axes\":[0]",
+      "\"scope\":\"warpgroup\",\"src\":{\"mem\":\"local\",\"shape\":[128,300,2],\"layout\":"
+      "{\"shape\":[128,300,2],\"stride\":[\"1@thread\",2,1]}},\"dst\":{\"mem\":\"local\","
+      "\"shape\":[128,300],\"layout\":{\"shape\":[128,300],\"stride\":[\"1@thread\",1]}},"
+      "\"axes\":[2]",
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    for (int o = 0; o < 3; o++)
+      for (int d = 0; d < 8; d++)
+        for (int acc = 0; acc < 2; acc++) {
+          if (c > 0 && d != 0 && d != 2 && d != 6) continue; /* f16, f32, i64 past the first */
+          run(rjt_fmt("{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"accum\":%s}", ops[o],
+                      all_dtypes[d], cases[c], acc ? "true" : "false"),
+              2);
+        }
+}
+END_TEST
+
 START_TEST(nan_policies) {
   if (!gpu) return;
   static const char *const bodies[] = {
@@ -258,6 +305,7 @@ int main(void) {
   tcase_add_test(tc, local_view_basic);
   tcase_add_test(tc, local_mma_fragment);
   tcase_add_test(tc, local_warp_shuffle);
+  tcase_add_test(tc, local_looped);
   tcase_add_test(tc, nan_policies);
   suite_add_tcase(s, tc);
   int failed = rjt_run_in_process(s);

@@ -5,12 +5,33 @@
 
 #include "../passes.h"
 
+/* A set of src slots as nested arithmetic progressions: base + sum of i[l] * step[l] over
+ * i[l] < count[l], level 0 innermost, enumerated in ascending order. */
+typedef struct pass_local_nest {
+  int64_t base;
+  int nlev;
+  int64_t count[32], step[32];
+} pass_local_nest;
+
+/* Looped tiles: dst slots jd + r * rjd + m * djd (r < reps, m < count) fold the src slots of
+ * the first one shifted by r * rsrc + m * dsrc; those are the union of nests pieces[0 ..
+ * npieces), in order. */
+typedef struct pass_local_group {
+  int64_t jd, djd, count, dsrc, reps, rjd, rsrc;
+  int npieces;
+  pass_local_nest *pieces;
+} pass_local_group;
+
 typedef struct pass_local_plan {
   int T;
   ir_placement ps, pd;
   int nmask, masks[7]; /* the reduced thread bits, ascending */
   int32_t **fold; /* fold[jd]: src slots to fold for dst slot jd, -1 terminated; NULL: unused */
   uint32_t (*write)[4]; /* write[jd]: threads (bits) whose slot jd is in the dst region */
+  /* too many slots to unroll (ir_local_unrolled): loops over groups instead */
+  bool looped;
+  int ngroups;
+  pass_local_group *groups;
 } pass_local_plan;
 
 /* Builds and proves the plan; false with the reason in why (p must still be freed). */

@@ -96,6 +96,13 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
     return snprintf(buf, n, "src length is %lld: the packed fold needs at least 8 elements",
                     (long long)f.reduce_len),
            buf;
+  int64_t span = ir_slot_span(&t->src) + ir_slot_span(&t->dst);
+  if (!ir_local_unrolled(span))
+    return snprintf(buf, n,
+                    "src and dst span %lld register slots: the packed fold is unrolled, up to %d "
+                    "(the local variant loops over larger tiles)",
+                    (long long)span, IR_LOCAL_UNROLL_SLOTS),
+           buf;
   return slots(t, NULL, f.reduce_len, NULL, buf, n) ? NULL : buf;
 }
 
