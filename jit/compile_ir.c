@@ -175,6 +175,7 @@ static rj_status compile_here(rj_ctx *ctx, const char *ir, size_t n, const char 
 
 RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const char *entry,
                                const rj_options *opt, rj_kernel **out) {
+  JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   ir_err *e = &ctx->err;

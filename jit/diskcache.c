@@ -411,6 +411,7 @@ void jit_disk_store(rj_ctx *ctx, const rj_kernel *k) {
 /* ---------------------------------------------------------------- the API */
 
 RJ_API rj_status rj_ctx_set_disk_cache(rj_ctx *ctx, const char *dir) {
+  JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   jit_disk *d = &ctx->disk;
@@ -427,6 +428,7 @@ RJ_API rj_status rj_ctx_set_disk_cache(rj_ctx *ctx, const char *dir) {
 }
 
 RJ_API rj_status rj_ctx_cache_stats(rj_ctx *ctx, rj_cache_stats *out) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = ir_result_in(&ctx->err, out, sizeof(rj_cache_stats), "out");
