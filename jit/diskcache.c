@@ -371,9 +371,10 @@ static unsigned char *entry_bytes(const rj_kernel *k, const char *fkey, size_t *
 /* buf into path through a temporary file of the same directory and a rename: a reader sees the
  * whole entry or none.  0, or an errno. */
 static int write_atomic(const jit_disk *d, const char *path, const unsigned char *buf, size_t n) {
-  static unsigned seq;
+  static _Atomic unsigned seq; /* contexts in several threads write at once */
   char tmp[sizeof d->dir + 64];
-  snprintf(tmp, sizeof tmp, "%s/.tmp.%ld.%u.%p", d->dir, (long)getpid(), seq++, (void *)buf);
+  snprintf(tmp, sizeof tmp, "%s/.tmp.%ld.%u.%p", d->dir, (long)getpid(), atomic_fetch_add(&seq, 1),
+           (void *)buf);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
   size_t put = 0;
