@@ -10,7 +10,8 @@
  * contains: this target's fatal-error handler names them ("inside LLVM") before LLVM ends the
  * process, and scripts/fuzz.sh runs each such input again through the isolated path, which must
  * give a status.  With FUZZ_IR_ISOLATED=1 the target runs every input that way (the compiler
- * process is $REDJIT_IRC).  Built and run by scripts/fuzz.sh (target "ir"). */
+ * process is $REDJIT_IRC); with FUZZ_IR_VERBOSE=1 it prints each input's status.  Built and run
+ * by scripts/fuzz.sh (target "ir"). */
 #include "redjit.h"
 
 #include <llvm-c/ErrorHandling.h>
@@ -22,7 +23,7 @@
 
 static rj_ctx *ctx;
 static int runs_on_ctx;
-static int isolated;
+static int isolated, verbose;
 
 static void finding(const char *what, const char *detail) {
   fprintf(stderr, "fuzz_ir: %s: %s\n", what, detail);
@@ -42,6 +43,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc, (void)argv;
   setenv("REDJIT_CACHE_DISABLE", "1", 1); /* no disk: each run is its own */
   isolated = getenv("FUZZ_IR_ISOLATED") && strcmp(getenv("FUZZ_IR_ISOLATED"), "1") == 0;
+  verbose = isolated || (getenv("FUZZ_IR_VERBOSE") && strcmp(getenv("FUZZ_IR_VERBOSE"), "1") == 0);
   LLVMInstallFatalErrorHandler(on_llvm_fatal);
   return 0;
 }
@@ -103,7 +105,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   rj_kernel *k = NULL;
   const char *ir = n ? (const char *)data : text;
   rj_status s = rj_compile_ir(ctx, ir, n, entry, &o, &k);
-  if (isolated) fprintf(stderr, "fuzz_ir: isolated: %s: %s\n", rj_status_name(s), rj_errmsg(ctx));
+  if (verbose)
+    fprintf(stderr, "fuzz_ir: %s: %s: %.200s\n", isolated ? "isolated" : "in process",
+            rj_status_name(s), rj_errmsg(ctx));
   if (s != RJ_OK && !rj_errmsg(ctx)[0]) finding("a refusal without a message", text);
   if (s == RJ_EBUSY || (!isolated && s == RJ_ECRASH) || !strcmp(rj_status_name(s), "RJ_E?"))
     finding("a status rj_compile_ir does not give here", rj_status_name(s));
