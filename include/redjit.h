@@ -32,15 +32,23 @@
  *    it from the disk cache.
  *
  * Thread safety
- *  - One rj_ctx must be used by one thread at a time (like an LLVMContext).  Distinct contexts may
- *    be used concurrently from different threads; the only process-wide state is LLVM's one-time
+ *  - One rj_ctx is used by one thread at a time (like an LLVMContext).  A call on a context while
+ *    another thread is inside a call on it does nothing and returns RJ_EBUSY at once (rj_errmsg
+ *    tells the refused thread so; rj_ctx_compile_count returns -1; rj_ctx_free leaves the context
+ *    as it is): a misuse is a status, never a crash or a deadlock.  Calls do not wait for each
+ *    other: to share a context, hold a lock around its calls.  Calls from the thread already
+ *    inside (an rj_stream_time callback, the harness calling rj_compile) go in.  Distinct
+ *    contexts may be used concurrently from different threads; the only process-wide state is
+ *    LLVM's one-time
  *    target initialisation, done under pthread_once, and a lock that lets one JSON parse run at a
  *    time (cJSON writes its last error position to a process-wide variable).  The CUDA driver's
  *    own per-device state is shared, as the driver shares it: every context uses the GPUs'
  *    primary contexts, and a ring call raises their stack limit (CU_LIMIT_STACK_SIZE) where it is
  *    below a hop kernel's need (on sm_90a at most 16 bytes, under the driver's default 1 KiB;
  *    docs/TREDUCE.md).
- *  - Kernels (rj_kernel) belong to their context and follow the same rule.
+ *  - Kernels (rj_kernel) belong to their context and follow the same rule; rj_kernel_text and the
+ *    other accessors of a kernel only read it.  rj_variant_count and rj_variant_get read the
+ *    library's own table and may be called from any thread.
  *
  * Device memory
  *  - A device address is an rj_devptr (a CUdeviceptr value) of the GPU named beside it, in that
@@ -108,9 +116,11 @@ typedef enum rj_status {
   RJ_ENOMEM = 7,       /* host allocation failed */
   RJ_EUNSUPPORTED = 8, /* the request is valid but this build cannot do it yet */
   RJ_ETIMEOUT = 9,     /* a kernel gave up waiting for another GPU's (the ring path's hops) */
-  RJ_ECRASH = 10       /* rj_compile_ir's compiler process ended without an answer: killed by a
+  RJ_ECRASH = 10,      /* rj_compile_ir's compiler process ended without an answer: killed by a
                           signal (LLVM's fatal errors abort), past its time or memory limit, or
                           exited without a reply; the message names the cause */
+  RJ_EBUSY = 11        /* another thread is inside a call on this context (a misuse: one rj_ctx
+                          is used by one thread at a time); the call did nothing */
 } rj_status;
 
 /* ---------------------------------------------------------------- context */

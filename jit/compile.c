@@ -103,6 +103,7 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
 
 RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                             rj_kernel **out) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   pass_plan plan;

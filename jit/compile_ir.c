@@ -21,6 +21,7 @@ static uint64_t fnv1a(const char *p, size_t n) {
 
 RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const char *entry,
                                const rj_options *opt, rj_kernel **out) {
+  JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   ir_err *e = &ctx->err;

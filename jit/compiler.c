@@ -5,7 +5,14 @@
  * that one only.  A library that is missing, has no entry, or is another version or build is a
  * status and a message on every compile that needs it, never a crash; cache hits never ask. */
 #include "compiler.h"
+#ifdef REDJIT_COMPILER_STATIC
+/* One binary that holds the compiler library's code too (the caller-IR fuzzer, scripts/fuzz.sh):
+ * its entry is called directly, nothing is loaded. */
+const jit_compiler *rj_compiler_v1(void);
+#define REDJIT_COMPILER_ID "static"
+#else
 #include "rj_compiler_id.h"
+#endif
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -91,6 +98,10 @@ static int find_id(struct dl_phdr_info *info, size_t size, void *data) {
 }
 
 static void load(void) {
+#ifdef REDJIT_COMPILER_STATIC
+  compiler = rj_compiler_v1();
+  return;
+#endif
   char path[PATH_MAX], buf[256];
   if (!compiler_path(path, sizeof path)) {
     snprintf(why, sizeof why, "libredjit.so's own path is unknown (set REDJIT_COMPILER_LIB)");

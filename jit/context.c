@@ -69,8 +69,52 @@ void jit_retired_unload(rj_ctx *ctx) {
   }
 }
 
+/* ---------------------------------------------------------------- one thread at a time */
+
+static _Thread_local char this_thread;      /* its address names the calling thread */
+static _Thread_local const rj_ctx *refused; /* the context this thread's last call was refused */
+static const char busy_msg[] =
+    "another thread is inside a call on this context; one rj_ctx is used by one "
+    "thread at a time (use a context per thread, or hold a lock around its calls)";
+
+bool jit_enter(const rj_ctx *cctx, jit_guard *g) {
+  rj_ctx *ctx = (rj_ctx *)cctx; /* owner and depth only: a const call reads, but it enters too */
+  uintptr_t me = (uintptr_t)&this_thread, none = 0;
+  g->ctx = NULL;
+  if (!ctx) return true;
+  if (atomic_load_explicit(&ctx->owner, memory_order_relaxed) == me) {
+    ctx->depth++; /* a nested call of this thread */
+  } else if (atomic_compare_exchange_strong_explicit(&ctx->owner, &none, me, memory_order_acquire,
+                                                     memory_order_relaxed)) {
+    ctx->depth = 1;
+    refused = NULL;
+  } else {
+    refused = ctx;
+    return false;
+  }
+  g->ctx = ctx;
+  return true;
+}
+
+void jit_leave(jit_guard *g) {
+  if (g->ctx && --g->ctx->depth == 0)
+    atomic_store_explicit(&g->ctx->owner, 0, memory_order_release);
+}
+
+rj_status jit_busy(const rj_ctx *ctx) {
+  (void)ctx; /* its message is this thread's (rj_errmsg): the context is another thread's now */
+  return RJ_EBUSY;
+}
+
 RJ_API void rj_ctx_free(rj_ctx *ctx) {
   if (!ctx) return;
+  uintptr_t none = 0;
+  /* A call is inside it (another thread's, or this thread's own from a callback): freeing it
+   * would pull it from under that call.  It is left as it is: a leak, not a crash. */
+  if (!atomic_compare_exchange_strong_explicit(&ctx->owner, &none, (uintptr_t)&this_thread,
+                                               memory_order_acquire, memory_order_relaxed))
+    return;
+  ctx->depth = 1; /* what it frees may call back in (treduce's streams) */
   if (ctx->treduce_free) ctx->treduce_free(ctx);
   for (rj_kernel *k = ctx->evicted, *n; k; k = n) { /* none: each call frees its own */
     n = k->next;
@@ -90,14 +134,18 @@ RJ_API void rj_ctx_free(rj_ctx *ctx) {
 }
 
 RJ_API long long rj_ctx_compile_count(const rj_ctx *ctx) {
+  JIT_ENTER_OR(ctx, -1);
   return ctx ? ctx->compiles : 0;
 }
 
 RJ_API const char *rj_errmsg(const rj_ctx *ctx) {
+  if (ctx && refused == ctx) return busy_msg; /* before entering: that clears it */
+  JIT_ENTER_OR(ctx, busy_msg);
   return ctx ? ctx->err.msg : "no context";
 }
 
 RJ_API rj_status rj_error_set(rj_ctx *ctx, rj_status s, const char *fmt, ...) {
+  JIT_ENTER(ctx);
   if (!ctx) return s;
   char msg[sizeof ctx->err.msg] = "";
   if (fmt) { /* into a copy first: the arguments may point at ctx's message */
@@ -150,7 +198,7 @@ rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out) {
 RJ_API const char *rj_status_name(rj_status s) {
   static const char *const n[] = {"RJ_OK",           "RJ_EINVAL",   "RJ_ENOVARIANT", "RJ_ETARGET",
                                   "RJ_ELLVM",        "RJ_ENODEV",   "RJ_ECUDA",      "RJ_ENOMEM",
-                                  "RJ_EUNSUPPORTED", "RJ_ETIMEOUT", "RJ_ECRASH"};
+                                  "RJ_EUNSUPPORTED", "RJ_ETIMEOUT", "RJ_ECRASH",     "RJ_EBUSY"};
   return (unsigned)s < sizeof n / sizeof n[0] ? n[s] : "RJ_E?";
 }
 
@@ -177,6 +225,7 @@ rj_status jit_validate(rj_ctx *ctx, const rj_request *r) {
 }
 
 RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = ir_parse(json, out, &ctx->err);
@@ -185,12 +234,14 @@ RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out
 }
 
 RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, req, "req");
   memset(&ctx->err, 0, sizeof ctx->err);
   return jit_done(ctx, jit_validate(ctx, req));
 }
 
 RJ_API rj_status rj_device_count(rj_ctx *ctx, int *count) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, count, "count");
   memset(&ctx->err, 0, sizeof ctx->err);
   *count = 0;
@@ -201,6 +252,7 @@ RJ_API rj_status rj_device_count(rj_ctx *ctx, int *count) {
 }
 
 RJ_API rj_status rj_request_canonical(rj_ctx *ctx, const rj_request *req, const char **json) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, json, "json");
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = jit_validate(ctx, req);

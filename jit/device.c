@@ -13,6 +13,7 @@ static rj_status enter(rj_ctx *ctx, int device, rt_cuda **rt) {
 }
 
 RJ_API rj_status rj_device_alloc(rj_ctx *ctx, int device, size_t bytes, rj_devptr *ptr) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, ptr, "ptr");
   rt_cuda *rt = NULL;
   *ptr = 0;
@@ -24,6 +25,7 @@ RJ_API rj_status rj_device_alloc(rj_ctx *ctx, int device, size_t bytes, rj_devpt
 }
 
 RJ_API rj_status rj_device_free(rj_ctx *ctx, int device, rj_devptr ptr) {
+  JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   rt_cuda *rt = NULL;
   rj_status s = enter(ctx, device, &rt);
@@ -35,6 +37,7 @@ RJ_API rj_status rj_device_free(rj_ctx *ctx, int device, rj_devptr ptr) {
 
 RJ_API rj_status rj_memcpy_htod(rj_ctx *ctx, int device, rj_devptr dst, const void *src,
                                 size_t bytes) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, src || !bytes, "src");
   rt_cuda *rt = NULL;
   rj_status s = enter(ctx, device, &rt);
@@ -45,6 +48,7 @@ RJ_API rj_status rj_memcpy_htod(rj_ctx *ctx, int device, rj_devptr dst, const vo
 }
 
 RJ_API rj_status rj_memcpy_dtoh(rj_ctx *ctx, int device, void *dst, rj_devptr src, size_t bytes) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, dst || !bytes, "dst");
   rt_cuda *rt = NULL;
   rj_status s = enter(ctx, device, &rt);
@@ -57,6 +61,7 @@ RJ_API rj_status rj_memcpy_dtoh(rj_ctx *ctx, int device, void *dst, rj_devptr sr
 RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const unsigned grid[3],
                                   const unsigned block[3], unsigned shared_bytes, void **args,
                                   double *ms) {
+  JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   if (!k || !grid || !block)
@@ -78,6 +83,7 @@ RJ_API rj_status rj_kernel_launch(rj_ctx *ctx, rj_kernel *k, int device, const u
 }
 
 RJ_API rj_status rj_kernel_load(rj_ctx *ctx, rj_kernel *k, int device, double *ms) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, k, "k");
   rt_cuda *rt = NULL;
   if (ms) *ms = 0;
@@ -89,6 +95,7 @@ RJ_API rj_status rj_kernel_load(rj_ctx *ctx, rj_kernel *k, int device, double *m
 }
 
 RJ_API rj_status rj_device_sync(rj_ctx *ctx, int device) {
+  JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   rt_cuda *rt = NULL;
   rj_status s = enter(ctx, device, &rt);
@@ -100,6 +107,7 @@ RJ_API rj_status rj_device_sync(rj_ctx *ctx, int device) {
 
 RJ_API rj_status rj_stream_time(rj_ctx *ctx, int device, void *stream, rj_enqueue_fn enqueue,
                                 void *ud, double *ms) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, enqueue, "enqueue");
   rt_cuda *rt = NULL;
   void *ev[2] = {NULL, NULL};

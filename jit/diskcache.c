@@ -411,9 +411,10 @@ static unsigned char *entry_bytes(const rj_kernel *k, const char *fkey, size_t *
 /* buf into path through a temporary file of the same directory and a rename: a reader sees the
  * whole entry or none.  0, or an errno. */
 static int write_atomic(const jit_disk *d, const char *path, const unsigned char *buf, size_t n) {
-  static unsigned seq;
+  static _Atomic unsigned seq; /* contexts in several threads write at once */
   char tmp[sizeof d->dir + 64];
-  snprintf(tmp, sizeof tmp, "%s/.tmp.%ld.%u.%p", d->dir, (long)getpid(), seq++, (void *)buf);
+  snprintf(tmp, sizeof tmp, "%s/.tmp.%ld.%u.%p", d->dir, (long)getpid(), atomic_fetch_add(&seq, 1),
+           (void *)buf);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
   size_t put = 0;
@@ -455,6 +456,7 @@ bool jit_disk_on(rj_ctx *ctx) {
 /* ---------------------------------------------------------------- the API */
 
 RJ_API rj_status rj_ctx_set_disk_cache(rj_ctx *ctx, const char *dir) {
+  JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   jit_disk *d = &ctx->disk;
@@ -471,6 +473,7 @@ RJ_API rj_status rj_ctx_set_disk_cache(rj_ctx *ctx, const char *dir) {
 }
 
 RJ_API rj_status rj_ctx_cache_stats(rj_ctx *ctx, rj_cache_stats *out) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = ir_result_in(&ctx->err, out, sizeof(rj_cache_stats), "out");

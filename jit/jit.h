@@ -8,6 +8,7 @@
 
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
+#include <stdatomic.h>
 
 /* One load of a kernel's PTX on one device (a kernel may be loaded on several GPUs at once: the
  * treduce split path launches the same slice kernel on each). */
@@ -97,6 +98,8 @@ struct rj_ctx {
   int nretired;
   int driver_version; /* cuDriverGetVersion, 0: not read yet (the cubin key) */
   long long cubin_loads, cubin_links, cubin_stale;
+  _Atomic(uintptr_t) owner; /* the thread inside a public call on it (0: none; JIT_ENTER) */
+  int depth;                /* how deeply that thread is inside (its nested public calls) */
 };
 
 /* Public entry points check their pointers: a NULL context is RJ_EINVAL (with nowhere to put a
@@ -107,6 +110,22 @@ struct rj_ctx {
     if (!(p)) return jit_null(ctx, what);                                                          \
   } while (0)
 rj_status jit_null(rj_ctx *ctx, const char *what);
+
+/* One thread at a time inside a context.  Every public entry point that takes a context enters it
+ * first with JIT_ENTER (JIT_ENTER_OR where it returns no status) and leaves it on every return
+ * (the cleanup attribute); calls nested in the same thread (the harness calling rj_compile, an
+ * rj_stream_time callback) go deeper.  A call from another thread while one is inside touches
+ * nothing in the context and returns RJ_EBUSY (rj_errmsg names the misuse to that thread). */
+typedef struct jit_guard {
+  rj_ctx *ctx; /* the context entered; NULL when none was (a NULL ctx, or refused) */
+} jit_guard;
+bool jit_enter(const rj_ctx *ctx, jit_guard *g); /* false: another thread is inside */
+void jit_leave(jit_guard *g);
+rj_status jit_busy(const rj_ctx *ctx); /* RJ_EBUSY */
+#define JIT_ENTER_OR(ctx, busy)                                                                    \
+  jit_guard jit_guard_ __attribute__((cleanup(jit_leave))) = {0};                                  \
+  if (!jit_enter((ctx), &jit_guard_)) return (busy)
+#define JIT_ENTER(ctx) JIT_ENTER_OR(ctx, jit_busy(ctx))
 
 /* context.c */
 rj_status jit_validate(rj_ctx *ctx, const rj_request *r); /* ir_validate + variant name */

@@ -20,6 +20,7 @@ static void add_note(char *buf, size_t n, const char *note) {
 
 RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                             const char **text) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, text, "text");
   memset(&ctx->err, 0, sizeof ctx->err);
   const ir_target *tg = NULL;

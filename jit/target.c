@@ -42,6 +42,7 @@ rj_status jit_target(rj_ctx *ctx, const rj_options *opt, const ir_target **out) 
 }
 
 RJ_API rj_status rj_target_resolve(rj_ctx *ctx, const rj_options *opt, char *buf, size_t len) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, buf && len, "buf");
   memset(&ctx->err, 0, sizeof ctx->err);
   const ir_target *t = NULL;

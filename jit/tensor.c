@@ -114,6 +114,7 @@ static rj_status launch_plan(rj_ctx *ctx, rj_kernel *k, const pass_plan *plan, i
 
 RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_devptr src,
                            rj_devptr dst, void *stream) {
+  JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   if (!req) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "request: NULL"));

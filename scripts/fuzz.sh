@@ -1,32 +1,145 @@
 #!/usr/bin/env bash
-# libFuzzer over the request parser, validation and canonical form (tests/fuzz/fuzz_request.c,
-# with ir/ built under AddressSanitizer and UndefinedBehaviorSanitizer by Debian's clang).  Seeds:
-# examples/ and tests/repro/; dictionary: tests/fuzz/request.dict.  A finding is written to
-# OUT_DIR/crash-* (or leak-*, timeout-*) and the script exits non-zero: add the file to
-# tests/repro/ as a regression test.
-#   scripts/fuzz.sh [SECONDS (default 60)] [OUT_DIR (default build-fuzz)]
+# libFuzzer, built by Debian's clang with AddressSanitizer and UndefinedBehaviorSanitizer:
+#   request  tests/fuzz/fuzz_request.c: JSON requests through parsing, validation and the
+#            canonical form (ir/).  Seeds examples/ and tests/repro/, tests/fuzz/request.dict.
+#   ir       tests/fuzz/fuzz_ir.c: caller modules through rj_compile_ir compiled in process (all
+#            of redjit's sources instrumented, LLVM linked as installed).  Seeds
+#            tests/fuzz/ir_seeds/, tests/fuzz/ir.dict.  It runs in fork mode: LLVM's own fatal
+#            errors, crashes, hangs and memory blow-ups end a child and the run goes on; each such
+#            input is then run through the isolated path (redjit-irc: $REDJIT_IRC, else
+#            build/redjit-irc), which must give a status.  Anything else, and any failure in
+#            redjit's code, is a finding.
+# A finding is written to OUT_DIR (crash-*, leak-*, timeout-*, oom-*, with a .log for the ir
+# target) and the script exits 1: add the input to tests/repro/ as a regression test.
+#   scripts/fuzz.sh [SECONDS (default 60)] [OUT_DIR (default build-fuzz)] [request|ir]
+#   (ir with SECONDS 0: judge the inputs already in OUT_DIR again)
 # Exits 77 (skipped) when clang or its libFuzzer runtime is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 out=${2:-build-fuzz}
-mkdir -p "$out/corpus"
-rm -f "$out"/crash-* "$out"/leak-* "$out"/timeout-* # a run judges its own findings only
-bin=$out/fuzz_request
-if ! command -v clang >/dev/null ||
-   ! clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-       -fno-sanitize-recover=undefined -Iinclude $(pkg-config --cflags libcjson) \
-       tests/fuzz/fuzz_request.c ir/*.c $(pkg-config --libs libcjson) -lm -o "$bin"; then
+target=${3:-request}
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+skip() {
   echo "fuzz: SKIP: clang with libFuzzer (Debian: clang, libclang-rt-14-dev) is not available"
   exit 77
+}
+command -v clang >/dev/null || skip
+mkdir -p "$out"
+
+# ---------------------------------------------------------------- request
+if [ "$target" = request ]; then
+  mkdir -p "$out/corpus"
+  rm -f "$out"/crash-* "$out"/leak-* "$out"/timeout-* # a run judges its own findings only
+  bin=$out/fuzz_request
+  clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer $san -Iinclude \
+    $(pkg-config --cflags libcjson) tests/fuzz/fuzz_request.c ir/*.c \
+    $(pkg-config --libs libcjson) -lm -o "$bin" || skip
+  cp examples/*.json tests/repro/*.json "$out/corpus/"
+  "$bin" -max_total_time="$secs" -max_len=4096 -timeout=5 -rss_limit_mb=2048 \
+    -dict=tests/fuzz/request.dict -artifact_prefix="$out/" -print_final_stats=1 "$out/corpus" 2>&1 |
+    grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|fuzz_request:|SUMMARY|==[0-9]+==ERROR)" || true
+  # libFuzzer's own status decides: re-run the findings, if any, to fail loudly
+  if ls "$out"/crash-* "$out"/leak-* "$out"/timeout-* >/dev/null 2>&1; then
+    echo "fuzz: findings in $out (crash-*, leak-*, timeout-*)"
+    exit 1
+  fi
+  echo "fuzz: no finding in ${secs} s"
+  exit 0
 fi
-cp examples/*.json tests/repro/*.json "$out/corpus/"
-"$bin" -max_total_time="$secs" -max_len=4096 -timeout=5 -rss_limit_mb=2048 \
-  -dict=tests/fuzz/request.dict -artifact_prefix="$out/" -print_final_stats=1 "$out/corpus" 2>&1 |
-  grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|fuzz_request:|SUMMARY|==[0-9]+==ERROR)" || true
-# libFuzzer's own status decides: re-run the findings, if any, to fail loudly
-if ls "$out"/crash-* "$out"/leak-* "$out"/timeout-* >/dev/null 2>&1; then
-  echo "fuzz: findings in $out (crash-*, leak-*, timeout-*)"
+[ "$target" = ir ] || { echo "fuzz: unknown target $target (request, ir)"; exit 2; }
+
+# ---------------------------------------------------------------- ir: build
+llvm_config=$(command -v llvm-config-22 || echo /usr/lib/llvm-22/bin/llvm-config)
+cuda_inc=${CUDA_HOME:-/usr/local/cuda}/include
+[ -e "$cuda_inc/cuda.h" ] || cuda_inc=/usr/include
+cflags="-std=c17 -D_GNU_SOURCE -DREDJIT_BUILD -DREDJIT_COMPILER_STATIC -g -O1 -fno-omit-frame-pointer $san -Iinclude
+  -I$($llvm_config --includedir) -I$cuda_inc $(pkg-config --cflags libcjson)"
+obj=$out/obj
+mkdir -p "$obj"
+echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }' |
+  clang -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null || skip
+# an object is built again when its source is newer, or every one when a header is
+all=0
+if [ ! -e "$obj/stamp" ] || [ -n "$(find include ir passes jit runtime -name '*.h' -newer "$obj/stamp")" ]; then
+  all=1
+fi
+touch "$obj/stamp.new"
+srcs=$(find ir passes jit runtime -name '*.c' | sort)
+objs=""
+todo=()
+for s in $srcs; do
+  o=$obj/$(echo "$s" | tr / _).o
+  objs="$objs $o"
+  if [ $all = 1 ] || [ "$s" -nt "$o" ]; then todo+=("$s" "$o"); fi
+done
+export FUZZ_CFLAGS="$cflags -fsanitize=fuzzer-no-link"
+if [ ${#todo[@]} -gt 0 ]; then
+  printf '%s\n' "${todo[@]}" | xargs -n2 -P2 sh -c 'clang $FUZZ_CFLAGS -c "$0" -o "$1"'
+fi
+mv "$obj/stamp.new" "$obj/stamp"
+bin=$out/fuzz_ir
+clang $FUZZ_CFLAGS -c tests/fuzz/fuzz_ir.c -o "$obj/fuzz_ir.o"
+# shellcheck disable=SC2086
+clang++ -fsanitize=fuzzer $san "$obj/fuzz_ir.o" $objs \
+  $($llvm_config --link-static --libfiles nvptx passes analysis) $(pkg-config --libs libcjson) \
+  -lz -lzstd -ldl -lpthread -lm -o "$bin"
+
+# ---------------------------------------------------------------- ir: run
+irc=${REDJIT_IRC:-$PWD/build/redjit-irc}
+if [ "$secs" != 0 ]; then # 0: judge the inputs already in OUT_DIR again, no fuzzing
+  rm -rf "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* "$out/llvm" "$out/alone"
+  mkdir -p "$out/corpus-ir"
+  "$bin" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -max_total_time="$secs" \
+    -max_len=16384 -timeout=20 -rss_limit_mb=2048 -dict=tests/fuzz/ir.dict \
+    -artifact_prefix="$out/" "$out/corpus-ir" tests/fuzz/ir_seeds >"$out/run.log" 2>&1 || true
+  grep -E "^#[0-9]+: cov" "$out/run.log" | tail -1 || true
+fi
+
+# ---------------------------------------------------------------- ir: judge what ended a child
+# LLVM's: its fatal error (named by fuzz_ir's handler), or a crash, hang or memory blow-up whose
+# first frame outside the sanitizers and libc is LLVM's (C++, or its C API); the isolated path
+# must then give a status.  Everything else is redjit's.
+first_frame() {
+  grep -E '^ +#[0-9]+ 0x[0-9a-f]+ in ' "$1" | sed -E 's/^ +#[0-9]+ 0x[0-9a-f]+ in //' |
+    grep -vE '^(__asan|__ubsan|__sanitizer|__interceptor|__lsan|__GI_|__libc|__pthread|raise|abort|malloc|calloc|realloc|operator new|memcpy|memmove|memset|strlen|fuzzer::|LLVMFuzzer)' |
+    head -1 || true
+}
+findings=0 contained=0
+for f in "$out"/crash-* "$out"/timeout-* "$out"/oom-* "$out"/leak-*; do
+  [ -e "$f" ] || continue
+  case $f in *.log) continue ;; esac
+  rc=0
+  timeout 300 "$bin" -timeout=60 -rss_limit_mb=2048 "$f" >"$f.log" 2>&1 || rc=$?
+  frame=$(first_frame "$f.log")
+  kind=redjit
+  if grep -q "^fuzz_ir: LLVM fatal error inside LLVM" "$f.log"; then
+    kind=llvm
+  elif grep -qE "^fuzz_ir: |runtime error:" "$f.log" || [[ $f == */leak-* ]]; then
+    kind=redjit # a property of fuzz_ir.c, undefined behaviour in redjit, or a leak
+  elif echo "$frame" | grep -qE '(llvm::|\(anonymous namespace\)::|^std::|^LLVM)'; then
+    kind=llvm
+  elif [[ $f == */timeout-* || $f == */oom-* ]] && [ -z "$frame" ]; then
+    kind=llvm # no stack: judged by the isolated path alone
+  elif [ $rc = 0 ]; then
+    kind=alone # it passes on its own: it needed what earlier runs of its child left
+  fi
+  if [ $kind != redjit ] &&
+     REDJIT_IRC=$irc REDJIT_IR_TIMEOUT_MS=20000 FUZZ_IR_ISOLATED=1 timeout 120 "$bin" "$f" \
+       >"$f.isolated.log" 2>&1 &&
+     grep -q "fuzz_ir: isolated: RJ_" "$f.isolated.log"; then
+    contained=$((contained + 1))
+    mkdir -p "$out/$kind" # LLVM's (or not reproduced alone), and contained: kept, not a finding
+    mv "$f" "$f.log" "$f.isolated.log" "$out/$kind/"
+  else
+    findings=$((findings + 1))
+    echo "fuzz: finding in redjit: $f (first frame: ${frame:-none}; $f.log)"
+  fi
+done
+echo "fuzz: $contained input(s) that end LLVM (in $out/llvm; in $out/alone those that passed on their own),"
+echo "fuzz: each given a status by the isolated path"
+if [ $findings -gt 0 ]; then
+  echo "fuzz: $findings finding(s) in $out"
   exit 1
 fi
-echo "fuzz: no finding in ${secs} s"
+echo "fuzz: no finding in redjit's code in ${secs} s"

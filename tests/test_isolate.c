@@ -26,6 +26,7 @@ static const repro repros[] = {
     {"ir_barcluster.ll", "k", "sm_80", "Cannot select: intrinsic", false},
     {"ir_i128atomic.ll", "k", "sm_100a", "does not support \"seq_cst\"", false},
     {"ir_syncscope.ll", "k", NULL, "does not support syncscope", false},
+    {"ir_addrspace2.ll", "k", NULL, "Bad address space found while emitting PTX", false},
     {"bc_fatal_symbol_name.bc", "redjit_tile", "sm_80", "Symbol name with unsupported", false},
     {"bc_oom.bc", "k", "sm_120", "needed more than 1024 MiB", false},
     {"ir_parser_bignum.ll", "k", NULL, "ir: ", true},

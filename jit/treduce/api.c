@@ -137,6 +137,7 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_tre
 }
 
 RJ_API rj_status rj_treduce_request(rj_ctx *ctx, const rj_treduce_group *g, rj_request *out) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_treduce_group full;
@@ -151,6 +152,7 @@ static rj_status run_group(rj_ctx *ctx, const rj_treduce_group *g, const rj_opti
 
 RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj_options *opt,
                                 rj_treduce_result *res) {
+  JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   if (res && ir_result_in(&ctx->err, res, TREDUCE_RESULT_V1, "res"))
@@ -189,6 +191,7 @@ static rj_status run_group(rj_ctx *ctx, const rj_treduce_group *g, const rj_opti
 }
 
 RJ_API rj_status rj_treduce_sync(rj_ctx *ctx) {
+  JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = ctx->cuda ? jit_devres_sync(ctx) : RJ_OK; /* no driver: no call ever ran */

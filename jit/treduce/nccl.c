@@ -15,6 +15,7 @@ RJ_API void rj_nccl_args_init(rj_nccl_args *a) {
 }
 
 RJ_API rj_status rj_nccl_version(rj_ctx *ctx, int *version) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, version, "version");
   memset(&ctx->err, 0, sizeof ctx->err);
   rt_nccl *nc = NULL;
@@ -81,6 +82,7 @@ static rj_status reduce(const rt_nccl *nc, int version, const rj_treduce *t, con
 }
 
 RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nccl_args *a) {
+  JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   ir_err *e = &ctx->err;

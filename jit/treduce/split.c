@@ -292,6 +292,7 @@ RJ_API void rj_treduce_plan_init(rj_treduce_plan *p) {
 
 RJ_API rj_status rj_treduce_plan_make(rj_ctx *ctx, const rj_request *req, const int *rank_device,
                                       rj_treduce_path path, rj_treduce_plan *out) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, req, "req");
   JIT_NEED(ctx, rank_device, "rank_device");
   JIT_NEED(ctx, out, "plan");
