@@ -1,6 +1,7 @@
 /* The compile pipeline: validate -> dispatch -> plan -> key -> cache -> lower -> codegen (verify,
  * optimise, PTX).  jit_compile reads top to bottom like QBE's func(): one stage per line, the
  * same for every kind of request; what differs between kinds is in the variants' plans. */
+#include "isolate.h"
 #include "jit.h"
 
 #include <stdio.h>
@@ -44,6 +45,7 @@ static rj_kernel *kernel_new(char *key, const rj_request *req, const pass_varian
   if (!k) return NULL;
   k->key = key;
   k->req = *req;
+  if (jit_custom_keep(k, req)) return free(k), NULL; /* op custom: k keeps its IR text */
   k->plan = *plan;
   snprintf(k->variant, sizeof k->variant, "%s", v->name);
   snprintf(k->target, sizeof k->target, "%s", tg->name);
@@ -67,6 +69,7 @@ static rj_status lower(rj_ctx *ctx, const pass_variant *v, const rj_request *req
                        const ir_target *tg, const rj_options *opt, rj_kernel *k, pass_plan *plan) {
   ir_err *e = &ctx->err;
   pass_emit em = {.C = ctx->llvm, .target = tg, .err = e, .plan = &k->plan};
+  if (req->kind == RJ_KIND_TENSOR && req->u.tensor.op == RJ_OP_CUSTOM) em.custom = &req->u.tensor;
   memcpy(em.grid, plan->grid, sizeof em.grid);
   memcpy(em.block, plan->block, sizeof em.block);
   em.shared_bytes = plan->shared_bytes;
@@ -77,7 +80,7 @@ static rj_status lower(rj_ctx *ctx, const pass_variant *v, const rj_request *req
     s = ir_fail(e, RJ_ELLVM, "internal: %s built %d size parameters for a plan of %d", v->name,
                 em.nparams, plan->np);
   if (!s) s = jit_pick_ptx(ctx, tg, opt, em.ptx_needed, &k->ptx_version);
-  if (!s) s = jit_codegen(ctx, em.M, tg, k, false);
+  if (!s) s = jit_codegen_request(ctx, em.M, req, tg, opt, k, em.entry);
   if (!s) snprintf(k->entry, sizeof k->entry, "%s", em.entry);
   if (!s) keep_geometry(&em, k, plan);
   LLVMDisposeBuilder(em.B);
@@ -110,7 +113,8 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   if ((s = jit_cache_key(ctx, req, tg, opt, plan, &key))) return s;
   if ((*out = jit_cache_find(ctx, key)))
     return free(key), ctx->memory_hits++, remember(ctx, req, opt, *out, plan);
-  if ((*out = jit_disk_find(ctx, key, plan))) return free(key), remember(ctx, req, opt, *out, plan);
+  if ((*out = jit_disk_find(ctx, key, plan)))
+    return free(key), jit_custom_keep(*out, req), remember(ctx, req, opt, *out, plan);
   if (!(k = kernel_new(key, req, v, tg, plan)))
     return free(key), ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   if ((s = lower(ctx, v, req, tg, opt, k, plan))) return jit_kernel_free(k), s;

@@ -1,5 +1,6 @@
 /* The context: owner of all state (LLVM context, target machines, kernel cache, the driver). */
 #include "../passes/passes.h"
+#include "isolate.h"
 #include "jit.h"
 
 #include <llvm-c/Target.h>
@@ -72,6 +73,7 @@ RJ_API void rj_ctx_free(rj_ctx *ctx) {
   rt_close(ctx->cuda);
   free(ctx->table);
   jit_memo_free(ctx);
+  jit_texts_free(ctx);
   free(ctx->text);
   free(ctx);
 }
@@ -167,6 +169,12 @@ RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = ir_parse(json, out, &ctx->err);
+  if (!s && out->kind == RJ_KIND_TENSOR && out->u.tensor.combine_ir) { /* ctx keeps the text */
+    char *ir = (char *)out->u.tensor.combine_ir;
+    out->u.tensor.combine_ir = jit_text_keep(ctx, ir);
+    free(ir);
+    if (!out->u.tensor.combine_ir) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  }
   if (!s) s = jit_validate(ctx, out);
   return jit_done(ctx, s);
 }

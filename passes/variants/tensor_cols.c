@@ -442,6 +442,7 @@ const pass_variant pass_variant_tensor_cols = {
     .kind = RJ_KIND_TENSOR,
     .summary = "column / middle-axis reductions: coalesced 16-byte column vectors, rows split over "
                "CTAs, last CTA folds in a fixed order",
+    .ops = PASS_OPS_BASIC | PASS_OP(RJ_OP_CUSTOM),
     .accepts = accepts,
     .plan = plan,
     .kernel = kernel,

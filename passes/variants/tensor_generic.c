@@ -103,6 +103,7 @@ const pass_variant pass_variant_tensor_generic = {
     .prio = 5,
     .kind = RJ_KIND_TENSOR,
     .summary = "any strided view: lanes per output, index math with constant divisors (untuned)",
+    .ops = PASS_OPS_BASIC | PASS_OP(RJ_OP_CUSTOM),
     .accepts = accepts,
     .plan = plan,
     .kernel = kernel,
