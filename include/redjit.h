@@ -208,7 +208,7 @@ typedef enum rj_unit { RJ_UNIT_SLOT = 0, RJ_UNIT_LANE = 1, RJ_UNIT_THREAD = 2 } 
 #define RJ_MAX_SUBDIMS 4
 #define RJ_MAX_REPLICATE 4
 #define RJ_NAME_MAX 32
-#define RJ_COMBINE_FN_MAX 128                  /* rj_tensor.combine_fn, its NUL included */
+#define RJ_COMBINE_FN_MAX 128               /* rj_tensor.combine_fn, its NUL included */
 #define RJ_COMBINE_IR_MAX ((size_t)1 << 20) /* rj_tensor.combine_ir: 1 MiB */
 
 typedef struct rj_stride {

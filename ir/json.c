@@ -139,9 +139,9 @@ static rj_status get_ints(P *p, const cJSON *o, const char *parent, const char *
   return RJ_OK;
 }
 
-static const char *const op_names[] = {
-    "sum",    "max",    "min",  "prod", "and", "or",       "xor",
-    "argmax", "argmin", "mean", "var",  "std", "logsumexp", "custom"}; /* ORDER OP */
+static const char *const op_names[] = {"sum", "max", "min",       "prod",   "and",
+                                       "or",  "xor", "argmax",    "argmin", "mean",
+                                       "var", "std", "logsumexp", "custom"}; /* ORDER OP */
 #define NOPS ((int)(sizeof op_names / sizeof op_names[0]))
 static const char *const dtype_names[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64", "u64"};
 static const char *const scope_names[] = {"thread", "warp", "warpgroup", "cta"};
@@ -507,9 +507,9 @@ static rj_status get_combine(P *p, const cJSON *o, rj_tensor *t) {
 }
 
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
-  static const char *const keys[] = {"kind",    "op",         "dtype", "shape",         "axes",
-                                     "strides", "accum",      "nan",   "deterministic", "variant",
-                                     "dynamic", "correction", "combine", NULL};
+  static const char *const keys[] = {
+      "kind",          "op",      "dtype",   "shape",      "axes",    "strides", "accum", "nan",
+      "deterministic", "variant", "dynamic", "correction", "combine", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   if (s) return s;

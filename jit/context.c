@@ -1,6 +1,5 @@
 /* The context: owner of all state (LLVM context, target machines, kernel cache, the driver). */
 #include "../passes/passes.h"
-#include "isolate.h"
 #include "jit.h"
 
 #include <llvm-c/Target.h>
@@ -60,6 +59,34 @@ static void kernel_free(rj_ctx *ctx, rj_kernel *k) {
   jit_kernel_free(k);
 }
 
+/* The combine IR texts of parsed requests (op custom): one copy per distinct text, owned by
+ * the context until rj_ctx_free. */
+
+typedef struct jit_text {
+  struct jit_text *next;
+  char s[];
+} jit_text;
+
+static const char *text_keep(rj_ctx *ctx, const char *text) {
+  for (jit_text *t = ctx->texts; t; t = t->next)
+    if (strcmp(t->s, text) == 0) return t->s;
+  size_t n = strlen(text);
+  jit_text *t = malloc(sizeof *t + n + 1);
+  if (!t) return NULL;
+  memcpy(t->s, text, n + 1);
+  t->next = ctx->texts;
+  ctx->texts = t;
+  return t->s;
+}
+
+static void texts_free(rj_ctx *ctx) {
+  for (jit_text *t = ctx->texts, *n; t; t = n) {
+    n = t->next;
+    free(t);
+  }
+  ctx->texts = NULL;
+}
+
 RJ_API void rj_ctx_free(rj_ctx *ctx) {
   if (!ctx) return;
   if (ctx->treduce_free) ctx->treduce_free(ctx);
@@ -73,7 +100,7 @@ RJ_API void rj_ctx_free(rj_ctx *ctx) {
   rt_close(ctx->cuda);
   free(ctx->table);
   jit_memo_free(ctx);
-  jit_texts_free(ctx);
+  texts_free(ctx);
   free(ctx->text);
   free(ctx);
 }
@@ -171,7 +198,7 @@ RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out
   rj_status s = ir_parse(json, out, &ctx->err);
   if (!s && out->kind == RJ_KIND_TENSOR && out->u.tensor.combine_ir) { /* ctx keeps the text */
     char *ir = (char *)out->u.tensor.combine_ir;
-    out->u.tensor.combine_ir = jit_text_keep(ctx, ir);
+    out->u.tensor.combine_ir = text_keep(ctx, ir);
     free(ir);
     if (!out->u.tensor.combine_ir) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   }

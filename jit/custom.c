@@ -16,33 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---------------------------------------------------------------- texts a context keeps */
-
-typedef struct jit_text {
-  struct jit_text *next;
-  char s[];
-} jit_text;
-
-const char *jit_text_keep(rj_ctx *ctx, const char *text) {
-  for (jit_text *t = ctx->texts; t; t = t->next)
-    if (strcmp(t->s, text) == 0) return t->s;
-  size_t n = strlen(text);
-  jit_text *t = malloc(sizeof *t + n + 1);
-  if (!t) return NULL;
-  memcpy(t->s, text, n + 1);
-  t->next = ctx->texts;
-  ctx->texts = t;
-  return t->s;
-}
-
-void jit_texts_free(rj_ctx *ctx) {
-  for (jit_text *t = ctx->texts, *n; t; t = n) {
-    n = t->next;
-    free(t);
-  }
-  ctx->texts = NULL;
-}
-
 rj_status jit_custom_keep(rj_kernel *k, const rj_request *req) {
   rj_tensor *t = &k->req.u.tensor;
   if (req->kind != RJ_KIND_TENSOR || req->u.tensor.op != RJ_OP_CUSTOM) return RJ_OK;
@@ -70,8 +43,10 @@ static LLVMValueRef base_of(LLVMValueRef p) {
 /* Why instruction i cannot run in a combine (NULL: it can).  M: the caller's module. */
 static const char *impure(LLVMModuleRef M, LLVMValueRef i) {
   switch (LLVMGetInstructionOpcode(i)) {
-  case LLVMStore:
-    return "a store";
+  case LLVMStore: {
+    LLVMValueRef b = base_of(LLVMGetOperand(i, 1));
+    return b && LLVMIsAAllocaInst(b) ? NULL : "a store to memory other than its own locals";
+  }
   case LLVMAtomicRMW:
   case LLVMAtomicCmpXchg:
     return "an atomic";
@@ -134,7 +109,8 @@ static rj_status screen(rj_ctx *ctx, LLVMModuleRef M) {
 /* fn's type is T (T, T), T the declaration's. */
 static rj_status check_signature(rj_ctx *ctx, LLVMValueRef fn, LLVMTypeRef decl, const char *name) {
   LLVMTypeRef ft = LLVMGlobalGetValueType(fn), want = LLVMGetReturnType(decl), ps[2] = {0};
-  bool ok = LLVMGetReturnType(ft) == want && LLVMCountParamTypes(ft) == 2 && !LLVMIsFunctionVarArg(ft);
+  bool ok =
+      LLVMGetReturnType(ft) == want && LLVMCountParamTypes(ft) == 2 && !LLVMIsFunctionVarArg(ft);
   if (ok) LLVMGetParamTypes(ft, ps), ok = ps[0] == want && ps[1] == want;
   if (ok) return RJ_OK;
   char *have = LLVMPrintTypeToString(ft), *w = LLVMPrintTypeToString(want);
@@ -172,10 +148,10 @@ static void prepare(LLVMModuleRef C) {
 /* The caller's combine ir[0 .. n) function fn, parsed into M's context, screened and linked into
  * M (redjit's kernel, which declares PASS_CUSTOM_COMBINE): fn becomes that function, internal
  * and alwaysinline.  Checked: the text parses as LLVM 22 IR; fn is defined with type T (T, T);
- * no function of the module stores, uses atomics or fences, loads other than from its locals or
- * constant globals, calls inline assembly, an NVVM intrinsic, a pointer or an undefined
- * function; no mutable globals or module inline assembly; then rj_compile_ir's intrinsic and
- * type screens (what LLVM's backend would exit on). */
+ * no function of the module stores other than to its locals (allocas), uses atomics or fences,
+ * loads other than from its locals or constant globals, calls inline assembly, an NVVM intrinsic, a
+ * pointer or an undefined function; no mutable globals or module inline assembly; then
+ * rj_compile_ir's intrinsic and type screens (what LLVM's backend would exit on). */
 static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size_t n,
                               const char *fn, const ir_target *tg) {
   ir_err *e = &ctx->err;
@@ -190,7 +166,8 @@ static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size
     LLVMDisposeMessage(msg);
     return s;
   }
-  LLVMValueRef f = LLVMGetNamedFunction(C, fn), other = LLVMGetNamedFunction(C, PASS_CUSTOM_COMBINE);
+  LLVMValueRef f = LLVMGetNamedFunction(C, fn),
+               other = LLVMGetNamedFunction(C, PASS_CUSTOM_COMBINE);
   rj_status s = RJ_OK;
   if (!f || LLVMCountBasicBlocks(f) == 0)
     s = ir_fail(e, RJ_EINVAL, "combine.function: the module defines no function \"%s\"", fn);
@@ -226,9 +203,9 @@ static rj_status isolated(rj_ctx *ctx, LLVMModuleRef M, const rj_tensor *t, cons
                           const ir_target *tg, const rj_options *opt, rj_kernel *k) {
   LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(M);
   if (!bc) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-  rj_status s = jit_ir_isolated_combine(ctx, LLVMGetBufferStart(bc), LLVMGetBufferSize(bc), entry,
-                                        t->combine_ir, strlen(t->combine_ir), t->combine_fn, tg,
-                                        opt, k);
+  rj_status s =
+      jit_ir_isolated_combine(ctx, LLVMGetBufferStart(bc), LLVMGetBufferSize(bc), entry,
+                              t->combine_ir, strlen(t->combine_ir), t->combine_fn, tg, opt, k);
   LLVMDisposeMemoryBuffer(bc);
   return s;
 }
@@ -237,7 +214,8 @@ rj_status jit_codegen_request(rj_ctx *ctx, LLVMModuleRef M, const rj_request *re
                               const ir_target *tg, const rj_options *opt, rj_kernel *k,
                               const char *entry) {
   const rj_tensor *t = &req->u.tensor;
-  if (req->kind != RJ_KIND_TENSOR || t->op != RJ_OP_CUSTOM) return jit_codegen(ctx, M, tg, k, false);
+  if (req->kind != RJ_KIND_TENSOR || t->op != RJ_OP_CUSTOM)
+    return jit_codegen(ctx, M, tg, k, false);
   if (!jit_ir_in_process(opt)) return isolated(ctx, M, t, entry, tg, opt, k);
   rj_status s = link_combine(ctx, M, t->combine_ir, strlen(t->combine_ir), t->combine_fn, tg);
   return s ? s : jit_codegen(ctx, M, tg, k, true);

@@ -423,7 +423,8 @@ rj_status jit_ir_isolated_combine(rj_ctx *ctx, const char *mod, size_t n, const 
                                   const rj_options *opt, rj_kernel *k) {
   char head[256], fnf[8 + RJ_COMBINE_FN_MAX];
   uint64_t irlen = irn, fnlen = strlen(fn);
-  if (fnlen >= RJ_COMBINE_FN_MAX) return ir_fail(&ctx->err, RJ_EINVAL, "combine.function: too long");
+  if (fnlen >= RJ_COMBINE_FN_MAX)
+    return ir_fail(&ctx->err, RJ_EINVAL, "combine.function: too long");
   memcpy(fnf, &fnlen, 8);
   memcpy(fnf + 8, fn, fnlen);
   irc_io *io = calloc(1, sizeof *io);

@@ -39,8 +39,5 @@ rj_status jit_ir_isolated_combine(rj_ctx *ctx, const char *mod, size_t n, const 
 /* For op custom: points k->req's combine_ir at a copy of req's that k owns (k->src); RJ_ENOMEM
  * when none can be made.  Other requests: nothing. */
 rj_status jit_custom_keep(rj_kernel *k, const rj_request *req);
-/* A copy of text owned by ctx until rj_ctx_free (one per distinct text); NULL: out of memory. */
-const char *jit_text_keep(rj_ctx *ctx, const char *text);
-void jit_texts_free(rj_ctx *ctx);
 
 #endif

@@ -76,7 +76,7 @@ struct rj_ctx {
   jit_disk disk;
   void *treduce; /* the treduce layer's state (jit/treduce/), made on its first use */
   void (*treduce_free)(rj_ctx *ctx); /* set with it; rj_ctx_free calls it */
-  struct jit_text *texts; /* combine IR texts of parsed requests (custom.c), freed with ctx */
+  struct jit_text *texts; /* combine IR texts of parsed requests, freed with ctx (context.c) */
 };
 
 /* Public entry points check their pointers: a NULL context is RJ_EINVAL (with nowhere to put a

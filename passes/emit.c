@@ -47,8 +47,10 @@ static LLVMValueRef custom_identity(pass_emit *e, rj_dtype t) {
     double d;
     float f;
     uint32_t u = (uint32_t)b;
-    if (t == RJ_F32) memcpy(&f, &u, 4), d = f;
-    else memcpy(&d, &b, 8);
+    if (t == RJ_F32)
+      memcpy(&f, &u, 4), d = f;
+    else
+      memcpy(&d, &b, 8);
     return LLVMConstReal(pass_type(e, t), d);
   }
   return LLVMConstInt(pass_type(e, t), b, 0);

@@ -56,8 +56,8 @@ typedef struct pass_emit {
   /* kernel launch geometry, set by the kernel builder */
   unsigned grid[3], block[3], shared_bytes;
   const char *entry;
-  int nparams;           /* i64 size parameters after (src, dst), as built */
-  const pass_plan *plan; /* the variant's plan (its default for variants without a plan step) */
+  int nparams;             /* i64 size parameters after (src, dst), as built */
+  const pass_plan *plan;   /* the variant's plan (its default for variants without a plan step) */
   const rj_tensor *custom; /* op custom: the request's combine (its identity), else NULL */
 } pass_emit;
 

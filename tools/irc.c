@@ -76,8 +76,8 @@ static int reply(rj_status s, const char *msg, const rj_kernel *k) {
 
 /* libredjit.so's entry for this process (jit/isolate.h; exported, not public API) */
 rj_status rj_irc_compile_combine(rj_ctx *ctx, const char *mod, size_t n, const char *entry,
-                                 const char *ir, size_t irn, const char *fn,
-                                 const rj_options *opt, rj_kernel **out);
+                                 const char *ir, size_t irn, const char *fn, const rj_options *opt,
+                                 rj_kernel **out);
 
 int main(int argc, char **argv) {
   (void)argv;
@@ -106,7 +106,7 @@ int main(int argc, char **argv) {
   o.ptx_version = atoi(f[2]);
   o.ir_in_process = 1;
   rj_kernel *k = NULL;
-  rj_status s = !ctx    ? RJ_ENOMEM
+  rj_status s = !ctx      ? RJ_ENOMEM
                 : combine ? rj_irc_compile_combine(ctx, f[3], n[3], f[1], f[4], n[4], f[5], &o, &k)
                           : rj_compile_ir(ctx, f[3], n[3], f[1], &o, &k);
   int bad = reply(s, ctx ? rj_errmsg(ctx) : "out of memory", s ? NULL : k);

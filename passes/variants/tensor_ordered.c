@@ -40,8 +40,7 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   ir_tensor_view(&r->u.tensor, &v);
   int per = ORD_T / 32;
   tns_plan_geometry(out, (unsigned)((v.outputs + per - 1) / per), ORD_T);
-  if (r->u.tensor.dynamic)
-    tns_plan_constant(out, "tensor_ordered has no runtime-size kernel");
+  if (r->u.tensor.dynamic) tns_plan_constant(out, "tensor_ordered has no runtime-size kernel");
   return RJ_OK;
 }
 
