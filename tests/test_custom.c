@@ -7,23 +7,24 @@
 
 #include <stdint.h>
 
-#define ADD_F32 "define float @add(float %a, float %b) {\n  %c = fadd float %a, %b\n  ret float %c\n}\n"
+#define ADD_F32                                                                                    \
+  "define float @add(float %a, float %b) {\n  %c = fadd float %a, %b\n  ret float %c\n}\n"
 #define ADD_I64 "define i64 @add(i64 %a, i64 %b) {\n  %c = add i64 %a, %b\n  ret i64 %c\n}\n"
 /* 2x2 matrices of 16-bit integers mod 2^16 packed in a u64 (a0 a1 / a2 a3, a0 lowest), product:
  * associative, not commutative; identity 0x0001000000000001 */
 #define MATMUL                                                                                     \
-  "define i64 @mm(i64 %a, i64 %b) {\n"                                                           \
-  "  %a0 = trunc i64 %a to i16\n  %a1s = lshr i64 %a, 16\n  %a1 = trunc i64 %a1s to i16\n"        \
+  "define i64 @mm(i64 %a, i64 %b) {\n"                                                             \
+  "  %a0 = trunc i64 %a to i16\n  %a1s = lshr i64 %a, 16\n  %a1 = trunc i64 %a1s to i16\n"         \
   "  %a2s = lshr i64 %a, 32\n  %a2 = trunc i64 %a2s to i16\n  %a3s = lshr i64 %a, 48\n"            \
-  "  %a3 = trunc i64 %a3s to i16\n"                                                              \
-  "  %b0 = trunc i64 %b to i16\n  %b1s = lshr i64 %b, 16\n  %b1 = trunc i64 %b1s to i16\n"        \
+  "  %a3 = trunc i64 %a3s to i16\n"                                                                \
+  "  %b0 = trunc i64 %b to i16\n  %b1s = lshr i64 %b, 16\n  %b1 = trunc i64 %b1s to i16\n"         \
   "  %b2s = lshr i64 %b, 32\n  %b2 = trunc i64 %b2s to i16\n  %b3s = lshr i64 %b, 48\n"            \
-  "  %b3 = trunc i64 %b3s to i16\n"                                                              \
-  "  %p0 = mul i16 %a0, %b0\n  %q0 = mul i16 %a1, %b2\n  %c0 = add i16 %p0, %q0\n"                \
-  "  %p1 = mul i16 %a0, %b1\n  %q1 = mul i16 %a1, %b3\n  %c1 = add i16 %p1, %q1\n"                \
-  "  %p2 = mul i16 %a2, %b0\n  %q2 = mul i16 %a3, %b2\n  %c2 = add i16 %p2, %q2\n"                \
-  "  %p3 = mul i16 %a2, %b1\n  %q3 = mul i16 %a3, %b3\n  %c3 = add i16 %p3, %q3\n"                \
-  "  %z0 = zext i16 %c0 to i64\n  %z1 = zext i16 %c1 to i64\n  %z2 = zext i16 %c2 to i64\n"       \
+  "  %b3 = trunc i64 %b3s to i16\n"                                                                \
+  "  %p0 = mul i16 %a0, %b0\n  %q0 = mul i16 %a1, %b2\n  %c0 = add i16 %p0, %q0\n"                 \
+  "  %p1 = mul i16 %a0, %b1\n  %q1 = mul i16 %a1, %b3\n  %c1 = add i16 %p1, %q1\n"                 \
+  "  %p2 = mul i16 %a2, %b0\n  %q2 = mul i16 %a3, %b2\n  %c2 = add i16 %p2, %q2\n"                 \
+  "  %p3 = mul i16 %a2, %b1\n  %q3 = mul i16 %a3, %b3\n  %c3 = add i16 %p3, %q3\n"                 \
+  "  %z0 = zext i16 %c0 to i64\n  %z1 = zext i16 %c1 to i64\n  %z2 = zext i16 %c2 to i64\n"        \
   "  %z3 = zext i16 %c3 to i64\n  %s1 = shl i64 %z1, 16\n  %s2 = shl i64 %z2, 32\n"                \
   "  %s3 = shl i64 %z3, 48\n  %o1 = or i64 %z0, %s1\n  %o2 = or i64 %o1, %s2\n"                    \
   "  %o3 = or i64 %o2, %s3\n  ret i64 %o3\n}\n"
@@ -59,9 +60,12 @@ static rj_status compile(rj_ctx *ctx, const rj_request *r, int in_process, rj_ke
 static char *escape(const char *s) {
   char *out = malloc(2 * strlen(s) + 1), *o = out;
   for (; *s; s++) {
-    if (*s == '\n') *o++ = '\\', *o++ = 'n';
-    else if (*s == '"' || *s == '\\') *o++ = '\\', *o++ = *s;
-    else *o++ = *s;
+    if (*s == '\n')
+      *o++ = '\\', *o++ = 'n';
+    else if (*s == '"' || *s == '\\')
+      *o++ = '\\', *o++ = *s;
+    else
+      *o++ = *s;
   }
   *o = 0;
   return out;
@@ -71,12 +75,13 @@ START_TEST(json_fields_and_canonical) {
   rj_ctx *ctx = rj_ctx_new();
   char *ir = escape(ADD_F32);
   rj_request r;
-  rjt_parse(ctx,
-            rjt_fmt("{\"kind\":\"tensor\",\"op\":\"custom\",\"dtype\":\"f32\",\"shape\":[4,8],"
-                    "\"axes\":[1],\"combine\":{\"ir\":\"%s\",\"function\":\"add\",\"identity\":-0.0,"
-                    "\"commutative\":true}}",
-                    ir),
-            &r);
+  rjt_parse(
+      ctx,
+      rjt_fmt("{\"kind\":\"tensor\",\"op\":\"custom\",\"dtype\":\"f32\",\"shape\":[4,8],"
+              "\"axes\":[1],\"combine\":{\"ir\":\"%s\",\"function\":\"add\",\"identity\":-0.0,"
+              "\"commutative\":true}}",
+              ir),
+      &r);
   ck_assert_int_eq(r.u.tensor.op, RJ_OP_CUSTOM);
   ck_assert_str_eq(r.u.tensor.combine_ir, ADD_F32);
   ck_assert_str_eq(r.u.tensor.combine_fn, "add");
@@ -216,7 +221,8 @@ START_TEST(dispatch_by_commutativity) {
   const char *t = explain(ctx, &r);
   ck_assert_msg(strstr(t, "tensor_ordered prio=4 chosen"), "%s", t);
   ck_assert_msg(strstr(t, "tensor_rows prio=30 rejected: its folds reorder operands"), "%s", t);
-  ck_assert_msg(strstr(t, "tensor_cluster prio=35 rejected: does not serve op \"custom\""), "%s", t);
+  ck_assert_msg(strstr(t, "tensor_cluster prio=35 rejected: does not serve op \"custom\""), "%s",
+                t);
   custom_req(&r, RJ_U64, 64, 1000, 0, MATMUL, "mm", 0x0001000000000001ull, 0);
   t = explain(ctx, &r);
   ck_assert_msg(strstr(t, "tensor_ordered prio=4 chosen"), "%s", t);
@@ -299,8 +305,8 @@ START_TEST(screen_refusals) {
        "combine.function: \"add\" has type double (double, double); the dtype's combine is float "
        "(float, float)",
        RJ_EINVAL},
-      {"define float @add(float %a) {\n  ret float %a\n}\n", "add", "combine.function: \"add\" has type",
-       RJ_EINVAL},
+      {"define float @add(float %a) {\n  ret float %a\n}\n", "add",
+       "combine.function: \"add\" has type", RJ_EINVAL},
       {"@g = global float 0.0\ndefine float @add(float %a, float %b) {\n  store float %a, ptr @g\n"
        "  ret float %b\n}\n",
        "add", "combine.ir: global @g is not constant", RJ_EINVAL},
@@ -320,7 +326,8 @@ START_TEST(screen_refusals) {
        "add", "has an NVVM intrinsic", RJ_EINVAL},
       {"declare float @llvm.sin.f32(float)\ndefine float @add(float %a, float %b) {\n"
        "  %c = call float @llvm.sin.f32(float %a)\n  ret float %c\n}\n",
-       "add", "ir: intrinsic llvm.sin.f32 is not one redjit knows NVPTX can select", RJ_EUNSUPPORTED},
+       "add", "ir: intrinsic llvm.sin.f32 is not one redjit knows NVPTX can select",
+       RJ_EUNSUPPORTED},
       {"define float @add(float %a, float %b) {\n  %p = inttoptr i64 16 to ptr\n"
        "  %v = load float, ptr %p\n  ret float %v\n}\n",
        "add", "has a load from memory other than its own locals", RJ_EINVAL},
