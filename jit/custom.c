@@ -10,6 +10,7 @@
 
 #include <llvm-c/BitReader.h>
 #include <llvm-c/BitWriter.h>
+#include <llvm-c/DebugInfo.h>
 #include <llvm-c/IRReader.h>
 #include <llvm-c/Linker.h>
 #include <stdio.h>
@@ -58,9 +59,12 @@ static const char *impure(LLVMModuleRef M, LLVMValueRef i) {
       return NULL;
     return "a load from memory other than its own locals or constant globals";
   }
-  case LLVMCall:
   case LLVMInvoke:
-  case LLVMCallBr: {
+  case LLVMCallBr:
+  case LLVMLandingPad:
+  case LLVMResume:
+    return "exception handling or callbr";
+  case LLVMCall: {
     LLVMValueRef callee = LLVMGetCalledValue(i);
     if (LLVMIsAInlineAsm(callee)) return "inline assembly";
     if (!LLVMIsAFunction(callee)) return "an indirect call";
@@ -131,6 +135,7 @@ static void drop_attr(LLVMValueRef f, const char *name) {
 /* The caller's functions made fit to inline into an NVPTX kernel: internal, no host target
  * attributes (the inliner refuses callees whose target features differ), no noinline / optnone. */
 static void prepare(LLVMModuleRef C) {
+  LLVMStripModuleDebugInfo(C);
   LLVMSetTarget(C, "");
   LLVMSetDataLayout(C, "");
   for (LLVMValueRef f = LLVMGetFirstFunction(C); f; f = LLVMGetNextFunction(f)) {
@@ -148,10 +153,11 @@ static void prepare(LLVMModuleRef C) {
 /* The caller's combine ir[0 .. n) function fn, parsed into M's context, screened and linked into
  * M (redjit's kernel, which declares PASS_CUSTOM_COMBINE): fn becomes that function, internal
  * and alwaysinline.  Checked: the text parses as LLVM 22 IR; fn is defined with type T (T, T);
- * no function of the module stores other than to its locals (allocas), uses atomics or fences,
- * loads other than from its locals or constant globals, calls inline assembly, an NVVM intrinsic, a
- * pointer or an undefined function; no mutable globals or module inline assembly; then
- * rj_compile_ir's intrinsic and type screens (what LLVM's backend would exit on). */
+ * no function of the module stores other than to its locals (allocas), uses atomics, fences or
+ * exception handling, loads other than from its locals or constant globals, calls inline
+ * assembly, an NVVM intrinsic, a pointer or an undefined function; no mutable globals or module
+ * inline assembly; then rj_compile_ir's intrinsic and type screens (what LLVM's backend would exit
+ * on). */
 static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size_t n,
                               const char *fn, const ir_target *tg) {
   ir_err *e = &ctx->err;
