@@ -1,7 +1,8 @@
 /* Compile latency per request kind: a cold miss (the first compile of a fresh process), a warm
  * miss (a compile after others in the same context), a memory hit (ns, median of many), a disk
- * hit in a fresh process (its first rj_compile, the kernel written by another process); then the
- * memory hit against the number of kernels the context holds.  Needs no GPU.
+ * hit in a fresh process (its first rj_compile, the kernel written by another process; then the
+ * same with rj_ctx_new, and the whole process: exec, loading the libraries, the hit, exit); then
+ * the memory hit against the number of kernels the context holds.  Needs no GPU.
  *   jit_latency [EXAMPLES_DIR]   (default: examples) */
 #include "bench_clock.h"
 #include "redjit.h"
@@ -46,23 +47,32 @@ static double hit_ns(rj_ctx *ctx, const rj_request *r, int n) {
   return med;
 }
 
-/* A fresh process's first compile of the request in file (`jit_latency --first FILE`). */
-static double first_in_child(const char *self, const char *file, long long *compiles) {
+/* A fresh process's first compile of the request in file (`jit_latency --first FILE`): its time,
+ * the same with rj_ctx_new before it (*with_ctx) and the whole child process's (*proc), in µs. */
+typedef struct first_times {
+  double us, with_ctx, proc;
+  long long compiles;
+} first_times;
+static first_times first_in_child(const char *self, const char *file) {
   char cmd[8192], line[128] = "";
   snprintf(cmd, sizeof cmd, "'%s' --first '%s'", self, file);
+  first_times t = {-1, -1, -1, -1};
+  double t0 = now_us();
   FILE *p = popen(cmd, "r");
-  double us = -1;
-  if (p && fgets(line, sizeof line, p)) sscanf(line, "%lf %lld", &us, compiles);
-  if (p) pclose(p);
-  return us;
+  if (p && fgets(line, sizeof line, p))
+    sscanf(line, "%lf %lld %lf", &t.us, &t.compiles, &t.with_ctx);
+  if (p && pclose(p) == 0) t.proc = now_us() - t0;
+  return t;
 }
 
 static int first(const char *file) {
+  double t0 = now_us();
   rj_ctx *ctx = rj_ctx_new();
+  double t1 = now_us();
   rj_request r;
   if (rj_request_parse(ctx, slurp(file), &r)) return 1;
   double us = once_us(ctx, &r);
-  printf("%.1f %lld\n", us, rj_ctx_compile_count(ctx));
+  printf("%.1f %lld %.1f\n", us, rj_ctx_compile_count(ctx), us + (t1 - t0));
   rj_ctx_free(ctx);
   return 0;
 }
@@ -85,8 +95,7 @@ static void row(const char *self, const char *dir, const char *name, const char 
     return;
   }
   setenv("REDJIT_CACHE_DIR", cache, 1);
-  long long c_cold = -1, c_disk = -1;
-  double cold = first_in_child(self, file, &c_cold), disk = first_in_child(self, file, &c_disk);
+  first_times cold = first_in_child(self, file), disk = first_in_child(self, file);
   rj_ctx *ctx = rj_ctx_new();
   rj_ctx_set_disk_cache(ctx, NULL);
   rj_request r, other;
@@ -94,8 +103,9 @@ static void row(const char *self, const char *dir, const char *name, const char 
   rj_request_parse(ctx, slurp(rjb_other(dir, name)), &other);
   once_us(ctx, &other); /* the context and its target machine are warm */
   double warm = once_us(ctx, &r), hit = hit_ns(ctx, &r, 200);
-  printf("%-9s %10.2f %10.2f %10.0f %10.1f   (compiles: %lld then %lld)\n", kind, cold / 1e3,
-         warm / 1e3, hit, disk, c_cold, c_disk);
+  printf("%-9s %10.2f %10.2f %10.0f %10.1f %10.1f %10.2f   (compiles: %lld then %lld)\n", kind,
+         cold.us / 1e3, warm / 1e3, hit, disk.us, disk.with_ctx, disk.proc / 1e3, cold.compiles,
+         disk.compiles);
   rj_ctx_free(ctx);
   char rm[128];
   snprintf(rm, sizeof rm, "rm -rf '%s'", cache);
@@ -139,7 +149,8 @@ int main(int argc, char **argv) {
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return 1;
   self[n] = 0;
-  printf("%-9s %10s %10s %10s %10s\n", "kind", "cold ms", "warm ms", "mem hit ns", "disk hit us");
+  printf("%-9s %10s %10s %10s %10s %10s %10s\n", "kind", "cold ms", "warm ms", "mem hit ns",
+         "disk hit us", "+ctx us", "proc ms");
   row(self, dir, "tile_shared_warpgroup.json", "tile");
   row(self, dir, "subgroup_reduce_all.json", "subgroup");
   row(self, dir, "tensor_rows.json", "tensor");

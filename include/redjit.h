@@ -25,6 +25,11 @@
  *    until rj_ctx_free (kernels, variant names) or until the next call on the context (messages,
  *    text such as rj_explain's and rj_request_canonical's).  Only rj_ctx_new and rj_request_new
  *    hand the caller something to free (rj_ctx_free, rj_request_free).
+ *  - Kernels: those rj_compile and rj_compile_ir return are pinned in the context until
+ *    rj_ctx_free.  Kernels the library compiles for its own calls and never hands out (rj_reduce's,
+ *    treduce's) belong to the cache, which keeps at most a bound of them and evicts the least
+ *    recently used (rj_ctx_set_memory_cache); a later call needing one compiles it again, or reads
+ *    it from the disk cache.
  *
  * Thread safety
  *  - One rj_ctx must be used by one thread at a time (like an LLVMContext).  Distinct contexts may
@@ -129,7 +134,14 @@ RJ_API long long rj_ctx_compile_count(const rj_ctx *ctx);
  * MiB; the least recently used entries go first).  A directory that cannot be created or written
  * leaves the cache off or read-only and records one note (rj_cache_stats.disk_note; printed to
  * stderr when REDJIT_LOG is set): never a failed call.  A kernel read from the directory has the
- * same PTX, IR texts, geometry and compile time as the one compiled. */
+ * same PTX, IR texts, geometry and compile time as the one compiled.  On a kernel's first load the
+ * driver's linker makes a cubin of its PTX, kept in its entry under the driver's version and the
+ * GPU's compute capability: a later process on the same driver and GPU loads the cubin, with no
+ * PTX JIT (another driver or GPU, or a cubin that does not verify: the PTX, linked again).
+ * Every PTX starts with "// redjit:" comment lines: version, variant, target, entry, canonical
+ * request, launch geometry and size parameters.  REDJIT_DUMP_DIR=DIR writes each compiled
+ * kernel's request, IR and PTX there; REDJIT_LOG=1 prints one "redjit: " line per cache hit,
+ * miss, compile, eviction and load on stderr (docs/C_API.md, "Caching"). */
 /* Sets ctx's directory over the environment's: dir NULL or "" turns the disk cache off for ctx
  * (no file is read or written).  RJ_EINVAL only for a path of 1024 bytes or more. */
 RJ_API rj_status rj_ctx_set_disk_cache(rj_ctx *ctx, const char *dir);
@@ -144,9 +156,24 @@ typedef struct rj_cache_stats {
   const char *disk_dir;     /* the directory in use (NULL: the disk cache is off) */
   int disk_read_only;       /* 1: entries are read, none written */
   const char *disk_note;    /* why the disk cache is off or read-only ("": nothing to say) */
+  /* later fields (an older caller's struct_size leaves them out) */
+  long long memory_evictions; /* cache-owned kernels evicted to keep within max_kernels */
+  long long kernels_pinned;   /* kernels handed to the caller (rj_compile, rj_compile_ir) */
+  long long max_kernels;      /* the bound of cache-owned kernels (0: none) */
+  long long cubin_loads;      /* loads from a cubin the disk entry held (no PTX JIT) */
+  long long cubin_links;      /* cubins the driver's linker made (then stored in the entry) */
+  long long cubin_stale;      /* stored cubins not used: another driver version or device,
+                                 refused by the driver, or a cubin part that did not verify */
 } rj_cache_stats;
 /* ctx's cache counters into *out (its struct_size set by the caller); strings owned by ctx. */
 RJ_API rj_status rj_ctx_cache_stats(rj_ctx *ctx, rj_cache_stats *out);
+/* The bound of the kernels ctx's cache owns: those the library compiled for its own calls
+ * (rj_reduce, treduce's kernels); beyond it the least recently used go (their GPU modules are
+ * unloaded later, in batches, after waiting for the GPU's work: docs/C_API.md, "Caching").
+ * Kernels returned by rj_compile and rj_compile_ir are pinned: never evicted, not counted.
+ * max_kernels 0: no bound.  Default: $REDJIT_CACHE_MAX_KERNELS, else 4096.  RJ_EINVAL when
+ * negative. */
+RJ_API rj_status rj_ctx_set_memory_cache(rj_ctx *ctx, long long max_kernels);
 
 /* ---------------------------------------------------------------- requests */
 /* Request enums (stable values). */
@@ -407,7 +434,8 @@ RJ_API rj_status rj_target_resolve(rj_ctx *ctx, const rj_options *opt, char *buf
 typedef struct rj_kernel rj_kernel;
 
 /* validate -> dispatch -> lower -> optimise -> PTX.  The kernel is cached in ctx under the
- * canonical request + target + PTX version, and owned by ctx.  Needs no GPU. */
+ * canonical request + target + PTX version, owned by ctx and pinned there until rj_ctx_free (the
+ * cache's bound never evicts it).  Needs no GPU. */
 RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                             rj_kernel **out);
 
@@ -513,7 +541,8 @@ RJ_API rj_status rj_stream_time(rj_ctx *ctx, int device, void *stream, rj_enqueu
  * (row-major; one element when every dim is reduced).  Both are device addresses of device
  * opt->device (opt NULL: device 0, target auto), in that device's primary context (the one the
  * CUDA runtime uses).  The kernel is compiled on first use and cached in ctx (shape, strides,
- * axes, dtype, op, flags and the device's SM count are its key: sizes are JIT constants), then
+ * axes, dtype, op, flags and the device's SM count are its key: sizes are JIT constants; the
+ * cache keeps a bound of such kernels, rj_ctx_set_memory_cache), then
  * launched on `stream` (a CUstream / cudaStream_t; NULL = the legacy default stream) without
  * waiting.  With req->u.tensor.dynamic, rows and columns views use a runtime-size kernel instead:
  * its key is the class, dtype, op, flags, the plan bucket chosen from the sizes on the host, the
@@ -525,6 +554,15 @@ RJ_API rj_status rj_stream_time(rj_ctx *ctx, int device, void *stream, rj_enqueu
  * valid tensor request, is RJ_EINVAL. */
 RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_devptr src,
                            rj_devptr dst, void *stream);
+/* rj_reduce without the request: launches tensor kernel k (rj_compile's kernel for a tensor
+ * request that is not dynamic, compiled with opt->device = device) as rj_reduce launches it for
+ * that request, on `stream` without waiting; k is loaded on device on first use.  Nothing is
+ * validated again and no cache is looked at: a caller that keeps k per request (a language
+ * binding, say) pays only the launch.  A NULL k, a kernel not compiled from a tensor request, a
+ * runtime-size kernel (a dynamic request: its arguments depend on the shape, use rj_reduce), or
+ * a zero src or dst is RJ_EINVAL. */
+RJ_API rj_status rj_tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
+                                  rj_devptr dst, void *stream);
 
 /* ---------------------------------------------------------------- treduce */
 /* Root-only reduce across ranks in one process (PTO-ISA TREDUCE on NVIDIA GPUs): the root's

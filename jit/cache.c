@@ -3,6 +3,7 @@
  * decides on a hash match), which grows to keep a bucket at one kernel on average. */
 #include "jit.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,10 @@ rj_status jit_cache_key(rj_ctx *ctx, const rj_request *req, const ir_target *tg,
   return *key ? RJ_OK : ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
 }
 
+#define JIT_MAX_KERNELS 4096 /* the default bound of the kernels the cache owns */
+
+static void evict(rj_ctx *ctx, rj_kernel *keep);
+
 rj_kernel *jit_cache_find(rj_ctx *ctx, const char *key) {
   if (!ctx->nbuckets) return NULL;
   uint64_t h = jit_hash64(key, strlen(key), 0);
@@ -61,12 +66,89 @@ static bool table_grow(rj_ctx *ctx) {
 
 void jit_kernel_free(rj_kernel *k) {
   if (!k) return;
+  free(k->cubin);
   free(k->key);
   free(k->ptx);
   free(k->ll);
   free(k->ll_opt);
   free(k->src);
+  free(k->custom_bc);
   free(k);
+}
+
+/* ---------------------------------------------------------------- the bound */
+
+/* REDJIT_CACHE_MAX_KERNELS: a decimal count, 0 for no bound; anything else is the default. */
+static long long max_kernels_of(const char *env) {
+  if (!env || !env[0]) return JIT_MAX_KERNELS;
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(env, &end, 10);
+  return errno || end == env || *end || v < 0 ? JIT_MAX_KERNELS : v;
+}
+
+long long jit_cache_bound(rj_ctx *ctx) {
+  if (!ctx->max_set) {
+    ctx->max_kernels = max_kernels_of(getenv("REDJIT_CACHE_MAX_KERNELS"));
+    ctx->max_set = true;
+  }
+  return ctx->max_kernels;
+}
+
+void jit_cache_touch(rj_ctx *ctx, rj_kernel *k) {
+  k->used = ++ctx->tick;
+}
+
+void jit_cache_pin(rj_ctx *ctx, rj_kernel *k) {
+  if (k->pinned) return;
+  k->pinned = true;
+  ctx->npinned++;
+}
+
+void jit_cache_hold(rj_ctx *ctx, int delta) {
+  ctx->evict_hold += delta;
+}
+
+static void memo_forget(rj_ctx *ctx, const rj_kernel *k);
+
+/* v out of the list, its bucket and the memo (its key no longer finds it). */
+static void cache_remove(rj_ctx *ctx, rj_kernel *v) {
+  for (rj_kernel **p = &ctx->kernels; *p; p = &(*p)->next)
+    if (*p == v) {
+      *p = v->next;
+      break;
+    }
+  for (rj_kernel **p = ctx->nbuckets ? &ctx->table[v->hash & (ctx->nbuckets - 1)] : NULL; p && *p;
+       p = &(*p)->chain)
+    if (*p == v) {
+      *p = v->chain;
+      break;
+    }
+  memo_forget(ctx, v);
+  ctx->nkernels--;
+}
+
+/* While the cache owns more kernels than its bound, the least recently used one other than keep
+ * goes: out of the cache onto ctx->evicted, which evict.c empties at the end of the call (no one
+ * can reach an evicted kernel but the call that inserted keep).  Pinned kernels are not counted
+ * and never go: the caller holds them.  The walk for the oldest is linear in the kernels held,
+ * on a miss only (a compile or a disk read costs far more). */
+static void evict(rj_ctx *ctx, rj_kernel *keep) {
+  long long max = jit_cache_bound(ctx);
+  while (max && !ctx->evict_hold && ctx->nkernels - ctx->npinned > max) {
+    rj_kernel *lru = NULL;
+    for (rj_kernel *k = ctx->kernels; k; k = k->next)
+      if (!k->pinned && k != keep && (!lru || k->used < lru->used)) lru = k;
+    if (!lru) return;
+    cache_remove(ctx, lru);
+    ctx->memory_evictions++;
+    lru->next = ctx->evicted;
+    ctx->evicted = lru;
+  }
+}
+
+void jit_cache_evict(rj_ctx *ctx) {
+  evict(ctx, NULL);
 }
 
 void jit_cache_insert(rj_ctx *ctx, rj_kernel *k) {
@@ -82,6 +164,8 @@ void jit_cache_insert(rj_ctx *ctx, rj_kernel *k) {
   k->loaded_on = -1;
   k->next = ctx->kernels;
   ctx->kernels = k;
+  jit_cache_touch(ctx, k);
+  evict(ctx, k);
 }
 
 void jit_cache_add(rj_ctx *ctx, rj_kernel *k) {
@@ -167,6 +251,15 @@ void jit_memo_put(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_
   (*slot)->req = *req;
   (*slot)->k = k;
   (*slot)->plan = *plan;
+}
+
+/* Every slot that remembers k is emptied (k is being evicted). */
+static void memo_forget(rj_ctx *ctx, const rj_kernel *k) {
+  for (int i = 0; ctx->memo && i < JIT_MEMO_SLOTS; i++)
+    if (ctx->memo[i] && ctx->memo[i]->k == k) {
+      free(ctx->memo[i]);
+      ctx->memo[i] = NULL;
+    }
 }
 
 void jit_memo_free(rj_ctx *ctx) {

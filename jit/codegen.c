@@ -1,5 +1,6 @@
-/* Codegen: from a lowered module to PTX.  Resolves the target and the PTX version, keeps the
- * target machines, verifies, prints the IR text, runs the optimisation pipeline and emits PTX. */
+/* Codegen: from a lowered module to PTX.  Keeps the target machines, verifies, prints the IR
+ * text, runs the optimisation pipeline and emits PTX (the compiler library; the target and the
+ * PTX version are resolved before, by jit/target.c and jit/ptx.c). */
 #include "jit.h"
 
 #include <llvm-c/Analysis.h>
@@ -12,82 +13,7 @@
 
 #define TRIPLE "nvptx64-nvidia-cuda"
 
-/* ---------------------------------------------------------------- targets */
-
-rj_status jit_target(rj_ctx *ctx, const rj_options *opt, const ir_target **out) {
-  const char *name = opt && opt->target ? opt->target : "auto";
-  char buf[16];
-  if (strcmp(name, "auto") == 0) {
-    name = "sm_90"; /* no GPU usable: the default */
-    rt_cuda *rt = NULL;
-    ir_err saved = ctx->err;
-    int major = 0, minor = 0;
-    if (jit_cuda(ctx, &rt) == RJ_OK &&
-        rt_device_cc(rt, opt ? opt->device : 0, &major, &minor, &ctx->err) == RJ_OK) {
-      snprintf(buf, sizeof buf, "sm_%d%da", major, minor);
-      if (!ir_target_find(buf)) snprintf(buf, sizeof buf, "sm_%d%d", major, minor);
-      name = buf;
-    }
-    ctx->err = saved;
-    if (!ir_target_find(name))
-      return ir_fail(&ctx->err, RJ_ETARGET,
-                     "target: the GPU's compute capability (%s) is not in redjit's target table",
-                     name);
-  }
-  *out = ir_target_find(name);
-  if (*out && opt && opt->struct_size >= offsetof(rj_options, emulate_packed) + sizeof(int) &&
-      opt->emulate_packed)
-    *out = ir_target_emulating(*out);
-  if (!*out) {
-    char known[512];
-    size_t k = 0;
-    for (int i = 0; i < ir_target_count() && k < sizeof known - 16; i++)
-      k += (size_t)snprintf(known + k, sizeof known - k, " %s", ir_target_at(i)->name);
-    return ir_fail(&ctx->err, RJ_ETARGET, "target: unknown target \"%.32s\" (known:%s)", name,
-                   known);
-  }
-  return RJ_OK;
-}
-
-RJ_API rj_status rj_target_resolve(rj_ctx *ctx, const rj_options *opt, char *buf, size_t len) {
-  JIT_NEED(ctx, buf && len, "buf");
-  memset(&ctx->err, 0, sizeof ctx->err);
-  const ir_target *t = NULL;
-  rj_status s = jit_target(ctx, opt, &t);
-  if (!s) snprintf(buf, len, "%s", t->name);
-  return jit_done(ctx, s);
-}
-
-/* The PTX version: the caller's, or the least the target and the emitted code need.  Every
- * combination LLVM would abort on is refused here, before codegen. */
-rj_status jit_pick_ptx(rj_ctx *ctx, const ir_target *t, const rj_options *opt, int needed,
-                       int *ptx) {
-  static const int known[] = {32, 40, 41, 42, 43, 50, 60, 61, 62, 63, 64, 65, 70, 71, 72, 73,
-                              74, 75, 76, 77, 78, 80, 81, 82, 83, 84, 85, 86, 87, 88, 90};
-  int want = opt ? opt->ptx_version : 0;
-  int least = needed > t->min_ptx ? needed : t->min_ptx;
-  if (!want) {
-    *ptx = least;
-    return RJ_OK;
-  }
-  bool ok = false;
-  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-    ok |= known[i] == want;
-  if (!ok)
-    return ir_fail(&ctx->err, RJ_ETARGET, "ptx_version: %d is not a PTX ISA version LLVM 22 emits",
-                   want);
-  if (want < t->min_ptx)
-    return ir_fail(&ctx->err, RJ_ETARGET,
-                   "ptx_version: PTX %d.%d does not support target %s (it needs PTX %d.%d)",
-                   want / 10, want % 10, t->name, t->min_ptx / 10, t->min_ptx % 10);
-  if (want < needed)
-    return ir_fail(&ctx->err, RJ_ETARGET,
-                   "ptx_version: PTX %d.%d is too old for the instructions this kernel uses "
-                   "(they need PTX %d.%d)",
-                   want / 10, want % 10, needed / 10, needed % 10);
-  *ptx = want;
-  return RJ_OK;
-}
+/* ---------------------------------------------------------------- target machines */
 
 static rj_status target_machine(rj_ctx *ctx, const ir_target *t, int ptx,
                                 LLVMTargetMachineRef *out) {

@@ -1,6 +1,8 @@
 /* The compile pipeline: validate -> dispatch -> plan -> key -> cache -> lower -> codegen (verify,
  * optimise, PTX).  jit_compile reads top to bottom like QBE's func(): one stage per line, the
- * same for every kind of request; what differs between kinds is in the variants' plans. */
+ * same for every kind of request; what differs between kinds is in the variants' plans.  Every
+ * stage up to the caches runs here with no LLVM; lowering and codegen are the compiler library's
+ * (jit/compiler.c loads it on the first miss, jit/lower.c is its side). */
 #include "isolate.h"
 #include "jit.h"
 
@@ -36,59 +38,30 @@ rj_status jit_plan(rj_ctx *ctx, const pass_variant *v, const rj_request *req, co
   return pass_plan_make(v, req, &env, out);
 }
 
-/* ---------------------------------------------------------------- lowering */
+/* ---------------------------------------------------------------- the kernel */
 
 /* A kernel for req as v plans it, with everything but the code: key (taken), names, the plan. */
 static rj_kernel *kernel_new(char *key, const rj_request *req, const pass_variant *v,
-                             const ir_target *tg, const pass_plan *plan) {
+                             const ir_target *tg, const pass_plan *plan, const rj_options *opt) {
   rj_kernel *k = calloc(1, sizeof *k);
   if (!k) return NULL;
   k->key = key;
   k->req = *req;
-  if (jit_custom_keep(k, req)) return free(k), NULL; /* op custom: k keeps its IR text */
+  if (jit_custom_keep(k, req, opt)) return free(k), NULL; /* op custom: k keeps its IR text */
   k->plan = *plan;
   snprintf(k->variant, sizeof k->variant, "%s", v->name);
   snprintf(k->target, sizeof k->target, "%s", tg->name);
   return k;
 }
 
-/* The launch geometry is the plan's, where the emitter left it (variants without a plan step
- * set theirs while emitting): both the kernel and the caller's plan keep it. */
-static void keep_geometry(const pass_emit *em, rj_kernel *k, pass_plan *plan) {
-  memcpy(k->grid, em->grid, sizeof k->grid);
-  memcpy(k->block, em->block, sizeof k->block);
-  k->shared_bytes = em->shared_bytes;
-  memcpy(plan->grid, em->grid, sizeof plan->grid);
-  memcpy(plan->block, em->block, sizeof plan->block);
-  plan->shared_bytes = em->shared_bytes;
-  k->plan = *plan;
-}
-
-/* v's emitter into a fresh module, then codegen into k.  needs k's plan */
-static rj_status lower(rj_ctx *ctx, const pass_variant *v, const rj_request *req,
-                       const ir_target *tg, const rj_options *opt, rj_kernel *k, pass_plan *plan) {
-  ir_err *e = &ctx->err;
-  pass_emit em = {.C = ctx->llvm, .target = tg, .err = e, .plan = &k->plan};
-  if (req->kind == RJ_KIND_TENSOR && req->u.tensor.op == RJ_OP_CUSTOM) em.custom = &req->u.tensor;
-  memcpy(em.grid, plan->grid, sizeof em.grid);
-  memcpy(em.block, plan->block, sizeof em.block);
-  em.shared_bytes = plan->shared_bytes;
-  em.M = LLVMModuleCreateWithNameInContext("redjit", ctx->llvm);
-  em.B = LLVMCreateBuilderInContext(ctx->llvm);
-  rj_status s = v->kernel(&em, req, v);
-  if (!s && em.nparams != plan->np)
-    s = ir_fail(e, RJ_ELLVM, "internal: %s built %d size parameters for a plan of %d", v->name,
-                em.nparams, plan->np);
-  if (!s) s = jit_pick_ptx(ctx, tg, opt, em.ptx_needed, &k->ptx_version);
-  if (!s) s = jit_codegen_request(ctx, em.M, req, tg, opt, k, em.entry);
-  if (!s) snprintf(k->entry, sizeof k->entry, "%s", em.entry);
-  if (!s) keep_geometry(&em, k, plan);
-  LLVMDisposeBuilder(em.B);
-  LLVMDisposeModule(em.M);
-  return s;
-}
-
 /* ---------------------------------------------------------------- the pipeline */
+
+static void memory_hit(rj_ctx *ctx, rj_kernel *k) {
+  ctx->memory_hits++;
+  jit_cache_touch(ctx, k);
+  if (jit_log_on(ctx))
+    jit_log(ctx, "memory hit %016llx %s", (unsigned long long)k->hash, k->variant);
+}
 
 static rj_status remember(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_kernel *k,
                           const pass_plan *plan) {
@@ -104,7 +77,7 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   rj_kernel *k = NULL;
   rj_status s;
   *out = NULL;
-  if ((*out = jit_memo_find(ctx, req, opt, plan))) return ctx->memory_hits++, RJ_OK;
+  if ((*out = jit_memo_find(ctx, req, opt, plan))) return memory_hit(ctx, *out), RJ_OK;
   if ((s = jit_validate(ctx, req))) return s;
   if ((s = jit_target(ctx, opt, &tg))) return s;
   double t0 = jit_now_ms(); /* compile time proper: after the target (auto may start the driver) */
@@ -112,15 +85,22 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   if ((s = jit_plan(ctx, v, req, tg, opt ? opt->device : 0, -1, plan))) return s;
   if ((s = jit_cache_key(ctx, req, tg, opt, plan, &key))) return s;
   if ((*out = jit_cache_find(ctx, key)))
-    return free(key), ctx->memory_hits++, remember(ctx, req, opt, *out, plan);
-  if ((*out = jit_disk_find(ctx, key, plan)))
-    return free(key), jit_custom_keep(*out, req), remember(ctx, req, opt, *out, plan);
-  if (!(k = kernel_new(key, req, v, tg, plan)))
+    return free(key), memory_hit(ctx, *out), remember(ctx, req, opt, *out, plan);
+  if ((*out = jit_disk_find(ctx, key, plan))) /* op custom: its stored request's pointer renewed */
+    return free(key), jit_evicted_free(ctx), jit_custom_keep(*out, req, opt),
+           remember(ctx, req, opt, *out, plan);
+  if (!(k = kernel_new(key, req, v, tg, plan, opt)))
     return free(key), ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-  if ((s = lower(ctx, v, req, tg, opt, k, plan))) return jit_kernel_free(k), s;
+  if ((s = jit_lower(ctx, v, req, tg, opt, k, plan)) || (s = jit_custom_finish(ctx, tg, opt, k)) ||
+      (s = jit_ptx_header(ctx, k)))
+    return jit_kernel_free(k), s;
   k->compile_ms = jit_now_ms() - t0;
   jit_cache_add(ctx, k);
+  jit_log(ctx, "miss %016llx %s: compiled in %.3f ms", (unsigned long long)k->hash, k->variant,
+          k->compile_ms);
+  jit_dump(ctx, k);
   jit_disk_store(ctx, k);
+  jit_evicted_free(ctx);
   *out = k;
   return remember(ctx, req, opt, k, plan);
 }
@@ -130,5 +110,7 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   pass_plan plan;
-  return jit_done(ctx, jit_compile(ctx, req, opt, out, &plan));
+  rj_status s = jit_compile(ctx, req, opt, out, &plan);
+  if (!s) jit_cache_pin(ctx, *out); /* the caller's until rj_ctx_free */
+  return jit_done(ctx, s);
 }

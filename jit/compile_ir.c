@@ -1,13 +1,12 @@
 /* A caller's finished module (IR text or bitcode, made by any LLVM, e.g. one that used
  * the rj_emit* functions of libredjit_emit.a) through redjit's pipeline: parse into the
  * context's LLVM, verify, O3, PTX; and the device calls a language runtime needs to run it
- * (memory, launch).  Nothing LLVM crosses the library boundary: only bytes. */
+ * (memory, launch).  Nothing LLVM crosses the library boundary: only bytes.  The compile itself
+ * is the compiler library's (jit/ir_module.c), in this process or in redjit-irc (isolate.c). */
 #include "../passes/passes.h"
 #include "isolate.h"
 #include "jit.h"
 
-#include <llvm-c/Analysis.h>
-#include <llvm-c/IRReader.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,159 +17,6 @@ static uint64_t fnv1a(const char *p, size_t n) {
   for (size_t i = 0; i < n; i++)
     h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
   return h;
-}
-
-/* Intrinsics NVPTX selects on every target in the table (checked with llc 22.1.8).  Anything
- * else is refused before codegen: some (llvm.sin, llvm.pow, redux.sync.f32 on sm_90 ...) make
- * LLVM's backend exit the process, which no status can report. */
-static const char *const selectable[] = {
-    "llvm.sqrt.",
-    "llvm.fma.",
-    "llvm.fmuladd.",
-    "llvm.fabs.",
-    "llvm.copysign.",
-    "llvm.floor.",
-    "llvm.ceil.",
-    "llvm.trunc.",
-    "llvm.rint.",
-    "llvm.nearbyint.",
-    "llvm.round.",
-    "llvm.roundeven.",
-    "llvm.minnum.",
-    "llvm.maxnum.",
-    "llvm.minimum.",
-    "llvm.maximum.",
-    "llvm.ctpop.",
-    "llvm.ctlz.",
-    "llvm.cttz.",
-    "llvm.bswap.",
-    "llvm.bitreverse.",
-    "llvm.abs.",
-    "llvm.smax.",
-    "llvm.smin.",
-    "llvm.umax.",
-    "llvm.umin.",
-    "llvm.fshl.",
-    "llvm.fshr.",
-    "llvm.memcpy.",
-    "llvm.memset.",
-    "llvm.memmove.",
-    "llvm.lifetime.",
-    "llvm.assume",
-    "llvm.expect.",
-    "llvm.dbg.",
-    "llvm.nvvm.read.ptx.sreg.",
-    "llvm.nvvm.shfl.sync.",
-    "llvm.nvvm.barrier",
-    "llvm.nvvm.bar.warp.sync",
-    "llvm.nvvm.membar.",
-    "llvm.nvvm.vote.",
-};
-
-rj_status jit_ir_check_intrinsics(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg) {
-  for (LLVMValueRef f = LLVMGetFirstFunction(M); f; f = LLVMGetNextFunction(f)) {
-    size_t n = 0;
-    const char *name = LLVMGetValueName2(f, &n);
-    if (strncmp(name, "llvm.", 5) != 0) continue;
-    bool ok = false;
-    for (size_t i = 0; i < sizeof selectable / sizeof selectable[0] && !ok; i++)
-      ok = strncmp(name, selectable[i], strlen(selectable[i])) == 0;
-    if (!ok && strncmp(name, "llvm.nvvm.redux.sync.f", 22) == 0)
-      ok = (tg->features & IR_F_REDUX_F32) != 0;
-    else if (!ok && strncmp(name, "llvm.nvvm.redux.sync.", 21) == 0)
-      ok = (tg->features & IR_F_REDUX_I32) != 0;
-    if (!ok)
-      return ir_fail(&ctx->err, RJ_EUNSUPPORTED,
-                     "ir: intrinsic %.*s is not one redjit knows NVPTX can select for %s "
-                     "(refused: LLVM's backend would exit the process on an unselectable one)",
-                     (int)n, name, tg->name);
-  }
-  return RJ_OK;
-}
-
-/* Float types NVPTX has no instructions for: their arithmetic needs library calls the backend
- * lacks, and LLVM exits ("unsupported library call operation"). */
-static bool foreign_float(LLVMTypeRef t) {
-  LLVMTypeKind k = LLVMGetTypeKind(t);
-  if (k == LLVMVectorTypeKind || k == LLVMArrayTypeKind)
-    return foreign_float(LLVMGetElementType(t));
-  return k == LLVMFP128TypeKind || k == LLVMX86_FP80TypeKind || k == LLVMPPC_FP128TypeKind;
-}
-
-/* Integers wider than 64 bits converted to or from a float: LLVM lowers them to library calls the
- * NVPTX backend lacks and exits ("unsupported library call operation"). */
-static bool wide_int(LLVMTypeRef t) {
-  LLVMTypeKind k = LLVMGetTypeKind(t);
-  if (k == LLVMVectorTypeKind) return wide_int(LLVMGetElementType(t));
-  return k == LLVMIntegerTypeKind && LLVMGetIntTypeWidth(t) > 64;
-}
-
-static bool wide_conversion(LLVMValueRef i) {
-  switch (LLVMGetInstructionOpcode(i)) {
-  case LLVMFPToSI:
-  case LLVMFPToUI:
-    return wide_int(LLVMTypeOf(i));
-  case LLVMSIToFP:
-  case LLVMUIToFP:
-    return wide_int(LLVMTypeOf(LLVMGetOperand(i, 0)));
-  default:
-    return false;
-  }
-}
-
-rj_status jit_ir_check_types(rj_ctx *ctx, LLVMModuleRef M) {
-  for (LLVMValueRef f = LLVMGetFirstFunction(M); f; f = LLVMGetNextFunction(f))
-    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
-      for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
-        bool bad = foreign_float(LLVMTypeOf(i));
-        for (int o = 0; !bad && o < LLVMGetNumOperands(i); o++)
-          bad = foreign_float(LLVMTypeOf(LLVMGetOperand(i, o)));
-        size_t n = 0;
-        const char *fn = LLVMGetValueName2(f, &n);
-        if (bad)
-          return ir_fail(&ctx->err, RJ_EUNSUPPORTED,
-                         "ir: function %.*s uses fp128 / x86_fp80 / ppc_fp128, which NVPTX cannot "
-                         "compile (refused: LLVM would exit the process)",
-                         (int)n, fn);
-        if (wide_conversion(i))
-          return ir_fail(&ctx->err, RJ_EUNSUPPORTED,
-                         "ir: function %.*s converts between a float and an integer wider than 64 "
-                         "bits, which NVPTX cannot compile (refused: LLVM would exit the process)",
-                         (int)n, fn);
-      }
-  return RJ_OK;
-}
-
-/* The caller's module compiled in this process into k (k->ptx_version set): parse into the
- * context's LLVM, check the entry, the intrinsics and the types, codegen. */
-static rj_status compile_here(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
-                              const ir_target *tg, rj_kernel *k) {
-  ir_err *e = &ctx->err;
-  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, n, "rj_compile_ir");
-  LLVMModuleRef M = NULL;
-  char *msg = NULL;
-  rj_status s = RJ_OK;
-  if (!buf) return ir_fail(e, RJ_ENOMEM, "out of memory");
-  if (LLVMParseIRInContext(ctx->llvm, buf, &M, &msg)) { /* the buffer is consumed */
-    s = ir_fail(e, RJ_EINVAL, "ir: not LLVM 22 IR text or bitcode: %.700s", msg ? msg : "?");
-    LLVMDisposeMessage(msg);
-    return s;
-  }
-  LLVMValueRef fn = LLVMGetNamedFunction(M, entry);
-  if (!fn || LLVMCountBasicBlocks(fn) == 0)
-    s = ir_fail(e, RJ_EINVAL, "entry: the module defines no function \"%s\"", entry);
-  else if (LLVMGetTypeKind(LLVMGetReturnType(LLVMGlobalGetValueType(fn))) != LLVMVoidTypeKind)
-    s = ir_fail(e, RJ_EINVAL, "entry: a kernel returns void; \"%s\" does not", entry);
-  if (!s) {
-    LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);
-    LLVMSetLinkage(fn, LLVMExternalLinkage);
-    s = jit_ir_check_intrinsics(ctx, M, tg);
-  }
-  if (!s) s = jit_ir_check_types(ctx, M);
-  /* the same codegen as rj_compile: verify, keep the text, O3, keep it again, PTX */
-  if (!s) s = jit_codegen(ctx, M, tg, k, true);
-  LLVMDisposeModule(M);
-  return s;
 }
 
 RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const char *entry,
@@ -196,6 +42,8 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
            tg->name, ptx);
   for (rj_kernel *c = ctx->kernels; c; c = c->next) /* the hash names it; the bytes decide */
     if (c->src && c->srclen == n && strcmp(c->key, key) == 0 && memcmp(c->src, ir, n) == 0) {
+      jit_cache_touch(ctx, c);
+      jit_log(ctx, "memory hit %016llx ir", (unsigned long long)c->hash);
       *out = c;
       return jit_done(ctx, RJ_OK);
     }
@@ -203,7 +51,7 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
   rj_kernel *k = calloc(1, sizeof *k);
   if (!k) return jit_done(ctx, ir_fail(e, RJ_ENOMEM, "out of memory"));
   k->ptx_version = ptx;
-  s = jit_ir_in_process(opt) ? compile_here(ctx, ir, n, entry, tg, k)
+  s = jit_ir_in_process(opt) ? jit_compile_module(ctx, ir, n, entry, tg, k)
                              : jit_ir_isolated(ctx, ir, n, entry, tg, opt, k);
   if (!s && !(k->key = strdup(key))) s = ir_fail(e, RJ_ENOMEM, "out of memory");
   if (!s && !(k->src = malloc(n))) s = ir_fail(e, RJ_ENOMEM, "out of memory");
@@ -219,7 +67,17 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
   snprintf(k->target, sizeof k->target, "%s", tg->name);
   snprintf(k->entry, sizeof k->entry, "%s", entry);
   k->compile_ms = jit_now_ms() - t0;
+  /* the compiler process's PTX has its header already (it ran this very call, in process) */
+  if (strncmp(k->ptx, JIT_PTX_MARK, strlen(JIT_PTX_MARK)) != 0) s = jit_ptx_header(ctx, k);
+  if (s) {
+    jit_kernel_free(k);
+    return jit_done(ctx, s);
+  }
   jit_cache_add(ctx, k);
+  jit_cache_pin(ctx, k);
+  jit_evicted_free(ctx);
+  jit_log(ctx, "miss %016llx ir: compiled in %.3f ms", (unsigned long long)k->hash, k->compile_ms);
+  jit_dump(ctx, k);
   *out = k;
   return jit_done(ctx, RJ_OK);
 }

@@ -1,48 +1,15 @@
-/* The context: owner of all state (LLVM context, target machines, kernel cache, the driver). */
+/* The context: owner of all state (kernel cache, the driver; LLVM context and target machines,
+ * which the compiler library makes and frees). */
 #include "../passes/passes.h"
 #include "jit.h"
 
-#include <llvm-c/Target.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
-
-static void llvm_init_once(void) {
-  LLVMInitializeNVPTXTargetInfo();
-  LLVMInitializeNVPTXTarget();
-  LLVMInitializeNVPTXTargetMC();
-  LLVMInitializeNVPTXAsmPrinter();
-}
-
-void jit_llvm_init(void) {
-  pthread_once(&llvm_once, llvm_init_once);
-}
-
-/* LLVMContext's default diagnostic handler exits the process on an error ("no libcall available
- * for ..."): this one records the first error for jit_codegen to report as a status instead. */
-static void on_diagnostic(LLVMDiagnosticInfoRef info, void *opaque) {
-  rj_ctx *ctx = opaque;
-  if (LLVMGetDiagInfoSeverity(info) != LLVMDSError || ctx->llvm_diag[0]) return;
-  char *text = LLVMGetDiagInfoDescription(info);
-  snprintf(ctx->llvm_diag, sizeof ctx->llvm_diag, "%s", text ? text : "error");
-  LLVMDisposeMessage(text);
-}
-
 RJ_API rj_ctx *rj_ctx_new(void) {
-  jit_llvm_init();
-  rj_ctx *ctx = calloc(1, sizeof *ctx);
-  if (!ctx) return NULL;
-  ctx->llvm = LLVMContextCreate();
-  if (!ctx->llvm) {
-    free(ctx);
-    return NULL;
-  }
-  LLVMContextSetDiagnosticHandler(ctx->llvm, on_diagnostic, ctx);
-  return ctx;
+  return calloc(1, sizeof(rj_ctx)); /* its LLVM is made on its first compile (jit/compiler.c) */
 }
 
 /* Unloads every load of k (each in its device's context), then frees it. */
@@ -59,9 +26,51 @@ static void kernel_free(rj_ctx *ctx, rj_kernel *k) {
   jit_kernel_free(k);
 }
 
+/* Loads of evicted kernels are unloaded in batches of this many (see jit_retire). */
+#define JIT_RETIRE_BATCH 32
+
+/* Unloading a module while a launch of it may still be queued or running is not safe: the
+ * driver does not wait for that work (cuModuleUnload frees the code and the module's globals,
+ * which the split reductions use as their workspace), and rj_reduce returns before its kernel
+ * ran, on a stream the library cannot see.  So an evicted kernel's loads wait here; once
+ * JIT_RETIRE_BATCH of them have gathered (and at rj_ctx_free), each device they are on is
+ * synchronised (cuCtxSynchronize: every stream of its primary context) and they are unloaded.
+ * One wait per batch of evictions, each of which followed a compile or a disk read. */
+void jit_retire(rj_ctx *ctx, rj_kernel *k) {
+  for (jit_module *m = k->loads, *n; m; m = n) {
+    n = m->next;
+    m->next = ctx->retired;
+    ctx->retired = m;
+    ctx->nretired++;
+  }
+  k->loads = NULL;
+  jit_kernel_free(k);
+  if (ctx->nretired >= JIT_RETIRE_BATCH) jit_retired_unload(ctx);
+}
+
+void jit_retired_unload(rj_ctx *ctx) {
+  while (ctx->retired) {
+    int dev = ctx->retired->dev;
+    ir_err e = {0};
+    bool in = ctx->cuda && rt_enter(ctx->cuda, dev, &e) == RJ_OK;
+    if (in) rt_sync(ctx->cuda, &e); /* a failure (a context already broken): unload anyway */
+    for (jit_module **p = &ctx->retired; *p;) {
+      jit_module *m = *p;
+      if (m->dev != dev) {
+        p = &m->next;
+        continue;
+      }
+      *p = m->next;
+      if (in) rt_module_unload(ctx->cuda, m->module);
+      free(m);
+      ctx->nretired--;
+    }
+    if (in) rt_leave(ctx->cuda);
+  }
+}
+
 /* The combine IR texts of parsed requests (op custom): one copy per distinct text, owned by
  * the context until rj_ctx_free. */
-
 typedef struct jit_text {
   struct jit_text *next;
   char s[];
@@ -90,13 +99,16 @@ static void texts_free(rj_ctx *ctx) {
 RJ_API void rj_ctx_free(rj_ctx *ctx) {
   if (!ctx) return;
   if (ctx->treduce_free) ctx->treduce_free(ctx);
+  for (rj_kernel *k = ctx->evicted, *n; k; k = n) { /* none: each call frees its own */
+    n = k->next;
+    jit_retire(ctx, k);
+  }
+  jit_retired_unload(ctx); /* evicted kernels' modules */
   for (rj_kernel *k = ctx->kernels, *n; k; k = n) {
     n = k->next;
     kernel_free(ctx, k);
   }
-  for (int i = 0; i < ctx->ntms; i++)
-    LLVMDisposeTargetMachine(ctx->tms[i].tm);
-  LLVMContextDispose(ctx->llvm);
+  jit_compiler_release(ctx);
   rt_close(ctx->cuda);
   free(ctx->table);
   jit_memo_free(ctx);

@@ -1,10 +1,14 @@
 /* The persistent kernel cache: one file per kernel in a directory shared by every process, named
  * by a 128-bit hash of the key (format, redjit version, LLVM version, the library file's identity
  * and the memory cache's key text) and holding everything a hit needs to rebuild the rj_kernel
- * without LLVM.  Entries are written to a temporary file and renamed into place; on reading,
- * anything that does not verify (magic, format, sizes, lengths, checksum, the stored key) is
- * ignored and later replaced.  A directory that cannot be used turns the cache off (or, when only
- * writing fails, read-only) with one note, never a failure. */
+ * without LLVM, and, once the kernel was loaded, the cubin the driver's linker made of its PTX
+ * with that cubin's own key (driver version and compute capability: launch.c).  Entries are
+ * written to a temporary file and renamed into place; on reading, anything that does not verify
+ * (magic, format, sizes, lengths, checksum, the stored key) is ignored and later replaced; a
+ * cubin part that does not verify (its length, its own checksum, the ELF magic) is dropped and
+ * the kernel keeps its PTX, so the cubin is linked again and the entry rewritten.  A directory that
+ * cannot be used turns the cache off (or, when only writing fails, read-only) with one note, never
+ * a failure. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -23,11 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DISK_FORMAT 1
-#define DISK_NSTR 4                   /* key, ptx, ll, ll_opt */
+#define DISK_FORMAT 2
+#define DISK_NSTR 5                   /* key, ptx, ll, ll_opt, cubin_key */
 #define DISK_MAX_FILE (64u << 20)     /* larger files are not entries */
 #define DISK_MAX_BYTES (256ull << 20) /* the default bound of the directory */
 #define DISK_SUFFIX ".rjk"
+static const char ELF_MAGIC[4] = {0x7f, 'E', 'L', 'F'}; /* a cubin is an ELF file */
 
 typedef struct disk_head {
   char magic[8]; /* "rjkcache" */
@@ -37,19 +42,21 @@ typedef struct disk_head {
   uint32_t grid[3], block[3], shared_bytes;
   double compile_ms;
   char variant[RJ_NAME_MAX], target[16], entry[64];
+  uint64_t cubin_len, cubin_sum; /* the cubin after the checksum (0: none), its own checksum */
 } disk_head;
 
 /* ---------------------------------------------------------------- where */
 
-/* The library file's size and modification time: a rebuilt library never reads entries an
- * earlier build wrote (kernels may differ while the version number does not). */
-static char build_id[96];
+/* The library file's size and modification time, then the compiler library's build id: a rebuilt
+ * library never reads entries an earlier build wrote (kernels may differ while the version number
+ * does not). */
+static char build_id[192];
 static void build_id_once(void) {
   Dl_info info;
   struct stat st;
   if (dladdr((void *)build_id_once, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0)
-    snprintf(build_id, sizeof build_id, "%lld.%lld.%ld", (long long)st.st_size,
-             (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+    snprintf(build_id, sizeof build_id, "%lld.%lld.%ld+%s", (long long)st.st_size,
+             (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec, jit_compiler_id());
 }
 
 /* The one note of a cache that is off or read-only; REDJIT_LOG set also prints it. */
@@ -129,7 +136,7 @@ static jit_disk *disk(rj_ctx *ctx) {
 
 /* The stored key: everything that decides the kernel besides the memory cache's key text. */
 static char *full_key(const char *key) {
-  char head[256];
+  char head[384];
   int n = snprintf(head, sizeof head, "rjkcache %d|redjit %s|LLVM %s|build %s\n", DISK_FORMAT,
                    rj_version(), LLVM_VERSION_STRING, build_id);
   char *k = malloc((size_t)n + strlen(key) + 1);
@@ -185,13 +192,14 @@ static bool plan_valid(const unsigned char *at) {
          terminated(p.note, sizeof p.note);
 }
 
-/* Checks an entry's frame; on success str[i] point at its strings.  Trusts nothing. */
+/* Checks an entry's frame: head, plan, request, strings, checksum, then an optional cubin part;
+ * on success str[i] point at its strings and *main (what the checksum covers, and the checksum)
+ * is where the cubin part starts.  Trusts nothing. */
 static bool entry_valid(const unsigned char *buf, size_t size, const char *fkey, disk_head *h,
-                        const char *str[DISK_NSTR]) {
+                        const char *str[DISK_NSTR], size_t *main) {
   uint64_t sum;
   if (size < sizeof *h + sizeof sum) return false;
   memcpy(h, buf, sizeof *h);
-  memcpy(&sum, buf + size - sizeof sum, sizeof sum);
   if (memcmp(h->magic, "rjkcache", 8) != 0 || h->format != DISK_FORMAT ||
       h->head_size != sizeof *h || h->plan_size != sizeof(pass_plan) ||
       h->req_size != sizeof(rj_request))
@@ -203,10 +211,22 @@ static bool entry_valid(const unsigned char *buf, size_t size, const char *fkey,
     at += h->len[i] + 1;
     if (str[i][h->len[i]] != 0) return false;
   }
-  if (at + sizeof sum != size || jit_hash64(buf, size - sizeof sum, 7) != sum) return false;
+  memcpy(&sum, buf + at, sizeof sum);
+  if (jit_hash64(buf, at, 7) != sum) return false;
+  *main = at + sizeof sum;
   return strcmp(str[0], fkey) == 0 && terminated(h->variant, sizeof h->variant) &&
          terminated(h->target, sizeof h->target) && terminated(h->entry, sizeof h->entry) &&
          ir_target_find(h->target) && pass_variant_find(h->variant) && plan_valid(buf + sizeof *h);
+}
+
+/* The entry's cubin part (at buf + main), when it is whole and checks: its length, its checksum,
+ * the ELF magic, a key.  Anything else: no cubin (the kernel's PTX is loaded, linked again). */
+static bool cubin_valid(const unsigned char *buf, size_t size, size_t main, const disk_head *h,
+                        const char *key) {
+  const unsigned char *c = buf + main;
+  return h->cubin_len >= 4 && size - main == h->cubin_len && key[0] &&
+         h->len[4] < sizeof((rj_kernel *)0)->cubin_key && memcmp(c, ELF_MAGIC, 4) == 0 &&
+         jit_hash64(c, h->cubin_len, 11) == h->cubin_sum;
 }
 
 /* The kernel an entry describes (its own copies of the texts); NULL when out of memory. */
@@ -244,8 +264,19 @@ rj_kernel *jit_disk_find(rj_ctx *ctx, const char *key, pass_plan *plan) {
   unsigned char *buf = read_all(path, &size);
   disk_head h;
   const char *str[DISK_NSTR];
+  size_t main = 0;
+  double t0 = jit_now_ms();
   rj_kernel *k =
-      buf && entry_valid(buf, size, fkey, &h, str) ? entry_kernel(buf, &h, str, key) : NULL;
+      buf && entry_valid(buf, size, fkey, &h, str, &main) ? entry_kernel(buf, &h, str, key) : NULL;
+  if (k && size > main) { /* a cubin part */
+    if (cubin_valid(buf, size, main, &h, str[4]) && (k->cubin = malloc(h.cubin_len))) {
+      memcpy(k->cubin, buf + main, h.cubin_len);
+      k->cubin_len = h.cubin_len;
+      snprintf(k->cubin_key, sizeof k->cubin_key, "%s", str[4]);
+    } else {
+      ctx->cubin_stale++;
+    }
+  }
   free(buf);
   free(fkey);
   if (!k) return NULL;
@@ -256,6 +287,9 @@ rj_kernel *jit_disk_find(rj_ctx *ctx, const char *key, pass_plan *plan) {
   }
   d->hits++;
   jit_cache_insert(ctx, k);
+  if (jit_log_on(ctx))
+    jit_log(ctx, "disk hit %016llx %s%s: read in %.3f ms", (unsigned long long)k->hash, k->variant,
+            k->cubin ? " with a cubin" : "", jit_now_ms() - t0);
   return k;
 }
 
@@ -334,9 +368,10 @@ static void disk_evict(jit_disk *d) {
 
 /* ---------------------------------------------------------------- writing */
 
-/* k's entry: head, plan, request, the strings, the checksum. */
+/* k's entry: head, plan, request, the strings, the checksum, the cubin (if any). */
 static unsigned char *entry_bytes(const rj_kernel *k, const char *fkey, size_t *size) {
-  const char *str[DISK_NSTR] = {fkey, k->ptx, k->ll ? k->ll : "", k->ll_opt ? k->ll_opt : ""};
+  const char *str[DISK_NSTR] = {fkey, k->ptx, k->ll ? k->ll : "", k->ll_opt ? k->ll_opt : "",
+                                k->cubin ? k->cubin_key : ""};
   disk_head h;
   memset(&h, 0, sizeof h); /* padding too: the file's bytes are all defined */
   h.format = DISK_FORMAT;
@@ -352,7 +387,11 @@ static unsigned char *entry_bytes(const rj_kernel *k, const char *fkey, size_t *
   memcpy(h.variant, k->variant, sizeof h.variant);
   memcpy(h.target, k->target, sizeof h.target);
   memcpy(h.entry, k->entry, sizeof h.entry);
-  size_t n = sizeof h + sizeof k->plan + sizeof k->req + sizeof(uint64_t);
+  if (k->cubin) {
+    h.cubin_len = k->cubin_len;
+    h.cubin_sum = jit_hash64(k->cubin, k->cubin_len, 11);
+  }
+  size_t n = sizeof h + sizeof k->plan + sizeof k->req + sizeof(uint64_t) + h.cubin_len;
   for (int i = 0; i < DISK_NSTR; i++)
     n += (h.len[i] = strlen(str[i])) + 1;
   unsigned char *buf = malloc(n), *at = buf;
@@ -362,8 +401,9 @@ static unsigned char *entry_bytes(const rj_kernel *k, const char *fkey, size_t *
   memcpy(at, &k->req, sizeof k->req), at += sizeof k->req;
   for (int i = 0; i < DISK_NSTR; i++)
     memcpy(at, str[i], h.len[i] + 1), at += h.len[i] + 1;
-  uint64_t sum = jit_hash64(buf, n - sizeof sum, 7);
-  memcpy(at, &sum, sizeof sum);
+  uint64_t sum = jit_hash64(buf, (size_t)(at - buf), 7);
+  memcpy(at, &sum, sizeof sum), at += sizeof sum;
+  if (k->cubin) memcpy(at, k->cubin, k->cubin_len);
   *size = n;
   return buf;
 }
@@ -408,6 +448,10 @@ void jit_disk_store(rj_ctx *ctx, const rj_kernel *k) {
   free(fkey);
 }
 
+bool jit_disk_on(rj_ctx *ctx) {
+  return disk(ctx) != NULL;
+}
+
 /* ---------------------------------------------------------------- the API */
 
 RJ_API rj_status rj_ctx_set_disk_cache(rj_ctx *ctx, const char *dir) {
@@ -442,7 +486,13 @@ RJ_API rj_status rj_ctx_cache_stats(rj_ctx *ctx, rj_cache_stats *out) {
                          .kernels = ctx->nkernels,
                          .disk_dir = on ? d->dir : NULL,
                          .disk_read_only = on && d->readonly,
-                         .disk_note = d->note};
+                         .disk_note = d->note,
+                         .memory_evictions = ctx->memory_evictions,
+                         .kernels_pinned = ctx->npinned,
+                         .max_kernels = jit_cache_bound(ctx),
+                         .cubin_loads = ctx->cubin_loads,
+                         .cubin_links = ctx->cubin_links,
+                         .cubin_stale = ctx->cubin_stale};
   ir_result_out(out, &full, sizeof full);
   return jit_done(ctx, RJ_OK);
 }

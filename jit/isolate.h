@@ -13,19 +13,8 @@ bool jit_ir_in_process(const rj_options *opt);
 rj_status jit_ir_isolated(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
                           const ir_target *tg, const rj_options *opt, rj_kernel *k);
 
-/* compile_ir.c: the screens of a caller's module before codegen (RJ_EUNSUPPORTED naming what
- * LLVM's backend would exit the process on): intrinsics NVPTX cannot select on tg, float types
- * and conversions it cannot lower. */
-rj_status jit_ir_check_intrinsics(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg);
-rj_status jit_ir_check_types(rj_ctx *ctx, LLVMModuleRef M);
-
-/* custom.c: op custom, a caller's combine linked into redjit's kernel. */
-/* Codegen of redjit's lowered module M for req into k: jit_codegen, except for op custom, where
- * the caller's combine is parsed, screened and linked in the compiler process (or here under
- * rj_options.ir_in_process / REDJIT_IR_IN_PROCESS=1) before the same codegen. */
-rj_status jit_codegen_request(rj_ctx *ctx, LLVMModuleRef M, const rj_request *req,
-                              const ir_target *tg, const rj_options *opt, rj_kernel *k,
-                              const char *entry);
+/* custom.c: op custom, a caller's combine linked into redjit's kernel (the linking itself is the
+ * compiler library's: jit/combine.c). */
 /* The compiler process's side (tools/irc.c; exported for it, not public API): redjit's kernel
  * module (bitcode) with the caller's combine ir[0 .. irn) function fn linked in, compiled for
  * opt's target and PTX version into *out (owned by ctx). */
@@ -36,8 +25,12 @@ RJ_API rj_status rj_irc_compile_combine(rj_ctx *ctx, const char *mod, size_t n, 
 rj_status jit_ir_isolated_combine(rj_ctx *ctx, const char *mod, size_t n, const char *entry,
                                   const char *ir, size_t irn, const char *fn, const ir_target *tg,
                                   const rj_options *opt, rj_kernel *k);
-/* For op custom: points k->req's combine_ir at a copy of req's that k owns (k->src); RJ_ENOMEM
- * when none can be made.  Other requests: nothing. */
-rj_status jit_custom_keep(rj_kernel *k, const rj_request *req);
+/* For op custom, before lowering: points k->req's combine_ir at a copy of req's that k owns
+ * (k->src), and notes whether opt links in process (k->custom_here).  RJ_ENOMEM when no copy can
+ * be made.  Other requests: nothing. */
+rj_status jit_custom_keep(rj_kernel *k, const rj_request *req, const rj_options *opt);
+/* After lowering: a kernel the compiler library left as bitcode (op custom, linked in the
+ * compiler process) compiled there; else nothing. */
+rj_status jit_custom_finish(rj_ctx *ctx, const ir_target *tg, const rj_options *opt, rj_kernel *k);
 
 #endif

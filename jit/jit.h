@@ -36,6 +36,19 @@ struct rj_kernel {
   rj_kernel *next;   /* the context's cache list */
   uint64_t hash;     /* jit_hash64 of key */
   rj_kernel *chain;  /* the next kernel of its hash table bucket */
+  uint64_t used;     /* the context's use count when it was last asked for (least recently used
+                        goes first) */
+  bool pinned;       /* handed to the caller (rj_compile, rj_compile_ir): kept until rj_ctx_free */
+  /* the cubin made from ptx by the driver's linker, for the device and driver cubin_key names
+   * (loaded instead of the PTX: no PTX JIT); NULL: none yet */
+  unsigned char *cubin;
+  size_t cubin_len;
+  /* op custom: whether its combine is linked in this process (else in redjit-irc), and the
+   * lowered kernel's bitcode the compiler library leaves for redjit-irc (custom.c) */
+  bool custom_here;
+  char *custom_bc;
+  size_t custom_bcn;
+  char cubin_key[64];
 };
 
 /* The persistent cache of a context (diskcache.c), resolved on first use. */
@@ -59,7 +72,7 @@ typedef struct jit_tm {
 
 struct rj_ctx {
   ir_err err;
-  LLVMContextRef llvm;
+  LLVMContextRef llvm; /* made by the compiler library on the context's first compile */
   jit_tm tms[16];
   int ntms;
   rj_kernel *kernels; /* cache */
@@ -77,6 +90,19 @@ struct rj_ctx {
   void *treduce; /* the treduce layer's state (jit/treduce/), made on its first use */
   void (*treduce_free)(rj_ctx *ctx); /* set with it; rj_ctx_free calls it */
   struct jit_text *texts; /* combine IR texts of parsed requests, freed with ctx (context.c) */
+  int log_state;          /* REDJIT_LOG: 0 not read yet, 1 on, 2 off (trace.c) */
+  /* the bound of the kernels the cache owns (cache.c): those the library compiled for its own
+   * calls, evicted least recently used first; pinned ones are not counted */
+  bool max_set;          /* max_kernels resolved (context call or environment) */
+  long long max_kernels; /* 0: no bound */
+  long long npinned, memory_evictions;
+  uint64_t tick;       /* uses so far: rj_kernel.used */
+  int evict_hold;      /* > 0: a call holds kernels it compiled; evictions wait */
+  rj_kernel *evicted;  /* out of the cache, to be freed at the end of the call */
+  jit_module *retired; /* loads of evicted kernels, unloaded in batches (context.c) */
+  int nretired;
+  int driver_version; /* cuDriverGetVersion, 0: not read yet (the cubin key) */
+  long long cubin_loads, cubin_links, cubin_stale;
 };
 
 /* Public entry points check their pointers: a NULL context is RJ_EINVAL (with nowhere to put a
@@ -94,9 +120,16 @@ rj_status jit_validate(rj_ctx *ctx, const rj_request *r); /* ir_validate + varia
  * status; returns s.  Every public entry point returns through it. */
 rj_status jit_done(rj_ctx *ctx, rj_status s);
 rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out); /* the driver, opened once */
-void jit_llvm_init(void);                       /* one-time target registration */
 double jit_now_ms(void);                        /* a monotonic clock */
 int jit_device_sms(rj_ctx *ctx, int device); /* its SM count, 0 when none is usable (no message) */
+/* An evicted kernel (out of the cache already): its loads are kept to be unloaded later, in a
+ * batch after the devices' work has finished; the rest is freed now. */
+void jit_retire(rj_ctx *ctx, rj_kernel *k);
+void jit_retired_unload(rj_ctx *ctx); /* unloads every retired load now (rj_ctx_free, batches) */
+
+/* evict.c: frees the kernels the call's insertions evicted (ctx->evicted), logging each; every
+ * call that may insert a kernel ends with it. */
+void jit_evicted_free(rj_ctx *ctx);
 
 /* compile.c: the pipeline. */
 /* rj_compile without the call's frame (ctx->err cleared by the caller, jit_done after): also
@@ -108,13 +141,30 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
 rj_status jit_plan(rj_ctx *ctx, const pass_variant *v, const rj_request *req, const ir_target *tg,
                    int device, int sms, pass_plan *out);
 
-/* codegen.c */
-/* Resolves opt's target into a table entry (auto: the device, else sm_90). */
+/* target.c: resolves opt's target into a table entry (auto: the device, else sm_90). */
 rj_status jit_target(rj_ctx *ctx, const rj_options *opt, const ir_target **out);
-/* The PTX version: opt's, or the least the target and `needed` allow; refuses every pair LLVM
- * would abort on. */
+/* ptx.c: the PTX version: opt's, or the least the target and `needed` allow; refuses every pair
+ * LLVM would abort on. */
 rj_status jit_pick_ptx(rj_ctx *ctx, const ir_target *t, const rj_options *opt, int needed,
                        int *ptx);
+
+/* compiler.c: the compiler library (compiler.h), loaded on the first call that needs it; a
+ * library that cannot be loaded is RJ_EUNSUPPORTED with the reason. */
+/* v's emitter lowers req (planned: plan) into k, then codegen. */
+rj_status jit_lower(rj_ctx *ctx, const pass_variant *v, const rj_request *req, const ir_target *tg,
+                    const rj_options *opt, rj_kernel *k, pass_plan *plan);
+/* A caller's module compiled in this process into k (k->ptx_version set). */
+rj_status jit_compile_module(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
+                             const ir_target *tg, rj_kernel *k);
+/* op custom (jit/custom.c): the compiler library's `combine` (jit/compiler.h). */
+rj_status jit_compile_combine(rj_ctx *ctx, const char *mod, size_t n, const char *ir, size_t irn,
+                              const char *fn, const ir_target *tg, rj_kernel *k);
+void jit_compiler_release(rj_ctx *ctx); /* the context's LLVM state, when it has any */
+/* The build id of the compiler library this libredjit.so loads, for the disk cache's keys: a
+ * rebuilt compiler never reads entries an earlier one wrote, and a hit needs no compiler. */
+const char *jit_compiler_id(void);
+
+/* codegen.c (the compiler library) */
 /* Codegen of a lowered module into k (k->ptx_version set): triple and data layout, verify (a
  * failure is the caller's RJ_EINVAL when theirs, else internal), IR text, O3, IR text, PTX. */
 rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kernel *k, bool theirs);
@@ -128,6 +178,15 @@ void jit_key_tail(char *buf, size_t n, const ir_target *tg, int ptx_asked, int s
 rj_kernel *jit_cache_find(rj_ctx *ctx, const char *key);
 void jit_cache_add(rj_ctx *ctx, rj_kernel *k);    /* takes k (key set), counts a compile */
 void jit_cache_insert(rj_ctx *ctx, rj_kernel *k); /* takes k (key set), counts nothing */
+/* Both insert k as the most recently used kernel, then evict the least recently used kernels the
+ * cache owns (never k, never a pinned one) beyond the bound, unless a call holds them. */
+void jit_cache_touch(rj_ctx *ctx, rj_kernel *k); /* k was asked for: now the most recent */
+void jit_cache_pin(rj_ctx *ctx, rj_kernel *k);   /* k is the caller's until rj_ctx_free */
+/* A call that keeps kernels it compiled across later compiles (treduce) holds evictions: +1 at
+ * its start, -1 at its end. */
+void jit_cache_hold(rj_ctx *ctx, int delta);
+long long jit_cache_bound(rj_ctx *ctx); /* the bound of cache-owned kernels, 0: none */
+void jit_cache_evict(rj_ctx *ctx);      /* evicts down to the bound now (a new bound) */
 /* The kernel and plan the pipeline made of these very request bytes and options (NULL: none
  * remembered); put remembers them (a bounded table: 1024 requests). */
 rj_kernel *jit_memo_find(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
@@ -143,13 +202,29 @@ uint64_t jit_hash64(const void *p, size_t n, uint64_t seed);
  * a plan without geometry gets the kernel's. */
 rj_kernel *jit_disk_find(rj_ctx *ctx, const char *key, pass_plan *plan);
 void jit_disk_store(rj_ctx *ctx, const rj_kernel *k); /* a compiled kernel, for other processes */
-void jit_kernel_free(rj_kernel *k);                   /* a kernel never loaded */
+bool jit_disk_on(rj_ctx *ctx);      /* the disk cache is in use (resolved on first ask) */
+void jit_kernel_free(rj_kernel *k); /* a kernel never loaded */
+
+/* trace.c: the PTX header, REDJIT_DUMP_DIR, REDJIT_LOG. */
+/* Every line of the header redjit puts at the top of its PTX starts with this (comparisons of
+ * PTX across builds drop these lines: scripts/ptx-corpus.sh). */
+#define JIT_PTX_MARK "// redjit:"
+/* Prepends the header to k->ptx: redjit's version, variant, target, entry, the canonical request,
+ * the launch geometry and size parameters (what another tool needs to launch the PTX). */
+rj_status jit_ptx_header(rj_ctx *ctx, rj_kernel *k);
+/* A compiled kernel's request (.json), IR before and after O3 (.ll, .opt.ll) and PTX (.ptx) into
+ * $REDJIT_DUMP_DIR, named <key hash>.<variant>; nothing when unset, one note on failure. */
+void jit_dump(rj_ctx *ctx, const rj_kernel *k);
+bool jit_log_on(rj_ctx *ctx); /* REDJIT_LOG is set (read once per context) */
+/* One line "redjit: ..." on stderr when REDJIT_LOG is set. */
+void jit_log(rj_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* launch.c: the one load and the one launch every path uses. */
 /* Loads k on device dev (once per device; the current context must be dev's) and makes that
  * load k->module / k->function.  Loads on other devices stay (rj_ctx_free unloads them all).
  * *ms (may be NULL): the time the load took (0 when k was already loaded on dev). */
 rj_status jit_load(rj_ctx *ctx, rj_kernel *k, int dev, double *ms);
+
 /* How to launch a kernel: geometry, dynamic shared bytes, one pointer per kernel parameter (as
  * cuLaunchKernel takes them), and either a stream to launch on without waiting (NULL: the legacy
  * default stream) or, with ms set, a launch that is waited for and timed by events. */

@@ -1,5 +1,6 @@
-/* The public tensor call: rj_reduce (a fast path for repeated calls, else rj_compile's pipeline),
- * and the launch arguments of a tensor kernel from its plan. */
+/* The public tensor calls: rj_reduce (a fast path for repeated calls, else rj_compile's pipeline),
+ * rj_tensor_launch (a kernel the caller kept), and the launch arguments of a tensor kernel from
+ * its plan. */
 #include "jit.h"
 
 #include <stdio.h>
@@ -96,6 +97,24 @@ rj_status jit_tensor_args(rj_ctx *ctx, const rj_kernel *k, const rj_request *req
   return RJ_OK;
 }
 
+/* Launches tensor kernel k, planned as plan, on device dev's primary context (pushed unless it is
+ * current already) and `stream`. */
+static rj_status launch_plan(rj_ctx *ctx, rj_kernel *k, const pass_plan *plan, int dev,
+                             uint64_t src, uint64_t dst, void *stream) {
+  rt_cuda *rt = NULL;
+  bool pushed = false;
+  rj_status s = jit_cuda(ctx, &rt);
+  if (s || (s = rt_enter_lazy(rt, dev, &pushed, &ctx->err))) return s;
+  jit_targs a;
+  plan_args(plan, src, dst, &a);
+  jit_launch_args l = {.args = a.args, .stream = stream};
+  memcpy(l.grid, a.grid, sizeof l.grid);
+  memcpy(l.block, a.block, sizeof l.block);
+  s = jit_launch(ctx, k, dev, &l);
+  if (pushed) rt_leave(rt);
+  return s;
+}
+
 RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_devptr src,
                            rj_devptr dst, void *stream) {
   if (!ctx) return RJ_EINVAL;
@@ -117,20 +136,32 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
   pass_plan fresh;
   rj_kernel *k = req->u.tensor.dynamic ? NULL : fast_kernel(ctx, req, opt);
   const pass_plan *plan = k ? &k->plan : &fresh;
-  ctx->memory_hits += k != NULL;
-  if (!k) {
+  if (k) {
+    ctx->memory_hits++;
+    jit_cache_touch(ctx, k);
+    if (jit_log_on(ctx))
+      jit_log(ctx, "memory hit %016llx %s", (unsigned long long)k->hash, k->variant);
+  } else {
     if ((s = jit_compile(ctx, req, opt, &k, &fresh))) return jit_done(ctx, s);
     to_front(ctx, k);
   }
-  rt_cuda *rt = NULL;
-  if ((s = jit_cuda(ctx, &rt))) return jit_done(ctx, s);
-  if ((s = rt_enter(rt, opt->device, &ctx->err))) return jit_done(ctx, s);
-  jit_targs a;
-  plan_args(plan, src, dst, &a);
-  jit_launch_args l = {.args = a.args, .stream = stream};
-  memcpy(l.grid, a.grid, sizeof l.grid);
-  memcpy(l.block, a.block, sizeof l.block);
-  s = jit_launch(ctx, k, opt->device, &l);
-  rt_leave(rt);
-  return jit_done(ctx, s);
+  return jit_done(ctx, launch_plan(ctx, k, plan, opt->device, src, dst, stream));
+}
+
+RJ_API rj_status rj_tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
+                                  rj_devptr dst, void *stream) {
+  JIT_NEED(ctx, k, "kernel");
+  ctx->err.status = RJ_OK;
+  ctx->err.msg[0] = 0;
+  if (k->req.kind != RJ_KIND_TENSOR)
+    return jit_done(ctx,
+                    ir_fail(&ctx->err, RJ_EINVAL,
+                            "kernel: not compiled from a tensor request (variant %s)", k->variant));
+  if (k->plan.np)
+    return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL,
+                                 "kernel: a runtime-size kernel (a dynamic request) takes its "
+                                 "sizes from the request: use rj_reduce"));
+  if (!src) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "src: NULL device pointer"));
+  if (!dst) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "dst: NULL device pointer"));
+  return jit_done(ctx, launch_plan(ctx, k, &k->plan, device, src, dst, stream));
 }

@@ -90,6 +90,16 @@ struct pass_variant {
   rj_status (*tile)(pass_emit *e, const rj_tile *t, const pass_tile_args *a);
 };
 
+/* A variant names its emitters (.kernel, .tile) through PASS_EMIT(f).  libredjit.so builds
+ * passes/ with RJ_PLAN_ONLY, where PASS_EMIT(f) is NULL: it dispatches and plans (the cache key)
+ * with no LLVM, and its link drops the emit code (--gc-sections; -z defs fails the build on any
+ * LLVM reference that remains).  The compiler library, libredjit-llvm, builds passes/ whole. */
+#ifdef RJ_PLAN_ONLY
+#define PASS_EMIT(f) NULL
+#else
+#define PASS_EMIT(f) f
+#endif
+
 /* registry.c — variants in dispatch order: priority descending, then name. */
 int pass_variant_count(void);
 const pass_variant *pass_variant_at(int i);

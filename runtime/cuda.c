@@ -19,6 +19,7 @@ struct rt_cuda {
   CUresult (*DevicePrimaryCtxRelease)(CUdevice);
   CUresult (*CtxPushCurrent)(CUcontext);
   CUresult (*CtxPopCurrent)(CUcontext *);
+  CUresult (*CtxGetCurrent)(CUcontext *);
   CUresult (*CtxSynchronize)(void);
   CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned, CUjit_option *, void **);
   CUresult (*ModuleUnload)(CUmodule);
@@ -79,6 +80,7 @@ rj_status rt_open(rt_cuda **out, ir_err *e) {
       {(void **)&rt->DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"},
       {(void **)&rt->CtxPushCurrent, "cuCtxPushCurrent_v2"},
       {(void **)&rt->CtxPopCurrent, "cuCtxPopCurrent_v2"},
+      {(void **)&rt->CtxGetCurrent, "cuCtxGetCurrent"},
       {(void **)&rt->CtxSynchronize, "cuCtxSynchronize"},
       {(void **)&rt->ModuleLoadDataEx, "cuModuleLoadDataEx"},
       {(void **)&rt->ModuleUnload, "cuModuleUnload"},
@@ -183,13 +185,24 @@ void rt_leave(rt_cuda *rt) {
   rt->CtxPopCurrent(&c);
 }
 
-rj_status rt_module_load(rt_cuda *rt, const char *ptx, const char *entry, void **mod, void **fn,
+rj_status rt_enter_lazy(rt_cuda *rt, int dev, bool *pushed, ir_err *e) {
+  CUcontext c = NULL, cur = NULL;
+  *pushed = false;
+  rj_status s = primary(rt, dev, &c, e);
+  if (s) return s;
+  if (rt->CtxGetCurrent(&cur) == CUDA_SUCCESS && cur == c) return RJ_OK;
+  CK("cuCtxPushCurrent", rt->CtxPushCurrent(c));
+  *pushed = true;
+  return RJ_OK;
+}
+
+rj_status rt_module_load(rt_cuda *rt, const void *image, const char *entry, void **mod, void **fn,
                          ir_err *e) {
   char log[4096] = "";
   CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *vals[2] = {log, (void *)(uintptr_t)sizeof log};
   CUmodule m;
-  CUresult r = rt->ModuleLoadDataEx(&m, ptx, 2, opts, vals);
+  CUresult r = rt->ModuleLoadDataEx(&m, image, 2, opts, vals);
   if (r != CUDA_SUCCESS) {
     cu_fail(rt, e, "cuModuleLoadDataEx", r);
     size_t k = strlen(e->msg);
@@ -452,4 +465,50 @@ rj_status rt_event_ms(rt_cuda *rt, void *start, void *end, double *ms, ir_err *e
   CK("cuEventElapsedTime", rt->EventElapsedTime(&t, (CUevent)start, (CUevent)end));
   *ms = t;
   return RJ_OK;
+}
+
+/* ---------------------------------------------------------------- cubins */
+
+rj_status rt_driver_version(rt_cuda *rt, int *version, ir_err *e) {
+  SYM(f, "cuDriverGetVersion", int *);
+  CK("cuDriverGetVersion", f(version));
+  return RJ_OK;
+}
+
+rj_status rt_link_cubin(rt_cuda *rt, const char *ptx, int accel, unsigned char **cubin, size_t *len,
+                        ir_err *e) {
+  SYM(create, "cuLinkCreate_v2", unsigned, CUjit_option *, void **, CUlinkState *);
+  SYM(add, "cuLinkAddData_v2", CUlinkState, CUjitInputType, void *, size_t, const char *, unsigned,
+      CUjit_option *, void **);
+  SYM(complete, "cuLinkComplete", CUlinkState, void **, size_t *);
+  SYM(destroy, "cuLinkDestroy", CUlinkState);
+  char log[4096] = "";
+  CUjit_option opts[3] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                          CU_JIT_TARGET};
+  void *vals[3] = {log, (void *)(uintptr_t)sizeof log,
+                   (void *)(uintptr_t)(CU_COMPUTE_ACCELERATED_TARGET_BASE + accel)};
+  CUlinkState st = NULL;
+  *cubin = NULL;
+  *len = 0;
+  CK("cuLinkCreate", create(accel ? 3 : 2, opts, vals, &st));
+  const char *call = "cuLinkAddData";
+  CUresult r = add(st, CU_JIT_INPUT_PTX, (void *)ptx, strlen(ptx) + 1, "redjit.ptx", 0, NULL, NULL);
+  void *out = NULL;
+  size_t n = 0;
+  if (r == CUDA_SUCCESS) {
+    call = "cuLinkComplete";
+    r = complete(st, &out, &n);
+  }
+  if (r == CUDA_SUCCESS && n && (*cubin = malloc(n))) { /* the linker's copy dies with st */
+    memcpy(*cubin, out, n);
+    *len = n;
+  }
+  destroy(st);
+  if (r != CUDA_SUCCESS) {
+    cu_fail(rt, e, call, r);
+    size_t k = strlen(e->msg);
+    snprintf(e->msg + k, sizeof e->msg - k, ": %.600s", log);
+    return RJ_ECUDA;
+  }
+  return *cubin ? RJ_OK : ir_fail(e, RJ_ENOMEM, "out of memory (a cubin of %zu bytes)", n);
 }

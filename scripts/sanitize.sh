@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds redjit and its tests with AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer
 # included) into build-asan/ and runs every suite in one process each (CK_FORK=no), so a leak or
-# an invalid access in any test fails.  LLVM itself is not instrumented.
+# an invalid access in any test fails.  LLVM itself is not instrumented.  The compiler library is a
+# CMake MODULE: its link takes the flags through CMAKE_MODULE_LINKER_FLAGS.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >/dev/null || exit 1
 san="-fsanitize=address,undefined -fno-omit-frame-pointer"
 cmake -S . -B build-asan -DCMAKE_C_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" \
-  -DCMAKE_SHARED_LINKER_FLAGS="$san" >/dev/null
+  -DCMAKE_SHARED_LINKER_FLAGS="$san" -DCMAKE_MODULE_LINKER_FLAGS="$san" >/dev/null
 cmake --build build-asan -j"$(nproc)" || exit 1
 fail=0
 # rj_compile_ir's compiler process (redjit-irc) runs under ASan too, which reserves terabytes of

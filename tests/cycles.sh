@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
-# No circle of files: in libredjit.so's objects, file A depends on file B when A refers to a symbol
-# B defines.  Those dependencies must form no cycle (docs/ARCHITECTURE.md: each layer calls only
-# the layers below it, and inside a layer a file that dispatches is not also the helpers its
-# callees call back), and no file calls a layer above its own (or, from the run / bench harness,
-# anything of the core but its public rj_ calls).  Prints what breaks a rule and exits 1.
+# No circle of files: in libredjit.so's and its compiler library's objects, file A depends on
+# file B when A refers to a symbol B defines.  Those dependencies must form no cycle
+# (docs/ARCHITECTURE.md: each layer calls only the layers below it, and inside a layer a file
+# that dispatches is not also the helpers its callees call back), and no file calls a layer above
+# its own (or, from the run / bench harness, anything of the core but its public rj_ calls).
+# Prints what breaks a rule and exits 1.
 #   tests/cycles.sh BUILD_DIR SOURCE_DIR
 set -uo pipefail
 build=$1 src=$2
-objdir=$build/CMakeFiles/redjit.dir
-[ -d "$objdir" ] || { echo "cycles: no objects under $objdir (build the library first)"; exit 1; }
+# libredjit.so's objects and its compiler library's (passes/ whole, lowering, codegen): one graph
+objdirs="$build/CMakeFiles/redjit.dir $build/CMakeFiles/redjit-llvm.dir"
+for objdir in $objdirs; do
+  [ -d "$objdir" ] || { echo "cycles: no objects under $objdir (build the libraries first)"; exit 1; }
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # Objects whose source still exists (a build folder may keep objects of removed files).
-while IFS= read -r obj; do
-  rel=${obj#"$objdir"/}
-  rel=${rel%.o}
-  [ -f "$src/$rel" ] || continue
-  nm "$obj" | awk -v f="$rel" '$2 ~ /^[TDBR]$/ {print "def", $3, f} $1 == "U" {print "use", $2, f}'
-done < <(find "$objdir" -name '*.c.o') > "$tmp/syms"
+for objdir in $objdirs; do
+  while IFS= read -r obj; do
+    rel=${obj#"$objdir"/}
+    rel=${rel%.o}
+    [ -f "$src/$rel" ] || continue
+    nm "$obj" | awk -v f="$rel" '$2 ~ /^[TDBR]$/ {print "def", $3, f} $1 == "U" {print "use", $2, f}'
+  done < <(find "$objdir" -name '*.c.o')
+done > "$tmp/syms"
 
 awk '$1 == "def" {def[$2] = $3} $1 == "use" {use[NR] = $2 " " $3}
      END {for (i in use) {split(use[i], u, " "); if ((u[1] in def) && def[u[1]] != u[2])

@@ -324,6 +324,56 @@ START_TEST(dynamic_rj_reduce) {
 }
 END_TEST
 
+/* rj_tensor_launch of rj_compile's kernel writes what rj_reduce writes for the same request
+ * (bitwise: the requests are deterministic), for a full, a rows, a columns and a strided view. */
+START_TEST(tensor_launch_as_reduce) {
+  if (!gpu) return;
+  static const char *const reqs[] = {
+      "\"dtype\":\"f32\",\"shape\":[1024]}",
+      "\"dtype\":\"f32\",\"shape\":[1000003]}",
+      "\"dtype\":\"f32\",\"shape\":[1024,1024],\"axes\":[1]}",
+      "\"dtype\":\"f64\",\"shape\":[300,700],\"axes\":[0]}",
+      "\"dtype\":\"f32\",\"shape\":[100,37],\"strides\":[1,101],\"axes\":[0]}",
+  };
+  size_t n = 1100000, bytes = n * 8;
+  double *h = malloc(bytes), *a = malloc(bytes), *b = malloc(bytes);
+  ck_assert(h && a && b);
+  uint64_t s = 99;
+  for (size_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    h[i] = (double)(s >> 40) / (double)(1 << 24) - 0.5; /* f32 reads see other values: fine */
+  }
+  rj_devptr src = 0, d1 = 0, d2 = 0;
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, bytes, &src), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, bytes, &d1), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, bytes, &d2), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, src, h, bytes), RJ_OK);
+  for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+    rj_request r;
+    rjt_parse(ctx, rjt_fmt("{\"kind\":\"tensor\",\"op\":\"sum\",%s", reqs[i]), &r);
+    rj_kernel *k = NULL;
+    ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_OK);
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, d1, h, 1024 * 8), RJ_OK); /* equal past the output */
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, d2, h, 1024 * 8), RJ_OK);
+    ck_assert_int_eq(rj_reduce(ctx, &r, NULL, src, d1, NULL), RJ_OK);
+    for (int rep = 0; rep < 2; rep++) /* the second launch: loaded already */
+      ck_assert_msg(rj_tensor_launch(ctx, k, 0, src, d2, NULL) == RJ_OK, "%s: %s", reqs[i],
+                    rj_errmsg(ctx));
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, a, d1, 1024 * 8), RJ_OK);
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, b, d2, 1024 * 8), RJ_OK);
+    ck_assert_msg(memcmp(a, b, 1024 * 8) == 0, "%s: rj_tensor_launch differs from rj_reduce",
+                  reqs[i]);
+    cases_run++;
+  }
+  rj_device_free(ctx, 0, src);
+  rj_device_free(ctx, 0, d1);
+  rj_device_free(ctx, 0, d2);
+  free(h);
+  free(a);
+  free(b);
+}
+END_TEST
+
 /* ---- op custom: the caller's combine as LLVM IR (tests/test_custom.c has the rest) */
 
 static const char add_f32[] =
@@ -509,6 +559,7 @@ int main(void) {
   tcase_add_test(tc, dynamic_accum_nan);
   tcase_add_test(tc, dynamic_shared_kernels);
   tcase_add_test(tc, dynamic_rj_reduce);
+  tcase_add_test(tc, tensor_launch_as_reduce);
   tcase_add_test(tc, custom_combines);
   suite_add_tcase(s, tc);
   int failed = rjt_run_in_process(s);

@@ -256,6 +256,50 @@ START_TEST(reduce_args) {
 }
 END_TEST
 
+/* rj_tensor_launch's refusals (every one before the driver), and the driver's absence. */
+START_TEST(tensor_launch_args) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90";
+  rj_request r, tile, dyn;
+  rjt_parse(ctx, T0 "\"shape\":[64,32],\"axes\":[1]}", &r);
+  rjt_parse(ctx, T0 "\"shape\":[64,32],\"axes\":[1],\"dynamic\":true}", &dyn);
+  rjt_parse(
+      ctx,
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"i32\",\"scope\":\"warp\",\"src\":{"
+      "\"mem\":\"local\",\"shape\":[32,4],\"layout\":{\"shape\":[32,4],\"stride\":[\"1@lane\",1]}},"
+      "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],"
+      "\"replicate\":[[32,\"1@lane\"]]}},\"axes\":[0,1]}",
+      &tile);
+  rj_kernel *k = NULL, *kt = NULL, *kd = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_OK);
+  ck_assert_int_eq(rj_compile(ctx, &tile, &o, &kt), RJ_OK);
+  ck_assert_int_eq(rj_compile(ctx, &dyn, &o, &kd), RJ_OK);
+  rj_devptr x = 1; /* any non-zero address: every call below fails before using it */
+  ck_assert_int_eq(rj_tensor_launch(NULL, k, 0, x, x, NULL), RJ_EINVAL);
+  ck_assert_int_eq(rj_tensor_launch(ctx, NULL, 0, x, x, NULL), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "kernel: NULL"), "%s", rj_errmsg(ctx));
+  ck_assert_int_eq(rj_tensor_launch(ctx, kt, 0, x, x, NULL), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "not compiled from a tensor request"), "%s", rj_errmsg(ctx));
+  ck_assert_int_eq(rj_tensor_launch(ctx, kd, 0, x, x, NULL), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "runtime-size"), "%s", rj_errmsg(ctx));
+  ck_assert_int_eq(rj_tensor_launch(ctx, k, 0, 0, x, NULL), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "src: NULL"), "%s", rj_errmsg(ctx));
+  ck_assert_int_eq(rj_tensor_launch(ctx, k, 0, x, 0, NULL), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "dst: NULL"), "%s", rj_errmsg(ctx));
+  int n = 0;
+  if (rj_device_count(ctx, &n) != RJ_OK) { /* no driver: the launch says so */
+    ck_assert_int_eq(rj_tensor_launch(ctx, k, 0, x, x, NULL), RJ_ENODEV);
+    ck_assert_msg(rj_errmsg(ctx)[0], "no message");
+  } else { /* a GPU: an ordinal it lacks is refused before any launch */
+    ck_assert_int_eq(rj_tensor_launch(ctx, k, n, x, x, NULL), RJ_ENODEV);
+    ck_assert_msg(strstr(rj_errmsg(ctx), "no GPU"), "%s", rj_errmsg(ctx));
+  }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 /* The CLI: an invalid tensor request is exit status 2 with a JSON error line. */
 START_TEST(cli_status) {
   const char *cli = getenv("REDJIT_CLI") ? getenv("REDJIT_CLI") : REDJIT_CLI_BUILT;
@@ -325,7 +369,11 @@ START_TEST(dynamic_field) {
 END_TEST
 
 /* n occurs in text as a number of its own (not inside a longer number or a register name) */
+/* Whether n appears as a number in the PTX's code: the header comment lines ("// redjit: ...",
+ * which name the request and its sizes) are not code. */
 static bool has_number(const char *text, long long n) {
+  while (strncmp(text, "// redjit:", 10) == 0 && strchr(text, '\n'))
+    text = strchr(text, '\n') + 1;
   char pat[32];
   int len = snprintf(pat, sizeof pat, "%lld", n);
   for (const char *p = text; (p = strstr(p, pat)); p++) {
@@ -470,6 +518,7 @@ int main(void) {
   tcase_add_test(tc, cluster_started_before_remote_store);
   tcase_add_test(tc, ptxas_clean);
   tcase_add_test(tc, reduce_args);
+  tcase_add_test(tc, tensor_launch_args);
   tcase_add_test(tc, cli_status);
   tcase_add_test(tc, dynamic_field);
   tcase_add_test(tc, dynamic_ptx_has_no_sizes);

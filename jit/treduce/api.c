@@ -180,7 +180,9 @@ static rj_status run_group(rj_ctx *ctx, const rj_treduce_group *g, const rj_opti
   }
   jit_tr_call call = {
       .stream = g->stream, .async = g->async, .ring_timeout_ns = g->ring_timeout_ms * 1000000};
+  jit_cache_hold(ctx, 1); /* the kernels compiled for this call stay until it launched them */
   if (!s) s = jit_treduce_exec(ctx, &req, src, dev, g->dst.ptr, g->path, opt, &call, res);
+  jit_cache_hold(ctx, -1);
   free(src);
   free(dev);
   return s;

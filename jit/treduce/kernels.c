@@ -1,5 +1,5 @@
 /* What the paths of treduce share: the fold order and the ranks' GPUs, compiling a fold for a
- * device (through the core's rj_compile), cutting a fold of many sources into launches of at most
+ * device (through the core's jit_compile), cutting a fold of many sources into launches of at most
  * JIT_TR_PER_KERNEL, and launching one (through the core's jit_launch). */
 #include "treduce.h"
 
@@ -37,7 +37,10 @@ rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_option
   }
   o.device = dev;
   ir_err saved = ctx->err;
-  rj_status s = rj_compile(ctx, req, &o, k); /* resets ctx->err */
+  pass_plan plan;
+  /* the cache owns the kernel (rj_treduce_run holds evictions until its kernels are launched) */
+  memset(&ctx->err, 0, sizeof ctx->err); /* as a public call starts */
+  rj_status s = jit_compile(ctx, req, &o, k, &plan);
   if (s) return s;
   ctx->err = saved;
   if (!res->variant[0]) {

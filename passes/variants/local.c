@@ -278,6 +278,6 @@ const pass_variant pass_variant_local = {
     .kind = RJ_KIND_TILE,
     .summary = "register tile: per-thread fold, then shfl.sync.bfly over the reduced lane bits",
     .accepts = accepts,
-    .kernel = pass_tile_kernel,
-    .tile = tile,
+    .kernel = PASS_EMIT(pass_tile_kernel),
+    .tile = PASS_EMIT(tile),
 };

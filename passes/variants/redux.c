@@ -99,6 +99,6 @@ const pass_variant pass_variant_redux = {
     .summary = "warp-scope register reduction over all 32 lanes with one redux.sync (i32/u32 "
                "sum/max/min sm_80+, f32 max/min sm_100a/f)",
     .accepts = accepts,
-    .kernel = pass_tile_kernel,
-    .tile = tile,
+    .kernel = PASS_EMIT(pass_tile_kernel),
+    .tile = PASS_EMIT(tile),
 };

@@ -250,6 +250,6 @@ const pass_variant pass_variant_shared = {
     .summary =
         "shared-memory tile: groups of lanes, shfl.sync.bfly tree, warps cooperate on long rows",
     .accepts = accepts,
-    .kernel = pass_tile_kernel,
-    .tile = tile,
+    .kernel = PASS_EMIT(pass_tile_kernel),
+    .tile = PASS_EMIT(tile),
 };

@@ -173,6 +173,6 @@ const pass_variant pass_variant_sm100_packed = {
     .summary = "thread-scope 1-D f32 fold to a scalar with add.rn.ftz.f32x2 / 3-input max/min "
                "(sm_100+; scalar emulation with emulate_packed)",
     .accepts = accepts,
-    .kernel = pass_tile_kernel,
-    .tile = tile,
+    .kernel = PASS_EMIT(pass_tile_kernel),
+    .tile = PASS_EMIT(tile),
 };

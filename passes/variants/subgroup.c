@@ -180,6 +180,6 @@ const pass_variant pass_variant_subgroup = {
     .summary = "warp primitives: shfl.sync idx/up/down/bfly, shuffle-down and butterfly trees "
                "(64-bit as two 32-bit shuffles)",
     .accepts = accepts,
-    .kernel = kernel,
+    .kernel = PASS_EMIT(kernel),
     .tile = NULL,
 };

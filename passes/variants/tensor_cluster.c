@@ -154,5 +154,5 @@ const pass_variant pass_variant_tensor_cluster = {
                "memory (no workspace, no atomics; sm_90+)",
     .accepts = accepts,
     .plan = plan,
-    .kernel = kernel,
+    .kernel = PASS_EMIT(kernel),
 };

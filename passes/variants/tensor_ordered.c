@@ -94,5 +94,5 @@ const pass_variant pass_variant_tensor_ordered = {
     .keeps_order = true,
     .accepts = accepts,
     .plan = plan,
-    .kernel = kernel,
+    .kernel = PASS_EMIT(kernel),
 };

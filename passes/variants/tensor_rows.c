@@ -271,5 +271,5 @@ const pass_variant pass_variant_tensor_rows = {
     .ops = PASS_OPS_BASIC | PASS_OP(RJ_OP_CUSTOM),
     .accepts = accepts,
     .plan = plan,
-    .kernel = kernel,
+    .kernel = PASS_EMIT(kernel),
 };

@@ -309,5 +309,5 @@ const pass_variant pass_variant_treduce = {
         "root kernel reads every rank's chunk (2D sliding, partial chunks) and folds on chip; "
         "ping-pong = register double buffer",
     .accepts = accepts,
-    .kernel = kernel,
+    .kernel = PASS_EMIT(kernel),
 };

@@ -445,5 +445,5 @@ const pass_variant pass_variant_treduce_ring = {
     .summary = "the ring path's hop kernel: persistent, waits on flags (ld.acquire.sys), folds its "
                "sources into the next hop's inbox over NVLink (st.release.sys); forced only",
     .accepts = accepts,
-    .kernel = kernel,
+    .kernel = PASS_EMIT(kernel),
 };

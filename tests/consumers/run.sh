@@ -36,7 +36,7 @@ for f in include/redjit.h include/redjit_check.h include/redjit_emit.h bin/redji
          share/doc/redjit/docs/EMBEDDING.md share/redjit/examples/tile_redux.json; do
   [ -e "$p/$f" ] || fail "$f is not installed"
 done
-for f in libredjit.so.0 libredjit_emit.a cmake/redjit/redjitConfig.cmake \
+for f in libredjit.so.0 "libredjit-llvm.so.$version" libredjit_emit.a cmake/redjit/redjitConfig.cmake \
          cmake/redjit/redjitConfigVersion.cmake pkgconfig/redjit.pc; do
   [ -e "$libdir/$f" ] || fail "${libdir#"$p"/}/$f is not installed"
 done
@@ -45,6 +45,10 @@ bad=$(nm -g --defined-only "$libdir/libredjit_emit.a" | awk 'NF==3 && $3 !~ /^rj
 [ -z "$bad" ] || fail "libredjit_emit.a exports more than rj_emit*: $bad"
 bad=$(nm -D --defined-only "$libdir/libredjit.so" | awk '$3 !~ /^rj_/')
 [ -z "$bad" ] || fail "libredjit.so exports more than rj_*: $bad"
+# its compiler library (loaded from beside it on a miss) exports its entry alone, and it no LLVM
+bad=$(nm -D --defined-only "$libdir/libredjit-llvm.so.$version" | awk '$3 != "rj_compiler_v1"')
+[ -z "$bad" ] || fail "libredjit-llvm.so.$version exports more than rj_compiler_v1: $bad"
+! nm -D "$libdir/libredjit.so" | grep -qi llvm || fail "libredjit.so refers to LLVM symbols"
 # the installed CLI finds the installed library by its RPATH alone
 out=$(env -u LD_LIBRARY_PATH "$p/bin/redjit" ptx "$src/examples/tile_redux.json" | grep -m1 '\.entry') ||
   fail "the installed redjit CLI does not run"

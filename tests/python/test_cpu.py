@@ -246,9 +246,9 @@ def test_reduce_without_gpu():
     x, y = FakeCAI((64, 32)), FakeCAI((64,))
     e = raises(redjit.RedjitError, redjit.reduce, x, "sum", 1, out=y)
     assert e.status == "RJ_ENODEV", e
-    n = len(c.requests)
+    n, made = len(c.memo), redjit.compile_count()
     raises(redjit.RedjitError, redjit.reduce, x, "sum", 1, out=y)
-    assert len(c.requests) == n  # the parsed request was reused
+    assert len(c.memo) == n and redjit.compile_count() == made  # the layout was found
     e = raises(redjit.RedjitError, redjit.reduce, x, "sum", 0, out=y)
     assert e.status == "RJ_EINVAL" and "out: shape" in e.message
     e = raises(redjit.RedjitError, redjit.reduce, x, "sum", 1, out=FakeCAI((64,), "<f8"))
@@ -274,6 +274,102 @@ def test_reduce_without_gpu():
     assert "dtype" in e.message
     e = raises(redjit.RedjitError, redjit.treduce, [x], x, path="sideways")
     assert "path" in e.message
+
+
+_TORCH_LANE = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import _fake_torch
+torch = _fake_torch.install(stream=0x5000)
+import redjit
+c = redjit._ctx()
+calls = []
+c.launch = lambda *a: calls.append(("launch",) + a) or 0  # before the first reduce: kept in entries
+c.L.rj_reduce = lambda *a: calls.append(("reduce",) + a) or 0
+f32 = torch.float32
+
+
+def last():
+    return calls[-1]
+
+
+x, y = torch.Tensor((64, 32), f32), torch.Tensor((64,), f32)
+for i in range(3):  # the first call prepares, the second stores the torch key, the third uses it
+    assert redjit.reduce(x, "sum", 1, out=y) is y
+assert redjit.compile_count() == 1 and len(calls) == 3, (redjit.compile_count(), calls)
+k = calls[0][2]
+for cl in calls:
+    assert cl[0] == "launch" and cl[1] is c.vptr and cl[2] is k and cl[3] == 0, cl
+    assert cl[4] == x.data_ptr() and cl[5] == y.data_ptr() and cl[6] == 0x5000, cl
+kern = redjit.Kernel(c, k.value)
+assert kern.variant == "tensor_rows", kern
+n = len(c.memo)
+assert n == 2, c.memo.keys()
+# the same layout at other addresses, an axis as a list, a stream: no new compile
+x2, y2 = torch.Tensor((64, 32), f32), torch.Tensor((64,), f32)
+redjit.reduce(x2, "sum", [1], out=y2, stream=0x77)
+assert last()[2].value == k.value and last()[4:] == (x2.data_ptr(), y2.data_ptr(), 0x77), last()
+assert redjit.compile_count() == 1
+# another layout (strided: the transposed view) is a new kernel, with its strides in the request
+xt = torch.Tensor((32, 64), f32, strides=(1, 32))
+yt = torch.Tensor((32,), f32)
+for i in range(3):
+    redjit.reduce(xt, "max", 1, out=yt)
+assert redjit.compile_count() == 2 and last()[2] is not k and last()[2].value != k.value
+want = redjit.compile(redjit.tensor_request((32, 64), (1, 32), (1,), "f32", "max"))
+assert redjit.Kernel(c, last()[2].value).ptx == want.ptx
+# refusals are made every time (nothing invalid is remembered)
+for i in range(3):
+    for bad, what in ((torch.Tensor((32,), f32), "out: shape"),
+                      (torch.Tensor((64,), torch.float64), "out: dtype"),
+                      (torch.Tensor((64,), f32, strides=(2,)), "contiguous"),
+                      (torch.Tensor((64,), f32, dev=1), "out: on device")):
+        try:
+            redjit.reduce(x, "sum", 1, out=bad)
+            raise SystemExit(f"no error for {what}")
+        except redjit.RedjitError as e:
+            assert what in e.message, (what, e.message)
+    try:
+        redjit.reduce(torch.Tensor((64, 32), f32, cuda=False), "sum", 1, out=y)
+        raise SystemExit("a CPU tensor was reduced")
+    except redjit.RedjitError as e:
+        assert "not on a CUDA device" in e.message, e.message
+    try:
+        redjit.reduce(x, "sum", 1, accum=True)
+        raise SystemExit("accum without out")
+    except redjit.RedjitError as e:
+        assert "give out" in e.message, e.message
+# out allocated (torch.empty over the kept dims, x's dtype and device) on every call
+outs = [redjit.reduce(x, "sum", None) for i in range(3)]
+assert all(o.shape == () and o.dtype is f32 for o in outs) and len({id(o) for o in outs}) == 3
+assert last()[5] == outs[-1].data_ptr() and redjit.compile_count() == 3
+# another device: its own kernel lookup (compiled for device 1's target) and device 1's launch
+x1, y1 = torch.Tensor((64, 32), f32, dev=1), torch.Tensor((64,), f32, dev=1)
+for i in range(3):
+    redjit.reduce(x1, "sum", 1, out=y1)
+assert last()[3] == 1 and last()[4] == x1.data_ptr()
+# dynamic: rj_reduce with the parsed request and device 0's options
+for i in range(3):
+    redjit.reduce(x, "sum", 1, out=y, dynamic=True)
+assert last()[0] == "reduce" and last()[3] is c.opts[0] and len(c.requests) == 1, last()
+# a full memo is dropped as a whole (requests freed with it) and filled again
+redjit._MEMO_MAX = len(c.memo)
+redjit.reduce(x, "min", 1, out=y)
+assert len(c.memo) == 2 and not c.requests  # its layout, by the described and the torch keys
+redjit.reduce(x, "sum", 1, out=y, dynamic=True)
+assert last()[0] == "reduce" and len(c.requests) == 1
+print("torch lane ok")
+"""
+
+
+def test_torch_lane():
+    """reduce's torch lane with a stand-in torch (tests/python/_fake_torch.py) and the launch
+    replaced: what reaches the C call, what is compiled once, what is refused every time."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "tools", "python"),
+               REDJIT_CACHE_DISABLE="1")  # every new kernel counted as compiled
+    r = subprocess.run([sys.executable, "-c", _TORCH_LANE, os.path.dirname(__file__)], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "torch lane ok" in r.stdout, r.stdout + r.stderr
 
 
 def test_library_search():

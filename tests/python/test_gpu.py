@@ -146,6 +146,27 @@ def test_torch_out_accum_nan():
     assert float(z) == 3.5
 
 
+def test_torch_repeated_layouts():
+    """Layouts seen before go straight to their launch: new data at new addresses, every view,
+    out given and allocated, each call against torch, with no compile after the first call."""
+    torch = _torch()
+    torch.manual_seed(1)
+    base = torch.randn(64, 300, device="cuda")
+    for vname, v in _views(torch, base):
+        for op, axis in (("sum", None), ("max", 0), ("sum", -1)):
+            redjit.reduce(v, op, axis)  # compiles (a no-op when an earlier test did)
+            n0 = redjit.compile_count()
+            for i in range(4):
+                x = dict(_views(torch, torch.randn_like(base)))[vname]  # new data, new address
+                ref = _torch_ref(torch, x, op, axis)
+                out = torch.empty(ref.shape, device="cuda")
+                got = redjit.reduce(x, op, axis, out=out) if i % 2 else redjit.reduce(x, op, axis)
+                torch.cuda.synchronize()
+                assert got.shape == ref.shape, (vname, op, axis, got.shape)
+                assert torch.allclose(got, ref, rtol=1e-5, atol=1e-3), (vname, op, axis, i)
+            assert redjit.compile_count() == n0, (vname, op, axis)
+
+
 def test_torch_streams():
     torch = _torch()
     x = torch.randn(4096, 4096, device="cuda")
@@ -170,8 +191,9 @@ def test_torch_cuda_graph():
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):  # warm up: compile and load before capture
-        redjit.reduce(x, "sum", 1, out=y)
-        redjit.reduce(x, "max", 0)
+        for _ in range(3):  # the calls captured below find their layouts remembered
+            redjit.reduce(x, "sum", 1, out=y)
+            redjit.reduce(x, "max", 0)
     torch.cuda.current_stream().wait_stream(s)
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
@@ -265,14 +287,16 @@ def test_treduce():
 
 
 def test_host_cost():
-    """Per-call host cost of a repeated redjit.reduce (printed; docs/PYTHON.md quotes it)."""
+    """Per-call host cost of a repeated redjit.reduce (printed; bench/python_host_cost.py is the
+    fuller table, docs/PYTHON.md)."""
     torch = _torch()
     x = torch.randn(1024, device="cuda")
-    y = torch.empty((), device="cuda")
+    y, y2 = torch.empty((), device="cuda"), torch.empty((), device="cuda")
     redjit.reduce(x, out=y)
     torch.cuda.synchronize()
     for label, fn in (("reduce(x, out=y)", lambda: redjit.reduce(x, out=y)),
                       ("reduce(x)", lambda: redjit.reduce(x)),
+                      ("torch.sum(x, 0, out=y)", lambda: torch.sum(x, 0, out=y2)),
                       ("torch.sum(x)", lambda: torch.sum(x))):
         best = math.inf
         for _ in range(5):

@@ -26,19 +26,24 @@ __all__ = ["RedjitError", "Kernel", "Variant", "version", "variants", "compile",
 
 Variant = collections.namedtuple("Variant", "name priority kinds summary")
 
-_REQUEST_CACHE_MAX = 4096  # parsed tensor requests kept per thread (reduce)
+_MEMO_MAX = 4096  # reduce's prepared layouts kept per thread
 
 
 # ------------------------------------------------------------------ per-thread contexts
-def _free_ctx(L, ptr, requests):
-    for req, _ in requests.values():
+def _free_requests(L, requests):
+    for req in requests.values():
         L.rj_request_free(req)
     requests.clear()
+
+
+def _free_ctx(L, ptr, requests):
+    _free_requests(L, requests)
     L.rj_ctx_free(ptr)
 
 
 class _Context:
-    """One rj_ctx and what reduce caches in it (parsed requests, options per device)."""
+    """One rj_ctx and what reduce keeps in it: the memo (a layout seen before -> its launch),
+    the parsed dynamic requests the memo uses, options per device."""
 
     def __init__(self):
         L = lib()
@@ -46,10 +51,17 @@ class _Context:
         self.ptr = L.rj_ctx_new()
         if not self.ptr:
             raise RedjitError("RJ_ENOMEM", "rj_ctx_new: out of memory")
+        self.vptr = ctypes.c_void_p(self.ptr)  # built once: passed to every launch as it is
+        self.launch = L.rj_tensor_launch
         self.thread = threading.get_ident()
-        self.requests = {}  # reduce: key -> (rj_request *, kept shape)
+        self.memo = {}      # reduce: layout key -> (C function, handle, argument, kept shape)
+        self.requests = {}  # reduce: request JSON -> rj_request * (dynamic requests)
         self.opts = {}      # device -> Options (target auto)
         weakref.finalize(self, _free_ctx, L, self.ptr, self.requests)
+
+    def drop_memo(self):
+        self.memo.clear()
+        _free_requests(self.L, self.requests)
 
     def fail(self, s):
         msg = self.L.rj_errmsg(self.ptr)
@@ -333,6 +345,58 @@ def _check_out(o, a, kept):
         raise RedjitError("RJ_EINVAL", f"out: must be contiguous (row-major); strides {o.strides}")
 
 
+def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic):
+    """What a repeated reduce of this layout needs: (C function, handle, third argument, kept
+    shape).  Not dynamic: rj_tensor_launch of the kernel rj_compile made for the request (the
+    context owns it), then the parsed request is freed.  Dynamic: rj_reduce of the parsed
+    request (kept in c.requests), whose runtime-size kernel takes its sizes from it.  Every check
+    of the arguments happens here, once per layout."""
+    axes = normalize_axes(axis, len(a.shape))
+    kept = kept_shape(a.shape, axes)
+    if o is None:
+        if accum:
+            raise RedjitError("RJ_EINVAL", "out: accum folds out's old values in: give out")
+    else:
+        _check_out(o, a, kept)
+    rq = tensor_request(a.shape, a.strides, axes, a.dtype, op, nan, accum, deterministic, dynamic)
+    opts = c.options(a.device)
+    if dynamic:
+        rkey = json.dumps(rq, sort_keys=True)
+        req = c.requests.get(rkey)
+        if req is None:
+            req = c.requests[rkey] = c.parse(rq)
+        return c.L.rj_reduce, req, opts, kept
+    req = c.parse(rq)
+    try:
+        k = ctypes.c_void_p()
+        c.check(c.L.rj_compile(c.ptr, req, ctypes.byref(opts), ctypes.byref(k)))
+    finally:
+        c.L.rj_request_free(req)
+    return c.launch, k, a.device, kept
+
+
+def _memo_put(c, key, entry):
+    if len(c.memo) >= _MEMO_MAX:  # entries may share requests: all go at once
+        c.drop_memo()
+    c.memo[key] = entry
+
+
+_TENSOR = None      # torch.Tensor, once a torch tensor has been seen
+_RAW_STREAM = None  # torch's current stream handle of a device (an int)
+_EMPTY = None       # torch.empty
+
+
+def _torch_seen():
+    global _TENSOR, _RAW_STREAM, _EMPTY
+    t = _arrays._torch
+    if t is None or _TENSOR is not None:
+        return
+    raw = getattr(t._C, "_cuda_getCurrentRawStream", None)
+    _RAW_STREAM = raw if raw is not None else (lambda d: t.cuda.current_stream(d).cuda_stream)
+    _EMPTY = t.empty
+    _TENSOR = t.Tensor
+
+
 def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, stream=None,
            deterministic=True, dynamic=False):
     """Reduces x (a torch CUDA tensor, a __cuda_array_interface__ array, or a CUDA __dlpack__
@@ -340,32 +404,57 @@ def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, st
     "sum" / "max" / "min" into out (allocated by x's framework when None: the kept dims, row-major,
     shape () for a full reduction), on `stream` (None: the framework's current stream) without
     waiting.  Returns out."""
-    c = _ctx()
-    a = describe(x)
-    if isinstance(axis, list):
+    try:
+        c = _tls.ctx
+    except AttributeError:
+        c = _ctx()
+    if axis.__class__ is list:
         axis = tuple(axis)
-    key = (a.shape, a.strides, axis, a.dtype, op, nan, accum, deterministic, dynamic)
-    ent = c.requests.get(key)
-    if ent is None:
-        axes = normalize_axes(axis, len(a.shape))
-        rq = tensor_request(a.shape, a.strides, axes, a.dtype, op, nan, accum, deterministic,
-                            dynamic)
-        ent = (c.parse(rq), kept_shape(a.shape, axes))
-        if len(c.requests) >= _REQUEST_CACHE_MAX:
-            old = c.requests.pop(next(iter(c.requests)))
-            c.L.rj_request_free(old[0])
-        c.requests[key] = ent
-    req, kept = ent
+    tkey = None
+    if x.__class__ is _TENSOR and x.is_cuda:
+        # torch: a layout seen before (x's and out's shape, strides, dtype, device and the
+        # arguments) goes straight to its launch; every check was made when it was first seen.
+        dev = x.get_device()
+        if out is None:
+            tkey = (x.shape, x.stride(), x.dtype, dev, axis, op, nan, accum, deterministic,
+                    dynamic)
+        elif out.__class__ is _TENSOR and out.is_cuda:
+            tkey = (x.shape, x.stride(), x.dtype, dev, axis, op, nan, accum, deterministic,
+                    dynamic, out.shape, out.is_contiguous(), out.dtype, out.get_device())
+        e = c.memo.get(tkey)
+        if e is not None:
+            fn, h, arg, kept = e
+            if out is None:
+                out = _EMPTY(kept, dtype=x.dtype, device=x.device)
+            s = fn(c.vptr, h, arg, x.data_ptr(), out.data_ptr(),
+                   _RAW_STREAM(dev) if stream is None else _stream_of(stream, None))
+            if s:
+                raise c.fail(s)
+            return out
+    return _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, deterministic,
+                             dynamic)
+
+
+def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, deterministic, dynamic):
+    """reduce for any array (and a torch layout seen for the first time): the arrays described,
+    their layout looked up in the memo or prepared."""
+    a = describe(x)
+    o = None if out is None else describe(out, "out")
+    key = (a.shape, a.strides, a.dtype, a.device, axis, op, nan, accum, deterministic, dynamic,
+           None if o is None else (o.shape, o.strides, o.dtype, o.device))
+    e = c.memo.get(key)
+    if e is None:
+        e = _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic)
+        _memo_put(c, key, e)
+    if tkey is not None:
+        _memo_put(c, tkey, e)
+    elif a.framework == "torch" and _TENSOR is None:
+        _torch_seen()
+    fn, h, arg, kept = e
     if out is None:
-        if accum:
-            raise RedjitError("RJ_EINVAL", "out: accum folds out's old values in: give out")
         out = _empty(a, kept)
-        dptr = describe(out, "out").ptr
-    else:
         o = describe(out, "out")
-        _check_out(o, a, kept)
-        dptr = o.ptr
-    s = c.L.rj_reduce(c.ptr, req, c.options(a.device), a.ptr, dptr, _stream_of(stream, a))
+    s = fn(c.vptr, h, arg, a.ptr, o.ptr, _stream_of(stream, a))
     if s:
         raise c.fail(s)
     return out

@@ -1,0 +1,81 @@
+/* The compiler library's entry (libredjit-llvm.so.VERSION exports rj_compiler_v1 alone): one-time
+ * NVPTX registration, the context's LLVMContext made on its first compile, and the table. */
+#include "compiler.h"
+
+#include <llvm-c/Target.h>
+#include <pthread.h>
+#include <stdio.h>
+
+static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
+
+static void llvm_init_once(void) {
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTarget();
+  LLVMInitializeNVPTXTargetMC();
+  LLVMInitializeNVPTXAsmPrinter();
+}
+
+/* LLVMContext's default diagnostic handler exits the process on an error ("no libcall available
+ * for ..."): this one records the first error for jit_codegen to report as a status instead. */
+static void on_diagnostic(LLVMDiagnosticInfoRef info, void *opaque) {
+  rj_ctx *ctx = opaque;
+  if (LLVMGetDiagInfoSeverity(info) != LLVMDSError || ctx->llvm_diag[0]) return;
+  char *text = LLVMGetDiagInfoDescription(info);
+  snprintf(ctx->llvm_diag, sizeof ctx->llvm_diag, "%s", text ? text : "error");
+  LLVMDisposeMessage(text);
+}
+
+/* The context's LLVM, made on its first compile. */
+static rj_status begin(rj_ctx *ctx) {
+  pthread_once(&llvm_once, llvm_init_once);
+  if (ctx->llvm) return RJ_OK;
+  if (!(ctx->llvm = LLVMContextCreate())) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  LLVMContextSetDiagnosticHandler(ctx->llvm, on_diagnostic, ctx);
+  return RJ_OK;
+}
+
+static rj_status lower(rj_ctx *ctx, const char *variant, const rj_request *req, const ir_target *tg,
+                       const rj_options *opt, rj_kernel *k, pass_plan *plan) {
+  rj_status s = begin(ctx);
+  return s ? s : jit_llvm_lower(ctx, variant, req, tg, opt, k, plan);
+}
+
+static rj_status module(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
+                        const ir_target *tg, rj_kernel *k) {
+  rj_status s = begin(ctx);
+  return s ? s : jit_llvm_module(ctx, ir, n, entry, tg, k);
+}
+
+static rj_status combine(rj_ctx *ctx, const char *mod, size_t n, const char *ir, size_t irn,
+                         const char *fn, const ir_target *tg, rj_kernel *k) {
+  rj_status s = begin(ctx);
+  return s ? s : jit_llvm_combine(ctx, mod, n, ir, irn, fn, tg, k);
+}
+
+static void release(rj_ctx *ctx) {
+  for (int i = 0; i < ctx->ntms; i++)
+    LLVMDisposeTargetMachine(ctx->tms[i].tm);
+  ctx->ntms = 0;
+  if (ctx->llvm) LLVMContextDispose(ctx->llvm);
+  ctx->llvm = NULL;
+}
+
+__attribute__((visibility("default"))) const jit_compiler *rj_compiler_v1(void);
+const jit_compiler *rj_compiler_v1(void) {
+  static const jit_compiler table = {
+      .abi = JIT_COMPILER_ABI,
+      .major = RJ_VERSION_MAJOR,
+      .minor = RJ_VERSION_MINOR,
+      .patch = RJ_VERSION_PATCH,
+      .ctx_size = sizeof(rj_ctx),
+      .kernel_size = sizeof(rj_kernel),
+      .request_size = sizeof(rj_request),
+      .plan_size = sizeof(pass_plan),
+      .target_size = sizeof(ir_target),
+      .lower = lower,
+      .module = module,
+      .release = release,
+      .combine = combine,
+  };
+  return &table;
+}
