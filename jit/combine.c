@@ -191,7 +191,8 @@ static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size
 rj_status jit_llvm_codegen_request(rj_ctx *ctx, LLVMModuleRef M, const rj_request *req,
                                    const ir_target *tg, rj_kernel *k) {
   const rj_tensor *t = &req->u.tensor;
-  if (req->kind != RJ_KIND_TENSOR || t->op != RJ_OP_CUSTOM) return jit_codegen(ctx, M, tg, k, false);
+  if (req->kind != RJ_KIND_TENSOR || t->op != RJ_OP_CUSTOM)
+    return jit_codegen(ctx, M, tg, k, false);
   if (k->custom_here) {
     rj_status s = link_combine(ctx, M, t->combine_ir, strlen(t->combine_ir), t->combine_fn, tg);
     return s ? s : jit_codegen(ctx, M, tg, k, true);

@@ -438,6 +438,42 @@ START_TEST(cache_by_text) {
 }
 END_TEST
 
+/* The disk cache keeps a custom kernel under its text: another context reads it back (no
+ * compile), and the kernel it reads keeps its own copy of the IR. */
+START_TEST(disk_cache_by_text) {
+  char dir[] = "/tmp/rjt-custom-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  rj_ctx *a = rj_ctx_new(), *b = rj_ctx_new();
+  ck_assert_int_eq(rj_ctx_set_disk_cache(a, dir), RJ_OK);
+  ck_assert_int_eq(rj_ctx_set_disk_cache(b, dir), RJ_OK);
+  char *buf = strdup(ADD_F32);
+  rj_request r;
+  custom_req(&r, RJ_F32, 64, 1000, 1, buf, "add", 0x80000000u, 1);
+  rj_kernel *ka = NULL, *kb = NULL, *kc = NULL;
+  ck_assert_int_eq(compile(a, &r, 0, &ka), RJ_OK);
+  char *copy = strdup(ADD_F32);
+  free(buf);
+  r.u.tensor.combine_ir = copy;
+  ck_assert_int_eq(compile(b, &r, 0, &kb), RJ_OK);
+  rj_cache_stats st = {.struct_size = sizeof st};
+  ck_assert_int_eq(rj_ctx_cache_stats(b, &st), RJ_OK);
+  ck_assert_int_eq(st.compiles, 0);
+  ck_assert_int_eq(st.disk_hits, 1);
+  ck_assert_msg(
+      strcmp(body(rj_kernel_text(ka, RJ_EMIT_PTX)), body(rj_kernel_text(kb, RJ_EMIT_PTX))) == 0,
+      "the disk's kernel differs");
+  free(copy); /* the kernel read back keeps its own text: the same request finds it again */
+  char *again = strdup(ADD_F32);
+  r.u.tensor.combine_ir = again;
+  ck_assert_int_eq(compile(b, &r, 0, &kc), RJ_OK);
+  ck_assert_ptr_eq(kb, kc);
+  free(again);
+  rj_ctx_free(a);
+  rj_ctx_free(b);
+  ck_assert_int_eq(system(rjt_fmt("rm -rf %s", dir)), 0);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("custom");
   TCase *tc = tcase_create("custom");
@@ -451,6 +487,7 @@ int main(void) {
   tcase_add_test(tc, screen_refusals);
   tcase_add_test(tc, crashing_ir_is_a_status);
   tcase_add_test(tc, cache_by_text);
+  tcase_add_test(tc, disk_cache_by_text);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
