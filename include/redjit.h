@@ -211,7 +211,8 @@ typedef enum rj_op {
   RJ_OP_MEAN = 9,
   RJ_OP_VAR = 10,
   RJ_OP_STD = 11,
-  RJ_OP_LOGSUMEXP = 12
+  RJ_OP_LOGSUMEXP = 12,
+  RJ_OP_CUSTOM = 13 /* the caller's combine, given as LLVM IR (rj_tensor.combine_*) */
 } rj_op;
 
 /* ORDER DTYPE: keep in step with ir/request.c's dtype table. */
@@ -244,6 +245,8 @@ typedef enum rj_unit { RJ_UNIT_SLOT = 0, RJ_UNIT_LANE = 1, RJ_UNIT_THREAD = 2 } 
 #define RJ_MAX_SUBDIMS 4
 #define RJ_MAX_REPLICATE 4
 #define RJ_NAME_MAX 32
+#define RJ_COMBINE_FN_MAX 128               /* rj_tensor.combine_fn, its NUL included */
+#define RJ_COMBINE_IR_MAX ((size_t)1 << 20) /* rj_tensor.combine_ir: 1 MiB */
 
 typedef struct rj_stride {
   int64_t step;
@@ -349,6 +352,17 @@ typedef struct rj_tensor {
   /* var / std: the divisor is N - correction (JSON "correction", default 1 as in torch.var; 0 for
    * the population variance).  Only with op var or std. */
   int correction;
+  /* op "custom" (JSON "combine"; docs/REQUESTS.md "Custom combine", docs/EMBEDDING.md): the
+   * caller's own combine `T fn(T, T)` for the input dtype T (f32 f64 i32 u32 i64 u64), given as
+   * the text of an LLVM 22 module that defines it.  It is parsed and linked only in the compiler
+   * process (redjit-irc, as rj_compile_ir's modules are), never in the caller's.  The library
+   * copies what it keeps: combine_ir need only live for the call. */
+  const char *combine_ir; /* NUL-terminated LLVM IR text, at most RJ_COMBINE_IR_MAX bytes */
+  char combine_fn[RJ_COMBINE_FN_MAX]; /* the function's name in that module */
+  uint64_t combine_identity; /* fn(identity, x) == fn(x, identity) == x: its bits as T stores
+                                them (f32: the float's 32 bits; i32: two's complement, low bits) */
+  int combine_commutative;   /* 1: fn(a, b) == fn(b, a), any variant may serve it; 0: the
+                                variants that keep index order only (fn(lower, higher)) */
 } rj_tensor;
 
 /* kind "treduce": root reduce across devices (run by rj_treduce_run; see "treduce" below). */

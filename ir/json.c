@@ -139,9 +139,9 @@ static rj_status get_ints(P *p, const cJSON *o, const char *parent, const char *
   return RJ_OK;
 }
 
-static const char *const op_names[] = {
-    "sum",    "max",    "min",  "prod", "and", "or",       "xor",
-    "argmax", "argmin", "mean", "var",  "std", "logsumexp"}; /* ORDER OP */
+static const char *const op_names[] = {"sum", "max", "min",       "prod",   "and",
+                                       "or",  "xor", "argmax",    "argmin", "mean",
+                                       "var", "std", "logsumexp", "custom"}; /* ORDER OP */
 #define NOPS ((int)(sizeof op_names / sizeof op_names[0]))
 static const char *const dtype_names[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64", "u64"};
 static const char *const scope_names[] = {"thread", "warp", "warpgroup", "cta"};
@@ -444,10 +444,72 @@ static rj_status get_correction(P *p, const cJSON *o, rj_tensor *t) {
   return get_int32(p, o, "correction", "0 .. 2^30", false, &t->correction);
 }
 
+/* "identity" of a combine: a number the dtype holds exactly, or "0x..." its bits. */
+static rj_status get_identity(P *p, const cJSON *v, rj_dtype dt, uint64_t *bits) {
+  const ir_dtype_info *d = ir_dtype(dt);
+  if (cJSON_IsString(v)) {
+    const char *x = v->valuestring;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long b = strtoull(x, &end, 16);
+    if (strncmp(x, "0x", 2) != 0 || !x[2] || *end || errno || strchr(x, '-'))
+      return bad(p, "expected a number or \"0x...\" (the identity's bits, hexadecimal)");
+    *bits = b;
+    return RJ_OK;
+  }
+  if (!cJSON_IsNumber(v)) return bad(p, "expected a number or \"0x...\" (its bits)");
+  double x = v->valuedouble;
+  if (dt == RJ_F64) return memcpy(bits, &x, 8), RJ_OK;
+  if (dt == RJ_F32) {
+    float f = (float)x;
+    uint32_t u;
+    if ((double)f != x) return bad(p, "not exactly representable as f32 (give \"0x...\" bits)");
+    memcpy(&u, &f, 4);
+    return *bits = u, RJ_OK;
+  }
+  double lo = d->is_signed ? -ldexp(1, 8 * d->bytes - 1) : 0, hi = ldexp(1, 8 * d->bytes);
+  if (d->is_signed) hi /= 2;
+  if (!isfinite(x) || x != floor(x) || x < lo || x >= hi || fabs(x) > 9007199254740992.0)
+    return bad(p, "not an integer the dtype holds exactly within +-2^53 (give \"0x...\" bits)");
+  int64_t i = (int64_t)x;
+  *bits = d->bytes == 8 ? (uint64_t)i : (uint64_t)i & 0xffffffffull;
+  return RJ_OK;
+}
+
+/* "combine" (op custom only): {"ir", "function", "identity", "commutative"}.  The IR text is
+ * copied into t->combine_ir (malloc; ir_parse's caller owns it). */
+static rj_status get_combine(P *p, const cJSON *o, rj_tensor *t) {
+  static const char *const keys[] = {"ir", "function", "identity", "commutative", NULL};
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "combine");
+  at(p, "", "combine");
+  if (!c) return t->op == RJ_OP_CUSTOM ? bad(p, "required with op \"custom\"") : RJ_OK;
+  if (t->op != RJ_OP_CUSTOM) return bad(p, "applies only to op \"custom\"");
+  if (!cJSON_IsObject(c)) return bad(p, "expected an object {ir, function, identity, commutative}");
+  rj_status s = known_keys(p, c, "combine", keys);
+  if (s) return s;
+  const cJSON *ir = cJSON_GetObjectItemCaseSensitive(c, "ir");
+  const cJSON *fn = cJSON_GetObjectItemCaseSensitive(c, "function");
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "identity");
+  at(p, "combine", "ir");
+  if (!ir) return bad(p, "required field is missing");
+  if (!cJSON_IsString(ir)) return bad(p, "expected a string (LLVM IR text)");
+  at(p, "combine", "function");
+  if (!fn) return bad(p, "required field is missing");
+  if (!cJSON_IsString(fn) || strlen(fn->valuestring) >= sizeof t->combine_fn)
+    return bad(p, "expected a function name of at most 127 characters");
+  at(p, "combine", "identity");
+  if (!id) return bad(p, "required field is missing");
+  if ((s = get_identity(p, id, t->dtype, &t->combine_identity))) return s;
+  if ((s = get_bool(p, c, "combine", "commutative", &t->combine_commutative))) return s;
+  snprintf(t->combine_fn, sizeof t->combine_fn, "%s", fn->valuestring);
+  if (!(t->combine_ir = strdup(ir->valuestring))) return ir_fail(p->e, RJ_ENOMEM, "out of memory");
+  return RJ_OK;
+}
+
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
-  static const char *const keys[] = {"kind",    "op",         "dtype", "shape",         "axes",
-                                     "strides", "accum",      "nan",   "deterministic", "variant",
-                                     "dynamic", "correction", NULL};
+  static const char *const keys[] = {
+      "kind",          "op",      "dtype",   "shape",      "axes",    "strides", "accum", "nan",
+      "deterministic", "variant", "dynamic", "correction", "combine", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   if (s) return s;
@@ -475,7 +537,8 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_bool(p, o, "", "deterministic", &t->deterministic))) return s;
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
-  return get_correction(p, o, t);
+  if ((s = get_correction(p, o, t))) return s;
+  return get_combine(p, o, t);
 }
 
 static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
@@ -546,6 +609,7 @@ rj_status ir_parse(const char *json, rj_request *out, ir_err *e) {
     return ir_fail(e, RJ_EINVAL, "request: malformed JSON near byte %ld", off);
   }
   rj_status s = RJ_OK;
+  bool inited = false;
   if (!cJSON_IsObject(o)) {
     s = ir_fail(e, RJ_EINVAL, "request: expected a JSON object");
     goto out;
@@ -554,6 +618,7 @@ rj_status ir_parse(const char *json, rj_request *out, ir_err *e) {
   int k = 0;
   if ((s = get_enum(&p, o, "", "kind", kinds, 5, true, &k))) goto out;
   rj_request_init(out, (rj_kind)k);
+  inited = true;
   const cJSON *var = cJSON_GetObjectItemCaseSensitive(o, "variant");
   if (var) {
     at(&p, "", "variant");
@@ -578,6 +643,10 @@ rj_status ir_parse(const char *json, rj_request *out, ir_err *e) {
     break;
   }
 out:
+  if (s && inited && out->kind == RJ_KIND_TENSOR) { /* a failed parse keeps no copy */
+    free((char *)out->u.tensor.combine_ir);
+    out->u.tensor.combine_ir = NULL;
+  }
   cJSON_Delete(o);
   return s;
 }
@@ -651,6 +720,19 @@ static cJSON *buffer_json(const rj_buffer *b) {
   return o;
 }
 
+/* The combine verbatim: its IR text whole (so equal keys mean equal IR, byte for byte), the
+ * identity as its bits. */
+static cJSON *combine_json(const rj_tensor *t) {
+  cJSON *c = cJSON_CreateObject();
+  char bits[24];
+  snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)t->combine_identity);
+  cJSON_AddStringToObject(c, "ir", t->combine_ir ? t->combine_ir : "");
+  cJSON_AddStringToObject(c, "function", t->combine_fn);
+  cJSON_AddStringToObject(c, "identity", bits);
+  cJSON_AddBoolToObject(c, "commutative", t->combine_commutative);
+  return c;
+}
+
 rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return ir_fail(e, RJ_ENOMEM, "out of memory");
@@ -706,6 +788,7 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1); /* absent: false (older texts) */
     if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
       cJSON_AddNumberToObject(o, "correction", t->correction);
+    if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(t));
     break;
   }
   case RJ_KIND_TREDUCE: {

@@ -45,6 +45,7 @@ static const ir_op_info ops[] = {
     {"var", FLOATS, false},
     {"std", FLOATS, false},
     {"logsumexp", FLOATS, false},
+    {"custom", (FLOATS | INTS) & ~((1u << RJ_F16) | (1u << RJ_BF16)), false},
 };
 
 const ir_op_info *ir_op(rj_op op) {
@@ -68,6 +69,11 @@ rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e) {
   const ir_op_info *o = ir_op(op);
   if (!o) return ir_fail(e, RJ_EINVAL, "op: unknown value %d", (int)op);
   if (!ir_dtype(t)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value %d", (int)t);
+  if (op == RJ_OP_CUSTOM && !(o->dtypes & (1u << t)))
+    return ir_fail(e, RJ_EINVAL,
+                   "op: \"custom\" takes f32 f64 i32 u32 i64 u64 (a state of the input dtype), "
+                   "not %s",
+                   ir_dtype(t)->name);
   if (!(o->dtypes & (1u << t)))
     return ir_fail(e, RJ_EINVAL, "op: \"%s\" takes %s dtypes, not %s", o->name,
                    o->dtypes == FLOATS ? "float (f16 bf16 f32 f64)" : "integer (i32 u32 i64 u64)",

@@ -186,6 +186,8 @@ static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   rj_status s;
   if ((s = ir_check_op(t->op, t->dtype, e))) return s;
   if ((s = check_mean(t->op, t->accum, t->nan, e))) return s;
+  if (t->op == RJ_OP_CUSTOM)
+    return ir_fail(e, RJ_EINVAL, "op: \"custom\" serves kind tensor only (not yet tile)");
   if ((unsigned)t->scope > RJ_SCOPE_CTA)
     return ir_fail(e, RJ_EINVAL, "scope: unknown value %d", t->scope);
   if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
@@ -294,9 +296,55 @@ static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
   return RJ_OK;
 }
 
+/* The caller's combine (op custom): its fields, or none of them for the other ops. */
+static rj_status validate_combine(const rj_tensor *t, ir_err *e) {
+  if (t->op != RJ_OP_CUSTOM) {
+    if (t->combine_ir || t->combine_fn[0] || t->combine_identity || t->combine_commutative)
+      return ir_fail(e, RJ_EINVAL, "combine: applies only to op \"custom\"");
+    return RJ_OK;
+  }
+  if (!t->combine_ir)
+    return ir_fail(e, RJ_EINVAL, "combine.ir: required with op \"custom\" (LLVM IR text)");
+  size_t n = strnlen(t->combine_ir, RJ_COMBINE_IR_MAX + 1);
+  if (n == 0) return ir_fail(e, RJ_EINVAL, "combine.ir: empty");
+  if (n > RJ_COMBINE_IR_MAX)
+    return ir_fail(e, RJ_EINVAL, "combine.ir: longer than %zu bytes (RJ_COMBINE_IR_MAX)",
+                   (size_t)RJ_COMBINE_IR_MAX);
+  size_t fn = strnlen(t->combine_fn, sizeof t->combine_fn);
+  if (fn == 0) return ir_fail(e, RJ_EINVAL, "combine.function: required with op \"custom\"");
+  if (fn == sizeof t->combine_fn)
+    return ir_fail(e, RJ_EINVAL, "combine.function: longer than %d characters",
+                   RJ_COMBINE_FN_MAX - 1);
+  for (size_t i = 0; i < fn; i++) {
+    unsigned char c = (unsigned char)t->combine_fn[i];
+    if (c <= ' ' || c >= 127 || c == '"' || c == '\\')
+      return ir_fail(e, RJ_EINVAL,
+                     "combine.function: character %zu is not printable ASCII (no space, quote or "
+                     "backslash)",
+                     i);
+  }
+  int bits = 8 * ir_dtype(t->dtype)->bytes;
+  if (bits < 64 && t->combine_identity >> bits)
+    return ir_fail(e, RJ_EINVAL, "combine.identity: 0x%llx has bits above the %d of %s",
+                   (unsigned long long)t->combine_identity, bits, ir_dtype(t->dtype)->name);
+  if ((unsigned)t->combine_commutative > 1)
+    return ir_fail(e, RJ_EINVAL, "combine.commutative: %d, expected 0 or 1",
+                   t->combine_commutative);
+  if (t->nan != RJ_NAN_PROPAGATE)
+    return ir_fail(e, RJ_EINVAL,
+                   "nan: \"ignore\" applies to the built-in ops; a custom combine sees every "
+                   "element (filter NaNs in it)");
+  if (t->accum && !t->combine_commutative)
+    return ir_fail(e, RJ_EINVAL,
+                   "accum: not with a non-commutative combine (the order of the old value and "
+                   "the result is not defined yet)");
+  return RJ_OK;
+}
+
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
+  if ((s = validate_combine(t, e))) return s;
   if ((t->op == RJ_OP_VAR || t->op == RJ_OP_STD) && (t->correction < 0 || t->correction > 1 << 30))
     return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", t->correction);
   if (t->accum && (t->op == RJ_OP_ARGMAX || t->op == RJ_OP_ARGMIN || t->op == RJ_OP_VAR ||
@@ -373,6 +421,8 @@ static bool injective(const int64_t *shape, const int64_t *strides, int ndim) {
 static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
+  if (t->op == RJ_OP_CUSTOM)
+    return ir_fail(e, RJ_EINVAL, "op: \"custom\" serves kind tensor only (not yet treduce)");
   if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
   if (t->ranks < 1 || t->ranks > 1024)
     return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", t->ranks);

@@ -18,13 +18,16 @@ void jit_key_tail(char *buf, size_t n, const ir_target *tg, int ptx_asked, int s
 rj_status jit_cache_key(rj_ctx *ctx, const rj_request *req, const ir_target *tg,
                         const rj_options *opt, const pass_plan *plan, char **key) {
   char *canon = NULL, tail[64];
-  rj_status s = plan->key[0] ? RJ_OK : ir_canonical(req, &canon, &ctx->err);
+  /* op custom: the canonical text (its combine's IR whole) even behind a runtime-size plan key */
+  bool custom = ir_request_op(req) == RJ_OP_CUSTOM;
+  rj_status s = plan->key[0] && !custom ? RJ_OK : ir_canonical(req, &canon, &ctx->err);
   if (s) return s;
-  const char *head = plan->key[0] ? plan->key : canon;
+  const char *head = plan->key[0] ? plan->key : canon, *more = plan->key[0] && custom ? canon : "";
   jit_key_tail(tail, sizeof tail, tg, opt ? opt->ptx_version : 0, plan->sms);
-  *key = malloc(strlen(head) + strlen(tail) + 1);
+  *key = malloc(strlen(head) + strlen(more) + strlen(tail) + 1);
   if (*key) {
     strcpy(*key, head);
+    strcat(*key, more);
     strcat(*key, tail);
   }
   free(canon);
@@ -69,6 +72,7 @@ void jit_kernel_free(rj_kernel *k) {
   free(k->ll);
   free(k->ll_opt);
   free(k->src);
+  free(k->custom_bc);
   free(k);
 }
 
@@ -205,10 +209,12 @@ typedef struct jit_memo {
 } jit_memo;
 
 /* The memo of (req, opt) without its kernel and plan; false for what is never memoised (a
- * request of another struct size, a long target name). */
+ * request of another struct size, a long target name, op custom). */
 static bool memo_key(const rj_request *req, const rj_options *opt, jit_memo *m) {
   const char *t = opt && opt->target ? opt->target : "auto";
   if (!req || req->struct_size != sizeof *req || strlen(t) >= sizeof m->target) return false;
+  if (req->kind == RJ_KIND_TENSOR && req->u.tensor.op == RJ_OP_CUSTOM)
+    return false; /* its bytes hold a pointer: the IR text behind it may change */
   memset(m->target, 0, sizeof m->target);
   strcpy(m->target, t);
   m->device = opt ? opt->device : 0;

@@ -3,6 +3,7 @@
  * same for every kind of request; what differs between kinds is in the variants' plans.  Every
  * stage up to the caches runs here with no LLVM; lowering and codegen are the compiler library's
  * (jit/compiler.c loads it on the first miss, jit/lower.c is its side). */
+#include "isolate.h"
 #include "jit.h"
 
 #include <stdio.h>
@@ -41,11 +42,12 @@ rj_status jit_plan(rj_ctx *ctx, const pass_variant *v, const rj_request *req, co
 
 /* A kernel for req as v plans it, with everything but the code: key (taken), names, the plan. */
 static rj_kernel *kernel_new(char *key, const rj_request *req, const pass_variant *v,
-                             const ir_target *tg, const pass_plan *plan) {
+                             const ir_target *tg, const pass_plan *plan, const rj_options *opt) {
   rj_kernel *k = calloc(1, sizeof *k);
   if (!k) return NULL;
   k->key = key;
   k->req = *req;
+  if (jit_custom_keep(k, req, opt)) return free(k), NULL; /* op custom: k keeps its IR text */
   k->plan = *plan;
   snprintf(k->variant, sizeof k->variant, "%s", v->name);
   snprintf(k->target, sizeof k->target, "%s", tg->name);
@@ -84,11 +86,13 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   if ((s = jit_cache_key(ctx, req, tg, opt, plan, &key))) return s;
   if ((*out = jit_cache_find(ctx, key)))
     return free(key), memory_hit(ctx, *out), remember(ctx, req, opt, *out, plan);
-  if ((*out = jit_disk_find(ctx, key, plan)))
-    return free(key), jit_evicted_free(ctx), remember(ctx, req, opt, *out, plan);
-  if (!(k = kernel_new(key, req, v, tg, plan)))
+  if ((*out = jit_disk_find(ctx, key, plan))) /* op custom: its stored request's pointer renewed */
+    return free(key), jit_evicted_free(ctx), jit_custom_keep(*out, req, opt),
+           remember(ctx, req, opt, *out, plan);
+  if (!(k = kernel_new(key, req, v, tg, plan, opt)))
     return free(key), ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-  if ((s = jit_lower(ctx, v, req, tg, opt, k, plan)) || (s = jit_ptx_header(ctx, k)))
+  if ((s = jit_lower(ctx, v, req, tg, opt, k, plan)) || (s = jit_custom_finish(ctx, tg, opt, k)) ||
+      (s = jit_ptx_header(ctx, k)))
     return jit_kernel_free(k), s;
   k->compile_ms = jit_now_ms() - t0;
   jit_cache_add(ctx, k);

@@ -153,6 +153,12 @@ rj_status jit_compile_module(rj_ctx *ctx, const char *ir, size_t n, const char *
   return c ? c->module(ctx, ir, n, entry, tg, k) : ctx->err.status;
 }
 
+rj_status jit_compile_combine(rj_ctx *ctx, const char *mod, size_t n, const char *ir, size_t irn,
+                              const char *fn, const ir_target *tg, rj_kernel *k) {
+  const jit_compiler *c = get(ctx);
+  return c ? c->combine(ctx, mod, n, ir, irn, fn, tg, k) : ctx->err.status;
+}
+
 void jit_compiler_release(rj_ctx *ctx) {
   if (ctx->llvm && compiler) compiler->release(ctx);
 }

@@ -26,6 +26,10 @@ typedef struct jit_compiler {
                       rj_kernel *k);
   /* The context's LLVM state (its LLVMContext, target machines), at rj_ctx_free. */
   void (*release)(rj_ctx *ctx);
+  /* op custom in redjit-irc: redjit's lowered kernel mod[0 .. n) (bitcode) with the caller's
+   * combine ir[0 .. irn) function fn linked in, screened and compiled for tg into k. */
+  rj_status (*combine)(rj_ctx *ctx, const char *mod, size_t n, const char *ir, size_t irn,
+                       const char *fn, const ir_target *tg, rj_kernel *k);
 } jit_compiler;
 
 /* The compiler library's side (jit/lower.c, jit/ir_module.c). */
@@ -33,5 +37,17 @@ rj_status jit_llvm_lower(rj_ctx *ctx, const char *variant, const rj_request *req
                          const ir_target *tg, const rj_options *opt, rj_kernel *k, pass_plan *plan);
 rj_status jit_llvm_module(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
                           const ir_target *tg, rj_kernel *k);
+/* ir_module.c: the screens of a caller's module before codegen (RJ_EUNSUPPORTED naming what
+ * LLVM's backend would exit the process on): intrinsics NVPTX cannot select on tg, float types
+ * and conversions it cannot lower. */
+rj_status jit_ir_check_intrinsics(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg);
+rj_status jit_ir_check_types(rj_ctx *ctx, LLVMModuleRef M);
+/* combine.c (op custom): lowering's codegen of M for req into k -- jit_codegen, except for op
+ * custom: linked here then codegen when k->custom_here, else left as bitcode in k->custom_bc
+ * for redjit-irc; and redjit-irc's side, the table's `combine`. */
+rj_status jit_llvm_codegen_request(rj_ctx *ctx, LLVMModuleRef M, const rj_request *req,
+                                   const ir_target *tg, rj_kernel *k);
+rj_status jit_llvm_combine(rj_ctx *ctx, const char *mod, size_t n, const char *ir, size_t irn,
+                           const char *fn, const ir_target *tg, rj_kernel *k);
 
 #endif

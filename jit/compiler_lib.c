@@ -46,6 +46,12 @@ static rj_status module(rj_ctx *ctx, const char *ir, size_t n, const char *entry
   return s ? s : jit_llvm_module(ctx, ir, n, entry, tg, k);
 }
 
+static rj_status combine(rj_ctx *ctx, const char *mod, size_t n, const char *ir, size_t irn,
+                         const char *fn, const ir_target *tg, rj_kernel *k) {
+  rj_status s = begin(ctx);
+  return s ? s : jit_llvm_combine(ctx, mod, n, ir, irn, fn, tg, k);
+}
+
 static void release(rj_ctx *ctx) {
   for (int i = 0; i < ctx->ntms; i++)
     LLVMDisposeTargetMachine(ctx->tms[i].tm);
@@ -69,6 +75,7 @@ const jit_compiler *rj_compiler_v1(void) {
       .lower = lower,
       .module = module,
       .release = release,
+      .combine = combine,
   };
   return &table;
 }

@@ -106,6 +106,33 @@ rj_status jit_busy(const rj_ctx *ctx) {
   return RJ_EBUSY;
 }
 
+/* The combine IR texts of parsed requests (op custom): one copy per distinct text, owned by
+ * the context until rj_ctx_free. */
+typedef struct jit_text {
+  struct jit_text *next;
+  char s[];
+} jit_text;
+
+static const char *text_keep(rj_ctx *ctx, const char *text) {
+  for (jit_text *t = ctx->texts; t; t = t->next)
+    if (strcmp(t->s, text) == 0) return t->s;
+  size_t n = strlen(text);
+  jit_text *t = malloc(sizeof *t + n + 1);
+  if (!t) return NULL;
+  memcpy(t->s, text, n + 1);
+  t->next = ctx->texts;
+  ctx->texts = t;
+  return t->s;
+}
+
+static void texts_free(rj_ctx *ctx) {
+  for (jit_text *t = ctx->texts, *n; t; t = n) {
+    n = t->next;
+    free(t);
+  }
+  ctx->texts = NULL;
+}
+
 RJ_API void rj_ctx_free(rj_ctx *ctx) {
   if (!ctx) return;
   uintptr_t none = 0;
@@ -129,6 +156,7 @@ RJ_API void rj_ctx_free(rj_ctx *ctx) {
   rt_close(ctx->cuda);
   free(ctx->table);
   jit_memo_free(ctx);
+  texts_free(ctx);
   free(ctx->text);
   free(ctx);
 }
@@ -229,6 +257,12 @@ RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = ir_parse(json, out, &ctx->err);
+  if (!s && out->kind == RJ_KIND_TENSOR && out->u.tensor.combine_ir) { /* ctx keeps the text */
+    char *ir = (char *)out->u.tensor.combine_ir;
+    out->u.tensor.combine_ir = text_keep(ctx, ir);
+    free(ir);
+    if (!out->u.tensor.combine_ir) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  }
   if (!s) s = jit_validate(ctx, out);
   return jit_done(ctx, s);
 }

@@ -55,7 +55,7 @@ static const char *const selectable[] = {
     "llvm.nvvm.vote.",
 };
 
-static rj_status check_intrinsics(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg) {
+rj_status jit_ir_check_intrinsics(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg) {
   for (LLVMValueRef f = LLVMGetFirstFunction(M); f; f = LLVMGetNextFunction(f)) {
     size_t n = 0;
     const char *name = LLVMGetValueName2(f, &n);
@@ -106,7 +106,7 @@ static bool wide_conversion(LLVMValueRef i) {
   }
 }
 
-static rj_status check_types(rj_ctx *ctx, LLVMModuleRef M) {
+rj_status jit_ir_check_types(rj_ctx *ctx, LLVMModuleRef M) {
   for (LLVMValueRef f = LLVMGetFirstFunction(M); f; f = LLVMGetNextFunction(f))
     for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
       for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
@@ -152,9 +152,9 @@ rj_status jit_llvm_module(rj_ctx *ctx, const char *ir, size_t n, const char *ent
   if (!s) {
     LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);
     LLVMSetLinkage(fn, LLVMExternalLinkage);
-    s = check_intrinsics(ctx, M, tg);
+    s = jit_ir_check_intrinsics(ctx, M, tg);
   }
-  if (!s) s = check_types(ctx, M);
+  if (!s) s = jit_ir_check_types(ctx, M);
   /* the same codegen as rj_compile: verify, keep the text, O3, keep it again, PTX */
   if (!s) s = jit_codegen(ctx, M, tg, k, true);
   LLVMDisposeModule(M);

@@ -31,6 +31,7 @@ extern char **environ;
 #define REDJIT_LIBEXEC_REL "../libexec/redjit"
 #endif
 #define IRC_MAGIC "RJIRC1\n"            /* with its NUL: 8 bytes */
+#define IRC_MAGIC2 "RJIRC2\n"           /* a request with a combine to link (op custom) */
 #define IRC_REPLY_CAP ((size_t)1 << 30) /* the reply: 1 GiB at most */
 #define IRC_TAIL 16384                  /* the last bytes of the helper's standard error kept */
 #define IRC_TIMEOUT_MS 60000            /* the defaults */
@@ -48,8 +49,9 @@ typedef struct irc_proc {
 typedef enum irc_end { IRC_EOF, IRC_TIME, IRC_BIG } irc_end;
 
 typedef struct irc_io {
-  const char *seg[2]; /* the request: its head, then the caller's module */
-  size_t segn[2], sent;
+  const char *seg[5]; /* the request: its head, the module, then a combine's fields (RJIRC2) */
+  size_t segn[5], sent;
+  int nseg;
   char *reply;
   size_t rn, rcap;
   char tail[IRC_TAIL + 1]; /* NUL-terminated (tail_end) */
@@ -207,9 +209,15 @@ static rj_status spawn(ir_err *e, const char *path, const irc_limits *l, irc_pro
 /* Sends what the socket takes of the request; 1 when all is sent, -1 when the child stopped
  * reading (it ended: its end is the news). */
 static int send_some(int fd, irc_io *io) {
-  while (io->sent < io->segn[0] + io->segn[1]) {
-    int i = io->sent >= io->segn[0];
-    size_t off = io->sent - (i ? io->segn[0] : 0), len = io->segn[i] - off;
+  size_t total = 0;
+  for (int j = 0; j < io->nseg; j++)
+    total += io->segn[j];
+  while (io->sent < total) {
+    int i = 0;
+    size_t off = io->sent;
+    while (off >= io->segn[i])
+      off -= io->segn[i++];
+    size_t len = io->segn[i] - off;
     ssize_t r =
         send(fd, io->seg[i] + off, len < (1 << 20) ? len : (1 << 20), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (r < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
@@ -355,36 +363,18 @@ static rj_status abnormal(ir_err *e, irc_io *io, irc_end end, bool known, int st
                  line);
 }
 
-rj_status jit_ir_isolated(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
-                          const ir_target *tg, const rj_options *opt, rj_kernel *k) {
-  char path[PATH_MAX + 64], looked[2 * PATH_MAX + 128], ptx[16];
+/* One exchange with a fresh helper: io's segments sent, its reply parsed into k. */
+static rj_status run_helper(rj_ctx *ctx, irc_io *io, const rj_options *opt, rj_kernel *k) {
+  char path[PATH_MAX + 64], looked[2 * PATH_MAX + 128];
   if (!helper_path(path, sizeof path, looked, sizeof looked))
     return ir_fail(&ctx->err, RJ_EUNSUPPORTED,
                    "ir: the compiler process redjit-irc is not installed: looked for %s (or set "
                    "rj_options.ir_in_process to compile in this process)",
                    looked);
   irc_limits l = limits(opt);
-  /* the request's head: magic, target, entry, PTX version, the module's length */
-  char head[256];
-  size_t h = sizeof IRC_MAGIC;
-  memcpy(head, IRC_MAGIC, h);
-  snprintf(ptx, sizeof ptx, "%d", k->ptx_version);
-  const char *f[3] = {tg->name, entry, ptx};
-  for (int i = 0; i < 4; i++) {
-    uint64_t len = i < 3 ? strlen(f[i]) : n;
-    memcpy(head + h, &len, sizeof len);
-    h += sizeof len;
-    if (i < 3) memcpy(head + h, f[i], len), h += len;
-  }
   irc_proc p;
-  irc_io *io = calloc(1, sizeof *io);
-  if (!io) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   rj_status s = spawn(&ctx->err, path, &l, &p);
-  if (s) {
-    free(io);
-    return s;
-  }
-  io->seg[0] = head, io->segn[0] = h, io->seg[1] = ir, io->segn[1] = n;
+  if (s) return s;
   double deadline = jit_now_ms() + (double)l.timeout_ms;
   irc_end end = exchange(&p, io, deadline);
   shut(&p.in), shut(&p.out), shut(&p.err);
@@ -394,6 +384,57 @@ rj_status jit_ir_isolated(rj_ctx *ctx, const char *ir, size_t n, const char *ent
   if (killed && end == IRC_EOF) end = IRC_TIME;
   if (end != IRC_EOF || !parse_reply(&ctx->err, io, k, &s))
     s = abnormal(&ctx->err, io, end, known, st, &l);
+  return s;
+}
+
+/* The request's head into head (256 bytes): magic, target, entry, PTX version, the module's
+ * length; its size. */
+static size_t request_head(char *head, const char *magic, const ir_target *tg, const char *entry,
+                           int ptx_version, size_t n) {
+  char ptx[16];
+  size_t h = sizeof IRC_MAGIC;
+  memcpy(head, magic, h);
+  snprintf(ptx, sizeof ptx, "%d", ptx_version);
+  const char *f[3] = {tg->name, entry, ptx};
+  for (int i = 0; i < 4; i++) {
+    uint64_t len = i < 3 ? strlen(f[i]) : n;
+    memcpy(head + h, &len, sizeof len);
+    h += sizeof len;
+    if (i < 3) memcpy(head + h, f[i], len), h += len;
+  }
+  return h;
+}
+
+rj_status jit_ir_isolated(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
+                          const ir_target *tg, const rj_options *opt, rj_kernel *k) {
+  char head[256];
+  irc_io *io = calloc(1, sizeof *io);
+  if (!io) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  io->seg[0] = head, io->segn[0] = request_head(head, IRC_MAGIC, tg, entry, k->ptx_version, n);
+  io->seg[1] = ir, io->segn[1] = n, io->nseg = 2;
+  rj_status s = run_helper(ctx, io, opt, k);
+  free(io->reply);
+  free(io);
+  return s;
+}
+
+rj_status jit_ir_isolated_combine(rj_ctx *ctx, const char *mod, size_t n, const char *entry,
+                                  const char *ir, size_t irn, const char *fn, const ir_target *tg,
+                                  const rj_options *opt, rj_kernel *k) {
+  char head[256], fnf[8 + RJ_COMBINE_FN_MAX];
+  uint64_t irlen = irn, fnlen = strlen(fn);
+  if (fnlen >= RJ_COMBINE_FN_MAX)
+    return ir_fail(&ctx->err, RJ_EINVAL, "combine.function: too long");
+  memcpy(fnf, &fnlen, 8);
+  memcpy(fnf + 8, fn, fnlen);
+  irc_io *io = calloc(1, sizeof *io);
+  if (!io) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  io->seg[0] = head, io->segn[0] = request_head(head, IRC_MAGIC2, tg, entry, k->ptx_version, n);
+  io->seg[1] = mod, io->segn[1] = n;
+  io->seg[2] = (const char *)&irlen, io->segn[2] = 8;
+  io->seg[3] = ir, io->segn[3] = irn;
+  io->seg[4] = fnf, io->segn[4] = 8 + fnlen, io->nseg = 5;
+  rj_status s = run_helper(ctx, io, opt, k);
   free(io->reply);
   free(io);
   return s;

@@ -44,6 +44,11 @@ struct rj_kernel {
    * (loaded instead of the PTX: no PTX JIT); NULL: none yet */
   unsigned char *cubin;
   size_t cubin_len;
+  /* op custom: whether its combine is linked in this process (else in redjit-irc), and the
+   * lowered kernel's bitcode the compiler library leaves for redjit-irc (custom.c) */
+  bool custom_here;
+  char *custom_bc;
+  size_t custom_bcn;
   char cubin_key[64];
 };
 
@@ -85,7 +90,8 @@ struct rj_ctx {
   jit_disk disk;
   void *treduce; /* the treduce layer's state (jit/treduce/), made on its first use */
   void (*treduce_free)(rj_ctx *ctx); /* set with it; rj_ctx_free calls it */
-  int log_state;                     /* REDJIT_LOG: 0 not read yet, 1 on, 2 off (trace.c) */
+  struct jit_text *texts; /* combine IR texts of parsed requests, freed with ctx (context.c) */
+  int log_state;          /* REDJIT_LOG: 0 not read yet, 1 on, 2 off (trace.c) */
   /* the bound of the kernels the cache owns (cache.c): those the library compiled for its own
    * calls, evicted least recently used first; pinned ones are not counted */
   bool max_set;          /* max_kernels resolved (context call or environment) */
@@ -169,6 +175,9 @@ rj_status jit_lower(rj_ctx *ctx, const pass_variant *v, const rj_request *req, c
 /* A caller's module compiled in this process into k (k->ptx_version set). */
 rj_status jit_compile_module(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
                              const ir_target *tg, rj_kernel *k);
+/* op custom (jit/custom.c): the compiler library's `combine` (jit/compiler.h). */
+rj_status jit_compile_combine(rj_ctx *ctx, const char *mod, size_t n, const char *ir, size_t irn,
+                              const char *fn, const ir_target *tg, rj_kernel *k);
 void jit_compiler_release(rj_ctx *ctx); /* the context's LLVM state, when it has any */
 /* The build id of the compiler library this libredjit.so loads, for the disk cache's keys: a
  * rebuilt compiler never reads entries an earlier one wrote, and a hit needs no compiler. */

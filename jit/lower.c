@@ -28,6 +28,7 @@ rj_status jit_llvm_lower(rj_ctx *ctx, const char *variant, const rj_request *req
     return ir_fail(e, RJ_ELLVM, "internal: the compiler library has no emitter for variant %s",
                    variant);
   pass_emit em = {.C = ctx->llvm, .target = tg, .err = e, .plan = &k->plan};
+  if (req->kind == RJ_KIND_TENSOR && req->u.tensor.op == RJ_OP_CUSTOM) em.custom = &req->u.tensor;
   memcpy(em.grid, plan->grid, sizeof em.grid);
   memcpy(em.block, plan->block, sizeof em.block);
   em.shared_bytes = plan->shared_bytes;
@@ -38,7 +39,7 @@ rj_status jit_llvm_lower(rj_ctx *ctx, const char *variant, const rj_request *req
     s = ir_fail(e, RJ_ELLVM, "internal: %s built %d size parameters for a plan of %d", v->name,
                 em.nparams, plan->np);
   if (!s) s = jit_pick_ptx(ctx, tg, opt, em.ptx_needed, &k->ptx_version);
-  if (!s) s = jit_codegen(ctx, em.M, tg, k, false);
+  if (!s) s = jit_llvm_codegen_request(ctx, em.M, req, tg, k);
   if (!s) snprintf(k->entry, sizeof k->entry, "%s", em.entry);
   if (!s) keep_geometry(&em, k, plan);
   LLVMDisposeBuilder(em.B);

@@ -20,6 +20,10 @@ static bool same_tensor(const rj_tensor *a, const rj_tensor *b) {
       return false;
   for (int i = 0; i < a->naxes; i++)
     if (a->axes[i] != b->axes[i]) return false;
+  if (a->op == RJ_OP_CUSTOM) /* the combine's text decides, not where it lies */
+    return a->combine_ir && b->combine_ir && a->combine_identity == b->combine_identity &&
+           a->combine_commutative == b->combine_commutative &&
+           strcmp(a->combine_fn, b->combine_fn) == 0 && strcmp(a->combine_ir, b->combine_ir) == 0;
   return true;
 }
 

@@ -43,7 +43,32 @@ LLVMValueRef pass_i64(pass_emit *e, int64_t v) {
 /* Identities: -0.0 for float sums and means (x + -0.0 == x for every x, so LLVM folds it away),
  * +-inf for float max / min (not the finite extremes), the integer limits; 1 for prod, all ones
  * for and, 0 for or / xor. */
+/* op custom: the request's identity bits as the state type (T itself: f16 / bf16 are refused) */
+static LLVMValueRef custom_identity(pass_emit *e, rj_dtype t) {
+  uint64_t b = e->custom ? e->custom->combine_identity : 0;
+  if (t == RJ_F64 || t == RJ_F32) {
+    double d;
+    float f;
+    uint32_t u = (uint32_t)b;
+    if (t == RJ_F32)
+      memcpy(&f, &u, 4), d = f;
+    else
+      memcpy(&d, &b, 8);
+    return LLVMConstReal(pass_type(e, t), d);
+  }
+  return LLVMConstInt(pass_type(e, t), b, 0);
+}
+
+/* op custom: a call of the combine's declaration */
+static LLVMValueRef custom_combine(pass_emit *e, rj_dtype t, LLVMValueRef a, LLVMValueRef b) {
+  LLVMTypeRef ty = pass_type(e, t), ps[2] = {ty, ty}, fty = LLVMFunctionType(ty, ps, 2, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(e->M, PASS_CUSTOM_COMBINE), args[2] = {a, b};
+  if (!fn) fn = LLVMAddFunction(e->M, PASS_CUSTOM_COMBINE, fty);
+  return LLVMBuildCall2(e->B, fty, fn, args, 2, "");
+}
+
 LLVMValueRef pass_identity(pass_emit *e, rj_op op, rj_dtype t) {
+  if (op == RJ_OP_CUSTOM) return custom_identity(e, t);
   LLVMTypeRef ty = pass_acc_type(e, t);
   if (op == RJ_OP_MEAN) op = RJ_OP_SUM;
   if (op == RJ_OP_PROD)
@@ -102,6 +127,7 @@ static LLVMValueRef arith(pass_emit *e, rj_op op, bool fl, LLVMValueRef a, LLVMV
 
 LLVMValueRef pass_combine(pass_emit *e, rj_op op, rj_dtype t, rj_nan nan, LLVMValueRef a,
                           LLVMValueRef b) {
+  if (op == RJ_OP_CUSTOM) return custom_combine(e, t, a, b);
   LLVMTypeRef ty = pass_acc_type(e, t);
   LLVMValueRef args[2] = {a, b};
   bool fl = ir_dtype(t)->is_float;

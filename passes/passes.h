@@ -56,8 +56,9 @@ typedef struct pass_emit {
   /* kernel launch geometry, set by the kernel builder */
   unsigned grid[3], block[3], shared_bytes;
   const char *entry;
-  int nparams;           /* i64 size parameters after (src, dst), as built */
-  const pass_plan *plan; /* the variant's plan (its default for variants without a plan step) */
+  int nparams;             /* i64 size parameters after (src, dst), as built */
+  const pass_plan *plan;   /* the variant's plan (its default for variants without a plan step) */
+  const rj_tensor *custom; /* op custom: the request's combine (its identity), else NULL */
 } pass_emit;
 
 /* Operands of a tile primitive.  src / dst: for shared memory, a pointer in addrspace(3) to
@@ -76,6 +77,9 @@ struct pass_variant {
   const char *summary;
   /* The ops it serves, a bit per rj_op (PASS_OP(RJ_OP_PROD) | ...); 0: sum, max and min. */
   unsigned ops;
+  /* Every combine it emits is combine(lower indices, higher indices) over contiguous ranges, so
+   * a non-commutative custom combine is reduced in index order (others decline one). */
+  bool keeps_order;
   /* NULL when the variant accepts, else the reason (static text, or written into buf). */
   const char *(*accepts)(const rj_request *r, const ir_target *t, char *buf, size_t n);
   /* Plans an accepted request (NULL: pass_plan_make's default, an empty plan). */
@@ -237,5 +241,9 @@ extern const pass_variant pass_variant_redux;
 extern const pass_variant pass_variant_tensor_rows, pass_variant_tensor_cols,
     pass_variant_tensor_cluster, pass_variant_tensor_generic;
 extern const pass_variant pass_variant_subgroup;
+extern const pass_variant pass_variant_tensor_ordered;
+/* op custom: the kernel calls this declaration of the state type, T (T, T); the caller's function
+ * is linked to it in the compiler process (jit/custom.c). */
+#define PASS_CUSTOM_COMBINE "rj.custom.combine"
 
 #endif

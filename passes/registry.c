@@ -10,7 +10,7 @@ static const pass_variant *const all[] = {
     &pass_variant_shared,         &pass_variant_local,          &pass_variant_treduce,
     &pass_variant_sm100_packed,   &pass_variant_redux,          &pass_variant_tensor_rows,
     &pass_variant_tensor_cols,    &pass_variant_tensor_generic, &pass_variant_subgroup,
-    &pass_variant_tensor_cluster, &pass_variant_treduce_ring,
+    &pass_variant_tensor_cluster, &pass_variant_treduce_ring,   &pass_variant_tensor_ordered,
 };
 #define NVAR ((int)(sizeof all / sizeof all[0]))
 
@@ -69,6 +69,9 @@ const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_t
     snprintf(buf, n, "does not serve op \"%s\"", ir_op_name((rj_op)op));
     return buf;
   }
+  if (op == RJ_OP_CUSTOM && !r->u.tensor.combine_commutative && !v->keeps_order)
+    return "its folds reorder operands (lanes take strided elements; trees pair them so), and "
+           "the combine is not commutative";
   return v->accepts(r, t, buf, n);
 }
 

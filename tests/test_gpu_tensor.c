@@ -374,6 +374,177 @@ START_TEST(tensor_launch_as_reduce) {
 }
 END_TEST
 
+/* ---- op custom: the caller's combine as LLVM IR (tests/test_custom.c has the rest) */
+
+static const char add_f32[] =
+    "define float @add(float %a, float %b) {\n  %c = fadd float %a, %b\n  ret float %c\n}\n";
+static const char add_i64[] =
+    "define i64 @add(i64 %a, i64 %b) {\n  %c = add i64 %a, %b\n  ret i64 %c\n}\n";
+/* 2x2 matrices of 16-bit integers mod 2^16 packed in a u64 (a0 a1 / a2 a3, a0 lowest), their
+ * product: associative, not commutative, identity 0x0001000000000001; mm_c is the same in C */
+static const char mm_ir[] =
+    "define i64 @mm(i64 %a, i64 %b) {\n"
+    "  %a0 = trunc i64 %a to i16\n  %a1s = lshr i64 %a, 16\n  %a1 = trunc i64 %a1s to i16\n"
+    "  %a2s = lshr i64 %a, 32\n  %a2 = trunc i64 %a2s to i16\n  %a3s = lshr i64 %a, 48\n"
+    "  %a3 = trunc i64 %a3s to i16\n"
+    "  %b0 = trunc i64 %b to i16\n  %b1s = lshr i64 %b, 16\n  %b1 = trunc i64 %b1s to i16\n"
+    "  %b2s = lshr i64 %b, 32\n  %b2 = trunc i64 %b2s to i16\n  %b3s = lshr i64 %b, 48\n"
+    "  %b3 = trunc i64 %b3s to i16\n"
+    "  %p0 = mul i16 %a0, %b0\n  %q0 = mul i16 %a1, %b2\n  %c0 = add i16 %p0, %q0\n"
+    "  %p1 = mul i16 %a0, %b1\n  %q1 = mul i16 %a1, %b3\n  %c1 = add i16 %p1, %q1\n"
+    "  %p2 = mul i16 %a2, %b0\n  %q2 = mul i16 %a3, %b2\n  %c2 = add i16 %p2, %q2\n"
+    "  %p3 = mul i16 %a2, %b1\n  %q3 = mul i16 %a3, %b3\n  %c3 = add i16 %p3, %q3\n"
+    "  %z0 = zext i16 %c0 to i64\n  %z1 = zext i16 %c1 to i64\n  %z2 = zext i16 %c2 to i64\n"
+    "  %z3 = zext i16 %c3 to i64\n  %s1 = shl i64 %z1, 16\n  %s2 = shl i64 %z2, 32\n"
+    "  %s3 = shl i64 %z3, 48\n  %o1 = or i64 %z0, %s1\n  %o2 = or i64 %o1, %s2\n"
+    "  %o3 = or i64 %o2, %s3\n  ret i64 %o3\n}\n";
+#define MM_ID 0x0001000000000001ull
+
+static uint64_t mm_c(uint64_t a, uint64_t b) {
+  uint16_t x[4], y[4], c[4];
+  for (int i = 0; i < 4; i++)
+    x[i] = (uint16_t)(a >> (16 * i)), y[i] = (uint16_t)(b >> (16 * i));
+  c[0] = (uint16_t)(x[0] * y[0] + x[1] * y[2]);
+  c[1] = (uint16_t)(x[0] * y[1] + x[1] * y[3]);
+  c[2] = (uint16_t)(x[2] * y[0] + x[3] * y[2]);
+  c[3] = (uint16_t)(x[2] * y[1] + x[3] * y[3]);
+  return c[0] | (uint64_t)c[1] << 16 | (uint64_t)c[2] << 32 | (uint64_t)c[3] << 48;
+}
+
+/* A tensor request over a contiguous shape[0 .. nd) reducing axes[0 .. na). */
+static void tensor_req(rj_request *r, rj_op op, rj_dtype dt, int nd, const int64_t *shape, int na,
+                       const int *axes) {
+  rj_request_init(r, RJ_KIND_TENSOR);
+  r->u.tensor.op = op;
+  r->u.tensor.dtype = dt;
+  r->u.tensor.ndim = nd;
+  memcpy(r->u.tensor.shape, shape, sizeof(int64_t) * (size_t)nd);
+  r->u.tensor.naxes = na;
+  memcpy(r->u.tensor.axes, axes, sizeof(int) * (size_t)na);
+}
+
+typedef struct cview {
+  int nd, na;
+  int64_t shape[3];
+  int axes[3];
+} cview;
+
+static const cview cviews[] = {
+    {2, 1, {64, 1000}, {1}},  {2, 1, {1000, 64}, {0}},      {2, 1, {7, 100003}, {1}},
+    {2, 1, {100003, 3}, {0}}, {1, 1, {1000003}, {0}},       {2, 1, {1, 1}, {1}},
+    {2, 1, {5, 33}, {1}},     {3, 2, {12, 34, 56}, {0, 2}}, {3, 1, {9, 700, 5}, {1}},
+};
+#define NCVIEWS ((int)(sizeof cviews / sizeof cviews[0]))
+
+/* Outputs and the reduced length of a view, and the source offset of (output o, reduced i). */
+static int64_t cview_at(const cview *v, int64_t o, int64_t i) {
+  int64_t idx[3], at = 0;
+  for (int d = v->nd - 1; d >= 0; d--) {
+    bool red = false;
+    for (int a = 0; a < v->na; a++)
+      red |= v->axes[a] == d;
+    int64_t *x = red ? &i : &o;
+    idx[d] = *x % v->shape[d];
+    *x /= v->shape[d];
+  }
+  for (int d = 0; d < v->nd; d++)
+    at = at * v->shape[d] + idx[d];
+  return at;
+}
+
+static void cview_sizes(const cview *v, int64_t *outs, int64_t *len) {
+  *outs = *len = 1;
+  for (int d = 0; d < v->nd; d++) {
+    bool red = false;
+    for (int a = 0; a < v->na; a++)
+      red |= v->axes[a] == d;
+    *(red ? len : outs) *= v->shape[d];
+  }
+}
+
+/* rj_reduce of r on src into a host buffer of outs 8-byte slots (poisoned first). */
+static void reduce_to_host(const rj_request *r, uint64_t src, uint64_t dst, int64_t outs,
+                           void *host) {
+  memset(host, 0xa5, (size_t)outs * 8);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, dst, host, (size_t)outs * 8), RJ_OK);
+  rj_status st = rj_reduce(ctx, r, NULL, src, dst, NULL);
+  ck_assert_msg(st == RJ_OK, "rj_reduce: %s", rj_errmsg(ctx));
+  ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, host, dst, (size_t)outs * 8), RJ_OK);
+}
+
+/* A commutative custom sum (f32 fadd, i64 add) is op sum forced onto the same variant, bit for
+ * bit; the matrix product (not commutative) is the CPU's left fold in index order, exactly. */
+START_TEST(custom_combines) {
+  if (!gpu) return;
+  size_t maxn = 12 * 34 * 56 + 1000003 + 16;
+  uint64_t *hx = malloc(maxn * 8), *a = malloc(1000003 * 8), *b = malloc(1000003 * 8);
+  ck_assert(hx && a && b);
+  uint64_t s = 987654321;
+  for (size_t i = 0; i < maxn; i++) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    hx[i] = s ^ (s >> 29);
+  }
+  float *fx = (float *)hx; /* f32 inputs: finite values in [-1, 1) */
+  for (size_t i = 0; i < maxn; i++)
+    fx[i] = (float)((double)(hx[i] >> 40) / (double)(1 << 24) * 2 - 1);
+  uint64_t *ux = malloc(maxn * 8);
+  for (size_t i = 0; i < maxn; i++)
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL, ux[i] = s ^ (s >> 31);
+  uint64_t dfx = 0, dux = 0, dy = 0;
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, maxn * 8, &dfx), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, maxn * 8, &dux), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, 1000003 * 8, &dy), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, dfx, hx, maxn * 8), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, dux, ux, maxn * 8), RJ_OK);
+  for (int c = 0; c < NCVIEWS; c++) {
+    const cview *v = &cviews[c];
+    int64_t outs, len;
+    cview_sizes(v, &outs, &len);
+    for (int d = 0; d < 2; d++) { /* f32, then i64 */
+      rj_request r, q;
+      tensor_req(&r, RJ_OP_CUSTOM, d ? RJ_I64 : RJ_F32, v->nd, v->shape, v->na, v->axes);
+      r.u.tensor.combine_ir = d ? add_i64 : add_f32;
+      snprintf(r.u.tensor.combine_fn, sizeof r.u.tensor.combine_fn, "add");
+      r.u.tensor.combine_identity = d ? 0 : 0x80000000u;
+      r.u.tensor.combine_commutative = 1;
+      rj_kernel *k = NULL;
+      ck_assert_msg(rj_compile(ctx, &r, NULL, &k) == RJ_OK, "%s", rj_errmsg(ctx));
+      tensor_req(&q, RJ_OP_SUM, d ? RJ_I64 : RJ_F32, v->nd, v->shape, v->na, v->axes);
+      snprintf(q.variant, sizeof q.variant, "%s", rj_kernel_variant(k));
+      uint64_t src = (d ? dux : dfx) + (uint64_t)(c % 3) * 8; /* misaligned starts too */
+      reduce_to_host(&r, src, dy, outs, a);
+      reduce_to_host(&q, src, dy, outs, b);
+      size_t bytes = (size_t)outs * (d ? 8 : 4);
+      ck_assert_msg(memcmp(a, b, bytes) == 0, "view %d %s: custom sum differs from sum (%s)", c,
+                    d ? "i64" : "f32", rj_kernel_variant(k));
+      cases_run++;
+    }
+    rj_request m;
+    tensor_req(&m, RJ_OP_CUSTOM, RJ_U64, v->nd, v->shape, v->na, v->axes);
+    m.u.tensor.combine_ir = mm_ir;
+    snprintf(m.u.tensor.combine_fn, sizeof m.u.tensor.combine_fn, "mm");
+    m.u.tensor.combine_identity = MM_ID;
+    uint64_t off = (uint64_t)(c % 3);
+    reduce_to_host(&m, dux + off * 8, dy, outs, a);
+    for (int64_t o = 0; o < outs; o++) {
+      uint64_t want = MM_ID;
+      for (int64_t i = 0; i < len; i++)
+        want = mm_c(want, ux[off + (uint64_t)cview_at(v, o, i)]);
+      ck_assert_msg(a[o] == want, "view %d output %lld: 0x%016llx, expected 0x%016llx", c,
+                    (long long)o, (unsigned long long)a[o], (unsigned long long)want);
+    }
+    cases_run++;
+  }
+  rj_device_free(ctx, 0, dfx);
+  rj_device_free(ctx, 0, dux);
+  rj_device_free(ctx, 0, dy);
+  free(hx);
+  free(ux);
+  free(a);
+  free(b);
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_tensor");
@@ -389,6 +560,7 @@ int main(void) {
   tcase_add_test(tc, dynamic_shared_kernels);
   tcase_add_test(tc, dynamic_rj_reduce);
   tcase_add_test(tc, tensor_launch_as_reduce);
+  tcase_add_test(tc, custom_combines);
   suite_add_tcase(s, tc);
   int failed = rjt_run_in_process(s);
   printf("%d tensor request cases run\n", cases_run);

@@ -6,10 +6,14 @@
  * The protocol (native byte order; a field is a uint64 length, then that many bytes):
  *   stdin   "RJIRC1\n\0", fields: target ("sm_90"), entry, PTX version (decimal), module
  *   stdout  "RJIRC1\n\0", uint32 status, fields: message, IR, IR after O3, PTX
+ * A request that starts "RJIRC2\n\0" (op custom) has two more fields, the caller's combine IR and
+ * its function's name: the module is then redjit's own kernel (bitcode), and the combine is
+ * parsed, screened and linked into it here (rj_irc_compile_combine) before the same compile.
  * The reply is written once, after the compile: a process that ends before writing all of it
  * ended abnormally, and its standard error (LLVM's "LLVM ERROR: ..." line) names why. */
 #include "redjit.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +21,7 @@
 #include <unistd.h>
 
 #define IRC_MAGIC "RJIRC1\n"           /* with its NUL: 8 bytes */
+#define IRC_MAGIC2 "RJIRC2\n"          /* a combine to link (op custom) */
 #define IRC_SMALL 64                   /* target, entry, PTX version */
 #define IRC_MODULE ((uint64_t)1 << 32) /* the module: 4 GiB at most */
 
@@ -69,20 +74,28 @@ static int reply(rj_status s, const char *msg, const rj_kernel *k) {
          write_field(rj_kernel_text(k, RJ_EMIT_PTX));
 }
 
+/* libredjit.so's entry for this process (jit/isolate.h; exported, not public API) */
+rj_status rj_irc_compile_combine(rj_ctx *ctx, const char *mod, size_t n, const char *entry,
+                                 const char *ir, size_t irn, const char *fn, const rj_options *opt,
+                                 rj_kernel **out);
+
 int main(int argc, char **argv) {
   (void)argv;
   char magic[sizeof IRC_MAGIC];
-  size_t n[4] = {0};
-  char *f[4] = {NULL};
+  size_t n[6] = {0};
+  char *f[6] = {NULL};
+  bool combine = false;
   if (argc != 1 || isatty(0) || read_all(magic, sizeof magic) ||
-      memcmp(magic, IRC_MAGIC, sizeof magic) != 0) {
+      (memcmp(magic, IRC_MAGIC, sizeof magic) != 0 &&
+       !(combine = memcmp(magic, IRC_MAGIC2, sizeof magic) == 0))) {
     fputs("redjit-irc: the compiler process of libredjit.so's rj_compile_ir; it speaks a binary "
           "protocol on its standard input and output, for the library only\n",
           stderr);
     return 2;
   }
-  for (int i = 0; i < 4; i++)
-    if (!(f[i] = read_field(i < 3 ? IRC_SMALL : IRC_MODULE, &n[i]))) {
+  int nf = combine ? 6 : 4;
+  for (int i = 0; i < nf; i++)
+    if (!(f[i] = read_field(i == 3 || i == 4 ? IRC_MODULE : i == 5 ? 256 : IRC_SMALL, &n[i]))) {
       fprintf(stderr, "redjit-irc: the request was cut short or malformed (field %d)\n", i);
       return 2;
     }
@@ -93,10 +106,12 @@ int main(int argc, char **argv) {
   o.ptx_version = atoi(f[2]);
   o.ir_in_process = 1;
   rj_kernel *k = NULL;
-  rj_status s = ctx ? rj_compile_ir(ctx, f[3], n[3], f[1], &o, &k) : RJ_ENOMEM;
+  rj_status s = !ctx      ? RJ_ENOMEM
+                : combine ? rj_irc_compile_combine(ctx, f[3], n[3], f[1], f[4], n[4], f[5], &o, &k)
+                          : rj_compile_ir(ctx, f[3], n[3], f[1], &o, &k);
   int bad = reply(s, ctx ? rj_errmsg(ctx) : "out of memory", s ? NULL : k);
   rj_ctx_free(ctx);
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < nf; i++)
     free(f[i]);
   return bad ? 1 : 0;
 }

@@ -449,7 +449,7 @@ const pass_variant pass_variant_tensor_cols = {
     .kind = RJ_KIND_TENSOR,
     .summary = "column / middle-axis reductions: coalesced 16-byte column vectors, rows split over "
                "CTAs, last CTA folds in a fixed order",
-    .ops = PASS_OPS_SCALAR | ST_OPS,
+    .ops = PASS_OPS_SCALAR | ST_OPS | PASS_OP(RJ_OP_CUSTOM),
     .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),

@@ -268,7 +268,7 @@ const pass_variant pass_variant_tensor_rows = {
     .kind = RJ_KIND_TENSOR,
     .summary = "1-D and row reductions: lanes or a CTA per row, 16-byte loads, split rows finish "
                "in one launch (last CTA folds, fixed order)",
-    .ops = PASS_OPS_SCALAR | ST_OPS,
+    .ops = PASS_OPS_SCALAR | ST_OPS | PASS_OP(RJ_OP_CUSTOM),
     .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),

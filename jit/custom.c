@@ -1,0 +1,59 @@
+/* op custom: a caller's own combine `T fn(T, T)`, given as LLVM IR text, in redjit's kernel.
+ * redjit lowers its kernel as for any op (trusted code); its combines are calls of the
+ * declaration PASS_CUSTOM_COMBINE.  The caller's IR is parsed only in the compiler process
+ * (redjit-irc, as rj_compile_ir's modules are: jit/isolate.c), which gets the kernel as bitcode
+ * and links, screens and compiles it (the compiler library's jit/combine.c).
+ * REDJIT_IR_IN_PROCESS=1 (rj_options.ir_in_process) links in this process instead. */
+#include "isolate.h"
+#include "jit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+rj_status jit_custom_keep(rj_kernel *k, const rj_request *req, const rj_options *opt) {
+  rj_tensor *t = &k->req.u.tensor;
+  if (req->kind != RJ_KIND_TENSOR || req->u.tensor.op != RJ_OP_CUSTOM) return RJ_OK;
+  size_t n = strlen(req->u.tensor.combine_ir);
+  char *copy = malloc(n + 1);
+  if (!copy) return RJ_ENOMEM;
+  memcpy(copy, req->u.tensor.combine_ir, n + 1);
+  free(k->src);
+  k->src = copy;
+  k->srclen = n;
+  t->combine_ir = copy;
+  k->custom_here = jit_ir_in_process(opt);
+  return RJ_OK;
+}
+
+rj_status jit_custom_finish(rj_ctx *ctx, const ir_target *tg, const rj_options *opt, rj_kernel *k) {
+  if (!k->custom_bc) return RJ_OK;
+  const rj_tensor *t = &k->req.u.tensor;
+  rj_status s = jit_ir_isolated_combine(ctx, k->custom_bc, k->custom_bcn, k->entry, t->combine_ir,
+                                        strlen(t->combine_ir), t->combine_fn, tg, opt, k);
+  free(k->custom_bc);
+  k->custom_bc = NULL;
+  k->custom_bcn = 0;
+  return s;
+}
+
+RJ_API rj_status rj_irc_compile_combine(rj_ctx *ctx, const char *mod, size_t n, const char *entry,
+                                        const char *ir, size_t irn, const char *fn,
+                                        const rj_options *opt, rj_kernel **out) {
+  if (!ctx || !mod || !entry || !ir || !fn || !out) return RJ_EINVAL;
+  memset(&ctx->err, 0, sizeof ctx->err);
+  const ir_target *tg = NULL;
+  rj_kernel *k = calloc(1, sizeof *k);
+  rj_status s = k ? jit_target(ctx, opt, &tg) : ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  if (!s) s = jit_pick_ptx(ctx, tg, opt, 0, &k->ptx_version);
+  if (!s) s = jit_compile_combine(ctx, mod, n, ir, irn, fn, tg, k);
+  if (!s && !(k->key = strdup("combine"))) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  if (s) {
+    jit_kernel_free(k);
+    return jit_done(ctx, s);
+  }
+  snprintf(k->entry, sizeof k->entry, "%s", entry);
+  jit_cache_add(ctx, k);
+  *out = k;
+  return jit_done(ctx, RJ_OK);
+}
