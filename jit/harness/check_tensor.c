@@ -73,9 +73,9 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
 static rj_status launches(rj_ctx *ctx, const rj_check_opts *o, const rj_request *req, hr_buf *src,
                           hr_buf *dst, void *first, void *got, rj_check_result *res) {
   int64_t off = (int64_t)(o->seed % 8);
-  size_t bytes = (size_t)ir_dtype(dst->t)->bytes, all = hr_buf_bytes(dst);
+  size_t all = hr_buf_bytes(dst);
   reduce_call c = {.req = req, .opt = &o->compile, .dst = hr_payload_dev(dst)};
-  c.src = hr_payload_dev(src) + (uint64_t)off * bytes;
+  c.src = hr_payload_dev(src) + (uint64_t)off * (size_t)ir_dtype(src->t)->bytes; /* the view's */
   int n = req->u.tensor.deterministic ? 2 : 1;
   for (int run = 0; run < n; run++) {
     double ms = 0;
