@@ -31,8 +31,11 @@ static rj_status target_machine(rj_ctx *ctx, const ir_target *t, int ptx,
   }
   char features[16];
   snprintf(features, sizeof features, "+ptx%d", ptx);
+  /* Codegen at the default level: NVPTX's Aggressive level differs in running GVN where Default
+   * runs EarlyCSE (twice, in its IR passes), a third of codegen's time for the same code
+   * (docs/PERFORMANCE.md, "Cache misses: where the time goes").  The IR pipeline stays O3. */
   LLVMTargetMachineRef tm =
-      LLVMCreateTargetMachine(target, TRIPLE, t->name, features, LLVMCodeGenLevelAggressive,
+      LLVMCreateTargetMachine(target, TRIPLE, t->name, features, LLVMCodeGenLevelDefault,
                               LLVMRelocDefault, LLVMCodeModelDefault);
   if (!tm)
     return ir_fail(&ctx->err, RJ_ELLVM, "LLVM: cannot create a target machine for %s", t->name);
