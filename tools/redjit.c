@@ -207,7 +207,11 @@ static int cmd_ptx(job *j) {
   rj_status s = rj_compile(j->ctx, &j->req, &j->opt.compile, &k);
   if (s) return fail(j->c, rj_errmsg(j->ctx), s, false);
   const char *text = rj_kernel_text(k, (rj_emit)j->a->choice[OPT_EMIT]); /* IR: made now */
-  if (!text) return fail(j->c, "--emit: the kernel's LLVM IR could not be made", RJ_ENOMEM, false);
+  if (!text) /* a kernel read from the disk cache, its text made by the compiler library */
+    return fail(
+        j->c,
+        "--emit: the kernel's LLVM IR could not be made (no compiler library, or out of memory)",
+        RJ_EUNSUPPORTED, false);
   fputs(text, stdout);
   return 0;
 }
