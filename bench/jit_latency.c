@@ -3,7 +3,11 @@
  * hit in a fresh process (its first rj_compile, the kernel written by another process; then the
  * same with rj_ctx_new, and the whole process: exec, loading the libraries, the hit, exit); then
  * the memory hit against the number of kernels the context holds.  Needs no GPU.
- *   jit_latency [EXAMPLES_DIR]   (default: examples) */
+ *   jit_latency [EXAMPLES_DIR]   (default: examples)
+ * With --corpus, the warm miss of every request of a corpus file (tests/corpus/requests.jsonl:
+ * one {"name", "target", "request"} per line; lines with "flags" or that fail are left out), each
+ * the median of ROUNDS fresh contexts, then its median and 90th percentile per kind:
+ *   jit_latency --corpus FILE [ROUNDS]   (default 3) */
 #include "bench_clock.h"
 #include "redjit.h"
 
@@ -142,8 +146,126 @@ static void flatness(void) {
   rj_ctx_free(ctx);
 }
 
+/* ---------------------------------------------------------------- --corpus */
+
+typedef struct miss {
+  char kind[16], target[16];
+  char *json;
+  double *us; /* one per round; negative: it failed */
+} miss;
+
+/* The value of the first string field `name` in line, or "" (a bench's reading of a known file
+ * format, not a JSON parser). */
+static void field(const char *line, const char *name, char *out, size_t n) {
+  char pat[32];
+  snprintf(pat, sizeof pat, "\"%s\": \"", name);
+  const char *p = strstr(line, pat), *e;
+  out[0] = 0;
+  if (p && (e = strchr(p += strlen(pat), '"')) && (size_t)(e - p) < n)
+    snprintf(out, n, "%.*s", (int)(e - p), p);
+}
+
+static int read_corpus(const char *file, miss **out, int rounds) {
+  FILE *f = fopen(file, "r");
+  if (!f) return -1;
+  static char line[1 << 16];
+  int n = 0, cap = 0;
+  miss *m = NULL;
+  while (fgets(line, sizeof line, f)) {
+    char *req = strstr(line, "\"request\": "), *end = strrchr(line, '}');
+    if (strstr(line, "\"flags\"") || !req || !end || end < req) continue;
+    req += strlen("\"request\": ");
+    *end = 0; /* the line's own closing brace */
+    if (n == cap) m = realloc(m, sizeof *m * (size_t)(cap = cap ? cap * 2 : 256));
+    miss *x = &m[n++];
+    field(line, "target", x->target, sizeof x->target);
+    field(req, "kind", x->kind, sizeof x->kind);
+    x->json = strdup(req);
+    x->us = calloc((size_t)rounds, sizeof *x->us);
+  }
+  fclose(f);
+  *out = m;
+  return n;
+}
+
+/* The clock of --corpus: wall time, or with JIT_LATENCY_CPU=1 this thread's CPU time (steadier
+ * where other work shares the cores), in µs. */
+static double now(void) {
+  static int cpu = -1;
+  if (cpu < 0) cpu = getenv("JIT_LATENCY_CPU") && atoi(getenv("JIT_LATENCY_CPU"));
+  if (!cpu) return now_us();
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static void one_round(miss *m, int n, int round) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_ctx_set_disk_cache(ctx, NULL);
+  rj_options opt;
+  rj_options_init(&opt);
+  for (int i = -1; i < n; i++) { /* i = -1: a first compile warms the context */
+    miss *x = &m[i < 0 ? 0 : i];
+    rj_request r;
+    opt.target = x->target;
+    rj_kernel *k = NULL;
+    long long before = rj_ctx_compile_count(ctx);
+    double t0 = 0, us = -1;
+    if (!rj_request_parse(ctx, x->json, &r) && (t0 = now(), !rj_compile(ctx, &r, &opt, &k)) &&
+        rj_ctx_compile_count(ctx) > before) /* a hit (the same request twice) is left out */
+      us = now() - t0;
+    if (i >= 0) x->us[round] = us;
+    if (i >= 0 && i % 64 == 63) { /* a fresh context now and then: its caches stay small */
+      rj_ctx_free(ctx);
+      ctx = rj_ctx_new();
+      rj_ctx_set_disk_cache(ctx, NULL);
+      if (!rj_request_parse(ctx, m[0].json, &r)) rj_compile(ctx, &r, &opt, &k);
+    }
+  }
+  rj_ctx_free(ctx);
+}
+
+/* Median and 90th percentile of the requests whose kind is kind (NULL: all), in ms. */
+static void report(const miss *m, int n, int rounds, const char *kind) {
+  double *t = malloc(sizeof *t * (size_t)(n + 1)), r[64];
+  int c = 0;
+  for (int i = 0; i < n; i++) {
+    if (kind && strcmp(m[i].kind, kind)) continue;
+    int ok = 0;
+    for (int j = 0; j < rounds; j++)
+      if (m[i].us[j] >= 0) r[ok++] = m[i].us[j];
+    if (ok < rounds) continue;
+    qsort(r, (size_t)ok, sizeof *r, cmp);
+    t[c++] = r[ok / 2];
+  }
+  qsort(t, (size_t)c, sizeof *t, cmp);
+  if (c)
+    printf("%-9s %6d %10.2f %10.2f %10.2f %10.2f\n", kind ? kind : "all", c, t[c / 2] / 1e3,
+           t[c * 9 / 10] / 1e3, t[c - 1] / 1e3, t[0] / 1e3);
+  free(t);
+}
+
+static int corpus(const char *file, int rounds) {
+  miss *m = NULL;
+  if (rounds < 1 || rounds > 64) rounds = 3;
+  int n = read_corpus(file, &m, rounds);
+  if (n <= 0) return fprintf(stderr, "cannot read %s\n", file), 1;
+  for (int j = 0; j < rounds; j++)
+    one_round(m, n, j);
+  printf("warm miss per request (median of %d rounds, %s), disk cache off\n", rounds,
+         getenv("JIT_LATENCY_CPU") && atoi(getenv("JIT_LATENCY_CPU")) ? "thread CPU time" : "wall");
+  printf("%-9s %6s %10s %10s %10s %10s\n", "kind", "n", "median ms", "p90 ms", "max ms", "min ms");
+  static const char *const kinds[] = {"tile", "subgroup", "tensor", "treduce"};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    report(m, n, rounds, kinds[i]);
+  report(m, n, rounds, NULL);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--first") == 0) return first(argv[2]);
+  if (argc >= 3 && strcmp(argv[1], "--corpus") == 0)
+    return corpus(argv[2], argc > 3 ? atoi(argv[3]) : 3);
   const char *dir = argc > 1 ? argv[1] : "examples";
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

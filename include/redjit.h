@@ -46,9 +46,11 @@
  *    primary contexts, and a ring call raises their stack limit (CU_LIMIT_STACK_SIZE) where it is
  *    below a hop kernel's need (on sm_90a at most 16 bytes, under the driver's default 1 KiB;
  *    docs/TREDUCE.md).
- *  - Kernels (rj_kernel) belong to their context and follow the same rule; rj_kernel_text and the
- *    other accessors of a kernel only read it.  rj_variant_count and rj_variant_get read the
- *    library's own table and may be called from any thread.
+ *  - Kernels (rj_kernel) belong to their context and follow the same rule; the accessors of a
+ *    kernel only read it, except rj_kernel_text's first ask for a kernel's LLVM IR, which makes it
+ *    in the kernel's context (a call on that context: NULL while another thread is inside it).
+ * rj_variant_count and rj_variant_get read the library's own table and may be called from any
+ * thread.
  *
  * Device memory
  *  - A device address is an rj_devptr (a CUdeviceptr value) of the GPU named beside it, in that
@@ -495,7 +497,11 @@ RJ_API rj_status rj_variant_get(const rj_ctx *ctx, int i, rj_variant_info *out);
 /* A compiled kernel, read through these accessors (NULL k: NULL, 0, zeroed dims).  The strings
  * live as long as the kernel, that is until rj_ctx_free. */
 typedef enum rj_emit { RJ_EMIT_PTX = 0, RJ_EMIT_LLVM = 1, RJ_EMIT_LLVM_OPT = 2 } rj_emit;
-/* The text of a compiled kernel: its PTX, its LLVM IR as built, or after optimisation. */
+/* The text of a compiled kernel: its PTX, its LLVM IR as built, or after optimisation.  A compile
+ * of a request makes the PTX alone: the first ask for its LLVM IR lowers it again in its context
+ * (the same module; a few ms; the compiler library is loaded for it), so it is a use of that
+ * context; NULL if that fails (out of memory, no compiler library, another thread inside the
+ * context).  rj_compile_ir's kernels and op custom's have their IR text from their compile. */
 RJ_API const char *rj_kernel_text(const rj_kernel *k, rj_emit what);
 RJ_API const char *rj_kernel_variant(const rj_kernel *k); /* "ir" for rj_compile_ir's */
 RJ_API const char *rj_kernel_target(const rj_kernel *k);

@@ -1,6 +1,7 @@
-/* Codegen: from a lowered module to PTX.  Keeps the target machines, verifies, prints the IR
- * text, runs the optimisation pipeline and emits PTX (the compiler library; the target and the
- * PTX version are resolved before, by jit/target.c and jit/ptx.c). */
+/* Codegen: from a lowered module to PTX.  Keeps the target machines, verifies, runs the
+ * optimisation pipeline and emits PTX; prints the IR text before and after optimisation where
+ * asked (caller IR, op custom, REDJIT_DUMP_DIR, or a kernel's text asked for later) (the compiler
+ * library; the target and the PTX version are resolved before, by jit/target.c and jit/ptx.c). */
 #include "jit.h"
 
 #include <llvm-c/Analysis.h>
@@ -31,8 +32,11 @@ static rj_status target_machine(rj_ctx *ctx, const ir_target *t, int ptx,
   }
   char features[16];
   snprintf(features, sizeof features, "+ptx%d", ptx);
+  /* Codegen at the default level: NVPTX's Aggressive level differs in running GVN where Default
+   * runs EarlyCSE (twice, in its IR passes), a third of codegen's time for the same code
+   * (docs/PERFORMANCE.md, "Cache misses: where the time goes").  The IR pipeline stays O3. */
   LLVMTargetMachineRef tm =
-      LLVMCreateTargetMachine(target, TRIPLE, t->name, features, LLVMCodeGenLevelAggressive,
+      LLVMCreateTargetMachine(target, TRIPLE, t->name, features, LLVMCodeGenLevelDefault,
                               LLVMRelocDefault, LLVMCodeModelDefault);
   if (!tm)
     return ir_fail(&ctx->err, RJ_ELLVM, "LLVM: cannot create a target machine for %s", t->name);
@@ -104,8 +108,9 @@ static rj_status optimize(rj_ctx *ctx, LLVMModuleRef M, LLVMTargetMachineRef tm)
 }
 
 rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kernel *k,
-                      bool theirs) {
+                      unsigned how) {
   LLVMTargetMachineRef tm = NULL;
+  bool theirs = how & JIT_CG_THEIRS, text = how & JIT_CG_TEXT;
   rj_status s = target_machine(ctx, tg, k->ptx_version, &tm);
   if (s) return s;
   LLVMSetTarget(M, TRIPLE);
@@ -113,10 +118,11 @@ rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kern
   LLVMSetModuleDataLayout(M, dl);
   LLVMDisposeTargetData(dl);
   if ((s = verify(ctx, M, theirs))) return s;
-  if (!(k->ll = module_text(M))) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  if (text && !(k->ll = module_text(M))) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   ctx->llvm_diag[0] = 0;
   if ((s = optimize(ctx, M, tm))) return s;
-  if (!(k->ll_opt = module_text(M))) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  if (text && !(k->ll_opt = module_text(M))) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  if (how & JIT_CG_NO_PTX) return RJ_OK;
   s = emit_ptx(ctx, tm, M, &k->ptx);
   if (!s && ctx->llvm_diag[0]) /* an error LLVM diagnosed but carried on past */
     s = ir_fail(&ctx->err, theirs ? RJ_EUNSUPPORTED : RJ_ELLVM, "%sLLVM: %s",

@@ -192,10 +192,10 @@ rj_status jit_llvm_codegen_request(rj_ctx *ctx, LLVMModuleRef M, const rj_reques
                                    const ir_target *tg, rj_kernel *k) {
   const rj_tensor *t = &req->u.tensor;
   if (req->kind != RJ_KIND_TENSOR || t->op != RJ_OP_CUSTOM)
-    return jit_codegen(ctx, M, tg, k, false);
-  if (k->custom_here) {
+    return jit_codegen(ctx, M, tg, k, k->text_now ? JIT_CG_TEXT : 0);
+  if (k->custom_here) { /* the IR text made now: it has the caller's combine in it */
     rj_status s = link_combine(ctx, M, t->combine_ir, strlen(t->combine_ir), t->combine_fn, tg);
-    return s ? s : jit_codegen(ctx, M, tg, k, true);
+    return s ? s : jit_codegen(ctx, M, tg, k, JIT_CG_THEIRS | JIT_CG_TEXT);
   }
   LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(M); /* for redjit-irc */
   size_t n = bc ? LLVMGetBufferSize(bc) : 0;
@@ -214,7 +214,7 @@ rj_status jit_llvm_combine(rj_ctx *ctx, const char *mod, size_t n, const char *i
     s = ir_fail(&ctx->err, RJ_ELLVM, "internal: redjit's kernel module does not read back");
   if (buf) LLVMDisposeMemoryBuffer(buf);
   if (!s) s = link_combine(ctx, M, ir, irn, fn, tg);
-  if (!s) s = jit_codegen(ctx, M, tg, k, true);
+  if (!s) s = jit_codegen(ctx, M, tg, k, JIT_CG_THEIRS | JIT_CG_TEXT);
   if (M) LLVMDisposeModule(M);
   return s;
 }

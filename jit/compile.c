@@ -41,10 +41,12 @@ rj_status jit_plan(rj_ctx *ctx, const pass_variant *v, const rj_request *req, co
 /* ---------------------------------------------------------------- the kernel */
 
 /* A kernel for req as v plans it, with everything but the code: key (taken), names, the plan. */
-static rj_kernel *kernel_new(char *key, const rj_request *req, const pass_variant *v,
+static rj_kernel *kernel_new(rj_ctx *ctx, char *key, const rj_request *req, const pass_variant *v,
                              const ir_target *tg, const pass_plan *plan, const rj_options *opt) {
   rj_kernel *k = calloc(1, sizeof *k);
   if (!k) return NULL;
+  k->ctx = ctx;
+  k->text_now = jit_dump_on(); /* the dump has the IR text of the compile itself */
   k->key = key;
   k->req = *req;
   if (jit_custom_keep(k, req, opt)) return free(k), NULL; /* op custom: k keeps its IR text */
@@ -89,7 +91,7 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   if ((*out = jit_disk_find(ctx, key, plan))) /* op custom: its stored request's pointer renewed */
     return free(key), jit_evicted_free(ctx), jit_custom_keep(*out, req, opt),
            remember(ctx, req, opt, *out, plan);
-  if (!(k = kernel_new(key, req, v, tg, plan, opt)))
+  if (!(k = kernel_new(ctx, key, req, v, tg, plan, opt)))
     return free(key), ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   if ((s = jit_lower(ctx, v, req, tg, opt, k, plan)) || (s = jit_custom_finish(ctx, tg, opt, k)) ||
       (s = jit_ptx_header(ctx, k)))

@@ -51,6 +51,7 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
   /* 2. the compile: in the compiler process (jit/isolate.c), or here when the caller asks */
   rj_kernel *k = calloc(1, sizeof *k);
   if (!k) return jit_done(ctx, ir_fail(e, RJ_ENOMEM, "out of memory"));
+  k->ctx = ctx;
   k->ptx_version = ptx;
   s = jit_ir_in_process(opt) ? jit_compile_module(ctx, ir, n, entry, tg, k)
                              : jit_ir_isolated(ctx, ir, n, entry, tg, opt, k);

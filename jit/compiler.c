@@ -159,6 +159,12 @@ rj_status jit_compile_combine(rj_ctx *ctx, const char *mod, size_t n, const char
   return c ? c->combine(ctx, mod, n, ir, irn, fn, tg, k) : ctx->err.status;
 }
 
+rj_status jit_lower_text(rj_ctx *ctx, const rj_kernel *k, const ir_target *tg, char **ll,
+                         char **ll_opt) {
+  const jit_compiler *c = get(ctx);
+  return c ? c->text(ctx, k, tg, ll, ll_opt) : ctx->err.status;
+}
+
 void jit_compiler_release(rj_ctx *ctx) {
   if (ctx->llvm && compiler) compiler->release(ctx);
 }

@@ -10,7 +10,7 @@
 
 #include "jit.h"
 
-#define JIT_COMPILER_ABI 1
+#define JIT_COMPILER_ABI 2 /* 2: the table has `text` */
 #define JIT_COMPILER_ENTRY "rj_compiler_v1"
 
 typedef struct jit_compiler {
@@ -18,7 +18,8 @@ typedef struct jit_compiler {
   int major, minor, patch; /* RJ_VERSION_* of its build */
   size_t ctx_size, kernel_size, request_size, plan_size, target_size;
   /* The variant named `variant` lowers req (planned: plan) into k, then codegen (jit_compile's
-   * lowering: k->ptx, ll, ll_opt, entry, ptx_version, geometry). */
+   * lowering: k->ptx, entry, ptx_version, geometry; ll and ll_opt where k->text_now, and for op
+   * custom linked here). */
   rj_status (*lower)(rj_ctx *ctx, const char *variant, const rj_request *req, const ir_target *tg,
                      const rj_options *opt, rj_kernel *k, pass_plan *plan);
   /* A caller's module ir[0 .. n) for entry on tg (k->ptx_version set) into k. */
@@ -30,6 +31,9 @@ typedef struct jit_compiler {
    * combine ir[0 .. irn) function fn linked in, screened and compiled for tg into k. */
   rj_status (*combine)(rj_ctx *ctx, const char *mod, size_t n, const char *ir, size_t irn,
                        const char *fn, const ir_target *tg, rj_kernel *k);
+  /* The IR text of k, compiled by `lower` (not caller IR, not op custom) for tg: its module made
+   * again, before and after O3, into *ll and *ll_opt (malloc'ed; the caller frees them). */
+  rj_status (*text)(rj_ctx *ctx, const rj_kernel *k, const ir_target *tg, char **ll, char **ll_opt);
 } jit_compiler;
 
 /* The compiler library's side (jit/lower.c, jit/ir_module.c). */
@@ -37,6 +41,8 @@ rj_status jit_llvm_lower(rj_ctx *ctx, const char *variant, const rj_request *req
                          const ir_target *tg, const rj_options *opt, rj_kernel *k, pass_plan *plan);
 rj_status jit_llvm_module(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
                           const ir_target *tg, rj_kernel *k);
+rj_status jit_llvm_text(rj_ctx *ctx, const rj_kernel *k, const ir_target *tg, char **ll,
+                        char **ll_opt);
 /* ir_module.c: the screens of a caller's module before codegen (RJ_EUNSUPPORTED naming what
  * LLVM's backend would exit the process on): intrinsics NVPTX cannot select on tg, float types
  * and conversions it cannot lower. */

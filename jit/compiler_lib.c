@@ -52,6 +52,12 @@ static rj_status combine(rj_ctx *ctx, const char *mod, size_t n, const char *ir,
   return s ? s : jit_llvm_combine(ctx, mod, n, ir, irn, fn, tg, k);
 }
 
+static rj_status text(rj_ctx *ctx, const rj_kernel *k, const ir_target *tg, char **ll,
+                      char **ll_opt) {
+  rj_status s = begin(ctx);
+  return s ? s : jit_llvm_text(ctx, k, tg, ll, ll_opt);
+}
+
 static void release(rj_ctx *ctx) {
   for (int i = 0; i < ctx->ntms; i++)
     LLVMDisposeTargetMachine(ctx->tms[i].tm);
@@ -76,6 +82,7 @@ const jit_compiler *rj_compiler_v1(void) {
       .module = module,
       .release = release,
       .combine = combine,
+      .text = text,
   };
   return &table;
 }

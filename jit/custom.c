@@ -44,6 +44,7 @@ RJ_API rj_status rj_irc_compile_combine(rj_ctx *ctx, const char *mod, size_t n, 
   memset(&ctx->err, 0, sizeof ctx->err);
   const ir_target *tg = NULL;
   rj_kernel *k = calloc(1, sizeof *k);
+  if (k) k->ctx = ctx;
   rj_status s = k ? jit_target(ctx, opt, &tg) : ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   if (!s) s = jit_pick_ptx(ctx, tg, opt, 0, &k->ptx_version);
   if (!s) s = jit_compile_combine(ctx, mod, n, ir, irn, fn, tg, k);

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #define DISK_FORMAT 2
-#define DISK_NSTR 5                   /* key, ptx, ll, ll_opt, cubin_key */
+#define DISK_NSTR 5                   /* key, ptx, ll, ll_opt ("": not made), cubin_key */
 #define DISK_MAX_FILE (64u << 20)     /* larger files are not entries */
 #define DISK_MAX_BYTES (256ull << 20) /* the default bound of the directory */
 #define DISK_SUFFIX ".rjk"
@@ -236,9 +236,12 @@ static rj_kernel *entry_kernel(const unsigned char *buf, const disk_head *h,
   if (!k) return NULL;
   k->key = strdup(key);
   k->ptx = strdup(str[1]);
-  k->ll = strdup(str[2]);
-  k->ll_opt = strdup(str[3]);
-  if (!k->key || !k->ptx || !k->ll || !k->ll_opt) {
+  bool text = str[2][0] && str[3][0]; /* the IR text, where its writer had made it */
+  if (text) {
+    k->ll = strdup(str[2]);
+    k->ll_opt = strdup(str[3]);
+  }
+  if (!k->key || !k->ptx || (text && (!k->ll || !k->ll_opt))) {
     jit_kernel_free(k);
     return NULL;
   }
@@ -280,6 +283,7 @@ rj_kernel *jit_disk_find(rj_ctx *ctx, const char *key, pass_plan *plan) {
   free(buf);
   free(fkey);
   if (!k) return NULL;
+  k->ctx = ctx;
   if (!plan->grid[0]) { /* geometry the emitter set, as a compile leaves it in the plan */
     memcpy(plan->grid, k->grid, sizeof plan->grid);
     memcpy(plan->block, k->block, sizeof plan->block);

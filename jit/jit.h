@@ -19,8 +19,13 @@ typedef struct jit_module {
 } jit_module;
 
 struct rj_kernel {
-  char *key; /* canonical request | target | ptx */
-  char *ptx, *ll, *ll_opt;
+  rj_ctx *ctx; /* the context that holds it (its IR text is made there when first asked) */
+  char *key;   /* canonical request | target | ptx */
+  char *ptx;
+  /* the IR text before and after O3: made by a compile only where text_now is set
+   * (REDJIT_DUMP_DIR), for caller IR and op custom; else NULL until first asked (jit_kernel_ir) */
+  char *ll, *ll_opt;
+  bool text_now;
   char *src; /* rj_compile_ir: the caller's IR bytes, compared on a cache hit */
   size_t srclen;
   char variant[RJ_NAME_MAX];
@@ -182,11 +187,26 @@ void jit_compiler_release(rj_ctx *ctx); /* the context's LLVM state, when it has
 /* The build id of the compiler library this libredjit.so loads, for the disk cache's keys: a
  * rebuilt compiler never reads entries an earlier one wrote, and a hit needs no compiler. */
 const char *jit_compiler_id(void);
+/* The compiler library's `text` (compiler.h): k's IR text before and after O3, made again into
+ * *ll and *ll_opt (the caller's to free) for k's target tg. */
+rj_status jit_lower_text(rj_ctx *ctx, const rj_kernel *k, const ir_target *tg, char **ll,
+                         char **ll_opt);
+
+/* kernel.c: k->ll and k->ll_opt, made where they are NULL (rj_kernel_text's IR): k's variant
+ * lowers k's request and plan again in k's context through the compiler library (the same module
+ * its compile made: emitters are deterministic), O3 runs, no PTX.  Caller IR and op custom have
+ * theirs from their compile.  false: they cannot be made (k's context's message is left as it
+ * was). */
+bool jit_kernel_ir(rj_kernel *k);
 
 /* codegen.c (the compiler library) */
-/* Codegen of a lowered module into k (k->ptx_version set): triple and data layout, verify (a
- * failure is the caller's RJ_EINVAL when theirs, else internal), IR text, O3, IR text, PTX. */
-rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kernel *k, bool theirs);
+/* Codegen of a lowered module into k (k->ptx_version set): triple and data layout, verify, O3,
+ * PTX.  how: JIT_CG_THEIRS (the caller's IR: a failure to verify is their RJ_EINVAL, not
+ * internal), JIT_CG_TEXT (k->ll and k->ll_opt: the IR text before and after O3), JIT_CG_NO_PTX
+ * (stop after O3: the text alone). */
+enum { JIT_CG_THEIRS = 1, JIT_CG_TEXT = 2, JIT_CG_NO_PTX = 4 };
+rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kernel *k,
+                      unsigned how);
 
 /* cache.c */
 /* The key of req: the plan's key, or the request's canonical JSON, then jit_key_tail. */
@@ -234,6 +254,7 @@ rj_status jit_ptx_header(rj_ctx *ctx, rj_kernel *k);
 /* A compiled kernel's request (.json), IR before and after O3 (.ll, .opt.ll) and PTX (.ptx) into
  * $REDJIT_DUMP_DIR, named <key hash>.<variant>; nothing when unset, one note on failure. */
 void jit_dump(rj_ctx *ctx, const rj_kernel *k);
+bool jit_dump_on(void);       /* REDJIT_DUMP_DIR is set: a compile makes the IR text too */
 bool jit_log_on(rj_ctx *ctx); /* REDJIT_LOG is set (read once per context) */
 /* One line "redjit: ..." on stderr when REDJIT_LOG is set. */
 void jit_log(rj_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -58,9 +58,46 @@ RJ_API rj_status rj_variant_get(const rj_ctx *ctx, int i, rj_variant_info *out) 
   return RJ_OK;
 }
 
+/* k's target: its name, emulating packed instructions where its key's tail says so
+ * (jit_key_tail: "|target|ptx_asked|emulated..."). */
+static const ir_target *kernel_target(const rj_kernel *k) {
+  const ir_target *tg = ir_target_find(k->target);
+  char tail[32];
+  snprintf(tail, sizeof tail, "|%s|", k->target);
+  const char *at = NULL;
+  for (const char *p = k->key; p && (p = strstr(p, tail)); p++)
+    at = p;
+  return tg && at && strstr(at, "|emulated") ? ir_target_emulating(tg) : tg;
+}
+
+bool jit_kernel_ir(rj_kernel *k) {
+  if (k->ll && k->ll_opt) return true;
+  rj_ctx *ctx = k->ctx;
+  const ir_target *tg = kernel_target(k);
+  bool custom = k->req.kind == RJ_KIND_TENSOR && k->req.u.tensor.op == RJ_OP_CUSTOM;
+  if (!ctx || !tg || custom || !k->req.kind || !pass_variant_find(k->variant)) return false;
+  ir_err saved = ctx->err; /* a text getter leaves the context's last message alone */
+  char *ll = NULL, *ll_opt = NULL;
+  rj_status s = jit_lower_text(ctx, k, tg, &ll, &ll_opt);
+  ctx->err = saved;
+  if (s) return false;
+  free(k->ll);
+  free(k->ll_opt);
+  k->ll = ll;
+  k->ll_opt = ll_opt;
+  return true;
+}
+
+/* The IR text is made on first ask (a compile makes the PTX alone): a use of the kernel's
+ * context, entered as by any call on it (another thread inside it: NULL). */
 RJ_API const char *rj_kernel_text(const rj_kernel *k, rj_emit what) {
   if (!k) return NULL;
-  return what == RJ_EMIT_LLVM ? k->ll : what == RJ_EMIT_LLVM_OPT ? k->ll_opt : k->ptx;
+  if (what != RJ_EMIT_LLVM && what != RJ_EMIT_LLVM_OPT) return k->ptx;
+  if (!k->ll || !k->ll_opt) {
+    JIT_ENTER_OR(k->ctx, NULL);
+    if (!jit_kernel_ir((rj_kernel *)k)) return NULL;
+  }
+  return what == RJ_EMIT_LLVM ? k->ll : k->ll_opt;
 }
 RJ_API const char *rj_kernel_variant(const rj_kernel *k) {
   return k ? k->variant : NULL;

@@ -124,10 +124,15 @@ static bool dump_one(const char *dir, const char *base, const char *suffix, cons
   return !err;
 }
 
+bool jit_dump_on(void) {
+  const char *dir = getenv("REDJIT_DUMP_DIR");
+  return dir && dir[0] && strlen(dir) <= 1024;
+}
+
 void jit_dump(rj_ctx *ctx, const rj_kernel *k) {
   (void)ctx;
   const char *dir = getenv("REDJIT_DUMP_DIR");
-  if (!dir || !dir[0] || strlen(dir) > 1024) return;
+  if (!jit_dump_on()) return;
   if (mkdir(dir, 0700) && errno != EEXIST) return dump_note(dir, dir, errno);
   char base[128], variant[RJ_NAME_MAX];
   put_plain(variant, sizeof variant, k->variant);

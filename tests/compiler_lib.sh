@@ -49,5 +49,19 @@ grep -q "is not this libredjit.so's compiler library: it is another build" <<<"$
 # and this build's, beside it, compiles
 cp "$compiler" "$tmp/"
 grep -q "\.entry" <<<"$("$tmp/redjit" ptx "$req" --target sm_90)" || bad "ptx with the compiler library"
+# a kernel read from the disk cache makes its LLVM IR when asked, through the compiler library:
+# without one, `--emit llvm` fails naming the cause while its PTX still comes from the cache
+unset REDJIT_CACHE_DISABLE
+export REDJIT_CACHE_DIR=$tmp/cache
+want=$("$tmp/redjit" ptx "$req" --target sm_90 --emit llvm) # compiles, fills the cache
+mv "$tmp/$name" "$tmp/away.so"
+grep -q "\.entry" <<<"$("$tmp/redjit" ptx "$req" --target sm_90)" || bad "a disk hit without the compiler library"
+out3=$("$tmp/redjit" ptx "$req" --target sm_90 --emit llvm 2>&1)
+rc=$?
+[ $rc -ne 0 ] && [ $rc -lt 128 ] || bad "--emit llvm of a disk hit without the compiler library: exit $rc"
+grep -q "the kernel's LLVM IR could not be made" <<<"$out3" || bad "--emit llvm without the compiler library: $out3"
+mv "$tmp/away.so" "$tmp/$name"
+[ "$("$tmp/redjit" ptx "$req" --target sm_90 --emit llvm)" = "$want" ] ||
+  bad "--emit llvm of a disk hit differs from the compiled kernel's"
 [ $fail = 0 ] && echo "compiler_lib: libredjit.so $size bytes, no LLVM; missing compiler: $out"
 exit $fail

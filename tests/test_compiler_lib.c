@@ -82,7 +82,8 @@ static const char *fill(const char *unused) {
 }
 
 /* Every request from the disk cache, none compiled, the compiler never mapped; then, when
- * arg is "miss", one compile that maps it. */
+ * arg is "miss", one compile that maps it; when "text", the LLVM IR of a kernel read from disk
+ * (made when asked, by the compiler library, which that maps). */
 static const char *hits(const char *arg) {
   if (compiler_mapped()) return "the compiler library is mapped before any call";
   rj_ctx *ctx = rj_ctx_new();
@@ -105,6 +106,13 @@ static const char *hits(const char *arg) {
     if (compile(ctx, other, &k)) return rjt_fmt("the miss: %s", rj_errmsg(ctx));
     if (!compiler_mapped()) return "a miss did not map the compiler library";
   }
+  if (arg && strcmp(arg, "text") == 0) {
+    const char *ll = rj_kernel_text(k, RJ_EMIT_LLVM), *opt = rj_kernel_text(k, RJ_EMIT_LLVM_OPT);
+    if (!ll || !opt || !strstr(ll, rjt_fmt("@%s(", rj_kernel_entry(k))) || !strcmp(ll, opt))
+      return rjt_fmt("a disk kernel's IR text: %.200s", ll ? ll : "(null)");
+    if (!compiler_mapped()) return "a disk kernel's IR text did not map the compiler library";
+    if (rj_ctx_compile_count(ctx) != 0) return "a disk kernel's IR text counted a compile";
+  }
   rj_ctx_free(ctx);
   return NULL;
 }
@@ -123,10 +131,12 @@ START_TEST(hits_never_load_the_compiler) {
   fresh_dir();
   in_child(fill, NULL);
   in_child(hits, "miss");
+  in_child(hits, "text");
 }
 END_TEST
 
-/* With the compiler library named in REDJIT_COMPILER_LIB = arg: hits work, misses fail with a
+/* With the compiler library named in REDJIT_COMPILER_LIB = arg: hits work (their PTX; their
+ * LLVM IR, made when asked, is NULL and the context's message stays), misses fail with a
  * status naming the library and why (wanting the text in `want`), every time, rj_compile_ir's
  * in-process compile the same. */
 static const char *without(const char *want) {
@@ -134,6 +144,10 @@ static const char *without(const char *want) {
   rj_kernel *k = NULL;
   for (int i = 0; i < NREQ; i++)
     if (compile(ctx, requests[i], &k)) return rjt_fmt("hit %d: %s", i, rj_errmsg(ctx));
+  if (!rj_kernel_text(k, RJ_EMIT_PTX) || rj_kernel_text(k, RJ_EMIT_LLVM) ||
+      rj_kernel_text(k, RJ_EMIT_LLVM_OPT) || rj_errmsg(ctx)[0])
+    return rjt_fmt("a hit's texts without the compiler: the IR made, or a message: %s",
+                   rj_errmsg(ctx));
   for (int i = 0; i < 2; i++) {
     rj_status s = compile(ctx, other, &k);
     if (s != RJ_EUNSUPPORTED || !strstr(rj_errmsg(ctx), "compiler library: ") ||

@@ -209,6 +209,10 @@ START_TEST(refusal_is_named) {
   rj_options o;
   rj_options_init(&o);
   o.target = "sm_90";
+  rj_request r;
+  rj_kernel *k = NULL, *mine = NULL; /* mine: its LLVM IR, made when first asked, not yet */
+  rjt_parse(h.ctx, requests[0], &r);
+  ck_assert_int_eq(rj_compile(h.ctx, &r, &o, &mine), RJ_OK);
   pthread_t t;
   ck_assert_int_eq(pthread_create(&t, NULL, hold, &h), 0);
   /* wait until it is inside: rj_ctx_compile_count says -1 while another thread is */
@@ -217,12 +221,12 @@ START_TEST(refusal_is_named) {
   while (rj_ctx_compile_count(h.ctx) != -1 && waited++ < 2000)
     nanosleep(&ms, NULL);
   ck_assert_int_eq(rj_ctx_compile_count(h.ctx), -1);
-  rj_request r;
   ck_assert_int_eq(rj_request_parse(h.ctx, requests[0], &r), RJ_EBUSY);
   ck_assert_str_eq(rj_status_name(RJ_EBUSY), "RJ_EBUSY");
   ck_assert_ptr_nonnull(strstr(rj_errmsg(h.ctx), "another thread is inside a call"));
-  rj_kernel *k = NULL;
   ck_assert_int_eq(rj_compile(h.ctx, &r, &o, &k), RJ_EBUSY);
+  ck_assert_ptr_nonnull(rj_kernel_text(mine, RJ_EMIT_PTX)); /* made: a read, no use of ctx */
+  ck_assert_ptr_null(rj_kernel_text(mine, RJ_EMIT_LLVM));   /* to be made: in ctx, refused */
   ck_assert_int_eq(rj_error_set(h.ctx, RJ_EINVAL, "mine"), RJ_EBUSY);
   rj_ctx_free(h.ctx); /* refused too: the context stays, for the thread inside it */
   ck_assert_ptr_nonnull(strstr(rj_errmsg(h.ctx), "another thread is inside a call"));
@@ -233,6 +237,7 @@ START_TEST(refusal_is_named) {
   rjt_parse(h.ctx, requests[0], &r); /* this thread's turn now */
   ck_assert_str_eq(rj_errmsg(h.ctx), "");
   ck_assert_int_eq(rj_compile(h.ctx, &r, &o, &k), RJ_OK);
+  ck_assert_ptr_nonnull(rj_kernel_text(mine, RJ_EMIT_LLVM));
   rj_ctx_free(h.ctx);
   unsetenv("REDJIT_IRC");
   unlink(script);

@@ -206,7 +206,13 @@ static int cmd_ptx(job *j) {
   rj_kernel *k;
   rj_status s = rj_compile(j->ctx, &j->req, &j->opt.compile, &k);
   if (s) return fail(j->c, rj_errmsg(j->ctx), s, false);
-  fputs(rj_kernel_text(k, (rj_emit)j->a->choice[OPT_EMIT]), stdout);
+  const char *text = rj_kernel_text(k, (rj_emit)j->a->choice[OPT_EMIT]); /* IR: made now */
+  if (!text) /* a kernel read from the disk cache, its text made by the compiler library */
+    return fail(
+        j->c,
+        "--emit: the kernel's LLVM IR could not be made (no compiler library, or out of memory)",
+        RJ_EUNSUPPORTED, false);
+  fputs(text, stdout);
   return 0;
 }
 
