@@ -88,9 +88,13 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   if ((s = jit_cache_key(ctx, req, tg, opt, plan, &key))) return s;
   if ((*out = jit_cache_find(ctx, key)))
     return free(key), memory_hit(ctx, *out), remember(ctx, req, opt, *out, plan);
-  if ((*out = jit_disk_find(ctx, key, plan))) /* op custom: its stored request's pointer renewed */
-    return free(key), jit_evicted_free(ctx), jit_custom_keep(*out, req, opt),
-           remember(ctx, req, opt, *out, plan);
+  if ((*out = jit_disk_find(ctx, key, plan))) { /* op custom: its request's IR text copied in */
+    free(key);
+    jit_evicted_free(ctx);
+    if (jit_custom_keep(*out, req, opt))
+      return *out = NULL, ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+    return remember(ctx, req, opt, *out, plan);
+  }
   if (!(k = kernel_new(ctx, key, req, v, tg, plan, opt)))
     return free(key), ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   if ((s = jit_lower(ctx, v, req, tg, opt, k, plan)) || (s = jit_custom_finish(ctx, tg, opt, k)) ||

@@ -18,6 +18,7 @@ void jit_evicted_free(rj_ctx *ctx) {
 }
 
 RJ_API rj_status rj_ctx_set_memory_cache(rj_ctx *ctx, long long max_kernels) {
+  JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
   if (max_kernels < 0)

@@ -152,9 +152,12 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
 
 RJ_API rj_status rj_tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
                                   rj_devptr dst, void *stream) {
+  JIT_ENTER(ctx);
   JIT_NEED(ctx, k, "kernel");
   ctx->err.status = RJ_OK;
   ctx->err.msg[0] = 0;
+  if (k->ctx != ctx) /* its loads are that context's, which another thread may be using */
+    return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "kernel: compiled in another context"));
   if (k->req.kind != RJ_KIND_TENSOR)
     return jit_done(ctx,
                     ir_fail(&ctx->err, RJ_EINVAL,

@@ -288,6 +288,10 @@ START_TEST(tensor_launch_args) {
   ck_assert_msg(strstr(rj_errmsg(ctx), "src: NULL"), "%s", rj_errmsg(ctx));
   ck_assert_int_eq(rj_tensor_launch(ctx, k, 0, x, 0, NULL), RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "dst: NULL"), "%s", rj_errmsg(ctx));
+  rj_ctx *other = rj_ctx_new(); /* a kernel of one context is not launched through another */
+  ck_assert_int_eq(rj_tensor_launch(other, k, 0, x, x, NULL), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(other), "another context"), "%s", rj_errmsg(other));
+  rj_ctx_free(other);
   int n = 0;
   if (rj_device_count(ctx, &n) != RJ_OK) { /* no driver: the launch says so */
     ck_assert_int_eq(rj_tensor_launch(ctx, k, 0, x, x, NULL), RJ_ENODEV);

@@ -228,6 +228,8 @@ START_TEST(refusal_is_named) {
   ck_assert_ptr_nonnull(rj_kernel_text(mine, RJ_EMIT_PTX)); /* made: a read, no use of ctx */
   ck_assert_ptr_null(rj_kernel_text(mine, RJ_EMIT_LLVM));   /* to be made: in ctx, refused */
   ck_assert_int_eq(rj_error_set(h.ctx, RJ_EINVAL, "mine"), RJ_EBUSY);
+  ck_assert_int_eq(rj_ctx_set_memory_cache(h.ctx, 1), RJ_EBUSY); /* it evicts: a use */
+  ck_assert_int_eq(rj_tensor_launch(h.ctx, mine, 0, 1, 1, NULL), RJ_EBUSY);
   rj_ctx_free(h.ctx); /* refused too: the context stays, for the thread inside it */
   ck_assert_ptr_nonnull(strstr(rj_errmsg(h.ctx), "another thread is inside a call"));
   ck_assert_int_eq(pthread_join(t, NULL), 0);

@@ -358,6 +358,11 @@ redjit.reduce(x, "min", 1, out=y)
 assert len(c.memo) == 2 and not c.requests  # its layout, by the described and the torch keys
 redjit.reduce(x, "sum", 1, out=y, dynamic=True)
 assert last()[0] == "reduce" and len(c.requests) == 1
+# a dynamic layout whose second key fills the memo: the drop comes first, its request stays
+redjit._MEMO_MAX = len(c.memo) + 1
+redjit.reduce(x, "max", 1, out=y, dynamic=True)
+assert len(c.memo) == 2 and len(c.requests) == 1, (c.memo.keys(), c.requests)
+assert last()[2] is list(c.requests.values())[0], last()
 print("torch lane ok")
 """
 

@@ -380,10 +380,11 @@ def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction):
     return c.launch, k, a.device, kept
 
 
-def _memo_put(c, key, entry):
-    if len(c.memo) >= _MEMO_MAX:  # entries may share requests: all go at once
+def _memo_room(c, n):
+    """Room for n more memo keys.  Entries may share requests: all go at once, before the lookup
+    (an entry prepared or found earlier in this call must not lose its request to the drop)."""
+    if len(c.memo) + n > _MEMO_MAX:
         c.drop_memo()
-    c.memo[key] = entry
 
 
 _TENSOR = None      # torch.Tensor, once a torch tensor has been seen
@@ -455,12 +456,13 @@ def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, determinist
     o = None if out is None else describe(out, "out")
     key = (a.shape, a.strides, a.dtype, a.device, axis, op, nan, accum, deterministic, dynamic,
            correction, None if o is None else (o.shape, o.strides, o.dtype, o.device))
+    _memo_room(c, 1 if tkey is None else 2)
     e = c.memo.get(key)
     if e is None:
-        e = _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction)
-        _memo_put(c, key, e)
+        e = c.memo[key] = _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic,
+                                   correction)
     if tkey is not None:
-        _memo_put(c, tkey, e)
+        c.memo[tkey] = e
     elif a.framework == "torch" and _TENSOR is None:
         _torch_seen()
     fn, h, arg, kept = e
