@@ -33,6 +33,10 @@ int64_t tns_pow2(int64_t x); /* the next power of two >= x */
 void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst, int np, LLVMValueRef *p);
 LLVMValueRef tns_ctaid(pass_emit *e);
 LLVMValueRef tns_i64(pass_emit *e, int64_t v);
+/* The predicate of the variants that take any view: at most 2^31 outputs. */
+const char *tns_accepts_any_view(const rj_request *r, const ir_target *tg, char *buf, size_t n);
+/* The offset of element x of a view, x fused row-major over the dims with red[d] == want. */
+LLVMValueRef tns_fused_offset(pass_emit *e, const ir_tview *v, bool want, LLVMValueRef x);
 /* Loads one element (acc type) / a 16-byte vector (vec acc values) at p. */
 LLVMValueRef tns_load(pass_emit *e, rj_dtype t, LLVMValueRef p);
 void tns_load_vec(pass_emit *e, rj_dtype t, LLVMValueRef p, int vec, LLVMValueRef *out);

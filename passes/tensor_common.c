@@ -331,3 +331,24 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
                 tns_elem_idx(e, t, idx0, tl.i), NULL);
   pass_loop_end(e, &tl);
 }
+
+const char *tns_accepts_any_view(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
+  (void)tg;
+  (void)buf;
+  (void)n;
+  ir_tview v;
+  ir_tensor_view(&r->u.tensor, &v);
+  if (v.outputs > ((int64_t)1 << 31)) return "more than 2^31 outputs";
+  return NULL;
+}
+
+LLVMValueRef tns_fused_offset(pass_emit *e, const ir_tview *v, bool want, LLVMValueRef x) {
+  LLVMValueRef off = tns_i64(e, 0);
+  for (int d = v->n - 1; d >= 0; d--) {
+    if (v->red[d] != want) continue;
+    LLVMValueRef c = LLVMBuildURem(e->B, x, tns_i64(e, v->size[d]), "");
+    x = LLVMBuildUDiv(e->B, x, tns_i64(e, v->size[d]), "");
+    off = LLVMBuildAdd(e->B, off, LLVMBuildMul(e->B, c, tns_i64(e, v->stride[d]), ""), "");
+  }
+  return off;
+}

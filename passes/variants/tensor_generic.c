@@ -9,28 +9,6 @@
 
 #define GEN_U 4 /* guarded loads per lane per round (index math per load: kept small) */
 
-static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
-  (void)tg;
-  (void)buf;
-  (void)n;
-  ir_tview v;
-  ir_tensor_view(&r->u.tensor, &v);
-  if (v.outputs > ((int64_t)1 << 31)) return "more than 2^31 outputs";
-  return NULL;
-}
-
-/* Offset of element `x` (fused row-major over the dims with red[d] == want). */
-static LLVMValueRef offset(pass_emit *e, const ir_tview *v, bool want, LLVMValueRef x) {
-  LLVMValueRef off = tns_i64(e, 0);
-  for (int d = v->n - 1; d >= 0; d--) {
-    if (v->red[d] != want) continue;
-    LLVMValueRef c = LLVMBuildURem(e->B, x, tns_i64(e, v->size[d]), "");
-    x = LLVMBuildUDiv(e->B, x, tns_i64(e, v->size[d]), "");
-    off = LLVMBuildAdd(e->B, off, LLVMBuildMul(e->B, c, tns_i64(e, v->stride[d]), ""), "");
-  }
-  return off;
-}
-
 /* G lanes per output (the reduced length, rounded up to a power of two, at most 32), CTAs of T. */
 typedef struct generic_plan {
   int G, T;
@@ -68,7 +46,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef out = LLVMBuildZExt(e->B, grp, i64, "out");
   LLVMValueRef lane = LLVMBuildZExt(e->B, LLVMBuildURem(e->B, tid, pass_i32(e, G), ""), i64, "");
   LLVMValueRef valid = LLVMBuildICmp(e->B, LLVMIntULT, out, tns_i64(e, v.outputs), "");
-  LLVMValueRef base = offset(e, &v, false, LLVMBuildSelect(e->B, valid, out, tns_i64(e, 0), ""));
+  LLVMValueRef base =
+      tns_fused_offset(e, &v, false, LLVMBuildSelect(e->B, valid, out, tns_i64(e, 0), ""));
   LLVMValueRef acc[GEN_U];
   tns_acc_init(e, t, acc, GEN_U);
   pass_loop l;
@@ -78,7 +57,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     LLVMValueRef ri = LLVMBuildAdd(e->B, l.i, tns_i64(e, (int64_t)u * G), "");
     pass_if in;
     pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, ri, len, ""));
-    LLVMValueRef off = LLVMBuildAdd(e->B, base, offset(e, &v, true, ri), "");
+    LLVMValueRef off = LLVMBuildAdd(e->B, base, tns_fused_offset(e, &v, true, ri), "");
     tns_fold_elem(e, t, acc[u], tns_load(e, t->dtype, pass_gep(e, ty, src, off)),
                   tns_elem_idx(e, t, NULL, ri), NULL);
     pass_if_end(e, &in);
@@ -105,7 +84,7 @@ const pass_variant pass_variant_tensor_generic = {
     .kind = RJ_KIND_TENSOR,
     .summary = "any strided view: lanes per output, index math with constant divisors (untuned)",
     .ops = PASS_OPS_SCALAR | ST_OPS | PASS_OP(RJ_OP_CUSTOM),
-    .accepts = accepts,
+    .accepts = tns_accepts_any_view,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),
 };

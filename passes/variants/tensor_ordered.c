@@ -12,28 +12,6 @@
 
 #define ORD_T 256 /* threads per CTA: 8 outputs */
 
-static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
-  (void)tg;
-  (void)buf;
-  (void)n;
-  ir_tview v;
-  ir_tensor_view(&r->u.tensor, &v);
-  if (v.outputs > ((int64_t)1 << 31)) return "more than 2^31 outputs";
-  return NULL;
-}
-
-/* Offset of element `x` (fused row-major over the dims with red[d] == want). */
-static LLVMValueRef offset(pass_emit *e, const ir_tview *v, bool want, LLVMValueRef x) {
-  LLVMValueRef off = tns_i64(e, 0);
-  for (int d = v->n - 1; d >= 0; d--) {
-    if (v->red[d] != want) continue;
-    LLVMValueRef c = LLVMBuildURem(e->B, x, tns_i64(e, v->size[d]), "");
-    x = LLVMBuildUDiv(e->B, x, tns_i64(e, v->size[d]), "");
-    off = LLVMBuildAdd(e->B, off, LLVMBuildMul(e->B, c, tns_i64(e, v->stride[d]), ""), "");
-  }
-  return off;
-}
-
 static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
   (void)env;
   ir_tview v;
@@ -59,7 +37,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef out = LLVMBuildZExt(e->B, grp, i64, "out");
   LLVMValueRef lane = LLVMBuildZExt(e->B, LLVMBuildURem(e->B, tid, pass_i32(e, 32), ""), i64, "");
   LLVMValueRef valid = LLVMBuildICmp(e->B, LLVMIntULT, out, tns_i64(e, v.outputs), "");
-  LLVMValueRef base = offset(e, &v, false, LLVMBuildSelect(e->B, valid, out, tns_i64(e, 0), ""));
+  LLVMValueRef base =
+      tns_fused_offset(e, &v, false, LLVMBuildSelect(e->B, valid, out, tns_i64(e, 0), ""));
   int64_t chunk = (v.reduce_len + 31) / 32;
   LLVMValueRef len = LLVMBuildSelect(e->B, valid, tns_i64(e, v.reduce_len), tns_i64(e, 0), "");
   LLVMValueRef lo = LLVMBuildMul(e->B, lane, tns_i64(e, chunk), "");
@@ -68,7 +47,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   tns_acc_init(e, t, &acc, 1);
   pass_loop l;
   pass_loop_begin(e, &l, lo, hi, tns_i64(e, 1));
-  LLVMValueRef off = LLVMBuildAdd(e->B, base, offset(e, &v, true, l.i), "");
+  LLVMValueRef off = LLVMBuildAdd(e->B, base, tns_fused_offset(e, &v, true, l.i), "");
   tns_acc_fold(e, t, acc, tns_load(e, t->dtype, pass_gep(e, ty, src, off)));
   pass_loop_end(e, &l);
   LLVMValueRef val = LLVMBuildLoad2(e->B, ty, acc, "");
@@ -92,7 +71,7 @@ const pass_variant pass_variant_tensor_ordered = {
                "fold contiguous chunks, an ascending butterfly (untuned)",
     .ops = PASS_OP(RJ_OP_CUSTOM),
     .keeps_order = true,
-    .accepts = accepts,
+    .accepts = tns_accepts_any_view,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),
 };
