@@ -78,6 +78,9 @@ LLVMValueRef tns_fold_slots(pass_emit *e, const rj_tensor *t, LLVMValueRef slots
  * result (st_finish) in the type of ir_op_result. */
 void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef idx64,
                LLVMValueRef v);
+/* tns_store by lane 0 (lane: i64) of a group whose output exists (valid: i1). */
+void tns_store_lane0(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef idx64,
+                     LLVMValueRef v, LLVMValueRef valid, LLVMValueRef lane);
 /* The last-CTA-finishes handshake on counter `cnt` (i32 in global) of `parts` CTAs, after this
  * CTA's partials are written: a barrier, then thread 0's acq_rel GPU-scope atomic add; returns an
  * i1, uniform over the CTA, true in the last CTA (the caller resets the counter there).  Ends with

@@ -352,3 +352,12 @@ LLVMValueRef tns_fused_offset(pass_emit *e, const ir_tview *v, bool want, LLVMVa
   }
   return off;
 }
+
+void tns_store_lane0(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef idx64,
+                     LLVMValueRef v, LLVMValueRef valid, LLVMValueRef lane) {
+  pass_if w;
+  LLVMValueRef first = LLVMBuildICmp(e->B, LLVMIntEQ, lane, tns_i64(e, 0), "");
+  pass_if_begin(e, &w, LLVMBuildAnd(e->B, valid, first, ""));
+  tns_store(e, t, dst, idx64, v);
+  pass_if_end(e, &w);
+}

@@ -11,8 +11,7 @@
 #include <time.h>
 
 #define TIMEOUT_MS 3000 /* the compile limit of the hang (ir_i65536.ll runs past any) */
-#define SLACK_MS 30000  /* the others': they end on their own, in seconds even on a loaded machine \
-                         */
+#define SLACK_MS 30000  /* the others': they end on their own, in seconds even when loaded */
 
 typedef struct repro {
   const char *file, *entry, *target, *cause; /* cause: a part of the message */

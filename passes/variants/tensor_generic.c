@@ -68,12 +68,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   for (int m = G / 2; m >= 1; m /= 2)
     masks[nm++] = m;
   val = tns_bfly_tree(e, t, val, pass_i32(e, -1), masks, nm, G);
-  pass_if w;
-  pass_if_begin(
-      e, &w,
-      LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, tns_i64(e, 0), ""), ""));
-  tns_store(e, t, dst, out, pass_mean(e, t->op, t->dtype, val, tns_i64(e, v.reduce_len)));
-  pass_if_end(e, &w);
+  tns_store_lane0(e, t, dst, out, pass_mean(e, t->op, t->dtype, val, tns_i64(e, v.reduce_len)),
+                  valid, lane);
   LLVMBuildRetVoid(e->B);
   return RJ_OK;
 }

@@ -53,12 +53,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef val = LLVMBuildLoad2(e->B, ty, acc, "");
   static const int masks[5] = {1, 2, 4, 8, 16}; /* ascending: lane 0 keeps index order */
   val = pass_bfly_tree(e, t->op, t->dtype, t->nan, val, pass_i32(e, -1), masks, 5, 32);
-  pass_if w;
-  pass_if_begin(
-      e, &w,
-      LLVMBuildAnd(e->B, valid, LLVMBuildICmp(e->B, LLVMIntEQ, lane, tns_i64(e, 0), ""), ""));
-  tns_store(e, t, dst, out, val);
-  pass_if_end(e, &w);
+  tns_store_lane0(e, t, dst, out, val, valid, lane);
   LLVMBuildRetVoid(e->B);
   return RJ_OK;
 }

@@ -23,11 +23,14 @@ typedef double (*finf)(S *);
   void id_##o##_##d##_##n(S *);                                                                    \
   double fin_##o##_##d##_##n(S *);
 #define DT(o, n) DECL(o, f16, n) DECL(o, f32, n) DECL(o, f64, n)
-DT(argmax, 0)
-DT(argmax, 1)
-DT(argmin, 0) DT(argmin, 1) DT(var, 0) DT(var, 1) DT(std, 0) DT(std, 1) DT(lse, 0) DT(lse, 1)
-    DECL(argmax, i32, 0) DECL(argmax, i32, 1) DECL(argmin, i32, 0) DECL(argmin, i32, 1)
-        DECL(var_c3, f32, 0) typedef struct {
+// clang-format off
+DT(argmax, 0) DT(argmax, 1) DT(argmin, 0) DT(argmin, 1) DT(var, 0) DT(var, 1) DT(std, 0)
+DT(std, 1) DT(lse, 0) DT(lse, 1)
+DECL(argmax, i32, 0) DECL(argmax, i32, 1) DECL(argmin, i32, 0) DECL(argmin, i32, 1)
+DECL(var_c3, f32, 0)
+    // clang-format on
+
+    typedef struct {
   combf c;
   elemf e;
   idf i;
