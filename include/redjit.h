@@ -62,7 +62,7 @@
  *  - Structs passed in carry struct_size, set by their init call (rj_request_init,
  *    rj_options_init, rj_treduce_group_init ...), and the library checks it.  rj_options and
  *    rj_check_opts may come from an older header: fields past the caller's struct_size are not
- *    read.  rj_treduce_group accepts the older sizes RJ_TREDUCE_GROUP_SIZE_V1 and _V2.  The others
+ *    read.  rj_treduce_group accepts the older sizes RJ_TREDUCE_GROUP_SIZE_V1, _V2, _V3.  Others
  *    (rj_request, rj_treduce_plan, rj_nccl_args) must have this library's size (RJ_EINVAL naming
  *    struct_size otherwise); bindings that cannot see the struct ask rj_request_size().
  *  - Structs the library writes (results: rj_variant_info, rj_treduce_result, redjit_check.h's
@@ -383,6 +383,12 @@ typedef struct rj_treduce {
   int has_strides;        /* 0: row-major sources and destination */
   int64_t strides[5];     /* every rank's source, in elements (the root's; all ranks alike) */
   int64_t dst_strides[5]; /* the destination, in elements */
+  /* JSON "dynamic" (optional, default false).  1: a runtime-size kernel where the sources and
+   * the destination are dense row-major: the element count is a kernel parameter, and one
+   * compiled kernel serves every shape of the same ranks, root, op, dtype, flags and tile bound
+   * (docs/TREDUCE.md, "Runtime-size kernels").  Strided views keep a constant kernel (rj_explain
+   * says so). */
+  int dynamic;
 } rj_treduce;
 
 typedef struct rj_request {
@@ -678,13 +684,19 @@ typedef struct rj_treduce_group {
                               incomplete), 1..3600000 ms; 0: 10000.  A runtime's watchdog: the
                               ring's kernels must all run at once, and other work holding a GPU's
                               SMs (another process's, another ring's) can keep one from starting */
+  /* A group of struct_size V1, V2 or RJ_TREDUCE_GROUP_SIZE_V3 (one that ends at
+   * ring_timeout_ms) gets 0. */
+  int dynamic; /* 1: runtime-size kernels (rj_treduce's `dynamic`): a new element count compiles
+                  nothing where the buffers are dense row-major */
 } rj_treduce_group;
 
 /* The older struct_size values rj_treduce_run accepts besides sizeof(rj_treduce_group): the
- * sizeof of a group that ends at `path` (V1) and of one that ends at `async` (V2), on the 64-bit
- * ABIs redjit builds for.  The fields past a caller's struct_size get their defaults. */
+ * sizeof of a group that ends at `path` (V1), of one that ends at `async` (V2) and of one that
+ * ends at `ring_timeout_ms` (V3), on the 64-bit ABIs redjit builds for.  The fields past a caller's
+ * struct_size get their defaults. */
 #define RJ_TREDUCE_GROUP_SIZE_V1 offsetof(rj_treduce_group, stream)
 #define RJ_TREDUCE_GROUP_SIZE_V2 offsetof(rj_treduce_group, ring_timeout_ms)
+#define RJ_TREDUCE_GROUP_SIZE_V3 offsetof(rj_treduce_group, dynamic)
 
 /* What a call did.  The caller sets struct_size (sizeof(rj_treduce_result)) before the call;
  * res->path tells which path ran. */

@@ -103,6 +103,9 @@ typedef struct ir_treduce_geom {
   int64_t src_span, dst_span;
 } ir_treduce_geom;
 void ir_treduce_facts(const rj_treduce *t, ir_treduce_geom *g);
+/* The view with strides st (g's src_st or dst_st) is row-major and gap-free for g's shape (dims
+ * of extent 1 may have any stride). */
+bool ir_treduce_dense(const ir_treduce_geom *g, const int64_t *st);
 
 /* Index helpers over a buffer's region: fused row-major indices to buffer offsets. */
 /* Offset (row-major over the full buffer shape) of src element (spatial index s, reduce index r).

@@ -544,7 +544,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
 static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
   static const char *const keys[] = {"kind",  "op",      "dtype",       "ranks",   "root",
                                      "shape", "tile",    "pingpong",    "variant", "nan",
-                                     "accum", "strides", "dst_strides", NULL};
+                                     "accum", "strides", "dst_strides", "dynamic", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   if (s) return s;
@@ -568,6 +568,7 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
   }
   if ((s = get_bool(p, o, "", "pingpong", &t->pingpong))) return s;
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
+  if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   const char *sk[2] = {"strides", "dst_strides"};
   int64_t *sv[2] = {t->strides, t->dst_strides};
@@ -807,6 +808,7 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
       cJSON_AddItemToObject(o, "strides", ints(t->strides, t->ndim));
       cJSON_AddItemToObject(o, "dst_strides", ints(t->dst_strides, t->ndim));
     }
+    if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1); /* absent: false (older texts) */
     break;
   }
   }

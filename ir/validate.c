@@ -445,6 +445,8 @@ static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
       return ir_fail(e, RJ_EINVAL, "tile[%d]: must be at least 1 (got %lld)", i,
                      (long long)t->tile[i]);
   if ((unsigned)t->accum > 1) return ir_fail(e, RJ_EINVAL, "accum: expected 0 or 1");
+  if ((unsigned)t->dynamic > 1)
+    return ir_fail(e, RJ_EINVAL, "dynamic: %d, expected 0 or 1", t->dynamic);
   if (t->has_strides) {
     for (int k = 0; k < 2; k++) {
       const int64_t *st = k ? t->dst_strides : t->strides;
@@ -578,4 +580,13 @@ void ir_treduce_facts(const rj_treduce *t, ir_treduce_geom *g) {
     g->src_span += (g->shape[d] - 1) * g->src_st[d];
     g->dst_span += (g->shape[d] - 1) * g->dst_st[d];
   }
+}
+
+bool ir_treduce_dense(const ir_treduce_geom *g, const int64_t *st) {
+  int64_t m = 1;
+  for (int d = 4; d >= 0; d--) {
+    if (g->shape[d] > 1 && st[d] != m) return false;
+    m *= g->shape[d];
+  }
+  return true;
 }

@@ -620,6 +620,66 @@ START_TEST(through_rj_check) {
 }
 END_TEST
 
+/* Runtime-size kernels ("dynamic": true): odd counts, tails of every slot and piece, 1- to 3-D
+ * dense shapes, many ranks (the table), f16 to f64, on every path run() takes, against the
+ * oracle; the peer path's destination equals the constant kernel's bit for bit (the same fold
+ * order); and the counts after the first compile nothing. */
+static void dyn_case(const char *fmt, const char *shape, int staged_too) {
+  char dyn[512], cst[512];
+  snprintf(dyn, sizeof dyn, fmt, shape, ",\"dynamic\":true");
+  snprintf(cst, sizeof cst, fmt, shape, "");
+  run3(dyn, staged_too, 1);
+  rj_treduce_result a = {.struct_size = sizeof a}, b = {.struct_size = sizeof b};
+  if (check_path(dyn, RJ_TREDUCE_PEER, 5, 0, -1, 1, &a)) return; /* no peer access */
+  check_path(cst, RJ_TREDUCE_PEER, 5, 0, -1, 0, &b);
+  ck_assert_msg(a.dst_digest == b.dst_digest, "dynamic %016llx, constant %016llx: %s",
+                (unsigned long long)a.dst_digest, (unsigned long long)b.dst_digest, dyn);
+}
+
+START_TEST(dynamic_counts) {
+  if (!gpu) return;
+  static const char *const shapes[] = {"[1]",    "[2]",      "[3]",       "[255]",   "[1023]",
+                                       "[1024]", "[1025]",   "[4097]",    "[65537]", "[1000003]",
+                                       "[7,9]",  "[3,5,67]", "[2,1,1025]"};
+  static const char *const dts[] = {"f32", "i32", "f16", "f64", "bf16", "u64"};
+  static const char *const ops[] = {"sum", "max", "min"};
+  int n = (int)(sizeof shapes / sizeof shapes[0]);
+  for (int i = 0; i < n; i++) {
+    int R = i % 4 == 3 ? 20 : 2 + i % 3; /* 20: the source table */
+    dyn_case(rjt_fmt("{\"kind\":\"treduce\",\"op\":\"%s\",\"dtype\":\"%s\",\"ranks\":%d,"
+                     "\"root\":%d,\"shape\":%%s,\"pingpong\":%s%s%%s}",
+                     ops[i % 3], dts[i % 6], R, R - 1, i % 2 ? "true" : "false",
+                     i % 5 == 4 ? ",\"accum\":true" : ""),
+             shapes[i], i % 3 == 0);
+  }
+  /* a tile bound: T = 32 threads, pieces of 128 */
+  dyn_case("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":3,\"root\":1,"
+           "\"shape\":%s,\"tile\":[4,8]%s}",
+           "[1001]", 1);
+  /* one compile serves every count after the first, here on the peer path */
+  rj_ctx *fresh = rj_ctx_new();
+  rj_ctx *keep = ctx;
+  ctx = fresh;
+  long long after_first = -1;
+  for (int i = 0; i < n; i++) {
+    rj_treduce_result tr = {.struct_size = sizeof tr};
+    const char *json = rjt_fmt("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\","
+                               "\"ranks\":3,\"root\":1,\"shape\":%s,\"dynamic\":true}",
+                               shapes[i]);
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", json);
+    if (check_path(copy, RJ_TREDUCE_PEER, 3, 0, -1, 1, &tr)) break;
+    if (i == 0) after_first = rjt_made(ctx);
+  }
+  long long end = rjt_made(ctx);
+  ctx = keep;
+  rj_ctx_free(fresh);
+  if (after_first >= 0)
+    ck_assert_msg(end == after_first, "%lld compiles after the first count (want 0)",
+                  end - after_first);
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_treduce");
@@ -637,6 +697,7 @@ int main(void) {
   tcase_add_test(tc, ring_timeout);
   tcase_add_test(tc, auto_choice);
   tcase_add_test(tc, caller_buffers);
+  tcase_add_test(tc, dynamic_counts);
   suite_add_tcase(s, tc);
   int failed = rjt_run_in_process(s);
   fprintf(stderr,

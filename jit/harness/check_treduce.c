@@ -141,6 +141,7 @@ static rj_status run(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
   grp.tile[1] = t->tile[1];
   grp.pingpong = t->pingpong;
   grp.accum = t->accum;
+  grp.dynamic = t->dynamic;
   grp.path = path;
   return rj_treduce_run(ctx, &grp, &o->compile, tr);
 }

@@ -68,12 +68,14 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_tre
                                rj_request *out) {
   if (!caller) return ir_fail(e, RJ_EINVAL, "group: NULL");
   if (caller->struct_size != sizeof *full && caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V1 &&
-      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V2)
+      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V2 &&
+      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V3)
     return ir_fail(e, RJ_EINVAL,
                    "group.struct_size: %u, this library expects %zu (or %zu, the group before "
-                   "stream and async, or %zu, before ring_timeout_ms; use rj_treduce_group_init)",
+                   "stream and async, %zu, before ring_timeout_ms, or %zu, before dynamic; use "
+                   "rj_treduce_group_init)",
                    caller->struct_size, sizeof *full, (size_t)RJ_TREDUCE_GROUP_SIZE_V1,
-                   (size_t)RJ_TREDUCE_GROUP_SIZE_V2);
+                   (size_t)RJ_TREDUCE_GROUP_SIZE_V2, (size_t)RJ_TREDUCE_GROUP_SIZE_V3);
   memset(full, 0, sizeof *full);
   memcpy(full, caller, caller->struct_size);
   const rj_treduce_group *g = full;
@@ -82,6 +84,8 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_tre
   if (g->ring_timeout_ms < 0 || g->ring_timeout_ms > 3600000)
     return ir_fail(e, RJ_EINVAL, "ring_timeout_ms: %lld is outside 0..3600000 (0: 10000)",
                    (long long)g->ring_timeout_ms);
+  if (g->dynamic != 0 && g->dynamic != 1)
+    return ir_fail(e, RJ_EINVAL, "dynamic: %d (expected 0 or 1)", g->dynamic);
   if (g->ranks < 1 || g->ranks > 1024)
     return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", g->ranks);
   if (g->root < 0 || g->root >= g->ranks)
@@ -128,6 +132,7 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_tre
   t->tile[1] = g->tile[1];
   t->pingpong = g->pingpong != 0;
   t->accum = g->accum != 0;
+  t->dynamic = g->dynamic;
   if (root->has_strides || g->dst.has_strides) {
     t->has_strides = 1;
     memcpy(t->strides, rst, sizeof rst);

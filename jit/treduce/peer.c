@@ -76,10 +76,10 @@ static rj_status sort_ranks(rt_cuda *rt, const rj_treduce *t, const int *dev, rj
 
 /* Step 2: the kernels.  All direct and at most 128 ranks: the request as given, one launch;
  * otherwise launches of derived requests over table[] (the direct ranks' sources in fold order),
- * and *kstaged, the 1-rank accumulating kernel that folds a staging buffer. */
+ * and *kstaged, the 1-rank accumulating kernel that folds a staging buffer (its k and launch). */
 static rj_status make_kernels(rj_ctx *ctx, const rj_request *req, const uint64_t *src, int root_dev,
                               uint64_t dst, const rj_options *opt, const rank_paths *rp,
-                              uint64_t *table, jit_tr_launch *L, int *nl, rj_kernel **kstaged,
+                              uint64_t *table, jit_tr_launch *L, int *nl, jit_tr_launch *kstaged,
                               rj_treduce_result *res) {
   int N = req->u.treduce.ranks;
   if (rp->nstaged == 0 && N <= JIT_TR_PER_KERNEL) {
@@ -91,7 +91,7 @@ static rj_status make_kernels(rj_ctx *ctx, const rj_request *req, const uint64_t
     L[0].dst = dst;
     L[0].dev = root_dev;
     *nl = 1;
-    return jit_treduce_kernel(ctx, req, opt, root_dev, &L[0].k, res);
+    return jit_treduce_kernel(ctx, req, opt, root_dev, &L[0], res);
   }
   for (int i = 0; i < rp->ndirect; i++)
     table[i] = src[rp->direct[i]];
@@ -111,16 +111,16 @@ static rj_status make_kernels(rj_ctx *ctx, const rj_request *req, const uint64_t
  * temporary buffer is stream-ordered when the call is async).  The current context is the
  * root's. */
 static rj_status prepare(rj_ctx *ctx, rt_cuda *rt, int root_dev, jit_tr_launch *L, int nl,
-                         rj_kernel *kstaged, int nstaged, const jit_tr_call *call, staging *sg,
-                         rj_treduce_result *res) {
+                         const jit_tr_launch *kstaged, int nstaged, const jit_tr_call *call,
+                         staging *sg, rj_treduce_result *res) {
   double ms = 0;
   rj_status s = RJ_OK;
   for (int i = 0; !s && i < nl; i++) {
     s = jit_load(ctx, L[i].k, root_dev, &ms);
     res->load_ms += ms;
   }
-  if (!s && kstaged) {
-    s = jit_load(ctx, kstaged, root_dev, &ms);
+  if (!s && kstaged->k) {
+    s = jit_load(ctx, kstaged->k, root_dev, &ms);
     res->load_ms += ms;
   }
   if (!s) s = jit_dev_stream(ctx, rt, root_dev, 0, &sg->ks);
@@ -140,7 +140,7 @@ static rj_status prepare(rj_ctx *ctx, rt_cuda *rt, int root_dev, jit_tr_launch *
  * into buffer i % nbuf (once the fold before has consumed it) and folded. */
 static rj_status enqueue(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
                          const int *dev, uint64_t dst, const rank_paths *rp, jit_tr_launch *L,
-                         int nl, rj_kernel *kstaged, const jit_tr_call *call, staging *sg,
+                         int nl, const jit_tr_launch *kstaged, const jit_tr_call *call, staging *sg,
                          rj_treduce_result *res) {
   ir_err *e = &ctx->err;
   int root_dev = dev[req->u.treduce.root];
@@ -156,7 +156,11 @@ static rj_status enqueue(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const 
     if (!s) s = rt_stream_wait(rt, sg->ks, sg->copied[b], e);
     if (!s) {
       uint64_t one = sg->buf[b];
-      jit_tr_launch l = {.k = kstaged, .dev = root_dev, .n = 1, .src = &one, .dst = dst};
+      jit_tr_launch l = *kstaged;
+      l.dev = root_dev;
+      l.n = 1;
+      l.src = &one;
+      l.dst = dst;
       s = jit_treduce_launch(ctx, &l, sg->ks, res);
     }
     if (!s) s = rt_event_record(rt, sg->consumed[b], sg->ks, e);
@@ -210,14 +214,14 @@ rj_status jit_treduce_peer(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   snprintf(res->path, sizeof res->path, "%s", rp.nstaged ? "staged" : "peer");
   jit_tr_launch L[1 + (1024 + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL];
   int nl = 0;
-  rj_kernel *kstaged = NULL;
+  jit_tr_launch kstaged = {.k = NULL};
   if (!s) s = make_kernels(ctx, req, src, root_dev, dst, opt, &rp, table, L, &nl, &kstaged, res);
   /* nothing to move (an empty buffer): the destination stays as it is */
   if (!s && g.numel && !(s = rt_enter(rt, root_dev, e))) {
     staging sg = {.nbuf = t->pingpong ? 2 : 1,
                   .span = (size_t)g.src_span * (size_t)ir_dtype(t->dtype)->bytes};
-    s = prepare(ctx, rt, root_dev, L, nl, kstaged, rp.nstaged, call, &sg, res);
-    if (!s) s = enqueue(ctx, rt, req, src, dev, dst, &rp, L, nl, kstaged, call, &sg, res);
+    s = prepare(ctx, rt, root_dev, L, nl, &kstaged, rp.nstaged, call, &sg, res);
+    if (!s) s = enqueue(ctx, rt, req, src, dev, dst, &rp, L, nl, &kstaged, call, &sg, res);
     s = finish(rt, call, &sg, s, e);
     rt_leave(rt);
   }

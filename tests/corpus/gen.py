@@ -656,6 +656,15 @@ for R in [1, 16, 17, 33, 64, 128]:
             tred("sum", dt, R, [4096, 1024], R // 2, None, pp))
 add("tr-seed", tred("sum", "f32", 4, [512, 32], 1, [64, 32], True))
 add("tr-force-treduce", tred("sum", "f32", 4, [512, 32], 1, [64, 32], True, variant="treduce"))
+# runtime-size kernels ("dynamic": true): n a parameter over dense buffers; strided stays constant
+add("tr-dyn-r3root1-1000003-sum-f32", tred("sum", "f32", 3, [1000003], 1, dynamic=True))
+add("tr-dyn-r4root1-512x32-t64x32-sum-f32-pp",
+    tred("sum", "f32", 4, [512, 32], 1, [64, 32], True, dynamic=True))
+add("tr-dyn-r40root7-1001-max-bf16", tred("max", "bf16", 40, [1001], 7, dynamic=True))
+add("tr-dyn-r2-7-t2x8-sum-f16-accum",
+    tred("sum", "f16", 2, [7], None, [2, 8], True, accum=True, dynamic=True), "sm_80")
+add("tr-dyn-strided-r3-4x5", tred("sum", "f32", 3, [4, 5], None, strides=[8, 1],
+                                  dst_strides=[5, 1], dynamic=True))
 
 # ------------------------------------------------------------------ treduce_ring (forced only)
 VEC = {"f16": 8, "bf16": 8, "f32": 4, "f64": 2, "i32": 4, "u32": 4, "i64": 2, "u64": 2}
@@ -794,6 +803,7 @@ BAD = [
     ("tr-force-ring-bad-vec", tred("sum", "f32", 4, [1], None, [1, 3],
                                    variant="treduce_ring")),
     ("tr-force-ring-200", tred("sum", "f32", 200, [1], None, [1, 4], variant="treduce_ring")),
+    ("tr-dyn-1", tred("sum", "f32", 2, [4], dynamic=1)),
     ("tr-force-tile-variant", tred("sum", "f32", 2, [4], variant="shared")),
 ]
 for label, req in BAD:

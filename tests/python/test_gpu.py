@@ -284,6 +284,18 @@ def test_treduce():
     m = redjit.treduce(srcs, dst, root=1, op="max", path="staged")
     assert m["path"] == "staged"
     assert torch.equal(dst, torch.stack([s.to(dst.device) for s in srcs]).amax(0))
+    # runtime-size kernels: odd counts, and the second count compiles nothing
+    for rows in (255, 1001):
+        srcs = [torch.randn(rows, 7, device=f"cuda:{d}") for d in devs]
+        dst = torch.empty(rows, 7, device=f"cuda:{devs[1]}")
+        for d in range(n):
+            torch.cuda.synchronize(d)
+        before = redjit.compile_count()
+        info = redjit.treduce(srcs, dst, root=1, path="peer", dynamic=True)
+        ref = sum(s.to(dst.device) for s in srcs)
+        assert torch.allclose(dst, ref, rtol=1e-5, atol=1e-5), info
+        if rows == 1001:
+            assert redjit.compile_count() == before, info
 
 
 def test_host_cost():

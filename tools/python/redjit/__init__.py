@@ -490,11 +490,12 @@ def _treduce_buf(b, a, what):
 
 
 def treduce(sources, dst, *, root=0, op="sum", nan="propagate", accum=False, path="auto",
-            stream=None, tile=None, pingpong=False, sync=True):
+            stream=None, tile=None, pingpong=False, sync=True, dynamic=False):
     """Root reduce across devices (rj_treduce_run): dst (on sources[root]'s GPU) receives the
     element-wise op of every source.  path: auto peer staged split split_equal ring.  stream:
     of the root's GPU (None: the framework's current stream there).  sync=False returns once the
-    work is enqueued (rj_treduce_group.async).  Returns what ran, as a dict (path, ms, ...)."""
+    work is enqueued (rj_treduce_group.async).  dynamic=True: runtime-size kernels (a new element
+    count of dense buffers compiles nothing).  Returns what ran, as a dict (path, ms, ...)."""
     c = _ctx()
     srcs = [describe(s, f"sources[{i}]") for i, s in enumerate(sources)]
     if not srcs:
@@ -520,6 +521,7 @@ def treduce(sources, dst, *, root=0, op="sum", nan="propagate", accum=False, pat
     g.pingpong, g.accum, g.path = int(bool(pingpong)), int(bool(accum)), TREDUCE_PATH[path]
     g.stream = _stream_of(stream, d) or None
     g.async_ = 0 if sync else 1
+    g.dynamic = int(bool(dynamic))
     res = TreduceResult()
     res.struct_size = ctypes.sizeof(res)
     c.check(c.L.rj_treduce_run(c.ptr, ctypes.byref(g), None, ctypes.byref(res)))
