@@ -653,7 +653,7 @@ START_TEST(dynamic_explain) {
   ck_assert_msg(strstr(text, "bucket \"flat T=32\""), "%s", text);
   text = explain(DYN "\"ranks\":3,\"shape\":[4,5],\"strides\":[8,1],\"dst_strides\":[5,1]}");
   ck_assert_msg(strstr(text, "treduce prio=10 chosen (dynamic: constant kernel, sizes are JIT "
-                             "constants: the sources is a strided view"),
+                             "constants: the sources are strided views"),
                 "%s", text);
   text = explain(DYN "\"ranks\":3,\"shape\":[4,5],\"strides\":[5,1],\"dst_strides\":[1,4]}");
   ck_assert_msg(strstr(text, "the destination is a strided view"), "%s", text);

@@ -93,9 +93,10 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   ir_treduce_facts(t, &g);
   if (g.numel && (!ir_treduce_dense(&g, g.src_st) || !ir_treduce_dense(&g, g.dst_st))) {
     snprintf(out->note, sizeof out->note,
-             " (dynamic: constant kernel, sizes are JIT constants: the %s is a strided view; the "
-             "runtime-size kernel reads dense row-major buffers)",
-             ir_treduce_dense(&g, g.src_st) ? "destination" : "sources");
+             " (dynamic: constant kernel, sizes are JIT constants: %s; the runtime-size kernel "
+             "reads dense row-major buffers)",
+             ir_treduce_dense(&g, g.src_st) ? "the destination is a strided view"
+                                            : "the sources are strided views");
     return RJ_OK;
   }
   int T = dyn_threads(t);
