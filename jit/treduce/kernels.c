@@ -45,11 +45,11 @@ rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_option
   if (s) return s;
   ctx->err = saved;
   /* a runtime-size kernel's launch is req's plan's (the kernel's is the shape it was made for) */
-  const pass_plan *p = plan.np ? &plan : &(*k)->plan;
-  memcpy(l->grid, plan.np ? plan.grid : (*k)->grid, sizeof l->grid);
-  memcpy(l->block, plan.np ? plan.block : (*k)->block, sizeof l->block);
-  l->np = p->np;
-  l->numel = p->np ? p->p[0] : 0;
+  bool runtime = plan.np > 0;
+  memcpy(l->grid, runtime ? plan.grid : (*k)->grid, sizeof l->grid);
+  memcpy(l->block, runtime ? plan.block : (*k)->block, sizeof l->block);
+  l->np = plan.np;
+  l->numel = runtime ? plan.p[0] : 0;
   if (!res->variant[0]) {
     snprintf(res->variant, sizeof res->variant, "%s", (*k)->variant);
     snprintf(res->target, sizeof res->target, "%s", (*k)->target);
