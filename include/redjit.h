@@ -249,6 +249,7 @@ typedef enum rj_unit { RJ_UNIT_SLOT = 0, RJ_UNIT_LANE = 1, RJ_UNIT_THREAD = 2 } 
 #define RJ_NAME_MAX 32
 #define RJ_COMBINE_FN_MAX 128               /* rj_tensor.combine_fn, its NUL included */
 #define RJ_COMBINE_IR_MAX ((size_t)1 << 20) /* rj_tensor.combine_ir: 1 MiB */
+#define RJ_COMBINE_FIELDS_MAX 4             /* rj_tensor.combine_nfields: a struct state's fields */
 
 typedef struct rj_stride {
   int64_t step;
@@ -365,6 +366,19 @@ typedef struct rj_tensor {
                                 them (f32: the float's 32 bits; i32: two's complement, low bits) */
   int combine_commutative;   /* 1: fn(a, b) == fn(b, a), any variant may serve it; 0: the
                                 variants that keep index order only (fn(lower, higher)) */
+  /* op custom with a struct state (JSON "combine.state", docs/REQUESTS.md "Struct states"):
+   * combine_nfields fields (1 .. RJ_COMBINE_FIELDS_MAX; 0: the state is one value of the input
+   * dtype, as above), each a scalar dtype with its identity's bits (combine_identity stays 0).
+   * fn is then S fn(S, S) for the literal struct S = { field types }; combine_lift names
+   * S lift(T x, i64 index) (x an input element, index its position in its reduction, row-major
+   * over the reduced dims); the output has the dtype of field combine_result and is that field,
+   * or R finish(S) when combine_finish names one (R: that field's type). */
+  int combine_nfields;
+  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
+  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX];
+  char combine_lift[RJ_COMBINE_FN_MAX];   /* required with a struct state */
+  char combine_finish[RJ_COMBINE_FN_MAX]; /* optional: "" takes field combine_result */
+  int combine_result;                     /* 0 .. combine_nfields - 1 */
 } rj_tensor;
 
 /* kind "treduce": root reduce across devices (run by rj_treduce_run; see "treduce" below). */

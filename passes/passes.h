@@ -245,5 +245,8 @@ extern const pass_variant pass_variant_tensor_ordered;
 /* op custom: the kernel calls this declaration of the state type, T (T, T); the caller's function
  * is linked to it in the compiler process (jit/custom.c). */
 #define PASS_CUSTOM_COMBINE "rj.custom.combine"
+/* op custom with a struct state S (passes/state.c): S lift(T x, i64 index), R finish(S) */
+#define PASS_CUSTOM_LIFT "rj.custom.lift"
+#define PASS_CUSTOM_FINISH "rj.custom.finish"
 
 #endif

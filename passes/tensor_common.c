@@ -77,33 +77,33 @@ void tns_load_vec(pass_emit *e, rj_dtype t, LLVMValueRef p, int vec, LLVMValueRe
 }
 
 LLVMTypeRef tns_acc_type(pass_emit *e, const rj_tensor *t) {
-  return st_is(t->op) ? st_type(e, t) : pass_acc_type(e, t->dtype);
+  return st_on(t) ? st_type(e, t) : pass_acc_type(e, t->dtype);
 }
 
 LLVMValueRef tns_identity(pass_emit *e, const rj_tensor *t) {
-  return st_is(t->op) ? st_identity(e, t) : pass_identity(e, t->op, t->dtype);
+  return st_on(t) ? st_identity(e, t) : pass_identity(e, t->op, t->dtype);
 }
 
 LLVMValueRef tns_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
-  return st_is(t->op) ? st_combine(e, t, a, b) : pass_combine(e, t->op, t->dtype, t->nan, a, b);
+  return st_on(t) ? st_combine(e, t, a, b) : pass_combine(e, t->op, t->dtype, t->nan, a, b);
 }
 
 LLVMValueRef tns_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
                            const int *masks, int n, int width) {
-  if (!st_is(t->op)) return pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, width);
+  if (!st_on(t)) return pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, width);
   for (int i = 0; i < n; i++)
     v = st_combine(e, t, v, st_shfl_bfly(e, v, mm, masks[i], width));
   return v;
 }
 
 LLVMValueRef tns_elem_idx(pass_emit *e, const rj_tensor *t, LLVMValueRef base, LLVMValueRef off) {
-  if (!st_indexed(t->op)) return NULL;
+  if (!st_wants_index(t)) return NULL;
   return base ? LLVMBuildAdd(e->B, base, off, "") : off;
 }
 
 void tns_fold_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x,
                    LLVMValueRef idx, LLVMValueRef ok) {
-  if (!st_is(t->op)) {
+  if (!st_on(t)) {
     tns_acc_fold(e, t, acc, ok ? tns_or_identity(e, t, ok, x) : x);
     return;
   }
@@ -183,10 +183,10 @@ LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LL
 
 void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef idx64,
                LLVMValueRef v) {
-  if (st_is(t->op)) { /* no accum (validation refuses it) */
+  if (st_on(t)) { /* no accum (validation refuses it) */
     v = st_finish(e, t, v);
     LLVMValueRef st = LLVMBuildStore(e->B, v, pass_gep(e, LLVMTypeOf(v), dst, idx64));
-    LLVMSetAlignment(st, (unsigned)ir_dtype(ir_op_result(t->op, t->dtype))->bytes);
+    LLVMSetAlignment(st, (unsigned)ir_dtype(ir_tensor_result(t))->bytes);
     return;
   }
   LLVMTypeRef ty = pass_type(e, t->dtype);
@@ -315,7 +315,7 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
   for (int u = 0; u < U; u++)
     for (int k = 0; k < vec; k++) {
       LLVMValueRef ix = NULL; /* the element's index in the row (indexed ops only) */
-      if (st_indexed(t->op)) {
+      if (st_wants_index(t)) {
         LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
         ix = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, iv, tns_i64(e, vec), ""), "");
         ix = tns_elem_idx(e, t, idx0, LLVMBuildAdd(e->B, ix, tns_i64(e, k), ""));
