@@ -356,7 +356,7 @@ typedef struct rj_tensor {
    * the population variance).  Only with op var or std. */
   int correction;
   /* op "custom" (JSON "combine"; docs/REQUESTS.md "Custom combine", docs/EMBEDDING.md): the
-   * caller's own combine `T fn(T, T)` for the input dtype T (f32 f64 i32 u32 i64 u64), given as
+   * caller's own combine `T fn(T, T)` for the input dtype T (f16 / bf16: half / bfloat), given as
    * the text of an LLVM 22 module that defines it.  It is parsed and linked only in the compiler
    * process (redjit-irc, as rj_compile_ir's modules are), never in the caller's.  The library
    * copies what it keeps: combine_ir need only live for the call. */
@@ -379,6 +379,9 @@ typedef struct rj_tensor {
   char combine_lift[RJ_COMBINE_FN_MAX];   /* required with a struct state */
   char combine_finish[RJ_COMBINE_FN_MAX]; /* optional: "" takes field combine_result */
   int combine_result;                     /* 0 .. combine_nfields - 1 */
+  /* argmax / argmin (JSON "values", default false): 1 also writes each extreme value (the input
+   * dtype) into a second destination, given to rj_reduce_values / rj_tensor_launch_values. */
+  int values;
 } rj_tensor;
 
 /* kind "treduce": root reduce across devices (run by rj_treduce_run; see "treduce" below). */
@@ -593,6 +596,14 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
  * a zero src or dst is RJ_EINVAL. */
 RJ_API rj_status rj_tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
                                   rj_devptr dst, void *stream);
+/* rj_reduce / rj_tensor_launch of an argmax / argmin request with rj_tensor.values set: dst
+ * receives the indices (int64_t), values the extreme values (the input dtype, one per output, the
+ * same layout).  The plain calls refuse such a request (RJ_EINVAL naming "values"), and these
+ * refuse one without it; a zero values pointer is RJ_EINVAL. */
+RJ_API rj_status rj_reduce_values(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                                  rj_devptr src, rj_devptr dst, rj_devptr values, void *stream);
+RJ_API rj_status rj_tensor_launch_values(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
+                                         rj_devptr dst, rj_devptr values, void *stream);
 
 /* ---------------------------------------------------------------- treduce */
 /* Root-only reduce across ranks in one process (PTO-ISA TREDUCE on NVIDIA GPUs): the root's

@@ -583,9 +583,9 @@ static rj_status get_combine(P *p, const cJSON *o, rj_tensor *t) {
 }
 
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
-  static const char *const keys[] = {
-      "kind",          "op",      "dtype",   "shape",      "axes",    "strides", "accum", "nan",
-      "deterministic", "variant", "dynamic", "correction", "combine", NULL};
+  static const char *const keys[] = {"kind",    "op",         "dtype",   "shape",         "axes",
+                                     "strides", "accum",      "nan",     "deterministic", "variant",
+                                     "dynamic", "correction", "combine", "values",        NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   if (s) return s;
@@ -612,6 +612,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_bool(p, o, "", "deterministic", &t->deterministic))) return s;
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
+  if ((s = get_bool(p, o, "", "values", &t->values))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_correction(p, o, t))) return s;
   return get_combine(p, o, t);
@@ -878,6 +879,7 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
       cJSON_AddNumberToObject(o, "correction", t->correction);
     if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(t));
+    if (t->values) cJSON_AddBoolToObject(o, "values", 1); /* absent: false (older texts) */
     break;
   }
   case RJ_KIND_TREDUCE: {

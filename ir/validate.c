@@ -399,6 +399,12 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
   if ((s = validate_combine(t, e))) return s;
+  if ((unsigned)t->values > 1)
+    return ir_fail(e, RJ_EINVAL, "values: %d, expected 0 or 1", t->values);
+  if (t->values && t->op != RJ_OP_ARGMAX && t->op != RJ_OP_ARGMIN)
+    return ir_fail(e, RJ_EINVAL,
+                   "values: applies only to op \"argmax\" or \"argmin\" (the extreme value "
+                   "beside its index)");
   if ((t->op == RJ_OP_VAR || t->op == RJ_OP_STD) && (t->correction < 0 || t->correction > 1 << 30))
     return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", t->correction);
   if (t->accum && (t->op == RJ_OP_ARGMAX || t->op == RJ_OP_ARGMIN || t->op == RJ_OP_VAR ||

@@ -747,6 +747,63 @@ START_TEST(custom_half_max) {
 }
 END_TEST
 
+/* argmax / argmin with "values": the indices are the plain op's, and each value is the source
+ * element at its index, bit for bit (f32 with ties, i32, f16; every view, misaligned starts). */
+START_TEST(argmax_values) {
+  if (!gpu) return;
+  host_src h;
+  src_make(&h);
+  int64_t *ia = malloc(1000003 * 8), *ib = malloc(1000003 * 8);
+  uint64_t *va = malloc(1000003 * 8), dv = 0;
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, 1000003 * 8, &dv), RJ_OK);
+  static const rj_dtype dts[3] = {RJ_F32, RJ_I32, RJ_F16};
+  for (int c = 0; c < NCVIEWS; c++)
+    for (int d = 0; d < 3; d++)
+      for (int op = 0; op < 2; op++) {
+        const cview *v = &cviews[c];
+        int64_t outs, len;
+        cview_sizes(v, &outs, &len);
+        rj_request r, q;
+        rj_op o = op ? RJ_OP_ARGMIN : RJ_OP_ARGMAX;
+        tensor_req(&r, o, dts[d], v->nd, v->shape, v->na, v->axes);
+        r.u.tensor.values = 1;
+        tensor_req(&q, o, dts[d], v->nd, v->shape, v->na, v->axes);
+        int bytes = d == 2 ? 2 : 4;
+        uint64_t off = (uint64_t)(c % 3), base = d == 0 ? h.df : d == 1 ? h.di : h.dh;
+        const char *host = d == 0   ? (const char *)h.f
+                           : d == 1 ? (const char *)h.i
+                                    : (const char *)h.h;
+        memset(va, 0xa5, (size_t)outs * 8);
+        ck_assert_int_eq(rj_memcpy_htod(ctx, 0, dv, va, (size_t)outs * 8), RJ_OK);
+        ck_assert_int_eq(rj_memcpy_htod(ctx, 0, h.dy, va, (size_t)outs * 8), RJ_OK);
+        rj_status st =
+            rj_reduce_values(ctx, &r, NULL, base + off * (uint64_t)bytes, h.dy, dv, NULL);
+        ck_assert_msg(st == RJ_OK, "rj_reduce_values: %s", rj_errmsg(ctx));
+        ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, ia, h.dy, (size_t)outs * 8), RJ_OK);
+        ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, va, dv, (size_t)outs * 8), RJ_OK);
+        reduce_to_host(&q, base + off * (uint64_t)bytes, h.dy, outs, ib);
+        for (int64_t x = 0; x < outs; x++) {
+          ck_assert_msg(ia[x] == ib[x],
+                        "view %d dtype %d op %d output %lld: index %lld, the plain "
+                        "op's %lld",
+                        c, d, op, (long long)x, (long long)ia[x], (long long)ib[x]);
+          ck_assert(ia[x] >= 0 && ia[x] < len);
+          const char *want = host + (off + (uint64_t)cview_at(v, x, ia[x])) * (uint64_t)bytes;
+          ck_assert_msg(memcmp((const char *)va + x * bytes, want, (size_t)bytes) == 0,
+                        "view %d dtype %d op %d output %lld: the value is not the element at its "
+                        "index",
+                        c, d, op, (long long)x);
+        }
+        cases_run++;
+      }
+  rj_device_free(ctx, 0, dv);
+  free(ia);
+  free(ib);
+  free(va);
+  src_free(&h);
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_tensor");
@@ -772,6 +829,11 @@ int main(void) {
   tcase_add_test(cs, custom_matrix_order);
   tcase_add_test(cs, custom_half_max);
   suite_add_tcase(s, cs);
+  TCase *vs = tcase_create("values"); /* CK_RUN_CASE=values */
+  tcase_set_timeout(vs, 600);
+  tcase_add_checked_fixture(vs, setup, teardown);
+  tcase_add_test(vs, argmax_values);
+  suite_add_tcase(s, vs);
   int failed = rjt_run_in_process(s);
   printf("%d tensor request cases run\n", cases_run);
   return failed ? 1 : 0;
