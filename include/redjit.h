@@ -249,6 +249,7 @@ typedef enum rj_unit { RJ_UNIT_SLOT = 0, RJ_UNIT_LANE = 1, RJ_UNIT_THREAD = 2 } 
 #define RJ_NAME_MAX 32
 #define RJ_COMBINE_FN_MAX 128               /* rj_tensor.combine_fn, its NUL included */
 #define RJ_COMBINE_IR_MAX ((size_t)1 << 20) /* rj_tensor.combine_ir: 1 MiB */
+#define RJ_COMBINE_FIELDS_MAX 4             /* rj_tensor.combine_nfields: a struct state's fields */
 
 typedef struct rj_stride {
   int64_t step;
@@ -355,7 +356,7 @@ typedef struct rj_tensor {
    * the population variance).  Only with op var or std. */
   int correction;
   /* op "custom" (JSON "combine"; docs/REQUESTS.md "Custom combine", docs/EMBEDDING.md): the
-   * caller's own combine `T fn(T, T)` for the input dtype T (f32 f64 i32 u32 i64 u64), given as
+   * caller's own combine `T fn(T, T)` for the input dtype T (f16 / bf16: half / bfloat), given as
    * the text of an LLVM 22 module that defines it.  It is parsed and linked only in the compiler
    * process (redjit-irc, as rj_compile_ir's modules are), never in the caller's.  The library
    * copies what it keeps: combine_ir need only live for the call. */
@@ -365,6 +366,22 @@ typedef struct rj_tensor {
                                 them (f32: the float's 32 bits; i32: two's complement, low bits) */
   int combine_commutative;   /* 1: fn(a, b) == fn(b, a), any variant may serve it; 0: the
                                 variants that keep index order only (fn(lower, higher)) */
+  /* op custom with a struct state (JSON "combine.state", docs/REQUESTS.md "Struct states"):
+   * combine_nfields fields (1 .. RJ_COMBINE_FIELDS_MAX; 0: the state is one value of the input
+   * dtype, as above), each a scalar dtype with its identity's bits (combine_identity stays 0).
+   * fn is then S fn(S, S) for the literal struct S = { field types }; combine_lift names
+   * S lift(T x, i64 index) (x an input element, index its position in its reduction, row-major
+   * over the reduced dims); the output has the dtype of field combine_result and is that field,
+   * or R finish(S) when combine_finish names one (R: that field's type). */
+  int combine_nfields;
+  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
+  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX];
+  char combine_lift[RJ_COMBINE_FN_MAX];   /* required with a struct state */
+  char combine_finish[RJ_COMBINE_FN_MAX]; /* optional: "" takes field combine_result */
+  int combine_result;                     /* 0 .. combine_nfields - 1 */
+  /* argmax / argmin (JSON "values", default false): 1 also writes each extreme value (the input
+   * dtype) into a second destination, given to rj_reduce_values / rj_tensor_launch_values. */
+  int values;
 } rj_tensor;
 
 /* kind "treduce": root reduce across devices (run by rj_treduce_run; see "treduce" below). */
@@ -585,6 +602,14 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
  * a zero src or dst is RJ_EINVAL. */
 RJ_API rj_status rj_tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
                                   rj_devptr dst, void *stream);
+/* rj_reduce / rj_tensor_launch of an argmax / argmin request with rj_tensor.values set: dst
+ * receives the indices (int64_t), values the extreme values (the input dtype, one per output, the
+ * same layout).  The plain calls refuse such a request (RJ_EINVAL naming "values"), and these
+ * refuse one without it; a zero values pointer is RJ_EINVAL. */
+RJ_API rj_status rj_reduce_values(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                                  rj_devptr src, rj_devptr dst, rj_devptr values, void *stream);
+RJ_API rj_status rj_tensor_launch_values(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
+                                         rj_devptr dst, rj_devptr values, void *stream);
 
 /* ---------------------------------------------------------------- treduce */
 /* Root-only reduce across ranks in one process (PTO-ISA TREDUCE on NVIDIA GPUs): the root's

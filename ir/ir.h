@@ -43,6 +43,14 @@ const ir_op_info *ir_op(rj_op op); /* NULL: not an op */
 int ir_op_count(void);
 const char *ir_op_name(rj_op op);
 rj_dtype ir_op_result(rj_op op, rj_dtype t); /* the result's dtype: i64 for an index */
+/* A tensor request's output dtype: ir_op_result, or op custom's field combine_result of a struct
+ * state. */
+rj_dtype ir_tensor_result(const rj_tensor *t);
+/* op custom: the names of the caller's functions as the compiler links them, "fn" (a scalar
+ * state) or "fn lift" / "fn lift finish" (a struct state), space-separated (names hold no
+ * spaces).  Returns the length snprintf would write (n: RJ_COMBINE_NAMES_MAX is enough). */
+#define RJ_COMBINE_NAMES_MAX (3 * RJ_COMBINE_FN_MAX)
+size_t ir_combine_names(const rj_tensor *t, char *buf, size_t n);
 /* RJ_EINVAL naming the field when op is unknown or does not take dtype t. */
 rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e);
 int ir_request_op(const rj_request *r); /* the request's op; -1 for kinds without one */

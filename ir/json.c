@@ -444,6 +444,30 @@ static rj_status get_correction(P *p, const cJSON *o, rj_tensor *t) {
   return get_int32(p, o, "correction", "0 .. 2^30", false, &t->correction);
 }
 
+/* The bits of x as f16 (bf16: as bf16) when it holds x exactly (finite x; infinities too). */
+static bool half_bits(double x, bool bf, uint64_t *bits) {
+  int mb = bf ? 7 : 10, emin = bf ? -126 : -14, emax = bf ? 127 : 15, eb = bf ? 8 : 5;
+  uint64_t sign = signbit(x) ? 1ull << 15 : 0;
+  double a = fabs(x);
+  if (isnan(x)) return false;
+  if (isinf(a)) return *bits = sign | (((1ull << eb) - 1) << mb), true;
+  if (a == 0) return *bits = sign, true;
+  int ex;
+  frexp(a, &ex); /* a = m * 2^ex, m in [0.5, 1): the exponent of a is ex - 1 */
+  ex -= 1;
+  if (ex > emax) return false;
+  if (ex < emin) { /* subnormal: a multiple of 2^(emin - mb) below 2^emin */
+    double q = ldexp(a, mb - emin);
+    if (q != floor(q)) return false;
+    return *bits = sign | (uint64_t)q, true;
+  }
+  double q = ldexp(a, mb - ex); /* [2^mb, 2^(mb+1)) */
+  if (q != floor(q)) return false;
+  uint64_t m = (uint64_t)q - (1ull << mb);
+  *bits = sign | ((uint64_t)(ex - emin + 1) << mb) | m;
+  return true;
+}
+
 /* "identity" of a combine: a number the dtype holds exactly, or "0x..." its bits. */
 static rj_status get_identity(P *p, const cJSON *v, rj_dtype dt, uint64_t *bits) {
   const ir_dtype_info *d = ir_dtype(dt);
@@ -460,6 +484,12 @@ static rj_status get_identity(P *p, const cJSON *v, rj_dtype dt, uint64_t *bits)
   if (!cJSON_IsNumber(v)) return bad(p, "expected a number or \"0x...\" (its bits)");
   double x = v->valuedouble;
   if (dt == RJ_F64) return memcpy(bits, &x, 8), RJ_OK;
+  if (dt == RJ_F16 || dt == RJ_BF16) {
+    if (!half_bits(x, dt == RJ_BF16, bits))
+      return bad(p, dt == RJ_F16 ? "not exactly representable as f16 (give \"0x...\" bits)"
+                                 : "not exactly representable as bf16 (give \"0x...\" bits)");
+    return RJ_OK;
+  }
   if (dt == RJ_F32) {
     float f = (float)x;
     uint32_t u;
@@ -476,10 +506,50 @@ static rj_status get_identity(P *p, const cJSON *v, rj_dtype dt, uint64_t *bits)
   return RJ_OK;
 }
 
-/* "combine" (op custom only): {"ir", "function", "identity", "commutative"}.  The IR text is
+/* A function name of a combine ("combine.<key>"), at most RJ_COMBINE_FN_MAX - 1 characters. */
+static rj_status get_name(P *p, const cJSON *c, const char *key, char *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, key);
+  at(p, "combine", key);
+  if (!v) return RJ_OK;
+  if (!cJSON_IsString(v) || strlen(v->valuestring) >= RJ_COMBINE_FN_MAX)
+    return bad(p, "expected a function name of at most 127 characters");
+  snprintf(out, RJ_COMBINE_FN_MAX, "%s", v->valuestring);
+  return RJ_OK;
+}
+
+/* "combine.state": [{"dtype", "identity"}, ...], 1 .. RJ_COMBINE_FIELDS_MAX fields. */
+static rj_status get_state(P *p, const cJSON *st, rj_tensor *t) {
+  static const char *const keys[] = {"dtype", "identity", NULL};
+  int n = cJSON_GetArraySize(st);
+  at(p, "combine", "state");
+  if (!cJSON_IsArray(st) || n < 1 || n > RJ_COMBINE_FIELDS_MAX)
+    return bad(p, "expected a list of 1 to 4 fields {dtype, identity}");
+  for (int i = 0; i < n; i++) {
+    char parent[32];
+    snprintf(parent, sizeof parent, "combine.state[%d]", i);
+    const cJSON *f = cJSON_GetArrayItem(st, i);
+    snprintf(p->path, sizeof p->path, "%s", parent);
+    if (!cJSON_IsObject(f)) return bad(p, "expected an object {dtype, identity}");
+    rj_status s = known_keys(p, f, parent, keys);
+    int v = 0;
+    if (!s) s = get_enum(p, f, parent, "dtype", dtype_names, 8, true, &v);
+    if (s) return s;
+    t->combine_fields[i] = (rj_dtype)v;
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(f, "identity");
+    at(p, parent, "identity");
+    if (!id) return bad(p, "required field is missing");
+    if ((s = get_identity(p, id, t->combine_fields[i], &t->combine_field_identity[i]))) return s;
+  }
+  t->combine_nfields = n;
+  return RJ_OK;
+}
+
+/* "combine" (op custom only): {"ir", "function", "identity", "commutative"}, or for a struct
+ * state {"ir", "function", "state", "lift", "finish", "result", "commutative"}.  The IR text is
  * copied into t->combine_ir (malloc; ir_parse's caller owns it). */
 static rj_status get_combine(P *p, const cJSON *o, rj_tensor *t) {
-  static const char *const keys[] = {"ir", "function", "identity", "commutative", NULL};
+  static const char *const keys[] = {"ir",   "function", "identity", "commutative", "state",
+                                     "lift", "finish",   "result",   NULL};
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "combine");
   at(p, "", "combine");
   if (!c) return t->op == RJ_OP_CUSTOM ? bad(p, "required with op \"custom\"") : RJ_OK;
@@ -490,26 +560,32 @@ static rj_status get_combine(P *p, const cJSON *o, rj_tensor *t) {
   const cJSON *ir = cJSON_GetObjectItemCaseSensitive(c, "ir");
   const cJSON *fn = cJSON_GetObjectItemCaseSensitive(c, "function");
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "identity");
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(c, "state");
   at(p, "combine", "ir");
   if (!ir) return bad(p, "required field is missing");
   if (!cJSON_IsString(ir)) return bad(p, "expected a string (LLVM IR text)");
   at(p, "combine", "function");
   if (!fn) return bad(p, "required field is missing");
-  if (!cJSON_IsString(fn) || strlen(fn->valuestring) >= sizeof t->combine_fn)
-    return bad(p, "expected a function name of at most 127 characters");
+  if ((s = get_name(p, c, "function", t->combine_fn))) return s;
   at(p, "combine", "identity");
-  if (!id) return bad(p, "required field is missing");
-  if ((s = get_identity(p, id, t->dtype, &t->combine_identity))) return s;
+  if (st && id) return bad(p, "not with \"state\" (each field has its identity)");
+  if (!st && !id) return bad(p, "required field is missing");
+  if (id && (s = get_identity(p, id, t->dtype, &t->combine_identity))) return s;
+  if (st && (s = get_state(p, st, t))) return s;
+  if ((s = get_name(p, c, "lift", t->combine_lift))) return s;
+  if ((s = get_name(p, c, "finish", t->combine_finish))) return s;
+  int64_t r = 0;
+  if ((s = get_int(p, c, "combine", "result", 0, RJ_COMBINE_FIELDS_MAX - 1, false, &r))) return s;
+  t->combine_result = (int)r;
   if ((s = get_bool(p, c, "combine", "commutative", &t->combine_commutative))) return s;
-  snprintf(t->combine_fn, sizeof t->combine_fn, "%s", fn->valuestring);
   if (!(t->combine_ir = strdup(ir->valuestring))) return ir_fail(p->e, RJ_ENOMEM, "out of memory");
   return RJ_OK;
 }
 
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
-  static const char *const keys[] = {
-      "kind",          "op",      "dtype",   "shape",      "axes",    "strides", "accum", "nan",
-      "deterministic", "variant", "dynamic", "correction", "combine", NULL};
+  static const char *const keys[] = {"kind",    "op",         "dtype",   "shape",         "axes",
+                                     "strides", "accum",      "nan",     "deterministic", "variant",
+                                     "dynamic", "correction", "combine", "values",        NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   if (s) return s;
@@ -536,6 +612,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_bool(p, o, "", "deterministic", &t->deterministic))) return s;
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
+  if ((s = get_bool(p, o, "", "values", &t->values))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_correction(p, o, t))) return s;
   return get_combine(p, o, t);
@@ -729,8 +806,21 @@ static cJSON *combine_json(const rj_tensor *t) {
   snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)t->combine_identity);
   cJSON_AddStringToObject(c, "ir", t->combine_ir ? t->combine_ir : "");
   cJSON_AddStringToObject(c, "function", t->combine_fn);
-  cJSON_AddStringToObject(c, "identity", bits);
+  if (t->combine_nfields == 0) cJSON_AddStringToObject(c, "identity", bits);
   cJSON_AddBoolToObject(c, "commutative", t->combine_commutative);
+  if (t->combine_nfields == 0) return c;
+  cJSON *st = cJSON_AddArrayToObject(c, "state");
+  for (int i = 0; i < t->combine_nfields && i < RJ_COMBINE_FIELDS_MAX; i++) {
+    cJSON *f = cJSON_CreateObject();
+    snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)t->combine_field_identity[i]);
+    const ir_dtype_info *d = ir_dtype(t->combine_fields[i]);
+    cJSON_AddStringToObject(f, "dtype", d ? d->name : "?");
+    cJSON_AddStringToObject(f, "identity", bits);
+    cJSON_AddItemToArray(st, f);
+  }
+  cJSON_AddStringToObject(c, "lift", t->combine_lift);
+  if (t->combine_finish[0]) cJSON_AddStringToObject(c, "finish", t->combine_finish);
+  cJSON_AddNumberToObject(c, "result", t->combine_result);
   return c;
 }
 
@@ -790,6 +880,7 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
       cJSON_AddNumberToObject(o, "correction", t->correction);
     if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(t));
+    if (t->values) cJSON_AddBoolToObject(o, "values", 1); /* absent: false (older texts) */
     break;
   }
   case RJ_KIND_TREDUCE: {

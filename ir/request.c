@@ -45,7 +45,7 @@ static const ir_op_info ops[] = {
     {"var", FLOATS, false},
     {"std", FLOATS, false},
     {"logsumexp", FLOATS, false},
-    {"custom", (FLOATS | INTS) & ~((1u << RJ_F16) | (1u << RJ_BF16)), false},
+    {"custom", FLOATS | INTS, false},
 };
 
 const ir_op_info *ir_op(rj_op op) {
@@ -65,15 +65,24 @@ rj_dtype ir_op_result(rj_op op, rj_dtype t) {
   return ir_op(op) && ops[op].index_result ? RJ_I64 : t;
 }
 
+rj_dtype ir_tensor_result(const rj_tensor *t) {
+  if (t->op == RJ_OP_CUSTOM && t->combine_nfields > 0 && t->combine_result >= 0 &&
+      t->combine_result < t->combine_nfields && t->combine_result < RJ_COMBINE_FIELDS_MAX)
+    return t->combine_fields[t->combine_result];
+  return ir_op_result(t->op, t->dtype);
+}
+
+size_t ir_combine_names(const rj_tensor *t, char *buf, size_t n) {
+  int w = t->combine_nfields > 0 ? snprintf(buf, n, "%s %s%s%s", t->combine_fn, t->combine_lift,
+                                            t->combine_finish[0] ? " " : "", t->combine_finish)
+                                 : snprintf(buf, n, "%s", t->combine_fn);
+  return w < 0 ? 0 : (size_t)w;
+}
+
 rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e) {
   const ir_op_info *o = ir_op(op);
   if (!o) return ir_fail(e, RJ_EINVAL, "op: unknown value %d", (int)op);
   if (!ir_dtype(t)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value %d", (int)t);
-  if (op == RJ_OP_CUSTOM && !(o->dtypes & (1u << t)))
-    return ir_fail(e, RJ_EINVAL,
-                   "op: \"custom\" takes f32 f64 i32 u32 i64 u64 (a state of the input dtype), "
-                   "not %s",
-                   ir_dtype(t)->name);
   if (!(o->dtypes & (1u << t)))
     return ir_fail(e, RJ_EINVAL, "op: \"%s\" takes %s dtypes, not %s", o->name,
                    o->dtypes == FLOATS ? "float (f16 bf16 f32 f64)" : "integer (i32 u32 i64 u64)",

@@ -296,10 +296,72 @@ static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
   return RJ_OK;
 }
 
+/* A combine's function name: 1 .. 127 printable ASCII characters, no space, quote or backslash. */
+static rj_status check_name(const char *name, const char *field, bool required, ir_err *e) {
+  size_t fn = strnlen(name, RJ_COMBINE_FN_MAX);
+  if (fn == 0 && required) return ir_fail(e, RJ_EINVAL, "%s: required with op \"custom\"", field);
+  if (fn == RJ_COMBINE_FN_MAX)
+    return ir_fail(e, RJ_EINVAL, "%s: longer than %d characters", field, RJ_COMBINE_FN_MAX - 1);
+  for (size_t i = 0; i < fn; i++) {
+    unsigned char c = (unsigned char)name[i];
+    if (c <= ' ' || c >= 127 || c == '"' || c == '\\')
+      return ir_fail(e, RJ_EINVAL,
+                     "%s: character %zu is not printable ASCII (no space, quote or backslash)",
+                     field, i);
+  }
+  return RJ_OK;
+}
+
+/* identity bits within the dtype's width (field: its name in messages) */
+static rj_status check_bits(uint64_t bits, rj_dtype t, const char *field, ir_err *e) {
+  int w = 8 * ir_dtype(t)->bytes;
+  if (w < 64 && bits >> w)
+    return ir_fail(e, RJ_EINVAL, "%s: 0x%llx has bits above the %d of %s", field,
+                   (unsigned long long)bits, w, ir_dtype(t)->name);
+  return RJ_OK;
+}
+
+/* A struct state's fields (combine_nfields > 0), or none of its fields for a scalar state. */
+static rj_status validate_state(const rj_tensor *t, ir_err *e) {
+  int n = t->combine_nfields;
+  if (n == 0) {
+    if (t->combine_lift[0])
+      return ir_fail(e, RJ_EINVAL, "combine.lift: applies only with combine.state");
+    if (t->combine_finish[0])
+      return ir_fail(e, RJ_EINVAL, "combine.finish: applies only with combine.state");
+    if (t->combine_result)
+      return ir_fail(e, RJ_EINVAL, "combine.result: applies only with combine.state");
+    return RJ_OK;
+  }
+  if (n < 0 || n > RJ_COMBINE_FIELDS_MAX)
+    return ir_fail(e, RJ_EINVAL, "combine.state: %d fields, expected 1 to %d", n,
+                   RJ_COMBINE_FIELDS_MAX);
+  if (t->combine_identity)
+    return ir_fail(e, RJ_EINVAL,
+                   "combine.identity: not with combine.state (each field has its identity)");
+  for (int i = 0; i < n; i++) {
+    char field[48];
+    snprintf(field, sizeof field, "combine.state[%d].dtype", i);
+    if (!ir_dtype(t->combine_fields[i]))
+      return ir_fail(e, RJ_EINVAL, "%s: unknown value %d", field, (int)t->combine_fields[i]);
+    snprintf(field, sizeof field, "combine.state[%d].identity", i);
+    rj_status s = check_bits(t->combine_field_identity[i], t->combine_fields[i], field, e);
+    if (s) return s;
+  }
+  rj_status s = check_name(t->combine_lift, "combine.lift", true, e);
+  if (!s) s = check_name(t->combine_finish, "combine.finish", false, e);
+  if (s) return s;
+  if (t->combine_result < 0 || t->combine_result >= n)
+    return ir_fail(e, RJ_EINVAL, "combine.result: %d, expected a field 0 .. %d", t->combine_result,
+                   n - 1);
+  return RJ_OK;
+}
+
 /* The caller's combine (op custom): its fields, or none of them for the other ops. */
 static rj_status validate_combine(const rj_tensor *t, ir_err *e) {
   if (t->op != RJ_OP_CUSTOM) {
-    if (t->combine_ir || t->combine_fn[0] || t->combine_identity || t->combine_commutative)
+    if (t->combine_ir || t->combine_fn[0] || t->combine_identity || t->combine_commutative ||
+        t->combine_nfields || t->combine_lift[0] || t->combine_finish[0] || t->combine_result)
       return ir_fail(e, RJ_EINVAL, "combine: applies only to op \"custom\"");
     return RJ_OK;
   }
@@ -310,23 +372,11 @@ static rj_status validate_combine(const rj_tensor *t, ir_err *e) {
   if (n > RJ_COMBINE_IR_MAX)
     return ir_fail(e, RJ_EINVAL, "combine.ir: longer than %zu bytes (RJ_COMBINE_IR_MAX)",
                    (size_t)RJ_COMBINE_IR_MAX);
-  size_t fn = strnlen(t->combine_fn, sizeof t->combine_fn);
-  if (fn == 0) return ir_fail(e, RJ_EINVAL, "combine.function: required with op \"custom\"");
-  if (fn == sizeof t->combine_fn)
-    return ir_fail(e, RJ_EINVAL, "combine.function: longer than %d characters",
-                   RJ_COMBINE_FN_MAX - 1);
-  for (size_t i = 0; i < fn; i++) {
-    unsigned char c = (unsigned char)t->combine_fn[i];
-    if (c <= ' ' || c >= 127 || c == '"' || c == '\\')
-      return ir_fail(e, RJ_EINVAL,
-                     "combine.function: character %zu is not printable ASCII (no space, quote or "
-                     "backslash)",
-                     i);
-  }
-  int bits = 8 * ir_dtype(t->dtype)->bytes;
-  if (bits < 64 && t->combine_identity >> bits)
-    return ir_fail(e, RJ_EINVAL, "combine.identity: 0x%llx has bits above the %d of %s",
-                   (unsigned long long)t->combine_identity, bits, ir_dtype(t->dtype)->name);
+  rj_status s = check_name(t->combine_fn, "combine.function", true, e);
+  if (!s) s = validate_state(t, e);
+  if (!s && !t->combine_nfields)
+    s = check_bits(t->combine_identity, t->dtype, "combine.identity", e);
+  if (s) return s;
   if ((unsigned)t->combine_commutative > 1)
     return ir_fail(e, RJ_EINVAL, "combine.commutative: %d, expected 0 or 1",
                    t->combine_commutative);
@@ -338,6 +388,10 @@ static rj_status validate_combine(const rj_tensor *t, ir_err *e) {
     return ir_fail(e, RJ_EINVAL,
                    "accum: not with a non-commutative combine (the order of the old value and "
                    "the result is not defined yet)");
+  if (t->accum && (t->combine_nfields || t->dtype == RJ_F16 || t->dtype == RJ_BF16))
+    return ir_fail(e, RJ_EINVAL,
+                   "accum: not with a struct state or an f16 / bf16 custom state (the output is "
+                   "not a state to fold into)");
   return RJ_OK;
 }
 
@@ -345,6 +399,12 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
   if ((s = validate_combine(t, e))) return s;
+  if ((unsigned)t->values > 1)
+    return ir_fail(e, RJ_EINVAL, "values: %d, expected 0 or 1", t->values);
+  if (t->values && t->op != RJ_OP_ARGMAX && t->op != RJ_OP_ARGMIN)
+    return ir_fail(e, RJ_EINVAL,
+                   "values: applies only to op \"argmax\" or \"argmin\" (the extreme value "
+                   "beside its index)");
   if ((t->op == RJ_OP_VAR || t->op == RJ_OP_STD) && (t->correction < 0 || t->correction > 1 << 30))
     return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", t->correction);
   if (t->accum && (t->op == RJ_OP_ARGMAX || t->op == RJ_OP_ARGMIN || t->op == RJ_OP_VAR ||

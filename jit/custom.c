@@ -29,8 +29,10 @@ rj_status jit_custom_keep(rj_kernel *k, const rj_request *req, const rj_options 
 rj_status jit_custom_finish(rj_ctx *ctx, const ir_target *tg, const rj_options *opt, rj_kernel *k) {
   if (!k->custom_bc) return RJ_OK;
   const rj_tensor *t = &k->req.u.tensor;
+  char names[RJ_COMBINE_NAMES_MAX];
+  ir_combine_names(t, names, sizeof names);
   rj_status s = jit_ir_isolated_combine(ctx, k->custom_bc, k->custom_bcn, k->entry, t->combine_ir,
-                                        strlen(t->combine_ir), t->combine_fn, tg, opt, k);
+                                        strlen(t->combine_ir), names, tg, opt, k);
   free(k->custom_bc);
   k->custom_bc = NULL;
   k->custom_bcn = 0;

@@ -284,11 +284,12 @@ rj_status jit_launch(rj_ctx *ctx, rj_kernel *k, int dev, const jit_launch_args *
 #define JIT_TENSOR_MAXP 16
 typedef struct jit_targs {
   unsigned grid[3], block[3];
-  uint64_t ptr[2];
+  uint64_t ptr[3];
   int64_t p[JIT_TENSOR_MAXP];
-  void *args[2 + JIT_TENSOR_MAXP];
+  void *args[3 + JIT_TENSOR_MAXP];
 } jit_targs;
+/* values: argmax / argmin values' destination (0: the request has none) */
 rj_status jit_tensor_args(rj_ctx *ctx, const rj_kernel *k, const rj_request *req, uint64_t src,
-                          uint64_t dst, jit_targs *a);
+                          uint64_t dst, uint64_t values, jit_targs *a);
 
 #endif

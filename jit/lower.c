@@ -31,6 +31,7 @@ static rj_status emit_module(rj_ctx *ctx, const char *variant, const rj_request 
   em->C = ctx->llvm;
   em->err = e;
   if (req->kind == RJ_KIND_TENSOR && req->u.tensor.op == RJ_OP_CUSTOM) em->custom = &req->u.tensor;
+  em->values = req->kind == RJ_KIND_TENSOR && req->u.tensor.values;
   em->M = LLVMModuleCreateWithNameInContext("redjit", ctx->llvm);
   em->B = LLVMCreateBuilderInContext(ctx->llvm);
   rj_status s = v->kernel(em, req, v);

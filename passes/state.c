@@ -10,13 +10,100 @@ bool st_indexed(rj_op op) {
   return op == RJ_OP_ARGMAX || op == RJ_OP_ARGMIN;
 }
 
+bool st_on(const rj_tensor *t) {
+  return st_is(t->op) || (t->op == RJ_OP_CUSTOM &&
+                          (t->combine_nfields > 0 || t->dtype == RJ_F16 || t->dtype == RJ_BF16));
+}
+
+bool st_wants_index(const rj_tensor *t) {
+  return st_indexed(t->op) || (t->op == RJ_OP_CUSTOM && t->combine_nfields > 0);
+}
+
+/* ---- op custom's states: a struct of the request's fields (combine_nfields > 0), or an f16 /
+ * bf16 scalar state held as a struct of one field (the built-in ops' accumulator of those dtypes
+ * is f32, the caller's combine takes T itself).  Calls of the caller's functions are calls of
+ * declarations (PASS_CUSTOM_*) linked to them in the compiler (jit/combine.c). */
+static int cst_n(const rj_tensor *t) {
+  return t->combine_nfields > 0 ? t->combine_nfields : 1;
+}
+
+static rj_dtype cst_field(const rj_tensor *t, int i) {
+  return t->combine_nfields > 0 ? t->combine_fields[i] : t->dtype;
+}
+
+static LLVMTypeRef cst_type(pass_emit *e, const rj_tensor *t) {
+  LLVMTypeRef f[RJ_COMBINE_FIELDS_MAX];
+  for (int i = 0; i < cst_n(t); i++)
+    f[i] = pass_type(e, cst_field(t, i));
+  return LLVMStructTypeInContext(e->C, f, (unsigned)cst_n(t), 0);
+}
+
+/* bits as a constant of dtype d (its storage type) */
+static LLVMValueRef cst_const(pass_emit *e, rj_dtype d, uint64_t bits) {
+  int w = 8 * ir_dtype(d)->bytes;
+  LLVMValueRef c = LLVMConstInt(LLVMIntTypeInContext(e->C, (unsigned)w), bits, 0);
+  if (!ir_dtype(d)->is_float) return c;
+  /* a float constant from its bits: a bitcast of an integer constant folds in the builder */
+  return LLVMBuildBitCast(e->B, c, pass_type(e, d), "");
+}
+
+static LLVMValueRef cst_identity(pass_emit *e, const rj_tensor *t) {
+  LLVMValueRef s = LLVMGetUndef(cst_type(e, t));
+  for (int i = 0; i < cst_n(t); i++) {
+    uint64_t b = t->combine_nfields > 0 ? t->combine_field_identity[i] : t->combine_identity;
+    s = LLVMBuildInsertValue(e->B, s, cst_const(e, cst_field(t, i), b), (unsigned)i, "");
+  }
+  return s;
+}
+
+/* a call of declaration name (created on first use) of type ret (args) */
+static LLVMValueRef cst_call(pass_emit *e, const char *name, LLVMTypeRef ret, LLVMValueRef *args,
+                             int n) {
+  LLVMTypeRef ps[2];
+  for (int i = 0; i < n; i++)
+    ps[i] = LLVMTypeOf(args[i]);
+  LLVMTypeRef fty = LLVMFunctionType(ret, ps, (unsigned)n, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(e->M, name);
+  if (!fn) fn = LLVMAddFunction(e->M, name, fty);
+  return LLVMBuildCall2(e->B, fty, fn, args, (unsigned)n, "");
+}
+
+/* x: the element in the acc type (f16 / bf16: f32, converted back exactly) */
+static LLVMValueRef cst_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef idx) {
+  x = pass_from_acc(e, x, t->dtype);
+  if (t->combine_nfields == 0)
+    return LLVMBuildInsertValue(e->B, LLVMGetUndef(cst_type(e, t)), x, 0, "");
+  LLVMValueRef args[2] = {x, idx ? idx : pass_i64(e, 0)};
+  return cst_call(e, PASS_CUSTOM_LIFT, cst_type(e, t), args, 2);
+}
+
+static LLVMValueRef cst_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
+  if (t->combine_nfields > 0) {
+    LLVMValueRef args[2] = {a, b};
+    return cst_call(e, PASS_CUSTOM_COMBINE, cst_type(e, t), args, 2);
+  }
+  LLVMValueRef args[2] = {LLVMBuildExtractValue(e->B, a, 0, ""),
+                          LLVMBuildExtractValue(e->B, b, 0, "")};
+  LLVMValueRef v = cst_call(e, PASS_CUSTOM_COMBINE, pass_type(e, t->dtype), args, 2);
+  return LLVMBuildInsertValue(e->B, LLVMGetUndef(cst_type(e, t)), v, 0, "");
+}
+
+static LLVMValueRef cst_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s) {
+  if (t->combine_nfields == 0 || !t->combine_finish[0])
+    return LLVMBuildExtractValue(e->B, s, t->combine_nfields ? (unsigned)t->combine_result : 0, "");
+  return cst_call(e, PASS_CUSTOM_FINISH, pass_type(e, cst_field(t, t->combine_result)), &s, 1);
+}
+
 /* the working float of var / std / logsumexp */
 static bool wide(rj_dtype t) {
   return t == RJ_F64;
 }
 
-int st_bytes(rj_op op, rj_dtype t) {
+int st_bytes(const rj_tensor *tn) {
+  rj_op op = tn->op;
+  rj_dtype t = tn->dtype;
   int w = wide(t) ? 8 : 4;
+  if (op == RJ_OP_CUSTOM) return 8 * cst_n(tn); /* at most: every field padded to 8 bytes */
   if (st_indexed(op)) return 16;
   if (op == RJ_OP_LOGSUMEXP) return 2 * w;
   return 8 + 2 * w;
@@ -27,6 +114,7 @@ static LLVMTypeRef wtype(pass_emit *e, rj_dtype t) {
 }
 
 LLVMTypeRef st_type(pass_emit *e, const rj_tensor *t) {
+  if (t->op == RJ_OP_CUSTOM) return cst_type(e, t);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), w = wtype(e, t->dtype);
   LLVMTypeRef f[3] = {pass_acc_type(e, t->dtype), i64};
   int n = 2;
@@ -42,6 +130,7 @@ static LLVMValueRef real(pass_emit *e, rj_dtype t, double v) {
 }
 
 LLVMValueRef st_identity(pass_emit *e, const rj_tensor *t) {
+  if (t->op == RJ_OP_CUSTOM) return cst_identity(e, t);
   LLVMValueRef f[3];
   int n = 2;
   if (st_indexed(t->op)) {
@@ -72,6 +161,7 @@ static LLVMValueRef isnan_(pass_emit *e, LLVMValueRef x) {
 }
 
 LLVMValueRef st_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef idx) {
+  if (t->op == RJ_OP_CUSTOM) return cst_elem(e, t, x, idx);
   LLVMValueRef f[3];
   int n = 2;
   if (st_indexed(t->op)) {
@@ -227,20 +317,37 @@ static LLVMValueRef combine_lse(pass_emit *e, const rj_tensor *t, LLVMValueRef a
 }
 
 LLVMValueRef st_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
+  if (t->op == RJ_OP_CUSTOM) return cst_combine(e, t, a, b);
   if (st_indexed(t->op)) return combine_arg(e, t, a, b);
   if (t->op == RJ_OP_LOGSUMEXP) return combine_lse(e, t, a, b);
   return combine_welford(e, t, a, b);
 }
 
+/* a 16-bit field (f16 / bf16) shuffled as the low half of 32 bits */
+static LLVMValueRef shfl16(pass_emit *e, LLVMValueRef x, LLVMValueRef mm, int lanemask, int width) {
+  LLVMTypeRef ty = LLVMTypeOf(x), i16 = LLVMInt16TypeInContext(e->C);
+  LLVMValueRef w =
+      LLVMBuildZExt(e->B, LLVMBuildBitCast(e->B, x, i16, ""), LLVMInt32TypeInContext(e->C), "");
+  w = pass_shfl_bfly(e, w, mm, lanemask, width);
+  return LLVMBuildBitCast(e->B, LLVMBuildTrunc(e->B, w, i16, ""), ty, "");
+}
+
 LLVMValueRef st_shfl_bfly(pass_emit *e, LLVMValueRef v, LLVMValueRef mm, int lanemask, int width) {
-  unsigned n = LLVMCountStructElementTypes(LLVMTypeOf(v));
-  for (unsigned i = 0; i < n; i++)
-    v = LLVMBuildInsertValue(e->B, v, pass_shfl_bfly(e, field(e, v, i), mm, lanemask, width), i,
-                             "");
+  LLVMTypeRef ty = LLVMTypeOf(v);
+  unsigned n = LLVMCountStructElementTypes(ty);
+  for (unsigned i = 0; i < n; i++) {
+    LLVMTypeKind k = LLVMGetTypeKind(LLVMStructGetTypeAtIndex(ty, i));
+    LLVMValueRef x = field(e, v, i);
+    x = k == LLVMHalfTypeKind || k == LLVMBFloatTypeKind
+            ? shfl16(e, x, mm, lanemask, width)
+            : pass_shfl_bfly(e, x, mm, lanemask, width);
+    v = LLVMBuildInsertValue(e->B, v, x, i, "");
+  }
   return v;
 }
 
 LLVMValueRef st_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s) {
+  if (t->op == RJ_OP_CUSTOM) return cst_finish(e, t, s);
   if (st_indexed(t->op)) return field(e, s, 1);
   LLVMTypeRef w = wtype(e, t->dtype);
   LLVMValueRef v;

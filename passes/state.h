@@ -14,6 +14,10 @@
  *                    inf or nan when n <= correction), std its square root.
  *   logsumexp        {W m, W s}; one exp per combine (the smaller max's sum is scaled); result
  *                    m + log(s): -inf for -inf rows (and empty ones), +inf when an element is.
+ *   custom           the caller's state (rj_tensor.combine_*): a literal struct of its fields, or
+ *                    {T} for an f16 / bf16 scalar state; element states, combines and the result
+ *                    are calls of PASS_CUSTOM_LIFT / _COMBINE / _FINISH (or field selection),
+ *                    linked to the caller's functions in the compiler (jit/combine.c).
  * Under nan "ignore" a NaN element folds as the identity (st_elem). */
 #ifndef RJ_PASSES_STATE_H
 #define RJ_PASSES_STATE_H
@@ -26,8 +30,13 @@
 
 bool st_is(rj_op op);      /* a state op */
 bool st_indexed(rj_op op); /* argmax / argmin: folds need each element's index */
-/* Bytes of one state (workspace sizing). */
-int st_bytes(rj_op op, rj_dtype t);
+/* t's accumulator is a state: a state op, or op custom with a struct state (or an f16 / bf16
+ * input, whose scalar state is held as a struct of one field). */
+bool st_on(const rj_tensor *t);
+/* t's element states take each element's index: argmax / argmin, op custom's lift. */
+bool st_wants_index(const rj_tensor *t);
+/* Bytes of one state, at most (workspace sizing). */
+int st_bytes(const rj_tensor *t);
 LLVMTypeRef st_type(pass_emit *e, const rj_tensor *t);
 LLVMValueRef st_identity(pass_emit *e, const rj_tensor *t);
 /* The state of one element x (acc type) at index idx (i64; NULL unless st_indexed). */

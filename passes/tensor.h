@@ -29,7 +29,8 @@ int64_t tns_pow2(int64_t x); /* the next power of two >= x */
 /* Kernel skeleton: the function redjit_tensor(ptr addrspace(1) noalias readonly src,
  * ptr addrspace(1) noalias dst, i64 p0 .. i64 p{np-1}), builder at its entry.  Returns the
  * params; np = 0 (constant kernels): just src and dst.  Sets e->nparams = np.  The launch
- * geometry is the plan's (tns_plan_geometry). */
+ * geometry is the plan's (tns_plan_geometry).  With e->values (argmax / argmin values), a third
+ * pointer follows dst (e->values_dst; tns_store writes the extreme values there). */
 void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst, int np, LLVMValueRef *p);
 LLVMValueRef tns_ctaid(pass_emit *e);
 LLVMValueRef tns_i64(pass_emit *e, int64_t v);

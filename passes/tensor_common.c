@@ -42,10 +42,11 @@ static void add_attr(pass_emit *e, unsigned idx, const char *name) {
 
 void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst, int np, LLVMValueRef *p) {
   LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
-  LLVMTypeRef params[2 + TNS_NP] = {gptr, gptr};
+  LLVMTypeRef params[3 + TNS_NP] = {gptr, gptr, gptr};
+  unsigned first = e->values ? 3 : 2; /* argmax / argmin values: a third pointer */
   for (int i = 0; i < np; i++)
-    params[2 + i] = LLVMInt64TypeInContext(e->C);
-  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, (unsigned)(2 + np), 0);
+    params[first + (unsigned)i] = LLVMInt64TypeInContext(e->C);
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, first + (unsigned)np, 0);
   e->entry = "redjit_tensor";
   e->fn = LLVMAddFunction(e->M, e->entry, fty);
   LLVMSetFunctionCallConv(e->fn, LLVMPTXKernelCallConv);
@@ -55,8 +56,12 @@ void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst, int np, LLVMV
   LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
   *src = LLVMGetParam(e->fn, 0);
   *dst = LLVMGetParam(e->fn, 1);
+  if (e->values) {
+    add_attr(e, 3, "noalias");
+    e->values_dst = LLVMGetParam(e->fn, 2);
+  }
   for (int i = 0; i < np; i++)
-    p[i] = LLVMGetParam(e->fn, (unsigned)(2 + i));
+    p[i] = LLVMGetParam(e->fn, first + (unsigned)i);
   e->nparams = np;
 }
 
@@ -77,33 +82,33 @@ void tns_load_vec(pass_emit *e, rj_dtype t, LLVMValueRef p, int vec, LLVMValueRe
 }
 
 LLVMTypeRef tns_acc_type(pass_emit *e, const rj_tensor *t) {
-  return st_is(t->op) ? st_type(e, t) : pass_acc_type(e, t->dtype);
+  return st_on(t) ? st_type(e, t) : pass_acc_type(e, t->dtype);
 }
 
 LLVMValueRef tns_identity(pass_emit *e, const rj_tensor *t) {
-  return st_is(t->op) ? st_identity(e, t) : pass_identity(e, t->op, t->dtype);
+  return st_on(t) ? st_identity(e, t) : pass_identity(e, t->op, t->dtype);
 }
 
 LLVMValueRef tns_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
-  return st_is(t->op) ? st_combine(e, t, a, b) : pass_combine(e, t->op, t->dtype, t->nan, a, b);
+  return st_on(t) ? st_combine(e, t, a, b) : pass_combine(e, t->op, t->dtype, t->nan, a, b);
 }
 
 LLVMValueRef tns_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
                            const int *masks, int n, int width) {
-  if (!st_is(t->op)) return pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, width);
+  if (!st_on(t)) return pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, width);
   for (int i = 0; i < n; i++)
     v = st_combine(e, t, v, st_shfl_bfly(e, v, mm, masks[i], width));
   return v;
 }
 
 LLVMValueRef tns_elem_idx(pass_emit *e, const rj_tensor *t, LLVMValueRef base, LLVMValueRef off) {
-  if (!st_indexed(t->op)) return NULL;
+  if (!st_wants_index(t)) return NULL;
   return base ? LLVMBuildAdd(e->B, base, off, "") : off;
 }
 
 void tns_fold_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x,
                    LLVMValueRef idx, LLVMValueRef ok) {
-  if (!st_is(t->op)) {
+  if (!st_on(t)) {
     tns_acc_fold(e, t, acc, ok ? tns_or_identity(e, t, ok, x) : x);
     return;
   }
@@ -183,10 +188,15 @@ LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LL
 
 void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef idx64,
                LLVMValueRef v) {
-  if (st_is(t->op)) { /* no accum (validation refuses it) */
+  if (st_on(t)) {                             /* no accum (validation refuses it) */
+    if (e->values_dst && st_indexed(t->op)) { /* the extreme value too, in the input dtype */
+      LLVMValueRef x = pass_from_acc(e, LLVMBuildExtractValue(e->B, v, 0, ""), t->dtype);
+      LLVMValueRef sx = LLVMBuildStore(e->B, x, pass_gep(e, LLVMTypeOf(x), e->values_dst, idx64));
+      LLVMSetAlignment(sx, (unsigned)ir_dtype(t->dtype)->bytes);
+    }
     v = st_finish(e, t, v);
     LLVMValueRef st = LLVMBuildStore(e->B, v, pass_gep(e, LLVMTypeOf(v), dst, idx64));
-    LLVMSetAlignment(st, (unsigned)ir_dtype(ir_op_result(t->op, t->dtype))->bytes);
+    LLVMSetAlignment(st, (unsigned)ir_dtype(ir_tensor_result(t))->bytes);
     return;
   }
   LLVMTypeRef ty = pass_type(e, t->dtype);
@@ -246,9 +256,10 @@ void tns_plan_geometry(pass_plan *out, unsigned grid, unsigned block) {
 void tns_plan_runtime(pass_plan *out, const rj_request *r, const char *variant, const char *bucket,
                       const char *names) {
   const rj_tensor *t = &r->u.tensor;
-  char corr[24] = ""; /* var / std: the divisor's correction is compiled in */
+  char corr[32] = ""; /* var / std: the divisor's correction is compiled in; argmax's values */
   if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
     snprintf(corr, sizeof corr, "|corr%d", t->correction);
+  if (t->values) snprintf(corr, sizeof corr, "|values");
   snprintf(out->key, sizeof out->key, "{dynamic %s|%s|op%d|dtype%d|nan%d|accum%d|det%d%s}", variant,
            bucket, t->op, t->dtype, t->nan, t->accum, t->deterministic, corr);
   snprintf(out->note, sizeof out->note,
@@ -315,7 +326,7 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
   for (int u = 0; u < U; u++)
     for (int k = 0; k < vec; k++) {
       LLVMValueRef ix = NULL; /* the element's index in the row (indexed ops only) */
-      if (st_indexed(t->op)) {
+      if (st_wants_index(t)) {
         LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
         ix = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, iv, tns_i64(e, vec), ""), "");
         ix = tns_elem_idx(e, t, idx0, LLVMBuildAdd(e->B, ix, tns_i64(e, k), ""));

@@ -15,13 +15,14 @@ import threading
 import weakref
 
 from . import _arrays
+from ._custom import Custom
 from ._arrays import ArrayInfo, describe, kept_shape, normalize_axes, tensor_request
 from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, INDEX_OPS, KIND, NAN, OP,
                    TREDUCE_MAX_DIMS, TREDUCE_PATH, Options, RedjitError, TreduceBuf, TreduceGroup, TreduceResult,
                    VariantInfo, lib, search_paths)
 
-__all__ = ["RedjitError", "Kernel", "Variant", "version", "variants", "compile", "compile_ir",
-           "explain", "canonical", "reduce", "treduce", "tensor_request", "search_paths",
+__all__ = ["RedjitError", "Custom", "Kernel", "Variant", "version", "variants", "compile", "compile_ir",
+           "explain", "canonical", "reduce", "reduce_values", "treduce", "tensor_request", "search_paths",
            "library_path", "compile_count"]
 
 Variant = collections.namedtuple("Variant", "name priority kinds summary")
@@ -319,30 +320,52 @@ def _stream_of(stream, a):
                       "(an int handle, a torch / CuPy / Numba stream)")
 
 
-def _empty(a, shape, index=False):
-    """out for x's result: x's dtype, or int64 for an index (argmax / argmin)."""
+_NUMPY_NAMES = {"f16": "float16", "f32": "float32", "f64": "float64", "i32": "int32",
+                "i64": "int64", "u32": "uint32", "u64": "uint64"}
+
+
+def _out_dtype(op, dtype):
+    """The output's redjit dtype for op (a name or a Custom) on input dtype `dtype`."""
+    if op.__class__ is Custom:
+        return op.out_dtype(dtype)
+    return "i64" if op in INDEX_OPS else dtype
+
+
+def _torch_dtype(t, name):
+    for k, v in _arrays._TORCH_DTYPES.items():
+        if v == name:
+            return k
+    raise RedjitError("RJ_EINVAL", f"out: torch has no dtype for {name}: give out")
+
+
+def _empty(a, shape, dtype):
+    """out for x's result, of redjit dtype `dtype` (x's, int64 for an index, a Custom's)."""
     x = a.obj
+    same = dtype == a.dtype
     if a.framework == "torch":
         t = _arrays._torch
-        return t.empty(shape, dtype=t.int64 if index else x.dtype, device=x.device)
+        return t.empty(shape, dtype=x.dtype if same else _torch_dtype(t, dtype), device=x.device)
+    if dtype not in _NUMPY_NAMES and not same:
+        raise RedjitError("RJ_EINVAL", f"out: give out for a {dtype} result")
     if a.framework == "cupy":
         import cupy
         with cupy.cuda.Device(a.device):
-            return cupy.empty(shape, dtype="int64" if index else x.dtype)
+            return cupy.empty(shape, dtype=x.dtype if same else _NUMPY_NAMES[dtype])
     if a.framework == "numba":
         from numba import cuda
-        return cuda.device_array(shape, dtype="int64" if index else x.dtype)
+        return cuda.device_array(shape, dtype=x.dtype if same else _NUMPY_NAMES[dtype])
     raise RedjitError("RJ_EINVAL", f"out: give out for a {a.framework} array (redjit allocates "
                       "only for torch, CuPy and Numba)")
 
 
-def _check_out(o, a, kept, index=False):
+def _check_out(o, a, kept, want):
     if o.shape != kept and not (kept == () and o.shape in ((1,), ())):
         raise RedjitError("RJ_EINVAL", f"out: shape {o.shape}, expected {kept}")
-    want = "i64" if index else a.dtype
     if o.dtype != want:
         raise RedjitError("RJ_EINVAL", f"out: dtype {o.dtype}, expected {want}"
-                          + (" (argmax / argmin give int64 indices)" if index else ""))
+                          + (" (the op's result: argmax / argmin give int64 indices, a "
+                             "struct-state Custom its field `result`'s dtype)"
+                             if want != a.dtype else ""))
     if o.device != a.device:
         raise RedjitError("RJ_EINVAL", f"out: on device {o.device}, the source on {a.device}")
     if not _arrays.is_row_major(o.shape, o.strides):
@@ -361,7 +384,7 @@ def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction):
         if accum:
             raise RedjitError("RJ_EINVAL", "out: accum folds out's old values in: give out")
     else:
-        _check_out(o, a, kept, op in INDEX_OPS)
+        _check_out(o, a, kept, _out_dtype(op, a.dtype))
     rq = tensor_request(a.shape, a.strides, axes, a.dtype, op, nan, accum, deterministic, dynamic,
                         correction)
     opts = c.options(a.device)
@@ -410,7 +433,8 @@ def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, st
     """Reduces x (a torch CUDA tensor, a __cuda_array_interface__ array, or a CUDA __dlpack__
     object) over `axis` (None: every dim; an int or a tuple, negatives from the end) with op
     (a name of OP: "sum", "max", "min", "prod", "and" / "or" / "xor" of integers, "argmax" /
-    "argmin", "mean" / "var" / "std" / "logsumexp" of floats: docs/REQUESTS.md, "Ops") into out
+    "argmin", "mean" / "var" / "std" / "logsumexp" of floats: docs/REQUESTS.md, "Ops"; or a
+    redjit.Custom, the caller's combine as LLVM IR) into out
     (allocated by x's framework when None: the kept dims, row-major, shape () for a full
     reduction), on `stream` (None: the framework's current stream) without waiting.  Returns out.
     argmax / argmin write int64 indices (the first of ties; out allocated as int64); var / std
@@ -437,8 +461,9 @@ def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, st
         if e is not None:
             fn, h, arg, kept = e
             if out is None:
-                out = _EMPTY(kept, dtype=_INT64 if op in INDEX_OPS else x.dtype,
-                             device=x.device)
+                out = _EMPTY(kept, dtype=_INT64 if op in INDEX_OPS else x.dtype if
+                             op.__class__ is str or op.result_dtype is None else
+                             _torch_dtype(_arrays._torch, op.result_dtype), device=x.device)
             s = fn(c.vptr, h, arg, x.data_ptr(), out.data_ptr(),
                    _RAW_STREAM(dev) if stream is None else _stream_of(stream, None))
             if s:
@@ -467,12 +492,49 @@ def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, determinist
         _torch_seen()
     fn, h, arg, kept = e
     if out is None:
-        out = _empty(a, kept, op in INDEX_OPS)
+        out = _empty(a, kept, _out_dtype(op, a.dtype))
         o = describe(out, "out")
     s = fn(c.vptr, h, arg, a.ptr, o.ptr, _stream_of(stream, a))
     if s:
         raise c.fail(s)
     return out
+
+
+def reduce_values(x, op="argmax", axis=None, *, out=None, values=None, stream=None):
+    """argmax / argmin of x over `axis` with the extreme values too (the request's "values":
+    rj_reduce_values): returns (indices, values), int64 indices (the first of ties) and the
+    values in x's dtype, allocated by x's framework where out / values are None.  No memo of
+    the layout: the parsed request is kept per layout, the kernel found by rj_reduce's cache."""
+    if op not in INDEX_OPS:
+        raise RedjitError("RJ_EINVAL", f"op: reduce_values takes \"argmax\" or \"argmin\", "
+                          f"not {op!r}")
+    try:
+        c = _tls.ctx
+    except AttributeError:
+        c = _ctx()
+    a = describe(x)
+    axes = normalize_axes(tuple(axis) if axis.__class__ is list else axis, len(a.shape))
+    kept = kept_shape(a.shape, axes)
+    outs = []
+    for arr, what, want in ((out, "out", "i64"), (values, "values", a.dtype)):
+        if arr is None:
+            arr = _empty(a, kept, want)
+        d = describe(arr, what)
+        _check_out(d, a, kept, want)
+        outs.append((arr, d))
+    rq = tensor_request(a.shape, a.strides, axes, a.dtype, op)
+    rq["values"] = True
+    rkey = json.dumps(rq, sort_keys=True)
+    req = c.requests.get(rkey)
+    if req is None:
+        if len(c.requests) >= _MEMO_MAX:
+            c.drop_memo()  # the memo's entries go with the requests they use
+        req = c.requests[rkey] = c.parse(rq)
+    s = c.L.rj_reduce_values(c.ptr, req, c.options(a.device), a.ptr, outs[0][1].ptr,
+                             outs[1][1].ptr, _stream_of(stream, a))
+    if s:
+        raise c.fail(s)
+    return outs[0][0], outs[1][0]
 
 
 # ------------------------------------------------------------------ treduce
