@@ -107,17 +107,26 @@ void tns_fold_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValue
     tns_acc_fold(e, t, acc, ok ? tns_or_identity(e, t, ok, x) : x);
     return;
   }
-  LLVMTypeRef ty = st_type(e, t);
-  LLVMValueRef s = st_elem(e, t, x, idx);
-  if (ok) s = LLVMBuildSelect(e->B, ok, s, st_identity(e, t), "");
-  LLVMBuildStore(e->B, st_combine(e, t, LLVMBuildLoad2(e->B, ty, acc, ""), s), acc);
+  LLVMValueRef s = LLVMBuildLoad2(e->B, st_slot_type(e, t), acc, "");
+  LLVMBuildStore(e->B, st_slot_fold(e, t, s, x, idx, ok), acc);
 }
 
 void tns_acc_init(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
+  bool st = st_is(t->op);
   for (int i = 0; i < n; i++) {
-    acc[i] = pass_entry_alloca(e, tns_acc_type(e, t), "acc");
-    LLVMBuildStore(e->B, tns_identity(e, t), acc[i]);
+    acc[i] = pass_entry_alloca(e, st ? st_slot_type(e, t) : tns_acc_type(e, t), "acc");
+    LLVMBuildStore(e->B, st ? st_slot_identity(e, t) : tns_identity(e, t), acc[i]);
   }
+}
+
+LLVMValueRef tns_acc_value(pass_emit *e, const rj_tensor *t, LLVMValueRef acc) {
+  if (!st_is(t->op)) return LLVMBuildLoad2(e->B, tns_acc_type(e, t), acc, "");
+  return st_slot_state(e, t, LLVMBuildLoad2(e->B, st_slot_type(e, t), acc, ""));
+}
+
+LLVMValueRef tns_acc_as_state(pass_emit *e, const rj_tensor *t, LLVMValueRef acc) {
+  if (!st_is(t->op) || st_slot_type(e, t) == st_type(e, t)) return acc;
+  return pass_entry_alloca(e, st_type(e, t), "state");
 }
 
 void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x) {
@@ -128,7 +137,7 @@ void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueR
 LLVMValueRef tns_acc_total(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
   LLVMValueRef v[64];
   for (int i = 0; i < n; i++)
-    v[i] = LLVMBuildLoad2(e->B, tns_acc_type(e, t), acc[i], "");
+    v[i] = tns_acc_value(e, t, acc[i]);
   for (int w = 1; w < n; w *= 2)
     for (int i = 0; i + w < n; i += 2 * w)
       v[i] = tns_combine(e, t, v[i], v[i + w]);

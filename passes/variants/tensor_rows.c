@@ -237,7 +237,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef last = tns_last_cta(e, cntp, tid, z.S);
   pass_if l;
   pass_if_begin(e, &l, last);
-  LLVMValueRef a = acc[0];
+  LLVMValueRef a = tns_acc_as_state(e, t, acc[0]);
   LLVMBuildStore(e->B, tns_identity(e, t), a);
   pass_loop fl;
   pass_loop_begin(e, &fl, tid64, z.S, tns_i64(e, p.T));
