@@ -352,6 +352,29 @@ LLVMValueRef st_slot_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVM
   return slot_welford(e, t, s, x, ok);
 }
 
+/* var / std: b's sums moved to a's shift, d = kb - ka: s1 + nb d, s2 + d (2 s1b + nb d); no
+ * division (k's are elements of one output: d is small beside them) */
+LLVMValueRef st_slot_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
+  if (!welford(t->op)) return st_combine(e, t, a, b);
+  LLVMTypeRef w = wtype(e, t->dtype);
+  LLVMValueRef na = field(e, a, 0), nb = field(e, b, 0);
+  LLVMValueRef fb = LLVMBuildSIToFP(e->B, nb, w, "");
+  LLVMValueRef d = LLVMBuildFSub(e->B, field(e, b, 1), field(e, a, 1), "");
+  LLVMValueRef s1b = field(e, b, 2);
+  LLVMValueRef f1[3] = {fb, d, s1b};
+  LLVMValueRef s1 = LLVMBuildFAdd(e->B, field(e, a, 2), pass_call(e, "llvm.fma", &w, 1, f1, 3), "");
+  LLVMValueRef f2[3] = {fb, d, LLVMBuildFAdd(e->B, s1b, s1b, "")};
+  LLVMValueRef f3[3] = {d, pass_call(e, "llvm.fma", &w, 1, f2, 3), field(e, b, 3)};
+  LLVMValueRef s2 = LLVMBuildFAdd(e->B, field(e, a, 3), pass_call(e, "llvm.fma", &w, 1, f3, 3), "");
+  LLVMValueRef r = LLVMGetUndef(st_slot_type(e, t));
+  LLVMValueRef f[4] = {LLVMBuildAdd(e->B, na, nb, ""), field(e, a, 1), s1, s2};
+  for (unsigned i = 0; i < 4; i++)
+    r = LLVMBuildInsertValue(e->B, r, f[i], i, "");
+  LLVMValueRef zero = pass_i64(e, 0);
+  r = LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntEQ, na, zero, ""), b, r, "");
+  return LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntEQ, nb, zero, ""), a, r, "");
+}
+
 /* var / std: (n, k + s1 / n, max(0, s2 - s1 * s1 / n)); an empty slot is the identity */
 LLVMValueRef st_slot_state(pass_emit *e, const rj_tensor *t, LLVMValueRef s) {
   if (!welford(t->op)) return s;

@@ -50,6 +50,9 @@ LLVMValueRef st_slot_identity(pass_emit *e, const rj_tensor *t);
 LLVMValueRef st_slot_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef x,
                           LLVMValueRef idx, LLVMValueRef ok);
 LLVMValueRef st_slot_state(pass_emit *e, const rj_tensor *t, LLVMValueRef s);
+/* Two slots of one output as one (var / std: b's sums moved to a's shift; the others:
+ * st_combine), so that slots fold into one before their single st_slot_state. */
+LLVMValueRef st_slot_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b);
 /* The result in the storage type of ir_op_result (argmax: the i64 index). */
 LLVMValueRef st_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s);
 /* A volatile load of a state, field by field. */

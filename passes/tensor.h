@@ -66,7 +66,8 @@ LLVMValueRef tns_acc_value(pass_emit *e, const rj_tensor *t, LLVMValueRef acc);
  * type, else a new one. */
 LLVMValueRef tns_acc_as_state(pass_emit *e, const rj_tensor *t, LLVMValueRef acc);
 void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x);
-/* Combines the n slots in order (a fixed tree: pairs, then pairs of pairs). */
+/* Combines the n slots, of one output, in order (a fixed tree: pairs, then pairs of pairs; state
+ * ops: st_slot_combine, then one st_slot_state). */
 LLVMValueRef tns_acc_total(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n);
 /* x when ok, else the op's identity (acc type): a predicated slot of an unrolled round. */
 LLVMValueRef tns_or_identity(pass_emit *e, const rj_tensor *t, LLVMValueRef ok, LLVMValueRef x);

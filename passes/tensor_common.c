@@ -136,12 +136,14 @@ void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueR
 
 LLVMValueRef tns_acc_total(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
   LLVMValueRef v[64];
+  bool st = st_is(t->op);
   for (int i = 0; i < n; i++)
-    v[i] = tns_acc_value(e, t, acc[i]);
+    v[i] = st ? LLVMBuildLoad2(e->B, st_slot_type(e, t), acc[i], "")
+              : LLVMBuildLoad2(e->B, tns_acc_type(e, t), acc[i], "");
   for (int w = 1; w < n; w *= 2)
     for (int i = 0; i + w < n; i += 2 * w)
-      v[i] = tns_combine(e, t, v[i], v[i + w]);
-  return v[0];
+      v[i] = st ? st_slot_combine(e, t, v[i], v[i + w]) : tns_combine(e, t, v[i], v[i + w]);
+  return st ? st_slot_state(e, t, v[0]) : v[0];
 }
 
 LLVMValueRef tns_or_identity(pass_emit *e, const rj_tensor *t, LLVMValueRef ok, LLVMValueRef x) {

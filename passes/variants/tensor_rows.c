@@ -33,8 +33,8 @@ typedef struct rows_plan {
  *     cross-CTA hand-off;
  *   CTA per segment: T = pow2(nv / U) in [64, 512]; S segments per row, S = floor(one resident
  *     wave / rows) so the grid never spills into a partial second wave, and at least one full
- *     round (T * U vectors) per CTA; rows of >= 2^21 elements stream instead with U = 4, 32
- *     registers and S = floor(4 waves / rows). */
+ *     round (T * U vectors) per CTA (state ops: two); rows of >= 2^21 elements stream instead with
+ * U = 4, 32 registers and S = floor(4 waves / rows). */
 static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, rows_plan *p) {
   int rd = v->red[0] ? 0 : 1; /* the reduced unit-stride dim (inner, or outer in a view) */
   if (v->n == 1) rd = 0;
@@ -84,7 +84,9 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, rows_plan 
   int64_t wave = (int64_t)sms * (threads_sm / p->T) * waves; /* CTAs in `waves` resident waves */
   p->wave = wave;
   int64_t S = p->M >= wave ? 1 : wave / p->M;
-  int64_t per = (int64_t)p->T * p->vec * p->U; /* one round of the CTA */
+  /* one round of the CTA; state ops two, so that a thread folds at least two rounds into its
+   * slots before the shuffle tree, whose combines cost them far more than sum's adds */
+  int64_t per = (int64_t)p->T * p->vec * p->U * (st_is(t->op) ? 2 : 1);
   int64_t most = (p->N + per - 1) / per;
   if (S > most) S = most;
   if (S < 1) S = 1;

@@ -36,16 +36,19 @@ static void host_intrinsics(void) {
   }
 }
 /* Slots (st_slot_*): tfold_OP_DT_N(double *x, i8 *skip, i64 n, i64 base, S *out) folds x[0 .. n)
- * (indices base + i) in order into one slot from its identity, with ok false where skip[i] is
- * set, and stores st_slot_state of it. */
+ * (indices base + i) in order into two slots from their identity, even indices into one and odd
+ * into the other (as a vector's lanes), with ok false where skip[i] is set, and stores
+ * st_slot_state of their st_slot_combine. */
 static void build_tfold(const char *name, const rj_tensor *t, int d) {
   LLVMTypeRef ptr = LLVMPointerTypeInContext(E.C, 0), i64 = LLVMInt64TypeInContext(E.C);
   LLVMTypeRef dbl = LLVMDoubleTypeInContext(E.C), i8 = LLVMInt8TypeInContext(E.C);
   LLVMTypeRef p[5] = {ptr, ptr, i64, i64, ptr};
   LLVMValueRef f = begin(name, LLVMVoidTypeInContext(E.C), p, 5);
   LLVMTypeRef sty = st_slot_type(&E, t);
-  LLVMValueRef slot = LLVMBuildAlloca(E.B, sty, "slot"), i = LLVMBuildAlloca(E.B, i64, "i");
-  LLVMBuildStore(E.B, st_slot_identity(&E, t), slot);
+  LLVMValueRef sl[2] = {LLVMBuildAlloca(E.B, sty, "s0"), LLVMBuildAlloca(E.B, sty, "s1")};
+  LLVMValueRef i = LLVMBuildAlloca(E.B, i64, "i");
+  LLVMBuildStore(E.B, st_slot_identity(&E, t), sl[0]);
+  LLVMBuildStore(E.B, st_slot_identity(&E, t), sl[1]);
   LLVMBuildStore(E.B, LLVMConstInt(i64, 0, 0), i);
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(E.C, f, "head");
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(E.C, f, "body");
@@ -62,13 +65,16 @@ static void build_tfold(const char *name, const rj_tensor *t, int d) {
   LLVMValueRef sk =
       LLVMBuildLoad2(E.B, i8, LLVMBuildGEP2(E.B, i8, LLVMGetParam(f, 1), &iv, 1, ""), "");
   LLVMValueRef ok = LLVMBuildICmp(E.B, LLVMIntEQ, sk, LLVMConstInt(i8, 0, 0), "");
+  LLVMValueRef odd = LLVMBuildTrunc(E.B, iv, LLVMInt1TypeInContext(E.C), "");
+  LLVMValueRef slot = LLVMBuildSelect(E.B, odd, sl[1], sl[0], "");
   LLVMValueRef s = LLVMBuildLoad2(E.B, sty, slot, "");
   LLVMValueRef ix = LLVMBuildAdd(E.B, LLVMGetParam(f, 3), iv, "");
   LLVMBuildStore(E.B, st_slot_fold(&E, t, s, x, ix, ok), slot);
   LLVMBuildStore(E.B, LLVMBuildAdd(E.B, iv, LLVMConstInt(i64, 1, 0), ""), i);
   LLVMBuildBr(E.B, head);
   LLVMPositionBuilderAtEnd(E.B, done);
-  LLVMBuildStore(E.B, st_slot_state(&E, t, LLVMBuildLoad2(E.B, sty, slot, "")), LLVMGetParam(f, 4));
+  LLVMValueRef a = LLVMBuildLoad2(E.B, sty, sl[0], ""), b = LLVMBuildLoad2(E.B, sty, sl[1], "");
+  LLVMBuildStore(E.B, st_slot_state(&E, t, st_slot_combine(&E, t, a, b)), LLVMGetParam(f, 4));
   LLVMBuildRetVoid(E.B);
 }
 int main(int argc, char **argv) {
