@@ -345,6 +345,45 @@ static LLVMValueRef slot_lse(pass_emit *e, const rj_tensor *t, LLVMValueRef s, L
   return valid ? LLVMBuildSelect(e->B, valid, r, s, "") : r;
 }
 
+/* logsumexp, a round of n elements: M = max(m, x...), s' = s exp(m - M) + sum exp(x - M), one exp
+ * per element and none of the per-element selects; an infinite M is handled apart (-inf: the
+ * shift 0 keeps every exp 0; +inf: s' = 1, the result being +inf) */
+static LLVMValueRef round_lse(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef *x,
+                              LLVMValueRef *ok, int n) {
+  LLVMTypeRef w = wtype(e, t->dtype);
+  LLVMValueRef m = field(e, s, 0), ninf = real(e, t->dtype, -__builtin_inf());
+  LLVMValueRef xv[64], mx = m;
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef valid = slot_valid(e, t, x[i], ok[i]);
+    xv[i] = valid ? LLVMBuildSelect(e->B, valid, x[i], ninf, "") : x[i];
+    LLVMValueRef args[2] = {mx, xv[i]};
+    mx = pass_call(e, "llvm.maximum", &w, 1, args, 2); /* NaN: NaN */
+  }
+  LLVMValueRef amx = pass_call(e, "llvm.fabs", &w, 1, &mx, 1);
+  LLVMValueRef inf = LLVMBuildFCmp(e->B, LLVMRealOEQ, amx, real(e, t->dtype, __builtin_inf()), "");
+  LLVMValueRef sh = LLVMBuildSelect(e->B, inf, real(e, t->dtype, 0), mx, "");
+  LLVMValueRef sum = NULL;
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef ex = exp_nonpos(e, t->dtype, LLVMBuildFSub(e->B, xv[i], sh, ""));
+    sum = sum ? LLVMBuildFAdd(e->B, sum, ex, "") : ex;
+  }
+  LLVMValueRef fa[3] = {field(e, s, 1), exp_nonpos(e, t->dtype, LLVMBuildFSub(e->B, m, sh, "")),
+                        sum};
+  LLVMValueRef ns = pass_call(e, "llvm.fma", &w, 1, fa, 3);
+  LLVMValueRef pinf = LLVMBuildFCmp(e->B, LLVMRealOEQ, mx, real(e, t->dtype, __builtin_inf()), "");
+  ns = LLVMBuildSelect(e->B, pinf, real(e, t->dtype, 1), ns, "");
+  LLVMValueRef f[2] = {mx, ns};
+  return make(e, t, f, 2);
+}
+
+LLVMValueRef st_slot_fold_round(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef *x,
+                                LLVMValueRef *idx, LLVMValueRef *ok, int n) {
+  if (t->op == RJ_OP_LOGSUMEXP && n > 1 && n <= 64) return round_lse(e, t, s, x, ok, n);
+  for (int i = 0; i < n; i++)
+    s = st_slot_fold(e, t, s, x[i], idx ? idx[i] : NULL, ok[i]);
+  return s;
+}
+
 LLVMValueRef st_slot_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef x,
                           LLVMValueRef idx, LLVMValueRef ok) {
   if (st_indexed(t->op)) return slot_arg(e, t, s, x, idx, ok);

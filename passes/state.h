@@ -50,6 +50,11 @@ LLVMValueRef st_slot_identity(pass_emit *e, const rj_tensor *t);
 LLVMValueRef st_slot_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef x,
                           LLVMValueRef idx, LLVMValueRef ok);
 LLVMValueRef st_slot_state(pass_emit *e, const rj_tensor *t, LLVMValueRef s);
+/* A round of n elements x[0 .. n) of one slot at once (in index order; idx[i] as st_slot_fold's,
+ * idx NULL when not st_indexed; ok[i] as its ok, NULL entries true).  logsumexp: the round's max
+ * first, then one exp per element ("online softmax"); the others: st_slot_fold in turn. */
+LLVMValueRef st_slot_fold_round(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef *x,
+                                LLVMValueRef *idx, LLVMValueRef *ok, int n);
 /* Two slots of one output as one (var / std: b's sums moved to a's shift; the others:
  * st_combine), so that slots fold into one before their single st_slot_state. */
 LLVMValueRef st_slot_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b);

@@ -57,6 +57,10 @@ LLVMValueRef tns_elem_idx(pass_emit *e, const rj_tensor *t, LLVMValueRef base, L
  * tns_acc_fold of tns_or_identity, as before; state ops: st_slot_fold. */
 void tns_fold_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x,
                    LLVMValueRef idx, LLVMValueRef ok);
+/* State ops: folds a round of n elements x[0 .. n) of one acc slot at once (st_slot_fold_round:
+ * idx NULL or their indices, ok[i] NULL or the element's predicate). */
+void tns_fold_round(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef *x,
+                    LLVMValueRef *idx, LLVMValueRef *ok, int n);
 /* acc slots: n allocas of the acc type holding the identity (state ops: st_slot_type holding
  * st_slot_identity, passes/state.h) */
 void tns_acc_init(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n);

@@ -111,6 +111,12 @@ void tns_fold_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValue
   LLVMBuildStore(e->B, st_slot_fold(e, t, s, x, idx, ok), acc);
 }
 
+void tns_fold_round(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef *x,
+                    LLVMValueRef *idx, LLVMValueRef *ok, int n) {
+  LLVMValueRef s = LLVMBuildLoad2(e->B, st_slot_type(e, t), acc, "");
+  LLVMBuildStore(e->B, st_slot_fold_round(e, t, s, x, idx, ok, n), acc);
+}
+
 void tns_acc_init(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
   bool st = st_is(t->op);
   for (int i = 0; i < n; i++) {
@@ -323,16 +329,24 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
     tns_load_vec(e, t->dtype, pass_gep(e, ty, body, LLVMBuildMul(e->B, iv, tns_i64(e, vec), "")),
                  vec, x[u]);
   }
-  for (int u = 0; u < U; u++)
+  if (t->op == RJ_OP_LOGSUMEXP) /* slot by slot, a round at once */
     for (int k = 0; k < vec; k++) {
-      LLVMValueRef ix = NULL; /* the element's index in the row (indexed ops only) */
-      if (st_indexed(t->op)) {
-        LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
-        ix = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, iv, tns_i64(e, vec), ""), "");
-        ix = tns_elem_idx(e, t, idx0, LLVMBuildAdd(e->B, ix, tns_i64(e, k), ""));
-      }
-      tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);
+      LLVMValueRef xs[TNS_U], oks[TNS_U];
+      for (int u = 0; u < U; u++)
+        xs[u] = x[u][k], oks[u] = u ? ok[u] : NULL;
+      tns_fold_round(e, t, acc[k], xs, NULL, oks, U);
     }
+  else
+    for (int u = 0; u < U; u++)
+      for (int k = 0; k < vec; k++) {
+        LLVMValueRef ix = NULL; /* the element's index in the row (indexed ops only) */
+        if (st_indexed(t->op)) {
+          LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
+          ix = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, iv, tns_i64(e, vec), ""), "");
+          ix = tns_elem_idx(e, t, idx0, LLVMBuildAdd(e->B, ix, tns_i64(e, k), ""));
+        }
+        tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);
+      }
   pass_loop_end(e, &l1);
   /* tail */
   LLVMValueRef tstart = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, nv, tns_i64(e, vec), ""), "");

@@ -176,12 +176,21 @@ static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, cons
     ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, r, rend, "");
     load_row(e, t, p, z, rowbase, k0, fast, LLVMBuildSelect(e->B, ok[u], r, lastr, ""), x[u]);
   }
-  for (int u = 0; u < U; u++) {
-    LLVMValueRef ix = NULL; /* the row: the element's index (indexed ops only) */
-    if (st_indexed(t->op))
-      ix = tns_elem_idx(e, t, NULL, LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * p->BY), ""));
-    for (int k = 0; k < p->vec; k++)
-      tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);
+  if (t->op == RJ_OP_LOGSUMEXP) { /* column by column, a round at once */
+    LLVMValueRef oks[TNS_U], xs[TNS_U];
+    for (int k = 0; k < p->vec; k++) {
+      for (int u = 0; u < U; u++)
+        xs[u] = x[u][k], oks[u] = u ? ok[u] : NULL;
+      tns_fold_round(e, t, acc[k], xs, NULL, oks, U);
+    }
+  } else {
+    for (int u = 0; u < U; u++) {
+      LLVMValueRef ix = NULL; /* the row: the element's index (indexed ops only) */
+      if (st_indexed(t->op))
+        ix = tns_elem_idx(e, t, NULL, LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * p->BY), ""));
+      for (int k = 0; k < p->vec; k++)
+        tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);
+    }
   }
   pass_loop_end(e, &l1);
 }

@@ -34,7 +34,7 @@ typedef struct rows_plan {
  *   CTA per segment: T = pow2(nv / U) in [64, 512]; S segments per row, S = floor(one resident
  *     wave / rows) so the grid never spills into a partial second wave, and at least one full
  *     round (T * U vectors) per CTA (state ops: two); rows of >= 2^21 elements stream instead with
- * U = 4, 32 registers and S = floor(4 waves / rows). */
+ *     U = 4, 32 registers and S = floor(4 waves / rows) (not the state ops). */
 static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, rows_plan *p) {
   int rd = v->red[0] ? 0 : 1; /* the reduced unit-stride dim (inner, or outer in a view) */
   if (v->n == 1) rd = 0;
@@ -72,7 +72,9 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, rows_plan 
    * per SM), 4 vectors in flight each, 4 waves of CTAs (measured on the H100: 1-D 2^28 f32 2851 ->
    * 2976 GB/s; 2^20 .. 2^24 the same within noise; docs/PERFORMANCE.md, "Fourth pass") */
   int waves = 1;
-  if (p->N >= ((int64_t)1 << 21)) {
+  /* (not the state ops: their slots and combines want 50 to 60 registers, and at 32 ptxas spills
+   * and recomputes; with 64 they keep U = 8 and one wave, a thread folding many rounds per tree) */
+  if (p->N >= ((int64_t)1 << 21) && !st_is(t->op)) {
     p->U = 4;
     p->regs = 32;
     threads_sm = 65536 / p->regs;

@@ -23,7 +23,8 @@ typedef void (*tfoldf)(const double *, const char *, int64_t, int64_t, S *);
   void elem_##o##_##d##_##n(double, int64_t, S *);                                                 \
   void id_##o##_##d##_##n(S *);                                                                    \
   double fin_##o##_##d##_##n(S *);                                                                 \
-  void tfold_##o##_##d##_##n(const double *, const char *, int64_t, int64_t, S *);
+  void tfold_##o##_##d##_##n(const double *, const char *, int64_t, int64_t, S *);                 \
+  void rfold_##o##_##d##_##n(const double *, const char *, int64_t, int64_t, S *);
 #define DT(o, n) DECL(o, f16, n) DECL(o, f32, n) DECL(o, f64, n)
 // clang-format off
 DT(argmax, 0) DT(argmax, 1) DT(argmin, 0) DT(argmin, 1) DT(var, 0) DT(var, 1) DT(std, 0)
@@ -37,12 +38,12 @@ DECL(var_c3, f32, 0)
   elemf e;
   idf i;
   finf f;
-  tfoldf t;
+  tfoldf t, r;
 } F;
 #define MK(o, d, n)                                                                                \
   (F) {                                                                                            \
     comb_##o##_##d##_##n, elem_##o##_##d##_##n, id_##o##_##d##_##n, fin_##o##_##d##_##n,           \
-        tfold_##o##_##d##_##n                                                                      \
+        tfold_##o##_##d##_##n, rfold_##o##_##d##_##n                                               \
   }
 static uint64_t rs = 88172645463325252ull;
 static uint64_t rnd(void) {
@@ -83,8 +84,9 @@ float host_rcp_approx_ftz_f(float x) {
   return (1.0f / x) * (1 + (rnd() & 1 ? 0x1p-23f : -0x1p-23f));
 }
 /* the GPU kernels' way: x[0 .. n) cut into runs of consecutive indices (a thread's slots), each
- * folded in order (tfold; skip[i]: an element the slot does not take), then their states by a
- * random tree; or, with runs == 0, every element's state by a random tree */
+ * folded in order (tfold: two interleaved slots, or rfold: rounds of 4; skip[i]: an element the
+ * slot does not take), then their states by a random tree; or, with runs == 0, every element's
+ * state by a random tree */
 static void fold(F f, const double *x, const char *skip, int n, int runs, S *out) {
   static S st[4096];
   if (!runs) {
@@ -99,7 +101,7 @@ static void fold(F f, const double *x, const char *skip, int n, int runs, S *out
   for (int a = 0; a < n; k++) {
     int len = 1 + (int)(rnd() % (uint64_t)(2 * n / runs + 1));
     if (len > n - a) len = n - a;
-    f.t(x + a, skip + a, len, a, &st[k]);
+    (rnd() & 1 ? f.t : f.r)(x + a, skip + a, len, a, &st[k]); /* interleaved slots, or rounds */
     a += len;
   }
   tree(f, st, 0, k, out);
