@@ -43,7 +43,8 @@ LLVMValueRef st_shfl_bfly(pass_emit *e, LLVMValueRef v, LLVMValueRef mm, int lan
  *   var / std        {i64 n, W k, W s1, W s2}: s1 and s2 sum d and d * d for d = x - k, k the
  *                    slot's first element (set lazily); one subtract, add and fma per element,
  *                    no division; st_slot_state makes (n, k + s1 / n, s2 - s1 * s1 / n).
- *   logsumexp        the state {m, s}: one exp per element, exp(-|x - m|), and no branch.
+ *   logsumexp        the state {m, s}: one exp per element, exp(-|x - m|), and no branch; a
+ *                    round (st_slot_fold_round) takes its max first, then exp(x - max) each.
  * Under nan "ignore" a NaN element is skipped; ok (i1, or NULL: true) skips the element too. */
 LLVMTypeRef st_slot_type(pass_emit *e, const rj_tensor *t);
 LLVMValueRef st_slot_identity(pass_emit *e, const rj_tensor *t);

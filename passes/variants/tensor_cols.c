@@ -362,11 +362,11 @@ static void store_columns(cols_emit *c, LLVMValueRef ws, LLVMValueRef base, LLVM
   }
 }
 
-/* 6b. The last CTA of a tile folds the S partials of its columns into c->acc (now allocas of the
- * acc type, tns_acc_as_state): thread row ty
- * folds splits ty, ty + BY, ... in order, U partials per round loaded before any fold (the plan
- * keeps S <= U * BY: one round); absent slots load ws[0] and fold the identity.  Volatile loads:
- * other CTAs wrote them in this launch (L2, never a stale L1). */
+/* 6b. The last CTA of a tile folds the S partials of its columns into c->acc (from here allocas
+ * of the acc type: tns_acc_as_state): thread row ty folds splits ty, ty + BY, ... in order, U
+ * partials per round loaded before any fold (the plan keeps S <= U * BY: one round); absent slots
+ * load ws[0] and fold the identity.  Volatile loads: other CTAs wrote them in this launch (L2,
+ * never a stale L1). */
 static void fold_partials(cols_emit *c, LLVMValueRef ws) {
   pass_emit *e = c->e;
   const rj_tensor *t = c->t;
