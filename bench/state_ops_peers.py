@@ -191,10 +191,11 @@ def run_shape(torch, triton, cupy, cupyx_lse, args, name, custom):
         peer = {k: v for k, v in res.items() if not k.startswith("ours") and not k.endswith("steady")}
         best = max(peer.values()) if peer else None
         cell = lambda k: f"{res[k]:.0f}" if k in res else "—"  # noqa: E731
+        vs = f"{res['ours'] / best:.2f}" if best else "—"
         print(f"| {name} {shape} axes {axes} | {op} | {res['ours']:.0f} | {rs:.2f} | "
               f"{res['ours steady']:.0f} | {rss:.2f} | {cell('torch')} | {cell('torch steady')} | "
               f"{cell('cupy')} | {cell('cupy steady')} | "
-              f"{(res['ours'] / best) if best else float('nan'):.2f} | {'yes' if ok else 'NO'} |",
+              f"{vs} | {'yes' if ok else 'NO'} |",
               flush=True)
     del xs, cxs, items, x, cx
     torch.cuda.empty_cache()
