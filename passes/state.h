@@ -44,6 +44,31 @@ LLVMValueRef st_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValue
 LLVMValueRef st_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b);
 /* shfl.sync.bfly of a state, field by field (64-bit fields as two 32-bit shuffles). */
 LLVMValueRef st_shfl_bfly(pass_emit *e, LLVMValueRef v, LLVMValueRef mm, int lanemask, int width);
+/* A thread's slot: what one accumulator of a tensor kernel folds its elements into, one at a time
+ * and in increasing index order (a lane's elements of its rows, columns or fused index), before
+ * st_slot_state turns it into a state for the shuffles, shared memory and workspaces.
+ *   argmax / argmin  the state; an element replaces it when strictly better, or when the slot is
+ *                    still empty (index -1): the earlier element keeps a tie.
+ *   var / std        {i64 n, W k, W s1, W s2}: s1 and s2 sum d and d * d for d = x - k, k the
+ *                    slot's first element (set lazily); one subtract, add and fma per element,
+ *                    no division; st_slot_state makes (n, k + s1 / n, s2 - s1 * s1 / n).
+ *   logsumexp        the state {m, s}: one exp per element, exp(-|x - m|), and no branch; a
+ *                    round (st_slot_fold_round) takes its max first, then exp(x - max) each.
+ *   custom           the state; each element's st_elem is combined in (st_combine), in order.
+ * Under nan "ignore" a NaN element is skipped; ok (i1, or NULL: true) skips the element too. */
+LLVMTypeRef st_slot_type(pass_emit *e, const rj_tensor *t);
+LLVMValueRef st_slot_identity(pass_emit *e, const rj_tensor *t);
+LLVMValueRef st_slot_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef x,
+                          LLVMValueRef idx, LLVMValueRef ok);
+LLVMValueRef st_slot_state(pass_emit *e, const rj_tensor *t, LLVMValueRef s);
+/* A round of n elements x[0 .. n) of one slot at once (in index order; idx[i] as st_slot_fold's,
+ * idx NULL when not st_indexed; ok[i] as its ok, NULL entries true).  logsumexp: the round's max
+ * first, then one exp per element ("online softmax"); the others: st_slot_fold in turn. */
+LLVMValueRef st_slot_fold_round(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef *x,
+                                LLVMValueRef *idx, LLVMValueRef *ok, int n);
+/* Two slots of one output as one (var / std: b's sums moved to a's shift; the others:
+ * st_combine), so that slots fold into one before their single st_slot_state. */
+LLVMValueRef st_slot_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b);
 /* The result in the storage type of ir_op_result (argmax: the i64 index). */
 LLVMValueRef st_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s);
 /* A volatile load of a state, field by field. */

@@ -112,17 +112,32 @@ void tns_fold_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValue
     tns_acc_fold(e, t, acc, ok ? tns_or_identity(e, t, ok, x) : x);
     return;
   }
-  LLVMTypeRef ty = st_type(e, t);
-  LLVMValueRef s = st_elem(e, t, x, idx);
-  if (ok) s = LLVMBuildSelect(e->B, ok, s, st_identity(e, t), "");
-  LLVMBuildStore(e->B, st_combine(e, t, LLVMBuildLoad2(e->B, ty, acc, ""), s), acc);
+  LLVMValueRef s = LLVMBuildLoad2(e->B, st_slot_type(e, t), acc, "");
+  LLVMBuildStore(e->B, st_slot_fold(e, t, s, x, idx, ok), acc);
+}
+
+void tns_fold_round(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef *x,
+                    LLVMValueRef *idx, LLVMValueRef *ok, int n) {
+  LLVMValueRef s = LLVMBuildLoad2(e->B, st_slot_type(e, t), acc, "");
+  LLVMBuildStore(e->B, st_slot_fold_round(e, t, s, x, idx, ok, n), acc);
 }
 
 void tns_acc_init(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
+  bool st = st_is(t->op);
   for (int i = 0; i < n; i++) {
-    acc[i] = pass_entry_alloca(e, tns_acc_type(e, t), "acc");
-    LLVMBuildStore(e->B, tns_identity(e, t), acc[i]);
+    acc[i] = pass_entry_alloca(e, st ? st_slot_type(e, t) : tns_acc_type(e, t), "acc");
+    LLVMBuildStore(e->B, st ? st_slot_identity(e, t) : tns_identity(e, t), acc[i]);
   }
+}
+
+LLVMValueRef tns_acc_value(pass_emit *e, const rj_tensor *t, LLVMValueRef acc) {
+  if (!st_is(t->op)) return LLVMBuildLoad2(e->B, tns_acc_type(e, t), acc, "");
+  return st_slot_state(e, t, LLVMBuildLoad2(e->B, st_slot_type(e, t), acc, ""));
+}
+
+LLVMValueRef tns_acc_as_state(pass_emit *e, const rj_tensor *t, LLVMValueRef acc) {
+  if (!st_is(t->op) || st_slot_type(e, t) == st_type(e, t)) return acc;
+  return pass_entry_alloca(e, st_type(e, t), "state");
 }
 
 void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x) {
@@ -132,12 +147,14 @@ void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueR
 
 LLVMValueRef tns_acc_total(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
   LLVMValueRef v[64];
+  bool st = st_is(t->op);
   for (int i = 0; i < n; i++)
-    v[i] = LLVMBuildLoad2(e->B, tns_acc_type(e, t), acc[i], "");
+    v[i] = st ? LLVMBuildLoad2(e->B, st_slot_type(e, t), acc[i], "")
+              : LLVMBuildLoad2(e->B, tns_acc_type(e, t), acc[i], "");
   for (int w = 1; w < n; w *= 2)
     for (int i = 0; i + w < n; i += 2 * w)
-      v[i] = tns_combine(e, t, v[i], v[i + w]);
-  return v[0];
+      v[i] = st ? st_slot_combine(e, t, v[i], v[i + w]) : tns_combine(e, t, v[i], v[i + w]);
+  return st ? st_slot_state(e, t, v[0]) : v[0];
 }
 
 LLVMValueRef tns_or_identity(pass_emit *e, const rj_tensor *t, LLVMValueRef ok, LLVMValueRef x) {
@@ -323,16 +340,24 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
     tns_load_vec(e, t->dtype, pass_gep(e, ty, body, LLVMBuildMul(e->B, iv, tns_i64(e, vec), "")),
                  vec, x[u]);
   }
-  for (int u = 0; u < U; u++)
+  if (t->op == RJ_OP_LOGSUMEXP) /* slot by slot, a round at once */
     for (int k = 0; k < vec; k++) {
-      LLVMValueRef ix = NULL; /* the element's index in the row (indexed ops only) */
-      if (st_wants_index(t)) {
-        LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
-        ix = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, iv, tns_i64(e, vec), ""), "");
-        ix = tns_elem_idx(e, t, idx0, LLVMBuildAdd(e->B, ix, tns_i64(e, k), ""));
-      }
-      tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);
+      LLVMValueRef xs[TNS_U], oks[TNS_U];
+      for (int u = 0; u < U; u++)
+        xs[u] = x[u][k], oks[u] = u ? ok[u] : NULL;
+      tns_fold_round(e, t, acc[k], xs, NULL, oks, U);
     }
+  else
+    for (int u = 0; u < U; u++)
+      for (int k = 0; k < vec; k++) {
+        LLVMValueRef ix = NULL; /* the element's index in the row (indexed ops only) */
+        if (st_wants_index(t)) {
+          LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
+          ix = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, iv, tns_i64(e, vec), ""), "");
+          ix = tns_elem_idx(e, t, idx0, LLVMBuildAdd(e->B, ix, tns_i64(e, k), ""));
+        }
+        tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);
+      }
   pass_loop_end(e, &l1);
   /* tail */
   LLVMValueRef tstart = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, nv, tns_i64(e, vec), ""), "");

@@ -818,6 +818,21 @@ add("bad-ptxver87-packed-max16", tile("max", "f32", packed(16)), "sm_100a",
 add("bad-ptxver89", SEED002, "sm_90", ["--ptx-version", "89"])
 add("bad-ptxver78-sm90a", SEED002, "sm_90a", ["--ptx-version", "78"])
 
+# State ops (argmax argmin var std logsumexp; docs/REQUESTS.md): each class of view (rows, cols,
+# generic), a long 1-D split row, runtime-size kernels, nan ignore, an integer argmax.
+STATE_OPS = ["argmax", "argmin", "var", "std", "logsumexp"]
+for op in STATE_OPS:
+    for shape, axes in [([300, 1000], [1]), ([1000, 300], [0]), ([4, 5, 6], [0, 2]),
+                        ([1 << 24], None), ([4096, 4096], [1]), ([4096, 4096], [0])]:
+        add("tns-state-%s-%s" % (tlabel(shape, axes), tag(op, "f32")),
+            tensor(op, "f32", shape, axes), "sm_90")
+    add("tns-state-dyn-%s-%s" % (tlabel([1000, 300], [0]), tag(op, "bf16", nan="ignore")),
+        tensor(op, "bf16", [1000, 300], [0], nan="ignore", dynamic=True), "sm_90")
+    add("tns-state-%s-%s" % (tlabel([33, 4099], [1]), tag(op, "f64", nan="ignore")),
+        tensor(op, "f64", [33, 4099], [1], nan="ignore"), "sm_90")
+add("tns-state-%s-%s" % (tlabel([64, 1000], [1]), tag("argmax", "i32")),
+    tensor("argmax", "i32", [64, 1000], [1]), "sm_90")
+
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
