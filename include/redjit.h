@@ -824,7 +824,10 @@ RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nc
 
 /* ---------------------------------------------------------------- errors */
 /* The message of the last failed call on ctx ("" if none; "no context" for NULL).  Valid until
- * the next call on ctx. */
+ * the next call on ctx.  Each context keeps its own: calls on other contexts do not change it.
+ * When this thread's last call on ctx was refused (RJ_EBUSY: another thread inside), the message
+ * says so to this thread, whatever other threads or contexts did since (the last 16 contexts
+ * refused to a thread are remembered). */
 RJ_API const char *rj_errmsg(const rj_ctx *ctx);
 /* Sets ctx's status and message, as a failing rj_ call leaves them, and returns s: for a layer
  * built on this API (redjit_check.h's calls) to report its own failures through rj_errmsg, as

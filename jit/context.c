@@ -8,8 +8,12 @@
 #include <string.h>
 #include <time.h>
 
+static _Atomic(uint64_t) serials; /* contexts made so far: rj_ctx.serial */
+
 RJ_API rj_ctx *rj_ctx_new(void) {
-  return calloc(1, sizeof(rj_ctx)); /* its LLVM is made on its first compile (jit/compiler.c) */
+  rj_ctx *ctx = calloc(1, sizeof(rj_ctx)); /* its LLVM is made on its first compile */
+  if (ctx) ctx->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
+  return ctx;
 }
 
 /* Unloads every load of k (each in its device's context), then frees it. */
@@ -71,8 +75,39 @@ void jit_retired_unload(rj_ctx *ctx) {
 
 /* ---------------------------------------------------------------- one thread at a time */
 
-static _Thread_local char this_thread;      /* its address names the calling thread */
-static _Thread_local const rj_ctx *refused; /* the context this thread's last call was refused */
+static _Thread_local char this_thread; /* its address names the calling thread */
+
+/* The contexts on which this thread's last call was refused (RJ_EBUSY): their message is this
+ * thread's, not the context's (another thread's call is inside it), so it is kept here, per
+ * context, until this thread's next call on that same context goes in.  A call on another
+ * context leaves it alone.  The serial tells a context from a later one at the same address;
+ * the last JIT_REFUSALS contexts refused are remembered. */
+#define JIT_REFUSALS 16
+typedef struct jit_refusal {
+  const rj_ctx *ctx;
+  uint64_t serial;
+} jit_refusal;
+static _Thread_local jit_refusal refusals[JIT_REFUSALS];
+static _Thread_local unsigned refusals_next;
+
+/* ctx's refusal of this thread, NULL when its last call on ctx was not refused (ctx->serial is
+ * read only: it never changes after rj_ctx_new). */
+static jit_refusal *refusal_of(const rj_ctx *ctx) {
+  for (int i = 0; i < JIT_REFUSALS; i++)
+    if (refusals[i].ctx == ctx && refusals[i].serial == ctx->serial) return &refusals[i];
+  return NULL;
+}
+
+static void refusal_forget(const rj_ctx *ctx) {
+  jit_refusal *r = refusal_of(ctx);
+  if (r) r->ctx = NULL;
+}
+
+static void refusal_note(const rj_ctx *ctx) {
+  if (refusal_of(ctx)) return;
+  refusals[refusals_next++ % JIT_REFUSALS] = (jit_refusal){ctx, ctx->serial};
+}
+
 static const char busy_msg[] =
     "another thread is inside a call on this context; one rj_ctx is used by one "
     "thread at a time (use a context per thread, or hold a lock around its calls)";
@@ -87,9 +122,9 @@ bool jit_enter(const rj_ctx *cctx, jit_guard *g) {
   } else if (atomic_compare_exchange_strong_explicit(&ctx->owner, &none, me, memory_order_acquire,
                                                      memory_order_relaxed)) {
     ctx->depth = 1;
-    refused = NULL;
+    refusal_forget(ctx);
   } else {
-    refused = ctx;
+    refusal_note(ctx);
     return false;
   }
   g->ctx = ctx;
@@ -142,6 +177,7 @@ RJ_API void rj_ctx_free(rj_ctx *ctx) {
                                                memory_order_acquire, memory_order_relaxed))
     return;
   ctx->depth = 1; /* what it frees may call back in (treduce's streams) */
+  refusal_forget(ctx);
   if (ctx->treduce_free) ctx->treduce_free(ctx);
   for (rj_kernel *k = ctx->evicted, *n; k; k = n) { /* none: each call frees its own */
     n = k->next;
@@ -168,7 +204,7 @@ RJ_API long long rj_ctx_compile_count(const rj_ctx *ctx) {
 }
 
 RJ_API const char *rj_errmsg(const rj_ctx *ctx) {
-  if (ctx && refused == ctx) return busy_msg; /* before entering: that clears it */
+  if (ctx && refusal_of(ctx)) return busy_msg; /* before entering: that forgets it */
   JIT_ENTER_OR(ctx, busy_msg);
   return ctx ? ctx->err.msg : "no context";
 }

@@ -116,6 +116,7 @@ struct rj_ctx {
   int driver_version; /* cuDriverGetVersion, 0: not read yet (the cubin key) */
   long long cubin_loads, cubin_links, cubin_stale;
   _Atomic(uintptr_t) owner; /* the thread inside a public call on it (0: none; JIT_ENTER) */
+  uint64_t serial;          /* this context's number among those made (never changes) */
   int depth;                /* how deeply that thread is inside (its nested public calls) */
 };
 
