@@ -412,7 +412,11 @@ RJ_API size_t rj_request_size(void);
 RJ_API rj_request *rj_request_new(rj_kind kind);
 RJ_API void rj_request_free(rj_request *req);
 /* Parses one JSON request (docs/REQUESTS.md) into *out, which it initialises first.
- * Unknown fields are errors. */
+ * Unknown fields are errors.  Op custom: out->u.tensor.combine_ir points at ctx's copy of the
+ * text, one per distinct text, of which ctx keeps the 32 most recently parsed (at most 32 x
+ * RJ_COMBINE_IR_MAX bytes): it stays valid until rj_ctx_free or until 32 other distinct texts
+ * have been parsed in ctx since; to keep a request longer, parse it again or point combine_ir at
+ * your own copy. */
 RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out);
 /* Checks a request built in C the way rj_request_parse checks JSON. */
 RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req);

@@ -142,21 +142,38 @@ rj_status jit_busy(const rj_ctx *ctx) {
 }
 
 /* The combine IR texts of parsed requests (op custom): one copy per distinct text, owned by
- * the context until rj_ctx_free. */
+ * the context, most recently parsed first.  They are bounded: beyond JIT_TEXTS_KEPT distinct
+ * texts the least recently parsed goes (at most JIT_TEXTS_KEPT x RJ_COMBINE_IR_MAX bytes per
+ * context).  Kernels keep their own copy (jit_custom_keep): only the parsed requests point here,
+ * and a request parsed JIT_TEXTS_KEPT distinct texts ago is parsed again (redjit.h says so). */
+#define JIT_TEXTS_KEPT 32
 typedef struct jit_text {
   struct jit_text *next;
   char s[];
 } jit_text;
 
 static const char *text_keep(rj_ctx *ctx, const char *text) {
-  for (jit_text *t = ctx->texts; t; t = t->next)
-    if (strcmp(t->s, text) == 0) return t->s;
-  size_t n = strlen(text);
-  jit_text *t = malloc(sizeof *t + n + 1);
+  int n = 0;
+  for (jit_text **p = &ctx->texts, *t; (t = *p); p = &t->next, n++)
+    if (strcmp(t->s, text) == 0) { /* to the front: the most recently parsed */
+      *p = t->next;
+      t->next = ctx->texts;
+      ctx->texts = t;
+      return t->s;
+    }
+  size_t len = strlen(text);
+  jit_text *t = malloc(sizeof *t + len + 1);
   if (!t) return NULL;
-  memcpy(t->s, text, n + 1);
+  memcpy(t->s, text, len + 1);
   t->next = ctx->texts;
   ctx->texts = t;
+  if (n + 1 > JIT_TEXTS_KEPT) { /* the last one goes */
+    jit_text **p = &ctx->texts;
+    while ((*p)->next)
+      p = &(*p)->next;
+    free(*p);
+    *p = NULL;
+  }
   return t->s;
 }
 
