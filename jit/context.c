@@ -208,7 +208,7 @@ RJ_API void rj_ctx_free(rj_ctx *ctx) {
   jit_compiler_release(ctx);
   rt_close(ctx->cuda);
   free(ctx->table);
-  jit_pins_free(ctx);
+  free(ctx->pinset); /* pin.c's set of pinned kernels */
   jit_memo_free(ctx);
   texts_free(ctx);
   free(ctx->text);

@@ -103,7 +103,7 @@ struct rj_ctx {
   bool max_set;                        /* max_kernels resolved (context call or environment) */
   long long max_kernels;               /* 0: no bound */
   long long npinned, memory_evictions; /* npinned: kernels with pins > 0 */
-  /* the kernels with pins > 0 by their address (cache.c): rj_kernel_release finds a caller's
+  /* the kernels with pins > 0 by their address (pin.c): rj_kernel_release finds a caller's
    * pointer here without reading through it; open addressing, a power of two of slots */
   rj_kernel **pinset;
   size_t pincap;
@@ -230,7 +230,6 @@ void jit_cache_touch(rj_ctx *ctx, rj_kernel *k); /* k was asked for: now the mos
 /* One more pin on k (a kernel handed to the caller): RJ_ENOMEM (with the message) when the
  * table of pinned kernels cannot grow, k's pins then unchanged. */
 rj_status jit_cache_pin(rj_ctx *ctx, rj_kernel *k);
-void jit_pins_free(rj_ctx *ctx); /* pin.c: the set of pinned kernels (rj_ctx_free) */
 /* A call that keeps kernels it compiled across later compiles (treduce) holds evictions: +1 at
  * its start, -1 at its end. */
 void jit_cache_hold(rj_ctx *ctx, int delta);

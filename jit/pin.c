@@ -100,9 +100,3 @@ RJ_API rj_status rj_kernel_release(rj_ctx *ctx, rj_kernel *k) {
   }
   return jit_done(ctx, RJ_OK);
 }
-
-void jit_pins_free(rj_ctx *ctx) {
-  free(ctx->pinset);
-  ctx->pinset = NULL;
-  ctx->pincap = 0;
-}
