@@ -2,7 +2,8 @@
  * its disk entry, is what the next process loads (and the kernel computes the right result); a
  * cubin of another driver version, or a corrupt one, is ignored and linked again; rj_reduce under
  * a small memory-cache bound evicts and reloads kernels while earlier launches are still queued,
- * with every result right.  Skips without a GPU. */
+ * with every result right, and so does rj_compile's kernels released (rj_kernel_release) right
+ * after their launch.  Skips without a GPU. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memmem */
 #endif
