@@ -22,14 +22,16 @@
  *
  * Ownership
  *  - Pointers returned by rj_ functions are owned by the context unless said otherwise, and live
- *    until rj_ctx_free (kernels, variant names) or until the next call on the context (messages,
- *    text such as rj_explain's and rj_request_canonical's).  Only rj_ctx_new and rj_request_new
- *    hand the caller something to free (rj_ctx_free, rj_request_free).
- *  - Kernels: those rj_compile and rj_compile_ir return are pinned in the context until
- *    rj_ctx_free.  Kernels the library compiles for its own calls and never hands out (rj_reduce's,
- *    treduce's) belong to the cache, which keeps at most a bound of them and evicts the least
- *    recently used (rj_ctx_set_memory_cache); a later call needing one compiles it again, or reads
- *    it from the disk cache.
+ *    until rj_ctx_free (variant names; kernels: the next point) or until the next call on the
+ *    context (messages, text such as rj_explain's and rj_request_canonical's).  Only rj_ctx_new
+ *    and rj_request_new hand the caller something to free (rj_ctx_free, rj_request_free).
+ *  - Kernels: each return of a kernel by rj_compile or rj_compile_ir adds a pin to it (the same
+ *    request twice: the same kernel, two pins), and rj_kernel_release drops one.  A pinned kernel
+ *    stays in its context until rj_ctx_free; at no pins it belongs to the cache again, as the
+ *    kernels the library compiles for its own calls and never hands out (rj_reduce's,
+ *    treduce's): the cache keeps at most a bound of them and evicts the least recently used
+ *    (rj_ctx_set_memory_cache); a later call needing one compiles it again, or reads it from the
+ *    disk cache.  A caller who never releases keeps every kernel it was given until rj_ctx_free.
  *
  * Thread safety
  *  - One rj_ctx is used by one thread at a time (like an LLVMContext).  A call on a context while
@@ -49,6 +51,8 @@
  *  - Kernels (rj_kernel) belong to their context and follow the same rule; the accessors of a
  *    kernel only read it, except rj_kernel_text's first ask for a kernel's LLVM IR, which makes it
  *    in the kernel's context (a call on that context: NULL while another thread is inside it).
+ *    rj_kernel_release is a call on the kernel's context like any other: the thread that uses
+ *    the context releases (RJ_EBUSY, the pin kept, while another thread is inside).
  * rj_variant_count and rj_variant_get read the library's own table and may be called from any
  * thread.
  *
@@ -170,7 +174,8 @@ typedef struct rj_cache_stats {
   const char *disk_note;    /* why the disk cache is off or read-only ("": nothing to say) */
   /* later fields (an older caller's struct_size leaves them out) */
   long long memory_evictions; /* cache-owned kernels evicted to keep within max_kernels */
-  long long kernels_pinned;   /* kernels handed to the caller (rj_compile, rj_compile_ir) */
+  long long kernels_pinned;   /* kernels holding a pin (rj_compile, rj_compile_ir, less
+                                 rj_kernel_release) */
   long long max_kernels;      /* the bound of cache-owned kernels (0: none) */
   long long cubin_loads;      /* loads from a cubin the disk entry held (no PTX JIT) */
   long long cubin_links;      /* cubins the driver's linker made (then stored in the entry) */
@@ -182,7 +187,8 @@ RJ_API rj_status rj_ctx_cache_stats(rj_ctx *ctx, rj_cache_stats *out);
 /* The bound of the kernels ctx's cache owns: those the library compiled for its own calls
  * (rj_reduce, treduce's kernels); beyond it the least recently used go (their GPU modules are
  * unloaded later, in batches, after waiting for the GPU's work: docs/C_API.md, "Caching").
- * Kernels returned by rj_compile and rj_compile_ir are pinned: never evicted, not counted.
+ * Kernels holding a pin (rj_compile, rj_compile_ir; rj_kernel_release) are never evicted, not
+ * counted.
  * max_kernels 0: no bound.  Default: $REDJIT_CACHE_MAX_KERNELS, else 4096.  RJ_EINVAL when
  * negative. */
 RJ_API rj_status rj_ctx_set_memory_cache(rj_ctx *ctx, long long max_kernels);
@@ -429,7 +435,11 @@ RJ_API size_t rj_request_size(void);
 RJ_API rj_request *rj_request_new(rj_kind kind);
 RJ_API void rj_request_free(rj_request *req);
 /* Parses one JSON request (docs/REQUESTS.md) into *out, which it initialises first.
- * Unknown fields are errors. */
+ * Unknown fields are errors.  Op custom: out->u.tensor.combine_ir points at ctx's copy of the
+ * text, one per distinct text, of which ctx keeps the 32 most recently parsed (at most 32 x
+ * RJ_COMBINE_IR_MAX bytes): it stays valid until rj_ctx_free or until 32 other distinct texts
+ * have been parsed in ctx since; to keep a request longer, parse it again or point combine_ir at
+ * your own copy. */
 RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out);
 /* Checks a request built in C the way rj_request_parse checks JSON. */
 RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req);
@@ -469,8 +479,9 @@ RJ_API rj_status rj_target_resolve(rj_ctx *ctx, const rj_options *opt, char *buf
 typedef struct rj_kernel rj_kernel;
 
 /* validate -> dispatch -> lower -> optimise -> PTX.  The kernel is cached in ctx under the
- * canonical request + target + PTX version, owned by ctx and pinned there until rj_ctx_free (the
- * cache's bound never evicts it).  Needs no GPU. */
+ * canonical request + target + PTX version, owned by ctx, with one pin more for this return: it
+ * stays until rj_ctx_free or until every pin is released (rj_kernel_release), the cache's bound
+ * never evicting it meanwhile.  Needs no GPU. */
 RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                             rj_kernel **out);
 
@@ -497,6 +508,19 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
 RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const char *entry,
                                const rj_options *opt, rj_kernel **out);
 
+/* Drops one of k's pins (each rj_compile / rj_compile_ir return of k added one; the kernel has
+ * them as a count, so each holder releases its own).  At none, k is an ordinary entry of ctx's
+ * cache again: it counts against the bound and, least recently used, may be evicted at once or
+ * by a later call, after which k must not be used (its GPU modules are unloaded with the cache's
+ * other evictions, in batches after the GPU's work: docs/C_API.md, "Caching").  A kernel is
+ * reused while cached: rj_compile of the same request returns it again, with a new pin.
+ * RJ_EINVAL with a message for k NULL, a k holding no pin (released once too often), and a k
+ * that is not a kernel of ctx (another context's, or one released and since evicted): k is
+ * looked up among ctx's kernels by address, nothing is read through it.  A released pointer
+ * whose memory was reused by another kernel of ctx cannot be told apart: release each pin once.
+ * A use of ctx like any call (RJ_EBUSY while another thread is inside it). */
+RJ_API rj_status rj_kernel_release(rj_ctx *ctx, rj_kernel *k);
+
 /* One line per variant in dispatch order: "NAME prio=P chosen", "NAME prio=P rejected: REASON"
  * or "NAME prio=P not tried".  *text is owned by ctx until the next call.  Returns RJ_OK when a
  * variant was chosen, RJ_ENOVARIANT (text still filled) when none accepts. */
@@ -518,7 +542,7 @@ RJ_API int rj_variant_count(const rj_ctx *ctx);
 RJ_API rj_status rj_variant_get(const rj_ctx *ctx, int i, rj_variant_info *out);
 
 /* A compiled kernel, read through these accessors (NULL k: NULL, 0, zeroed dims).  The strings
- * live as long as the kernel, that is until rj_ctx_free. */
+ * live as long as the kernel: until rj_ctx_free, or its eviction once released. */
 typedef enum rj_emit { RJ_EMIT_PTX = 0, RJ_EMIT_LLVM = 1, RJ_EMIT_LLVM_OPT = 2 } rj_emit;
 /* The text of a compiled kernel: its PTX, its LLVM IR as built, or after optimisation.  A compile
  * of a request makes the PTX alone: the first ask for its LLVM IR lowers it again in its context
@@ -841,7 +865,10 @@ RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nc
 
 /* ---------------------------------------------------------------- errors */
 /* The message of the last failed call on ctx ("" if none; "no context" for NULL).  Valid until
- * the next call on ctx. */
+ * the next call on ctx.  Each context keeps its own: calls on other contexts do not change it.
+ * When this thread's last call on ctx was refused (RJ_EBUSY: another thread inside), the message
+ * says so to this thread, whatever other threads or contexts did since (the last 16 contexts
+ * refused to a thread are remembered). */
 RJ_API const char *rj_errmsg(const rj_ctx *ctx);
 /* Sets ctx's status and message, as a failing rj_ call leaves them, and returns s: for a layer
  * built on this API (redjit_check.h's calls) to report its own failures through rj_errmsg, as

@@ -99,12 +99,6 @@ void jit_cache_touch(rj_ctx *ctx, rj_kernel *k) {
   k->used = ++ctx->tick;
 }
 
-void jit_cache_pin(rj_ctx *ctx, rj_kernel *k) {
-  if (k->pinned) return;
-  k->pinned = true;
-  ctx->npinned++;
-}
-
 void jit_cache_hold(rj_ctx *ctx, int delta) {
   ctx->evict_hold += delta;
 }
@@ -135,10 +129,12 @@ static void cache_remove(rj_ctx *ctx, rj_kernel *v) {
  * on a miss only (a compile or a disk read costs far more). */
 static void evict(rj_ctx *ctx, rj_kernel *keep) {
   long long max = jit_cache_bound(ctx);
-  while (max && !ctx->evict_hold && ctx->nkernels - ctx->npinned > max) {
+  /* a kernel rj_compile is about to pin is not the cache's: it is not counted */
+  long long going = keep && ctx->pin_keep && !keep->pins ? 1 : 0;
+  while (max && !ctx->evict_hold && ctx->nkernels - ctx->npinned - going > max) {
     rj_kernel *lru = NULL;
     for (rj_kernel *k = ctx->kernels; k; k = k->next)
-      if (!k->pinned && k != keep && (!lru || k->used < lru->used)) lru = k;
+      if (!k->pins && k != keep && (!lru || k->used < lru->used)) lru = k;
     if (!lru) return;
     cache_remove(ctx, lru);
     ctx->memory_evictions++;

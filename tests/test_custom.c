@@ -6,6 +6,8 @@
 #include "custom_ir.h"
 #include "rjtest.h"
 
+#include <malloc.h>
+
 #include <stdint.h>
 
 #define ADD_F32                                                                                    \
@@ -803,11 +805,62 @@ START_TEST(half_states_compile) {
 }
 END_TEST
 
+/* The texts rj_request_parse keeps are bounded: 300 distinct texts of 200 KB each leave the
+ * process at most the last 32 (6.4 MB), not all (60 MB); a text parsed again is the same copy,
+ * and one parsed again is kept as the most recent (still the same copy 31 texts later). */
+START_TEST(kept_texts_are_bounded) {
+  enum { PAD = 200 * 1000, TEXTS = 300 };
+  rj_ctx *ctx = rj_ctx_new();
+  char *json = malloc(PAD + 512), *pad = malloc(PAD + 1);
+  ck_assert_ptr_nonnull(json);
+  ck_assert_ptr_nonnull(pad);
+  memset(pad, 'x', PAD);
+  pad[PAD] = 0;
+  rj_request r;
+#define TEXT_REQ(i)                                                                                \
+  (snprintf(json, PAD + 512,                                                                       \
+            "{\"kind\":\"tensor\",\"op\":\"custom\",\"dtype\":\"f32\",\"shape\":[9],"              \
+            "\"combine\":{\"ir\":\"; %d %s\",\"function\":\"add\",\"identity\":0}}",               \
+            (i), pad),                                                                             \
+   json)
+  rjt_parse(ctx, TEXT_REQ(0), &r);
+  const char *first = r.u.tensor.combine_ir;
+  rjt_parse(ctx, TEXT_REQ(0), &r);
+  ck_assert_ptr_eq(r.u.tensor.combine_ir, first); /* one copy per distinct text */
+  for (int i = 1; i <= 31; i++)
+    rjt_parse(ctx, TEXT_REQ(i), &r);
+  rjt_parse(ctx, TEXT_REQ(0), &r); /* 32 texts: 0 still kept, and now the most recent */
+  ck_assert_ptr_eq(r.u.tensor.combine_ir, first);
+  for (int i = 32; i <= 62; i++)
+    rjt_parse(ctx, TEXT_REQ(i), &r);
+  rjt_parse(ctx, TEXT_REQ(0), &r);
+  ck_assert_ptr_eq(r.u.tensor.combine_ir, first);
+  struct mallinfo2 before = mallinfo2();
+  rj_request recent[TEXTS];
+  for (int i = 0; i < TEXTS; i++)
+    rjt_parse(ctx, TEXT_REQ(1000 + i), &recent[i]);
+  struct mallinfo2 after = mallinfo2();
+  ck_assert_msg(after.uordblks < before.uordblks + ((size_t)16 << 20),
+                "kept texts grew the heap by %zu bytes", after.uordblks - before.uordblks);
+  for (int i = TEXTS - 32; i < TEXTS; i++) { /* the last 32 parsed read right */
+    char want[32];
+    snprintf(want, sizeof want, "; %d x", 1000 + i);
+    ck_assert_int_eq(strncmp(recent[i].u.tensor.combine_ir, want, strlen(want)), 0);
+    ck_assert_uint_eq(strlen(recent[i].u.tensor.combine_ir), strlen(want) - 1 + PAD);
+  }
+#undef TEXT_REQ
+  free(json);
+  free(pad);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("custom");
   TCase *tc = tcase_create("custom");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, json_fields_and_canonical);
+  tcase_add_test(tc, kept_texts_are_bounded);
   tcase_add_test(tc, json_refusals_name_fields);
   tcase_add_test(tc, c_refusals_name_fields);
   tcase_add_test(tc, dispatch_by_commutativity);

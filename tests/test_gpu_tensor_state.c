@@ -126,6 +126,42 @@ START_TEST(corrections) {
 }
 END_TEST
 
+/* rj_bench's bytes: the source read once at its dtype's size, the destination written once at
+ * its own (argmax / argmin: 8-byte indices, whatever the source), read once more under accum;
+ * and the pin rj_bench's compile took is released (the kernel stays cached, unpinned). */
+START_TEST(bench_bytes) {
+  if (!gpu) return;
+  static const struct {
+    const char *json;
+    double bytes;
+  } cases[] = {
+      {"{\"kind\":\"tensor\",\"op\":\"argmax\",\"dtype\":\"f16\",\"shape\":[4099,33],\"axes\":[1]}",
+       4099.0 * 33 * 2 + 4099.0 * 8},
+      {"{\"kind\":\"tensor\",\"op\":\"argmin\",\"dtype\":\"f32\",\"shape\":[33,4099],\"axes\":[0]}",
+       33.0 * 4099 * 4 + 4099.0 * 8},
+      {"{\"kind\":\"tensor\",\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[4099,33],\"axes\":[1]}",
+       4099.0 * 33 * 4 + 4099.0 * 4},
+      {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[4099,33],\"axes\":[1],"
+       "\"accum\":true}",
+       4099.0 * 33 * 2 + 2 * 4099.0 * 2},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    rj_request r;
+    rjt_parse(ctx, cases[i].json, &r);
+    rj_check_opts o;
+    rj_check_opts_init(&o);
+    rj_bench_result res = {.struct_size = sizeof res};
+    rj_status s = rj_bench(ctx, &r, &o, &res);
+    ck_assert_msg(s == RJ_OK, "%s: %s", cases[i].json, rj_errmsg(ctx));
+    ck_assert_msg(res.bytes == cases[i].bytes, "%s: bytes %.0f, expected %.0f", cases[i].json,
+                  res.bytes, cases[i].bytes);
+    rj_cache_stats st = {.struct_size = sizeof st};
+    ck_assert_int_eq(rj_ctx_cache_stats(ctx, &st), RJ_OK);
+    ck_assert_int_eq(st.kernels_pinned, 0);
+  }
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_tensor_state");
@@ -136,6 +172,7 @@ int main(void) {
   tcase_add_loop_test(tc, runtime_size, 0, NSHAPES);
   tcase_add_test(tc, splits);
   tcase_add_test(tc, corrections);
+  tcase_add_test(tc, bench_bytes);
   suite_add_tcase(s, tc);
   int failed = rjt_run_in_process(s);
   printf("%d state-op request cases run\n", cases_run);

@@ -6,11 +6,14 @@
     print(k.variant, k.ptx[:200])
 
 Every thread gets its own rj_ctx (a context is single-threaded), kept for the thread's life so that
-compiled kernels are reused; it is freed when the thread ends or at exit.  Failures raise
-RedjitError(status, message).  docs/PYTHON.md has the details."""
+compiled kernels are reused; it is freed when the thread ends or at exit.  A Kernel holds one pin
+on its kernel (rj_kernel_release drops it when the Kernel is closed or dropped), and so does
+reduce's memo for each kernel it launches: unpinned kernels are the context's cache's, which keeps
+a bounded number.  Failures raise RedjitError(status, message).  docs/PYTHON.md has the details."""
 import collections
 import ctypes
 import json
+import sys
 import threading
 import weakref
 
@@ -18,12 +21,12 @@ from . import _arrays
 from ._custom import Custom
 from ._arrays import ArrayInfo, describe, kept_shape, normalize_axes, tensor_request
 from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, INDEX_OPS, KIND, NAN, OP,
-                   TREDUCE_MAX_DIMS, TREDUCE_PATH, Options, RedjitError, TreduceBuf, TreduceGroup, TreduceResult,
+                   TREDUCE_MAX_DIMS, TREDUCE_PATH, CacheStats, Options, RedjitError, TreduceBuf, TreduceGroup, TreduceResult,
                    VariantInfo, lib, search_paths)
 
-__all__ = ["RedjitError", "Custom", "Kernel", "Variant", "version", "variants", "compile", "compile_ir",
-           "explain", "canonical", "reduce", "reduce_values", "treduce", "tensor_request", "search_paths",
-           "library_path", "compile_count"]
+__all__ = ["RedjitError", "Custom", "Kernel", "Variant", "version", "variants", "compile",
+           "compile_ir", "explain", "canonical", "reduce", "reduce_values", "treduce",
+           "tensor_request", "search_paths", "library_path", "compile_count", "cache_stats"]
 
 Variant = collections.namedtuple("Variant", "name priority kinds summary")
 
@@ -37,14 +40,18 @@ def _free_requests(L, requests):
     requests.clear()
 
 
-def _free_ctx(L, ptr, requests):
+def _free_ctx(L, ptr, requests, live):
+    live[0] = False  # first: a Kernel dropped after this calls nothing in the freed context
     _free_requests(L, requests)
-    L.rj_ctx_free(ptr)
+    L.rj_ctx_free(ptr)  # every kernel with it, pinned or not
 
 
 class _Context:
     """One rj_ctx and what reduce keeps in it: the memo (a layout seen before -> its launch),
-    the parsed dynamic requests the memo uses, options per device."""
+    the parsed dynamic requests the memo uses, the pins the memo holds, options per device.
+    Only its own thread calls into it: a pin dropped in another thread waits in `deferred` for
+    this thread's next compile or new layout (a call from there could find this thread inside
+    the context and make its call fail with RJ_EBUSY)."""
 
     def __init__(self):
         L = lib()
@@ -58,11 +65,36 @@ class _Context:
         self.memo = {}      # reduce: layout key -> (C function, handle, argument, kept shape)
         self.requests = {}  # reduce: request JSON -> rj_request * (dynamic requests)
         self.opts = {}      # device -> Options (target auto)
-        weakref.finalize(self, _free_ctx, L, self.ptr, self.requests)
+        self.pins = []      # reduce: the kernels the memo launches, one pin each (rj_compile's)
+        self.deferred = []  # pins dropped in other threads, released by this one
+        self.live = [True]  # False once the context is freed (the finalizer, or at exit)
+        weakref.finalize(self, _free_ctx, L, self.ptr, self.requests, self.live)
 
     def drop_memo(self):
         self.memo.clear()
         _free_requests(self.L, self.requests)
+        pins, self.pins = self.pins, []
+        for k in pins:
+            self.release(k)
+
+    def release(self, k):
+        """Drops one pin on kernel pointer k: now in this context's thread, else later (from
+        release_deferred); nothing once the context is freed or the interpreter shuts down."""
+        if not self.live[0] or sys.is_finalizing():
+            return
+        if threading.get_ident() != self.thread:
+            self.deferred.append(k)  # list.append: atomic under the GIL
+            return
+        if self.L.rj_kernel_release(self.ptr, k) == _EBUSY:  # another thread inside (misuse)
+            self.deferred.append(k)
+        self.release_deferred()
+
+    def release_deferred(self):
+        while self.deferred and self.live[0]:
+            k = self.deferred.pop()
+            if self.L.rj_kernel_release(self.ptr, k) == _EBUSY:
+                self.deferred.append(k)
+                return
 
     def fail(self, s):
         msg = self.L.rj_errmsg(self.ptr)
@@ -102,6 +134,7 @@ class _Context:
         return o
 
 
+_EBUSY = 11  # RJ_EBUSY
 _tls = threading.local()
 
 
@@ -122,6 +155,21 @@ def compile_count():
     """Kernels this thread's context has compiled so far (rj_ctx_compile_count)."""
     c = _ctx()
     return c.L.rj_ctx_compile_count(c.ptr)
+
+
+def cache_stats():
+    """This thread's context's cache counters (rj_ctx_cache_stats) as a dict: compiles,
+    memory_hits, kernels, kernels_pinned (kernels a Kernel or reduce's memo holds), max_kernels,
+    memory_evictions, the disk cache's (disk_dir None: off) and the cubin counters."""
+    c = _ctx()
+    c.release_deferred()
+    st = CacheStats()
+    st.struct_size = ctypes.sizeof(st)
+    c.check(c.L.rj_ctx_cache_stats(c.ptr, ctypes.byref(st)))
+    out = {f: getattr(st, f) for f, _ in CacheStats._fields_ if f != "struct_size"}
+    for f in ("disk_dir", "disk_note"):
+        out[f] = out[f].decode(errors="replace") if out[f] is not None else None
+    return out
 
 
 # ------------------------------------------------------------------ inspect
@@ -174,11 +222,14 @@ def canonical(request):
 # ------------------------------------------------------------------ kernels
 class Kernel:
     """A compiled kernel, owned by the context of the thread that compiled it (launch it from
-    that thread).  Texts are read from the library when asked for."""
+    that thread).  Texts are read from the library when asked for.  The Kernel holds one pin on
+    the kernel (its compile's), released by close(), at the end of a `with` block, or when the
+    Kernel is dropped; from then on the context's cache may evict the kernel.  Kernels of the
+    same request share one compiled kernel, each with its own pin."""
 
     def __init__(self, ctx, ptr, request=None):
         self._ctx = ctx  # keeps the rj_ctx (which owns the kernel) alive
-        self._ptr = ptr
+        self._ptr = ptr  # one pin: released by close()
         self._request = request
         L = ctx.L
         g, b, sh = (ctypes.c_uint * 3)(), (ctypes.c_uint * 3)(), ctypes.c_uint()
@@ -189,8 +240,32 @@ class Kernel:
         self.entry = L.rj_kernel_entry(ptr).decode()
         self.compile_ms = L.rj_kernel_compile_ms(ptr)
 
+    def close(self):
+        """Releases this Kernel's pin (rj_kernel_release); the Kernel is unusable afterwards.
+        Closing again does nothing."""
+        p, self._ptr = self._ptr, None
+        if p:
+            self._ctx.release(p)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: a half-made Kernel, or the interpreter shutting down
+            pass
+
+    def _kernel(self):
+        if not self._ptr:
+            raise RedjitError("RJ_EINVAL", "kernel: closed (its pin was released)")
+        return self._ptr
+
     def _text(self, what):
-        t = self._ctx.L.rj_kernel_text(self._ptr, what)
+        t = self._ctx.L.rj_kernel_text(self._kernel(), what)
         return t.decode() if t is not None else ""
 
     @property
@@ -215,7 +290,7 @@ class Kernel:
         """Loads the kernel on GPU `device` now; returns the load's milliseconds."""
         c = self._owner()
         ms = ctypes.c_double()
-        c.check(c.L.rj_kernel_load(c.ptr, self._ptr, int(device), ctypes.byref(ms)))
+        c.check(c.L.rj_kernel_load(c.ptr, self._kernel(), int(device), ctypes.byref(ms)))
         return ms.value
 
     def _owner(self):
@@ -239,7 +314,7 @@ class Kernel:
                 else ctypes.c_uint64(int(a)) for a in args]
         arr = (ctypes.c_void_p * max(1, len(vals)))(*[ctypes.addressof(v) for v in vals])
         ms = ctypes.c_double()
-        c.check(c.L.rj_kernel_launch(c.ptr, self._ptr, int(device), grid, block, sh, arr,
+        c.check(c.L.rj_kernel_launch(c.ptr, self._kernel(), int(device), grid, block, sh, arr,
                                      ctypes.byref(ms)))
         return ms.value
 
@@ -261,6 +336,7 @@ def compile(request, *, target=None, ptx_version=0, device=0):
     """validate -> dispatch -> LLVM IR -> PTX (no GPU needed).  request: a dict or JSON text.
     target None: GPU `device`'s, else sm_90."""
     c = _ctx()
+    c.release_deferred()
     text = request if isinstance(request, (str, bytes)) else json.dumps(request)
     req = c.parse(text)
     try:
@@ -279,6 +355,7 @@ def compile_ir(ir, entry, *, target=None, ptx_version=0, device=0):
     """rj_compile_ir: an NVPTX module as LLVM IR text (str, or an object whose str() is IR, such
     as an llvmlite module) or bitcode (bytes) -> a Kernel.  entry: the kernel function."""
     c = _ctx()
+    c.release_deferred()
     if isinstance(ir, (bytes, bytearray, memoryview)):
         data = bytes(ir)
         n = len(data) if data[:4] in _BITCODE else 0
@@ -400,6 +477,7 @@ def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction):
         c.check(c.L.rj_compile(c.ptr, req, ctypes.byref(opts), ctypes.byref(k)))
     finally:
         c.L.rj_request_free(req)
+    c.pins.append(k.value)  # the memo's pin, released when the memo is dropped
     return c.launch, k, a.device, kept
 
 
@@ -482,6 +560,8 @@ def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, determinist
     key = (a.shape, a.strides, a.dtype, a.device, axis, op, nan, accum, deterministic, dynamic,
            correction, None if o is None else (o.shape, o.strides, o.dtype, o.device))
     _memo_room(c, 1 if tkey is None else 2)
+    if c.deferred:
+        c.release_deferred()
     e = c.memo.get(key)
     if e is None:
         e = c.memo[key] = _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic,

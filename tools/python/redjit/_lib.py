@@ -8,7 +8,7 @@ import os
 import threading
 
 __all__ = ["RedjitError", "lib", "search_paths", "Options", "VariantInfo", "TreduceBuf",
-           "TreduceGroup", "TreduceResult"]
+           "TreduceGroup", "TreduceResult", "CacheStats"]
 
 
 class RedjitError(RuntimeError):
@@ -37,6 +37,17 @@ class VariantInfo(ctypes.Structure):  # rj_variant_info
     _fields_ = [("struct_size", ctypes.c_uint32), ("name", ctypes.c_char_p),
                 ("priority", ctypes.c_int), ("kinds", ctypes.c_char_p),
                 ("summary", ctypes.c_char_p)]
+
+
+class CacheStats(ctypes.Structure):  # rj_cache_stats
+    _fields_ = [("struct_size", ctypes.c_uint32), ("compiles", ctypes.c_longlong),
+                ("memory_hits", ctypes.c_longlong), ("disk_hits", ctypes.c_longlong),
+                ("disk_writes", ctypes.c_longlong), ("disk_evictions", ctypes.c_longlong),
+                ("kernels", ctypes.c_longlong), ("disk_dir", ctypes.c_char_p),
+                ("disk_read_only", ctypes.c_int), ("disk_note", ctypes.c_char_p),
+                ("memory_evictions", ctypes.c_longlong), ("kernels_pinned", ctypes.c_longlong),
+                ("max_kernels", ctypes.c_longlong), ("cubin_loads", ctypes.c_longlong),
+                ("cubin_links", ctypes.c_longlong), ("cubin_stale", ctypes.c_longlong)]
 
 
 TREDUCE_MAX_DIMS = 5
@@ -99,6 +110,8 @@ _PROTOS = {
     "rj_target_resolve": (_int, [_vp, ctypes.POINTER(Options), _cp, _sz]),
     "rj_compile": (_int, [_vp, _vp, ctypes.POINTER(Options), ctypes.POINTER(_vp)]),
     "rj_compile_ir": (_int, [_vp, _cp, _sz, _cp, ctypes.POINTER(Options), ctypes.POINTER(_vp)]),
+    "rj_kernel_release": (_int, [_vp, _vp]),
+    "rj_ctx_cache_stats": (_int, [_vp, ctypes.POINTER(CacheStats)]),
     "rj_explain": (_int, [_vp, _vp, ctypes.POINTER(Options), ctypes.POINTER(_cp)]),
     "rj_variant_count": (_int, [_vp]),
     "rj_variant_get": (_int, [_vp, _int, ctypes.POINTER(VariantInfo)]),
