@@ -301,6 +301,8 @@ typedef struct rj_tile {
   int axes[RJ_MAX_DIMS]; /* may be negative: counts from the end */
   int accum;
   rj_nan nan;
+  /* var / std: the divisor is N - correction (JSON "correction", default 1, as rj_tensor's). */
+  int correction;
 } rj_tile;
 
 typedef enum rj_primitive {
@@ -315,7 +317,15 @@ typedef enum rj_primitive {
   RJ_PRIM_REDUCE_ALL_ADD = 8,
   RJ_PRIM_REDUCE_ALL_MIN = 9,
   RJ_PRIM_REDUCE_ALL_MAX = 10,
-  RJ_PRIM_INVOCATION_ID = 11
+  RJ_PRIM_INVOCATION_ID = 11,
+  RJ_PRIM_REDUCE_MUL = 12, /* the products and the bitwise folds (and / or / xor: integers) */
+  RJ_PRIM_REDUCE_AND = 13,
+  RJ_PRIM_REDUCE_OR = 14,
+  RJ_PRIM_REDUCE_XOR = 15,
+  RJ_PRIM_REDUCE_ALL_MUL = 16,
+  RJ_PRIM_REDUCE_ALL_AND = 17,
+  RJ_PRIM_REDUCE_ALL_OR = 18,
+  RJ_PRIM_REDUCE_ALL_XOR = 19
 } rj_primitive;
 
 /* kind "subgroup": warp-level primitives.  Element i is owned by global thread i.  They compile

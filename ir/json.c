@@ -106,7 +106,7 @@ static rj_status get_enum(P *p, const cJSON *o, const char *parent, const char *
       *out = i;
       return RJ_OK;
     }
-  char m[256];
+  char m[384];
   int k = snprintf(m, sizeof m, "unknown value \"%.40s\" (one of:", v->valuestring);
   for (int i = 0; i < n && k < (int)sizeof m - 16; i++)
     if (names[i]) k += snprintf(m + k, sizeof m - (size_t)k, " %s", names[i]);
@@ -355,9 +355,20 @@ static rj_status parse_axes(P *p, const cJSON *o, int *naxes, int *axes) {
   return RJ_OK;
 }
 
+/* "correction" (var / std only; default 1) of a tensor or tile request. */
+static rj_status get_correction(P *p, const cJSON *o, rj_op op, int *correction) {
+  if (!cJSON_GetObjectItemCaseSensitive(o, "correction")) return RJ_OK;
+  if (op != RJ_OP_VAR && op != RJ_OP_STD) {
+    at(p, "", "correction");
+    return bad(p, "applies only to op \"var\" or \"std\"");
+  }
+  return get_int32(p, o, "correction", "0 .. 2^30", false, correction);
+}
+
 static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
-  static const char *const keys[] = {"kind", "op",   "dtype", "scope", "threads", "active", "src",
-                                     "dst",  "axes", "accum", "nan",   "variant", NULL};
+  static const char *const keys[] = {"kind",   "op",         "dtype",   "scope", "threads",
+                                     "active", "src",        "dst",     "axes",  "accum",
+                                     "nan",    "correction", "variant", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
@@ -390,21 +401,23 @@ static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
   if ((s = parse_axes(p, o, &t->naxes, t->axes))) return s;
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
+  if ((s = get_correction(p, o, t->op, &t->correction))) return s;
   return RJ_OK;
 }
 
 static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
   static const char *const keys[] = {"kind",   "primitive", "dtype", "log2_size", "threads",
                                      "blocks", "index",     "arg",   "variant",   NULL};
-  static const char *const prim_names[] = {"shuffle",        "broadcast",      "shuffle_down",
-                                           "shuffle_up",     "shuffle_xor",    "reduce_add",
-                                           "reduce_min",     "reduce_max",     "reduce_all_add",
-                                           "reduce_all_min", "reduce_all_max", "invocation_id"};
+  static const char *const prim_names[] = {
+      "shuffle",        "broadcast",      "shuffle_down",   "shuffle_up",     "shuffle_xor",
+      "reduce_add",     "reduce_min",     "reduce_max",     "reduce_all_add", "reduce_all_min",
+      "reduce_all_max", "invocation_id",  "reduce_mul",     "reduce_and",     "reduce_or",
+      "reduce_xor",     "reduce_all_mul", "reduce_all_and", "reduce_all_or",  "reduce_all_xor"};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
   if (s) return s;
-  if ((s = get_enum(p, o, "", "primitive", prim_names, 12, true, &v))) return s;
+  if ((s = get_enum(p, o, "", "primitive", prim_names, 20, true, &v))) return s;
   g->primitive = (rj_primitive)v;
   if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
   g->dtype = (rj_dtype)v;
@@ -432,16 +445,6 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
     }
   }
   return RJ_OK;
-}
-
-/* "correction" (var / std only; default 1). */
-static rj_status get_correction(P *p, const cJSON *o, rj_tensor *t) {
-  if (!cJSON_GetObjectItemCaseSensitive(o, "correction")) return RJ_OK;
-  if (t->op != RJ_OP_VAR && t->op != RJ_OP_STD) {
-    at(p, "", "correction");
-    return bad(p, "applies only to op \"var\" or \"std\"");
-  }
-  return get_int32(p, o, "correction", "0 .. 2^30", false, &t->correction);
 }
 
 /* "identity" of a combine: a number the dtype holds exactly, or "0x..." its bits. */
@@ -537,7 +540,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_bool(p, o, "", "deterministic", &t->deterministic))) return s;
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
-  if ((s = get_correction(p, o, t))) return s;
+  if ((s = get_correction(p, o, t->op, &t->correction))) return s;
   return get_combine(p, o, t);
 }
 
@@ -759,6 +762,8 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     cJSON_AddItemToObject(o, "axes", int32s(ax, t->naxes));
     cJSON_AddBoolToObject(o, "accum", t->accum);
     cJSON_AddStringToObject(o, "nan", nan_names[t->nan]);
+    if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
+      cJSON_AddNumberToObject(o, "correction", t->correction);
     break;
   }
   case RJ_KIND_SUBGROUP: {

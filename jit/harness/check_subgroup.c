@@ -2,7 +2,8 @@
  * NaNs if asked; out: poisoned, with poisoned guards on both sides.  Every lane of every group
  * is checked against a per-element oracle: exact bits for shuffles, broadcasts and the lane id;
  * reduce_* on lane 0 of each 2^k group, reduce_all_* on every lane, with hr_compare (exact for
- * integers and min / max, the tolerances of docs/CLI.md for float sums). */
+ * integers and min / max, the tolerances of docs/CLI.md for float sums and products).  The inputs
+ * of mul / and / or / xor are drawn for the op (hr_fill_op: products near 1, sparse bits). */
 #include "harness.h"
 
 #include <math.h>
@@ -28,19 +29,13 @@ static int source_lane(const rj_subgroup *g, int lane) {
   }
 }
 
-static rj_op reduce_op(rj_primitive p) {
-  if (p == RJ_PRIM_REDUCE_MIN || p == RJ_PRIM_REDUCE_ALL_MIN) return RJ_OP_MIN;
-  if (p == RJ_PRIM_REDUCE_MAX || p == RJ_PRIM_REDUCE_ALL_MAX) return RJ_OP_MAX;
-  return RJ_OP_SUM;
-}
-
 /* A reduction's element i: lane 0 of each 2^k group (reduce_*) or every lane (reduce_all_*)
  * against the fold of its group's inputs. */
 static void compare_reduce(const rj_subgroup *g, const void *in, const void *out, int64_t i,
                            rj_check_result *res) {
   int G = 1 << g->log2_size, lane = (int)(i % 32);
   int64_t first = i - lane % G;
-  rj_op op = reduce_op(g->primitive);
+  rj_op op = (rj_op)ir_primitive_op(g->primitive, NULL);
   hr_value ref;
   hr_oracle_init(op, g->dtype, &ref);
   for (int64_t j = first; j < first + G; j++)
@@ -76,8 +71,8 @@ static void compare_move(const rj_subgroup *g, const void *in, const void *out, 
 static void compare(const rj_subgroup *g, const void *in, const void *out, int64_t n,
                     rj_check_result *res) {
   int G = 1 << g->log2_size;
-  bool all = g->primitive >= RJ_PRIM_REDUCE_ALL_ADD && g->primitive <= RJ_PRIM_REDUCE_ALL_MAX;
-  bool red = g->primitive >= RJ_PRIM_REDUCE_ADD && g->primitive <= RJ_PRIM_REDUCE_ALL_MAX;
+  bool all = false;
+  bool red = ir_primitive_op(g->primitive, &all) >= 0;
   for (int64_t i = 0; i < n; i++) {
     if (!red)
       compare_move(g, in, out, i, res);
@@ -119,7 +114,9 @@ rj_status hr_check_subgroup(rj_ctx *ctx, const rj_request *req, const rj_check_o
   rj_status s = hr_buf_make(ctx, &in, dev, g->dtype, n);
   if (!s) s = hr_buf_make(ctx, &out, dev, g->dtype, n);
   if (!s) {
-    hr_fill_random(&rng, g->dtype, hr_payload(&in), n);
+    int op = ir_primitive_op(g->primitive, NULL); /* prod / and / or / xor: drawn for the op */
+    hr_fill_op(&rng, op >= 0 ? (rj_op)op : RJ_OP_SUM, g->dtype, hr_payload(&in), n,
+               (int64_t)1 << g->log2_size);
     hr_fill_nans(&rng, g->dtype, hr_payload(&in), n, o->nan_count);
     if (!(s = hr_buf_up(ctx, &in))) s = hr_buf_up(ctx, &out);
   }

@@ -54,27 +54,43 @@ LLVMValueRef pass_lane_id(pass_emit *e) {
 }
 
 const char *pass_subgroup_dtype_reason(rj_primitive p, rj_dtype t) {
-  if (!ir_dtype(t)) return "unknown dtype";
-  if (p == RJ_PRIM_INVOCATION_ID && ir_dtype(t)->is_float)
-    return "invocation_id returns the lane id, an integer: use i32, u32, i64 or u64";
-  return NULL;
+  return ir_primitive_dtype_reason(p, t);
 }
 
-static bool is_reduce(rj_primitive p) {
-  return p >= RJ_PRIM_REDUCE_ADD && p <= RJ_PRIM_REDUCE_ALL_MAX;
+/* and / or / xor of a 32-bit integer over the whole warp (k = 5) as one redux.sync, where the
+ * target has it (sm_80+): every lane gets the result, which serves reduce_* and reduce_all_*.
+ * NULL: the shuffle tree. */
+static const char *redux_intrinsic(pass_emit *e, rj_op op, rj_dtype t, int k) {
+  if (k != 5 || (t != RJ_I32 && t != RJ_U32) || !e->target ||
+      !(e->target->features & IR_F_REDUX_I32))
+    return NULL;
+  return op == RJ_OP_AND   ? "llvm.nvvm.redux.sync.and"
+         : op == RJ_OP_OR  ? "llvm.nvvm.redux.sync.or"
+         : op == RJ_OP_XOR ? "llvm.nvvm.redux.sync.xor"
+                           : NULL;
 }
 
-static rj_op reduce_op(rj_primitive p) {
-  switch (p) {
-  case RJ_PRIM_REDUCE_MIN:
-  case RJ_PRIM_REDUCE_ALL_MIN:
-    return RJ_OP_MIN;
-  case RJ_PRIM_REDUCE_MAX:
-  case RJ_PRIM_REDUCE_ALL_MAX:
-    return RJ_OP_MAX;
-  default:
-    return RJ_OP_SUM;
+/* A reduce primitive: op over groups of 2^k lanes, a shuffle-down tree (offsets 2^(k-1) .. 1;
+ * lane 0 of each group holds the result) or, for reduce_all_*, an xor butterfly (masks
+ * 1 .. 2^(k-1); every lane). */
+static LLVMValueRef reduce(pass_emit *e, rj_op op, bool all, rj_dtype t, int k, LLVMValueRef v) {
+  const char *rx = redux_intrinsic(e, op, t, k);
+  if (rx) {
+    pass_need_feature(e, IR_F_REDUX_I32);
+    LLVMValueRef args[2] = {v, pass_i32(e, -1)};
+    return pass_call(e, rx, NULL, 0, args, 2);
   }
+  LLVMValueRef acc = pass_to_acc(e, v, t);
+  if (!all) {
+    for (int i = k - 1; i >= 0; i--)
+      acc = pass_combine(e, op, t, RJ_NAN_PROPAGATE, acc,
+                         pass_shfl(e, PASS_SHFL_DOWN, acc, pass_i32(e, 1 << i)));
+  } else {
+    for (int i = 0; i < k; i++)
+      acc = pass_combine(e, op, t, RJ_NAN_PROPAGATE, acc,
+                         pass_shfl(e, PASS_SHFL_BFLY, acc, pass_i32(e, 1 << i)));
+  }
+  return pass_from_acc(e, acc, t);
 }
 
 rj_status pass_subgroup(pass_emit *e, rj_primitive p, rj_dtype t, int k, LLVMValueRef v,
@@ -82,9 +98,11 @@ rj_status pass_subgroup(pass_emit *e, rj_primitive p, rj_dtype t, int k, LLVMVal
   *out = NULL;
   const char *why = pass_subgroup_dtype_reason(p, t);
   if (why) return ir_fail(e->err, RJ_EINVAL, "dtype: %s", why);
-  if ((unsigned)p > RJ_PRIM_INVOCATION_ID)
+  if ((unsigned)p > RJ_PRIM_REDUCE_ALL_XOR)
     return ir_fail(e->err, RJ_EINVAL, "primitive: unknown value");
-  if (is_reduce(p) && (k < 0 || k > 5))
+  bool all = false;
+  int op = ir_primitive_op(p, &all);
+  if (op >= 0 && (k < 0 || k > 5))
     return ir_fail(e->err, RJ_EINVAL, "log2_size: %d is outside 0..5 (a group is 1 to 32 lanes)",
                    k);
   if (p == RJ_PRIM_INVOCATION_ID) {
@@ -97,19 +115,8 @@ rj_status pass_subgroup(pass_emit *e, rj_primitive p, rj_dtype t, int k, LLVMVal
   if (LLVMTypeOf(v) != pass_type(e, t))
     return ir_fail(e->err, RJ_EINVAL, "value: its LLVM type is not the storage type of dtype %s",
                    ir_dtype(t)->name);
-  if (is_reduce(p)) {
-    rj_op op = reduce_op(p);
-    LLVMValueRef acc = pass_to_acc(e, v, t);
-    if (p <= RJ_PRIM_REDUCE_MAX) { /* shuffle-down tree: offsets 2^(k-1) .. 1 */
-      for (int i = k - 1; i >= 0; i--)
-        acc = pass_combine(e, op, t, RJ_NAN_PROPAGATE, acc,
-                           pass_shfl(e, PASS_SHFL_DOWN, acc, pass_i32(e, 1 << i)));
-    } else { /* xor butterfly: masks 1 .. 2^(k-1) */
-      for (int i = 0; i < k; i++)
-        acc = pass_combine(e, op, t, RJ_NAN_PROPAGATE, acc,
-                           pass_shfl(e, PASS_SHFL_BFLY, acc, pass_i32(e, 1 << i)));
-    }
-    *out = pass_from_acc(e, acc, t);
+  if (op >= 0) {
+    *out = reduce(e, (rj_op)op, all, t, k, v);
     return RJ_OK;
   }
   if (!arg || LLVMTypeOf(arg) != LLVMInt32TypeInContext(e->C))
@@ -178,7 +185,7 @@ const pass_variant pass_variant_subgroup = {
     .prio = 10,
     .kind = RJ_KIND_SUBGROUP,
     .summary = "warp primitives: shfl.sync idx/up/down/bfly, shuffle-down and butterfly trees "
-               "(64-bit as two 32-bit shuffles)",
+               "(64-bit as two 32-bit shuffles), redux.sync for 32-bit and/or/xor",
     .accepts = accepts,
     .kernel = PASS_EMIT(kernel),
     .tile = NULL,
