@@ -117,6 +117,30 @@ START_TEST(big) {
 }
 END_TEST
 
+/* reduce_mul / _and / _or / _xor and their reduce_all_*: every dtype they take x k = 0..5 x two
+ * geometries, 2 seeds (i32 / u32 at k = 5 and/or/xor: one redux.sync); float products with NaNs */
+START_TEST(mul_bitwise) {
+  static const char *const prims[] = {"reduce_mul",    "reduce_and",     "reduce_or",
+                                      "reduce_xor",    "reduce_all_mul", "reduce_all_and",
+                                      "reduce_all_or", "reduce_all_xor"};
+  static const int geo[][2] = {{64, 1}, {32, 5}};
+  for (int p = 0; p < 8; p++)
+    for (int d = p % 4 ? 4 : 0; d < 8; d++) /* and / or / xor: integers */
+      for (int k = 0; k <= 5; k++)
+        for (int g = 0; g < 2; g++)
+          run(rjt_fmt("{\"kind\":\"subgroup\",\"primitive\":\"%s\",\"dtype\":\"%s\","
+                      "\"log2_size\":%d,\"threads\":%d,\"blocks\":%d}",
+                      prims[p], dtypes[d], k, geo[g][0], geo[g][1]),
+              2, 0);
+  for (int p = 0; p < 8; p += 4)
+    for (int d = 0; d < 4; d++)
+      run(rjt_fmt("{\"kind\":\"subgroup\",\"primitive\":\"%s\",\"dtype\":\"%s\",\"log2_size\":3,"
+                  "\"threads\":128,\"blocks\":2}",
+                  prims[p], dtypes[d]),
+          3, 5);
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_subgroup");
@@ -130,6 +154,11 @@ int main(void) {
   tcase_add_test(tc, nans);
   tcase_add_test(tc, big);
   suite_add_tcase(s, tc);
+  TCase *tm = tcase_create("mul_bitwise"); /* CK_RUN_CASE=mul_bitwise: this one alone */
+  tcase_set_timeout(tm, 600);
+  tcase_add_checked_fixture(tm, setup, teardown);
+  tcase_add_test(tm, mul_bitwise);
+  suite_add_tcase(s, tm);
   int failed = rjt_run_in_process(s);
   fprintf(stderr, "gpu_subgroup: %d request cases run on the GPU\n", cases_run);
   return failed ? 1 : 0;
