@@ -280,8 +280,11 @@ static rj_status validate_tile(const rj_tile *t, ir_err *e) {
 }
 
 static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
-  if ((unsigned)g->primitive > RJ_PRIM_REDUCE_ALL_XOR)
+  if ((unsigned)g->primitive > RJ_PRIM_REDUCE_ALL_LOGSUMEXP)
     return ir_fail(e, RJ_EINVAL, "primitive: unknown value");
+  int op = ir_primitive_op(g->primitive, NULL);
+  if ((op == RJ_OP_VAR || op == RJ_OP_STD) && (g->correction < 0 || g->correction > 1 << 30))
+    return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", g->correction);
   if (!ir_dtype(g->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value");
   if (g->log2_size < 0 || g->log2_size > 5)
     return ir_fail(e, RJ_EINVAL, "log2_size: %d is outside 0..5 (a group is 1 to 32 lanes)",

@@ -7,11 +7,13 @@
 #            four input styles (seeds 1 9 17 25: ties, offsets and magnitudes, -inf rows,
 #            constant rows), NaNs propagated (seeds 1, 9) and ignored (17, 25);
 #   subgroup reduce_mul / _and / _or / _xor and reduce_all_* x every dtype they take x k = 3, 5
-#            (i32 / u32 and / or / xor at k = 5: redux.sync) x two seeds;
+#            (i32 / u32 and / or / xor at k = 5: redux.sync) x two seeds; reduce_argmax ...
+#            reduce_all_logsumexp x dtypes x k = 2, 5 x the four input styles, NaNs;
 #   cluster  the state ops on 1-D arrays tensor_cluster takes (sm_90+) x dtypes x four seeds.
 # JOBS=N runs N at a time (default 8).  Prints one line per failing case, then the counts; exit 1
 # on any failure.  The full suites: tests/test_gpu_tile.c (CK_RUN_CASE=state_shared, state_local),
-# tests/test_gpu_subgroup.c (CK_RUN_CASE=mul_bitwise).
+# tests/test_gpu_subgroup.c (CK_RUN_CASE=mul_bitwise, states), tests/test_gpu_tensor_state.c
+# (CK_RUN_CASE=cluster).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 cli=${CARRY:-carry}/redjit
@@ -41,6 +43,18 @@ for prim in reduce_mul reduce_and reduce_or reduce_xor reduce_all_mul reduce_all
     for k in 3 5; do
       for seed in 1 2; do
         emit "{\"kind\":\"subgroup\",\"primitive\":\"$prim\",\"dtype\":\"$dt\",\"log2_size\":$k,\"threads\":128,\"blocks\":3}" $seed 0
+      done
+    done
+  done
+done
+for op in argmax argmin var std logsumexp; do
+  for all in "" all_; do
+    for dt in f32 f16 bf16 f64 i32 u64; do
+      case $op$dt in var*i32 | var*u64 | std*i32 | std*u64 | logsumexp*i32 | logsumexp*u64) continue ;; esac
+      for k in 2 5; do
+        for seed in 1 9 17 25; do
+          emit "{\"kind\":\"subgroup\",\"primitive\":\"reduce_$all$op\",\"dtype\":\"$dt\",\"log2_size\":$k,\"threads\":64,\"blocks\":3}" $seed $((seed % 3))
+        done
       done
     done
   done

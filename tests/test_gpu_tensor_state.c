@@ -132,7 +132,9 @@ END_TEST
 START_TEST(cluster) {
   if (!gpu) return;
   /* two sizes per element width: just past one CTA's reach, and a larger one with a tail */
-  static const long long sizes[4][2] = {{65540, 262141}, {131080, 524283}, {32770, 131071},
+  static const long long sizes[4][2] = {{65540, 262141},
+                                        {131080, 524283},
+                                        {32770, 131071},
                                         {65540, 262141}}; /* 4-, 2-, 8-byte, and i32 / u32 */
   for (int o = 0; o < 5; o++)
     for (int d = 0; d < 8; d++) {

@@ -62,6 +62,10 @@ static int64_t tile_off(const void *cx, int64_t p, int64_t r) {
   return ir_src_offset(cx, p, r);
 }
 
+static int64_t run_off(const void *cx, int64_t p, int64_t r) {
+  return *(const int64_t *)cx * p + r;
+}
+
 /* The fields the reference reads (op dtype nan correction) of a tile request. */
 static rj_tensor of_tile(const rj_tile *t) {
   rj_tensor v = {.op = t->op, .dtype = t->dtype, .nan = t->nan, .correction = t->correction};
@@ -166,6 +170,17 @@ static void ref_rows(const rj_tensor *t, int64_t outputs, int64_t len, offset_fn
 
 void hr_state_ref(const rj_tensor *t, const ir_tview *v, const void *src, hr_value *ref) {
   ref_rows(t, v->outputs, v->reduce_len, tview_off, v, src, ref);
+}
+
+void hr_state_fill_runs(rj_op op, rj_dtype t, void *src, int64_t runs, int64_t len, int style) {
+  rj_tensor v = {.op = op, .dtype = t};
+  fill(&v, runs, len, run_off, &len, src, style);
+}
+
+void hr_state_ref_run(rj_op op, rj_dtype t, int correction, const void *src, int64_t first,
+                      int64_t len, hr_value *ref) {
+  rj_tensor v = {.op = op, .dtype = t, .nan = RJ_NAN_PROPAGATE, .correction = correction};
+  ref_rows(&v, 1, len, run_off, &len, (const char *)src + first * ir_dtype(t)->bytes, ref);
 }
 
 void hr_state_ref_tile(const rj_tile *t, const void *src, hr_value *ref) {

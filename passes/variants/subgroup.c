@@ -7,6 +7,8 @@
  * reused by the embedding API (embed/emit.c).  Semantics: docs/SUBGROUP.md. */
 #include "../subgroup.h"
 
+#include "../state.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -93,12 +95,41 @@ static LLVMValueRef reduce(pass_emit *e, rj_op op, bool all, rj_dtype t, int k, 
   return pass_from_acc(e, acc, t);
 }
 
+/* A state's fields shuffled one by one (mode m, argument b). */
+static LLVMValueRef shfl_state(pass_emit *e, pass_shfl_mode m, LLVMValueRef s, LLVMValueRef b) {
+  unsigned n = LLVMCountStructElementTypes(LLVMTypeOf(s));
+  for (unsigned i = 0; i < n; i++)
+    s = LLVMBuildInsertValue(e->B, s, pass_shfl(e, m, LLVMBuildExtractValue(e->B, s, i, ""), b), i,
+                             "");
+  return s;
+}
+
+/* A state op (argmax argmin var std logsumexp; passes/state.h) over groups of 2^k lanes: each lane
+ * the state of its value (argmax / argmin: its index in the group, lane & (2^k - 1)), the same
+ * trees as the other reductions moving the state field by field, the result st_finish's (an i64
+ * index, or the input's dtype).  NaN propagates. */
+static LLVMValueRef reduce_state(pass_emit *e, rj_op op, bool all, rj_dtype t, int k,
+                                 int correction, LLVMValueRef v) {
+  rj_tensor st = {.op = op, .dtype = t, .nan = RJ_NAN_PROPAGATE, .correction = correction};
+  LLVMValueRef idx = NULL;
+  if (st_indexed(op))
+    idx = LLVMBuildZExt(e->B, LLVMBuildAnd(e->B, pass_lane_id(e), pass_i32(e, (1 << k) - 1), ""),
+                        LLVMInt64TypeInContext(e->C), "");
+  LLVMValueRef s = st_elem(e, &st, pass_to_acc(e, v, t), idx);
+  for (int i = 0; i < k; i++) {
+    int off = all ? 1 << i : 1 << (k - 1 - i);
+    s = st_combine(e, &st, s,
+                   shfl_state(e, all ? PASS_SHFL_BFLY : PASS_SHFL_DOWN, s, pass_i32(e, off)));
+  }
+  return st_finish(e, &st, s);
+}
+
 rj_status pass_subgroup(pass_emit *e, rj_primitive p, rj_dtype t, int k, LLVMValueRef v,
-                        LLVMValueRef arg, LLVMValueRef *out) {
+                        LLVMValueRef arg, int correction, LLVMValueRef *out) {
   *out = NULL;
   const char *why = pass_subgroup_dtype_reason(p, t);
   if (why) return ir_fail(e->err, RJ_EINVAL, "dtype: %s", why);
-  if ((unsigned)p > RJ_PRIM_REDUCE_ALL_XOR)
+  if ((unsigned)p > RJ_PRIM_REDUCE_ALL_LOGSUMEXP)
     return ir_fail(e->err, RJ_EINVAL, "primitive: unknown value");
   bool all = false;
   int op = ir_primitive_op(p, &all);
@@ -115,6 +146,12 @@ rj_status pass_subgroup(pass_emit *e, rj_primitive p, rj_dtype t, int k, LLVMVal
   if (LLVMTypeOf(v) != pass_type(e, t))
     return ir_fail(e->err, RJ_EINVAL, "value: its LLVM type is not the storage type of dtype %s",
                    ir_dtype(t)->name);
+  if (op >= 0 && st_is((rj_op)op)) {
+    if (correction < 0 || correction > 1 << 30)
+      return ir_fail(e->err, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", correction);
+    *out = reduce_state(e, (rj_op)op, all, t, k, correction, v);
+    return RJ_OK;
+  }
   if (op >= 0) {
     *out = reduce(e, (rj_op)op, all, t, k, v);
     return RJ_OK;
@@ -173,9 +210,11 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     arg = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, table, pass_lane_id(e)), "index");
   }
   LLVMValueRef y = NULL;
-  rj_status s = pass_subgroup(e, g->primitive, g->dtype, g->log2_size, x, arg, &y);
+  rj_status s = pass_subgroup(e, g->primitive, g->dtype, g->log2_size, x, arg, g->correction, &y);
   if (s) return s;
-  LLVMBuildStore(e->B, y, pass_gep(e, ty, LLVMGetParam(e->fn, 1), gid));
+  int op = ir_primitive_op(g->primitive, NULL); /* out: the result's dtype (argmax: i64) */
+  LLVMTypeRef oty = op >= 0 ? pass_type(e, ir_op_result((rj_op)op, g->dtype)) : ty;
+  LLVMBuildStore(e->B, y, pass_gep(e, oty, LLVMGetParam(e->fn, 1), gid));
   LLVMBuildRetVoid(e->B);
   return RJ_OK;
 }
@@ -185,7 +224,8 @@ const pass_variant pass_variant_subgroup = {
     .prio = 10,
     .kind = RJ_KIND_SUBGROUP,
     .summary = "warp primitives: shfl.sync idx/up/down/bfly, shuffle-down and butterfly trees "
-               "(64-bit as two 32-bit shuffles), redux.sync for 32-bit and/or/xor",
+               "(64-bit as two 32-bit shuffles), redux.sync for 32-bit and/or/xor, states field "
+               "by field",
     .accepts = accepts,
     .kernel = PASS_EMIT(kernel),
     .tile = NULL,

@@ -472,6 +472,16 @@ for pi, prim in enumerate(["reduce_mul", "reduce_and", "reduce_or", "reduce_xor"
         k = 5 if (di + pi) % 3 else 3
         add("sg-%s-k%d-%s" % (prim, k, dt), sg(prim, dt, log2_size=k, threads=64, blocks=2))
 add("sg-reduce_all_xor-k4-i32", sg("reduce_all_xor", "i32", log2_size=4))
+for pi, op in enumerate(["argmax", "argmin", "var", "std", "logsumexp"]):
+    for al in ["", "all_"]:
+        for di, dt in enumerate(DTYPES):
+            if (pi >= 2 and dt not in FLOATS) or (di + pi + len(al)) % 3:
+                continue
+            kw = {"log2_size": [5, 3, 0][(di + pi) % 3], "threads": 64}
+            if op in ("var", "std") and di % 2:
+                kw["correction"] = 0
+            add("sg-reduce_%s%s-k%d-%s" % (al, op, kw["log2_size"], dt),
+                sg("reduce_%s%s" % (al, op), dt, **kw))
 add("sg-reduce_and-k0-u64", sg("reduce_and", "u64", log2_size=0))
 
 # ------------------------------------------------------------------ tile: state ops
@@ -771,6 +781,8 @@ BAD = [
     ("sg-reduce_and-f32", sg("reduce_and", "f32", log2_size=5)),
     ("sg-reduce_all_xor-bf16", sg("reduce_all_xor", "bf16", log2_size=2)),
     ("sg-reduce_prod", sg("reduce_prod", "f32")),
+    ("sg-reduce_var-i64", sg("reduce_var", "i64", log2_size=5)),
+    ("sg-reduce_add-correction", sg("reduce_add", "f32", correction=0)),
     ("tile-dtype-f8", dict(SEED000, dtype="f8")),
     ("tile-scope-grid", dict(SEED000, scope="grid")),
     ("tile-no-op", {k: v for k, v in SEED000.items() if k != "op"}),
