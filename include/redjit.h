@@ -308,6 +308,8 @@ typedef struct rj_tile {
   int axes[RJ_MAX_DIMS]; /* may be negative: counts from the end */
   int accum;
   rj_nan nan;
+  /* var / std: the divisor is N - correction (JSON "correction", default 1, as rj_tensor's). */
+  int correction;
 } rj_tile;
 
 typedef enum rj_primitive {
@@ -322,7 +324,25 @@ typedef enum rj_primitive {
   RJ_PRIM_REDUCE_ALL_ADD = 8,
   RJ_PRIM_REDUCE_ALL_MIN = 9,
   RJ_PRIM_REDUCE_ALL_MAX = 10,
-  RJ_PRIM_INVOCATION_ID = 11
+  RJ_PRIM_INVOCATION_ID = 11,
+  RJ_PRIM_REDUCE_MUL = 12, /* the products and the bitwise folds (and / or / xor: integers) */
+  RJ_PRIM_REDUCE_AND = 13,
+  RJ_PRIM_REDUCE_OR = 14,
+  RJ_PRIM_REDUCE_XOR = 15,
+  RJ_PRIM_REDUCE_ALL_MUL = 16,
+  RJ_PRIM_REDUCE_ALL_AND = 17,
+  RJ_PRIM_REDUCE_ALL_OR = 18,
+  RJ_PRIM_REDUCE_ALL_XOR = 19,
+  RJ_PRIM_REDUCE_ARGMAX = 20, /* the state ops: argmax / argmin give an i64 lane index */
+  RJ_PRIM_REDUCE_ARGMIN = 21,
+  RJ_PRIM_REDUCE_VAR = 22,
+  RJ_PRIM_REDUCE_STD = 23,
+  RJ_PRIM_REDUCE_LOGSUMEXP = 24,
+  RJ_PRIM_REDUCE_ALL_ARGMAX = 25,
+  RJ_PRIM_REDUCE_ALL_ARGMIN = 26,
+  RJ_PRIM_REDUCE_ALL_VAR = 27,
+  RJ_PRIM_REDUCE_ALL_STD = 28,
+  RJ_PRIM_REDUCE_ALL_LOGSUMEXP = 29
 } rj_primitive;
 
 /* kind "subgroup": warp-level primitives.  Element i is owned by global thread i.  They compile
@@ -336,7 +356,8 @@ typedef struct rj_subgroup {
   int blocks;
   int arg; /* broadcast lane, shuffle offset / mask, or the one shuffle index */
   int index_is_list;
-  int index[32]; /* shuffle: lane l reads lane index[l] */
+  int index[32];  /* shuffle: lane l reads lane index[l] */
+  int correction; /* reduce_var / _std (and reduce_all_*): the divisor N - correction (default 1) */
 } rj_subgroup;
 
 /* kind "tensor": a reduction over a whole array in global memory (run by rj_reduce). */

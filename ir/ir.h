@@ -58,6 +58,11 @@ const char *ir_scope_name(rj_scope s);
 const char *ir_mem_name(rj_mem m);
 const char *ir_kind_name(rj_kind k);
 const char *ir_primitive_name(rj_primitive p);
+/* The op a reduce primitive folds (sum min max prod and or xor), -1 for the others; *all: a
+ * reduce_all_* (every lane holds its group's result). */
+int ir_primitive_op(rj_primitive p, bool *all);
+/* NULL when primitive p takes dtype t, else the reason (after "dtype: "). */
+const char *ir_primitive_dtype_reason(rj_primitive p, rj_dtype t);
 int ir_scope_threads(rj_scope s); /* 1 / 32 / 128 / 0 (cta: the whole CTA) */
 
 /* json.c — parsing and the canonical form */

@@ -106,7 +106,7 @@ static rj_status get_enum(P *p, const cJSON *o, const char *parent, const char *
       *out = i;
       return RJ_OK;
     }
-  char m[256];
+  char m[768];
   int k = snprintf(m, sizeof m, "unknown value \"%.40s\" (one of:", v->valuestring);
   for (int i = 0; i < n && k < (int)sizeof m - 16; i++)
     if (names[i]) k += snprintf(m + k, sizeof m - (size_t)k, " %s", names[i]);
@@ -355,9 +355,23 @@ static rj_status parse_axes(P *p, const cJSON *o, int *naxes, int *axes) {
   return RJ_OK;
 }
 
+/* "correction" (var / std only; default 1) of a tensor or tile request. */
+static rj_status get_correction(P *p, const cJSON *o, int op, int *correction) {
+  if (!cJSON_GetObjectItemCaseSensitive(o, "correction")) return RJ_OK;
+  if (op != RJ_OP_VAR && op != RJ_OP_STD) {
+    at(p, "", "correction");
+    return bad(p, cJSON_GetObjectItemCaseSensitive(o, "primitive")
+                      ? "applies only to the primitives reduce_var, reduce_std, reduce_all_var "
+                        "and reduce_all_std"
+                      : "applies only to op \"var\" or \"std\"");
+  }
+  return get_int32(p, o, "correction", "0 .. 2^30", false, correction);
+}
+
 static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
-  static const char *const keys[] = {"kind", "op",   "dtype", "scope", "threads", "active", "src",
-                                     "dst",  "axes", "accum", "nan",   "variant", NULL};
+  static const char *const keys[] = {"kind",   "op",         "dtype",   "scope", "threads",
+                                     "active", "src",        "dst",     "axes",  "accum",
+                                     "nan",    "correction", "variant", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
@@ -390,21 +404,28 @@ static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
   if ((s = parse_axes(p, o, &t->naxes, t->axes))) return s;
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
+  if ((s = get_correction(p, o, t->op, &t->correction))) return s;
   return RJ_OK;
 }
 
 static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
-  static const char *const keys[] = {"kind",   "primitive", "dtype", "log2_size", "threads",
-                                     "blocks", "index",     "arg",   "variant",   NULL};
-  static const char *const prim_names[] = {"shuffle",        "broadcast",      "shuffle_down",
-                                           "shuffle_up",     "shuffle_xor",    "reduce_add",
-                                           "reduce_min",     "reduce_max",     "reduce_all_add",
-                                           "reduce_all_min", "reduce_all_max", "invocation_id"};
+  static const char *const keys[] = {"kind",       "primitive", "dtype", "log2_size",
+                                     "threads",    "blocks",    "index", "arg",
+                                     "correction", "variant",   NULL};
+  static const char *const prim_names[] = {
+      "shuffle",          "broadcast",           "shuffle_down",      "shuffle_up",
+      "shuffle_xor",      "reduce_add",          "reduce_min",        "reduce_max",
+      "reduce_all_add",   "reduce_all_min",      "reduce_all_max",    "invocation_id",
+      "reduce_mul",       "reduce_and",          "reduce_or",         "reduce_xor",
+      "reduce_all_mul",   "reduce_all_and",      "reduce_all_or",     "reduce_all_xor",
+      "reduce_argmax",    "reduce_argmin",       "reduce_var",        "reduce_std",
+      "reduce_logsumexp", "reduce_all_argmax",   "reduce_all_argmin", "reduce_all_var",
+      "reduce_all_std",   "reduce_all_logsumexp"};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
   if (s) return s;
-  if ((s = get_enum(p, o, "", "primitive", prim_names, 12, true, &v))) return s;
+  if ((s = get_enum(p, o, "", "primitive", prim_names, 30, true, &v))) return s;
   g->primitive = (rj_primitive)v;
   if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
   g->dtype = (rj_dtype)v;
@@ -431,17 +452,8 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
       g->arg = (int)i64;
     }
   }
+  if ((s = get_correction(p, o, ir_primitive_op(g->primitive, NULL), &g->correction))) return s;
   return RJ_OK;
-}
-
-/* "correction" (var / std only; default 1). */
-static rj_status get_correction(P *p, const cJSON *o, rj_tensor *t) {
-  if (!cJSON_GetObjectItemCaseSensitive(o, "correction")) return RJ_OK;
-  if (t->op != RJ_OP_VAR && t->op != RJ_OP_STD) {
-    at(p, "", "correction");
-    return bad(p, "applies only to op \"var\" or \"std\"");
-  }
-  return get_int32(p, o, "correction", "0 .. 2^30", false, &t->correction);
 }
 
 /* The bits of x as f16 (bf16: as bf16) when it holds x exactly (finite x; infinities too). */
@@ -614,7 +626,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
   if ((s = get_bool(p, o, "", "values", &t->values))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
-  if ((s = get_correction(p, o, t))) return s;
+  if ((s = get_correction(p, o, t->op, &t->correction))) return s;
   return get_combine(p, o, t);
 }
 
@@ -850,6 +862,8 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     cJSON_AddItemToObject(o, "axes", int32s(ax, t->naxes));
     cJSON_AddBoolToObject(o, "accum", t->accum);
     cJSON_AddStringToObject(o, "nan", nan_names[t->nan]);
+    if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
+      cJSON_AddNumberToObject(o, "correction", t->correction);
     break;
   }
   case RJ_KIND_SUBGROUP: {
@@ -861,6 +875,8 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     cJSON_AddNumberToObject(o, "blocks", g->blocks);
     cJSON_AddNumberToObject(o, "arg", g->arg);
     if (g->index_is_list) cJSON_AddItemToObject(o, "index", int32s(g->index, 32));
+    int op = ir_primitive_op(g->primitive, NULL);
+    if (op == RJ_OP_VAR || op == RJ_OP_STD) cJSON_AddNumberToObject(o, "correction", g->correction);
     break;
   }
   case RJ_KIND_TENSOR: {

@@ -132,10 +132,50 @@ const char *ir_kind_name(rj_kind k) {
 }
 
 const char *ir_primitive_name(rj_primitive p) {
-  static const char *n[] = {"shuffle",        "broadcast",      "shuffle_down",   "shuffle_up",
-                            "shuffle_xor",    "reduce_add",     "reduce_min",     "reduce_max",
-                            "reduce_all_add", "reduce_all_min", "reduce_all_max", "invocation_id"};
+  static const char *n[] = {
+      "shuffle",          "broadcast",           "shuffle_down",      "shuffle_up",
+      "shuffle_xor",      "reduce_add",          "reduce_min",        "reduce_max",
+      "reduce_all_add",   "reduce_all_min",      "reduce_all_max",    "invocation_id",
+      "reduce_mul",       "reduce_and",          "reduce_or",         "reduce_xor",
+      "reduce_all_mul",   "reduce_all_and",      "reduce_all_or",     "reduce_all_xor",
+      "reduce_argmax",    "reduce_argmin",       "reduce_var",        "reduce_std",
+      "reduce_logsumexp", "reduce_all_argmax",   "reduce_all_argmin", "reduce_all_var",
+      "reduce_all_std",   "reduce_all_logsumexp"};
   return (unsigned)p < sizeof n / sizeof n[0] ? n[p] : "?";
+}
+
+int ir_primitive_op(rj_primitive p, bool *all) {
+  static const rj_op ops[] = {RJ_OP_SUM,    RJ_OP_MIN, RJ_OP_MAX, RJ_OP_PROD,
+                              RJ_OP_AND,    RJ_OP_OR,  RJ_OP_XOR, RJ_OP_ARGMAX,
+                              RJ_OP_ARGMIN, RJ_OP_VAR, RJ_OP_STD, RJ_OP_LOGSUMEXP};
+  int i = -1;
+  bool a = false;
+  if (p >= RJ_PRIM_REDUCE_ADD && p <= RJ_PRIM_REDUCE_MAX) i = p - RJ_PRIM_REDUCE_ADD;
+  if (p >= RJ_PRIM_REDUCE_ALL_ADD && p <= RJ_PRIM_REDUCE_ALL_MAX)
+    i = p - RJ_PRIM_REDUCE_ALL_ADD, a = true;
+  if (p >= RJ_PRIM_REDUCE_MUL && p <= RJ_PRIM_REDUCE_XOR) i = 3 + (p - RJ_PRIM_REDUCE_MUL);
+  if (p >= RJ_PRIM_REDUCE_ALL_MUL && p <= RJ_PRIM_REDUCE_ALL_XOR)
+    i = 3 + (p - RJ_PRIM_REDUCE_ALL_MUL), a = true;
+  if (p >= RJ_PRIM_REDUCE_ARGMAX && p <= RJ_PRIM_REDUCE_LOGSUMEXP)
+    i = 7 + (p - RJ_PRIM_REDUCE_ARGMAX);
+  if (p >= RJ_PRIM_REDUCE_ALL_ARGMAX && p <= RJ_PRIM_REDUCE_ALL_LOGSUMEXP)
+    i = 7 + (p - RJ_PRIM_REDUCE_ALL_ARGMAX), a = true;
+  if (all) *all = a;
+  return i < 0 ? -1 : (int)ops[i];
+}
+
+const char *ir_primitive_dtype_reason(rj_primitive p, rj_dtype t) {
+  if (!ir_dtype(t)) return "unknown dtype";
+  if (p == RJ_PRIM_INVOCATION_ID && ir_dtype(t)->is_float)
+    return "invocation_id returns the lane id, an integer: use i32, u32, i64 or u64";
+  int op = ir_primitive_op(p, NULL);
+  if ((op == RJ_OP_AND || op == RJ_OP_OR || op == RJ_OP_XOR) && ir_dtype(t)->is_float)
+    return "the bitwise reductions (reduce_and / _or / _xor, reduce_all_*) fold integers: use "
+           "i32, u32, i64 or u64";
+  if ((op == RJ_OP_VAR || op == RJ_OP_STD || op == RJ_OP_LOGSUMEXP) && !ir_dtype(t)->is_float)
+    return "reduce_var / _std / _logsumexp (and reduce_all_*) take float dtypes (f16 bf16 f32 "
+           "f64)";
+  return NULL;
 }
 
 RJ_API void rj_request_init(rj_request *req, rj_kind kind) {
@@ -148,9 +188,11 @@ RJ_API void rj_request_init(rj_request *req, rj_kind kind) {
     req->u.tile.naxes = 1;
     req->u.tile.axes[0] = -1;
     req->u.tile.src.mem = req->u.tile.dst.mem = RJ_MEM_SHARED;
+    req->u.tile.correction = 1;
     break;
   case RJ_KIND_SUBGROUP:
     req->u.subgroup.threads = 32;
+    req->u.subgroup.correction = 1;
     req->u.subgroup.blocks = 1;
     break;
   case RJ_KIND_TENSOR:

@@ -182,10 +182,24 @@ static rj_status check_mean(rj_op op, int accum, rj_nan nan, ir_err *e) {
   return RJ_OK;
 }
 
+/* The state ops (argmax argmin var std logsumexp): var / std's correction; no accum. */
+static rj_status check_state(rj_op op, int accum, int correction, ir_err *e) {
+  if ((op == RJ_OP_VAR || op == RJ_OP_STD) && (correction < 0 || correction > 1 << 30))
+    return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", correction);
+  if (accum && (op == RJ_OP_ARGMAX || op == RJ_OP_ARGMIN || op == RJ_OP_VAR || op == RJ_OP_STD ||
+                op == RJ_OP_LOGSUMEXP))
+    return ir_fail(e, RJ_EINVAL,
+                   "accum: op \"%s\" cannot accumulate into dst (an index, a variance or a "
+                   "logsumexp is not a partial result to fold into)",
+                   ir_op_name(op));
+  return RJ_OK;
+}
+
 static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   rj_status s;
   if ((s = ir_check_op(t->op, t->dtype, e))) return s;
   if ((s = check_mean(t->op, t->accum, t->nan, e))) return s;
+  if ((s = check_state(t->op, t->accum, t->correction, e))) return s;
   if (t->op == RJ_OP_CUSTOM)
     return ir_fail(e, RJ_EINVAL, "op: \"custom\" serves kind tensor only (not yet tile)");
   if ((unsigned)t->scope > RJ_SCOPE_CTA)
@@ -253,9 +267,9 @@ static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   }
   if ((s = check_local_slots(t, e))) return s;
   if (t->src.mem == RJ_MEM_SHARED && t->dst.mem == RJ_MEM_SHARED) {
-    int64_t b =
-        ir_dtype(t->dtype)->bytes; /* each array 16-byte aligned, as the harness places them */
-    int64_t bytes = IR_ALIGN16(ir_numel(&t->src) * b) + IR_ALIGN16(ir_numel(&t->dst) * b);
+    /* each array 16-byte aligned, as the harness places them; dst in the result's dtype */
+    int64_t b = ir_dtype(t->dtype)->bytes, bd = ir_dtype(ir_op_result(t->op, t->dtype))->bytes;
+    int64_t bytes = IR_ALIGN16(ir_numel(&t->src) * b) + IR_ALIGN16(ir_numel(&t->dst) * bd);
     if (bytes > IR_STATIC_SHARED)
       return ir_fail(e, RJ_EINVAL,
                      "src.shape: src and dst take %lld bytes of shared memory; a CTA's static "
@@ -266,8 +280,11 @@ static rj_status validate_tile(const rj_tile *t, ir_err *e) {
 }
 
 static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
-  if ((unsigned)g->primitive > RJ_PRIM_INVOCATION_ID)
+  if ((unsigned)g->primitive > RJ_PRIM_REDUCE_ALL_LOGSUMEXP)
     return ir_fail(e, RJ_EINVAL, "primitive: unknown value");
+  int op = ir_primitive_op(g->primitive, NULL);
+  if ((op == RJ_OP_VAR || op == RJ_OP_STD) && (g->correction < 0 || g->correction > 1 << 30))
+    return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", g->correction);
   if (!ir_dtype(g->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value");
   if (g->log2_size < 0 || g->log2_size > 5)
     return ir_fail(e, RJ_EINVAL, "log2_size: %d is outside 0..5 (a group is 1 to 32 lanes)",
@@ -276,10 +293,8 @@ static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
     return ir_fail(e, RJ_EINVAL, "threads: %d must be a multiple of 32 in 32..1024", g->threads);
   if (g->blocks < 1 || g->blocks > 65535)
     return ir_fail(e, RJ_EINVAL, "blocks: %d is outside 1..65535", g->blocks);
-  if (g->primitive == RJ_PRIM_INVOCATION_ID && ir_dtype(g->dtype)->is_float)
-    return ir_fail(
-        e, RJ_EINVAL,
-        "dtype: invocation_id returns the lane id, an integer: use i32, u32, i64 or u64");
+  const char *why = ir_primitive_dtype_reason(g->primitive, g->dtype);
+  if (why) return ir_fail(e, RJ_EINVAL, "dtype: %s", why);
   bool lane_arg = g->primitive == RJ_PRIM_BROADCAST || g->primitive == RJ_PRIM_SHUFFLE_DOWN ||
                   g->primitive == RJ_PRIM_SHUFFLE_UP || g->primitive == RJ_PRIM_SHUFFLE_XOR ||
                   (g->primitive == RJ_PRIM_SHUFFLE && !g->index_is_list);
@@ -405,14 +420,7 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
     return ir_fail(e, RJ_EINVAL,
                    "values: applies only to op \"argmax\" or \"argmin\" (the extreme value "
                    "beside its index)");
-  if ((t->op == RJ_OP_VAR || t->op == RJ_OP_STD) && (t->correction < 0 || t->correction > 1 << 30))
-    return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", t->correction);
-  if (t->accum && (t->op == RJ_OP_ARGMAX || t->op == RJ_OP_ARGMIN || t->op == RJ_OP_VAR ||
-                   t->op == RJ_OP_STD || t->op == RJ_OP_LOGSUMEXP))
-    return ir_fail(e, RJ_EINVAL,
-                   "accum: op \"%s\" cannot accumulate into dst (an index, a variance or a "
-                   "logsumexp is not a partial result to fold into)",
-                   ir_op_name(t->op));
+  if ((s = check_state(t->op, t->accum, t->correction, e))) return s;
   if ((unsigned)t->dynamic > 1)
     return ir_fail(e, RJ_EINVAL, "dynamic: %d, expected 0 or 1", t->dynamic);
   s = check_dims(e, "shape", t->shape, t->ndim, RJ_MAX_DIMS, NULL);

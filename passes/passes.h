@@ -81,6 +81,8 @@ struct pass_variant {
   const char *summary;
   /* The ops it serves, a bit per rj_op (PASS_OP(RJ_OP_PROD) | ...); 0: sum, max and min. */
   unsigned ops;
+  /* Why the ops outside ops are not served (explain and the refusal append it; NULL: nothing). */
+  const char *ops_why;
   /* Every combine it emits is combine(lower indices, higher indices) over contiguous ranges, so
    * a non-commutative custom combine is reduced in index order (others decline one). */
   bool keeps_order;

@@ -6,6 +6,11 @@ bool st_is(rj_op op) {
   return (unsigned)op < 32 && (ST_OPS & PASS_OP(op));
 }
 
+rj_tensor st_of_tile(const rj_tile *t) {
+  rj_tensor v = {.op = t->op, .dtype = t->dtype, .nan = t->nan, .correction = t->correction};
+  return v;
+}
+
 bool st_indexed(rj_op op) {
   return op == RJ_OP_ARGMAX || op == RJ_OP_ARGMIN;
 }
@@ -550,6 +555,13 @@ LLVMValueRef st_shfl_bfly(pass_emit *e, LLVMValueRef v, LLVMValueRef mm, int lan
   return v;
 }
 
+LLVMValueRef st_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
+                          const int *masks, int n, int width) {
+  for (int i = 0; i < n; i++)
+    v = st_combine(e, t, v, st_shfl_bfly(e, v, mm, masks[i], width));
+  return v;
+}
+
 LLVMValueRef st_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s) {
   if (t->op == RJ_OP_CUSTOM) return cst_finish(e, t, s);
   if (st_indexed(t->op)) return field(e, s, 1);
@@ -583,4 +595,30 @@ LLVMValueRef st_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p) {
     s = LLVMBuildInsertValue(e->B, s, v, i, "");
   }
   return s;
+}
+
+LLVMTypeRef st_tile_acc_type(pass_emit *e, const rj_tile *t) {
+  rj_tensor s = st_of_tile(t);
+  return st_is(t->op) ? st_type(e, &s) : pass_acc_type(e, t->dtype);
+}
+
+LLVMValueRef st_tile_identity(pass_emit *e, const rj_tile *t) {
+  rj_tensor s = st_of_tile(t);
+  return st_is(t->op) ? st_identity(e, &s) : pass_identity(e, t->op, t->dtype);
+}
+
+LLVMValueRef st_tile_fold(pass_emit *e, const rj_tile *t, LLVMValueRef acc, LLVMValueRef x,
+                          LLVMValueRef idx) {
+  if (!st_is(t->op)) return pass_fold(e, t->op, t->dtype, t->nan, acc, x);
+  rj_tensor s = st_of_tile(t);
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+  if (st_indexed(t->op) && LLVMTypeOf(idx) != i64) idx = LLVMBuildZExt(e->B, idx, i64, "");
+  return st_combine(e, &s, acc, st_elem(e, &s, x, st_indexed(t->op) ? idx : NULL));
+}
+
+LLVMValueRef st_tile_tree(pass_emit *e, const rj_tile *t, LLVMValueRef v, LLVMValueRef mm,
+                          const int *masks, int n, int width) {
+  if (!st_is(t->op)) return pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, width);
+  rj_tensor s = st_of_tile(t);
+  return st_bfly_tree(e, &s, v, mm, masks, n, width);
 }

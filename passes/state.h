@@ -28,7 +28,10 @@
   (PASS_OP(RJ_OP_ARGMAX) | PASS_OP(RJ_OP_ARGMIN) | PASS_OP(RJ_OP_VAR) | PASS_OP(RJ_OP_STD) |       \
    PASS_OP(RJ_OP_LOGSUMEXP))
 
-bool st_is(rj_op op);      /* a state op */
+bool st_is(rj_op op); /* a state op */
+/* The fields the helpers below read (op dtype nan correction) of a tile request, as a tensor's:
+ * the tile variants fold the same states. */
+rj_tensor st_of_tile(const rj_tile *t);
 bool st_indexed(rj_op op); /* argmax / argmin: folds need each element's index */
 /* t's accumulator is a state: a state op, or op custom with a struct state (or an f16 / bf16
  * input, whose scalar state is held as a struct of one field). */
@@ -69,9 +72,24 @@ LLVMValueRef st_slot_fold_round(pass_emit *e, const rj_tensor *t, LLVMValueRef s
 /* Two slots of one output as one (var / std: b's sums moved to a's shift; the others:
  * st_combine), so that slots fold into one before their single st_slot_state. */
 LLVMValueRef st_slot_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b);
+/* The butterfly tree v = combine(v, st_shfl_bfly(v, m)) for each m in masks, in order. */
+LLVMValueRef st_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
+                          const int *masks, int n, int width);
 /* The result in the storage type of ir_op_result (argmax: the i64 index). */
 LLVMValueRef st_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s);
 /* A volatile load of a state, field by field. */
 LLVMValueRef st_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p);
+
+/* Tile variants (shared, local): the accumulator of a tile's op, a scalar of the accumulation
+ * type folded by emit.c (sum max min prod and or xor mean: exactly pass_identity / pass_fold /
+ * pass_bfly_tree) or a state. */
+LLVMTypeRef st_tile_acc_type(pass_emit *e, const rj_tile *t);
+LLVMValueRef st_tile_identity(pass_emit *e, const rj_tile *t);
+/* acc folded with element x (the acc type of the dtype) at index idx of the reduction (i32 or
+ * i64; read by argmax / argmin only). */
+LLVMValueRef st_tile_fold(pass_emit *e, const rj_tile *t, LLVMValueRef acc, LLVMValueRef x,
+                          LLVMValueRef idx);
+LLVMValueRef st_tile_tree(pass_emit *e, const rj_tile *t, LLVMValueRef v, LLVMValueRef mm,
+                          const int *masks, int n, int width);
 
 #endif

@@ -96,9 +96,7 @@ LLVMValueRef tns_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMV
 LLVMValueRef tns_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
                            const int *masks, int n, int width) {
   if (!st_on(t)) return pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, width);
-  for (int i = 0; i < n; i++)
-    v = st_combine(e, t, v, st_shfl_bfly(e, v, mm, masks[i], width));
-  return v;
+  return st_bfly_tree(e, t, v, mm, masks, n, width);
 }
 
 LLVMValueRef tns_elem_idx(pass_emit *e, const rj_tensor *t, LLVMValueRef base, LLVMValueRef off) {

@@ -1,7 +1,8 @@
 /* GPU suite for the state ops (argmax argmin var std logsumexp) of tensor requests: every op x
  * dtype x class (rows, cols, generic; each also forced onto tensor_generic) x nan policy x input
  * style, shapes with tails, misaligned starts (seed mod 8), strided and broadcast views, rows and
- * columns split over CTAs, runtime-size kernels, and var's correction — each against the
+ * columns split over CTAs, runtime-size kernels, var's correction, and the 1-D sizes of
+ * tensor_cluster (case `cluster`) — each against the
  * long-double oracle of jit/harness/oracle_state.c (argmax / argmin exact, the first index of
  * ties), every launch twice (bitwise equal).  Input styles (seed bits 3-4): 0 ties (argmax) or
  * plain, 1 large offsets (var: 1e4 + noise in f32) or exp overflow territory (logsumexp x 80),
@@ -162,6 +163,32 @@ START_TEST(bench_bytes) {
 }
 END_TEST
 
+/* tensor_cluster (sm_90+): 1-D sizes one cluster takes (forced, so that a size it declines fails
+ * here), every op x dtype x nan policy x input style, a tail past the last full vector */
+START_TEST(cluster) {
+  if (!gpu) return;
+  /* two sizes per element width: just past one CTA's reach, and a larger one with a tail */
+  static const long long sizes[4][2] = {{65540, 262141},
+                                        {131080, 524283},
+                                        {32770, 131071},
+                                        {65540, 262141}}; /* 4-, 2-, 8-byte, and i32 / u32 */
+  for (int o = 0; o < 5; o++)
+    for (int d = 0; d < 8; d++) {
+      if (d >= 4 && o >= 2) continue; /* var std logsumexp: floats only */
+      int w = d < 2 ? 1 : d == 3 || d >= 6 ? 2 : d == 2 ? 0 : 3;
+      for (int n = 0; n < (d < 4 ? 3 : 1); n++)
+        for (int z = 0; z < 2; z++) {
+          char req[512];
+          snprintf(req, sizeof req,
+                   "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[%lld],"
+                   "\"nan\":\"%s\",\"variant\":\"tensor_cluster\"}",
+                   sops[o], dtypes[d], sizes[w][z], nans[n]);
+          run_styles(req, n ? 3 : 0);
+        }
+    }
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_tensor_state");
@@ -174,6 +201,11 @@ int main(void) {
   tcase_add_test(tc, corrections);
   tcase_add_test(tc, bench_bytes);
   suite_add_tcase(s, tc);
+  TCase *tk = tcase_create("cluster"); /* CK_RUN_CASE=cluster: this one alone (sm_90+) */
+  tcase_set_timeout(tk, 600);
+  tcase_add_checked_fixture(tk, setup, teardown);
+  tcase_add_test(tk, cluster);
+  suite_add_tcase(s, tk);
   int failed = rjt_run_in_process(s);
   printf("%d state-op request cases run\n", cases_run);
   return failed ? 1 : 0;

@@ -651,7 +651,7 @@ def test_state_ops_requests():
         t = redjit.explain(A.tensor_request((64, 512), None, (1,), "f32", op), target="sm_90")
         assert f"{cls} prio=30 chosen" in t, t
         t = redjit.explain(A.tensor_request((65540,), None, (0,), "f32", op), target="sm_90")
-        assert f'tensor_cluster prio=35 rejected: does not serve op "{op}"' in t, t
+        assert "tensor_cluster prio=35 chosen" in t, t  # the 1-D sizes of one cluster
     e = raises(redjit.RedjitError, redjit.compile,
                A.tensor_request((4, 8), None, (1,), "f32", "argmax", accum=True), target="sm_90")
     assert e.status == "RJ_EINVAL" and "accum" in e.message
