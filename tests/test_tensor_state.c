@@ -277,7 +277,8 @@ START_TEST(tile_dispatch) {
 END_TEST
 
 /* the butterfly of a state: each 32-bit part of each field shuffled once per step (5 steps);
- * argmax's index from the slot table, stored as 8 bytes; var's division, lse's exp */
+ * argmax's index from the slot table, stored as 8 bytes; var's division, lse's exp (f32:
+ * ex2.approx) */
 START_TEST(tile_ptx) {
   rj_ctx *ctx = rj_ctx_new();
   /* parts per step (f32, f64): argmax {value, i64}; var {i64, W, W}; logsumexp {W, W} */
@@ -299,7 +300,7 @@ START_TEST(tile_ptx) {
       } else if (o < 4) {
         HAS(ptx, w ? "div.rn.f64" : "div.rn.f32");
       } else {
-        HAS(ptx, w ? "cvt.rni.f64.f64" : "cvt.rni.f32.f32");
+        HAS(ptx, w ? "cvt.rni.f64.f64" : "ex2.approx.ftz.f32");
       }
     }
   /* shared: the index in shared memory as 8 bytes; two levels: the partials are states */
