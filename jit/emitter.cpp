@@ -14,7 +14,9 @@
  * function's address would print the old module's (freed) variables.  So a module with a global
  * the printer may demote (local linkage, shared address space) is never given to a kept pipeline:
  * jit_emitter_run answers 1 and the caller emits it through a fresh one.  No entry is ever added
- * to that map in a kept pipeline, and the others are cleared per module or per function. */
+ * to that map in a kept pipeline.  A module with debug info (only a caller's IR may have it) goes
+ * through a fresh one too: the DWARF printer and NVPTX's target streamer keep state of their own
+ * (NVPTXTargetStreamer's open-section flag is never reset), which redjit's kernels never reach. */
 #include "llvm-c/TargetMachine.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -36,8 +38,10 @@ struct Emitter {
   llvm::legacy::PassManager passes;
 };
 
-/* Whether NVPTXAsmPrinter could demote one of M's globals into a function (see above). */
-bool may_demote(const llvm::Module &M) {
+/* Whether M must go through a fresh pipeline (see above): NVPTXAsmPrinter could demote one of
+ * its globals into a function, or it carries debug info. */
+bool fresh_only(const llvm::Module &M) {
+  if (!M.debug_compile_units().empty()) return true;
   for (const llvm::GlobalVariable &g : M.globals())
     if (g.hasLocalLinkage() && g.getAddressSpace() == kSharedAddressSpace) return true;
   return false;
@@ -69,7 +73,7 @@ void jit_emitter_free(void *emitter) {
 int jit_emitter_run(void *emitter, LLVMModuleRef module, char **ptx) {
   auto *e = static_cast<Emitter *>(emitter);
   llvm::Module &M = *llvm::unwrap(module);
-  if (may_demote(M)) return 1;
+  if (fresh_only(M)) return 1;
   e->buffer.clear();
   e->passes.run(M);
   size_t n = e->buffer.size();
