@@ -671,3 +671,12 @@ def treduce(sources, dst, *, root=0, op="sum", nan="propagate", accum=False, pat
     for f in ("variant", "target", "path"):
         out[f] = out[f].decode()
     return out
+
+
+# libredjit.so is loaded with the package (0.3-0.5 ms: dlopen and the prototypes), so that a
+# program's first reduction does not pay for it; where it cannot be loaded, the first call that
+# needs it raises the RedjitError naming the paths searched.
+try:
+    lib()
+except RedjitError:
+    pass

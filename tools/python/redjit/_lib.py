@@ -3,7 +3,6 @@
 Nothing here is loaded at import time: the first call that needs the library loads it, and a
 failure is a RedjitError (status "library") naming every place searched."""
 import ctypes
-import ctypes.util
 import os
 import threading
 
@@ -177,7 +176,8 @@ def _load():
         except OSError as e:
             tried.append(f"{p} ({e})")
     if not os.environ.get("REDJIT_LIBRARY"):
-        name = ctypes.util.find_library("redjit")
+        from ctypes.util import find_library  # here only: it imports tempfile, shutil, re
+        name = find_library("redjit")
         if name:
             try:
                 return ctypes.CDLL(name), name
