@@ -62,7 +62,7 @@
  *  - Structs passed in carry struct_size, set by their init call (rj_request_init,
  *    rj_options_init, rj_treduce_group_init ...), and the library checks it.  rj_options and
  *    rj_check_opts may come from an older header: fields past the caller's struct_size are not
- *    read.  rj_treduce_group accepts the older sizes RJ_TREDUCE_GROUP_SIZE_V1 and _V2.  The others
+ *    read.  rj_treduce_group accepts the older sizes RJ_TREDUCE_GROUP_SIZE_V1 to _V3.  The others
  *    (rj_request, rj_treduce_plan, rj_nccl_args) must have this library's size (RJ_EINVAL naming
  *    struct_size otherwise); bindings that cannot see the struct ask rj_request_size().
  *  - Structs the library writes (results: rj_variant_info, rj_treduce_result, redjit_check.h's
@@ -383,6 +383,18 @@ typedef struct rj_treduce {
   int has_strides;        /* 0: row-major sources and destination */
   int64_t strides[5];     /* every rank's source, in elements (the root's; all ranks alike) */
   int64_t dst_strides[5]; /* the destination, in elements */
+  /* op "mean" (JSON "mean_count", optional): the sum is divided by this; 0: ranks.  rj_treduce_run
+   * sets it on the last of several launches (more than 128 ranks, staged ranks), whose accum then
+   * folds the earlier launches' partial sum: dst = (old + sum) / mean_count, with accum only when
+   * mean_count > ranks. */
+  int64_t mean_count;
+  /* op "custom" (JSON "combine"): the caller's combine, as for rj_tensor (docs/TREDUCE.md).  Ranks
+   * are combined in fold order, fn(earlier ranks, later ranks): the root first, then rank order;
+   * under accum the old value comes first. */
+  const char *combine_ir;
+  char combine_fn[RJ_COMBINE_FN_MAX];
+  uint64_t combine_identity;
+  int combine_commutative;
 } rj_treduce;
 
 typedef struct rj_request {
@@ -678,6 +690,12 @@ typedef struct rj_treduce_group {
                               incomplete), 1..3600000 ms; 0: 10000.  A runtime's watchdog: the
                               ring's kernels must all run at once, and other work holding a GPU's
                               SMs (another process's, another ring's) can keep one from starting */
+  /* op custom: the caller's combine (rj_tensor's fields; the text need only live for the call).
+   * A group of an older struct_size (V1 to V3) has none. */
+  const char *combine_ir;
+  char combine_fn[RJ_COMBINE_FN_MAX];
+  uint64_t combine_identity;
+  int combine_commutative;
 } rj_treduce_group;
 
 /* The older struct_size values rj_treduce_run accepts besides sizeof(rj_treduce_group): the
@@ -685,6 +703,7 @@ typedef struct rj_treduce_group {
  * ABIs redjit builds for.  The fields past a caller's struct_size get their defaults. */
 #define RJ_TREDUCE_GROUP_SIZE_V1 offsetof(rj_treduce_group, stream)
 #define RJ_TREDUCE_GROUP_SIZE_V2 offsetof(rj_treduce_group, ring_timeout_ms)
+#define RJ_TREDUCE_GROUP_SIZE_V3 offsetof(rj_treduce_group, combine_ir)
 
 /* What a call did.  The caller sets struct_size (sizeof(rj_treduce_result)) before the call;
  * res->path tells which path ran. */

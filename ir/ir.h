@@ -46,6 +46,15 @@ rj_dtype ir_op_result(rj_op op, rj_dtype t); /* the result's dtype: i64 for an i
 /* RJ_EINVAL naming the field when op is unknown or does not take dtype t. */
 rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e);
 int ir_request_op(const rj_request *r); /* the request's op; -1 for kinds without one */
+/* The combine fields of a request of op custom (kinds tensor and treduce keep the same four
+ * fields), or NULL: ir, fn, identity, commutative point into the request. */
+typedef struct ir_combine {
+  const char **ir; /* writable where the request is (jit/: the copies it keeps) */
+  const char *fn;  /* RJ_COMBINE_FN_MAX bytes */
+  const uint64_t *identity;
+  const int *commutative;
+} ir_combine;
+bool ir_request_combine(const rj_request *r, ir_combine *c); /* false: not op custom */
 const char *ir_scope_name(rj_scope s);
 const char *ir_mem_name(rj_mem m);
 const char *ir_kind_name(rj_kind k);
@@ -103,6 +112,12 @@ typedef struct ir_treduce_geom {
   int64_t src_span, dst_span;
 } ir_treduce_geom;
 void ir_treduce_facts(const rj_treduce *t, ir_treduce_geom *g);
+/* treduce's fold order: the rank at fold position pos.  The root first, then the others in rank
+ * order (i < root ? i : i+1); a non-commutative custom combine folds in rank order (pos itself). */
+bool ir_treduce_rank_order(const rj_treduce *t); /* the non-commutative custom combine's */
+int ir_treduce_rank_at(const rj_treduce *t, int pos);
+/* op mean: what the sum is divided by (mean_count, or ranks) */
+int64_t ir_treduce_mean_count(const rj_treduce *t);
 
 /* Index helpers over a buffer's region: fused row-major indices to buffer offsets. */
 /* Offset (row-major over the full buffer shape) of src element (spatial index s, reduce index r).

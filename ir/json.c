@@ -476,9 +476,24 @@ static rj_status get_identity(P *p, const cJSON *v, rj_dtype dt, uint64_t *bits)
   return RJ_OK;
 }
 
+/* The fields of a request's combine (tensor's and treduce's are alike). */
+typedef struct combine_out {
+  rj_op op;
+  rj_dtype dtype;
+  const char **ir;
+  char *fn; /* RJ_COMBINE_FN_MAX bytes */
+  uint64_t *identity;
+  int *commutative;
+} combine_out;
+#define COMBINE_OUT(t)                                                                             \
+  (combine_out) {                                                                                  \
+    .op = (t)->op, .dtype = (t)->dtype, .ir = &(t)->combine_ir, .fn = (t)->combine_fn,             \
+    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative                   \
+  }
+
 /* "combine" (op custom only): {"ir", "function", "identity", "commutative"}.  The IR text is
- * copied into t->combine_ir (malloc; ir_parse's caller owns it). */
-static rj_status get_combine(P *p, const cJSON *o, rj_tensor *t) {
+ * copied into *t->ir (malloc; ir_parse's caller owns it). */
+static rj_status get_combine(P *p, const cJSON *o, const combine_out *t) {
   static const char *const keys[] = {"ir", "function", "identity", "commutative", NULL};
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "combine");
   at(p, "", "combine");
@@ -495,14 +510,14 @@ static rj_status get_combine(P *p, const cJSON *o, rj_tensor *t) {
   if (!cJSON_IsString(ir)) return bad(p, "expected a string (LLVM IR text)");
   at(p, "combine", "function");
   if (!fn) return bad(p, "required field is missing");
-  if (!cJSON_IsString(fn) || strlen(fn->valuestring) >= sizeof t->combine_fn)
+  if (!cJSON_IsString(fn) || strlen(fn->valuestring) >= RJ_COMBINE_FN_MAX)
     return bad(p, "expected a function name of at most 127 characters");
   at(p, "combine", "identity");
   if (!id) return bad(p, "required field is missing");
-  if ((s = get_identity(p, id, t->dtype, &t->combine_identity))) return s;
-  if ((s = get_bool(p, c, "combine", "commutative", &t->combine_commutative))) return s;
-  snprintf(t->combine_fn, sizeof t->combine_fn, "%s", fn->valuestring);
-  if (!(t->combine_ir = strdup(ir->valuestring))) return ir_fail(p->e, RJ_ENOMEM, "out of memory");
+  if ((s = get_identity(p, id, t->dtype, t->identity))) return s;
+  if ((s = get_bool(p, c, "combine", "commutative", t->commutative))) return s;
+  snprintf(t->fn, RJ_COMBINE_FN_MAX, "%s", fn->valuestring);
+  if (!(*t->ir = strdup(ir->valuestring))) return ir_fail(p->e, RJ_ENOMEM, "out of memory");
   return RJ_OK;
 }
 
@@ -538,13 +553,13 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_correction(p, o, t))) return s;
-  return get_combine(p, o, t);
+  return get_combine(p, o, &COMBINE_OUT(t));
 }
 
 static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
-  static const char *const keys[] = {"kind",  "op",      "dtype",       "ranks",   "root",
-                                     "shape", "tile",    "pingpong",    "variant", "nan",
-                                     "accum", "strides", "dst_strides", NULL};
+  static const char *const keys[] = {
+      "kind",    "op",  "dtype", "ranks",   "root",        "shape",      "tile",    "pingpong",
+      "variant", "nan", "accum", "strides", "dst_strides", "mean_count", "combine", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   if (s) return s;
@@ -569,6 +584,8 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
   if ((s = get_bool(p, o, "", "pingpong", &t->pingpong))) return s;
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
+  if ((s = get_int(p, o, "", "mean_count", 0, 1 << 30, false, &t->mean_count))) return s;
+  if ((s = get_combine(p, o, &COMBINE_OUT(t)))) return s;
   const char *sk[2] = {"strides", "dst_strides"};
   int64_t *sv[2] = {t->strides, t->dst_strides};
   for (int k = 0; k < 2; k++) {
@@ -642,10 +659,11 @@ rj_status ir_parse(const char *json, rj_request *out, ir_err *e) {
     s = parse_treduce(&p, o, &out->u.treduce);
     break;
   }
-out:
-  if (s && inited && out->kind == RJ_KIND_TENSOR) { /* a failed parse keeps no copy */
-    free((char *)out->u.tensor.combine_ir);
-    out->u.tensor.combine_ir = NULL;
+out:;
+  ir_combine cb;
+  if (s && inited && ir_request_combine(out, &cb)) { /* a failed parse keeps no copy */
+    free((char *)*cb.ir);
+    *cb.ir = NULL;
   }
   cJSON_Delete(o);
   return s;
@@ -722,14 +740,16 @@ static cJSON *buffer_json(const rj_buffer *b) {
 
 /* The combine verbatim: its IR text whole (so equal keys mean equal IR, byte for byte), the
  * identity as its bits. */
-static cJSON *combine_json(const rj_tensor *t) {
+static cJSON *combine_json(const rj_request *r) {
+  ir_combine t;
+  if (!ir_request_combine(r, &t)) return NULL;
   cJSON *c = cJSON_CreateObject();
   char bits[24];
-  snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)t->combine_identity);
-  cJSON_AddStringToObject(c, "ir", t->combine_ir ? t->combine_ir : "");
-  cJSON_AddStringToObject(c, "function", t->combine_fn);
+  snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)*t.identity);
+  cJSON_AddStringToObject(c, "ir", *t.ir ? *t.ir : "");
+  cJSON_AddStringToObject(c, "function", t.fn);
   cJSON_AddStringToObject(c, "identity", bits);
-  cJSON_AddBoolToObject(c, "commutative", t->combine_commutative);
+  cJSON_AddBoolToObject(c, "commutative", *t.commutative);
   return c;
 }
 
@@ -788,7 +808,7 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1); /* absent: false (older texts) */
     if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
       cJSON_AddNumberToObject(o, "correction", t->correction);
-    if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(t));
+    if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
     break;
   }
   case RJ_KIND_TREDUCE: {
@@ -807,6 +827,8 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
       cJSON_AddItemToObject(o, "strides", ints(t->strides, t->ndim));
       cJSON_AddItemToObject(o, "dst_strides", ints(t->dst_strides, t->ndim));
     }
+    if (t->mean_count) cJSON_AddNumberToObject(o, "mean_count", (double)t->mean_count);
+    if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
     break;
   }
   }

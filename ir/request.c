@@ -94,6 +94,22 @@ int ir_request_op(const rj_request *r) {
   }
 }
 
+#define COMBINE_OF(t)                                                                              \
+  (ir_combine) {                                                                                   \
+    .ir = (const char **)&(t)->combine_ir, .fn = (t)->combine_fn,                                  \
+    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative                   \
+  }
+
+bool ir_request_combine(const rj_request *r, ir_combine *c) {
+  if (r->kind == RJ_KIND_TENSOR && r->u.tensor.op == RJ_OP_CUSTOM)
+    *c = COMBINE_OF(&r->u.tensor);
+  else if (r->kind == RJ_KIND_TREDUCE && r->u.treduce.op == RJ_OP_CUSTOM)
+    *c = COMBINE_OF(&r->u.treduce);
+  else
+    return false;
+  return true;
+}
+
 const char *ir_scope_name(rj_scope s) {
   static const char *n[] = {"thread", "warp", "warpgroup", "cta"};
   return (unsigned)s < 4 ? n[s] : "?";

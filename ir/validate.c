@@ -296,27 +296,33 @@ static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
   return RJ_OK;
 }
 
-/* The caller's combine (op custom): its fields, or none of them for the other ops. */
-static rj_status validate_combine(const rj_tensor *t, ir_err *e) {
-  if (t->op != RJ_OP_CUSTOM) {
-    if (t->combine_ir || t->combine_fn[0] || t->combine_identity || t->combine_commutative)
-      return ir_fail(e, RJ_EINVAL, "combine: applies only to op \"custom\"");
-    return RJ_OK;
-  }
-  if (!t->combine_ir)
-    return ir_fail(e, RJ_EINVAL, "combine.ir: required with op \"custom\" (LLVM IR text)");
-  size_t n = strnlen(t->combine_ir, RJ_COMBINE_IR_MAX + 1);
+/* A combine's fields (op custom: tensor's and treduce's alike), or none of them for the other
+ * ops.  accum with a non-commutative combine: kind treduce defines the order (the old value
+ * first); kind tensor refuses it. */
+typedef struct combine_in {
+  rj_op op;
+  rj_dtype dtype;
+  rj_nan nan;
+  int accum;
+  bool accum_ordered;
+  const char *ir, *fn;
+  uint64_t identity;
+  int commutative;
+} combine_in;
+
+static rj_status combine_fields(const combine_in *t, ir_err *e) {
+  size_t n = strnlen(t->ir, RJ_COMBINE_IR_MAX + 1);
   if (n == 0) return ir_fail(e, RJ_EINVAL, "combine.ir: empty");
   if (n > RJ_COMBINE_IR_MAX)
     return ir_fail(e, RJ_EINVAL, "combine.ir: longer than %zu bytes (RJ_COMBINE_IR_MAX)",
                    (size_t)RJ_COMBINE_IR_MAX);
-  size_t fn = strnlen(t->combine_fn, sizeof t->combine_fn);
+  size_t fn = strnlen(t->fn, RJ_COMBINE_FN_MAX);
   if (fn == 0) return ir_fail(e, RJ_EINVAL, "combine.function: required with op \"custom\"");
-  if (fn == sizeof t->combine_fn)
+  if (fn == RJ_COMBINE_FN_MAX)
     return ir_fail(e, RJ_EINVAL, "combine.function: longer than %d characters",
                    RJ_COMBINE_FN_MAX - 1);
   for (size_t i = 0; i < fn; i++) {
-    unsigned char c = (unsigned char)t->combine_fn[i];
+    unsigned char c = (unsigned char)t->fn[i];
     if (c <= ' ' || c >= 127 || c == '"' || c == '\\')
       return ir_fail(e, RJ_EINVAL,
                      "combine.function: character %zu is not printable ASCII (no space, quote or "
@@ -324,27 +330,46 @@ static rj_status validate_combine(const rj_tensor *t, ir_err *e) {
                      i);
   }
   int bits = 8 * ir_dtype(t->dtype)->bytes;
-  if (bits < 64 && t->combine_identity >> bits)
+  if (bits < 64 && t->identity >> bits)
     return ir_fail(e, RJ_EINVAL, "combine.identity: 0x%llx has bits above the %d of %s",
-                   (unsigned long long)t->combine_identity, bits, ir_dtype(t->dtype)->name);
-  if ((unsigned)t->combine_commutative > 1)
-    return ir_fail(e, RJ_EINVAL, "combine.commutative: %d, expected 0 or 1",
-                   t->combine_commutative);
+                   (unsigned long long)t->identity, bits, ir_dtype(t->dtype)->name);
+  return RJ_OK;
+}
+
+static rj_status validate_combine(const combine_in *t, ir_err *e) {
+  if (t->op != RJ_OP_CUSTOM) {
+    if (t->ir || t->fn[0] || t->identity || t->commutative)
+      return ir_fail(e, RJ_EINVAL, "combine: applies only to op \"custom\"");
+    return RJ_OK;
+  }
+  if (!t->ir)
+    return ir_fail(e, RJ_EINVAL, "combine.ir: required with op \"custom\" (LLVM IR text)");
+  rj_status s = combine_fields(t, e);
+  if (s) return s;
+  if ((unsigned)t->commutative > 1)
+    return ir_fail(e, RJ_EINVAL, "combine.commutative: %d, expected 0 or 1", t->commutative);
   if (t->nan != RJ_NAN_PROPAGATE)
     return ir_fail(e, RJ_EINVAL,
                    "nan: \"ignore\" applies to the built-in ops; a custom combine sees every "
                    "element (filter NaNs in it)");
-  if (t->accum && !t->combine_commutative)
+  if (t->accum && !t->commutative && !t->accum_ordered)
     return ir_fail(e, RJ_EINVAL,
                    "accum: not with a non-commutative combine (the order of the old value and "
                    "the result is not defined yet)");
   return RJ_OK;
 }
 
+#define COMBINE_IN(t, ordered)                                                                     \
+  (combine_in) {                                                                                   \
+    .op = (t)->op, .dtype = (t)->dtype, .nan = (t)->nan, .accum = (t)->accum,                      \
+    .accum_ordered = (ordered), .ir = (t)->combine_ir, .fn = (t)->combine_fn,                      \
+    .identity = (t)->combine_identity, .commutative = (t)->combine_commutative                     \
+  }
+
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
-  if ((s = validate_combine(t, e))) return s;
+  if ((s = validate_combine(&COMBINE_IN(t, false), e))) return s;
   if ((t->op == RJ_OP_VAR || t->op == RJ_OP_STD) && (t->correction < 0 || t->correction > 1 << 30))
     return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", t->correction);
   if (t->accum && (t->op == RJ_OP_ARGMAX || t->op == RJ_OP_ARGMIN || t->op == RJ_OP_VAR ||
@@ -420,9 +445,16 @@ static bool injective(const int64_t *shape, const int64_t *strides, int ndim) {
 
 static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
-  if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
-  if (t->op == RJ_OP_CUSTOM)
-    return ir_fail(e, RJ_EINVAL, "op: \"custom\" serves kind tensor only (not yet treduce)");
+  if (s) return s;
+  /* mean_count: rj_treduce_run's last launch of several divides by every rank's count, and its
+   * accum folds the earlier launches' partial sum */
+  if (t->op != RJ_OP_MEAN && t->mean_count)
+    return ir_fail(e, RJ_EINVAL, "mean_count: applies only to op \"mean\"");
+  if (t->mean_count && (t->mean_count < t->ranks || t->mean_count > 1 << 20))
+    return ir_fail(e, RJ_EINVAL, "mean_count: %lld is outside ranks..2^20 (%d..1048576; 0: ranks)",
+                   (long long)t->mean_count, t->ranks);
+  if ((s = check_mean(t->op, t->accum && t->mean_count <= t->ranks, t->nan, e))) return s;
+  if ((s = validate_combine(&COMBINE_IN(t, true), e))) return s;
   if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
   if (t->ranks < 1 || t->ranks > 1024)
     return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", t->ranks);
@@ -546,6 +578,19 @@ int64_t ir_dst_offset(const rj_tile *t, int64_t s) {
     mul *= b->shape[d];
   }
   return off;
+}
+
+bool ir_treduce_rank_order(const rj_treduce *t) {
+  return t->op == RJ_OP_CUSTOM && !t->combine_commutative;
+}
+
+int ir_treduce_rank_at(const rj_treduce *t, int pos) {
+  if (ir_treduce_rank_order(t)) return pos;
+  return pos == 0 ? t->root : (pos - 1 < t->root ? pos - 1 : pos);
+}
+
+int64_t ir_treduce_mean_count(const rj_treduce *t) {
+  return t->mean_count ? t->mean_count : t->ranks;
 }
 
 void ir_treduce_facts(const rj_treduce *t, ir_treduce_geom *g) {

@@ -213,7 +213,7 @@ typedef struct jit_memo {
 static bool memo_key(const rj_request *req, const rj_options *opt, jit_memo *m) {
   const char *t = opt && opt->target ? opt->target : "auto";
   if (!req || req->struct_size != sizeof *req || strlen(t) >= sizeof m->target) return false;
-  if (req->kind == RJ_KIND_TENSOR && req->u.tensor.op == RJ_OP_CUSTOM)
+  if (ir_request_op(req) == RJ_OP_CUSTOM)
     return false; /* its bytes hold a pointer: the IR text behind it may change */
   memset(m->target, 0, sizeof m->target);
   strcpy(m->target, t);

@@ -56,9 +56,9 @@ typedef struct pass_emit {
   /* kernel launch geometry, set by the kernel builder */
   unsigned grid[3], block[3], shared_bytes;
   const char *entry;
-  int nparams;             /* i64 size parameters after (src, dst), as built */
-  const pass_plan *plan;   /* the variant's plan (its default for variants without a plan step) */
-  const rj_tensor *custom; /* op custom: the request's combine (its identity), else NULL */
+  int nparams;            /* i64 size parameters after (src, dst), as built */
+  const pass_plan *plan;  /* the variant's plan (its default for variants without a plan step) */
+  const uint64_t *custom; /* op custom: the request's combine identity (its bits), else NULL */
 } pass_emit;
 
 /* Operands of a tile primitive.  src / dst: for shared memory, a pointer in addrspace(3) to
