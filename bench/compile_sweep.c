@@ -1,7 +1,8 @@
-/* The compile-time side of constant vs runtime-size ("dynamic") tensor kernels.  Compiles
- * K shapes of one class twice in fresh contexts — constant requests, then the same requests with
- * "dynamic": true — and prints, per class, the compiles each needed and their total time.  No GPU
- * needed (target sm_90, 132 SMs assumed when no driver answers).
+/* The compile-time side of constant vs runtime-size ("dynamic") kernels.  Compiles K shapes of
+ * one class twice in fresh contexts — constant requests, then the same requests with
+ * "dynamic": true — and prints, per class, the compiles each needed and their total time.  Classes:
+ * tensor 1-D, rows and columns (docs/TENSOR.md), and treduce over 4 ranks, 1-D counts and 2-D
+ * shapes (docs/TREDUCE.md).  No GPU needed (target sm_90, 132 SMs assumed when no driver answers).
  *   compile_sweep [K]     (default 40 shapes per class; fixed seed) */
 #include <redjit.h>
 #include <stdio.h>
@@ -25,7 +26,18 @@ static int run(const char *cls, int K, int dynamic, unsigned seed) {
   for (int i = 0; i < K; i++) {
     char json[256];
     long long a = 1 + rand() % 4096, b = 1 + rand() % 65536;
-    if (cls[0] == '1') /* 1-D, 2^16 .. 2^26 elements */
+    const char *dyn = dynamic ? ",\"dynamic\":true" : "";
+    if (cls[0] == 't' && cls[8] == '1') /* treduce, 1-D: 1 .. 2^26 elements */
+      snprintf(json, sizeof json,
+               "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,"
+               "\"root\":1,\"shape\":[%lld]%s}",
+               (1LL << (rand() % 26)) + rand() % 65536, dyn);
+    else if (cls[0] == 't') /* treduce, 2-D: (1 .. 4096) x (1 .. 65536) */
+      snprintf(json, sizeof json,
+               "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,"
+               "\"root\":1,\"shape\":[%lld,%lld]%s}",
+               a, b, dyn);
+    else if (cls[0] == '1') /* 1-D, 2^16 .. 2^26 elements */
       snprintf(json, sizeof json,
                "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[%lld]%s}",
                (65536LL << (rand() % 10)) + rand() % 65536, dynamic ? ",\"dynamic\":true" : "");
@@ -50,8 +62,8 @@ static int run(const char *cls, int K, int dynamic, unsigned seed) {
 
 int main(int argc, char **argv) {
   int K = argc > 1 ? atoi(argv[1]) : 40;
-  const char *cls[] = {"1-D", "rows", "cols"};
-  for (int c = 0; c < 3; c++)
+  const char *cls[] = {"1-D", "rows", "cols", "treduce 1-D", "treduce 2-D"};
+  for (int c = 0; c < 5; c++)
     for (int d = 0; d < 2; d++)
       if (run(cls[c], K, d, 12345u + (unsigned)c)) return 1;
   return 0;

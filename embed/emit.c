@@ -66,7 +66,7 @@ rj_status rj_emit_subgroup(rj_emitter *em, rj_primitive p, rj_dtype t, int log2_
   if (!s && (log2_size < 0 || log2_size > 5))
     s = ir_fail(&err, RJ_EINVAL, "log2_size: %d is outside 0..5 (a group is 1 to 32 lanes)",
                 log2_size);
-  if (!s) s = pass_subgroup(&e, p, t, log2_size, value, arg, out);
+  if (!s) s = pass_subgroup(&e, p, t, log2_size, value, arg, 1, out); /* var / std: N - 1 */
   return finish(em, &e, &err, s);
 }
 

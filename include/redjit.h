@@ -22,14 +22,16 @@
  *
  * Ownership
  *  - Pointers returned by rj_ functions are owned by the context unless said otherwise, and live
- *    until rj_ctx_free (kernels, variant names) or until the next call on the context (messages,
- *    text such as rj_explain's and rj_request_canonical's).  Only rj_ctx_new and rj_request_new
- *    hand the caller something to free (rj_ctx_free, rj_request_free).
- *  - Kernels: those rj_compile and rj_compile_ir return are pinned in the context until
- *    rj_ctx_free.  Kernels the library compiles for its own calls and never hands out (rj_reduce's,
- *    treduce's) belong to the cache, which keeps at most a bound of them and evicts the least
- *    recently used (rj_ctx_set_memory_cache); a later call needing one compiles it again, or reads
- *    it from the disk cache.
+ *    until rj_ctx_free (variant names; kernels: the next point) or until the next call on the
+ *    context (messages, text such as rj_explain's and rj_request_canonical's).  Only rj_ctx_new
+ *    and rj_request_new hand the caller something to free (rj_ctx_free, rj_request_free).
+ *  - Kernels: each return of a kernel by rj_compile or rj_compile_ir adds a pin to it (the same
+ *    request twice: the same kernel, two pins), and rj_kernel_release drops one.  A pinned kernel
+ *    stays in its context until rj_ctx_free; at no pins it belongs to the cache again, as the
+ *    kernels the library compiles for its own calls and never hands out (rj_reduce's,
+ *    treduce's): the cache keeps at most a bound of them and evicts the least recently used
+ *    (rj_ctx_set_memory_cache); a later call needing one compiles it again, or reads it from the
+ *    disk cache.  A caller who never releases keeps every kernel it was given until rj_ctx_free.
  *
  * Thread safety
  *  - One rj_ctx is used by one thread at a time (like an LLVMContext).  A call on a context while
@@ -49,6 +51,8 @@
  *  - Kernels (rj_kernel) belong to their context and follow the same rule; the accessors of a
  *    kernel only read it, except rj_kernel_text's first ask for a kernel's LLVM IR, which makes it
  *    in the kernel's context (a call on that context: NULL while another thread is inside it).
+ *    rj_kernel_release is a call on the kernel's context like any other: the thread that uses
+ *    the context releases (RJ_EBUSY, the pin kept, while another thread is inside).
  * rj_variant_count and rj_variant_get read the library's own table and may be called from any
  * thread.
  *
@@ -62,7 +66,7 @@
  *  - Structs passed in carry struct_size, set by their init call (rj_request_init,
  *    rj_options_init, rj_treduce_group_init ...), and the library checks it.  rj_options and
  *    rj_check_opts may come from an older header: fields past the caller's struct_size are not
- *    read.  rj_treduce_group accepts the older sizes RJ_TREDUCE_GROUP_SIZE_V1 to _V3.  The others
+ *    read.  rj_treduce_group accepts the older sizes RJ_TREDUCE_GROUP_SIZE_V1 to _V4.  The others
  *    (rj_request, rj_treduce_plan, rj_nccl_args) must have this library's size (RJ_EINVAL naming
  *    struct_size otherwise); bindings that cannot see the struct ask rj_request_size().
  *  - Structs the library writes (results: rj_variant_info, rj_treduce_result, redjit_check.h's
@@ -170,7 +174,8 @@ typedef struct rj_cache_stats {
   const char *disk_note;    /* why the disk cache is off or read-only ("": nothing to say) */
   /* later fields (an older caller's struct_size leaves them out) */
   long long memory_evictions; /* cache-owned kernels evicted to keep within max_kernels */
-  long long kernels_pinned;   /* kernels handed to the caller (rj_compile, rj_compile_ir) */
+  long long kernels_pinned;   /* kernels holding a pin (rj_compile, rj_compile_ir, less
+                                 rj_kernel_release) */
   long long max_kernels;      /* the bound of cache-owned kernels (0: none) */
   long long cubin_loads;      /* loads from a cubin the disk entry held (no PTX JIT) */
   long long cubin_links;      /* cubins the driver's linker made (then stored in the entry) */
@@ -182,7 +187,8 @@ RJ_API rj_status rj_ctx_cache_stats(rj_ctx *ctx, rj_cache_stats *out);
 /* The bound of the kernels ctx's cache owns: those the library compiled for its own calls
  * (rj_reduce, treduce's kernels); beyond it the least recently used go (their GPU modules are
  * unloaded later, in batches, after waiting for the GPU's work: docs/C_API.md, "Caching").
- * Kernels returned by rj_compile and rj_compile_ir are pinned: never evicted, not counted.
+ * Kernels holding a pin (rj_compile, rj_compile_ir; rj_kernel_release) are never evicted, not
+ * counted.
  * max_kernels 0: no bound.  Default: $REDJIT_CACHE_MAX_KERNELS, else 4096.  RJ_EINVAL when
  * negative. */
 RJ_API rj_status rj_ctx_set_memory_cache(rj_ctx *ctx, long long max_kernels);
@@ -249,6 +255,7 @@ typedef enum rj_unit { RJ_UNIT_SLOT = 0, RJ_UNIT_LANE = 1, RJ_UNIT_THREAD = 2 } 
 #define RJ_NAME_MAX 32
 #define RJ_COMBINE_FN_MAX 128               /* rj_tensor.combine_fn, its NUL included */
 #define RJ_COMBINE_IR_MAX ((size_t)1 << 20) /* rj_tensor.combine_ir: 1 MiB */
+#define RJ_COMBINE_FIELDS_MAX 4             /* rj_tensor.combine_nfields: a struct state's fields */
 
 typedef struct rj_stride {
   int64_t step;
@@ -301,6 +308,8 @@ typedef struct rj_tile {
   int axes[RJ_MAX_DIMS]; /* may be negative: counts from the end */
   int accum;
   rj_nan nan;
+  /* var / std: the divisor is N - correction (JSON "correction", default 1, as rj_tensor's). */
+  int correction;
 } rj_tile;
 
 typedef enum rj_primitive {
@@ -315,7 +324,25 @@ typedef enum rj_primitive {
   RJ_PRIM_REDUCE_ALL_ADD = 8,
   RJ_PRIM_REDUCE_ALL_MIN = 9,
   RJ_PRIM_REDUCE_ALL_MAX = 10,
-  RJ_PRIM_INVOCATION_ID = 11
+  RJ_PRIM_INVOCATION_ID = 11,
+  RJ_PRIM_REDUCE_MUL = 12, /* the products and the bitwise folds (and / or / xor: integers) */
+  RJ_PRIM_REDUCE_AND = 13,
+  RJ_PRIM_REDUCE_OR = 14,
+  RJ_PRIM_REDUCE_XOR = 15,
+  RJ_PRIM_REDUCE_ALL_MUL = 16,
+  RJ_PRIM_REDUCE_ALL_AND = 17,
+  RJ_PRIM_REDUCE_ALL_OR = 18,
+  RJ_PRIM_REDUCE_ALL_XOR = 19,
+  RJ_PRIM_REDUCE_ARGMAX = 20, /* the state ops: argmax / argmin give an i64 lane index */
+  RJ_PRIM_REDUCE_ARGMIN = 21,
+  RJ_PRIM_REDUCE_VAR = 22,
+  RJ_PRIM_REDUCE_STD = 23,
+  RJ_PRIM_REDUCE_LOGSUMEXP = 24,
+  RJ_PRIM_REDUCE_ALL_ARGMAX = 25,
+  RJ_PRIM_REDUCE_ALL_ARGMIN = 26,
+  RJ_PRIM_REDUCE_ALL_VAR = 27,
+  RJ_PRIM_REDUCE_ALL_STD = 28,
+  RJ_PRIM_REDUCE_ALL_LOGSUMEXP = 29
 } rj_primitive;
 
 /* kind "subgroup": warp-level primitives.  Element i is owned by global thread i.  They compile
@@ -329,7 +356,8 @@ typedef struct rj_subgroup {
   int blocks;
   int arg; /* broadcast lane, shuffle offset / mask, or the one shuffle index */
   int index_is_list;
-  int index[32]; /* shuffle: lane l reads lane index[l] */
+  int index[32];  /* shuffle: lane l reads lane index[l] */
+  int correction; /* reduce_var / _std (and reduce_all_*): the divisor N - correction (default 1) */
 } rj_subgroup;
 
 /* kind "tensor": a reduction over a whole array in global memory (run by rj_reduce). */
@@ -355,7 +383,7 @@ typedef struct rj_tensor {
    * the population variance).  Only with op var or std. */
   int correction;
   /* op "custom" (JSON "combine"; docs/REQUESTS.md "Custom combine", docs/EMBEDDING.md): the
-   * caller's own combine `T fn(T, T)` for the input dtype T (f32 f64 i32 u32 i64 u64), given as
+   * caller's own combine `T fn(T, T)` for the input dtype T (f16 / bf16: half / bfloat), given as
    * the text of an LLVM 22 module that defines it.  It is parsed and linked only in the compiler
    * process (redjit-irc, as rj_compile_ir's modules are), never in the caller's.  The library
    * copies what it keeps: combine_ir need only live for the call. */
@@ -365,6 +393,22 @@ typedef struct rj_tensor {
                                 them (f32: the float's 32 bits; i32: two's complement, low bits) */
   int combine_commutative;   /* 1: fn(a, b) == fn(b, a), any variant may serve it; 0: the
                                 variants that keep index order only (fn(lower, higher)) */
+  /* op custom with a struct state (JSON "combine.state", docs/REQUESTS.md "Struct states"):
+   * combine_nfields fields (1 .. RJ_COMBINE_FIELDS_MAX; 0: the state is one value of the input
+   * dtype, as above), each a scalar dtype with its identity's bits (combine_identity stays 0).
+   * fn is then S fn(S, S) for the literal struct S = { field types }; combine_lift names
+   * S lift(T x, i64 index) (x an input element, index its position in its reduction, row-major
+   * over the reduced dims); the output has the dtype of field combine_result and is that field,
+   * or R finish(S) when combine_finish names one (R: that field's type). */
+  int combine_nfields;
+  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
+  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX];
+  char combine_lift[RJ_COMBINE_FN_MAX];   /* required with a struct state */
+  char combine_finish[RJ_COMBINE_FN_MAX]; /* optional: "" takes field combine_result */
+  int combine_result;                     /* 0 .. combine_nfields - 1 */
+  /* argmax / argmin (JSON "values", default false): 1 also writes each extreme value (the input
+   * dtype) into a second destination, given to rj_reduce_values / rj_tensor_launch_values. */
+  int values;
 } rj_tensor;
 
 /* kind "treduce": root reduce across devices (run by rj_treduce_run; see "treduce" below). */
@@ -383,6 +427,12 @@ typedef struct rj_treduce {
   int has_strides;        /* 0: row-major sources and destination */
   int64_t strides[5];     /* every rank's source, in elements (the root's; all ranks alike) */
   int64_t dst_strides[5]; /* the destination, in elements */
+  /* JSON "dynamic" (optional, default false).  1: a runtime-size kernel where the sources and
+   * the destination are dense row-major: the element count is a kernel parameter, and one
+   * compiled kernel serves every shape of the same ranks, root, op, dtype, flags and tile bound
+   * (docs/TREDUCE.md, "Runtime-size kernels").  Strided views keep a constant kernel (rj_explain
+   * says so). */
+  int dynamic;
   /* op "mean" (JSON "mean_count", optional): the sum is divided by this; 0: ranks.  rj_treduce_run
    * sets it on the last of several launches (more than 128 ranks, staged ranks), whose accum then
    * folds the earlier launches' partial sum: dst = (old + sum) / mean_count, with accum only when
@@ -418,7 +468,11 @@ RJ_API size_t rj_request_size(void);
 RJ_API rj_request *rj_request_new(rj_kind kind);
 RJ_API void rj_request_free(rj_request *req);
 /* Parses one JSON request (docs/REQUESTS.md) into *out, which it initialises first.
- * Unknown fields are errors. */
+ * Unknown fields are errors.  Op custom: out->u.tensor.combine_ir points at ctx's copy of the
+ * text, one per distinct text, of which ctx keeps the 32 most recently parsed (at most 32 x
+ * RJ_COMBINE_IR_MAX bytes): it stays valid until rj_ctx_free or until 32 other distinct texts
+ * have been parsed in ctx since; to keep a request longer, parse it again or point combine_ir at
+ * your own copy. */
 RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out);
 /* Checks a request built in C the way rj_request_parse checks JSON. */
 RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req);
@@ -458,8 +512,9 @@ RJ_API rj_status rj_target_resolve(rj_ctx *ctx, const rj_options *opt, char *buf
 typedef struct rj_kernel rj_kernel;
 
 /* validate -> dispatch -> lower -> optimise -> PTX.  The kernel is cached in ctx under the
- * canonical request + target + PTX version, owned by ctx and pinned there until rj_ctx_free (the
- * cache's bound never evicts it).  Needs no GPU. */
+ * canonical request + target + PTX version, owned by ctx, with one pin more for this return: it
+ * stays until rj_ctx_free or until every pin is released (rj_kernel_release), the cache's bound
+ * never evicting it meanwhile.  Needs no GPU. */
 RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                             rj_kernel **out);
 
@@ -486,6 +541,19 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
 RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const char *entry,
                                const rj_options *opt, rj_kernel **out);
 
+/* Drops one of k's pins (each rj_compile / rj_compile_ir return of k added one; the kernel has
+ * them as a count, so each holder releases its own).  At none, k is an ordinary entry of ctx's
+ * cache again: it counts against the bound and, least recently used, may be evicted at once or
+ * by a later call, after which k must not be used (its GPU modules are unloaded with the cache's
+ * other evictions, in batches after the GPU's work: docs/C_API.md, "Caching").  A kernel is
+ * reused while cached: rj_compile of the same request returns it again, with a new pin.
+ * RJ_EINVAL with a message for k NULL, a k holding no pin (released once too often), and a k
+ * that is not a kernel of ctx (another context's, or one released and since evicted): k is
+ * looked up among ctx's kernels by address, nothing is read through it.  A released pointer
+ * whose memory was reused by another kernel of ctx cannot be told apart: release each pin once.
+ * A use of ctx like any call (RJ_EBUSY while another thread is inside it). */
+RJ_API rj_status rj_kernel_release(rj_ctx *ctx, rj_kernel *k);
+
 /* One line per variant in dispatch order: "NAME prio=P chosen", "NAME prio=P rejected: REASON"
  * or "NAME prio=P not tried".  *text is owned by ctx until the next call.  Returns RJ_OK when a
  * variant was chosen, RJ_ENOVARIANT (text still filled) when none accepts. */
@@ -507,7 +575,7 @@ RJ_API int rj_variant_count(const rj_ctx *ctx);
 RJ_API rj_status rj_variant_get(const rj_ctx *ctx, int i, rj_variant_info *out);
 
 /* A compiled kernel, read through these accessors (NULL k: NULL, 0, zeroed dims).  The strings
- * live as long as the kernel, that is until rj_ctx_free. */
+ * live as long as the kernel: until rj_ctx_free, or its eviction once released. */
 typedef enum rj_emit { RJ_EMIT_PTX = 0, RJ_EMIT_LLVM = 1, RJ_EMIT_LLVM_OPT = 2 } rj_emit;
 /* The text of a compiled kernel: its PTX, its LLVM IR as built, or after optimisation.  A compile
  * of a request makes the PTX alone: the first ask for its LLVM IR lowers it again in its context
@@ -591,6 +659,14 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
  * a zero src or dst is RJ_EINVAL. */
 RJ_API rj_status rj_tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
                                   rj_devptr dst, void *stream);
+/* rj_reduce / rj_tensor_launch of an argmax / argmin request with rj_tensor.values set: dst
+ * receives the indices (int64_t), values the extreme values (the input dtype, one per output, the
+ * same layout).  The plain calls refuse such a request (RJ_EINVAL naming "values"), and these
+ * refuse one without it; a zero values pointer is RJ_EINVAL. */
+RJ_API rj_status rj_reduce_values(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                                  rj_devptr src, rj_devptr dst, rj_devptr values, void *stream);
+RJ_API rj_status rj_tensor_launch_values(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
+                                         rj_devptr dst, rj_devptr values, void *stream);
 
 /* ---------------------------------------------------------------- treduce */
 /* Root-only reduce across ranks in one process (PTO-ISA TREDUCE on NVIDIA GPUs): the root's
@@ -690,8 +766,13 @@ typedef struct rj_treduce_group {
                               incomplete), 1..3600000 ms; 0: 10000.  A runtime's watchdog: the
                               ring's kernels must all run at once, and other work holding a GPU's
                               SMs (another process's, another ring's) can keep one from starting */
-  /* op custom: the caller's combine (rj_tensor's fields; the text need only live for the call).
-   * A group of an older struct_size (V1 to V3) has none. */
+  /* A group of struct_size V1, V2 or RJ_TREDUCE_GROUP_SIZE_V3 (one that ends at
+   * ring_timeout_ms) gets 0. */
+  int dynamic; /* 1: runtime-size kernels (rj_treduce's `dynamic`): a new element count compiles
+                  nothing where the buffers are dense row-major */
+  /* op custom: the caller's combine (rj_tensor's fields; the text need only live for the call),
+   * a scalar state only (no struct states in treduce).  A group of an older struct_size (V1 to
+   * V4: one that ends at `dynamic`) has none. */
   const char *combine_ir;
   char combine_fn[RJ_COMBINE_FN_MAX];
   uint64_t combine_identity;
@@ -699,11 +780,13 @@ typedef struct rj_treduce_group {
 } rj_treduce_group;
 
 /* The older struct_size values rj_treduce_run accepts besides sizeof(rj_treduce_group): the
- * sizeof of a group that ends at `path` (V1) and of one that ends at `async` (V2), on the 64-bit
- * ABIs redjit builds for.  The fields past a caller's struct_size get their defaults. */
+ * sizeof of a group that ends at `path` (V1), of one that ends at `async` (V2), of one that ends
+ * at `ring_timeout_ms` (V3) and of one that ends at `dynamic` (V4), on the 64-bit ABIs redjit
+ * builds for.  The fields past a caller's struct_size get their defaults. */
 #define RJ_TREDUCE_GROUP_SIZE_V1 offsetof(rj_treduce_group, stream)
 #define RJ_TREDUCE_GROUP_SIZE_V2 offsetof(rj_treduce_group, ring_timeout_ms)
-#define RJ_TREDUCE_GROUP_SIZE_V3 offsetof(rj_treduce_group, combine_ir)
+#define RJ_TREDUCE_GROUP_SIZE_V3 offsetof(rj_treduce_group, dynamic)
+#define RJ_TREDUCE_GROUP_SIZE_V4 offsetof(rj_treduce_group, combine_ir)
 
 /* What a call did.  The caller sets struct_size (sizeof(rj_treduce_result)) before the call;
  * res->path tells which path ran. */
@@ -823,7 +906,10 @@ RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nc
 
 /* ---------------------------------------------------------------- errors */
 /* The message of the last failed call on ctx ("" if none; "no context" for NULL).  Valid until
- * the next call on ctx. */
+ * the next call on ctx.  Each context keeps its own: calls on other contexts do not change it.
+ * When this thread's last call on ctx was refused (RJ_EBUSY: another thread inside), the message
+ * says so to this thread, whatever other threads or contexts did since (the last 16 contexts
+ * refused to a thread are remembered). */
 RJ_API const char *rj_errmsg(const rj_ctx *ctx);
 /* Sets ctx's status and message, as a failing rj_ call leaves them, and returns s: for a layer
  * built on this API (redjit_check.h's calls) to report its own failures through rj_errmsg, as

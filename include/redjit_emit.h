@@ -70,8 +70,9 @@ RJ_API void rj_emitter_init(rj_emitter *em, LLVMModuleRef module, LLVMBuilderRef
  * double, i32, i64) at the builder's position.  arg (an i32 value, may be non-constant): the
  * source lane (shuffle, broadcast), the offset (shuffle_down / _up) or the xor mask; NULL for
  * reductions and invocation_id.  log2_size (0..5): the group of the reductions.  A source lane
- * outside the warp, or arg outside 0..31, yields the lane's own value.  Semantics:
- * docs/SUBGROUP.md. */
+ * outside the warp, or arg outside 0..31, yields the lane's own value.  The state reductions'
+ * *out is the result's type: argmax / argmin an i64 lane index in the group; var / std divide by
+ * N - 1 (torch's default correction).  Semantics: docs/SUBGROUP.md. */
 RJ_API rj_status rj_emit_subgroup(rj_emitter *em, rj_primitive p, rj_dtype t, int log2_size,
                                   LLVMValueRef value, LLVMValueRef arg, LLVMValueRef *out);
 

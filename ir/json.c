@@ -106,7 +106,7 @@ static rj_status get_enum(P *p, const cJSON *o, const char *parent, const char *
       *out = i;
       return RJ_OK;
     }
-  char m[256];
+  char m[768];
   int k = snprintf(m, sizeof m, "unknown value \"%.40s\" (one of:", v->valuestring);
   for (int i = 0; i < n && k < (int)sizeof m - 16; i++)
     if (names[i]) k += snprintf(m + k, sizeof m - (size_t)k, " %s", names[i]);
@@ -355,9 +355,23 @@ static rj_status parse_axes(P *p, const cJSON *o, int *naxes, int *axes) {
   return RJ_OK;
 }
 
+/* "correction" (var / std only; default 1) of a tensor or tile request. */
+static rj_status get_correction(P *p, const cJSON *o, int op, int *correction) {
+  if (!cJSON_GetObjectItemCaseSensitive(o, "correction")) return RJ_OK;
+  if (op != RJ_OP_VAR && op != RJ_OP_STD) {
+    at(p, "", "correction");
+    return bad(p, cJSON_GetObjectItemCaseSensitive(o, "primitive")
+                      ? "applies only to the primitives reduce_var, reduce_std, reduce_all_var "
+                        "and reduce_all_std"
+                      : "applies only to op \"var\" or \"std\"");
+  }
+  return get_int32(p, o, "correction", "0 .. 2^30", false, correction);
+}
+
 static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
-  static const char *const keys[] = {"kind", "op",   "dtype", "scope", "threads", "active", "src",
-                                     "dst",  "axes", "accum", "nan",   "variant", NULL};
+  static const char *const keys[] = {"kind",   "op",         "dtype",   "scope", "threads",
+                                     "active", "src",        "dst",     "axes",  "accum",
+                                     "nan",    "correction", "variant", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
@@ -390,21 +404,28 @@ static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
   if ((s = parse_axes(p, o, &t->naxes, t->axes))) return s;
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
+  if ((s = get_correction(p, o, t->op, &t->correction))) return s;
   return RJ_OK;
 }
 
 static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
-  static const char *const keys[] = {"kind",   "primitive", "dtype", "log2_size", "threads",
-                                     "blocks", "index",     "arg",   "variant",   NULL};
-  static const char *const prim_names[] = {"shuffle",        "broadcast",      "shuffle_down",
-                                           "shuffle_up",     "shuffle_xor",    "reduce_add",
-                                           "reduce_min",     "reduce_max",     "reduce_all_add",
-                                           "reduce_all_min", "reduce_all_max", "invocation_id"};
+  static const char *const keys[] = {"kind",       "primitive", "dtype", "log2_size",
+                                     "threads",    "blocks",    "index", "arg",
+                                     "correction", "variant",   NULL};
+  static const char *const prim_names[] = {
+      "shuffle",          "broadcast",           "shuffle_down",      "shuffle_up",
+      "shuffle_xor",      "reduce_add",          "reduce_min",        "reduce_max",
+      "reduce_all_add",   "reduce_all_min",      "reduce_all_max",    "invocation_id",
+      "reduce_mul",       "reduce_and",          "reduce_or",         "reduce_xor",
+      "reduce_all_mul",   "reduce_all_and",      "reduce_all_or",     "reduce_all_xor",
+      "reduce_argmax",    "reduce_argmin",       "reduce_var",        "reduce_std",
+      "reduce_logsumexp", "reduce_all_argmax",   "reduce_all_argmin", "reduce_all_var",
+      "reduce_all_std",   "reduce_all_logsumexp"};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
   if (s) return s;
-  if ((s = get_enum(p, o, "", "primitive", prim_names, 12, true, &v))) return s;
+  if ((s = get_enum(p, o, "", "primitive", prim_names, 30, true, &v))) return s;
   g->primitive = (rj_primitive)v;
   if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
   g->dtype = (rj_dtype)v;
@@ -431,17 +452,32 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
       g->arg = (int)i64;
     }
   }
+  if ((s = get_correction(p, o, ir_primitive_op(g->primitive, NULL), &g->correction))) return s;
   return RJ_OK;
 }
 
-/* "correction" (var / std only; default 1). */
-static rj_status get_correction(P *p, const cJSON *o, rj_tensor *t) {
-  if (!cJSON_GetObjectItemCaseSensitive(o, "correction")) return RJ_OK;
-  if (t->op != RJ_OP_VAR && t->op != RJ_OP_STD) {
-    at(p, "", "correction");
-    return bad(p, "applies only to op \"var\" or \"std\"");
+/* The bits of x as f16 (bf16: as bf16) when it holds x exactly (finite x; infinities too). */
+static bool half_bits(double x, bool bf, uint64_t *bits) {
+  int mb = bf ? 7 : 10, emin = bf ? -126 : -14, emax = bf ? 127 : 15, eb = bf ? 8 : 5;
+  uint64_t sign = signbit(x) ? 1ull << 15 : 0;
+  double a = fabs(x);
+  if (isnan(x)) return false;
+  if (isinf(a)) return *bits = sign | (((1ull << eb) - 1) << mb), true;
+  if (a == 0) return *bits = sign, true;
+  int ex;
+  frexp(a, &ex); /* a = m * 2^ex, m in [0.5, 1): the exponent of a is ex - 1 */
+  ex -= 1;
+  if (ex > emax) return false;
+  if (ex < emin) { /* subnormal: a multiple of 2^(emin - mb) below 2^emin */
+    double q = ldexp(a, mb - emin);
+    if (q != floor(q)) return false;
+    return *bits = sign | (uint64_t)q, true;
   }
-  return get_int32(p, o, "correction", "0 .. 2^30", false, &t->correction);
+  double q = ldexp(a, mb - ex); /* [2^mb, 2^(mb+1)) */
+  if (q != floor(q)) return false;
+  uint64_t m = (uint64_t)q - (1ull << mb);
+  *bits = sign | ((uint64_t)(ex - emin + 1) << mb) | m;
+  return true;
 }
 
 /* "identity" of a combine: a number the dtype holds exactly, or "0x..." its bits. */
@@ -460,6 +496,12 @@ static rj_status get_identity(P *p, const cJSON *v, rj_dtype dt, uint64_t *bits)
   if (!cJSON_IsNumber(v)) return bad(p, "expected a number or \"0x...\" (its bits)");
   double x = v->valuedouble;
   if (dt == RJ_F64) return memcpy(bits, &x, 8), RJ_OK;
+  if (dt == RJ_F16 || dt == RJ_BF16) {
+    if (!half_bits(x, dt == RJ_BF16, bits))
+      return bad(p, dt == RJ_F16 ? "not exactly representable as f16 (give \"0x...\" bits)"
+                                 : "not exactly representable as bf16 (give \"0x...\" bits)");
+    return RJ_OK;
+  }
   if (dt == RJ_F32) {
     float f = (float)x;
     uint32_t u;
@@ -476,7 +518,46 @@ static rj_status get_identity(P *p, const cJSON *v, rj_dtype dt, uint64_t *bits)
   return RJ_OK;
 }
 
-/* The fields of a request's combine (tensor's and treduce's are alike). */
+/* A function name of a combine ("combine.<key>"), at most RJ_COMBINE_FN_MAX - 1 characters. */
+static rj_status get_name(P *p, const cJSON *c, const char *key, char *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, key);
+  at(p, "combine", key);
+  if (!v) return RJ_OK;
+  if (!cJSON_IsString(v) || strlen(v->valuestring) >= RJ_COMBINE_FN_MAX)
+    return bad(p, "expected a function name of at most 127 characters");
+  snprintf(out, RJ_COMBINE_FN_MAX, "%s", v->valuestring);
+  return RJ_OK;
+}
+
+/* "combine.state": [{"dtype", "identity"}, ...], 1 .. RJ_COMBINE_FIELDS_MAX fields. */
+static rj_status get_state(P *p, const cJSON *st, rj_tensor *t) {
+  static const char *const keys[] = {"dtype", "identity", NULL};
+  int n = cJSON_GetArraySize(st);
+  at(p, "combine", "state");
+  if (!cJSON_IsArray(st) || n < 1 || n > RJ_COMBINE_FIELDS_MAX)
+    return bad(p, "expected a list of 1 to 4 fields {dtype, identity}");
+  for (int i = 0; i < n; i++) {
+    char parent[32];
+    snprintf(parent, sizeof parent, "combine.state[%d]", i);
+    const cJSON *f = cJSON_GetArrayItem(st, i);
+    snprintf(p->path, sizeof p->path, "%s", parent);
+    if (!cJSON_IsObject(f)) return bad(p, "expected an object {dtype, identity}");
+    rj_status s = known_keys(p, f, parent, keys);
+    int v = 0;
+    if (!s) s = get_enum(p, f, parent, "dtype", dtype_names, 8, true, &v);
+    if (s) return s;
+    t->combine_fields[i] = (rj_dtype)v;
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(f, "identity");
+    at(p, parent, "identity");
+    if (!id) return bad(p, "required field is missing");
+    if ((s = get_identity(p, id, t->combine_fields[i], &t->combine_field_identity[i]))) return s;
+  }
+  t->combine_nfields = n;
+  return RJ_OK;
+}
+
+/* The fields of a request's combine (tensor's and treduce's are alike).  state: the tensor that
+ * takes a struct state's fields; NULL for kind treduce, which combines a scalar state only. */
 typedef struct combine_out {
   rj_op op;
   rj_dtype dtype;
@@ -484,17 +565,45 @@ typedef struct combine_out {
   char *fn; /* RJ_COMBINE_FN_MAX bytes */
   uint64_t *identity;
   int *commutative;
+  rj_tensor *state;
 } combine_out;
-#define COMBINE_OUT(t)                                                                             \
+#define COMBINE_OUT(t, st)                                                                         \
   (combine_out) {                                                                                  \
     .op = (t)->op, .dtype = (t)->dtype, .ir = &(t)->combine_ir, .fn = (t)->combine_fn,             \
-    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative                   \
+    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative, .state = (st)    \
   }
 
-/* "combine" (op custom only): {"ir", "function", "identity", "commutative"}.  The IR text is
- * copied into *t->ir (malloc; ir_parse's caller owns it). */
+/* Kind treduce combines a scalar state only: a struct state's keys of "combine" are refused,
+ * each named. */
+static rj_status no_struct_state(P *p, const cJSON *c) {
+  static const char *const skeys[] = {"state", "lift", "finish", "result", NULL};
+  for (int i = 0; skeys[i]; i++)
+    if (cJSON_GetObjectItemCaseSensitive(c, skeys[i])) {
+      at(p, "combine", skeys[i]);
+      return bad(p, "kind treduce combines a scalar state of the dtype only (struct states, "
+                    "combine.state: kind tensor)");
+    }
+  return RJ_OK;
+}
+
+/* A struct state's keys of "combine" (state, lift, finish, result) into u. */
+static rj_status get_struct_state(P *p, const cJSON *c, const cJSON *st, rj_tensor *u) {
+  rj_status s = st ? get_state(p, st, u) : RJ_OK;
+  if (!s) s = get_name(p, c, "lift", u->combine_lift);
+  if (!s) s = get_name(p, c, "finish", u->combine_finish);
+  if (s) return s;
+  int64_t r = 0;
+  if ((s = get_int(p, c, "combine", "result", 0, RJ_COMBINE_FIELDS_MAX - 1, false, &r))) return s;
+  u->combine_result = (int)r;
+  return RJ_OK;
+}
+
+/* "combine" (op custom only): {"ir", "function", "identity", "commutative"}, or for a struct
+ * state (kind tensor) {"ir", "function", "state", "lift", "finish", "result", "commutative"}.
+ * The IR text is copied into *t->ir (malloc; ir_parse's caller owns it). */
 static rj_status get_combine(P *p, const cJSON *o, const combine_out *t) {
-  static const char *const keys[] = {"ir", "function", "identity", "commutative", NULL};
+  static const char *const keys[] = {"ir",   "function", "identity", "commutative", "state",
+                                     "lift", "finish",   "result",   NULL};
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "combine");
   at(p, "", "combine");
   if (!c) return t->op == RJ_OP_CUSTOM ? bad(p, "required with op \"custom\"") : RJ_OK;
@@ -505,26 +614,28 @@ static rj_status get_combine(P *p, const cJSON *o, const combine_out *t) {
   const cJSON *ir = cJSON_GetObjectItemCaseSensitive(c, "ir");
   const cJSON *fn = cJSON_GetObjectItemCaseSensitive(c, "function");
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "identity");
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(c, "state");
   at(p, "combine", "ir");
   if (!ir) return bad(p, "required field is missing");
   if (!cJSON_IsString(ir)) return bad(p, "expected a string (LLVM IR text)");
   at(p, "combine", "function");
   if (!fn) return bad(p, "required field is missing");
-  if (!cJSON_IsString(fn) || strlen(fn->valuestring) >= RJ_COMBINE_FN_MAX)
-    return bad(p, "expected a function name of at most 127 characters");
+  if ((s = get_name(p, c, "function", t->fn))) return s;
+  if (!t->state && (s = no_struct_state(p, c))) return s;
   at(p, "combine", "identity");
-  if (!id) return bad(p, "required field is missing");
-  if ((s = get_identity(p, id, t->dtype, t->identity))) return s;
+  if (st && id) return bad(p, "not with \"state\" (each field has its identity)");
+  if (!st && !id) return bad(p, "required field is missing");
+  if (id && (s = get_identity(p, id, t->dtype, t->identity))) return s;
+  if (t->state && (s = get_struct_state(p, c, st, t->state))) return s;
   if ((s = get_bool(p, c, "combine", "commutative", t->commutative))) return s;
-  snprintf(t->fn, RJ_COMBINE_FN_MAX, "%s", fn->valuestring);
   if (!(*t->ir = strdup(ir->valuestring))) return ir_fail(p->e, RJ_ENOMEM, "out of memory");
   return RJ_OK;
 }
 
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
-  static const char *const keys[] = {
-      "kind",          "op",      "dtype",   "shape",      "axes",    "strides", "accum", "nan",
-      "deterministic", "variant", "dynamic", "correction", "combine", NULL};
+  static const char *const keys[] = {"kind",    "op",         "dtype",   "shape",         "axes",
+                                     "strides", "accum",      "nan",     "deterministic", "variant",
+                                     "dynamic", "correction", "combine", "values",        NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   if (s) return s;
@@ -551,15 +662,17 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_bool(p, o, "", "deterministic", &t->deterministic))) return s;
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
+  if ((s = get_bool(p, o, "", "values", &t->values))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
-  if ((s = get_correction(p, o, t))) return s;
-  return get_combine(p, o, &COMBINE_OUT(t));
+  if ((s = get_correction(p, o, t->op, &t->correction))) return s;
+  return get_combine(p, o, &COMBINE_OUT(t, t));
 }
 
 static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
-  static const char *const keys[] = {
-      "kind",    "op",  "dtype", "ranks",   "root",        "shape",      "tile",    "pingpong",
-      "variant", "nan", "accum", "strides", "dst_strides", "mean_count", "combine", NULL};
+  static const char *const keys[] = {"kind",    "op",      "dtype",       "ranks",   "root",
+                                     "shape",   "tile",    "pingpong",    "variant", "nan",
+                                     "accum",   "strides", "dst_strides", "dynamic", "mean_count",
+                                     "combine", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   if (s) return s;
@@ -583,9 +696,10 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
   }
   if ((s = get_bool(p, o, "", "pingpong", &t->pingpong))) return s;
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
+  if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_int(p, o, "", "mean_count", 0, 1 << 30, false, &t->mean_count))) return s;
-  if ((s = get_combine(p, o, &COMBINE_OUT(t)))) return s;
+  if ((s = get_combine(p, o, &COMBINE_OUT(t, NULL)))) return s;
   const char *sk[2] = {"strides", "dst_strides"};
   int64_t *sv[2] = {t->strides, t->dst_strides};
   for (int k = 0; k < 2; k++) {
@@ -746,11 +860,35 @@ static cJSON *combine_json(const rj_request *r) {
   cJSON *c = cJSON_CreateObject();
   char bits[24];
   snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)*t.identity);
+  const rj_tensor *u = t.state; /* NULL: kind treduce, a scalar state */
+  int nfields = u ? u->combine_nfields : 0;
   cJSON_AddStringToObject(c, "ir", *t.ir ? *t.ir : "");
   cJSON_AddStringToObject(c, "function", t.fn);
-  cJSON_AddStringToObject(c, "identity", bits);
+  if (nfields == 0) cJSON_AddStringToObject(c, "identity", bits);
   cJSON_AddBoolToObject(c, "commutative", *t.commutative);
+  if (nfields == 0) return c;
+  cJSON *st = cJSON_AddArrayToObject(c, "state");
+  for (int i = 0; i < nfields && i < RJ_COMBINE_FIELDS_MAX; i++) {
+    cJSON *f = cJSON_CreateObject();
+    snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)u->combine_field_identity[i]);
+    const ir_dtype_info *d = ir_dtype(u->combine_fields[i]);
+    cJSON_AddStringToObject(f, "dtype", d ? d->name : "?");
+    cJSON_AddStringToObject(f, "identity", bits);
+    cJSON_AddItemToArray(st, f);
+  }
+  cJSON_AddStringToObject(c, "lift", u->combine_lift);
+  if (u->combine_finish[0]) cJSON_AddStringToObject(c, "finish", u->combine_finish);
+  cJSON_AddNumberToObject(c, "result", u->combine_result);
   return c;
+}
+
+rj_status ir_combine_canonical(const rj_request *r, char **out, ir_err *e) {
+  *out = NULL;
+  if (ir_request_op(r) != RJ_OP_CUSTOM) return ir_fail(e, RJ_EINVAL, "combine: not op \"custom\"");
+  cJSON *c = combine_json(r);
+  if (c) *out = cJSON_PrintUnformatted(c);
+  cJSON_Delete(c);
+  return *out ? RJ_OK : ir_fail(e, RJ_ENOMEM, "out of memory");
 }
 
 rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
@@ -779,6 +917,8 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     cJSON_AddItemToObject(o, "axes", int32s(ax, t->naxes));
     cJSON_AddBoolToObject(o, "accum", t->accum);
     cJSON_AddStringToObject(o, "nan", nan_names[t->nan]);
+    if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
+      cJSON_AddNumberToObject(o, "correction", t->correction);
     break;
   }
   case RJ_KIND_SUBGROUP: {
@@ -790,6 +930,8 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     cJSON_AddNumberToObject(o, "blocks", g->blocks);
     cJSON_AddNumberToObject(o, "arg", g->arg);
     if (g->index_is_list) cJSON_AddItemToObject(o, "index", int32s(g->index, 32));
+    int op = ir_primitive_op(g->primitive, NULL);
+    if (op == RJ_OP_VAR || op == RJ_OP_STD) cJSON_AddNumberToObject(o, "correction", g->correction);
     break;
   }
   case RJ_KIND_TENSOR: {
@@ -809,6 +951,7 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
       cJSON_AddNumberToObject(o, "correction", t->correction);
     if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
+    if (t->values) cJSON_AddBoolToObject(o, "values", 1); /* absent: false (older texts) */
     break;
   }
   case RJ_KIND_TREDUCE: {
@@ -827,6 +970,7 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
       cJSON_AddItemToObject(o, "strides", ints(t->strides, t->ndim));
       cJSON_AddItemToObject(o, "dst_strides", ints(t->dst_strides, t->ndim));
     }
+    if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1); /* absent: false (older texts) */
     if (t->mean_count) cJSON_AddNumberToObject(o, "mean_count", (double)t->mean_count);
     if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
     break;

@@ -45,7 +45,7 @@ static const ir_op_info ops[] = {
     {"var", FLOATS, false},
     {"std", FLOATS, false},
     {"logsumexp", FLOATS, false},
-    {"custom", (FLOATS | INTS) & ~((1u << RJ_F16) | (1u << RJ_BF16)), false},
+    {"custom", FLOATS | INTS, false},
 };
 
 const ir_op_info *ir_op(rj_op op) {
@@ -65,15 +65,17 @@ rj_dtype ir_op_result(rj_op op, rj_dtype t) {
   return ir_op(op) && ops[op].index_result ? RJ_I64 : t;
 }
 
+rj_dtype ir_tensor_result(const rj_tensor *t) {
+  if (t->op == RJ_OP_CUSTOM && t->combine_nfields > 0 && t->combine_result >= 0 &&
+      t->combine_result < t->combine_nfields && t->combine_result < RJ_COMBINE_FIELDS_MAX)
+    return t->combine_fields[t->combine_result];
+  return ir_op_result(t->op, t->dtype);
+}
+
 rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e) {
   const ir_op_info *o = ir_op(op);
   if (!o) return ir_fail(e, RJ_EINVAL, "op: unknown value %d", (int)op);
   if (!ir_dtype(t)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value %d", (int)t);
-  if (op == RJ_OP_CUSTOM && !(o->dtypes & (1u << t)))
-    return ir_fail(e, RJ_EINVAL,
-                   "op: \"custom\" takes f32 f64 i32 u32 i64 u64 (a state of the input dtype), "
-                   "not %s",
-                   ir_dtype(t)->name);
   if (!(o->dtypes & (1u << t)))
     return ir_fail(e, RJ_EINVAL, "op: \"%s\" takes %s dtypes, not %s", o->name,
                    o->dtypes == FLOATS ? "float (f16 bf16 f32 f64)" : "integer (i32 u32 i64 u64)",
@@ -94,20 +96,28 @@ int ir_request_op(const rj_request *r) {
   }
 }
 
-#define COMBINE_OF(t)                                                                              \
+#define COMBINE_OF(t, st)                                                                          \
   (ir_combine) {                                                                                   \
     .ir = (const char **)&(t)->combine_ir, .fn = (t)->combine_fn,                                  \
-    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative                   \
+    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative, .state = (st)    \
   }
 
 bool ir_request_combine(const rj_request *r, ir_combine *c) {
   if (r->kind == RJ_KIND_TENSOR && r->u.tensor.op == RJ_OP_CUSTOM)
-    *c = COMBINE_OF(&r->u.tensor);
+    *c = COMBINE_OF(&r->u.tensor, &r->u.tensor);
   else if (r->kind == RJ_KIND_TREDUCE && r->u.treduce.op == RJ_OP_CUSTOM)
-    *c = COMBINE_OF(&r->u.treduce);
+    *c = COMBINE_OF(&r->u.treduce, NULL);
   else
     return false;
   return true;
+}
+
+size_t ir_combine_names(const ir_combine *c, char *buf, size_t n) {
+  const rj_tensor *t = c->state;
+  int w = t && t->combine_nfields > 0 ? snprintf(buf, n, "%s %s%s%s", c->fn, t->combine_lift,
+                                                 t->combine_finish[0] ? " " : "", t->combine_finish)
+                                      : snprintf(buf, n, "%s", c->fn);
+  return w < 0 ? 0 : (size_t)w;
 }
 
 const char *ir_scope_name(rj_scope s) {
@@ -139,10 +149,50 @@ const char *ir_kind_name(rj_kind k) {
 }
 
 const char *ir_primitive_name(rj_primitive p) {
-  static const char *n[] = {"shuffle",        "broadcast",      "shuffle_down",   "shuffle_up",
-                            "shuffle_xor",    "reduce_add",     "reduce_min",     "reduce_max",
-                            "reduce_all_add", "reduce_all_min", "reduce_all_max", "invocation_id"};
+  static const char *n[] = {
+      "shuffle",          "broadcast",           "shuffle_down",      "shuffle_up",
+      "shuffle_xor",      "reduce_add",          "reduce_min",        "reduce_max",
+      "reduce_all_add",   "reduce_all_min",      "reduce_all_max",    "invocation_id",
+      "reduce_mul",       "reduce_and",          "reduce_or",         "reduce_xor",
+      "reduce_all_mul",   "reduce_all_and",      "reduce_all_or",     "reduce_all_xor",
+      "reduce_argmax",    "reduce_argmin",       "reduce_var",        "reduce_std",
+      "reduce_logsumexp", "reduce_all_argmax",   "reduce_all_argmin", "reduce_all_var",
+      "reduce_all_std",   "reduce_all_logsumexp"};
   return (unsigned)p < sizeof n / sizeof n[0] ? n[p] : "?";
+}
+
+int ir_primitive_op(rj_primitive p, bool *all) {
+  static const rj_op ops[] = {RJ_OP_SUM,    RJ_OP_MIN, RJ_OP_MAX, RJ_OP_PROD,
+                              RJ_OP_AND,    RJ_OP_OR,  RJ_OP_XOR, RJ_OP_ARGMAX,
+                              RJ_OP_ARGMIN, RJ_OP_VAR, RJ_OP_STD, RJ_OP_LOGSUMEXP};
+  int i = -1;
+  bool a = false;
+  if (p >= RJ_PRIM_REDUCE_ADD && p <= RJ_PRIM_REDUCE_MAX) i = p - RJ_PRIM_REDUCE_ADD;
+  if (p >= RJ_PRIM_REDUCE_ALL_ADD && p <= RJ_PRIM_REDUCE_ALL_MAX)
+    i = p - RJ_PRIM_REDUCE_ALL_ADD, a = true;
+  if (p >= RJ_PRIM_REDUCE_MUL && p <= RJ_PRIM_REDUCE_XOR) i = 3 + (p - RJ_PRIM_REDUCE_MUL);
+  if (p >= RJ_PRIM_REDUCE_ALL_MUL && p <= RJ_PRIM_REDUCE_ALL_XOR)
+    i = 3 + (p - RJ_PRIM_REDUCE_ALL_MUL), a = true;
+  if (p >= RJ_PRIM_REDUCE_ARGMAX && p <= RJ_PRIM_REDUCE_LOGSUMEXP)
+    i = 7 + (p - RJ_PRIM_REDUCE_ARGMAX);
+  if (p >= RJ_PRIM_REDUCE_ALL_ARGMAX && p <= RJ_PRIM_REDUCE_ALL_LOGSUMEXP)
+    i = 7 + (p - RJ_PRIM_REDUCE_ALL_ARGMAX), a = true;
+  if (all) *all = a;
+  return i < 0 ? -1 : (int)ops[i];
+}
+
+const char *ir_primitive_dtype_reason(rj_primitive p, rj_dtype t) {
+  if (!ir_dtype(t)) return "unknown dtype";
+  if (p == RJ_PRIM_INVOCATION_ID && ir_dtype(t)->is_float)
+    return "invocation_id returns the lane id, an integer: use i32, u32, i64 or u64";
+  int op = ir_primitive_op(p, NULL);
+  if ((op == RJ_OP_AND || op == RJ_OP_OR || op == RJ_OP_XOR) && ir_dtype(t)->is_float)
+    return "the bitwise reductions (reduce_and / _or / _xor, reduce_all_*) fold integers: use "
+           "i32, u32, i64 or u64";
+  if ((op == RJ_OP_VAR || op == RJ_OP_STD || op == RJ_OP_LOGSUMEXP) && !ir_dtype(t)->is_float)
+    return "reduce_var / _std / _logsumexp (and reduce_all_*) take float dtypes (f16 bf16 f32 "
+           "f64)";
+  return NULL;
 }
 
 RJ_API void rj_request_init(rj_request *req, rj_kind kind) {
@@ -155,9 +205,11 @@ RJ_API void rj_request_init(rj_request *req, rj_kind kind) {
     req->u.tile.naxes = 1;
     req->u.tile.axes[0] = -1;
     req->u.tile.src.mem = req->u.tile.dst.mem = RJ_MEM_SHARED;
+    req->u.tile.correction = 1;
     break;
   case RJ_KIND_SUBGROUP:
     req->u.subgroup.threads = 32;
+    req->u.subgroup.correction = 1;
     req->u.subgroup.blocks = 1;
     break;
   case RJ_KIND_TENSOR:

@@ -182,10 +182,24 @@ static rj_status check_mean(rj_op op, int accum, rj_nan nan, ir_err *e) {
   return RJ_OK;
 }
 
+/* The state ops (argmax argmin var std logsumexp): var / std's correction; no accum. */
+static rj_status check_state(rj_op op, int accum, int correction, ir_err *e) {
+  if ((op == RJ_OP_VAR || op == RJ_OP_STD) && (correction < 0 || correction > 1 << 30))
+    return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", correction);
+  if (accum && (op == RJ_OP_ARGMAX || op == RJ_OP_ARGMIN || op == RJ_OP_VAR || op == RJ_OP_STD ||
+                op == RJ_OP_LOGSUMEXP))
+    return ir_fail(e, RJ_EINVAL,
+                   "accum: op \"%s\" cannot accumulate into dst (an index, a variance or a "
+                   "logsumexp is not a partial result to fold into)",
+                   ir_op_name(op));
+  return RJ_OK;
+}
+
 static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   rj_status s;
   if ((s = ir_check_op(t->op, t->dtype, e))) return s;
   if ((s = check_mean(t->op, t->accum, t->nan, e))) return s;
+  if ((s = check_state(t->op, t->accum, t->correction, e))) return s;
   if (t->op == RJ_OP_CUSTOM)
     return ir_fail(e, RJ_EINVAL, "op: \"custom\" serves kind tensor only (not yet tile)");
   if ((unsigned)t->scope > RJ_SCOPE_CTA)
@@ -253,9 +267,9 @@ static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   }
   if ((s = check_local_slots(t, e))) return s;
   if (t->src.mem == RJ_MEM_SHARED && t->dst.mem == RJ_MEM_SHARED) {
-    int64_t b =
-        ir_dtype(t->dtype)->bytes; /* each array 16-byte aligned, as the harness places them */
-    int64_t bytes = IR_ALIGN16(ir_numel(&t->src) * b) + IR_ALIGN16(ir_numel(&t->dst) * b);
+    /* each array 16-byte aligned, as the harness places them; dst in the result's dtype */
+    int64_t b = ir_dtype(t->dtype)->bytes, bd = ir_dtype(ir_op_result(t->op, t->dtype))->bytes;
+    int64_t bytes = IR_ALIGN16(ir_numel(&t->src) * b) + IR_ALIGN16(ir_numel(&t->dst) * bd);
     if (bytes > IR_STATIC_SHARED)
       return ir_fail(e, RJ_EINVAL,
                      "src.shape: src and dst take %lld bytes of shared memory; a CTA's static "
@@ -266,8 +280,11 @@ static rj_status validate_tile(const rj_tile *t, ir_err *e) {
 }
 
 static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
-  if ((unsigned)g->primitive > RJ_PRIM_INVOCATION_ID)
+  if ((unsigned)g->primitive > RJ_PRIM_REDUCE_ALL_LOGSUMEXP)
     return ir_fail(e, RJ_EINVAL, "primitive: unknown value");
+  int op = ir_primitive_op(g->primitive, NULL);
+  if ((op == RJ_OP_VAR || op == RJ_OP_STD) && (g->correction < 0 || g->correction > 1 << 30))
+    return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", g->correction);
   if (!ir_dtype(g->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value");
   if (g->log2_size < 0 || g->log2_size > 5)
     return ir_fail(e, RJ_EINVAL, "log2_size: %d is outside 0..5 (a group is 1 to 32 lanes)",
@@ -276,10 +293,8 @@ static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
     return ir_fail(e, RJ_EINVAL, "threads: %d must be a multiple of 32 in 32..1024", g->threads);
   if (g->blocks < 1 || g->blocks > 65535)
     return ir_fail(e, RJ_EINVAL, "blocks: %d is outside 1..65535", g->blocks);
-  if (g->primitive == RJ_PRIM_INVOCATION_ID && ir_dtype(g->dtype)->is_float)
-    return ir_fail(
-        e, RJ_EINVAL,
-        "dtype: invocation_id returns the lane id, an integer: use i32, u32, i64 or u64");
+  const char *why = ir_primitive_dtype_reason(g->primitive, g->dtype);
+  if (why) return ir_fail(e, RJ_EINVAL, "dtype: %s", why);
   bool lane_arg = g->primitive == RJ_PRIM_BROADCAST || g->primitive == RJ_PRIM_SHUFFLE_DOWN ||
                   g->primitive == RJ_PRIM_SHUFFLE_UP || g->primitive == RJ_PRIM_SHUFFLE_XOR ||
                   (g->primitive == RJ_PRIM_SHUFFLE && !g->index_is_list);
@@ -296,9 +311,71 @@ static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
   return RJ_OK;
 }
 
+/* A combine's function name: 1 .. 127 printable ASCII characters, no space, quote or backslash. */
+static rj_status check_name(const char *name, const char *field, bool required, ir_err *e) {
+  size_t fn = strnlen(name, RJ_COMBINE_FN_MAX);
+  if (fn == 0 && required) return ir_fail(e, RJ_EINVAL, "%s: required with op \"custom\"", field);
+  if (fn == RJ_COMBINE_FN_MAX)
+    return ir_fail(e, RJ_EINVAL, "%s: longer than %d characters", field, RJ_COMBINE_FN_MAX - 1);
+  for (size_t i = 0; i < fn; i++) {
+    unsigned char c = (unsigned char)name[i];
+    if (c <= ' ' || c >= 127 || c == '"' || c == '\\')
+      return ir_fail(e, RJ_EINVAL,
+                     "%s: character %zu is not printable ASCII (no space, quote or backslash)",
+                     field, i);
+  }
+  return RJ_OK;
+}
+
+/* identity bits within the dtype's width (field: its name in messages) */
+static rj_status check_bits(uint64_t bits, rj_dtype t, const char *field, ir_err *e) {
+  int w = 8 * ir_dtype(t)->bytes;
+  if (w < 64 && bits >> w)
+    return ir_fail(e, RJ_EINVAL, "%s: 0x%llx has bits above the %d of %s", field,
+                   (unsigned long long)bits, w, ir_dtype(t)->name);
+  return RJ_OK;
+}
+
+/* A struct state's fields (combine_nfields > 0), or none of its fields for a scalar state. */
+static rj_status validate_state(const rj_tensor *t, ir_err *e) {
+  int n = t->combine_nfields;
+  if (n == 0) {
+    if (t->combine_lift[0])
+      return ir_fail(e, RJ_EINVAL, "combine.lift: applies only with combine.state");
+    if (t->combine_finish[0])
+      return ir_fail(e, RJ_EINVAL, "combine.finish: applies only with combine.state");
+    if (t->combine_result)
+      return ir_fail(e, RJ_EINVAL, "combine.result: applies only with combine.state");
+    return RJ_OK;
+  }
+  if (n < 0 || n > RJ_COMBINE_FIELDS_MAX)
+    return ir_fail(e, RJ_EINVAL, "combine.state: %d fields, expected 1 to %d", n,
+                   RJ_COMBINE_FIELDS_MAX);
+  if (t->combine_identity)
+    return ir_fail(e, RJ_EINVAL,
+                   "combine.identity: not with combine.state (each field has its identity)");
+  for (int i = 0; i < n; i++) {
+    char field[48];
+    snprintf(field, sizeof field, "combine.state[%d].dtype", i);
+    if (!ir_dtype(t->combine_fields[i]))
+      return ir_fail(e, RJ_EINVAL, "%s: unknown value %d", field, (int)t->combine_fields[i]);
+    snprintf(field, sizeof field, "combine.state[%d].identity", i);
+    rj_status s = check_bits(t->combine_field_identity[i], t->combine_fields[i], field, e);
+    if (s) return s;
+  }
+  rj_status s = check_name(t->combine_lift, "combine.lift", true, e);
+  if (!s) s = check_name(t->combine_finish, "combine.finish", false, e);
+  if (s) return s;
+  if (t->combine_result < 0 || t->combine_result >= n)
+    return ir_fail(e, RJ_EINVAL, "combine.result: %d, expected a field 0 .. %d", t->combine_result,
+                   n - 1);
+  return RJ_OK;
+}
+
 /* A combine's fields (op custom: tensor's and treduce's alike), or none of them for the other
- * ops.  accum with a non-commutative combine: kind treduce defines the order (the old value
- * first); kind tensor refuses it. */
+ * ops.  state: the tensor whose struct-state fields apply; NULL for kind treduce (a scalar state
+ * only: rj_treduce has no such fields).  accum with a non-commutative combine: kind treduce
+ * defines the order (the old value first); kind tensor refuses it. */
 typedef struct combine_in {
   rj_op op;
   rj_dtype dtype;
@@ -308,43 +385,32 @@ typedef struct combine_in {
   const char *ir, *fn;
   uint64_t identity;
   int commutative;
+  const rj_tensor *state;
 } combine_in;
 
-static rj_status combine_fields(const combine_in *t, ir_err *e) {
-  size_t n = strnlen(t->ir, RJ_COMBINE_IR_MAX + 1);
-  if (n == 0) return ir_fail(e, RJ_EINVAL, "combine.ir: empty");
-  if (n > RJ_COMBINE_IR_MAX)
-    return ir_fail(e, RJ_EINVAL, "combine.ir: longer than %zu bytes (RJ_COMBINE_IR_MAX)",
-                   (size_t)RJ_COMBINE_IR_MAX);
-  size_t fn = strnlen(t->fn, RJ_COMBINE_FN_MAX);
-  if (fn == 0) return ir_fail(e, RJ_EINVAL, "combine.function: required with op \"custom\"");
-  if (fn == RJ_COMBINE_FN_MAX)
-    return ir_fail(e, RJ_EINVAL, "combine.function: longer than %d characters",
-                   RJ_COMBINE_FN_MAX - 1);
-  for (size_t i = 0; i < fn; i++) {
-    unsigned char c = (unsigned char)t->fn[i];
-    if (c <= ' ' || c >= 127 || c == '"' || c == '\\')
-      return ir_fail(e, RJ_EINVAL,
-                     "combine.function: character %zu is not printable ASCII (no space, quote or "
-                     "backslash)",
-                     i);
-  }
-  int bits = 8 * ir_dtype(t->dtype)->bytes;
-  if (bits < 64 && t->identity >> bits)
-    return ir_fail(e, RJ_EINVAL, "combine.identity: 0x%llx has bits above the %d of %s",
-                   (unsigned long long)t->identity, bits, ir_dtype(t->dtype)->name);
-  return RJ_OK;
+static bool any_state_field(const rj_tensor *t) {
+  return t &&
+         (t->combine_nfields || t->combine_lift[0] || t->combine_finish[0] || t->combine_result);
 }
 
+/* The caller's combine (op custom): its fields, or none of them for the other ops. */
 static rj_status validate_combine(const combine_in *t, ir_err *e) {
   if (t->op != RJ_OP_CUSTOM) {
-    if (t->ir || t->fn[0] || t->identity || t->commutative)
+    if (t->ir || t->fn[0] || t->identity || t->commutative || any_state_field(t->state))
       return ir_fail(e, RJ_EINVAL, "combine: applies only to op \"custom\"");
     return RJ_OK;
   }
   if (!t->ir)
     return ir_fail(e, RJ_EINVAL, "combine.ir: required with op \"custom\" (LLVM IR text)");
-  rj_status s = combine_fields(t, e);
+  size_t n = strnlen(t->ir, RJ_COMBINE_IR_MAX + 1);
+  if (n == 0) return ir_fail(e, RJ_EINVAL, "combine.ir: empty");
+  if (n > RJ_COMBINE_IR_MAX)
+    return ir_fail(e, RJ_EINVAL, "combine.ir: longer than %zu bytes (RJ_COMBINE_IR_MAX)",
+                   (size_t)RJ_COMBINE_IR_MAX);
+  int nfields = t->state ? t->state->combine_nfields : 0;
+  rj_status s = check_name(t->fn, "combine.function", true, e);
+  if (!s && t->state) s = validate_state(t->state, e);
+  if (!s && !nfields) s = check_bits(t->identity, t->dtype, "combine.identity", e);
   if (s) return s;
   if ((unsigned)t->commutative > 1)
     return ir_fail(e, RJ_EINVAL, "combine.commutative: %d, expected 0 or 1", t->commutative);
@@ -356,28 +422,31 @@ static rj_status validate_combine(const combine_in *t, ir_err *e) {
     return ir_fail(e, RJ_EINVAL,
                    "accum: not with a non-commutative combine (the order of the old value and "
                    "the result is not defined yet)");
+  if (t->accum && (nfields || t->dtype == RJ_F16 || t->dtype == RJ_BF16))
+    return ir_fail(e, RJ_EINVAL,
+                   "accum: not with a struct state or an f16 / bf16 custom state (the output is "
+                   "not a state to fold into)");
   return RJ_OK;
 }
 
-#define COMBINE_IN(t, ordered)                                                                     \
+#define COMBINE_IN(t, ordered, st)                                                                 \
   (combine_in) {                                                                                   \
     .op = (t)->op, .dtype = (t)->dtype, .nan = (t)->nan, .accum = (t)->accum,                      \
     .accum_ordered = (ordered), .ir = (t)->combine_ir, .fn = (t)->combine_fn,                      \
-    .identity = (t)->combine_identity, .commutative = (t)->combine_commutative                     \
+    .identity = (t)->combine_identity, .commutative = (t)->combine_commutative, .state = (st)      \
   }
 
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
-  if ((s = validate_combine(&COMBINE_IN(t, false), e))) return s;
-  if ((t->op == RJ_OP_VAR || t->op == RJ_OP_STD) && (t->correction < 0 || t->correction > 1 << 30))
-    return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", t->correction);
-  if (t->accum && (t->op == RJ_OP_ARGMAX || t->op == RJ_OP_ARGMIN || t->op == RJ_OP_VAR ||
-                   t->op == RJ_OP_STD || t->op == RJ_OP_LOGSUMEXP))
+  if ((s = validate_combine(&COMBINE_IN(t, false, t), e))) return s;
+  if ((unsigned)t->values > 1)
+    return ir_fail(e, RJ_EINVAL, "values: %d, expected 0 or 1", t->values);
+  if (t->values && t->op != RJ_OP_ARGMAX && t->op != RJ_OP_ARGMIN)
     return ir_fail(e, RJ_EINVAL,
-                   "accum: op \"%s\" cannot accumulate into dst (an index, a variance or a "
-                   "logsumexp is not a partial result to fold into)",
-                   ir_op_name(t->op));
+                   "values: applies only to op \"argmax\" or \"argmin\" (the extreme value "
+                   "beside its index)");
+  if ((s = check_state(t->op, t->accum, t->correction, e))) return s;
   if ((unsigned)t->dynamic > 1)
     return ir_fail(e, RJ_EINVAL, "dynamic: %d, expected 0 or 1", t->dynamic);
   s = check_dims(e, "shape", t->shape, t->ndim, RJ_MAX_DIMS, NULL);
@@ -454,7 +523,12 @@ static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
     return ir_fail(e, RJ_EINVAL, "mean_count: %lld is outside ranks..2^20 (%d..1048576; 0: ranks)",
                    (long long)t->mean_count, t->ranks);
   if ((s = check_mean(t->op, t->accum && t->mean_count <= t->ranks, t->nan, e))) return s;
-  if ((s = validate_combine(&COMBINE_IN(t, true), e))) return s;
+  if ((s = validate_combine(&COMBINE_IN(t, true, NULL), e))) return s;
+  if (t->op == RJ_OP_CUSTOM && (t->dtype == RJ_F16 || t->dtype == RJ_BF16))
+    return ir_fail(e, RJ_EINVAL,
+                   "op: \"custom\" takes f32 f64 i32 u32 i64 u64 in kind treduce, not %s (f16 / "
+                   "bf16 custom states: kind tensor)",
+                   ir_dtype(t->dtype)->name);
   if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
   if (t->ranks < 1 || t->ranks > 1024)
     return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", t->ranks);
@@ -477,6 +551,8 @@ static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
       return ir_fail(e, RJ_EINVAL, "tile[%d]: must be at least 1 (got %lld)", i,
                      (long long)t->tile[i]);
   if ((unsigned)t->accum > 1) return ir_fail(e, RJ_EINVAL, "accum: expected 0 or 1");
+  if ((unsigned)t->dynamic > 1)
+    return ir_fail(e, RJ_EINVAL, "dynamic: %d, expected 0 or 1", t->dynamic);
   if (t->has_strides) {
     for (int k = 0; k < 2; k++) {
       const int64_t *st = k ? t->dst_strides : t->strides;
@@ -623,4 +699,13 @@ void ir_treduce_facts(const rj_treduce *t, ir_treduce_geom *g) {
     g->src_span += (g->shape[d] - 1) * g->src_st[d];
     g->dst_span += (g->shape[d] - 1) * g->dst_st[d];
   }
+}
+
+bool ir_treduce_dense(const ir_treduce_geom *g, const int64_t *st) {
+  int64_t m = 1;
+  for (int d = 4; d >= 0; d--) {
+    if (g->shape[d] > 1 && st[d] != m) return false;
+    m *= g->shape[d];
+  }
+  return true;
 }

@@ -18,9 +18,15 @@ void jit_key_tail(char *buf, size_t n, const ir_target *tg, int ptx_asked, int s
 rj_status jit_cache_key(rj_ctx *ctx, const rj_request *req, const ir_target *tg,
                         const rj_options *opt, const pass_plan *plan, char **key) {
   char *canon = NULL, tail[64];
-  /* op custom: the canonical text (its combine's IR whole) even behind a runtime-size plan key */
+  /* op custom: the canonical text (its combine's IR whole) even behind a runtime-size plan key;
+   * kind treduce's plan key holds the rest of the request, so there the combine alone (one kernel
+   * for every count) */
   bool custom = ir_request_op(req) == RJ_OP_CUSTOM;
-  rj_status s = plan->key[0] && !custom ? RJ_OK : ir_canonical(req, &canon, &ctx->err);
+  rj_status s = RJ_OK;
+  if (!plan->key[0] || (custom && req->kind != RJ_KIND_TREDUCE))
+    s = ir_canonical(req, &canon, &ctx->err);
+  else if (custom)
+    s = ir_combine_canonical(req, &canon, &ctx->err);
   if (s) return s;
   const char *head = plan->key[0] ? plan->key : canon, *more = plan->key[0] && custom ? canon : "";
   jit_key_tail(tail, sizeof tail, tg, opt ? opt->ptx_version : 0, plan->sms);
@@ -99,12 +105,6 @@ void jit_cache_touch(rj_ctx *ctx, rj_kernel *k) {
   k->used = ++ctx->tick;
 }
 
-void jit_cache_pin(rj_ctx *ctx, rj_kernel *k) {
-  if (k->pinned) return;
-  k->pinned = true;
-  ctx->npinned++;
-}
-
 void jit_cache_hold(rj_ctx *ctx, int delta) {
   ctx->evict_hold += delta;
 }
@@ -135,10 +135,12 @@ static void cache_remove(rj_ctx *ctx, rj_kernel *v) {
  * on a miss only (a compile or a disk read costs far more). */
 static void evict(rj_ctx *ctx, rj_kernel *keep) {
   long long max = jit_cache_bound(ctx);
-  while (max && !ctx->evict_hold && ctx->nkernels - ctx->npinned > max) {
+  /* a kernel rj_compile is about to pin is not the cache's: it is not counted */
+  long long going = keep && ctx->pin_keep && !keep->pins ? 1 : 0;
+  while (max && !ctx->evict_hold && ctx->nkernels - ctx->npinned - going > max) {
     rj_kernel *lru = NULL;
     for (rj_kernel *k = ctx->kernels; k; k = k->next)
-      if (!k->pinned && k != keep && (!lru || k->used < lru->used)) lru = k;
+      if (!k->pins && k != keep && (!lru || k->used < lru->used)) lru = k;
     if (!lru) return;
     cache_remove(ctx, lru);
     ctx->memory_evictions++;

@@ -93,19 +93,52 @@ static rj_status screen(rj_ctx *ctx, LLVMModuleRef M) {
   return RJ_OK;
 }
 
-/* fn's type is T (T, T), T the declaration's. */
-static rj_status check_signature(rj_ctx *ctx, LLVMValueRef fn, LLVMTypeRef decl, const char *name) {
-  LLVMTypeRef ft = LLVMGlobalGetValueType(fn), want = LLVMGetReturnType(decl), ps[2] = {0};
-  bool ok =
-      LLVMGetReturnType(ft) == want && LLVMCountParamTypes(ft) == 2 && !LLVMIsFunctionVarArg(ft);
-  if (ok) LLVMGetParamTypes(ft, ps), ok = ps[0] == want && ps[1] == want;
-  if (ok) return RJ_OK;
-  char *have = LLVMPrintTypeToString(ft), *w = LLVMPrintTypeToString(want);
-  rj_status s = ir_fail(&ctx->err, RJ_EINVAL,
-                        "combine.function: \"%s\" has type %.200s; the dtype's combine is "
-                        "%s (%s, %s)",
-                        name, have, w, w, w);
-  LLVMDisposeMessage(have);
+/* The caller's function role (its request field) has the type of redjit's declaration decl:
+ * T (T, T) for the combine, S (S, S), S lift(T, i64) and R finish(S) for a struct state S.  A
+ * struct field of another type is named (combine.state[i]). */
+static rj_status check_signature(rj_ctx *ctx, LLVMValueRef fn, LLVMValueRef decl, const char *role,
+                                 const char *name) {
+  LLVMTypeRef ft = LLVMGlobalGetValueType(fn), want = LLVMGlobalGetValueType(decl);
+  if (ft == want) return RJ_OK;
+  LLVMTypeRef st = LLVMGetReturnType(want); /* the state: finish's parameter, else the return */
+  if (strcmp(role, "combine.finish") == 0) LLVMGetParamTypes(want, &st);
+  LLVMTypeRef ps[2] = {0}, have[3] = {LLVMGetReturnType(ft)};
+  unsigned np = LLVMCountParamTypes(ft);
+  if (np <= 2) LLVMGetParamTypes(ft, ps);
+  have[1] = ps[0], have[2] = ps[1];
+  for (int h = 0; h < 3 && LLVMGetTypeKind(st) == LLVMStructTypeKind; h++) {
+    LLVMTypeRef x = have[h];
+    if (!x || LLVMGetTypeKind(x) != LLVMStructTypeKind || x == st) continue;
+    unsigned n = LLVMCountStructElementTypes(st), m = LLVMCountStructElementTypes(x);
+    if (LLVMGetStructName(x) && LLVMGetStructName(x)[0])
+      return ir_fail(&ctx->err, RJ_EINVAL,
+                     "combine.state: %s \"%s\" uses the named struct %%%.100s; write the state "
+                     "as a literal struct { ... } of the request's fields",
+                     role, name, LLVMGetStructName(x));
+    if (n != m)
+      return ir_fail(&ctx->err, RJ_EINVAL,
+                     "combine.state: %s \"%s\" has a state of %u fields, the request declares %u",
+                     role, name, m, n);
+    for (unsigned i = 0; i < n; i++)
+      if (LLVMStructGetTypeAtIndex(x, i) != LLVMStructGetTypeAtIndex(st, i)) {
+        char *a = LLVMPrintTypeToString(LLVMStructGetTypeAtIndex(x, i)),
+             *b = LLVMPrintTypeToString(LLVMStructGetTypeAtIndex(st, i));
+        rj_status s = ir_fail(&ctx->err, RJ_EINVAL,
+                              "combine.state[%u]: field %u of %s \"%s\"'s state is %.60s, the "
+                              "request declares %.60s",
+                              i, i, role, name, a, b);
+        LLVMDisposeMessage(a);
+        LLVMDisposeMessage(b);
+        return s;
+      }
+  }
+  char *h = LLVMPrintTypeToString(ft), *w = LLVMPrintTypeToString(want);
+  rj_status s =
+      ir_fail(&ctx->err, RJ_EINVAL, "%s: \"%s\" has type %.200s; %s %.200s", role, name, h,
+              LLVMGetTypeKind(st) == LLVMStructTypeKind ? "the state's function is"
+                                                        : "the dtype's combine is",
+              w);
+  LLVMDisposeMessage(h);
   LLVMDisposeMessage(w);
   return s;
 }
@@ -133,19 +166,62 @@ static void prepare(LLVMModuleRef C) {
     LLVMSetLinkage(g, LLVMInternalLinkage);
 }
 
-/* The caller's combine ir[0 .. n) function fn, parsed into M's context, screened and linked into
- * M (redjit's kernel, which declares PASS_CUSTOM_COMBINE): fn becomes that function, internal
- * and alwaysinline.  Checked: the text parses as LLVM 22 IR; fn is defined with type T (T, T);
- * no function of the module stores other than to its locals (allocas), uses atomics, fences or
- * exception handling, loads other than from its locals or constant globals, calls inline
- * assembly, an NVVM intrinsic, a pointer or an undefined function; no mutable globals or module
- * inline assembly; then rj_compile_ir's intrinsic and type screens (what LLVM's backend would exit
- * on). */
+/* The roles of the caller's functions: redjit's declaration, the request field naming it. */
+static const char *const decls[3] = {PASS_CUSTOM_COMBINE, PASS_CUSTOM_LIFT, PASS_CUSTOM_FINISH};
+static const char *const roles[3] = {"combine.function", "combine.lift", "combine.finish"};
+
+/* names "fn[ lift[ finish]]" (ir_combine_names) split into name[3] ("" where absent) */
+static void split_names(const char *names, char name[3][RJ_COMBINE_FN_MAX]) {
+  for (int r = 0; r < 3; r++) {
+    size_t n = strcspn(names, " ");
+    snprintf(name[r], RJ_COMBINE_FN_MAX, "%.*s", (int)(n < RJ_COMBINE_FN_MAX ? n : 0), names);
+    names += n;
+    if (*names == ' ') names++;
+  }
+}
+
+/* The caller's function of each role whose declaration M has (f[r]; NULL where M has none),
+ * defined in C with the declaration's type; no other function of C takes a name of redjit's. */
+static rj_status find_roles(rj_ctx *ctx, LLVMModuleRef M, LLVMModuleRef C, const char *names,
+                            LLVMValueRef f[3]) {
+  char name[3][RJ_COMBINE_FN_MAX];
+  split_names(names, name);
+  for (int r = 0; r < 3; r++) {
+    LLVMValueRef decl = LLVMGetNamedFunction(M, decls[r]);
+    f[r] = NULL;
+    if (!decl) continue;
+    if (!name[r][0])
+      return ir_fail(&ctx->err, RJ_EINVAL, "%s: required by this kernel's state", roles[r]);
+    f[r] = LLVMGetNamedFunction(C, name[r]);
+    if (!f[r] || LLVMCountBasicBlocks(f[r]) == 0)
+      return ir_fail(&ctx->err, RJ_EINVAL, "%s: the module defines no function \"%s\"", roles[r],
+                     name[r]);
+    rj_status s = check_signature(ctx, f[r], decl, roles[r], name[r]);
+    if (s) return s;
+  }
+  for (int r = 0; r < 3; r++) {
+    LLVMValueRef other = LLVMGetNamedFunction(C, decls[r]);
+    if (other && other != f[0] && other != f[1] && other != f[2])
+      return ir_fail(&ctx->err, RJ_EINVAL, "combine.ir: defines %s, a name redjit keeps for itself",
+                     decls[r]);
+  }
+  return RJ_OK;
+}
+
+/* The caller's combine ir[0 .. n) with functions `names` (ir_combine_names: the combine, and a
+ * struct state's lift and finish), parsed into M's context, screened and linked into M (redjit's
+ * kernel, which declares PASS_CUSTOM_COMBINE, and PASS_CUSTOM_LIFT / _FINISH for a struct
+ * state): each becomes its declaration's function, internal and alwaysinline.  Checked: the text
+ * parses as LLVM 22 IR; each function is defined with its declaration's type; no function of the
+ * module stores other than to its locals (allocas), uses atomics, fences or exception handling,
+ * loads other than from its locals or constant globals, calls inline assembly, an NVVM
+ * intrinsic, a pointer or an undefined function; no mutable globals or module inline assembly;
+ * then rj_compile_ir's intrinsic and type screens (what LLVM's backend would exit on). */
 static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size_t n,
-                              const char *fn, const ir_target *tg) {
+                              const char *names, const ir_target *tg) {
   ir_err *e = &ctx->err;
-  LLVMValueRef decl = LLVMGetNamedFunction(M, PASS_CUSTOM_COMBINE);
-  if (!decl) return RJ_OK; /* nothing calls it (cannot happen for a kernel that reduces) */
+  if (!LLVMGetNamedFunction(M, PASS_CUSTOM_COMBINE))
+    return RJ_OK; /* nothing calls it (cannot happen for a kernel that reduces) */
   LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, n, "combine");
   LLVMModuleRef C = NULL;
   char *msg = NULL;
@@ -155,15 +231,8 @@ static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size
     LLVMDisposeMessage(msg);
     return s;
   }
-  LLVMValueRef f = LLVMGetNamedFunction(C, fn),
-               other = LLVMGetNamedFunction(C, PASS_CUSTOM_COMBINE);
-  rj_status s = RJ_OK;
-  if (!f || LLVMCountBasicBlocks(f) == 0)
-    s = ir_fail(e, RJ_EINVAL, "combine.function: the module defines no function \"%s\"", fn);
-  else if (other && other != f)
-    s = ir_fail(e, RJ_EINVAL, "combine.ir: defines %s, a name redjit keeps for itself",
-                PASS_CUSTOM_COMBINE);
-  if (!s) s = check_signature(ctx, f, LLVMGlobalGetValueType(decl), fn);
+  LLVMValueRef f[3];
+  rj_status s = find_roles(ctx, M, C, names, f);
   if (!s) s = screen(ctx, C);
   if (!s) s = jit_ir_check_intrinsics(ctx, C, tg);
   if (!s) s = jit_ir_check_types(ctx, C);
@@ -172,17 +241,23 @@ static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size
     return s;
   }
   prepare(C);
-  LLVMSetValueName2(f, PASS_CUSTOM_COMBINE, strlen(PASS_CUSTOM_COMBINE));
-  LLVMSetLinkage(f, LLVMExternalLinkage);
+  for (int r = 0; r < 3; r++)
+    if (f[r]) {
+      LLVMSetValueName2(f[r], decls[r], strlen(decls[r]));
+      LLVMSetLinkage(f[r], LLVMExternalLinkage);
+    }
   ctx->llvm_diag[0] = 0;
   if (LLVMLinkModules2(M, C)) /* C is destroyed either way */
     return ir_fail(e, RJ_EINVAL, "combine.ir: does not link with redjit's kernel: %s",
                    ctx->llvm_diag[0] ? ctx->llvm_diag : "?");
-  f = LLVMGetNamedFunction(M, PASS_CUSTOM_COMBINE);
-  LLVMSetLinkage(f, LLVMInternalLinkage);
   unsigned ai = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
-  LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
-                          LLVMCreateEnumAttribute(LLVMGetModuleContext(M), ai, 0));
+  for (int r = 0; r < 3; r++) {
+    LLVMValueRef g = LLVMGetNamedFunction(M, decls[r]);
+    if (!g || LLVMCountBasicBlocks(g) == 0) continue;
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMAddAttributeAtIndex(g, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(LLVMGetModuleContext(M), ai, 0));
+  }
   return RJ_OK;
 }
 
@@ -194,7 +269,9 @@ rj_status jit_llvm_codegen_request(rj_ctx *ctx, LLVMModuleRef M, const rj_reques
   if (!ir_request_combine(req, &t))
     return jit_codegen(ctx, M, tg, k, k->text_now ? JIT_CG_TEXT : 0);
   if (k->custom_here) { /* the IR text made now: it has the caller's combine in it */
-    rj_status s = link_combine(ctx, M, *t.ir, strlen(*t.ir), t.fn, tg);
+    char names[RJ_COMBINE_NAMES_MAX];
+    ir_combine_names(&t, names, sizeof names);
+    rj_status s = link_combine(ctx, M, *t.ir, strlen(*t.ir), names, tg);
     return s ? s : jit_codegen(ctx, M, tg, k, JIT_CG_THEIRS | JIT_CG_TEXT);
   }
   LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(M); /* for redjit-irc */
@@ -206,14 +283,14 @@ rj_status jit_llvm_codegen_request(rj_ctx *ctx, LLVMModuleRef M, const rj_reques
 }
 
 rj_status jit_llvm_combine(rj_ctx *ctx, const char *mod, size_t n, const char *ir, size_t irn,
-                           const char *fn, const ir_target *tg, rj_kernel *k) {
+                           const char *names, const ir_target *tg, rj_kernel *k) {
   LLVMModuleRef M = NULL;
   LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(mod, n, "redjit");
   rj_status s = RJ_OK;
   if (!buf || LLVMParseBitcodeInContext2(ctx->llvm, buf, &M))
     s = ir_fail(&ctx->err, RJ_ELLVM, "internal: redjit's kernel module does not read back");
   if (buf) LLVMDisposeMemoryBuffer(buf);
-  if (!s) s = link_combine(ctx, M, ir, irn, fn, tg);
+  if (!s) s = link_combine(ctx, M, ir, irn, names, tg);
   if (!s) s = jit_codegen(ctx, M, tg, k, JIT_CG_THEIRS | JIT_CG_TEXT);
   if (M) LLVMDisposeModule(M);
   return s;

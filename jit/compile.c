@@ -117,7 +117,9 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   pass_plan plan;
+  ctx->pin_keep = true;
   rj_status s = jit_compile(ctx, req, opt, out, &plan);
-  if (!s) jit_cache_pin(ctx, *out); /* the caller's until rj_ctx_free */
+  ctx->pin_keep = false;
+  if (!s && (s = jit_cache_pin(ctx, *out))) *out = NULL; /* one pin more: rj_kernel_release */
   return jit_done(ctx, s);
 }

@@ -45,6 +45,7 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
     if (c->src && c->srclen == n && strcmp(c->key, key) == 0 && memcmp(c->src, ir, n) == 0) {
       jit_cache_touch(ctx, c);
       jit_log(ctx, "memory hit %016llx ir", (unsigned long long)c->hash);
+      if ((s = jit_cache_pin(ctx, c))) return jit_done(ctx, s); /* a pin per return */
       *out = c;
       return jit_done(ctx, RJ_OK);
     }
@@ -71,12 +72,11 @@ RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const ch
   k->compile_ms = jit_now_ms() - t0;
   /* the compiler process's PTX has its header already (it ran this very call, in process) */
   if (strncmp(k->ptx, JIT_PTX_MARK, strlen(JIT_PTX_MARK)) != 0) s = jit_ptx_header(ctx, k);
-  if (s) {
+  if (s || (s = jit_cache_pin(ctx, k))) { /* pinned before it counts against the bound */
     jit_kernel_free(k);
     return jit_done(ctx, s);
   }
   jit_cache_add(ctx, k);
-  jit_cache_pin(ctx, k);
   jit_evicted_free(ctx);
   jit_log(ctx, "miss %016llx ir: compiled in %.3f ms", (unsigned long long)k->hash, k->compile_ms);
   jit_dump(ctx, k);

@@ -8,8 +8,12 @@
 #include <string.h>
 #include <time.h>
 
+static _Atomic(uint64_t) serials; /* contexts made so far: rj_ctx.serial */
+
 RJ_API rj_ctx *rj_ctx_new(void) {
-  return calloc(1, sizeof(rj_ctx)); /* its LLVM is made on its first compile (jit/compiler.c) */
+  rj_ctx *ctx = calloc(1, sizeof(rj_ctx)); /* its LLVM is made on its first compile */
+  if (ctx) ctx->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
+  return ctx;
 }
 
 /* Unloads every load of k (each in its device's context), then frees it. */
@@ -71,8 +75,39 @@ void jit_retired_unload(rj_ctx *ctx) {
 
 /* ---------------------------------------------------------------- one thread at a time */
 
-static _Thread_local char this_thread;      /* its address names the calling thread */
-static _Thread_local const rj_ctx *refused; /* the context this thread's last call was refused */
+static _Thread_local char this_thread; /* its address names the calling thread */
+
+/* The contexts on which this thread's last call was refused (RJ_EBUSY): their message is this
+ * thread's, not the context's (another thread's call is inside it), so it is kept here, per
+ * context, until this thread's next call on that same context goes in.  A call on another
+ * context leaves it alone.  The serial tells a context from a later one at the same address;
+ * the last JIT_REFUSALS contexts refused are remembered. */
+#define JIT_REFUSALS 16
+typedef struct jit_refusal {
+  const rj_ctx *ctx;
+  uint64_t serial;
+} jit_refusal;
+static _Thread_local jit_refusal refusals[JIT_REFUSALS];
+static _Thread_local unsigned refusals_next;
+
+/* ctx's refusal of this thread, NULL when its last call on ctx was not refused (ctx->serial is
+ * read only: it never changes after rj_ctx_new). */
+static jit_refusal *refusal_of(const rj_ctx *ctx) {
+  for (int i = 0; i < JIT_REFUSALS; i++)
+    if (refusals[i].ctx == ctx && refusals[i].serial == ctx->serial) return &refusals[i];
+  return NULL;
+}
+
+static void refusal_forget(const rj_ctx *ctx) {
+  jit_refusal *r = refusal_of(ctx);
+  if (r) r->ctx = NULL;
+}
+
+static void refusal_note(const rj_ctx *ctx) {
+  if (refusal_of(ctx)) return;
+  refusals[refusals_next++ % JIT_REFUSALS] = (jit_refusal){ctx, ctx->serial};
+}
+
 static const char busy_msg[] =
     "another thread is inside a call on this context; one rj_ctx is used by one "
     "thread at a time (use a context per thread, or hold a lock around its calls)";
@@ -87,9 +122,9 @@ bool jit_enter(const rj_ctx *cctx, jit_guard *g) {
   } else if (atomic_compare_exchange_strong_explicit(&ctx->owner, &none, me, memory_order_acquire,
                                                      memory_order_relaxed)) {
     ctx->depth = 1;
-    refused = NULL;
+    refusal_forget(ctx);
   } else {
-    refused = ctx;
+    refusal_note(ctx);
     return false;
   }
   g->ctx = ctx;
@@ -107,21 +142,38 @@ rj_status jit_busy(const rj_ctx *ctx) {
 }
 
 /* The combine IR texts of parsed requests (op custom): one copy per distinct text, owned by
- * the context until rj_ctx_free. */
+ * the context, most recently parsed first.  They are bounded: beyond JIT_TEXTS_KEPT distinct
+ * texts the least recently parsed goes (at most JIT_TEXTS_KEPT x RJ_COMBINE_IR_MAX bytes per
+ * context).  Kernels keep their own copy (jit_custom_keep): only the parsed requests point here,
+ * and a request parsed JIT_TEXTS_KEPT distinct texts ago is parsed again (redjit.h says so). */
+#define JIT_TEXTS_KEPT 32
 typedef struct jit_text {
   struct jit_text *next;
   char s[];
 } jit_text;
 
 static const char *text_keep(rj_ctx *ctx, const char *text) {
-  for (jit_text *t = ctx->texts; t; t = t->next)
-    if (strcmp(t->s, text) == 0) return t->s;
-  size_t n = strlen(text);
-  jit_text *t = malloc(sizeof *t + n + 1);
+  int n = 0;
+  for (jit_text **p = &ctx->texts, *t; (t = *p); p = &t->next, n++)
+    if (strcmp(t->s, text) == 0) { /* to the front: the most recently parsed */
+      *p = t->next;
+      t->next = ctx->texts;
+      ctx->texts = t;
+      return t->s;
+    }
+  size_t len = strlen(text);
+  jit_text *t = malloc(sizeof *t + len + 1);
   if (!t) return NULL;
-  memcpy(t->s, text, n + 1);
+  memcpy(t->s, text, len + 1);
   t->next = ctx->texts;
   ctx->texts = t;
+  if (n + 1 > JIT_TEXTS_KEPT) { /* the last one goes */
+    jit_text **p = &ctx->texts;
+    while ((*p)->next)
+      p = &(*p)->next;
+    free(*p);
+    *p = NULL;
+  }
   return t->s;
 }
 
@@ -142,6 +194,7 @@ RJ_API void rj_ctx_free(rj_ctx *ctx) {
                                                memory_order_acquire, memory_order_relaxed))
     return;
   ctx->depth = 1; /* what it frees may call back in (treduce's streams) */
+  refusal_forget(ctx);
   if (ctx->treduce_free) ctx->treduce_free(ctx);
   for (rj_kernel *k = ctx->evicted, *n; k; k = n) { /* none: each call frees its own */
     n = k->next;
@@ -155,6 +208,7 @@ RJ_API void rj_ctx_free(rj_ctx *ctx) {
   jit_compiler_release(ctx);
   rt_close(ctx->cuda);
   free(ctx->table);
+  free(ctx->pinset); /* pin.c's set of pinned kernels */
   jit_memo_free(ctx);
   texts_free(ctx);
   free(ctx->text);
@@ -167,7 +221,7 @@ RJ_API long long rj_ctx_compile_count(const rj_ctx *ctx) {
 }
 
 RJ_API const char *rj_errmsg(const rj_ctx *ctx) {
-  if (ctx && refused == ctx) return busy_msg; /* before entering: that clears it */
+  if (ctx && refusal_of(ctx)) return busy_msg; /* before entering: that forgets it */
   JIT_ENTER_OR(ctx, busy_msg);
   return ctx ? ctx->err.msg : "no context";
 }

@@ -30,8 +30,10 @@ rj_status jit_custom_finish(rj_ctx *ctx, const ir_target *tg, const rj_options *
   if (!k->custom_bc) return RJ_OK;
   ir_combine t;
   if (!ir_request_combine(&k->req, &t)) return RJ_OK;
+  char names[RJ_COMBINE_NAMES_MAX];
+  ir_combine_names(&t, names, sizeof names);
   rj_status s = jit_ir_isolated_combine(ctx, k->custom_bc, k->custom_bcn, k->entry, *t.ir,
-                                        strlen(*t.ir), t.fn, tg, opt, k);
+                                        strlen(*t.ir), names, tg, opt, k);
   free(k->custom_bc);
   k->custom_bc = NULL;
   k->custom_bcn = 0;

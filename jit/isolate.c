@@ -421,9 +421,9 @@ rj_status jit_ir_isolated(rj_ctx *ctx, const char *ir, size_t n, const char *ent
 rj_status jit_ir_isolated_combine(rj_ctx *ctx, const char *mod, size_t n, const char *entry,
                                   const char *ir, size_t irn, const char *fn, const ir_target *tg,
                                   const rj_options *opt, rj_kernel *k) {
-  char head[256], fnf[8 + RJ_COMBINE_FN_MAX];
+  char head[256], fnf[8 + RJ_COMBINE_NAMES_MAX];
   uint64_t irlen = irn, fnlen = strlen(fn);
-  if (fnlen >= RJ_COMBINE_FN_MAX)
+  if (fnlen >= RJ_COMBINE_NAMES_MAX)
     return ir_fail(&ctx->err, RJ_EINVAL, "combine.function: too long");
   memcpy(fnf, &fnlen, 8);
   memcpy(fnf + 8, fn, fnlen);

@@ -44,7 +44,8 @@ struct rj_kernel {
   rj_kernel *chain;  /* the next kernel of its hash table bucket */
   uint64_t used;     /* the context's use count when it was last asked for (least recently used
                         goes first) */
-  bool pinned;       /* handed to the caller (rj_compile, rj_compile_ir): kept until rj_ctx_free */
+  long long pins;    /* rj_compile / rj_compile_ir returns not yet released (rj_kernel_release):
+                        while above 0 the kernel is never evicted and not counted in the bound */
   /* the cubin made from ptx by the driver's linker, for the device and driver cubin_key names
    * (loaded instead of the PTX: no PTX JIT); NULL: none yet */
   unsigned char *cubin;
@@ -98,18 +99,24 @@ struct rj_ctx {
   struct jit_text *texts; /* combine IR texts of parsed requests, freed with ctx (context.c) */
   int log_state;          /* REDJIT_LOG: 0 not read yet, 1 on, 2 off (trace.c) */
   /* the bound of the kernels the cache owns (cache.c): those the library compiled for its own
-   * calls, evicted least recently used first; pinned ones are not counted */
-  bool max_set;          /* max_kernels resolved (context call or environment) */
-  long long max_kernels; /* 0: no bound */
-  long long npinned, memory_evictions;
-  uint64_t tick;       /* uses so far: rj_kernel.used */
-  int evict_hold;      /* > 0: a call holds kernels it compiled; evictions wait */
+   * calls, evicted least recently used first; pinned ones (pins > 0) are not counted */
+  bool max_set;                        /* max_kernels resolved (context call or environment) */
+  long long max_kernels;               /* 0: no bound */
+  long long npinned, memory_evictions; /* npinned: kernels with pins > 0 */
+  /* the kernels with pins > 0 by their address (pin.c): rj_kernel_release finds a caller's
+   * pointer here without reading through it; open addressing, a power of two of slots */
+  rj_kernel **pinset;
+  size_t pincap;
+  bool pin_keep;  /* inside rj_compile: the kernel a miss inserts is pinned next (not counted) */
+  uint64_t tick;  /* uses so far: rj_kernel.used */
+  int evict_hold; /* > 0: a call holds kernels it compiled; evictions wait */
   rj_kernel *evicted;  /* out of the cache, to be freed at the end of the call */
   jit_module *retired; /* loads of evicted kernels, unloaded in batches (context.c) */
   int nretired;
   int driver_version; /* cuDriverGetVersion, 0: not read yet (the cubin key) */
   long long cubin_loads, cubin_links, cubin_stale;
   _Atomic(uintptr_t) owner; /* the thread inside a public call on it (0: none; JIT_ENTER) */
+  uint64_t serial;          /* this context's number among those made (never changes) */
   int depth;                /* how deeply that thread is inside (its nested public calls) */
 };
 
@@ -220,7 +227,9 @@ void jit_cache_insert(rj_ctx *ctx, rj_kernel *k); /* takes k (key set), counts n
 /* Both insert k as the most recently used kernel, then evict the least recently used kernels the
  * cache owns (never k, never a pinned one) beyond the bound, unless a call holds them. */
 void jit_cache_touch(rj_ctx *ctx, rj_kernel *k); /* k was asked for: now the most recent */
-void jit_cache_pin(rj_ctx *ctx, rj_kernel *k);   /* k is the caller's until rj_ctx_free */
+/* One more pin on k (a kernel handed to the caller): RJ_ENOMEM (with the message) when the
+ * table of pinned kernels cannot grow, k's pins then unchanged. */
+rj_status jit_cache_pin(rj_ctx *ctx, rj_kernel *k);
 /* A call that keeps kernels it compiled across later compiles (treduce) holds evictions: +1 at
  * its start, -1 at its end. */
 void jit_cache_hold(rj_ctx *ctx, int delta);
@@ -284,11 +293,12 @@ rj_status jit_launch(rj_ctx *ctx, rj_kernel *k, int dev, const jit_launch_args *
 #define JIT_TENSOR_MAXP 16
 typedef struct jit_targs {
   unsigned grid[3], block[3];
-  uint64_t ptr[2];
+  uint64_t ptr[3];
   int64_t p[JIT_TENSOR_MAXP];
-  void *args[2 + JIT_TENSOR_MAXP];
+  void *args[3 + JIT_TENSOR_MAXP];
 } jit_targs;
+/* values: argmax / argmin values' destination (0: the request has none) */
 rj_status jit_tensor_args(rj_ctx *ctx, const rj_kernel *k, const rj_request *req, uint64_t src,
-                          uint64_t dst, jit_targs *a);
+                          uint64_t dst, uint64_t values, jit_targs *a);
 
 #endif

@@ -20,10 +20,18 @@ static bool same_tensor(const rj_tensor *a, const rj_tensor *b) {
       return false;
   for (int i = 0; i < a->naxes; i++)
     if (a->axes[i] != b->axes[i]) return false;
+  if (a->values != b->values) return false;
   if (a->op == RJ_OP_CUSTOM) /* the combine's text decides, not where it lies */
     return a->combine_ir && b->combine_ir && a->combine_identity == b->combine_identity &&
            a->combine_commutative == b->combine_commutative &&
-           strcmp(a->combine_fn, b->combine_fn) == 0 && strcmp(a->combine_ir, b->combine_ir) == 0;
+           strcmp(a->combine_fn, b->combine_fn) == 0 && strcmp(a->combine_ir, b->combine_ir) == 0 &&
+           a->combine_nfields == b->combine_nfields &&
+           memcmp(a->combine_fields, b->combine_fields, sizeof a->combine_fields) == 0 &&
+           memcmp(a->combine_field_identity, b->combine_field_identity,
+                  sizeof a->combine_field_identity) == 0 &&
+           strcmp(a->combine_lift, b->combine_lift) == 0 &&
+           strcmp(a->combine_finish, b->combine_finish) == 0 &&
+           a->combine_result == b->combine_result;
   return true;
 }
 
@@ -63,23 +71,26 @@ static void to_front(rj_ctx *ctx, rj_kernel *k) {
 
 /* The launch of a kernel planned as plan: its geometry, (src, dst) and the plan's size
  * parameters. */
-static void plan_args(const pass_plan *plan, uint64_t src, uint64_t dst, jit_targs *a) {
+static void plan_args(const pass_plan *plan, uint64_t src, uint64_t dst, uint64_t values,
+                      jit_targs *a) {
+  int n = values ? 3 : 2; /* argmax / argmin values: a third pointer after dst */
   a->ptr[0] = src;
   a->ptr[1] = dst;
-  a->args[0] = &a->ptr[0];
-  a->args[1] = &a->ptr[1];
+  a->ptr[2] = values;
+  for (int i = 0; i < n; i++)
+    a->args[i] = &a->ptr[i];
   memcpy(a->grid, plan->grid, sizeof a->grid);
   memcpy(a->block, plan->block, sizeof a->block);
   for (int i = 0; i < plan->np; i++) {
     a->p[i] = plan->p[i];
-    a->args[2 + i] = &a->p[i];
+    a->args[n + i] = &a->p[i];
   }
 }
 
 rj_status jit_tensor_args(rj_ctx *ctx, const rj_kernel *k, const rj_request *req, uint64_t src,
-                          uint64_t dst, jit_targs *a) {
+                          uint64_t dst, uint64_t values, jit_targs *a) {
   if (!k->plan.np) {
-    plan_args(&k->plan, src, dst, a);
+    plan_args(&k->plan, src, dst, values, a);
     return RJ_OK;
   }
   /* a runtime-size kernel: this shape's plan, for the SM count the kernel was planned for */
@@ -94,20 +105,20 @@ rj_status jit_tensor_args(rj_ctx *ctx, const rj_kernel *k, const rj_request *req
                    s             ? "no plan"
                    : plan.key[0] ? plan.key
                                  : "a constant kernel");
-  plan_args(&plan, src, dst, a);
+  plan_args(&plan, src, dst, values, a);
   return RJ_OK;
 }
 
 /* Launches tensor kernel k, planned as plan, on device dev's primary context (pushed unless it is
  * current already) and `stream`. */
 static rj_status launch_plan(rj_ctx *ctx, rj_kernel *k, const pass_plan *plan, int dev,
-                             uint64_t src, uint64_t dst, void *stream) {
+                             uint64_t src, uint64_t dst, uint64_t values, void *stream) {
   rt_cuda *rt = NULL;
   bool pushed = false;
   rj_status s = jit_cuda(ctx, &rt);
   if (s || (s = rt_enter_lazy(rt, dev, &pushed, &ctx->err))) return s;
   jit_targs a;
-  plan_args(plan, src, dst, &a);
+  plan_args(plan, src, dst, values, &a);
   jit_launch_args l = {.args = a.args, .stream = stream};
   memcpy(l.grid, a.grid, sizeof l.grid);
   memcpy(l.block, a.block, sizeof l.block);
@@ -116,8 +127,23 @@ static rj_status launch_plan(rj_ctx *ctx, rj_kernel *k, const pass_plan *plan, i
   return s;
 }
 
-RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_devptr src,
-                           rj_devptr dst, void *stream) {
+/* Whether the request's values flag and the call agree (values: the call's pointer, or 0 for
+ * rj_reduce / rj_tensor_launch). */
+static rj_status check_values(rj_ctx *ctx, const rj_tensor *t, bool with, uint64_t values) {
+  if (t->values && !with)
+    return ir_fail(&ctx->err, RJ_EINVAL,
+                   "values: the request writes the extreme values too: launch it with "
+                   "rj_reduce_values / rj_tensor_launch_values");
+  if (!t->values && with)
+    return ir_fail(&ctx->err, RJ_EINVAL,
+                   "values: the request does not ask for them (set \"values\": true, op argmax "
+                   "or argmin)");
+  if (with && !values) return ir_fail(&ctx->err, RJ_EINVAL, "values: NULL device pointer");
+  return RJ_OK;
+}
+
+static rj_status reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_devptr src,
+                        rj_devptr dst, bool with, rj_devptr values, void *stream) {
   JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
@@ -128,12 +154,13 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
                             ir_kind_name(req->kind) ? ir_kind_name(req->kind) : "?"));
   if (!src) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "src: NULL device pointer"));
   if (!dst) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "dst: NULL device pointer"));
+  rj_status s = check_values(ctx, &req->u.tensor, with, values);
+  if (s) return jit_done(ctx, s);
   rj_options dflt;
   if (!opt) {
     rj_options_init(&dflt);
     opt = &dflt;
   }
-  rj_status s;
   /* dynamic requests: the pipeline plans them and finds the bucket's kernel (no JSON) */
   pass_plan fresh;
   rj_kernel *k = req->u.tensor.dynamic ? NULL : fast_kernel(ctx, req, opt);
@@ -147,11 +174,21 @@ RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options 
     if ((s = jit_compile(ctx, req, opt, &k, &fresh))) return jit_done(ctx, s);
     to_front(ctx, k);
   }
-  return jit_done(ctx, launch_plan(ctx, k, plan, opt->device, src, dst, stream));
+  return jit_done(ctx, launch_plan(ctx, k, plan, opt->device, src, dst, values, stream));
 }
 
-RJ_API rj_status rj_tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
-                                  rj_devptr dst, void *stream) {
+RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_devptr src,
+                           rj_devptr dst, void *stream) {
+  return reduce(ctx, req, opt, src, dst, false, 0, stream);
+}
+
+RJ_API rj_status rj_reduce_values(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                                  rj_devptr src, rj_devptr dst, rj_devptr values, void *stream) {
+  return reduce(ctx, req, opt, src, dst, true, values, stream);
+}
+
+static rj_status tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src, rj_devptr dst,
+                               bool with, rj_devptr values, void *stream) {
   JIT_ENTER(ctx);
   JIT_NEED(ctx, k, "kernel");
   ctx->err.status = RJ_OK;
@@ -168,5 +205,17 @@ RJ_API rj_status rj_tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, rj_devp
                                  "sizes from the request: use rj_reduce"));
   if (!src) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "src: NULL device pointer"));
   if (!dst) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "dst: NULL device pointer"));
-  return jit_done(ctx, launch_plan(ctx, k, &k->plan, device, src, dst, stream));
+  rj_status s = check_values(ctx, &k->req.u.tensor, with, values);
+  if (s) return jit_done(ctx, s);
+  return jit_done(ctx, launch_plan(ctx, k, &k->plan, device, src, dst, values, stream));
+}
+
+RJ_API rj_status rj_tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
+                                  rj_devptr dst, void *stream) {
+  return tensor_launch(ctx, k, device, src, dst, false, 0, stream);
+}
+
+RJ_API rj_status rj_tensor_launch_values(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
+                                         rj_devptr dst, rj_devptr values, void *stream) {
+  return tensor_launch(ctx, k, device, src, dst, true, values, stream);
 }

@@ -49,7 +49,8 @@ static void put_plain(char *dst, size_t n, const char *s) {
 /* The header's lines, each starting JIT_PTX_MARK: version, variant, target, entry; the request
  * (canonical JSON; none for caller IR); a runtime-size kernel's bucket; the launch (grid, block,
  * dynamic shared bytes; none for caller IR) and, for tensor kernels, the parameters: (src, dst)
- * and the size parameters with their values for that request. */
+ * and the size parameters with their values for that request (for a runtime-size treduce kernel:
+ * (dst, src_0 .. src_{N-1}, n) and n's). */
 static char *header_text(const rj_kernel *k) {
   char *canon = NULL, plain[4096], bucket[sizeof k->plan.key];
   ir_err e = {0};
@@ -79,6 +80,10 @@ static char *header_text(const rj_kernel *k) {
       used += (size_t)snprintf(h + used, cap - used, " i64=%lld", (long long)k->plan.p[i]);
     if (used < cap) used += (size_t)snprintf(h + used, cap - used, "\n");
   }
+  if (k->req.kind == RJ_KIND_TREDUCE && k->plan.np && used < cap) /* (dst, src_0.., n) */
+    used +=
+        (size_t)snprintf(h + used, cap - used, JIT_PTX_MARK " params dst src_0..src_%d i64=%lld\n",
+                         k->req.u.treduce.ranks - 1, (long long)k->plan.p[0]);
   if (used >= cap) h[cap - 2] = '\n', h[cap - 1] = 0;
   return h;
 }

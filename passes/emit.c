@@ -302,6 +302,15 @@ void pass_if_end(pass_emit *e, pass_if *f) {
   LLVMPositionBuilderAtEnd(e->B, f->done);
 }
 
+void pass_need_feature(pass_emit *e, ir_feature f) {
+  int v = ir_feature_ptx(e->target, f);
+  if (v > e->ptx_needed) e->ptx_needed = v;
+}
+
+bool pass_has_feature(const ir_target *t, ir_feature f) {
+  return ((t->features | t->emulated) & f) != 0;
+}
+
 LLVMValueRef pass_global_array(pass_emit *e, LLVMTypeRef elem, int64_t n, unsigned as,
                                const char *prefix) {
   char name[64];

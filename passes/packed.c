@@ -29,15 +29,6 @@ LLVMValueRef pass_asm_volatile(pass_emit *e, LLVMTypeRef ret, const char *text,
   return inline_asm(e, ret, text, constraints, args, n, 1);
 }
 
-void pass_need_feature(pass_emit *e, ir_feature f) {
-  int v = ir_feature_ptx(e->target, f);
-  if (v > e->ptx_needed) e->ptx_needed = v;
-}
-
-bool pass_has_feature(const ir_target *t, ir_feature f) {
-  return ((t->features | t->emulated) & f) != 0;
-}
-
 /* Two f32 as one b64 (make_float2), element 0 in the low half, and back. */
 static LLVMValueRef pack(pass_emit *e, LLVMValueRef lo, LLVMValueRef hi) {
   LLVMTypeRef v2 = LLVMVectorType(LLVMFloatTypeInContext(e->C), 2);

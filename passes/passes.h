@@ -59,6 +59,10 @@ typedef struct pass_emit {
   int nparams;            /* i64 size parameters after (src, dst), as built */
   const pass_plan *plan;  /* the variant's plan (its default for variants without a plan step) */
   const uint64_t *custom; /* op custom: the request's combine identity (its bits), else NULL */
+  /* argmax / argmin with rj_tensor.values: the kernel takes a third pointer after dst (tensor
+   * kernels: tns_begin), where tns_store writes each extreme value; else false / NULL */
+  bool values;
+  LLVMValueRef values_dst;
 } pass_emit;
 
 /* Operands of a tile primitive.  src / dst: for shared memory, a pointer in addrspace(3) to
@@ -77,6 +81,8 @@ struct pass_variant {
   const char *summary;
   /* The ops it serves, a bit per rj_op (PASS_OP(RJ_OP_PROD) | ...); 0: sum, max and min. */
   unsigned ops;
+  /* Why the ops outside ops are not served (explain and the refusal append it; NULL: nothing). */
+  const char *ops_why;
   /* Every combine it emits is combine(lower indices, higher indices) over contiguous ranges, so
    * a non-commutative custom combine is reduced in index order (others decline one). */
   bool keeps_order;
@@ -245,5 +251,8 @@ extern const pass_variant pass_variant_tensor_ordered;
 /* op custom: the kernel calls this declaration of the state type, T (T, T); the caller's function
  * is linked to it in the compiler process (jit/custom.c). */
 #define PASS_CUSTOM_COMBINE "rj.custom.combine"
+/* op custom with a struct state S (passes/state.c): S lift(T x, i64 index), R finish(S) */
+#define PASS_CUSTOM_LIFT "rj.custom.lift"
+#define PASS_CUSTOM_FINISH "rj.custom.finish"
 
 #endif

@@ -66,7 +66,8 @@ const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_t
   }
   int op = ir_request_op(r);
   if (op >= 0 && !((v->ops ? v->ops : PASS_OPS_BASIC) & PASS_OP(op))) {
-    snprintf(buf, n, "does not serve op \"%s\"", ir_op_name((rj_op)op));
+    snprintf(buf, n, "does not serve op \"%s\"%s%s", ir_op_name((rj_op)op), v->ops_why ? ": " : "",
+             v->ops_why ? v->ops_why : "");
     return buf;
   }
   ir_combine cb;

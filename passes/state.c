@@ -6,8 +6,97 @@ bool st_is(rj_op op) {
   return (unsigned)op < 32 && (ST_OPS & PASS_OP(op));
 }
 
+rj_tensor st_of_tile(const rj_tile *t) {
+  rj_tensor v = {.op = t->op, .dtype = t->dtype, .nan = t->nan, .correction = t->correction};
+  return v;
+}
+
 bool st_indexed(rj_op op) {
   return op == RJ_OP_ARGMAX || op == RJ_OP_ARGMIN;
+}
+
+bool st_on(const rj_tensor *t) {
+  return st_is(t->op) || (t->op == RJ_OP_CUSTOM &&
+                          (t->combine_nfields > 0 || t->dtype == RJ_F16 || t->dtype == RJ_BF16));
+}
+
+bool st_wants_index(const rj_tensor *t) {
+  return st_indexed(t->op) || (t->op == RJ_OP_CUSTOM && t->combine_nfields > 0);
+}
+
+/* ---- op custom's states: a struct of the request's fields (combine_nfields > 0), or an f16 /
+ * bf16 scalar state held as a struct of one field (the built-in ops' accumulator of those dtypes
+ * is f32, the caller's combine takes T itself).  Calls of the caller's functions are calls of
+ * declarations (PASS_CUSTOM_*) linked to them in the compiler (jit/combine.c). */
+static int cst_n(const rj_tensor *t) {
+  return t->combine_nfields > 0 ? t->combine_nfields : 1;
+}
+
+static rj_dtype cst_field(const rj_tensor *t, int i) {
+  return t->combine_nfields > 0 ? t->combine_fields[i] : t->dtype;
+}
+
+static LLVMTypeRef cst_type(pass_emit *e, const rj_tensor *t) {
+  LLVMTypeRef f[RJ_COMBINE_FIELDS_MAX];
+  for (int i = 0; i < cst_n(t); i++)
+    f[i] = pass_type(e, cst_field(t, i));
+  return LLVMStructTypeInContext(e->C, f, (unsigned)cst_n(t), 0);
+}
+
+/* bits as a constant of dtype d (its storage type) */
+static LLVMValueRef cst_const(pass_emit *e, rj_dtype d, uint64_t bits) {
+  int w = 8 * ir_dtype(d)->bytes;
+  LLVMValueRef c = LLVMConstInt(LLVMIntTypeInContext(e->C, (unsigned)w), bits, 0);
+  if (!ir_dtype(d)->is_float) return c;
+  /* a float constant from its bits: a bitcast of an integer constant folds in the builder */
+  return LLVMBuildBitCast(e->B, c, pass_type(e, d), "");
+}
+
+static LLVMValueRef cst_identity(pass_emit *e, const rj_tensor *t) {
+  LLVMValueRef s = LLVMGetUndef(cst_type(e, t));
+  for (int i = 0; i < cst_n(t); i++) {
+    uint64_t b = t->combine_nfields > 0 ? t->combine_field_identity[i] : t->combine_identity;
+    s = LLVMBuildInsertValue(e->B, s, cst_const(e, cst_field(t, i), b), (unsigned)i, "");
+  }
+  return s;
+}
+
+/* a call of declaration name (created on first use) of type ret (args) */
+static LLVMValueRef cst_call(pass_emit *e, const char *name, LLVMTypeRef ret, LLVMValueRef *args,
+                             int n) {
+  LLVMTypeRef ps[2];
+  for (int i = 0; i < n; i++)
+    ps[i] = LLVMTypeOf(args[i]);
+  LLVMTypeRef fty = LLVMFunctionType(ret, ps, (unsigned)n, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(e->M, name);
+  if (!fn) fn = LLVMAddFunction(e->M, name, fty);
+  return LLVMBuildCall2(e->B, fty, fn, args, (unsigned)n, "");
+}
+
+/* x: the element in the acc type (f16 / bf16: f32, converted back exactly) */
+static LLVMValueRef cst_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef idx) {
+  x = pass_from_acc(e, x, t->dtype);
+  if (t->combine_nfields == 0)
+    return LLVMBuildInsertValue(e->B, LLVMGetUndef(cst_type(e, t)), x, 0, "");
+  LLVMValueRef args[2] = {x, idx ? idx : pass_i64(e, 0)};
+  return cst_call(e, PASS_CUSTOM_LIFT, cst_type(e, t), args, 2);
+}
+
+static LLVMValueRef cst_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
+  if (t->combine_nfields > 0) {
+    LLVMValueRef args[2] = {a, b};
+    return cst_call(e, PASS_CUSTOM_COMBINE, cst_type(e, t), args, 2);
+  }
+  LLVMValueRef args[2] = {LLVMBuildExtractValue(e->B, a, 0, ""),
+                          LLVMBuildExtractValue(e->B, b, 0, "")};
+  LLVMValueRef v = cst_call(e, PASS_CUSTOM_COMBINE, pass_type(e, t->dtype), args, 2);
+  return LLVMBuildInsertValue(e->B, LLVMGetUndef(cst_type(e, t)), v, 0, "");
+}
+
+static LLVMValueRef cst_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s) {
+  if (t->combine_nfields == 0 || !t->combine_finish[0])
+    return LLVMBuildExtractValue(e->B, s, t->combine_nfields ? (unsigned)t->combine_result : 0, "");
+  return cst_call(e, PASS_CUSTOM_FINISH, pass_type(e, cst_field(t, t->combine_result)), &s, 1);
 }
 
 /* the working float of var / std / logsumexp */
@@ -15,8 +104,11 @@ static bool wide(rj_dtype t) {
   return t == RJ_F64;
 }
 
-int st_bytes(rj_op op, rj_dtype t) {
+int st_bytes(const rj_tensor *tn) {
+  rj_op op = tn->op;
+  rj_dtype t = tn->dtype;
   int w = wide(t) ? 8 : 4;
+  if (op == RJ_OP_CUSTOM) return 8 * cst_n(tn); /* at most: every field padded to 8 bytes */
   if (st_indexed(op)) return 16;
   if (op == RJ_OP_LOGSUMEXP) return 2 * w;
   return 8 + 2 * w;
@@ -27,6 +119,7 @@ static LLVMTypeRef wtype(pass_emit *e, rj_dtype t) {
 }
 
 LLVMTypeRef st_type(pass_emit *e, const rj_tensor *t) {
+  if (t->op == RJ_OP_CUSTOM) return cst_type(e, t);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), w = wtype(e, t->dtype);
   LLVMTypeRef f[3] = {pass_acc_type(e, t->dtype), i64};
   int n = 2;
@@ -42,6 +135,7 @@ static LLVMValueRef real(pass_emit *e, rj_dtype t, double v) {
 }
 
 LLVMValueRef st_identity(pass_emit *e, const rj_tensor *t) {
+  if (t->op == RJ_OP_CUSTOM) return cst_identity(e, t);
   LLVMValueRef f[3];
   int n = 2;
   if (st_indexed(t->op)) {
@@ -72,6 +166,7 @@ static LLVMValueRef isnan_(pass_emit *e, LLVMValueRef x) {
 }
 
 LLVMValueRef st_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef idx) {
+  if (t->op == RJ_OP_CUSTOM) return cst_elem(e, t, x, idx);
   LLVMValueRef f[3];
   int n = 2;
   if (st_indexed(t->op)) {
@@ -113,6 +208,13 @@ static LLVMValueRef combine_arg(pass_emit *e, const rj_tensor *t, LLVMValueRef a
   return LLVMBuildSelect(e->B, take_a, a, b, "");
 }
 
+/* 1 / n for a count n >= 1: f32 rcp.approx.ftz (one MUFU.RCP, within 1 ulp: the ratios of
+ * counts in Chan's combine need no more), f64 a correctly rounded division */
+static LLVMValueRef recip(pass_emit *e, rj_dtype t, LLVMValueRef n) {
+  if (wide(t)) return LLVMBuildFDiv(e->B, real(e, t, 1), n, "");
+  return pass_call(e, "llvm.nvvm.rcp.approx.ftz.f", NULL, 0, &n, 1);
+}
+
 /* ---- var / std: Chan et al.'s parallel combine; an empty side gives the other exactly */
 static LLVMValueRef combine_welford(pass_emit *e, const rj_tensor *t, LLVMValueRef a,
                                     LLVMValueRef b) {
@@ -123,7 +225,7 @@ static LLVMValueRef combine_welford(pass_emit *e, const rj_tensor *t, LLVMValueR
   LLVMValueRef fa = LLVMBuildSIToFP(e->B, na, w, ""), fb = LLVMBuildSIToFP(e->B, nb, w, "");
   LLVMValueRef fn = LLVMBuildSIToFP(e->B, n, w, "");
   LLVMValueRef delta = LLVMBuildFSub(e->B, mb, ma, "");
-  LLVMValueRef r = LLVMBuildFDiv(e->B, fb, fn, ""); /* nb / n */
+  LLVMValueRef r = LLVMBuildFMul(e->B, fb, recip(e, t->dtype, fn), ""); /* nb / n */
   LLVMValueRef mean = LLVMBuildFAdd(e->B, ma, LLVMBuildFMul(e->B, delta, r, ""), "");
   LLVMValueRef cross = LLVMBuildFMul(
       e->B, LLVMBuildFMul(e->B, LLVMBuildFMul(e->B, delta, delta, ""), fa, ""), r, "");
@@ -144,9 +246,16 @@ static LLVMValueRef horner(pass_emit *e, rj_dtype t, LLVMValueRef x, const doubl
   return p;
 }
 
-/* exp(d) for d <= 0, -inf or NaN (NaN stays NaN; results below the smallest normal are 0) */
+/* exp(d) for d <= 0, -inf or NaN (NaN stays NaN; results below the smallest normal are 0).
+ * f32: ex2.approx.ftz of d * log2(e) (one MUFU.EX2; relative error about 2^-22, far inside the
+ * tolerance of a logsumexp); f64: the polynomial below. */
 static LLVMValueRef exp_nonpos(pass_emit *e, rj_dtype t, LLVMValueRef d) {
   bool wd = wide(t);
+  if (!wd) {
+    LLVMTypeRef w = wtype(e, t);
+    LLVMValueRef y = LLVMBuildFMul(e->B, d, real(e, t, 1.4426950408889634), "");
+    return pass_call(e, "llvm.nvvm.ex2.approx.ftz", &w, 1, &y, 1);
+  }
   LLVMTypeRef w = wtype(e, t),
               it = wd ? LLVMInt64TypeInContext(e->C) : LLVMInt32TypeInContext(e->C);
   int mbits = wd ? 52 : 23, bias = wd ? 1023 : 127;
@@ -227,20 +336,234 @@ static LLVMValueRef combine_lse(pass_emit *e, const rj_tensor *t, LLVMValueRef a
 }
 
 LLVMValueRef st_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
+  if (t->op == RJ_OP_CUSTOM) return cst_combine(e, t, a, b);
   if (st_indexed(t->op)) return combine_arg(e, t, a, b);
   if (t->op == RJ_OP_LOGSUMEXP) return combine_lse(e, t, a, b);
   return combine_welford(e, t, a, b);
 }
 
+/* a 16-bit field (f16 / bf16) shuffled as the low half of 32 bits */
+static LLVMValueRef shfl16(pass_emit *e, LLVMValueRef x, LLVMValueRef mm, int lanemask, int width) {
+  LLVMTypeRef ty = LLVMTypeOf(x), i16 = LLVMInt16TypeInContext(e->C);
+  LLVMValueRef w =
+      LLVMBuildZExt(e->B, LLVMBuildBitCast(e->B, x, i16, ""), LLVMInt32TypeInContext(e->C), "");
+  w = pass_shfl_bfly(e, w, mm, lanemask, width);
+  return LLVMBuildBitCast(e->B, LLVMBuildTrunc(e->B, w, i16, ""), ty, "");
+}
+
+/* ---- slots (state.h) */
+static bool welford(rj_op op) {
+  return op == RJ_OP_VAR || op == RJ_OP_STD;
+}
+
+LLVMTypeRef st_slot_type(pass_emit *e, const rj_tensor *t) {
+  if (!welford(t->op)) return st_type(e, t);
+  LLVMTypeRef w = wtype(e, t->dtype);
+  LLVMTypeRef f[4] = {LLVMInt64TypeInContext(e->C), w, w, w};
+  return LLVMStructTypeInContext(e->C, f, 4, 0);
+}
+
+LLVMValueRef st_slot_identity(pass_emit *e, const rj_tensor *t) {
+  if (!welford(t->op)) return st_identity(e, t);
+  LLVMValueRef z = real(e, t->dtype, 0);
+  LLVMValueRef f[4] = {pass_i64(e, 0), z, z, z};
+  return LLVMConstStructInContext(e->C, f, 4, 0);
+}
+
+/* the element counts: whether x is folded at all (NULL: always) */
+static LLVMValueRef slot_valid(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef ok) {
+  if (!ir_dtype(t->dtype)->is_float || t->nan != RJ_NAN_IGNORE) return ok;
+  LLVMValueRef num = LLVMBuildFCmp(e->B, LLVMRealORD, x, x, "");
+  return ok ? LLVMBuildAnd(e->B, ok, num, "") : num;
+}
+
+/* argmax / argmin: the slot's elements come in increasing index order, so an equal value keeps
+ * the slot's earlier index; only the empty slot (index -1) takes an element that is not better */
+static LLVMValueRef slot_arg(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef x,
+                             LLVMValueRef idx, LLVMValueRef ok) {
+  LLVMValueRef v = field(e, s, 0), i = field(e, s, 1);
+  bool mx = t->op == RJ_OP_ARGMAX;
+  LLVMValueRef better;
+  if (ir_dtype(t->dtype)->is_float) {
+    if (t->nan == RJ_NAN_PROPAGATE) /* a NaN x beats a number; a NaN v is never beaten */
+      better = LLVMBuildAnd(e->B, LLVMBuildFCmp(e->B, mx ? LLVMRealUGT : LLVMRealULT, x, v, ""),
+                            LLVMBuildFCmp(e->B, LLVMRealORD, v, v, ""), "");
+    else
+      better = LLVMBuildFCmp(e->B, mx ? LLVMRealOGT : LLVMRealOLT, x, v, "");
+  } else {
+    bool sg = ir_dtype(t->dtype)->is_signed;
+    better = LLVMBuildICmp(
+        e->B, mx ? (sg ? LLVMIntSGT : LLVMIntUGT) : (sg ? LLVMIntSLT : LLVMIntULT), x, v, "");
+  }
+  LLVMValueRef empty = LLVMBuildICmp(e->B, LLVMIntEQ, i, pass_i64(e, -1), "");
+  LLVMValueRef take = LLVMBuildOr(e->B, better, empty, "");
+  LLVMValueRef valid = slot_valid(e, t, x, ok);
+  if (valid) take = LLVMBuildAnd(e->B, take, valid, "");
+  LLVMValueRef f[2] = {LLVMBuildSelect(e->B, take, x, v, ""),
+                       LLVMBuildSelect(e->B, take, idx, i, "")};
+  return make(e, t, f, 2);
+}
+
+/* var / std: shifted sums about the slot's first element k */
+static LLVMValueRef slot_welford(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef x,
+                                 LLVMValueRef ok) {
+  LLVMValueRef n = field(e, s, 0), k = field(e, s, 1);
+  LLVMValueRef valid = slot_valid(e, t, x, ok);
+  LLVMValueRef first = LLVMBuildICmp(e->B, LLVMIntEQ, n, pass_i64(e, 0), "");
+  if (valid) first = LLVMBuildAnd(e->B, first, valid, "");
+  k = LLVMBuildSelect(e->B, first, x, k, "");
+  LLVMValueRef d = LLVMBuildFSub(e->B, x, k, "");
+  if (valid) d = LLVMBuildSelect(e->B, valid, d, real(e, t->dtype, 0), "");
+  LLVMValueRef fa[3] = {d, d, field(e, s, 3)};
+  LLVMTypeRef w = wtype(e, t->dtype);
+  LLVMValueRef f[4] = {
+      valid ? LLVMBuildNUWAdd(e->B, n, LLVMBuildZExt(e->B, valid, LLVMInt64TypeInContext(e->C), ""),
+                              "")
+            : LLVMBuildNUWAdd(e->B, n, pass_i64(e, 1), ""),
+      k, LLVMBuildFAdd(e->B, field(e, s, 2), d, ""), pass_call(e, "llvm.fma", &w, 1, fa, 3)};
+  LLVMValueRef r = LLVMGetUndef(st_slot_type(e, t));
+  for (unsigned i = 0; i < 4; i++)
+    r = LLVMBuildInsertValue(e->B, r, f[i], i, "");
+  return r;
+}
+
+/* logsumexp: m' = max(m, x), s' = s * exp(m - m') + exp(x - m'), one of which is exp(0) = 1:
+ * one exp of -|x - m| (0 when x and m are the same infinity) and selects */
+static LLVMValueRef slot_lse(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef x,
+                             LLVMValueRef ok) {
+  LLVMTypeRef w = wtype(e, t->dtype);
+  LLVMValueRef m = field(e, s, 0), sum = field(e, s, 1);
+  LLVMValueRef args[2] = {m, x};
+  LLVMValueRef mx = pass_call(e, "llvm.maximum", &w, 1, args, 2); /* NaN: NaN */
+  LLVMValueRef same = LLVMBuildFCmp(e->B, LLVMRealOEQ, x, m, "");
+  LLVMValueRef d =
+      LLVMBuildSelect(e->B, same, real(e, t->dtype, 0), LLVMBuildFSub(e->B, x, m, ""), "");
+  LLVMValueRef up = LLVMBuildFCmp(e->B, LLVMRealOGT, d, real(e, t->dtype, 0), "");
+  LLVMValueRef ad = pass_call(e, "llvm.fabs", &w, 1, &d, 1);
+  LLVMValueRef ex = exp_nonpos(e, t->dtype, LLVMBuildFNeg(e->B, ad, ""));
+  LLVMValueRef fa[3] = {sum, ex, real(e, t->dtype, 1)};
+  LLVMValueRef ns = LLVMBuildSelect(e->B, up, pass_call(e, "llvm.fma", &w, 1, fa, 3),
+                                    LLVMBuildFAdd(e->B, sum, ex, ""), "");
+  LLVMValueRef f[2] = {mx, ns};
+  LLVMValueRef r = make(e, t, f, 2);
+  LLVMValueRef valid = slot_valid(e, t, x, ok);
+  return valid ? LLVMBuildSelect(e->B, valid, r, s, "") : r;
+}
+
+/* logsumexp, a round of n elements: M = max(m, x...), s' = s exp(m - M) + sum exp(x - M), one exp
+ * per element and none of the per-element selects; an infinite M is handled apart (-inf: the
+ * shift 0 keeps every exp 0; +inf: s' = 1, the result being +inf) */
+static LLVMValueRef round_lse(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef *x,
+                              LLVMValueRef *ok, int n) {
+  LLVMTypeRef w = wtype(e, t->dtype);
+  LLVMValueRef m = field(e, s, 0), ninf = real(e, t->dtype, -__builtin_inf());
+  LLVMValueRef xv[64], mx = m;
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef valid = slot_valid(e, t, x[i], ok[i]);
+    xv[i] = valid ? LLVMBuildSelect(e->B, valid, x[i], ninf, "") : x[i];
+    LLVMValueRef args[2] = {mx, xv[i]};
+    mx = pass_call(e, "llvm.maximum", &w, 1, args, 2); /* NaN: NaN */
+  }
+  LLVMValueRef amx = pass_call(e, "llvm.fabs", &w, 1, &mx, 1);
+  LLVMValueRef inf = LLVMBuildFCmp(e->B, LLVMRealOEQ, amx, real(e, t->dtype, __builtin_inf()), "");
+  LLVMValueRef sh = LLVMBuildSelect(e->B, inf, real(e, t->dtype, 0), mx, "");
+  LLVMValueRef sum = NULL;
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef ex = exp_nonpos(e, t->dtype, LLVMBuildFSub(e->B, xv[i], sh, ""));
+    sum = sum ? LLVMBuildFAdd(e->B, sum, ex, "") : ex;
+  }
+  LLVMValueRef fa[3] = {field(e, s, 1), exp_nonpos(e, t->dtype, LLVMBuildFSub(e->B, m, sh, "")),
+                        sum};
+  LLVMValueRef ns = pass_call(e, "llvm.fma", &w, 1, fa, 3);
+  LLVMValueRef pinf = LLVMBuildFCmp(e->B, LLVMRealOEQ, mx, real(e, t->dtype, __builtin_inf()), "");
+  ns = LLVMBuildSelect(e->B, pinf, real(e, t->dtype, 1), ns, "");
+  LLVMValueRef f[2] = {mx, ns};
+  return make(e, t, f, 2);
+}
+
+LLVMValueRef st_slot_fold_round(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef *x,
+                                LLVMValueRef *idx, LLVMValueRef *ok, int n) {
+  if (t->op == RJ_OP_LOGSUMEXP && n > 1 && n <= 64) return round_lse(e, t, s, x, ok, n);
+  for (int i = 0; i < n; i++)
+    s = st_slot_fold(e, t, s, x[i], idx ? idx[i] : NULL, ok[i]);
+  return s;
+}
+
+LLVMValueRef st_slot_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef x,
+                          LLVMValueRef idx, LLVMValueRef ok) {
+  if (!st_is(t->op)) { /* op custom: the element's state combined in, index order kept */
+    LLVMValueRef xs = st_elem(e, t, x, idx);
+    if (ok) xs = LLVMBuildSelect(e->B, ok, xs, st_identity(e, t), "");
+    return st_combine(e, t, s, xs);
+  }
+  if (st_indexed(t->op)) return slot_arg(e, t, s, x, idx, ok);
+  if (t->op == RJ_OP_LOGSUMEXP) return slot_lse(e, t, s, x, ok);
+  return slot_welford(e, t, s, x, ok);
+}
+
+/* var / std: b's sums moved to a's shift, d = kb - ka: s1 + nb d, s2 + d (2 s1b + nb d); no
+ * division (k's are elements of one output: d is small beside them) */
+LLVMValueRef st_slot_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
+  if (!welford(t->op)) return st_combine(e, t, a, b);
+  LLVMTypeRef w = wtype(e, t->dtype);
+  LLVMValueRef na = field(e, a, 0), nb = field(e, b, 0);
+  LLVMValueRef fb = LLVMBuildSIToFP(e->B, nb, w, "");
+  LLVMValueRef d = LLVMBuildFSub(e->B, field(e, b, 1), field(e, a, 1), "");
+  LLVMValueRef s1b = field(e, b, 2);
+  LLVMValueRef f1[3] = {fb, d, s1b};
+  LLVMValueRef s1 = LLVMBuildFAdd(e->B, field(e, a, 2), pass_call(e, "llvm.fma", &w, 1, f1, 3), "");
+  LLVMValueRef f2[3] = {fb, d, LLVMBuildFAdd(e->B, s1b, s1b, "")};
+  LLVMValueRef f3[3] = {d, pass_call(e, "llvm.fma", &w, 1, f2, 3), field(e, b, 3)};
+  LLVMValueRef s2 = LLVMBuildFAdd(e->B, field(e, a, 3), pass_call(e, "llvm.fma", &w, 1, f3, 3), "");
+  LLVMValueRef r = LLVMGetUndef(st_slot_type(e, t));
+  LLVMValueRef f[4] = {LLVMBuildAdd(e->B, na, nb, ""), field(e, a, 1), s1, s2};
+  for (unsigned i = 0; i < 4; i++)
+    r = LLVMBuildInsertValue(e->B, r, f[i], i, "");
+  LLVMValueRef zero = pass_i64(e, 0);
+  r = LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntEQ, na, zero, ""), b, r, "");
+  return LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntEQ, nb, zero, ""), a, r, "");
+}
+
+/* var / std: (n, k + s1 / n, max(0, s2 - s1 * s1 / n)); an empty slot is the identity */
+LLVMValueRef st_slot_state(pass_emit *e, const rj_tensor *t, LLVMValueRef s) {
+  if (!welford(t->op)) return s;
+  LLVMTypeRef w = wtype(e, t->dtype);
+  LLVMValueRef n = field(e, s, 0), s1 = field(e, s, 2);
+  LLVMValueRef dm =
+      LLVMBuildFMul(e->B, s1, recip(e, t->dtype, LLVMBuildSIToFP(e->B, n, w, "")), "");
+  LLVMValueRef fa[3] = {LLVMBuildFNeg(e->B, s1, ""), dm, field(e, s, 3)};
+  LLVMValueRef m2 = pass_call(e, "llvm.fma", &w, 1, fa, 3);
+  LLVMValueRef neg = LLVMBuildFCmp(e->B, LLVMRealOLT, m2, real(e, t->dtype, 0), ""); /* NaN kept */
+  m2 = LLVMBuildSelect(e->B, neg, real(e, t->dtype, 0), m2, "");
+  LLVMValueRef f[3] = {n, LLVMBuildFAdd(e->B, field(e, s, 1), dm, ""), m2};
+  LLVMValueRef r = make(e, t, f, 3);
+  LLVMValueRef empty = LLVMBuildICmp(e->B, LLVMIntEQ, n, pass_i64(e, 0), "");
+  return LLVMBuildSelect(e->B, empty, st_identity(e, t), r, "");
+}
+
 LLVMValueRef st_shfl_bfly(pass_emit *e, LLVMValueRef v, LLVMValueRef mm, int lanemask, int width) {
-  unsigned n = LLVMCountStructElementTypes(LLVMTypeOf(v));
-  for (unsigned i = 0; i < n; i++)
-    v = LLVMBuildInsertValue(e->B, v, pass_shfl_bfly(e, field(e, v, i), mm, lanemask, width), i,
-                             "");
+  LLVMTypeRef ty = LLVMTypeOf(v);
+  unsigned n = LLVMCountStructElementTypes(ty);
+  for (unsigned i = 0; i < n; i++) {
+    LLVMTypeKind k = LLVMGetTypeKind(LLVMStructGetTypeAtIndex(ty, i));
+    LLVMValueRef x = field(e, v, i);
+    x = k == LLVMHalfTypeKind || k == LLVMBFloatTypeKind
+            ? shfl16(e, x, mm, lanemask, width)
+            : pass_shfl_bfly(e, x, mm, lanemask, width);
+    v = LLVMBuildInsertValue(e->B, v, x, i, "");
+  }
+  return v;
+}
+
+LLVMValueRef st_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
+                          const int *masks, int n, int width) {
+  for (int i = 0; i < n; i++)
+    v = st_combine(e, t, v, st_shfl_bfly(e, v, mm, masks[i], width));
   return v;
 }
 
 LLVMValueRef st_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s) {
+  if (t->op == RJ_OP_CUSTOM) return cst_finish(e, t, s);
   if (st_indexed(t->op)) return field(e, s, 1);
   LLVMTypeRef w = wtype(e, t->dtype);
   LLVMValueRef v;
@@ -272,4 +595,30 @@ LLVMValueRef st_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p) {
     s = LLVMBuildInsertValue(e->B, s, v, i, "");
   }
   return s;
+}
+
+LLVMTypeRef st_tile_acc_type(pass_emit *e, const rj_tile *t) {
+  rj_tensor s = st_of_tile(t);
+  return st_is(t->op) ? st_type(e, &s) : pass_acc_type(e, t->dtype);
+}
+
+LLVMValueRef st_tile_identity(pass_emit *e, const rj_tile *t) {
+  rj_tensor s = st_of_tile(t);
+  return st_is(t->op) ? st_identity(e, &s) : pass_identity(e, t->op, t->dtype);
+}
+
+LLVMValueRef st_tile_fold(pass_emit *e, const rj_tile *t, LLVMValueRef acc, LLVMValueRef x,
+                          LLVMValueRef idx) {
+  if (!st_is(t->op)) return pass_fold(e, t->op, t->dtype, t->nan, acc, x);
+  rj_tensor s = st_of_tile(t);
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+  if (st_indexed(t->op) && LLVMTypeOf(idx) != i64) idx = LLVMBuildZExt(e->B, idx, i64, "");
+  return st_combine(e, &s, acc, st_elem(e, &s, x, st_indexed(t->op) ? idx : NULL));
+}
+
+LLVMValueRef st_tile_tree(pass_emit *e, const rj_tile *t, LLVMValueRef v, LLVMValueRef mm,
+                          const int *masks, int n, int width) {
+  if (!st_is(t->op)) return pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, width);
+  rj_tensor s = st_of_tile(t);
+  return st_bfly_tree(e, &s, v, mm, masks, n, width);
 }

@@ -14,6 +14,10 @@
  *                    inf or nan when n <= correction), std its square root.
  *   logsumexp        {W m, W s}; one exp per combine (the smaller max's sum is scaled); result
  *                    m + log(s): -inf for -inf rows (and empty ones), +inf when an element is.
+ *   custom           the caller's state (rj_tensor.combine_*): a literal struct of its fields, or
+ *                    {T} for an f16 / bf16 scalar state; element states, combines and the result
+ *                    are calls of PASS_CUSTOM_LIFT / _COMBINE / _FINISH (or field selection),
+ *                    linked to the caller's functions in the compiler (jit/combine.c).
  * Under nan "ignore" a NaN element folds as the identity (st_elem). */
 #ifndef RJ_PASSES_STATE_H
 #define RJ_PASSES_STATE_H
@@ -24,10 +28,18 @@
   (PASS_OP(RJ_OP_ARGMAX) | PASS_OP(RJ_OP_ARGMIN) | PASS_OP(RJ_OP_VAR) | PASS_OP(RJ_OP_STD) |       \
    PASS_OP(RJ_OP_LOGSUMEXP))
 
-bool st_is(rj_op op);      /* a state op */
+bool st_is(rj_op op); /* a state op */
+/* The fields the helpers below read (op dtype nan correction) of a tile request, as a tensor's:
+ * the tile variants fold the same states. */
+rj_tensor st_of_tile(const rj_tile *t);
 bool st_indexed(rj_op op); /* argmax / argmin: folds need each element's index */
-/* Bytes of one state (workspace sizing). */
-int st_bytes(rj_op op, rj_dtype t);
+/* t's accumulator is a state: a state op, or op custom with a struct state (or an f16 / bf16
+ * input, whose scalar state is held as a struct of one field). */
+bool st_on(const rj_tensor *t);
+/* t's element states take each element's index: argmax / argmin, op custom's lift. */
+bool st_wants_index(const rj_tensor *t);
+/* Bytes of one state, at most (workspace sizing). */
+int st_bytes(const rj_tensor *t);
 LLVMTypeRef st_type(pass_emit *e, const rj_tensor *t);
 LLVMValueRef st_identity(pass_emit *e, const rj_tensor *t);
 /* The state of one element x (acc type) at index idx (i64; NULL unless st_indexed). */
@@ -35,9 +47,49 @@ LLVMValueRef st_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValue
 LLVMValueRef st_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b);
 /* shfl.sync.bfly of a state, field by field (64-bit fields as two 32-bit shuffles). */
 LLVMValueRef st_shfl_bfly(pass_emit *e, LLVMValueRef v, LLVMValueRef mm, int lanemask, int width);
+/* A thread's slot: what one accumulator of a tensor kernel folds its elements into, one at a time
+ * and in increasing index order (a lane's elements of its rows, columns or fused index), before
+ * st_slot_state turns it into a state for the shuffles, shared memory and workspaces.
+ *   argmax / argmin  the state; an element replaces it when strictly better, or when the slot is
+ *                    still empty (index -1): the earlier element keeps a tie.
+ *   var / std        {i64 n, W k, W s1, W s2}: s1 and s2 sum d and d * d for d = x - k, k the
+ *                    slot's first element (set lazily); one subtract, add and fma per element,
+ *                    no division; st_slot_state makes (n, k + s1 / n, s2 - s1 * s1 / n).
+ *   logsumexp        the state {m, s}: one exp per element, exp(-|x - m|), and no branch; a
+ *                    round (st_slot_fold_round) takes its max first, then exp(x - max) each.
+ *   custom           the state; each element's st_elem is combined in (st_combine), in order.
+ * Under nan "ignore" a NaN element is skipped; ok (i1, or NULL: true) skips the element too. */
+LLVMTypeRef st_slot_type(pass_emit *e, const rj_tensor *t);
+LLVMValueRef st_slot_identity(pass_emit *e, const rj_tensor *t);
+LLVMValueRef st_slot_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef x,
+                          LLVMValueRef idx, LLVMValueRef ok);
+LLVMValueRef st_slot_state(pass_emit *e, const rj_tensor *t, LLVMValueRef s);
+/* A round of n elements x[0 .. n) of one slot at once (in index order; idx[i] as st_slot_fold's,
+ * idx NULL when not st_indexed; ok[i] as its ok, NULL entries true).  logsumexp: the round's max
+ * first, then one exp per element ("online softmax"); the others: st_slot_fold in turn. */
+LLVMValueRef st_slot_fold_round(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef *x,
+                                LLVMValueRef *idx, LLVMValueRef *ok, int n);
+/* Two slots of one output as one (var / std: b's sums moved to a's shift; the others:
+ * st_combine), so that slots fold into one before their single st_slot_state. */
+LLVMValueRef st_slot_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b);
+/* The butterfly tree v = combine(v, st_shfl_bfly(v, m)) for each m in masks, in order. */
+LLVMValueRef st_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
+                          const int *masks, int n, int width);
 /* The result in the storage type of ir_op_result (argmax: the i64 index). */
 LLVMValueRef st_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s);
 /* A volatile load of a state, field by field. */
 LLVMValueRef st_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p);
+
+/* Tile variants (shared, local): the accumulator of a tile's op, a scalar of the accumulation
+ * type folded by emit.c (sum max min prod and or xor mean: exactly pass_identity / pass_fold /
+ * pass_bfly_tree) or a state. */
+LLVMTypeRef st_tile_acc_type(pass_emit *e, const rj_tile *t);
+LLVMValueRef st_tile_identity(pass_emit *e, const rj_tile *t);
+/* acc folded with element x (the acc type of the dtype) at index idx of the reduction (i32 or
+ * i64; read by argmax / argmin only). */
+LLVMValueRef st_tile_fold(pass_emit *e, const rj_tile *t, LLVMValueRef acc, LLVMValueRef x,
+                          LLVMValueRef idx);
+LLVMValueRef st_tile_tree(pass_emit *e, const rj_tile *t, LLVMValueRef v, LLVMValueRef mm,
+                          const int *masks, int n, int width);
 
 #endif

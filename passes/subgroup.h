@@ -35,13 +35,20 @@ const char *pass_subgroup_dtype_reason(rj_primitive p, rj_dtype t);
  *  shuffle_down / shuffle_up: arg = the offset (i32; a source lane outside the warp, or an
  *    offset outside 0..31: own value)
  *  shuffle_xor: arg = the mask (outside 0..31: own value)
- *  reduce_add / _min / _max: shuffle-down tree, offsets 2^(k-1) .. 1: lane 0 of each group of
- *    2^k lanes holds the group's result (other lanes: partial results)
+ *  reduce_add / _min / _max / _mul / _and / _or / _xor: shuffle-down tree, offsets 2^(k-1) .. 1:
+ *    lane 0 of each group of 2^k lanes holds the group's result (other lanes: partial results)
  *  reduce_all_*: xor butterfly over masks 1 .. 2^(k-1): every lane holds its group's result
+ *  and / or / xor (integers only) of i32 / u32 with k = 5, on a target with redux.sync (sm_80+):
+ *    one redux.sync instead of the tree (every lane holds the result)
+ *  reduce_argmax / _argmin / _var / _std / _logsumexp (and reduce_all_*): the same trees moving a
+ *    state (passes/state.h) field by field; the result is ir_op_result's (argmax / argmin: the
+ *    i64 index in the group, the first of ties, a NaN's under propagation); var / std divide by
+ *    N - correction
  *  invocation_id: the lane id as t (integer dtypes only); v and arg are ignored
  * f16 / bf16 reductions accumulate in f32 (one rounding at the end).  Float min / max propagate
- * NaN.  Integer sums wrap.  Shuffles ignore k (they address the whole warp). */
+ * NaN.  Integer sums and products wrap.  Shuffles ignore k (they address the whole warp).
+ * e->target is read by the redux.sync choice (NULL: the tree). */
 rj_status pass_subgroup(pass_emit *e, rj_primitive p, rj_dtype t, int k, LLVMValueRef v,
-                        LLVMValueRef arg, LLVMValueRef *out);
+                        LLVMValueRef arg, int correction, LLVMValueRef *out);
 
 #endif

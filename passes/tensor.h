@@ -29,7 +29,8 @@ int64_t tns_pow2(int64_t x); /* the next power of two >= x */
 /* Kernel skeleton: the function redjit_tensor(ptr addrspace(1) noalias readonly src,
  * ptr addrspace(1) noalias dst, i64 p0 .. i64 p{np-1}), builder at its entry.  Returns the
  * params; np = 0 (constant kernels): just src and dst.  Sets e->nparams = np.  The launch
- * geometry is the plan's (tns_plan_geometry). */
+ * geometry is the plan's (tns_plan_geometry).  With e->values (argmax / argmin values), a third
+ * pointer follows dst (e->values_dst; tns_store writes the extreme values there). */
 void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst, int np, LLVMValueRef *p);
 LLVMValueRef tns_ctaid(pass_emit *e);
 LLVMValueRef tns_i64(pass_emit *e, int64_t v);
@@ -51,15 +52,27 @@ LLVMValueRef tns_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLV
 /* The index of an element in its reduction, base + off (base NULL: off), for the ops that fold
  * indices (argmax / argmin); NULL for the others (nothing emitted). */
 LLVMValueRef tns_elem_idx(pass_emit *e, const rj_tensor *t, LLVMValueRef base, LLVMValueRef off);
-/* Folds element x (acc type; idx its index, see tns_elem_idx) into the accumulator at acc; when
- * ok is not NULL, the identity instead where ok is false (a predicated slot of an unrolled
- * round).  sum / max / min: tns_acc_fold of tns_or_identity, as before. */
+/* Folds element x (acc type; idx its index, see tns_elem_idx) into the acc slot at acc (one of
+ * tns_acc_init; a slot's elements must come in increasing index order); when ok is not NULL,
+ * nothing where ok is false (a predicated slot of an unrolled round).  sum / max / min:
+ * tns_acc_fold of tns_or_identity, as before; state ops: st_slot_fold. */
 void tns_fold_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x,
                    LLVMValueRef idx, LLVMValueRef ok);
-/* acc slots: n allocas of the acc type holding the identity */
+/* State ops: folds a round of n elements x[0 .. n) of one acc slot at once (st_slot_fold_round:
+ * idx NULL or their indices, ok[i] NULL or the element's predicate). */
+void tns_fold_round(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef *x,
+                    LLVMValueRef *idx, LLVMValueRef *ok, int n);
+/* acc slots: n allocas of the acc type holding the identity (state ops: st_slot_type holding
+ * st_slot_identity, passes/state.h) */
 void tns_acc_init(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n);
+/* The value of an acc slot of tns_acc_init: its load (state ops: st_slot_state of it). */
+LLVMValueRef tns_acc_value(pass_emit *e, const rj_tensor *t, LLVMValueRef acc);
+/* An alloca of the acc type (a state) for a fold of states: acc itself when the slot is of that
+ * type, else a new one. */
+LLVMValueRef tns_acc_as_state(pass_emit *e, const rj_tensor *t, LLVMValueRef acc);
 void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x);
-/* Combines the n slots in order (a fixed tree: pairs, then pairs of pairs). */
+/* Combines the n slots, of one output, in order (a fixed tree: pairs, then pairs of pairs; state
+ * ops: st_slot_combine, then one st_slot_state). */
 LLVMValueRef tns_acc_total(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n);
 /* x when ok, else the op's identity (acc type): a predicated slot of an unrolled round. */
 LLVMValueRef tns_or_identity(pass_emit *e, const rj_tensor *t, LLVMValueRef ok, LLVMValueRef x);

@@ -42,10 +42,11 @@ static void add_attr(pass_emit *e, unsigned idx, const char *name) {
 
 void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst, int np, LLVMValueRef *p) {
   LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
-  LLVMTypeRef params[2 + TNS_NP] = {gptr, gptr};
+  LLVMTypeRef params[3 + TNS_NP] = {gptr, gptr, gptr};
+  unsigned first = e->values ? 3 : 2; /* argmax / argmin values: a third pointer */
   for (int i = 0; i < np; i++)
-    params[2 + i] = LLVMInt64TypeInContext(e->C);
-  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, (unsigned)(2 + np), 0);
+    params[first + (unsigned)i] = LLVMInt64TypeInContext(e->C);
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, first + (unsigned)np, 0);
   e->entry = "redjit_tensor";
   e->fn = LLVMAddFunction(e->M, e->entry, fty);
   LLVMSetFunctionCallConv(e->fn, LLVMPTXKernelCallConv);
@@ -55,8 +56,12 @@ void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst, int np, LLVMV
   LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
   *src = LLVMGetParam(e->fn, 0);
   *dst = LLVMGetParam(e->fn, 1);
+  if (e->values) {
+    add_attr(e, 3, "noalias");
+    e->values_dst = LLVMGetParam(e->fn, 2);
+  }
   for (int i = 0; i < np; i++)
-    p[i] = LLVMGetParam(e->fn, (unsigned)(2 + i));
+    p[i] = LLVMGetParam(e->fn, first + (unsigned)i);
   e->nparams = np;
 }
 
@@ -77,47 +82,60 @@ void tns_load_vec(pass_emit *e, rj_dtype t, LLVMValueRef p, int vec, LLVMValueRe
 }
 
 LLVMTypeRef tns_acc_type(pass_emit *e, const rj_tensor *t) {
-  return st_is(t->op) ? st_type(e, t) : pass_acc_type(e, t->dtype);
+  return st_on(t) ? st_type(e, t) : pass_acc_type(e, t->dtype);
 }
 
 LLVMValueRef tns_identity(pass_emit *e, const rj_tensor *t) {
-  return st_is(t->op) ? st_identity(e, t) : pass_identity(e, t->op, t->dtype);
+  return st_on(t) ? st_identity(e, t) : pass_identity(e, t->op, t->dtype);
 }
 
 LLVMValueRef tns_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
-  return st_is(t->op) ? st_combine(e, t, a, b) : pass_combine(e, t->op, t->dtype, t->nan, a, b);
+  return st_on(t) ? st_combine(e, t, a, b) : pass_combine(e, t->op, t->dtype, t->nan, a, b);
 }
 
 LLVMValueRef tns_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
                            const int *masks, int n, int width) {
-  if (!st_is(t->op)) return pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, width);
-  for (int i = 0; i < n; i++)
-    v = st_combine(e, t, v, st_shfl_bfly(e, v, mm, masks[i], width));
-  return v;
+  if (!st_on(t)) return pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, width);
+  return st_bfly_tree(e, t, v, mm, masks, n, width);
 }
 
 LLVMValueRef tns_elem_idx(pass_emit *e, const rj_tensor *t, LLVMValueRef base, LLVMValueRef off) {
-  if (!st_indexed(t->op)) return NULL;
+  if (!st_wants_index(t)) return NULL;
   return base ? LLVMBuildAdd(e->B, base, off, "") : off;
 }
 
 void tns_fold_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x,
                    LLVMValueRef idx, LLVMValueRef ok) {
-  if (!st_is(t->op)) {
+  if (!st_on(t)) {
     tns_acc_fold(e, t, acc, ok ? tns_or_identity(e, t, ok, x) : x);
     return;
   }
-  LLVMTypeRef ty = st_type(e, t);
-  LLVMValueRef s = st_elem(e, t, x, idx);
-  if (ok) s = LLVMBuildSelect(e->B, ok, s, st_identity(e, t), "");
-  LLVMBuildStore(e->B, st_combine(e, t, LLVMBuildLoad2(e->B, ty, acc, ""), s), acc);
+  LLVMValueRef s = LLVMBuildLoad2(e->B, st_slot_type(e, t), acc, "");
+  LLVMBuildStore(e->B, st_slot_fold(e, t, s, x, idx, ok), acc);
+}
+
+void tns_fold_round(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef *x,
+                    LLVMValueRef *idx, LLVMValueRef *ok, int n) {
+  LLVMValueRef s = LLVMBuildLoad2(e->B, st_slot_type(e, t), acc, "");
+  LLVMBuildStore(e->B, st_slot_fold_round(e, t, s, x, idx, ok, n), acc);
 }
 
 void tns_acc_init(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
+  bool st = st_is(t->op);
   for (int i = 0; i < n; i++) {
-    acc[i] = pass_entry_alloca(e, tns_acc_type(e, t), "acc");
-    LLVMBuildStore(e->B, tns_identity(e, t), acc[i]);
+    acc[i] = pass_entry_alloca(e, st ? st_slot_type(e, t) : tns_acc_type(e, t), "acc");
+    LLVMBuildStore(e->B, st ? st_slot_identity(e, t) : tns_identity(e, t), acc[i]);
   }
+}
+
+LLVMValueRef tns_acc_value(pass_emit *e, const rj_tensor *t, LLVMValueRef acc) {
+  if (!st_is(t->op)) return LLVMBuildLoad2(e->B, tns_acc_type(e, t), acc, "");
+  return st_slot_state(e, t, LLVMBuildLoad2(e->B, st_slot_type(e, t), acc, ""));
+}
+
+LLVMValueRef tns_acc_as_state(pass_emit *e, const rj_tensor *t, LLVMValueRef acc) {
+  if (!st_is(t->op) || st_slot_type(e, t) == st_type(e, t)) return acc;
+  return pass_entry_alloca(e, st_type(e, t), "state");
 }
 
 void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x) {
@@ -127,12 +145,14 @@ void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueR
 
 LLVMValueRef tns_acc_total(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
   LLVMValueRef v[64];
+  bool st = st_is(t->op);
   for (int i = 0; i < n; i++)
-    v[i] = LLVMBuildLoad2(e->B, tns_acc_type(e, t), acc[i], "");
+    v[i] = st ? LLVMBuildLoad2(e->B, st_slot_type(e, t), acc[i], "")
+              : LLVMBuildLoad2(e->B, tns_acc_type(e, t), acc[i], "");
   for (int w = 1; w < n; w *= 2)
     for (int i = 0; i + w < n; i += 2 * w)
-      v[i] = tns_combine(e, t, v[i], v[i + w]);
-  return v[0];
+      v[i] = st ? st_slot_combine(e, t, v[i], v[i + w]) : tns_combine(e, t, v[i], v[i + w]);
+  return st ? st_slot_state(e, t, v[0]) : v[0];
 }
 
 LLVMValueRef tns_or_identity(pass_emit *e, const rj_tensor *t, LLVMValueRef ok, LLVMValueRef x) {
@@ -183,10 +203,15 @@ LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LL
 
 void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef idx64,
                LLVMValueRef v) {
-  if (st_is(t->op)) { /* no accum (validation refuses it) */
+  if (st_on(t)) {                             /* no accum (validation refuses it) */
+    if (e->values_dst && st_indexed(t->op)) { /* the extreme value too, in the input dtype */
+      LLVMValueRef x = pass_from_acc(e, LLVMBuildExtractValue(e->B, v, 0, ""), t->dtype);
+      LLVMValueRef sx = LLVMBuildStore(e->B, x, pass_gep(e, LLVMTypeOf(x), e->values_dst, idx64));
+      LLVMSetAlignment(sx, (unsigned)ir_dtype(t->dtype)->bytes);
+    }
     v = st_finish(e, t, v);
     LLVMValueRef st = LLVMBuildStore(e->B, v, pass_gep(e, LLVMTypeOf(v), dst, idx64));
-    LLVMSetAlignment(st, (unsigned)ir_dtype(ir_op_result(t->op, t->dtype))->bytes);
+    LLVMSetAlignment(st, (unsigned)ir_dtype(ir_tensor_result(t))->bytes);
     return;
   }
   LLVMTypeRef ty = pass_type(e, t->dtype);
@@ -246,9 +271,10 @@ void tns_plan_geometry(pass_plan *out, unsigned grid, unsigned block) {
 void tns_plan_runtime(pass_plan *out, const rj_request *r, const char *variant, const char *bucket,
                       const char *names) {
   const rj_tensor *t = &r->u.tensor;
-  char corr[24] = ""; /* var / std: the divisor's correction is compiled in */
+  char corr[32] = ""; /* var / std: the divisor's correction is compiled in; argmax's values */
   if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
     snprintf(corr, sizeof corr, "|corr%d", t->correction);
+  if (t->values) snprintf(corr, sizeof corr, "|values");
   snprintf(out->key, sizeof out->key, "{dynamic %s|%s|op%d|dtype%d|nan%d|accum%d|det%d%s}", variant,
            bucket, t->op, t->dtype, t->nan, t->accum, t->deterministic, corr);
   snprintf(out->note, sizeof out->note,
@@ -312,16 +338,24 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
     tns_load_vec(e, t->dtype, pass_gep(e, ty, body, LLVMBuildMul(e->B, iv, tns_i64(e, vec), "")),
                  vec, x[u]);
   }
-  for (int u = 0; u < U; u++)
+  if (t->op == RJ_OP_LOGSUMEXP) /* slot by slot, a round at once */
     for (int k = 0; k < vec; k++) {
-      LLVMValueRef ix = NULL; /* the element's index in the row (indexed ops only) */
-      if (st_indexed(t->op)) {
-        LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
-        ix = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, iv, tns_i64(e, vec), ""), "");
-        ix = tns_elem_idx(e, t, idx0, LLVMBuildAdd(e->B, ix, tns_i64(e, k), ""));
-      }
-      tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);
+      LLVMValueRef xs[TNS_U], oks[TNS_U];
+      for (int u = 0; u < U; u++)
+        xs[u] = x[u][k], oks[u] = u ? ok[u] : NULL;
+      tns_fold_round(e, t, acc[k], xs, NULL, oks, U);
     }
+  else
+    for (int u = 0; u < U; u++)
+      for (int k = 0; k < vec; k++) {
+        LLVMValueRef ix = NULL; /* the element's index in the row (indexed ops only) */
+        if (st_wants_index(t)) {
+          LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
+          ix = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, iv, tns_i64(e, vec), ""), "");
+          ix = tns_elem_idx(e, t, idx0, LLVMBuildAdd(e->B, ix, tns_i64(e, k), ""));
+        }
+        tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);
+      }
   pass_loop_end(e, &l1);
   /* tail */
   LLVMValueRef tstart = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, nv, tns_i64(e, vec), ""), "");

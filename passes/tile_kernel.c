@@ -4,6 +4,7 @@
  *   local:  each thread loads its register slots from global through a placement table, the
  *           primitive runs, every thread dumps its dst slots to out[tid * nslots + slot].
  *           Params (src, dst_init, out).
+ * dst (and out) hold the op's result dtype (argmax / argmin: i64 indices).
  * The host side (jit/check.c) recomputes the same placements to check the dump. */
 #include "passes.h"
 
@@ -78,7 +79,7 @@ rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant
   ir_tile_shape f;
   ir_tile_facts(t, &f);
   bool local = t->src.mem == RJ_MEM_LOCAL;
-  LLVMTypeRef ty = pass_type(e, t->dtype);
+  LLVMTypeRef ty = pass_type(e, t->dtype), dty = pass_type(e, ir_op_result(t->op, t->dtype));
   LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
   LLVMTypeRef params[3] = {gptr, gptr, gptr};
   LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, local ? 3 : 2, 0);
@@ -97,10 +98,10 @@ rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant
   if (!local) {
     int64_t ns = ir_numel(&t->src), nd = ir_numel(&t->dst);
     LLVMValueRef ssrc = pass_global_array(e, ty, ns, AS_SHARED, "rj_src");
-    LLVMValueRef sdst = pass_global_array(e, ty, nd, AS_SHARED, "rj_dst");
+    LLVMValueRef sdst = pass_global_array(e, dty, nd, AS_SHARED, "rj_dst");
     e->shared_bytes = 0; /* static shared memory: nothing to ask for at launch */
     copy(e, ty, ssrc, gsrc, ns, tid, threads);
-    copy(e, ty, sdst, gdst, nd, tid, threads);
+    copy(e, dty, sdst, gdst, nd, tid, threads);
     pass_barrier_cta(e);
     LLVMValueRef on = active_cond(e, t, tid, T);
     pass_if act;
@@ -109,7 +110,7 @@ rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant
     s = v->tile(e, t, &a);
     if (on) pass_if_end(e, &act);
     pass_barrier_cta(e);
-    copy(e, ty, gdst, sdst, nd, tid, threads);
+    copy(e, dty, gdst, sdst, nd, tid, threads);
   } else {
     int Ts = t->scope == RJ_SCOPE_THREAD ? 1 : T;
     ir_placement ps = {0}, pd = {0};
@@ -123,10 +124,10 @@ rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant
     if (on) pass_if_begin(e, &act, on);
     bool looped = !ir_local_unrolled((int64_t)ps.nslots + pd.nslots);
     LLVMValueRef src = load_slots(e, ty, &ps, gsrc, tin, looped, "rj_src_slots");
-    LLVMValueRef dst = load_slots(e, ty, &pd, gdst, tin, looped, "rj_dst_slots");
+    LLVMValueRef dst = load_slots(e, dty, &pd, gdst, tin, looped, "rj_dst_slots");
     pass_tile_args a = {src, dst, tin};
     s = v->tile(e, t, &a);
-    dump_slots(e, ty, pd.nslots, dst, LLVMGetParam(e->fn, 2), tid, looped);
+    dump_slots(e, dty, pd.nslots, dst, LLVMGetParam(e->fn, 2), tid, looped);
     if (on) pass_if_end(e, &act);
     ir_placement_free(&ps);
     ir_placement_free(&pd);

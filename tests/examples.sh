@@ -22,6 +22,7 @@ tensor_cols.json              sm_90     tensor_cols
 tensor_dynamic.json           sm_90     tensor_rows
 tensor_cluster.json           sm_90     tensor_cluster
 tensor_generic.json           sm_90     tensor_generic
+tensor_custom_welford.json    sm_90     tensor_rows
 treduce.json                  sm_90     treduce
 "
 

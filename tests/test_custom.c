@@ -3,7 +3,10 @@
  * kept), the PTX (the combine inlined: no call left; a custom sum compiles to op sum's very
  * PTX), the screen of the caller's IR, caller IR that crashes LLVM (a status, the process
  * lives), and the cache (keyed by the IR's text, not its address). */
+#include "custom_ir.h"
 #include "rjtest.h"
+
+#include <malloc.h>
 
 #include <stdint.h>
 
@@ -152,8 +155,11 @@ START_TEST(json_refusals_name_fields) {
        "\"identity\":0}",
        "combine.function: character 1 is not printable ASCII"},
       {"\"op\":\"custom\",\"dtype\":\"f16\",\"combine\":{\"ir\":\"x\",\"function\":\"f\","
-       "\"identity\":0}",
-       "op: \"custom\" takes f32 f64 i32 u32 i64 u64"},
+       "\"identity\":0.1}",
+       "combine.identity: not exactly representable as f16"},
+      {"\"op\":\"custom\",\"dtype\":\"bf16\",\"combine\":{\"ir\":\"x\",\"function\":\"f\","
+       "\"identity\":1.00390625}",
+       "combine.identity: not exactly representable as bf16"},
       {"\"op\":\"custom\",\"dtype\":\"f32\",\"nan\":\"ignore\",\"combine\":{\"ir\":\"x\","
        "\"function\":\"f\",\"identity\":0}",
        "nan: \"ignore\" applies to the built-in ops"},
@@ -475,11 +481,387 @@ START_TEST(disk_cache_by_text) {
 }
 END_TEST
 
+/* ---- struct states (combine.state) and f16 / bf16 scalar states */
+
+/* A C request of op custom with a struct state of nf fields. */
+static void struct_req(rj_request *r, rj_dtype dt, int64_t m, int64_t n, int axis, const char *ir,
+                       const char *fn, const char *lift, const char *finish, int nf,
+                       const rj_dtype *fields, const uint64_t *ids, int result, int commutative) {
+  custom_req(r, dt, m, n, axis, ir, fn, 0, commutative);
+  rj_tensor *t = &r->u.tensor;
+  t->combine_nfields = nf;
+  for (int i = 0; i < nf; i++)
+    t->combine_fields[i] = fields[i], t->combine_field_identity[i] = ids[i];
+  snprintf(t->combine_lift, sizeof t->combine_lift, "%s", lift);
+  snprintf(t->combine_finish, sizeof t->combine_finish, "%s", finish);
+  t->combine_result = result;
+}
+
+static const rj_dtype welford_fields[3] = {RJ_I64, RJ_F64, RJ_F64};
+static const uint64_t welford_ids[3] = {0, 0, 0};
+static const rj_dtype argmax_fields[2] = {RJ_F32, RJ_I64};
+static const uint64_t argmax_ids[2] = {0xff800000u, 0x7fffffffffffffffull};
+static const rj_dtype matrix_fields[4] = {RJ_U32, RJ_U32, RJ_U32, RJ_U32};
+static const uint64_t matrix_ids[4] = {1, 0, 0, 1};
+
+static void welford_req(rj_request *r, int64_t m, int64_t n, int axis) {
+  struct_req(r, RJ_F32, m, n, axis, WELFORD_IR, "wcomb", "wlift", "wfin", 3, welford_fields,
+             welford_ids, 2, 1);
+}
+
+/* JSON's combine.state, lift, finish and result; the canonical text parses back the same. */
+START_TEST(struct_json_and_canonical) {
+  rj_ctx *ctx = rj_ctx_new();
+  char *ir = escape(ARGMAX_IR);
+  rj_request r, back;
+  rjt_parse(ctx,
+            rjt_fmt("{\"kind\":\"tensor\",\"op\":\"custom\",\"dtype\":\"f32\",\"shape\":[4,8],"
+                    "\"axes\":[1],\"combine\":{\"ir\":\"%s\",\"function\":\"acomb\","
+                    "\"state\":[{\"dtype\":\"f32\",\"identity\":\"0xff800000\"},"
+                    "{\"dtype\":\"i64\",\"identity\":\"0x7fffffffffffffff\"}],"
+                    "\"lift\":\"alift\",\"result\":1,\"commutative\":true}}",
+                    ir),
+            &r);
+  free(ir);
+  const rj_tensor *t = &r.u.tensor;
+  ck_assert_int_eq(t->combine_nfields, 2);
+  ck_assert_int_eq(t->combine_fields[0], RJ_F32);
+  ck_assert_int_eq(t->combine_fields[1], RJ_I64);
+  ck_assert_uint_eq(t->combine_field_identity[0], 0xff800000u);
+  ck_assert_uint_eq(t->combine_field_identity[1], 0x7fffffffffffffffull);
+  ck_assert_str_eq(t->combine_lift, "alift");
+  ck_assert_str_eq(t->combine_finish, "");
+  ck_assert_int_eq(t->combine_result, 1);
+  const char *canon = NULL;
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &canon), RJ_OK);
+  ck_assert_msg(strstr(canon, "\"state\":[{\"dtype\":\"f32\",\"identity\":\"0xff800000\"}") &&
+                    strstr(canon, "\"lift\":\"alift\"") && strstr(canon, "\"result\":1") &&
+                    !strstr(canon, "\"finish\""),
+                "%s", canon);
+  rjt_parse(ctx, canon, &back);
+  ck_assert_int_eq(
+      memcmp(back.u.tensor.combine_fields, t->combine_fields, sizeof t->combine_fields), 0);
+  ck_assert_int_eq(back.u.tensor.combine_result, 1);
+  /* f16 / bf16 identities by value; a scalar state's canonical text has no "state" */
+  rjt_parse(ctx,
+            "{\"kind\":\"tensor\",\"op\":\"custom\",\"dtype\":\"f16\",\"shape\":[9],\"combine\":"
+            "{\"ir\":\"x\",\"function\":\"f\",\"identity\":-65504}}",
+            &r);
+  ck_assert_uint_eq(r.u.tensor.combine_identity, 0xfbffu);
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &canon), RJ_OK);
+  ck_assert_msg(!strstr(canon, "state") && !strstr(canon, "lift"), "%s", canon);
+  rjt_parse(ctx,
+            "{\"kind\":\"tensor\",\"op\":\"custom\",\"dtype\":\"bf16\",\"shape\":[9],\"combine\":"
+            "{\"ir\":\"x\",\"function\":\"f\",\"identity\":-1.5}}",
+            &r);
+  ck_assert_uint_eq(r.u.tensor.combine_identity, 0xbfc0u);
+  rjt_parse(ctx,
+            "{\"kind\":\"tensor\",\"op\":\"custom\",\"dtype\":\"f16\",\"shape\":[9],\"combine\":"
+            "{\"ir\":\"x\",\"function\":\"f\",\"identity\":5.960464477539063e-08}}",
+            &r);
+  ck_assert_uint_eq(r.u.tensor.combine_identity, 1); /* the smallest subnormal */
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(struct_json_refusals) {
+#define ST "\"op\":\"custom\",\"dtype\":\"f32\",\"combine\":{\"ir\":\"x\",\"function\":\"f\","
+  static const bad cases[] = {
+      {ST "\"state\":[{\"dtype\":\"f32\",\"identity\":0}],\"identity\":0,\"lift\":\"l\"}",
+       "combine.identity: not with \"state\""},
+      {ST "\"state\":[],\"lift\":\"l\"}", "combine.state: expected a list of 1 to 4 fields"},
+      {ST "\"state\":[{\"dtype\":\"f32\",\"identity\":0},{\"dtype\":\"f32\",\"identity\":0},"
+          "{\"dtype\":\"f32\",\"identity\":0},{\"dtype\":\"f32\",\"identity\":0},"
+          "{\"dtype\":\"f32\",\"identity\":0}],\"lift\":\"l\"}",
+       "combine.state: expected a list of 1 to 4 fields"},
+      {ST "\"state\":[{\"dtype\":\"f32\",\"identity\":0},{\"dtype\":\"f8\",\"identity\":0}],"
+          "\"lift\":\"l\"}",
+       "combine.state[1].dtype: unknown value \"f8\""},
+      {ST "\"state\":[{\"dtype\":\"f32\",\"identity\":0},{\"dtype\":\"i32\"}],\"lift\":\"l\"}",
+       "combine.state[1].identity: required field is missing"},
+      {ST "\"state\":[{\"dtype\":\"f32\",\"identity\":0},{\"dtype\":\"i32\",\"identity\":0.5}],"
+          "\"lift\":\"l\"}",
+       "combine.state[1].identity: not an integer"},
+      {ST "\"state\":[{\"dtype\":\"f32\",\"identity\":0,\"name\":\"v\"}],\"lift\":\"l\"}",
+       "combine.state[0].name: unknown field"},
+      {ST "\"state\":[{\"dtype\":\"f32\",\"identity\":0}]}", "combine.lift: required"},
+      {ST "\"state\":[{\"dtype\":\"f32\",\"identity\":0}],\"lift\":\"a b\"}",
+       "combine.lift: character 1 is not printable ASCII"},
+      {ST "\"state\":[{\"dtype\":\"f32\",\"identity\":0}],\"lift\":\"l\",\"result\":1}",
+       "combine.result: 1, expected a field 0 .. 0"},
+      {ST "\"state\":[{\"dtype\":\"f32\",\"identity\":0}],\"lift\":\"l\",\"result\":4}",
+       "combine.result: 4 is out of range [0, 3]"},
+      {ST "\"identity\":0,\"lift\":\"l\"}", "combine.lift: applies only with combine.state"},
+      {ST "\"identity\":0,\"finish\":\"l\"}", "combine.finish: applies only with combine.state"},
+      {ST "\"identity\":0,\"result\":1}", "combine.result: applies only with combine.state"},
+      {"\"op\":\"custom\",\"dtype\":\"f16\",\"accum\":true,\"combine\":{\"ir\":\"x\","
+       "\"function\":\"f\",\"identity\":0,\"commutative\":true}",
+       "accum: not with a struct state or an f16 / bf16 custom state"},
+  };
+#undef ST
+  rj_ctx *ctx = rj_ctx_new();
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    rj_request r;
+    const char *json = rjt_fmt("{\"kind\":\"tensor\",\"shape\":[4],%s}", cases[i].json);
+    ck_assert_int_eq(rj_request_parse(ctx, json, &r), RJ_EINVAL);
+    ck_assert_msg(strstr(rj_errmsg(ctx), cases[i].want), "%s\n  got: %s", json, rj_errmsg(ctx));
+  }
+  /* C: a field's dtype or identity bits, the field count, the state's fields on another op */
+  rj_request r;
+  welford_req(&r, 4, 8, 1);
+  r.u.tensor.combine_fields[1] = (rj_dtype)99;
+  ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.state[1].dtype: unknown value 99"), "%s",
+                rj_errmsg(ctx));
+  struct_req(&r, RJ_F32, 4, 8, 1, ARGMAX_IR, "acomb", "alift", "", 2, argmax_fields, argmax_ids, 1,
+             1);
+  r.u.tensor.combine_field_identity[0] = 1ull << 32;
+  ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.state[0].identity: 0x100000000 has bits above"),
+                "%s", rj_errmsg(ctx));
+  welford_req(&r, 4, 8, 1);
+  r.u.tensor.combine_nfields = 5;
+  ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.state: 5 fields, expected 1 to 4"), "%s",
+                rj_errmsg(ctx));
+  welford_req(&r, 4, 8, 1);
+  r.u.tensor.op = RJ_OP_SUM;
+  r.u.tensor.combine_ir = NULL, r.u.tensor.combine_fn[0] = 0, r.u.tensor.combine_commutative = 0;
+  ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "combine: applies only to op \"custom\""), "%s",
+                rj_errmsg(ctx));
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* The IR's functions must match the declared state: refusals name the field, through the
+ * compiler process and in process. */
+START_TEST(struct_screen_refusals) {
+  static const char *const wrong_field = /* field 1 i32 where the request says i64 */
+      "define { float, i32 } @alift(float %x, i64 %i) {\n  ret { float, i32 } undef\n}\n"
+      "define { float, i32 } @acomb({ float, i32 } %a, { float, i32 } %b) {\n"
+      "  ret { float, i32 } %a\n}\n";
+  static const char *const three = /* three fields where the request says two */
+      "define { float, i64, i64 } @alift(float %x, i64 %i) {\n  ret { float, i64, i64 } undef\n}\n"
+      "define { float, i64, i64 } @acomb({ float, i64, i64 } %a, { float, i64, i64 } %b) {\n"
+      "  ret { float, i64, i64 } %a\n}\n";
+  static const char *const named = "%st = type { float, i64 }\n"
+                                   "define %st @alift(float %x, i64 %i) {\n  ret %st undef\n}\n"
+                                   "define %st @acomb(%st %a, %st %b) {\n  ret %st %a\n}\n";
+  static const char *const lift_args = /* lift without the index */
+      "define " AF " @alift(float %x) {\n  ret " AF " undef\n}\n"
+      "define " AF " @acomb(" AF " %a, " AF " %b) {\n  ret " AF " %a\n}\n";
+  static const char *const finish_type = ARGMAX_IR /* finish returns f32, field 1 is i64 */
+      "define float @afin(" AF " %s) {\n  %v = extractvalue " AF " %s, 0\n  ret float %v\n}\n";
+  static const struct {
+    const char *ir, *finish, *want;
+  } cases[] = {
+      {wrong_field, "",
+       "combine.state[1]: field 1 of combine.function \"acomb\"'s state is i32, "
+       "the request declares i64"},
+      {three, "",
+       "combine.state: combine.function \"acomb\" has a state of 3 fields, the "
+       "request declares 2"},
+      {named, "", "combine.state: combine.function \"acomb\" uses the named struct %st"},
+      {lift_args, "", "combine.lift: \"alift\" has type { float, i64 } (float)"},
+      {ARGMAX_IR, "afin", "combine.finish: the module defines no function \"afin\""},
+      {finish_type, "afin",
+       "combine.finish: \"afin\" has type float ({ float, i64 }); the "
+       "state's function is i64 ({ float, i64 })"},
+  };
+  rj_ctx *ctx = rj_ctx_new();
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int in = 0; in < 2; in++) {
+      rj_request r;
+      struct_req(&r, RJ_F32, 4, 100, 1, cases[i].ir, "acomb", "alift", cases[i].finish, 2,
+                 argmax_fields, argmax_ids, 1, 1);
+      rj_kernel *k = NULL;
+      rj_status s = compile(ctx, &r, in, &k);
+      ck_assert_msg(s == RJ_EINVAL && strstr(rj_errmsg(ctx), cases[i].want), "case %zu (%s): %s %s",
+                    i, in ? "in process" : "isolated", rj_status_name(s), rj_errmsg(ctx));
+    }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+static int count(const char *s, const char *what) {
+  int n = 0;
+  for (const char *p = strstr(s, what); p; p = strstr(p + 1, what))
+    n++;
+  return n;
+}
+
+/* Inlined at every level: no call left; a struct state crosses lanes field by field (a Welford
+ * state {i64, f64, f64}: two 32-bit shuffles per field, six per butterfly step), and the
+ * caller's lift, combine and finish are redjit's internal, alwaysinline functions. */
+START_TEST(struct_ptx_field_by_field) {
+  rj_ctx *ctx = rj_ctx_new();
+  static const int64_t shapes[][3] = {{64, 1000, 1}, {1000, 64, 0}, {1, 100003, 1}, {7, 3, 0}};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    for (int in = 0; in < 2; in++) {
+      rj_request r;
+      welford_req(&r, shapes[i][0], shapes[i][1], (int)shapes[i][2]);
+      rj_kernel *k = NULL;
+      ck_assert_msg(compile(ctx, &r, in, &k) == RJ_OK, "%s", rj_errmsg(ctx));
+      const char *ptx = body(rj_kernel_text(k, RJ_EMIT_PTX));
+      ck_assert_msg(!strstr(ptx, "call"), "shape %zu: a call is left", i);
+      int n = count(ptx, "shfl.sync.bfly.b32"); /* tensor_cols folds in shared memory */
+      int cols = strcmp(rj_kernel_variant(k), "tensor_cols") == 0;
+      ck_assert_msg((n > 0 || cols) && n % 6 == 0, "shape %zu (%s): %d shuffles", i,
+                    rj_kernel_variant(k), n);
+      ck_assert_msg(strstr(ptx, "div.rn.f64"), "the combine's and finish's divisions");
+      if (i == 0) {
+        const char *ll = rj_kernel_text(k, RJ_EMIT_LLVM);
+        ck_assert_msg(strstr(ll, "define internal { i64, double, double } @rj.custom.combine(") &&
+                          strstr(ll, "define internal { i64, double, double } @rj.custom.lift(") &&
+                          strstr(ll, "define internal double @rj.custom.finish("),
+                      "the caller's functions linked as redjit's");
+        ck_assert_msg(!strstr(rj_kernel_text(k, RJ_EMIT_LLVM_OPT), "rj.custom."), "O3 inlined all");
+      }
+    }
+  /* a four-field u32 state: four shuffles per step, in tensor_ordered */
+  rj_request r;
+  struct_req(&r, RJ_I32, 5, 333, 1, MATRIX_IR, "mmul", "mlift", "mfin", 4, matrix_fields,
+             matrix_ids, 0, 0);
+  rj_kernel *k = NULL;
+  ck_assert_msg(compile(ctx, &r, 0, &k) == RJ_OK, "%s", rj_errmsg(ctx));
+  ck_assert_str_eq(rj_kernel_variant(k), "tensor_ordered");
+  const char *ptx = body(rj_kernel_text(k, RJ_EMIT_PTX));
+  ck_assert_int_eq(count(ptx, "shfl.sync.bfly.b32"), 5 * 4);
+  ck_assert_msg(!strstr(ptx, "call"), "a call is left");
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* explain: a commutative struct state goes where argmax would; a non-commutative one to
+ * tensor_ordered only. */
+START_TEST(struct_dispatch) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_request r;
+  static const int axes[] = {1, 0};
+  static const char *const want[] = {"tensor_rows prio=30 chosen", "tensor_cols prio=30 chosen"};
+  for (int i = 0; i < 2; i++) {
+    struct_req(&r, RJ_F32, 64, 1000, axes[i], ARGMAX_IR, "acomb", "alift", "", 2, argmax_fields,
+               argmax_ids, 1, 1);
+    const char *t = explain(ctx, &r);
+    ck_assert_msg(strstr(t, want[i]), "%s", t);
+  }
+  struct_req(&r, RJ_I32, 64, 1000, 1, MATRIX_IR, "mmul", "mlift", "mfin", 4, matrix_fields,
+             matrix_ids, 0, 0);
+  const char *t = explain(ctx, &r);
+  ck_assert_msg(strstr(t, "tensor_ordered prio=4 chosen") &&
+                    strstr(t, "tensor_rows prio=30 rejected: its folds reorder operands"),
+                "%s", t);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* f16 / bf16 inputs with a scalar state: the combine takes half / bfloat (not the f32 the
+ * built-in ops accumulate in); 16-bit shuffles; bf16 and an f16 struct field too. */
+START_TEST(half_states_compile) {
+  rj_ctx *ctx = rj_ctx_new();
+  static const int64_t shapes[][3] = {{64, 1000, 1}, {1000, 64, 0}, {7, 3, 0}};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    rj_request r;
+    custom_req(&r, RJ_F16, shapes[i][0], shapes[i][1], (int)shapes[i][2], HMAX_IR, "hmax", 0xfc00u,
+               1);
+    rj_kernel *k = NULL;
+    ck_assert_msg(compile(ctx, &r, 0, &k) == RJ_OK, "%s", rj_errmsg(ctx));
+    const char *ptx = body(rj_kernel_text(k, RJ_EMIT_PTX));
+    ck_assert_msg(!strstr(ptx, "call"), "shape %zu", i);
+    ck_assert_msg(strstr(ptx, "shfl.sync.bfly.b32") || !strcmp(rj_kernel_variant(k), "tensor_cols"),
+                  "shape %zu", i);
+    ck_assert_msg(
+        strstr(rj_kernel_text(k, RJ_EMIT_LLVM), "define internal half @rj.custom.combine"),
+        "half (half, half)");
+  }
+  static const char *const bmax =
+      "define bfloat @bmax(bfloat %a, bfloat %b) {\n  %g = fcmp ogt bfloat %a, %b\n"
+      "  %c = select i1 %g, bfloat %a, bfloat %b\n  ret bfloat %c\n}\n";
+  rj_request r;
+  custom_req(&r, RJ_BF16, 64, 1000, 1, bmax, "bmax", 0xff80u, 1);
+  rj_kernel *k = NULL;
+  ck_assert_msg(compile(ctx, &r, 1, &k) == RJ_OK, "%s", rj_errmsg(ctx));
+  /* the dtype's combine is half (half, half): a float one is refused, naming the field */
+  custom_req(&r, RJ_F16, 64, 1000, 1, ADD_F32, "add", 0, 1);
+  ck_assert_int_eq(compile(ctx, &r, 0, &k), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.function: \"add\" has type float (float, float); "
+                                       "the dtype's combine is half (half, half)"),
+                "%s", rj_errmsg(ctx));
+  /* a struct state of an f16 field and an i64 index, from f16 elements */
+  static const char *const hargmax =
+      "define { half, i64 } @l(half %x, i64 %i) {\n  %a = insertvalue { half, i64 } undef, half "
+      "%x, 0\n  %b = insertvalue { half, i64 } %a, i64 %i, 1\n  ret { half, i64 } %b\n}\n"
+      "define { half, i64 } @c({ half, i64 } %a, { half, i64 } %b) {\n"
+      "  %va = extractvalue { half, i64 } %a, 0\n  %vb = extractvalue { half, i64 } %b, 0\n"
+      "  %g = fcmp oge half %va, %vb\n  %r = select i1 %g, { half, i64 } %a, { half, i64 } %b\n"
+      "  ret { half, i64 } %r\n}\n";
+  static const rj_dtype hf[2] = {RJ_F16, RJ_I64};
+  static const uint64_t hid[2] = {0xfc00u, 0};
+  for (int axis = 0; axis < 2; axis++) {
+    struct_req(&r, RJ_F16, 640, 1000, axis, hargmax, "c", "l", "", 2, hf, hid, 0, 0);
+    ck_assert_msg(compile(ctx, &r, 0, &k) == RJ_OK, "%s", rj_errmsg(ctx));
+  }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* The texts rj_request_parse keeps are bounded: 300 distinct texts of 200 KB each leave the
+ * process at most the last 32 (6.4 MB), not all (60 MB); a text parsed again is the same copy,
+ * and one parsed again is kept as the most recent (still the same copy 31 texts later). */
+START_TEST(kept_texts_are_bounded) {
+  enum { PAD = 200 * 1000, TEXTS = 300 };
+  rj_ctx *ctx = rj_ctx_new();
+  char *json = malloc(PAD + 512), *pad = malloc(PAD + 1);
+  ck_assert_ptr_nonnull(json);
+  ck_assert_ptr_nonnull(pad);
+  memset(pad, 'x', PAD);
+  pad[PAD] = 0;
+  rj_request r;
+#define TEXT_REQ(i)                                                                                \
+  (snprintf(json, PAD + 512,                                                                       \
+            "{\"kind\":\"tensor\",\"op\":\"custom\",\"dtype\":\"f32\",\"shape\":[9],"              \
+            "\"combine\":{\"ir\":\"; %d %s\",\"function\":\"add\",\"identity\":0}}",               \
+            (i), pad),                                                                             \
+   json)
+  rjt_parse(ctx, TEXT_REQ(0), &r);
+  const char *first = r.u.tensor.combine_ir;
+  rjt_parse(ctx, TEXT_REQ(0), &r);
+  ck_assert_ptr_eq(r.u.tensor.combine_ir, first); /* one copy per distinct text */
+  for (int i = 1; i <= 31; i++)
+    rjt_parse(ctx, TEXT_REQ(i), &r);
+  rjt_parse(ctx, TEXT_REQ(0), &r); /* 32 texts: 0 still kept, and now the most recent */
+  ck_assert_ptr_eq(r.u.tensor.combine_ir, first);
+  for (int i = 32; i <= 62; i++)
+    rjt_parse(ctx, TEXT_REQ(i), &r);
+  rjt_parse(ctx, TEXT_REQ(0), &r);
+  ck_assert_ptr_eq(r.u.tensor.combine_ir, first);
+  struct mallinfo2 before = mallinfo2();
+  rj_request recent[TEXTS];
+  for (int i = 0; i < TEXTS; i++)
+    rjt_parse(ctx, TEXT_REQ(1000 + i), &recent[i]);
+  struct mallinfo2 after = mallinfo2();
+  ck_assert_msg(after.uordblks < before.uordblks + ((size_t)16 << 20),
+                "kept texts grew the heap by %zu bytes", after.uordblks - before.uordblks);
+  for (int i = TEXTS - 32; i < TEXTS; i++) { /* the last 32 parsed read right */
+    char want[32];
+    snprintf(want, sizeof want, "; %d x", 1000 + i);
+    ck_assert_int_eq(strncmp(recent[i].u.tensor.combine_ir, want, strlen(want)), 0);
+    ck_assert_uint_eq(strlen(recent[i].u.tensor.combine_ir), strlen(want) - 1 + PAD);
+  }
+#undef TEXT_REQ
+  free(json);
+  free(pad);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("custom");
   TCase *tc = tcase_create("custom");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, json_fields_and_canonical);
+  tcase_add_test(tc, kept_texts_are_bounded);
   tcase_add_test(tc, json_refusals_name_fields);
   tcase_add_test(tc, c_refusals_name_fields);
   tcase_add_test(tc, dispatch_by_commutativity);
@@ -490,6 +872,15 @@ int main(void) {
   tcase_add_test(tc, cache_by_text);
   tcase_add_test(tc, disk_cache_by_text);
   suite_add_tcase(s, tc);
+  TCase *st = tcase_create("struct");
+  tcase_set_timeout(st, 300);
+  tcase_add_test(st, struct_json_and_canonical);
+  tcase_add_test(st, struct_json_refusals);
+  tcase_add_test(st, struct_screen_refusals);
+  tcase_add_test(st, struct_ptx_field_by_field);
+  tcase_add_test(st, struct_dispatch);
+  tcase_add_test(st, half_states_compile);
+  suite_add_tcase(s, st);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

@@ -2,7 +2,8 @@
  * its disk entry, is what the next process loads (and the kernel computes the right result); a
  * cubin of another driver version, or a corrupt one, is ignored and linked again; rj_reduce under
  * a small memory-cache bound evicts and reloads kernels while earlier launches are still queued,
- * with every result right.  Skips without a GPU. */
+ * with every result right, and so does rj_compile's kernels released (rj_kernel_release) right
+ * after their launch.  Skips without a GPU. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memmem */
 #endif
@@ -168,6 +169,53 @@ START_TEST(bounded_cache_reduces_right) {
 }
 END_TEST
 
+/* Kernels from rj_compile, each launched (rj_tensor_launch, not waited for) and then released,
+ * under a bound of 2: released kernels are evicted while their launches are still queued, their
+ * modules retired and unloaded in batches; every result right, in two rounds (the second
+ * compiles every kernel again: the first round's were evicted). */
+START_TEST(released_kernels_evicted_run_right) {
+  setenv("REDJIT_CACHE_DISABLE", "1", 1);
+  rj_ctx *ctx = rj_ctx_new();
+  ck_assert_int_eq(rj_ctx_set_memory_cache(ctx, 2), RJ_OK);
+  enum { SHAPES = 40, ROWS = 4, MAXC = 64 + 37 * SHAPES };
+  static float ones[ROWS * MAXC], out[2 * SHAPES * ROWS];
+  for (int i = 0; i < ROWS * MAXC; i++)
+    ones[i] = 1.0f;
+  rj_devptr src, dst;
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, sizeof ones, &src), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, sizeof out, &dst), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, src, ones, sizeof ones), RJ_OK);
+  for (int i = 0; i < 2 * SHAPES; i++) {
+    rj_request r;
+    rjt_parse(ctx,
+              rjt_fmt("{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[%d,%d],"
+                      "\"axes\":[1]}",
+                      ROWS, 64 + 37 * (i % SHAPES)),
+              &r);
+    rj_kernel *k = NULL;
+    ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_OK);
+    rj_status s = rj_tensor_launch(ctx, k, 0, src, dst + sizeof(float) * ROWS * (size_t)i, NULL);
+    ck_assert_msg(s == RJ_OK, "%d: %s", i, rj_errmsg(ctx));
+    ck_assert_int_eq(rj_kernel_release(ctx, k), RJ_OK);
+  }
+  ck_assert_int_eq(rj_device_sync(ctx, 0), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, out, dst, sizeof out), RJ_OK);
+  for (int i = 0; i < 2 * SHAPES; i++)
+    for (int r = 0; r < ROWS; r++)
+      ck_assert_msg(out[i * ROWS + r] == (float)(64 + 37 * (i % SHAPES)), "call %d row %d: %g", i,
+                    r, out[i * ROWS + r]);
+  rj_cache_stats st = {.struct_size = sizeof st};
+  ck_assert_int_eq(rj_ctx_cache_stats(ctx, &st), RJ_OK);
+  ck_assert_int_eq(st.kernels, 2);
+  ck_assert_int_eq(st.kernels_pinned, 0);
+  ck_assert_int_eq(st.memory_evictions, 2 * SHAPES - 2);
+  ck_assert_int_eq(st.compiles, 2 * SHAPES);
+  rj_device_free(ctx, 0, src);
+  rj_device_free(ctx, 0, dst);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "check") == 0) return child();
   if (!rjt_gpu_present()) return RJT_SKIP;
@@ -178,6 +226,7 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, cubin_across_processes);
   tcase_add_loop_test(tc, corrupt_cubin_relinked, 0, 2);
   tcase_add_test(tc, bounded_cache_reduces_right);
+  tcase_add_test(tc, released_kernels_evicted_run_right);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }

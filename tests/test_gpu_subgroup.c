@@ -117,6 +117,56 @@ START_TEST(big) {
 }
 END_TEST
 
+/* reduce_mul / _and / _or / _xor and their reduce_all_*: every dtype they take x k = 0..5 x two
+ * geometries, 2 seeds (i32 / u32 at k = 5 and/or/xor: one redux.sync); float products with NaNs */
+START_TEST(mul_bitwise) {
+  static const char *const prims[] = {"reduce_mul",    "reduce_and",     "reduce_or",
+                                      "reduce_xor",    "reduce_all_mul", "reduce_all_and",
+                                      "reduce_all_or", "reduce_all_xor"};
+  static const int geo[][2] = {{64, 1}, {32, 5}};
+  for (int p = 0; p < 8; p++)
+    for (int d = p % 4 ? 4 : 0; d < 8; d++) /* and / or / xor: integers */
+      for (int k = 0; k <= 5; k++)
+        for (int g = 0; g < 2; g++)
+          run(rjt_fmt("{\"kind\":\"subgroup\",\"primitive\":\"%s\",\"dtype\":\"%s\","
+                      "\"log2_size\":%d,\"threads\":%d,\"blocks\":%d}",
+                      prims[p], dtypes[d], k, geo[g][0], geo[g][1]),
+              2, 0);
+  for (int p = 0; p < 8; p += 4)
+    for (int d = 0; d < 4; d++)
+      run(rjt_fmt("{\"kind\":\"subgroup\",\"primitive\":\"%s\",\"dtype\":\"%s\",\"log2_size\":3,"
+                  "\"threads\":128,\"blocks\":2}",
+                  prims[p], dtypes[d]),
+          3, 5);
+}
+END_TEST
+
+/* the state reductions (reduce_argmax ... reduce_all_logsumexp): every dtype they take x k = 0, 1,
+ * 3, 5 x two geometries x the four input styles (seeds 1 9 17 25: ties or plain, offsets and
+ * magnitudes, -inf groups and +inf elements, constant groups), then NaNs; var / std with
+ * corrections 0 and 1 */
+START_TEST(states) {
+  static const char *const sop[] = {"argmax", "argmin", "var", "std", "logsumexp"};
+  static const int geo[][2] = {{64, 1}, {32, 5}};
+  static const int ks[] = {0, 1, 3, 5};
+  for (int o = 0; o < 5; o++)
+    for (int all = 0; all < 2; all++)
+      for (int d = 0; d < (o < 2 ? 8 : 4); d++)
+        for (int k = 0; k < 4; k++)
+          for (int g = 0; g < 2; g++) {
+            const char *j =
+                rjt_fmt("{\"kind\":\"subgroup\",\"primitive\":\"reduce_%s%s\",\"dtype\":\"%s\","
+                        "\"log2_size\":%d,\"threads\":%d,\"blocks\":%d%s}",
+                        all ? "all_" : "", sop[o], dtypes[d], ks[k], geo[g][0], geo[g][1],
+                        (o == 2 || o == 3) && g ? ",\"correction\":0" : "");
+            for (int style = 0; style < 4; style++)
+              rjt_run_ok(ctx, j, (uint64_t)(style * 8 + 1), 0);
+            if (d < 4) rjt_run_ok(ctx, j, 3, 4);
+            cases_run++;
+          }
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_subgroup");
@@ -130,6 +180,16 @@ int main(void) {
   tcase_add_test(tc, nans);
   tcase_add_test(tc, big);
   suite_add_tcase(s, tc);
+  /* CK_RUN_CASE=mul_bitwise or states: one alone */
+  static const char *const names[] = {"mul_bitwise", "states"};
+  const TTest *tests[] = {mul_bitwise, states};
+  for (int i = 0; i < 2; i++) {
+    TCase *t = tcase_create(names[i]);
+    tcase_set_timeout(t, 600);
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_add_test(t, tests[i]);
+    suite_add_tcase(s, t);
+  }
   int failed = rjt_run_in_process(s);
   fprintf(stderr, "gpu_subgroup: %d request cases run on the GPU\n", cases_run);
   return failed ? 1 : 0;

@@ -3,6 +3,7 @@
  * start by seed mod 8 elements), every dtype and op, accum, NaN both ways, several axes, strided
  * views — each against the float64 oracle with poisoned outputs and guards, and every
  * deterministic request launched twice (bitwise equal, checked by `run`).  Skips without a GPU. */
+#include "custom_ir.h"
 #include "rjtest.h"
 
 #include <math.h>
@@ -545,6 +546,264 @@ START_TEST(custom_combines) {
 }
 END_TEST
 
+/* ---- op custom with struct states (tests/custom_ir.h) and f16 scalar states */
+
+typedef struct host_src {
+  float *f;    /* f32 elements in [-1, 1), on a grid of 1/64 (ties for argmax) */
+  int32_t *i;  /* i32 elements */
+  uint16_t *h; /* f16 bit patterns: finite, nonzero */
+  uint64_t df, di, dh, dy;
+  size_t n;
+} host_src;
+
+static void src_make(host_src *h) {
+  h->n = 12 * 34 * 56 + 1000003 + 16;
+  h->f = malloc(h->n * 4), h->i = malloc(h->n * 4), h->h = malloc(h->n * 2);
+  ck_assert(h->f && h->i && h->h);
+  uint64_t s = 123456789;
+  for (size_t i = 0; i < h->n; i++) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint64_t x = s ^ (s >> 29);
+    h->f[i] = (float)((double)(x >> 58) / 32.0 - 1); /* 64 levels */
+    h->i[i] = (int32_t)(uint32_t)(x >> 17);
+    uint16_t b = (uint16_t)(x >> 40);
+    if ((b & 0x7c00) == 0x7c00) b ^= 0x4000; /* no inf / NaN */
+    if ((b & 0x7fff) == 0) b |= 1;           /* no zeros (max's -0 / +0 order) */
+    h->h[i] = b;
+  }
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, h->n * 4, &h->df), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, h->n * 4, &h->di), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, h->n * 2, &h->dh), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, 1000003 * 8, &h->dy), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, h->df, h->f, h->n * 4), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, h->di, h->i, h->n * 4), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, h->dh, h->h, h->n * 2), RJ_OK);
+}
+
+static void src_free(host_src *h) {
+  rj_device_free(ctx, 0, h->df);
+  rj_device_free(ctx, 0, h->di);
+  rj_device_free(ctx, 0, h->dh);
+  rj_device_free(ctx, 0, h->dy);
+  free(h->f);
+  free(h->i);
+  free(h->h);
+}
+
+/* a struct state on view v: nf fields, the IR's functions */
+static void state_req(rj_request *r, const cview *v, rj_dtype dt, const char *ir, const char *fn,
+                      const char *lift, const char *finish, int nf, const rj_dtype *fields,
+                      const uint64_t *ids, int result, int commutative) {
+  tensor_req(r, RJ_OP_CUSTOM, dt, v->nd, v->shape, v->na, v->axes);
+  rj_tensor *t = &r->u.tensor;
+  t->combine_ir = ir;
+  snprintf(t->combine_fn, sizeof t->combine_fn, "%s", fn);
+  snprintf(t->combine_lift, sizeof t->combine_lift, "%s", lift);
+  snprintf(t->combine_finish, sizeof t->combine_finish, "%s", finish);
+  t->combine_nfields = nf;
+  for (int i = 0; i < nf; i++)
+    t->combine_fields[i] = fields[i], t->combine_field_identity[i] = ids[i];
+  t->combine_result = result;
+  t->combine_commutative = commutative;
+}
+
+/* Welford's state {n, mean, M2} of f32 elements, finished as the sample variance (f64), against
+ * the two-pass float64 variance; every view, misaligned starts too. */
+START_TEST(custom_welford) {
+  if (!gpu) return;
+  host_src h;
+  src_make(&h);
+  static const rj_dtype f[3] = {RJ_I64, RJ_F64, RJ_F64};
+  static const uint64_t id[3] = {0, 0, 0};
+  double *y = malloc(1000003 * 8);
+  for (int c = 0; c < NCVIEWS; c++) {
+    const cview *v = &cviews[c];
+    int64_t outs, len;
+    cview_sizes(v, &outs, &len);
+    rj_request r;
+    state_req(&r, v, RJ_F32, WELFORD_IR, "wcomb", "wlift", "wfin", 3, f, id, 2, 1);
+    uint64_t off = (uint64_t)(c % 3);
+    reduce_to_host(&r, h.df + off * 4, h.dy, outs, y);
+    for (int64_t o = 0; o < outs; o++) {
+      double mean = 0, m2 = 0;
+      for (int64_t i = 0; i < len; i++)
+        mean += h.f[off + (uint64_t)cview_at(v, o, i)];
+      mean /= (double)len;
+      for (int64_t i = 0; i < len; i++) {
+        double d = h.f[off + (uint64_t)cview_at(v, o, i)] - mean;
+        m2 += d * d;
+      }
+      double want = m2 / (double)(len - 1);
+      if (len < 2)
+        ck_assert_msg(isnan(y[o]), "view %d output %lld: %g, expected NaN (n - 1 = 0)", c,
+                      (long long)o, y[o]);
+      else
+        ck_assert_msg(fabs(y[o] - want) <= 1e-10 * fabs(want) + 1e-300,
+                      "view %d output %lld: %.17g, expected %.17g", c, (long long)o, y[o], want);
+    }
+    cases_run++;
+  }
+  free(y);
+  src_free(&h);
+}
+END_TEST
+
+/* An argmax written as a state {value, index} (ties: the smaller index): the first index of the
+ * largest element, exactly; the elements take 64 values, so ties are everywhere. */
+START_TEST(custom_argmax_state) {
+  if (!gpu) return;
+  host_src h;
+  src_make(&h);
+  static const rj_dtype f[2] = {RJ_F32, RJ_I64};
+  static const uint64_t id[2] = {0xff800000u, 0x7fffffffffffffffull};
+  int64_t *y = malloc(1000003 * 8);
+  for (int c = 0; c < NCVIEWS; c++)
+    for (int comm = 1; comm >= 0; comm--) { /* the ordered variant serves it too */
+      const cview *v = &cviews[c];
+      int64_t outs, len;
+      cview_sizes(v, &outs, &len);
+      rj_request r;
+      state_req(&r, v, RJ_F32, ARGMAX_IR, "acomb", "alift", "", 2, f, id, 1, comm);
+      uint64_t off = (uint64_t)(c % 3);
+      reduce_to_host(&r, h.df + off * 4, h.dy, outs, y);
+      for (int64_t o = 0; o < outs; o++) {
+        int64_t best = 0;
+        for (int64_t i = 1; i < len; i++)
+          if (h.f[off + (uint64_t)cview_at(v, o, i)] > h.f[off + (uint64_t)cview_at(v, o, best)])
+            best = i;
+        ck_assert_msg(y[o] == best, "view %d (%s) output %lld: %lld, expected %lld", c,
+                      comm ? "commutative" : "ordered", (long long)o, (long long)y[o],
+                      (long long)best);
+      }
+      cases_run++;
+    }
+  free(y);
+  src_free(&h);
+}
+END_TEST
+
+/* A non-commutative struct state (2x2 matrices mod 2^32 as four u32 fields, each element lifted
+ * with its index): exactly the CPU's left fold in index order. */
+START_TEST(custom_matrix_order) {
+  if (!gpu) return;
+  host_src h;
+  src_make(&h);
+  static const rj_dtype f[4] = {RJ_U32, RJ_U32, RJ_U32, RJ_U32};
+  static const uint64_t id[4] = {1, 0, 0, 1};
+  uint32_t *y = malloc(1000003 * 8);
+  for (int c = 0; c < NCVIEWS; c++) {
+    const cview *v = &cviews[c];
+    int64_t outs, len;
+    cview_sizes(v, &outs, &len);
+    rj_request r;
+    state_req(&r, v, RJ_I32, MATRIX_IR, "mmul", "mlift", "mfin", 4, f, id, 0, 0);
+    uint64_t off = (uint64_t)(c % 3);
+    reduce_to_host(&r, h.di + off * 4, h.dy, outs, y);
+    for (int64_t o = 0; o < outs; o++) {
+      uint32_t m[4] = {1, 0, 0, 1};
+      for (int64_t i = 0; i < len; i++)
+        matrix_fold(m, (uint32_t)h.i[off + (uint64_t)cview_at(v, o, i)], i);
+      ck_assert_msg(y[o] == matrix_finish(m), "view %d output %lld: %u, expected %u", c,
+                    (long long)o, y[o], matrix_finish(m));
+    }
+    cases_run++;
+  }
+  free(y);
+  src_free(&h);
+}
+END_TEST
+
+/* f16 elements, a scalar state: a custom max over halves is op max forced on the same variant,
+ * bit for bit. */
+START_TEST(custom_half_max) {
+  if (!gpu) return;
+  host_src h;
+  src_make(&h);
+  uint64_t *a = malloc(1000003 * 8), *b = malloc(1000003 * 8);
+  for (int c = 0; c < NCVIEWS; c++) {
+    const cview *v = &cviews[c];
+    int64_t outs, len;
+    cview_sizes(v, &outs, &len);
+    rj_request r, q;
+    tensor_req(&r, RJ_OP_CUSTOM, RJ_F16, v->nd, v->shape, v->na, v->axes);
+    r.u.tensor.combine_ir = HMAX_IR;
+    snprintf(r.u.tensor.combine_fn, sizeof r.u.tensor.combine_fn, "hmax");
+    r.u.tensor.combine_identity = 0xfc00u;
+    r.u.tensor.combine_commutative = 1;
+    rj_kernel *k = NULL;
+    ck_assert_msg(rj_compile(ctx, &r, NULL, &k) == RJ_OK, "%s", rj_errmsg(ctx));
+    tensor_req(&q, RJ_OP_MAX, RJ_F16, v->nd, v->shape, v->na, v->axes);
+    snprintf(q.variant, sizeof q.variant, "%s", rj_kernel_variant(k));
+    uint64_t src = h.dh + (uint64_t)(c % 3) * 2;
+    reduce_to_host(&r, src, h.dy, outs, a);
+    reduce_to_host(&q, src, h.dy, outs, b);
+    ck_assert_msg(memcmp(a, b, (size_t)outs * 2) == 0, "view %d: custom f16 max differs (%s)", c,
+                  rj_kernel_variant(k));
+    cases_run++;
+  }
+  free(a);
+  free(b);
+  src_free(&h);
+}
+END_TEST
+
+/* argmax / argmin with "values": the indices are the plain op's, and each value is the source
+ * element at its index, bit for bit (f32 with ties, i32, f16; every view, misaligned starts). */
+START_TEST(argmax_values) {
+  if (!gpu) return;
+  host_src h;
+  src_make(&h);
+  int64_t *ia = malloc(1000003 * 8), *ib = malloc(1000003 * 8);
+  uint64_t *va = malloc(1000003 * 8), dv = 0;
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, 1000003 * 8, &dv), RJ_OK);
+  static const rj_dtype dts[3] = {RJ_F32, RJ_I32, RJ_F16};
+  for (int c = 0; c < NCVIEWS; c++)
+    for (int d = 0; d < 3; d++)
+      for (int op = 0; op < 2; op++) {
+        const cview *v = &cviews[c];
+        int64_t outs, len;
+        cview_sizes(v, &outs, &len);
+        rj_request r, q;
+        rj_op o = op ? RJ_OP_ARGMIN : RJ_OP_ARGMAX;
+        tensor_req(&r, o, dts[d], v->nd, v->shape, v->na, v->axes);
+        r.u.tensor.values = 1;
+        tensor_req(&q, o, dts[d], v->nd, v->shape, v->na, v->axes);
+        int bytes = d == 2 ? 2 : 4;
+        uint64_t off = (uint64_t)(c % 3), base = d == 0 ? h.df : d == 1 ? h.di : h.dh;
+        const char *host = d == 0   ? (const char *)h.f
+                           : d == 1 ? (const char *)h.i
+                                    : (const char *)h.h;
+        memset(va, 0xa5, (size_t)outs * 8);
+        ck_assert_int_eq(rj_memcpy_htod(ctx, 0, dv, va, (size_t)outs * 8), RJ_OK);
+        ck_assert_int_eq(rj_memcpy_htod(ctx, 0, h.dy, va, (size_t)outs * 8), RJ_OK);
+        rj_status st =
+            rj_reduce_values(ctx, &r, NULL, base + off * (uint64_t)bytes, h.dy, dv, NULL);
+        ck_assert_msg(st == RJ_OK, "rj_reduce_values: %s", rj_errmsg(ctx));
+        ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, ia, h.dy, (size_t)outs * 8), RJ_OK);
+        ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, va, dv, (size_t)outs * 8), RJ_OK);
+        reduce_to_host(&q, base + off * (uint64_t)bytes, h.dy, outs, ib);
+        for (int64_t x = 0; x < outs; x++) {
+          ck_assert_msg(ia[x] == ib[x],
+                        "view %d dtype %d op %d output %lld: index %lld, the plain "
+                        "op's %lld",
+                        c, d, op, (long long)x, (long long)ia[x], (long long)ib[x]);
+          ck_assert(ia[x] >= 0 && ia[x] < len);
+          const char *want = host + (off + (uint64_t)cview_at(v, x, ia[x])) * (uint64_t)bytes;
+          ck_assert_msg(memcmp((const char *)va + x * bytes, want, (size_t)bytes) == 0,
+                        "view %d dtype %d op %d output %lld: the value is not the element at its "
+                        "index",
+                        c, d, op, (long long)x);
+        }
+        cases_run++;
+      }
+  rj_device_free(ctx, 0, dv);
+  free(ia);
+  free(ib);
+  free(va);
+  src_free(&h);
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_tensor");
@@ -562,6 +821,19 @@ int main(void) {
   tcase_add_test(tc, tensor_launch_as_reduce);
   tcase_add_test(tc, custom_combines);
   suite_add_tcase(s, tc);
+  TCase *cs = tcase_create("custom_struct"); /* CK_RUN_CASE=custom_struct runs these alone */
+  tcase_set_timeout(cs, 600);
+  tcase_add_checked_fixture(cs, setup, teardown);
+  tcase_add_test(cs, custom_welford);
+  tcase_add_test(cs, custom_argmax_state);
+  tcase_add_test(cs, custom_matrix_order);
+  tcase_add_test(cs, custom_half_max);
+  suite_add_tcase(s, cs);
+  TCase *vs = tcase_create("values"); /* CK_RUN_CASE=values */
+  tcase_set_timeout(vs, 600);
+  tcase_add_checked_fixture(vs, setup, teardown);
+  tcase_add_test(vs, argmax_values);
+  suite_add_tcase(s, vs);
   int failed = rjt_run_in_process(s);
   printf("%d tensor request cases run\n", cases_run);
   return failed ? 1 : 0;

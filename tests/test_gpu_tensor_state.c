@@ -1,7 +1,8 @@
 /* GPU suite for the state ops (argmax argmin var std logsumexp) of tensor requests: every op x
  * dtype x class (rows, cols, generic; each also forced onto tensor_generic) x nan policy x input
  * style, shapes with tails, misaligned starts (seed mod 8), strided and broadcast views, rows and
- * columns split over CTAs, runtime-size kernels, and var's correction — each against the
+ * columns split over CTAs, runtime-size kernels, var's correction, and the 1-D sizes of
+ * tensor_cluster (case `cluster`) — each against the
  * long-double oracle of jit/harness/oracle_state.c (argmax / argmin exact, the first index of
  * ties), every launch twice (bitwise equal).  Input styles (seed bits 3-4): 0 ties (argmax) or
  * plain, 1 large offsets (var: 1e4 + noise in f32) or exp overflow territory (logsumexp x 80),
@@ -126,6 +127,68 @@ START_TEST(corrections) {
 }
 END_TEST
 
+/* rj_bench's bytes: the source read once at its dtype's size, the destination written once at
+ * its own (argmax / argmin: 8-byte indices, whatever the source), read once more under accum;
+ * and the pin rj_bench's compile took is released (the kernel stays cached, unpinned). */
+START_TEST(bench_bytes) {
+  if (!gpu) return;
+  static const struct {
+    const char *json;
+    double bytes;
+  } cases[] = {
+      {"{\"kind\":\"tensor\",\"op\":\"argmax\",\"dtype\":\"f16\",\"shape\":[4099,33],\"axes\":[1]}",
+       4099.0 * 33 * 2 + 4099.0 * 8},
+      {"{\"kind\":\"tensor\",\"op\":\"argmin\",\"dtype\":\"f32\",\"shape\":[33,4099],\"axes\":[0]}",
+       33.0 * 4099 * 4 + 4099.0 * 8},
+      {"{\"kind\":\"tensor\",\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[4099,33],\"axes\":[1]}",
+       4099.0 * 33 * 4 + 4099.0 * 4},
+      {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[4099,33],\"axes\":[1],"
+       "\"accum\":true}",
+       4099.0 * 33 * 2 + 2 * 4099.0 * 2},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    rj_request r;
+    rjt_parse(ctx, cases[i].json, &r);
+    rj_check_opts o;
+    rj_check_opts_init(&o);
+    rj_bench_result res = {.struct_size = sizeof res};
+    rj_status s = rj_bench(ctx, &r, &o, &res);
+    ck_assert_msg(s == RJ_OK, "%s: %s", cases[i].json, rj_errmsg(ctx));
+    ck_assert_msg(res.bytes == cases[i].bytes, "%s: bytes %.0f, expected %.0f", cases[i].json,
+                  res.bytes, cases[i].bytes);
+    rj_cache_stats st = {.struct_size = sizeof st};
+    ck_assert_int_eq(rj_ctx_cache_stats(ctx, &st), RJ_OK);
+    ck_assert_int_eq(st.kernels_pinned, 0);
+  }
+}
+END_TEST
+
+/* tensor_cluster (sm_90+): 1-D sizes one cluster takes (forced, so that a size it declines fails
+ * here), every op x dtype x nan policy x input style, a tail past the last full vector */
+START_TEST(cluster) {
+  if (!gpu) return;
+  /* two sizes per element width: just past one CTA's reach, and a larger one with a tail */
+  static const long long sizes[4][2] = {{65540, 262141},
+                                        {131080, 524283},
+                                        {32770, 131071},
+                                        {65540, 262141}}; /* 4-, 2-, 8-byte, and i32 / u32 */
+  for (int o = 0; o < 5; o++)
+    for (int d = 0; d < 8; d++) {
+      if (d >= 4 && o >= 2) continue; /* var std logsumexp: floats only */
+      int w = d < 2 ? 1 : d == 3 || d >= 6 ? 2 : d == 2 ? 0 : 3;
+      for (int n = 0; n < (d < 4 ? 3 : 1); n++)
+        for (int z = 0; z < 2; z++) {
+          char req[512];
+          snprintf(req, sizeof req,
+                   "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[%lld],"
+                   "\"nan\":\"%s\",\"variant\":\"tensor_cluster\"}",
+                   sops[o], dtypes[d], sizes[w][z], nans[n]);
+          run_styles(req, n ? 3 : 0);
+        }
+    }
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_tensor_state");
@@ -136,7 +199,13 @@ int main(void) {
   tcase_add_loop_test(tc, runtime_size, 0, NSHAPES);
   tcase_add_test(tc, splits);
   tcase_add_test(tc, corrections);
+  tcase_add_test(tc, bench_bytes);
   suite_add_tcase(s, tc);
+  TCase *tk = tcase_create("cluster"); /* CK_RUN_CASE=cluster: this one alone (sm_90+) */
+  tcase_set_timeout(tk, 600);
+  tcase_add_checked_fixture(tk, setup, teardown);
+  tcase_add_test(tk, cluster);
+  suite_add_tcase(s, tk);
   int failed = rjt_run_in_process(s);
   printf("%d state-op request cases run\n", cases_run);
   return failed ? 1 : 0;

@@ -292,6 +292,72 @@ START_TEST(nan_policies) {
 }
 END_TEST
 
+/* The state ops (argmax argmin var std logsumexp) in the tile kinds: shared (one level, two
+ * levels, a warpgroup's named barrier, partial warps, several reduced dims) and local (whole warp,
+ * lane groups, thread-wise, looped slots), every op x dtype (argmax / argmin: integers too), the
+ * four input styles (seeds 1 9 17 25: ties, offsets and magnitudes, -inf rows, constant rows),
+ * NaNs propagated and ignored. */
+static const char *const state_ops[] = {"argmax", "argmin", "var", "std", "logsumexp"};
+
+static void state_matrix(const char *const *bodies, int nb) {
+  static const char *const dts[] = {"f32", "f16", "bf16", "f64", "i32", "u64"};
+  static const uint64_t seeds[] = {1, 9, 17, 25};
+  for (int b = 0; b < nb; b++)
+    for (int o = 0; o < 5; o++)
+      for (int d = 0; d < (o < 2 ? 6 : 4); d++) {
+        if (b % 2 && d != 0 && d != 2 && d != 4) continue; /* f32 bf16 i32 on half the bodies */
+        for (int nan = 0; nan < (d < 4 ? 2 : 1); nan++) {
+          const char *j = rjt_fmt("{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",%s,"
+                                  "\"nan\":\"%s\"%s}",
+                                  state_ops[o], dts[d], bodies[b], nan ? "ignore" : "propagate",
+                                  o == 2 && b % 3 == 1 ? ",\"correction\":0" : "");
+          for (int s = 0; s < 4; s++)
+            rjt_run_ok(ctx, j, seeds[s], d < 4 ? (s + nan) % 3 * 2 : 0);
+          cases_run++;
+        }
+      }
+}
+
+START_TEST(state_shared) {
+  if (!gpu) return;
+  static const char *const bodies[] = {
+      "\"scope\":\"cta\",\"threads\":64,\"src\":{\"mem\":\"shared\",\"shape\":[16,40]},\"dst\":{\"mem\":\"shared\",\"shape\":[16]}",
+      "\"scope\":\"cta\",\"threads\":256,\"src\":{\"mem\":\"shared\",\"shape\":[2,3000]},\"dst\":{\"mem\":\"shared\",\"shape\":[2]}",
+      "\"scope\":\"warpgroup\",\"threads\":256,\"active\":{\"warpgroup\":1},\"src\":{\"mem\":\"shared\",\"shape\":[2,1024]},\"dst\":{\"mem\":\"shared\",\"shape\":[2]}",
+      "\"scope\":\"cta\",\"threads\":96,\"src\":{\"mem\":\"shared\",\"shape\":[1,2000]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}",
+      "\"scope\":\"warp\",\"src\":{\"mem\":\"shared\",\"shape\":[100,3]},\"dst\":{\"mem\":\"shared\",\"shape\":[100]}",
+      "\"scope\":\"cta\",\"threads\":48,\"src\":{\"mem\":\"shared\",\"shape\":[7,16]},\"dst\":{\"mem\":\"shared\",\"shape\":[7]}",
+      "\"scope\":\"cta\",\"threads\":64,\"src\":{\"mem\":\"shared\",\"shape\":[6,5,4,3]},\"dst\":{\"mem\":\"shared\",\"shape\":[5,3]},\"axes\":[0,2]",
+      "\"scope\":\"cta\",\"threads\":1,\"src\":{\"mem\":\"shared\",\"shape\":[3,5]},\"dst\":{\"mem\":\"shared\",\"shape\":[3]}",
+  };
+  state_matrix(bodies, (int)(sizeof bodies / sizeof bodies[0]));
+}
+END_TEST
+
+START_TEST(state_local) {
+  if (!gpu) return;
+  static const char *const bodies[] = {
+      "\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],\"stride\":[\"1@lane\"]}},"
+      "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}}",
+      "\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32,4],\"layout\":{\"shape\":[32,4],\"stride\":[\"1@lane\",1]}},"
+      "\"dst\":{\"mem\":\"local\",\"shape\":[4],\"layout\":{\"shape\":[4],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}},\"axes\":[0]",
+      "\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[4,8,3],\"layout\":{\"shape\":[4,8,3],\"stride\":[\"8@lane\",\"1@lane\",1]}},"
+      "\"dst\":{\"mem\":\"local\",\"shape\":[4],\"layout\":{\"shape\":[4],\"stride\":[\"8@lane\"],\"replicate\":[[8,\"1@lane\"]]}},\"axes\":[1,2]",
+      "\"scope\":\"warpgroup\",\"src\":{\"mem\":\"local\",\"shape\":[128,16],\"layout\":{\"shape\":[128,16],\"stride\":[\"1@thread\",1]}},"
+      "\"dst\":{\"mem\":\"local\",\"shape\":[128,1],\"layout\":{\"shape\":[128,1],\"stride\":[\"1@thread\",1]}}",
+      "\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[6,10]},\"dst\":{\"mem\":\"local\",\"shape\":[6]}",
+      "\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32,2,2],\"layout\":{\"shape\":[32,2,2],\"stride\":[\"1@lane\",2,4]}},"
+      "\"dst\":{\"mem\":\"local\",\"shape\":[2,2],\"layout\":{\"shape\":[2,2],\"stride\":[2,4],\"replicate\":[[32,\"1@lane\"]]}},\"axes\":[0]",
+      /* looped slots (past the unrolled bound) */
+      "\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[300,4]},\"dst\":{\"mem\":\"local\",\"shape\":[4]},\"axes\":[0]",
+      "\"scope\":\"warp\",\"threads\":128,\"src\":{\"mem\":\"local\",\"shape\":[32,300],\"layout\":"
+      "{\"shape\":[32,300],\"stride\":[\"1@lane\",1]}},\"dst\":{\"mem\":\"local\",\"shape\":[300],"
+      "\"layout\":{\"shape\":[300],\"stride\":[1]}},\"axes\":[0]",
+  };
+  state_matrix(bodies, (int)(sizeof bodies / sizeof bodies[0]));
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_tile");
@@ -308,6 +374,16 @@ int main(void) {
   tcase_add_test(tc, local_looped);
   tcase_add_test(tc, nan_policies);
   suite_add_tcase(s, tc);
+  /* CK_RUN_CASE=state_shared or state_local: one alone */
+  static const char *const state_cases[] = {"state_shared", "state_local"};
+  const TTest *state_tests[] = {state_shared, state_local};
+  for (int i = 0; i < 2; i++) {
+    TCase *t = tcase_create(state_cases[i]);
+    tcase_set_timeout(t, 600);
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_add_test(t, state_tests[i]);
+    suite_add_tcase(s, t);
+  }
   int failed = rjt_run_in_process(s);
   fprintf(stderr,
           gpu ? "gpu_tile: %d request cases run on the GPU\n"

@@ -629,7 +629,7 @@ END_TEST
 
 /* mean on every path against the float64 oracle (sum / ranks): f32, f64, f16, bf16; 1 to 17
  * ranks, 130 (two launches, the last dividing); tails in rows and cols; split, split-equal and
- * the ring bit for bit the peer path's; staged for f32 / f64. */
+ * the ring bit for bit the peer path's; staged for f32 / f64; runtime-size kernels among them. */
 START_TEST(mean_paths) {
   if (!gpu) return;
   static const char *const dts[] = {"f32", "f64", "f16", "bf16"};
@@ -641,8 +641,9 @@ START_TEST(mean_paths) {
       int R = ranks[n], root = (d + n) % R, wide = d < 2;
       const char *const *sh = shapes[(d + n) % 3];
       run3(rjt_fmt("{\"kind\":\"treduce\",\"op\":\"mean\",\"dtype\":\"%s\",\"ranks\":%d,"
-                   "\"root\":%d,\"shape\":%s,\"tile\":%s,\"pingpong\":%s}",
-                   dts[d], R, root, sh[0], sh[1], n % 2 ? "true" : "false"),
+                   "\"root\":%d,\"shape\":%s,\"tile\":%s,\"pingpong\":%s%s}",
+                   dts[d], R, root, sh[0], sh[1], n % 2 ? "true" : "false",
+                   n % 3 == 1 ? ",\"dynamic\":true" : ""),
            wide && R > 1, 1);
     }
   for (int d = 0; d < 2; d++) { /* 130 ranks: launches of 128 and 2, the second dividing */
@@ -651,6 +652,11 @@ START_TEST(mean_paths) {
                                dts[d]);
     run_path(json, RJ_TREDUCE_AUTO, 21, 0, 33 * 65);
     run_path(json, RJ_TREDUCE_STAGED, 22, 0, 33 * 65);
+    const char *dyn = rjt_fmt("{\"kind\":\"treduce\",\"op\":\"mean\",\"dtype\":\"%s\","
+                              "\"ranks\":130,\"root\":3,\"shape\":[1001],\"dynamic\":true}",
+                              dts[d]);
+    run_path(dyn, RJ_TREDUCE_AUTO, 23, 0, 1001);
+    run_path(dyn, RJ_TREDUCE_STAGED, 24, 0, 1001);
   }
 }
 END_TEST
@@ -702,6 +708,8 @@ typedef struct ops_bufs {
   unsigned char *host[160], *old, *got;
 } ops_bufs;
 
+static int ops_dynamic; /* the groups ops_make builds ask for runtime-size kernels */
+
 static void ops_make(ops_bufs *o, int ranks, int root, int64_t rows, int64_t cols, rj_op op,
                      rj_dtype dt, uint64_t x) {
   ck_assert_int_le(ranks, 160);
@@ -712,6 +720,7 @@ static void ops_make(ops_bufs *o, int ranks, int root, int64_t rows, int64_t col
   rjt_treduce_group(&o->g, o->b, ranks, root, rows, cols, ndev, op, dt);
   o->g.tile[0] = 16;
   o->g.tile[1] = 64;
+  o->g.dynamic = ops_dynamic;
   o->old = malloc(bytes);
   o->got = malloc(bytes);
   ck_assert(o->old && o->got);
@@ -834,6 +843,10 @@ START_TEST(custom_as_sum_case) {
   custom_as_sum(RJ_F32, 17, 16, 9, 200); /* the source table in shared memory */
   custom_as_sum(RJ_F32, 130, 5, 5, 67);  /* two launches, the second accumulating */
   custom_as_sum(RJ_I32, 1, 0, 33, 33);
+  ops_dynamic = 1; /* runtime-size kernels */
+  custom_as_sum(RJ_F32, 5, 2, 37, 70);
+  custom_as_sum(RJ_I32, 130, 5, 5, 67);
+  ops_dynamic = 0;
 }
 END_TEST
 
@@ -891,6 +904,71 @@ START_TEST(custom_rank_order_case) {
   custom_rank_order(17, 9, 20, 70, 0);  /* the table in shared memory */
   custom_rank_order(130, 64, 7, 65, 0); /* two launches */
   custom_rank_order(3, 2, 1, 1, 1);
+  ops_dynamic = 1; /* runtime-size kernels: the same rank order */
+  custom_rank_order(5, 2, 37, 70, 0);
+  custom_rank_order(17, 9, 20, 70, 1);
+  custom_rank_order(130, 64, 7, 65, 0);
+  ops_dynamic = 0;
+}
+END_TEST
+
+/* Runtime-size kernels ("dynamic": true): odd counts, tails of every slot and piece, 1- to 3-D
+ * dense shapes, many ranks (the table), f16 to f64, on every path run() takes, against the
+ * oracle; the peer path's destination equals the constant kernel's bit for bit (the same fold
+ * order); and the counts after the first compile nothing. */
+static void dyn_case(const char *fmt, const char *shape, int staged_too) {
+  char dyn[512], cst[512];
+  snprintf(dyn, sizeof dyn, fmt, shape, ",\"dynamic\":true");
+  snprintf(cst, sizeof cst, fmt, shape, "");
+  run3(dyn, staged_too, 1);
+  rj_treduce_result a = {.struct_size = sizeof a}, b = {.struct_size = sizeof b};
+  if (check_path(dyn, RJ_TREDUCE_PEER, 5, 0, -1, 1, &a)) return; /* no peer access */
+  check_path(cst, RJ_TREDUCE_PEER, 5, 0, -1, 0, &b);
+  ck_assert_msg(a.dst_digest == b.dst_digest, "dynamic %016llx, constant %016llx: %s",
+                (unsigned long long)a.dst_digest, (unsigned long long)b.dst_digest, dyn);
+}
+
+START_TEST(dynamic_counts) {
+  if (!gpu) return;
+  static const char *const shapes[] = {"[1]",    "[2]",      "[3]",       "[255]",   "[1023]",
+                                       "[1024]", "[1025]",   "[4097]",    "[65537]", "[1000003]",
+                                       "[7,9]",  "[3,5,67]", "[2,1,1025]"};
+  static const char *const dts[] = {"f32", "i32", "f16", "f64", "bf16", "u64"};
+  static const char *const ops[] = {"sum", "max", "min"};
+  int n = (int)(sizeof shapes / sizeof shapes[0]);
+  for (int i = 0; i < n; i++) {
+    int R = i % 4 == 3 ? 20 : 2 + i % 3; /* 20: the source table */
+    dyn_case(rjt_fmt("{\"kind\":\"treduce\",\"op\":\"%s\",\"dtype\":\"%s\",\"ranks\":%d,"
+                     "\"root\":%d,\"shape\":%%s,\"pingpong\":%s%s%%s}",
+                     ops[i % 3], dts[i % 6], R, R - 1, i % 2 ? "true" : "false",
+                     i % 5 == 4 ? ",\"accum\":true" : ""),
+             shapes[i], i % 3 == 0);
+  }
+  /* a tile bound: T = 32 threads, pieces of 128 */
+  dyn_case("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":3,\"root\":1,"
+           "\"shape\":%s,\"tile\":[4,8]%s}",
+           "[1001]", 1);
+  /* one compile serves every count after the first, here on the peer path */
+  rj_ctx *fresh = rj_ctx_new();
+  rj_ctx *keep = ctx;
+  ctx = fresh;
+  long long after_first = -1;
+  for (int i = 0; i < n; i++) {
+    rj_treduce_result tr = {.struct_size = sizeof tr};
+    const char *json = rjt_fmt("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\","
+                               "\"ranks\":3,\"root\":1,\"shape\":%s,\"dynamic\":true}",
+                               shapes[i]);
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", json);
+    if (check_path(copy, RJ_TREDUCE_PEER, 3, 0, -1, 1, &tr)) break;
+    if (i == 0) after_first = rjt_made(ctx);
+  }
+  long long end = rjt_made(ctx);
+  ctx = keep;
+  rj_ctx_free(fresh);
+  if (after_first >= 0)
+    ck_assert_msg(end == after_first, "%lld compiles after the first count (want 0)",
+                  end - after_first);
 }
 END_TEST
 
@@ -911,6 +989,7 @@ int main(void) {
   tcase_add_test(tc, ring_timeout);
   tcase_add_test(tc, auto_choice);
   tcase_add_test(tc, caller_buffers);
+  tcase_add_test(tc, dynamic_counts);
   suite_add_tcase(s, tc);
   /* mean and custom: a case of their own (CK_RUN_CASE=treduce_ops) */
   TCase *ops = tcase_create("treduce_ops");

@@ -1,7 +1,8 @@
 /* The bound of the memory cache: kernels the library compiles for its own calls (rj_reduce here)
  * are evicted least recently used first beyond the bound; kernels handed out by rj_compile stay
- * until rj_ctx_free.  Bookkeeping only: without a GPU rj_reduce compiles its kernel, then stops
- * at the launch (RJ_ENODEV); with one it launches on real buffers.  The disk cache is off. */
+ * while they hold a pin (until rj_kernel_release, or rj_ctx_free).  Bookkeeping only: without a GPU
+ * rj_reduce compiles its kernel, then stops at the launch (RJ_ENODEV); with one it launches on real
+ * buffers.  The disk cache is off. */
 #include "rjtest.h"
 
 static int gpu;
@@ -121,6 +122,192 @@ START_TEST(pinned_kernels_stay) {
 }
 END_TEST
 
+static void release_ok(rj_ctx *ctx, rj_kernel *k) {
+  rj_status s = rj_kernel_release(ctx, k);
+  ck_assert_msg(s == RJ_OK, "release: %s: %s", rj_status_name(s), rj_errmsg(ctx));
+}
+
+/* Pins are counted: the same request compiled twice is one kernel with two pins.  Released, a
+ * kernel is the cache's again: counted against the bound, evicted least recently used first at
+ * the release that passes the bound (not before), and compiled again when asked for after. */
+START_TEST(released_kernels_are_evicted_at_the_bound) {
+  rj_ctx *ctx = ctx_new();
+  ck_assert_int_eq(rj_ctx_set_memory_cache(ctx, 2), RJ_OK);
+  rj_kernel *k[4];
+  for (int i = 0; i < 4; i++)
+    k[i] = compile(ctx, 200 + i);
+  ck_assert_ptr_eq(compile(ctx, 200), k[0]); /* a second pin, and k[0] the most recent */
+  rj_cache_stats st = stats(ctx);
+  ck_assert_int_eq(st.kernels, 4);
+  ck_assert_int_eq(st.kernels_pinned, 4);
+  ck_assert_int_eq(st.compiles, 4);
+  release_ok(ctx, k[0]); /* one of two pins: still pinned */
+  ck_assert_int_eq(stats(ctx).kernels_pinned, 4);
+  release_ok(ctx, k[0]);
+  release_ok(ctx, k[1]); /* the cache owns two: at the bound, nothing goes */
+  st = stats(ctx);
+  ck_assert_int_eq(st.kernels_pinned, 2);
+  ck_assert_int_eq(st.kernels, 4);
+  ck_assert_int_eq(st.memory_evictions, 0);
+  reduce(ctx, 201); /* a released kernel still serves (no compile), k[1] the most recent now */
+  ck_assert_int_eq(rj_ctx_compile_count(ctx), 4);
+  release_ok(ctx, k[2]); /* three owned: the least recently used goes, k[2] (its compile) */
+  st = stats(ctx);
+  ck_assert_int_eq(st.kernels_pinned, 1);
+  ck_assert_int_eq(st.kernels, 3);
+  ck_assert_int_eq(st.memory_evictions, 1);
+  reduce(ctx, 200); /* k[0] and k[1] stayed */
+  reduce(ctx, 201);
+  ck_assert_int_eq(rj_ctx_compile_count(ctx), 4);
+  /* k[2] is gone: its pointer is no kernel of ctx any more, and releasing it says so */
+  ck_assert_int_eq(rj_kernel_release(ctx, k[2]), RJ_EINVAL);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "not a kernel of this context"));
+  reduce(ctx, 202); /* compiled again, the cache's: k[0] (least recent) goes */
+  ck_assert_int_eq(rj_ctx_compile_count(ctx), 5);
+  ck_assert_int_eq(stats(ctx).memory_evictions, 2);
+  /* compiled again and pinned: not counted against the bound, so nothing goes for it */
+  rj_kernel *again = compile(ctx, 200);
+  ck_assert_int_eq(rj_ctx_compile_count(ctx), 6);
+  st = stats(ctx);
+  ck_assert_int_eq(st.kernels_pinned, 2);
+  ck_assert_int_eq(st.kernels, 4);
+  ck_assert_int_eq(st.memory_evictions, 2);
+  release_ok(ctx, again); /* owned: k[1], 202's, again: k[1] goes */
+  ck_assert_int_eq(stats(ctx).memory_evictions, 3);
+  reduce(ctx, 200);
+  reduce(ctx, 202);
+  ck_assert_int_eq(rj_ctx_compile_count(ctx), 6);
+  release_ok(ctx, k[3]); /* its only use was its compile: it goes at once */
+  st = stats(ctx);
+  ck_assert_int_eq(st.kernels_pinned, 0);
+  ck_assert_int_eq(st.kernels, 2);
+  ck_assert_int_eq(st.memory_evictions, 4);
+  reduce(ctx, 203);
+  ck_assert_int_eq(rj_ctx_compile_count(ctx), 7);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* Misuse is a status with a message, never a crash: NULL, a kernel released once too often, a
+ * kernel of another context (its pins untouched), an address that is no kernel at all. */
+START_TEST(release_misuse) {
+  rj_ctx *ctx = ctx_new(), *other = ctx_new();
+  rj_kernel *k = compile(ctx, 300), *theirs = compile(other, 300);
+  ck_assert_int_eq(rj_kernel_release(NULL, k), RJ_EINVAL);
+  ck_assert_int_eq(rj_kernel_release(ctx, NULL), RJ_EINVAL);
+  ck_assert_str_eq(rj_errmsg(ctx), "k: NULL");
+  ck_assert_int_eq(rj_kernel_release(ctx, theirs), RJ_EINVAL);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "not a kernel of this context"));
+  ck_assert_int_eq(stats(other).kernels_pinned, 1);
+  int junk[64] = {0};
+  ck_assert_int_eq(rj_kernel_release(ctx, (rj_kernel *)junk), RJ_EINVAL);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "not a kernel of this context"));
+  release_ok(ctx, k); /* no bound reached: k stays cached, with no pin */
+  ck_assert_int_eq(rj_kernel_release(ctx, k), RJ_EINVAL);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "holds no pin"));
+  ck_assert_int_eq(stats(ctx).kernels, 1);
+  ck_assert_int_eq(stats(ctx).kernels_pinned, 0);
+  ck_assert_ptr_eq(compile(ctx, 300), k); /* found in the cache, pinned again */
+  ck_assert_int_eq(stats(ctx).kernels_pinned, 1);
+  ck_assert_int_eq(rj_ctx_compile_count(ctx), 1);
+  release_ok(other, theirs);
+  rj_ctx_free(ctx); /* k's pin: freed with the context */
+  rj_ctx_free(other);
+}
+END_TEST
+
+/* Many kernels pinned, several pins each, released in a scrambled order: every count right at
+ * every step (the set of pinned kernels grows, and shrinks in any order). */
+START_TEST(many_pins_any_order) {
+  enum { N = 150 };
+  rj_ctx *ctx = ctx_new();
+  ck_assert_int_eq(rj_ctx_set_memory_cache(ctx, 0), RJ_OK);
+  static rj_kernel *k[N];
+  static int pins[N], order[3 * N];
+  int n = 0;
+  for (int i = 0; i < N; i++) {
+    pins[i] = 1 + i % 3;
+    for (int p = 0; p < pins[i]; p++) {
+      rj_kernel *got = compile(ctx, 400 + i);
+      if (p) ck_assert_ptr_eq(got, k[i]);
+      k[i] = got;
+      order[n++] = i;
+    }
+  }
+  ck_assert_int_eq(stats(ctx).kernels_pinned, N);
+  unsigned seed = 12345;
+  for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
+    seed = seed * 1103515245u + 12345u;
+    int j = (int)((seed >> 8) % (unsigned)(i + 1)), t = order[i];
+    order[i] = order[j], order[j] = t;
+  }
+  long long held = N;
+  for (int r = 0; r < n; r++) {
+    int i = order[r];
+    release_ok(ctx, k[i]);
+    if (--pins[i] == 0) held--;
+    ck_assert_int_eq(stats(ctx).kernels_pinned, held);
+  }
+  for (int i = 0; i < N; i++)
+    ck_assert_int_eq(rj_kernel_release(ctx, k[i]), RJ_EINVAL);
+  ck_assert_int_eq(stats(ctx).kernels, N);
+  ck_assert_int_eq(rj_ctx_set_memory_cache(ctx, 10), RJ_OK);
+  ck_assert_int_eq(stats(ctx).kernels, 10);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* rj_compile_ir: a pin per return too, its memory hits included. */
+static const char ir_module[] = "target triple = \"nvptx64-nvidia-cuda\"\n"
+                                "define void @k(ptr addrspace(1) %p) {\n"
+                                "  store float 1.0, ptr addrspace(1) %p\n"
+                                "  ret void\n"
+                                "}\n";
+
+START_TEST(compile_ir_pins) {
+  rj_ctx *ctx = ctx_new();
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90";
+  o.ir_in_process = 1;
+  rj_kernel *a = NULL, *b = NULL;
+  ck_assert_int_eq(rj_compile_ir(ctx, ir_module, 0, "k", &o, &a), RJ_OK);
+  ck_assert_int_eq(rj_compile_ir(ctx, ir_module, 0, "k", &o, &b), RJ_OK);
+  ck_assert_ptr_eq(a, b);
+  ck_assert_int_eq(stats(ctx).kernels_pinned, 1);
+  ck_assert_int_eq(rj_ctx_set_memory_cache(ctx, 1), RJ_OK);
+  compile(ctx, 500);
+  release_ok(ctx, a);
+  ck_assert_int_eq(stats(ctx).kernels, 2);
+  release_ok(ctx, a); /* the cache owns it alone: at the bound, it stays */
+  ck_assert_int_eq(stats(ctx).kernels, 2);
+  ck_assert_int_eq(stats(ctx).kernels_pinned, 1);
+  ck_assert_int_eq(rj_kernel_release(ctx, a), RJ_EINVAL);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "holds no pin"));
+  ck_assert_int_eq(rj_ctx_set_memory_cache(ctx, 0), RJ_OK);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* rj_check compiles through rj_compile and releases that pin when it ends, failed or not (here
+ * without a GPU it fails at the load, its message kept): the kernel stays, the cache's. */
+START_TEST(check_releases_its_pin) {
+  rj_ctx *ctx = ctx_new();
+  rj_request r;
+  rjt_parse(ctx, request(600), &r);
+  rj_check_opts o;
+  rj_check_opts_init(&o);
+  rj_check_result res = {.struct_size = sizeof res};
+  rj_status s = rj_check(ctx, &r, &o, &res);
+  ck_assert_msg(s == (gpu ? RJ_OK : RJ_ENODEV), "%s: %s", rj_status_name(s), rj_errmsg(ctx));
+  if (!gpu) ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "driver"));
+  rj_cache_stats st = stats(ctx);
+  ck_assert_int_eq(st.kernels, 1);
+  ck_assert_int_eq(st.kernels_pinned, 0);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 /* The bound's settings: the default, the environment, no bound, a lower bound evicting at once,
  * a negative one refused. */
 START_TEST(bound_settings) {
@@ -162,6 +349,11 @@ int main(void) {
   tcase_add_test(tc, least_recently_used_goes);
   tcase_add_test(tc, pinned_kernels_stay);
   tcase_add_test(tc, bound_settings);
+  tcase_add_test(tc, released_kernels_are_evicted_at_the_bound);
+  tcase_add_test(tc, release_misuse);
+  tcase_add_test(tc, many_pins_any_order);
+  tcase_add_test(tc, compile_ir_pins);
+  tcase_add_test(tc, check_releases_its_pin);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }

@@ -301,6 +301,42 @@ START_TEST(peer_many_ranks) {
 }
 END_TEST
 
+/* The same kernel's runtime-size form ("dynamic": true): the table beyond 16 ranks, every source
+ * parameter and n read once, and with ptxas no stack at 1-128 ranks. */
+START_TEST(peer_runtime_size) {
+  rj_ctx *ctx = rj_ctx_new();
+#define PEER_DYN                                                                                   \
+  "{\"kind\":\"treduce\",\"op\":\"%s\",\"dtype\":\"%s\",\"ranks\":%d,\"root\":%d,"                 \
+  "\"shape\":[1000003],\"pingpong\":%s,\"dynamic\":true}"
+  static const int many[] = {1, 16, 17, 40, 128};
+  for (size_t i = 0; i < 5; i++) {
+    int n = many[i];
+    const char *ptx = rjt_ptx(ctx, rjt_fmt(PEER_DYN, "sum", "f32", n, n / 2, "true"), "sm_90a");
+    ck_assert_int_eq(table_bytes(ptx), n > 16 ? 8 * n : -1);
+    for (int k = 0; k <= n + 1; k++) /* dst, the sources, n */
+      ck_assert_int_eq(rjt_count(ptx, rjt_fmt("redjit_treduce_param_%d]", k)), 1);
+  }
+  const char *ptxas = find_ptxas();
+  if (!ptxas) {
+    fprintf(stderr, "SKIP: ptxas not found: the runtime-size kernel's stack not measured\n");
+    rj_ctx_free(ctx);
+    return;
+  }
+  static const char *const kinds[][2] = {
+      {"sum", "f32"}, {"max", "f64"}, {"min", "bf16"}, {"sum", "i64"}};
+  static const int ns[] = {1, 16, 17, 128};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+      for (int pp = 0; pp < 2; pp++) {
+        const char *json =
+            rjt_fmt(PEER_DYN, kinds[k][0], kinds[k][1], ns[i], ns[i] - 1, pp ? "true" : "false");
+        int frame = stack_frame(ptxas, rjt_ptx(ctx, json, "sm_90a"));
+        ck_assert_msg(frame == 0, "%d bytes of stack: %s", frame, json);
+      }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ptx");
   TCase *tc = tcase_create("core");
@@ -312,6 +348,7 @@ int main(void) {
   tcase_add_test(tc, two_level_and_named_barrier);
   tcase_add_test(tc, ring_hop_sources);
   tcase_add_test(tc, peer_many_ranks);
+  tcase_add_test(tc, peer_runtime_size);
   tcase_add_loop_test(tc, ptxas_assembles, 0, (int)(sizeof corpus / sizeof corpus[0]));
   suite_add_tcase(s, tc);
   return rjt_main(s);

@@ -1,8 +1,9 @@
-/* The state ops (argmax argmin var std logsumexp) in tensor requests, with no GPU: which variants
- * serve them (tensor_cluster declines, saying so), the refusals naming the field (accum,
+/* The state ops (argmax argmin var std logsumexp) in tensor and tile requests, with no GPU: which
+ * variants serve them (and why the others decline), the refusals naming the field (accum,
  * correction, dtype), the PTX of their combines (the select on the index, Welford's division,
- * logsumexp's exp without a library call), 8-byte index stores, no float atomics, and that the
- * correction is part of a kernel's identity. */
+ * logsumexp's exp without a library call), the shuffles of a state (one per 32-bit field part),
+ * 8-byte index stores, no float atomics, and that the correction is part of a kernel's
+ * identity. */
 #include "rjtest.h"
 
 #include <stdbool.h>
@@ -49,17 +50,19 @@ START_TEST(dispatch_each_op) {
       ck_assert_msg(compile(ctx, req, &k) == RJ_OK, "%s: %s", req, rj_errmsg(ctx));
       ck_assert_str_eq(rj_kernel_variant(k), classes[c]);
     }
-  /* a 1-D size tensor_cluster takes for sum: declined for the state ops, by name */
+  /* a 1-D size tensor_cluster takes for sum: the state ops too, their slots stored field by
+   * field through mapa (an i64 index / count is one 8-byte store) */
   for (int o = 0; o < NSOPS; o++) {
     char req[256];
     snprintf(req, sizeof req,
              "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"f32\",\"shape\":[65540]}", sops[o]);
     const char *text = explain(ctx, req);
-    char want[128];
-    snprintf(want, sizeof want, "tensor_cluster prio=35 rejected: does not serve op \"%s\"",
-             sops[o]);
-    ck_assert_msg(strstr(text, want), "%s", text);
-    ck_assert_msg(strstr(text, "tensor_rows prio=30 chosen"), "%s", text);
+    ck_assert_msg(strstr(text, "tensor_cluster prio=35 chosen"), "%s", text);
+    const char *ptx = rjt_ptx(ctx, req, "sm_90");
+    int fields = o < 2 ? 2 : o < 4 ? 3 : 2;
+    ck_assert_msg(rjt_count(ptx, "st.shared::cluster") >= fields, "%s: %d remote stores", req,
+                  rjt_count(ptx, "st.shared::cluster"));
+    ck_assert_msg(!strstr(ptx, "atom"), "an atomic in %s", req);
   }
   rj_ctx_free(ctx);
 }
@@ -133,9 +136,9 @@ START_TEST(ptx_shape) {
             ck_assert_msg(strstr(ptx, wide ? "div.rn.f64" : "div.rn.f32"), "no division in %s",
                           req);
             if (o == 3) ck_assert_msg(strstr(ptx, "sqrt.rn"), "no sqrt in %s", req);
-          } else { /* logsumexp: exp's rounding to an integer power of two */
-            ck_assert_msg(strstr(ptx, wide ? "cvt.rni.f64.f64" : "cvt.rni.f32.f32"), "no exp in %s",
-                          req);
+          } else { /* logsumexp: f32 ex2.approx; f64 exp's rounding to an integer power of two */
+            ck_assert_msg(strstr(ptx, wide ? "cvt.rni.f64.f64" : "ex2.approx.ftz.f32"),
+                          "no exp in %s", req);
           }
         }
   rj_ctx_free(ctx);
@@ -212,6 +215,176 @@ START_TEST(ptxas_clean) {
 }
 END_TEST
 
+/* ---------------------------------------------------------------- tile kinds (shared, local) */
+#define TILE "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",%s}"
+/* a whole warp's 32 lanes to one replicated output: a 5-step butterfly */
+#define T_WARP                                                                                     \
+  "\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32],\"layout\":{\"shape\":[32],"       \
+  "\"stride\":[\"1@lane\"]}},\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],"  \
+  "\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}}"
+#define T_SHARED                                                                                   \
+  "\"scope\":\"cta\",\"threads\":64,\"src\":{\"mem\":\"shared\",\"shape\":[16,40]},\"dst\":"       \
+  "{\"mem\":\"shared\",\"shape\":[16]}"
+/* long rows: warps cooperate through shared partials (two levels) */
+#define T_LONG                                                                                     \
+  "\"scope\":\"cta\",\"threads\":256,\"src\":{\"mem\":\"shared\",\"shape\":[2,3000]},\"dst\":"     \
+  "{\"mem\":\"shared\",\"shape\":[2]}"
+#define T_THREAD                                                                                   \
+  "\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[64]},\"dst\":{\"mem\":\"local\","    \
+  "\"shape\":[1]}"
+
+static const char *tile_explain(rj_ctx *ctx, const char *json, const char *target) {
+  char req[1024];
+  snprintf(req, sizeof req, "%s", json);
+  rj_request r;
+  rjt_parse(ctx, req, &r);
+  rj_options o;
+  rj_options_init(&o);
+  o.target = target;
+  const char *text = NULL;
+  ck_assert_msg(rj_explain(ctx, &r, &o, &text) == RJ_OK, "%s: %s", req, rj_errmsg(ctx));
+  return text;
+}
+
+#define HAS(text, needle) ck_assert_msg(strstr(text, needle), "no \"%s\" in:\n%s", needle, text)
+
+/* shared serves the shared tiles, local the register ones; redux and sm100_packed decline with
+ * their reason */
+START_TEST(tile_dispatch) {
+  rj_ctx *ctx = rj_ctx_new();
+  char want[256];
+  for (int o = 0; o < NSOPS; o++) {
+    const char *t = tile_explain(ctx, rjt_fmt(TILE, sops[o], "f32", T_SHARED), "sm_90");
+    HAS(t, "shared prio=10 chosen");
+    t = tile_explain(ctx, rjt_fmt(TILE, sops[o], "f32", T_LONG), "sm_90");
+    HAS(t, "shared prio=10 chosen");
+    t = tile_explain(ctx, rjt_fmt(TILE, sops[o], o < 2 ? "i32" : "f32", T_WARP), "sm_90");
+    snprintf(want, sizeof want,
+             "redux prio=15 rejected: does not serve op \"%s\": redux.sync folds one 32-bit value "
+             "per lane",
+             sops[o]);
+    HAS(t, want);
+    HAS(t, "local prio=10 chosen");
+    t = tile_explain(ctx, rjt_fmt(TILE, sops[o], "f32", T_THREAD), "sm_100a");
+    snprintf(want, sizeof want,
+             "sm100_packed prio=20 rejected: does not serve op \"%s\": its packed instructions",
+             sops[o]);
+    HAS(t, want);
+    HAS(t, "local prio=10 chosen");
+  }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* the butterfly of a state: each 32-bit part of each field shuffled once per step (5 steps);
+ * argmax's index from the slot table, stored as 8 bytes; var's division, lse's exp (f32:
+ * ex2.approx) */
+START_TEST(tile_ptx) {
+  rj_ctx *ctx = rj_ctx_new();
+  /* parts per step (f32, f64): argmax {value, i64}; var {i64, W, W}; logsumexp {W, W} */
+  static const int parts[NSOPS][2] = {{3, 4}, {3, 4}, {4, 6}, {4, 6}, {2, 4}};
+  for (int o = 0; o < NSOPS; o++)
+    for (int w = 0; w < 2; w++) {
+      char req[1024];
+      snprintf(req, sizeof req, "%s", rjt_fmt(TILE, sops[o], w ? "f64" : "f32", T_WARP));
+      const char *ptx = rjt_ptx(ctx, req, "sm_90");
+      ck_assert_msg(rjt_count(ptx, "shfl.sync.bfly.b32") == 5 * parts[o][w], "%s: %d shuffles", req,
+                    rjt_count(ptx, "shfl.sync.bfly.b32"));
+      ck_assert_msg(!strstr(ptx, "call"), "a call in %s", req);
+      if (o < 2) {
+        HAS(ptx, "rj_red_index"); /* the slot -> index table */
+        HAS(ptx, "selp.b64");
+        /* the dump of the i64 dst slot: one 8-byte store, or its two halves */
+        ck_assert_msg(strstr(ptx, "st.global.b64") || strstr(ptx, "+4], %rd"),
+                      "no 8-byte index store in %s", req);
+      } else if (o < 4) {
+        HAS(ptx, w ? "div.rn.f64" : "div.rn.f32");
+      } else {
+        HAS(ptx, w ? "cvt.rni.f64.f64" : "ex2.approx.ftz.f32");
+      }
+    }
+  /* shared: the index in shared memory as 8 bytes; two levels: the partials are states */
+  for (int o = 0; o < NSOPS; o++)
+    for (int b = 0; b < 2; b++) {
+      char req[1024];
+      snprintf(req, sizeof req, "%s", rjt_fmt(TILE, sops[o], "bf16", b ? T_LONG : T_SHARED));
+      const char *ptx = rjt_ptx(ctx, req, "sm_90");
+      if (o < 2)
+        ck_assert_msg(strstr(ptx, "st.shared.b64") || strstr(ptx, "st.shared.u64"),
+                      "no 8-byte index in shared memory: %s", req);
+      else
+        HAS(ptx, "st.global.b16"); /* bf16 results */
+      if (b) HAS(ptx, "rj_partials");
+    }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+static void tile_refused(rj_ctx *ctx, const char *json, const char *msg) {
+  char req[1024], m[256];
+  snprintf(req, sizeof req, "%s", json);
+  snprintf(m, sizeof m, "%s", msg);
+  refused(ctx, req, m);
+}
+
+START_TEST(tile_refusals) {
+  rj_ctx *ctx = rj_ctx_new();
+  char msg[128];
+  for (int o = 0; o < NSOPS; o++) {
+    snprintf(msg, sizeof msg, "accum: op \"%s\" cannot accumulate", sops[o]);
+    tile_refused(ctx, rjt_fmt(TILE, sops[o], "f32", T_SHARED ",\"accum\":true"), msg);
+  }
+  tile_refused(ctx, rjt_fmt(TILE, "argmin", "f32", T_SHARED ",\"correction\":0"),
+               "correction: applies only to op \"var\" or \"std\"");
+  tile_refused(ctx, rjt_fmt(TILE, "var", "f32", T_SHARED ",\"correction\":-1"), "correction");
+  tile_refused(ctx, rjt_fmt(TILE, "std", "i32", T_SHARED), "op: \"std\" takes float");
+  tile_refused(ctx, rjt_fmt(TILE, "logsumexp", "u64", T_WARP), "op: \"logsumexp\" takes float");
+  /* shared memory counts dst in the result's dtype: 5000 f16 sums fit, 5000 i64 indices not */
+  const char *big = "\"scope\":\"warp\",\"src\":{\"mem\":\"shared\",\"shape\":[5000,2]},\"dst\":"
+                    "{\"mem\":\"shared\",\"shape\":[5000]}";
+  rj_request r;
+  rjt_parse(ctx, rjt_fmt(TILE, "sum", "f16", big), &r);
+  tile_refused(ctx, rjt_fmt(TILE, "argmax", "f16", big), "src.shape: src and dst take 60000 bytes");
+  /* the C API's request: correction 1 by default; accum refused by rj_compile */
+  rj_request_init(&r, RJ_KIND_TILE);
+  ck_assert_int_eq(r.u.tile.correction, 1);
+  char req[1024];
+  snprintf(req, sizeof req, "%s", rjt_fmt(TILE, "var", "f32", T_SHARED));
+  rjt_parse(ctx, req, &r);
+  r.u.tile.accum = 1;
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "accum: op \"var\"");
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* a tile's correction is part of its kernel (canonical text and cache key) */
+START_TEST(tile_correction_in_key) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_kernel *k[2] = {0};
+  for (int i = 0; i < 2; i++) {
+    char req[1024];
+    snprintf(req, sizeof req, "%s",
+             rjt_fmt(TILE, "std", "f32", i ? T_SHARED ",\"correction\":0" : T_SHARED));
+    ck_assert_msg(compile(ctx, req, &k[i]) == RJ_OK, "%s: %s", req, rj_errmsg(ctx));
+  }
+  ck_assert_ptr_ne(k[0], k[1]);
+  char req[1024];
+  rj_request r;
+  snprintf(req, sizeof req, "%s", rjt_fmt(TILE, "var", "f64", T_SHARED ",\"correction\":0"));
+  rjt_parse(ctx, req, &r);
+  const char *canon = NULL;
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &canon), RJ_OK);
+  HAS(canon, "\"correction\":0");
+  snprintf(req, sizeof req, "%s", rjt_fmt(TILE, "sum", "f64", T_SHARED));
+  rjt_parse(ctx, req, &r);
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &canon), RJ_OK);
+  ck_assert_msg(!strstr(canon, "correction"), "%s", canon); /* other ops: as before */
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("tensor_state");
   TCase *tc = tcase_create("core");
@@ -223,5 +396,12 @@ int main(void) {
   tcase_add_test(tc, correction_in_key);
   tcase_add_test(tc, ptxas_clean);
   suite_add_tcase(s, tc);
+  TCase *tt = tcase_create("tile");
+  tcase_set_timeout(tt, 300);
+  tcase_add_test(tt, tile_dispatch);
+  tcase_add_test(tt, tile_ptx);
+  tcase_add_test(tt, tile_refusals);
+  tcase_add_test(tt, tile_correction_in_key);
+  suite_add_tcase(s, tt);
   return rjt_main(s);
 }

@@ -194,7 +194,8 @@ static void *hold(void *arg) {
 
 /* One thread is inside a call (a compile whose compiler process sleeps 3 s): every call from
  * another thread is refused at once, with RJ_EBUSY and a message naming the misuse, and frees
- * nothing; when the first call returns, the other thread's calls go in again. */
+ * nothing; that thread's calls on another context leave the refusal's message as it is; when
+ * the first call returns, the other thread's calls go in again. */
 START_TEST(refusal_is_named) {
   char dir[] = "/tmp/rjt-threads-XXXXXX", script[64];
   ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -234,8 +235,19 @@ START_TEST(refusal_is_named) {
   ck_assert_ptr_nonnull(strstr(rj_errmsg(h.ctx), "another thread is inside a call"));
   ck_assert_int_eq(pthread_join(t, NULL), 0);
   ck_assert_int_eq(h.s, RJ_ECRASH); /* the script answered nothing */
+  /* calls on another context, one going in and one failing, change nothing of h.ctx's */
+  rj_ctx *other = rj_ctx_new();
+  rj_request r2;
+  rjt_parse(other, requests[0], &r2);
+  ck_assert_int_eq(rj_request_parse(other, "{\"kind\":\"nope\"}", &r2), RJ_EINVAL);
+  char theirs[512];
+  snprintf(theirs, sizeof theirs, "%s", rj_errmsg(other));
+  ck_assert_ptr_nonnull(strstr(theirs, "kind"));
   /* rj_errmsg still tells this thread about its own last call: the refused one */
   ck_assert_ptr_nonnull(strstr(rj_errmsg(h.ctx), "another thread is inside a call"));
+  ck_assert_str_eq(rj_errmsg(other), theirs); /* and the other context keeps its own */
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(h.ctx), "another thread is inside a call"));
+  rj_ctx_free(other);
   rjt_parse(h.ctx, requests[0], &r); /* this thread's turn now */
   ck_assert_str_eq(rj_errmsg(h.ctx), "");
   ck_assert_int_eq(rj_compile(h.ctx, &r, &o, &k), RJ_OK);

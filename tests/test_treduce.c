@@ -4,6 +4,8 @@
 #include "redjit_check.h"
 #include "rjtest.h"
 
+#include <stdbool.h>
+
 static rj_ctx *ctx;
 static void setup(void) {
   ctx = rj_ctx_new();
@@ -172,7 +174,17 @@ typedef struct group_v2 {
   int async;
 } group_v2;
 _Static_assert(sizeof(group_v1) == RJ_TREDUCE_GROUP_SIZE_V1, "V1 is the first header's sizeof");
+typedef struct group_v3 {
+  group_v2 head;
+  int64_t ring_timeout_ms;
+} group_v3;
+typedef struct group_v4 {
+  group_v3 head;
+  int dynamic;
+} group_v4;
 _Static_assert(sizeof(group_v2) == RJ_TREDUCE_GROUP_SIZE_V2, "V2 is the second header's sizeof");
+_Static_assert(sizeof(group_v3) == RJ_TREDUCE_GROUP_SIZE_V3, "V3 is the third header's sizeof");
+_Static_assert(sizeof(group_v4) == RJ_TREDUCE_GROUP_SIZE_V4, "V4 is the fourth header's sizeof");
 
 /* A caller built against the header before `stream` and `async` passes the older struct_size:
  * the library reads that many bytes and no more (a heap block of exactly that size: ASan sees an
@@ -474,6 +486,202 @@ START_TEST(ptx_properties) {
 }
 END_TEST
 
+/* ---- runtime-size kernels ("dynamic": true) */
+
+#define DYN "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"dynamic\":true,"
+
+/* n occurs in text outside the "// redjit:" header, as a whole number. */
+static bool has_number(const char *text, long long n) {
+  while (strncmp(text, "// redjit:", 10) == 0 && strchr(text, '\n'))
+    text = strchr(text, '\n') + 1;
+  char pat[32];
+  int len = snprintf(pat, sizeof pat, "%lld", n);
+  for (const char *p = text; (p = strstr(p, pat)); p++) {
+    char b = p > text ? p[-1] : ' ', a = p[len];
+    bool word = (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') ||
+                b == '%' || b == '_' || b == '$' || b == '.';
+    if (!word && !(a >= '0' && a <= '9')) return true;
+  }
+  return false;
+}
+
+static rj_kernel *compile_k(const char *json) {
+  rj_request r;
+  rjt_parse(ctx, json, &r);
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90";
+  rj_kernel *k = NULL;
+  rj_status s = rj_compile(ctx, &r, &o, &k);
+  ck_assert_msg(s == RJ_OK, "%s: %s", json, rj_errmsg(ctx));
+  return k;
+}
+
+static const char *explain(const char *json) {
+  rj_request r;
+  rjt_parse(ctx, json, &r);
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90";
+  const char *text = NULL;
+  ck_assert_msg(rj_explain(ctx, &r, &o, &text) == RJ_OK, "%s: %s", json, rj_errmsg(ctx));
+  return text;
+}
+
+/* The field: default false and absent from the canonical text; true round-trips; a non-boolean
+ * and a C value other than 0 / 1 are refused naming it; a group passes it on. */
+START_TEST(dynamic_field) {
+  rj_request r;
+  const char *c = NULL;
+  rjt_parse(
+      ctx, "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[9]}", &r);
+  ck_assert_int_eq(r.u.treduce.dynamic, 0);
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &c), RJ_OK);
+  ck_assert_msg(!strstr(c, "dynamic"), "%s", c);
+  rjt_parse(ctx, DYN "\"ranks\":2,\"shape\":[9]}", &r);
+  ck_assert_int_eq(r.u.treduce.dynamic, 1);
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &c), RJ_OK);
+  ck_assert_msg(strstr(c, "\"dynamic\":true"), "%s", c);
+  rj_request again;
+  rjt_parse(ctx, c, &again);
+  ck_assert_int_eq(again.u.treduce.dynamic, 1);
+  bad_json("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"shape\":[9],"
+           "\"dynamic\":1}",
+           "dynamic");
+  r.u.treduce.dynamic = 2;
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "dynamic"), "%s", rj_errmsg(ctx));
+  rj_treduce_group g;
+  group(&g);
+  g.dynamic = 1;
+  ck_assert_int_eq(rj_treduce_request(ctx, &g, &r), RJ_OK);
+  ck_assert_int_eq(r.u.treduce.dynamic, 1);
+  g.dynamic = 2;
+  bad_group(&g, "dynamic");
+  g.dynamic = -1;
+  bad_group(&g, "dynamic");
+  /* a caller of the header before `dynamic` (V3): read to the byte, 0xFF beyond never looked at */
+  group(&g);
+  g.struct_size = (uint32_t)RJ_TREDUCE_GROUP_SIZE_V3;
+  unsigned char *v3 = malloc(RJ_TREDUCE_GROUP_SIZE_V3);
+  ck_assert_ptr_nonnull(v3);
+  memcpy(v3, &g, RJ_TREDUCE_GROUP_SIZE_V3);
+  ck_assert_msg(rj_treduce_request(ctx, (const rj_treduce_group *)v3, &r) == RJ_OK, "%s",
+                rj_errmsg(ctx));
+  ck_assert_int_eq(r.u.treduce.dynamic, 0);
+  free(v3);
+  rj_treduce_group padded;
+  memset(&padded, 0xFF, sizeof padded);
+  memcpy(&padded, &g, RJ_TREDUCE_GROUP_SIZE_V3);
+  ck_assert_msg(rj_treduce_request(ctx, &padded, &r) == RJ_OK, "%s", rj_errmsg(ctx));
+  padded.struct_size = sizeof padded;
+  bad_group(&padded, "dynamic");
+}
+END_TEST
+
+/* Two element counts (and a 2-D dense shape) of one bucket are one compile (or disk-cache read:
+ * rjt_made) and one kernel, whose
+ * PTX takes n as its last parameter and holds none of the counts; constant requests compile per
+ * count and take no n. */
+START_TEST(dynamic_one_compile) {
+  long long n0 = rjt_made(ctx);
+  rj_kernel *a = compile_k(DYN "\"ranks\":3,\"root\":1,\"shape\":[1000003]}");
+  ck_assert_int_eq(rjt_made(ctx), n0 + 1);
+  rj_kernel *b = compile_k(DYN "\"ranks\":3,\"root\":1,\"shape\":[77777]}");
+  rj_kernel *c = compile_k(DYN "\"ranks\":3,\"root\":1,\"shape\":[37,129]}");
+  rj_kernel *d = compile_k(DYN "\"ranks\":3,\"root\":1,\"shape\":[2,0,5]}"); /* empty */
+  ck_assert_ptr_eq(a, b);
+  ck_assert_ptr_eq(a, c);
+  ck_assert_ptr_eq(a, d);
+  ck_assert_int_eq(rjt_made(ctx), n0 + 1);
+  /* forced "treduce", explicit dense strides: the same kernel */
+  rj_kernel *e = compile_k(DYN "\"ranks\":3,\"root\":1,\"shape\":[5,7],\"strides\":[7,1],"
+                               "\"dst_strides\":[7,1],\"variant\":\"treduce\"}");
+  ck_assert_ptr_eq(a, e);
+  ck_assert_int_eq(rjt_made(ctx), n0 + 1);
+  const char *ptx = rj_kernel_text(a, RJ_EMIT_PTX);
+  ck_assert_msg(strstr(ptx, ".param .u64 redjit_treduce_param_4") &&
+                    !strstr(ptx, "redjit_treduce_param_5"),
+                "expected (dst, src x3, n):\n%s", ptx);
+  ck_assert_msg(strstr(ptx, "// redjit: params dst src_0..src_2 i64=1000003"), "%s", ptx);
+  static const long long nums[] = {1000003, 4000012, 77777, 311108, 129, 37};
+  for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+    ck_assert_msg(!has_number(ptx, nums[i]), "%lld is baked into the PTX", nums[i]);
+  /* another ranks, root, op, dtype, flag or tile bound is another kernel */
+  compile_k(DYN "\"ranks\":4,\"root\":1,\"shape\":[1000003]}");
+  compile_k(DYN "\"ranks\":3,\"root\":0,\"shape\":[1000003]}");
+  compile_k(DYN "\"ranks\":3,\"root\":1,\"shape\":[1000003],\"accum\":true}");
+  compile_k(DYN "\"ranks\":3,\"root\":1,\"shape\":[1000003],\"pingpong\":true}");
+  compile_k(DYN "\"ranks\":3,\"root\":1,\"shape\":[1000003],\"tile\":[4,8]}");
+  rj_kernel *t2 = compile_k(DYN "\"ranks\":3,\"root\":1,\"shape\":[99],\"tile\":[8,4]}");
+  ck_assert_int_eq(rjt_made(ctx), n0 + 6);
+  unsigned grid[3], block[3], shared = 0;
+  rj_kernel_dims(t2, grid, block, &shared);
+  ck_assert_uint_eq(block[0], 32); /* tile [8, 4]: 32 elements, T = 32 */
+  /* constant: one compile per count, no n, and the count in the PTX */
+  const char *cst = "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":3,"
+                    "\"root\":1,\"shape\":[%lld]}";
+  rj_kernel *k1 = compile_k(rjt_fmt(cst, 1000003LL));
+  rj_kernel *k2 = compile_k(rjt_fmt(cst, 77777LL));
+  ck_assert_ptr_ne(k1, k2);
+  ck_assert_int_eq(rjt_made(ctx), n0 + 8);
+  ptx = rj_kernel_text(k1, RJ_EMIT_PTX);
+  ck_assert_msg(!strstr(ptx, "redjit_treduce_param_4"), "constant kernel with n:\n%s", ptx);
+  ck_assert_msg(has_number(ptx, 1000003), "the constant kernel lacks its count (blind test)");
+}
+END_TEST
+
+/* Many ranks (the shared-memory table), f16 accumulate and integer ops build as runtime-size
+ * kernels on every target the constant kernel builds for. */
+START_TEST(dynamic_ptx_variety) {
+  static const char *const tg[] = {"sm_80", "sm_90", "sm_90a", "sm_100a"};
+  for (int i = 0; i < 4; i++) {
+    const char *ptx = rjt_ptx(ctx, DYN "\"ranks\":40,\"root\":7,\"shape\":[1001]}", tg[i]);
+    ck_assert_msg(strstr(ptx, "redjit_treduce_param_41") && strstr(ptx, ".shared"), "%s", tg[i]);
+  }
+  const char *ptx = rjt_ptx(ctx,
+                            "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f16\",\"ranks\":4,"
+                            "\"shape\":[33],\"dynamic\":true,\"pingpong\":true}",
+                            "sm_90");
+  ck_assert_msg(rjt_count(ptx, "cvt.f32.f16") >= 4, "f16 sum not accumulated in f32");
+  rjt_ptx(ctx,
+          "{\"kind\":\"treduce\",\"op\":\"xor\",\"dtype\":\"u64\",\"ranks\":2,\"shape\":[3,4],"
+          "\"dynamic\":true,\"accum\":true}",
+          "sm_80");
+}
+END_TEST
+
+/* explain names the bucket and the parameter; a strided view says it keeps a constant kernel; a
+ * request that is not dynamic has no note. */
+START_TEST(dynamic_explain) {
+  const char *text = explain(DYN "\"ranks\":3,\"shape\":[1000003]}");
+  ck_assert_msg(strstr(text, "treduce prio=10 chosen (dynamic: bucket \"flat T=256\" compiled in; "
+                             "n (elements) is a kernel parameter; grid 977 x 256)"),
+                "%s", text);
+  text = explain(DYN "\"ranks\":3,\"shape\":[100],\"tile\":[2,8]}");
+  ck_assert_msg(strstr(text, "bucket \"flat T=32\""), "%s", text);
+  text = explain(DYN "\"ranks\":3,\"shape\":[4,5],\"strides\":[8,1],\"dst_strides\":[5,1]}");
+  ck_assert_msg(strstr(text, "treduce prio=10 chosen (dynamic: constant kernel, sizes are JIT "
+                             "constants: the sources are strided views"),
+                "%s", text);
+  text = explain(DYN "\"ranks\":3,\"shape\":[4,5],\"strides\":[5,1],\"dst_strides\":[1,4]}");
+  ck_assert_msg(strstr(text, "the destination is a strided view"), "%s", text);
+  text = explain("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":3,"
+                 "\"shape\":[1000003]}");
+  ck_assert_msg(strstr(text, "treduce prio=10 chosen\n"), "%s", text);
+  /* the strided one keeps a constant kernel: one per shape */
+  long long n0 = rjt_made(ctx);
+  rj_kernel *a =
+      compile_k(DYN "\"ranks\":2,\"shape\":[4,5],\"strides\":[8,1],\"dst_strides\":[5,1]}");
+  rj_kernel *b =
+      compile_k(DYN "\"ranks\":2,\"shape\":[3,5],\"strides\":[8,1],\"dst_strides\":[5,1]}");
+  ck_assert_ptr_ne(a, b);
+  ck_assert_int_eq(rjt_made(ctx), n0 + 2);
+  ck_assert_msg(!strstr(rj_kernel_text(a, RJ_EMIT_PTX), "redjit_treduce_param_3"), "n param");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("treduce");
   TCase *tc = tcase_create("treduce");
@@ -489,6 +697,10 @@ int main(void) {
   tcase_add_test(tc, cli_path);
   tcase_add_test(tc, nccl_refusals);
   tcase_add_test(tc, ptx_properties);
+  tcase_add_test(tc, dynamic_field);
+  tcase_add_test(tc, dynamic_one_compile);
+  tcase_add_test(tc, dynamic_ptx_variety);
+  tcase_add_test(tc, dynamic_explain);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }

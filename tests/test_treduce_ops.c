@@ -186,6 +186,74 @@ START_TEST(request_refusals) {
 }
 END_TEST
 
+/* Kind treduce combines a scalar state only: a struct state's keys are refused, each named, and
+ * the message points at combine.state (kind tensor's). */
+START_TEST(struct_state_refused) {
+  static const char *const keys[][2] = {{"state", "[{\"dtype\":\"f32\",\"identity\":0}]"},
+                                        {"lift", "\"add\""},
+                                        {"finish", "\"add\""},
+                                        {"result", "0"}};
+  for (int i = 0; i < 4; i++) {
+    char json[512], field[96];
+    snprintf(json, sizeof json,
+             "{\"kind\":\"treduce\",\"op\":\"custom\",\"dtype\":\"f32\",\"ranks\":2,"
+             "\"shape\":[4],\"combine\":{\"ir\":\"%s\",\"function\":\"add\",\"%s\":%s}}",
+             ADD_F32, keys[i][0], keys[i][1]);
+    snprintf(field, sizeof field, "combine.%s: kind treduce combines a scalar state", keys[i][0]);
+    refused(json, RJ_EINVAL, field);
+    refused(json, RJ_EINVAL, "combine.state: kind tensor");
+  }
+  refused(custom_req("bf16", ADD_F32, "add", "0", 1, 2, 0), RJ_EINVAL,
+          "op: \"custom\" takes f32 f64 i32 u32 i64 u64 in kind treduce, not bf16");
+}
+END_TEST
+
+static rj_kernel *compile_k(const char *json) {
+  rj_request r;
+  rjt_parse(ctx, json, &r);
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90";
+  rj_kernel *k = NULL;
+  rj_status s = rj_compile(ctx, &r, &o, &k);
+  ck_assert_msg(s == RJ_OK, "%s: %s", json, rj_errmsg(ctx));
+  return k;
+}
+
+/* Runtime-size kernels ("dynamic": true) serve mean (the count is a parameter, the division by
+ * the ranks or mean_count a constant) and custom (a non-commutative combine too): one kernel for
+ * every element count, taking n last. */
+START_TEST(dynamic_mean_custom) {
+  const char *mean = "{\"kind\":\"treduce\",\"op\":\"mean\",\"dtype\":\"f32\",\"ranks\":3,"
+                     "\"root\":1,\"dynamic\":true,\"shape\":%s%s}";
+  const char *aff = "{\"kind\":\"treduce\",\"op\":\"custom\",\"dtype\":\"i64\",\"ranks\":3,"
+                    "\"root\":2,\"dynamic\":true,\"shape\":%s,\"combine\":{\"ir\":\"%s\","
+                    "\"function\":\"aff\",\"identity\":1}}";
+  for (int w = 0; w < 3; w++) { /* mean, mean with mean_count (a later launch), custom */
+    const char *extra = w == 1 ? ",\"mean_count\":6,\"accum\":true" : "";
+    long long n0 = rjt_made(ctx);
+    rj_kernel *a = compile_k(w < 2 ? rjt_fmt(mean, "[1000003]", extra)
+                                   : rjt_fmt(aff, "[1000003]", AFFINE_I64));
+    long long n1 = rjt_made(ctx);
+    ck_assert_int_le(n1, n0 + 1);
+    rj_kernel *b =
+        compile_k(w < 2 ? rjt_fmt(mean, "[77,129]", extra) : rjt_fmt(aff, "[77,129]", AFFINE_I64));
+    ck_assert_ptr_eq(a, b);
+    ck_assert_int_eq(rjt_made(ctx), n1);
+    const char *ptx = rj_kernel_text(a, RJ_EMIT_PTX);
+    ck_assert_msg(strstr(ptx, "redjit_treduce_param_4") && !strstr(ptx, "redjit_treduce_param_5"),
+                  "expected (dst, src x3, n):\n%s", ptx);
+    if (w == 2) {
+      ck_assert_int_ge(rjt_count(ptx, "mul.lo.") + rjt_count(ptx, "mad.lo."), 4); /* inlined */
+      ck_assert_int_eq(rjt_count(ptx, "call"), 0);
+    } else {
+      ck_assert_int_ge(rjt_count(ptx, "div.rn.f32"), 1);
+      ck_assert_int_ge(rjt_count(ptx, w == 1 ? "0f40C00000" : "0f40400000"), 1); /* 6, or 3 */
+    }
+  }
+}
+END_TEST
+
 /* A 3-rank f32 group of fake pointers (validation needs no GPU). */
 static rj_treduce_buf gbufs[3];
 static void group(rj_treduce_group *g, rj_op op) {
@@ -241,17 +309,20 @@ START_TEST(group_fields) {
   group(&g, RJ_OP_SUM);
   g.combine_identity = 1;
   bad_group(&g, "combine: applies only to op \"custom\"");
-  /* a caller of the header before the combine: its size, and bytes beyond it never read */
+  /* a caller of the header before the combine (V4, which ends at `dynamic`): its size, its
+   * dynamic read, and bytes beyond it never read */
   group(&g, RJ_OP_SUM);
-  g.struct_size = (uint32_t)RJ_TREDUCE_GROUP_SIZE_V3;
+  g.dynamic = 1;
+  g.struct_size = (uint32_t)RJ_TREDUCE_GROUP_SIZE_V4;
   rj_treduce_group padded;
   memset(&padded, 0xFF, sizeof padded);
-  memcpy(&padded, &g, RJ_TREDUCE_GROUP_SIZE_V3);
+  memcpy(&padded, &g, RJ_TREDUCE_GROUP_SIZE_V4);
   ck_assert_msg(rj_treduce_request(ctx, &padded, &r) == RJ_OK, "%s", rj_errmsg(ctx));
   ck_assert_ptr_null(r.u.treduce.combine_ir);
+  ck_assert_int_eq(r.u.treduce.dynamic, 1);
   padded.struct_size = sizeof padded;
   bad_group(&padded, "combine");
-  g.struct_size = (uint32_t)RJ_TREDUCE_GROUP_SIZE_V3 + 8;
+  g.struct_size = (uint32_t)RJ_TREDUCE_GROUP_SIZE_V4 + 8;
   bad_group(&g, "group.struct_size");
 }
 END_TEST
@@ -362,6 +433,8 @@ int main(void) {
   tcase_add_test(tc, ring_plan);
   tcase_add_test(tc, check_refusals);
   tcase_add_test(tc, explain);
+  tcase_add_test(tc, struct_state_refused);
+  tcase_add_test(tc, dynamic_mean_custom);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }

@@ -7,10 +7,11 @@
  *   stdin   "RJIRC1\n\0", fields: target ("sm_90"), entry, PTX version (decimal), module
  *   stdout  "RJIRC1\n\0", uint32 status, fields: message, IR, IR after O3, PTX
  * A request that starts "RJIRC2\n\0" (op custom) has two more fields, the caller's combine IR and
- * its function's name: the module is then redjit's own kernel (bitcode), and the combine is
- * parsed, screened and linked into it here (rj_irc_compile_combine) before the same compile.
- * The reply is written once, after the compile: a process that ends before writing all of it
- * ended abnormally, and its standard error (LLVM's "LLVM ERROR: ..." line) names why. */
+ * its functions' names (the combine, then a struct state's lift and finish, space-separated): the
+ * module is then redjit's own kernel (bitcode), and the combine is parsed, screened and linked into
+ * it here (rj_irc_compile_combine) before the same compile. The reply is written once, after the
+ * compile: a process that ends before writing all of it ended abnormally, and its standard error
+ * (LLVM's "LLVM ERROR: ..." line) names why. */
 #include "redjit.h"
 
 #include <stdbool.h>
@@ -95,7 +96,7 @@ int main(int argc, char **argv) {
   }
   int nf = combine ? 6 : 4;
   for (int i = 0; i < nf; i++)
-    if (!(f[i] = read_field(i == 3 || i == 4 ? IRC_MODULE : i == 5 ? 256 : IRC_SMALL, &n[i]))) {
+    if (!(f[i] = read_field(i == 3 || i == 4 ? IRC_MODULE : i == 5 ? 512 : IRC_SMALL, &n[i]))) {
       fprintf(stderr, "redjit-irc: the request was cut short or malformed (field %d)\n", i);
       return 2;
     }

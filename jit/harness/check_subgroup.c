@@ -2,7 +2,8 @@
  * NaNs if asked; out: poisoned, with poisoned guards on both sides.  Every lane of every group
  * is checked against a per-element oracle: exact bits for shuffles, broadcasts and the lane id;
  * reduce_* on lane 0 of each 2^k group, reduce_all_* on every lane, with hr_compare (exact for
- * integers and min / max, the tolerances of docs/CLI.md for float sums). */
+ * integers and min / max, the tolerances of docs/CLI.md for float sums and products).  The inputs
+ * of mul / and / or / xor are drawn for the op (hr_fill_op: products near 1, sparse bits). */
 #include "harness.h"
 
 #include <math.h>
@@ -28,25 +29,24 @@ static int source_lane(const rj_subgroup *g, int lane) {
   }
 }
 
-static rj_op reduce_op(rj_primitive p) {
-  if (p == RJ_PRIM_REDUCE_MIN || p == RJ_PRIM_REDUCE_ALL_MIN) return RJ_OP_MIN;
-  if (p == RJ_PRIM_REDUCE_MAX || p == RJ_PRIM_REDUCE_ALL_MAX) return RJ_OP_MAX;
-  return RJ_OP_SUM;
-}
-
 /* A reduction's element i: lane 0 of each 2^k group (reduce_*) or every lane (reduce_all_*)
  * against the fold of its group's inputs. */
 static void compare_reduce(const rj_subgroup *g, const void *in, const void *out, int64_t i,
                            rj_check_result *res) {
   int G = 1 << g->log2_size, lane = (int)(i % 32);
   int64_t first = i - lane % G;
-  rj_op op = reduce_op(g->primitive);
+  rj_op op = (rj_op)ir_primitive_op(g->primitive, NULL);
   hr_value ref;
-  hr_oracle_init(op, g->dtype, &ref);
-  for (int64_t j = first; j < first + G; j++)
-    hr_oracle_add(op, g->dtype, RJ_NAN_PROPAGATE, &ref, in, j);
-  hr_check_elem(res, op, g->dtype, &ref, out, i, "out[%lld] (block lane %d, group of %d from %lld)",
-                (long long)i, lane, G, (long long)first);
+  if (hr_state_op(op)) {
+    hr_state_ref_run(op, g->dtype, g->correction, in, first, G, &ref);
+  } else {
+    hr_oracle_init(op, g->dtype, &ref);
+    for (int64_t j = first; j < first + G; j++)
+      hr_oracle_add(op, g->dtype, RJ_NAN_PROPAGATE, &ref, in, j);
+  }
+  hr_check_elem(res, op, ir_op_result(op, g->dtype), &ref, out, i,
+                "out[%lld] (block lane %d, group of %d from %lld)", (long long)i, lane, G,
+                (long long)first);
 }
 
 /* A data move's (or the lane id's) element i: exact bits. */
@@ -76,8 +76,8 @@ static void compare_move(const rj_subgroup *g, const void *in, const void *out, 
 static void compare(const rj_subgroup *g, const void *in, const void *out, int64_t n,
                     rj_check_result *res) {
   int G = 1 << g->log2_size;
-  bool all = g->primitive >= RJ_PRIM_REDUCE_ALL_ADD && g->primitive <= RJ_PRIM_REDUCE_ALL_MAX;
-  bool red = g->primitive >= RJ_PRIM_REDUCE_ADD && g->primitive <= RJ_PRIM_REDUCE_ALL_MAX;
+  bool all = false;
+  bool red = ir_primitive_op(g->primitive, &all) >= 0;
   for (int64_t i = 0; i < n; i++) {
     if (!red)
       compare_move(g, in, out, i, res);
@@ -90,7 +90,7 @@ static void compare(const rj_subgroup *g, const void *in, const void *out, int64
 static rj_status verify(rj_ctx *ctx, const rj_subgroup *g, hr_buf *in, hr_buf *out,
                         rj_check_result *res) {
   size_t all = hr_buf_bytes(in);
-  char *back = malloc(all);
+  char *back = malloc(all > hr_buf_bytes(out) ? all : hr_buf_bytes(out));
   if (!back) return hr_nomem(ctx);
   int64_t in_hits = 0, hits = 0;
   rj_status s = hr_buf_down(ctx, in, back, &in_hits);
@@ -101,7 +101,7 @@ static rj_status verify(rj_ctx *ctx, const rj_subgroup *g, hr_buf *in, hr_buf *o
   if (!s)
     hr_outside(res, hits, "%lld elements around the output buffer were written", (long long)hits);
   if (!s) {
-    compare(g, hr_payload(in), back + HR_GUARD * (size_t)ir_dtype(g->dtype)->bytes, in->n, res);
+    compare(g, hr_payload(in), back + HR_GUARD * (size_t)ir_dtype(out->t)->bytes, in->n, res);
     res->ok = res->wrong == 0 && res->outside_written == 0;
   }
   free(back);
@@ -116,10 +116,15 @@ rj_status hr_check_subgroup(rj_ctx *ctx, const rj_request *req, const rj_check_o
   hr_buf in = {0}, out = {0};
   hr_rng rng;
   hr_rng_seed(&rng, o->seed);
+  int op = ir_primitive_op(g->primitive, NULL); /* prod / and / or / xor: drawn for the op */
   rj_status s = hr_buf_make(ctx, &in, dev, g->dtype, n);
-  if (!s) s = hr_buf_make(ctx, &out, dev, g->dtype, n);
+  if (!s)
+    s = hr_buf_make(ctx, &out, dev, op >= 0 ? ir_op_result((rj_op)op, g->dtype) : g->dtype, n);
   if (!s) {
-    hr_fill_random(&rng, g->dtype, hr_payload(&in), n);
+    int64_t G = (int64_t)1 << g->log2_size;
+    hr_fill_op(&rng, op >= 0 ? (rj_op)op : RJ_OP_SUM, g->dtype, hr_payload(&in), n, G);
+    if (op >= 0 && hr_state_op((rj_op)op)) /* the state ops: redrawn by style (seed bits 3-4) */
+      hr_state_fill_runs((rj_op)op, g->dtype, hr_payload(&in), n / G, G, (int)(o->seed >> 3) & 3);
     hr_fill_nans(&rng, g->dtype, hr_payload(&in), n, o->nan_count);
     if (!(s = hr_buf_up(ctx, &in))) s = hr_buf_up(ctx, &out);
   }
@@ -138,7 +143,11 @@ rj_status hr_check_subgroup(rj_ctx *ctx, const rj_request *req, const rj_check_o
 rj_status hr_bench_subgroup(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                             rj_kernel *k, rj_bench_result *res) {
   const rj_subgroup *g = &req->u.subgroup;
-  int64_t n[2] = {(int64_t)g->threads * g->blocks, (int64_t)g->threads * g->blocks};
-  double bytes = 2.0 * (double)n[0] * ir_dtype(g->dtype)->bytes;
+  int op = ir_primitive_op(g->primitive, NULL);
+  int64_t b = ir_dtype(g->dtype)->bytes,
+          rb = op >= 0 ? ir_dtype(ir_op_result((rj_op)op, g->dtype))->bytes : b;
+  int64_t n[2] = {(int64_t)g->threads * g->blocks,
+                  ((int64_t)g->threads * g->blocks * rb + b - 1) / b};
+  double bytes = (double)n[0] * (double)(b + rb); /* out: argmax's i64 in src-dtype elements */
   return hr_bench_kernel(ctx, o, k, g->dtype, 2, n, 1, bytes, res);
 }

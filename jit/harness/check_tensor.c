@@ -9,7 +9,7 @@
  * bench: the source rotates over slices of a device buffer of at least 256 MiB (five times
  * H100's L2), so no run reads data another left in L2; CUDA events around each launch, warm-up,
  * the median of RUNS.  bytes = the view's elements read once + the destination written once
- * (read once more under accum). */
+ * (read once more under accum), each at its own dtype's size (argmax / argmin write i64). */
 #include "harness.h"
 
 #include <math.h>
@@ -192,8 +192,9 @@ rj_status hr_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opt
   b.nslice = b.slice >= least ? 2 : (least + b.slice - 1) / b.slice;
   enum { WARM = 5, RUNS = 30 };
   double ms[RUNS];
-  double moved =
-      (double)(v.outputs * v.reduce_len + v.outputs * (t->accum ? 2 : 1)) * (double)bytes;
+  size_t dbytes = (size_t)ir_dtype(ir_op_result(t->op, t->dtype))->bytes; /* argmax: i64 */
+  double moved = (double)(v.outputs * v.reduce_len) * (double)bytes +
+                 (double)(v.outputs * (t->accum ? 2 : 1)) * (double)dbytes;
   rj_status s = bench_fill(ctx, o, t, v.outputs, &b);
   if (!s) s = hr_bench_loop(ctx, WARM, RUNS, bench_run, &b, ms, moved, res);
   hr_free(ctx, o->compile.device, b.big, s);

@@ -11,6 +11,7 @@
 /* One run's state. */
 typedef struct tilerun {
   const rj_tile *t;
+  rj_dtype rt; /* dst's dtype: the op's result (argmax / argmin: i64) */
   ir_tile_shape f;
   int Ts; /* threads of one scope instance */
   bool local;
@@ -22,19 +23,24 @@ typedef struct tilerun {
   void *got;            /* a download, guards included */
 } tilerun;
 
-/* 1. inputs: random src (with NaNs if asked), dst random under accum else poison; the
- * reference; the dst offset -> spatial index map. */
+/* 1. inputs: random src (with NaNs if asked; the state ops' redrawn as for tensors, seed bits 3-4
+ * the style), dst random under accum else poison; the reference; the dst offset -> spatial index
+ * map. */
 static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, tilerun *u) {
   const rj_tile *t = u->t;
-  int dev = o->compile.device, bytes = ir_dtype(t->dtype)->bytes;
+  int dev = o->compile.device, bytes = ir_dtype(u->rt)->bytes;
   int64_t nsrc = ir_numel(&t->src), ndst = ir_numel(&t->dst);
   hr_rng g;
   hr_rng_seed(&g, o->seed);
   rj_status s;
   if ((s = hr_buf_make(ctx, &u->src, dev, t->dtype, nsrc))) return s;
-  if ((s = hr_buf_make(ctx, &u->dst, dev, t->dtype, ndst))) return s;
+  if ((s = hr_buf_make(ctx, &u->dst, dev, u->rt, ndst))) return s;
   hr_fill_op(&g, t->op, t->dtype, hr_payload(&u->src), nsrc, u->f.reduce_len);
   hr_fill_nans(&g, t->dtype, hr_payload(&u->src), nsrc, o->nan_count);
+  if (hr_state_op(t->op)) { /* redrawn, then NaNs again (the redraw keeps only some) */
+    hr_state_fill_tile(t, hr_payload(&u->src), (int)(o->seed >> 3) & 3);
+    hr_fill_nans(&g, t->dtype, hr_payload(&u->src), nsrc, o->nan_count);
+  }
   if (t->accum) hr_fill_op(&g, t->op, t->dtype, hr_payload(&u->dst), ndst, u->f.reduce_len);
   u->dst_init = malloc((size_t)ndst * (size_t)bytes);
   u->ref = malloc(sizeof(hr_value) * (size_t)u->f.spatial_len);
@@ -42,7 +48,10 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, tilerun *u) {
   if (!u->dst_init || !u->ref || !u->dsp) return hr_nomem(ctx);
   memcpy(u->dst_init, hr_payload(&u->dst), (size_t)ndst * (size_t)bytes);
   if ((s = hr_buf_up(ctx, &u->src)) || (s = hr_buf_up(ctx, &u->dst))) return s;
-  hr_oracle_tile(t, hr_payload(&u->src), t->accum ? u->dst_init : NULL, u->ref);
+  if (hr_state_op(t->op))
+    hr_state_ref_tile(t, hr_payload(&u->src), u->ref);
+  else
+    hr_oracle_tile(t, hr_payload(&u->src), t->accum ? u->dst_init : NULL, u->ref);
   for (int64_t y = 0; y < ndst; y++)
     u->dsp[y] = -1;
   for (int64_t sp = 0; sp < u->f.spatial_len; sp++)
@@ -62,7 +71,7 @@ static rj_status launch(rj_ctx *ctx, const rj_check_opts *o, rj_kernel *k, tiler
     if (ir_place(&t->dst, u->Ts, "dst", &u->pd, &e))
       return rj_error_set(ctx, e.status, "%s", e.msg);
     int64_t nout = (int64_t)u->f.threads * u->pd.nslots;
-    if ((s = hr_buf_make(ctx, &u->out, dev, t->dtype, nout)) || (s = hr_buf_up(ctx, &u->out)))
+    if ((s = hr_buf_make(ctx, &u->out, dev, u->rt, nout)) || (s = hr_buf_up(ctx, &u->out)))
       return s;
     ptr[2] = hr_payload_dev(&u->out);
   }
@@ -77,9 +86,8 @@ static void compare_dst(tilerun *u, const void *d, rj_check_result *res) {
   const rj_tile *t = u->t;
   for (int64_t y = 0; y < u->dst.n; y++) {
     if (u->dsp[y] >= 0) {
-      hr_check_elem(res, t->op, t->dtype, &u->ref[u->dsp[y]], d, y, "dst element %lld",
-                    (long long)y);
-    } else if (hr_load_bits(t->dtype, d, y) != hr_load_bits(t->dtype, u->dst_init, y)) {
+      hr_check_elem(res, t->op, u->rt, &u->ref[u->dsp[y]], d, y, "dst element %lld", (long long)y);
+    } else if (hr_load_bits(u->rt, d, y) != hr_load_bits(u->rt, u->dst_init, y)) {
       hr_outside(res, 1, "dst element %lld, outside the destination region, was written",
                  (long long)y);
     }
@@ -97,13 +105,13 @@ static void compare_slots(tilerun *u, const void *d, rj_check_result *res) {
     for (int j = 0; j < n; j++) {
       int64_t i = (int64_t)tid * n + j, y = on ? u->pd.elem[(int64_t)lane * n + j] : -1;
       if (!on) {
-        if (!hr_is_poison(t->dtype, d, i)) {
+        if (!hr_is_poison(u->rt, d, i)) {
           hr_outside(res, 1, "thread %d is not active but wrote its registers", tid);
         }
       } else if (y >= 0 && u->dsp[y] >= 0) {
-        hr_check_elem(res, t->op, t->dtype, &u->ref[u->dsp[y]], d, i,
+        hr_check_elem(res, t->op, u->rt, &u->ref[u->dsp[y]], d, i,
                       "thread %d dst slot %d (element %lld)", tid, j, (long long)y);
-      } else if (y >= 0 && hr_load_bits(t->dtype, d, i) != hr_load_bits(t->dtype, u->dst_init, y)) {
+      } else if (y >= 0 && hr_load_bits(u->rt, d, i) != hr_load_bits(u->rt, u->dst_init, y)) {
         hr_outside(res, 1,
                    "thread %d dst slot %d holds element %lld outside the region, and it changed",
                    tid, j, (long long)y);
@@ -114,15 +122,16 @@ static void compare_slots(tilerun *u, const void *d, rj_check_result *res) {
 
 /* 3. downloads: the source unchanged, the destination (or the slots) checked, the guards. */
 static rj_status compare(rj_ctx *ctx, tilerun *u, rj_check_result *res) {
-  size_t bytes = (size_t)ir_dtype(u->t->dtype)->bytes, most = hr_buf_bytes(&u->src);
+  size_t bytes = (size_t)ir_dtype(u->t->dtype)->bytes, rbytes = (size_t)ir_dtype(u->rt)->bytes;
+  size_t most = hr_buf_bytes(&u->src);
   if (hr_buf_bytes(&u->dst) > most) most = hr_buf_bytes(&u->dst);
   if (u->local && hr_buf_bytes(&u->out) > most) most = hr_buf_bytes(&u->out);
   if (!(u->got = malloc(most))) return hr_nomem(ctx);
   int64_t hits = 0;
-  const void *d = (char *)u->got + HR_GUARD * bytes;
+  const void *d = (char *)u->got + HR_GUARD * rbytes; /* dst and out */
   rj_status s;
   if ((s = hr_buf_down(ctx, &u->src, u->got, &hits))) return s;
-  if (memcmp(d, hr_payload(&u->src), (size_t)u->src.n * bytes)) {
+  if (memcmp((char *)u->got + HR_GUARD * bytes, hr_payload(&u->src), (size_t)u->src.n * bytes)) {
     hr_outside(res, 1, "the source buffer changed");
   }
   if ((s = hr_buf_down(ctx, &u->dst, u->got, &hits))) return s;
@@ -136,7 +145,7 @@ static rj_status compare(rj_ctx *ctx, tilerun *u, rj_check_result *res) {
 
 rj_status hr_check_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o, rj_kernel *k,
                         rj_check_result *res) {
-  tilerun u = {.t = &req->u.tile};
+  tilerun u = {.t = &req->u.tile, .rt = ir_op_result(req->u.tile.op, req->u.tile.dtype)};
   const rj_tile *t = u.t;
   ir_tile_facts(t, &u.f);
   u.local = t->src.mem == RJ_MEM_LOCAL;
@@ -157,7 +166,8 @@ rj_status hr_check_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts 
   return s;
 }
 
-/* bench: src and dst refilled with fresh data before every run; local tiles' slots buffer. */
+/* bench: src and dst refilled with fresh data before every run; local tiles' slots buffer.  dst
+ * and the slots hold the op's result dtype: their buffers are sized in src-dtype elements. */
 rj_status hr_bench_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o, rj_kernel *k,
                         rj_bench_result *res) {
   const rj_tile *t = &req->u.tile;
@@ -169,8 +179,10 @@ rj_status hr_bench_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts 
     return rj_error_set(ctx, e.status, "%s", e.msg);
   unsigned block[3];
   rj_kernel_dims(k, NULL, block, NULL);
-  int64_t n[3] = {ir_numel(&t->src), ir_numel(&t->dst), (int64_t)block[0] * pd.nslots};
+  int64_t b = ir_dtype(t->dtype)->bytes, rb = ir_dtype(ir_op_result(t->op, t->dtype))->bytes;
+  int64_t n[3] = {ir_numel(&t->src), (ir_numel(&t->dst) * rb + b - 1) / b,
+                  ((int64_t)block[0] * pd.nslots * rb + b - 1) / b};
   ir_placement_free(&pd);
-  double bytes = (double)(n[0] + n[1]) * ir_dtype(t->dtype)->bytes;
+  double bytes = (double)(n[0] * b + ir_numel(&t->dst) * rb);
   return hr_bench_kernel(ctx, o, k, t->dtype, 3, n, 2, bytes, res);
 }

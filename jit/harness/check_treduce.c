@@ -141,6 +141,7 @@ static rj_status run(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
   grp.tile[1] = t->tile[1];
   grp.pingpong = t->pingpong;
   grp.accum = t->accum;
+  grp.dynamic = t->dynamic;
   grp.path = path;
   grp.combine_ir = t->combine_ir; /* op custom (bench only: check has no oracle for it) */
   memcpy(grp.combine_fn, t->combine_fn, sizeof grp.combine_fn);

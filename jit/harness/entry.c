@@ -30,7 +30,19 @@ static const struct {
     [RJ_KIND_TENSOR] = {hr_check_tensor, hr_bench_tensor},
 };
 
-/* The kind's run (checking) or bench of a validated request into r. */
+/* The pin prepare's rj_compile took, released (k NULL: none), the call's status and message
+ * kept. */
+static rj_status let_go(rj_ctx *ctx, rj_kernel *k, rj_status s) {
+  if (!k) return s;
+  if (!s) return rj_kernel_release(ctx, k);
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", rj_errmsg(ctx));
+  rj_kernel_release(ctx, k);
+  return rj_error_set(ctx, s, "%s", msg);
+}
+
+/* The kind's run (checking) or bench of a validated request into r; the kernel is the cache's
+ * again afterwards. */
 static rj_status run_body(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o, hr_results *r,
                           bool checking) {
   rj_check_result *c = checking ? &r->check : NULL;
@@ -40,10 +52,10 @@ static rj_status run_body(rj_ctx *ctx, const rj_request *req, const rj_check_opt
   rj_status s;
   if (c) {
     s = prepare(ctx, req, o, c->variant, c->target, &c->compile_ms, &c->load_ms, &k);
-    return s ? s : by_kind[req->kind].check(ctx, req, o, k, c);
+    return let_go(ctx, k, s ? s : by_kind[req->kind].check(ctx, req, o, k, c));
   }
   s = prepare(ctx, req, o, r->bench.variant, r->bench.target, NULL, NULL, &k);
-  return s ? s : by_kind[req->kind].bench(ctx, req, o, k, &r->bench);
+  return let_go(ctx, k, s ? s : by_kind[req->kind].bench(ctx, req, o, k, &r->bench));
 }
 
 /* Defaults, validation, then the kind's run (cres) or bench (bres), its results handed out as

@@ -71,6 +71,14 @@ void hr_state_fill(hr_rng *g, const rj_tensor *t, const ir_tview *v, void *view,
 /* Every output's reference: argmax / argmin in u (the index; -1: none), the others in f, with n
  * (elements folded) in u and the error scale in mag. */
 void hr_state_ref(const rj_tensor *t, const ir_tview *v, const void *src, hr_value *ref);
+/* The same for a tile request (its outputs in fused spatial order, ir_src_offset's elements). */
+void hr_state_fill_tile(const rj_tile *t, void *src, int style);
+void hr_state_ref_tile(const rj_tile *t, const void *src, hr_value *ref);
+/* And for runs of len contiguous elements (the subgroup kind's groups): the fill over `runs` of
+ * them from src, and the reference (NaN propagated) of the run at element first. */
+void hr_state_fill_runs(rj_op op, rj_dtype t, void *src, int64_t runs, int64_t len, int style);
+void hr_state_ref_run(rj_op op, rj_dtype t, int correction, const void *src, int64_t first,
+                      int64_t len, hr_value *ref);
 /* hr_compare for these ops (element i of got, in the result's dtype): argmax / argmin exact,
  * the others within the tolerance of docs/CLI.md; NaN and inf exactly. */
 bool hr_state_compare(rj_op op, rj_dtype t, const hr_value *ref, const void *got, int64_t i,

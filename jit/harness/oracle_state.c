@@ -36,30 +36,62 @@ static double shape_value(rj_op op, rj_dtype t, int style, double x) {
   return style == 1 ? big(t, op, 1) + x : x * big(t, op, 2);
 }
 
-void hr_state_fill(hr_rng *g, const rj_tensor *t, const ir_tview *v, void *view, int style) {
-  (void)g;
-  for (int64_t p = 0; p < v->outputs; p++) {
-    int64_t base = ir_tview_offset(v, p, 0);
+/* Where element r of output p lies (elements of the buffer). */
+typedef int64_t offset_fn(const void *cx, int64_t p, int64_t r);
+
+static void fill(const rj_tensor *t, int64_t outputs, int64_t len, offset_fn *off, const void *cx,
+                 void *view, int style) {
+  for (int64_t p = 0; p < outputs; p++) {
     bool ninf_row = t->op == RJ_OP_LOGSUMEXP && style == 2 && p % 5 == 1;
-    for (int64_t r = 0; r < v->reduce_len; r++) {
-      int64_t i = base + ir_tview_offset(v, 0, r);
+    for (int64_t r = 0; r < len; r++) {
+      int64_t i = off(cx, p, r);
       double x = ninf_row ? -INFINITY
                           : shape_value(t->op, t->dtype, style, hr_load_f64(t->dtype, view, i));
-      if (t->op == RJ_OP_LOGSUMEXP && style == 2 && p % 7 == 3 && r == v->reduce_len / 2)
-        x = INFINITY;
+      if (t->op == RJ_OP_LOGSUMEXP && style == 2 && p % 7 == 3 && r == len / 2) x = INFINITY;
       hr_store_f64(t->dtype, view, i, x);
     }
   }
 }
 
+static int64_t tview_off(const void *cx, int64_t p, int64_t r) {
+  const ir_tview *v = cx;
+  return ir_tview_offset(v, p, 0) + ir_tview_offset(v, 0, r);
+}
+
+static int64_t tile_off(const void *cx, int64_t p, int64_t r) {
+  return ir_src_offset(cx, p, r);
+}
+
+static int64_t run_off(const void *cx, int64_t p, int64_t r) {
+  return *(const int64_t *)cx * p + r;
+}
+
+/* The fields the reference reads (op dtype nan correction) of a tile request. */
+static rj_tensor of_tile(const rj_tile *t) {
+  rj_tensor v = {.op = t->op, .dtype = t->dtype, .nan = t->nan, .correction = t->correction};
+  return v;
+}
+
+void hr_state_fill(hr_rng *g, const rj_tensor *t, const ir_tview *v, void *view, int style) {
+  (void)g;
+  fill(t, v->outputs, v->reduce_len, tview_off, v, view, style);
+}
+
+void hr_state_fill_tile(const rj_tile *t, void *src, int style) {
+  ir_tile_shape f;
+  ir_tile_facts(t, &f);
+  rj_tensor v = of_tile(t);
+  fill(&v, f.spatial_len, f.reduce_len, tile_off, t, src, style);
+}
+
 /* argmax / argmin: the first index of the extreme (the first NaN under propagate; -1 when every
  * element is an ignored NaN) */
-static void ref_arg(const rj_tensor *t, const ir_tview *v, const void *src, int64_t base,
-                    hr_value *a) {
+static void ref_arg(const rj_tensor *t, int64_t len, offset_fn *off, const void *cx,
+                    const void *src, int64_t p, hr_value *a) {
   int64_t best = -1;
   double bv = 0;
-  for (int64_t r = 0; r < v->reduce_len; r++) {
-    double x = hr_load_f64(t->dtype, src, base + ir_tview_offset(v, 0, r));
+  for (int64_t r = 0; r < len; r++) {
+    double x = hr_load_f64(t->dtype, src, off(cx, p, r));
     if (isnan(x)) {
       if (t->nan == RJ_NAN_IGNORE) continue;
       best = r;
@@ -71,13 +103,13 @@ static void ref_arg(const rj_tensor *t, const ir_tview *v, const void *src, int6
 }
 
 /* var / std: two passes in long double; mag: the scale of the working precision's error */
-static void ref_var(const rj_tensor *t, const ir_tview *v, const void *src, int64_t base,
-                    hr_value *a) {
+static void ref_var(const rj_tensor *t, int64_t len, offset_fn *off, const void *cx,
+                    const void *src, int64_t p, hr_value *a) {
   long double sum = 0, m2 = 0;
   int64_t n = 0;
   bool nan = false;
-  for (int64_t r = 0; r < v->reduce_len; r++) {
-    double x = hr_load_f64(t->dtype, src, base + ir_tview_offset(v, 0, r));
+  for (int64_t r = 0; r < len; r++) {
+    double x = hr_load_f64(t->dtype, src, off(cx, p, r));
     if (isnan(x)) {
       nan |= t->nan == RJ_NAN_PROPAGATE;
       continue;
@@ -85,8 +117,8 @@ static void ref_var(const rj_tensor *t, const ir_tview *v, const void *src, int6
     sum += x, n++;
   }
   long double mean = n ? sum / n : 0;
-  for (int64_t r = 0; r < v->reduce_len; r++) {
-    double x = hr_load_f64(t->dtype, src, base + ir_tview_offset(v, 0, r));
+  for (int64_t r = 0; r < len; r++) {
+    double x = hr_load_f64(t->dtype, src, off(cx, p, r));
     if (!isnan(x)) m2 += (x - mean) * (x - mean);
   }
   double d = n - t->correction > 0 ? (double)(n - t->correction) : 0.0;
@@ -98,13 +130,13 @@ static void ref_var(const rj_tensor *t, const ir_tview *v, const void *src, int6
 }
 
 /* logsumexp: the max, then the sum of exp(x - max) */
-static void ref_lse(const rj_tensor *t, const ir_tview *v, const void *src, int64_t base,
-                    hr_value *a) {
+static void ref_lse(const rj_tensor *t, int64_t len, offset_fn *off, const void *cx,
+                    const void *src, int64_t p, hr_value *a) {
   double m = -INFINITY;
   bool nan = false;
   int64_t n = 0;
-  for (int64_t r = 0; r < v->reduce_len; r++) {
-    double x = hr_load_f64(t->dtype, src, base + ir_tview_offset(v, 0, r));
+  for (int64_t r = 0; r < len; r++) {
+    double x = hr_load_f64(t->dtype, src, off(cx, p, r));
     if (isnan(x)) {
       nan |= t->nan == RJ_NAN_PROPAGATE;
       continue;
@@ -112,8 +144,8 @@ static void ref_lse(const rj_tensor *t, const ir_tview *v, const void *src, int6
     m = x > m ? x : m, n++;
   }
   long double s = 0;
-  for (int64_t r = 0; r < v->reduce_len && isfinite(m); r++) {
-    double x = hr_load_f64(t->dtype, src, base + ir_tview_offset(v, 0, r));
+  for (int64_t r = 0; r < len && isfinite(m); r++) {
+    double x = hr_load_f64(t->dtype, src, off(cx, p, r));
     if (!isnan(x)) s += expl((long double)x - m);
   }
   a->f = nan ? NAN : isfinite(m) ? m + (double)logl(s) : m;
@@ -121,19 +153,41 @@ static void ref_lse(const rj_tensor *t, const ir_tview *v, const void *src, int6
   a->u = (uint64_t)n;
 }
 
-void hr_state_ref(const rj_tensor *t, const ir_tview *v, const void *src, hr_value *ref) {
-  for (int64_t p = 0; p < v->outputs; p++) {
+static void ref_rows(const rj_tensor *t, int64_t outputs, int64_t len, offset_fn *off,
+                     const void *cx, const void *src, hr_value *ref) {
+  for (int64_t p = 0; p < outputs; p++) {
     hr_value *a = &ref[p];
     a->f = a->mag = 0;
     a->u = 0;
-    int64_t base = ir_tview_offset(v, p, 0);
     if (t->op == RJ_OP_ARGMAX || t->op == RJ_OP_ARGMIN)
-      ref_arg(t, v, src, base, a);
+      ref_arg(t, len, off, cx, src, p, a);
     else if (t->op == RJ_OP_LOGSUMEXP)
-      ref_lse(t, v, src, base, a);
+      ref_lse(t, len, off, cx, src, p, a);
     else
-      ref_var(t, v, src, base, a);
+      ref_var(t, len, off, cx, src, p, a);
   }
+}
+
+void hr_state_ref(const rj_tensor *t, const ir_tview *v, const void *src, hr_value *ref) {
+  ref_rows(t, v->outputs, v->reduce_len, tview_off, v, src, ref);
+}
+
+void hr_state_fill_runs(rj_op op, rj_dtype t, void *src, int64_t runs, int64_t len, int style) {
+  rj_tensor v = {.op = op, .dtype = t};
+  fill(&v, runs, len, run_off, &len, src, style);
+}
+
+void hr_state_ref_run(rj_op op, rj_dtype t, int correction, const void *src, int64_t first,
+                      int64_t len, hr_value *ref) {
+  rj_tensor v = {.op = op, .dtype = t, .nan = RJ_NAN_PROPAGATE, .correction = correction};
+  ref_rows(&v, 1, len, run_off, &len, (const char *)src + first * ir_dtype(t)->bytes, ref);
+}
+
+void hr_state_ref_tile(const rj_tile *t, const void *src, hr_value *ref) {
+  ir_tile_shape f;
+  ir_tile_facts(t, &f);
+  rj_tensor v = of_tile(t);
+  ref_rows(&v, f.spatial_len, f.reduce_len, tile_off, t, src, ref);
 }
 
 /* var / std / logsumexp (finite values; NaN and inf were compared exactly): the working float's

@@ -69,13 +69,15 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_tre
   if (!caller) return ir_fail(e, RJ_EINVAL, "group: NULL");
   if (caller->struct_size != sizeof *full && caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V1 &&
       caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V2 &&
-      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V3)
+      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V3 &&
+      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V4)
     return ir_fail(e, RJ_EINVAL,
                    "group.struct_size: %u, this library expects %zu (or %zu, the group before "
-                   "stream and async, %zu, before ring_timeout_ms, or %zu, before the combine; "
-                   "use rj_treduce_group_init)",
+                   "stream and async, %zu, before ring_timeout_ms, %zu, before dynamic, or %zu, "
+                   "before the combine; use rj_treduce_group_init)",
                    caller->struct_size, sizeof *full, (size_t)RJ_TREDUCE_GROUP_SIZE_V1,
-                   (size_t)RJ_TREDUCE_GROUP_SIZE_V2, (size_t)RJ_TREDUCE_GROUP_SIZE_V3);
+                   (size_t)RJ_TREDUCE_GROUP_SIZE_V2, (size_t)RJ_TREDUCE_GROUP_SIZE_V3,
+                   (size_t)RJ_TREDUCE_GROUP_SIZE_V4);
   memset(full, 0, sizeof *full);
   memcpy(full, caller, caller->struct_size);
   const rj_treduce_group *g = full;
@@ -84,6 +86,8 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_tre
   if (g->ring_timeout_ms < 0 || g->ring_timeout_ms > 3600000)
     return ir_fail(e, RJ_EINVAL, "ring_timeout_ms: %lld is outside 0..3600000 (0: 10000)",
                    (long long)g->ring_timeout_ms);
+  if (g->dynamic != 0 && g->dynamic != 1)
+    return ir_fail(e, RJ_EINVAL, "dynamic: %d (expected 0 or 1)", g->dynamic);
   if (g->ranks < 1 || g->ranks > 1024)
     return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", g->ranks);
   if (g->root < 0 || g->root >= g->ranks)
@@ -130,6 +134,7 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_tre
   t->tile[1] = g->tile[1];
   t->pingpong = g->pingpong != 0;
   t->accum = g->accum != 0;
+  t->dynamic = g->dynamic;
   t->combine_ir = g->combine_ir; /* op custom (validation: none of them for other ops) */
   memcpy(t->combine_fn, g->combine_fn, sizeof t->combine_fn);
   t->combine_identity = g->combine_identity;

@@ -28,7 +28,8 @@ int jit_tr_gpus(const rj_treduce *t, const int *dev, int *gpus, int *local) {
 }
 
 rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_options *opt, int dev,
-                             rj_kernel **k, rj_treduce_result *res) {
+                             jit_tr_launch *l, rj_treduce_result *res) {
+  rj_kernel **k = &l->k;
   rj_options o;
   rj_options_init(&o);
   if (opt) {
@@ -43,6 +44,12 @@ rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_option
   rj_status s = jit_compile(ctx, req, &o, k, &plan);
   if (s) return s;
   ctx->err = saved;
+  /* a runtime-size kernel's launch is req's plan's (the kernel's is the shape it was made for) */
+  bool runtime = plan.np > 0;
+  memcpy(l->grid, runtime ? plan.grid : (*k)->grid, sizeof l->grid);
+  memcpy(l->block, runtime ? plan.block : (*k)->block, sizeof l->block);
+  l->np = plan.np;
+  l->numel = runtime ? plan.p[0] : 0;
   if (!res->variant[0]) {
     snprintf(res->variant, sizeof res->variant, "%s", (*k)->variant);
     snprintf(res->target, sizeof res->target, "%s", (*k)->target);
@@ -88,21 +95,23 @@ rj_status jit_treduce_fold(rj_ctx *ctx, const rj_request *req, const uint64_t *t
     l->dst = dst;
     l->dev = dev;
     l->slice = slice;
-    s = jit_treduce_kernel(ctx, &sub, opt, dev, &l->k, res);
+    s = jit_treduce_kernel(ctx, &sub, opt, dev, l, res);
   }
   return s;
 }
 
 rj_status jit_treduce_launch(rj_ctx *ctx, const jit_tr_launch *l, void *stream,
                              rj_treduce_result *res) {
-  void *args[1 + JIT_TR_PER_KERNEL];
+  void *args[1 + JIT_TR_PER_KERNEL + 1];
   uint64_t dst = l->dst;
+  int64_t numel = l->numel;
   args[0] = &dst;
   for (int k = 0; k < l->n; k++)
     args[1 + k] = (void *)&l->src[k];
+  if (l->np) args[1 + l->n] = &numel; /* a runtime-size kernel: (dst, src..., n) */
   jit_launch_args la = {.args = args, .stream = stream};
-  memcpy(la.grid, l->k->grid, sizeof la.grid);
-  memcpy(la.block, l->k->block, sizeof la.block);
+  memcpy(la.grid, l->grid, sizeof la.grid);
+  memcpy(la.block, l->block, sizeof la.block);
   res->launches++;
   return jit_launch(ctx, l->k, l->dev, &la);
 }

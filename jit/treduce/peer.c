@@ -89,11 +89,11 @@ static rj_status sort_ranks(rt_cuda *rt, const rj_treduce *t, const int *dev, rj
 
 /* Step 2: the kernels.  All direct and at most 128 ranks: the request as given, one launch;
  * otherwise launches of derived requests over table[] (the direct ranks' sources in fold order),
- * and kstaged[0], the 1-rank accumulating kernel that folds a staging buffer (kstaged[1]: the
- * last staged rank's, which divides for op mean; else the same). */
+ * and kstaged[0], the 1-rank accumulating kernel that folds a staging buffer, its k and launch
+ * (kstaged[1]: the last staged rank's, which divides for op mean; else the same). */
 static rj_status make_kernels(rj_ctx *ctx, const rj_request *req, const uint64_t *src, int root_dev,
                               uint64_t dst, const rj_options *opt, const rank_paths *rp,
-                              uint64_t *table, jit_tr_launch *L, int *nl, rj_kernel **kstaged,
+                              uint64_t *table, jit_tr_launch *L, int *nl, jit_tr_launch *kstaged,
                               rj_treduce_result *res) {
   int N = req->u.treduce.ranks;
   if (rp->nstaged == 0 && N <= JIT_TR_PER_KERNEL) {
@@ -105,7 +105,7 @@ static rj_status make_kernels(rj_ctx *ctx, const rj_request *req, const uint64_t
     L[0].dst = dst;
     L[0].dev = root_dev;
     *nl = 1;
-    return jit_treduce_kernel(ctx, req, opt, root_dev, &L[0].k, res);
+    return jit_treduce_kernel(ctx, req, opt, root_dev, &L[0], res);
   }
   for (int i = 0; i < rp->ndirect; i++)
     table[i] = src[rp->direct[i]];
@@ -134,7 +134,7 @@ static rj_status make_kernels(rj_ctx *ctx, const rj_request *req, const uint64_t
  * temporary buffer is stream-ordered when the call is async).  The current context is the
  * root's. */
 static rj_status prepare(rj_ctx *ctx, rt_cuda *rt, int root_dev, jit_tr_launch *L, int nl,
-                         rj_kernel *const *kstaged, int nstaged, const jit_tr_call *call,
+                         const jit_tr_launch *kstaged, int nstaged, const jit_tr_call *call,
                          staging *sg, rj_treduce_result *res) {
   double ms = 0;
   rj_status s = RJ_OK;
@@ -142,8 +142,8 @@ static rj_status prepare(rj_ctx *ctx, rt_cuda *rt, int root_dev, jit_tr_launch *
     s = jit_load(ctx, L[i].k, root_dev, &ms);
     res->load_ms += ms;
   }
-  for (int k = 0; !s && k < 2 && kstaged[k]; k++) {
-    s = jit_load(ctx, kstaged[k], root_dev, &ms);
+  for (int k = 0; !s && k < 2 && kstaged[k].k; k++) {
+    s = jit_load(ctx, kstaged[k].k, root_dev, &ms);
     res->load_ms += ms;
   }
   if (!s) s = jit_dev_stream(ctx, rt, root_dev, 0, &sg->ks);
@@ -163,7 +163,7 @@ static rj_status prepare(rj_ctx *ctx, rt_cuda *rt, int root_dev, jit_tr_launch *
  * into buffer i % nbuf (once the fold before has consumed it) and folded. */
 static rj_status enqueue(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
                          const int *dev, uint64_t dst, const rank_paths *rp, jit_tr_launch *L,
-                         int nl, rj_kernel *const *kstaged, const jit_tr_call *call, staging *sg,
+                         int nl, const jit_tr_launch *kstaged, const jit_tr_call *call, staging *sg,
                          rj_treduce_result *res) {
   ir_err *e = &ctx->err;
   int root_dev = dev[req->u.treduce.root];
@@ -179,8 +179,11 @@ static rj_status enqueue(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const 
     if (!s) s = rt_stream_wait(rt, sg->ks, sg->copied[b], e);
     if (!s) {
       uint64_t one = sg->buf[b];
-      rj_kernel *k = kstaged[i + 1 == rp->nstaged]; /* the last one writes the result */
-      jit_tr_launch l = {.k = k, .dev = root_dev, .n = 1, .src = &one, .dst = dst};
+      jit_tr_launch l = kstaged[i + 1 == rp->nstaged]; /* the last one writes the result */
+      l.dev = root_dev;
+      l.n = 1;
+      l.src = &one;
+      l.dst = dst;
       s = jit_treduce_launch(ctx, &l, sg->ks, res);
     }
     if (!s) s = rt_event_record(rt, sg->consumed[b], sg->ks, e);
@@ -234,7 +237,7 @@ rj_status jit_treduce_peer(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   snprintf(res->path, sizeof res->path, "%s", rp.nstaged ? "staged" : "peer");
   jit_tr_launch L[1 + (1024 + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL];
   int nl = 0;
-  rj_kernel *kstaged[2] = {NULL, NULL};
+  jit_tr_launch kstaged[2] = {{.k = NULL}, {.k = NULL}};
   if (!s) s = make_kernels(ctx, req, src, root_dev, dst, opt, &rp, table, L, &nl, kstaged, res);
   /* nothing to move (an empty buffer): the destination stays as it is */
   if (!s && g.numel && !(s = rt_enter(rt, root_dev, e))) {

@@ -80,16 +80,6 @@ typedef struct ring {
   double load; /* the busiest GPU's link traffic in B, one way */
 } ring;
 
-/* Row-major and gap-free for the shape (dims of extent 1 may have any stride). */
-static bool dense(const ir_treduce_geom *g, const int64_t *st) {
-  int64_t m = 1;
-  for (int d = 4; d >= 0; d--) {
-    if (g->shape[d] > 1 && st[d] != m) return false;
-    m *= g->shape[d];
-  }
-  return true;
-}
-
 /* Why the ring can't run t (into why), or NULL: sums, means and products of f16 / bf16, strided
  * views, a non-commutative combine whose chain (rank order) would not start on the root's GPU. */
 static const char *refusal(const rj_treduce *t, const int *dev, char *why, size_t nwhy) {
@@ -112,9 +102,9 @@ static const char *refusal(const rj_treduce *t, const int *dev, char *why, size_
              dev[0], dev[t->root]);
     return why;
   }
-  if (g.numel && (!dense(&g, g.src_st) || !dense(&g, g.dst_st))) {
+  if (g.numel && (!ir_treduce_dense(&g, g.src_st) || !ir_treduce_dense(&g, g.dst_st))) {
     snprintf(why, nwhy, "the %s is a strided view (the ring moves dense row-major buffers)",
-             dense(&g, g.src_st) ? "destination" : "sources");
+             ir_treduce_dense(&g, g.src_st) ? "destination" : "sources");
     return why;
   }
   return NULL;
@@ -361,7 +351,7 @@ static rj_status hop_kernels(ring_call *rc, const uint64_t *src, uint64_t dst,
     l->n = n;
     l->src = mine;
     l->dev = h->dev;
-    s = jit_treduce_kernel(rc->ctx, &sub, opt, h->dev, &l->k, res);
+    s = jit_treduce_kernel(rc->ctx, &sub, opt, h->dev, l, res);
     double ms = 0;
     if (!s && !(s = rt_enter(rc->rt, h->dev, rc->e))) {
       s = jit_load(rc->ctx, l->k, h->dev, &ms);

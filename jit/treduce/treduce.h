@@ -75,18 +75,24 @@ int jit_tr_rank_at(const rj_treduce *t, int pos);
  * order, and (local, when not NULL) how many ranks each holds; their count, or -1 when there are
  * more than RJ_TREDUCE_MAX_SLICES. */
 int jit_tr_gpus(const rj_treduce *t, const int *dev, int *gpus, int *local);
-/* One kernel launch: k over n sources into dst on device dev. */
+/* One kernel launch: k over n sources into dst on device dev, with req's geometry and, for a
+ * runtime-size kernel (np = 1), req's element count as its last parameter. */
 typedef struct jit_tr_launch {
   rj_kernel *k;
   int dev, slice;
   int n;               /* sources */
   const uint64_t *src; /* n pointers (into the caller's table) */
   uint64_t dst;
+  unsigned grid[3], block[3]; /* req's: the kernel's own, or a runtime-size kernel's plan's */
+  int np;                     /* 0: a constant kernel; 1: numel is a kernel parameter */
+  int64_t numel;
 } jit_tr_launch;
-/* Compiles req for device dev (opt's target and PTX version), filling res's variant / target
- * and adding its compile time. */
+/* Compiles req for device dev (opt's target and PTX version) into l->k with req's launch (l's
+ * geometry, np and numel; its other fields untouched), filling res's variant / target and adding
+ * its compile time.  A dynamic request over dense buffers finds a kernel compiled for any other
+ * element count of its bucket (no compile). */
 rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_options *opt, int dev,
-                             rj_kernel **k, rj_treduce_result *res);
+                             jit_tr_launch *l, rj_treduce_result *res);
 /* Appends to L (at *nl) the launches that fold the n sources table[] (in fold order: the root's
  * first) into dst: up to 128 per kernel, root 0, the later kernels accumulating (the first only
  * under req's accum).  final: its last launch writes the result (op mean divides there; the

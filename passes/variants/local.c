@@ -6,8 +6,13 @@
  * read off the placement, and before emitting anything the plan is proved — for every thread
  * and every destination slot, the slots it folds across its butterfly coset are exactly the
  * source elements of that output, each once.  A layout the proof rejects is declined with the
- * reason.  accum is honoured on every path (the reference ignores it on the shuffle path). */
+ * reason.  accum is honoured on every path (the reference ignores it on the shuffle path).
+ * The state ops (argmax argmin var std logsumexp; passes/state.h) fold a state per slot and shuffle
+ * it field by field; argmax / argmin read each slot's index in the reduction from a constant table
+ * (thread x slot: the index differs per thread), and dst slots hold the i64 index. */
 #include "local.h"
+
+#include "../state.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -504,16 +509,19 @@ static void finish_slot(pass_emit *e, const rj_tile *t, const pass_tile_args *a,
   if (cross)
     acc = cross(e, t, p, acc);
   else
-    acc = pass_bfly_tree(e, t->op, t->dtype, t->nan, acc, pass_i32(e, -1), p->masks, p->nmask, 32);
-  acc = pass_mean(e, t->op, t->dtype, acc, pass_i32(e, f.reduce_len));
+    acc = st_tile_tree(e, t, acc, pass_i32(e, -1), p->masks, p->nmask, 32);
+  bool state = st_is(t->op);
+  rj_tensor st = st_of_tile(t);
+  if (!state) acc = pass_mean(e, t->op, t->dtype, acc, pass_i32(e, f.reduce_len));
+  if (state) ty = pass_type(e, ir_op_result(t->op, t->dtype));
   LLVMValueRef dptr = pass_gep(e, ty, a->dst, jd);
   bool everyone = memcmp(write, all, sizeof all) == 0;
   pass_if w;
   if (!everyone) pass_if_begin(e, &w, thread_bit(e, write, p->T, a->tid));
-  if (t->accum)
+  if (t->accum) /* not with a state op (validated) */
     acc = pass_fold(e, t->op, t->dtype, t->nan, acc,
                     pass_to_acc(e, LLVMBuildLoad2(e->B, ty, dptr, ""), t->dtype));
-  LLVMBuildStore(e->B, pass_from_acc(e, acc, t->dtype), dptr);
+  LLVMBuildStore(e->B, state ? st_finish(e, &st, acc) : pass_from_acc(e, acc, t->dtype), dptr);
   if (!everyone) pass_if_end(e, &w);
 }
 
@@ -525,14 +533,54 @@ static void loop_end(pass_emit *e, pass_loop *l) {
   pass_no_unroll(e, LLVMGetBasicBlockTerminator(latch));
 }
 
+/* argmax / argmin: the index in its reduction of the element in each thread's src slots (a
+ * constant table, thread-major; 0 for slots outside the region), and this thread's row. */
+typedef struct index_table {
+  LLVMValueRef tab, row; /* NULL: the op reads no index */
+} index_table;
+
+static bool make_index_table(pass_emit *e, const rj_tile *t, const pass_tile_args *a, const plan *p,
+                             index_table *ix) {
+  ix->tab = ix->row = NULL;
+  if (!st_indexed(t->op)) return true;
+  ir_tile_shape f;
+  ir_tile_facts(t, &f);
+  int64_t nsrc = ir_numel(&t->src), ns = p->ps.nslots, cells = (int64_t)p->T * ns;
+  int32_t *r_of = malloc(sizeof(int32_t) * (size_t)nsrc),
+          *tab = malloc(sizeof(int32_t) * (size_t)(cells + 1));
+  bool ok = r_of && tab;
+  for (int64_t x = 0; ok && x < nsrc; x++)
+    r_of[x] = 0;
+  for (int64_t sp = 0; ok && sp < f.spatial_len; sp++)
+    for (int64_t r = 0; r < f.reduce_len; r++)
+      r_of[ir_src_offset(t, sp, r)] = (int32_t)r;
+  for (int64_t i = 0; ok && i < cells; i++)
+    tab[i] = p->ps.elem[i] >= 0 ? r_of[p->ps.elem[i]] : 0;
+  if (ok) {
+    ix->tab = pass_const_table_i32(e, tab, cells, "rj_red_index");
+    ix->row = LLVMBuildMul(e->B, a->tid, pass_i32(e, (int32_t)ns), "");
+  }
+  free(r_of);
+  free(tab);
+  return ok;
+}
+
+/* The index of src slot j (i32) of this thread, or NULL when the op reads none. */
+static LLVMValueRef slot_index(pass_emit *e, const index_table *ix, LLVMValueRef j) {
+  if (!ix->tab) return NULL;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
+  return LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, ix->tab, LLVMBuildAdd(e->B, ix->row, j, "")),
+                        "");
+}
+
 /* acc (an alloca) folds the src slots off + nest, level lev down to 0, in ascending order */
 static void fold_nest(pass_emit *e, const rj_tile *t, const pass_tile_args *a, LLVMValueRef acc,
-                      const pass_local_nest *q, int lev, LLVMValueRef off) {
+                      const pass_local_nest *q, int lev, LLVMValueRef off, const index_table *ix) {
   LLVMTypeRef ty = pass_type(e, t->dtype), aty = LLVMGetAllocatedType(acc);
   if (lev < 0) {
     LLVMValueRef x = LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, a->src, off), "");
-    LLVMValueRef v = pass_fold(e, t->op, t->dtype, t->nan, LLVMBuildLoad2(e->B, aty, acc, ""),
-                               pass_to_acc(e, x, t->dtype));
+    LLVMValueRef v = st_tile_fold(e, t, LLVMBuildLoad2(e->B, aty, acc, ""),
+                                  pass_to_acc(e, x, t->dtype), slot_index(e, ix, off));
     LLVMBuildStore(e->B, v, acc);
     return;
   }
@@ -540,14 +588,14 @@ static void fold_nest(pass_emit *e, const rj_tile *t, const pass_tile_args *a, L
   pass_loop_begin(e, &l, pass_i32(e, 0), pass_i32(e, (int32_t)q->count[lev]), pass_i32(e, 1));
   LLVMValueRef at =
       LLVMBuildAdd(e->B, off, LLVMBuildMul(e->B, l.i, pass_i32(e, (int32_t)q->step[lev]), ""), "");
-  fold_nest(e, t, a, acc, q, lev - 1, at);
+  fold_nest(e, t, a, acc, q, lev - 1, at, ix);
   loop_end(e, &l);
 }
 
 /* The looped form: per group, a loop over its dst slots, each folding its pieces in loops. */
 static void emit_looped(pass_emit *e, const rj_tile *t, const pass_tile_args *a, const plan *p,
-                        pass_local_cross cross) {
-  LLVMValueRef id = pass_identity(e, t->op, t->dtype);
+                        pass_local_cross cross, const index_table *ix) {
+  LLVMValueRef id = st_tile_identity(e, t);
   LLVMValueRef acc = pass_entry_alloca(e, LLVMTypeOf(id), "rj_acc");
   for (int gi = 0; gi < p->ngroups; gi++) {
     const pass_local_group *g = &p->groups[gi];
@@ -563,7 +611,7 @@ static void emit_looped(pass_emit *e, const rj_tile *t, const pass_tile_args *a,
     for (int k = 0; k < g->npieces; k++) {
       const pass_local_nest *q = &g->pieces[k];
       LLVMValueRef off = LLVMBuildAdd(e->B, shift, pass_i32(e, (int32_t)q->base), "");
-      fold_nest(e, t, a, acc, q, q->nlev - 1, off);
+      fold_nest(e, t, a, acc, q, q->nlev - 1, off, ix);
     }
     LLVMValueRef jd =
         LLVMBuildAdd(e->B, jd0, LLVMBuildMul(e->B, m.i, pass_i32(e, (int32_t)g->djd), ""), "");
@@ -576,17 +624,21 @@ static void emit_looped(pass_emit *e, const rj_tile *t, const pass_tile_args *a,
 
 rj_status pass_local_emit(pass_emit *e, const rj_tile *t, const pass_tile_args *a, const plan *p,
                           pass_local_cross cross) {
+  index_table ix;
+  if (!make_index_table(e, t, a, p, &ix))
+    return ir_fail(e->err, RJ_ENOMEM, "local: out of memory (the index table)");
   if (p->looped) {
-    emit_looped(e, t, a, p, cross);
+    emit_looped(e, t, a, p, cross, &ix);
     return RJ_OK;
   }
   LLVMTypeRef ty = pass_type(e, t->dtype);
   for (int64_t jd = 0; jd < p->pd.nslots; jd++) {
     if (!p->fold[jd]) continue;
-    LLVMValueRef acc = pass_identity(e, t->op, t->dtype);
+    LLVMValueRef acc = st_tile_identity(e, t);
     for (const int32_t *j = p->fold[jd]; *j >= 0; j++) {
       LLVMValueRef x = LLVMBuildLoad2(e->B, ty, slot_ptr(e, ty, a->src, *j), "");
-      acc = pass_fold(e, t->op, t->dtype, t->nan, acc, pass_to_acc(e, x, t->dtype));
+      acc =
+          st_tile_fold(e, t, acc, pass_to_acc(e, x, t->dtype), slot_index(e, &ix, pass_i32(e, *j)));
     }
     finish_slot(e, t, a, p, cross, acc, pass_i32(e, (int32_t)jd), p->write[jd]);
   }
@@ -610,7 +662,7 @@ const pass_variant pass_variant_local = {
     .prio = 10,
     .kind = RJ_KIND_TILE,
     .summary = "register tile: per-thread fold, then shfl.sync.bfly over the reduced lane bits",
-    .ops = PASS_OPS_SCALAR,
+    .ops = PASS_OPS_SCALAR | ST_OPS,
     .accepts = accepts,
     .kernel = PASS_EMIT(pass_tile_kernel),
     .tile = PASS_EMIT(tile),

@@ -6,8 +6,11 @@
  * closes the op.  Unlike the reference, a thread count that is not a multiple of the group is
  * rejected, and when the reduction is longer than 32 and there are more warps than outputs,
  * W warps cooperate on one output through warp partials in shared scratch (a second level).
- * thread: the sequential loop. */
-#include "../passes.h"
+ * thread: the sequential loop.
+ * The state ops (argmax argmin var std logsumexp; passes/state.h) fold a state where the others
+ * fold a scalar: each field shuffled in the tree, the warp partials a state each; dst holds the
+ * result (argmax / argmin: the i64 index in the reduction, row-major over the reduced dims). */
+#include "../state.h"
 
 #include <stdio.h>
 
@@ -59,7 +62,12 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
   }
   /* the harness's two arrays and, with two levels, the warp partials share 48 KiB */
   int64_t b = ir_dtype(t->dtype)->bytes, acc = t->dtype == RJ_F16 || t->dtype == RJ_BF16 ? 4 : b;
-  int64_t bytes = IR_ALIGN16(ir_numel(&t->src) * b) + IR_ALIGN16(ir_numel(&t->dst) * b) +
+  int64_t bd = ir_dtype(ir_op_result(t->op, t->dtype))->bytes;
+  if (st_is(t->op)) {
+    rj_tensor st = st_of_tile(t);
+    acc = st_bytes(&st);
+  }
+  int64_t bytes = IR_ALIGN16(ir_numel(&t->src) * b) + IR_ALIGN16(ir_numel(&t->dst) * bd) +
                   (p.W ? IR_ALIGN16(p.T / 32 * acc) : 0);
   if (bytes > IR_STATIC_SHARED) {
     snprintf(buf, n,
@@ -87,9 +95,9 @@ static LLVMValueRef member_mask(pass_emit *e, int T, LLVMValueRef tid) {
 static LLVMValueRef gather(pass_emit *e, const rj_tile *t, const plan *p, const pass_tile_args *a,
                            LLVMValueRef valid, LLVMValueRef spa_off, LLVMValueRef lane,
                            int stride) {
-  LLVMTypeRef ty = pass_type(e, t->dtype), acc_ty = pass_acc_type(e, t->dtype);
+  LLVMTypeRef ty = pass_type(e, t->dtype), acc_ty = st_tile_acc_type(e, t);
   LLVMValueRef acc = pass_entry_alloca(e, acc_ty, "acc");
-  LLVMBuildStore(e->B, pass_identity(e, t->op, t->dtype), acc);
+  LLVMBuildStore(e->B, st_tile_identity(e, t), acc);
   bool red[RJ_MAX_DIMS];
   for (int d = 0; d < RJ_MAX_DIMS; d++)
     red[d] = p->f.reduced[d];
@@ -102,7 +110,7 @@ static LLVMValueRef gather(pass_emit *e, const rj_tile *t, const plan *p, const 
   LLVMValueRef x =
       pass_to_acc(e, LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, a->src, off), ""), t->dtype);
   LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, acc, "");
-  LLVMBuildStore(e->B, pass_fold(e, t->op, t->dtype, t->nan, cur, x), acc);
+  LLVMBuildStore(e->B, st_tile_fold(e, t, cur, x, l.i), acc);
   pass_if_end(e, &in);
   pass_loop_end(e, &l);
   return LLVMBuildLoad2(e->B, acc_ty, acc, "");
@@ -122,10 +130,17 @@ static void store(pass_emit *e, const rj_tile *t, const pass_tile_args *a, LLVMV
                   LLVMValueRef v) {
   ir_tile_shape f;
   ir_tile_facts(t, &f);
-  v = pass_mean(e, t->op, t->dtype, v, pass_i32(e, f.reduce_len));
   bool all[RJ_MAX_DIMS];
   for (int d = 0; d < RJ_MAX_DIMS; d++)
     all[d] = true;
+  if (st_is(t->op)) { /* no accum (validated) */
+    rj_tensor s = st_of_tile(t);
+    LLVMTypeRef rty = pass_type(e, ir_op_result(t->op, t->dtype));
+    LLVMValueRef ptr = pass_gep(e, rty, a->dst, pass_region_offset(e, &t->dst, all, spa, true));
+    LLVMBuildStore(e->B, st_finish(e, &s, v), ptr);
+    return;
+  }
+  v = pass_mean(e, t->op, t->dtype, v, pass_i32(e, f.reduce_len));
   LLVMTypeRef ty = pass_type(e, t->dtype);
   LLVMValueRef ptr = pass_gep(e, ty, a->dst, pass_region_offset(e, &t->dst, all, spa, true));
   if (t->accum) {
@@ -170,7 +185,7 @@ static void emit_single(pass_emit *e, const rj_tile *t, const plan *p, const pas
       LLVMBuildAdd(e->B, LLVMBuildMul(e->B, l.i, pass_i32(e, p->par), ""), group, "spa");
   LLVMValueRef valid = LLVMBuildICmp(e->B, LLVMIntULT, spa, pass_i32(e, p->f.spatial_len), "");
   LLVMValueRef v = gather(e, t, p, a, valid, spatial_offset(e, t, p, spa), lane, p->G);
-  v = pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, p->G);
+  v = st_tile_tree(e, t, v, mm, masks, n, p->G);
   store_lane0(e, t, a, valid, lane, spa, v);
   pass_loop_end(e, &l);
 }
@@ -178,7 +193,7 @@ static void emit_single(pass_emit *e, const rj_tile *t, const plan *p, const pas
 static rj_status emit_two_level(pass_emit *e, const rj_tile *t, const plan *p,
                                 const pass_tile_args *a) {
   int nwarps = p->T / 32, W = p->W;
-  LLVMTypeRef acc_ty = pass_acc_type(e, t->dtype);
+  LLVMTypeRef acc_ty = st_tile_acc_type(e, t);
   LLVMValueRef scratch = pass_global_array(e, acc_ty, nwarps, AS_SHARED, "rj_partials");
   LLVMValueRef tid = a->tid;
   LLVMValueRef warp = LLVMBuildUDiv(e->B, tid, pass_i32(e, 32), "warp");
@@ -205,7 +220,7 @@ static rj_status emit_two_level(pass_emit *e, const rj_tile *t, const plan *p,
       e->B, live, LLVMBuildICmp(e->B, LLVMIntULT, spa, pass_i32(e, p->f.spatial_len), ""), "");
   /* 1. each warp folds its share and leaves a partial */
   LLVMValueRef v = gather(e, t, p, a, valid, spatial_offset(e, t, p, spa), glane, 32 * W);
-  v = pass_bfly_tree(e, t->op, t->dtype, t->nan, v, full, masks, 5, 32);
+  v = st_tile_tree(e, t, v, full, masks, 5, 32);
   pass_if w0;
   pass_if_begin(e, &w0, LLVMBuildICmp(e->B, LLVMIntEQ, lane, pass_i32(e, 0), ""));
   LLVMBuildStore(e->B, v, pass_gep(e, acc_ty, scratch, warp));
@@ -222,8 +237,8 @@ static rj_status emit_two_level(pass_emit *e, const rj_tile *t, const plan *p,
   LLVMValueRef idx = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, group, pass_i32(e, W), ""),
                                   LLVMBuildSelect(e->B, have, lane, pass_i32(e, 0), ""), "");
   LLVMValueRef part = LLVMBuildLoad2(e->B, acc_ty, pass_gep(e, acc_ty, scratch, idx), "");
-  part = LLVMBuildSelect(e->B, have, part, pass_identity(e, t->op, t->dtype), "");
-  part = pass_bfly_tree(e, t->op, t->dtype, t->nan, part, full, masks, n2, W);
+  part = LLVMBuildSelect(e->B, have, part, st_tile_identity(e, t), "");
+  part = st_tile_tree(e, t, part, full, masks, n2, W);
   store_lane0(e, t, a, valid, lane, spa, part);
   pass_if_end(e, &first);
   /* 3. the scratch is free again before the next step */
@@ -253,7 +268,7 @@ const pass_variant pass_variant_shared = {
     .kind = RJ_KIND_TILE,
     .summary =
         "shared-memory tile: groups of lanes, shfl.sync.bfly tree, warps cooperate on long rows",
-    .ops = PASS_OPS_SCALAR,
+    .ops = PASS_OPS_SCALAR | ST_OPS,
     .accepts = accepts,
     .kernel = PASS_EMIT(pass_tile_kernel),
     .tile = PASS_EMIT(tile),

@@ -7,6 +7,8 @@
  * reused by the embedding API (embed/emit.c).  Semantics: docs/SUBGROUP.md. */
 #include "../subgroup.h"
 
+#include "../state.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -54,37 +56,84 @@ LLVMValueRef pass_lane_id(pass_emit *e) {
 }
 
 const char *pass_subgroup_dtype_reason(rj_primitive p, rj_dtype t) {
-  if (!ir_dtype(t)) return "unknown dtype";
-  if (p == RJ_PRIM_INVOCATION_ID && ir_dtype(t)->is_float)
-    return "invocation_id returns the lane id, an integer: use i32, u32, i64 or u64";
-  return NULL;
+  return ir_primitive_dtype_reason(p, t);
 }
 
-static bool is_reduce(rj_primitive p) {
-  return p >= RJ_PRIM_REDUCE_ADD && p <= RJ_PRIM_REDUCE_ALL_MAX;
+/* and / or / xor of a 32-bit integer over the whole warp (k = 5) as one redux.sync, where the
+ * target has it (sm_80+): every lane gets the result, which serves reduce_* and reduce_all_*.
+ * NULL: the shuffle tree. */
+static const char *redux_intrinsic(pass_emit *e, rj_op op, rj_dtype t, int k) {
+  if (k != 5 || (t != RJ_I32 && t != RJ_U32) || !e->target ||
+      !(e->target->features & IR_F_REDUX_I32))
+    return NULL;
+  return op == RJ_OP_AND   ? "llvm.nvvm.redux.sync.and"
+         : op == RJ_OP_OR  ? "llvm.nvvm.redux.sync.or"
+         : op == RJ_OP_XOR ? "llvm.nvvm.redux.sync.xor"
+                           : NULL;
 }
 
-static rj_op reduce_op(rj_primitive p) {
-  switch (p) {
-  case RJ_PRIM_REDUCE_MIN:
-  case RJ_PRIM_REDUCE_ALL_MIN:
-    return RJ_OP_MIN;
-  case RJ_PRIM_REDUCE_MAX:
-  case RJ_PRIM_REDUCE_ALL_MAX:
-    return RJ_OP_MAX;
-  default:
-    return RJ_OP_SUM;
+/* A reduce primitive: op over groups of 2^k lanes, a shuffle-down tree (offsets 2^(k-1) .. 1;
+ * lane 0 of each group holds the result) or, for reduce_all_*, an xor butterfly (masks
+ * 1 .. 2^(k-1); every lane). */
+static LLVMValueRef reduce(pass_emit *e, rj_op op, bool all, rj_dtype t, int k, LLVMValueRef v) {
+  const char *rx = redux_intrinsic(e, op, t, k);
+  if (rx) {
+    pass_need_feature(e, IR_F_REDUX_I32);
+    LLVMValueRef args[2] = {v, pass_i32(e, -1)};
+    return pass_call(e, rx, NULL, 0, args, 2);
   }
+  LLVMValueRef acc = pass_to_acc(e, v, t);
+  if (!all) {
+    for (int i = k - 1; i >= 0; i--)
+      acc = pass_combine(e, op, t, RJ_NAN_PROPAGATE, acc,
+                         pass_shfl(e, PASS_SHFL_DOWN, acc, pass_i32(e, 1 << i)));
+  } else {
+    for (int i = 0; i < k; i++)
+      acc = pass_combine(e, op, t, RJ_NAN_PROPAGATE, acc,
+                         pass_shfl(e, PASS_SHFL_BFLY, acc, pass_i32(e, 1 << i)));
+  }
+  return pass_from_acc(e, acc, t);
+}
+
+/* A state's fields shuffled one by one (mode m, argument b). */
+static LLVMValueRef shfl_state(pass_emit *e, pass_shfl_mode m, LLVMValueRef s, LLVMValueRef b) {
+  unsigned n = LLVMCountStructElementTypes(LLVMTypeOf(s));
+  for (unsigned i = 0; i < n; i++)
+    s = LLVMBuildInsertValue(e->B, s, pass_shfl(e, m, LLVMBuildExtractValue(e->B, s, i, ""), b), i,
+                             "");
+  return s;
+}
+
+/* A state op (argmax argmin var std logsumexp; passes/state.h) over groups of 2^k lanes: each lane
+ * the state of its value (argmax / argmin: its index in the group, lane & (2^k - 1)), the same
+ * trees as the other reductions moving the state field by field, the result st_finish's (an i64
+ * index, or the input's dtype).  NaN propagates. */
+static LLVMValueRef reduce_state(pass_emit *e, rj_op op, bool all, rj_dtype t, int k,
+                                 int correction, LLVMValueRef v) {
+  rj_tensor st = {.op = op, .dtype = t, .nan = RJ_NAN_PROPAGATE, .correction = correction};
+  LLVMValueRef idx = NULL;
+  if (st_indexed(op))
+    idx = LLVMBuildZExt(e->B, LLVMBuildAnd(e->B, pass_lane_id(e), pass_i32(e, (1 << k) - 1), ""),
+                        LLVMInt64TypeInContext(e->C), "");
+  LLVMValueRef s = st_elem(e, &st, pass_to_acc(e, v, t), idx);
+  for (int i = 0; i < k; i++) {
+    int off = all ? 1 << i : 1 << (k - 1 - i);
+    s = st_combine(e, &st, s,
+                   shfl_state(e, all ? PASS_SHFL_BFLY : PASS_SHFL_DOWN, s, pass_i32(e, off)));
+  }
+  return st_finish(e, &st, s);
 }
 
 rj_status pass_subgroup(pass_emit *e, rj_primitive p, rj_dtype t, int k, LLVMValueRef v,
-                        LLVMValueRef arg, LLVMValueRef *out) {
+                        LLVMValueRef arg, int correction, LLVMValueRef *out) {
   *out = NULL;
   const char *why = pass_subgroup_dtype_reason(p, t);
   if (why) return ir_fail(e->err, RJ_EINVAL, "dtype: %s", why);
-  if ((unsigned)p > RJ_PRIM_INVOCATION_ID)
+  if ((unsigned)p > RJ_PRIM_REDUCE_ALL_LOGSUMEXP)
     return ir_fail(e->err, RJ_EINVAL, "primitive: unknown value");
-  if (is_reduce(p) && (k < 0 || k > 5))
+  bool all = false;
+  int op = ir_primitive_op(p, &all);
+  if (op >= 0 && (k < 0 || k > 5))
     return ir_fail(e->err, RJ_EINVAL, "log2_size: %d is outside 0..5 (a group is 1 to 32 lanes)",
                    k);
   if (p == RJ_PRIM_INVOCATION_ID) {
@@ -97,19 +146,14 @@ rj_status pass_subgroup(pass_emit *e, rj_primitive p, rj_dtype t, int k, LLVMVal
   if (LLVMTypeOf(v) != pass_type(e, t))
     return ir_fail(e->err, RJ_EINVAL, "value: its LLVM type is not the storage type of dtype %s",
                    ir_dtype(t)->name);
-  if (is_reduce(p)) {
-    rj_op op = reduce_op(p);
-    LLVMValueRef acc = pass_to_acc(e, v, t);
-    if (p <= RJ_PRIM_REDUCE_MAX) { /* shuffle-down tree: offsets 2^(k-1) .. 1 */
-      for (int i = k - 1; i >= 0; i--)
-        acc = pass_combine(e, op, t, RJ_NAN_PROPAGATE, acc,
-                           pass_shfl(e, PASS_SHFL_DOWN, acc, pass_i32(e, 1 << i)));
-    } else { /* xor butterfly: masks 1 .. 2^(k-1) */
-      for (int i = 0; i < k; i++)
-        acc = pass_combine(e, op, t, RJ_NAN_PROPAGATE, acc,
-                           pass_shfl(e, PASS_SHFL_BFLY, acc, pass_i32(e, 1 << i)));
-    }
-    *out = pass_from_acc(e, acc, t);
+  if (op >= 0 && st_is((rj_op)op)) {
+    if (correction < 0 || correction > 1 << 30)
+      return ir_fail(e->err, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", correction);
+    *out = reduce_state(e, (rj_op)op, all, t, k, correction, v);
+    return RJ_OK;
+  }
+  if (op >= 0) {
+    *out = reduce(e, (rj_op)op, all, t, k, v);
     return RJ_OK;
   }
   if (!arg || LLVMTypeOf(arg) != LLVMInt32TypeInContext(e->C))
@@ -166,9 +210,11 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     arg = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, table, pass_lane_id(e)), "index");
   }
   LLVMValueRef y = NULL;
-  rj_status s = pass_subgroup(e, g->primitive, g->dtype, g->log2_size, x, arg, &y);
+  rj_status s = pass_subgroup(e, g->primitive, g->dtype, g->log2_size, x, arg, g->correction, &y);
   if (s) return s;
-  LLVMBuildStore(e->B, y, pass_gep(e, ty, LLVMGetParam(e->fn, 1), gid));
+  int op = ir_primitive_op(g->primitive, NULL); /* out: the result's dtype (argmax: i64) */
+  LLVMTypeRef oty = op >= 0 ? pass_type(e, ir_op_result((rj_op)op, g->dtype)) : ty;
+  LLVMBuildStore(e->B, y, pass_gep(e, oty, LLVMGetParam(e->fn, 1), gid));
   LLVMBuildRetVoid(e->B);
   return RJ_OK;
 }
@@ -178,7 +224,8 @@ const pass_variant pass_variant_subgroup = {
     .prio = 10,
     .kind = RJ_KIND_SUBGROUP,
     .summary = "warp primitives: shfl.sync idx/up/down/bfly, shuffle-down and butterfly trees "
-               "(64-bit as two 32-bit shuffles)",
+               "(64-bit as two 32-bit shuffles), redux.sync for 32-bit and/or/xor, states field "
+               "by field",
     .accepts = accepts,
     .kernel = PASS_EMIT(kernel),
     .tile = NULL,

@@ -13,6 +13,8 @@
  *   barrier.cluster.arrive (release) / barrier.cluster.wait (acquire);
  *   warp 0 of CTA 0 folds the C slots with a butterfly tree and lane 0 stores the result.
  *
+ * The state ops (argmax argmin var std logsumexp) travel the same path as a state (tns_acc_*:
+ * each slot of CTA 0 holds one, stored field by field through mapa).
  * The fold order is fixed by the shape and the source's alignment (deterministic).  Needs
  * thread-block clusters (the target table's IR_F_CLUSTER: sm_90 and later); the cluster size is
  * a compile-time attribute (.reqnctapercluster), so a plain cuLaunchKernel launches it. */
@@ -106,7 +108,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   char dims[32];
   snprintf(dims, sizeof dims, "%d,1,1", CL_C);
   LLVMAddTargetDependentFunctionAttr(e->fn, "nvvm.cluster_dim", dims);
-  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), acc_ty = pass_acc_type(e, t->dtype);
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), acc_ty = tns_acc_type(e, t);
   LLVMValueRef tid = pass_tid_x(e);
   /* the wait before the first remote store pairs with this (the reads hide its latency) */
   arrive_started(e);
@@ -152,7 +154,7 @@ const pass_variant pass_variant_tensor_cluster = {
     .kind = RJ_KIND_TENSOR,
     .summary = "mid-size 1-D reductions: one cluster of 8 CTAs, finished in distributed shared "
                "memory (no workspace, no atomics; sm_90+)",
-    .ops = PASS_OPS_SCALAR,
+    .ops = PASS_OPS_SCALAR | ST_OPS,
     .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),

@@ -41,6 +41,7 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, cols_plan 
   p->OS = n == 3 ? v->stride[0] : 0;
   int vec = tns_vec(t->dtype);
   bool vok = p->KS == 1 && p->RS % vec == 0 && p->OS % vec == 0 && p->K >= vec;
+  if (st_on(t) && 256 * vec * st_bytes(t) > 32768) vok = false; /* rj_cols: <= 32 KiB shared */
   p->vec = vok ? vec : 1;
   int64_t ncv = (p->K + p->vec - 1) / p->vec;
   int64_t bxmax = tns_pow2(ncv);
@@ -49,8 +50,7 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, cols_plan 
   p->T = 256;
   p->U = 4;
   int64_t wave = (int64_t)sms * (65536 / TNS_REGS / p->T);
-  int64_t most_parts =
-      st_is(t->op) ? ((int64_t)8 << 24) / st_bytes(t->op, t->dtype) : (int64_t)1 << 24;
+  int64_t most_parts = st_on(t) ? ((int64_t)8 << 24) / st_bytes(t) : (int64_t)1 << 24;
   for (int64_t bx = bxmax;; bx /= 2) {
     p->BX = (int)bx;
     p->BY = p->T / p->BX;
@@ -157,7 +157,7 @@ static void load_row(pass_emit *e, const rj_tensor *t, const cols_plan *p, const
     LLVMValueRef cc =
         LLVMBuildSelect(e->B, in, col, LLVMBuildSub(e->B, z->K, tns_i64(e, 1), ""), "");
     LLVMValueRef v = tns_load(e, t->dtype, pass_gep(e, ty, ptr, LLVMBuildMul(e->B, cc, z->KS, "")));
-    x[k] = st_is(t->op) ? v : tns_or_identity(e, t, in, v); /* (states: never stored) */
+    x[k] = st_on(t) ? v : tns_or_identity(e, t, in, v); /* (states: never stored) */
   }
 }
 
@@ -176,12 +176,21 @@ static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, cons
     ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, r, rend, "");
     load_row(e, t, p, z, rowbase, k0, fast, LLVMBuildSelect(e->B, ok[u], r, lastr, ""), x[u]);
   }
-  for (int u = 0; u < U; u++) {
-    LLVMValueRef ix = NULL; /* the row: the element's index (indexed ops only) */
-    if (st_indexed(t->op))
-      ix = tns_elem_idx(e, t, NULL, LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * p->BY), ""));
-    for (int k = 0; k < p->vec; k++)
-      tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);
+  if (t->op == RJ_OP_LOGSUMEXP) { /* column by column, a round at once */
+    LLVMValueRef oks[TNS_U], xs[TNS_U];
+    for (int k = 0; k < p->vec; k++) {
+      for (int u = 0; u < U; u++)
+        xs[u] = x[u][k], oks[u] = u ? ok[u] : NULL;
+      tns_fold_round(e, t, acc[k], xs, NULL, oks, U);
+    }
+  } else {
+    for (int u = 0; u < U; u++) {
+      LLVMValueRef ix = NULL; /* the row: the element's index (indexed ops only) */
+      if (st_wants_index(t))
+        ix = tns_elem_idx(e, t, NULL, LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * p->BY), ""));
+      for (int k = 0; k < p->vec; k++)
+        tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);
+    }
   }
   pass_loop_end(e, &l1);
 }
@@ -319,13 +328,14 @@ static void fold_split(cols_emit *c) {
   LLVMPositionBuilderAtEnd(e->B, jb);
 }
 
-/* 4. The CTA's BY thread rows of c->acc folded into the column totals tot[vec]. */
-static void fold_cta(cols_emit *c, LLVMValueRef *tot) {
+/* 4. The CTA's BY thread rows of c->acc (slots of tns_acc_init, or with `states`, allocas of the
+ * acc type) folded into the column totals tot[vec]. */
+static void fold_cta(cols_emit *c, bool states, LLVMValueRef *tot) {
   pass_emit *e = c->e;
   LLVMTypeRef acc_ty = tns_acc_type(e, c->t);
   LLVMValueRef v[16];
   for (int k = 0; k < c->p.vec; k++)
-    v[k] = LLVMBuildLoad2(e->B, acc_ty, c->acc[k], "");
+    v[k] = states ? LLVMBuildLoad2(e->B, acc_ty, c->acc[k], "") : tns_acc_value(e, c->t, c->acc[k]);
   if (!c->sm) {
     c->sm = pass_global_array(e, acc_ty, (int64_t)c->p.T * c->p.vec, AS_SHARED, "rj_cols");
     e->shared_bytes = 0; /* static shared memory */
@@ -352,18 +362,21 @@ static void store_columns(cols_emit *c, LLVMValueRef ws, LLVMValueRef base, LLVM
   }
 }
 
-/* 6b. The last CTA of a tile folds the S partials of its columns into c->acc: thread row ty
- * folds splits ty, ty + BY, ... in order, U partials per round loaded before any fold (the plan
- * keeps S <= U * BY: one round); absent slots load ws[0] and fold the identity.  Volatile loads:
- * other CTAs wrote them in this launch (L2, never a stale L1). */
+/* 6b. The last CTA of a tile folds the S partials of its columns into c->acc (from here allocas
+ * of the acc type: tns_acc_as_state): thread row ty folds splits ty, ty + BY, ... in order, U
+ * partials per round loaded before any fold (the plan keeps S <= U * BY: one round); absent slots
+ * load ws[0] and fold the identity.  Volatile loads: other CTAs wrote them in this launch (L2,
+ * never a stale L1). */
 static void fold_partials(cols_emit *c, LLVMValueRef ws) {
   pass_emit *e = c->e;
   const rj_tensor *t = c->t;
   const cols_plan *p = &c->p;
   LLVMTypeRef acc_ty = tns_acc_type(e, t);
   int Uf = c->runtime ? TNS_DYN_U : p->U;
-  for (int k = 0; k < p->vec; k++)
+  for (int k = 0; k < p->vec; k++) {
+    c->acc[k] = tns_acc_as_state(e, t, c->acc[k]);
     LLVMBuildStore(e->B, tns_identity(e, t), c->acc[k]);
+  }
   pass_loop fl;
   pass_loop_begin(e, &fl, c->ty64, c->z.S, tns_i64(e, (int64_t)Uf * p->BY));
   LLVMValueRef x[TNS_U][16], okk[TNS_U][16];
@@ -409,7 +422,7 @@ static void finish_split(cols_emit *c, LLVMValueRef row0, LLVMValueRef *tot) {
   pass_if_end(e, &w);
   pass_if_begin(e, &l, tns_last_cta(e, cntp, c->tid, c->z.S));
   fold_partials(c, ws);
-  fold_cta(c, tot);
+  fold_cta(c, true, tot);
   pass_if_begin(e, &w2, row0);
   store_columns(c, NULL, c->outbase, tot);
   pass_if_end(e, &w2);
@@ -428,7 +441,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   begin(&c);
   place(&c);
   fold_split(&c);
-  fold_cta(&c, tot);
+  fold_cta(&c, false, tot);
   LLVMValueRef row0 = LLVMBuildICmp(e->B, LLVMIntEQ, c.ty, pass_i32(e, 0), "");
   c.outbase = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, c.o, c.z.K, ""), c.k0, "");
   if (c.p.S == 1) { /* 5. one split: the totals are the outputs */

@@ -3,8 +3,9 @@
  * index order, one accumulator), then a butterfly over ascending lane masks 1, 2, 4, 8, 16 with
  * combine(own, other).  The value that reaches lane 0 only ever combines a lower lane's range
  * (own) with the next higher one's (other), so lane 0 holds combine over the elements in index
- * order: combine(lower, higher) everywhere.  Correct for every valid view; not tuned (each lane
- * reads its own chunk: loads do not coalesce). */
+ * order: combine(lower, higher) everywhere.  A struct state (op custom's combine.state) is
+ * shuffled field by field, as in every tensor variant.  Correct for every valid view; not tuned
+ * (each lane reads its own chunk: loads do not coalesce). */
 #include "../tensor.h"
 
 #include <stdio.h>
@@ -48,11 +49,12 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_loop l;
   pass_loop_begin(e, &l, lo, hi, tns_i64(e, 1));
   LLVMValueRef off = LLVMBuildAdd(e->B, base, tns_fused_offset(e, &v, true, l.i), "");
-  tns_acc_fold(e, t, acc, tns_load(e, t->dtype, pass_gep(e, ty, src, off)));
+  tns_fold_elem(e, t, acc, tns_load(e, t->dtype, pass_gep(e, ty, src, off)),
+                tns_elem_idx(e, t, NULL, l.i), NULL);
   pass_loop_end(e, &l);
-  LLVMValueRef val = LLVMBuildLoad2(e->B, ty, acc, "");
+  LLVMValueRef val = LLVMBuildLoad2(e->B, tns_acc_type(e, t), acc, "");
   static const int masks[5] = {1, 2, 4, 8, 16}; /* ascending: lane 0 keeps index order */
-  val = pass_bfly_tree(e, t->op, t->dtype, t->nan, val, pass_i32(e, -1), masks, 5, 32);
+  val = tns_bfly_tree(e, t, val, pass_i32(e, -1), masks, 5, 32);
   tns_store_lane0(e, t, dst, out, val, valid, lane);
   LLVMBuildRetVoid(e->B);
   return RJ_OK;

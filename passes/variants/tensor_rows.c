@@ -33,8 +33,8 @@ typedef struct rows_plan {
  *     cross-CTA hand-off;
  *   CTA per segment: T = pow2(nv / U) in [64, 512]; S segments per row, S = floor(one resident
  *     wave / rows) so the grid never spills into a partial second wave, and at least one full
- *     round (T * U vectors) per CTA; rows of >= 2^21 elements stream instead with U = 4, 32
- *     registers and S = floor(4 waves / rows). */
+ *     round (T * U vectors) per CTA (state ops: two); rows of >= 2^21 elements stream instead with
+ *     U = 4, 32 registers and S = floor(4 waves / rows) (not the state ops). */
 static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, rows_plan *p) {
   int rd = v->red[0] ? 0 : 1; /* the reduced unit-stride dim (inner, or outer in a view) */
   if (v->n == 1) rd = 0;
@@ -72,7 +72,9 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, rows_plan 
    * per SM), 4 vectors in flight each, 4 waves of CTAs (measured on the H100: 1-D 2^28 f32 2851 ->
    * 2976 GB/s; 2^20 .. 2^24 the same within noise; docs/PERFORMANCE.md, "Fourth pass") */
   int waves = 1;
-  if (p->N >= ((int64_t)1 << 21)) {
+  /* (not the state ops: their slots and combines want 50 to 60 registers, and at 32 ptxas spills
+   * and recomputes; with 64 they keep U = 8 and one wave, a thread folding many rounds per tree) */
+  if (p->N >= ((int64_t)1 << 21) && !st_is(t->op)) {
     p->U = 4;
     p->regs = 32;
     threads_sm = 65536 / p->regs;
@@ -84,7 +86,9 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, rows_plan 
   int64_t wave = (int64_t)sms * (threads_sm / p->T) * waves; /* CTAs in `waves` resident waves */
   p->wave = wave;
   int64_t S = p->M >= wave ? 1 : wave / p->M;
-  int64_t per = (int64_t)p->T * p->vec * p->U; /* one round of the CTA */
+  /* one round of the CTA; state ops two, so that a thread folds at least two rounds into its
+   * slots before the shuffle tree, whose combines cost them far more than sum's adds */
+  int64_t per = (int64_t)p->T * p->vec * p->U * (st_is(t->op) ? 2 : 1);
   int64_t most = (p->N + per - 1) / per;
   if (S > most) S = most;
   if (S < 1) S = 1;
@@ -237,7 +241,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef last = tns_last_cta(e, cntp, tid, z.S);
   pass_if l;
   pass_if_begin(e, &l, last);
-  LLVMValueRef a = acc[0];
+  LLVMValueRef a = tns_acc_as_state(e, t, acc[0]);
   LLVMBuildStore(e->B, tns_identity(e, t), a);
   pass_loop fl;
   pass_loop_begin(e, &fl, tid64, z.S, tns_i64(e, p.T));

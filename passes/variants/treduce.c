@@ -74,6 +74,58 @@ static void split(const ir_treduce_geom *g, int *T, int64_t *pieces, int64_t *wo
   *work = g->nchunks * *pieces;
 }
 
+/* ---- runtime-size kernels (rj_treduce.dynamic; docs/TREDUCE.md "Runtime-size kernels")
+ * Dense row-major sources and destination are one flat range of n elements, n the kernel's last
+ * parameter: pieces of T*TR_SLOTS elements grid-stride, T from the tile bound alone (not the
+ * shape), so every count of the same ranks, root, op, dtype, flags and tile bound shares one
+ * kernel.  Strided views keep the constant kernel. */
+
+/* A runtime-size kernel's threads: from the tile bound as the constant kernel's (256 when the
+ * tile is unbounded, [0, 0]), never from the shape. */
+static int dyn_threads(const rj_treduce *t) {
+  if (!t->tile[0] || !t->tile[1]) return TR_THREADS;
+  int64_t tile = t->tile[0] > TR_THREADS * TR_SLOTS || t->tile[1] > TR_THREADS * TR_SLOTS
+                     ? TR_THREADS * TR_SLOTS
+                     : t->tile[0] * t->tile[1];
+  int64_t T = ((tile + TR_SLOTS - 1) / TR_SLOTS + 31) / 32 * 32;
+  return (int)(T > TR_THREADS ? TR_THREADS : T);
+}
+
+static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
+  (void)env;
+  const rj_treduce *t = &r->u.treduce;
+  if (!t->dynamic) return RJ_OK; /* the constant kernel: its key is the canonical request */
+  ir_treduce_geom g;
+  ir_treduce_facts(t, &g);
+  if (g.numel && (!ir_treduce_dense(&g, g.src_st) || !ir_treduce_dense(&g, g.dst_st))) {
+    snprintf(out->note, sizeof out->note,
+             " (dynamic: constant kernel, sizes are JIT constants: %s; the runtime-size kernel "
+             "reads dense row-major buffers)",
+             ir_treduce_dense(&g, g.src_st) ? "the destination is a strided view"
+                                            : "the sources are strided views");
+    return RJ_OK;
+  }
+  int T = dyn_threads(t);
+  int64_t W = (g.numel + (int64_t)T * TR_SLOTS - 1) / ((int64_t)T * TR_SLOTS);
+  out->grid[0] = (unsigned)(W < 1 ? 1 : W < TR_MAX_GRID ? W : TR_MAX_GRID);
+  out->block[0] = (unsigned)T;
+  out->grid[1] = out->grid[2] = out->block[1] = out->block[2] = 1;
+  out->np = 1;
+  out->p[0] = g.numel;
+  /* op mean: the divisor (mean_count) is a constant; op custom: jit_cache_key adds the canonical
+   * text, its combine with it */
+  char mean[32] = "";
+  if (t->mean_count) snprintf(mean, sizeof mean, "|mean_count%lld", (long long)t->mean_count);
+  snprintf(out->key, sizeof out->key,
+           "{dynamic treduce|flat T=%d|ranks%d|root%d|op%d|dtype%d|nan%d|accum%d|pingpong%d%s}", T,
+           t->ranks, t->root, t->op, t->dtype, t->nan, t->accum, t->pingpong != 0, mean);
+  snprintf(out->note, sizeof out->note,
+           " (dynamic: bucket \"flat T=%d\" compiled in; n (elements) is a kernel parameter; grid "
+           "%u x %u)",
+           T, out->grid[0], out->block[0]);
+  return RJ_OK;
+}
+
 /* A rank's TR_SLOTS elements at soff[] (invalid slots read element 0), and their fold. */
 typedef struct tr_slots {
   const rj_treduce *t;
@@ -94,14 +146,19 @@ static void fold_slots(pass_emit *e, const void *cx, const LLVMValueRef *x, LLVM
     acc[s] = pass_fold(e, t->op, t->dtype, t->nan, acc[s], x[s]);
 }
 
-/* The kernel's function, redjit_treduce(dst, src_0 .. src_{N-1}), its entry block current; a
- * launch of one thread until the geometry is known. */
-static void declare_kernel(pass_emit *e, int N) {
+/* The kernel's function, redjit_treduce(dst, src_0 .. src_{N-1}) and np i64 size parameters
+ * after them (a runtime-size kernel: n), its entry block current; a launch of one thread until
+ * the geometry is known. */
+static void declare_kernel(pass_emit *e, int N, int np) {
   LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
-  LLVMTypeRef params[1 + TR_MAX_RANKS];
+  LLVMTypeRef params[1 + TR_MAX_RANKS + 1];
   for (int i = 0; i <= N; i++)
     params[i] = gptr;
-  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, (unsigned)N + 1, 0);
+  for (int i = 0; i < np; i++)
+    params[N + 1 + i] = LLVMInt64TypeInContext(e->C);
+  e->nparams = np;
+  LLVMTypeRef fty =
+      LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, (unsigned)(N + 1 + np), 0);
   e->entry = "redjit_treduce";
   e->fn = LLVMAddFunction(e->M, e->entry, fty);
   LLVMSetFunctionCallConv(e->fn, LLVMPTXKernelCallConv);
@@ -238,15 +295,71 @@ static void fold_ranks(pass_emit *e, const rj_treduce *t, LLVMValueRef dst, cons
   }
 }
 
+/* The runtime-size kernel: for (i0 = blockIdx.x * T*S; i0 < n; i0 += gridDim.x * T*S), slot s
+ * of thread tid holds element i0 + s*T + tid (coalesced), the same offset in every source and the
+ * destination (dense); slots past n load element 0 and store nothing.  The plan's geometry. */
+static rj_status dyn_kernel(pass_emit *e, const rj_treduce *t) {
+  int N = t->ranks, T = (int)e->plan->block[0];
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), ty = pass_type(e, t->dtype);
+  declare_kernel(e, N, 1);
+  memcpy(e->grid, e->plan->grid, sizeof e->grid);
+  memcpy(e->block, e->plan->block, sizeof e->block);
+  LLVMValueRef dst = LLVMGetParam(e->fn, 0), n = LLVMGetParam(e->fn, (unsigned)N + 1);
+  LLVMSetValueName2(n, "n", 1);
+  LLVMValueRef src[TR_MAX_RANKS];
+  for (int k = 0; k < N; k++) /* the reference's order: root, then the others (ir/) */
+    src[k] = LLVMGetParam(e->fn, (unsigned)ir_treduce_rank_at(t, k) + 1);
+  LLVMValueRef tid = sreg(e, "llvm.nvvm.read.ptx.sreg.tid.x");
+  LLVMValueRef bid = sreg(e, "llvm.nvvm.read.ptx.sreg.ctaid.x");
+  LLVMValueRef gdim = sreg(e, "llvm.nvvm.read.ptx.sreg.nctaid.x");
+  LLVMValueRef tab =
+      N > TR_UNROLL
+          ? pass_src_table(e, src, N, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i64(e, 0), ""))
+          : NULL;
+  LLVMValueRef piece = pass_i64(e, (int64_t)T * TR_SLOTS);
+  LLVMValueRef iv = pass_entry_alloca(e, i64, "i0");
+  LLVMBuildStore(e->B, LLVMBuildMul(e->B, bid, piece, ""), iv);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(e->C, e->fn, "pieces");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(e->C, e->fn, "piece");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->C, e->fn, "done");
+  LLVMBuildBr(e->B, head);
+  LLVMPositionBuilderAtEnd(e->B, head);
+  LLVMValueRef i0 = LLVMBuildLoad2(e->B, i64, iv, "");
+  LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, i0, n, ""), body, done);
+  LLVMPositionBuilderAtEnd(e->B, body);
+  i0 = LLVMBuildLoad2(e->B, i64, iv, "");
+  LLVMValueRef valid[TR_SLOTS], off[TR_SLOTS], acc[TR_SLOTS];
+  for (int s = 0; s < TR_SLOTS; s++) {
+    LLVMValueRef j =
+        LLVMBuildAdd(e->B, LLVMBuildAdd(e->B, i0, pass_i64(e, (int64_t)s * T), ""), tid, "j");
+    valid[s] = LLVMBuildICmp(e->B, LLVMIntSLT, j, n, "valid");
+    off[s] = LLVMBuildSelect(e->B, valid[s], j, pass_i64(e, 0), "off");
+  }
+  fold_ranks(e, t, dst, src, tab, off, off, acc);
+  for (int s = 0; s < TR_SLOTS; s++) {
+    pass_if st;
+    pass_if_begin(e, &st, valid[s]);
+    LLVMValueRef v = pass_mean(e, t->op, t->dtype, acc[s], pass_i64(e, ir_treduce_mean_count(t)));
+    LLVMBuildStore(e->B, pass_from_acc(e, v, t->dtype), pass_gep(e, ty, dst, off[s]));
+    pass_if_end(e, &st);
+  }
+  LLVMBuildStore(e->B, LLVMBuildAdd(e->B, i0, LLVMBuildMul(e->B, gdim, piece, ""), ""), iv);
+  LLVMBuildBr(e->B, head);
+  LLVMPositionBuilderAtEnd(e->B, done);
+  LLVMBuildRetVoid(e->B);
+  return RJ_OK;
+}
+
 static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
   (void)self;
   const rj_treduce *t = &r->u.treduce;
+  if (e->plan && e->plan->np) return dyn_kernel(e, t);
   ir_treduce_geom g;
   ir_treduce_facts(t, &g);
   int N = t->ranks;
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), i32 = LLVMInt32TypeInContext(e->C);
   /* 1. the function and its geometry: T threads, P pieces per chunk, W work items */
-  declare_kernel(e, N);
+  declare_kernel(e, N, 0);
   if (g.numel == 0) { /* nothing to read or write: never launched */
     e->block[0] = 32;
     LLVMBuildRetVoid(e->B);
@@ -317,5 +430,6 @@ const pass_variant pass_variant_treduce = {
            PASS_OP(RJ_OP_XOR) | PASS_OP(RJ_OP_MEAN) | PASS_OP(RJ_OP_CUSTOM),
     .keeps_order = true, /* acc = fn(acc, next rank's element), in fold order */
     .accepts = accepts,
+    .plan = plan,
     .kernel = PASS_EMIT(kernel),
 };

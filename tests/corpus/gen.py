@@ -461,6 +461,67 @@ add("sg-shuffle-ignored-log2-f32", sg("shuffle", "f32", index=4, log2_size=3))
 add("sg-force-subgroup", sg("reduce_all_add", "i64", log2_size=5, threads=64, blocks=1,
                             variant="subgroup"))
 
+# ------------------------------------------------------------------ subgroup: mul, and, or, xor
+for pi, prim in enumerate(["reduce_mul", "reduce_and", "reduce_or", "reduce_xor",
+                           "reduce_all_mul", "reduce_all_and", "reduce_all_or", "reduce_all_xor"]):
+    for di, dt in enumerate(DTYPES):
+        if "mul" not in prim and dt in FLOATS:
+            continue
+        if (di + pi) % 2 and dt not in ("i32", "u32"):
+            continue  # half the other dtypes each; i32 / u32 (redux.sync at k = 5) always
+        k = 5 if (di + pi) % 3 else 3
+        add("sg-%s-k%d-%s" % (prim, k, dt), sg(prim, dt, log2_size=k, threads=64, blocks=2))
+add("sg-reduce_all_xor-k4-i32", sg("reduce_all_xor", "i32", log2_size=4))
+for pi, op in enumerate(["argmax", "argmin", "var", "std", "logsumexp"]):
+    for al in ["", "all_"]:
+        for di, dt in enumerate(DTYPES):
+            if (pi >= 2 and dt not in FLOATS) or (di + pi + len(al)) % 3:
+                continue
+            kw = {"log2_size": [5, 3, 0][(di + pi) % 3], "threads": 64}
+            if op in ("var", "std") and di % 2:
+                kw["correction"] = 0
+            add("sg-reduce_%s%s-k%d-%s" % (al, op, kw["log2_size"], dt),
+                sg("reduce_%s%s" % (al, op), dt, **kw))
+add("sg-reduce_and-k0-u64", sg("reduce_and", "u64", log2_size=0))
+
+# ------------------------------------------------------------------ tile: state ops
+STATE_OPS = ["argmax", "argmin", "var", "std", "logsumexp"]
+STATE_BODIES = [
+    ("shared-cta64", {"scope": "cta", "threads": 64, "src": buf("shared", [16, 40]),
+                      "dst": buf("shared", [16])}),
+    ("shared-2level", {"scope": "cta", "threads": 256, "src": buf("shared", [2, 3000]),
+                       "dst": buf("shared", [2])}),
+    ("shared-wg", {"scope": "warpgroup", "threads": 256, "active": {"warpgroup": 1},
+                   "src": buf("shared", [2, 1024]), "dst": buf("shared", [2])}),
+    ("shared-thread", {"scope": "thread", "src": buf("shared", [3, 5]),
+                       "dst": buf("shared", [3])}),
+    ("local-warp", WARP_ALL),
+    ("local-lanes8", {"scope": "warp",
+                      "src": buf("local", [4, 8, 3], {"shape": [4, 8, 3],
+                                                      "stride": ["8@lane", "1@lane", 1]}),
+                      "dst": buf("local", [4], {"shape": [4], "stride": ["8@lane"],
+                                                "replicate": [[8, "1@lane"]]}),
+                      "axes": [1, 2]}),
+    ("local-thread", {"scope": "thread", "src": buf("local", [6, 10]), "dst": buf("local", [6])}),
+    ("local-looped", {"scope": "thread", "src": buf("local", [300, 4]), "dst": buf("local", [4]),
+                      "axes": [0]}),
+]
+for bi, (label, body) in enumerate(STATE_BODIES):
+    for oi, op in enumerate(STATE_OPS):
+        dts = ["f32", "bf16", "f64", "f16"] + (["i32", "u64"] if oi < 2 else [])
+        for di, dt in enumerate(dts):
+            if (bi + oi + di) % 3:
+                continue  # a third of op x dtype per body (every pair over the bodies)
+            nan = "ignore" if (bi + di) % 2 and dt in FLOATS else None
+            r = tile(op, dt, body, nan=nan)
+            if op == "var" and bi % 2:
+                r["correction"] = 0
+            add("tile-state-%s-%s" % (label, tag(op, dt, nan=nan)), r)
+for op in STATE_OPS:  # redux and sm100_packed decline, saying why
+    add("tile-state-redux-declines-%s" % op, tile(op, "i32" if op.startswith("arg") else "f32",
+                                                  WARP_ALL), "sm_90")
+    add("tile-state-packed-declines-%s" % op, tile(op, "f32", packed(32)), "sm_100a")
+
 # ------------------------------------------------------------------ tensor
 def tensor(op, dt, shape, axes=None, strides=None, **kw):
     r = {"kind": "tensor", "op": op, "dtype": dt, "shape": shape}
@@ -539,6 +600,10 @@ for op in ["max", "min"]:
     add("tns-cluster-100003-%s-accum-nanign" % op,
         tensor(op, "f32", [100003], accum=True, nan="ignore"), "sm_90")
 add("tns-force-cluster-100003", tensor("sum", "f32", [100003], variant="tensor_cluster"), "sm_90")
+for i, (op, dt) in enumerate([("argmax", "f32"), ("argmin", "bf16"), ("var", "f32"),
+                              ("std", "f64"), ("logsumexp", "f16"), ("argmax", "i64")]):
+    n = (131080 if dt in ("f16", "bf16") else 65540) + 8 * i  # past one CTA's reach
+    add("tns-cluster-state-%s-%s" % (op, dt), tensor(op, dt, [n]), "sm_90")
 add("bad-tns-force-cluster-1000", tensor("sum", "f32", [1000], variant="tensor_cluster"), "sm_90")
 add("bad-tns-force-cluster-2d", tensor("sum", "f32", [400, 1000], [1], variant="tensor_cluster"),
     "sm_90")
@@ -656,6 +721,15 @@ for R in [1, 16, 17, 33, 64, 128]:
             tred("sum", dt, R, [4096, 1024], R // 2, None, pp))
 add("tr-seed", tred("sum", "f32", 4, [512, 32], 1, [64, 32], True))
 add("tr-force-treduce", tred("sum", "f32", 4, [512, 32], 1, [64, 32], True, variant="treduce"))
+# runtime-size kernels ("dynamic": true): n a parameter over dense buffers; strided stays constant
+add("tr-dyn-r3root1-1000003-sum-f32", tred("sum", "f32", 3, [1000003], 1, dynamic=True))
+add("tr-dyn-r4root1-512x32-t64x32-sum-f32-pp",
+    tred("sum", "f32", 4, [512, 32], 1, [64, 32], True, dynamic=True))
+add("tr-dyn-r40root7-1001-max-bf16", tred("max", "bf16", 40, [1001], 7, dynamic=True))
+add("tr-dyn-r2-7-t2x8-sum-f16-accum",
+    tred("sum", "f16", 2, [7], None, [2, 8], True, accum=True, dynamic=True), "sm_80")
+add("tr-dyn-strided-r3-4x5", tred("sum", "f32", 3, [4, 5], None, strides=[8, 1],
+                                  dst_strides=[5, 1], dynamic=True))
 
 # ------------------------------------------------------------------ treduce_ring (forced only)
 VEC = {"f16": 8, "bf16": 8, "f32": 4, "f64": 2, "i32": 4, "u32": 4, "i64": 2, "u64": 2}
@@ -734,6 +808,18 @@ BAD = [
     ("kind-unknown", {"kind": "blob"}),
     ("kind-not-string", {"kind": 7}),
     ("tile-op-prod", dict(SEED000, op="prod")),
+    ("tile-argmax-accum", dict(SEED000, op="argmax", accum=True)),
+    ("tile-var-i32", dict(SEED000, op="var", dtype="i32")),
+    ("tile-argmin-correction", dict(SEED000, op="argmin", correction=0)),
+    ("tile-std-correction-neg", dict(SEED000, op="std", correction=-1)),
+    ("tile-argmax-shared-i64-too-big", tile("argmax", "f16", {"scope": "warp",
+                                                              "src": buf("shared", [5000, 2]),
+                                                              "dst": buf("shared", [5000])})),
+    ("sg-reduce_and-f32", sg("reduce_and", "f32", log2_size=5)),
+    ("sg-reduce_all_xor-bf16", sg("reduce_all_xor", "bf16", log2_size=2)),
+    ("sg-reduce_prod", sg("reduce_prod", "f32")),
+    ("sg-reduce_var-i64", sg("reduce_var", "i64", log2_size=5)),
+    ("sg-reduce_add-correction", sg("reduce_add", "f32", correction=0)),
     ("tile-dtype-f8", dict(SEED000, dtype="f8")),
     ("tile-scope-grid", dict(SEED000, scope="grid")),
     ("tile-no-op", {k: v for k, v in SEED000.items() if k != "op"}),
@@ -822,6 +908,7 @@ BAD = [
     ("tr-force-ring-bad-vec", tred("sum", "f32", 4, [1], None, [1, 3],
                                    variant="treduce_ring")),
     ("tr-force-ring-200", tred("sum", "f32", 200, [1], None, [1, 4], variant="treduce_ring")),
+    ("tr-dyn-1", tred("sum", "f32", 2, [4], dynamic=1)),
     ("tr-force-tile-variant", tred("sum", "f32", 2, [4], variant="shared")),
 ]
 for label, req in BAD:
@@ -835,6 +922,21 @@ add("bad-ptxver87-packed-max16", tile("max", "f32", packed(16)), "sm_100a",
     ["--ptx-version", "87"])
 add("bad-ptxver89", SEED002, "sm_90", ["--ptx-version", "89"])
 add("bad-ptxver78-sm90a", SEED002, "sm_90a", ["--ptx-version", "78"])
+
+# State ops (argmax argmin var std logsumexp; docs/REQUESTS.md): each class of view (rows, cols,
+# generic), a long 1-D split row, runtime-size kernels, nan ignore, an integer argmax.
+STATE_OPS = ["argmax", "argmin", "var", "std", "logsumexp"]
+for op in STATE_OPS:
+    for shape, axes in [([300, 1000], [1]), ([1000, 300], [0]), ([4, 5, 6], [0, 2]),
+                        ([1 << 24], None), ([4096, 4096], [1]), ([4096, 4096], [0])]:
+        add("tns-state-%s-%s" % (tlabel(shape, axes), tag(op, "f32")),
+            tensor(op, "f32", shape, axes), "sm_90")
+    add("tns-state-dyn-%s-%s" % (tlabel([1000, 300], [0]), tag(op, "bf16", nan="ignore")),
+        tensor(op, "bf16", [1000, 300], [0], nan="ignore", dynamic=True), "sm_90")
+    add("tns-state-%s-%s" % (tlabel([33, 4099], [1]), tag(op, "f64", nan="ignore")),
+        tensor(op, "f64", [33, 4099], [1], nan="ignore"), "sm_90")
+add("tns-state-%s-%s" % (tlabel([64, 1000], [1]), tag("argmax", "i32")),
+    tensor("argmax", "i32", [64, 1000], [1]), "sm_90")
 
 
 def main():

@@ -284,6 +284,18 @@ def test_treduce():
     m = redjit.treduce(srcs, dst, root=1, op="max", path="staged")
     assert m["path"] == "staged"
     assert torch.equal(dst, torch.stack([s.to(dst.device) for s in srcs]).amax(0))
+    # runtime-size kernels: odd counts, and the second count compiles nothing
+    for rows in (255, 1001):
+        srcs = [torch.randn(rows, 7, device=f"cuda:{d}") for d in devs]
+        dst = torch.empty(rows, 7, device=f"cuda:{devs[1]}")
+        for d in range(n):
+            torch.cuda.synchronize(d)
+        before = redjit.compile_count()
+        info = redjit.treduce(srcs, dst, root=1, path="peer", dynamic=True)
+        ref = sum(s.to(dst.device) for s in srcs)
+        assert torch.allclose(dst, ref, rtol=1e-5, atol=1e-5), info
+        if rows == 1001:
+            assert redjit.compile_count() == before, info
 
 
 def test_host_cost():
@@ -454,8 +466,53 @@ def test_torch_state_ops():
     assert not bad, bad[:10]
 
 
-if __name__ == "__main__":
-    _runner.main(globals())
+def test_torch_memo_pins():
+    """reduce's memo pins the kernels it launches and drops the pins with the memo; in a context
+    of its own under a bound of 2 kernels, with the memo dropped every 8 layouts, released
+    kernels are evicted (their modules unloaded in batches) while launches are queued, and every
+    result is right."""
+    import ctypes
+    import threading
+    torch = _torch()
+    c = redjit._ctx()
+    c.drop_memo()
+    base = redjit.cache_stats()["kernels_pinned"]
+    x = torch.randn(64, 333, device="cuda")
+    redjit.reduce(x, "sum", 1)
+    assert redjit.cache_stats()["kernels_pinned"] == base + 1 and len(c.pins) == 1
+    c.drop_memo()
+    assert redjit.cache_stats()["kernels_pinned"] == base and not c.pins
+    out = {}
+
+    def work():
+        try:
+            t = redjit._ctx()
+            f = t.L.rj_ctx_set_memory_cache
+            f.argtypes, f.restype = [ctypes.c_void_p, ctypes.c_longlong], ctypes.c_int
+            assert f(t.ptr, 2) == 0
+            xs = [torch.randn(64, 100 + 7 * i, device="cuda") for i in range(48)]
+            ys = []
+            for i, xi in enumerate(xs):
+                if i % 8 == 0:
+                    t.drop_memo()
+                ys.append(redjit.reduce(xi, "sum", 1))
+            torch.cuda.synchronize()
+            out["ok"] = all(torch.allclose(y, xi.sum(1), rtol=1e-5, atol=1e-3)
+                            for xi, y in zip(xs, ys))
+            out["st"], out["pins"] = redjit.cache_stats(), len(set(t.pins))
+        except BaseException as e:  # noqa
+            out["e"] = e
+
+    th = threading.Thread(target=work)
+    th.start()
+    th.join()
+    if "e" in out:
+        raise out["e"]
+    st = out["st"]
+    assert out["ok"]
+    assert st["kernels_pinned"] == out["pins"] > 0, (st, out["pins"])  # the last 8 layouts
+    assert st["kernels"] - st["kernels_pinned"] == 2, st  # the cache's own: at its bound
+    assert st["memory_evictions"] == st["compiles"] - st["kernels"] > 0, st
 
 
 if __name__ == "__main__":

@@ -17,11 +17,14 @@ typedef void (*combf)(S *, S *, S *);
 typedef void (*elemf)(double, int64_t, S *);
 typedef void (*idf)(S *);
 typedef double (*finf)(S *);
+typedef void (*tfoldf)(const double *, const char *, int64_t, int64_t, S *);
 #define DECL(o, d, n)                                                                              \
   void comb_##o##_##d##_##n(S *, S *, S *);                                                        \
   void elem_##o##_##d##_##n(double, int64_t, S *);                                                 \
   void id_##o##_##d##_##n(S *);                                                                    \
-  double fin_##o##_##d##_##n(S *);
+  double fin_##o##_##d##_##n(S *);                                                                 \
+  void tfold_##o##_##d##_##n(const double *, const char *, int64_t, int64_t, S *);                 \
+  void rfold_##o##_##d##_##n(const double *, const char *, int64_t, int64_t, S *);
 #define DT(o, n) DECL(o, f16, n) DECL(o, f32, n) DECL(o, f64, n)
 // clang-format off
 DT(argmax, 0) DT(argmax, 1) DT(argmin, 0) DT(argmin, 1) DT(var, 0) DT(var, 1) DT(std, 0)
@@ -35,10 +38,12 @@ DECL(var_c3, f32, 0)
   elemf e;
   idf i;
   finf f;
+  tfoldf t, r;
 } F;
 #define MK(o, d, n)                                                                                \
   (F) {                                                                                            \
-    comb_##o##_##d##_##n, elem_##o##_##d##_##n, id_##o##_##d##_##n, fin_##o##_##d##_##n            \
+    comb_##o##_##d##_##n, elem_##o##_##d##_##n, id_##o##_##d##_##n, fin_##o##_##d##_##n,           \
+        tfold_##o##_##d##_##n, rfold_##o##_##d##_##n                                               \
   }
 static uint64_t rs = 88172645463325252ull;
 static uint64_t rnd(void) {
@@ -69,6 +74,38 @@ static void tree(F f, S *st, int lo, int hi, S *out) {
   else
     f.c(&b, &a, out);
 }
+/* The GPU's approximate instructions, with their documented error in the worse direction:
+ * ex2.approx.ftz.f32 about 2 ulp, rcp.approx.ftz.f32 1 ulp (results below 2^-126 flush to 0). */
+float host_ex2_approx_ftz_f32(float x) {
+  float r = exp2f(x) * (1 + (rnd() & 1 ? 0x1p-22f : -0x1p-22f));
+  return fabsf(r) < 0x1p-126f ? 0.0f : r;
+}
+float host_rcp_approx_ftz_f(float x) {
+  return (1.0f / x) * (1 + (rnd() & 1 ? 0x1p-23f : -0x1p-23f));
+}
+/* the GPU kernels' way: x[0 .. n) cut into runs of consecutive indices (a thread's slots), each
+ * folded in order (tfold: two interleaved slots, or rfold: rounds of 4; skip[i]: an element the
+ * slot does not take), then their states by a random tree; or, with runs == 0, every element's
+ * state by a random tree */
+static void fold(F f, const double *x, const char *skip, int n, int runs, S *out) {
+  static S st[4096];
+  if (!runs) {
+    for (int i = 0; i < n; i++) {
+      f.e(x[i], i, &st[i]);
+      if (skip[i]) f.i(&st[i]);
+    }
+    tree(f, st, 0, n, out);
+    return;
+  }
+  int k = 0;
+  for (int a = 0; a < n; k++) {
+    int len = 1 + (int)(rnd() % (uint64_t)(2 * n / runs + 1));
+    if (len > n - a) len = n - a;
+    (rnd() & 1 ? f.t : f.r)(x + a, skip + a, len, a, &st[k]); /* interleaved slots, or rounds */
+    a += len;
+  }
+  tree(f, st, 0, k, out);
+}
 static float r16(double x) { /* round to f16 precision roughly: use float then keep 11 bits */
   if (isnan(x) || isinf(x)) return (float)x;
   int e;
@@ -81,7 +118,6 @@ static void arg_test(F f, int isint, int f16, int nanign, int mx) {
   for (int trial = 0; trial < 2000; trial++) {
     int n = 1 + (int)(rnd() % 70);
     double x[80];
-    S st[80];
     int nnan = rnd() % 4 == 0 ? 1 + (int)(rnd() % 3) : 0;
     for (int i = 0; i < n; i++)
       x[i] = isint ? (double)((int)(rnd() % 5) - 2) : floor(urand() * 5) / 4 - 0.5;
@@ -97,9 +133,14 @@ static void arg_test(F f, int isint, int f16, int nanign, int mx) {
     if (f16)
       for (int i = 0; i < n; i++)
         x[i] = r16(x[i]);
+    char skip[80];
+    int runs = trial % 3 ? 1 + (int)(rnd() % 8) : 0;
+    for (int i = 0; i < n; i++)
+      skip[i] = runs && rnd() % 8 == 0;
     int64_t best = -1;
     double bv = 0;
     for (int i = 0; i < n; i++) {
+      if (skip[i]) continue;
       if (isnan(x[i])) {
         if (nanign) continue;
         best = i;
@@ -107,10 +148,8 @@ static void arg_test(F f, int isint, int f16, int nanign, int mx) {
       }
       if (best < 0 || (mx ? x[i] > bv : x[i] < bv)) best = i, bv = x[i];
     }
-    for (int i = 0; i < n; i++)
-      f.e(x[i], i, &st[i]);
     S out;
-    tree(f, st, 0, n, &out);
+    fold(f, x, skip, n, runs, &out);
     double got = f.f(&out);
     if (got != (double)best) {
       if (fails++ < 10)
@@ -120,34 +159,45 @@ static void arg_test(F f, int isint, int f16, int nanign, int mx) {
   }
 }
 static void var_test(F f, int wide, int isstd, int nanign, const char *name) {
-  double worst = 0;
+  double worst = 0, worst_off[2] = {0, 0};
   for (int trial = 0; trial < 3000; trial++) {
     int n = 1 + (int)(rnd() % 2000);
     static double x[4000];
-    static S st[4000];
-    double off = trial % 3 == 0 ? (wide ? 1e8 : 1e4) : trial % 3 == 1 ? 0 : 1;
-    double sc = trial % 7 == 0 ? 1e10 : 1;
+    /* styles: offsets 1e4 (f64 1e8), 0, 1; 1e6 (f64 1e12) with a spread of 1e-2, and that with
+     * an outlier first (a slot's shift far from its mean) */
+    int style = trial % 5;
+    double off = style == 0   ? (wide ? 1e8 : 1e4)
+                 : style == 1 ? 0
+                 : style == 2 ? 1
+                 : wide       ? 1e12
+                              : 1e6;
+    double sc = style >= 3 ? 1e-2 : trial % 7 == 0 ? 1e10 : 1;
     for (int i = 0; i < n; i++) {
       x[i] = off + (urand() * 2 - 1) * sc;
+      if (style == 4 && i % 64 == 0) x[i] = off + 50 * sc;
       if (!wide) x[i] = (float)x[i];
     }
-    int hasnan = rnd() % 8 == 0;
-    if (hasnan) x[rnd() % n] = NAN;
+    int runs = trial % 2 ? 1 + (int)(rnd() % 64) : 0;
+    static char skip[4000];
+    for (int i = 0; i < n; i++)
+      skip[i] = runs && rnd() % 16 == 0;
+    if (rnd() % 8 == 0) x[rnd() % n] = NAN;
+    int hasnan = 0;
     long double s = 0;
     int64_t c = 0;
     for (int i = 0; i < n; i++)
-      if (!isnan(x[i])) s += x[i], c++;
+      if (!skip[i]) hasnan |= isnan(x[i]);
+    for (int i = 0; i < n; i++)
+      if (!isnan(x[i]) && !skip[i]) s += x[i], c++;
     long double mean = c ? s / c : 0, m2 = 0;
     for (int i = 0; i < n; i++)
-      if (!isnan(x[i])) m2 += (x[i] - mean) * (x[i] - mean);
+      if (!isnan(x[i]) && !skip[i]) m2 += (x[i] - mean) * (x[i] - mean);
     double d = c - 1 > 0 ? (double)(c - 1) : 0.0;
     double ref = (double)m2 / d;
     if (isstd) ref = sqrt(ref);
     if (hasnan && !nanign) ref = NAN;
-    for (int i = 0; i < n; i++)
-      f.e(x[i], 0, &st[i]);
     S out;
-    tree(f, st, 0, n, &out);
+    fold(f, x, skip, n, runs, &out);
     double got = f.f(&out);
     if (isnan(ref) || isinf(ref)) {
       if (!(isnan(ref) && isnan(got)) && got != ref) {
@@ -167,15 +217,18 @@ static void var_test(F f, int wide, int isstd, int nanign, const char *name) {
         printf("%s n=%d off=%g got %.17g want %.17g rel %g allowed %g\n", name, n, off, got, ref,
                rel, allowed);
     }
+    if (style >= 3 && rel > worst_off[runs > 0]) worst_off[runs > 0] = rel;
   }
-  printf("%s ign=%d worst err/allowed %.3g\n", name, nanign, worst);
+  printf(
+      "%s ign=%d worst err/allowed %.3g; offset %g, spread 1e-2: relative error %.3g (elements), "
+      "%.3g (slots)\n",
+      name, nanign, worst, wide ? 1e12 : 1e6, worst_off[0], worst_off[1]);
 }
 static void lse_test(F f, int wide, int nanign, const char *name) {
   double worst = 0;
   for (int trial = 0; trial < 3000; trial++) {
     int n = 1 + (int)(rnd() % 1000);
     static double x[2000];
-    static S st[2000];
     double sc = trial % 4 == 0   ? 1
                 : trial % 4 == 1 ? 80
                 : trial % 4 == 2 ? 1e4
@@ -191,10 +244,15 @@ static void lse_test(F f, int wide, int nanign, const char *name) {
     if (kind == 1) x[rnd() % n] = INFINITY;
     if (kind == 2) x[rnd() % n] = NAN;
     if (kind == 3) x[rnd() % n] = -INFINITY;
+    int runs = trial % 2 ? 1 + (int)(rnd() % 64) : 0;
+    static char skip[2000];
+    for (int i = 0; i < n; i++)
+      skip[i] = runs && rnd() % 16 == 0;
     double m = -INFINITY;
     int nan = 0;
     int c = 0;
     for (int i = 0; i < n; i++) {
+      if (skip[i]) continue;
       if (isnan(x[i])) {
         nan = 1;
         continue;
@@ -205,12 +263,10 @@ static void lse_test(F f, int wide, int nanign, const char *name) {
     long double s = 0;
     if (isfinite(m))
       for (int i = 0; i < n; i++)
-        if (!isnan(x[i])) s += expl((long double)x[i] - m);
+        if (!isnan(x[i]) && !skip[i]) s += expl((long double)x[i] - m);
     double ref = (nan && !nanign) ? NAN : isfinite(m) ? m + (double)logl(s) : m;
-    for (int i = 0; i < n; i++)
-      f.e(x[i], 0, &st[i]);
     S out;
-    tree(f, st, 0, n, &out);
+    fold(f, x, skip, n, runs, &out);
     double got = f.f(&out);
     if (!isfinite(ref) || !isfinite(got)) {
       if (!(isnan(ref) && isnan(got)) && got != ref) {

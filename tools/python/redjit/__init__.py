@@ -6,23 +6,27 @@
     print(k.variant, k.ptx[:200])
 
 Every thread gets its own rj_ctx (a context is single-threaded), kept for the thread's life so that
-compiled kernels are reused; it is freed when the thread ends or at exit.  Failures raise
-RedjitError(status, message).  docs/PYTHON.md has the details."""
+compiled kernels are reused; it is freed when the thread ends or at exit.  A Kernel holds one pin
+on its kernel (rj_kernel_release drops it when the Kernel is closed or dropped), and so does
+reduce's memo for each kernel it launches: unpinned kernels are the context's cache's, which keeps
+a bounded number.  Failures raise RedjitError(status, message).  docs/PYTHON.md has the details."""
 import collections
 import ctypes
 import json
+import sys
 import threading
 import weakref
 
 from . import _arrays
+from ._custom import Custom
 from ._arrays import ArrayInfo, describe, kept_shape, normalize_axes, tensor_request
 from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, INDEX_OPS, KIND, NAN, OP,
-                   TREDUCE_MAX_DIMS, TREDUCE_PATH, Options, RedjitError, TreduceBuf, TreduceGroup, TreduceResult,
+                   TREDUCE_MAX_DIMS, TREDUCE_PATH, CacheStats, Options, RedjitError, TreduceBuf, TreduceGroup, TreduceResult,
                    VariantInfo, lib, search_paths)
 
-__all__ = ["RedjitError", "Kernel", "Variant", "version", "variants", "compile", "compile_ir",
-           "explain", "canonical", "reduce", "treduce", "tensor_request", "search_paths",
-           "library_path", "compile_count"]
+__all__ = ["RedjitError", "Custom", "Kernel", "Variant", "version", "variants", "compile",
+           "compile_ir", "explain", "canonical", "reduce", "reduce_values", "treduce",
+           "tensor_request", "search_paths", "library_path", "compile_count", "cache_stats"]
 
 Variant = collections.namedtuple("Variant", "name priority kinds summary")
 
@@ -36,14 +40,18 @@ def _free_requests(L, requests):
     requests.clear()
 
 
-def _free_ctx(L, ptr, requests):
+def _free_ctx(L, ptr, requests, live):
+    live[0] = False  # first: a Kernel dropped after this calls nothing in the freed context
     _free_requests(L, requests)
-    L.rj_ctx_free(ptr)
+    L.rj_ctx_free(ptr)  # every kernel with it, pinned or not
 
 
 class _Context:
     """One rj_ctx and what reduce keeps in it: the memo (a layout seen before -> its launch),
-    the parsed dynamic requests the memo uses, options per device."""
+    the parsed dynamic requests the memo uses, the pins the memo holds, options per device.
+    Only its own thread calls into it: a pin dropped in another thread waits in `deferred` for
+    this thread's next compile or new layout (a call from there could find this thread inside
+    the context and make its call fail with RJ_EBUSY)."""
 
     def __init__(self):
         L = lib()
@@ -57,11 +65,36 @@ class _Context:
         self.memo = {}      # reduce: layout key -> (C function, handle, argument, kept shape)
         self.requests = {}  # reduce: request JSON -> rj_request * (dynamic requests)
         self.opts = {}      # device -> Options (target auto)
-        weakref.finalize(self, _free_ctx, L, self.ptr, self.requests)
+        self.pins = []      # reduce: the kernels the memo launches, one pin each (rj_compile's)
+        self.deferred = []  # pins dropped in other threads, released by this one
+        self.live = [True]  # False once the context is freed (the finalizer, or at exit)
+        weakref.finalize(self, _free_ctx, L, self.ptr, self.requests, self.live)
 
     def drop_memo(self):
         self.memo.clear()
         _free_requests(self.L, self.requests)
+        pins, self.pins = self.pins, []
+        for k in pins:
+            self.release(k)
+
+    def release(self, k):
+        """Drops one pin on kernel pointer k: now in this context's thread, else later (from
+        release_deferred); nothing once the context is freed or the interpreter shuts down."""
+        if not self.live[0] or sys.is_finalizing():
+            return
+        if threading.get_ident() != self.thread:
+            self.deferred.append(k)  # list.append: atomic under the GIL
+            return
+        if self.L.rj_kernel_release(self.ptr, k) == _EBUSY:  # another thread inside (misuse)
+            self.deferred.append(k)
+        self.release_deferred()
+
+    def release_deferred(self):
+        while self.deferred and self.live[0]:
+            k = self.deferred.pop()
+            if self.L.rj_kernel_release(self.ptr, k) == _EBUSY:
+                self.deferred.append(k)
+                return
 
     def fail(self, s):
         msg = self.L.rj_errmsg(self.ptr)
@@ -101,6 +134,7 @@ class _Context:
         return o
 
 
+_EBUSY = 11  # RJ_EBUSY
 _tls = threading.local()
 
 
@@ -121,6 +155,21 @@ def compile_count():
     """Kernels this thread's context has compiled so far (rj_ctx_compile_count)."""
     c = _ctx()
     return c.L.rj_ctx_compile_count(c.ptr)
+
+
+def cache_stats():
+    """This thread's context's cache counters (rj_ctx_cache_stats) as a dict: compiles,
+    memory_hits, kernels, kernels_pinned (kernels a Kernel or reduce's memo holds), max_kernels,
+    memory_evictions, the disk cache's (disk_dir None: off) and the cubin counters."""
+    c = _ctx()
+    c.release_deferred()
+    st = CacheStats()
+    st.struct_size = ctypes.sizeof(st)
+    c.check(c.L.rj_ctx_cache_stats(c.ptr, ctypes.byref(st)))
+    out = {f: getattr(st, f) for f, _ in CacheStats._fields_ if f != "struct_size"}
+    for f in ("disk_dir", "disk_note"):
+        out[f] = out[f].decode(errors="replace") if out[f] is not None else None
+    return out
 
 
 # ------------------------------------------------------------------ inspect
@@ -173,11 +222,14 @@ def canonical(request):
 # ------------------------------------------------------------------ kernels
 class Kernel:
     """A compiled kernel, owned by the context of the thread that compiled it (launch it from
-    that thread).  Texts are read from the library when asked for."""
+    that thread).  Texts are read from the library when asked for.  The Kernel holds one pin on
+    the kernel (its compile's), released by close(), at the end of a `with` block, or when the
+    Kernel is dropped; from then on the context's cache may evict the kernel.  Kernels of the
+    same request share one compiled kernel, each with its own pin."""
 
     def __init__(self, ctx, ptr, request=None):
         self._ctx = ctx  # keeps the rj_ctx (which owns the kernel) alive
-        self._ptr = ptr
+        self._ptr = ptr  # one pin: released by close()
         self._request = request
         L = ctx.L
         g, b, sh = (ctypes.c_uint * 3)(), (ctypes.c_uint * 3)(), ctypes.c_uint()
@@ -188,8 +240,32 @@ class Kernel:
         self.entry = L.rj_kernel_entry(ptr).decode()
         self.compile_ms = L.rj_kernel_compile_ms(ptr)
 
+    def close(self):
+        """Releases this Kernel's pin (rj_kernel_release); the Kernel is unusable afterwards.
+        Closing again does nothing."""
+        p, self._ptr = self._ptr, None
+        if p:
+            self._ctx.release(p)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: a half-made Kernel, or the interpreter shutting down
+            pass
+
+    def _kernel(self):
+        if not self._ptr:
+            raise RedjitError("RJ_EINVAL", "kernel: closed (its pin was released)")
+        return self._ptr
+
     def _text(self, what):
-        t = self._ctx.L.rj_kernel_text(self._ptr, what)
+        t = self._ctx.L.rj_kernel_text(self._kernel(), what)
         return t.decode() if t is not None else ""
 
     @property
@@ -214,7 +290,7 @@ class Kernel:
         """Loads the kernel on GPU `device` now; returns the load's milliseconds."""
         c = self._owner()
         ms = ctypes.c_double()
-        c.check(c.L.rj_kernel_load(c.ptr, self._ptr, int(device), ctypes.byref(ms)))
+        c.check(c.L.rj_kernel_load(c.ptr, self._kernel(), int(device), ctypes.byref(ms)))
         return ms.value
 
     def _owner(self):
@@ -238,7 +314,7 @@ class Kernel:
                 else ctypes.c_uint64(int(a)) for a in args]
         arr = (ctypes.c_void_p * max(1, len(vals)))(*[ctypes.addressof(v) for v in vals])
         ms = ctypes.c_double()
-        c.check(c.L.rj_kernel_launch(c.ptr, self._ptr, int(device), grid, block, sh, arr,
+        c.check(c.L.rj_kernel_launch(c.ptr, self._kernel(), int(device), grid, block, sh, arr,
                                      ctypes.byref(ms)))
         return ms.value
 
@@ -260,6 +336,7 @@ def compile(request, *, target=None, ptx_version=0, device=0):
     """validate -> dispatch -> LLVM IR -> PTX (no GPU needed).  request: a dict or JSON text.
     target None: GPU `device`'s, else sm_90."""
     c = _ctx()
+    c.release_deferred()
     text = request if isinstance(request, (str, bytes)) else json.dumps(request)
     req = c.parse(text)
     try:
@@ -278,6 +355,7 @@ def compile_ir(ir, entry, *, target=None, ptx_version=0, device=0):
     """rj_compile_ir: an NVPTX module as LLVM IR text (str, or an object whose str() is IR, such
     as an llvmlite module) or bitcode (bytes) -> a Kernel.  entry: the kernel function."""
     c = _ctx()
+    c.release_deferred()
     if isinstance(ir, (bytes, bytearray, memoryview)):
         data = bytes(ir)
         n = len(data) if data[:4] in _BITCODE else 0
@@ -319,30 +397,52 @@ def _stream_of(stream, a):
                       "(an int handle, a torch / CuPy / Numba stream)")
 
 
-def _empty(a, shape, index=False):
-    """out for x's result: x's dtype, or int64 for an index (argmax / argmin)."""
+_NUMPY_NAMES = {"f16": "float16", "f32": "float32", "f64": "float64", "i32": "int32",
+                "i64": "int64", "u32": "uint32", "u64": "uint64"}
+
+
+def _out_dtype(op, dtype):
+    """The output's redjit dtype for op (a name or a Custom) on input dtype `dtype`."""
+    if op.__class__ is Custom:
+        return op.out_dtype(dtype)
+    return "i64" if op in INDEX_OPS else dtype
+
+
+def _torch_dtype(t, name):
+    for k, v in _arrays._TORCH_DTYPES.items():
+        if v == name:
+            return k
+    raise RedjitError("RJ_EINVAL", f"out: torch has no dtype for {name}: give out")
+
+
+def _empty(a, shape, dtype):
+    """out for x's result, of redjit dtype `dtype` (x's, int64 for an index, a Custom's)."""
     x = a.obj
+    same = dtype == a.dtype
     if a.framework == "torch":
         t = _arrays._torch
-        return t.empty(shape, dtype=t.int64 if index else x.dtype, device=x.device)
+        return t.empty(shape, dtype=x.dtype if same else _torch_dtype(t, dtype), device=x.device)
+    if dtype not in _NUMPY_NAMES and not same:
+        raise RedjitError("RJ_EINVAL", f"out: give out for a {dtype} result")
     if a.framework == "cupy":
         import cupy
         with cupy.cuda.Device(a.device):
-            return cupy.empty(shape, dtype="int64" if index else x.dtype)
+            return cupy.empty(shape, dtype=x.dtype if same else _NUMPY_NAMES[dtype])
     if a.framework == "numba":
         from numba import cuda
-        return cuda.device_array(shape, dtype="int64" if index else x.dtype)
+        return cuda.device_array(shape, dtype=x.dtype if same else _NUMPY_NAMES[dtype])
     raise RedjitError("RJ_EINVAL", f"out: give out for a {a.framework} array (redjit allocates "
                       "only for torch, CuPy and Numba)")
 
 
-def _check_out(o, a, kept, index=False):
+def _check_out(o, a, kept, want):
     if o.shape != kept and not (kept == () and o.shape in ((1,), ())):
         raise RedjitError("RJ_EINVAL", f"out: shape {o.shape}, expected {kept}")
-    want = "i64" if index else a.dtype
     if o.dtype != want:
         raise RedjitError("RJ_EINVAL", f"out: dtype {o.dtype}, expected {want}"
-                          + (" (argmax / argmin give int64 indices)" if index else ""))
+                          + (" (the op's result: argmax / argmin give int64 indices, a "
+                             "struct-state Custom its field `result`'s dtype)"
+                             if want != a.dtype else ""))
     if o.device != a.device:
         raise RedjitError("RJ_EINVAL", f"out: on device {o.device}, the source on {a.device}")
     if not _arrays.is_row_major(o.shape, o.strides):
@@ -361,7 +461,7 @@ def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction):
         if accum:
             raise RedjitError("RJ_EINVAL", "out: accum folds out's old values in: give out")
     else:
-        _check_out(o, a, kept, op in INDEX_OPS)
+        _check_out(o, a, kept, _out_dtype(op, a.dtype))
     rq = tensor_request(a.shape, a.strides, axes, a.dtype, op, nan, accum, deterministic, dynamic,
                         correction)
     opts = c.options(a.device)
@@ -377,6 +477,7 @@ def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction):
         c.check(c.L.rj_compile(c.ptr, req, ctypes.byref(opts), ctypes.byref(k)))
     finally:
         c.L.rj_request_free(req)
+    c.pins.append(k.value)  # the memo's pin, released when the memo is dropped
     return c.launch, k, a.device, kept
 
 
@@ -410,7 +511,8 @@ def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, st
     """Reduces x (a torch CUDA tensor, a __cuda_array_interface__ array, or a CUDA __dlpack__
     object) over `axis` (None: every dim; an int or a tuple, negatives from the end) with op
     (a name of OP: "sum", "max", "min", "prod", "and" / "or" / "xor" of integers, "argmax" /
-    "argmin", "mean" / "var" / "std" / "logsumexp" of floats: docs/REQUESTS.md, "Ops") into out
+    "argmin", "mean" / "var" / "std" / "logsumexp" of floats: docs/REQUESTS.md, "Ops"; or a
+    redjit.Custom, the caller's combine as LLVM IR) into out
     (allocated by x's framework when None: the kept dims, row-major, shape () for a full
     reduction), on `stream` (None: the framework's current stream) without waiting.  Returns out.
     argmax / argmin write int64 indices (the first of ties; out allocated as int64); var / std
@@ -437,8 +539,9 @@ def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, st
         if e is not None:
             fn, h, arg, kept = e
             if out is None:
-                out = _EMPTY(kept, dtype=_INT64 if op in INDEX_OPS else x.dtype,
-                             device=x.device)
+                out = _EMPTY(kept, dtype=_INT64 if op in INDEX_OPS else x.dtype if
+                             op.__class__ is str or op.result_dtype is None else
+                             _torch_dtype(_arrays._torch, op.result_dtype), device=x.device)
             s = fn(c.vptr, h, arg, x.data_ptr(), out.data_ptr(),
                    _RAW_STREAM(dev) if stream is None else _stream_of(stream, None))
             if s:
@@ -457,6 +560,8 @@ def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, determinist
     key = (a.shape, a.strides, a.dtype, a.device, axis, op, nan, accum, deterministic, dynamic,
            correction, None if o is None else (o.shape, o.strides, o.dtype, o.device))
     _memo_room(c, 1 if tkey is None else 2)
+    if c.deferred:
+        c.release_deferred()
     e = c.memo.get(key)
     if e is None:
         e = c.memo[key] = _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic,
@@ -467,12 +572,49 @@ def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, determinist
         _torch_seen()
     fn, h, arg, kept = e
     if out is None:
-        out = _empty(a, kept, op in INDEX_OPS)
+        out = _empty(a, kept, _out_dtype(op, a.dtype))
         o = describe(out, "out")
     s = fn(c.vptr, h, arg, a.ptr, o.ptr, _stream_of(stream, a))
     if s:
         raise c.fail(s)
     return out
+
+
+def reduce_values(x, op="argmax", axis=None, *, out=None, values=None, stream=None):
+    """argmax / argmin of x over `axis` with the extreme values too (the request's "values":
+    rj_reduce_values): returns (indices, values), int64 indices (the first of ties) and the
+    values in x's dtype, allocated by x's framework where out / values are None.  No memo of
+    the layout: the parsed request is kept per layout, the kernel found by rj_reduce's cache."""
+    if op not in INDEX_OPS:
+        raise RedjitError("RJ_EINVAL", f"op: reduce_values takes \"argmax\" or \"argmin\", "
+                          f"not {op!r}")
+    try:
+        c = _tls.ctx
+    except AttributeError:
+        c = _ctx()
+    a = describe(x)
+    axes = normalize_axes(tuple(axis) if axis.__class__ is list else axis, len(a.shape))
+    kept = kept_shape(a.shape, axes)
+    outs = []
+    for arr, what, want in ((out, "out", "i64"), (values, "values", a.dtype)):
+        if arr is None:
+            arr = _empty(a, kept, want)
+        d = describe(arr, what)
+        _check_out(d, a, kept, want)
+        outs.append((arr, d))
+    rq = tensor_request(a.shape, a.strides, axes, a.dtype, op)
+    rq["values"] = True
+    rkey = json.dumps(rq, sort_keys=True)
+    req = c.requests.get(rkey)
+    if req is None:
+        if len(c.requests) >= _MEMO_MAX:
+            c.drop_memo()  # the memo's entries go with the requests they use
+        req = c.requests[rkey] = c.parse(rq)
+    s = c.L.rj_reduce_values(c.ptr, req, c.options(a.device), a.ptr, outs[0][1].ptr,
+                             outs[1][1].ptr, _stream_of(stream, a))
+    if s:
+        raise c.fail(s)
+    return outs[0][0], outs[1][0]
 
 
 # ------------------------------------------------------------------ treduce
@@ -490,11 +632,12 @@ def _treduce_buf(b, a, what):
 
 
 def treduce(sources, dst, *, root=0, op="sum", nan="propagate", accum=False, path="auto",
-            stream=None, tile=None, pingpong=False, sync=True):
+            stream=None, tile=None, pingpong=False, sync=True, dynamic=False):
     """Root reduce across devices (rj_treduce_run): dst (on sources[root]'s GPU) receives the
     element-wise op of every source.  path: auto peer staged split split_equal ring.  stream:
     of the root's GPU (None: the framework's current stream there).  sync=False returns once the
-    work is enqueued (rj_treduce_group.async).  Returns what ran, as a dict (path, ms, ...)."""
+    work is enqueued (rj_treduce_group.async).  dynamic=True: runtime-size kernels (a new element
+    count of dense buffers compiles nothing).  Returns what ran, as a dict (path, ms, ...)."""
     c = _ctx()
     srcs = [describe(s, f"sources[{i}]") for i, s in enumerate(sources)]
     if not srcs:
@@ -520,6 +663,7 @@ def treduce(sources, dst, *, root=0, op="sum", nan="propagate", accum=False, pat
     g.pingpong, g.accum, g.path = int(bool(pingpong)), int(bool(accum)), TREDUCE_PATH[path]
     g.stream = _stream_of(stream, d) or None
     g.async_ = 0 if sync else 1
+    g.dynamic = int(bool(dynamic))
     res = TreduceResult()
     res.struct_size = ctypes.sizeof(res)
     c.check(c.L.rj_treduce_run(c.ptr, ctypes.byref(g), None, ctypes.byref(res)))

@@ -4,6 +4,7 @@ the tensor request of a reduce built from them.  Pure Python: the functions that
 import ctypes
 import sys
 
+from ._custom import Custom
 from ._lib import ITEMSIZE, RedjitError
 
 _TYPESTR = {"f2": "f16", "f4": "f32", "f8": "f64", "i4": "i32", "i8": "i64", "u4": "u32",
@@ -73,7 +74,7 @@ def kept_shape(shape, axes):
 
 def tensor_request(shape, strides, axes, dtype, op="sum", nan="propagate", accum=False,
                    deterministic=True, dynamic=False, correction=None):
-    """The JSON dict of a tensor request.  shape: the source view's sizes (a 0-d array is [1]);
+    """The JSON dict of a tensor request (op: a name, or a redjit.Custom).  shape: the source view's sizes (a 0-d array is [1]);
     strides: element strides or None (row-major); axes: normalised dims (normalize_axes);
     correction: var / std's divisor N - correction (None: the default, 1)."""
     if dtype not in ITEMSIZE:
@@ -81,7 +82,8 @@ def tensor_request(shape, strides, axes, dtype, op="sum", nan="propagate", accum
     if len(shape) == 0:  # a 0-d array: one element
         shape, strides, axes = [1], None, (0,)
     shape = [int(n) for n in shape]
-    req = {"kind": "tensor", "op": op, "dtype": dtype, "shape": shape}
+    custom = op.__class__ is Custom
+    req = {"kind": "tensor", "op": "custom" if custom else op, "dtype": dtype, "shape": shape}
     if strides is not None and not is_row_major(shape, strides):
         req["strides"] = [int(s) for s in strides]
     req["axes"] = [int(a) for a in axes]
@@ -95,6 +97,8 @@ def tensor_request(shape, strides, axes, dtype, op="sum", nan="propagate", accum
         req["dynamic"] = True
     if correction is not None:
         req["correction"] = int(correction)
+    if custom:
+        req["combine"] = op.combine()
     return req
 
 

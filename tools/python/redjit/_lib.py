@@ -8,7 +8,7 @@ import os
 import threading
 
 __all__ = ["RedjitError", "lib", "search_paths", "Options", "VariantInfo", "TreduceBuf",
-           "TreduceGroup", "TreduceResult"]
+           "TreduceGroup", "TreduceResult", "CacheStats"]
 
 
 class RedjitError(RuntimeError):
@@ -39,6 +39,17 @@ class VariantInfo(ctypes.Structure):  # rj_variant_info
                 ("summary", ctypes.c_char_p)]
 
 
+class CacheStats(ctypes.Structure):  # rj_cache_stats
+    _fields_ = [("struct_size", ctypes.c_uint32), ("compiles", ctypes.c_longlong),
+                ("memory_hits", ctypes.c_longlong), ("disk_hits", ctypes.c_longlong),
+                ("disk_writes", ctypes.c_longlong), ("disk_evictions", ctypes.c_longlong),
+                ("kernels", ctypes.c_longlong), ("disk_dir", ctypes.c_char_p),
+                ("disk_read_only", ctypes.c_int), ("disk_note", ctypes.c_char_p),
+                ("memory_evictions", ctypes.c_longlong), ("kernels_pinned", ctypes.c_longlong),
+                ("max_kernels", ctypes.c_longlong), ("cubin_loads", ctypes.c_longlong),
+                ("cubin_links", ctypes.c_longlong), ("cubin_stale", ctypes.c_longlong)]
+
+
 TREDUCE_MAX_DIMS = 5
 
 
@@ -54,9 +65,9 @@ class TreduceGroup(ctypes.Structure):  # rj_treduce_group (the current size, not
                 ("dtype", ctypes.c_int), ("nan", ctypes.c_int), ("tile", ctypes.c_int64 * 2),
                 ("pingpong", ctypes.c_int), ("accum", ctypes.c_int), ("path", ctypes.c_int),
                 ("stream", ctypes.c_void_p), ("async_", ctypes.c_int),
-                ("ring_timeout_ms", ctypes.c_int64), ("combine_ir", ctypes.c_char_p),
-                ("combine_fn", ctypes.c_char * 128), ("combine_identity", ctypes.c_uint64),
-                ("combine_commutative", ctypes.c_int)]
+                ("ring_timeout_ms", ctypes.c_int64), ("dynamic", ctypes.c_int),
+                ("combine_ir", ctypes.c_char_p), ("combine_fn", ctypes.c_char * 128),
+                ("combine_identity", ctypes.c_uint64), ("combine_commutative", ctypes.c_int)]
 
 
 class TreduceResult(ctypes.Structure):  # rj_treduce_result
@@ -101,6 +112,8 @@ _PROTOS = {
     "rj_target_resolve": (_int, [_vp, ctypes.POINTER(Options), _cp, _sz]),
     "rj_compile": (_int, [_vp, _vp, ctypes.POINTER(Options), ctypes.POINTER(_vp)]),
     "rj_compile_ir": (_int, [_vp, _cp, _sz, _cp, ctypes.POINTER(Options), ctypes.POINTER(_vp)]),
+    "rj_kernel_release": (_int, [_vp, _vp]),
+    "rj_ctx_cache_stats": (_int, [_vp, ctypes.POINTER(CacheStats)]),
     "rj_explain": (_int, [_vp, _vp, ctypes.POINTER(Options), ctypes.POINTER(_cp)]),
     "rj_variant_count": (_int, [_vp]),
     "rj_variant_get": (_int, [_vp, _int, ctypes.POINTER(VariantInfo)]),
@@ -117,6 +130,7 @@ _PROTOS = {
     "rj_device_sync": (_int, [_vp, _int]),
     "rj_reduce": (_int, [_vp, _vp, ctypes.POINTER(Options), _u64, _u64, _vp]),
     "rj_tensor_launch": (_int, [_vp, _vp, _int, _u64, _u64, _vp]),
+    "rj_reduce_values": (_int, [_vp, _vp, ctypes.POINTER(Options), _u64, _u64, _u64, _vp]),
     "rj_treduce_group_init_sized": (None, [ctypes.POINTER(TreduceGroup), _sz]),
     "rj_treduce_run": (_int, [_vp, ctypes.POINTER(TreduceGroup), ctypes.POINTER(Options),
                               ctypes.POINTER(TreduceResult)]),

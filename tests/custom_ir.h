@@ -1,0 +1,97 @@
+/* Struct states of op custom as a language runtime would write them (LLVM IR text), shared by
+ * tests/test_custom.c (no GPU) and tests/test_gpu_tensor.c (their results against CPU oracles).
+ *
+ *   Welford   {i64 n, f64 mean, f64 M2} from f32 elements; Chan's combine; finish: the sample
+ *             variance M2 / (n - 1) as f64 (field 2's dtype).  Commutative.
+ *   argmax    {f32 value, i64 index}: the larger value, the smaller index on ties; identity
+ *             {-inf, INT64_MAX}; the output is field 1 (the index).  Commutative.
+ *   matrix    {u32 a, b, c, d}: 2x2 matrices mod 2^32, lift(x, i) = [[x, i], [1, 0]], the product
+ *             (associative, not commutative); finish a + 3b + 5c + 7d as u32.
+ *   hmax      a scalar f16 state: the larger of two halves (identity -inf, 0xfc00). */
+#ifndef RJ_TESTS_CUSTOM_IR_H
+#define RJ_TESTS_CUSTOM_IR_H
+
+#include <stdint.h>
+
+#define WF "{ i64, double, double }"
+#define WELFORD_IR                                                                                 \
+  "define " WF " @wlift(float %x, i64 %i) {\n"                                                     \
+  "  %d = fpext float %x to double\n"                                                              \
+  "  %a = insertvalue " WF " { i64 1, double 0.0, double 0.0 }, double %d, 1\n"                    \
+  "  ret " WF " %a\n}\n"                                                                           \
+  "define " WF " @wcomb(" WF " %a, " WF " %b) {\n"                                                 \
+  "  %na = extractvalue " WF " %a, 0\n  %nb = extractvalue " WF " %b, 0\n"                         \
+  "  %ma = extractvalue " WF " %a, 1\n  %mb = extractvalue " WF " %b, 1\n"                         \
+  "  %qa = extractvalue " WF " %a, 2\n  %qb = extractvalue " WF " %b, 2\n"                         \
+  "  %n = add i64 %na, %nb\n  %fa = sitofp i64 %na to double\n"                                    \
+  "  %fb = sitofp i64 %nb to double\n  %fn = sitofp i64 %n to double\n"                            \
+  "  %d = fsub double %mb, %ma\n  %r = fdiv double %fb, %fn\n  %dr = fmul double %d, %r\n"         \
+  "  %m = fadd double %ma, %dr\n  %dd = fmul double %d, %dr\n  %c = fmul double %dd, %fa\n"        \
+  "  %q0 = fadd double %qa, %qb\n  %q = fadd double %q0, %c\n"                                     \
+  "  %s0 = insertvalue " WF " undef, i64 %n, 0\n  %s1 = insertvalue " WF " %s0, double %m, 1\n"    \
+  "  %s2 = insertvalue " WF " %s1, double %q, 2\n"                                                 \
+  "  %ea = icmp eq i64 %na, 0\n  %t = select i1 %ea, " WF " %b, " WF " %s2\n"                      \
+  "  %eb = icmp eq i64 %nb, 0\n  %u = select i1 %eb, " WF " %a, " WF " %t\n"                       \
+  "  ret " WF " %u\n}\n"                                                                           \
+  "define double @wfin(" WF " %s) {\n"                                                             \
+  "  %n = extractvalue " WF " %s, 0\n  %q = extractvalue " WF " %s, 2\n"                           \
+  "  %n1 = sub i64 %n, 1\n  %f = sitofp i64 %n1 to double\n  %v = fdiv double %q, %f\n"            \
+  "  ret double %v\n}\n"
+
+#define AF "{ float, i64 }"
+#define ARGMAX_IR                                                                                  \
+  "define " AF " @alift(float %x, i64 %i) {\n"                                                     \
+  "  %a = insertvalue " AF " undef, float %x, 0\n  %b = insertvalue " AF " %a, i64 %i, 1\n"        \
+  "  ret " AF " %b\n}\n"                                                                           \
+  "define " AF " @acomb(" AF " %a, " AF " %b) {\n"                                                 \
+  "  %va = extractvalue " AF " %a, 0\n  %vb = extractvalue " AF " %b, 0\n"                         \
+  "  %ia = extractvalue " AF " %a, 1\n  %ib = extractvalue " AF " %b, 1\n"                         \
+  "  %gt = fcmp ogt float %va, %vb\n  %eq = fcmp oeq float %va, %vb\n"                             \
+  "  %lt = icmp slt i64 %ia, %ib\n  %tie = and i1 %eq, %lt\n  %ta = or i1 %gt, %tie\n"             \
+  "  %r = select i1 %ta, " AF " %a, " AF " %b\n  ret " AF " %r\n}\n"
+
+#define MF "{ i32, i32, i32, i32 }"
+#define MATRIX_IR                                                                                  \
+  "define " MF " @mlift(i32 %x, i64 %i) {\n"                                                       \
+  "  %t = trunc i64 %i to i32\n"                                                                   \
+  "  %a = insertvalue " MF " { i32 0, i32 0, i32 1, i32 0 }, i32 %x, 0\n"                          \
+  "  %b = insertvalue " MF " %a, i32 %t, 1\n  ret " MF " %b\n}\n"                                  \
+  "define " MF " @mmul(" MF " %a, " MF " %b) {\n"                                                  \
+  "  %a0 = extractvalue " MF " %a, 0\n  %a1 = extractvalue " MF " %a, 1\n"                         \
+  "  %a2 = extractvalue " MF " %a, 2\n  %a3 = extractvalue " MF " %a, 3\n"                         \
+  "  %b0 = extractvalue " MF " %b, 0\n  %b1 = extractvalue " MF " %b, 1\n"                         \
+  "  %b2 = extractvalue " MF " %b, 2\n  %b3 = extractvalue " MF " %b, 3\n"                         \
+  "  %p0 = mul i32 %a0, %b0\n  %q0 = mul i32 %a1, %b2\n  %c0 = add i32 %p0, %q0\n"                 \
+  "  %p1 = mul i32 %a0, %b1\n  %q1 = mul i32 %a1, %b3\n  %c1 = add i32 %p1, %q1\n"                 \
+  "  %p2 = mul i32 %a2, %b0\n  %q2 = mul i32 %a3, %b2\n  %c2 = add i32 %p2, %q2\n"                 \
+  "  %p3 = mul i32 %a2, %b1\n  %q3 = mul i32 %a3, %b3\n  %c3 = add i32 %p3, %q3\n"                 \
+  "  %s0 = insertvalue " MF " undef, i32 %c0, 0\n  %s1 = insertvalue " MF " %s0, i32 %c1, 1\n"     \
+  "  %s2 = insertvalue " MF " %s1, i32 %c2, 2\n  %s3 = insertvalue " MF " %s2, i32 %c3, 3\n"       \
+  "  ret " MF " %s3\n}\n"                                                                          \
+  "define i32 @mfin(" MF " %s) {\n"                                                                \
+  "  %a = extractvalue " MF " %s, 0\n  %b = extractvalue " MF " %s, 1\n"                           \
+  "  %c = extractvalue " MF " %s, 2\n  %d = extractvalue " MF " %s, 3\n"                           \
+  "  %b3 = mul i32 %b, 3\n  %c5 = mul i32 %c, 5\n  %d7 = mul i32 %d, 7\n"                          \
+  "  %s1 = add i32 %a, %b3\n  %s2 = add i32 %s1, %c5\n  %s3 = add i32 %s2, %d7\n"                  \
+  "  ret i32 %s3\n}\n"
+
+#define HMAX_IR                                                                                    \
+  "define half @hmax(half %a, half %b) {\n  %g = fcmp ogt half %a, %b\n"                           \
+  "  %c = select i1 %g, half %a, half %b\n  ret half %c\n}\n"
+
+/* the matrix state on the host: m = m * lift(x, i) */
+static inline void matrix_fold(uint32_t m[4], uint32_t x, int64_t i) {
+  uint32_t b[4] = {x, (uint32_t)i, 1, 0}, c[4];
+  c[0] = m[0] * b[0] + m[1] * b[2];
+  c[1] = m[0] * b[1] + m[1] * b[3];
+  c[2] = m[2] * b[0] + m[3] * b[2];
+  c[3] = m[2] * b[1] + m[3] * b[3];
+  for (int k = 0; k < 4; k++)
+    m[k] = c[k];
+}
+
+static inline uint32_t matrix_finish(const uint32_t m[4]) {
+  return m[0] + 3u * m[1] + 5u * m[2] + 7u * m[3];
+}
+
+#endif
