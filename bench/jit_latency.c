@@ -149,7 +149,7 @@ static void flatness(void) {
 /* ---------------------------------------------------------------- --corpus */
 
 typedef struct miss {
-  char kind[16], target[16];
+  char kind[16], target[16], name[128];
   char *json;
   double *us; /* one per round; negative: it failed */
 } miss;
@@ -179,6 +179,7 @@ static int read_corpus(const char *file, miss **out, int rounds) {
     if (n == cap) m = realloc(m, sizeof *m * (size_t)(cap = cap ? cap * 2 : 256));
     miss *x = &m[n++];
     field(line, "target", x->target, sizeof x->target);
+    field(line, "name", x->name, sizeof x->name);
     field(req, "kind", x->kind, sizeof x->kind);
     x->json = strdup(req);
     x->us = calloc((size_t)rounds, sizeof *x->us);
@@ -199,6 +200,23 @@ static double now(void) {
   return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
 }
 
+/* JIT_LATENCY_PTX_DIR=DIR: each compiled kernel's PTX into DIR/NAME.ptx (the first round's), and
+ * one context for the whole corpus, so that every kernel is compiled after all those before it
+ * in the same context (scripts/ptx-reuse.sh compares these with scripts/ptx-corpus.sh's). */
+static const char *ptx_dir(void) {
+  const char *d = getenv("JIT_LATENCY_PTX_DIR");
+  return d && *d ? d : NULL;
+}
+
+static void write_ptx(const miss *x, const rj_kernel *k) {
+  char path[1400];
+  snprintf(path, sizeof path, "%s/%s.ptx", ptx_dir(), x->name);
+  FILE *f = fopen(path, "w");
+  const char *ptx = rj_kernel_text(k, RJ_EMIT_PTX);
+  if (f && ptx) fputs(ptx, f);
+  if (f) fclose(f);
+}
+
 static void one_round(miss *m, int n, int round) {
   rj_ctx *ctx = rj_ctx_new();
   rj_ctx_set_disk_cache(ctx, NULL);
@@ -215,7 +233,9 @@ static void one_round(miss *m, int n, int round) {
         rj_ctx_compile_count(ctx) > before) /* a hit (the same request twice) is left out */
       us = now() - t0;
     if (i >= 0) x->us[round] = us;
-    if (i >= 0 && i % 64 == 63) { /* a fresh context now and then: its caches stay small */
+    if (i >= 0 && us >= 0 && round == 0 && ptx_dir()) write_ptx(x, k);
+    if (i >= 0 && i % 64 == 63 &&
+        !ptx_dir()) { /* a fresh context now and then: its caches stay small */
       rj_ctx_free(ctx);
       ctx = rj_ctx_new();
       rj_ctx_set_disk_cache(ctx, NULL);

@@ -16,11 +16,10 @@
 
 /* ---------------------------------------------------------------- target machines */
 
-static rj_status target_machine(rj_ctx *ctx, const ir_target *t, int ptx,
-                                LLVMTargetMachineRef *out) {
+static rj_status target_machine(rj_ctx *ctx, const ir_target *t, int ptx, jit_tm **out) {
   for (int i = 0; i < ctx->ntms; i++)
     if (ctx->tms[i].ptx == ptx && strcmp(ctx->tms[i].target, t->name) == 0) {
-      *out = ctx->tms[i].tm;
+      *out = &ctx->tms[i];
       return RJ_OK;
     }
   LLVMTargetRef target;
@@ -41,7 +40,7 @@ static rj_status target_machine(rj_ctx *ctx, const ir_target *t, int ptx,
   if (!tm)
     return ir_fail(&ctx->err, RJ_ELLVM, "LLVM: cannot create a target machine for %s", t->name);
   if (ctx->ntms == (int)(sizeof ctx->tms / sizeof ctx->tms[0])) { /* full: drop the oldest */
-    LLVMDisposeTargetMachine(ctx->tms[0].tm);
+    jit_tm_dispose(&ctx->tms[0]);
     memmove(ctx->tms, ctx->tms + 1, sizeof ctx->tms[0] * (size_t)(ctx->ntms - 1));
     ctx->ntms--;
   }
@@ -49,8 +48,16 @@ static rj_status target_machine(rj_ctx *ctx, const ir_target *t, int ptx,
   snprintf(slot->target, sizeof slot->target, "%s", t->name);
   slot->ptx = ptx;
   slot->tm = tm;
-  *out = tm;
+  slot->emitter = NULL;
+  slot->no_emitter = false;
+  *out = slot;
   return RJ_OK;
+}
+
+void jit_tm_dispose(jit_tm *t) {
+  jit_emitter_free(t->emitter); /* before the target machine its passes refer to */
+  t->emitter = NULL;
+  LLVMDisposeTargetMachine(t->tm);
 }
 
 /* ---------------------------------------------------------------- stages */
@@ -74,7 +81,14 @@ static rj_status verify(rj_ctx *ctx, LLVMModuleRef M, bool theirs) {
   return RJ_OK;
 }
 
-static rj_status emit_ptx(rj_ctx *ctx, LLVMTargetMachineRef tm, LLVMModuleRef M, char **ptx) {
+/* M's PTX through t's kept pipeline (made on first use), or through a fresh one where that cannot
+ * take M (emitter.cpp says which) or could not be made. */
+static rj_status emit_ptx(rj_ctx *ctx, jit_tm *t, LLVMModuleRef M, char **ptx) {
+  if (!t->emitter && !t->no_emitter) t->no_emitter = !(t->emitter = jit_emitter_new(t->tm));
+  int r = t->emitter ? jit_emitter_run(t->emitter, M, ptx) : 1;
+  if (r < 0) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  if (r == 0) return RJ_OK;
+  LLVMTargetMachineRef tm = t->tm;
   char *msg = NULL;
   LLVMMemoryBufferRef buf = NULL;
   if (LLVMTargetMachineEmitToMemoryBuffer(tm, M, LLVMAssemblyFile, &msg, &buf)) {
@@ -109,10 +123,11 @@ static rj_status optimize(rj_ctx *ctx, LLVMModuleRef M, LLVMTargetMachineRef tm)
 
 rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kernel *k,
                       unsigned how) {
-  LLVMTargetMachineRef tm = NULL;
+  jit_tm *t = NULL;
   bool theirs = how & JIT_CG_THEIRS, text = how & JIT_CG_TEXT;
-  rj_status s = target_machine(ctx, tg, k->ptx_version, &tm);
+  rj_status s = target_machine(ctx, tg, k->ptx_version, &t);
   if (s) return s;
+  LLVMTargetMachineRef tm = t->tm;
   LLVMSetTarget(M, TRIPLE);
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(M, dl);
@@ -123,7 +138,7 @@ rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kern
   if ((s = optimize(ctx, M, tm))) return s;
   if (text && !(k->ll_opt = module_text(M))) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   if (how & JIT_CG_NO_PTX) return RJ_OK;
-  s = emit_ptx(ctx, tm, M, &k->ptx);
+  s = emit_ptx(ctx, t, M, &k->ptx);
   if (!s && ctx->llvm_diag[0]) /* an error LLVM diagnosed but carried on past */
     s = ir_fail(&ctx->err, theirs ? RJ_EUNSUPPORTED : RJ_ELLVM, "%sLLVM: %s",
                 theirs ? "ir: " : "internal: ", ctx->llvm_diag);

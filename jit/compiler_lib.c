@@ -60,7 +60,7 @@ static rj_status text(rj_ctx *ctx, const rj_kernel *k, const ir_target *tg, char
 
 static void release(rj_ctx *ctx) {
   for (int i = 0; i < ctx->ntms; i++)
-    LLVMDisposeTargetMachine(ctx->tms[i].tm);
+    jit_tm_dispose(&ctx->tms[i]);
   ctx->ntms = 0;
   if (ctx->llvm) LLVMContextDispose(ctx->llvm);
   ctx->llvm = NULL;

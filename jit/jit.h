@@ -75,6 +75,8 @@ typedef struct jit_tm {
   char target[16];
   int ptx;
   LLVMTargetMachineRef tm;
+  void *emitter;   /* tm's codegen pipeline kept across compiles (emitter.cpp); NULL: none yet */
+  bool no_emitter; /* one could not be made: each module is emitted through a fresh one */
 } jit_tm;
 
 struct rj_ctx {
@@ -214,6 +216,14 @@ bool jit_kernel_ir(rj_kernel *k);
 enum { JIT_CG_THEIRS = 1, JIT_CG_TEXT = 2, JIT_CG_NO_PTX = 4 };
 rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kernel *k,
                       unsigned how);
+void jit_tm_dispose(jit_tm *t); /* t's emitter, then its target machine */
+
+/* emitter.cpp (the compiler library): NVPTX's codegen pipeline for one target machine, built once
+ * and run on module after module.  jit_emitter_run: 0 *ptx made (malloc'ed), 1 M is not one a
+ * kept pipeline may take (emit it afresh), -1 out of memory. */
+void *jit_emitter_new(LLVMTargetMachineRef tm);
+void jit_emitter_free(void *emitter);
+int jit_emitter_run(void *emitter, LLVMModuleRef M, char **ptx);
 
 /* cache.c */
 /* The key of req: the plan's key, or the request's canonical JSON, then jit_key_tail. */

@@ -175,7 +175,8 @@ LLVMValueRef st_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValue
     if (t->op == RJ_OP_LOGSUMEXP)
       f[0] = x, f[1] = real(e, t->dtype, 1);
     else
-      f[0] = pass_i64(e, 1), f[1] = x, f[2] = real(e, t->dtype, 0), n = 3;
+      /* M2 = x - x: 0, but NaN for an infinite x, whose variance (inf - inf) is NaN */
+      f[0] = pass_i64(e, 1), f[1] = x, f[2] = LLVMBuildFSub(e->B, x, x, ""), n = 3;
   }
   LLVMValueRef s = make(e, t, f, n);
   if (ir_dtype(t->dtype)->is_float && t->nan == RJ_NAN_IGNORE)

@@ -25,30 +25,44 @@ static void copy(pass_emit *e, LLVMTypeRef ty, LLVMValueRef to, LLVMValueRef fro
   pass_loop_end(e, &l);
 }
 
-/* slot[j] = g[max(table[row + j], 0)] */
+/* slot[j] = g[max(table[row + j], 0)]; table NULL: the identity table, g[row + j] */
 static void load_slot(pass_emit *e, LLVMTypeRef ty, LLVMValueRef table, LLVMValueRef row,
                       LLVMValueRef g, LLVMValueRef slots, LLVMValueRef j) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
-  LLVMValueRef ix =
-      LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, table, LLVMBuildAdd(e->B, row, j, "")), "");
-  LLVMValueRef neg = LLVMBuildICmp(e->B, LLVMIntSLT, ix, pass_i32(e, 0), "");
-  ix = LLVMBuildSelect(e->B, neg, pass_i32(e, 0), ix, "");
+  LLVMValueRef ix = LLVMBuildAdd(e->B, row, j, "");
+  if (table) {
+    ix = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, table, ix), "");
+    LLVMValueRef neg = LLVMBuildICmp(e->B, LLVMIntSLT, ix, pass_i32(e, 0), "");
+    ix = LLVMBuildSelect(e->B, neg, pass_i32(e, 0), ix, "");
+  }
   LLVMValueRef v = LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, g, ix), "");
   LLVMBuildStore(e->B, v, pass_gep(e, ty, slots, j));
 }
 
 /* slot[j] = g[table[t * n + j]] for every slot: unrolled (constant j: the slots stay in
- * registers), or one loop when the tile is looped (ir_local_unrolled) */
+ * registers), or one loop when the tile is looped (ir_local_unrolled).  An identity table (as in
+ * thread scope without a layout) is left out: its entry is its index, so slot[j] = g[t * n + j] --
+ * the same value without the table's load, clamp and address arithmetic, and a small module for O3
+ * (alias queries between the table's loads and g's were most of GVN's time here). */
 static LLVMValueRef load_slots(pass_emit *e, LLVMTypeRef ty, const ir_placement *pl, LLVMValueRef g,
                                LLVMValueRef t, bool looped, const char *name) {
   int64_t n = (int64_t)pl->nthreads * pl->nslots;
-  int32_t *tab = malloc(sizeof(int32_t) * (size_t)n);
-  for (int64_t i = 0; i < n; i++)
-    tab[i] = (int32_t)pl->elem[i];
-  LLVMValueRef table = pass_const_table_i32(e, tab, n, name);
-  free(tab);
+  bool identity = true;
+  for (int64_t i = 0; i < n && identity; i++)
+    identity = pl->elem[i] == i;
+  LLVMValueRef table = NULL;
+  if (!identity) {
+    int32_t *tab = malloc(sizeof(int32_t) * (size_t)n);
+    for (int64_t i = 0; i < n; i++)
+      tab[i] = (int32_t)pl->elem[i];
+    table = pass_const_table_i32(e, tab, n, name);
+    free(tab);
+  }
   LLVMValueRef slots = pass_entry_alloca(e, LLVMArrayType2(ty, (uint64_t)pl->nslots), name);
-  LLVMValueRef row = LLVMBuildMul(e->B, t, pass_i32(e, pl->nslots), "");
+  /* t < pl->nthreads at the plan's launch: one thread's identity row is row 0 */
+  LLVMValueRef row = identity && pl->nthreads == 1
+                         ? pass_i32(e, 0)
+                         : LLVMBuildMul(e->B, t, pass_i32(e, pl->nslots), "");
   if (looped) {
     pass_loop l;
     pass_loop_begin(e, &l, pass_i32(e, 0), pass_i32(e, pl->nslots), pass_i32(e, 1));
