@@ -989,8 +989,13 @@ int main(void) {
   tcase_add_test(tc, ring_timeout);
   tcase_add_test(tc, auto_choice);
   tcase_add_test(tc, caller_buffers);
-  tcase_add_test(tc, dynamic_counts);
   suite_add_tcase(s, tc);
+  /* runtime-size kernels: a case of their own (CK_RUN_CASE=dynamic) */
+  TCase *dyn = tcase_create("dynamic");
+  tcase_set_timeout(dyn, 600);
+  tcase_add_checked_fixture(dyn, setup, teardown);
+  tcase_add_test(dyn, dynamic_counts);
+  suite_add_tcase(s, dyn);
   /* mean and custom: a case of their own (CK_RUN_CASE=treduce_ops) */
   TCase *ops = tcase_create("treduce_ops");
   tcase_set_timeout(ops, 600);
