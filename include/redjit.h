@@ -66,7 +66,7 @@
  *  - Structs passed in carry struct_size, set by their init call (rj_request_init,
  *    rj_options_init, rj_treduce_group_init ...), and the library checks it.  rj_options and
  *    rj_check_opts may come from an older header: fields past the caller's struct_size are not
- *    read.  rj_treduce_group accepts the older sizes RJ_TREDUCE_GROUP_SIZE_V1, _V2, _V3.  Others
+ *    read.  rj_treduce_group accepts the older sizes RJ_TREDUCE_GROUP_SIZE_V1 to _V4.  The others
  *    (rj_request, rj_treduce_plan, rj_nccl_args) must have this library's size (RJ_EINVAL naming
  *    struct_size otherwise); bindings that cannot see the struct ask rj_request_size().
  *  - Structs the library writes (results: rj_variant_info, rj_treduce_result, redjit_check.h's
@@ -433,6 +433,18 @@ typedef struct rj_treduce {
    * (docs/TREDUCE.md, "Runtime-size kernels").  Strided views keep a constant kernel (rj_explain
    * says so). */
   int dynamic;
+  /* op "mean" (JSON "mean_count", optional): the sum is divided by this; 0: ranks.  rj_treduce_run
+   * sets it on the last of several launches (more than 128 ranks, staged ranks), whose accum then
+   * folds the earlier launches' partial sum: dst = (old + sum) / mean_count, with accum only when
+   * mean_count > ranks. */
+  int64_t mean_count;
+  /* op "custom" (JSON "combine"): the caller's combine, as for rj_tensor (docs/TREDUCE.md).  Ranks
+   * are combined in fold order, fn(earlier ranks, later ranks): the root first, then rank order;
+   * under accum the old value comes first. */
+  const char *combine_ir;
+  char combine_fn[RJ_COMBINE_FN_MAX];
+  uint64_t combine_identity;
+  int combine_commutative;
 } rj_treduce;
 
 typedef struct rj_request {
@@ -758,15 +770,23 @@ typedef struct rj_treduce_group {
    * ring_timeout_ms) gets 0. */
   int dynamic; /* 1: runtime-size kernels (rj_treduce's `dynamic`): a new element count compiles
                   nothing where the buffers are dense row-major */
+  /* op custom: the caller's combine (rj_tensor's fields; the text need only live for the call),
+   * a scalar state only (no struct states in treduce).  A group of an older struct_size (V1 to
+   * V4: one that ends at `dynamic`) has none. */
+  const char *combine_ir;
+  char combine_fn[RJ_COMBINE_FN_MAX];
+  uint64_t combine_identity;
+  int combine_commutative;
 } rj_treduce_group;
 
 /* The older struct_size values rj_treduce_run accepts besides sizeof(rj_treduce_group): the
- * sizeof of a group that ends at `path` (V1), of one that ends at `async` (V2) and of one that
- * ends at `ring_timeout_ms` (V3), on the 64-bit ABIs redjit builds for.  The fields past a caller's
- * struct_size get their defaults. */
+ * sizeof of a group that ends at `path` (V1), of one that ends at `async` (V2), of one that ends
+ * at `ring_timeout_ms` (V3) and of one that ends at `dynamic` (V4), on the 64-bit ABIs redjit
+ * builds for.  The fields past a caller's struct_size get their defaults. */
 #define RJ_TREDUCE_GROUP_SIZE_V1 offsetof(rj_treduce_group, stream)
 #define RJ_TREDUCE_GROUP_SIZE_V2 offsetof(rj_treduce_group, ring_timeout_ms)
 #define RJ_TREDUCE_GROUP_SIZE_V3 offsetof(rj_treduce_group, dynamic)
+#define RJ_TREDUCE_GROUP_SIZE_V4 offsetof(rj_treduce_group, combine_ir)
 
 /* What a call did.  The caller sets struct_size (sizeof(rj_treduce_result)) before the call;
  * res->path tells which path ran. */

@@ -46,14 +46,27 @@ rj_dtype ir_op_result(rj_op op, rj_dtype t); /* the result's dtype: i64 for an i
 /* A tensor request's output dtype: ir_op_result, or op custom's field combine_result of a struct
  * state. */
 rj_dtype ir_tensor_result(const rj_tensor *t);
+/* RJ_EINVAL naming the field when op is unknown or does not take dtype t. */
+rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e);
+int ir_request_op(const rj_request *r); /* the request's op; -1 for kinds without one */
+/* The combine fields of a request of op custom (kinds tensor and treduce keep the same four
+ * fields), or NULL: ir, fn, identity, commutative point into the request.  state: the tensor
+ * whose struct-state fields apply (combine_nfields, combine_fields, combine_field_identity,
+ * combine_lift, combine_finish, combine_result); NULL for kind treduce, which serves a scalar
+ * state only (its requests have no such fields; JSON "combine.state" is refused). */
+typedef struct ir_combine {
+  const char **ir; /* writable where the request is (jit/: the copies it keeps) */
+  const char *fn;  /* RJ_COMBINE_FN_MAX bytes */
+  const uint64_t *identity;
+  const int *commutative;
+  const rj_tensor *state;
+} ir_combine;
+bool ir_request_combine(const rj_request *r, ir_combine *c); /* false: not op custom */
 /* op custom: the names of the caller's functions as the compiler links them, "fn" (a scalar
  * state) or "fn lift" / "fn lift finish" (a struct state), space-separated (names hold no
  * spaces).  Returns the length snprintf would write (n: RJ_COMBINE_NAMES_MAX is enough). */
 #define RJ_COMBINE_NAMES_MAX (3 * RJ_COMBINE_FN_MAX)
-size_t ir_combine_names(const rj_tensor *t, char *buf, size_t n);
-/* RJ_EINVAL naming the field when op is unknown or does not take dtype t. */
-rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e);
-int ir_request_op(const rj_request *r); /* the request's op; -1 for kinds without one */
+size_t ir_combine_names(const ir_combine *c, char *buf, size_t n);
 const char *ir_scope_name(rj_scope s);
 const char *ir_mem_name(rj_mem m);
 const char *ir_kind_name(rj_kind k);
@@ -70,6 +83,9 @@ int ir_scope_threads(rj_scope s); /* 1 / 32 / 128 / 0 (cta: the whole CTA) */
 rj_status ir_parse(const char *json, rj_request *out, ir_err *e);
 /* Writes canonical JSON into a malloc'd string (*out); NULL on out-of-memory. */
 rj_status ir_canonical(const rj_request *r, char **out, ir_err *e);
+/* op custom: the canonical JSON of the request's "combine" alone (malloc'd, into *out), what a
+ * runtime-size plan key of kind treduce leaves out; RJ_EINVAL for a request of another op. */
+rj_status ir_combine_canonical(const rj_request *r, char **out, ir_err *e);
 
 /* validate.c — every check a request must pass before dispatch; fills derived facts. */
 typedef struct ir_tile_shape {
@@ -119,6 +135,12 @@ void ir_treduce_facts(const rj_treduce *t, ir_treduce_geom *g);
 /* The view with strides st (g's src_st or dst_st) is row-major and gap-free for g's shape (dims
  * of extent 1 may have any stride). */
 bool ir_treduce_dense(const ir_treduce_geom *g, const int64_t *st);
+/* treduce's fold order: the rank at fold position pos.  The root first, then the others in rank
+ * order (i < root ? i : i+1); a non-commutative custom combine folds in rank order (pos itself). */
+bool ir_treduce_rank_order(const rj_treduce *t); /* the non-commutative custom combine's */
+int ir_treduce_rank_at(const rj_treduce *t, int pos);
+/* op mean: what the sum is divided by (mean_count, or ranks) */
+int64_t ir_treduce_mean_count(const rj_treduce *t);
 
 /* Index helpers over a buffer's region: fused row-major indices to buffer offsets. */
 /* Offset (row-major over the full buffer shape) of src element (spatial index s, reduce index r).

@@ -556,10 +556,52 @@ static rj_status get_state(P *p, const cJSON *st, rj_tensor *t) {
   return RJ_OK;
 }
 
+/* The fields of a request's combine (tensor's and treduce's are alike).  state: the tensor that
+ * takes a struct state's fields; NULL for kind treduce, which combines a scalar state only. */
+typedef struct combine_out {
+  rj_op op;
+  rj_dtype dtype;
+  const char **ir;
+  char *fn; /* RJ_COMBINE_FN_MAX bytes */
+  uint64_t *identity;
+  int *commutative;
+  rj_tensor *state;
+} combine_out;
+#define COMBINE_OUT(t, st)                                                                         \
+  (combine_out) {                                                                                  \
+    .op = (t)->op, .dtype = (t)->dtype, .ir = &(t)->combine_ir, .fn = (t)->combine_fn,             \
+    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative, .state = (st)    \
+  }
+
+/* Kind treduce combines a scalar state only: a struct state's keys of "combine" are refused,
+ * each named. */
+static rj_status no_struct_state(P *p, const cJSON *c) {
+  static const char *const skeys[] = {"state", "lift", "finish", "result", NULL};
+  for (int i = 0; skeys[i]; i++)
+    if (cJSON_GetObjectItemCaseSensitive(c, skeys[i])) {
+      at(p, "combine", skeys[i]);
+      return bad(p, "kind treduce combines a scalar state of the dtype only (struct states, "
+                    "combine.state: kind tensor)");
+    }
+  return RJ_OK;
+}
+
+/* A struct state's keys of "combine" (state, lift, finish, result) into u. */
+static rj_status get_struct_state(P *p, const cJSON *c, const cJSON *st, rj_tensor *u) {
+  rj_status s = st ? get_state(p, st, u) : RJ_OK;
+  if (!s) s = get_name(p, c, "lift", u->combine_lift);
+  if (!s) s = get_name(p, c, "finish", u->combine_finish);
+  if (s) return s;
+  int64_t r = 0;
+  if ((s = get_int(p, c, "combine", "result", 0, RJ_COMBINE_FIELDS_MAX - 1, false, &r))) return s;
+  u->combine_result = (int)r;
+  return RJ_OK;
+}
+
 /* "combine" (op custom only): {"ir", "function", "identity", "commutative"}, or for a struct
- * state {"ir", "function", "state", "lift", "finish", "result", "commutative"}.  The IR text is
- * copied into t->combine_ir (malloc; ir_parse's caller owns it). */
-static rj_status get_combine(P *p, const cJSON *o, rj_tensor *t) {
+ * state (kind tensor) {"ir", "function", "state", "lift", "finish", "result", "commutative"}.
+ * The IR text is copied into *t->ir (malloc; ir_parse's caller owns it). */
+static rj_status get_combine(P *p, const cJSON *o, const combine_out *t) {
   static const char *const keys[] = {"ir",   "function", "identity", "commutative", "state",
                                      "lift", "finish",   "result",   NULL};
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "combine");
@@ -578,19 +620,15 @@ static rj_status get_combine(P *p, const cJSON *o, rj_tensor *t) {
   if (!cJSON_IsString(ir)) return bad(p, "expected a string (LLVM IR text)");
   at(p, "combine", "function");
   if (!fn) return bad(p, "required field is missing");
-  if ((s = get_name(p, c, "function", t->combine_fn))) return s;
+  if ((s = get_name(p, c, "function", t->fn))) return s;
+  if (!t->state && (s = no_struct_state(p, c))) return s;
   at(p, "combine", "identity");
   if (st && id) return bad(p, "not with \"state\" (each field has its identity)");
   if (!st && !id) return bad(p, "required field is missing");
-  if (id && (s = get_identity(p, id, t->dtype, &t->combine_identity))) return s;
-  if (st && (s = get_state(p, st, t))) return s;
-  if ((s = get_name(p, c, "lift", t->combine_lift))) return s;
-  if ((s = get_name(p, c, "finish", t->combine_finish))) return s;
-  int64_t r = 0;
-  if ((s = get_int(p, c, "combine", "result", 0, RJ_COMBINE_FIELDS_MAX - 1, false, &r))) return s;
-  t->combine_result = (int)r;
-  if ((s = get_bool(p, c, "combine", "commutative", &t->combine_commutative))) return s;
-  if (!(t->combine_ir = strdup(ir->valuestring))) return ir_fail(p->e, RJ_ENOMEM, "out of memory");
+  if (id && (s = get_identity(p, id, t->dtype, t->identity))) return s;
+  if (t->state && (s = get_struct_state(p, c, st, t->state))) return s;
+  if ((s = get_bool(p, c, "combine", "commutative", t->commutative))) return s;
+  if (!(*t->ir = strdup(ir->valuestring))) return ir_fail(p->e, RJ_ENOMEM, "out of memory");
   return RJ_OK;
 }
 
@@ -627,13 +665,14 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_bool(p, o, "", "values", &t->values))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_correction(p, o, t->op, &t->correction))) return s;
-  return get_combine(p, o, t);
+  return get_combine(p, o, &COMBINE_OUT(t, t));
 }
 
 static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
-  static const char *const keys[] = {"kind",  "op",      "dtype",       "ranks",   "root",
-                                     "shape", "tile",    "pingpong",    "variant", "nan",
-                                     "accum", "strides", "dst_strides", "dynamic", NULL};
+  static const char *const keys[] = {"kind",    "op",      "dtype",       "ranks",   "root",
+                                     "shape",   "tile",    "pingpong",    "variant", "nan",
+                                     "accum",   "strides", "dst_strides", "dynamic", "mean_count",
+                                     "combine", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   if (s) return s;
@@ -659,6 +698,8 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
+  if ((s = get_int(p, o, "", "mean_count", 0, 1 << 30, false, &t->mean_count))) return s;
+  if ((s = get_combine(p, o, &COMBINE_OUT(t, NULL)))) return s;
   const char *sk[2] = {"strides", "dst_strides"};
   int64_t *sv[2] = {t->strides, t->dst_strides};
   for (int k = 0; k < 2; k++) {
@@ -732,10 +773,11 @@ rj_status ir_parse(const char *json, rj_request *out, ir_err *e) {
     s = parse_treduce(&p, o, &out->u.treduce);
     break;
   }
-out:
-  if (s && inited && out->kind == RJ_KIND_TENSOR) { /* a failed parse keeps no copy */
-    free((char *)out->u.tensor.combine_ir);
-    out->u.tensor.combine_ir = NULL;
+out:;
+  ir_combine cb;
+  if (s && inited && ir_request_combine(out, &cb)) { /* a failed parse keeps no copy */
+    free((char *)*cb.ir);
+    *cb.ir = NULL;
   }
   cJSON_Delete(o);
   return s;
@@ -812,28 +854,41 @@ static cJSON *buffer_json(const rj_buffer *b) {
 
 /* The combine verbatim: its IR text whole (so equal keys mean equal IR, byte for byte), the
  * identity as its bits. */
-static cJSON *combine_json(const rj_tensor *t) {
+static cJSON *combine_json(const rj_request *r) {
+  ir_combine t;
+  if (!ir_request_combine(r, &t)) return NULL;
   cJSON *c = cJSON_CreateObject();
   char bits[24];
-  snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)t->combine_identity);
-  cJSON_AddStringToObject(c, "ir", t->combine_ir ? t->combine_ir : "");
-  cJSON_AddStringToObject(c, "function", t->combine_fn);
-  if (t->combine_nfields == 0) cJSON_AddStringToObject(c, "identity", bits);
-  cJSON_AddBoolToObject(c, "commutative", t->combine_commutative);
-  if (t->combine_nfields == 0) return c;
+  snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)*t.identity);
+  const rj_tensor *u = t.state; /* NULL: kind treduce, a scalar state */
+  int nfields = u ? u->combine_nfields : 0;
+  cJSON_AddStringToObject(c, "ir", *t.ir ? *t.ir : "");
+  cJSON_AddStringToObject(c, "function", t.fn);
+  if (nfields == 0) cJSON_AddStringToObject(c, "identity", bits);
+  cJSON_AddBoolToObject(c, "commutative", *t.commutative);
+  if (nfields == 0) return c;
   cJSON *st = cJSON_AddArrayToObject(c, "state");
-  for (int i = 0; i < t->combine_nfields && i < RJ_COMBINE_FIELDS_MAX; i++) {
+  for (int i = 0; i < nfields && i < RJ_COMBINE_FIELDS_MAX; i++) {
     cJSON *f = cJSON_CreateObject();
-    snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)t->combine_field_identity[i]);
-    const ir_dtype_info *d = ir_dtype(t->combine_fields[i]);
+    snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)u->combine_field_identity[i]);
+    const ir_dtype_info *d = ir_dtype(u->combine_fields[i]);
     cJSON_AddStringToObject(f, "dtype", d ? d->name : "?");
     cJSON_AddStringToObject(f, "identity", bits);
     cJSON_AddItemToArray(st, f);
   }
-  cJSON_AddStringToObject(c, "lift", t->combine_lift);
-  if (t->combine_finish[0]) cJSON_AddStringToObject(c, "finish", t->combine_finish);
-  cJSON_AddNumberToObject(c, "result", t->combine_result);
+  cJSON_AddStringToObject(c, "lift", u->combine_lift);
+  if (u->combine_finish[0]) cJSON_AddStringToObject(c, "finish", u->combine_finish);
+  cJSON_AddNumberToObject(c, "result", u->combine_result);
   return c;
+}
+
+rj_status ir_combine_canonical(const rj_request *r, char **out, ir_err *e) {
+  *out = NULL;
+  if (ir_request_op(r) != RJ_OP_CUSTOM) return ir_fail(e, RJ_EINVAL, "combine: not op \"custom\"");
+  cJSON *c = combine_json(r);
+  if (c) *out = cJSON_PrintUnformatted(c);
+  cJSON_Delete(c);
+  return *out ? RJ_OK : ir_fail(e, RJ_ENOMEM, "out of memory");
 }
 
 rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
@@ -895,7 +950,7 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1); /* absent: false (older texts) */
     if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
       cJSON_AddNumberToObject(o, "correction", t->correction);
-    if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(t));
+    if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
     if (t->values) cJSON_AddBoolToObject(o, "values", 1); /* absent: false (older texts) */
     break;
   }
@@ -916,6 +971,8 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
       cJSON_AddItemToObject(o, "dst_strides", ints(t->dst_strides, t->ndim));
     }
     if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1); /* absent: false (older texts) */
+    if (t->mean_count) cJSON_AddNumberToObject(o, "mean_count", (double)t->mean_count);
+    if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
     break;
   }
   }

@@ -72,13 +72,6 @@ rj_dtype ir_tensor_result(const rj_tensor *t) {
   return ir_op_result(t->op, t->dtype);
 }
 
-size_t ir_combine_names(const rj_tensor *t, char *buf, size_t n) {
-  int w = t->combine_nfields > 0 ? snprintf(buf, n, "%s %s%s%s", t->combine_fn, t->combine_lift,
-                                            t->combine_finish[0] ? " " : "", t->combine_finish)
-                                 : snprintf(buf, n, "%s", t->combine_fn);
-  return w < 0 ? 0 : (size_t)w;
-}
-
 rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e) {
   const ir_op_info *o = ir_op(op);
   if (!o) return ir_fail(e, RJ_EINVAL, "op: unknown value %d", (int)op);
@@ -101,6 +94,30 @@ int ir_request_op(const rj_request *r) {
   default:
     return -1;
   }
+}
+
+#define COMBINE_OF(t, st)                                                                          \
+  (ir_combine) {                                                                                   \
+    .ir = (const char **)&(t)->combine_ir, .fn = (t)->combine_fn,                                  \
+    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative, .state = (st)    \
+  }
+
+bool ir_request_combine(const rj_request *r, ir_combine *c) {
+  if (r->kind == RJ_KIND_TENSOR && r->u.tensor.op == RJ_OP_CUSTOM)
+    *c = COMBINE_OF(&r->u.tensor, &r->u.tensor);
+  else if (r->kind == RJ_KIND_TREDUCE && r->u.treduce.op == RJ_OP_CUSTOM)
+    *c = COMBINE_OF(&r->u.treduce, NULL);
+  else
+    return false;
+  return true;
+}
+
+size_t ir_combine_names(const ir_combine *c, char *buf, size_t n) {
+  const rj_tensor *t = c->state;
+  int w = t && t->combine_nfields > 0 ? snprintf(buf, n, "%s %s%s%s", c->fn, t->combine_lift,
+                                                 t->combine_finish[0] ? " " : "", t->combine_finish)
+                                      : snprintf(buf, n, "%s", c->fn);
+  return w < 0 ? 0 : (size_t)w;
 }
 
 const char *ir_scope_name(rj_scope s) {

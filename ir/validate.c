@@ -372,48 +372,74 @@ static rj_status validate_state(const rj_tensor *t, ir_err *e) {
   return RJ_OK;
 }
 
+/* A combine's fields (op custom: tensor's and treduce's alike), or none of them for the other
+ * ops.  state: the tensor whose struct-state fields apply; NULL for kind treduce (a scalar state
+ * only: rj_treduce has no such fields).  accum with a non-commutative combine: kind treduce
+ * defines the order (the old value first); kind tensor refuses it. */
+typedef struct combine_in {
+  rj_op op;
+  rj_dtype dtype;
+  rj_nan nan;
+  int accum;
+  bool accum_ordered;
+  const char *ir, *fn;
+  uint64_t identity;
+  int commutative;
+  const rj_tensor *state;
+} combine_in;
+
+static bool any_state_field(const rj_tensor *t) {
+  return t &&
+         (t->combine_nfields || t->combine_lift[0] || t->combine_finish[0] || t->combine_result);
+}
+
 /* The caller's combine (op custom): its fields, or none of them for the other ops. */
-static rj_status validate_combine(const rj_tensor *t, ir_err *e) {
+static rj_status validate_combine(const combine_in *t, ir_err *e) {
   if (t->op != RJ_OP_CUSTOM) {
-    if (t->combine_ir || t->combine_fn[0] || t->combine_identity || t->combine_commutative ||
-        t->combine_nfields || t->combine_lift[0] || t->combine_finish[0] || t->combine_result)
+    if (t->ir || t->fn[0] || t->identity || t->commutative || any_state_field(t->state))
       return ir_fail(e, RJ_EINVAL, "combine: applies only to op \"custom\"");
     return RJ_OK;
   }
-  if (!t->combine_ir)
+  if (!t->ir)
     return ir_fail(e, RJ_EINVAL, "combine.ir: required with op \"custom\" (LLVM IR text)");
-  size_t n = strnlen(t->combine_ir, RJ_COMBINE_IR_MAX + 1);
+  size_t n = strnlen(t->ir, RJ_COMBINE_IR_MAX + 1);
   if (n == 0) return ir_fail(e, RJ_EINVAL, "combine.ir: empty");
   if (n > RJ_COMBINE_IR_MAX)
     return ir_fail(e, RJ_EINVAL, "combine.ir: longer than %zu bytes (RJ_COMBINE_IR_MAX)",
                    (size_t)RJ_COMBINE_IR_MAX);
-  rj_status s = check_name(t->combine_fn, "combine.function", true, e);
-  if (!s) s = validate_state(t, e);
-  if (!s && !t->combine_nfields)
-    s = check_bits(t->combine_identity, t->dtype, "combine.identity", e);
+  int nfields = t->state ? t->state->combine_nfields : 0;
+  rj_status s = check_name(t->fn, "combine.function", true, e);
+  if (!s && t->state) s = validate_state(t->state, e);
+  if (!s && !nfields) s = check_bits(t->identity, t->dtype, "combine.identity", e);
   if (s) return s;
-  if ((unsigned)t->combine_commutative > 1)
-    return ir_fail(e, RJ_EINVAL, "combine.commutative: %d, expected 0 or 1",
-                   t->combine_commutative);
+  if ((unsigned)t->commutative > 1)
+    return ir_fail(e, RJ_EINVAL, "combine.commutative: %d, expected 0 or 1", t->commutative);
   if (t->nan != RJ_NAN_PROPAGATE)
     return ir_fail(e, RJ_EINVAL,
                    "nan: \"ignore\" applies to the built-in ops; a custom combine sees every "
                    "element (filter NaNs in it)");
-  if (t->accum && !t->combine_commutative)
+  if (t->accum && !t->commutative && !t->accum_ordered)
     return ir_fail(e, RJ_EINVAL,
                    "accum: not with a non-commutative combine (the order of the old value and "
                    "the result is not defined yet)");
-  if (t->accum && (t->combine_nfields || t->dtype == RJ_F16 || t->dtype == RJ_BF16))
+  if (t->accum && (nfields || t->dtype == RJ_F16 || t->dtype == RJ_BF16))
     return ir_fail(e, RJ_EINVAL,
                    "accum: not with a struct state or an f16 / bf16 custom state (the output is "
                    "not a state to fold into)");
   return RJ_OK;
 }
 
+#define COMBINE_IN(t, ordered, st)                                                                 \
+  (combine_in) {                                                                                   \
+    .op = (t)->op, .dtype = (t)->dtype, .nan = (t)->nan, .accum = (t)->accum,                      \
+    .accum_ordered = (ordered), .ir = (t)->combine_ir, .fn = (t)->combine_fn,                      \
+    .identity = (t)->combine_identity, .commutative = (t)->combine_commutative, .state = (st)      \
+  }
+
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
-  if ((s = validate_combine(t, e))) return s;
+  if ((s = validate_combine(&COMBINE_IN(t, false, t), e))) return s;
   if ((unsigned)t->values > 1)
     return ir_fail(e, RJ_EINVAL, "values: %d, expected 0 or 1", t->values);
   if (t->values && t->op != RJ_OP_ARGMAX && t->op != RJ_OP_ARGMIN)
@@ -488,9 +514,21 @@ static bool injective(const int64_t *shape, const int64_t *strides, int ndim) {
 
 static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
-  if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
-  if (t->op == RJ_OP_CUSTOM)
-    return ir_fail(e, RJ_EINVAL, "op: \"custom\" serves kind tensor only (not yet treduce)");
+  if (s) return s;
+  /* mean_count: rj_treduce_run's last launch of several divides by every rank's count, and its
+   * accum folds the earlier launches' partial sum */
+  if (t->op != RJ_OP_MEAN && t->mean_count)
+    return ir_fail(e, RJ_EINVAL, "mean_count: applies only to op \"mean\"");
+  if (t->mean_count && (t->mean_count < t->ranks || t->mean_count > 1 << 20))
+    return ir_fail(e, RJ_EINVAL, "mean_count: %lld is outside ranks..2^20 (%d..1048576; 0: ranks)",
+                   (long long)t->mean_count, t->ranks);
+  if ((s = check_mean(t->op, t->accum && t->mean_count <= t->ranks, t->nan, e))) return s;
+  if ((s = validate_combine(&COMBINE_IN(t, true, NULL), e))) return s;
+  if (t->op == RJ_OP_CUSTOM && (t->dtype == RJ_F16 || t->dtype == RJ_BF16))
+    return ir_fail(e, RJ_EINVAL,
+                   "op: \"custom\" takes f32 f64 i32 u32 i64 u64 in kind treduce, not %s (f16 / "
+                   "bf16 custom states: kind tensor)",
+                   ir_dtype(t->dtype)->name);
   if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
   if (t->ranks < 1 || t->ranks > 1024)
     return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", t->ranks);
@@ -616,6 +654,19 @@ int64_t ir_dst_offset(const rj_tile *t, int64_t s) {
     mul *= b->shape[d];
   }
   return off;
+}
+
+bool ir_treduce_rank_order(const rj_treduce *t) {
+  return t->op == RJ_OP_CUSTOM && !t->combine_commutative;
+}
+
+int ir_treduce_rank_at(const rj_treduce *t, int pos) {
+  if (ir_treduce_rank_order(t)) return pos;
+  return pos == 0 ? t->root : (pos - 1 < t->root ? pos - 1 : pos);
+}
+
+int64_t ir_treduce_mean_count(const rj_treduce *t) {
+  return t->mean_count ? t->mean_count : t->ranks;
 }
 
 void ir_treduce_facts(const rj_treduce *t, ir_treduce_geom *g) {

@@ -18,9 +18,15 @@ void jit_key_tail(char *buf, size_t n, const ir_target *tg, int ptx_asked, int s
 rj_status jit_cache_key(rj_ctx *ctx, const rj_request *req, const ir_target *tg,
                         const rj_options *opt, const pass_plan *plan, char **key) {
   char *canon = NULL, tail[64];
-  /* op custom: the canonical text (its combine's IR whole) even behind a runtime-size plan key */
+  /* op custom: the canonical text (its combine's IR whole) even behind a runtime-size plan key;
+   * kind treduce's plan key holds the rest of the request, so there the combine alone (one kernel
+   * for every count) */
   bool custom = ir_request_op(req) == RJ_OP_CUSTOM;
-  rj_status s = plan->key[0] && !custom ? RJ_OK : ir_canonical(req, &canon, &ctx->err);
+  rj_status s = RJ_OK;
+  if (!plan->key[0] || (custom && req->kind != RJ_KIND_TREDUCE))
+    s = ir_canonical(req, &canon, &ctx->err);
+  else if (custom)
+    s = ir_combine_canonical(req, &canon, &ctx->err);
   if (s) return s;
   const char *head = plan->key[0] ? plan->key : canon, *more = plan->key[0] && custom ? canon : "";
   jit_key_tail(tail, sizeof tail, tg, opt ? opt->ptx_version : 0, plan->sms);
@@ -209,7 +215,7 @@ typedef struct jit_memo {
 static bool memo_key(const rj_request *req, const rj_options *opt, jit_memo *m) {
   const char *t = opt && opt->target ? opt->target : "auto";
   if (!req || req->struct_size != sizeof *req || strlen(t) >= sizeof m->target) return false;
-  if (req->kind == RJ_KIND_TENSOR && req->u.tensor.op == RJ_OP_CUSTOM)
+  if (ir_request_op(req) == RJ_OP_CUSTOM)
     return false; /* its bytes hold a pointer: the IR text behind it may change */
   memset(m->target, 0, sizeof m->target);
   strcpy(m->target, t);

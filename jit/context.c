@@ -311,11 +311,13 @@ RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = ir_parse(json, out, &ctx->err);
-  if (!s && out->kind == RJ_KIND_TENSOR && out->u.tensor.combine_ir) { /* ctx keeps the text */
-    char *ir = (char *)out->u.tensor.combine_ir;
-    out->u.tensor.combine_ir = text_keep(ctx, ir);
+  ir_combine cb;
+  if (!s && ir_request_combine(out, &cb) && *cb.ir) { /* ctx keeps the text */
+    char *ir = (char *)*cb.ir;
+    const char **at = cb.ir;
+    *at = text_keep(ctx, ir);
     free(ir);
-    if (!out->u.tensor.combine_ir) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+    if (!*at) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   }
   if (!s) s = jit_validate(ctx, out);
   return jit_done(ctx, s);

@@ -12,27 +12,28 @@
 #include <string.h>
 
 rj_status jit_custom_keep(rj_kernel *k, const rj_request *req, const rj_options *opt) {
-  rj_tensor *t = &k->req.u.tensor;
-  if (req->kind != RJ_KIND_TENSOR || req->u.tensor.op != RJ_OP_CUSTOM) return RJ_OK;
-  size_t n = strlen(req->u.tensor.combine_ir);
+  ir_combine from, t;
+  if (!ir_request_combine(req, &from) || !ir_request_combine(&k->req, &t)) return RJ_OK;
+  size_t n = strlen(*from.ir);
   char *copy = malloc(n + 1);
   if (!copy) return RJ_ENOMEM;
-  memcpy(copy, req->u.tensor.combine_ir, n + 1);
+  memcpy(copy, *from.ir, n + 1);
   free(k->src);
   k->src = copy;
   k->srclen = n;
-  t->combine_ir = copy;
+  *t.ir = copy;
   k->custom_here = jit_ir_in_process(opt);
   return RJ_OK;
 }
 
 rj_status jit_custom_finish(rj_ctx *ctx, const ir_target *tg, const rj_options *opt, rj_kernel *k) {
   if (!k->custom_bc) return RJ_OK;
-  const rj_tensor *t = &k->req.u.tensor;
+  ir_combine t;
+  if (!ir_request_combine(&k->req, &t)) return RJ_OK;
   char names[RJ_COMBINE_NAMES_MAX];
-  ir_combine_names(t, names, sizeof names);
-  rj_status s = jit_ir_isolated_combine(ctx, k->custom_bc, k->custom_bcn, k->entry, t->combine_ir,
-                                        strlen(t->combine_ir), names, tg, opt, k);
+  ir_combine_names(&t, names, sizeof names);
+  rj_status s = jit_ir_isolated_combine(ctx, k->custom_bc, k->custom_bcn, k->entry, *t.ir,
+                                        strlen(*t.ir), names, tg, opt, k);
   free(k->custom_bc);
   k->custom_bc = NULL;
   k->custom_bcn = 0;

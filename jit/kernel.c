@@ -74,7 +74,7 @@ bool jit_kernel_ir(rj_kernel *k) {
   if (k->ll && k->ll_opt) return true;
   rj_ctx *ctx = k->ctx;
   const ir_target *tg = kernel_target(k);
-  bool custom = k->req.kind == RJ_KIND_TENSOR && k->req.u.tensor.op == RJ_OP_CUSTOM;
+  bool custom = ir_request_op(&k->req) == RJ_OP_CUSTOM;
   if (!ctx || !tg || custom || !k->req.kind || !pass_variant_find(k->variant)) return false;
   ir_err saved = ctx->err; /* a text getter leaves the context's last message alone */
   char *ll = NULL, *ll_opt = NULL;

@@ -45,7 +45,7 @@ LLVMValueRef pass_i64(pass_emit *e, int64_t v) {
  * for and, 0 for or / xor. */
 /* op custom: the request's identity bits as the state type (T itself: f16 / bf16 are refused) */
 static LLVMValueRef custom_identity(pass_emit *e, rj_dtype t) {
-  uint64_t b = e->custom ? e->custom->combine_identity : 0;
+  uint64_t b = e->custom ? *e->custom : 0;
   if (t == RJ_F64 || t == RJ_F32) {
     double d;
     float f;

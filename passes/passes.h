@@ -56,9 +56,9 @@ typedef struct pass_emit {
   /* kernel launch geometry, set by the kernel builder */
   unsigned grid[3], block[3], shared_bytes;
   const char *entry;
-  int nparams;             /* i64 size parameters after (src, dst), as built */
-  const pass_plan *plan;   /* the variant's plan (its default for variants without a plan step) */
-  const rj_tensor *custom; /* op custom: the request's combine (its identity), else NULL */
+  int nparams;            /* i64 size parameters after (src, dst), as built */
+  const pass_plan *plan;  /* the variant's plan (its default for variants without a plan step) */
+  const uint64_t *custom; /* op custom: the request's combine identity (its bits), else NULL */
   /* argmax / argmin with rj_tensor.values: the kernel takes a third pointer after dst (tensor
    * kernels: tns_begin), where tns_store writes each extreme value; else false / NULL */
   bool values;

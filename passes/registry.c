@@ -70,7 +70,8 @@ const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_t
              v->ops_why ? v->ops_why : "");
     return buf;
   }
-  if (op == RJ_OP_CUSTOM && !r->u.tensor.combine_commutative && !v->keeps_order)
+  ir_combine cb;
+  if (ir_request_combine(r, &cb) && !*cb.commutative && !v->keeps_order)
     return "its folds reorder operands (lanes take strided elements; trees pair them so), and "
            "the combine is not commutative";
   return v->accepts(r, t, buf, n);

@@ -15,7 +15,7 @@ enum {
   NC_FLOAT64 = 8,
   NC_BFLOAT16 = 9
 };
-enum { NC_SUM = 0, NC_PROD = 1, NC_MAX = 2, NC_MIN = 3 };
+enum { NC_SUM = 0, NC_PROD = 1, NC_MAX = 2, NC_MIN = 3, NC_AVG = 4 }; /* avg: NCCL >= 2.10 */
 enum { NC_INVALID_ARGUMENT = 4 };
 
 struct rt_nccl {
@@ -82,9 +82,10 @@ int rt_nccl_reduce(const rt_nccl *nc, uint64_t src, uint64_t dst, size_t count, 
   static const int dtypes[] = {NC_FLOAT16, NC_BFLOAT16, NC_FLOAT32, NC_FLOAT64,
                                NC_INT32,   NC_UINT32,   NC_INT64,   NC_UINT64}; /* ORDER DTYPE */
   static const int ops[] = {NC_SUM, NC_MAX, NC_MIN, NC_PROD}; /* ORDER OP: sum .. prod */
-  if ((unsigned)op >= sizeof ops / sizeof ops[0]) return NC_INVALID_ARGUMENT;
-  return nc->Reduce((const void *)(uintptr_t)src, (void *)(uintptr_t)dst, count, dtypes[dtype],
-                    ops[op], root, comm, stream);
+  int nop = op == RJ_OP_MEAN ? NC_AVG : (unsigned)op < sizeof ops / sizeof ops[0] ? ops[op] : -1;
+  if (nop < 0) return NC_INVALID_ARGUMENT;
+  return nc->Reduce((const void *)(uintptr_t)src, (void *)(uintptr_t)dst, count, dtypes[dtype], nop,
+                    root, comm, stream);
 }
 
 const char *rt_nccl_error(const rt_nccl *nc, int result) {

@@ -5,9 +5,13 @@
  * kernels).  Most cases also run the split path forced (one slice per GPU of the ranks; 3 slices
  * on 3 streams when they share one GPU) and the peer path forced on the same inputs: both must
  * pass the oracle and their destinations must be equal bit for bit (rj_treduce_result's digest).
- * Without a GPU it prints "SKIP: no GPU" and passes. */
+ * The ops mean and custom have a case of their own (CK_RUN_CASE=treduce_ops): mean against the
+ * oracle on every path; a custom add bit for bit op sum's; a non-commutative custom combine in
+ * rank order, exact.  Without a GPU it prints "SKIP: no GPU" and passes. */
 #include "redjit_check.h"
 #include "rjtest.h"
+
+#include <math.h>
 
 static rj_ctx *ctx;
 static int gpu, ndev, cases_run, split_cases, ring_cases, ring_refused, no_peer, no_split;
@@ -90,7 +94,8 @@ static void run_ring(const char *json, const rj_request *r, const rj_treduce_pla
   int64_t numel = 1;
   for (int d = 0; d < t->ndim; d++)
     numel *= t->shape[d];
-  int f16sum = t->op == RJ_OP_SUM && (t->dtype == RJ_F16 || t->dtype == RJ_BF16);
+  int f16sum = (t->op == RJ_OP_SUM || t->op == RJ_OP_MEAN || t->op == RJ_OP_PROD) &&
+               (t->dtype == RJ_F16 || t->dtype == RJ_BF16);
   int views = numel > 0 && (strided(t, 0) || strided(t, 1));
   if (f16sum || views) ck_assert_msg(p->ring_load < 0, "the plan takes the ring: %s", json);
   rj_treduce_result ring = {.struct_size = sizeof(rj_treduce_result)};
@@ -620,6 +625,293 @@ START_TEST(through_rj_check) {
 }
 END_TEST
 
+/* ---- ops mean and custom (a case of their own: CK_RUN_CASE=treduce_ops) */
+
+/* mean on every path against the float64 oracle (sum / ranks): f32, f64, f16, bf16; 1 to 17
+ * ranks, 130 (two launches, the last dividing); tails in rows and cols; split, split-equal and
+ * the ring bit for bit the peer path's; staged for f32 / f64; runtime-size kernels among them. */
+START_TEST(mean_paths) {
+  if (!gpu) return;
+  static const char *const dts[] = {"f32", "f64", "f16", "bf16"};
+  static const int ranks[] = {1, 2, 3, 5, 8, 17};
+  static const char *const shapes[][2] = {
+      {"[37,70]", "[16,64]"}, {"[1000]", "[1,300]"}, {"[3,50,70]", "[16,32]"}};
+  for (int d = 0; d < 4; d++)
+    for (int n = 0; n < 6; n++) {
+      int R = ranks[n], root = (d + n) % R, wide = d < 2;
+      const char *const *sh = shapes[(d + n) % 3];
+      run3(rjt_fmt("{\"kind\":\"treduce\",\"op\":\"mean\",\"dtype\":\"%s\",\"ranks\":%d,"
+                   "\"root\":%d,\"shape\":%s,\"tile\":%s,\"pingpong\":%s%s}",
+                   dts[d], R, root, sh[0], sh[1], n % 2 ? "true" : "false",
+                   n % 3 == 1 ? ",\"dynamic\":true" : ""),
+           wide && R > 1, 1);
+    }
+  for (int d = 0; d < 2; d++) { /* 130 ranks: launches of 128 and 2, the second dividing */
+    const char *json = rjt_fmt("{\"kind\":\"treduce\",\"op\":\"mean\",\"dtype\":\"%s\","
+                               "\"ranks\":130,\"root\":77,\"shape\":[33,65],\"tile\":[8,64]}",
+                               dts[d]);
+    run_path(json, RJ_TREDUCE_AUTO, 21, 0, 33 * 65);
+    run_path(json, RJ_TREDUCE_STAGED, 22, 0, 33 * 65);
+    const char *dyn = rjt_fmt("{\"kind\":\"treduce\",\"op\":\"mean\",\"dtype\":\"%s\","
+                              "\"ranks\":130,\"root\":3,\"shape\":[1001],\"dynamic\":true}",
+                              dts[d]);
+    run_path(dyn, RJ_TREDUCE_AUTO, 23, 0, 1001);
+    run_path(dyn, RJ_TREDUCE_STAGED, 24, 0, 1001);
+  }
+}
+END_TEST
+
+/* What a mean of f16 / bf16 in several passes is refused with (its partial sums would round to
+ * the dtype), and the ring's refusal. */
+START_TEST(mean_refusals) {
+  if (!gpu) return;
+  rj_treduce_result tr = {.struct_size = sizeof(rj_treduce_result)};
+  const char *many = "{\"kind\":\"treduce\",\"op\":\"mean\",\"dtype\":\"f16\",\"ranks\":130,"
+                     "\"shape\":[64]}";
+  ck_assert_int_eq(check_path(many, RJ_TREDUCE_AUTO, 1, 0, -1, 1, &tr), RJ_EUNSUPPORTED);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "op: a mean of f16 over 130 ranks"), "%s", rj_errmsg(ctx));
+  const char *three = "{\"kind\":\"treduce\",\"op\":\"mean\",\"dtype\":\"bf16\",\"ranks\":3,"
+                      "\"shape\":[64]}";
+  ck_assert_int_eq(check_path(three, RJ_TREDUCE_STAGED, 1, 0, -1, 1, &tr), RJ_EUNSUPPORTED);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "passes"), "%s", rj_errmsg(ctx));
+  ck_assert_int_eq(check_path(three, RJ_TREDUCE_RING, 1, 0, -1, 1, &tr), RJ_EUNSUPPORTED);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "a mean of bf16 would round"), "%s", rj_errmsg(ctx));
+  run_path(three, RJ_TREDUCE_PEER, 2, 0, 64); /* one pass: served */
+}
+END_TEST
+
+static const char *const OPS_ADD_F32 =
+    "define float @add(float %a, float %b) {\n  %c = fadd float %a, %b\n  ret float %c\n}\n";
+static const char *const OPS_ADD_I32 =
+    "define i32 @add(i32 %a, i32 %b) {\n  %c = add i32 %a, %b\n  ret i32 %c\n}\n";
+/* x -> a*x + b mod 2^32 (the matrix [[a, b], [0, 1]]) as an i64 (a low, b high); composed p then
+ * q: (pa*qa, pb*qa + qb).  Not commutative; identity 1. */
+static const char *const OPS_AFFINE =
+    "define i64 @aff(i64 %p, i64 %q) {\n  %pa = trunc i64 %p to i32\n  %ph = lshr i64 %p, 32\n"
+    "  %pb = trunc i64 %ph to i32\n  %qa = trunc i64 %q to i32\n  %qh = lshr i64 %q, 32\n"
+    "  %qb = trunc i64 %qh to i32\n  %a = mul i32 %pa, %qa\n  %t = mul i32 %pb, %qa\n"
+    "  %b = add i32 %t, %qb\n  %az = zext i32 %a to i64\n  %bz = zext i32 %b to i64\n"
+    "  %bs = shl i64 %bz, 32\n  %r = or i64 %az, %bs\n  ret i64 %r\n}\n";
+
+static uint64_t ops_affine(uint64_t p, uint64_t q) {
+  uint32_t pa = (uint32_t)p, pb = (uint32_t)(p >> 32), qa = (uint32_t)q, qb = (uint32_t)(q >> 32);
+  return (uint64_t)(pa * qa) | (uint64_t)(pb * qa + qb) << 32;
+}
+
+/* A group's buffers on the GPUs (rank r on GPU r mod the count), random contents kept on the
+ * host, rows x cols with tile [16, 64] (tails in both). */
+typedef struct ops_bufs {
+  int ranks, eb;
+  int64_t n;
+  rj_treduce_buf b[160];
+  rj_treduce_group g;
+  unsigned char *host[160], *old, *got;
+} ops_bufs;
+
+static int ops_dynamic; /* the groups ops_make builds ask for runtime-size kernels */
+
+static void ops_make(ops_bufs *o, int ranks, int root, int64_t rows, int64_t cols, rj_op op,
+                     rj_dtype dt, uint64_t x) {
+  ck_assert_int_le(ranks, 160);
+  o->ranks = ranks;
+  o->eb = dt == RJ_I64 || dt == RJ_F64 ? 8 : 4;
+  o->n = rows * cols;
+  size_t bytes = (size_t)o->n * (size_t)o->eb;
+  rjt_treduce_group(&o->g, o->b, ranks, root, rows, cols, ndev, op, dt);
+  o->g.tile[0] = 16;
+  o->g.tile[1] = 64;
+  o->g.dynamic = ops_dynamic;
+  o->old = malloc(bytes);
+  o->got = malloc(bytes);
+  ck_assert(o->old && o->got);
+  for (int r = 0; r <= ranks; r++) {
+    unsigned char *h = r < ranks ? (o->host[r] = malloc(bytes)) : o->old;
+    ck_assert_ptr_nonnull(h);
+    for (int64_t i = 0; i < o->n; i++) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      if (dt == RJ_F32) {
+        float f = (float)((int32_t)(x >> 40) % 20001 - 10000) / 7.0f;
+        memcpy(h + i * 4, &f, 4);
+      } else if (dt == RJ_I32) {
+        uint32_t v = (uint32_t)(x >> 32);
+        memcpy(h + i * 4, &v, 4);
+      } else {
+        memcpy(h + i * 8, &x, 8);
+      }
+    }
+    if (r == ranks) break;
+    ck_assert_int_eq(rj_device_alloc(ctx, o->b[r].device, bytes, &o->b[r].ptr), RJ_OK);
+    ck_assert_int_eq(rj_memcpy_htod(ctx, o->b[r].device, o->b[r].ptr, h, bytes), RJ_OK);
+  }
+  o->g.dst = o->b[root];
+  ck_assert_int_eq(rj_device_alloc(ctx, o->g.dst.device, bytes, &o->g.dst.ptr), RJ_OK);
+}
+
+/* rj_treduce_run on path into o->got (the destination first poisoned, or o->old under accum). */
+static rj_status ops_run(ops_bufs *o, rj_treduce_path path, rj_treduce_result *res) {
+  size_t bytes = (size_t)o->n * (size_t)o->eb;
+  memset(o->got, 0xA5, bytes);
+  const void *before = o->g.accum ? o->old : o->got;
+  ck_assert_int_eq(rj_memcpy_htod(ctx, o->g.dst.device, o->g.dst.ptr, before, bytes), RJ_OK);
+  o->g.path = path;
+  *res = (rj_treduce_result){.struct_size = sizeof(rj_treduce_result)};
+  rj_status s = rj_treduce_run(ctx, &o->g, NULL, res);
+  if (!s)
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, o->g.dst.device, o->got, o->g.dst.ptr, bytes), RJ_OK);
+  return s;
+}
+
+static void ops_free(ops_bufs *o) {
+  for (int r = 0; r < o->ranks; r++) {
+    ck_assert_int_eq(rj_device_free(ctx, o->b[r].device, o->b[r].ptr), RJ_OK);
+    free(o->host[r]);
+  }
+  ck_assert_int_eq(rj_device_free(ctx, o->g.dst.device, o->g.dst.ptr), RJ_OK);
+  free(o->old);
+  free(o->got);
+}
+
+static const rj_treduce_path OPS_PATHS[] = {RJ_TREDUCE_AUTO,        RJ_TREDUCE_PEER,
+                                            RJ_TREDUCE_STAGED,      RJ_TREDUCE_SPLIT,
+                                            RJ_TREDUCE_SPLIT_EQUAL, RJ_TREDUCE_RING};
+
+/* A refusal a path may make for lack of peer access between the GPUs (never on one GPU). */
+static int ops_no_peer(rj_status s) {
+  return s == RJ_EUNSUPPORTED && ndev > 1 && strstr(rj_errmsg(ctx), "cuDeviceCanAccessPeer");
+}
+
+/* A commutative custom add is op sum's fold: on every path, the same bits as op sum on that
+ * path (f32: within the float64 oracle's tolerance too; i32: exact, wrapping). */
+static void custom_as_sum(rj_dtype dt, int ranks, int root, int64_t rows, int64_t cols) {
+  ops_bufs o;
+  ops_make(&o, ranks, root, rows, cols, RJ_OP_SUM, dt, 99 + (uint64_t)ranks);
+  size_t bytes = (size_t)o.n * 4;
+  unsigned char *sum = malloc(bytes);
+  ck_assert_ptr_nonnull(sum);
+  for (int p = 0; p < 6; p++) {
+    rj_treduce_result res;
+    o.g.op = RJ_OP_SUM;
+    o.g.combine_ir = NULL;
+    o.g.combine_fn[0] = 0;
+    o.g.combine_identity = 0;
+    o.g.combine_commutative = 0;
+    rj_status s = ops_run(&o, OPS_PATHS[p], &res);
+    if (ops_no_peer(s) || (s == RJ_EUNSUPPORTED && OPS_PATHS[p] == RJ_TREDUCE_RING)) continue;
+    ck_assert_msg(s == RJ_OK, "sum, path %d: %s", OPS_PATHS[p], rj_errmsg(ctx));
+    memcpy(sum, o.got, bytes);
+    for (int64_t i = 0; i < o.n; i++) { /* the oracle */
+      double want = 0, mag = 0;
+      uint32_t wi = 0;
+      for (int k = 0; k < ranks; k++) {
+        float f;
+        uint32_t u;
+        memcpy(&f, o.host[k] + i * 4, 4);
+        memcpy(&u, o.host[k] + i * 4, 4);
+        want += f;
+        mag += fabs(f);
+        wi += u;
+      }
+      float gf;
+      uint32_t gu;
+      memcpy(&gf, sum + i * 4, 4);
+      memcpy(&gu, sum + i * 4, 4);
+      if (dt == RJ_F32)
+        ck_assert_msg(fabs(gf - want) <= 1e-5 * mag, "sum element %lld: %g, want %g", (long long)i,
+                      gf, want);
+      else
+        ck_assert_msg(gu == wi, "sum element %lld: %u, want %u", (long long)i, gu, wi);
+    }
+    o.g.op = RJ_OP_CUSTOM;
+    o.g.combine_ir = dt == RJ_F32 ? OPS_ADD_F32 : OPS_ADD_I32;
+    snprintf(o.g.combine_fn, sizeof o.g.combine_fn, "add");
+    o.g.combine_identity = dt == RJ_F32 ? 0x80000000u : 0; /* -0.0f, 0 */
+    o.g.combine_commutative = 1;
+    s = ops_run(&o, OPS_PATHS[p], &res);
+    ck_assert_msg(s == RJ_OK, "custom, path %d: %s", OPS_PATHS[p], rj_errmsg(ctx));
+    ck_assert_msg(memcmp(sum, o.got, bytes) == 0, "custom add differs from sum on path %s (%d)",
+                  res.path, OPS_PATHS[p]);
+    cases_run++;
+  }
+  free(sum);
+  ops_free(&o);
+}
+
+START_TEST(custom_as_sum_case) {
+  if (!gpu) return;
+  custom_as_sum(RJ_F32, 5, 2, 37, 70);
+  custom_as_sum(RJ_I32, 3, 0, 100, 129);
+  custom_as_sum(RJ_F32, 17, 16, 9, 200); /* the source table in shared memory */
+  custom_as_sum(RJ_F32, 130, 5, 5, 67);  /* two launches, the second accumulating */
+  custom_as_sum(RJ_I32, 1, 0, 33, 33);
+  ops_dynamic = 1; /* runtime-size kernels */
+  custom_as_sum(RJ_F32, 5, 2, 37, 70);
+  custom_as_sum(RJ_I32, 130, 5, 5, 67);
+  ops_dynamic = 0;
+}
+END_TEST
+
+/* A non-commutative custom combine (affine maps composed) folds in rank order 0, 1, ..., R-1
+ * whatever the root, the old value first under accum: exact against the host's composition on
+ * auto, peer, split, split-equal and the ring where its chain starts on the root's GPU; staged
+ * ranks and a ring starting elsewhere are refused, saying why. */
+static void custom_rank_order(int ranks, int root, int64_t rows, int64_t cols, int accum) {
+  ops_bufs o;
+  ops_make(&o, ranks, root, rows, cols, RJ_OP_CUSTOM, RJ_I64, 7 + (uint64_t)ranks * 31);
+  o.g.accum = accum;
+  o.g.combine_ir = OPS_AFFINE;
+  snprintf(o.g.combine_fn, sizeof o.g.combine_fn, "aff");
+  o.g.combine_identity = 1;
+  o.g.combine_commutative = 0;
+  for (int p = 0; p < 6; p++) {
+    rj_treduce_path path = OPS_PATHS[p];
+    rj_treduce_result res;
+    rj_status s = ops_run(&o, path, &res);
+    if (ops_no_peer(s)) continue;
+    if (s == RJ_EUNSUPPORTED && ndev > 1 &&
+        ((path == RJ_TREDUCE_RING && strstr(rj_errmsg(ctx), "runs of consecutive ranks")) ||
+         (path == RJ_TREDUCE_AUTO && strstr(rj_errmsg(ctx), "staged ranks"))))
+      continue; /* several GPUs: more runs of ranks than the ring takes; no peer access */
+    int ring_refuses = path == RJ_TREDUCE_RING && 0 % ndev != root % ndev;
+    if ((path == RJ_TREDUCE_STAGED && ranks > 1) || ring_refuses) {
+      ck_assert_msg(s == RJ_EUNSUPPORTED, "path %d: %s", path, rj_status_name(s));
+      ck_assert_msg(strstr(rj_errmsg(ctx), "commutative"), "%s", rj_errmsg(ctx));
+      continue;
+    }
+    ck_assert_msg(s == RJ_OK, "path %d: %s", path, rj_errmsg(ctx));
+    for (int64_t i = 0; i < o.n; i++) {
+      uint64_t want = 1, v, got;
+      if (accum) memcpy(&want, o.old + i * 8, 8);
+      for (int k = 0; k < ranks; k++) {
+        memcpy(&v, o.host[k] + i * 8, 8);
+        want = ops_affine(want, v);
+      }
+      memcpy(&got, o.got + i * 8, 8);
+      ck_assert_msg(got == want,
+                    "path %s (%d), %d ranks, root %d: element %lld is %016llx, want %016llx",
+                    res.path, path, ranks, root, (long long)i, (unsigned long long)got,
+                    (unsigned long long)want);
+    }
+    cases_run++;
+  }
+  ops_free(&o);
+}
+
+START_TEST(custom_rank_order_case) {
+  if (!gpu) return;
+  custom_rank_order(2, 1, 37, 70, 0);
+  custom_rank_order(5, 2, 37, 70, 0);
+  custom_rank_order(5, 0, 100, 33, 1);
+  custom_rank_order(17, 9, 20, 70, 0);  /* the table in shared memory */
+  custom_rank_order(130, 64, 7, 65, 0); /* two launches */
+  custom_rank_order(3, 2, 1, 1, 1);
+  ops_dynamic = 1; /* runtime-size kernels: the same rank order */
+  custom_rank_order(5, 2, 37, 70, 0);
+  custom_rank_order(17, 9, 20, 70, 1);
+  custom_rank_order(130, 64, 7, 65, 0);
+  ops_dynamic = 0;
+}
+END_TEST
+
 /* Runtime-size kernels ("dynamic": true): odd counts, tails of every slot and piece, 1- to 3-D
  * dense shapes, many ranks (the table), f16 to f64, on every path run() takes, against the
  * oracle; the peer path's destination equals the constant kernel's bit for bit (the same fold
@@ -697,8 +989,22 @@ int main(void) {
   tcase_add_test(tc, ring_timeout);
   tcase_add_test(tc, auto_choice);
   tcase_add_test(tc, caller_buffers);
-  tcase_add_test(tc, dynamic_counts);
   suite_add_tcase(s, tc);
+  /* runtime-size kernels: a case of their own (CK_RUN_CASE=dynamic) */
+  TCase *dyn = tcase_create("dynamic");
+  tcase_set_timeout(dyn, 600);
+  tcase_add_checked_fixture(dyn, setup, teardown);
+  tcase_add_test(dyn, dynamic_counts);
+  suite_add_tcase(s, dyn);
+  /* mean and custom: a case of their own (CK_RUN_CASE=treduce_ops) */
+  TCase *ops = tcase_create("treduce_ops");
+  tcase_set_timeout(ops, 600);
+  tcase_add_checked_fixture(ops, setup, teardown);
+  tcase_add_test(ops, mean_paths);
+  tcase_add_test(ops, mean_refusals);
+  tcase_add_test(ops, custom_as_sum_case);
+  tcase_add_test(ops, custom_rank_order_case);
+  suite_add_tcase(s, ops);
   int failed = rjt_run_in_process(s);
   fprintf(stderr,
           gpu ? "gpu_treduce: %d request cases run on the GPU(s); %d split-vs-peer comparisons; "

@@ -2,7 +2,8 @@
  * ordering"), on the GPU(s), rank r on GPU r mod the GPU count.  The test makes its own driver
  * calls: a non-blocking stream on the root's GPU, a host function that sleeps on it, and async
  * memsets / copies; CUresult is an int and handles are pointers (no cuda.h: the library is used
- * through its public API only).  Without a GPU it prints "SKIP: no GPU" and passes. */
+ * through its public API only).  Ops mean and custom on the caller's stream:
+ * CK_RUN_CASE=treduce_ops. Without a GPU it prints "SKIP: no GPU" and passes. */
 #define _POSIX_C_SOURCE 200809L
 #include "rjtest.h"
 
@@ -698,6 +699,147 @@ START_TEST(stream_foreign) {
 }
 END_TEST
 
+/* ---- ops mean and custom on the caller's stream (a case of their own: CK_RUN_CASE=treduce_ops)
+ *
+ * Two calls on `path` with the group's stream S (a host function first sleeps 150 ms on it),
+ * waiting or async; before call k an async memset on S writes a value of k into the root's
+ * source, and after it an async copy fetches the destination: call k must see memset k and copy
+ * k must see call k.  mean: f32 over 4 ranks of small integers (exact: the sum, then x 0.25);
+ * custom: the non-commutative affine combine on i64 (the memset writes both halves), composed in
+ * rank order on the host. */
+static const char *const AFFINE =
+    "define i64 @aff(i64 %p, i64 %q) {\n  %pa = trunc i64 %p to i32\n  %ph = lshr i64 %p, 32\n"
+    "  %pb = trunc i64 %ph to i32\n  %qa = trunc i64 %q to i32\n  %qh = lshr i64 %q, 32\n"
+    "  %qb = trunc i64 %qh to i32\n  %a = mul i32 %pa, %qa\n  %t = mul i32 %pb, %qa\n"
+    "  %b = add i32 %t, %qb\n  %az = zext i32 %a to i64\n  %bz = zext i32 %b to i64\n"
+    "  %bs = shl i64 %bz, 32\n  %r = or i64 %az, %bs\n  ret i64 %r\n}\n";
+
+static uint64_t affine(uint64_t p, uint64_t q) {
+  uint32_t pa = (uint32_t)p, pb = (uint32_t)(p >> 32), qa = (uint32_t)q, qb = (uint32_t)(q >> 32);
+  return (uint64_t)(pa * qa) | (uint64_t)(pb * qa + qb) << 32;
+}
+
+/* Rank r's element i (the root's: what memset k writes). */
+static uint64_t ops_value(int custom, int r, int64_t i) {
+  uint64_t v = (uint64_t)((i * 7919 + r * 104729) % 2003);
+  if (custom) return v * 0x9E3779B97F4A7C15ull + (uint64_t)r;
+  float f = (float)((int64_t)v % 13 - 6);
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+/* The memset before call k: 32-bit words of the root's source */
+static unsigned ops_fill(int custom, int k) {
+  float f = (float)(k + 1);
+  unsigned u;
+  memcpy(&u, &f, 4);
+  return custom ? 2u * (unsigned)k + 3u : u;
+}
+
+static void ops_stream_case(int custom, rj_treduce_path path, int async) {
+  const int ranks = 4, root = 1, calls = 2, eb = custom ? 8 : 4;
+  int64_t rows = 300, cols = 1024, n = rows * cols;
+  size_t bytes = (size_t)n * (size_t)eb;
+  rj_treduce_buf b[4];
+  unsigned char *h = malloc(bytes), *got = NULL;
+  ck_assert_ptr_nonnull(h);
+  int rdev = root % ndev;
+  cu_enter(rdev);
+  ck_assert_int_eq(cu.MemAllocHost((void **)&got, bytes * (size_t)calls), 0);
+  cu_leave();
+  rj_treduce_group g;
+  rjt_treduce_group(&g, b, ranks, root, rows, cols, ndev, custom ? RJ_OP_CUSTOM : RJ_OP_MEAN,
+                    custom ? RJ_I64 : RJ_F32);
+  g.path = path;
+  if (custom) {
+    g.combine_ir = AFFINE;
+    snprintf(g.combine_fn, sizeof g.combine_fn, "aff");
+    g.combine_identity = 1;
+  }
+  for (int r = 0; r < ranks; r++) {
+    ck_assert_int_eq(rj_device_alloc(ctx, b[r].device, bytes, &b[r].ptr), RJ_OK);
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t v = ops_value(custom, r, i);
+      memcpy(h + i * eb, &v, (size_t)eb);
+    }
+    ck_assert_int_eq(rj_memcpy_htod(ctx, b[r].device, b[r].ptr, h, bytes), RJ_OK);
+  }
+  ck_assert_int_eq(rj_device_alloc(ctx, rdev, bytes, &g.dst.ptr), RJ_OK);
+  rj_treduce_result res = {.struct_size = sizeof(rj_treduce_result)};
+  rj_status s = rj_treduce_run(ctx, &g, NULL, &res); /* warm */
+  if (s == RJ_EUNSUPPORTED && ndev > 1) goto out;    /* no peer access; a ring from rank 0 */
+  ck_assert_msg(s == RJ_OK, "warm-up, path %d: %s", path, rj_errmsg(ctx));
+  memset(got, 0x5A, bytes * (size_t)calls);
+  cu_enter(rdev);
+  void *S = NULL;
+  static int sleep_ms = 150;
+  ck_assert_int_eq(cu.StreamCreate(&S, 1 /* CU_STREAM_NON_BLOCKING */), 0);
+  ck_assert_int_eq(cu.LaunchHostFunc(S, sleep_on_stream, &sleep_ms), 0);
+  g.stream = S;
+  g.async = async;
+  for (int k = 0; k < calls; k++) {
+    ck_assert_int_eq(
+        cu.MemsetD32Async(b[root].ptr, ops_fill(custom, k), (size_t)n * (size_t)eb / 4, S), 0);
+    cu_leave();
+    s = rj_treduce_run(ctx, &g, NULL, &res);
+    cu_enter(rdev);
+    ck_assert_msg(s == RJ_OK, "path %d, async %d, call %d: %s", path, async, k, rj_errmsg(ctx));
+    if (async) ck_assert_msg(res.ms == 0 && cu.StreamQuery(S) == CU_NOT_READY, "call %d", k);
+    ck_assert_int_eq(cu.MemcpyDtoHAsync(got + (size_t)k * bytes, g.dst.ptr, bytes, S), 0);
+  }
+  ck_assert_int_eq(cu.StreamSynchronize(S), 0);
+  ck_assert_int_eq(cu.StreamDestroy(S), 0);
+  cu_leave();
+  for (int k = 0; k < calls; k++) {
+    uint64_t fill = ops_fill(custom, k);
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t acc = 1, gv = 0;
+      float sum = 0, f;
+      for (int r = 0; r < ranks; r++) {
+        uint64_t v = r == root ? (custom ? fill | fill << 32 : fill) : ops_value(custom, r, i);
+        uint32_t u = (uint32_t)v;
+        memcpy(&f, &u, 4);
+        sum += f;
+        acc = affine(acc, v);
+      }
+      memcpy(&gv, got + (size_t)k * bytes + (size_t)i * (size_t)eb, (size_t)eb);
+      if (!custom) {
+        float want = sum * 0.25f, gf;
+        uint32_t u = (uint32_t)gv;
+        memcpy(&gf, &u, 4);
+        ck_assert_msg(gf == want, "mean, path %s, async %d, call %d: element %lld is %g, want %g",
+                      res.path, async, k, (long long)i, gf, want);
+      } else {
+        ck_assert_msg(gv == acc, "custom, path %s, async %d, call %d: element %lld", res.path,
+                      async, k, (long long)i);
+      }
+    }
+    cases_run++;
+  }
+out:
+  for (int r = 0; r < ranks; r++)
+    ck_assert_int_eq(rj_device_free(ctx, b[r].device, b[r].ptr), RJ_OK);
+  ck_assert_int_eq(rj_device_free(ctx, rdev, g.dst.ptr), RJ_OK);
+  free(h);
+  cu_enter(rdev);
+  cu.MemFreeHost(got);
+  cu_leave();
+}
+
+START_TEST(ops_stream_order) {
+  if (!gpu) return;
+  cu_open();
+  static const rj_treduce_path all[] = {RJ_TREDUCE_AUTO,  RJ_TREDUCE_PEER,        RJ_TREDUCE_STAGED,
+                                        RJ_TREDUCE_SPLIT, RJ_TREDUCE_SPLIT_EQUAL, RJ_TREDUCE_RING};
+  for (int p = 0; p < 6; p++)
+    for (int async = 0; async < 2; async++) {
+      ops_stream_case(0, all[p], async);
+      if (all[p] != RJ_TREDUCE_STAGED) ops_stream_case(1, all[p], async); /* staged: refused */
+    }
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_treduce_stream");
@@ -715,6 +857,11 @@ int main(void) {
   tcase_add_test(tc, ring_layouts);
   tcase_add_test(tc, ring_late_hop);
   tcase_add_test(tc, ring_backlog);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("treduce_ops"); /* mean and custom: CK_RUN_CASE=treduce_ops */
+  tcase_set_timeout(tc, 300);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, ops_stream_order);
   suite_add_tcase(s, tc);
   int failed = rjt_run_in_process(s);
   fprintf(stderr,

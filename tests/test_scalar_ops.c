@@ -184,15 +184,17 @@ START_TEST(dispatch) {
     HAS(t, rjt_fmt("sm100_packed prio=20 rejected: does not serve op \"%s\"", ops[o]));
     HAS(t, "local prio=10 chosen");
   }
-  /* treduce: prod / and / or / xor on the peer kernel and the ring; mean nowhere */
+  /* treduce: prod / and / or / xor / mean on the peer kernel and the ring (forced only) */
   t = explain(rjt_fmt(TREDUCE, "xor", "u32", ""), "sm_90", RJ_OK);
   HAS(t, "treduce prio=10 chosen");
   t = explain(rjt_fmt(TREDUCE, "prod", "f32", ",\"variant\":\"treduce_ring\",\"tile\":[1,4]"),
               "sm_90", RJ_OK);
   HAS(t, "treduce_ring prio=5 chosen");
-  t = explain(rjt_fmt(TREDUCE, "mean", "f32", ""), "sm_90", RJ_ENOVARIANT);
-  HAS(t, "treduce prio=10 rejected: does not serve op \"mean\"");
-  HAS(t, "treduce_ring prio=5 rejected: does not serve op \"mean\"");
+  t = explain(rjt_fmt(TREDUCE, "mean", "f32", ""), "sm_90", RJ_OK);
+  HAS(t, "treduce prio=10 chosen");
+  t = explain(rjt_fmt(TREDUCE, "mean", "f32", ",\"variant\":\"treduce_ring\",\"tile\":[1,4]"),
+              "sm_90", RJ_OK);
+  HAS(t, "treduce_ring prio=5 chosen");
 }
 END_TEST
 

@@ -174,7 +174,17 @@ typedef struct group_v2 {
   int async;
 } group_v2;
 _Static_assert(sizeof(group_v1) == RJ_TREDUCE_GROUP_SIZE_V1, "V1 is the first header's sizeof");
+typedef struct group_v3 {
+  group_v2 head;
+  int64_t ring_timeout_ms;
+} group_v3;
+typedef struct group_v4 {
+  group_v3 head;
+  int dynamic;
+} group_v4;
 _Static_assert(sizeof(group_v2) == RJ_TREDUCE_GROUP_SIZE_V2, "V2 is the second header's sizeof");
+_Static_assert(sizeof(group_v3) == RJ_TREDUCE_GROUP_SIZE_V3, "V3 is the third header's sizeof");
+_Static_assert(sizeof(group_v4) == RJ_TREDUCE_GROUP_SIZE_V4, "V4 is the fourth header's sizeof");
 
 /* A caller built against the header before `stream` and `async` passes the older struct_size:
  * the library reads that many bytes and no more (a heap block of exactly that size: ASan sees an

@@ -143,6 +143,10 @@ static rj_status run(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
   grp.accum = t->accum;
   grp.dynamic = t->dynamic;
   grp.path = path;
+  grp.combine_ir = t->combine_ir; /* op custom (bench only: check has no oracle for it) */
+  memcpy(grp.combine_fn, t->combine_fn, sizeof grp.combine_fn);
+  grp.combine_identity = t->combine_identity;
+  grp.combine_commutative = t->combine_commutative;
   return rj_treduce_run(ctx, &grp, &o->compile, tr);
 }
 
@@ -173,10 +177,11 @@ static uint64_t compare_elements(const rj_treduce *t, const ir_treduce_geom *g, 
     hr_oracle_init(t->op, t->dtype, &ref);
     if (t->accum) hr_oracle_add(t->op, t->dtype, t->nan, &ref, old, dof);
     for (int k = 0; k < u->N; k++) {
-      int r = k == 0 ? t->root : (k - 1 < t->root ? k - 1 : k);
+      int r = ir_treduce_rank_at(t, k);
       hr_oracle_add(t->op, t->dtype, t->nan, &ref,
                     (char *)u->rk[r].host + (size_t)HR_GUARD * (size_t)u->bytes, so);
     }
+    hr_oracle_finish(t->op, &ref, ir_treduce_mean_count(t)); /* op mean: sum / ranks */
     for (int k = 0; k < u->bytes; k++)
       digest = (digest ^ ((const unsigned char *)d)[dof * u->bytes + k]) * 0x100000001b3u;
     seen[dof] = 1;
@@ -283,6 +288,15 @@ rj_status hr_treduce(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                      rj_treduce_result *tres) {
   ir_treduce_geom g;
   ir_treduce_facts(&req->u.treduce, &g);
+  if (cres && req->u.treduce.op == RJ_OP_CUSTOM) /* before any launch, as for kind tensor */
+    return rj_error_set(ctx, RJ_EUNSUPPORTED,
+                        "op: \"custom\" has no CPU oracle (the caller's IR does not run on the "
+                        "CPU); check it with rj_treduce_run against your own reference");
+  if (req->u.treduce.mean_count) /* a group has no such field: rj_treduce_run sets it itself */
+    return rj_error_set(ctx, RJ_EUNSUPPORTED,
+                        "mean_count: %lld; rj_treduce_run sets it on its own launches (a group "
+                        "divides by its ranks)",
+                        (long long)req->u.treduce.mean_count);
   setup u;
   rj_status s = make(ctx, &req->u.treduce, &g, o->seed, cres ? o->nan_count : 0, !cres, &u);
   if (!s && cres) s = check(ctx, req, o, path, &g, &u, cres, tres);

@@ -69,13 +69,15 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_tre
   if (!caller) return ir_fail(e, RJ_EINVAL, "group: NULL");
   if (caller->struct_size != sizeof *full && caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V1 &&
       caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V2 &&
-      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V3)
+      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V3 &&
+      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V4)
     return ir_fail(e, RJ_EINVAL,
                    "group.struct_size: %u, this library expects %zu (or %zu, the group before "
-                   "stream and async, %zu, before ring_timeout_ms, or %zu, before dynamic; use "
-                   "rj_treduce_group_init)",
+                   "stream and async, %zu, before ring_timeout_ms, %zu, before dynamic, or %zu, "
+                   "before the combine; use rj_treduce_group_init)",
                    caller->struct_size, sizeof *full, (size_t)RJ_TREDUCE_GROUP_SIZE_V1,
-                   (size_t)RJ_TREDUCE_GROUP_SIZE_V2, (size_t)RJ_TREDUCE_GROUP_SIZE_V3);
+                   (size_t)RJ_TREDUCE_GROUP_SIZE_V2, (size_t)RJ_TREDUCE_GROUP_SIZE_V3,
+                   (size_t)RJ_TREDUCE_GROUP_SIZE_V4);
   memset(full, 0, sizeof *full);
   memcpy(full, caller, caller->struct_size);
   const rj_treduce_group *g = full;
@@ -133,6 +135,10 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_tre
   t->pingpong = g->pingpong != 0;
   t->accum = g->accum != 0;
   t->dynamic = g->dynamic;
+  t->combine_ir = g->combine_ir; /* op custom (validation: none of them for other ops) */
+  memcpy(t->combine_fn, g->combine_fn, sizeof t->combine_fn);
+  t->combine_identity = g->combine_identity;
+  t->combine_commutative = g->combine_commutative;
   if (root->has_strides || g->dst.has_strides) {
     t->has_strides = 1;
     memcpy(t->strides, rst, sizeof rst);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 int jit_tr_rank_at(const rj_treduce *t, int pos) {
-  return pos == 0 ? t->root : (pos - 1 < t->root ? pos - 1 : pos);
+  return ir_treduce_rank_at(t, pos);
 }
 
 int jit_tr_gpus(const rj_treduce *t, const int *dev, int *gpus, int *local) {
@@ -58,15 +58,35 @@ rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_option
   return RJ_OK;
 }
 
+void jit_tr_mean_pass(const rj_treduce *t, rj_treduce *sub, bool final) {
+  if (t->op != RJ_OP_MEAN) return;
+  sub->mean_count = final ? ir_treduce_mean_count(t) : 0;
+  if (!final) sub->op = RJ_OP_SUM; /* a partial sum, divided by the final pass */
+  if (sub->mean_count == sub->ranks) sub->mean_count = 0; /* the request as given: its key */
+}
+
+rj_status jit_tr_mean_passes(const rj_treduce *t, int passes, ir_err *e) {
+  if (t->op != RJ_OP_MEAN || passes < 2 || (t->dtype != RJ_F16 && t->dtype != RJ_BF16))
+    return RJ_OK;
+  return ir_fail(e, RJ_EUNSUPPORTED,
+                 "op: a mean of %s over %d ranks takes %d passes here (launches of at most %d "
+                 "ranks, staged ranks), whose partial sums would round to %s where the mean "
+                 "accumulates in f32; reduce with f32, or read every rank directly in one launch",
+                 ir_dtype(t->dtype)->name, t->ranks, passes, JIT_TR_PER_KERNEL,
+                 ir_dtype(t->dtype)->name);
+}
+
 rj_status jit_treduce_fold(rj_ctx *ctx, const rj_request *req, const uint64_t *table, int n,
-                           int dev, uint64_t dst, int slice, const rj_options *opt,
+                           int dev, uint64_t dst, int slice, bool final, const rj_options *opt,
                            jit_tr_launch *L, int *nl, rj_treduce_result *res) {
-  rj_status s = RJ_OK;
+  int passes = (n + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL + !final;
+  rj_status s = jit_tr_mean_passes(&req->u.treduce, passes, &ctx->err);
   for (int i = 0; !s && i < n; i += JIT_TR_PER_KERNEL) {
     rj_request sub = *req;
     sub.u.treduce.ranks = n - i < JIT_TR_PER_KERNEL ? n - i : JIT_TR_PER_KERNEL;
     sub.u.treduce.root = 0;
     sub.u.treduce.accum = i ? 1 : req->u.treduce.accum;
+    jit_tr_mean_pass(&req->u.treduce, &sub.u.treduce, final && i + JIT_TR_PER_KERNEL >= n);
     sub.variant[0] = 0;
     jit_tr_launch *l = &L[(*nl)++];
     memset(l, 0, sizeof *l);

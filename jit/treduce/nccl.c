@@ -41,11 +41,20 @@ static rj_status nccl_limits(ir_err *e, const rj_treduce *t) {
   if (t->accum)
     return ir_fail(e, RJ_EUNSUPPORTED,
                    "accum: ncclReduce overwrites the destination; it cannot fold its old value");
-  if (t->op != RJ_OP_SUM && t->op != RJ_OP_PROD && t->op != RJ_OP_MAX && t->op != RJ_OP_MIN)
-    return ir_fail(e, RJ_EUNSUPPORTED, "op: \"%s\"; ncclReduce does sum, prod, max and min",
+  if (t->op == RJ_OP_CUSTOM)
+    return ir_fail(e, RJ_EUNSUPPORTED,
+                   "op: \"custom\"; NCCL has no user-defined reduction ops (its ncclRedOpCreate* "
+                   "make scaled sums only): use rj_treduce_run in one process");
+  if (t->op != RJ_OP_SUM && t->op != RJ_OP_PROD && t->op != RJ_OP_MAX && t->op != RJ_OP_MIN &&
+      t->op != RJ_OP_MEAN)
+    return ir_fail(e, RJ_EUNSUPPORTED, "op: \"%s\"; ncclReduce does sum, prod, max, min and mean",
                    ir_op_name(t->op));
+  if (t->mean_count && t->mean_count != t->ranks)
+    return ir_fail(e, RJ_EUNSUPPORTED,
+                   "mean_count: %lld; ncclAvg divides by the communicator's size (%d ranks)",
+                   (long long)t->mean_count, t->ranks);
   bool fl = ir_dtype(t->dtype)->is_float;
-  bool arith = t->op == RJ_OP_SUM || t->op == RJ_OP_PROD;
+  bool arith = t->op == RJ_OP_SUM || t->op == RJ_OP_PROD || t->op == RJ_OP_MEAN;
   if (fl && arith && t->nan == RJ_NAN_IGNORE)
     return ir_fail(e, RJ_EUNSUPPORTED,
                    "nan: ignore; NCCL's %s cannot skip NaN inputs (use nan = propagate)",
@@ -67,6 +76,11 @@ static rj_status reduce(const rt_nccl *nc, int version, const rj_treduce *t, con
   if (s) return s;
   if (t->dtype == RJ_BF16 && version < 21000)
     return ir_fail(e, RJ_EUNSUPPORTED, "dtype: bf16 needs NCCL 2.10 or newer (found %d)", version);
+  if (t->op == RJ_OP_MEAN && version < 21000)
+    return ir_fail(e, RJ_EUNSUPPORTED,
+                   "op: \"mean\" is ncclAvg, which needs NCCL 2.10 or newer (found %d); reduce "
+                   "with sum and divide by the ranks",
+                   version);
   if ((r = rt_nccl_count(nc, a->comm, &n)) != 0)
     return ir_fail(e, RJ_EINVAL, "args.comm: ncclCommCount failed: %s", rt_nccl_error(nc, r));
   if ((r = rt_nccl_user_rank(nc, a->comm, &me)) != 0)

@@ -12,7 +12,9 @@
  *           Without ping-pong, one buffer: copy, fold, copy, fold.
  * When every rank is direct and there are at most 128, the request runs as given (one kernel,
  * the one `redjit ptx` shows).  Otherwise the direct ranks (root first) go in launches of up to
- * 128, the later ones accumulating, then the staged ranks. */
+ * 128, the later ones accumulating, then the staged ranks.  op mean: every launch but the last
+ * sums, the last divides by all the ranks (jit_tr_mean_pass); a non-commutative custom combine
+ * takes its direct ranks in rank order and refuses staged ones (they would come after). */
 #include "treduce.h"
 
 #include <stdio.h>
@@ -42,9 +44,13 @@ static rj_status sort_ranks(rt_cuda *rt, const rj_treduce *t, const int *dev, rj
                             rank_paths *rp, rj_treduce_result *res, ir_err *e) {
   int root_dev = dev[t->root];
   rj_status s = RJ_OK;
-  rp->direct[rp->ndirect++] = t->root;
+  bool in_rank_order = ir_treduce_rank_order(t); /* else the root first */
+  if (!in_rank_order) rp->direct[rp->ndirect++] = t->root;
   for (int r = 0; !s && r < t->ranks; r++) {
-    if (r == t->root) continue;
+    if (r == t->root) {
+      if (in_rank_order) rp->direct[rp->ndirect++] = r;
+      continue;
+    }
     if (path == RJ_TREDUCE_STAGED) {
       rp->staged[rp->nstaged++] = r;
       continue;
@@ -71,12 +77,20 @@ static rj_status sort_ranks(rt_cuda *rt, const rj_treduce *t, const int *dev, rj
       rp->staged[rp->nstaged++] = r;
     }
   }
+  if (!s && in_rank_order && rp->nstaged)
+    s = ir_fail(e, RJ_EUNSUPPORTED,
+                "path: %s; staged ranks (rank %d: GPU %d without peer access from the root's GPU "
+                "%d, or path staged) are folded after the direct ones, and the combine is not "
+                "commutative: it needs rank order (path peer, every rank readable by the root)",
+                path == RJ_TREDUCE_STAGED ? "staged" : "auto", rp->staged[0], dev[rp->staged[0]],
+                root_dev);
   return s;
 }
 
 /* Step 2: the kernels.  All direct and at most 128 ranks: the request as given, one launch;
  * otherwise launches of derived requests over table[] (the direct ranks' sources in fold order),
- * and *kstaged, the 1-rank accumulating kernel that folds a staging buffer (its k and launch). */
+ * and kstaged[0], the 1-rank accumulating kernel that folds a staging buffer, its k and launch
+ * (kstaged[1]: the last staged rank's, which divides for op mean; else the same). */
 static rj_status make_kernels(rj_ctx *ctx, const rj_request *req, const uint64_t *src, int root_dev,
                               uint64_t dst, const rj_options *opt, const rank_paths *rp,
                               uint64_t *table, jit_tr_launch *L, int *nl, jit_tr_launch *kstaged,
@@ -95,14 +109,23 @@ static rj_status make_kernels(rj_ctx *ctx, const rj_request *req, const uint64_t
   }
   for (int i = 0; i < rp->ndirect; i++)
     table[i] = src[rp->direct[i]];
-  rj_status s = jit_treduce_fold(ctx, req, table, rp->ndirect, root_dev, dst, 0, opt, L, nl, res);
-  if (!s && rp->nstaged) {
+  const rj_treduce *t = &req->u.treduce;
+  rj_status s = jit_tr_mean_passes(
+      t, (rp->ndirect + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL + rp->nstaged, &ctx->err);
+  if (!s)
+    s = jit_treduce_fold(ctx, req, table, rp->ndirect, root_dev, dst, 0, rp->nstaged == 0, opt, L,
+                         nl, res);
+  for (int k = 0; !s && rp->nstaged && k < 2; k++) {
     rj_request sub = *req;
     sub.u.treduce.ranks = 1;
     sub.u.treduce.root = 0;
     sub.u.treduce.accum = 1;
     sub.variant[0] = 0;
-    s = jit_treduce_kernel(ctx, &sub, opt, root_dev, kstaged, res);
+    jit_tr_mean_pass(t, &sub.u.treduce, k == 1);
+    if (k == 1 && t->op != RJ_OP_MEAN)
+      kstaged[1] = kstaged[0];
+    else
+      s = jit_treduce_kernel(ctx, &sub, opt, root_dev, &kstaged[k], res);
   }
   return s;
 }
@@ -119,8 +142,8 @@ static rj_status prepare(rj_ctx *ctx, rt_cuda *rt, int root_dev, jit_tr_launch *
     s = jit_load(ctx, L[i].k, root_dev, &ms);
     res->load_ms += ms;
   }
-  if (!s && kstaged->k) {
-    s = jit_load(ctx, kstaged->k, root_dev, &ms);
+  for (int k = 0; !s && k < 2 && kstaged[k].k; k++) {
+    s = jit_load(ctx, kstaged[k].k, root_dev, &ms);
     res->load_ms += ms;
   }
   if (!s) s = jit_dev_stream(ctx, rt, root_dev, 0, &sg->ks);
@@ -156,7 +179,7 @@ static rj_status enqueue(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const 
     if (!s) s = rt_stream_wait(rt, sg->ks, sg->copied[b], e);
     if (!s) {
       uint64_t one = sg->buf[b];
-      jit_tr_launch l = *kstaged;
+      jit_tr_launch l = kstaged[i + 1 == rp->nstaged]; /* the last one writes the result */
       l.dev = root_dev;
       l.n = 1;
       l.src = &one;
@@ -214,14 +237,14 @@ rj_status jit_treduce_peer(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   snprintf(res->path, sizeof res->path, "%s", rp.nstaged ? "staged" : "peer");
   jit_tr_launch L[1 + (1024 + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL];
   int nl = 0;
-  jit_tr_launch kstaged = {.k = NULL};
-  if (!s) s = make_kernels(ctx, req, src, root_dev, dst, opt, &rp, table, L, &nl, &kstaged, res);
+  jit_tr_launch kstaged[2] = {{.k = NULL}, {.k = NULL}};
+  if (!s) s = make_kernels(ctx, req, src, root_dev, dst, opt, &rp, table, L, &nl, kstaged, res);
   /* nothing to move (an empty buffer): the destination stays as it is */
   if (!s && g.numel && !(s = rt_enter(rt, root_dev, e))) {
     staging sg = {.nbuf = t->pingpong ? 2 : 1,
                   .span = (size_t)g.src_span * (size_t)ir_dtype(t->dtype)->bytes};
-    s = prepare(ctx, rt, root_dev, L, nl, &kstaged, rp.nstaged, call, &sg, res);
-    if (!s) s = enqueue(ctx, rt, req, src, dev, dst, &rp, L, nl, &kstaged, call, &sg, res);
+    s = prepare(ctx, rt, root_dev, L, nl, kstaged, rp.nstaged, call, &sg, res);
+    if (!s) s = enqueue(ctx, rt, req, src, dev, dst, &rp, L, nl, kstaged, call, &sg, res);
     s = finish(rt, call, &sg, s, e);
     rt_leave(rt);
   }

@@ -26,8 +26,13 @@
  * partial results are stored in the dtype: the bits are the peer path's wherever the
  * accumulator is the dtype, and for max / min of f16 / bf16 too (exact in f32 and back).  A sum
  * of f16 / bf16 accumulates in f32 on the peer path, so its partial sums would round at every
- * hop: the ring refuses it.  It also refuses strided views (steps are ranges of the row-major
- * element order) and GPU pairs without peer access (its kernels store into the next GPU).
+ * hop: the ring refuses it (and a mean or product of them).  A mean's hops hand on partial sums;
+ * the last hop divides by the group's ranks (the hop request's mean_count).  A custom combine is
+ * folded in the same order, fn(earlier ranks, later ranks); a non-commutative one folds in rank
+ * order (ir_treduce_rank_at), so its chain starts at rank 0, and the ring refuses it unless rank
+ * 0 is on the root's GPU (hop 0 runs on the root's GPU).  It also refuses strided views (steps
+ * are ranges of the row-major element order) and GPU pairs without peer access (its kernels
+ * store into the next GPU).
  *
  * The kernels of one call must all run at once: B is at most the SMs of a GPU divided by the
  * hops on it, so they fit beside each other, and a wait gives up after the group's
@@ -75,14 +80,26 @@ typedef struct ring {
   double load; /* the busiest GPU's link traffic in B, one way */
 } ring;
 
-/* Why the ring can't run t (into why), or NULL: sums and products of f16 / bf16, strided views. */
-static const char *refusal(const rj_treduce *t, char *why, size_t nwhy) {
+/* Why the ring can't run t (into why), or NULL: sums, means and products of f16 / bf16, strided
+ * views, a non-commutative combine whose chain (rank order) would not start on the root's GPU. */
+static const char *refusal(const rj_treduce *t, const int *dev, char *why, size_t nwhy) {
   ir_treduce_geom g;
   ir_treduce_facts(t, &g);
-  if ((t->op == RJ_OP_SUM || t->op == RJ_OP_PROD) && (t->dtype == RJ_F16 || t->dtype == RJ_BF16)) {
+  bool arith = t->op == RJ_OP_SUM || t->op == RJ_OP_PROD || t->op == RJ_OP_MEAN;
+  if (arith && (t->dtype == RJ_F16 || t->dtype == RJ_BF16)) {
     snprintf(why, nwhy,
              "a %s of %s would round its partial results at every hop (the peer path rounds once)",
-             t->op == RJ_OP_SUM ? "sum" : "product", ir_dtype(t->dtype)->name);
+             t->op == RJ_OP_PROD  ? "product"
+             : t->op == RJ_OP_SUM ? "sum"
+                                  : "mean",
+             ir_dtype(t->dtype)->name);
+    return why;
+  }
+  if (ir_treduce_rank_order(t) && dev[0] != dev[t->root]) {
+    snprintf(why, nwhy,
+             "a non-commutative combine's chain starts at rank 0 (GPU %d), not on the root's GPU "
+             "%d",
+             dev[0], dev[t->root]);
     return why;
   }
   if (g.numel && (!ir_treduce_dense(&g, g.src_st) || !ir_treduce_dense(&g, g.dst_st))) {
@@ -150,7 +167,7 @@ static bool make_ring(const rj_request *req, const int *dev, ring *rg, char *why
   rg->numel = g.numel;
   rg->bytes = ir_dtype(t->dtype)->bytes;
   rg->root_dev = dev[t->root];
-  if (refusal(t, why, nwhy)) return false;
+  if (refusal(t, dev, why, nwhy)) return false;
   int gpus[RJ_TREDUCE_MAX_SLICES];
   rg->ngpus = jit_tr_gpus(t, dev, gpus, NULL);
   if (rg->ngpus < 0) {
@@ -307,6 +324,11 @@ static void hop_request(const ring_call *rc, const hop *h, const uint64_t *mine,
     any |= mine[i];
   st->tile[0] = 1;
   st->tile[1] = any % 16 ? 1 : 16 / rc->rg->bytes;
+  if (t->op == RJ_OP_MEAN) st->mean_count = t->ranks; /* the last hop divides by every rank */
+  st->combine_ir = t->combine_ir;                     /* op custom: the combine (none otherwise) */
+  memcpy(st->combine_fn, t->combine_fn, sizeof st->combine_fn);
+  st->combine_identity = t->combine_identity;
+  st->combine_commutative = t->combine_commutative;
 }
 
 /* Step 3: each hop's sources (under accum, hop 0 reads the destination's old value first) and

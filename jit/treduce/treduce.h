@@ -68,7 +68,8 @@ rj_status jit_treduce_ring(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
 rj_status jit_treduce_ring_deferred(rj_ctx *ctx, const char *after);
 
 /* kernels.c.  The rank at fold position pos: the root first, then i < root ? i : i+1 (the
- * reference's order, every path's). */
+ * reference's order, every path's); a non-commutative custom combine's: rank order
+ * (ir_treduce_rank_at). */
 int jit_tr_rank_at(const rj_treduce *t, int pos);
 /* The distinct GPUs of the ranks into gpus[RJ_TREDUCE_MAX_SLICES], the root's first, then in rank
  * order, and (local, when not NULL) how many ranks each holds; their count, or -1 when there are
@@ -94,10 +95,16 @@ rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_option
                              jit_tr_launch *l, rj_treduce_result *res);
 /* Appends to L (at *nl) the launches that fold the n sources table[] (in fold order: the root's
  * first) into dst: up to 128 per kernel, root 0, the later kernels accumulating (the first only
- * under req's accum). */
+ * under req's accum).  final: its last launch writes the result (op mean divides there; the
+ * others are partial sums, and a mean of f16 / bf16 in more than one pass is refused). */
 rj_status jit_treduce_fold(rj_ctx *ctx, const rj_request *req, const uint64_t *table, int n,
-                           int dev, uint64_t dst, int slice, const rj_options *opt,
+                           int dev, uint64_t dst, int slice, bool final, const rj_options *opt,
                            jit_tr_launch *L, int *nl, rj_treduce_result *res);
+/* op mean, a pass sub of t's fold: the final pass divides by every rank's count (mean_count),
+ * the others are op sum (other ops: nothing changes). */
+void jit_tr_mean_pass(const rj_treduce *t, rj_treduce *sub, bool final);
+/* RJ_EUNSUPPORTED for a mean of f16 / bf16 in more than one pass (partial sums in the dtype). */
+rj_status jit_tr_mean_passes(const rj_treduce *t, int passes, ir_err *e);
 /* Enqueues l on stream in the current context (l->dev's), loading its kernel there if it is not
  * yet; counts it in res. */
 rj_status jit_treduce_launch(rj_ctx *ctx, const jit_tr_launch *l, void *stream,

@@ -15,7 +15,13 @@
  * combine of rank r's (cur / nxt), so the fetch of the next rank overlaps the current reduction;
  * without it each rank is loaded, then folded.  Beyond TR_UNROLL ranks the same holds batch by
  * batch (pass_src_fold: with ping-pong a batch's loads are in flight while the previous batch
- * folds).  accum folds the destination's old value first. */
+ * folds).  accum folds the destination's old value first.
+ *
+ * op mean folds as sum (f32 for f16 / bf16) and divides once per element at the store, by the
+ * ranks or the request's mean_count (rj_treduce_run's last launch of several, whose old value is
+ * the earlier launches' partial sum).  op custom folds with the caller's combine (a call of
+ * PASS_CUSTOM_COMBINE, linked in redjit-irc), acc = fn(acc, next rank): a non-commutative one in
+ * rank order, 0 .. N-1, whatever the root (ir_treduce_rank_at). */
 #include "../passes.h"
 
 #include <stdio.h>
@@ -106,9 +112,13 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   out->grid[1] = out->grid[2] = out->block[1] = out->block[2] = 1;
   out->np = 1;
   out->p[0] = g.numel;
+  /* op mean: the divisor (mean_count) is a constant; op custom: jit_cache_key adds the canonical
+   * text, its combine with it */
+  char mean[32] = "";
+  if (t->mean_count) snprintf(mean, sizeof mean, "|mean_count%lld", (long long)t->mean_count);
   snprintf(out->key, sizeof out->key,
-           "{dynamic treduce|flat T=%d|ranks%d|root%d|op%d|dtype%d|nan%d|accum%d|pingpong%d}", T,
-           t->ranks, t->root, t->op, t->dtype, t->nan, t->accum, t->pingpong != 0);
+           "{dynamic treduce|flat T=%d|ranks%d|root%d|op%d|dtype%d|nan%d|accum%d|pingpong%d%s}", T,
+           t->ranks, t->root, t->op, t->dtype, t->nan, t->accum, t->pingpong != 0, mean);
   snprintf(out->note, sizeof out->note,
            " (dynamic: bucket \"flat T=%d\" compiled in; n (elements) is a kernel parameter; grid "
            "%u x %u)",
@@ -297,10 +307,8 @@ static rj_status dyn_kernel(pass_emit *e, const rj_treduce *t) {
   LLVMValueRef dst = LLVMGetParam(e->fn, 0), n = LLVMGetParam(e->fn, (unsigned)N + 1);
   LLVMSetValueName2(n, "n", 1);
   LLVMValueRef src[TR_MAX_RANKS];
-  for (int k = 0; k < N; k++) { /* the reference's order: root, then the others */
-    int rank = k == 0 ? t->root : (k - 1 < t->root ? k - 1 : k);
-    src[k] = LLVMGetParam(e->fn, (unsigned)rank + 1);
-  }
+  for (int k = 0; k < N; k++) /* the reference's order: root, then the others (ir/) */
+    src[k] = LLVMGetParam(e->fn, (unsigned)ir_treduce_rank_at(t, k) + 1);
   LLVMValueRef tid = sreg(e, "llvm.nvvm.read.ptx.sreg.tid.x");
   LLVMValueRef bid = sreg(e, "llvm.nvvm.read.ptx.sreg.ctaid.x");
   LLVMValueRef gdim = sreg(e, "llvm.nvvm.read.ptx.sreg.nctaid.x");
@@ -331,7 +339,8 @@ static rj_status dyn_kernel(pass_emit *e, const rj_treduce *t) {
   for (int s = 0; s < TR_SLOTS; s++) {
     pass_if st;
     pass_if_begin(e, &st, valid[s]);
-    LLVMBuildStore(e->B, pass_from_acc(e, acc[s], t->dtype), pass_gep(e, ty, dst, off[s]));
+    LLVMValueRef v = pass_mean(e, t->op, t->dtype, acc[s], pass_i64(e, ir_treduce_mean_count(t)));
+    LLVMBuildStore(e->B, pass_from_acc(e, v, t->dtype), pass_gep(e, ty, dst, off[s]));
     pass_if_end(e, &st);
   }
   LLVMBuildStore(e->B, LLVMBuildAdd(e->B, i0, LLVMBuildMul(e->B, gdim, piece, ""), ""), iv);
@@ -368,10 +377,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMTypeRef ity = narrow ? i32 : i64;
   LLVMValueRef dst = LLVMGetParam(e->fn, 0);
   LLVMValueRef src[TR_MAX_RANKS];
-  for (int k = 0; k < N; k++) { /* the reference's order: root, then the others */
-    int rank = k == 0 ? t->root : (k - 1 < t->root ? k - 1 : k);
-    src[k] = LLVMGetParam(e->fn, (unsigned)rank + 1);
-  }
+  for (int k = 0; k < N; k++) /* the reference's order: root, then the others (ir/) */
+    src[k] = LLVMGetParam(e->fn, (unsigned)ir_treduce_rank_at(t, k) + 1);
   LLVMValueRef tid = sreg(e, "llvm.nvvm.read.ptx.sreg.tid.x");
   LLVMValueRef bid = sreg(e, "llvm.nvvm.read.ptx.sreg.ctaid.x");
   LLVMValueRef gdim = sreg(e, "llvm.nvvm.read.ptx.sreg.nctaid.x");
@@ -401,7 +408,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   for (int s = 0; s < TR_SLOTS; s++) {
     pass_if st;
     pass_if_begin(e, &st, valid[s]);
-    LLVMBuildStore(e->B, pass_from_acc(e, acc[s], dt), pass_gep(e, ty, dst, doff[s]));
+    LLVMValueRef v = pass_mean(e, t->op, dt, acc[s], pass_i64(e, ir_treduce_mean_count(t)));
+    LLVMBuildStore(e->B, pass_from_acc(e, v, dt), pass_gep(e, ty, dst, doff[s]));
     pass_if_end(e, &st);
   }
   LLVMBuildStore(e->B, LLVMBuildAdd(e->B, LLVMBuildLoad2(e->B, i64, wv, ""), gdim, ""), wv);
@@ -419,7 +427,8 @@ const pass_variant pass_variant_treduce = {
         "root kernel reads every rank's chunk (2D sliding, partial chunks) and folds on chip; "
         "ping-pong = register double buffer",
     .ops = PASS_OPS_BASIC | PASS_OP(RJ_OP_PROD) | PASS_OP(RJ_OP_AND) | PASS_OP(RJ_OP_OR) |
-           PASS_OP(RJ_OP_XOR),
+           PASS_OP(RJ_OP_XOR) | PASS_OP(RJ_OP_MEAN) | PASS_OP(RJ_OP_CUSTOM),
+    .keeps_order = true, /* acc = fn(acc, next rank's element), in fold order */
     .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),

@@ -169,14 +169,15 @@ static void fold_access_into(pass_emit *e, const void *cx, const LLVMValueRef *x
 
 /* E accesses of V elements each (V > 1: 16-byte vectors) at access indices idx[]: the op's
  * identity, folded with the inbox (when has_in), then with each of the N sources in order, stored
- * to outp where valid[].  The sources: at[k], already at the step's start (N <= RING_UNROLL: each
- * source's loads, then its folds; LLVM and ptxas issue the loads early), or the table tab of their
- * bases (pass_src_fold: RING_BATCH at a time, pipelined).  Invalid accesses load index 0 (always
- * there) and store nothing. */
+ * to outp where valid[] (op mean: the last hop, !has_next, divides the sum by the group's ranks,
+ * the request's mean_count).  The sources: at[k], already at the step's start (N <= RING_UNROLL:
+ * each source's loads, then its folds; LLVM and ptxas issue the loads early), or the table tab of
+ * their bases (pass_src_fold: RING_BATCH at a time, pipelined).  Invalid accesses load index 0
+ * (always there) and store nothing. */
 static void fold_access(pass_emit *e, const rj_treduce *t, int V, int E, LLVMValueRef inp,
-                        LLVMValueRef has_in, const LLVMValueRef *at, LLVMValueRef tab, int N,
-                        LLVMValueRef start, LLVMValueRef outp, const LLVMValueRef *idx,
-                        const LLVMValueRef *valid) {
+                        LLVMValueRef has_in, LLVMValueRef has_next, const LLVMValueRef *at,
+                        LLVMValueRef tab, int N, LLVMValueRef start, LLVMValueRef outp,
+                        const LLVMValueRef *idx, const LLVMValueRef *valid) {
   rj_dtype dt = t->dtype;
   ring_acc a = {.t = t, .V = V, .E = E, .idx = idx};
   LLVMTypeRef aty = access_type(e, &a);
@@ -212,7 +213,11 @@ static void fold_access(pass_emit *e, const rj_treduce *t, int V, int E, LLVMVal
   for (int s = 0; s < E; s++) {
     LLVMValueRef v = V > 1 ? LLVMGetUndef(aty) : NULL;
     for (int q = 0; q < V; q++) {
-      LLVMValueRef r = pass_from_acc(e, acc[s * V + q], dt);
+      LLVMValueRef a = acc[s * V + q];
+      if (t->op == RJ_OP_MEAN)
+        a = LLVMBuildSelect(e->B, has_next, a,
+                            pass_mean(e, t->op, dt, a, pass_i64(e, ir_treduce_mean_count(t))), "");
+      LLVMValueRef r = pass_from_acc(e, a, dt);
       v = V > 1 ? LLVMBuildInsertElement(e->B, v, r, pass_i32(e, q), "") : r;
     }
     pass_if w;
@@ -348,7 +353,7 @@ static void fold_step(pass_emit *e, const rj_treduce *t, const hop_vals *v, cons
     valid[s] = LLVMBuildICmp(e->B, LLVMIntSLT, j, nv, "valid");
     idx[s] = LLVMBuildZExt(e->B, LLVMBuildSelect(e->B, valid[s], j, pass_i32(e, 0), ""), i64, "");
   }
-  fold_access(e, t, V, E, inp, v->has_in, src, v->tab, N, start, outp, idx, valid);
+  fold_access(e, t, V, E, inp, v->has_in, v->has_next, src, v->tab, N, start, outp, idx, valid);
   pass_loop_end(e, &els);
   if (V > 1) {
     LLVMValueRef j = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, nv, pass_i32(e, V), ""), v->tid, "");
@@ -356,7 +361,7 @@ static void fold_step(pass_emit *e, const rj_treduce *t, const hop_vals *v, cons
     pass_if tail;
     pass_if_begin(e, &tail, tv);
     LLVMValueRef ti = LLVMBuildZExt(e->B, j, i64, "");
-    fold_access(e, t, 1, 1, inp, v->has_in, src, v->tab, N, start, outp, &ti, &tv);
+    fold_access(e, t, 1, 1, inp, v->has_in, v->has_next, src, v->tab, N, start, outp, &ti, &tv);
     pass_if_end(e, &tail);
   }
 }
@@ -445,7 +450,8 @@ const pass_variant pass_variant_treduce_ring = {
     .summary = "the ring path's hop kernel: persistent, waits on flags (ld.acquire.sys), folds its "
                "sources into the next hop's inbox over NVLink (st.release.sys); forced only",
     .ops = PASS_OPS_BASIC | PASS_OP(RJ_OP_PROD) | PASS_OP(RJ_OP_AND) | PASS_OP(RJ_OP_OR) |
-           PASS_OP(RJ_OP_XOR),
+           PASS_OP(RJ_OP_XOR) | PASS_OP(RJ_OP_MEAN) | PASS_OP(RJ_OP_CUSTOM),
+    .keeps_order = true, /* the inbox (earlier ranks) first, then the hop's sources in order */
     .accepts = accepts,
     .kernel = PASS_EMIT(kernel),
 };

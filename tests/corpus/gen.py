@@ -749,6 +749,34 @@ add("ring-r4-v4-sum-f32-acc",
 add("ring-r3-v1-sum-i32-2d", tred("sum", "i32", 3, [64, 33], None, [1, 1], None,
                                   variant="treduce_ring"))
 
+# ------------------------------------------------------------------ treduce mean and custom
+ADD_F32 = "define float @add(float %a, float %b) {\n  %c = fadd float %a, %b\n  ret float %c\n}\n"
+AFFINE_I64 = ("define i64 @aff(i64 %p, i64 %q) {\n  %pa = trunc i64 %p to i32\n"
+              "  %ph = lshr i64 %p, 32\n  %pb = trunc i64 %ph to i32\n  %qa = trunc i64 %q to i32\n"
+              "  %qh = lshr i64 %q, 32\n  %qb = trunc i64 %qh to i32\n  %a = mul i32 %pa, %qa\n"
+              "  %t = mul i32 %pb, %qa\n  %b = add i32 %t, %qb\n  %az = zext i32 %a to i64\n"
+              "  %bz = zext i32 %b to i64\n  %bs = shl i64 %bz, 32\n  %r = or i64 %az, %bs\n"
+              "  ret i64 %r\n}\n")
+for R, root, dt in [(3, 1, "f32"), (4, 0, "f32"), (5, 2, "f16"), (3, 0, "bf16"), (7, 6, "f64"),
+                    (40, 3, "f32")]:
+    add("tr-mean-%s-%s" % (trlabel(R, root, [37, 70], [16, 64]), dt),
+        tred("mean", dt, R, [37, 70], root, [16, 64], R % 2 == 1))
+add("tr-mean-count5-acc-r3-f32", tred("mean", "f32", 3, [37, 70], None, [16, 64], True,
+                                      mean_count=5, accum=True))
+add("ring-r2-v4-mean-f32-count6", tred("mean", "f32", 2, [1], None, [1, 4], None,
+                                       variant="treduce_ring", mean_count=6))
+for comm in [True, False]:
+    add("tr-custom-add-f32-r5root2-comm%d" % comm,
+        tred("custom", "f32", 5, [37, 70], 2, [16, 64], True,
+             combine={"ir": ADD_F32, "function": "add", "identity": -0.0, "commutative": comm}))
+    add("tr-custom-aff-i64-r20root2-comm%d" % comm,
+        tred("custom", "i64", 20, [37, 70], 2, [16, 64], True,
+             combine={"ir": AFFINE_I64, "function": "aff", "identity": 1, "commutative": comm}))
+add("ring-r3-v1-custom-aff-i64", tred("custom", "i64", 3, [1], None, [1, 1], None,
+                                      variant="treduce_ring",
+                                      combine={"ir": AFFINE_I64, "function": "aff",
+                                               "identity": 1}))
+
 # ------------------------------------------------------------------ every target
 TARGET_SWEEP = [
     ("seed000", SEED000),

@@ -64,7 +64,9 @@ class TreduceGroup(ctypes.Structure):  # rj_treduce_group (the current size, not
                 ("dtype", ctypes.c_int), ("nan", ctypes.c_int), ("tile", ctypes.c_int64 * 2),
                 ("pingpong", ctypes.c_int), ("accum", ctypes.c_int), ("path", ctypes.c_int),
                 ("stream", ctypes.c_void_p), ("async_", ctypes.c_int),
-                ("ring_timeout_ms", ctypes.c_int64), ("dynamic", ctypes.c_int)]
+                ("ring_timeout_ms", ctypes.c_int64), ("dynamic", ctypes.c_int),
+                ("combine_ir", ctypes.c_char_p), ("combine_fn", ctypes.c_char * 128),
+                ("combine_identity", ctypes.c_uint64), ("combine_commutative", ctypes.c_int)]
 
 
 class TreduceResult(ctypes.Structure):  # rj_treduce_result
