@@ -295,6 +295,21 @@ static void fold_ranks(pass_emit *e, const rj_treduce *t, LLVMValueRef dst, cons
   }
 }
 
+/* The source parameters in the reference's order (root, then the others: ir/), the thread's
+ * tid, ctaid and nctaid, and for many ranks the table of their pointers (made before any loop:
+ * every thread reaches its barrier); NULL when the ranks are unrolled. */
+static LLVMValueRef rank_sources(pass_emit *e, const rj_treduce *t, LLVMValueRef *src,
+                                 LLVMValueRef *tid, LLVMValueRef *bid, LLVMValueRef *gdim) {
+  int N = t->ranks;
+  for (int k = 0; k < N; k++)
+    src[k] = LLVMGetParam(e->fn, (unsigned)ir_treduce_rank_at(t, k) + 1);
+  *tid = sreg(e, "llvm.nvvm.read.ptx.sreg.tid.x");
+  *bid = sreg(e, "llvm.nvvm.read.ptx.sreg.ctaid.x");
+  *gdim = sreg(e, "llvm.nvvm.read.ptx.sreg.nctaid.x");
+  if (N <= TR_UNROLL) return NULL;
+  return pass_src_table(e, src, N, LLVMBuildICmp(e->B, LLVMIntEQ, *tid, pass_i64(e, 0), ""));
+}
+
 /* The runtime-size kernel: for (i0 = blockIdx.x * T*S; i0 < n; i0 += gridDim.x * T*S), slot s
  * of thread tid holds element i0 + s*T + tid (coalesced), the same offset in every source and the
  * destination (dense); slots past n load element 0 and store nothing.  The plan's geometry. */
@@ -306,16 +321,8 @@ static rj_status dyn_kernel(pass_emit *e, const rj_treduce *t) {
   memcpy(e->block, e->plan->block, sizeof e->block);
   LLVMValueRef dst = LLVMGetParam(e->fn, 0), n = LLVMGetParam(e->fn, (unsigned)N + 1);
   LLVMSetValueName2(n, "n", 1);
-  LLVMValueRef src[TR_MAX_RANKS];
-  for (int k = 0; k < N; k++) /* the reference's order: root, then the others (ir/) */
-    src[k] = LLVMGetParam(e->fn, (unsigned)ir_treduce_rank_at(t, k) + 1);
-  LLVMValueRef tid = sreg(e, "llvm.nvvm.read.ptx.sreg.tid.x");
-  LLVMValueRef bid = sreg(e, "llvm.nvvm.read.ptx.sreg.ctaid.x");
-  LLVMValueRef gdim = sreg(e, "llvm.nvvm.read.ptx.sreg.nctaid.x");
-  LLVMValueRef tab =
-      N > TR_UNROLL
-          ? pass_src_table(e, src, N, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i64(e, 0), ""))
-          : NULL;
+  LLVMValueRef src[TR_MAX_RANKS], tid, bid, gdim;
+  LLVMValueRef tab = rank_sources(e, t, src, &tid, &bid, &gdim);
   LLVMValueRef piece = pass_i64(e, (int64_t)T * TR_SLOTS);
   LLVMValueRef iv = pass_entry_alloca(e, i64, "i0");
   LLVMBuildStore(e->B, LLVMBuildMul(e->B, bid, piece, ""), iv);
@@ -376,18 +383,9 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   bool narrow = g.TR * g.TC + (int64_t)T * TR_SLOTS < ((int64_t)1 << 31);
   LLVMTypeRef ity = narrow ? i32 : i64;
   LLVMValueRef dst = LLVMGetParam(e->fn, 0);
-  LLVMValueRef src[TR_MAX_RANKS];
-  for (int k = 0; k < N; k++) /* the reference's order: root, then the others (ir/) */
-    src[k] = LLVMGetParam(e->fn, (unsigned)ir_treduce_rank_at(t, k) + 1);
-  LLVMValueRef tid = sreg(e, "llvm.nvvm.read.ptx.sreg.tid.x");
-  LLVMValueRef bid = sreg(e, "llvm.nvvm.read.ptx.sreg.ctaid.x");
-  LLVMValueRef gdim = sreg(e, "llvm.nvvm.read.ptx.sreg.nctaid.x");
-  /* 2. many ranks: their pointers in a table (before the loop: every thread reaches the
-   * barrier) */
-  LLVMValueRef tab =
-      N > TR_UNROLL
-          ? pass_src_table(e, src, N, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i64(e, 0), ""))
-          : NULL;
+  /* 2. the sources; many ranks: their pointers in a table */
+  LLVMValueRef src[TR_MAX_RANKS], tid, bid, gdim;
+  LLVMValueRef tab = rank_sources(e, t, src, &tid, &bid, &gdim);
   /* 3. for (w = blockIdx.x; w < W; w += gridDim.x): the chunk, the slots, the fold, the stores */
   LLVMValueRef wv = pass_entry_alloca(e, i64, "w");
   LLVMBuildStore(e->B, bid, wv);
