@@ -201,7 +201,7 @@ static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   if ((s = check_mean(t->op, t->accum, t->nan, e))) return s;
   if ((s = check_state(t->op, t->accum, t->correction, e))) return s;
   if (t->op == RJ_OP_CUSTOM)
-    return ir_fail(e, RJ_EINVAL, "op: \"custom\" serves kind tensor only (not yet tile)");
+    return ir_fail(e, RJ_EINVAL, "op: \"custom\" serves kinds tensor and treduce, not tile");
   if ((unsigned)t->scope > RJ_SCOPE_CTA)
     return ir_fail(e, RJ_EINVAL, "scope: unknown value %d", t->scope);
   if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
