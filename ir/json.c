@@ -412,20 +412,15 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
   static const char *const keys[] = {"kind",       "primitive", "dtype", "log2_size",
                                      "threads",    "blocks",    "index", "arg",
                                      "correction", "variant",   NULL};
-  static const char *const prim_names[] = {
-      "shuffle",          "broadcast",           "shuffle_down",      "shuffle_up",
-      "shuffle_xor",      "reduce_add",          "reduce_min",        "reduce_max",
-      "reduce_all_add",   "reduce_all_min",      "reduce_all_max",    "invocation_id",
-      "reduce_mul",       "reduce_and",          "reduce_or",         "reduce_xor",
-      "reduce_all_mul",   "reduce_all_and",      "reduce_all_or",     "reduce_all_xor",
-      "reduce_argmax",    "reduce_argmin",       "reduce_var",        "reduce_std",
-      "reduce_logsumexp", "reduce_all_argmax",   "reduce_all_argmin", "reduce_all_var",
-      "reduce_all_std",   "reduce_all_logsumexp"};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
   if (s) return s;
-  if ((s = get_enum(p, o, "", "primitive", prim_names, 30, true, &v))) return s;
+  enum { NPRIM = RJ_PRIM_REDUCE_ALL_LOGSUMEXP + 1 };
+  const char *prim_names[NPRIM]; /* ir_primitive_name's table: one list of the names */
+  for (int i = 0; i < NPRIM; i++)
+    prim_names[i] = ir_primitive_name((rj_primitive)i);
+  if ((s = get_enum(p, o, "", "primitive", prim_names, NPRIM, true, &v))) return s;
   g->primitive = (rj_primitive)v;
   if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
   g->dtype = (rj_dtype)v;
