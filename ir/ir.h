@@ -71,7 +71,7 @@ const char *ir_scope_name(rj_scope s);
 const char *ir_mem_name(rj_mem m);
 const char *ir_kind_name(rj_kind k);
 /* The subgroup primitives' names, in rj_primitive order (the request format's values). */
-#define IR_PRIMITIVES 30
+#define IR_PRIMITIVES (RJ_PRIM_REDUCE_ALL_LOGSUMEXP + 1)
 extern const char *const ir_primitive_names[IR_PRIMITIVES];
 const char *ir_primitive_name(rj_primitive p);
 /* The op a reduce primitive folds (sum min max prod and or xor), -1 for the others; *all: a

@@ -648,6 +648,27 @@ START_TEST(custom_welford) {
 }
 END_TEST
 
+/* rj_bench of a struct state whose result (Welford's f64 variance) is wider than the input (f32):
+ * the destination holds the result's dtype, and its bytes are counted at that width. */
+START_TEST(custom_bench_result_width) {
+  if (!gpu) return;
+  static const rj_dtype f[3] = {RJ_I64, RJ_F64, RJ_F64};
+  static const uint64_t id[3] = {0, 0, 0};
+  const cview *v = &cviews[0]; /* 64 rows of 1000 */
+  int64_t outs, len;
+  cview_sizes(v, &outs, &len);
+  rj_request r;
+  state_req(&r, v, RJ_F32, WELFORD_IR, "wcomb", "wlift", "wfin", 3, f, id, 2, 1);
+  rj_check_opts o;
+  rj_check_opts_init(&o);
+  rj_bench_result res = {.struct_size = sizeof res};
+  ck_assert_msg(rj_bench(ctx, &r, &o, &res) == RJ_OK, "%s", rj_errmsg(ctx));
+  double want = (double)(outs * len) * 4 + (double)outs * 8;
+  ck_assert_msg(res.bytes == want, "bytes %.0f, expected %.0f (f64 outputs)", res.bytes, want);
+  cases_run++;
+}
+END_TEST
+
 /* An argmax written as a state {value, index} (ties: the smaller index): the first index of the
  * largest element, exactly; the elements take 64 values, so ties are everywhere. */
 START_TEST(custom_argmax_state) {
@@ -825,6 +846,7 @@ int main(void) {
   tcase_set_timeout(cs, 600);
   tcase_add_checked_fixture(cs, setup, teardown);
   tcase_add_test(cs, custom_welford);
+  tcase_add_test(cs, custom_bench_result_width);
   tcase_add_test(cs, custom_argmax_state);
   tcase_add_test(cs, custom_matrix_order);
   tcase_add_test(cs, custom_half_max);

@@ -41,7 +41,7 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
   int dev = o->compile.device;
   rj_status s;
   if ((s = hr_buf_make(ctx, src, dev, t->dtype, off + v->extent))) return s;
-  if ((s = hr_buf_make(ctx, dst, dev, ir_op_result(t->op, t->dtype), v->outputs))) return s;
+  if ((s = hr_buf_make(ctx, dst, dev, ir_tensor_result(t), v->outputs))) return s;
   hr_rng g;
   hr_rng_seed(&g, o->seed);
   hr_fill_op(&g, t->op, t->dtype, hr_payload(src), off + v->extent, v->reduce_len);
@@ -157,7 +157,7 @@ static rj_status bench_run(rj_ctx *ctx, void *ud, int i, double *ms) {
 static rj_status bench_fill(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
                             int64_t outputs, tbench *b) {
   size_t bytes = (size_t)ir_dtype(t->dtype)->bytes;
-  size_t dbytes = (size_t)outputs * (size_t)ir_dtype(ir_op_result(t->op, t->dtype))->bytes;
+  size_t dbytes = (size_t)outputs * (size_t)ir_dtype(ir_tensor_result(t))->bytes;
   int dev = o->compile.device;
   void *host = malloc(b->slice > dbytes ? b->slice : dbytes);
   if (!host) return hr_nomem(ctx);
@@ -192,7 +192,7 @@ rj_status hr_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opt
   b.nslice = b.slice >= least ? 2 : (least + b.slice - 1) / b.slice;
   enum { WARM = 5, RUNS = 30 };
   double ms[RUNS];
-  size_t dbytes = (size_t)ir_dtype(ir_op_result(t->op, t->dtype))->bytes; /* argmax: i64 */
+  size_t dbytes = (size_t)ir_dtype(ir_tensor_result(t))->bytes; /* argmax: i64 */
   double moved = (double)(v.outputs * v.reduce_len) * (double)bytes +
                  (double)(v.outputs * (t->accum ? 2 : 1)) * (double)dbytes;
   rj_status s = bench_fill(ctx, o, t, v.outputs, &b);

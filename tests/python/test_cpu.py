@@ -276,6 +276,41 @@ def test_reduce_without_gpu():
     assert "path" in e.message
 
 
+def _add_ir(tag):
+    """An f32 add combine whose text differs by tag (another combine text, one kernel each)."""
+    return (f"; {tag}\ndefine float @add(float %a, float %b) {{\n  %s = fadd float %a, %b\n"
+            "  ret float %s\n}\n")
+
+
+def test_kept_custom_requests():
+    """A dynamic Custom layout's parsed request (kept by reduce's memo) reads its own combine text
+    on every call, however many other combine texts the context parses meanwhile (the library
+    keeps the 32 most recent): rj_reduce is replaced by a reader of the request it is given."""
+    c = redjit._ctx()
+    seen = []
+
+    def reader(ctx, req, opts, src, dst, stream):
+        text = ctypes.c_char_p()
+        s = c.L.rj_request_canonical(c.ptr, req, ctypes.byref(text))
+        seen.append(json.loads(text.value.decode())["combine"]["ir"] if s == 0 else None)
+        return 0
+
+    real, c.L.rj_reduce = c.L.rj_reduce, reader
+    try:
+        x, y = FakeCAI((64, 32)), FakeCAI((64,))
+        kept = _add_ir("kept " + "k" * 200)
+        for round in range(3):
+            redjit.reduce(x, redjit.Custom(kept, "add", 0.0, True), 1, out=y, dynamic=True)
+            assert seen[-1] == kept, (round, seen[-1][:40] if seen[-1] else seen[-1])
+            for i in range(24):  # 72 other texts in all: the first two rounds' texts are gone
+                other = redjit.Custom(_add_ir(f"other {round} {i} " + "o" * 200), "add", 0.0, True)
+                redjit.canonical(redjit.tensor_request((8,), None, (0,), "f32", other))
+        assert len(seen) == 3
+    finally:
+        c.L.rj_reduce = real
+        c.drop_memo()  # its entries launch through reader
+
+
 # ------------------------------------------------------------------ pins (rj_kernel_release)
 def _pinned():
     return redjit.cache_stats()["kernels_pinned"]

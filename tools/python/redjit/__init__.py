@@ -31,6 +31,9 @@ __all__ = ["RedjitError", "Custom", "Kernel", "Variant", "version", "variants", 
 Variant = collections.namedtuple("Variant", "name priority kinds summary")
 
 _MEMO_MAX = 4096  # reduce's prepared layouts kept per thread
+# rj_request_parse keeps a context's 32 most recently parsed combine texts (redjit.h): a parsed
+# custom request points at its text, which goes once 32 other distinct texts have been parsed
+_TEXTS_KEPT = 32
 
 
 # ------------------------------------------------------------------ per-thread contexts
@@ -68,11 +71,15 @@ class _Context:
         self.pins = []      # reduce: the kernels the memo launches, one pin each (rj_compile's)
         self.deferred = []  # pins dropped in other threads, released by this one
         self.live = [True]  # False once the context is freed (the finalizer, or at exit)
+        # custom requests parsed since the kept ones (requests of a Custom op) were last let go
+        self.custom_parses = 0
+        self.custom_kept = False  # requests holds a request of a Custom op
         weakref.finalize(self, _free_ctx, L, self.ptr, self.requests, self.live)
 
     def drop_memo(self):
         self.memo.clear()
         _free_requests(self.L, self.requests)
+        self.custom_kept = False
         pins, self.pins = self.pins, []
         for k in pins:
             self.release(k)
@@ -109,6 +116,12 @@ class _Context:
         text = request if isinstance(request, (str, bytes)) else json.dumps(request)
         if isinstance(text, str):
             text = text.encode()
+        if b'"combine"' in text:  # maybe a custom request: its text may push a kept one's out
+            if self.custom_parses >= _TEXTS_KEPT:
+                if self.custom_kept:
+                    self.drop_memo()  # before the library frees a text they point at
+                self.custom_parses = 0
+            self.custom_parses += 1  # a failed validation has kept the text too
         req = self.L.rj_request_new(KIND["tile"])  # rj_request_parse initialises it anew
         if not req:
             raise RedjitError("RJ_ENOMEM", "rj_request_new: out of memory")
@@ -470,6 +483,7 @@ def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction):
         req = c.requests.get(rkey)
         if req is None:
             req = c.requests[rkey] = c.parse(rq)
+            c.custom_kept = c.custom_kept or op.__class__ is Custom
         return c.L.rj_reduce, req, opts, kept
     req = c.parse(rq)
     try:
