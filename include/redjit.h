@@ -409,6 +409,11 @@ typedef struct rj_tensor {
   /* argmax / argmin (JSON "values", default false): 1 also writes each extreme value (the input
    * dtype) into a second destination, given to rj_reduce_values / rj_tensor_launch_values. */
   int values;
+  /* Set by rj_request_parse: the id of the context's kept copy of the text combine_ir points at
+   * (rj_request_parse's comment).  0 when combine_ir is the caller's own text: set it to 0 when
+   * you point combine_ir elsewhere.  A request whose kept text is gone is refused (RJ_EINVAL,
+   * naming combine.ir), never read. */
+  uint64_t combine_text;
 } rj_tensor;
 
 /* kind "treduce": root reduce across devices (run by rj_treduce_run; see "treduce" below). */
@@ -445,6 +450,7 @@ typedef struct rj_treduce {
   char combine_fn[RJ_COMBINE_FN_MAX];
   uint64_t combine_identity;
   int combine_commutative;
+  uint64_t combine_text; /* as rj_tensor.combine_text */
 } rj_treduce;
 
 typedef struct rj_request {
@@ -468,11 +474,12 @@ RJ_API size_t rj_request_size(void);
 RJ_API rj_request *rj_request_new(rj_kind kind);
 RJ_API void rj_request_free(rj_request *req);
 /* Parses one JSON request (docs/REQUESTS.md) into *out, which it initialises first.
- * Unknown fields are errors.  Op custom: out->u.tensor.combine_ir points at ctx's copy of the
- * text, one per distinct text, of which ctx keeps the 32 most recently parsed (at most 32 x
- * RJ_COMBINE_IR_MAX bytes): it stays valid until rj_ctx_free or until 32 other distinct texts
- * have been parsed in ctx since; to keep a request longer, parse it again or point combine_ir at
- * your own copy. */
+ * Unknown fields are errors.  Op custom: out's combine_ir points at ctx's copy of the text, one
+ * per distinct text (combine_text names it), of which ctx keeps the 32 most recently parsed (at
+ * most 32 x RJ_COMBINE_IR_MAX bytes): it stays valid until rj_ctx_free or until 32 other distinct
+ * texts have been parsed in ctx since.  A call given a request whose text is no longer kept
+ * returns RJ_EINVAL naming combine.ir (it reads nothing there): parse it again, or point
+ * combine_ir at your own copy and set combine_text to 0. */
 RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out);
 /* Checks a request built in C the way rj_request_parse checks JSON. */
 RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req);

@@ -60,6 +60,7 @@ typedef struct ir_combine {
   const uint64_t *identity;
   const int *commutative;
   const rj_tensor *state;
+  uint64_t *text; /* the context's kept copy *ir is (rj_request_parse), 0: the caller's text */
 } ir_combine;
 bool ir_request_combine(const rj_request *r, ir_combine *c); /* false: not op custom */
 /* op custom: the names of the caller's functions as the compiler links them, "fn" (a scalar

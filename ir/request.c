@@ -99,7 +99,8 @@ int ir_request_op(const rj_request *r) {
 #define COMBINE_OF(t, st)                                                                          \
   (ir_combine) {                                                                                   \
     .ir = (const char **)&(t)->combine_ir, .fn = (t)->combine_fn,                                  \
-    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative, .state = (st)    \
+    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative, .state = (st),   \
+    .text = (uint64_t *)&(t)->combine_text                                                         \
   }
 
 bool ir_request_combine(const rj_request *r, ir_combine *c) {

@@ -149,22 +149,25 @@ rj_status jit_busy(const rj_ctx *ctx) {
 #define JIT_TEXTS_KEPT 32
 typedef struct jit_text {
   struct jit_text *next;
+  uint64_t id; /* the requests' combine_text */
   char s[];
 } jit_text;
 
-static const char *text_keep(rj_ctx *ctx, const char *text) {
+static const char *text_keep(rj_ctx *ctx, const char *text, uint64_t *id) {
   int n = 0;
   for (jit_text **p = &ctx->texts, *t; (t = *p); p = &t->next, n++)
     if (strcmp(t->s, text) == 0) { /* to the front: the most recently parsed */
       *p = t->next;
       t->next = ctx->texts;
       ctx->texts = t;
+      *id = t->id;
       return t->s;
     }
   size_t len = strlen(text);
   jit_text *t = malloc(sizeof *t + len + 1);
   if (!t) return NULL;
   memcpy(t->s, text, len + 1);
+  t->id = *id = ++ctx->text_ids;
   t->next = ctx->texts;
   ctx->texts = t;
   if (n + 1 > JIT_TEXTS_KEPT) { /* the last one goes */
@@ -297,8 +300,22 @@ RJ_API void rj_options_init(rj_options *opt) {
   opt->target = "auto";
 }
 
+rj_status jit_text_check(rj_ctx *ctx, const rj_request *r) {
+  ir_combine cb;
+  if (!ir_request_combine(r, &cb) || !*cb.text) return RJ_OK;
+  for (const jit_text *t = ctx->texts; t; t = t->next)
+    if (t->id == *cb.text) return RJ_OK; /* kept (combine_ir is it, or the caller's own) */
+  return ir_fail(&ctx->err, RJ_EINVAL,
+                 "combine.ir: the text this request was parsed with is no longer kept (a "
+                 "context keeps the %d most recently parsed): parse the request again, or point "
+                 "combine_ir at your own text and set combine_text to 0",
+                 JIT_TEXTS_KEPT);
+}
+
 rj_status jit_validate(rj_ctx *ctx, const rj_request *r) {
-  rj_status s = ir_validate(r, &ctx->err);
+  rj_status s = jit_text_check(ctx, r);
+  if (s) return s;
+  s = ir_validate(r, &ctx->err);
   if (!s && r->variant[0] && strcmp(r->variant, "auto") != 0 && !pass_variant_find(r->variant))
     s = ir_fail(&ctx->err, RJ_EINVAL,
                 "variant: no variant named \"%s\" is registered (see `redjit variants`)",
@@ -315,7 +332,7 @@ RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out
   if (!s && ir_request_combine(out, &cb) && *cb.ir) { /* ctx keeps the text */
     char *ir = (char *)*cb.ir;
     const char **at = cb.ir;
-    *at = text_keep(ctx, ir);
+    *at = text_keep(ctx, ir, cb.text);
     free(ir);
     if (!*at) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   }

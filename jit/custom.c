@@ -22,6 +22,7 @@ rj_status jit_custom_keep(rj_kernel *k, const rj_request *req, const rj_options 
   k->src = copy;
   k->srclen = n;
   *t.ir = copy;
+  *t.text = 0; /* the kernel's own copy, not the context's kept one */
   k->custom_here = jit_ir_in_process(opt);
   return RJ_OK;
 }

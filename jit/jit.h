@@ -99,6 +99,7 @@ struct rj_ctx {
   void *treduce; /* the treduce layer's state (jit/treduce/), made on its first use */
   void (*treduce_free)(rj_ctx *ctx); /* set with it; rj_ctx_free calls it */
   struct jit_text *texts; /* combine IR texts of parsed requests, freed with ctx (context.c) */
+  uint64_t text_ids;      /* the last id given to a kept text (combine_text) */
   int log_state;          /* REDJIT_LOG: 0 not read yet, 1 on, 2 off (trace.c) */
   /* the bound of the kernels the cache owns (cache.c): those the library compiled for its own
    * calls, evicted least recently used first; pinned ones (pins > 0) are not counted */
@@ -148,7 +149,9 @@ rj_status jit_busy(const rj_ctx *ctx); /* RJ_EBUSY */
 #define JIT_ENTER(ctx) JIT_ENTER_OR(ctx, jit_busy(ctx))
 
 /* context.c */
-rj_status jit_validate(rj_ctx *ctx, const rj_request *r); /* ir_validate + variant name */
+rj_status jit_validate(rj_ctx *ctx, const rj_request *r);
+/* op custom: refuses (RJ_EINVAL naming combine.ir) a parsed request whose kept text is gone. */
+rj_status jit_text_check(rj_ctx *ctx, const rj_request *r); /* ir_validate + variant name */
 /* Ends a public call: on RJ_OK clears the message, on a failure with no message names the
  * status; returns s.  Every public entry point returns through it. */
 rj_status jit_done(rj_ctx *ctx, rj_status s);

@@ -42,6 +42,8 @@ static bool same_tensor(const rj_tensor *a, const rj_tensor *b) {
  * device.  Skips validation, dispatch, the plan, the canonical JSON and the cache walk. */
 static rj_kernel *fast_kernel(rj_ctx *ctx, const rj_request *req, const rj_options *opt) {
   rj_kernel *k = ctx->kernels;
+  if (jit_text_check(ctx, req))
+    return NULL; /* a stale parsed text, not read: jit_compile refuses */
   if (!k || k->loaded_on != opt->device || k->req.kind != RJ_KIND_TENSOR ||
       !same_tensor(&k->req.u.tensor, &req->u.tensor) || strcmp(k->req.variant, req->variant) != 0)
     return NULL;
