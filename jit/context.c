@@ -302,7 +302,7 @@ RJ_API void rj_options_init(rj_options *opt) {
 
 rj_status jit_text_check(rj_ctx *ctx, const rj_request *r) {
   ir_combine cb;
-  if (!ir_request_combine(r, &cb) || !*cb.text) return RJ_OK;
+  if (!r || !ir_request_combine(r, &cb) || !*cb.text) return RJ_OK; /* NULL: ir_validate says so */
   for (const jit_text *t = ctx->texts; t; t = t->next)
     if (t->id == *cb.text) return RJ_OK; /* kept (combine_ir is it, or the caller's own) */
   return ir_fail(&ctx->err, RJ_EINVAL,
