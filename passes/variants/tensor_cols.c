@@ -19,7 +19,6 @@ typedef struct cols_plan {
   int64_t O, R, K, OS, RS, KS;
   int vec, BX, BY, T, S;
   int U;        /* loads in flight per thread (<= TNS_U); also the last CTA's partials per thread */
-  int Uv;       /* rows per round of the 16-byte loop of constant kernels (U, or TNS_U: below) */
   int64_t CB;   /* column tiles per outer index */
   int64_t rows; /* reduced rows per split */
   unsigned grid;
@@ -50,11 +49,6 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, cols_plan 
   int64_t bxmin = p->vec > 1 && bxmax > 8 ? 8 : bxmax; /* scalar columns: 32 per warp row */
   p->T = 256;
   p->U = 4;
-  /* State ops fold a round's vec * U elements after its loads arrive, with combines 2 to 3 times
-   * sum's instructions: no loads are in flight meanwhile (f32 4096^2 at U = 4, H100: argmax 0.68x,
-   * var 0.64x sum's rate).  Their 16-byte loop reads TNS_U rows per round, as tensor_rows' state
-   * ops do with as many slots (vec <= 4 accumulators); the fold order is the same. */
-  p->Uv = st_is(t->op) && p->vec > 1 && p->vec <= 4 ? TNS_U : p->U;
   int64_t wave = (int64_t)sms * (65536 / TNS_REGS / p->T);
   int64_t most_parts = st_on(t) ? ((int64_t)8 << 24) / st_bytes(t) : (int64_t)1 << 24;
   for (int64_t bx = bxmax;; bx /= 2) {
@@ -326,7 +320,7 @@ static void fold_split(cols_emit *c) {
   LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(e->C, e->fn, "joined");
   LLVMBuildCondBr(e->B, fast, vb, sb);
   LLVMPositionBuilderAtEnd(e->B, vb);
-  row_loops(e, c->t, p, z, colbase, c->k0, true, first, rend, c->runtime ? p->U : p->Uv, c->acc);
+  row_loops(e, c->t, p, z, colbase, c->k0, true, first, rend, p->U, c->acc);
   LLVMBuildBr(e->B, jb);
   LLVMPositionBuilderAtEnd(e->B, sb);
   row_loops(e, c->t, p, z, colbase, c->k0, false, first, rend, Us, c->acc);
