@@ -139,6 +139,10 @@ rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kern
   if (text && !(k->ll_opt = module_text(M))) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   if (how & JIT_CG_NO_PTX) return RJ_OK;
   s = emit_ptx(ctx, t, M, &k->ptx);
+  if (ctx->llvm_diag[0] && t->emitter) { /* a kept pipeline is not reused after an error */
+    jit_emitter_free(t->emitter);
+    t->emitter = NULL;
+  }
   if (!s && ctx->llvm_diag[0]) /* an error LLVM diagnosed but carried on past */
     s = ir_fail(&ctx->err, theirs ? RJ_EUNSUPPORTED : RJ_ELLVM, "%sLLVM: %s",
                 theirs ? "ir: " : "internal: ", ctx->llvm_diag);

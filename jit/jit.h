@@ -310,8 +310,5 @@ typedef struct jit_targs {
   int64_t p[JIT_TENSOR_MAXP];
   void *args[3 + JIT_TENSOR_MAXP];
 } jit_targs;
-/* values: argmax / argmin values' destination (0: the request has none) */
-rj_status jit_tensor_args(rj_ctx *ctx, const rj_kernel *k, const rj_request *req, uint64_t src,
-                          uint64_t dst, uint64_t values, jit_targs *a);
 
 #endif

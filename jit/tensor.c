@@ -89,28 +89,6 @@ static void plan_args(const pass_plan *plan, uint64_t src, uint64_t dst, uint64_
   }
 }
 
-rj_status jit_tensor_args(rj_ctx *ctx, const rj_kernel *k, const rj_request *req, uint64_t src,
-                          uint64_t dst, uint64_t values, jit_targs *a) {
-  if (!k->plan.np) {
-    plan_args(&k->plan, src, dst, values, a);
-    return RJ_OK;
-  }
-  /* a runtime-size kernel: this shape's plan, for the SM count the kernel was planned for */
-  pass_plan plan;
-  const pass_variant *v = pass_variant_find(k->variant);
-  rj_status s =
-      v ? jit_plan(ctx, v, req, ir_target_find(k->target), 0, k->plan.sms, &plan) : RJ_ELLVM;
-  if (s || plan.np != k->plan.np || strcmp(plan.key, k->plan.key) != 0)
-    return ir_fail(&ctx->err, RJ_ELLVM,
-                   "internal: the runtime-size kernel %s does not serve this shape (%s)",
-                   k->plan.key,
-                   s             ? "no plan"
-                   : plan.key[0] ? plan.key
-                                 : "a constant kernel");
-  plan_args(&plan, src, dst, values, a);
-  return RJ_OK;
-}
-
 /* Launches tensor kernel k, planned as plan, on device dev's primary context (pushed unless it is
  * current already) and `stream`. */
 static rj_status launch_plan(rj_ctx *ctx, rj_kernel *k, const pass_plan *plan, int dev,
