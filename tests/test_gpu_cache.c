@@ -9,6 +9,7 @@
 #endif
 #include "rjtest.h"
 
+#include <stdbool.h>
 #include <dirent.h>
 
 static char self[4096]; /* this binary: its child processes run one check each */
@@ -127,92 +128,75 @@ START_TEST(corrupt_cubin_relinked) {
 }
 END_TEST
 
-/* rj_reduce under a bound of 2 kernels: 24 shapes, twice over, all enqueued on one stream
- * before anything is waited for, so evicted kernels' launches are still queued when their
- * modules are retired (and, every 32, unloaded); every result is right. */
-START_TEST(bounded_cache_reduces_right) {
+/* 2 x shapes sums of 4 rows of ones, (64 + 37 j) columns for shape j, under a memory bound of 2
+ * kernels, all enqueued on one stream before anything is waited for (so evicted kernels'
+ * launches are still queued when their modules are retired and, every 32, unloaded); through
+ * rj_reduce, or (compiled) rj_compile + rj_tensor_launch + rj_kernel_release.  Every result must
+ * be right; the cache's statistics are returned. */
+static rj_cache_stats bounded_sums(int shapes, bool compiled) {
   setenv("REDJIT_CACHE_DISABLE", "1", 1);
   rj_ctx *ctx = rj_ctx_new();
   ck_assert_int_eq(rj_ctx_set_memory_cache(ctx, 2), RJ_OK);
-  enum { SHAPES = 24, ROWS = 4, MAXC = 64 + 37 * SHAPES };
-  static float ones[ROWS * MAXC], out[2 * SHAPES * ROWS];
+  enum { ROWS = 4, MAXSHAPES = 40, MAXC = 64 + 37 * MAXSHAPES };
+  ck_assert_int_le(shapes, MAXSHAPES);
+  static float ones[ROWS * MAXC], out[2 * MAXSHAPES * ROWS];
   for (int i = 0; i < ROWS * MAXC; i++)
     ones[i] = 1.0f;
   rj_devptr src, dst;
   ck_assert_int_eq(rj_device_alloc(ctx, 0, sizeof ones, &src), RJ_OK);
   ck_assert_int_eq(rj_device_alloc(ctx, 0, sizeof out, &dst), RJ_OK);
   ck_assert_int_eq(rj_memcpy_htod(ctx, 0, src, ones, sizeof ones), RJ_OK);
-  for (int i = 0; i < 2 * SHAPES; i++) {
+  for (int i = 0; i < 2 * shapes; i++) {
     rj_request r;
     rjt_parse(ctx,
               rjt_fmt("{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[%d,%d],"
                       "\"axes\":[1]}",
-                      ROWS, 64 + 37 * (i % SHAPES)),
+                      ROWS, 64 + 37 * (i % shapes)),
               &r);
-    rj_status s = rj_reduce(ctx, &r, NULL, src, dst + sizeof(float) * ROWS * (size_t)i, NULL);
+    rj_devptr to = dst + sizeof(float) * ROWS * (size_t)i;
+    rj_kernel *k = NULL;
+    rj_status s = RJ_OK;
+    if (!compiled)
+      s = rj_reduce(ctx, &r, NULL, src, to, NULL);
+    else if (!(s = rj_compile(ctx, &r, NULL, &k)))
+      s = rj_tensor_launch(ctx, k, 0, src, to, NULL);
     ck_assert_msg(s == RJ_OK, "%d: %s", i, rj_errmsg(ctx));
+    if (k) ck_assert_int_eq(rj_kernel_release(ctx, k), RJ_OK);
   }
   ck_assert_int_eq(rj_device_sync(ctx, 0), RJ_OK);
-  ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, out, dst, sizeof out), RJ_OK);
-  for (int i = 0; i < 2 * SHAPES; i++)
+  ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, out, dst, sizeof(float) * ROWS * 2 * shapes), RJ_OK);
+  for (int i = 0; i < 2 * shapes; i++)
     for (int r = 0; r < ROWS; r++)
-      ck_assert_msg(out[i * ROWS + r] == (float)(64 + 37 * (i % SHAPES)), "call %d row %d: %g", i,
+      ck_assert_msg(out[i * ROWS + r] == (float)(64 + 37 * (i % shapes)), "call %d row %d: %g", i,
                     r, out[i * ROWS + r]);
   rj_cache_stats st = {.struct_size = sizeof st};
   ck_assert_int_eq(rj_ctx_cache_stats(ctx, &st), RJ_OK);
-  ck_assert_int_eq(st.kernels, 2);
-  ck_assert_int_eq(st.memory_evictions, 2 * SHAPES - 2);
-  ck_assert_int_eq(st.compiles, 2 * SHAPES);
   rj_device_free(ctx, 0, src);
   rj_device_free(ctx, 0, dst);
   rj_ctx_free(ctx);
+  return st;
+}
+
+/* rj_reduce under a bound of 2 kernels: 24 shapes, twice over; every result right. */
+START_TEST(bounded_cache_reduces_right) {
+  enum { SHAPES = 24 };
+  rj_cache_stats st = bounded_sums(SHAPES, false);
+  ck_assert_int_eq(st.kernels, 2);
+  ck_assert_int_eq(st.memory_evictions, 2 * SHAPES - 2);
+  ck_assert_int_eq(st.compiles, 2 * SHAPES);
 }
 END_TEST
 
-/* Kernels from rj_compile, each launched (rj_tensor_launch, not waited for) and then released,
- * under a bound of 2: released kernels are evicted while their launches are still queued, their
- * modules retired and unloaded in batches; every result right, in two rounds (the second
- * compiles every kernel again: the first round's were evicted). */
+/* Kernels from rj_compile, each launched (not waited for) and then released, under a bound of 2:
+ * released kernels are evicted while their launches are still queued; every result right, in two
+ * rounds (the second compiles every kernel again: the first round's were evicted). */
 START_TEST(released_kernels_evicted_run_right) {
-  setenv("REDJIT_CACHE_DISABLE", "1", 1);
-  rj_ctx *ctx = rj_ctx_new();
-  ck_assert_int_eq(rj_ctx_set_memory_cache(ctx, 2), RJ_OK);
-  enum { SHAPES = 40, ROWS = 4, MAXC = 64 + 37 * SHAPES };
-  static float ones[ROWS * MAXC], out[2 * SHAPES * ROWS];
-  for (int i = 0; i < ROWS * MAXC; i++)
-    ones[i] = 1.0f;
-  rj_devptr src, dst;
-  ck_assert_int_eq(rj_device_alloc(ctx, 0, sizeof ones, &src), RJ_OK);
-  ck_assert_int_eq(rj_device_alloc(ctx, 0, sizeof out, &dst), RJ_OK);
-  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, src, ones, sizeof ones), RJ_OK);
-  for (int i = 0; i < 2 * SHAPES; i++) {
-    rj_request r;
-    rjt_parse(ctx,
-              rjt_fmt("{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[%d,%d],"
-                      "\"axes\":[1]}",
-                      ROWS, 64 + 37 * (i % SHAPES)),
-              &r);
-    rj_kernel *k = NULL;
-    ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_OK);
-    rj_status s = rj_tensor_launch(ctx, k, 0, src, dst + sizeof(float) * ROWS * (size_t)i, NULL);
-    ck_assert_msg(s == RJ_OK, "%d: %s", i, rj_errmsg(ctx));
-    ck_assert_int_eq(rj_kernel_release(ctx, k), RJ_OK);
-  }
-  ck_assert_int_eq(rj_device_sync(ctx, 0), RJ_OK);
-  ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, out, dst, sizeof out), RJ_OK);
-  for (int i = 0; i < 2 * SHAPES; i++)
-    for (int r = 0; r < ROWS; r++)
-      ck_assert_msg(out[i * ROWS + r] == (float)(64 + 37 * (i % SHAPES)), "call %d row %d: %g", i,
-                    r, out[i * ROWS + r]);
-  rj_cache_stats st = {.struct_size = sizeof st};
-  ck_assert_int_eq(rj_ctx_cache_stats(ctx, &st), RJ_OK);
+  enum { SHAPES = 40 };
+  rj_cache_stats st = bounded_sums(SHAPES, true);
   ck_assert_int_eq(st.kernels, 2);
   ck_assert_int_eq(st.kernels_pinned, 0);
   ck_assert_int_eq(st.memory_evictions, 2 * SHAPES - 2);
   ck_assert_int_eq(st.compiles, 2 * SHAPES);
-  rj_device_free(ctx, 0, src);
-  rj_device_free(ctx, 0, dst);
-  rj_ctx_free(ctx);
 }
 END_TEST
 
