@@ -81,6 +81,11 @@ rj_status rj_emit_tile(rj_emitter *em, const rj_request *req, LLVMValueRef src, 
                   ir_fail(&err, RJ_EINVAL, "kind: rj_emit_tile needs a tile request"));
   if ((s = ir_validate(req, &err))) return finish(em, &e, &err, s);
   const rj_tile *t = &req->u.tile;
+  if (t->op == RJ_OP_CUSTOM)
+    return finish(em, &e, &err,
+                  ir_fail(&err, RJ_EINVAL,
+                          "op: \"custom\" calls the caller's combine, linked only where the tile "
+                          "request is compiled (rj_compile); rj_emit_tile does not take it"));
   if (!src || !dst || !tid)
     return finish(em, &e, &err, ir_fail(&err, RJ_EINVAL, "src, dst, tid: all three are required"));
   if (LLVMTypeOf(tid) != LLVMInt32TypeInContext(e.C))

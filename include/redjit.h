@@ -310,6 +310,21 @@ typedef struct rj_tile {
   rj_nan nan;
   /* var / std: the divisor is N - correction (JSON "correction", default 1, as rj_tensor's). */
   int correction;
+  /* op "custom" (JSON "combine"): the caller's combine, named and meant as rj_tensor's fields
+   * (docs/REQUESTS.md "Custom combine").  A non-commutative combine is
+   * reduced in index order (fn(lower, higher)) by the variants that keep it; a scalar state of
+   * the dtype only. */
+  const char *combine_ir;
+  char combine_fn[RJ_COMBINE_FN_MAX];
+  uint64_t combine_identity;
+  int combine_commutative;
+  int combine_nfields; /* struct states: kind tensor only; 0 here (the fields below stay zero) */
+  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
+  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX];
+  char combine_lift[RJ_COMBINE_FN_MAX];
+  char combine_finish[RJ_COMBINE_FN_MAX];
+  int combine_result;
+  uint64_t combine_text; /* as rj_tensor.combine_text */
 } rj_tile;
 
 typedef enum rj_primitive {
@@ -342,7 +357,9 @@ typedef enum rj_primitive {
   RJ_PRIM_REDUCE_ALL_ARGMIN = 26,
   RJ_PRIM_REDUCE_ALL_VAR = 27,
   RJ_PRIM_REDUCE_ALL_STD = 28,
-  RJ_PRIM_REDUCE_ALL_LOGSUMEXP = 29
+  RJ_PRIM_REDUCE_ALL_LOGSUMEXP = 29,
+  RJ_PRIM_REDUCE_CUSTOM = 30, /* op custom: the caller's combine (rj_subgroup.combine_*) */
+  RJ_PRIM_REDUCE_ALL_CUSTOM = 31
 } rj_primitive;
 
 /* kind "subgroup": warp-level primitives.  Element i is owned by global thread i.  They compile
@@ -358,6 +375,21 @@ typedef struct rj_subgroup {
   int index_is_list;
   int index[32];  /* shuffle: lane l reads lane index[l] */
   int correction; /* reduce_var / _std (and reduce_all_*): the divisor N - correction (default 1) */
+  /* op "custom" (JSON "combine"): the caller's combine, named and meant as rj_tensor's fields
+   * (docs/REQUESTS.md "Custom combine").  Primitives reduce_custom and
+   * reduce_all_custom: lanes combine in lane order (fn(lower lanes, higher lanes)); a scalar
+   * state of the dtype only. */
+  const char *combine_ir;
+  char combine_fn[RJ_COMBINE_FN_MAX];
+  uint64_t combine_identity;
+  int combine_commutative;
+  int combine_nfields; /* struct states: kind tensor only; 0 here (the fields below stay zero) */
+  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
+  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX];
+  char combine_lift[RJ_COMBINE_FN_MAX];
+  char combine_finish[RJ_COMBINE_FN_MAX];
+  int combine_result;
+  uint64_t combine_text; /* as rj_tensor.combine_text */
 } rj_subgroup;
 
 /* kind "tensor": a reduction over a whole array in global memory (run by rj_reduce). */

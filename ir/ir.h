@@ -48,12 +48,16 @@ rj_dtype ir_op_result(rj_op op, rj_dtype t); /* the result's dtype: i64 for an i
 rj_dtype ir_tensor_result(const rj_tensor *t);
 /* RJ_EINVAL naming the field when op is unknown or does not take dtype t. */
 rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e);
-int ir_request_op(const rj_request *r); /* the request's op; -1 for kinds without one */
-/* The combine fields of a request of op custom (kinds tensor and treduce keep the same four
+/* the request's op; -1 for kinds without one (kind subgroup: RJ_OP_CUSTOM for reduce_custom and
+ * reduce_all_custom, else -1) */
+int ir_request_op(const rj_request *r);
+/* The combine fields of a request of op custom (kinds tensor, treduce, tile and subgroup keep the
+ * same four
  * fields), or NULL: ir, fn, identity, commutative point into the request.  state: the tensor
  * whose struct-state fields apply (combine_nfields, combine_fields, combine_field_identity,
- * combine_lift, combine_finish, combine_result); NULL for kind treduce, which serves a scalar
- * state only (its requests have no such fields; JSON "combine.state" is refused). */
+ * combine_lift, combine_finish, combine_result); NULL for kinds treduce, tile and subgroup, which
+ * serve a scalar state only (JSON "combine.state" is refused; tile's and subgroup's struct-state
+ * fields must stay zero). */
 typedef struct ir_combine {
   const char **ir; /* writable where the request is (jit/: the copies it keeps) */
   const char *fn;  /* RJ_COMBINE_FN_MAX bytes */
@@ -72,10 +76,10 @@ const char *ir_scope_name(rj_scope s);
 const char *ir_mem_name(rj_mem m);
 const char *ir_kind_name(rj_kind k);
 /* The subgroup primitives' names, in rj_primitive order (the request format's values). */
-#define IR_PRIMITIVES (RJ_PRIM_REDUCE_ALL_LOGSUMEXP + 1)
+#define IR_PRIMITIVES (RJ_PRIM_REDUCE_ALL_CUSTOM + 1)
 extern const char *const ir_primitive_names[IR_PRIMITIVES];
 const char *ir_primitive_name(rj_primitive p);
-/* The op a reduce primitive folds (sum min max prod and or xor), -1 for the others; *all: a
+/* The op a reduce primitive folds (sum min max prod and or xor ..., custom), -1 for the others; *all: a
  * reduce_all_* (every lane holds its group's result). */
 int ir_primitive_op(rj_primitive p, bool *all);
 /* NULL when primitive p takes dtype t, else the reason (after "dtype: "). */

@@ -368,10 +368,14 @@ static rj_status get_correction(P *p, const cJSON *o, int op, int *correction) {
   return get_int32(p, o, "correction", "0 .. 2^30", false, correction);
 }
 
+/* "combine" of kinds tile and subgroup (get_combine, below) */
+static rj_status tile_combine(P *p, const cJSON *o, rj_tile *t);
+static rj_status subgroup_combine(P *p, const cJSON *o, rj_subgroup *g);
+
 static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
-  static const char *const keys[] = {"kind",   "op",         "dtype",   "scope", "threads",
-                                     "active", "src",        "dst",     "axes",  "accum",
-                                     "nan",    "correction", "variant", NULL};
+  static const char *const keys[] = {"kind",   "op",         "dtype",   "scope",   "threads",
+                                     "active", "src",        "dst",     "axes",    "accum",
+                                     "nan",    "correction", "variant", "combine", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
@@ -405,13 +409,13 @@ static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_correction(p, o, t->op, &t->correction))) return s;
-  return RJ_OK;
+  return tile_combine(p, o, t);
 }
 
 static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
   static const char *const keys[] = {"kind",       "primitive", "dtype", "log2_size",
                                      "threads",    "blocks",    "index", "arg",
-                                     "correction", "variant",   NULL};
+                                     "correction", "variant",   "combine", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
@@ -444,7 +448,7 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
     }
   }
   if ((s = get_correction(p, o, ir_primitive_op(g->primitive, NULL), &g->correction))) return s;
-  return RJ_OK;
+  return subgroup_combine(p, o, g);
 }
 
 /* The bits of x as f16 (bf16: as bf16) when it holds x exactly (finite x; infinities too). */
@@ -557,22 +561,29 @@ typedef struct combine_out {
   uint64_t *identity;
   int *commutative;
   rj_tensor *state;
+  const char *kind; /* where state is NULL: the kind, for the refusal of a struct state */
 } combine_out;
-#define COMBINE_OUT(t, st)                                                                         \
+#define COMBINE_OUT_OP(t, o, st, k)                                                                \
   (combine_out) {                                                                                  \
-    .op = (t)->op, .dtype = (t)->dtype, .ir = &(t)->combine_ir, .fn = (t)->combine_fn,             \
-    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative, .state = (st)    \
+    .op = (o), .dtype = (t)->dtype, .ir = &(t)->combine_ir, .fn = (t)->combine_fn,                 \
+    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative, .state = (st),   \
+    .kind = (k)                                                                                    \
   }
+#define COMBINE_OUT(t, st, k) COMBINE_OUT_OP(t, (t)->op, st, k)
 
-/* Kind treduce combines a scalar state only: a struct state's keys of "combine" are refused,
- * each named. */
-static rj_status no_struct_state(P *p, const cJSON *c) {
+/* Kinds treduce, tile and subgroup combine a scalar state only: a struct state's keys of
+ * "combine" are refused, each named. */
+static rj_status no_struct_state(P *p, const cJSON *c, const char *kind) {
   static const char *const skeys[] = {"state", "lift", "finish", "result", NULL};
   for (int i = 0; skeys[i]; i++)
     if (cJSON_GetObjectItemCaseSensitive(c, skeys[i])) {
       at(p, "combine", skeys[i]);
-      return bad(p, "kind treduce combines a scalar state of the dtype only (struct states, "
-                    "combine.state: kind tensor)");
+      char msg[128];
+      snprintf(msg, sizeof msg,
+               "kind %s combines a scalar state of the dtype only (struct states, "
+               "combine.state: kind tensor)",
+               kind);
+      return bad(p, msg);
     }
   return RJ_OK;
 }
@@ -612,7 +623,7 @@ static rj_status get_combine(P *p, const cJSON *o, const combine_out *t) {
   at(p, "combine", "function");
   if (!fn) return bad(p, "required field is missing");
   if ((s = get_name(p, c, "function", t->fn))) return s;
-  if (!t->state && (s = no_struct_state(p, c))) return s;
+  if (!t->state && (s = no_struct_state(p, c, t->kind))) return s;
   at(p, "combine", "identity");
   if (st && id) return bad(p, "not with \"state\" (each field has its identity)");
   if (!st && !id) return bad(p, "required field is missing");
@@ -621,6 +632,21 @@ static rj_status get_combine(P *p, const cJSON *o, const combine_out *t) {
   if ((s = get_bool(p, c, "combine", "commutative", t->commutative))) return s;
   if (!(*t->ir = strdup(ir->valuestring))) return ir_fail(p->e, RJ_ENOMEM, "out of memory");
   return RJ_OK;
+}
+
+static rj_status tile_combine(P *p, const cJSON *o, rj_tile *t) {
+  return get_combine(p, o, &COMBINE_OUT(t, NULL, "tile"));
+}
+
+/* the custom primitives take "combine", the others none */
+static rj_status subgroup_combine(P *p, const cJSON *o, rj_subgroup *g) {
+  bool custom = ir_primitive_op(g->primitive, NULL) == RJ_OP_CUSTOM;
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "combine");
+  if (c && !custom) {
+    at(p, "", "combine");
+    return bad(p, "applies only to the primitives reduce_custom and reduce_all_custom");
+  }
+  return get_combine(p, o, &COMBINE_OUT_OP(g, custom ? RJ_OP_CUSTOM : RJ_OP_SUM, NULL, "subgroup"));
 }
 
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
@@ -656,7 +682,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_bool(p, o, "", "values", &t->values))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_correction(p, o, t->op, &t->correction))) return s;
-  return get_combine(p, o, &COMBINE_OUT(t, t));
+  return get_combine(p, o, &COMBINE_OUT(t, t, "tensor"));
 }
 
 static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
@@ -690,7 +716,7 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_int(p, o, "", "mean_count", 0, 1 << 30, false, &t->mean_count))) return s;
-  if ((s = get_combine(p, o, &COMBINE_OUT(t, NULL)))) return s;
+  if ((s = get_combine(p, o, &COMBINE_OUT(t, NULL, "treduce")))) return s;
   const char *sk[2] = {"strides", "dst_strides"};
   int64_t *sv[2] = {t->strides, t->dst_strides};
   for (int k = 0; k < 2; k++) {
@@ -910,6 +936,7 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     cJSON_AddStringToObject(o, "nan", nan_names[t->nan]);
     if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
       cJSON_AddNumberToObject(o, "correction", t->correction);
+    if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
     break;
   }
   case RJ_KIND_SUBGROUP: {
@@ -923,6 +950,7 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     if (g->index_is_list) cJSON_AddItemToObject(o, "index", int32s(g->index, 32));
     int op = ir_primitive_op(g->primitive, NULL);
     if (op == RJ_OP_VAR || op == RJ_OP_STD) cJSON_AddNumberToObject(o, "correction", g->correction);
+    if (op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
     break;
   }
   case RJ_KIND_TENSOR: {

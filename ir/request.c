@@ -91,6 +91,8 @@ int ir_request_op(const rj_request *r) {
     return (int)r->u.tensor.op;
   case RJ_KIND_TREDUCE:
     return (int)r->u.treduce.op;
+  case RJ_KIND_SUBGROUP: /* the custom primitives' op; the others have none here */
+    return ir_primitive_op(r->u.subgroup.primitive, NULL) == RJ_OP_CUSTOM ? RJ_OP_CUSTOM : -1;
   default:
     return -1;
   }
@@ -108,6 +110,10 @@ bool ir_request_combine(const rj_request *r, ir_combine *c) {
     *c = COMBINE_OF(&r->u.tensor, &r->u.tensor);
   else if (r->kind == RJ_KIND_TREDUCE && r->u.treduce.op == RJ_OP_CUSTOM)
     *c = COMBINE_OF(&r->u.treduce, NULL);
+  else if (r->kind == RJ_KIND_TILE && r->u.tile.op == RJ_OP_CUSTOM)
+    *c = COMBINE_OF(&r->u.tile, NULL);
+  else if (r->kind == RJ_KIND_SUBGROUP && ir_request_op(r) == RJ_OP_CUSTOM)
+    *c = COMBINE_OF(&r->u.subgroup, NULL);
   else
     return false;
   return true;
@@ -157,7 +163,7 @@ const char *const ir_primitive_names[IR_PRIMITIVES] = {
     "reduce_all_mul",   "reduce_all_and",      "reduce_all_or",     "reduce_all_xor",
     "reduce_argmax",    "reduce_argmin",       "reduce_var",        "reduce_std",
     "reduce_logsumexp", "reduce_all_argmax",   "reduce_all_argmin", "reduce_all_var",
-    "reduce_all_std",   "reduce_all_logsumexp"};
+    "reduce_all_std",   "reduce_all_logsumexp", "reduce_custom",     "reduce_all_custom"};
 
 const char *ir_primitive_name(rj_primitive p) {
   return (unsigned)p < IR_PRIMITIVES ? ir_primitive_names[p] : "?";
@@ -179,6 +185,10 @@ int ir_primitive_op(rj_primitive p, bool *all) {
     i = 7 + (p - RJ_PRIM_REDUCE_ARGMAX);
   if (p >= RJ_PRIM_REDUCE_ALL_ARGMAX && p <= RJ_PRIM_REDUCE_ALL_LOGSUMEXP)
     i = 7 + (p - RJ_PRIM_REDUCE_ALL_ARGMAX), a = true;
+  if (p == RJ_PRIM_REDUCE_CUSTOM || p == RJ_PRIM_REDUCE_ALL_CUSTOM) {
+    if (all) *all = p == RJ_PRIM_REDUCE_ALL_CUSTOM;
+    return RJ_OP_CUSTOM;
+  }
   if (all) *all = a;
   return i < 0 ? -1 : (int)ops[i];
 }

@@ -195,13 +195,16 @@ static rj_status check_state(rj_op op, int accum, int correction, ir_err *e) {
   return RJ_OK;
 }
 
+/* op custom in kinds tile and subgroup (after validate_combine, below) */
+static rj_status validate_tile_combine(const rj_tile *t, ir_err *e);
+static rj_status validate_subgroup_combine(const rj_subgroup *g, int op, ir_err *e);
+
 static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   rj_status s;
   if ((s = ir_check_op(t->op, t->dtype, e))) return s;
   if ((s = check_mean(t->op, t->accum, t->nan, e))) return s;
   if ((s = check_state(t->op, t->accum, t->correction, e))) return s;
-  if (t->op == RJ_OP_CUSTOM)
-    return ir_fail(e, RJ_EINVAL, "op: \"custom\" serves kinds tensor and treduce, not tile");
+  if ((s = validate_tile_combine(t, e))) return s;
   if ((unsigned)t->scope > RJ_SCOPE_CTA)
     return ir_fail(e, RJ_EINVAL, "scope: unknown value %d", t->scope);
   if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
@@ -280,7 +283,7 @@ static rj_status validate_tile(const rj_tile *t, ir_err *e) {
 }
 
 static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
-  if ((unsigned)g->primitive > RJ_PRIM_REDUCE_ALL_LOGSUMEXP)
+  if ((unsigned)g->primitive >= IR_PRIMITIVES)
     return ir_fail(e, RJ_EINVAL, "primitive: unknown value");
   int op = ir_primitive_op(g->primitive, NULL);
   if ((op == RJ_OP_VAR || op == RJ_OP_STD) && (g->correction < 0 || g->correction > 1 << 30))
@@ -295,6 +298,8 @@ static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
     return ir_fail(e, RJ_EINVAL, "blocks: %d is outside 1..65535", g->blocks);
   const char *why = ir_primitive_dtype_reason(g->primitive, g->dtype);
   if (why) return ir_fail(e, RJ_EINVAL, "dtype: %s", why);
+  rj_status s = validate_subgroup_combine(g, op, e);
+  if (s) return s;
   bool lane_arg = g->primitive == RJ_PRIM_BROADCAST || g->primitive == RJ_PRIM_SHUFFLE_DOWN ||
                   g->primitive == RJ_PRIM_SHUFFLE_UP || g->primitive == RJ_PRIM_SHUFFLE_XOR ||
                   (g->primitive == RJ_PRIM_SHUFFLE && !g->index_is_list);
@@ -435,6 +440,35 @@ static rj_status validate_combine(const combine_in *t, ir_err *e) {
     .accum_ordered = (ordered), .ir = (t)->combine_ir, .fn = (t)->combine_fn,                      \
     .identity = (t)->combine_identity, .commutative = (t)->combine_commutative, .state = (st)      \
   }
+
+/* Kinds tile and subgroup: the combine (validate_combine), of a scalar state only: the struct
+ * state's fields of u (an rj_tile or rj_subgroup) stay zero. */
+#define validate_scalar_combine(in, u, kind, e)                                                    \
+  scalar_combine(validate_combine((in), (e)), (in)->op == RJ_OP_CUSTOM,                            \
+                 (u)->combine_nfields || (u)->combine_lift[0] || (u)->combine_finish[0] ||         \
+                     (u)->combine_result,                                                          \
+                 (kind), (e))
+static rj_status scalar_combine(rj_status s, bool custom, bool any_state, const char *kind,
+                                ir_err *e) {
+  if (s || !any_state) return s;
+  if (!custom) return ir_fail(e, RJ_EINVAL, "combine: applies only to op \"custom\"");
+  return ir_fail(e, RJ_EINVAL,
+                 "combine.state: kind %s combines a scalar state of the dtype only (struct "
+                 "states: kind tensor); combine_nfields, combine_lift, combine_finish and "
+                 "combine_result stay 0",
+                 kind);
+}
+
+static rj_status validate_tile_combine(const rj_tile *t, ir_err *e) {
+  return validate_scalar_combine(&COMBINE_IN(t, false, NULL), t, "tile", e);
+}
+
+static rj_status validate_subgroup_combine(const rj_subgroup *g, int op, ir_err *e) {
+  combine_in c = {.op = op == RJ_OP_CUSTOM ? RJ_OP_CUSTOM : RJ_OP_SUM, .dtype = g->dtype,
+                  .ir = g->combine_ir, .fn = g->combine_fn, .identity = g->combine_identity,
+                  .commutative = g->combine_commutative};
+  return validate_scalar_combine(&c, g, "subgroup", e);
+}
 
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);

@@ -86,6 +86,8 @@ struct pass_variant {
   /* Every combine it emits is combine(lower indices, higher indices) over contiguous ranges, so
    * a non-commutative custom combine is reduced in index order (others decline one). */
   bool keeps_order;
+  /* Where it does not: why its folds reorder operands (NULL: lanes take strided elements). */
+  const char *order_why;
   /* NULL when the variant accepts, else the reason (static text, or written into buf). */
   const char *(*accepts)(const rj_request *r, const ir_target *t, char *buf, size_t n);
   /* Plans an accepted request (NULL: pass_plan_make's default, an empty plan). */

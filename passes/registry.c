@@ -71,9 +71,13 @@ const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_t
     return buf;
   }
   ir_combine cb;
-  if (ir_request_combine(r, &cb) && !*cb.commutative && !v->keeps_order)
-    return "its folds reorder operands (lanes take strided elements; trees pair them so), and "
-           "the combine is not commutative";
+  if (ir_request_combine(r, &cb) && !*cb.commutative && !v->keeps_order) {
+    snprintf(buf, n, "%s, and the combine is not commutative (combine.commutative: false)",
+             v->order_why ? v->order_why
+                          : "its folds reorder operands (lanes take strided elements; trees pair "
+                            "them so)");
+    return buf;
+  }
   return v->accepts(r, t, buf, n);
 }
 

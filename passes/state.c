@@ -7,7 +7,12 @@ bool st_is(rj_op op) {
 }
 
 rj_tensor st_of_tile(const rj_tile *t) {
-  rj_tensor v = {.op = t->op, .dtype = t->dtype, .nan = t->nan, .correction = t->correction};
+  rj_tensor v = {.op = t->op,
+                 .dtype = t->dtype,
+                 .nan = t->nan,
+                 .correction = t->correction,
+                 .combine_identity = t->combine_identity,
+                 .combine_commutative = t->combine_commutative};
   return v;
 }
 
@@ -598,28 +603,54 @@ LLVMValueRef st_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p) {
   return s;
 }
 
+bool st_tile_on(const rj_tile *t) {
+  rj_tensor s = st_of_tile(t);
+  return st_on(&s);
+}
+
 LLVMTypeRef st_tile_acc_type(pass_emit *e, const rj_tile *t) {
   rj_tensor s = st_of_tile(t);
-  return st_is(t->op) ? st_type(e, &s) : pass_acc_type(e, t->dtype);
+  return st_on(&s) ? st_type(e, &s) : pass_acc_type(e, t->dtype);
 }
 
 LLVMValueRef st_tile_identity(pass_emit *e, const rj_tile *t) {
   rj_tensor s = st_of_tile(t);
-  return st_is(t->op) ? st_identity(e, &s) : pass_identity(e, t->op, t->dtype);
+  return st_on(&s) ? st_identity(e, &s) : pass_identity(e, t->op, t->dtype);
 }
 
 LLVMValueRef st_tile_fold(pass_emit *e, const rj_tile *t, LLVMValueRef acc, LLVMValueRef x,
                           LLVMValueRef idx) {
-  if (!st_is(t->op)) return pass_fold(e, t->op, t->dtype, t->nan, acc, x);
   rj_tensor s = st_of_tile(t);
+  if (!st_on(&s)) return pass_fold(e, t->op, t->dtype, t->nan, acc, x);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
   if (st_indexed(t->op) && LLVMTypeOf(idx) != i64) idx = LLVMBuildZExt(e->B, idx, i64, "");
   return st_combine(e, &s, acc, st_elem(e, &s, x, st_indexed(t->op) ? idx : NULL));
 }
 
+/* The ordered butterfly: at mask m, the lane whose bit m is clear combines (its value, the
+ * partner's), the other (the partner's, its value), so every lane's result is fn over its
+ * coset's lanes in lane order (a non-commutative combine reduced in index order). */
+static LLVMValueRef ordered_tree(pass_emit *e, const rj_tile *t, LLVMValueRef v, LLVMValueRef mm,
+                                 const int *masks, int n, int width) {
+  rj_tensor s = st_of_tile(t);
+  bool state = st_on(&s);
+  LLVMValueRef lane = LLVMBuildAnd(e->B, pass_tid_x(e), pass_i32(e, 31), "");
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef o = state ? st_shfl_bfly(e, v, mm, masks[i], width)
+                           : pass_shfl_bfly(e, v, mm, masks[i], width);
+    LLVMValueRef hi = LLVMBuildICmp(
+        e->B, LLVMIntNE, LLVMBuildAnd(e->B, lane, pass_i32(e, masks[i]), ""), pass_i32(e, 0), "");
+    LLVMValueRef a = LLVMBuildSelect(e->B, hi, o, v, ""), b = LLVMBuildSelect(e->B, hi, v, o, "");
+    v = state ? st_combine(e, &s, a, b) : pass_combine(e, t->op, t->dtype, t->nan, a, b);
+  }
+  return v;
+}
+
 LLVMValueRef st_tile_tree(pass_emit *e, const rj_tile *t, LLVMValueRef v, LLVMValueRef mm,
                           const int *masks, int n, int width) {
-  if (!st_is(t->op)) return pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, width);
   rj_tensor s = st_of_tile(t);
+  if (t->op == RJ_OP_CUSTOM && !t->combine_commutative)
+    return ordered_tree(e, t, v, mm, masks, n, width);
+  if (!st_on(&s)) return pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, width);
   return st_bfly_tree(e, &s, v, mm, masks, n, width);
 }

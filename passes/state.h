@@ -81,14 +81,18 @@ LLVMValueRef st_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s);
 LLVMValueRef st_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p);
 
 /* Tile variants (shared, local): the accumulator of a tile's op, a scalar of the accumulation
- * type folded by emit.c (sum max min prod and or xor mean: exactly pass_identity / pass_fold /
- * pass_bfly_tree) or a state. */
+ * type folded by emit.c (sum max min prod and or xor mean, op custom of a 32- or 64-bit dtype:
+ * exactly pass_identity / pass_fold / pass_bfly_tree) or a state (the state ops; op custom of
+ * f16 / bf16, its scalar held as a struct of one field, st_on). */
+bool st_tile_on(const rj_tile *t); /* the tile's accumulator is a state (st_on) */
 LLVMTypeRef st_tile_acc_type(pass_emit *e, const rj_tile *t);
 LLVMValueRef st_tile_identity(pass_emit *e, const rj_tile *t);
 /* acc folded with element x (the acc type of the dtype) at index idx of the reduction (i32 or
  * i64; read by argmax / argmin only). */
 LLVMValueRef st_tile_fold(pass_emit *e, const rj_tile *t, LLVMValueRef acc, LLVMValueRef x,
                           LLVMValueRef idx);
+/* The butterfly over masks; op custom with a non-commutative combine: lane order kept, every
+ * lane's result fn over its lanes from the lowest (the masks are lane bits, below 32). */
 LLVMValueRef st_tile_tree(pass_emit *e, const rj_tile *t, LLVMValueRef v, LLVMValueRef mm,
                           const int *masks, int n, int width);
 

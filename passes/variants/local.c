@@ -9,7 +9,10 @@
  * reason.  accum is honoured on every path (the reference ignores it on the shuffle path).
  * The state ops (argmax argmin var std logsumexp; passes/state.h) fold a state per slot and shuffle
  * it field by field; argmax / argmin read each slot's index in the reduction from a constant table
- * (thread x slot: the index differs per thread), and dst slots hold the i64 index. */
+ * (thread x slot: the index differs per thread), and dst slots hold the i64 index.
+ * Op custom folds the caller's combine the same way (f16 / bf16: a state of one field); the
+ * layout decides which slots and lanes meet first, so a non-commutative combine is declined
+ * (the shared variant keeps index order). */
 #include "local.h"
 
 #include "../state.h"
@@ -510,7 +513,7 @@ static void finish_slot(pass_emit *e, const rj_tile *t, const pass_tile_args *a,
     acc = cross(e, t, p, acc);
   else
     acc = st_tile_tree(e, t, acc, pass_i32(e, -1), p->masks, p->nmask, 32);
-  bool state = st_is(t->op);
+  bool state = st_tile_on(t);
   rj_tensor st = st_of_tile(t);
   if (!state) acc = pass_mean(e, t->op, t->dtype, acc, pass_i32(e, f.reduce_len));
   if (state) ty = pass_type(e, ir_op_result(t->op, t->dtype));
@@ -662,7 +665,9 @@ const pass_variant pass_variant_local = {
     .prio = 10,
     .kind = RJ_KIND_TILE,
     .summary = "register tile: per-thread fold, then shfl.sync.bfly over the reduced lane bits",
-    .ops = PASS_OPS_SCALAR | ST_OPS,
+    .ops = PASS_OPS_SCALAR | ST_OPS | PASS_OP(RJ_OP_CUSTOM),
+    .order_why = "its folds reorder operands (the layout places elements in slots and lanes; "
+                 "slots fold first, then the butterfly over the lane bits)",
     .accepts = accepts,
     .kernel = PASS_EMIT(pass_tile_kernel),
     .tile = PASS_EMIT(tile),

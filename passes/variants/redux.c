@@ -116,7 +116,8 @@ const pass_variant pass_variant_redux = {
                "sum/max/min/and/or/xor sm_80+, f32 max/min sm_100a/f)",
     .ops = PASS_OPS_BASIC | PASS_OP(RJ_OP_AND) | PASS_OP(RJ_OP_OR) | PASS_OP(RJ_OP_XOR),
     .ops_why = "redux.sync folds one 32-bit value per lane (add min max and or xor): no product, "
-               "mean or multi-field state (argmax argmin var std logsumexp)",
+               "mean or multi-field state (argmax argmin var std logsumexp), and no caller's "
+               "combine (op custom: the shared and local variants call it)",
     .accepts = accepts,
     .kernel = PASS_EMIT(pass_tile_kernel),
     .tile = PASS_EMIT(tile),

@@ -9,7 +9,11 @@
  * thread: the sequential loop.
  * The state ops (argmax argmin var std logsumexp; passes/state.h) fold a state where the others
  * fold a scalar: each field shuffled in the tree, the warp partials a state each; dst holds the
- * result (argmax / argmin: the i64 index in the reduction, row-major over the reduced dims). */
+ * result (argmax / argmin: the i64 index in the reduction, row-major over the reduced dims).
+ * Op custom calls the caller's combine where the others fold (f16 / bf16: a state of one field).
+ * With a non-commutative combine each lane folds a contiguous chunk of the reduced axis instead
+ * of a strided one, and the trees keep lane order (st_tile_tree), so the result is fn over the
+ * elements in index order: fn(lower, higher) at every step. */
 #include "../state.h"
 
 #include <stdio.h>
@@ -63,7 +67,7 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
   /* the harness's two arrays and, with two levels, the warp partials share 48 KiB */
   int64_t b = ir_dtype(t->dtype)->bytes, acc = t->dtype == RJ_F16 || t->dtype == RJ_BF16 ? 4 : b;
   int64_t bd = ir_dtype(ir_op_result(t->op, t->dtype))->bytes;
-  if (st_is(t->op)) {
+  if (st_tile_on(t)) {
     rj_tensor st = st_of_tile(t);
     acc = st_bytes(&st);
   }
@@ -91,7 +95,13 @@ static LLVMValueRef member_mask(pass_emit *e, int T, LLVMValueRef tid) {
   return LLVMBuildSelect(e->B, full, pass_i32(e, -1), part, "");
 }
 
-/* acc over the reduced elements red = k*stride + lane (k = 0, 1, ...) of output spa. */
+/* Op custom with a non-commutative combine: lanes fold contiguous chunks, trees keep order. */
+static bool in_order(const rj_tile *t) {
+  return t->op == RJ_OP_CUSTOM && !t->combine_commutative;
+}
+
+/* acc over the reduced elements red = k*stride + lane (k = 0, 1, ...) of output spa; in_order:
+ * over the contiguous chunk [lane * c, lane * c + c) instead, c = ceil(len / stride). */
 static LLVMValueRef gather(pass_emit *e, const rj_tile *t, const plan *p, const pass_tile_args *a,
                            LLVMValueRef valid, LLVMValueRef spa_off, LLVMValueRef lane,
                            int stride) {
@@ -102,7 +112,16 @@ static LLVMValueRef gather(pass_emit *e, const rj_tile *t, const plan *p, const 
   for (int d = 0; d < RJ_MAX_DIMS; d++)
     red[d] = p->f.reduced[d];
   pass_loop l;
-  pass_loop_begin(e, &l, lane, pass_i32(e, p->f.reduce_len), pass_i32(e, stride));
+  LLVMValueRef len = pass_i32(e, p->f.reduce_len);
+  if (in_order(t)) {
+    int64_t c = (p->f.reduce_len + stride - 1) / stride;
+    LLVMValueRef from = LLVMBuildMul(e->B, lane, pass_i32(e, c), "");
+    LLVMValueRef to = LLVMBuildAdd(e->B, from, pass_i32(e, c), "");
+    to = LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, to, len, ""), to, len, "");
+    pass_loop_begin(e, &l, from, to, pass_i32(e, 1));
+  } else {
+    pass_loop_begin(e, &l, lane, len, pass_i32(e, stride));
+  }
   pass_if in;
   pass_if_begin(e, &in, valid);
   LLVMValueRef off =
@@ -133,7 +152,7 @@ static void store(pass_emit *e, const rj_tile *t, const pass_tile_args *a, LLVMV
   bool all[RJ_MAX_DIMS];
   for (int d = 0; d < RJ_MAX_DIMS; d++)
     all[d] = true;
-  if (st_is(t->op)) { /* no accum (validated) */
+  if (st_tile_on(t)) { /* no accum (validated) */
     rj_tensor s = st_of_tile(t);
     LLVMTypeRef rty = pass_type(e, ir_op_result(t->op, t->dtype));
     LLVMValueRef ptr = pass_gep(e, rty, a->dst, pass_region_offset(e, &t->dst, all, spa, true));
@@ -268,7 +287,8 @@ const pass_variant pass_variant_shared = {
     .kind = RJ_KIND_TILE,
     .summary =
         "shared-memory tile: groups of lanes, shfl.sync.bfly tree, warps cooperate on long rows",
-    .ops = PASS_OPS_SCALAR | ST_OPS,
+    .ops = PASS_OPS_SCALAR | ST_OPS | PASS_OP(RJ_OP_CUSTOM),
+    .keeps_order = true, /* op custom, non-commutative: contiguous chunks, ordered trees */
     .accepts = accepts,
     .kernel = PASS_EMIT(pass_tile_kernel),
     .tile = PASS_EMIT(tile),

@@ -179,7 +179,8 @@ const pass_variant pass_variant_sm100_packed = {
     .kind = RJ_KIND_TILE,
     .summary = "thread-scope 1-D f32 fold to a scalar with add.rn.ftz.f32x2 / 3-input max/min "
                "(sm_100+; scalar emulation with emulate_packed)",
-    .ops_why = "its packed instructions are add.f32x2 and 3-input max / min",
+    .ops_why = "its packed instructions are add.f32x2 and 3-input max / min (op custom: the "
+               "caller's combine is no packed instruction; the local variant calls it)",
     .accepts = accepts,
     .kernel = PASS_EMIT(pass_tile_kernel),
     .tile = PASS_EMIT(tile),

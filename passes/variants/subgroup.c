@@ -124,13 +124,59 @@ static LLVMValueRef reduce_state(pass_emit *e, rj_op op, bool all, rj_dtype t, i
   return st_finish(e, &st, s);
 }
 
+/* Op custom over groups of 2^k lanes, the caller's combine called on the dtype itself (f16 /
+ * bf16 too: no f32 accumulator).  commutative: the trees of the built-in ops (the same order as
+ * reduce_add's).  Not: lane order kept, fn(lower lanes, higher lanes) at every step -- reduce_custom
+ * a shuffle-down tree of offsets 1 .. 2^(k-1) (lane 0 of a group ends with its lanes in order:
+ * the lanes at multiples of 2^(i+1) hold contiguous runs), reduce_all_custom the ordered
+ * butterfly (the lane with the mask's bit set takes the partner's value first). */
+static LLVMValueRef reduce_custom(pass_emit *e, bool all, rj_dtype t, int k, bool commutative,
+                                  LLVMValueRef v) {
+  LLVMValueRef lane = all && !commutative ? pass_lane_id(e) : NULL;
+  for (int i = 0; i < k; i++) {
+    int off = commutative && !all ? 1 << (k - 1 - i) : 1 << i;
+    LLVMValueRef o = pass_shfl(e, all ? PASS_SHFL_BFLY : PASS_SHFL_DOWN, v, pass_i32(e, off));
+    LLVMValueRef a = v, b = o;
+    if (lane) {
+      LLVMValueRef hi = LLVMBuildICmp(
+          e->B, LLVMIntNE, LLVMBuildAnd(e->B, lane, pass_i32(e, off), ""), pass_i32(e, 0), "");
+      a = LLVMBuildSelect(e->B, hi, o, v, "");
+      b = LLVMBuildSelect(e->B, hi, v, o, "");
+    }
+    v = pass_combine(e, RJ_OP_CUSTOM, t, RJ_NAN_PROPAGATE, a, b);
+  }
+  return v;
+}
+
+rj_status pass_subgroup_custom(pass_emit *e, rj_primitive p, rj_dtype t, int k, bool commutative,
+                               LLVMValueRef v, LLVMValueRef *out) {
+  *out = NULL;
+  bool all = false;
+  if (ir_primitive_op(p, &all) != RJ_OP_CUSTOM)
+    return ir_fail(e->err, RJ_EINVAL, "primitive: %s is not reduce_custom or reduce_all_custom",
+                   ir_primitive_name(p));
+  if (!ir_dtype(t)) return ir_fail(e->err, RJ_EINVAL, "dtype: unknown value");
+  if (k < 0 || k > 5)
+    return ir_fail(e->err, RJ_EINVAL, "log2_size: %d is outside 0..5 (a group is 1 to 32 lanes)",
+                   k);
+  if (!v || LLVMTypeOf(v) != pass_type(e, t))
+    return ir_fail(e->err, RJ_EINVAL, "value: its LLVM type is not the storage type of dtype %s",
+                   ir_dtype(t)->name);
+  *out = reduce_custom(e, all, t, k, commutative, v);
+  return RJ_OK;
+}
+
 rj_status pass_subgroup(pass_emit *e, rj_primitive p, rj_dtype t, int k, LLVMValueRef v,
                         LLVMValueRef arg, int correction, LLVMValueRef *out) {
   *out = NULL;
   const char *why = pass_subgroup_dtype_reason(p, t);
   if (why) return ir_fail(e->err, RJ_EINVAL, "dtype: %s", why);
-  if ((unsigned)p > RJ_PRIM_REDUCE_ALL_LOGSUMEXP)
-    return ir_fail(e->err, RJ_EINVAL, "primitive: unknown value");
+  if ((unsigned)p >= IR_PRIMITIVES) return ir_fail(e->err, RJ_EINVAL, "primitive: unknown value");
+  if (ir_primitive_op(p, NULL) == RJ_OP_CUSTOM)
+    return ir_fail(e->err, RJ_EINVAL,
+                   "primitive: %s calls the caller's combine, linked only where a kind subgroup "
+                   "request is compiled (rj_compile); no emitter takes it",
+                   ir_primitive_name(p));
   bool all = false;
   int op = ir_primitive_op(p, &all);
   if (op >= 0 && (k < 0 || k > 5))
@@ -210,7 +256,11 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     arg = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, table, pass_lane_id(e)), "index");
   }
   LLVMValueRef y = NULL;
-  rj_status s = pass_subgroup(e, g->primitive, g->dtype, g->log2_size, x, arg, g->correction, &y);
+  rj_status s =
+      ir_primitive_op(g->primitive, NULL) == RJ_OP_CUSTOM
+          ? pass_subgroup_custom(e, g->primitive, g->dtype, g->log2_size,
+                                 g->combine_commutative != 0, x, &y)
+          : pass_subgroup(e, g->primitive, g->dtype, g->log2_size, x, arg, g->correction, &y);
   if (s) return s;
   int op = ir_primitive_op(g->primitive, NULL); /* out: the result's dtype (argmax: i64) */
   LLVMTypeRef oty = op >= 0 ? pass_type(e, ir_op_result((rj_op)op, g->dtype)) : ty;
@@ -225,7 +275,9 @@ const pass_variant pass_variant_subgroup = {
     .kind = RJ_KIND_SUBGROUP,
     .summary = "warp primitives: shfl.sync idx/up/down/bfly, shuffle-down and butterfly trees "
                "(64-bit as two 32-bit shuffles), redux.sync for 32-bit and/or/xor, states field "
-               "by field",
+               "by field, the caller's combine in lane order",
+    .ops = PASS_OPS_BASIC | PASS_OP(RJ_OP_CUSTOM), /* kind subgroup's op: custom or none */
+    .keeps_order = true, /* reduce_custom / reduce_all_custom: lane order kept when asked */
     .accepts = accepts,
     .kernel = PASS_EMIT(kernel),
     .tile = NULL,
