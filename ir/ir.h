@@ -79,8 +79,8 @@ const char *ir_kind_name(rj_kind k);
 #define IR_PRIMITIVES (RJ_PRIM_REDUCE_ALL_CUSTOM + 1)
 extern const char *const ir_primitive_names[IR_PRIMITIVES];
 const char *ir_primitive_name(rj_primitive p);
-/* The op a reduce primitive folds (sum min max prod and or xor ..., custom), -1 for the others; *all: a
- * reduce_all_* (every lane holds its group's result). */
+/* The op a reduce primitive folds (sum min max prod and or xor ..., custom), -1 for the others;
+ * *all: a reduce_all_* (every lane holds its group's result). */
 int ir_primitive_op(rj_primitive p, bool *all);
 /* NULL when primitive p takes dtype t, else the reason (after "dtype: "). */
 const char *ir_primitive_dtype_reason(rj_primitive p, rj_dtype t);

@@ -413,8 +413,8 @@ static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
 }
 
 static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
-  static const char *const keys[] = {"kind",       "primitive", "dtype", "log2_size",
-                                     "threads",    "blocks",    "index", "arg",
+  static const char *const keys[] = {"kind",       "primitive", "dtype",   "log2_size",
+                                     "threads",    "blocks",    "index",   "arg",
                                      "correction", "variant",   "combine", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int v = 0;

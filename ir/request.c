@@ -156,14 +156,17 @@ const char *ir_kind_name(rj_kind k) {
 }
 
 const char *const ir_primitive_names[IR_PRIMITIVES] = {
-    "shuffle",          "broadcast",           "shuffle_down",      "shuffle_up",
-    "shuffle_xor",      "reduce_add",          "reduce_min",        "reduce_max",
-    "reduce_all_add",   "reduce_all_min",      "reduce_all_max",    "invocation_id",
-    "reduce_mul",       "reduce_and",          "reduce_or",         "reduce_xor",
-    "reduce_all_mul",   "reduce_all_and",      "reduce_all_or",     "reduce_all_xor",
-    "reduce_argmax",    "reduce_argmin",       "reduce_var",        "reduce_std",
-    "reduce_logsumexp", "reduce_all_argmax",   "reduce_all_argmin", "reduce_all_var",
-    "reduce_all_std",   "reduce_all_logsumexp", "reduce_custom",     "reduce_all_custom"};
+    "shuffle",          "broadcast",         "shuffle_down",
+    "shuffle_up",       "shuffle_xor",       "reduce_add",
+    "reduce_min",       "reduce_max",        "reduce_all_add",
+    "reduce_all_min",   "reduce_all_max",    "invocation_id",
+    "reduce_mul",       "reduce_and",        "reduce_or",
+    "reduce_xor",       "reduce_all_mul",    "reduce_all_and",
+    "reduce_all_or",    "reduce_all_xor",    "reduce_argmax",
+    "reduce_argmin",    "reduce_var",        "reduce_std",
+    "reduce_logsumexp", "reduce_all_argmax", "reduce_all_argmin",
+    "reduce_all_var",   "reduce_all_std",    "reduce_all_logsumexp",
+    "reduce_custom",    "reduce_all_custom"};
 
 const char *ir_primitive_name(rj_primitive p) {
   return (unsigned)p < IR_PRIMITIVES ? ir_primitive_names[p] : "?";

@@ -464,8 +464,11 @@ static rj_status validate_tile_combine(const rj_tile *t, ir_err *e) {
 }
 
 static rj_status validate_subgroup_combine(const rj_subgroup *g, int op, ir_err *e) {
-  combine_in c = {.op = op == RJ_OP_CUSTOM ? RJ_OP_CUSTOM : RJ_OP_SUM, .dtype = g->dtype,
-                  .ir = g->combine_ir, .fn = g->combine_fn, .identity = g->combine_identity,
+  combine_in c = {.op = op == RJ_OP_CUSTOM ? RJ_OP_CUSTOM : RJ_OP_SUM,
+                  .dtype = g->dtype,
+                  .ir = g->combine_ir,
+                  .fn = g->combine_fn,
+                  .identity = g->combine_identity,
                   .commutative = g->combine_commutative};
   return validate_scalar_combine(&c, g, "subgroup", e);
 }

@@ -636,8 +636,8 @@ static LLVMValueRef ordered_tree(pass_emit *e, const rj_tile *t, LLVMValueRef v,
   bool state = st_on(&s);
   LLVMValueRef lane = LLVMBuildAnd(e->B, pass_tid_x(e), pass_i32(e, 31), "");
   for (int i = 0; i < n; i++) {
-    LLVMValueRef o = state ? st_shfl_bfly(e, v, mm, masks[i], width)
-                           : pass_shfl_bfly(e, v, mm, masks[i], width);
+    LLVMValueRef o =
+        state ? st_shfl_bfly(e, v, mm, masks[i], width) : pass_shfl_bfly(e, v, mm, masks[i], width);
     LLVMValueRef hi = LLVMBuildICmp(
         e->B, LLVMIntNE, LLVMBuildAnd(e->B, lane, pass_i32(e, masks[i]), ""), pass_i32(e, 0), "");
     LLVMValueRef a = LLVMBuildSelect(e->B, hi, o, v, ""), b = LLVMBuildSelect(e->B, hi, v, o, "");

@@ -12,6 +12,8 @@
 #define RJ_TESTS_CUSTOM_IR_H
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define WF "{ i64, double, double }"
 #define WELFORD_IR                                                                                 \
@@ -92,6 +94,69 @@ static inline void matrix_fold(uint32_t m[4], uint32_t x, int64_t i) {
 
 static inline uint32_t matrix_finish(const uint32_t m[4]) {
   return m[0] + 3u * m[1] + 5u * m[2] + 7u * m[3];
+}
+
+/* Scalar combines for kinds tile and subgroup (tests/test_custom_kinds.c, test_gpu_custom_kinds.c):
+ * fsum / dsum / hsum / bsum the float sums of f32 / f64 / f16 / bf16 (fn(a, b) = a + b),
+ * fmax the f32 maximum (NaN propagates, as op max), wadd the wrapping i32 sum, xor64 the xor of
+ * u64, and mat16 the product of 2x2 matrices of u16 packed in a u64 (entries m0 m1 / m2 m3, m0
+ * lowest; identity 0x0001000000000001): associative, not commutative. */
+#define FSUM_IR                                                                                    \
+  "define float @fsum(float %a, float %b) {\n  %c = fadd float %a, %b\n  ret float %c\n}\n"
+#define DSUM_IR                                                                                    \
+  "define double @dsum(double %a, double %b) {\n  %c = fadd double %a, %b\n  ret double %c\n}\n"
+#define HSUM_IR "define half @hsum(half %a, half %b) {\n  %c = fadd half %a, %b\n  ret half %c\n}\n"
+#define BSUM_IR                                                                                    \
+  "define bfloat @bsum(bfloat %a, bfloat %b) {\n  %c = fadd bfloat %a, %b\n  ret bfloat %c\n}\n"
+#define FMAX_IR                                                                                    \
+  "declare float @llvm.maximum.f32(float, float)\n"                                                \
+  "define float @fmax(float %a, float %b) {\n"                                                     \
+  "  %c = call float @llvm.maximum.f32(float %a, float %b)\n  ret float %c\n}\n"
+#define WADD_IR "define i32 @wadd(i32 %a, i32 %b) {\n  %c = add i32 %a, %b\n  ret i32 %c\n}\n"
+#define XOR64_IR "define i64 @xor64(i64 %a, i64 %b) {\n  %c = xor i64 %a, %b\n  ret i64 %c\n}\n"
+#define MAT16_IR                                                                                   \
+  "define i64 @mat16(i64 %a, i64 %b) {\n"                                                          \
+  "  %a0 = trunc i64 %a to i16\n  %a1s = lshr i64 %a, 16\n  %a1 = trunc i64 %a1s to i16\n"         \
+  "  %a2s = lshr i64 %a, 32\n  %a2 = trunc i64 %a2s to i16\n  %a3s = lshr i64 %a, 48\n"            \
+  "  %a3 = trunc i64 %a3s to i16\n"                                                                \
+  "  %b0 = trunc i64 %b to i16\n  %b1s = lshr i64 %b, 16\n  %b1 = trunc i64 %b1s to i16\n"         \
+  "  %b2s = lshr i64 %b, 32\n  %b2 = trunc i64 %b2s to i16\n  %b3s = lshr i64 %b, 48\n"            \
+  "  %b3 = trunc i64 %b3s to i16\n"                                                                \
+  "  %p0 = mul i16 %a0, %b0\n  %q0 = mul i16 %a1, %b2\n  %c0 = add i16 %p0, %q0\n"                 \
+  "  %p1 = mul i16 %a0, %b1\n  %q1 = mul i16 %a1, %b3\n  %c1 = add i16 %p1, %q1\n"                 \
+  "  %p2 = mul i16 %a2, %b0\n  %q2 = mul i16 %a3, %b2\n  %c2 = add i16 %p2, %q2\n"                 \
+  "  %p3 = mul i16 %a2, %b1\n  %q3 = mul i16 %a3, %b3\n  %c3 = add i16 %p3, %q3\n"                 \
+  "  %z0 = zext i16 %c0 to i64\n  %z1 = zext i16 %c1 to i64\n  %z2 = zext i16 %c2 to i64\n"        \
+  "  %z3 = zext i16 %c3 to i64\n  %s1 = shl i64 %z1, 16\n  %s2 = shl i64 %z2, 32\n"                \
+  "  %s3 = shl i64 %z3, 48\n  %o1 = or i64 %z0, %s1\n  %o2 = or i64 %o1, %s2\n"                    \
+  "  %o3 = or i64 %o2, %s3\n  ret i64 %o3\n}\n"
+#define MAT16_IDENTITY 0x0001000000000001ull
+
+/* mat16 on the host */
+static inline uint64_t mat16(uint64_t a, uint64_t b) {
+  uint16_t x[4], y[4], c[4];
+  for (int k = 0; k < 4; k++)
+    x[k] = (uint16_t)(a >> (16 * k)), y[k] = (uint16_t)(b >> (16 * k));
+  c[0] = (uint16_t)(x[0] * y[0] + x[1] * y[2]);
+  c[1] = (uint16_t)(x[0] * y[1] + x[1] * y[3]);
+  c[2] = (uint16_t)(x[2] * y[0] + x[3] * y[2]);
+  c[3] = (uint16_t)(x[2] * y[1] + x[3] * y[3]);
+  return (uint64_t)c[0] | (uint64_t)c[1] << 16 | (uint64_t)c[2] << 32 | (uint64_t)c[3] << 48;
+}
+
+/* s as the contents of a JSON string (malloc'd) */
+static inline char *custom_ir_json(const char *s) {
+  char *out = (char *)malloc(2 * strlen(s) + 1), *o = out;
+  for (; *s; s++) {
+    if (*s == '\n')
+      *o++ = '\\', *o++ = 'n';
+    else if (*s == '"' || *s == '\\')
+      *o++ = '\\', *o++ = *s;
+    else
+      *o++ = *s;
+  }
+  *o = 0;
+  return out;
 }
 
 #endif

@@ -126,9 +126,9 @@ static LLVMValueRef reduce_state(pass_emit *e, rj_op op, bool all, rj_dtype t, i
 
 /* Op custom over groups of 2^k lanes, the caller's combine called on the dtype itself (f16 /
  * bf16 too: no f32 accumulator).  commutative: the trees of the built-in ops (the same order as
- * reduce_add's).  Not: lane order kept, fn(lower lanes, higher lanes) at every step -- reduce_custom
- * a shuffle-down tree of offsets 1 .. 2^(k-1) (lane 0 of a group ends with its lanes in order:
- * the lanes at multiples of 2^(i+1) hold contiguous runs), reduce_all_custom the ordered
+ * reduce_add's).  Not: lane order kept, fn(lower lanes, higher lanes) at every step --
+ * reduce_custom a shuffle-down tree of offsets 1 .. 2^(k-1) (lane 0 of a group ends with its lanes
+ * in order: the lanes at multiples of 2^(i+1) hold contiguous runs), reduce_all_custom the ordered
  * butterfly (the lane with the mask's bit set takes the partner's value first). */
 static LLVMValueRef reduce_custom(pass_emit *e, bool all, rj_dtype t, int k, bool commutative,
                                   LLVMValueRef v) {
