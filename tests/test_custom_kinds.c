@@ -34,13 +34,13 @@ static const char *combine(const char *ir, const char *fn, const char *identity,
 }
 
 #define WARP_SHARED                                                                                \
-  "\"scope\":\"warp\",\"src\":{\"mem\":\"shared\",\"shape\":[4,64]},"                             \
+  "\"scope\":\"warp\",\"src\":{\"mem\":\"shared\",\"shape\":[4,64]},"                              \
   "\"dst\":{\"mem\":\"shared\",\"shape\":[4]},\"axes\":[-1]"
 #define CTA_SHARED                                                                                 \
   "\"scope\":\"cta\",\"threads\":256,\"src\":{\"mem\":\"shared\",\"shape\":[2,300]},"              \
   "\"dst\":{\"mem\":\"shared\",\"shape\":[2]},\"axes\":[-1]"
-#define WARP_LOCAL                                                                                 \
-  "\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32,4],\"layout\":{\"shape\":[32,4],"   \
+#define WARP_LOCAL                                                                                  \
+  "\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32,4],\"layout\":{\"shape\":[32,4],"    \
   "\"stride\":[\"1@lane\",1]}},\"dst\":{\"mem\":\"local\",\"shape\":[4],\"layout\":{\"shape\":[4]," \
   "\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}},\"axes\":[0]"
 
@@ -151,8 +151,7 @@ START_TEST(json_refusals) {
       {tile_state, "combine.state: kind tile combines a scalar state of the dtype only"},
       {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_custom\",\"dtype\":\"f32\"}",
        "combine: required with op \"custom\""},
-      {sub_on_add,
-       "combine: applies only to the primitives reduce_custom and reduce_all_custom"},
+      {sub_on_add, "combine: applies only to the primitives reduce_custom and reduce_all_custom"},
       {sub_lift, "combine.lift: kind subgroup combines a scalar state of the dtype only"},
       {"{\"kind\":\"tile\",\"op\":\"custom\",\"dtype\":\"f32\"," WARP_SHARED
        ",\"combine\":{\"ir\":\"x\",\"function\":\"f\",\"identity\":0},\"nan\":\"ignore\"}",
@@ -321,7 +320,8 @@ START_TEST(custom_sum_is_sum_ptx) {
       char *cp = strdup(ptx_of(c, NULL));
       ck_assert_msg(!strstr(cp, "call"), "%d %d: a call is left", w, m);
       const char *op = m ? "max" : "sum";
-      const char *b = rjt_fmt("{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"f32\",%s}", op, where[w]);
+      const char *b =
+          rjt_fmt("{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"f32\",%s}", op, where[w]);
       ck_assert_msg(strcmp(ptx_of(b, NULL), cp) == 0, "%d %d: op %s's PTX differs", w, m, op);
       free(c);
       free(cp);
@@ -332,10 +332,10 @@ START_TEST(custom_sum_is_sum_ptx) {
                                         combine(FSUM_IR, "fsum", "0", 1)),
                                NULL));
       ck_assert_msg(!strstr(cp, "call"), "a call is left");
-      ck_assert_msg(strcmp(ptx_of(sub_json(all ? "reduce_all_add" : "reduce_add", "f32", k, NULL),
-                                  NULL),
-                           cp) == 0,
-                    "subgroup all=%d k=%d: reduce_add's PTX differs", all, k);
+      ck_assert_msg(
+          strcmp(ptx_of(sub_json(all ? "reduce_all_add" : "reduce_add", "f32", k, NULL), NULL),
+                 cp) == 0,
+          "subgroup all=%d k=%d: reduce_add's PTX differs", all, k);
       free(cp);
     }
 }
@@ -386,11 +386,11 @@ END_TEST
 /* The caller's IR is screened as for kind tensor: refused naming the field, the process lives. */
 START_TEST(screened) {
   rj_request r;
-  rjt_parse(ctx,
-            sub_json("reduce_custom", "f32", 5,
-                     combine("define float @fsum(float %a) {\n  ret float %a\n}\n", "fsum", "0",
-                             1)),
-            &r);
+  rjt_parse(
+      ctx,
+      sub_json("reduce_custom", "f32", 5,
+               combine("define float @fsum(float %a) {\n  ret float %a\n}\n", "fsum", "0", 1)),
+      &r);
   rj_kernel *k = NULL;
   ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "combine.function: \"fsum\" has type float (float)"), "%s",

@@ -449,6 +449,13 @@ START_TEST(emitter_errors) {
   ck_assert_int_eq(rj_emit_subgroup(&em, RJ_PRIM_INVOCATION_ID, RJ_I32, 0, NULL, NULL, &out),
                    RJ_OK);
   ck_assert_str_eq(em.errmsg, "");
+  /* the caller's combine is linked only where a request is compiled: no emitter takes it */
+  for (int p = RJ_PRIM_REDUCE_CUSTOM; p <= RJ_PRIM_REDUCE_ALL_CUSTOM; p++) {
+    ck_assert_int_eq(rj_emit_subgroup(&em, (rj_primitive)p, RJ_F32, 5, f, NULL, &out), RJ_EINVAL);
+    ck_assert_msg(strstr(em.errmsg, "calls the caller's combine") &&
+                      strstr(em.errmsg, "primitive:"),
+                  "%s", em.errmsg);
+  }
   /* tiles: a subgroup request, a shared tile on a global pointer, a bad tid */
   rj_request req;
   rjt_parse(ctx, "{\"kind\":\"subgroup\",\"primitive\":\"broadcast\",\"dtype\":\"f32\"}", &req);
@@ -460,6 +467,15 @@ START_TEST(emitter_errors) {
   ck_assert_ptr_nonnull(strstr(em.errmsg, "src"));
   ck_assert_int_eq(rj_emit_tile(&em, &req, p3, p3, f), RJ_EINVAL);
   ck_assert_ptr_nonnull(strstr(em.errmsg, "tid"));
+  /* op custom: refused, as the subgroup primitives above */
+  rjt_parse(
+      ctx,
+      "{\"kind\":\"tile\",\"op\":\"custom\",\"dtype\":\"f32\",\"scope\":\"warp\","
+      "\"src\":{\"mem\":\"shared\",\"shape\":[4,8]},\"dst\":{\"mem\":\"shared\",\"shape\":[4]},"
+      "\"combine\":{\"ir\":\"x\",\"function\":\"f\",\"identity\":0}}",
+      &req);
+  ck_assert_int_eq(rj_emit_tile(&em, &req, p3, p3, LLVMConstInt(r.i32, 0, 0)), RJ_EINVAL);
+  ck_assert_msg(strstr(em.errmsg, "op: \"custom\" calls the caller's combine"), "%s", em.errmsg);
   /* a warpgroup tile takes a free named barrier the caller did not reserve */
   rjt_parse(
       ctx,
