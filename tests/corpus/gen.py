@@ -939,6 +939,45 @@ add("tns-state-%s-%s" % (tlabel([64, 1000], [1]), tag("argmax", "i32")),
     tensor("argmax", "i32", [64, 1000], [1]), "sm_90")
 
 
+# ------------------------------------------------------------------ op custom, kinds tile and subgroup
+HADD_F16 = "define half @hadd(half %a, half %b) {\n  %c = fadd half %a, %b\n  ret half %c\n}\n"
+XOR_U64 = "define i64 @x(i64 %a, i64 %b) {\n  %c = xor i64 %a, %b\n  ret i64 %c\n}\n"
+
+
+def comb(ir, fn, identity, comm):
+    return {"ir": ir, "function": fn, "identity": identity, "commutative": comm}
+
+
+WARP_LOCAL = {"scope": "warp",
+              "src": buf("local", [32, 4], {"shape": [32, 4], "stride": ["1@lane", 1]}),
+              "dst": buf("local", [4], {"shape": [4], "stride": [1],
+                                        "replicate": [[32, "1@lane"]]}),
+              "axes": [0]}
+for comm in [True, False]:
+    c = "comm%d" % comm
+    t = tile("custom", "f32", {"scope": "warp", "src": buf("shared", [4, 64]),
+                               "dst": buf("shared", [4]), "axes": [-1]})
+    t["combine"] = comb(ADD_F32, "add", -0.0, comm)
+    add("tile-custom-add-warp-4x64-f32-" + c, t, "sm_90")
+    t = tile("custom", "i64", {"scope": "cta", "threads": 256, "src": buf("shared", [2, 300]),
+                               "dst": buf("shared", [2]), "axes": [-1]})
+    t["combine"] = comb(AFFINE_I64, "aff", 1, comm)
+    add("tile-custom-aff-cta256-2x300-i64-" + c, t, "sm_90")
+    t = tile("custom", "f16", dict(WARP_LOCAL))
+    t["combine"] = comb(HADD_F16, "hadd", -0.0, comm)
+    add("tile-custom-hadd-local-warp-32x4-f16-" + c, t, "sm_90")
+    for prim in ["reduce_custom", "reduce_all_custom"]:
+        add("sg-%s-aff-i64-k5-%s" % (prim, c),
+            sg(prim, "i64", log2_size=5, threads=64, combine=comb(AFFINE_I64, "aff", 1, comm)),
+            "sm_90")
+        add("sg-%s-hadd-f16-k3-%s" % (prim, c),
+            sg(prim, "f16", log2_size=3, threads=64, combine=comb(HADD_F16, "hadd", -0.0, comm)),
+            "sm_90")
+t = tile("custom", "u64", dict(WARP_LOCAL))
+t["combine"] = comb(XOR_U64, "x", 0, True)
+add("tile-custom-xor-local-warp-32x4-u64", t, "sm_100a")
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "requests.jsonl")
