@@ -87,7 +87,7 @@ const char *ir_primitive_dtype_reason(rj_primitive p, rj_dtype t);
 int ir_scope_threads(rj_scope s); /* 1 / 32 / 128 / 0 (cta: the whole CTA) */
 
 /* json.c — parsing and the canonical form */
-/* A tensor request of op custom comes back with combine_ir a malloc'd copy the caller frees. */
+/* A request of op custom (any kind) comes back with combine_ir a malloc'd copy the caller frees. */
 rj_status ir_parse(const char *json, rj_request *out, ir_err *e);
 /* Writes canonical JSON into a malloc'd string (*out); NULL on out-of-memory. */
 rj_status ir_canonical(const rj_request *r, char **out, ir_err *e);
