@@ -1,19 +1,20 @@
 /* GPU suite for op custom in kinds tile and subgroup.  rj_check has no CPU oracle for the caller's
  * IR (it says so before any launch: no_oracle), so each case launches the kernels itself
  * (rj_compile, rj_kernel_launch) and compares with what must hold:
- *   sum_is_sum   a custom f32 / f64 sum (and an f32 max) with commutative true gives op sum's (max's)
- *                very bits on the same variant: shared (warp, groups of 8 lanes, a two-level
- *                cta, a warpgroup, a thread), local, and the subgroup trees;
- *   integers     a wrapping i32 sum and a u64 xor exactly equal the test's own CPU fold (shared,
- *                subgroup) and op sum's / xor's output (local);
+ *   sum_is_sum   a custom f32 / f64 sum (and an f32 max) with commutative true gives op sum's
+ * (max's) very bits on the same variant: shared (warp, groups of 8 lanes, a two-level cta, a
+ * warpgroup, a thread), local, and the subgroup trees; integers     a wrapping i32 sum and a u64
+ * xor exactly equal the test's own CPU fold (shared, subgroup) and op sum's / xor's output (local);
+ *   accum        the wrapping sum folded into the old destination (shared: the CPU; local: op
+ *                sum's accum);
  *   ordered      a non-commutative combine (2x2 matrices of u16, packed in a u64) equals the CPU
  *                fold in index order (the data make every other order differ): shared on every
  *                scope, contiguous and strided (axes [0]) reductions, subgroup reduce_custom
  *                (lane 0 of each group) and reduce_all_custom (every lane);
  *   halves       f16 / bf16 custom sums (the combine on halves) of small integers, exact, equal op
  *                sum's bits and the CPU sum (shared, local, subgroup).
- * Skips, saying so, with no GPU.  One case alone: CK_RUN_CASE=sum_is_sum (integers, ordered,
- * halves, no_oracle). */
+ * Skips, saying so, with no GPU.  One case alone: CK_RUN_CASE=sum_is_sum (integers, accum,
+ * ordered, halves, no_oracle). */
 #include "custom_ir.h"
 #include "rjtest.h"
 
@@ -87,25 +88,30 @@ typedef struct shape {
   int threads, rows, len, axes0;
 } shape;
 static const shape shapes[] = {
-    {"warp", 32, 4, 64, 0},     /* groups of 32 lanes, two elements each */
-    {"warp", 32, 8, 7, 0},      /* groups of 8 lanes (7 elements: one lane empty) */
-    {"cta", 256, 2, 300, 0},    /* two levels: 4 warps per output, warp partials */
-    {"cta", 128, 16, 40, 0},    /* single level over 4 warps */
-    {"warpgroup", 128, 1, 1000, 0},
-    {"thread", 1, 3, 10, 0},    /* the sequential loop */
-    {"warp", 32, 3, 40, 1},     /* axes [0]: strided elements */
+    {"warp", 32, 4, 64, 0},  /* groups of 32 lanes, two elements each */
+    {"warp", 32, 8, 7, 0},   /* groups of 8 lanes (7 elements: one lane empty) */
+    {"cta", 256, 2, 300, 0}, /* two levels: 4 warps per output, warp partials */
+    {"cta", 128, 16, 40, 0}, /* single level over 4 warps */
+    {"warpgroup", 128, 1, 1000, 0}, {"thread", 1, 3, 10, 0}, /* the sequential loop */
+    {"warp", 32, 3, 40, 1},                                  /* axes [0]: strided elements */
 };
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
-static const char *shared_json(const shape *s, const char *op, const char *dtype, const char *comb) {
+static const char *shared_json_acc(const shape *s, const char *op, const char *dtype,
+                                   const char *comb, int accum) {
   static char buf[10000];
   int a = s->axes0 ? s->len : s->rows, b = s->axes0 ? s->rows : s->len;
   snprintf(buf, sizeof buf,
            "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",\"scope\":\"%s\",\"threads\":%d,"
            "\"src\":{\"mem\":\"shared\",\"shape\":[%d,%d]},\"dst\":{\"mem\":\"shared\","
-           "\"shape\":[%d]},\"axes\":[%d]%s}",
-           op, dtype, s->scope, s->threads, a, b, s->rows, s->axes0 ? 0 : 1, comb ? comb : "");
+           "\"shape\":[%d]},\"axes\":[%d],\"accum\":%s%s}",
+           op, dtype, s->scope, s->threads, a, b, s->rows, s->axes0 ? 0 : 1,
+           accum ? "true" : "false", comb ? comb : "");
   return buf;
+}
+static const char *shared_json(const shape *s, const char *op, const char *dtype,
+                               const char *comb) {
+  return shared_json_acc(s, op, dtype, comb, 0);
 }
 
 /* element r of output o in src (elements) */
@@ -113,16 +119,21 @@ static int64_t at(const shape *s, int o, int r) {
   return s->axes0 ? (int64_t)r * s->rows + o : (int64_t)o * s->len + r;
 }
 
-/* dst of a shared tile kernel over src (elem-byte elements), dst poisoned first */
-static void run_shared(const char *json, const char *variant, const void *src, size_t elem,
-                       const shape *s, void *dst) {
+/* dst of a shared tile kernel over src (elem-byte elements): dst poisoned first, or (accum) as
+ * the caller filled it */
+static void run_shared_acc(const char *json, const char *variant, const void *src, size_t elem,
+                           const shape *s, void *dst, int accum) {
   size_t nb[2] = {(size_t)s->rows * s->len * elem, (size_t)s->rows * elem};
   void *src_copy = malloc(nb[0]);
   memcpy(src_copy, src, nb[0]);
-  memset(dst, 0xa5, nb[1]);
+  if (!accum) memset(dst, 0xa5, nb[1]);
   void *host[2] = {src_copy, dst};
   launch(compile(json, variant), 2, host, nb);
   free(src_copy);
+}
+static void run_shared(const char *json, const char *variant, const void *src, size_t elem,
+                       const shape *s, void *dst) {
+  run_shared_acc(json, variant, src, elem, s, dst, 0);
 }
 
 /* A local warp tile: [32, 4] with a row per lane, reducing the lanes (dst replicated), and [32,
@@ -138,22 +149,32 @@ static const char *const local_where[] = {
 static const int local_src_n[] = {128, 2048};
 #define LOCAL_OUT 4096 /* elements of the dump buffer, at least 32 threads x their dst slots */
 
-static void run_local(const char *json, const void *src, size_t elem, int w, void *out) {
+/* init: the destination's old values (LOCAL_OUT elements; NULL: zeros) */
+static void run_local_acc(const char *json, const void *src, size_t elem, int w, void *out,
+                          const void *old) {
   size_t nb[3] = {(size_t)local_src_n[w] * elem, LOCAL_OUT * elem, LOCAL_OUT * elem};
   void *src_copy = malloc(nb[0]), *init = calloc(1, nb[1]);
   memcpy(src_copy, src, nb[0]);
+  if (old) memcpy(init, old, nb[1]);
   memset(out, 0xa5, nb[2]);
   void *host[3] = {src_copy, init, out};
   launch(compile(json, "local"), 3, host, nb);
   free(src_copy);
   free(init);
 }
+static void run_local(const char *json, const void *src, size_t elem, int w, void *out) {
+  run_local_acc(json, src, elem, w, out, NULL);
+}
 
-static const char *local_json(int w, const char *op, const char *dtype, const char *comb) {
+static const char *local_json_acc(int w, const char *op, const char *dtype, const char *comb,
+                                  int accum) {
   static char buf[10000];
-  snprintf(buf, sizeof buf, "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",%s%s}", op, dtype,
-           local_where[w], comb ? comb : "");
+  snprintf(buf, sizeof buf, "{\"kind\":\"tile\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"accum\":%s%s}",
+           op, dtype, local_where[w], accum ? "true" : "false", comb ? comb : "");
   return buf;
+}
+static const char *local_json(int w, const char *op, const char *dtype, const char *comb) {
+  return local_json_acc(w, op, dtype, comb, 0);
 }
 
 /* subgroup: threads 64, blocks 2 (128 lanes) */
@@ -227,8 +248,8 @@ START_TEST(sum_is_sum) {
         d == 1 ? fill_f64(in, SG_N) : fill_f32(in, SG_N);
         run_sub(sub_json(all ? "reduce_all_custom" : "reduce_custom", dts[d], k, cb), in, el, a);
         run_sub(sub_json(all ? "reduce_all_add" : "reduce_add", dts[d], k, NULL), in, el, b);
-        ck_assert_msg(memcmp(a, b, SG_N * el) == 0, "%s subgroup all=%d k=%d differs", dts[d],
-                      all, k);
+        ck_assert_msg(memcmp(a, b, SG_N * el) == 0, "%s subgroup all=%d k=%d differs", dts[d], all,
+                      k);
         free(in), free(a), free(b);
         cases_run++;
       }
@@ -302,6 +323,47 @@ START_TEST(integers) {
 }
 END_TEST
 
+/* accum with a commutative combine: dst = fn(result, old) -- the wrapping sum plus the old value
+ * (shared, against the CPU), and op sum's accum bit for bit (local) */
+START_TEST(accum) {
+  if (!gpu) return;
+  char *cb = strdup(combine(WADD_IR, "wadd", "0", 1));
+  for (int i = 0; i < NSHAPES; i++) {
+    const shape *s = &shapes[i];
+    int64_t n = (int64_t)s->rows * s->len;
+    uint32_t *src = malloc((size_t)n * 4), *a = malloc((size_t)s->rows * 4),
+             *old = malloc((size_t)s->rows * 4);
+    for (int64_t j = 0; j < n; j++)
+      src[j] = (uint32_t)rnd();
+    for (int o = 0; o < s->rows; o++)
+      a[o] = old[o] = (uint32_t)rnd();
+    run_shared_acc(shared_json_acc(s, "custom", "i32", cb, 1), NULL, src, 4, s, a, 1);
+    for (int o = 0; o < s->rows; o++) {
+      uint32_t want = old[o];
+      for (int r = 0; r < s->len; r++)
+        want += src[at(s, o, r)];
+      ck_assert_msg(a[o] == want, "accum shape %d output %d: %u, want %u", i, o, a[o], want);
+    }
+    free(src), free(a), free(old);
+    cases_run++;
+  }
+  for (int w = 0; w < 2; w++) {
+    uint32_t *src = malloc((size_t)local_src_n[w] * 4), *old = malloc(LOCAL_OUT * 4),
+             *a = malloc(LOCAL_OUT * 4), *b = malloc(LOCAL_OUT * 4);
+    for (int j = 0; j < local_src_n[w]; j++)
+      src[j] = (uint32_t)rnd();
+    for (int j = 0; j < LOCAL_OUT; j++)
+      old[j] = (uint32_t)rnd();
+    run_local_acc(local_json_acc(w, "custom", "i32", cb, 1), src, 4, w, a, old);
+    run_local_acc(local_json_acc(w, "sum", "i32", NULL, 1), src, 4, w, b, old);
+    ck_assert_msg(memcmp(a, b, LOCAL_OUT * 4) == 0, "accum local %d differs from op sum's", w);
+    free(src), free(old), free(a), free(b);
+    cases_run++;
+  }
+  free(cb);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- ordered */
 /* in-order fold of src[at(s, o, r)], r ascending; and the same in reverse (differs: order shows) */
 static uint64_t mat_fold(const uint64_t *x, int64_t from, int64_t n, int64_t step, bool rev) {
@@ -325,8 +387,8 @@ START_TEST(ordered) {
       int64_t from = at(s, o, 0), step = at(s, o, 1) - from;
       uint64_t want = mat_fold(src, from, s->len, step, false);
       ck_assert_msg(want != mat_fold(src, from, s->len, step, true), "the data show no order");
-      ck_assert_msg(a[o] == want, "shape %d output %d: 0x%016llx, want 0x%016llx (in order)", i,
-                    o, (unsigned long long)a[o], (unsigned long long)want);
+      ck_assert_msg(a[o] == want, "shape %d output %d: 0x%016llx, want 0x%016llx (in order)", i, o,
+                    (unsigned long long)a[o], (unsigned long long)want);
     }
     free(src), free(a);
     cases_run++;
@@ -373,7 +435,8 @@ START_TEST(halves) {
   if (!gpu) return;
   for (int bf = 0; bf < 2; bf++) {
     const char *dt = bf ? "bf16" : "f16";
-    char *cb = strdup(bf ? combine(BSUM_IR, "bsum", "-0.0", 1) : combine(HSUM_IR, "hsum", "-0.0", 1));
+    char *cb =
+        strdup(bf ? combine(BSUM_IR, "bsum", "-0.0", 1) : combine(HSUM_IR, "hsum", "-0.0", 1));
     int span = bf ? 1 : 2; /* every partial sum an integer the type holds (bf16: |s| <= 256) */
     for (int i = 0; i < NSHAPES; i++) {
       const shape *s = &shapes[i];
@@ -453,9 +516,10 @@ END_TEST
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_custom_kinds");
-  static const char *const names[] = {"sum_is_sum", "integers", "ordered", "halves", "no_oracle"};
-  const TTest *tests[] = {sum_is_sum, integers, ordered, halves, no_oracle};
-  for (int i = 0; i < 5; i++) {
+  static const char *const names[] = {"sum_is_sum", "integers", "accum",
+                                      "ordered",    "halves",   "no_oracle"};
+  const TTest *tests[] = {sum_is_sum, integers, accum, ordered, halves, no_oracle};
+  for (int i = 0; i < 6; i++) {
     TCase *t = tcase_create(names[i]);
     tcase_set_timeout(t, 600);
     tcase_add_checked_fixture(t, setup, teardown);
