@@ -165,6 +165,41 @@ START_TEST(split_paths) {
 }
 END_TEST
 
+/* Column kernels fold a state's thread rows in shared memory one array per field (a warp's
+ * accesses on consecutive banks; sum keeps its one array), and long 1-D inputs of a state op
+ * stream 4 vectors a round over several waves where 2^24 keeps 8 in flight over one. */
+static int count(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+    n++;
+  return n;
+}
+
+START_TEST(fold_layouts) {
+  rj_ctx *ctx = rj_ctx_new();
+  const int fields[NSOPS] = {2, 2, 3, 3, 2}; /* value + index; count, mean, M2; max + sum */
+  for (int o = -1; o < NSOPS; o++) {
+    char req[256];
+    snprintf(req, sizeof req,
+             "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"f32\",\"shape\":[4096,4096],"
+             "\"axes\":[0]}",
+             o < 0 ? "sum" : sops[o]);
+    const char *ptx = rjt_ptx(ctx, req, "sm_90");
+    ck_assert_msg(count(ptx, ".b8 rj_cols") == (o < 0 ? 1 : fields[o]), "shared arrays of %s", req);
+  }
+  for (int o = 0; o < NSOPS; o++)
+    for (int lg = 24; lg <= 28; lg += 4) {
+      char req[256];
+      snprintf(req, sizeof req,
+               "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"f32\",\"shape\":[%lld]}", sops[o],
+               1LL << lg);
+      const char *ptx = rjt_ptx(ctx, req, "sm_90");
+      ck_assert_msg(count(ptx, "ld.global.nc.v4") == (lg == 24 ? 8 : 4), "loads of %s", req);
+    }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 /* the correction is compiled in: two corrections, two kernels (runtime-size ones included) */
 START_TEST(correction_in_key) {
   rj_ctx *ctx = rj_ctx_new();
@@ -392,6 +427,7 @@ int main(void) {
   tcase_add_test(tc, dispatch_each_op);
   tcase_add_test(tc, refusals);
   tcase_add_test(tc, ptx_shape);
+  tcase_add_test(tc, fold_layouts);
   tcase_add_test(tc, split_paths);
   tcase_add_test(tc, correction_in_key);
   tcase_add_test(tc, ptxas_clean);

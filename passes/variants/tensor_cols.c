@@ -195,12 +195,88 @@ static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, cons
   pass_loop_end(e, &l1);
 }
 
+/* Where the BY x BX x vec values of the shared fold live.  A scalar value: one array, element
+ * (y, x, k) at y * W + x * vec + k (W = BX * vec).  A state (a struct: argmax's value and index,
+ * Welford's count, mean and M2, a caller's fields): one array per field, element (y, x, k) at
+ * k * T + y * BX + x, so that a warp's 32 threads touch 32 consecutive fields (thread-major
+ * structs of 8 to 32 bytes put a warp's accesses on 2 to 4 banks: a 16-way conflict). */
+typedef struct cols_smem {
+  LLVMTypeRef ty;                              /* the value's type (acc) */
+  unsigned nf;                                 /* 0: a scalar; else the struct's fields */
+  LLVMValueRef arr[RJ_COMBINE_FIELDS_MAX + 1]; /* the array, or one per field */
+} cols_smem;
+
+static void smem_make(pass_emit *e, const cols_plan *p, LLVMTypeRef ty, cols_smem *m) {
+  int64_t n = (int64_t)p->T * p->vec;
+  m->ty = ty;
+  m->nf = LLVMGetTypeKind(ty) == LLVMStructTypeKind ? LLVMCountStructElementTypes(ty) : 0;
+  if (m->nf == 0 || m->nf > RJ_COMBINE_FIELDS_MAX + 1) {
+    m->nf = 0;
+    m->arr[0] = pass_global_array(e, ty, n, AS_SHARED, "rj_cols");
+    return;
+  }
+  for (unsigned f = 0; f < m->nf; f++)
+    m->arr[f] = pass_global_array(e, LLVMStructGetTypeAtIndex(ty, f), n, AS_SHARED, "rj_cols");
+}
+
+/* The element of column k of thread (y + dy, x) (y NULL: row 0) in the per-field arrays. */
+static LLVMValueRef smem_index(pass_emit *e, const cols_plan *p, LLVMValueRef y, int dy,
+                               LLVMValueRef x, int k) {
+  LLVMValueRef at = x;
+  if (y) at = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, y, pass_i32(e, p->BX), ""), x, "");
+  return LLVMBuildAdd(e->B, at, pass_i32(e, k * p->T + dy * p->BX), "");
+}
+
+static void smem_store(pass_emit *e, const cols_smem *m, LLVMValueRef i, LLVMValueRef v) {
+  for (unsigned f = 0; f < m->nf; f++) {
+    LLVMTypeRef fty = LLVMStructGetTypeAtIndex(m->ty, f);
+    LLVMBuildStore(e->B, LLVMBuildExtractValue(e->B, v, f, ""), pass_gep(e, fty, m->arr[f], i));
+  }
+}
+
+static LLVMValueRef smem_load(pass_emit *e, const cols_smem *m, LLVMValueRef i) {
+  LLVMValueRef v = LLVMGetUndef(m->ty);
+  for (unsigned f = 0; f < m->nf; f++) {
+    LLVMTypeRef fty = LLVMStructGetTypeAtIndex(m->ty, f);
+    LLVMValueRef x = LLVMBuildLoad2(e->B, fty, pass_gep(e, fty, m->arr[f], i), "");
+    v = LLVMBuildInsertValue(e->B, v, x, f, "");
+  }
+  return v;
+}
+
+/* fold_rows over a state's per-field arrays. */
+static void fold_rows_fields(pass_emit *e, const rj_tensor *t, const cols_plan *p,
+                             const cols_smem *m, LLVMValueRef tx, LLVMValueRef ty_, LLVMValueRef *c,
+                             LLVMValueRef *out) {
+  for (int k = 0; k < p->vec; k++)
+    smem_store(e, m, smem_index(e, p, ty_, 0, tx, k), c[k]);
+  pass_barrier_cta(e);
+  for (int h = p->BY / 2; h >= 1; h /= 2) {
+    pass_if f;
+    pass_if_begin(e, &f, LLVMBuildICmp(e->B, LLVMIntULT, ty_, pass_i32(e, h), ""));
+    for (int k = 0; k < p->vec; k++) {
+      LLVMValueRef ia = smem_index(e, p, ty_, 0, tx, k), ib = smem_index(e, p, ty_, h, tx, k);
+      LLVMValueRef a = smem_load(e, m, ia), b = smem_load(e, m, ib);
+      smem_store(e, m, ia, tns_combine(e, t, a, b));
+    }
+    pass_if_end(e, &f);
+    pass_barrier_cta(e);
+  }
+  for (int k = 0; k < p->vec; k++)
+    out[k] = smem_load(e, m, smem_index(e, p, NULL, 0, tx, k));
+}
+
 /* The BY thread rows' values c[vec] fold in shared memory: a fixed tree of log2(BY) halving
  * steps (row y takes row y + h, h = BY/2 .. 1), a barrier after each; every thread then reads
  * the column totals of its tx into out[vec].  Ends after those reads (no trailing barrier). */
-static void fold_rows(pass_emit *e, const rj_tensor *t, const cols_plan *p, LLVMValueRef sm,
+static void fold_rows(pass_emit *e, const rj_tensor *t, const cols_plan *p, const cols_smem *m,
                       LLVMValueRef tx, LLVMValueRef ty_, LLVMValueRef *c, LLVMValueRef *out) {
-  LLVMTypeRef acc_ty = tns_acc_type(e, t);
+  if (m->nf) {
+    fold_rows_fields(e, t, p, m, tx, ty_, c, out);
+    return;
+  }
+  LLVMTypeRef acc_ty = m->ty;
+  LLVMValueRef sm = m->arr[0];
   int W = p->BX * p->vec;
   LLVMValueRef col = LLVMBuildMul(e->B, tx, pass_i32(e, p->vec), "");
   LLVMValueRef mine = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, ty_, pass_i32(e, W), ""), col, "");
@@ -241,7 +317,7 @@ typedef struct cols_emit {
   LLVMValueRef k0;             /* the first column of this thread's vector */
   LLVMValueRef outbase;        /* o * K + k0: its first output */
   LLVMValueRef acc[16];        /* its accumulators, one per column of the vector */
-  LLVMValueRef sm;             /* the CTA's shared fold area */
+  cols_smem sm;                /* the CTA's shared fold area (sm.ty NULL until made) */
 } cols_emit;
 
 /* 1. The kernel's signature and sizes: constants of the plan, or the parameters of a
@@ -336,11 +412,11 @@ static void fold_cta(cols_emit *c, bool states, LLVMValueRef *tot) {
   LLVMValueRef v[16];
   for (int k = 0; k < c->p.vec; k++)
     v[k] = states ? LLVMBuildLoad2(e->B, acc_ty, c->acc[k], "") : tns_acc_value(e, c->t, c->acc[k]);
-  if (!c->sm) {
-    c->sm = pass_global_array(e, acc_ty, (int64_t)c->p.T * c->p.vec, AS_SHARED, "rj_cols");
+  if (!c->sm.ty) {
+    smem_make(e, &c->p, acc_ty, &c->sm);
     e->shared_bytes = 0; /* static shared memory */
   }
-  fold_rows(e, c->t, &c->p, c->sm, c->tx, c->ty, v, tot);
+  fold_rows(e, c->t, &c->p, &c->sm, c->tx, c->ty, v, tot);
 }
 
 /* tot[k] of each column k0 + k < K: into the output at outbase + k (tns_store), or, with ws,

@@ -34,7 +34,17 @@ typedef struct rows_plan {
  *   CTA per segment: T = pow2(nv / U) in [64, 512]; S segments per row, S = floor(one resident
  *     wave / rows) so the grid never spills into a partial second wave, and at least one full
  *     round (T * U vectors) per CTA (state ops: two); rows of >= 2^21 elements stream instead with
- *     U = 4, 32 registers and S = floor(4 waves / rows) (not the state ops). */
+ *     U = 4, 32 registers and S = floor(4 waves / rows); those of a state op keep 64 registers
+ *     and take U = 4 and up to 8 waves when there are elements enough (state_waves). */
+/* Long rows of a state op: waves of CTAs such that a thread still folds about 128 elements or
+ * more into its slots before its tree (measured on the H100, f32 1-D argmax / var, one wave of 8
+ * vectors in flight against W waves of 4: 2^24 one wave 0.99 of sum, four 0.92; 2^28 one wave
+ * 0.92, four 0.96, six 0.97, eight 0.99; docs/PERFORMANCE.md "State ops"): 1 .. 8. */
+static int state_waves(int sms, int64_t threads_sm, int64_t elements) {
+  int64_t w = elements / ((int64_t)sms * threads_sm * 128);
+  return w < 1 ? 1 : w > 8 ? 8 : (int)w;
+}
+
 static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, rows_plan *p) {
   int rd = v->red[0] ? 0 : 1; /* the reduced unit-stride dim (inner, or outer in a view) */
   if (v->n == 1) rd = 0;
@@ -73,12 +83,16 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, rows_plan 
    * 2976 GB/s; 2^20 .. 2^24 the same within noise; docs/PERFORMANCE.md, "Fourth pass") */
   int waves = 1;
   /* (not the state ops: their slots and combines want 50 to 60 registers, and at 32 ptxas spills
-   * and recomputes; with 64 they keep U = 8 and one wave, a thread folding many rounds per tree) */
+   * and recomputes; with 64 they keep U = 8 and one wave, a thread folding many rounds per tree,
+   * or U = 4 and more waves on long inputs: state_waves) */
   if (p->N >= ((int64_t)1 << 21) && !st_is(t->op)) {
     p->U = 4;
     p->regs = 32;
     threads_sm = 65536 / p->regs;
     waves = 4;
+  } else if (p->N >= ((int64_t)1 << 21)) {
+    waves = state_waves(sms, threads_sm, p->M * p->N);
+    if (waves > 1) p->U = 4;
   }
   int64_t T = tns_pow2(nv / p->U);
   p->T = (int)(T < 64 ? 64 : T > 512 ? 512 : T);
