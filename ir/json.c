@@ -623,6 +623,19 @@ static rj_status get_combine(P *p, const cJSON *o, const combine_out *t) {
   return RJ_OK;
 }
 
+/* Kind treduce's "combine": a struct state's keys read as a tensor's, then copied over. */
+static rj_status get_treduce_combine(P *p, const cJSON *o, rj_treduce *t) {
+  rj_tensor u = {.op = t->op, .dtype = t->dtype};
+  rj_status s = get_combine(p, o, &COMBINE_OUT(t, &u));
+  t->combine_nfields = u.combine_nfields;
+  t->combine_result = u.combine_result;
+  memcpy(t->combine_fields, u.combine_fields, sizeof t->combine_fields);
+  memcpy(t->combine_field_identity, u.combine_field_identity, sizeof t->combine_field_identity);
+  memcpy(t->combine_lift, u.combine_lift, sizeof t->combine_lift);
+  memcpy(t->combine_finish, u.combine_finish, sizeof t->combine_finish);
+  return s;
+}
+
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   static const char *const keys[] = {"kind",    "op",         "dtype",   "shape",         "axes",
                                      "strides", "accum",      "nan",     "deterministic", "variant",
@@ -690,7 +703,7 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_int(p, o, "", "mean_count", 0, 1 << 30, false, &t->mean_count))) return s;
-  if ((s = get_combine(p, o, &COMBINE_OUT(t, NULL)))) return s;
+  if ((s = get_treduce_combine(p, o, t))) return s;
   const char *sk[2] = {"strides", "dst_strides"};
   int64_t *sv[2] = {t->strides, t->dst_strides};
   for (int k = 0; k < 2; k++) {
@@ -851,7 +864,7 @@ static cJSON *combine_json(const rj_request *r) {
   cJSON *c = cJSON_CreateObject();
   char bits[24];
   snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)*t.identity);
-  const rj_tensor *u = t.state; /* NULL: kind treduce, a scalar state */
+  const rj_tensor *u = t.state;
   int nfields = u ? u->combine_nfields : 0;
   cJSON_AddStringToObject(c, "ir", *t.ir ? *t.ir : "");
   cJSON_AddStringToObject(c, "function", t.fn);
