@@ -57,14 +57,13 @@ static const char *scalar_req(const char *dtype, const char *ir, const char *fn,
  * combine_extra goes into "combine", extra into the request. */
 static const char *welford_req(int ranks, int root, const char *extra, const char *combine_extra) {
   char *e = escape(WELFORD_IR);
-  const char *j =
-      rjt_fmt("{\"kind\":\"treduce\",\"op\":\"custom\",\"dtype\":\"f32\",\"ranks\":%d,"
-              "\"root\":%d,\"shape\":[37,70],\"tile\":[16,64],\"pingpong\":true%s,"
-              "\"combine\":{\"ir\":\"%s\",\"function\":\"wcomb\",\"lift\":\"wlift\","
-              "\"finish\":\"wfin\",\"result\":2,\"commutative\":true,\"state\":"
-              "[{\"dtype\":\"i64\",\"identity\":0},{\"dtype\":\"f64\",\"identity\":0},"
-              "{\"dtype\":\"f64\",\"identity\":0}]%s}}",
-              ranks, root, extra, e, combine_extra);
+  const char *j = rjt_fmt("{\"kind\":\"treduce\",\"op\":\"custom\",\"dtype\":\"f32\",\"ranks\":%d,"
+                          "\"root\":%d,\"shape\":[37,70],\"tile\":[16,64],\"pingpong\":true%s,"
+                          "\"combine\":{\"ir\":\"%s\",\"function\":\"wcomb\",\"lift\":\"wlift\","
+                          "\"finish\":\"wfin\",\"result\":2,\"commutative\":true,\"state\":"
+                          "[{\"dtype\":\"i64\",\"identity\":0},{\"dtype\":\"f64\",\"identity\":0},"
+                          "{\"dtype\":\"f64\",\"identity\":0}]%s}}",
+                          ranks, root, extra, e, combine_extra);
   free(e);
   return j;
 }
@@ -100,8 +99,8 @@ static void compile_refused(const char *json, const char *field) {
   o.target = "sm_90";
   rj_kernel *k = NULL;
   rj_status s = rj_compile(ctx, &r, &o, &k);
-  ck_assert_msg(s != RJ_OK && strstr(rj_errmsg(ctx), field), "%s: %s (want %s)",
-                rj_status_name(s), rj_errmsg(ctx), field);
+  ck_assert_msg(s != RJ_OK && strstr(rj_errmsg(ctx), field), "%s: %s (want %s)", rj_status_name(s),
+                rj_errmsg(ctx), field);
 }
 
 /* f16 / bf16: the caller's half / bfloat combine inlined, the state kept in the dtype (a custom
@@ -109,8 +108,8 @@ static void compile_refused(const char *json, const char *field) {
  * to f32 where op sum has 20); the table path (20 ranks), accum (the old value first, exact: the
  * state is the dtype), a runtime-size kernel and the ring's hop kernel too. */
 START_TEST(half_states) {
-  const char *ptx = rjt_ptx(ctx, scalar_req("f16", HADD_IR, "hadd", "\"0x8000\"", 1, 5, 2, ""),
-                            "sm_90");
+  const char *ptx =
+      rjt_ptx(ctx, scalar_req("f16", HADD_IR, "hadd", "\"0x8000\"", 1, 5, 2, ""), "sm_90");
   ck_assert_int_eq(rjt_count(ptx, "add.rn.f16") + rjt_count(ptx, "add.f16"), 16);
   ck_assert_int_eq(rjt_count(ptx, "cvt.f32.f16"), 0);
   ck_assert_int_eq(rjt_count(ptx, "call"), 0);
@@ -171,9 +170,8 @@ START_TEST(struct_json) {
                 "%s", first);
   rjt_parse(ctx, first, &back);
   ck_assert_int_eq(back.u.treduce.combine_nfields, 3);
-  ck_assert_int_eq(memcmp(back.u.treduce.combine_fields, t->combine_fields,
-                          sizeof t->combine_fields),
-                   0);
+  ck_assert_int_eq(
+      memcmp(back.u.treduce.combine_fields, t->combine_fields, sizeof t->combine_fields), 0);
   ck_assert_str_eq(back.u.treduce.combine_finish, "wfin");
   ck_assert_int_eq(rj_request_canonical(ctx, &back, &canon), RJ_OK);
   ck_assert_str_eq(canon, first);
@@ -210,9 +208,8 @@ START_TEST(struct_ptx) {
   const char *m0 = rjt_ptx(ctx, matrix_req(5, 0), "sm_90");
   ck_assert_int_eq(rjt_count(m0, "call"), 0);
   ck_assert_int_ge(rjt_count(m0, "mul.lo.s32") + rjt_count(m0, "mad.lo.s32"), 16);
-  char *a = strdup(strstr(m0, ".entry")), *b = strdup(strstr(rjt_ptx(ctx, matrix_req(5, 3),
-                                                                      "sm_90"),
-                                                               ".entry"));
+  char *a = strdup(strstr(m0, ".entry")),
+       *b = strdup(strstr(rjt_ptx(ctx, matrix_req(5, 3), "sm_90"), ".entry"));
   ck_assert_msg(a && b && strcmp(a, b) == 0, "a non-commutative state's order depends on the root");
   free(a);
   free(b);
