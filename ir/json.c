@@ -548,7 +548,8 @@ static rj_status get_state(P *p, const cJSON *st, rj_tensor *t) {
 }
 
 /* The fields of a request's combine (tensor's and treduce's are alike).  state: the tensor that
- * takes a struct state's fields; NULL for kind treduce, which combines a scalar state only. */
+ * takes a struct state's fields (kind treduce: a copy, get_treduce_combine); NULL for a kind that
+ * combines a scalar state only. */
 typedef struct combine_out {
   rj_op op;
   rj_dtype dtype;
@@ -564,15 +565,15 @@ typedef struct combine_out {
     .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative, .state = (st)    \
   }
 
-/* Kind treduce combines a scalar state only: a struct state's keys of "combine" are refused,
+/* A kind that combines a scalar state only: a struct state's keys of "combine" are refused,
  * each named. */
 static rj_status no_struct_state(P *p, const cJSON *c) {
   static const char *const skeys[] = {"state", "lift", "finish", "result", NULL};
   for (int i = 0; skeys[i]; i++)
     if (cJSON_GetObjectItemCaseSensitive(c, skeys[i])) {
       at(p, "combine", skeys[i]);
-      return bad(p, "kind treduce combines a scalar state of the dtype only (struct states, "
-                    "combine.state: kind tensor)");
+      return bad(p, "this kind combines a scalar state of the dtype only (struct states, "
+                    "combine.state: kinds tensor and treduce)");
     }
   return RJ_OK;
 }

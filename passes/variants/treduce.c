@@ -21,7 +21,10 @@
  * ranks or the request's mean_count (rj_treduce_run's last launch of several, whose old value is
  * the earlier launches' partial sum).  op custom folds with the caller's combine (a call of
  * PASS_CUSTOM_COMBINE, linked in redjit-irc), acc = fn(acc, next rank): a non-commutative one in
- * rank order, 0 .. N-1, whatever the root (ir_treduce_rank_at). */
+ * rank order, 0 .. N-1, whatever the root (ir_treduce_rank_at).  Its state is the dtype (f16 /
+ * bf16 too: no f32 accumulator), or a struct state (passes/state.c): each element lifted,
+ * lift(x, position in fold order), combined, and field combine_result or finish(S) stored into a
+ * destination of that field's dtype. */
 #include "../state.h"
 
 #include <stdio.h>
@@ -161,12 +164,15 @@ static void fold_slots(pass_emit *e, const void *cx, const LLVMValueRef *x, LLVM
     acc[s] = pass_fold(e, t->op, t->dtype, t->nan, acc[s], x[s]);
 }
 
-/* The value stored for slot acc: a struct state's field combine_result or finish(S); the mean;
- * the dtype (op custom: already it). */
+/* The result of slot acc: a struct state's field combine_result or finish(S), else the mean (the
+ * other ops: acc); and that result as stored (the dtype; op custom: already it). */
 static LLVMValueRef result_of(pass_emit *e, const rj_treduce *t, const rj_tensor *st,
                               LLVMValueRef acc) {
   if (st) return st_finish(e, st, acc);
-  LLVMValueRef v = pass_mean(e, t->op, t->dtype, acc, pass_i64(e, ir_treduce_mean_count(t)));
+  return pass_mean(e, t->op, t->dtype, acc, pass_i64(e, ir_treduce_mean_count(t)));
+}
+
+static LLVMValueRef stored(pass_emit *e, const rj_treduce *t, LLVMValueRef v) {
   return t->op == RJ_OP_CUSTOM ? v : pass_from_acc(e, v, t->dtype);
 }
 
@@ -377,7 +383,8 @@ static rj_status dyn_kernel(pass_emit *e, const rj_treduce *t) {
   for (int s = 0; s < TR_SLOTS; s++) {
     pass_if w;
     pass_if_begin(e, &w, valid[s]);
-    LLVMBuildStore(e->B, result_of(e, t, st, acc[s]), pass_gep(e, ty, dst, off[s]));
+    LLVMValueRef v = result_of(e, t, st, acc[s]);
+    LLVMBuildStore(e->B, stored(e, t, v), pass_gep(e, ty, dst, off[s]));
     pass_if_end(e, &w);
   }
   LLVMBuildStore(e->B, LLVMBuildAdd(e->B, i0, LLVMBuildMul(e->B, gdim, piece, ""), ""), iv);
@@ -437,7 +444,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   for (int s = 0; s < TR_SLOTS; s++) {
     pass_if w;
     pass_if_begin(e, &w, valid[s]);
-    LLVMBuildStore(e->B, result_of(e, t, st, acc[s]), pass_gep(e, ty, dst, doff[s]));
+    LLVMValueRef v = result_of(e, t, st, acc[s]);
+    LLVMBuildStore(e->B, stored(e, t, v), pass_gep(e, ty, dst, doff[s]));
     pass_if_end(e, &w);
   }
   LLVMBuildStore(e->B, LLVMBuildAdd(e->B, LLVMBuildLoad2(e->B, i64, wv, ""), gdim, ""), wv);
