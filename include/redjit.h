@@ -66,7 +66,7 @@
  *  - Structs passed in carry struct_size, set by their init call (rj_request_init,
  *    rj_options_init, rj_treduce_group_init ...), and the library checks it.  rj_options and
  *    rj_check_opts may come from an older header: fields past the caller's struct_size are not
- *    read.  rj_treduce_group accepts the older sizes RJ_TREDUCE_GROUP_SIZE_V1 to _V4.  The others
+ *    read.  rj_treduce_group accepts the older sizes RJ_TREDUCE_GROUP_SIZE_V1 to _V5.  The others
  *    (rj_request, rj_treduce_plan, rj_nccl_args) must have this library's size (RJ_EINVAL naming
  *    struct_size otherwise); bindings that cannot see the struct ask rj_request_size().
  *  - Structs the library writes (results: rj_variant_info, rj_treduce_result, redjit_check.h's
