@@ -927,6 +927,7 @@ typedef struct cust_bufs {
   rj_treduce_buf b[160];
   rj_treduce_group g;
   unsigned char *host[160], *got;
+  unsigned char *old; /* under accum: the destination's values before the call (NULL: poison) */
 } cust_bufs;
 
 typedef void (*cust_fill)(unsigned char *h, int64_t n, uint64_t x);
@@ -943,6 +944,7 @@ static void cust_make(cust_bufs *o, int ranks, int root, int64_t rows, int64_t c
   o->g.tile[1] = 64;
   o->got = malloc((size_t)o->n * (size_t)ob);
   ck_assert_ptr_nonnull(o->got);
+  o->old = NULL;
   size_t bytes = (size_t)o->n * (size_t)eb;
   for (int r = 0; r < ranks; r++) {
     ck_assert_ptr_nonnull(o->host[r] = malloc(bytes));
@@ -959,7 +961,8 @@ static void cust_make(cust_bufs *o, int ranks, int root, int64_t rows, int64_t c
 static rj_status cust_run(cust_bufs *o, rj_treduce_path path, rj_treduce_result *res) {
   size_t bytes = (size_t)o->n * (size_t)o->ob;
   memset(o->got, 0xA5, bytes);
-  ck_assert_int_eq(rj_memcpy_htod(ctx, o->g.dst.device, o->g.dst.ptr, o->got, bytes), RJ_OK);
+  const void *before = o->g.accum && o->old ? o->old : o->got;
+  ck_assert_int_eq(rj_memcpy_htod(ctx, o->g.dst.device, o->g.dst.ptr, before, bytes), RJ_OK);
   o->g.path = path;
   *res = (rj_treduce_result){.struct_size = sizeof(rj_treduce_result)};
   rj_status s = rj_treduce_run(ctx, &o->g, NULL, res);
@@ -975,6 +978,7 @@ static void cust_free(cust_bufs *o) {
   }
   ck_assert_int_eq(rj_device_free(ctx, o->g.dst.device, o->g.dst.ptr), RJ_OK);
   free(o->got);
+  free(o->old);
 }
 
 static uint64_t lcg(uint64_t *x) {
@@ -1076,6 +1080,69 @@ static void half_as_sum(rj_dtype dt, int ranks, int root, int64_t rows, int64_t 
   cust_free(&o);
 }
 
+/* f16 values, three in four of them zero (the first non-zero one is then often a later rank's) */
+static void fill_sparse_f16(unsigned char *h, int64_t n, uint64_t x) {
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t v = lcg(&x);
+    uint16_t b = v % 4 ? 0 : half_bits((float)((int)(v / 4 % 16) + 1) / 4.0f, RJ_F16);
+    memcpy(h + i * 2, &b, 2);
+  }
+}
+
+/* The first non-zero half: associative, not commutative; identity 0. */
+static const char *const HFIRST_IR =
+    "define half @hfirst(half %a, half %b) {\n  %z = fcmp oeq half %a, 0xH0000\n"
+    "  %c = select i1 %z, half %b, half %a\n  ret half %c\n}\n";
+
+/* A non-commutative f16 combine (the first non-zero value) in rank order whatever the root, the
+ * old value first under accum (the state is f16: the destination holds it exactly), over one or
+ * two launches: exact on auto, peer, split, split-equal and the ring; staged ranks refused. */
+static void half_rank_order(int ranks, int root, int64_t rows, int64_t cols, int accum) {
+  cust_bufs o;
+  cust_make(&o, ranks, root, rows, cols, RJ_F16, 2, 2, fill_sparse_f16, 77 + (uint64_t)ranks);
+  size_t bytes = (size_t)o.n * 2;
+  o.old = malloc(bytes);
+  ck_assert_ptr_nonnull(o.old);
+  fill_sparse_f16(o.old, o.n, 3);
+  o.g.accum = accum;
+  o.g.combine_ir = HFIRST_IR;
+  snprintf(o.g.combine_fn, sizeof o.g.combine_fn, "hfirst");
+  o.g.combine_identity = 0;
+  o.g.combine_commutative = 0;
+  for (int p = 0; p < 6; p++) {
+    rj_treduce_path path = OPS_PATHS[p];
+    rj_treduce_result res;
+    rj_status s = cust_run(&o, path, &res);
+    if (ops_no_peer(s)) continue;
+    if (s == RJ_EUNSUPPORTED && ndev > 1 &&
+        ((path == RJ_TREDUCE_RING && strstr(rj_errmsg(ctx), "runs of consecutive ranks")) ||
+         (path == RJ_TREDUCE_AUTO && strstr(rj_errmsg(ctx), "staged ranks"))))
+      continue;
+    if ((path == RJ_TREDUCE_STAGED && ranks > 1) ||
+        (path == RJ_TREDUCE_RING && 0 % ndev != root % ndev)) {
+      ck_assert_msg(s == RJ_EUNSUPPORTED && strstr(rj_errmsg(ctx), "commutative"), "path %d: %s",
+                    path, rj_errmsg(ctx));
+      continue;
+    }
+    ck_assert_msg(s == RJ_OK, "hfirst, path %d: %s", path, rj_errmsg(ctx));
+    for (int64_t i = 0; i < o.n; i++) {
+      uint16_t want = 0, v, got;
+      if (accum) memcpy(&want, o.old + i * 2, 2);
+      for (int k = 0; k < ranks && !want; k++) {
+        memcpy(&v, o.host[k] + i * 2, 2);
+        want = v;
+      }
+      memcpy(&got, o.got + i * 2, 2);
+      ck_assert_msg(got == want,
+                    "hfirst path %s (%d), %d ranks, root %d, accum %d: element %lld "
+                    "is 0x%04x, want 0x%04x",
+                    res.path, path, ranks, root, accum, (long long)i, got, want);
+    }
+    cases_run++;
+  }
+  cust_free(&o);
+}
+
 START_TEST(half_as_sum_case) {
   if (!gpu) return;
   half_as_sum(RJ_F16, 2, 1, 37, 70);
@@ -1083,6 +1150,10 @@ START_TEST(half_as_sum_case) {
   half_as_sum(RJ_F16, 17, 16, 9, 200); /* the source table in shared memory */
   half_as_sum(RJ_BF16, 130, 5, 5, 67); /* two launches, the second accumulating */
   half_as_sum(RJ_F16, 1, 0, 33, 33);
+  half_rank_order(5, 2, 37, 70, 1);
+  half_rank_order(17, 9, 20, 70, 0);
+  half_rank_order(130, 64, 7, 65, 1); /* two launches, the old value and the partial first */
+  half_rank_order(3, 2, 1, 1, 0);
 }
 END_TEST
 
