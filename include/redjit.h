@@ -66,7 +66,7 @@
  *  - Structs passed in carry struct_size, set by their init call (rj_request_init,
  *    rj_options_init, rj_treduce_group_init ...), and the library checks it.  rj_options and
  *    rj_check_opts may come from an older header: fields past the caller's struct_size are not
- *    read.  rj_treduce_group accepts the older sizes RJ_TREDUCE_GROUP_SIZE_V1 to _V4.  The others
+ *    read.  rj_treduce_group accepts the older sizes RJ_TREDUCE_GROUP_SIZE_V1 to _V5.  The others
  *    (rj_request, rj_treduce_plan, rj_nccl_args) must have this library's size (RJ_EINVAL naming
  *    struct_size otherwise); bindings that cannot see the struct ask rj_request_size().
  *  - Structs the library writes (results: rj_variant_info, rj_treduce_result, redjit_check.h's
@@ -483,6 +483,16 @@ typedef struct rj_treduce {
   uint64_t combine_identity;
   int combine_commutative;
   uint64_t combine_text; /* as rj_tensor.combine_text */
+  /* op custom with a struct state (JSON "combine.state"; docs/TREDUCE.md "Struct states"): as
+   * rj_tensor's fields of these names.  Each rank's element x is lifted, lift(x, position) with
+   * position its rank's place in fold order (0 first), the states are combined in fold order and
+   * the destination (of field combine_result's dtype) gets that field, or finish(S). */
+  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX]; /* first: 8-byte aligned */
+  int combine_nfields;
+  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
+  char combine_lift[RJ_COMBINE_FN_MAX];
+  char combine_finish[RJ_COMBINE_FN_MAX];
+  int combine_result;
 } rj_treduce;
 
 typedef struct rj_request {
@@ -809,23 +819,32 @@ typedef struct rj_treduce_group {
    * ring_timeout_ms) gets 0. */
   int dynamic; /* 1: runtime-size kernels (rj_treduce's `dynamic`): a new element count compiles
                   nothing where the buffers are dense row-major */
-  /* op custom: the caller's combine (rj_tensor's fields; the text need only live for the call),
-   * a scalar state only (no struct states in treduce).  A group of an older struct_size (V1 to
-   * V4: one that ends at `dynamic`) has none. */
+  /* op custom: the caller's combine (rj_tensor's fields; the text need only live for the call).
+   * A group of an older struct_size (V1 to V4: one that ends at `dynamic`) has none. */
   const char *combine_ir;
   char combine_fn[RJ_COMBINE_FN_MAX];
   uint64_t combine_identity;
   int combine_commutative;
+  /* op custom with a struct state (rj_treduce's fields of these names).  A group of struct_size
+   * V1 to RJ_TREDUCE_GROUP_SIZE_V5 (one that ends at combine_commutative) has a scalar state. */
+  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX]; /* first: 8-byte aligned */
+  int combine_nfields;
+  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
+  char combine_lift[RJ_COMBINE_FN_MAX];
+  char combine_finish[RJ_COMBINE_FN_MAX];
+  int combine_result;
 } rj_treduce_group;
 
 /* The older struct_size values rj_treduce_run accepts besides sizeof(rj_treduce_group): the
  * sizeof of a group that ends at `path` (V1), of one that ends at `async` (V2), of one that ends
- * at `ring_timeout_ms` (V3) and of one that ends at `dynamic` (V4), on the 64-bit ABIs redjit
+ * at `ring_timeout_ms` (V3), of one that ends at `dynamic` (V4) and of one that ends at
+ * `combine_commutative` (V5), on the 64-bit ABIs redjit
  * builds for.  The fields past a caller's struct_size get their defaults. */
 #define RJ_TREDUCE_GROUP_SIZE_V1 offsetof(rj_treduce_group, stream)
 #define RJ_TREDUCE_GROUP_SIZE_V2 offsetof(rj_treduce_group, ring_timeout_ms)
 #define RJ_TREDUCE_GROUP_SIZE_V3 offsetof(rj_treduce_group, dynamic)
 #define RJ_TREDUCE_GROUP_SIZE_V4 offsetof(rj_treduce_group, combine_ir)
+#define RJ_TREDUCE_GROUP_SIZE_V5 offsetof(rj_treduce_group, combine_field_identity)
 
 /* What a call did.  The caller sets struct_size (sizeof(rj_treduce_result)) before the call;
  * res->path tells which path ran. */

@@ -46,6 +46,11 @@ rj_dtype ir_op_result(rj_op op, rj_dtype t); /* the result's dtype: i64 for an i
 /* A tensor request's output dtype: ir_op_result, or op custom's field combine_result of a struct
  * state. */
 rj_dtype ir_tensor_result(const rj_tensor *t);
+/* Kind treduce's op, dtype, nan and combine fields as a tensor request's (the struct-state checks,
+ * the canonical form and passes/state.c read a state from an rj_tensor), and its output dtype
+ * (op custom with a struct state: field combine_result's; else the dtype). */
+rj_tensor ir_treduce_as_tensor(const rj_treduce *t);
+rj_dtype ir_treduce_result(const rj_treduce *t);
 /* RJ_EINVAL naming the field when op is unknown or does not take dtype t. */
 rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e);
 /* the request's op; -1 for kinds without one (kind subgroup: RJ_OP_CUSTOM for reduce_custom and
@@ -55,9 +60,8 @@ int ir_request_op(const rj_request *r);
  * same four
  * fields), or NULL: ir, fn, identity, commutative point into the request.  state: the tensor
  * whose struct-state fields apply (combine_nfields, combine_fields, combine_field_identity,
- * combine_lift, combine_finish, combine_result); NULL for kinds treduce, tile and subgroup, which
- * serve a scalar state only (JSON "combine.state" is refused; tile's and subgroup's struct-state
- * fields must stay zero). */
+ * combine_lift, combine_finish, combine_result): the request's own for kind tensor, `view` (a
+ * copy: ir_treduce_as_tensor) for kind treduce, so *c is used where it was filled. */
 typedef struct ir_combine {
   const char **ir; /* writable where the request is (jit/: the copies it keeps) */
   const char *fn;  /* RJ_COMBINE_FN_MAX bytes */
@@ -65,6 +69,7 @@ typedef struct ir_combine {
   const int *commutative;
   const rj_tensor *state;
   uint64_t *text; /* the context's kept copy *ir is (rj_request_parse), 0: the caller's text */
+  rj_tensor view;
 } ir_combine;
 bool ir_request_combine(const rj_request *r, ir_combine *c); /* false: not op custom */
 /* op custom: the names of the caller's functions as the compiler links them, "fn" (a scalar

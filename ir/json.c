@@ -552,7 +552,8 @@ static rj_status get_state(P *p, const cJSON *st, rj_tensor *t) {
 }
 
 /* The fields of a request's combine (tensor's and treduce's are alike).  state: the tensor that
- * takes a struct state's fields; NULL for kind treduce, which combines a scalar state only. */
+ * takes a struct state's fields (kind treduce: a copy, get_treduce_combine); NULL for a kind that
+ * combines a scalar state only. */
 typedef struct combine_out {
   rj_op op;
   rj_dtype dtype;
@@ -571,8 +572,8 @@ typedef struct combine_out {
   }
 #define COMBINE_OUT(t, st, k) COMBINE_OUT_OP(t, (t)->op, st, k)
 
-/* Kinds treduce, tile and subgroup combine a scalar state only: a struct state's keys of
- * "combine" are refused, each named. */
+/* Kinds tile and subgroup combine a scalar state only: a struct state's keys of "combine" are
+ * refused, each named. */
 static rj_status no_struct_state(P *p, const cJSON *c, const char *kind) {
   static const char *const skeys[] = {"state", "lift", "finish", "result", NULL};
   for (int i = 0; skeys[i]; i++)
@@ -581,7 +582,7 @@ static rj_status no_struct_state(P *p, const cJSON *c, const char *kind) {
       char msg[128];
       snprintf(msg, sizeof msg,
                "kind %s combines a scalar state of the dtype only (struct states, "
-               "combine.state: kind tensor)",
+               "combine.state: kinds tensor and treduce)",
                kind);
       return bad(p, msg);
     }
@@ -647,6 +648,19 @@ static rj_status subgroup_combine(P *p, const cJSON *o, rj_subgroup *g) {
     return bad(p, "applies only to the primitives reduce_custom and reduce_all_custom");
   }
   return get_combine(p, o, &COMBINE_OUT_OP(g, custom ? RJ_OP_CUSTOM : RJ_OP_SUM, NULL, "subgroup"));
+}
+
+/* Kind treduce's "combine": a struct state's keys read as a tensor's, then copied over. */
+static rj_status get_treduce_combine(P *p, const cJSON *o, rj_treduce *t) {
+  rj_tensor u = {.op = t->op, .dtype = t->dtype};
+  rj_status s = get_combine(p, o, &COMBINE_OUT(t, &u, "treduce"));
+  t->combine_nfields = u.combine_nfields;
+  t->combine_result = u.combine_result;
+  memcpy(t->combine_fields, u.combine_fields, sizeof t->combine_fields);
+  memcpy(t->combine_field_identity, u.combine_field_identity, sizeof t->combine_field_identity);
+  memcpy(t->combine_lift, u.combine_lift, sizeof t->combine_lift);
+  memcpy(t->combine_finish, u.combine_finish, sizeof t->combine_finish);
+  return s;
 }
 
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
@@ -716,7 +730,7 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_int(p, o, "", "mean_count", 0, 1 << 30, false, &t->mean_count))) return s;
-  if ((s = get_combine(p, o, &COMBINE_OUT(t, NULL, "treduce")))) return s;
+  if ((s = get_treduce_combine(p, o, t))) return s;
   const char *sk[2] = {"strides", "dst_strides"};
   int64_t *sv[2] = {t->strides, t->dst_strides};
   for (int k = 0; k < 2; k++) {
@@ -877,7 +891,7 @@ static cJSON *combine_json(const rj_request *r) {
   cJSON *c = cJSON_CreateObject();
   char bits[24];
   snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)*t.identity);
-  const rj_tensor *u = t.state; /* NULL: kind treduce, a scalar state */
+  const rj_tensor *u = t.state;
   int nfields = u ? u->combine_nfields : 0;
   cJSON_AddStringToObject(c, "ir", *t.ir ? *t.ir : "");
   cJSON_AddStringToObject(c, "function", t.fn);

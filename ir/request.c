@@ -72,6 +72,33 @@ rj_dtype ir_tensor_result(const rj_tensor *t) {
   return ir_op_result(t->op, t->dtype);
 }
 
+rj_tensor ir_treduce_as_tensor(const rj_treduce *t) {
+  rj_tensor v = {.op = t->op,
+                 .dtype = t->dtype,
+                 .nan = t->nan,
+                 .accum = t->accum,
+                 .combine_ir = t->combine_ir,
+                 .combine_identity = t->combine_identity,
+                 .combine_commutative = t->combine_commutative,
+                 .combine_nfields = t->combine_nfields,
+                 .combine_result = t->combine_result,
+                 .combine_text = t->combine_text};
+  memcpy(v.combine_fn, t->combine_fn, sizeof v.combine_fn);
+  memcpy(v.combine_fields, t->combine_fields, sizeof v.combine_fields);
+  memcpy(v.combine_field_identity, t->combine_field_identity, sizeof v.combine_field_identity);
+  memcpy(v.combine_lift, t->combine_lift, sizeof v.combine_lift);
+  memcpy(v.combine_finish, t->combine_finish, sizeof v.combine_finish);
+  return v;
+}
+
+rj_dtype ir_treduce_result(const rj_treduce *t) {
+  rj_tensor v = ir_treduce_as_tensor(t);
+  return ir_tensor_result(&v);
+}
+
+/* rj_treduce must not grow rj_request's union (rj_tile is its largest member, rj_tensor next) */
+_Static_assert(sizeof(rj_treduce) <= sizeof(rj_tensor), "rj_tensor is rj_request's largest kind");
+
 rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e) {
   const ir_op_info *o = ir_op(op);
   if (!o) return ir_fail(e, RJ_EINVAL, "op: unknown value %d", (int)op);
@@ -108,9 +135,11 @@ int ir_request_op(const rj_request *r) {
 bool ir_request_combine(const rj_request *r, ir_combine *c) {
   if (r->kind == RJ_KIND_TENSOR && r->u.tensor.op == RJ_OP_CUSTOM)
     *c = COMBINE_OF(&r->u.tensor, &r->u.tensor);
-  else if (r->kind == RJ_KIND_TREDUCE && r->u.treduce.op == RJ_OP_CUSTOM)
+  else if (r->kind == RJ_KIND_TREDUCE && r->u.treduce.op == RJ_OP_CUSTOM) {
     *c = COMBINE_OF(&r->u.treduce, NULL);
-  else if (r->kind == RJ_KIND_TILE && r->u.tile.op == RJ_OP_CUSTOM)
+    c->view = ir_treduce_as_tensor(&r->u.treduce);
+    c->state = &c->view;
+  } else if (r->kind == RJ_KIND_TILE && r->u.tile.op == RJ_OP_CUSTOM)
     *c = COMBINE_OF(&r->u.tile, NULL);
   else if (r->kind == RJ_KIND_SUBGROUP && ir_request_op(r) == RJ_OP_CUSTOM)
     *c = COMBINE_OF(&r->u.subgroup, NULL);

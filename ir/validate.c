@@ -378,9 +378,9 @@ static rj_status validate_state(const rj_tensor *t, ir_err *e) {
 }
 
 /* A combine's fields (op custom: tensor's and treduce's alike), or none of them for the other
- * ops.  state: the tensor whose struct-state fields apply; NULL for kind treduce (a scalar state
- * only: rj_treduce has no such fields).  accum with a non-commutative combine: kind treduce
- * defines the order (the old value first); kind tensor refuses it. */
+ * ops.  state: the tensor whose struct-state fields apply (kind treduce: ir_treduce_as_tensor's
+ * copy).  accum (accum_ordered: kind treduce) folds the old value first, with a non-commutative
+ * combine or an f16 / bf16 state (the dtype's) too; kind tensor refuses both. */
 typedef struct combine_in {
   rj_op op;
   rj_dtype dtype;
@@ -427,7 +427,11 @@ static rj_status validate_combine(const combine_in *t, ir_err *e) {
     return ir_fail(e, RJ_EINVAL,
                    "accum: not with a non-commutative combine (the order of the old value and "
                    "the result is not defined yet)");
-  if (t->accum && (nfields || t->dtype == RJ_F16 || t->dtype == RJ_BF16))
+  if (t->accum && nfields && t->accum_ordered)
+    return ir_fail(e, RJ_EINVAL,
+                   "accum: not with a struct state (the destination holds the output, field "
+                   "combine.result or finish's, not a state to fold into)");
+  if (t->accum && !t->accum_ordered && (nfields || t->dtype == RJ_F16 || t->dtype == RJ_BF16))
     return ir_fail(e, RJ_EINVAL,
                    "accum: not with a struct state or an f16 / bf16 custom state (the output is "
                    "not a state to fold into)");
@@ -560,12 +564,8 @@ static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
     return ir_fail(e, RJ_EINVAL, "mean_count: %lld is outside ranks..2^20 (%d..1048576; 0: ranks)",
                    (long long)t->mean_count, t->ranks);
   if ((s = check_mean(t->op, t->accum && t->mean_count <= t->ranks, t->nan, e))) return s;
-  if ((s = validate_combine(&COMBINE_IN(t, true, NULL), e))) return s;
-  if (t->op == RJ_OP_CUSTOM && (t->dtype == RJ_F16 || t->dtype == RJ_BF16))
-    return ir_fail(e, RJ_EINVAL,
-                   "op: \"custom\" takes f32 f64 i32 u32 i64 u64 in kind treduce, not %s (f16 / "
-                   "bf16 custom states: kind tensor)",
-                   ir_dtype(t->dtype)->name);
+  rj_tensor view = ir_treduce_as_tensor(t); /* the struct state's fields, checked as tensor's */
+  if ((s = validate_combine(&COMBINE_IN(t, true, &view), e))) return s;
   if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
   if (t->ranks < 1 || t->ranks > 1024)
     return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", t->ranks);

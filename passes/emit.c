@@ -43,9 +43,13 @@ LLVMValueRef pass_i64(pass_emit *e, int64_t v) {
 /* Identities: -0.0 for float sums and means (x + -0.0 == x for every x, so LLVM folds it away),
  * +-inf for float max / min (not the finite extremes), the integer limits; 1 for prod, all ones
  * for and, 0 for or / xor. */
-/* op custom: the request's identity bits as the state type (T itself: f16 / bf16 are refused) */
+/* op custom: the request's identity bits as the state type (T itself; f16 / bf16: the half /
+ * bfloat of those bits, for folds that keep T, as treduce's do) */
 static LLVMValueRef custom_identity(pass_emit *e, rj_dtype t) {
   uint64_t b = e->custom ? *e->custom : 0;
+  if (t == RJ_F16 || t == RJ_BF16)
+    return LLVMConstBitCast(LLVMConstInt(LLVMInt16TypeInContext(e->C), b & 0xffff, 0),
+                            pass_type(e, t));
   if (t == RJ_F64 || t == RJ_F32) {
     double d;
     float f;

@@ -24,6 +24,7 @@ tensor_cluster.json           sm_90     tensor_cluster
 tensor_generic.json           sm_90     tensor_generic
 tensor_custom_welford.json    sm_90     tensor_rows
 treduce.json                  sm_90     treduce
+treduce_custom_welford.json   sm_90     treduce
 "
 
 fail=0

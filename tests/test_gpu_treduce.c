@@ -7,7 +7,11 @@
  * pass the oracle and their destinations must be equal bit for bit (rj_treduce_result's digest).
  * The ops mean and custom have a case of their own (CK_RUN_CASE=treduce_ops): mean against the
  * oracle on every path; a custom add bit for bit op sum's; a non-commutative custom combine in
- * rank order, exact.  Without a GPU it prints "SKIP: no GPU" and passes. */
+ * rank order, exact.  Op custom's f16 / bf16 and struct states (CK_RUN_CASE=treduce_custom): an
+ * f16 / bf16 custom add bit for bit op sum's, a Welford state against a float64 two-pass
+ * reference, a matrix state (non-commutative, integer) exact in rank order, and the paths that
+ * refuse a struct state saying why.  Without a GPU it prints "SKIP: no GPU" and passes. */
+#include "custom_ir.h"
 #include "redjit_check.h"
 #include "rjtest.h"
 
@@ -912,6 +916,389 @@ START_TEST(custom_rank_order_case) {
 }
 END_TEST
 
+/* ---- op custom beyond a scalar state of 32 / 64 bits (CK_RUN_CASE=treduce_custom): f16 / bf16
+ * scalar states and struct states (tests/custom_ir.h). */
+
+/* A group's buffers (rank r on GPU r mod the count), sources of eb-byte elements filled by fill,
+ * a destination of ob-byte elements (a struct state's output: its field's dtype). */
+typedef struct cust_bufs {
+  int ranks, eb, ob;
+  int64_t n;
+  rj_treduce_buf b[160];
+  rj_treduce_group g;
+  unsigned char *host[160], *got;
+  unsigned char *old; /* under accum: the destination's values before the call (NULL: poison) */
+} cust_bufs;
+
+typedef void (*cust_fill)(unsigned char *h, int64_t n, uint64_t x);
+
+static void cust_make(cust_bufs *o, int ranks, int root, int64_t rows, int64_t cols, rj_dtype dt,
+                      int eb, int ob, cust_fill fill, uint64_t seed) {
+  ck_assert_int_le(ranks, 160);
+  o->ranks = ranks;
+  o->eb = eb;
+  o->ob = ob;
+  o->n = rows * cols;
+  rjt_treduce_group(&o->g, o->b, ranks, root, rows, cols, ndev, RJ_OP_CUSTOM, dt);
+  o->g.tile[0] = 16;
+  o->g.tile[1] = 64;
+  o->got = malloc((size_t)o->n * (size_t)ob);
+  ck_assert_ptr_nonnull(o->got);
+  o->old = NULL;
+  size_t bytes = (size_t)o->n * (size_t)eb;
+  for (int r = 0; r < ranks; r++) {
+    ck_assert_ptr_nonnull(o->host[r] = malloc(bytes));
+    fill(o->host[r], o->n, seed + (uint64_t)r * 7919);
+    ck_assert_int_eq(rj_device_alloc(ctx, o->b[r].device, bytes, &o->b[r].ptr), RJ_OK);
+    ck_assert_int_eq(rj_memcpy_htod(ctx, o->b[r].device, o->b[r].ptr, o->host[r], bytes), RJ_OK);
+  }
+  o->g.dst = o->b[root];
+  ck_assert_int_eq(rj_device_alloc(ctx, o->g.dst.device, (size_t)o->n * (size_t)ob, &o->g.dst.ptr),
+                   RJ_OK);
+}
+
+/* rj_treduce_run on path into o->got (the destination poisoned first). */
+static rj_status cust_run(cust_bufs *o, rj_treduce_path path, rj_treduce_result *res) {
+  size_t bytes = (size_t)o->n * (size_t)o->ob;
+  memset(o->got, 0xA5, bytes);
+  const void *before = o->g.accum && o->old ? o->old : o->got;
+  ck_assert_int_eq(rj_memcpy_htod(ctx, o->g.dst.device, o->g.dst.ptr, before, bytes), RJ_OK);
+  o->g.path = path;
+  *res = (rj_treduce_result){.struct_size = sizeof(rj_treduce_result)};
+  rj_status s = rj_treduce_run(ctx, &o->g, NULL, res);
+  if (!s)
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, o->g.dst.device, o->got, o->g.dst.ptr, bytes), RJ_OK);
+  return s;
+}
+
+static void cust_free(cust_bufs *o) {
+  for (int r = 0; r < o->ranks; r++) {
+    ck_assert_int_eq(rj_device_free(ctx, o->b[r].device, o->b[r].ptr), RJ_OK);
+    free(o->host[r]);
+  }
+  ck_assert_int_eq(rj_device_free(ctx, o->g.dst.device, o->g.dst.ptr), RJ_OK);
+  free(o->got);
+  free(o->old);
+}
+
+static uint64_t lcg(uint64_t *x) {
+  *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+  return *x >> 33;
+}
+
+/* The f16 / bf16 bits of a float the format holds exactly (normal, or zero). */
+static uint16_t half_bits(float f, rj_dtype dt) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if (dt == RJ_BF16 || !(u & 0x7fffffffu)) return (uint16_t)(u >> 16);
+  int e = (int)((u >> 23) & 0xff) - 127 + 15;
+  return (uint16_t)(((u >> 16) & 0x8000u) | (uint32_t)e << 10 | ((u >> 13) & 0x3ffu));
+}
+
+/* f16: multiples of 1/4 in [-2, 2]; bf16: -1, 0, 1 (every partial sum of up to 160 ranks is
+ * exact in the dtype, so a sum rounded once and a sum rounded at every step agree) */
+static void fill_f16(unsigned char *h, int64_t n, uint64_t x) {
+  for (int64_t i = 0; i < n; i++) {
+    uint16_t b = half_bits((float)((int)(lcg(&x) % 17) - 8) / 4.0f, RJ_F16);
+    memcpy(h + i * 2, &b, 2);
+  }
+}
+static void fill_bf16(unsigned char *h, int64_t n, uint64_t x) {
+  for (int64_t i = 0; i < n; i++) {
+    uint16_t b = half_bits((float)((int)(lcg(&x) % 3) - 1), RJ_BF16);
+    memcpy(h + i * 2, &b, 2);
+  }
+}
+
+static const char *const HADD_IR =
+    "define half @hadd(half %a, half %b) {\n  %c = fadd half %a, %b\n  ret half %c\n}\n";
+static const char *const BADD_IR =
+    "define bfloat @badd(bfloat %a, bfloat %b) {\n  %c = fadd bfloat %a, %b\n  ret bfloat %c\n}\n";
+
+/* An f16 / bf16 custom add (the state kept in the dtype) on every path: bit for bit op sum's on
+ * the same path (sum accumulates in f32 and rounds once; the values keep every partial sum exact)
+ * and the exact sum; the ring, which refuses a sum of f16, serves the custom add. */
+static void half_as_sum(rj_dtype dt, int ranks, int root, int64_t rows, int64_t cols) {
+  cust_bufs o;
+  cust_make(&o, ranks, root, rows, cols, dt, 2, 2, dt == RJ_F16 ? fill_f16 : fill_bf16,
+            5 + (uint64_t)ranks);
+  size_t bytes = (size_t)o.n * 2;
+  unsigned char *sum = malloc(bytes), *exact = malloc(bytes);
+  ck_assert(sum && exact);
+  for (int64_t i = 0; i < o.n; i++) { /* the exact sum, in float (exact: small multiples) */
+    float f = 0;
+    for (int k = 0; k < ranks; k++) {
+      uint16_t b;
+      memcpy(&b, o.host[k] + i * 2, 2);
+      uint32_t u = dt == RJ_BF16 ? (uint32_t)b << 16 : 0;
+      if (dt == RJ_F16 && (b & 0x7fff))
+        u = (uint32_t)(b & 0x8000) << 16 | (uint32_t)(((b >> 10) & 0x1f) - 15 + 127) << 23 |
+            (uint32_t)(b & 0x3ff) << 13;
+      float v;
+      memcpy(&v, &u, 4);
+      f += v;
+    }
+    uint16_t w = half_bits(f, dt);
+    memcpy(exact + i * 2, &w, 2);
+  }
+  for (int p = 0; p < 6; p++) {
+    rj_treduce_path path = OPS_PATHS[p];
+    rj_treduce_result res;
+    o.g.op = RJ_OP_SUM;
+    o.g.combine_ir = NULL;
+    o.g.combine_fn[0] = 0;
+    o.g.combine_identity = 0;
+    o.g.combine_commutative = 0;
+    rj_status s = cust_run(&o, path, &res);
+    if (ops_no_peer(s)) continue;
+    int have_sum = s == RJ_OK;
+    if (have_sum)
+      memcpy(sum, o.got, bytes);
+    else
+      ck_assert_msg(s == RJ_EUNSUPPORTED && (path == RJ_TREDUCE_RING || ranks > 128),
+                    "sum, path %d: %s", path, rj_errmsg(ctx));
+    o.g.op = RJ_OP_CUSTOM;
+    o.g.combine_ir = dt == RJ_F16 ? HADD_IR : BADD_IR;
+    snprintf(o.g.combine_fn, sizeof o.g.combine_fn, dt == RJ_F16 ? "hadd" : "badd");
+    o.g.combine_identity = 0x8000; /* -0.0 */
+    o.g.combine_commutative = 1;
+    s = cust_run(&o, path, &res);
+    if (s == RJ_EUNSUPPORTED && ndev > 1 && path == RJ_TREDUCE_RING &&
+        strstr(rj_errmsg(ctx), "runs of consecutive ranks"))
+      continue;
+    ck_assert_msg(s == RJ_OK, "custom %s, path %d: %s", dt == RJ_F16 ? "f16" : "bf16", path,
+                  rj_errmsg(ctx));
+    if (have_sum)
+      ck_assert_msg(memcmp(sum, o.got, bytes) == 0, "custom add differs from sum on path %s (%d)",
+                    res.path, path);
+    ck_assert_msg(memcmp(exact, o.got, bytes) == 0, "custom add inexact on path %s (%d)", res.path,
+                  path);
+    cases_run++;
+  }
+  free(sum);
+  free(exact);
+  cust_free(&o);
+}
+
+/* f16 values, three in four of them zero (the first non-zero one is then often a later rank's) */
+static void fill_sparse_f16(unsigned char *h, int64_t n, uint64_t x) {
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t v = lcg(&x);
+    uint16_t b = v % 4 ? 0 : half_bits((float)((int)(v / 4 % 16) + 1) / 4.0f, RJ_F16);
+    memcpy(h + i * 2, &b, 2);
+  }
+}
+
+/* The first non-zero half: associative, not commutative; identity 0. */
+static const char *const HFIRST_IR =
+    "define half @hfirst(half %a, half %b) {\n  %z = fcmp oeq half %a, 0xH0000\n"
+    "  %c = select i1 %z, half %b, half %a\n  ret half %c\n}\n";
+
+/* A non-commutative f16 combine (the first non-zero value) in rank order whatever the root, the
+ * old value first under accum (the state is f16: the destination holds it exactly), over one or
+ * two launches: exact on auto, peer, split, split-equal and the ring; staged ranks refused. */
+static void half_rank_order(int ranks, int root, int64_t rows, int64_t cols, int accum) {
+  cust_bufs o;
+  cust_make(&o, ranks, root, rows, cols, RJ_F16, 2, 2, fill_sparse_f16, 77 + (uint64_t)ranks);
+  size_t bytes = (size_t)o.n * 2;
+  o.old = malloc(bytes);
+  ck_assert_ptr_nonnull(o.old);
+  fill_sparse_f16(o.old, o.n, 3);
+  o.g.accum = accum;
+  o.g.combine_ir = HFIRST_IR;
+  snprintf(o.g.combine_fn, sizeof o.g.combine_fn, "hfirst");
+  o.g.combine_identity = 0;
+  o.g.combine_commutative = 0;
+  for (int p = 0; p < 6; p++) {
+    rj_treduce_path path = OPS_PATHS[p];
+    rj_treduce_result res;
+    rj_status s = cust_run(&o, path, &res);
+    if (ops_no_peer(s)) continue;
+    if (s == RJ_EUNSUPPORTED && ndev > 1 &&
+        ((path == RJ_TREDUCE_RING && strstr(rj_errmsg(ctx), "runs of consecutive ranks")) ||
+         (path == RJ_TREDUCE_AUTO && strstr(rj_errmsg(ctx), "staged ranks"))))
+      continue;
+    if ((path == RJ_TREDUCE_STAGED && ranks > 1) ||
+        (path == RJ_TREDUCE_RING && 0 % ndev != root % ndev)) {
+      ck_assert_msg(s == RJ_EUNSUPPORTED && strstr(rj_errmsg(ctx), "commutative"), "path %d: %s",
+                    path, rj_errmsg(ctx));
+      continue;
+    }
+    ck_assert_msg(s == RJ_OK, "hfirst, path %d: %s", path, rj_errmsg(ctx));
+    for (int64_t i = 0; i < o.n; i++) {
+      uint16_t want = 0, v, got;
+      if (accum) memcpy(&want, o.old + i * 2, 2);
+      for (int k = 0; k < ranks && !want; k++) {
+        memcpy(&v, o.host[k] + i * 2, 2);
+        want = v;
+      }
+      memcpy(&got, o.got + i * 2, 2);
+      ck_assert_msg(got == want,
+                    "hfirst path %s (%d), %d ranks, root %d, accum %d: element %lld "
+                    "is 0x%04x, want 0x%04x",
+                    res.path, path, ranks, root, accum, (long long)i, got, want);
+    }
+    cases_run++;
+  }
+  cust_free(&o);
+}
+
+START_TEST(half_as_sum_case) {
+  if (!gpu) return;
+  half_as_sum(RJ_F16, 2, 1, 37, 70);
+  half_as_sum(RJ_BF16, 5, 2, 37, 70);
+  half_as_sum(RJ_F16, 17, 16, 9, 200); /* the source table in shared memory */
+  half_as_sum(RJ_BF16, 130, 5, 5, 67); /* two launches, the second accumulating */
+  half_as_sum(RJ_F16, 1, 0, 33, 33);
+  half_rank_order(5, 2, 37, 70, 1);
+  half_rank_order(17, 9, 20, 70, 0);
+  half_rank_order(130, 64, 7, 65, 1); /* two launches, the old value and the partial first */
+  half_rank_order(3, 2, 1, 1, 0);
+}
+END_TEST
+
+static void fill_f32(unsigned char *h, int64_t n, uint64_t x) {
+  for (int64_t i = 0; i < n; i++) {
+    float f = (float)((int64_t)(lcg(&x) % 200001) - 100000) / 977.0f + 3.0f;
+    memcpy(h + i * 4, &f, 4);
+  }
+}
+static void fill_u32(unsigned char *h, int64_t n, uint64_t x) {
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t v = (uint32_t)lcg(&x) ^ (uint32_t)(lcg(&x) << 17);
+    memcpy(h + i * 4, &v, 4);
+  }
+}
+
+/* A path that must refuse a struct state (staged ranks, the ring, more than 128 ranks), saying
+ * why; 1 when it did (the case then goes on), 0 when the path should serve it. */
+static int struct_refused(rj_status s, rj_treduce_path path, int ranks) {
+  int must = ranks > 128 || path == RJ_TREDUCE_RING || (path == RJ_TREDUCE_STAGED && ranks > 1);
+  if (!must) return 0;
+  ck_assert_msg(s == RJ_EUNSUPPORTED, "path %d, %d ranks: %s (want a refusal)", path, ranks,
+                rj_status_name(s));
+  ck_assert_msg(strstr(rj_errmsg(ctx), "struct state") ||
+                    (path == RJ_TREDUCE_STAGED && strstr(rj_errmsg(ctx), "commutative")),
+                "path %d: %s", path, rj_errmsg(ctx));
+  return 1;
+}
+
+static void struct_state_fields(rj_treduce_group *g, const char *ir, const char *fn,
+                                const char *lift, const char *fin, int nf, const rj_dtype *f,
+                                const uint64_t *id, int result, int comm) {
+  g->op = RJ_OP_CUSTOM;
+  g->combine_ir = ir;
+  snprintf(g->combine_fn, sizeof g->combine_fn, "%s", fn);
+  snprintf(g->combine_lift, sizeof g->combine_lift, "%s", lift);
+  snprintf(g->combine_finish, sizeof g->combine_finish, "%s", fin);
+  g->combine_nfields = nf;
+  for (int i = 0; i < nf; i++) {
+    g->combine_fields[i] = f[i];
+    g->combine_field_identity[i] = id[i];
+  }
+  g->combine_result = result;
+  g->combine_commutative = comm;
+}
+
+/* The Welford state {i64 n, f64 mean, f64 M2} over the ranks' f32 elements, finish the sample
+ * variance as f64: against a float64 two-pass reference, on every path that serves it, the split
+ * paths bit for bit the peer path's (the same fold order); the others refuse, saying why. */
+static void welford_case(int ranks, int root, int64_t rows, int64_t cols) {
+  static const rj_dtype wf[3] = {RJ_I64, RJ_F64, RJ_F64};
+  static const uint64_t wid[3] = {0, 0, 0};
+  cust_bufs o;
+  cust_make(&o, ranks, root, rows, cols, RJ_F32, 4, 8, fill_f32, 11 + (uint64_t)ranks);
+  struct_state_fields(&o.g, WELFORD_IR, "wcomb", "wlift", "wfin", 3, wf, wid, 2, 1);
+  size_t bytes = (size_t)o.n * 8;
+  unsigned char *peer = malloc(bytes);
+  ck_assert_ptr_nonnull(peer);
+  int have_peer = 0;
+  for (int p = 0; p < 6; p++) {
+    rj_treduce_path path = OPS_PATHS[p];
+    rj_treduce_result res;
+    rj_status s = cust_run(&o, path, &res);
+    if (ops_no_peer(s) || struct_refused(s, path, ranks)) continue;
+    ck_assert_msg(s == RJ_OK, "welford, path %d: %s", path, rj_errmsg(ctx));
+    for (int64_t i = 0; i < o.n; i++) {
+      double mean = 0, m2 = 0, sq = 0, got;
+      for (int k = 0; k < ranks; k++) {
+        float f;
+        memcpy(&f, o.host[k] + i * 4, 4);
+        mean += f;
+      }
+      mean /= ranks;
+      for (int k = 0; k < ranks; k++) {
+        float f;
+        memcpy(&f, o.host[k] + i * 4, 4);
+        m2 += (f - mean) * (f - mean);
+        sq += (double)f * f;
+      }
+      double want = m2 / (ranks - 1);
+      memcpy(&got, o.got + i * 8, 8);
+      ck_assert_msg(fabs(got - want) <= 1e-12 * sq + 1e-300,
+                    "welford path %s (%d), %d ranks: element %lld is %.17g, want %.17g", res.path,
+                    path, ranks, (long long)i, got, want);
+    }
+    if (path == RJ_TREDUCE_PEER) memcpy(peer, o.got, bytes), have_peer = 1;
+    if (have_peer && (path == RJ_TREDUCE_SPLIT || path == RJ_TREDUCE_SPLIT_EQUAL))
+      ck_assert_msg(memcmp(peer, o.got, bytes) == 0, "split differs from peer (%d)", path);
+    cases_run++;
+  }
+  free(peer);
+  cust_free(&o);
+}
+
+/* The 2x2 matrix state of u32 elements (not associative-commutative: a product), lift(x, position)
+ * with position the rank's place in fold order: declared non-commutative it folds in rank order
+ * (position = rank); declared commutative (a lie the fold order makes harmless here: treduce's
+ * kernels fold in fold order) the root's rank comes first.  Exact against the host's fold. */
+static void matrix_case(int ranks, int root, int64_t rows, int64_t cols, int comm) {
+  static const rj_dtype mf[4] = {RJ_U32, RJ_U32, RJ_U32, RJ_U32};
+  static const uint64_t mid[4] = {1, 0, 0, 1};
+  cust_bufs o;
+  cust_make(&o, ranks, root, rows, cols, RJ_U32, 4, 4, fill_u32, 23 + (uint64_t)ranks);
+  struct_state_fields(&o.g, MATRIX_IR, "mmul", "mlift", "mfin", 4, mf, mid, 0, comm);
+  for (int p = 0; p < 6; p++) {
+    rj_treduce_path path = OPS_PATHS[p];
+    rj_treduce_result res;
+    rj_status s = cust_run(&o, path, &res);
+    if (ops_no_peer(s) || struct_refused(s, path, ranks)) continue;
+    if (s == RJ_EUNSUPPORTED && path == RJ_TREDUCE_AUTO && ndev > 1 &&
+        strstr(rj_errmsg(ctx), "staged"))
+      continue; /* several GPUs without peer access */
+    ck_assert_msg(s == RJ_OK, "matrix, path %d: %s", path, rj_errmsg(ctx));
+    for (int64_t i = 0; i < o.n; i++) {
+      uint32_t m[4] = {1, 0, 0, 1}, x, got;
+      for (int k = 0; k < ranks; k++) {
+        int r = comm ? (k == 0 ? root : (k - 1 < root ? k - 1 : k)) : k;
+        memcpy(&x, o.host[r] + i * 4, 4);
+        matrix_fold(m, x, k);
+      }
+      memcpy(&got, o.got + i * 4, 4);
+      ck_assert_msg(got == matrix_finish(m),
+                    "matrix path %s (%d), %d ranks, root %d, commutative %d: element %lld is "
+                    "%u, want %u",
+                    res.path, path, ranks, root, comm, (long long)i, got, matrix_finish(m));
+    }
+    cases_run++;
+  }
+  cust_free(&o);
+}
+
+START_TEST(struct_state_case) {
+  if (!gpu) return;
+  welford_case(5, 2, 37, 70);
+  welford_case(17, 3, 20, 70); /* the table in shared memory: positions counted in the loop */
+  welford_case(2, 0, 1, 1);
+  welford_case(130, 5, 3, 67); /* refused everywhere: two launches would hand on the output */
+  matrix_case(5, 2, 37, 70, 0);
+  matrix_case(17, 9, 20, 70, 0);
+  matrix_case(5, 2, 37, 70, 1);
+  matrix_case(20, 13, 9, 65, 1);
+  matrix_case(1, 0, 33, 33, 0);
+}
+END_TEST
+
 /* Runtime-size kernels ("dynamic": true): odd counts, tails of every slot and piece, 1- to 3-D
  * dense shapes, many ranks (the table), f16 to f64, on every path run() takes, against the
  * oracle; the peer path's destination equals the constant kernel's bit for bit (the same fold
@@ -1005,6 +1392,13 @@ int main(void) {
   tcase_add_test(ops, custom_as_sum_case);
   tcase_add_test(ops, custom_rank_order_case);
   suite_add_tcase(s, ops);
+  /* f16 / bf16 and struct states of op custom: a case of their own (CK_RUN_CASE=treduce_custom) */
+  TCase *cust = tcase_create("treduce_custom");
+  tcase_set_timeout(cust, 600);
+  tcase_add_checked_fixture(cust, setup, teardown);
+  tcase_add_test(cust, half_as_sum_case);
+  tcase_add_test(cust, struct_state_case);
+  suite_add_tcase(s, cust);
   int failed = rjt_run_in_process(s);
   fprintf(stderr,
           gpu ? "gpu_treduce: %d request cases run on the GPU(s); %d split-vs-peer comparisons; "

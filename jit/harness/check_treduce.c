@@ -292,6 +292,10 @@ rj_status hr_treduce(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
     return rj_error_set(ctx, RJ_EUNSUPPORTED,
                         "op: \"custom\" has no CPU oracle (the caller's IR does not run on the "
                         "CPU); check it with rj_treduce_run against your own reference");
+  if (req->u.treduce.op == RJ_OP_CUSTOM && req->u.treduce.combine_nfields)
+    return rj_error_set(ctx, RJ_EUNSUPPORTED,
+                        "combine.state: bench of kind treduce runs scalar states (its buffers are "
+                        "of the dtype); time a struct state with rj_treduce_run");
   if (req->u.treduce.mean_count) /* a group has no such field: rj_treduce_run sets it itself */
     return rj_error_set(ctx, RJ_EUNSUPPORTED,
                         "mean_count: %lld; rj_treduce_run sets it on its own launches (a group "

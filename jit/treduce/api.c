@@ -62,6 +62,22 @@ static rj_status check_buf(ir_err *e, const char *name, const rj_treduce_buf *b,
   return RJ_OK;
 }
 
+/* The group's combine into t (op custom; validation refuses them for other ops). */
+static void copy_combine(const rj_treduce_group *g, rj_treduce *t) {
+  t->op = g->op;
+  t->dtype = g->dtype;
+  t->combine_ir = g->combine_ir;
+  memcpy(t->combine_fn, g->combine_fn, sizeof t->combine_fn);
+  t->combine_identity = g->combine_identity;
+  t->combine_commutative = g->combine_commutative;
+  t->combine_nfields = g->combine_nfields;
+  memcpy(t->combine_fields, g->combine_fields, sizeof t->combine_fields);
+  memcpy(t->combine_field_identity, g->combine_field_identity, sizeof t->combine_field_identity);
+  memcpy(t->combine_lift, g->combine_lift, sizeof t->combine_lift);
+  memcpy(t->combine_finish, g->combine_finish, sizeof t->combine_finish);
+  t->combine_result = g->combine_result;
+}
+
 /* Checks the group (naming the field) and builds its request; *full = the group with the fields
  * a caller of an older header lacks at their defaults. */
 static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_treduce_group *full,
@@ -70,14 +86,16 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_tre
   if (caller->struct_size != sizeof *full && caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V1 &&
       caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V2 &&
       caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V3 &&
-      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V4)
+      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V4 &&
+      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V5)
     return ir_fail(e, RJ_EINVAL,
                    "group.struct_size: %u, this library expects %zu (or %zu, the group before "
-                   "stream and async, %zu, before ring_timeout_ms, %zu, before dynamic, or %zu, "
-                   "before the combine; use rj_treduce_group_init)",
+                   "stream and async, %zu, before ring_timeout_ms, %zu, before dynamic, %zu, "
+                   "before the combine, or %zu, before its struct state; use "
+                   "rj_treduce_group_init)",
                    caller->struct_size, sizeof *full, (size_t)RJ_TREDUCE_GROUP_SIZE_V1,
                    (size_t)RJ_TREDUCE_GROUP_SIZE_V2, (size_t)RJ_TREDUCE_GROUP_SIZE_V3,
-                   (size_t)RJ_TREDUCE_GROUP_SIZE_V4);
+                   (size_t)RJ_TREDUCE_GROUP_SIZE_V4, (size_t)RJ_TREDUCE_GROUP_SIZE_V5);
   memset(full, 0, sizeof *full);
   memcpy(full, caller, caller->struct_size);
   const rj_treduce_group *g = full;
@@ -115,14 +133,18 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_tre
                        "root's strides",
                        r, d, (long long)st[d], rname, (long long)rst[d]);
   }
-  if ((s = check_buf(e, "dst", &g->dst, bytes, root, rname))) return s;
+  rj_request_init(out, RJ_KIND_TREDUCE);
+  rj_treduce *t = &out->u.treduce;
+  copy_combine(g, t);
+  /* the destination holds the output: a struct state's field combine_result (ir_validate checks
+   * the field; a bad one reads as the dtype here) */
+  int dbytes = ir_dtype(ir_treduce_result(t)) ? ir_dtype(ir_treduce_result(t))->bytes : bytes;
+  if ((s = check_buf(e, "dst", &g->dst, dbytes, root, rname))) return s;
   if (g->dst.device != root->device)
     return ir_fail(e, RJ_EINVAL,
                    "dst.device: %d, but the root's source is on GPU %d (the destination is on the "
                    "root)",
                    g->dst.device, root->device);
-  rj_request_init(out, RJ_KIND_TREDUCE);
-  rj_treduce *t = &out->u.treduce;
   t->op = g->op;
   t->dtype = g->dtype;
   t->nan = g->nan;
@@ -135,10 +157,6 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_tre
   t->pingpong = g->pingpong != 0;
   t->accum = g->accum != 0;
   t->dynamic = g->dynamic;
-  t->combine_ir = g->combine_ir; /* op custom (validation: none of them for other ops) */
-  memcpy(t->combine_fn, g->combine_fn, sizeof t->combine_fn);
-  t->combine_identity = g->combine_identity;
-  t->combine_commutative = g->combine_commutative;
   if (root->has_strides || g->dst.has_strides) {
     t->has_strides = 1;
     memcpy(t->strides, rst, sizeof rst);

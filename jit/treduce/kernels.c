@@ -66,6 +66,13 @@ void jit_tr_mean_pass(const rj_treduce *t, rj_treduce *sub, bool final) {
 }
 
 rj_status jit_tr_mean_passes(const rj_treduce *t, int passes, ir_err *e) {
+  if (t->op == RJ_OP_CUSTOM && t->combine_nfields && passes > 1)
+    return ir_fail(e, RJ_EUNSUPPORTED,
+                   "combine.state: a struct state over %d ranks takes %d passes here (launches of "
+                   "at most %d ranks, staged ranks), and a launch stores the output (field "
+                   "combine.result or finish's), not the state the next would fold on; read every "
+                   "rank directly in one launch (at most %d ranks with peer access)",
+                   t->ranks, passes, JIT_TR_PER_KERNEL, JIT_TR_PER_KERNEL);
   if (t->op != RJ_OP_MEAN || passes < 2 || (t->dtype != RJ_F16 && t->dtype != RJ_BF16))
     return RJ_OK;
   return ir_fail(e, RJ_EUNSUPPORTED,

@@ -95,6 +95,12 @@ static const char *refusal(const rj_treduce *t, const int *dev, char *why, size_
              ir_dtype(t->dtype)->name);
     return why;
   }
+  if (t->op == RJ_OP_CUSTOM && t->combine_nfields) {
+    snprintf(why, nwhy,
+             "a struct state (combine.state) would have to cross every hop as a state, and the "
+             "hops hand on dtype values (the peer and split paths fold it in one pass)");
+    return why;
+  }
   if (ir_treduce_rank_order(t) && dev[0] != dev[t->root]) {
     snprintf(why, nwhy,
              "a non-commutative combine's chain starts at rank 0 (GPU %d), not on the root's GPU "

@@ -467,12 +467,13 @@ static rj_status fold_slices(rj_ctx *ctx, const rj_request *req, const ir_treduc
   const rj_treduce *t = &req->u.treduce;
   const cut *c = &p->c;
   int N = t->ranks, bytes = ir_dtype(t->dtype)->bytes;
+  int dbytes = ir_dtype(ir_treduce_result(t))->bytes; /* a struct state's output: its field's */
   rj_status s = RJ_OK;
   for (int i = 0; !s && i < c->n; i++) {
     ss[i].dev = G >= 2 ? p->gpus[i] : root_dev;
     if (c->len[i] == 0) continue;
     int64_t so = c->start[i] * g->src_st[c->dim] * bytes,
-            dof = c->start[i] * g->dst_st[c->dim] * bytes;
+            dof = c->start[i] * g->dst_st[c->dim] * dbytes;
     uint64_t *row = table + (size_t)i * (size_t)N;
     for (int k = 0; k < N; k++)
       row[k] = src[jit_tr_rank_at(t, k)] + (uint64_t)so;

@@ -103,7 +103,8 @@ rj_status jit_treduce_fold(rj_ctx *ctx, const rj_request *req, const uint64_t *t
 /* op mean, a pass sub of t's fold: the final pass divides by every rank's count (mean_count),
  * the others are op sum (other ops: nothing changes). */
 void jit_tr_mean_pass(const rj_treduce *t, rj_treduce *sub, bool final);
-/* RJ_EUNSUPPORTED for a mean of f16 / bf16 in more than one pass (partial sums in the dtype). */
+/* RJ_EUNSUPPORTED for a mean of f16 / bf16 in more than one pass (partial sums in the dtype),
+ * and for a struct state in more than one pass (a launch stores the output, not the state). */
 rj_status jit_tr_mean_passes(const rj_treduce *t, int passes, ir_err *e);
 /* Enqueues l on stream in the current context (l->dev's), loading its kernel there if it is not
  * yet; counts it in res. */

@@ -21,8 +21,11 @@
  * ranks or the request's mean_count (rj_treduce_run's last launch of several, whose old value is
  * the earlier launches' partial sum).  op custom folds with the caller's combine (a call of
  * PASS_CUSTOM_COMBINE, linked in redjit-irc), acc = fn(acc, next rank): a non-commutative one in
- * rank order, 0 .. N-1, whatever the root (ir_treduce_rank_at). */
-#include "../passes.h"
+ * rank order, 0 .. N-1, whatever the root (ir_treduce_rank_at).  Its state is the dtype (f16 /
+ * bf16 too: no f32 accumulator), or a struct state (passes/state.c): each element lifted,
+ * lift(x, position in fold order), combined, and field combine_result or finish(S) stored into a
+ * destination of that field's dtype. */
+#include "../state.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -126,24 +129,51 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   return RJ_OK;
 }
 
-/* A rank's TR_SLOTS elements at soff[] (invalid slots read element 0), and their fold. */
+/* A rank's TR_SLOTS elements at soff[] (invalid slots read element 0), and their fold.  op
+ * custom keeps the dtype (f16 / bf16 too: the combine takes T); a struct state (st) lifts each
+ * element, lift(x, position), position the rank's place in fold order, counted in pos (an i64
+ * alloca: the table's fold is a loop). */
 typedef struct tr_slots {
   const rj_treduce *t;
   const LLVMValueRef *soff;
+  const rj_tensor *st; /* op custom with a struct state: its fields (NULL: a scalar fold) */
+  LLVMValueRef pos;
 } tr_slots;
 
 static void load_slots(pass_emit *e, const void *cx, LLVMValueRef p, LLVMValueRef *x) {
   const tr_slots *a = cx;
   LLVMTypeRef ty = pass_type(e, a->t->dtype);
-  for (int s = 0; s < TR_SLOTS; s++)
-    x[s] =
-        pass_to_acc(e, LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, p, a->soff[s]), ""), a->t->dtype);
+  for (int s = 0; s < TR_SLOTS; s++) {
+    x[s] = LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, p, a->soff[s]), "");
+    if (a->t->op != RJ_OP_CUSTOM) x[s] = pass_to_acc(e, x[s], a->t->dtype);
+  }
 }
 
 static void fold_slots(pass_emit *e, const void *cx, const LLVMValueRef *x, LLVMValueRef *acc) {
-  const rj_treduce *t = ((const tr_slots *)cx)->t;
+  const tr_slots *a = cx;
+  const rj_treduce *t = a->t;
+  if (a->st) {
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+    LLVMValueRef k = LLVMBuildLoad2(e->B, i64, a->pos, "pos");
+    for (int s = 0; s < TR_SLOTS; s++)
+      acc[s] = st_combine(e, a->st, acc[s], st_elem(e, a->st, pass_to_acc(e, x[s], t->dtype), k));
+    LLVMBuildStore(e->B, LLVMBuildAdd(e->B, k, pass_i64(e, 1), ""), a->pos);
+    return;
+  }
   for (int s = 0; s < TR_SLOTS; s++)
     acc[s] = pass_fold(e, t->op, t->dtype, t->nan, acc[s], x[s]);
+}
+
+/* The result of slot acc: a struct state's field combine_result or finish(S), else the mean (the
+ * other ops: acc); and that result as stored (the dtype; op custom: already it). */
+static LLVMValueRef result_of(pass_emit *e, const rj_treduce *t, const rj_tensor *st,
+                              LLVMValueRef acc) {
+  if (st) return st_finish(e, st, acc);
+  return pass_mean(e, t->op, t->dtype, acc, pass_i64(e, ir_treduce_mean_count(t)));
+}
+
+static LLVMValueRef stored(pass_emit *e, const rj_treduce *t, LLVMValueRef v) {
+  return t->op == RJ_OP_CUSTOM ? v : pass_from_acc(e, v, t->dtype);
 }
 
 /* The kernel's function, redjit_treduce(dst, src_0 .. src_{N-1}) and np i64 size parameters
@@ -250,21 +280,26 @@ static void slot_offsets(pass_emit *e, const ir_treduce_geom *g, int T, LLVMType
 
 /* acc[] = the op's identity, folded with the destination's old values (accum), then with each
  * rank's slots in fold order: from the table tab (many ranks), or unrolled from src[]. */
-static void fold_ranks(pass_emit *e, const rj_treduce *t, LLVMValueRef dst, const LLVMValueRef *src,
-                       LLVMValueRef tab, const LLVMValueRef *soff, const LLVMValueRef *doff,
-                       LLVMValueRef *acc) {
+static void fold_ranks(pass_emit *e, const rj_treduce *t, const rj_tensor *st, LLVMValueRef dst,
+                       const LLVMValueRef *src, LLVMValueRef tab, const LLVMValueRef *soff,
+                       const LLVMValueRef *doff, LLVMValueRef *acc) {
   int N = t->ranks;
   rj_dtype dt = t->dtype;
   LLVMTypeRef ty = pass_type(e, dt);
   LLVMValueRef cur[TR_SLOTS], nxt[TR_SLOTS] = {0};
   for (int s = 0; s < TR_SLOTS; s++) {
-    acc[s] = pass_identity(e, t->op, dt);
-    if (t->accum) {
+    acc[s] = st ? st_identity(e, st) : pass_identity(e, t->op, dt);
+    if (t->accum) { /* never with a struct state (ir/validate.c) */
       LLVMValueRef old = LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, dst, doff[s]), "old");
-      acc[s] = pass_fold(e, t->op, dt, t->nan, acc[s], pass_to_acc(e, old, dt));
+      if (t->op != RJ_OP_CUSTOM) old = pass_to_acc(e, old, dt);
+      acc[s] = pass_fold(e, t->op, dt, t->nan, acc[s], old);
     }
   }
-  tr_slots a = {.t = t, .soff = soff};
+  tr_slots a = {.t = t, .soff = soff, .st = st};
+  if (st) {
+    a.pos = pass_entry_alloca(e, LLVMInt64TypeInContext(e->C), "pos");
+    LLVMBuildStore(e->B, pass_i64(e, 0), a.pos);
+  }
   if (tab) {
     /* ping-pong: a batch's loads in flight while the previous batch folds; the table's loads
      * volatile, or LLVM would hoist all N pointers out of the grid-stride loop again */
@@ -315,7 +350,9 @@ static LLVMValueRef rank_sources(pass_emit *e, const rj_treduce *t, LLVMValueRef
  * destination (dense); slots past n load element 0 and store nothing.  The plan's geometry. */
 static rj_status dyn_kernel(pass_emit *e, const rj_treduce *t) {
   int N = t->ranks, T = (int)e->plan->block[0];
-  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), ty = pass_type(e, t->dtype);
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), ty = pass_type(e, ir_treduce_result(t));
+  rj_tensor view = ir_treduce_as_tensor(t);
+  const rj_tensor *st = t->op == RJ_OP_CUSTOM && t->combine_nfields ? &view : NULL;
   declare_kernel(e, N, 1);
   memcpy(e->grid, e->plan->grid, sizeof e->grid);
   memcpy(e->block, e->plan->block, sizeof e->block);
@@ -342,13 +379,13 @@ static rj_status dyn_kernel(pass_emit *e, const rj_treduce *t) {
     valid[s] = LLVMBuildICmp(e->B, LLVMIntSLT, j, n, "valid");
     off[s] = LLVMBuildSelect(e->B, valid[s], j, pass_i64(e, 0), "off");
   }
-  fold_ranks(e, t, dst, src, tab, off, off, acc);
+  fold_ranks(e, t, st, dst, src, tab, off, off, acc);
   for (int s = 0; s < TR_SLOTS; s++) {
-    pass_if st;
-    pass_if_begin(e, &st, valid[s]);
-    LLVMValueRef v = pass_mean(e, t->op, t->dtype, acc[s], pass_i64(e, ir_treduce_mean_count(t)));
-    LLVMBuildStore(e->B, pass_from_acc(e, v, t->dtype), pass_gep(e, ty, dst, off[s]));
-    pass_if_end(e, &st);
+    pass_if w;
+    pass_if_begin(e, &w, valid[s]);
+    LLVMValueRef v = result_of(e, t, st, acc[s]);
+    LLVMBuildStore(e->B, stored(e, t, v), pass_gep(e, ty, dst, off[s]));
+    pass_if_end(e, &w);
   }
   LLVMBuildStore(e->B, LLVMBuildAdd(e->B, i0, LLVMBuildMul(e->B, gdim, piece, ""), ""), iv);
   LLVMBuildBr(e->B, head);
@@ -377,8 +414,9 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   split(&g, &T, &P, &W);
   e->block[0] = (unsigned)T;
   e->grid[0] = (unsigned)(W < TR_MAX_GRID ? W : TR_MAX_GRID);
-  rj_dtype dt = t->dtype;
-  LLVMTypeRef ty = pass_type(e, dt);
+  LLVMTypeRef ty = pass_type(e, ir_treduce_result(t)); /* the destination's */
+  rj_tensor view = ir_treduce_as_tensor(t);
+  const rj_tensor *st = t->op == RJ_OP_CUSTOM && t->combine_nfields ? &view : NULL;
   /* index type for positions inside a chunk */
   bool narrow = g.TR * g.TC + (int64_t)T * TR_SLOTS < ((int64_t)1 << 31);
   LLVMTypeRef ity = narrow ? i32 : i64;
@@ -402,13 +440,13 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   chunk_origin(e, &g, w, P, &ch);
   LLVMValueRef valid[TR_SLOTS], soff[TR_SLOTS], doff[TR_SLOTS], acc[TR_SLOTS];
   slot_offsets(e, &g, T, ity, tid, &ch, valid, soff, doff);
-  fold_ranks(e, t, dst, src, tab, soff, doff, acc);
+  fold_ranks(e, t, st, dst, src, tab, soff, doff, acc);
   for (int s = 0; s < TR_SLOTS; s++) {
-    pass_if st;
-    pass_if_begin(e, &st, valid[s]);
-    LLVMValueRef v = pass_mean(e, t->op, dt, acc[s], pass_i64(e, ir_treduce_mean_count(t)));
-    LLVMBuildStore(e->B, pass_from_acc(e, v, dt), pass_gep(e, ty, dst, doff[s]));
-    pass_if_end(e, &st);
+    pass_if w;
+    pass_if_begin(e, &w, valid[s]);
+    LLVMValueRef v = result_of(e, t, st, acc[s]);
+    LLVMBuildStore(e->B, stored(e, t, v), pass_gep(e, ty, dst, doff[s]));
+    pass_if_end(e, &w);
   }
   LLVMBuildStore(e->B, LLVMBuildAdd(e->B, LLVMBuildLoad2(e->B, i64, wv, ""), gdim, ""), wv);
   LLVMBuildBr(e->B, head);

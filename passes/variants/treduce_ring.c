@@ -66,6 +66,8 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
              (long long)t->tile[1], vec);
     return buf;
   }
+  if (t->op == RJ_OP_CUSTOM && t->combine_nfields) /* jit/treduce/ring.c refuses it first */
+    return "combine.state: the hops hand on dtype values, not struct states";
   if (t->ranks > RING_MAX_SRC) {
     snprintf(buf, n, "ranks: %d; a hop kernel reads at most %d sources", t->ranks, RING_MAX_SRC);
     return buf;
@@ -154,6 +156,12 @@ static void load_access(pass_emit *e, const void *cx, LLVMValueRef p, LLVMValueR
   }
 }
 
+/* An element in the accumulator's type: op custom keeps the dtype (f16 / bf16 too: the combine
+ * takes T, and the partial results are its states), the others pass_to_acc's. */
+static LLVMValueRef to_acc(pass_emit *e, const rj_treduce *t, LLVMValueRef v) {
+  return t->op == RJ_OP_CUSTOM ? v : pass_to_acc(e, v, t->dtype);
+}
+
 /* acc[s * V + q] folded with element q of x[s] */
 static void fold_access_into(pass_emit *e, const void *cx, const LLVMValueRef *x,
                              LLVMValueRef *acc) {
@@ -162,8 +170,7 @@ static void fold_access_into(pass_emit *e, const void *cx, const LLVMValueRef *x
   for (int s = 0; s < a->E; s++)
     for (int q = 0; q < a->V; q++) {
       LLVMValueRef v = a->V > 1 ? LLVMBuildExtractElement(e->B, x[s], pass_i32(e, q), "") : x[s];
-      acc[s * a->V + q] =
-          pass_fold(e, t->op, t->dtype, t->nan, acc[s * a->V + q], pass_to_acc(e, v, t->dtype));
+      acc[s * a->V + q] = pass_fold(e, t->op, t->dtype, t->nan, acc[s * a->V + q], to_acc(e, t, v));
     }
 }
 
@@ -189,7 +196,7 @@ static void fold_access(pass_emit *e, const rj_treduce *t, int V, int E, LLVMVal
   for (int s = 0; s < E; s++)
     for (int q = 0; q < V; q++) {
       LLVMValueRef v = V > 1 ? LLVMBuildExtractElement(e->B, x[s], pass_i32(e, q), "") : x[s];
-      LLVMValueRef f = pass_fold(e, t->op, dt, t->nan, acc[s * V + q], pass_to_acc(e, v, dt));
+      LLVMValueRef f = pass_fold(e, t->op, dt, t->nan, acc[s * V + q], to_acc(e, t, v));
       acc[s * V + q] = LLVMBuildSelect(e->B, has_in, f, acc[s * V + q], "");
     }
   if (!tab) {
@@ -217,7 +224,7 @@ static void fold_access(pass_emit *e, const rj_treduce *t, int V, int E, LLVMVal
       if (t->op == RJ_OP_MEAN)
         a = LLVMBuildSelect(e->B, has_next, a,
                             pass_mean(e, t->op, dt, a, pass_i64(e, ir_treduce_mean_count(t))), "");
-      LLVMValueRef r = pass_from_acc(e, a, dt);
+      LLVMValueRef r = t->op == RJ_OP_CUSTOM ? a : pass_from_acc(e, a, dt);
       v = V > 1 ? LLVMBuildInsertElement(e->B, v, r, pass_i32(e, q), "") : r;
     }
     pass_if w;

@@ -777,6 +777,77 @@ add("ring-r3-v1-custom-aff-i64", tred("custom", "i64", 3, [1], None, [1, 1], Non
                                       combine={"ir": AFFINE_I64, "function": "aff",
                                                "identity": 1}))
 
+# treduce custom: f16 / bf16 scalar states (kept in the dtype), struct states (tests/custom_ir.h)
+HADD_F16 = "define half @hadd(half %a, half %b) {\n  %c = fadd half %a, %b\n  ret half %c\n}\n"
+BADD_BF16 = ("define bfloat @badd(bfloat %a, bfloat %b) {\n  %c = fadd bfloat %a, %b\n"
+             "  ret bfloat %c\n}\n")
+WF = "{ i64, double, double }"
+WELFORD = (
+    "define " + WF + " @wlift(float %x, i64 %i) {\n  %d = fpext float %x to double\n"
+    "  %a = insertvalue " + WF + " { i64 1, double 0.0, double 0.0 }, double %d, 1\n"
+    "  ret " + WF + " %a\n}\n"
+    "define " + WF + " @wcomb(" + WF + " %a, " + WF + " %b) {\n"
+    "  %na = extractvalue " + WF + " %a, 0\n  %nb = extractvalue " + WF + " %b, 0\n"
+    "  %ma = extractvalue " + WF + " %a, 1\n  %mb = extractvalue " + WF + " %b, 1\n"
+    "  %qa = extractvalue " + WF + " %a, 2\n  %qb = extractvalue " + WF + " %b, 2\n"
+    "  %n = add i64 %na, %nb\n  %fa = sitofp i64 %na to double\n"
+    "  %fb = sitofp i64 %nb to double\n  %fn = sitofp i64 %n to double\n"
+    "  %d = fsub double %mb, %ma\n  %r = fdiv double %fb, %fn\n  %dr = fmul double %d, %r\n"
+    "  %m = fadd double %ma, %dr\n  %dd = fmul double %d, %dr\n  %c = fmul double %dd, %fa\n"
+    "  %q0 = fadd double %qa, %qb\n  %q = fadd double %q0, %c\n"
+    "  %s0 = insertvalue " + WF + " undef, i64 %n, 0\n"
+    "  %s1 = insertvalue " + WF + " %s0, double %m, 1\n"
+    "  %s2 = insertvalue " + WF + " %s1, double %q, 2\n"
+    "  %ea = icmp eq i64 %na, 0\n  %t = select i1 %ea, " + WF + " %b, " + WF + " %s2\n"
+    "  %eb = icmp eq i64 %nb, 0\n  %u = select i1 %eb, " + WF + " %a, " + WF + " %t\n"
+    "  ret " + WF + " %u\n}\n"
+    "define double @wfin(" + WF + " %s) {\n"
+    "  %n = extractvalue " + WF + " %s, 0\n  %q = extractvalue " + WF + " %s, 2\n"
+    "  %n1 = sub i64 %n, 1\n  %f = sitofp i64 %n1 to double\n  %v = fdiv double %q, %f\n"
+    "  ret double %v\n}\n")
+WELFORD_COMBINE = {"ir": WELFORD, "function": "wcomb", "lift": "wlift", "finish": "wfin",
+                   "result": 2, "commutative": True,
+                   "state": [{"dtype": "i64", "identity": 0}, {"dtype": "f64", "identity": 0},
+                             {"dtype": "f64", "identity": 0}]}
+ARGMAX_STATE = "{ float, i64 }"
+ARGMAX = (
+    "define " + ARGMAX_STATE + " @alift(float %x, i64 %i) {\n"
+    "  %a = insertvalue " + ARGMAX_STATE + " undef, float %x, 0\n"
+    "  %b = insertvalue " + ARGMAX_STATE + " %a, i64 %i, 1\n  ret " + ARGMAX_STATE + " %b\n}\n"
+    "define " + ARGMAX_STATE + " @acomb(" + ARGMAX_STATE + " %a, " + ARGMAX_STATE + " %b) {\n"
+    "  %va = extractvalue " + ARGMAX_STATE + " %a, 0\n  %vb = extractvalue " + ARGMAX_STATE +
+    " %b, 0\n  %ia = extractvalue " + ARGMAX_STATE + " %a, 1\n  %ib = extractvalue " +
+    ARGMAX_STATE + " %b, 1\n  %gt = fcmp ogt float %va, %vb\n  %eq = fcmp oeq float %va, %vb\n"
+    "  %lt = icmp slt i64 %ia, %ib\n  %tie = and i1 %eq, %lt\n  %ta = or i1 %gt, %tie\n"
+    "  %r = select i1 %ta, " + ARGMAX_STATE + " %a, " + ARGMAX_STATE + " %b\n"
+    "  ret " + ARGMAX_STATE + " %r\n}\n")
+for dt, ir, fn, R, root in [("f16", HADD_F16, "hadd", 5, 2), ("bf16", BADD_BF16, "badd", 20, 7)]:
+    add("tr-custom-%s-%s-r%droot%d" % (fn, dt, R, root),
+        tred("custom", dt, R, [37, 70], root, [16, 64], True,
+             combine={"ir": ir, "function": fn, "identity": -0.0, "commutative": True}))
+add("tr-custom-hadd-f16-r3-acc", tred("custom", "f16", 3, [37, 70], 1, [16, 64], None, accum=True,
+                                      combine={"ir": HADD_F16, "function": "hadd",
+                                               "identity": -0.0, "commutative": True}))
+add("ring-r3-v8-custom-hadd-f16", tred("custom", "f16", 3, [1], None, [1, 8], None,
+                                       variant="treduce_ring",
+                                       combine={"ir": HADD_F16, "function": "hadd",
+                                                "identity": -0.0, "commutative": True}))
+for R, root in [(5, 2), (40, 33)]:
+    add("tr-custom-welford-f32-r%droot%d" % (R, root),
+        tred("custom", "f32", R, [37, 70], root, [16, 64], True, combine=WELFORD_COMBINE))
+add("tr-custom-welford-f32-r3-dyn", tred("custom", "f32", 3, [1000003], None, None, None,
+                                         dynamic=True, combine=WELFORD_COMBINE))
+add("tr-custom-argmax-f32-r6root4-comm0",
+    tred("custom", "f32", 6, [37, 70], 4, [16, 64], True,
+         combine={"ir": ARGMAX, "function": "acomb", "lift": "alift", "result": 1,
+                  "commutative": False,
+                  "state": [{"dtype": "f32", "identity": "0xff800000"},
+                            {"dtype": "i64", "identity": "0x7fffffffffffffff"}]}))
+add("bad-tr-custom-welford-acc", tred("custom", "f32", 3, [37, 70], None, None, None, accum=True,
+                                      combine=WELFORD_COMBINE))
+add("bad-ring-custom-welford", tred("custom", "f32", 3, [1], None, [1, 1], None,
+                                    variant="treduce_ring", combine=WELFORD_COMBINE))
+
 # ------------------------------------------------------------------ every target
 TARGET_SWEEP = [
     ("seed000", SEED000),

@@ -1,7 +1,7 @@
 """redjit.Custom (op custom: a combine given as LLVM IR text) from Python: the requests it builds,
 its refusals, compiles and explain without a GPU; on a GPU (skipped without torch or a GPU) a
 Welford state against torch's float64 variance, an argmax state, a non-commutative matrix state
-in index order and an f16 max.
+in index order and an f16 max; redjit.treduce with a Custom (a Welford state, an f16 add).
 Run: pytest tests/python/test_custom.py, or python3 tests/python/test_custom.py [NAME...]."""
 import ctypes
 
@@ -230,6 +230,44 @@ def test_values_without_gpu():
     assert "values: applies only to op" in e.message
 
 
+class _CAI:
+    """A __cuda_array_interface__ array that is no array (checks before any GPU work)."""
+
+    def __init__(self, shape, typestr="<f4", ptr=0x7f0000000000):
+        self.__cuda_array_interface__ = {"version": 3, "shape": shape, "typestr": typestr,
+                                         "strides": None, "data": (ptr, False)}
+
+
+def test_treduce_custom_without_gpu():
+    # a Custom's combine into rj_treduce_group: the library's bits for every identity
+    from redjit import _custom, _lib
+    g = _lib.TreduceGroup()
+    keep = _custom.fill_group(g, welford(), "f32", redjit.canonical)
+    assert g.combine_ir == keep and g.combine_fn == b"wcomb" and g.combine_commutative == 1
+    assert g.combine_nfields == 3 and list(g.combine_fields)[:3] == [6, 3, 3]  # i64 f64 f64
+    assert list(g.combine_field_identity)[:3] == [0, 0, 0]
+    assert g.combine_lift == b"wlift" and g.combine_finish == b"wfin" and g.combine_result == 2
+    g = _lib.TreduceGroup()
+    _custom.fill_group(g, redjit.Custom(HMAX, "hmax", identity=-65504, commutative=True), "f16",
+                       redjit.canonical)
+    assert g.combine_nfields == 0 and g.combine_identity == 0xfbff and g.combine_fn == b"hmax"
+    # the library's refusals reach the caller, naming the field
+    bad = redjit.Custom(HMAX, "hmax", identity=0.1, commutative=True)
+    e = raises(redjit.RedjitError, _custom.fill_group, _lib.TreduceGroup(), bad, "f16",
+               redjit.canonical)
+    assert "combine.identity" in e.message, e.message
+    # the destination's dtype: a struct state's field result's
+    x = _CAI((64, 32))
+    e = raises(redjit.RedjitError, redjit.treduce, [x, x], _CAI((64, 32)), op=welford())
+    assert e.status == "RJ_EINVAL" and "dst: dtype f32, expected f64" in e.message, e.message
+    e = raises(redjit.RedjitError, redjit.treduce, [x, x], _CAI((64, 32), "<f8"), op="sum")
+    assert "dst: dtype f64, expected f32" in e.message, e.message
+    if _has_gpu():
+        return  # the fake pointers would reach the GPU
+    e = raises(redjit.RedjitError, redjit.treduce, [x, x], _CAI((64, 32), "<f8"), op=welford())
+    assert e.status == "RJ_ENODEV", e  # validated, then no GPU
+
+
 def _has_gpu():
     try:
         c = redjit._ctx()
@@ -316,6 +354,35 @@ def test_gpu_reduce_values():
             assert torch.equal(i, redjit.reduce(x, op, axis))
             assert torch.equal(v, x.max(dim=axis).values if op == "argmax"
                                else x.min(dim=axis).values)
+
+
+def test_gpu_treduce_custom():
+    torch = _torch()
+    n = torch.cuda.device_count()
+    devs = [i % n for i in range(5)]
+    g = torch.Generator(device="cpu").manual_seed(6)
+    host = [torch.randn(97, 33, generator=g) for _ in devs]
+    srcs = [h.to(f"cuda:{d}") for h, d in zip(host, devs)]
+    for d in range(n):
+        torch.cuda.synchronize(d)
+    dst = torch.empty(97, 33, device=f"cuda:{devs[2]}", dtype=torch.float64)
+    for path in ("auto", "peer", "split"):
+        info = redjit.treduce(srcs, dst, root=2, op=welford(), path=path)
+        want = torch.stack([h.double() for h in host]).var(0)
+        assert torch.allclose(dst.cpu(), want, rtol=1e-10, atol=0), (path, info)
+    e = raises(redjit.RedjitError, redjit.treduce, srcs, dst, root=2, op=welford(), path="ring")
+    assert e.status == "RJ_EUNSUPPORTED" and "struct state" in e.message, e.message
+    # f16: a custom add keeps the state in f16; small multiples of 1/4 keep every sum exact
+    halves = [(torch.randint(-8, 9, (64, 40), generator=g).float() / 4).half() for _ in devs]
+    hs = [h.to(f"cuda:{d}") for h, d in zip(halves, devs)]
+    hdst = torch.empty(64, 40, device=f"cuda:{devs[2]}", dtype=torch.float16)
+    hadd = redjit.Custom("define half @hadd(half %a, half %b) {\n  %c = fadd half %a, %b\n"
+                         "  ret half %c\n}\n", "hadd", identity="0x8000", commutative=True)
+    for d in range(n):
+        torch.cuda.synchronize(d)
+    for path in ("auto", "peer", "staged", "ring"):
+        redjit.treduce(hs, hdst, root=2, op=hadd, path=path)
+        assert torch.equal(hdst.cpu(), sum(h.float() for h in halves).half()), path
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import sys
 import threading
 import weakref
 
-from . import _arrays
+from . import _arrays, _custom
 from ._custom import Custom
 from ._arrays import ArrayInfo, describe, kept_shape, normalize_axes, tensor_request
 from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, INDEX_OPS, KIND, NAN, OP,
@@ -632,6 +632,9 @@ def reduce_values(x, op="argmax", axis=None, *, out=None, values=None, stream=No
 
 
 # ------------------------------------------------------------------ treduce
+OP_CUSTOM = 13  # RJ_OP_CUSTOM: a redjit.Custom's op in rj_treduce_group
+
+
 def _treduce_buf(b, a, what):
     if len(a.shape) > TREDUCE_MAX_DIMS:
         raise RedjitError("RJ_EINVAL", f"{what}: {len(a.shape)} dims (at most 5)")
@@ -651,16 +654,24 @@ def treduce(sources, dst, *, root=0, op="sum", nan="propagate", accum=False, pat
     element-wise op of every source.  path: auto peer staged split split_equal ring.  stream:
     of the root's GPU (None: the framework's current stream there).  sync=False returns once the
     work is enqueued (rj_treduce_group.async).  dynamic=True: runtime-size kernels (a new element
-    count of dense buffers compiles nothing).  Returns what ran, as a dict (path, ms, ...)."""
+    count of dense buffers compiles nothing).  op: a name, or a redjit.Custom (a struct state's
+    dst has field `result`'s dtype).  Returns what ran, as a dict (path, ms, ...)."""
     c = _ctx()
+    custom = op if op.__class__ is Custom else None
     srcs = [describe(s, f"sources[{i}]") for i, s in enumerate(sources)]
     if not srcs:
         raise RedjitError("RJ_EINVAL", "sources: at least one")
     d = describe(dst, "dst")
     for i, a in enumerate(srcs):
-        if a.dtype != d.dtype:
-            raise RedjitError("RJ_EINVAL", f"sources[{i}]: dtype {a.dtype}, dst is {d.dtype}")
+        if a.dtype != srcs[0].dtype:
+            raise RedjitError("RJ_EINVAL", f"sources[{i}]: dtype {a.dtype}, sources[0] is "
+                              f"{srcs[0].dtype}")
+    want = custom.out_dtype(srcs[0].dtype) if custom else srcs[0].dtype
+    if d.dtype != want:
+        raise RedjitError("RJ_EINVAL", f"dst: dtype {d.dtype}, expected {want}")
     for name, table, v in (("op", OP, op), ("nan", NAN, nan), ("path", TREDUCE_PATH, path)):
+        if v is custom and custom is not None:
+            continue
         if v not in table:
             raise RedjitError("RJ_EINVAL", f"{name}: unknown value {v!r} (one of: "
                               f"{' '.join(table)})")
@@ -671,7 +682,8 @@ def treduce(sources, dst, *, root=0, op="sum", nan="propagate", accum=False, pat
     c.L.rj_treduce_group_init_sized(ctypes.byref(g), ctypes.sizeof(g))
     g.ranks, g.root, g.src = len(srcs), int(root), bufs
     _treduce_buf(g.dst, d, "dst")
-    g.op, g.dtype, g.nan = OP[op], DTYPE[d.dtype], NAN[nan]
+    g.op, g.dtype, g.nan = OP_CUSTOM if custom else OP[op], DTYPE[srcs[0].dtype], NAN[nan]
+    keep = _custom.fill_group(g, custom, srcs[0].dtype, canonical) if custom else None
     if tile is not None:
         g.tile[0], g.tile[1] = int(tile[0]), int(tile[1])
     g.pingpong, g.accum, g.path = int(bool(pingpong)), int(bool(accum)), TREDUCE_PATH[path]
@@ -681,6 +693,7 @@ def treduce(sources, dst, *, root=0, op="sum", nan="propagate", accum=False, pat
     res = TreduceResult()
     res.struct_size = ctypes.sizeof(res)
     c.check(c.L.rj_treduce_run(c.ptr, ctypes.byref(g), None, ctypes.byref(res)))
+    del keep  # the combine's IR bytes lived through the call
     out = {f: getattr(res, f) for f, _ in TreduceResult._fields_ if f != "struct_size"}
     for f in ("variant", "target", "path"):
         out[f] = out[f].decode()

@@ -2,7 +2,7 @@
 "Custom combines"; the request's fields: docs/REQUESTS.md, "Custom combine")."""
 import json
 
-from ._lib import ITEMSIZE, RedjitError
+from ._lib import DTYPE, ITEMSIZE, RedjitError
 
 _FIELDS_MAX = 4  # RJ_COMBINE_FIELDS_MAX
 
@@ -108,3 +108,36 @@ class Custom:
         c = self._combine
         return (f"redjit.Custom(function={c['function']!r}, commutative={c['commutative']}"
                 + (f", state={[f['dtype'] for f in c['state']]}" if "state" in c else "") + ")")
+
+
+_GROUP_CACHE = {}  # (Custom, dtype) -> the canonical combine (the library's bits), at most 64
+
+
+def fill_group(g, op, dtype, canonical):
+    """op's combine into rj_treduce_group g for input dtype `dtype` (redjit.treduce).  The
+    identities go through the library's canonical form (its checks, "0x..." bits), once per
+    (op, dtype).  Returns the IR bytes g points at: keep them alive for the call."""
+    key = (op._key, dtype)
+    c = _GROUP_CACHE.get(key)
+    if c is None:
+        req = {"kind": "treduce", "op": "custom", "dtype": dtype, "ranks": 1, "shape": [1],
+               "combine": op.combine()}
+        c = canonical(req)["combine"]
+        if len(_GROUP_CACHE) >= 64:
+            _GROUP_CACHE.clear()
+        _GROUP_CACHE[key] = c
+    ir = c["ir"].encode()
+    g.combine_ir = ir
+    g.combine_fn = c["function"].encode()
+    g.combine_commutative = int(bool(c["commutative"]))
+    if "state" not in c:
+        g.combine_identity = int(c["identity"], 16)
+        return ir
+    g.combine_nfields = len(c["state"])
+    for i, f in enumerate(c["state"]):
+        g.combine_fields[i] = DTYPE[f["dtype"]]
+        g.combine_field_identity[i] = int(f["identity"], 16)
+    g.combine_lift = c["lift"].encode()
+    g.combine_finish = c.get("finish", "").encode()
+    g.combine_result = int(c["result"])
+    return ir

@@ -66,7 +66,10 @@ class TreduceGroup(ctypes.Structure):  # rj_treduce_group (the current size, not
                 ("stream", ctypes.c_void_p), ("async_", ctypes.c_int),
                 ("ring_timeout_ms", ctypes.c_int64), ("dynamic", ctypes.c_int),
                 ("combine_ir", ctypes.c_char_p), ("combine_fn", ctypes.c_char * 128),
-                ("combine_identity", ctypes.c_uint64), ("combine_commutative", ctypes.c_int)]
+                ("combine_identity", ctypes.c_uint64), ("combine_commutative", ctypes.c_int),
+                ("combine_field_identity", ctypes.c_uint64 * 4), ("combine_nfields", ctypes.c_int),
+                ("combine_fields", ctypes.c_int * 4), ("combine_lift", ctypes.c_char * 128),
+                ("combine_finish", ctypes.c_char * 128), ("combine_result", ctypes.c_int)]
 
 
 class TreduceResult(ctypes.Structure):  # rj_treduce_result
