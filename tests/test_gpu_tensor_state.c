@@ -2,7 +2,7 @@
  * dtype x class (rows, cols, generic; each also forced onto tensor_generic) x nan policy x input
  * style, shapes with tails, misaligned starts (seed mod 8), strided and broadcast views, rows and
  * columns split over CTAs, runtime-size kernels, var's correction, and the 1-D sizes of
- * tensor_cluster (case `cluster`) — each against the
+ * tensor_cluster (case `cluster`), argmax / argmin with "values" (case `values`) — each against the
  * long-double oracle of jit/harness/oracle_state.c (argmax / argmin exact, the first index of
  * ties), every launch twice (bitwise equal).  Input styles (seed bits 3-4): 0 ties (argmax) or
  * plain, 1 large offsets (var: 1e4 + noise in f32) or exp overflow territory (logsumexp x 80),
@@ -189,6 +189,51 @@ START_TEST(cluster) {
 }
 END_TEST
 
+/* argmax / argmin with "values" through rj_check: the index against the oracle and each value bit
+ * for bit against the source element at it (NaNs under propagate: the first NaN's own bits; an
+ * all-NaN row under ignore: -inf / +inf), in rows, cols, generic (forced), runtime-size and
+ * cluster kernels; checked counts the values too; bench counts the values written. */
+START_TEST(values) {
+  if (!gpu) return;
+  static const char *const vshapes[] = {
+      "\"shape\":[4099,33],\"axes\":[1]",
+      "\"shape\":[33,4099],\"axes\":[0]",
+      "\"shape\":[5,7,11],\"axes\":[0,2]",
+      "\"shape\":[9,1000],\"strides\":[1003,1],\"axes\":[1],\"variant\":\"tensor_generic\"",
+      "\"shape\":[4099,33],\"axes\":[1],\"dynamic\":true",
+      "\"variant\":\"tensor_cluster\",\"shape\":", /* + the dtype's size */
+  };
+  /* tensor_cluster's 1-D sizes (with a tail), by element width: 2, 4, 8 bytes */
+  static const char *const csize[8] = {"[524283]", "[524283]", "[262141]", "[131071]",
+                                       "[262141]", "[262141]", "[131071]", "[131071]"};
+  for (int o = 0; o < 2; o++)
+    for (int d = 0; d < 8; d++)
+      for (size_t v = 0; v < sizeof vshapes / sizeof vshapes[0]; v++)
+        for (int n = 0; n < (d < 4 ? 3 : 1); n++) {
+          char req[512];
+          snprintf(req, sizeof req,
+                   "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s%s,\"nan\":\"%s\","
+                   "\"values\":true,\"deterministic\":true}",
+                   sops[o], dtypes[d], vshapes[v], v == 5 ? csize[d] : "", nans[n]);
+          run_styles(req, n ? 3 : 0);
+        }
+  rj_request r; /* checked: indices and values */
+  rjt_parse(ctx,
+            "{\"kind\":\"tensor\",\"op\":\"argmax\",\"dtype\":\"f16\",\"shape\":[13,17],"
+            "\"axes\":[1],\"values\":true}",
+            &r);
+  rj_check_opts co;
+  rj_check_opts_init(&co);
+  rj_check_result res = {.struct_size = sizeof res};
+  ck_assert_int_eq(rj_check(ctx, &r, &co, &res), RJ_OK);
+  ck_assert_msg(res.ok && res.checked == 2 * 13, "%lld checked: %s", (long long)res.checked,
+                res.first_error);
+  rj_bench_result b = {.struct_size = sizeof b};
+  ck_assert_int_eq(rj_bench(ctx, &r, &co, &b), RJ_OK);
+  ck_assert_msg(b.bytes == 13.0 * 17 * 2 + 13.0 * 8 + 13.0 * 2, "bytes %.0f", b.bytes);
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_tensor_state");
@@ -206,6 +251,11 @@ int main(void) {
   tcase_add_checked_fixture(tk, setup, teardown);
   tcase_add_test(tk, cluster);
   suite_add_tcase(s, tk);
+  TCase *tv = tcase_create("values"); /* CK_RUN_CASE=values: this one alone */
+  tcase_set_timeout(tv, 600);
+  tcase_add_checked_fixture(tv, setup, teardown);
+  tcase_add_test(tv, values);
+  suite_add_tcase(s, tv);
   int failed = rjt_run_in_process(s);
   printf("%d state-op request cases run\n", cases_run);
   return failed ? 1 : 0;
