@@ -71,6 +71,8 @@ const cli_option cli_options[OPT_COUNT] = {
                     "the GPU to run on, and the one --target auto reads"},
     [OPT_NANS] = {"--nans", "K", OPT_INT, CMD_RUN, 0, 1 << 24, NULL, NULL, "0",
                   "turn K random float inputs into NaN"},
+    [OPT_NO_CHECK] = {"--no-check", NULL, OPT_FLAG, CMD_RUN, 0, 0, NULL, NULL, "off",
+                      "launch without comparing outputs (op custom: no oracle); tensor, treduce"},
     [OPT_PATH] = {"--path", "P", OPT_CHOICE, CMD_RUN | CMD_BENCH | CMD_PLAN, 0, 0, cli_path_names,
                   NULL, "auto", "treduce requests: the path to take (plan: not peer, staged)"},
     [OPT_GPUS] = {"--gpus", "N", OPT_INT, CMD_PLAN, 1, RJ_TREDUCE_MAX_SLICES, NULL, NULL,

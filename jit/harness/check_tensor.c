@@ -77,7 +77,8 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
   void *view = (char *)hr_payload(&b->src) + (size_t)off * (size_t)ir_dtype(t->dtype)->bytes;
   put_nans(&g, o, t, v, view);
   if (t->accum) hr_fill_op(&g, t->op, t->dtype, hr_payload(&b->dst), v->outputs, v->reduce_len);
-  if (hr_state_op(t->op)) {
+  if (o->no_check) { /* no reference */
+  } else if (hr_state_op(t->op)) {
     hr_state_fill(&g, t, v, view, (int)(o->seed >> 3) & 3);
     put_nans(&g, o, t, v, view); /* again: the redraw kept no NaN */
     hr_state_ref(t, v, view, b->ref);
@@ -128,21 +129,44 @@ static rj_status launches(rj_ctx *ctx, const rj_check_opts *o, const rj_request 
   return s;
 }
 
-/* Every output against the reference (and under "values" every value against the source), the
- * source (guards included) unchanged, the destinations' guards. */
-static rj_status verify(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t, const ir_tview *v,
-                        trun *b, rj_check_result *res) {
+/* no_check: the n elements at got (guards excluded) that still hold the poison, counted wrong */
+static void unwritten(rj_check_result *res, rj_dtype t, const void *got, int64_t n,
+                      const char *what) {
+  for (int64_t y = 0; y < n; y++)
+    if (hr_is_poison(t, got, y)) {
+      res->wrong++;
+      hr_note(res, "%s element %lld was never written (no_check: values not compared)", what,
+              (long long)y);
+    }
+}
+
+/* The outputs: against the reference (and under "values" every value against the source), or
+ * under no_check only written (accum's destination: not even that). */
+static void outputs(const rj_check_opts *o, const rj_tensor *t, const ir_tview *v, trun *b,
+                    rj_check_result *res) {
   const hr_buf *dst = &b->dst;
   const void *d = (const char *)b->first + (size_t)HR_GUARD * (size_t)ir_dtype(dst->t)->bytes;
+  size_t eb = (size_t)ir_dtype(t->dtype)->bytes;
+  const void *vals = (const char *)b->vfirst + (size_t)HR_GUARD * eb;
+  if (o->no_check) {
+    if (!t->accum) unwritten(res, dst->t, d, dst->n, "dst");
+    if (t->values) unwritten(res, t->dtype, vals, b->vals.n, "values");
+    return;
+  }
   for (int64_t y = 0; y < dst->n; y++)
     hr_check_elem(res, t->op, dst->t, &b->ref[y], d, y, "dst element %lld", (long long)y);
-  int64_t hits = hr_guard_hits(dst->t, b->first, dst->n);
   if (t->values) {
-    size_t eb = (size_t)ir_dtype(t->dtype)->bytes;
     const void *view = (const char *)hr_payload(&b->src) + (size_t)(o->seed % 8) * eb;
-    hr_check_values(res, t, v, view, b->ref, (const char *)b->vfirst + (size_t)HR_GUARD * eb);
-    hits += hr_guard_hits(t->dtype, b->vfirst, b->vals.n);
+    hr_check_values(res, t, v, view, b->ref, vals);
   }
+}
+
+/* The outputs (above), the source (guards included) unchanged, the destinations' guards. */
+static rj_status verify(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t, const ir_tview *v,
+                        trun *b, rj_check_result *res) {
+  outputs(o, t, v, b, res);
+  int64_t hits = hr_guard_hits(b->dst.t, b->first, b->dst.n);
+  if (t->values) hits += hr_guard_hits(t->dtype, b->vfirst, b->vals.n);
   rj_status s = rj_memcpy_dtoh(ctx, b->src.device, b->got, b->src.dev, hr_buf_bytes(&b->src));
   if (s) return s;
   if (memcmp(b->got, b->src.host, hr_buf_bytes(&b->src))) {
@@ -158,10 +182,11 @@ rj_status hr_check_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opt
                           rj_check_result *res) {
   (void)k; /* rj_reduce finds it in the cache */
   const rj_tensor *t = &req->u.tensor;
-  if (t->op == RJ_OP_CUSTOM) /* before any launch: rj_check's own statement of what it can check */
+  if (t->op == RJ_OP_CUSTOM && !o->no_check) /* before any launch: what rj_check can check */
     return rj_error_set(ctx, RJ_EUNSUPPORTED,
                         "op: \"custom\" has no CPU oracle (the caller's IR does not run on the "
-                        "CPU); check it with rj_reduce against your own reference");
+                        "CPU); check it with rj_reduce against your own reference, or launch it "
+                        "unchecked (no_check, `redjit run --no-check`)");
   ir_tview v;
   ir_tensor_view(t, &v);
   size_t bytes = 8; /* the widest: an i64 index's destination included */
