@@ -198,11 +198,16 @@ START_TEST(repro_requests) {
 }
 END_TEST
 
-/* Without a GPU, run exits 3 with one JSON line; with one, it passes (exit 0). */
+/* Without a GPU, run exits 3 with one JSON line; with one, it passes (exit 0), and op custom
+ * runs under --no-check (outputs not compared). */
 START_TEST(run_status) {
   rj_ctx *ctx = rj_ctx_new();
   int gpu = rjt_have_gpu(ctx);
   rj_ctx_free(ctx);
+  /* op custom: no oracle, so run refuses it (before any GPU) unless told not to compare */
+  const char *custom = REDJIT_SOURCE_DIR "/examples/tensor_custom_welford.json";
+  ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("run %s", custom)), 2);
+  ck_assert_msg(strstr(out, "no CPU oracle") && strstr(out, "--no-check"), "%s", out);
   int rc = cli(out, sizeof out, "run '" SEED000 "' --seed 3");
   if (!gpu) {
     ck_assert_int_eq(rc, 3);
@@ -214,10 +219,6 @@ START_TEST(run_status) {
     ck_assert_ptr_nonnull(strstr(out, "\"checked\": 4,"));
     ck_assert_int_eq(cli(out, sizeof out, "bench '" SEED000 "'"), 0);
     ck_assert_ptr_nonnull(strstr(out, "\"gbps\": "));
-    /* op custom: no oracle, so run refuses it unless told not to compare */
-    const char *custom = REDJIT_SOURCE_DIR "/examples/tensor_custom_welford.json";
-    ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("run %s", custom)), 2);
-    ck_assert_msg(strstr(out, "no CPU oracle"), "%s", out);
     rc = cli(out, sizeof out, rjt_fmt("run %s --no-check", custom));
     ck_assert_msg(rc == 0 && strstr(out, "\"checked\": 0,") && strstr(out, "\"compared\": false"),
                   "%s", out);

@@ -182,11 +182,7 @@ rj_status hr_check_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opt
                           rj_check_result *res) {
   (void)k; /* rj_reduce finds it in the cache */
   const rj_tensor *t = &req->u.tensor;
-  if (t->op == RJ_OP_CUSTOM && !o->no_check) /* before any launch: what rj_check can check */
-    return rj_error_set(ctx, RJ_EUNSUPPORTED,
-                        "op: \"custom\" has no CPU oracle (the caller's IR does not run on the "
-                        "CPU); check it with rj_reduce against your own reference, or launch it "
-                        "unchecked (no_check, `redjit run --no-check`)");
+  /* op custom: entry.c refused it unless no_check */
   ir_tview v;
   ir_tensor_view(t, &v);
   size_t bytes = 8; /* the widest: an i64 index's destination included */
