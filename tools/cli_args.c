@@ -25,8 +25,9 @@ const cli_command cli_commands[] = {
     {"run", CMD_RUN, "REQUEST", true, true,
      "compile, launch and check a request on the GPU (one JSON line)",
      "Compiles, loads and launches REQUEST on the GPU with random inputs, compares every output\n"
-     "element with a float64 CPU reference and checks nothing outside the destination changed.\n"
-     "Prints exactly one JSON line, errors included. Status 1 when a result is wrong.",
+     "element with a float64 CPU reference and checks nothing outside the destination changed\n"
+     "(--no-check: launched without the comparison, for op custom). Prints exactly one JSON\n"
+     "line, errors included. Status 1 when a result is wrong.",
      "redjit run examples/seed000_shared.json --seed 3"},
     {"bench", CMD_BENCH, "REQUEST", true, true,
      "time a request's kernel on the GPU (one JSON line)",
