@@ -23,6 +23,12 @@ typedef struct rj_check_opts {
   uint64_t
       seed; /* inputs drawn from this seed (docs/CLI.md, "redjit run": inputs and tolerances) */
   int nan_count; /* float dtypes: this many inputs replaced by NaN (0 = none) */
+  /* 1: rj_check / rj_treduce_check launch without comparing the outputs with a reference (op
+   * "custom", which has none, included): every destination element must still be written (the
+   * poison gone, unless accum), the guards and sources unchanged, and under deterministic two
+   * launches bitwise equal; res->checked stays 0.  Tensor and treduce requests only (RJ_EINVAL
+   * naming "no_check" for tile and subgroup: every op of theirs has an oracle). */
+  int no_check;
 } rj_check_opts;
 
 typedef struct rj_check_result {

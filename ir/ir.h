@@ -63,15 +63,23 @@ int ir_request_op(const rj_request *r);
  * combine_lift, combine_finish, combine_result): the request's own for kind tensor, `view` (a
  * copy: ir_treduce_as_tensor) for kind treduce, so *c is used where it was filled. */
 typedef struct ir_combine {
-  const char **ir; /* writable where the request is (jit/: the copies it keeps) */
-  const char *fn;  /* RJ_COMBINE_FN_MAX bytes */
+  const char *const *ir; /* the text (ir_request_combine_slots: to point it elsewhere) */
+  const char *fn;        /* RJ_COMBINE_FN_MAX bytes */
   const uint64_t *identity;
   const int *commutative;
   const rj_tensor *state;
-  uint64_t *text; /* the context's kept copy *ir is (rj_request_parse), 0: the caller's text */
+  const uint64_t
+      *text; /* the context's kept copy *ir is (rj_request_parse), 0: the caller's text */
   rj_tensor view;
 } ir_combine;
 bool ir_request_combine(const rj_request *r, ir_combine *c); /* false: not op custom */
+/* The two combine fields the owner of a request rewrites (jit/: the copies of the text it keeps,
+ * ir/json.c: a failed parse's), in place in r; false: not op custom. */
+typedef struct ir_combine_slots {
+  const char **ir;
+  uint64_t *text;
+} ir_combine_slots;
+bool ir_request_combine_slots(rj_request *r, ir_combine_slots *c);
 /* op custom: the names of the caller's functions as the compiler links them, "fn" (a scalar
  * state) or "fn lift" / "fn lift finish" (a struct state), space-separated (names hold no
  * spaces).  Returns the length snprintf would write (n: RJ_COMBINE_NAMES_MAX is enough). */

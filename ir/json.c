@@ -805,8 +805,8 @@ rj_status ir_parse(const char *json, rj_request *out, ir_err *e) {
     break;
   }
 out:;
-  ir_combine cb;
-  if (s && inited && ir_request_combine(out, &cb)) { /* a failed parse keeps no copy */
+  ir_combine_slots cb;
+  if (s && inited && ir_request_combine_slots(out, &cb)) { /* a failed parse keeps no copy */
     free((char *)*cb.ir);
     *cb.ir = NULL;
   }

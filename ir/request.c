@@ -127,9 +127,12 @@ int ir_request_op(const rj_request *r) {
 
 #define COMBINE_OF(t, st)                                                                          \
   (ir_combine) {                                                                                   \
-    .ir = (const char **)&(t)->combine_ir, .fn = (t)->combine_fn,                                  \
-    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative, .state = (st),   \
-    .text = (uint64_t *)&(t)->combine_text                                                         \
+    .ir = &(t)->combine_ir, .fn = (t)->combine_fn, .identity = &(t)->combine_identity,             \
+    .commutative = &(t)->combine_commutative, .state = (st), .text = &(t)->combine_text            \
+  }
+#define SLOTS_OF(t)                                                                                \
+  (ir_combine_slots) {                                                                             \
+    .ir = &(t)->combine_ir, .text = &(t)->combine_text                                             \
   }
 
 bool ir_request_combine(const rj_request *r, ir_combine *c) {
@@ -143,6 +146,20 @@ bool ir_request_combine(const rj_request *r, ir_combine *c) {
     *c = COMBINE_OF(&r->u.tile, NULL);
   else if (r->kind == RJ_KIND_SUBGROUP && ir_request_op(r) == RJ_OP_CUSTOM)
     *c = COMBINE_OF(&r->u.subgroup, NULL);
+  else
+    return false;
+  return true;
+}
+
+bool ir_request_combine_slots(rj_request *r, ir_combine_slots *c) {
+  if (r->kind == RJ_KIND_TENSOR && r->u.tensor.op == RJ_OP_CUSTOM)
+    *c = SLOTS_OF(&r->u.tensor);
+  else if (r->kind == RJ_KIND_TREDUCE && r->u.treduce.op == RJ_OP_CUSTOM)
+    *c = SLOTS_OF(&r->u.treduce);
+  else if (r->kind == RJ_KIND_TILE && r->u.tile.op == RJ_OP_CUSTOM)
+    *c = SLOTS_OF(&r->u.tile);
+  else if (r->kind == RJ_KIND_SUBGROUP && ir_request_op(r) == RJ_OP_CUSTOM)
+    *c = SLOTS_OF(&r->u.subgroup);
   else
     return false;
   return true;

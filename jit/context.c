@@ -328,8 +328,8 @@ RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = ir_parse(json, out, &ctx->err);
-  ir_combine cb;
-  if (!s && ir_request_combine(out, &cb) && *cb.ir) { /* ctx keeps the text */
+  ir_combine_slots cb;
+  if (!s && ir_request_combine_slots(out, &cb) && *cb.ir) { /* ctx keeps the text */
     char *ir = (char *)*cb.ir;
     const char **at = cb.ir;
     *at = text_keep(ctx, ir, cb.text);

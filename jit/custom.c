@@ -12,8 +12,9 @@
 #include <string.h>
 
 rj_status jit_custom_keep(rj_kernel *k, const rj_request *req, const rj_options *opt) {
-  ir_combine from, t;
-  if (!ir_request_combine(req, &from) || !ir_request_combine(&k->req, &t)) return RJ_OK;
+  ir_combine from;
+  ir_combine_slots t;
+  if (!ir_request_combine(req, &from) || !ir_request_combine_slots(&k->req, &t)) return RJ_OK;
   size_t n = strlen(*from.ir);
   char *copy = malloc(n + 1);
   if (!copy) return RJ_ENOMEM;

@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
 # compute-sanitizer's four tools (memcheck, racecheck, synccheck, initcheck) over one request of
 # every variant and every treduce path, run through the carried CLI (`redjit run`: the request's
-# kernel on random input, checked against the CPU oracle) on the GPU machine.  Each line of the
-# summary is one tool on one request: "clean", or the sanitizer's error summary.  Exit 1 when any
-# is not clean.
-#   scripts/sanitize-gpu.sh [TOOL ...]      (default: all four; logs under $OUT when set)
+# kernel on random input, checked against the CPU oracle; op custom, which has no oracle, under
+# `run --no-check`: launched, every output written, guards and sources unchanged) on the GPU
+# machine.  Each line of the summary is one tool on one request: "clean", or the sanitizer's
+# error summary.  Exit 1 when any is not clean.
+#   scripts/sanitize-gpu.sh [TOOL ...]      (default: all four; logs under $OUT when set; ONLY=REGEX
+#                                            runs the cases whose names match, e.g. to split the
+#                                            run over several device calls)
+#   scripts/sanitize-gpu.sh --dry           (no GPU, no sanitizer: every case compiles with
+#                                            `redjit ptx`, and `redjit run` takes its flags: a run
+#                                            without a GPU must end in status 3, not 2)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 cli=${CARRY:-carry}/redjit
 out=${OUT:-/tmp/rjsan}; mkdir -p "$out"
+dry=0
+[ "${1:-}" = "--dry" ] && { dry=1; shift; }
 tools=("$@"); [ ${#tools[@]} -eq 0 ] && tools=(memcheck racecheck synccheck initcheck)
 t='"kind":"tensor","dtype":"f32"' # shapes kept small: the sanitizers slow kernels 10-100x
+ts='"kind":"tile","dtype":"f32","scope":"cta","threads":64,"src":{"mem":"shared","shape":[8,96]},"dst":{"mem":"shared","shape":[8]}'
+tl='"kind":"tile","dtype":"f32","scope":"warp","src":{"mem":"local","shape":[32,4],"layout":{"shape":[32,4],"stride":["1@lane",1]}},"dst":{"mem":"local","shape":[1],"layout":{"shape":[1],"stride":[1],"replicate":[[32,"1@lane"]]}},"axes":[0,1]'
+sg='"kind":"subgroup","threads":64,"blocks":2'
+tr='"kind":"treduce","dtype":"f32","ranks":4,"root":1,"shape":[512,32],"tile":[64,32],"pingpong":true'
 cases=(
   "shared|examples/seed000_shared.json"
   "shared_warpgroup|examples/tile_shared_warpgroup.json"
@@ -36,11 +48,61 @@ cases=(
   "treduce_staged|examples/treduce.json --path staged"
   "treduce_split|examples/treduce.json --path split"
   "treduce_ring|examples/treduce.json --path ring"
+  "tile_shared_argmax|{$ts,\"op\":\"argmax\"}"
+  "tile_shared_var|{$ts,\"op\":\"var\"}"
+  "tile_shared_logsumexp|{$ts,\"op\":\"logsumexp\"}"
+  "tile_local_argmax|{$tl,\"op\":\"argmax\"}"
+  "tile_local_var|{$tl,\"op\":\"var\"}"
+  "tile_local_logsumexp|{$tl,\"op\":\"logsumexp\"}"
+  "subgroup_argmax|{$sg,\"primitive\":\"reduce_argmax\",\"dtype\":\"f32\",\"log2_size\":5}"
+  "subgroup_all_var|{$sg,\"primitive\":\"reduce_all_var\",\"dtype\":\"f32\",\"log2_size\":4}"
+  "subgroup_logsumexp|{$sg,\"primitive\":\"reduce_logsumexp\",\"dtype\":\"f32\",\"log2_size\":3}"
+  "subgroup_mul|{$sg,\"primitive\":\"reduce_mul\",\"dtype\":\"i32\",\"log2_size\":5}"
+  "subgroup_and|{$sg,\"primitive\":\"reduce_and\",\"dtype\":\"u32\",\"log2_size\":4}"
+  "subgroup_or|{$sg,\"primitive\":\"reduce_or\",\"dtype\":\"u64\",\"log2_size\":5}"
+  "subgroup_xor|{$sg,\"primitive\":\"reduce_xor\",\"dtype\":\"i64\",\"log2_size\":2}"
+  "tensor_cluster_argmax|{$t,\"op\":\"argmax\",\"shape\":[100000],\"variant\":\"tensor_cluster\"}"
+  "tensor_cluster_var|{$t,\"op\":\"var\",\"shape\":[100000],\"variant\":\"tensor_cluster\"}"
+  "tensor_rows_argmax_values|{$t,\"op\":\"argmax\",\"shape\":[37,1003],\"axes\":[1],\"values\":true} --nans 5"
+  "tensor_cols_argmin_values|{\"kind\":\"tensor\",\"dtype\":\"f16\",\"op\":\"argmin\",\"shape\":[257,33],\"axes\":[0],\"values\":true}"
+  "tensor_cluster_argmax_values|{$t,\"op\":\"argmax\",\"shape\":[100000],\"variant\":\"tensor_cluster\",\"values\":true}"
+  "treduce_mean_peer|{$tr,\"op\":\"mean\"} --path peer"
+  "treduce_mean_ring|{$tr,\"op\":\"mean\"} --path ring"
+  "treduce_custom_peer|examples/treduce_custom.json --path peer --no-check"
+  "treduce_custom_ring|examples/treduce_custom.json --path ring --no-check"
+  "tensor_custom_scalar_ordered|examples/tensor_custom_ordered.json --no-check"
+  "tensor_custom_struct|examples/tensor_custom_welford.json --no-check"
 )
+# --dry: each case's request compiles (ptx takes --emulate-packed, not run's flags), and run
+# takes the request and its flags (status 3 here: no GPU; 2 would be a refused request or flag).
+if [ $dry -eq 1 ]; then
+  bad=0
+  for c in "${cases[@]}"; do
+    name=${c%%|*}; args=${c#*|}
+    req=${args%% --*}; flags=""; [ "$req" != "$args" ] && flags=${args#"$req"}
+    pflags=""; [[ $flags == *--emulate-packed* ]] && pflags=--emulate-packed
+    # shellcheck disable=SC2086
+    if ! msg=$("$cli" ptx "$req" --target sm_90 $pflags 2>&1 >/dev/null); then
+      bad=$((bad + 1)); echo "FAIL   $name: redjit ptx: $msg"; continue
+    fi
+    # shellcheck disable=SC2086
+    line=$(CUDA_VISIBLE_DEVICES="" "$cli" run "$req" $flags 2>/dev/null)
+    rc=$?
+    if [ $rc -ne 3 ]; then
+      bad=$((bad + 1)); echo "FAIL   $name: redjit run$flags exited $rc (want 3, no GPU): $line"
+    else
+      echo "ok     $name"
+    fi
+  done
+  echo "${#cases[@]} cases, $bad bad"
+  [ $bad -eq 0 ]
+  exit
+fi
 bad=0
 for tool in "${tools[@]}"; do
   for c in "${cases[@]}"; do
     name=${c%%|*}; args=${c#*|}
+    [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]] && continue
     req=${args%% --*}; flags=""; [ "$req" != "$args" ] && flags=${args#"$req"}
     log=$out/$tool.$name.log
     # shellcheck disable=SC2086

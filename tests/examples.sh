@@ -23,6 +23,8 @@ tensor_dynamic.json           sm_90     tensor_rows
 tensor_cluster.json           sm_90     tensor_cluster
 tensor_generic.json           sm_90     tensor_generic
 tensor_custom_welford.json    sm_90     tensor_rows
+tensor_custom_ordered.json    sm_90     tensor_ordered
+treduce_custom.json           sm_90     treduce
 treduce.json                  sm_90     treduce
 treduce_custom_welford.json   sm_90     treduce
 "

@@ -198,11 +198,16 @@ START_TEST(repro_requests) {
 }
 END_TEST
 
-/* Without a GPU, run exits 3 with one JSON line; with one, it passes (exit 0). */
+/* Without a GPU, run exits 3 with one JSON line; with one, it passes (exit 0), and op custom
+ * runs under --no-check (outputs not compared). */
 START_TEST(run_status) {
   rj_ctx *ctx = rj_ctx_new();
   int gpu = rjt_have_gpu(ctx);
   rj_ctx_free(ctx);
+  /* op custom: no oracle, so run refuses it (before any GPU) unless told not to compare */
+  const char *custom = REDJIT_SOURCE_DIR "/examples/tensor_custom_welford.json";
+  ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("run %s", custom)), 2);
+  ck_assert_msg(strstr(out, "no CPU oracle") && strstr(out, "--no-check"), "%s", out);
   int rc = cli(out, sizeof out, "run '" SEED000 "' --seed 3");
   if (!gpu) {
     ck_assert_int_eq(rc, 3);
@@ -214,6 +219,9 @@ START_TEST(run_status) {
     ck_assert_ptr_nonnull(strstr(out, "\"checked\": 4,"));
     ck_assert_int_eq(cli(out, sizeof out, "bench '" SEED000 "'"), 0);
     ck_assert_ptr_nonnull(strstr(out, "\"gbps\": "));
+    rc = cli(out, sizeof out, rjt_fmt("run %s --no-check", custom));
+    ck_assert_msg(rc == 0 && strstr(out, "\"checked\": 0,") && strstr(out, "\"compared\": false"),
+                  "%s", out);
   }
 }
 END_TEST
@@ -229,7 +237,8 @@ static const struct {
      {"--target", "--emit", "--ptx-version", "--emulate-packed", "--device", "--ir", "--entry"}},
     {"explain", {"--target", "--ptx-version", "--emulate-packed", "--device"}},
     {"run",
-     {"--target", "--ptx-version", "--emulate-packed", "--seed", "--device", "--nans", "--path"}},
+     {"--target", "--ptx-version", "--emulate-packed", "--seed", "--device", "--nans", "--no-check",
+      "--path"}},
     {"bench", {"--target", "--ptx-version", "--emulate-packed", "--device", "--path"}},
     {"plan", {"--path", "--gpus"}},
     {"variants", {NULL}},
@@ -237,8 +246,9 @@ static const struct {
     {"version", {NULL}},
 };
 static const char *const all_opts[] = {"--target", "--emit",   "--ptx-version", "--emulate-packed",
-                                       "--seed",   "--device", "--nans",        "--path",
-                                       "--gpus",   "--ir",     "--entry",       "--table"};
+                                       "--seed",   "--device", "--nans",        "--no-check",
+                                       "--path",   "--gpus",   "--ir",          "--entry",
+                                       "--table"};
 
 static bool lists(const char *const *opts, const char *o) {
   for (; *opts; opts++)
@@ -346,6 +356,8 @@ START_TEST(inapplicable_options) {
       {"bench '" SEED000 "' --seed 1", "\"error\": \"--seed does not apply to bench\""},
       {"plan '" SEED000 "' --target sm_90", "\"error\": \"--target does not apply to plan\""},
       {"run '" SEED000 "' --emulate-packed=yes", "takes no value"},
+      {"run '" SEED000 "' --no-check", "no_check: tensor and treduce requests only"},
+      {"bench '" SEED000 "' --no-check", "\"error\": \"--no-check does not apply to bench\""},
   };
   for (size_t i = 0; i < sizeof json / sizeof json[0]; i++) {
     ck_assert_msg(cli(out, sizeof out, json[i].args) == 2, "%s: %s", json[i].args, out);

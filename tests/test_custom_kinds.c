@@ -433,6 +433,19 @@ START_TEST(keyed_by_text) {
 }
 END_TEST
 
+/* rj_request_parse keeps its own copy of the combine's text for kinds tile and subgroup too (the
+ * JSON it came from is freed when the call returns): the request names that copy. */
+START_TEST(parse_keeps_text) {
+  rj_request t, g;
+  rjt_parse(ctx, tile_json("f32", WARP_SHARED, combine(FSUM_IR, "fsum", "-0.0", 1)), &t);
+  rjt_parse(ctx, sub_json("reduce_custom", "i32", 5, combine(WADD_IR, "wadd", "0", 1)), &g);
+  ck_assert_uint_ne(t.u.tile.combine_text, 0);
+  ck_assert_uint_ne(g.u.subgroup.combine_text, 0);
+  ck_assert_ptr_nonnull(strstr(t.u.tile.combine_ir, "define float @fsum"));
+  ck_assert_ptr_nonnull(strstr(g.u.subgroup.combine_ir, "define i32 @wadd"));
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("custom_kinds");
   TCase *tc = tcase_create("custom_kinds");
@@ -446,6 +459,7 @@ int main(void) {
   tcase_add_test(tc, inlined_everywhere);
   tcase_add_test(tc, screened);
   tcase_add_test(tc, keyed_by_text);
+  tcase_add_test(tc, parse_keeps_text);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }

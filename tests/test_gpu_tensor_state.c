@@ -2,7 +2,7 @@
  * dtype x class (rows, cols, generic; each also forced onto tensor_generic) x nan policy x input
  * style, shapes with tails, misaligned starts (seed mod 8), strided and broadcast views, rows and
  * columns split over CTAs, runtime-size kernels, var's correction, and the 1-D sizes of
- * tensor_cluster (case `cluster`) — each against the
+ * tensor_cluster (case `cluster`), argmax / argmin with "values" (case `values`) — each against the
  * long-double oracle of jit/harness/oracle_state.c (argmax / argmin exact, the first index of
  * ties), every launch twice (bitwise equal).  Input styles (seed bits 3-4): 0 ties (argmax) or
  * plain, 1 large offsets (var: 1e4 + noise in f32) or exp overflow territory (logsumexp x 80),
@@ -10,6 +10,7 @@
  * Skips without a GPU. */
 #include "rjtest.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -189,6 +190,139 @@ START_TEST(cluster) {
 }
 END_TEST
 
+/* argmax / argmin with "values" through rj_check: the index against the oracle and each value bit
+ * for bit against the source element at it (NaNs under propagate: the first NaN's own bits; an
+ * all-NaN row under ignore: -inf / +inf), in rows, cols, generic (forced), runtime-size and
+ * cluster kernels; checked counts the values too; bench counts the values written. */
+/* The views x dtypes x nan policies of case values; nan16: only f16 / bf16 with NaNs under
+ * propagate (a NaN value, which crosses f32 in the kernel), else every other combination. */
+static void values_views(bool nan16) {
+  static const char *const vshapes[] = {
+      "\"shape\":[4099,33],\"axes\":[1]",
+      "\"shape\":[33,4099],\"axes\":[0]",
+      "\"shape\":[5,7,11],\"axes\":[0,2]",
+      "\"shape\":[9,1000],\"strides\":[1003,1],\"axes\":[1],\"variant\":\"tensor_generic\"",
+      "\"shape\":[4099,33],\"axes\":[1],\"dynamic\":true",
+      "\"variant\":\"tensor_cluster\",\"shape\":", /* + the dtype's size */
+  };
+  /* tensor_cluster's 1-D sizes (with a tail), by element width: 2, 4, 8 bytes */
+  static const char *const csize[8] = {"[524283]", "[524283]", "[262141]", "[131071]",
+                                       "[262141]", "[262141]", "[131071]", "[131071]"};
+  for (int o = 0; o < 2; o++)
+    for (int d = 0; d < 8; d++)
+      for (size_t v = 0; v < sizeof vshapes / sizeof vshapes[0]; v++)
+        for (int n = 0; n < (d < 4 ? 3 : 1); n++) {
+          if (nan16 != (d < 2 && n == 1)) continue;
+          char req[512];
+          snprintf(req, sizeof req,
+                   "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s%s,\"nan\":\"%s\","
+                   "\"values\":true,\"deterministic\":true}",
+                   sops[o], dtypes[d], vshapes[v], v == 5 ? csize[d] : "", nans[n]);
+          run_styles(req, n ? 3 : 0);
+        }
+}
+
+START_TEST(values) {
+  if (!gpu) return;
+  values_views(false);
+  rj_request r; /* checked: indices and values */
+  rjt_parse(ctx,
+            "{\"kind\":\"tensor\",\"op\":\"argmax\",\"dtype\":\"f16\",\"shape\":[13,17],"
+            "\"axes\":[1],\"values\":true}",
+            &r);
+  rj_check_opts co;
+  rj_check_opts_init(&co);
+  rj_check_result res = {.struct_size = sizeof res};
+  ck_assert_int_eq(rj_check(ctx, &r, &co, &res), RJ_OK);
+  ck_assert_msg(res.ok && res.checked == 2 * 13, "%lld checked: %s", (long long)res.checked,
+                res.first_error);
+  rj_bench_result b = {.struct_size = sizeof b};
+  ck_assert_int_eq(rj_bench(ctx, &r, &co, &b), RJ_OK);
+  ck_assert_msg(b.bytes == 13.0 * 17 * 2 + 13.0 * 8 + 13.0 * 2, "bytes %.0f", b.bytes);
+}
+END_TEST
+
+/* f16 / bf16 with NaNs under propagate: the value of a row whose first NaN wins must be that
+ * NaN's own bits (rj_check: bit for bit).  The kernel widens the element to f32 and narrows it
+ * back (cvt.f32.f16, cvt.rn.f16.f32): should the GPU canonicalise a NaN there (0x7fff), this case
+ * fails and says so, apart from case values. */
+START_TEST(values_nan16) {
+  if (!gpu) return;
+  values_views(true);
+}
+END_TEST
+
+/* var of f32 data with a large offset (off + u, u uniform in [-1, 1) rounded to f32: a variance
+ * near 1/3), through rj_reduce on rows, cols, generic and cluster kernels: the worst relative
+ * error against a long-double two-pass reference, printed per offset and view.  The threads' means
+ * cross the combine in f32, so at 1e6 (f32 spacing 2^-4) each is off by up to 2^-5; the host
+ * model of the same arithmetic (tests/state_host, "var f32 of 1e+06 + U[-1,1)") gives about 2-4 %
+ * there, and about 2e-4 at 1e4.  Bounds: 1e-3 at 1e4 (docs/TENSOR.md: about 3 digits), 0.1 at
+ * 1e6; the printed figures are the measurement. */
+START_TEST(offset_error) {
+  if (!gpu) return;
+  static const struct {
+    const char *shape;
+    int64_t outs, len;
+  } views[] = {
+      {"\"shape\":[64,4096],\"axes\":[1]", 64, 4096},
+      {"\"shape\":[4096,64],\"axes\":[0]", 64, 4096},
+      {"\"shape\":[8,4096,8],\"axes\":[1]", 64, 4096},
+      {"\"shape\":[131072],\"variant\":\"tensor_cluster\"", 1, 131072},
+  };
+  static const double offs[2] = {1e4, 1e6};
+  const int64_t n = 64 * 4096;
+  float *x = malloc((size_t)n * sizeof *x), y[64];
+  uint64_t dx = 0, dy = 0, r = 12345;
+  ck_assert_ptr_nonnull(x);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, (size_t)n * sizeof *x, &dx), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, sizeof y, &dy), RJ_OK);
+  for (int o = 0; o < 2; o++) {
+    for (int64_t i = 0; i < n; i++) {
+      r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+      x[i] = (float)(offs[o] + (double)(r >> 11) * 0x1p-52 - 1);
+    }
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, dx, x, (size_t)n * sizeof *x), RJ_OK);
+    for (size_t v = 0; v < sizeof views / sizeof views[0]; v++) {
+      rj_request q;
+      rjt_parse(
+          ctx, rjt_fmt("{\"kind\":\"tensor\",\"op\":\"var\",\"dtype\":\"f32\",%s}", views[v].shape),
+          &q);
+      ck_assert_msg(rj_reduce(ctx, &q, NULL, dx, dy, NULL) == RJ_OK, "%s", rj_errmsg(ctx));
+      ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, y, dy, (size_t)views[v].outs * sizeof *y), RJ_OK);
+      double worst = 0;
+      for (int64_t p = 0; p < views[v].outs; p++) {
+        /* element k of output p: rows p*len + k; cols k*64 + p; generic (p/8)*len*8 + k*8 + p%8;
+         * cluster k */
+        long double s = 0, m2 = 0;
+        for (int pass = 0; pass < 2; pass++) {
+          long double mean = s / views[v].len;
+          for (int64_t k = 0; k < views[v].len; k++) {
+            int64_t at = v == 0   ? p * 4096 + k
+                         : v == 1 ? k * 64 + p
+                         : v == 2 ? (p / 8) * 4096 * 8 + k * 8 + p % 8
+                                  : k;
+            if (pass == 0)
+              s += x[at];
+            else
+              m2 += (x[at] - mean) * (x[at] - mean);
+          }
+        }
+        double ref = (double)(m2 / (views[v].len - 1)), rel = fabs(y[p] - ref) / ref;
+        if (!(rel <= worst)) worst = rel;
+      }
+      printf("var f32 of %g + U[-1,1), %s: worst relative error %.3g\n", offs[o], views[v].shape,
+             worst);
+      ck_assert_msg(worst <= (o ? 0.1 : 1e-3), "%g + U[-1,1), %s: relative error %g", offs[o],
+                    views[v].shape, worst);
+    }
+  }
+  rj_device_free(ctx, 0, dx);
+  rj_device_free(ctx, 0, dy);
+  free(x);
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_tensor_state");
@@ -206,6 +340,21 @@ int main(void) {
   tcase_add_checked_fixture(tk, setup, teardown);
   tcase_add_test(tk, cluster);
   suite_add_tcase(s, tk);
+  TCase *to = tcase_create("offset"); /* CK_RUN_CASE=offset: var f32's error at large offsets */
+  tcase_set_timeout(to, 300);
+  tcase_add_checked_fixture(to, setup, teardown);
+  tcase_add_test(to, offset_error);
+  suite_add_tcase(s, to);
+  TCase *tv = tcase_create("values"); /* CK_RUN_CASE=values: this one alone */
+  tcase_set_timeout(tv, 600);
+  tcase_add_checked_fixture(tv, setup, teardown);
+  tcase_add_test(tv, values);
+  suite_add_tcase(s, tv);
+  TCase *tn = tcase_create("values_nan16"); /* CK_RUN_CASE=values_nan16: NaN payloads of f16 */
+  tcase_set_timeout(tn, 600);
+  tcase_add_checked_fixture(tn, setup, teardown);
+  tcase_add_test(tn, values_nan16);
+  suite_add_tcase(s, tn);
   int failed = rjt_run_in_process(s);
   printf("%d state-op request cases run\n", cases_run);
   return failed ? 1 : 0;

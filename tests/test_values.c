@@ -1,7 +1,8 @@
 /* argmax / argmin with "values": the extreme value beside its index, into a second destination
  * (no GPU needed: the request's field and its refusals, the kernel's third pointer and stores in
- * every variant that serves argmax, PTX unchanged without it, and the launch calls' checks; the
- * GPU results are tests/test_gpu_tensor.c's "values" case). */
+ * every variant that serves argmax, tensor_cluster included, PTX unchanged without it, and the
+ * launch calls' checks; the GPU results are tests/test_gpu_tensor.c's "values" case and, through
+ * rj_check, tests/test_gpu_tensor_state.c's). */
 #include "rjtest.h"
 
 #include <stdint.h>
@@ -52,9 +53,32 @@ static int entry_params(const char *ptx) {
   return n;
 }
 
-/* Every variant that serves argmax (rows, cols, generic; constant and runtime-size kernels): a
- * third pointer and a store of the value's width; without "values" the kernel is the plain
- * argmax's, byte for byte. */
+/* One view and dtype: a third pointer and a store of the value's width (st) in the kernel of
+ * variant, which without "values" is the plain argmax's, byte for byte. */
+static void third_pointer(rj_ctx *ctx, const char *shape, const char *variant, const char *dt,
+                          const char *st) {
+  char *plain = strdup(rjt_ptx(ctx, req_json("argmax", dt, shape, 0), "sm_90"));
+  const char *with = rjt_ptx(ctx, req_json("argmax", dt, shape, 1), "sm_90");
+  int np = entry_params(plain);
+  ck_assert_int_eq(entry_params(with), np + 1);
+  ck_assert_msg(rjt_count(with, "st.global") > rjt_count(plain, "st.global"),
+                "%s %s: no store of the values", shape, dt);
+  ck_assert_msg(strstr(with, st), "%s %s: %s", shape, dt, st);
+  rj_request r;
+  rjt_parse(ctx, req_json("argmax", dt, shape, 1), &r);
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90";
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_OK);
+  ck_assert_msg(strcmp(rj_kernel_variant(k), variant) == 0, "%s %s: %s, expected %s", shape, dt,
+                rj_kernel_variant(k), variant);
+  free(plain);
+}
+
+/* Every variant that serves argmax (rows, cols, generic, cluster; constant and runtime-size
+ * kernels): a third pointer and a store of the value's width; without "values" the kernel is the
+ * plain argmax's, byte for byte. */
 START_TEST(kernel_has_a_third_pointer) {
   rj_ctx *ctx = rj_ctx_new();
   static const struct {
@@ -70,25 +94,19 @@ START_TEST(kernel_has_a_third_pointer) {
   static const char *const dts[] = {"f32", "f16", "f64", "i64"};
   static const char *const st[] = {"st.global.b32", "st.global.b16", "st.global.b64",
                                    "st.global.b64"};
-  for (size_t v = 0; v < sizeof views / sizeof views[0]; v++)
-    for (int d = 0; d < 4; d++) {
-      char *plain = strdup(rjt_ptx(ctx, req_json("argmax", dts[d], views[v].shape, 0), "sm_90"));
-      const char *with = rjt_ptx(ctx, req_json("argmax", dts[d], views[v].shape, 1), "sm_90");
-      int np = entry_params(plain);
-      ck_assert_int_eq(entry_params(with), np + 1);
-      ck_assert_msg(rjt_count(with, "st.global") > rjt_count(plain, "st.global"),
-                    "view %zu %s: no store of the values", v, dts[d]);
-      ck_assert_msg(strstr(with, st[d]), "view %zu %s: %s", v, dts[d], st[d]);
-      rj_request r;
-      rjt_parse(ctx, req_json("argmax", dts[d], views[v].shape, 1), &r);
-      rj_options o;
-      rj_options_init(&o);
-      o.target = "sm_90";
-      rj_kernel *k = NULL;
-      ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_OK);
-      ck_assert_str_eq(rj_kernel_variant(k), views[v].variant);
-      free(plain);
-    }
+  /* tensor_cluster serves 16385 .. 65536 16-byte vectors: a 1-D size inside that range for each
+   * element width (with a tail past the last full vector), forced so that a decline fails */
+  static const char *const cluster[] = {
+      "\"shape\":[262141],\"variant\":\"tensor_cluster\"",
+      "\"shape\":[524283],\"variant\":\"tensor_cluster\"",
+      "\"shape\":[131071],\"variant\":\"tensor_cluster\"",
+      "\"shape\":[131071],\"variant\":\"tensor_cluster\"",
+  };
+  for (int d = 0; d < 4; d++) {
+    for (size_t v = 0; v < sizeof views / sizeof views[0]; v++)
+      third_pointer(ctx, views[v].shape, views[v].variant, dts[d], st[d]);
+    third_pointer(ctx, cluster[d], "tensor_cluster", dts[d], st[d]);
+  }
   rj_ctx_free(ctx);
 }
 END_TEST

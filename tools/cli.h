@@ -46,6 +46,7 @@ typedef enum opt_id {
   OPT_SEED,
   OPT_DEVICE,
   OPT_NANS,
+  OPT_NO_CHECK,
   OPT_PATH,
   OPT_GPUS,
   OPT_IR,

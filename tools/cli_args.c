@@ -25,8 +25,9 @@ const cli_command cli_commands[] = {
     {"run", CMD_RUN, "REQUEST", true, true,
      "compile, launch and check a request on the GPU (one JSON line)",
      "Compiles, loads and launches REQUEST on the GPU with random inputs, compares every output\n"
-     "element with a float64 CPU reference and checks nothing outside the destination changed.\n"
-     "Prints exactly one JSON line, errors included. Status 1 when a result is wrong.",
+     "element with a float64 CPU reference and checks nothing outside the destination changed\n"
+     "(--no-check: launched without the comparison, for op custom). Prints exactly one JSON\n"
+     "line, errors included. Status 1 when a result is wrong.",
      "redjit run examples/seed000_shared.json --seed 3"},
     {"bench", CMD_BENCH, "REQUEST", true, true,
      "time a request's kernel on the GPU (one JSON line)",
@@ -71,6 +72,8 @@ const cli_option cli_options[OPT_COUNT] = {
                     "the GPU to run on, and the one --target auto reads"},
     [OPT_NANS] = {"--nans", "K", OPT_INT, CMD_RUN, 0, 1 << 24, NULL, NULL, "0",
                   "turn K random float inputs into NaN"},
+    [OPT_NO_CHECK] = {"--no-check", NULL, OPT_FLAG, CMD_RUN, 0, 0, NULL, NULL, "off",
+                      "launch without comparing outputs (op custom: no oracle); tensor, treduce"},
     [OPT_PATH] = {"--path", "P", OPT_CHOICE, CMD_RUN | CMD_BENCH | CMD_PLAN, 0, 0, cli_path_names,
                   NULL, "auto", "treduce requests: the path to take (plan: not peer, staged)"},
     [OPT_GPUS] = {"--gpus", "N", OPT_INT, CMD_PLAN, 1, RJ_TREDUCE_MAX_SLICES, NULL, NULL,

@@ -9,7 +9,12 @@
  * bench: the source rotates over slices of a device buffer of at least 256 MiB (five times
  * H100's L2), so no run reads data another left in L2; CUDA events around each launch, warm-up,
  * the median of RUNS.  bytes = the view's elements read once + the destination written once
- * (read once more under accum), each at its own dtype's size (argmax / argmin write i64). */
+ * (read once more under accum), each at its own dtype's size (argmax / argmin write i64), + the
+ * values written under "values".
+ *
+ * "values" (argmax / argmin): the launch is rj_reduce_values into a second, poisoned destination
+ * with guards; each value must be the source element at the reference's index, bit for bit
+ * (hr_check_values). */
 #include "harness.h"
 
 #include <math.h>
@@ -17,15 +22,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One rj_reduce call, as rj_stream_time's enqueue. */
+/* One rj_reduce call (rj_reduce_values under "values"), as rj_stream_time's enqueue. */
 typedef struct reduce_call {
   const rj_request *req;
   const rj_options *opt;
   rj_devptr src, dst; /* device addresses of the view's element 0 and of dst */
+  rj_devptr values;   /* "values": the extreme values' destination */
 } reduce_call;
 
 static rj_status enqueue(rj_ctx *ctx, void *ud) {
   const reduce_call *c = ud;
+  if (c->req->u.tensor.values)
+    return rj_reduce_values(ctx, c->req, c->opt, c->src, c->dst, c->values, NULL);
   return rj_reduce(ctx, c->req, c->opt, c->src, c->dst, NULL);
 }
 
@@ -33,80 +41,139 @@ static rj_status timed_reduce(rj_ctx *ctx, const reduce_call *c, double *ms) {
   return rj_stream_time(ctx, c->opt->device, NULL, enqueue, (void *)c, ms);
 }
 
+/* A run's buffers: the source, the destination, and under "values" the values' destination (its
+ * n is 0 otherwise, nothing allocated); the downloads (guards included) of the first launch's dst
+ * and values, scratch for the rest, and the reference. */
+typedef struct trun {
+  hr_buf src, dst, vals;
+  void *got, *first, *vfirst;
+  hr_value *ref;
+} trun;
+
+/* NaNs at nan_count random elements of the view */
+static void put_nans(hr_rng *g, const rj_check_opts *o, const rj_tensor *t, const ir_tview *v,
+                     void *view) {
+  if (!ir_dtype(t->dtype)->is_float) return;
+  for (int i = 0; i < o->nan_count; i++) {
+    int64_t p = (int64_t)(hr_rng_next(g) % (uint64_t)v->outputs);
+    int64_t r = (int64_t)(hr_rng_next(g) % (uint64_t)v->reduce_len);
+    hr_store_f64(t->dtype, view, ir_tview_offset(v, p, r), NAN);
+  }
+}
+
 /* Inputs: src's payload (off + the view's extent) random, NaNs at random elements of the view;
- * dst poison, random under accum; the reference; src uploaded. */
+ * dst (and values) poison, dst random under accum; the reference; src uploaded. */
 static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t, const ir_tview *v,
-                        hr_buf *src, hr_buf *dst, hr_value *ref) {
+                        trun *b) {
   int64_t off = (int64_t)(o->seed % 8);
   int dev = o->compile.device;
   rj_status s;
-  if ((s = hr_buf_make(ctx, src, dev, t->dtype, off + v->extent))) return s;
-  if ((s = hr_buf_make(ctx, dst, dev, ir_tensor_result(t), v->outputs))) return s;
+  if ((s = hr_buf_make(ctx, &b->src, dev, t->dtype, off + v->extent))) return s;
+  if ((s = hr_buf_make(ctx, &b->dst, dev, ir_tensor_result(t), v->outputs))) return s;
+  if (t->values && (s = hr_buf_make(ctx, &b->vals, dev, t->dtype, v->outputs))) return s;
   hr_rng g;
   hr_rng_seed(&g, o->seed);
-  hr_fill_op(&g, t->op, t->dtype, hr_payload(src), off + v->extent, v->reduce_len);
-  void *view = (char *)hr_payload(src) + (size_t)off * (size_t)ir_dtype(t->dtype)->bytes;
-  if (ir_dtype(t->dtype)->is_float)
-    for (int i = 0; i < o->nan_count; i++) {
-      int64_t p = (int64_t)(hr_rng_next(&g) % (uint64_t)v->outputs);
-      int64_t r = (int64_t)(hr_rng_next(&g) % (uint64_t)v->reduce_len);
-      hr_store_f64(t->dtype, view, ir_tview_offset(v, p, r), NAN);
-    }
-  if (t->accum) hr_fill_op(&g, t->op, t->dtype, hr_payload(dst), v->outputs, v->reduce_len);
-  if (hr_state_op(t->op)) {
+  hr_fill_op(&g, t->op, t->dtype, hr_payload(&b->src), off + v->extent, v->reduce_len);
+  void *view = (char *)hr_payload(&b->src) + (size_t)off * (size_t)ir_dtype(t->dtype)->bytes;
+  put_nans(&g, o, t, v, view);
+  if (t->accum) hr_fill_op(&g, t->op, t->dtype, hr_payload(&b->dst), v->outputs, v->reduce_len);
+  if (o->no_check) { /* no reference */
+  } else if (hr_state_op(t->op)) {
     hr_state_fill(&g, t, v, view, (int)(o->seed >> 3) & 3);
-    if (ir_dtype(t->dtype)->is_float)
-      for (int i = 0; i < o->nan_count; i++) { /* again: the redraw kept no NaN */
-        int64_t p = (int64_t)(hr_rng_next(&g) % (uint64_t)v->outputs);
-        int64_t r = (int64_t)(hr_rng_next(&g) % (uint64_t)v->reduce_len);
-        hr_store_f64(t->dtype, view, ir_tview_offset(v, p, r), NAN);
-      }
-    hr_state_ref(t, v, view, ref);
+    put_nans(&g, o, t, v, view); /* again: the redraw kept no NaN */
+    hr_state_ref(t, v, view, b->ref);
   } else {
-    hr_oracle_tensor(t, v, view, t->accum ? hr_payload(dst) : NULL, ref);
+    hr_oracle_tensor(t, v, view, t->accum ? hr_payload(&b->dst) : NULL, b->ref);
   }
-  return hr_buf_up(ctx, src);
+  return hr_buf_up(ctx, &b->src);
 }
 
-/* One launch, or two from the same inputs under `deterministic` (bit-identical results);
- * *first: the first launch's dst, guards included. */
-static rj_status launches(rj_ctx *ctx, const rj_check_opts *o, const rj_request *req, hr_buf *src,
-                          hr_buf *dst, void *first, void *got, rj_check_result *res) {
+/* Launch `run` (0 or 1): poisoned (or accum's) destinations up, the launch, both down; the first
+ * launch's kept in first / vfirst, a second's compared bit for bit with them. */
+static rj_status launch(rj_ctx *ctx, const rj_check_opts *o, const rj_request *req, int run,
+                        trun *b, rj_check_result *res) {
   int64_t off = (int64_t)(o->seed % 8);
-  size_t all = hr_buf_bytes(dst);
-  reduce_call c = {.req = req, .opt = &o->compile, .dst = hr_payload_dev(dst)};
-  c.src = hr_payload_dev(src) + (uint64_t)off * (size_t)ir_dtype(src->t)->bytes; /* the view's */
-  int n = req->u.tensor.deterministic ? 2 : 1;
-  for (int run = 0; run < n; run++) {
-    double ms = 0;
-    rj_status s;
-    if ((s = hr_buf_up(ctx, dst)) || (s = timed_reduce(ctx, &c, &ms)) ||
-        (s = rj_memcpy_dtoh(ctx, dst->device, got, dst->dev, all)))
-      return s;
+  bool vals = req->u.tensor.values;
+  reduce_call c = {.req = req, .opt = &o->compile, .dst = hr_payload_dev(&b->dst)};
+  c.src = hr_payload_dev(&b->src) + (uint64_t)off * (size_t)ir_dtype(b->src.t)->bytes;
+  if (vals) c.values = hr_payload_dev(&b->vals);
+  double ms = 0;
+  rj_status s;
+  if ((s = hr_buf_up(ctx, &b->dst)) || (vals && (s = hr_buf_up(ctx, &b->vals))) ||
+      (s = timed_reduce(ctx, &c, &ms)))
+    return s;
+  const hr_buf *buf[2] = {&b->dst, &b->vals};
+  void *keep[2] = {b->first, b->vfirst};
+  for (int i = 0; i < (vals ? 2 : 1); i++) {
+    size_t all = hr_buf_bytes(buf[i]);
+    if ((s = rj_memcpy_dtoh(ctx, buf[i]->device, b->got, buf[i]->dev, all))) return s;
     if (run == 0) {
-      res->kernel_ms = ms;
-      memcpy(first, got, all);
-    } else if (memcmp(first, got, all)) {
+      memcpy(keep[i], b->got, all);
+    } else if (memcmp(keep[i], b->got, all)) {
       res->wrong++;
-      hr_note(res, "deterministic: two launches on the same input gave different bits");
+      hr_note(res, "deterministic: two launches on the same input gave different %s bits",
+              i ? "values" : "dst");
     }
   }
+  if (run == 0) res->kernel_ms = ms;
   return RJ_OK;
 }
 
-/* Every output against the reference, the source (guards included) unchanged, dst's guards. */
-static rj_status verify(rj_ctx *ctx, const rj_tensor *t, const hr_buf *src, const hr_buf *dst,
-                        const void *first, void *got, const hr_value *ref, rj_check_result *res) {
-  const void *d = (const char *)first + (size_t)HR_GUARD * (size_t)ir_dtype(dst->t)->bytes;
+/* One launch, or two from the same inputs under `deterministic` (bit-identical results). */
+static rj_status launches(rj_ctx *ctx, const rj_check_opts *o, const rj_request *req, trun *b,
+                          rj_check_result *res) {
+  int n = req->u.tensor.deterministic ? 2 : 1;
+  rj_status s = RJ_OK;
+  for (int run = 0; run < n && !s; run++)
+    s = launch(ctx, o, req, run, b, res);
+  return s;
+}
+
+/* no_check: the n elements at got (guards excluded) that still hold the poison, counted wrong */
+static void unwritten(rj_check_result *res, rj_dtype t, const void *got, int64_t n,
+                      const char *what) {
+  for (int64_t y = 0; y < n; y++)
+    if (hr_is_poison(t, got, y)) {
+      res->wrong++;
+      hr_note(res, "%s element %lld was never written (no_check: values not compared)", what,
+              (long long)y);
+    }
+}
+
+/* The outputs: against the reference (and under "values" every value against the source), or
+ * under no_check only written (accum's destination: not even that). */
+static void outputs(const rj_check_opts *o, const rj_tensor *t, const ir_tview *v, trun *b,
+                    rj_check_result *res) {
+  const hr_buf *dst = &b->dst;
+  const void *d = (const char *)b->first + (size_t)HR_GUARD * (size_t)ir_dtype(dst->t)->bytes;
+  size_t eb = (size_t)ir_dtype(t->dtype)->bytes;
+  const void *vals = (const char *)b->vfirst + (size_t)HR_GUARD * eb;
+  if (o->no_check) {
+    if (!t->accum) unwritten(res, dst->t, d, dst->n, "dst");
+    if (t->values) unwritten(res, t->dtype, vals, b->vals.n, "values");
+    return;
+  }
   for (int64_t y = 0; y < dst->n; y++)
-    hr_check_elem(res, t->op, dst->t, &ref[y], d, y, "dst element %lld", (long long)y);
-  int64_t hits = hr_guard_hits(dst->t, first, dst->n);
-  rj_status s = rj_memcpy_dtoh(ctx, src->device, got, src->dev, hr_buf_bytes(src));
+    hr_check_elem(res, t->op, dst->t, &b->ref[y], d, y, "dst element %lld", (long long)y);
+  if (t->values) {
+    const void *view = (const char *)hr_payload(&b->src) + (size_t)(o->seed % 8) * eb;
+    hr_check_values(res, t, v, view, b->ref, vals);
+  }
+}
+
+/* The outputs (above), the source (guards included) unchanged, the destinations' guards. */
+static rj_status verify(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t, const ir_tview *v,
+                        trun *b, rj_check_result *res) {
+  outputs(o, t, v, b, res);
+  int64_t hits = hr_guard_hits(b->dst.t, b->first, b->dst.n);
+  if (t->values) hits += hr_guard_hits(t->dtype, b->vfirst, b->vals.n);
+  rj_status s = rj_memcpy_dtoh(ctx, b->src.device, b->got, b->src.dev, hr_buf_bytes(&b->src));
   if (s) return s;
-  if (memcmp(got, src->host, hr_buf_bytes(src))) {
+  if (memcmp(b->got, b->src.host, hr_buf_bytes(&b->src))) {
     hr_outside(res, 1, "the source buffer (or its guards) changed");
   }
-  hr_outside(res, hits, "%lld guard elements around dst were written", (long long)hits);
+  hr_outside(res, hits, "%lld guard elements around dst%s were written", (long long)hits,
+             t->values ? " and values" : "");
   res->ok = res->wrong == 0 && res->outside_written == 0;
   return RJ_OK;
 }
@@ -115,28 +182,28 @@ rj_status hr_check_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opt
                           rj_check_result *res) {
   (void)k; /* rj_reduce finds it in the cache */
   const rj_tensor *t = &req->u.tensor;
-  if (t->op == RJ_OP_CUSTOM) /* before any launch: rj_check's own statement of what it can check */
-    return rj_error_set(ctx, RJ_EUNSUPPORTED,
-                        "op: \"custom\" has no CPU oracle (the caller's IR does not run on the "
-                        "CPU); check it with rj_reduce against your own reference");
+  /* op custom: entry.c refused it unless no_check */
   ir_tview v;
   ir_tensor_view(t, &v);
   size_t bytes = 8; /* the widest: an i64 index's destination included */
   int64_t most =
       (int64_t)(o->seed % 8) + v.extent > v.outputs ? (int64_t)(o->seed % 8) + v.extent : v.outputs;
-  hr_buf src = {0}, dst = {0};
-  void *got = malloc((size_t)(most + 2 * HR_GUARD) * bytes);
-  void *first = malloc((size_t)(v.outputs + 2 * HR_GUARD) * bytes);
-  hr_value *ref = malloc(sizeof(hr_value) * (size_t)v.outputs);
-  rj_status s = !got || !first || !ref ? hr_nomem(ctx) : RJ_OK;
-  if (!s) s = inputs(ctx, o, t, &v, &src, &dst, ref);
-  if (!s) s = launches(ctx, o, req, &src, &dst, first, got, res);
-  if (!s) s = verify(ctx, t, &src, &dst, first, got, ref, res);
-  hr_buf_free(ctx, &src, s);
-  hr_buf_free(ctx, &dst, s);
-  free(got);
-  free(first);
-  free(ref);
+  trun b = {0};
+  b.got = malloc((size_t)(most + 2 * HR_GUARD) * bytes);
+  b.first = malloc((size_t)(v.outputs + 2 * HR_GUARD) * bytes);
+  b.vfirst = malloc((size_t)(v.outputs + 2 * HR_GUARD) * bytes);
+  b.ref = malloc(sizeof(hr_value) * (size_t)v.outputs);
+  rj_status s = !b.got || !b.first || !b.vfirst || !b.ref ? hr_nomem(ctx) : RJ_OK;
+  if (!s) s = inputs(ctx, o, t, &v, &b);
+  if (!s) s = launches(ctx, o, req, &b, res);
+  if (!s) s = verify(ctx, o, t, &v, &b, res);
+  hr_buf_free(ctx, &b.src, s);
+  hr_buf_free(ctx, &b.dst, s);
+  hr_buf_free(ctx, &b.vals, s);
+  free(b.got);
+  free(b.first);
+  free(b.vfirst);
+  free(b.ref);
   return s;
 }
 
@@ -162,9 +229,11 @@ static rj_status bench_fill(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor
   void *host = malloc(b->slice > dbytes ? b->slice : dbytes);
   if (!host) return hr_nomem(ctx);
   rj_status s = rj_device_alloc(ctx, dev, b->slice * b->nslice, &b->big);
-  rj_devptr ddst = 0;
+  rj_devptr ddst = 0, dval = 0;
   if (!s) s = rj_device_alloc(ctx, dev, dbytes, &ddst);
   b->c.dst = ddst;
+  if (!s && t->values) s = rj_device_alloc(ctx, dev, (size_t)outputs * bytes, &dval);
+  b->c.values = dval;
   hr_rng g;
   hr_rng_seed(&g, o->seed);
   if (!s) {
@@ -194,10 +263,12 @@ rj_status hr_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opt
   double ms[RUNS];
   size_t dbytes = (size_t)ir_dtype(ir_tensor_result(t))->bytes; /* argmax: i64 */
   double moved = (double)(v.outputs * v.reduce_len) * (double)bytes +
-                 (double)(v.outputs * (t->accum ? 2 : 1)) * (double)dbytes;
+                 (double)(v.outputs * (t->accum ? 2 : 1)) * (double)dbytes +
+                 (t->values ? (double)v.outputs * (double)bytes : 0); /* the values written */
   rj_status s = bench_fill(ctx, o, t, v.outputs, &b);
   if (!s) s = hr_bench_loop(ctx, WARM, RUNS, bench_run, &b, ms, moved, res);
   hr_free(ctx, o->compile.device, b.big, s);
   hr_free(ctx, o->compile.device, b.c.dst, s);
+  hr_free(ctx, o->compile.device, b.c.values, s);
   return s;
 }

@@ -159,10 +159,12 @@ static void copy_result(rj_check_result *res, const rj_treduce_result *tr) {
 }
 
 /* Every destination element (d: the download's payload) against the fold of the ranks' in fold
- * order (the root's first, after the old value under accum); seen[offset] marks the elements;
- * returns the digest (FNV-1a 64 of the elements' bytes, in element order). */
+ * order (the root's first, after the old value under accum), or under no_check only written (not
+ * poison; accum: nothing); seen[offset] marks the elements; returns the digest (FNV-1a 64 of the
+ * elements' bytes, in element order). */
 static uint64_t compare_elements(const rj_treduce *t, const ir_treduce_geom *g, const setup *u,
-                                 const void *d, unsigned char *seen, rj_check_result *res) {
+                                 const void *d, bool no_check, unsigned char *seen,
+                                 rj_check_result *res) {
   const void *old = (char *)u->rk[u->N].host + (size_t)HR_GUARD * (size_t)u->bytes;
   uint64_t digest = 0xcbf29ce484222325u;
   for (int64_t i = 0; i < g->numel; i++) {
@@ -173,6 +175,19 @@ static uint64_t compare_elements(const rj_treduce *t, const ir_treduce_geom *g, 
       so += c * g->src_st[k];
       dof += c * g->dst_st[k];
     }
+    for (int k = 0; k < u->bytes; k++)
+      digest = (digest ^ ((const unsigned char *)d)[dof * u->bytes + k]) * 0x100000001b3u;
+    seen[dof] = 1;
+    if (no_check) {
+      if (!t->accum && hr_is_poison(t->dtype, d, dof)) {
+        res->wrong++;
+        hr_note(res,
+                "dst element %lld (offset %lld) was never written (no_check: values not "
+                "compared)",
+                (long long)i, (long long)dof);
+      }
+      continue;
+    }
     hr_value ref;
     hr_oracle_init(t->op, t->dtype, &ref);
     if (t->accum) hr_oracle_add(t->op, t->dtype, t->nan, &ref, old, dof);
@@ -182,9 +197,6 @@ static uint64_t compare_elements(const rj_treduce *t, const ir_treduce_geom *g, 
                     (char *)u->rk[r].host + (size_t)HR_GUARD * (size_t)u->bytes, so);
     }
     hr_oracle_finish(t->op, &ref, ir_treduce_mean_count(t)); /* op mean: sum / ranks */
-    for (int k = 0; k < u->bytes; k++)
-      digest = (digest ^ ((const unsigned char *)d)[dof * u->bytes + k]) * 0x100000001b3u;
-    seen[dof] = 1;
     hr_check_elem(res, t->op, t->dtype, &ref, d, dof, "dst element %lld (offset %lld)",
                   (long long)i, (long long)dof);
   }
@@ -208,7 +220,7 @@ static void compare_outside(const rj_treduce *t, const setup *u, const void *got
 
 /* The destination checked, then the sources, guards included, unchanged. */
 static rj_status verify(rj_ctx *ctx, const rj_treduce *t, const ir_treduce_geom *g, const setup *u,
-                        rj_check_result *res, rj_treduce_result *tr) {
+                        bool no_check, rj_check_result *res, rj_treduce_result *tr) {
   int64_t most = (u->span > u->dspan ? u->span : u->dspan) + 2 * HR_GUARD;
   void *got = malloc((size_t)most * (size_t)u->bytes);
   unsigned char *seen = calloc((size_t)u->dspan + 1, 1);
@@ -219,7 +231,7 @@ static rj_status verify(rj_ctx *ctx, const rj_treduce *t, const ir_treduce_geom 
                        (size_t)(u->dspan + 2 * HR_GUARD) * (size_t)u->bytes);
   if (!s) {
     const void *d = (char *)got + (size_t)HR_GUARD * (size_t)u->bytes;
-    tr->dst_digest = compare_elements(t, g, u, d, seen, res);
+    tr->dst_digest = compare_elements(t, g, u, d, no_check, seen, res);
     compare_outside(t, u, got, seen, res);
   }
   for (int r = 0; !s && r < u->N; r++) {
@@ -240,7 +252,7 @@ static rj_status check(rj_ctx *ctx, const rj_request *req, const rj_check_opts *
                        rj_check_result *res, rj_treduce_result *tr) {
   rj_status s = run(ctx, req, o, path, u, tr);
   copy_result(res, tr);
-  return s ? s : verify(ctx, &req->u.treduce, g, u, res, tr);
+  return s ? s : verify(ctx, &req->u.treduce, g, u, o->no_check, res, tr);
 }
 
 /* bench's state: the buffers, and every timed run's whole-call host time. */
@@ -288,14 +300,16 @@ rj_status hr_treduce(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                      rj_treduce_result *tres) {
   ir_treduce_geom g;
   ir_treduce_facts(&req->u.treduce, &g);
-  if (cres && req->u.treduce.op == RJ_OP_CUSTOM) /* before any launch, as for kind tensor */
+  if (cres && req->u.treduce.op == RJ_OP_CUSTOM && !o->no_check) /* before any launch */
     return rj_error_set(ctx, RJ_EUNSUPPORTED,
                         "op: \"custom\" has no CPU oracle (the caller's IR does not run on the "
-                        "CPU); check it with rj_treduce_run against your own reference");
+                        "CPU); check it with rj_treduce_run against your own reference, or "
+                        "launch it unchecked (no_check, `redjit run --no-check`)");
   if (req->u.treduce.op == RJ_OP_CUSTOM && req->u.treduce.combine_nfields)
     return rj_error_set(ctx, RJ_EUNSUPPORTED,
-                        "combine.state: bench of kind treduce runs scalar states (its buffers are "
-                        "of the dtype); time a struct state with rj_treduce_run");
+                        "combine.state: rj_check (no_check) and rj_bench of kind treduce run "
+                        "scalar states (their buffers are of the dtype); launch a struct state "
+                        "with rj_treduce_run");
   if (req->u.treduce.mean_count) /* a group has no such field: rj_treduce_run sets it itself */
     return rj_error_set(ctx, RJ_EUNSUPPORTED,
                         "mean_count: %lld; rj_treduce_run sets it on its own launches (a group "

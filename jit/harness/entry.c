@@ -50,6 +50,16 @@ static rj_status run_body(rj_ctx *ctx, const rj_request *req, const rj_check_opt
     return hr_treduce(ctx, req, o, RJ_TREDUCE_AUTO, c, &r->bench, &r->treduce);
   rj_kernel *k = NULL;
   rj_status s;
+  if (c && o->no_check && req->kind != RJ_KIND_TENSOR)
+    return rj_error_set(ctx, RJ_EINVAL,
+                        "no_check: tensor and treduce requests only (every op of a %s request has "
+                        "an oracle: run it checked)",
+                        ir_kind_name(req->kind));
+  if (c && !o->no_check && req->kind == RJ_KIND_TENSOR && req->u.tensor.op == RJ_OP_CUSTOM)
+    return rj_error_set(ctx, RJ_EUNSUPPORTED, /* before any compile: what rj_check can check */
+                        "op: \"custom\" has no CPU oracle (the caller's IR does not run on the "
+                        "CPU); check it with rj_reduce against your own reference, or launch it "
+                        "unchecked (no_check, `redjit run --no-check`)");
   if (c) {
     s = prepare(ctx, req, o, c->variant, c->target, &c->compile_ms, &c->load_ms, &k);
     return let_go(ctx, k, s ? s : by_kind[req->kind].check(ctx, req, o, k, c));

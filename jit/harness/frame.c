@@ -1,5 +1,5 @@
 /* What every kind's run shares: device buffers between poisoned guards, mirrored on the host; the
- * first failure's note; one element's check against the oracle. */
+ * first failure's note; one element's check against the oracle; argmax / argmin's values. */
 #include "harness.h"
 
 #include <math.h>
@@ -111,4 +111,34 @@ void hr_check_elem(rj_check_result *res, rj_op op, rj_dtype t, const hr_value *r
   hr_note(res, "%s: got %.17g (bits 0x%llx), expected %.17g", where, hr_load_f64(t, got, i),
           (unsigned long long)hr_load_bits(t, got, i),
           ir_dtype(t)->is_float ? ref->f : (double)(int64_t)ref->u);
+}
+
+/* The bits the values destination must hold for output p: the source element at the reference's
+ * index, or (index -1: every element an ignored NaN) the op's identity, -inf for argmax and +inf
+ * for argmin, in the input dtype. */
+static uint64_t value_due(const rj_tensor *t, const ir_tview *v, const void *view, int64_t p,
+                          int64_t idx) {
+  if (idx >= 0)
+    return hr_load_bits(t->dtype, view, ir_tview_offset(v, p, 0) + ir_tview_offset(v, 0, idx));
+  uint64_t inf = 0; /* wide enough for any dtype */
+  hr_store_f64(t->dtype, &inf, 0, t->op == RJ_OP_ARGMAX ? -INFINITY : INFINITY);
+  return hr_load_bits(t->dtype, &inf, 0);
+}
+
+void hr_check_values(rj_check_result *res, const rj_tensor *t, const ir_tview *v, const void *view,
+                     const hr_value *ref, const void *got) {
+  for (int64_t p = 0; p < v->outputs; p++) {
+    int64_t idx = (int64_t)ref[p].u;
+    uint64_t want = value_due(t, v, view, p, idx), bits = hr_load_bits(t->dtype, got, p);
+    res->checked++;
+    if (bits == want) continue;
+    res->wrong++;
+    res->max_abs_err = res->max_rel_err = INFINITY;
+    hr_note(res,
+            "values element %lld: got %.17g (bits 0x%llx), expected the element at index %lld: "
+            "%.17g (bits 0x%llx)%s",
+            (long long)p, hr_load_f64(t->dtype, got, p), (unsigned long long)bits, (long long)idx,
+            hr_load_f64(t->dtype, &want, 0), (unsigned long long)want,
+            hr_is_poison(t->dtype, got, p) ? " (not written: poison)" : "");
+  }
 }

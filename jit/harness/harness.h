@@ -4,7 +4,8 @@
  *   oracle.c          inputs (RNG, poison), element access, the float64 / exact reference, the
  *                     comparison with the tolerances of docs/CLI.md ("redjit run")
  *   oracle_state.c    the same for argmax argmin var std logsumexp (inputs drawn for them)
- *   frame.c           guarded device buffers, the first failure's note, one element's check
+ *   frame.c           guarded device buffers, the first failure's note, one element's check,
+ *                     argmax / argmin's values against the source
  *   results.c         options over the defaults, results as far as the caller's struct reaches
  *   bench.c           the one bench loop, and a kernel's bench over device buffers
  *   entry.c           rj_check / rj_bench: validate, compile -> load, the kind's run or bench
@@ -120,6 +121,13 @@ void hr_outside(rj_check_result *res, int64_t n, const char *fmt, ...)
  * counts it wrong and notes "<where>: got ..., expected ..." (where: printf of fmt). */
 void hr_check_elem(rj_check_result *res, rj_op op, rj_dtype t, const hr_value *ref, const void *got,
                    int64_t i, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+/* argmax / argmin with "values": got (v->outputs elements of the input dtype) against the
+ * source: each bit for bit the element of view at the reference's index (hr_state_ref's u; NaN
+ * payloads included), or under index -1 (an all-NaN row under ignore) the op's identity, -inf
+ * (argmax) or +inf (argmin).  Counts every element checked, each mismatch wrong, and notes the
+ * first. */
+void hr_check_values(rj_check_result *res, const rj_tensor *t, const ir_tview *v, const void *view,
+                     const hr_value *ref, const void *got);
 
 /* A kind's run or bench body: gets its kernel compiled and loaded on o->compile.device, and
  * res's variant and target (and for run, compile and load times) filled (entry.c). */

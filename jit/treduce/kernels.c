@@ -65,7 +65,9 @@ void jit_tr_mean_pass(const rj_treduce *t, rj_treduce *sub, bool final) {
   if (sub->mean_count == sub->ranks) sub->mean_count = 0; /* the request as given: its key */
 }
 
-rj_status jit_tr_mean_passes(const rj_treduce *t, int passes, ir_err *e) {
+/* RJ_EUNSUPPORTED for a mean of f16 / bf16 in more than one pass (partial sums in the dtype),
+ * and for a struct state in more than one pass (a launch stores the output, not the state). */
+static rj_status mean_passes(const rj_treduce *t, int passes, ir_err *e) {
   if (t->op == RJ_OP_CUSTOM && t->combine_nfields && passes > 1)
     return ir_fail(e, RJ_EUNSUPPORTED,
                    "combine.state: a struct state over %d ranks takes %d passes here (launches of "
@@ -84,10 +86,11 @@ rj_status jit_tr_mean_passes(const rj_treduce *t, int passes, ir_err *e) {
 }
 
 rj_status jit_treduce_fold(rj_ctx *ctx, const rj_request *req, const uint64_t *table, int n,
-                           int dev, uint64_t dst, int slice, bool final, const rj_options *opt,
+                           int dev, uint64_t dst, int slice, int later, const rj_options *opt,
                            jit_tr_launch *L, int *nl, rj_treduce_result *res) {
-  int passes = (n + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL + !final;
-  rj_status s = jit_tr_mean_passes(&req->u.treduce, passes, &ctx->err);
+  bool final = later == 0;
+  int passes = (n + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL + later;
+  rj_status s = mean_passes(&req->u.treduce, passes, &ctx->err);
   for (int i = 0; !s && i < n; i += JIT_TR_PER_KERNEL) {
     rj_request sub = *req;
     sub.u.treduce.ranks = n - i < JIT_TR_PER_KERNEL ? n - i : JIT_TR_PER_KERNEL;

@@ -110,11 +110,9 @@ static rj_status make_kernels(rj_ctx *ctx, const rj_request *req, const uint64_t
   for (int i = 0; i < rp->ndirect; i++)
     table[i] = src[rp->direct[i]];
   const rj_treduce *t = &req->u.treduce;
-  rj_status s = jit_tr_mean_passes(
-      t, (rp->ndirect + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL + rp->nstaged, &ctx->err);
-  if (!s)
-    s = jit_treduce_fold(ctx, req, table, rp->ndirect, root_dev, dst, 0, rp->nstaged == 0, opt, L,
-                         nl, res);
+  /* the staged ranks' kernels are the passes after the direct ranks' fold (one each) */
+  rj_status s = jit_treduce_fold(ctx, req, table, rp->ndirect, root_dev, dst, 0, rp->nstaged, opt,
+                                 L, nl, res);
   for (int k = 0; !s && rp->nstaged && k < 2; k++) {
     rj_request sub = *req;
     sub.u.treduce.ranks = 1;

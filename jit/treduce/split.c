@@ -479,8 +479,7 @@ static rj_status fold_slices(rj_ctx *ctx, const rj_request *req, const ir_treduc
       row[k] = src[jit_tr_rank_at(t, k)] + (uint64_t)so;
     rj_request sub;
     slice_request(req, g, c, i, &sub);
-    s = jit_treduce_fold(ctx, &sub, row, N, ss[i].dev, dst + (uint64_t)dof, i, true, opt, L, nl,
-                         res);
+    s = jit_treduce_fold(ctx, &sub, row, N, ss[i].dev, dst + (uint64_t)dof, i, 0, opt, L, nl, res);
   }
   return s;
 }

@@ -95,17 +95,16 @@ rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_option
                              jit_tr_launch *l, rj_treduce_result *res);
 /* Appends to L (at *nl) the launches that fold the n sources table[] (in fold order: the root's
  * first) into dst: up to 128 per kernel, root 0, the later kernels accumulating (the first only
- * under req's accum).  final: its last launch writes the result (op mean divides there; the
- * others are partial sums, and a mean of f16 / bf16 in more than one pass is refused). */
+ * under req's accum).  later: the passes the caller launches after these (0: this fold's last
+ * launch writes the result; op mean divides there, the others are partial sums).  A mean of f16
+ * / bf16 in more than one pass in all (this fold's and `later`) is refused, RJ_EUNSUPPORTED:
+ * the one place that check is made. */
 rj_status jit_treduce_fold(rj_ctx *ctx, const rj_request *req, const uint64_t *table, int n,
-                           int dev, uint64_t dst, int slice, bool final, const rj_options *opt,
+                           int dev, uint64_t dst, int slice, int later, const rj_options *opt,
                            jit_tr_launch *L, int *nl, rj_treduce_result *res);
 /* op mean, a pass sub of t's fold: the final pass divides by every rank's count (mean_count),
  * the others are op sum (other ops: nothing changes). */
 void jit_tr_mean_pass(const rj_treduce *t, rj_treduce *sub, bool final);
-/* RJ_EUNSUPPORTED for a mean of f16 / bf16 in more than one pass (partial sums in the dtype),
- * and for a struct state in more than one pass (a launch stores the output, not the state). */
-rj_status jit_tr_mean_passes(const rj_treduce *t, int passes, ir_err *e);
 /* Enqueues l on stream in the current context (l->dev's), loading its kernel there if it is not
  * yet; counts it in res. */
 rj_status jit_treduce_launch(rj_ctx *ctx, const jit_tr_launch *l, void *stream,

@@ -2,6 +2,7 @@
 example, errors, compile_ir, the request that reduce builds, and per-thread contexts.
 Run: pytest tests/python/test_cpu.py, or python3 tests/python/test_cpu.py."""
 import ctypes
+import gc
 import json
 import os
 import re
@@ -320,6 +321,31 @@ def _req(n):
     return {"kind": "tensor", "op": "sum", "dtype": "f32", "shape": [4, n], "axes": [1]}
 
 
+def test_borrowed_kernel_keeps_the_owners_pin():
+    """A Kernel built with _owns_pin=False over another holder's kernel releases nothing when
+    closed or dropped: the owner's pin (rj_kernel_release's count) stays until the owner goes."""
+    gc.collect()  # other tests' Kernels in cycles: released now, not in the middle of this
+    base = _pinned()
+    owner = redjit.compile(_req(1007), target="sm_90")
+    assert _pinned() == base + 1
+    c = redjit._ctx()
+    view = redjit.Kernel(c, owner._ptr, _owns_pin=False)
+    assert view.variant == owner.variant and view.ptx == owner.ptx
+    view.close()
+    del view
+    redjit.Kernel(c, owner._ptr, _owns_pin=False)  # dropped at once
+    assert _pinned() == base + 1  # still the owner's one pin
+    ptx = owner.ptx
+    del owner  # its release is the last: one pin was taken, one released
+    assert _pinned() == base and ptx
+    # the default (a pin taken over) does release on drop: the test above can fail
+    k = redjit.compile(_req(1007), target="sm_90")
+    assert _pinned() == base + 1
+    redjit.Kernel(c, k._ptr)  # takes over k's pin, and drops it at once
+    assert _pinned() == base
+    k._ptr = None  # its pin is gone: nothing more to release
+
+
 def test_kernel_pins():
     """Each Kernel holds its own pin: two Kernels of one request share one kernel, pinned until
     both are gone; close() and a `with` block release at once; a closed Kernel says so."""
@@ -489,7 +515,7 @@ k = calls[0][2]
 for cl in calls:
     assert cl[0] == "launch" and cl[1] is c.vptr and cl[2] is k and cl[3] == 0, cl
     assert cl[4] == x.data_ptr() and cl[5] == y.data_ptr() and cl[6] == 0x5000, cl
-kern = redjit.Kernel(c, k.value)
+kern = redjit.Kernel(c, k.value, _owns_pin=False)  # the memo's pin: not this view's to release
 assert kern.variant == "tensor_rows", kern
 n = len(c.memo)
 assert n == 2, c.memo.keys()
@@ -505,7 +531,7 @@ for i in range(3):
     redjit.reduce(xt, "max", 1, out=yt)
 assert redjit.compile_count() == 2 and last()[2] is not k and last()[2].value != k.value
 want = redjit.compile(redjit.tensor_request((32, 64), (1, 32), (1,), "f32", "max"))
-assert redjit.Kernel(c, last()[2].value).ptx == want.ptx
+assert redjit.Kernel(c, last()[2].value, _owns_pin=False).ptx == want.ptx
 # refusals are made every time (nothing invalid is remembered)
 for i in range(3):
     for bad, what in ((torch.Tensor((32,), f32), "out: shape"),

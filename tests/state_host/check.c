@@ -284,7 +284,48 @@ static void lse_test(F f, int wide, int nanign, const char *name) {
   }
   printf("%s ign=%d worst err/allowed %.3g\n", name, nanign, worst);
 }
+/* var f32 of off + u, u uniform in [-1, 1) rounded to f32 (a variance near 1/3), n elements:
+ * the worst relative error over trials, folded as a GPU's threads (runs of about 32 elements,
+ * shifted sums about each run's first element, then Chan's combine of f32 means), or element by
+ * element.  The threads' means are f32: at an offset of 1e6 each is off by up to 2^-5, so the
+ * cross terms of the combine carry that error. */
+static double offset_error(F f, double off, int n, int by_runs) {
+  static double x[4096];
+  static char skip[4096];
+  double worst = 0;
+  for (int trial = 0; trial < 200; trial++) {
+    long double s = 0, m2 = 0;
+    for (int i = 0; i < n; i++) {
+      x[i] = (float)(off + (urand() * 2 - 1));
+      skip[i] = 0;
+      s += x[i];
+    }
+    long double mean = s / n;
+    for (int i = 0; i < n; i++)
+      m2 += (x[i] - mean) * (x[i] - mean);
+    double ref = (double)(m2 / (n - 1));
+    S out;
+    fold(f, x, skip, n, by_runs ? n / 32 : 0, &out);
+    double rel = fabs(f.f(&out) - ref) / ref;
+    if (!(rel <= worst)) worst = rel; /* NaN: worst */
+  }
+  return worst;
+}
+static void offset_report(void) {
+  static const double offs[3] = {1e4, 1e5, 1e6};
+  for (int o = 0; o < 3; o++)
+    for (int n = 1024; n <= 4096; n *= 4) {
+      double r = offset_error(MK(var, f32, 0), offs[o], n, 1);
+      double e = offset_error(MK(var, f32, 0), offs[o], n, 0);
+      printf("var f32 of %g + U[-1,1), n %d: worst relative error %.3g (runs of ~32), %.3g "
+             "(elements)\n",
+             offs[o], n, r, e);
+      /* docs/TENSOR.md: 1e4 + noise keeps about 3 digits */
+      if (o == 0 && !(r <= 1e-3 && e <= 1e-3)) fails++, printf("  more than 1e-3 at 1e4\n");
+    }
+}
 int main(void) {
+  offset_report();
   for (int ign = 0; ign < 2; ign++) {
     F a[2][4] = {{ign ? MK(argmax, f32, 1) : MK(argmax, f32, 0),
                   ign ? MK(argmax, f16, 1) : MK(argmax, f16, 0),

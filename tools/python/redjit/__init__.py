@@ -238,11 +238,16 @@ class Kernel:
     that thread).  Texts are read from the library when asked for.  The Kernel holds one pin on
     the kernel (its compile's), released by close(), at the end of a `with` block, or when the
     Kernel is dropped; from then on the context's cache may evict the kernel.  Kernels of the
-    same request share one compiled kernel, each with its own pin."""
+    same request share one compiled kernel, each with its own pin.
 
-    def __init__(self, ctx, ptr, request=None):
+    The constructor takes over the pin of ptr (compile's and compile_ir's).  Keyword-only
+    _owns_pin=False (private) wraps a kernel whose pin another holder owns (reduce's memo, another
+    Kernel): closing or dropping it releases nothing, and it must not outlive that holder."""
+
+    def __init__(self, ctx, ptr, request=None, *, _owns_pin=True):
         self._ctx = ctx  # keeps the rj_ctx (which owns the kernel) alive
-        self._ptr = ptr  # one pin: released by close()
+        self._ptr = ptr  # one pin when _owns_pin: released by close()
+        self._owns_pin = bool(_owns_pin)
         self._request = request
         L = ctx.L
         g, b, sh = (ctypes.c_uint * 3)(), (ctypes.c_uint * 3)(), ctypes.c_uint()
@@ -254,10 +259,10 @@ class Kernel:
         self.compile_ms = L.rj_kernel_compile_ms(ptr)
 
     def close(self):
-        """Releases this Kernel's pin (rj_kernel_release); the Kernel is unusable afterwards.
-        Closing again does nothing."""
+        """Releases this Kernel's pin (rj_kernel_release; none when built with _owns_pin=False);
+        the Kernel is unusable afterwards.  Closing again does nothing."""
         p, self._ptr = self._ptr, None
-        if p:
+        if p and self._owns_pin:
             self._ctx.release(p)
 
     def __enter__(self):
