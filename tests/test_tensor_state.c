@@ -7,6 +7,7 @@
 #include "rjtest.h"
 
 #include <stdbool.h>
+#include <stdlib.h>
 
 static const char *const sops[] = {"argmax", "argmin", "var", "std", "logsumexp"};
 static const char *const fdt[] = {"f16", "bf16", "f32", "f64"};
@@ -196,6 +197,37 @@ START_TEST(fold_layouts) {
       const char *ptx = rjt_ptx(ctx, req, "sm_90");
       ck_assert_msg(count(ptx, "ld.global.nc.v4") == (lg == 24 ? 8 : 4), "loads of %s", req);
     }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* One runtime-size kernel serves every long 1-D state op of its bucket, so its workspace holds
+ * the partials of the most CTAs any size of the bucket launches (2^26 and 2^28 share it). */
+static long long ws_bytes(const char *ptx) {
+  const char *w = strstr(ptx, "rj_ws_part1[");
+  return w ? atoll(w + strlen("rj_ws_part1[")) : -1;
+}
+
+START_TEST(dynamic_workspace) {
+  rj_ctx *ctx = rj_ctx_new();
+  for (int o = 0; o < NSOPS; o++) {
+    long long ws[2];
+    for (int i = 0; i < 2; i++) {
+      char req[256];
+      snprintf(req, sizeof req,
+               "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"f32\",\"shape\":[%lld],"
+               "\"dynamic\":true}",
+               sops[o], 1LL << (i ? 28 : 26));
+      ws[i] = ws_bytes(rjt_ptx(ctx, req, "sm_90"));
+      const char *text = explain(ctx, req);
+      const char *g = strstr(text, "grid ");
+      ck_assert_msg(g, "no grid in %s", text);
+      long long grid = atoll(g + 5), state = o < 2 ? 16 : o < 4 ? 12 : 8;
+      ck_assert_msg(ws[i] >= grid * state, "%s: workspace %lld bytes for %lld CTAs", req, ws[i],
+                    grid);
+    }
+    ck_assert_int_eq(ws[0], ws[1]); /* one kernel */
+  }
   rj_ctx_free(ctx);
 }
 END_TEST
@@ -428,6 +460,7 @@ int main(void) {
   tcase_add_test(tc, refusals);
   tcase_add_test(tc, ptx_shape);
   tcase_add_test(tc, fold_layouts);
+  tcase_add_test(tc, dynamic_workspace);
   tcase_add_test(tc, split_paths);
   tcase_add_test(tc, correction_in_key);
   tcase_add_test(tc, ptxas_clean);

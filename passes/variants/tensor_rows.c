@@ -40,9 +40,10 @@ typedef struct rows_plan {
  * more into its slots before its tree (measured on the H100, f32 1-D argmax / var, one wave of 8
  * vectors in flight against W waves of 4: 2^24 one wave 0.99 of sum, four 0.92; 2^28 one wave
  * 0.92, four 0.96, six 0.97, eight 0.99; docs/PERFORMANCE.md "State ops"): 1 .. 8. */
+#define STATE_WAVES_MAX 8
 static int state_waves(int sms, int64_t threads_sm, int64_t elements) {
   int64_t w = elements / ((int64_t)sms * threads_sm * 128);
-  return w < 1 ? 1 : w > 8 ? 8 : (int)w;
+  return w < 1 ? 1 : w > STATE_WAVES_MAX ? STATE_WAVES_MAX : (int)w;
 }
 
 static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, rows_plan *p) {
@@ -98,7 +99,9 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, rows_plan 
   p->T = (int)(T < 64 ? 64 : T > 512 ? 512 : T);
   p->G = p->T;
   int64_t wave = (int64_t)sms * (threads_sm / p->T) * waves; /* CTAs in `waves` resident waves */
-  p->wave = wave;
+  /* the bound a runtime-size kernel's workspace is sized by: its bucket (T, G, U, registers)
+   * serves every size, so a state op's U = 4 bucket takes the most waves state_waves gives */
+  p->wave = st_is(t->op) && p->U == 4 ? (int64_t)sms * (threads_sm / p->T) * STATE_WAVES_MAX : wave;
   int64_t S = p->M >= wave ? 1 : wave / p->M;
   /* one round of the CTA; state ops two, so that a thread folds at least two rounds into its
    * slots before the shuffle tree, whose combines cost them far more than sum's adds */
