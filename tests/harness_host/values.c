@@ -147,12 +147,38 @@ START_TEST(ties_zeros_and_nans) {
 }
 END_TEST
 
+/* f16 / bf16: the kernel's values pass through f32, so a NaN element's value may come back as
+ * the canonical NaN 0x7fff: any NaN passes there, an infinity or a number does not. */
+START_TEST(half_nans) {
+  for (int bf = 0; bf < 2; bf++) {
+    char json[200];
+    snprintf(json, sizeof json,
+             "{\"kind\":\"tensor\",\"op\":\"argmax\",\"dtype\":\"%s\",\"shape\":[1,4],"
+             "\"axes\":[1],\"values\":true}",
+             bf ? "bf16" : "f16");
+    rj_request r;
+    ir_tview v;
+    request(json, &r, &v);
+    const rj_tensor *t = &r.u.tensor;
+    uint16_t one = bf ? 0x3f80 : 0x3c00, nan = bf ? 0x7fc1 : 0x7e00, inf = bf ? 0x7f80 : 0x7c00;
+    uint16_t view[4] = {one, nan, one, one};
+    hr_value ref[1];
+    hr_state_ref(t, &v, view, ref);
+    ck_assert_int_eq((int64_t)ref[0].u, 1);
+    const uint16_t got[4] = {nan, 0x7fff, inf, one}, wrong[4] = {0, 0, 1, 1};
+    for (int k = 0; k < 4; k++)
+      ck_assert_int_eq(check(t, &v, view, ref, &got[k]).wrong, wrong[k]);
+  }
+}
+END_TEST
+
 int main(void) {
   ctx = rj_ctx_new();
   Suite *s = suite_create("harness_values");
   TCase *tc = tcase_create("values");
   tcase_add_test(tc, random_views);
   tcase_add_test(tc, ties_zeros_and_nans);
+  tcase_add_test(tc, half_nans);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
