@@ -312,13 +312,14 @@ typedef struct rj_tile {
   int correction;
   /* op "custom" (JSON "combine"): the caller's combine, named and meant as rj_tensor's fields
    * (docs/REQUESTS.md "Custom combine").  A non-commutative combine is
-   * reduced in index order (fn(lower, higher)) by the variants that keep it; a scalar state of
-   * the dtype only. */
+   * reduced in index order (fn(lower, higher)) by the variants that keep it.  A struct state
+   * (combine_nfields > 0, the fields below, as rj_tensor's): lift(x, index) takes the element's
+   * index in its output's reduction, and dst holds field combine_result's dtype. */
   const char *combine_ir;
   char combine_fn[RJ_COMBINE_FN_MAX];
   uint64_t combine_identity;
   int combine_commutative;
-  int combine_nfields; /* struct states: kind tensor only; 0 here (the fields below stay zero) */
+  int combine_nfields; /* a struct state's fields (0: a scalar state of the dtype) */
   rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
   uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX];
   char combine_lift[RJ_COMBINE_FN_MAX];
@@ -377,13 +378,14 @@ typedef struct rj_subgroup {
   int correction; /* reduce_var / _std (and reduce_all_*): the divisor N - correction (default 1) */
   /* op "custom" (JSON "combine"): the caller's combine, named and meant as rj_tensor's fields
    * (docs/REQUESTS.md "Custom combine").  Primitives reduce_custom and
-   * reduce_all_custom: lanes combine in lane order (fn(lower lanes, higher lanes)); a scalar
-   * state of the dtype only. */
+   * reduce_all_custom: lanes combine in lane order (fn(lower lanes, higher lanes)).  A struct
+   * state (combine_nfields > 0, the fields below, as rj_tensor's): lift(x, index) takes the
+   * lane's index in its group, and out holds field combine_result's dtype. */
   const char *combine_ir;
   char combine_fn[RJ_COMBINE_FN_MAX];
   uint64_t combine_identity;
   int combine_commutative;
-  int combine_nfields; /* struct states: kind tensor only; 0 here (the fields below stay zero) */
+  int combine_nfields; /* a struct state's fields (0: a scalar state of the dtype) */
   rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
   uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX];
   char combine_lift[RJ_COMBINE_FN_MAX];

@@ -51,6 +51,14 @@ rj_dtype ir_tensor_result(const rj_tensor *t);
  * (op custom with a struct state: field combine_result's; else the dtype). */
 rj_tensor ir_treduce_as_tensor(const rj_treduce *t);
 rj_dtype ir_treduce_result(const rj_treduce *t);
+/* The same for kinds tile (op dtype nan accum correction and the combine) and subgroup (the
+ * primitive's op, RJ_OP_SUM for one without; nan propagate; correction and the combine), and
+ * their output dtypes: ir_op_result, or field combine_result's of op custom's struct state
+ * (subgroup: the dtype for a primitive without an op). */
+rj_tensor ir_tile_as_tensor(const rj_tile *t);
+rj_tensor ir_subgroup_as_tensor(const rj_subgroup *g);
+rj_dtype ir_tile_result(const rj_tile *t);
+rj_dtype ir_subgroup_result(const rj_subgroup *g);
 /* RJ_EINVAL naming the field when op is unknown or does not take dtype t. */
 rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e);
 /* the request's op; -1 for kinds without one (kind subgroup: RJ_OP_CUSTOM for reduce_custom and
@@ -61,7 +69,8 @@ int ir_request_op(const rj_request *r);
  * fields), or NULL: ir, fn, identity, commutative point into the request.  state: the tensor
  * whose struct-state fields apply (combine_nfields, combine_fields, combine_field_identity,
  * combine_lift, combine_finish, combine_result): the request's own for kind tensor, `view` (a
- * copy: ir_treduce_as_tensor) for kind treduce, so *c is used where it was filled. */
+ * copy: ir_treduce_as_tensor, ir_tile_as_tensor, ir_subgroup_as_tensor) for kinds treduce, tile
+ * and subgroup, so *c is used where it was filled. */
 typedef struct ir_combine {
   const char *const *ir; /* the text (ir_request_combine_slots: to point it elsewhere) */
   const char *fn;        /* RJ_COMBINE_FN_MAX bytes */

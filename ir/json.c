@@ -551,9 +551,8 @@ static rj_status get_state(P *p, const cJSON *st, rj_tensor *t) {
   return RJ_OK;
 }
 
-/* The fields of a request's combine (tensor's and treduce's are alike).  state: the tensor that
- * takes a struct state's fields (kind treduce: a copy, get_treduce_combine); NULL for a kind that
- * combines a scalar state only. */
+/* The fields of a request's combine (every kind's are alike).  state: the tensor that takes a
+ * struct state's fields (kinds treduce, tile, subgroup: a copy, COPY_STATE). */
 typedef struct combine_out {
   rj_op op;
   rj_dtype dtype;
@@ -562,32 +561,13 @@ typedef struct combine_out {
   uint64_t *identity;
   int *commutative;
   rj_tensor *state;
-  const char *kind; /* where state is NULL: the kind, for the refusal of a struct state */
 } combine_out;
-#define COMBINE_OUT_OP(t, o, st, k)                                                                \
+#define COMBINE_OUT_OP(t, o, st)                                                                   \
   (combine_out) {                                                                                  \
     .op = (o), .dtype = (t)->dtype, .ir = &(t)->combine_ir, .fn = (t)->combine_fn,                 \
-    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative, .state = (st),   \
-    .kind = (k)                                                                                    \
+    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative, .state = (st)    \
   }
-#define COMBINE_OUT(t, st, k) COMBINE_OUT_OP(t, (t)->op, st, k)
-
-/* Kinds tile and subgroup combine a scalar state only: a struct state's keys of "combine" are
- * refused, each named. */
-static rj_status no_struct_state(P *p, const cJSON *c, const char *kind) {
-  static const char *const skeys[] = {"state", "lift", "finish", "result", NULL};
-  for (int i = 0; skeys[i]; i++)
-    if (cJSON_GetObjectItemCaseSensitive(c, skeys[i])) {
-      at(p, "combine", skeys[i]);
-      char msg[128];
-      snprintf(msg, sizeof msg,
-               "kind %s combines a scalar state of the dtype only (struct states, "
-               "combine.state: kinds tensor and treduce)",
-               kind);
-      return bad(p, msg);
-    }
-  return RJ_OK;
-}
+#define COMBINE_OUT(t, st) COMBINE_OUT_OP(t, (t)->op, st)
 
 /* A struct state's keys of "combine" (state, lift, finish, result) into u. */
 static rj_status get_struct_state(P *p, const cJSON *c, const cJSON *st, rj_tensor *u) {
@@ -602,7 +582,7 @@ static rj_status get_struct_state(P *p, const cJSON *c, const cJSON *st, rj_tens
 }
 
 /* "combine" (op custom only): {"ir", "function", "identity", "commutative"}, or for a struct
- * state (kind tensor) {"ir", "function", "state", "lift", "finish", "result", "commutative"}.
+ * state {"ir", "function", "state", "lift", "finish", "result", "commutative"}.
  * The IR text is copied into *t->ir (malloc; ir_parse's caller owns it). */
 static rj_status get_combine(P *p, const cJSON *o, const combine_out *t) {
   static const char *const keys[] = {"ir",   "function", "identity", "commutative", "state",
@@ -624,7 +604,6 @@ static rj_status get_combine(P *p, const cJSON *o, const combine_out *t) {
   at(p, "combine", "function");
   if (!fn) return bad(p, "required field is missing");
   if ((s = get_name(p, c, "function", t->fn))) return s;
-  if (!t->state && (s = no_struct_state(p, c, t->kind))) return s;
   at(p, "combine", "identity");
   if (st && id) return bad(p, "not with \"state\" (each field has its identity)");
   if (!st && !id) return bad(p, "required field is missing");
@@ -635,8 +614,24 @@ static rj_status get_combine(P *p, const cJSON *o, const combine_out *t) {
   return RJ_OK;
 }
 
+/* A struct state's fields read into tensor u, copied over to t (an rj_treduce, rj_tile or
+ * rj_subgroup: the same fields). */
+#define COPY_STATE(t, u)                                                                           \
+  do {                                                                                             \
+    (t)->combine_nfields = (u).combine_nfields;                                                    \
+    (t)->combine_result = (u).combine_result;                                                      \
+    memcpy((t)->combine_fields, (u).combine_fields, sizeof(t)->combine_fields);                    \
+    memcpy((t)->combine_field_identity, (u).combine_field_identity,                                \
+           sizeof(t)->combine_field_identity);                                                     \
+    memcpy((t)->combine_lift, (u).combine_lift, sizeof(t)->combine_lift);                          \
+    memcpy((t)->combine_finish, (u).combine_finish, sizeof(t)->combine_finish);                    \
+  } while (0)
+
 static rj_status tile_combine(P *p, const cJSON *o, rj_tile *t) {
-  return get_combine(p, o, &COMBINE_OUT(t, NULL, "tile"));
+  rj_tensor u = {.op = t->op, .dtype = t->dtype};
+  rj_status s = get_combine(p, o, &COMBINE_OUT(t, &u));
+  COPY_STATE(t, u);
+  return s;
 }
 
 /* the custom primitives take "combine", the others none */
@@ -647,19 +642,17 @@ static rj_status subgroup_combine(P *p, const cJSON *o, rj_subgroup *g) {
     at(p, "", "combine");
     return bad(p, "applies only to the primitives reduce_custom and reduce_all_custom");
   }
-  return get_combine(p, o, &COMBINE_OUT_OP(g, custom ? RJ_OP_CUSTOM : RJ_OP_SUM, NULL, "subgroup"));
+  rj_tensor u = {.op = custom ? RJ_OP_CUSTOM : RJ_OP_SUM, .dtype = g->dtype};
+  rj_status s = get_combine(p, o, &COMBINE_OUT_OP(g, u.op, &u));
+  COPY_STATE(g, u);
+  return s;
 }
 
 /* Kind treduce's "combine": a struct state's keys read as a tensor's, then copied over. */
 static rj_status get_treduce_combine(P *p, const cJSON *o, rj_treduce *t) {
   rj_tensor u = {.op = t->op, .dtype = t->dtype};
-  rj_status s = get_combine(p, o, &COMBINE_OUT(t, &u, "treduce"));
-  t->combine_nfields = u.combine_nfields;
-  t->combine_result = u.combine_result;
-  memcpy(t->combine_fields, u.combine_fields, sizeof t->combine_fields);
-  memcpy(t->combine_field_identity, u.combine_field_identity, sizeof t->combine_field_identity);
-  memcpy(t->combine_lift, u.combine_lift, sizeof t->combine_lift);
-  memcpy(t->combine_finish, u.combine_finish, sizeof t->combine_finish);
+  rj_status s = get_combine(p, o, &COMBINE_OUT(t, &u));
+  COPY_STATE(t, u);
   return s;
 }
 
@@ -696,7 +689,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_bool(p, o, "", "values", &t->values))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_correction(p, o, t->op, &t->correction))) return s;
-  return get_combine(p, o, &COMBINE_OUT(t, t, "tensor"));
+  return get_combine(p, o, &COMBINE_OUT(t, t));
 }
 
 static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {

@@ -72,23 +72,59 @@ rj_dtype ir_tensor_result(const rj_tensor *t) {
   return ir_op_result(t->op, t->dtype);
 }
 
+/* The op, dtype, nan and combine fields every kind with a combine keeps alike, as a tensor's. */
+#define AS_TENSOR(t, o)                                                                            \
+  (rj_tensor) {                                                                                    \
+    .op = (o), .dtype = (t)->dtype, .combine_ir = (t)->combine_ir,                                 \
+    .combine_identity = (t)->combine_identity, .combine_commutative = (t)->combine_commutative,    \
+    .combine_nfields = (t)->combine_nfields, .combine_result = (t)->combine_result,                \
+    .combine_text = (t)->combine_text                                                              \
+  }
+#define COPY_NAMES(v, t)                                                                           \
+  do {                                                                                             \
+    memcpy((v).combine_fn, (t)->combine_fn, sizeof(v).combine_fn);                                 \
+    memcpy((v).combine_fields, (t)->combine_fields, sizeof(v).combine_fields);                     \
+    memcpy((v).combine_field_identity, (t)->combine_field_identity,                                \
+           sizeof(v).combine_field_identity);                                                      \
+    memcpy((v).combine_lift, (t)->combine_lift, sizeof(v).combine_lift);                           \
+    memcpy((v).combine_finish, (t)->combine_finish, sizeof(v).combine_finish);                     \
+  } while (0)
+
 rj_tensor ir_treduce_as_tensor(const rj_treduce *t) {
-  rj_tensor v = {.op = t->op,
-                 .dtype = t->dtype,
-                 .nan = t->nan,
-                 .accum = t->accum,
-                 .combine_ir = t->combine_ir,
-                 .combine_identity = t->combine_identity,
-                 .combine_commutative = t->combine_commutative,
-                 .combine_nfields = t->combine_nfields,
-                 .combine_result = t->combine_result,
-                 .combine_text = t->combine_text};
-  memcpy(v.combine_fn, t->combine_fn, sizeof v.combine_fn);
-  memcpy(v.combine_fields, t->combine_fields, sizeof v.combine_fields);
-  memcpy(v.combine_field_identity, t->combine_field_identity, sizeof v.combine_field_identity);
-  memcpy(v.combine_lift, t->combine_lift, sizeof v.combine_lift);
-  memcpy(v.combine_finish, t->combine_finish, sizeof v.combine_finish);
+  rj_tensor v = AS_TENSOR(t, t->op);
+  v.nan = t->nan;
+  v.accum = t->accum;
+  COPY_NAMES(v, t);
   return v;
+}
+
+rj_tensor ir_tile_as_tensor(const rj_tile *t) {
+  rj_tensor v = AS_TENSOR(t, t->op);
+  v.nan = t->nan;
+  v.accum = t->accum;
+  v.correction = t->correction;
+  COPY_NAMES(v, t);
+  return v;
+}
+
+rj_tensor ir_subgroup_as_tensor(const rj_subgroup *g) {
+  int op = ir_primitive_op(g->primitive, NULL);
+  rj_tensor v = AS_TENSOR(g, op >= 0 ? (rj_op)op : RJ_OP_SUM);
+  v.nan = RJ_NAN_PROPAGATE;
+  v.correction = g->correction;
+  COPY_NAMES(v, g);
+  return v;
+}
+
+rj_dtype ir_tile_result(const rj_tile *t) {
+  rj_tensor v = ir_tile_as_tensor(t);
+  return ir_tensor_result(&v);
+}
+
+rj_dtype ir_subgroup_result(const rj_subgroup *g) {
+  if (ir_primitive_op(g->primitive, NULL) < 0) return g->dtype;
+  rj_tensor v = ir_subgroup_as_tensor(g);
+  return ir_tensor_result(&v);
 }
 
 rj_dtype ir_treduce_result(const rj_treduce *t) {
@@ -142,11 +178,15 @@ bool ir_request_combine(const rj_request *r, ir_combine *c) {
     *c = COMBINE_OF(&r->u.treduce, NULL);
     c->view = ir_treduce_as_tensor(&r->u.treduce);
     c->state = &c->view;
-  } else if (r->kind == RJ_KIND_TILE && r->u.tile.op == RJ_OP_CUSTOM)
+  } else if (r->kind == RJ_KIND_TILE && r->u.tile.op == RJ_OP_CUSTOM) {
     *c = COMBINE_OF(&r->u.tile, NULL);
-  else if (r->kind == RJ_KIND_SUBGROUP && ir_request_op(r) == RJ_OP_CUSTOM)
+    c->view = ir_tile_as_tensor(&r->u.tile);
+    c->state = &c->view;
+  } else if (r->kind == RJ_KIND_SUBGROUP && ir_request_op(r) == RJ_OP_CUSTOM) {
     *c = COMBINE_OF(&r->u.subgroup, NULL);
-  else
+    c->view = ir_subgroup_as_tensor(&r->u.subgroup);
+    c->state = &c->view;
+  } else
     return false;
   return true;
 }

@@ -271,7 +271,7 @@ static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   if ((s = check_local_slots(t, e))) return s;
   if (t->src.mem == RJ_MEM_SHARED && t->dst.mem == RJ_MEM_SHARED) {
     /* each array 16-byte aligned, as the harness places them; dst in the result's dtype */
-    int64_t b = ir_dtype(t->dtype)->bytes, bd = ir_dtype(ir_op_result(t->op, t->dtype))->bytes;
+    int64_t b = ir_dtype(t->dtype)->bytes, bd = ir_dtype(ir_tile_result(t))->bytes;
     int64_t bytes = IR_ALIGN16(ir_numel(&t->src) * b) + IR_ALIGN16(ir_numel(&t->dst) * bd);
     if (bytes > IR_STATIC_SHARED)
       return ir_fail(e, RJ_EINVAL,
@@ -445,36 +445,22 @@ static rj_status validate_combine(const combine_in *t, ir_err *e) {
     .identity = (t)->combine_identity, .commutative = (t)->combine_commutative, .state = (st)      \
   }
 
-/* Kinds tile and subgroup: the combine (validate_combine), of a scalar state only: the struct
- * state's fields of u (an rj_tile or rj_subgroup) stay zero. */
-#define validate_scalar_combine(in, u, kind, e)                                                    \
-  scalar_combine(validate_combine((in), (e)), (in)->op == RJ_OP_CUSTOM,                            \
-                 (u)->combine_nfields || (u)->combine_lift[0] || (u)->combine_finish[0] ||         \
-                     (u)->combine_result,                                                          \
-                 (kind), (e))
-static rj_status scalar_combine(rj_status s, bool custom, bool any_state, const char *kind,
-                                ir_err *e) {
-  if (s || !any_state) return s;
-  if (!custom) return ir_fail(e, RJ_EINVAL, "combine: applies only to op \"custom\"");
-  return ir_fail(e, RJ_EINVAL,
-                 "combine.state: kind %s combines a scalar state of the dtype only (struct "
-                 "states: kind tensor); combine_nfields, combine_lift, combine_finish and "
-                 "combine_result stay 0",
-                 kind);
-}
-
+/* Kinds tile and subgroup: the combine, struct-state fields read through a tensor's view. */
 static rj_status validate_tile_combine(const rj_tile *t, ir_err *e) {
-  return validate_scalar_combine(&COMBINE_IN(t, false, NULL), t, "tile", e);
+  rj_tensor view = ir_tile_as_tensor(t);
+  return validate_combine(&COMBINE_IN(t, false, &view), e);
 }
 
 static rj_status validate_subgroup_combine(const rj_subgroup *g, int op, ir_err *e) {
+  rj_tensor view = ir_subgroup_as_tensor(g);
   combine_in c = {.op = op == RJ_OP_CUSTOM ? RJ_OP_CUSTOM : RJ_OP_SUM,
                   .dtype = g->dtype,
                   .ir = g->combine_ir,
                   .fn = g->combine_fn,
                   .identity = g->combine_identity,
-                  .commutative = g->combine_commutative};
-  return validate_scalar_combine(&c, g, "subgroup", e);
+                  .commutative = g->combine_commutative,
+                  .state = &view};
+  return validate_combine(&c, e);
 }
 
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {

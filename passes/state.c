@@ -7,13 +7,7 @@ bool st_is(rj_op op) {
 }
 
 rj_tensor st_of_tile(const rj_tile *t) {
-  rj_tensor v = {.op = t->op,
-                 .dtype = t->dtype,
-                 .nan = t->nan,
-                 .correction = t->correction,
-                 .combine_identity = t->combine_identity,
-                 .combine_commutative = t->combine_commutative};
-  return v;
+  return ir_tile_as_tensor(t);
 }
 
 bool st_indexed(rj_op op) {
@@ -623,8 +617,9 @@ LLVMValueRef st_tile_fold(pass_emit *e, const rj_tile *t, LLVMValueRef acc, LLVM
   rj_tensor s = st_of_tile(t);
   if (!st_on(&s)) return pass_fold(e, t->op, t->dtype, t->nan, acc, x);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
-  if (st_indexed(t->op) && LLVMTypeOf(idx) != i64) idx = LLVMBuildZExt(e->B, idx, i64, "");
-  return st_combine(e, &s, acc, st_elem(e, &s, x, st_indexed(t->op) ? idx : NULL));
+  bool want = st_wants_index(&s);
+  if (want && LLVMTypeOf(idx) != i64) idx = LLVMBuildZExt(e->B, idx, i64, "");
+  return st_combine(e, &s, acc, st_elem(e, &s, x, want ? idx : NULL));
 }
 
 /* The ordered butterfly: at mask m, the lane whose bit m is clear combines (its value, the

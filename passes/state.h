@@ -29,8 +29,8 @@
    PASS_OP(RJ_OP_LOGSUMEXP))
 
 bool st_is(rj_op op); /* a state op */
-/* The fields the helpers below read (op dtype nan correction) of a tile request, as a tensor's:
- * the tile variants fold the same states. */
+/* A tile request as a tensor's (ir_tile_as_tensor: op dtype nan correction and the combine,
+ * a struct state's fields too): the tile variants fold the same states. */
 rj_tensor st_of_tile(const rj_tile *t);
 bool st_indexed(rj_op op); /* argmax / argmin: folds need each element's index */
 /* t's accumulator is a state: a state op, or op custom with a struct state (or an f16 / bf16
@@ -82,13 +82,13 @@ LLVMValueRef st_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p);
 
 /* Tile variants (shared, local): the accumulator of a tile's op, a scalar of the accumulation
  * type folded by emit.c (sum max min prod and or xor mean, op custom of a 32- or 64-bit dtype:
- * exactly pass_identity / pass_fold / pass_bfly_tree) or a state (the state ops; op custom of
- * f16 / bf16, its scalar held as a struct of one field, st_on). */
+ * exactly pass_identity / pass_fold / pass_bfly_tree) or a state (the state ops; op custom with
+ * a struct state, or of f16 / bf16, its scalar held as a struct of one field, st_on). */
 bool st_tile_on(const rj_tile *t); /* the tile's accumulator is a state (st_on) */
 LLVMTypeRef st_tile_acc_type(pass_emit *e, const rj_tile *t);
 LLVMValueRef st_tile_identity(pass_emit *e, const rj_tile *t);
 /* acc folded with element x (the acc type of the dtype) at index idx of the reduction (i32 or
- * i64; read by argmax / argmin only). */
+ * i64; read by argmax / argmin and op custom's lift only: st_wants_index). */
 LLVMValueRef st_tile_fold(pass_emit *e, const rj_tile *t, LLVMValueRef acc, LLVMValueRef x,
                           LLVMValueRef idx);
 /* The butterfly over masks; op custom with a non-commutative combine: lane order kept, every

@@ -93,7 +93,7 @@ rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant
   ir_tile_shape f;
   ir_tile_facts(t, &f);
   bool local = t->src.mem == RJ_MEM_LOCAL;
-  LLVMTypeRef ty = pass_type(e, t->dtype), dty = pass_type(e, ir_op_result(t->op, t->dtype));
+  LLVMTypeRef ty = pass_type(e, t->dtype), dty = pass_type(e, ir_tile_result(t));
   LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
   LLVMTypeRef params[3] = {gptr, gptr, gptr};
   LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, local ? 3 : 2, 0);

@@ -129,8 +129,8 @@ START_TEST(json_refusals) {
   char tile_state[9000], sub_lift[9000], sub_on_add[9000], tile_sum[9000];
   snprintf(tile_state, sizeof tile_state,
            "{\"kind\":\"tile\",\"op\":\"custom\",\"dtype\":\"f32\"," WARP_SHARED
-           ",\"combine\":{\"ir\":\"%s\",\"function\":\"fsum\",\"state\":[{\"dtype\":\"f32\","
-           "\"identity\":0}],\"lift\":\"l\"}}",
+           ",\"accum\":true,\"combine\":{\"ir\":\"%s\",\"function\":\"fsum\",\"state\":[{"
+           "\"dtype\":\"f32\",\"identity\":0}],\"lift\":\"l\",\"commutative\":true}}",
            fsum);
   snprintf(sub_lift, sizeof sub_lift,
            "{\"kind\":\"subgroup\",\"primitive\":\"reduce_custom\",\"dtype\":\"f32\","
@@ -148,11 +148,11 @@ START_TEST(json_refusals) {
       {"{\"kind\":\"tile\",\"op\":\"custom\",\"dtype\":\"f32\"," WARP_SHARED "}",
        "combine: required with op \"custom\""},
       {tile_sum, "combine: applies only to op \"custom\""},
-      {tile_state, "combine.state: kind tile combines a scalar state of the dtype only"},
+      {tile_state, "accum: not with a struct state"},
       {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_custom\",\"dtype\":\"f32\"}",
        "combine: required with op \"custom\""},
       {sub_on_add, "combine: applies only to the primitives reduce_custom and reduce_all_custom"},
-      {sub_lift, "combine.lift: kind subgroup combines a scalar state of the dtype only"},
+      {sub_lift, "combine.lift: applies only with combine.state"},
       {"{\"kind\":\"tile\",\"op\":\"custom\",\"dtype\":\"f32\"," WARP_SHARED
        ",\"combine\":{\"ir\":\"x\",\"function\":\"f\",\"identity\":0},\"nan\":\"ignore\"}",
        "nan: \"ignore\" applies to the built-in ops"},
@@ -182,21 +182,31 @@ START_TEST(json_refusals) {
 }
 END_TEST
 
-/* The C API: the struct-state fields of rj_tile / rj_subgroup stay zero; combine fields on other
- * ops or primitives are refused; the subgroup's primitive range grew by two. */
+/* The C API: the struct-state fields of rj_tile / rj_subgroup checked as rj_tensor's (a lift,
+ * a result field, no accum); combine fields on other ops or primitives are refused; the
+ * subgroup's primitive range grew by two. */
 START_TEST(c_refusals) {
   rj_request r;
   rjt_parse(ctx, tile_json("f32", WARP_SHARED, combine(FSUM_IR, "fsum", "0", 1)), &r);
   ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_OK);
   rj_request q = r;
-  q.u.tile.combine_nfields = 2;
+  q.u.tile.combine_nfields = 2; /* a struct state without its lift */
   ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.state: kind tile combines a scalar state"), "%s",
+  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.lift"), "%s", rj_errmsg(ctx));
+  snprintf(q.u.tile.combine_lift, sizeof q.u.tile.combine_lift, "l");
+  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_OK);
+  q.u.tile.combine_result = 2;
+  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.result: 2, expected a field 0 .. 1"), "%s",
                 rj_errmsg(ctx));
+  q.u.tile.combine_result = 0, q.u.tile.accum = 1;
+  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "accum: not with a struct state"), "%s", rj_errmsg(ctx));
   q = r;
   snprintf(q.u.tile.combine_finish, sizeof q.u.tile.combine_finish, "fin");
   ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.state: kind tile"), "%s", rj_errmsg(ctx));
+  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.finish: applies only with combine.state"), "%s",
+                rj_errmsg(ctx));
   q = r;
   q.u.tile.combine_ir = NULL;
   ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
@@ -234,10 +244,9 @@ START_TEST(c_refusals) {
                 rj_errmsg(ctx));
   snprintf(q.u.subgroup.combine_fn, sizeof q.u.subgroup.combine_fn, "xor64");
   ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_OK);
-  q.u.subgroup.combine_nfields = 1;
+  q.u.subgroup.combine_nfields = 1; /* a struct state: no combine.identity, a lift */
   ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.state: kind subgroup combines a scalar state"),
-                "%s", rj_errmsg(ctx));
+  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.lift"), "%s", rj_errmsg(ctx));
   q.u.subgroup.combine_nfields = 0;
   q.u.subgroup.primitive = RJ_PRIM_REDUCE_XOR;
   ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
@@ -446,6 +455,141 @@ START_TEST(parse_keeps_text) {
 }
 END_TEST
 
+/* ---- struct states (combine.state): Welford {i64, f64, f64} (finish: the f64 variance),
+ * argmax {f32, i64} (result: the index), the 2x2 matrix product over u32 (not commutative) */
+static const char *struct_combine(int which) {
+  static char buf[12000];
+  static const char *const ir[3] = {WELFORD_IR, ARGMAX_IR, MATRIX_IR};
+  static const char *const rest[3] = {
+      "\"function\":\"wcomb\",\"lift\":\"wlift\",\"finish\":\"wfin\",\"result\":2,"
+      "\"commutative\":true,\"state\":[{\"dtype\":\"i64\",\"identity\":0},{\"dtype\":\"f64\","
+      "\"identity\":0},{\"dtype\":\"f64\",\"identity\":0}]",
+      "\"function\":\"acomb\",\"lift\":\"alift\",\"result\":1,\"commutative\":true,"
+      "\"state\":[{\"dtype\":\"f32\",\"identity\":\"0xff800000\"},{\"dtype\":\"i64\","
+      "\"identity\":\"0x7fffffffffffffff\"}]",
+      "\"function\":\"mmul\",\"lift\":\"mlift\",\"finish\":\"mfin\",\"result\":0,"
+      "\"state\":[{\"dtype\":\"u32\",\"identity\":1},{\"dtype\":\"u32\",\"identity\":0},"
+      "{\"dtype\":\"u32\",\"identity\":0},{\"dtype\":\"u32\",\"identity\":1}]"};
+  char *j = custom_ir_json(ir[which]);
+  snprintf(buf, sizeof buf, "\"combine\":{\"ir\":\"%s\",%s}", j, rest[which]);
+  free(j);
+  return buf;
+}
+enum { WELFORD, ARGMAX, MATRIX };
+
+/* the canonical text of r carries its state, and parses back to a fixed point */
+static void struct_canonical(const rj_request *r, const char *must) {
+  const char *canon = NULL;
+  ck_assert_int_eq(rj_request_canonical(ctx, r, &canon), RJ_OK);
+  ck_assert_msg(strstr(canon, "\"state\":[{") && strstr(canon, must), "%s", canon);
+  char *c1 = strdup(canon);
+  rj_request back;
+  rjt_parse(ctx, c1, &back);
+  ck_assert_int_eq(rj_request_canonical(ctx, &back, &canon), RJ_OK);
+  ck_assert_str_eq(canon, c1);
+  free(c1);
+}
+
+START_TEST(struct_round_trip) {
+  rj_request r;
+  char *w = strdup(struct_combine(WELFORD));
+  rjt_parse(ctx, tile_json("f32", WARP_SHARED, w), &r);
+  const rj_tile *t = &r.u.tile;
+  ck_assert_int_eq(t->combine_nfields, 3);
+  ck_assert_int_eq(t->combine_fields[0], RJ_I64);
+  ck_assert_int_eq(t->combine_fields[2], RJ_F64);
+  ck_assert_str_eq(t->combine_lift, "wlift");
+  ck_assert_str_eq(t->combine_finish, "wfin");
+  ck_assert_int_eq(t->combine_result, 2);
+  ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_OK);
+  struct_canonical(&r, "\"finish\":\"wfin\"");
+  free(w);
+  char *a = strdup(struct_combine(ARGMAX));
+  rjt_parse(ctx, tile_json("f32", WARP_LOCAL, a), &r);
+  ck_assert_uint_eq(r.u.tile.combine_field_identity[1], 0x7fffffffffffffffull);
+  struct_canonical(&r, "\"lift\":\"alift\"");
+  free(a);
+  static const char *const prims[2] = {"reduce_custom", "reduce_all_custom"};
+  char *m = strdup(struct_combine(MATRIX));
+  for (int i = 0; i < 2; i++) {
+    rjt_parse(ctx, sub_json(prims[i], "u32", 4, m), &r);
+    const rj_subgroup *g = &r.u.subgroup;
+    ck_assert_int_eq(g->combine_nfields, 4);
+    ck_assert_uint_eq(g->combine_field_identity[3], 1);
+    ck_assert_str_eq(g->combine_lift, "mlift");
+    ck_assert_int_eq(g->combine_commutative, 0);
+    ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_OK);
+    struct_canonical(&r, "\"commutative\":false");
+  }
+  free(m);
+}
+END_TEST
+
+/* local declines a non-commutative struct state (shared serves it in order); a struct state
+ * with accum is refused; a state without its lift in the module is named */
+START_TEST(struct_refusals) {
+  char *m = strdup(struct_combine(MATRIX));
+  rj_request r;
+  rjt_parse(ctx, tile_json("u32", WARP_LOCAL, m), &r);
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_ENOVARIANT);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.commutative: false"), "%s", rj_errmsg(ctx));
+  const char *t = explain(tile_json("u32", CTA_SHARED, m));
+  ck_assert_msg(strstr(t, "shared prio=10 chosen"), "%s", t);
+  free(m);
+  char *w = strdup(struct_combine(WELFORD));
+  rjt_parse(ctx, tile_json("f32", WARP_SHARED, w), &r);
+  r.u.tile.accum = 1;
+  ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "accum: not with a struct state"), "%s", rj_errmsg(ctx));
+  rjt_parse(ctx, sub_json("reduce_all_custom", "f32", 5, w), &r);
+  snprintf(r.u.subgroup.combine_lift, sizeof r.u.subgroup.combine_lift, "nolift");
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.lift: the module defines no function \"nolift\""),
+                "%s", rj_errmsg(ctx));
+  free(w);
+}
+END_TEST
+
+/* The PTX: lift, combine and finish inlined (no call), the state shuffled field by field (two
+ * shfl.sync per 64-bit field, one per 32-bit one, per tree step), the output in field result's
+ * dtype (Welford: finish's f64 division), argmax's lift index from the local table. */
+START_TEST(struct_ptx) {
+  char *w = strdup(struct_combine(WELFORD)), *a = strdup(struct_combine(ARGMAX)),
+       *m = strdup(struct_combine(MATRIX));
+  static const char *const where[] = {WARP_SHARED, CTA_SHARED, WARP_LOCAL};
+  for (int i = 0; i < 3; i++) {
+    const char *p = ptx_of(tile_json("f32", where[i], w), NULL);
+    int n = rjt_count(p, "shfl.sync.bfly.b32");
+    ck_assert_msg(!strstr(p, "call") && strstr(p, "div.rn.f64") && n > 0 && n % 6 == 0,
+                  "welford %d: %d shuffles %.3000s", i, n, p);
+    p = ptx_of(tile_json("f32", where[i], a), NULL);
+    n = rjt_count(p, "shfl.sync.bfly.b32");
+    ck_assert_msg(!strstr(p, "call") && n > 0 && n % 3 == 0, "argmax %d: %d shuffles", i, n);
+    if (i == 2) ck_assert_msg(strstr(p, "rj_red_index"), "argmax local: no index table");
+  }
+  const char *p = ptx_of(tile_json("u32", CTA_SHARED, m), NULL);
+  ck_assert_msg(!strstr(p, "call") && strstr(p, "mad.lo") && strstr(p, "selp"), "%.3000s", p);
+  p = ptx_of(sub_json("reduce_all_custom", "f32", 5, w), NULL);
+  ck_assert_msg(!strstr(p, "call") && rjt_count(p, "shfl.sync.bfly.b32") == 30 &&
+                    strstr(p, "div.rn.f64") && strstr(p, "st.global.b64"),
+                "%.3000s", p);
+  p = ptx_of(sub_json("reduce_custom", "f32", 5, a), NULL);
+  ck_assert_msg(!strstr(p, "call") && rjt_count(p, "shfl.sync.down.b32") == 15, "%.3000s", p);
+  p = ptx_of(sub_json("reduce_all_custom", "u32", 3, m), NULL);
+  ck_assert_msg(!strstr(p, "call") && rjt_count(p, "shfl.sync.bfly.b32") == 12 &&
+                    strstr(p, "selp") && strstr(p, "laneid"),
+                "%.3000s", p);
+  /* reduce_custom, not commutative: offsets 1, 2, 4 in that order (lane order), no selects */
+  p = ptx_of(sub_json("reduce_custom", "u32", 3, m), NULL);
+  const char *d1 = strstr(p, "shfl.sync.down.b32"), *d4 = strstr(p, ", 4, 31");
+  ck_assert_msg(rjt_count(p, "shfl.sync.down.b32") == 12 && d1 && d4 &&
+                    strstr(d1, ", 1, 31") < d4 && !strstr(p, "selp"),
+                "%.3000s", p);
+  free(w), free(a), free(m);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("custom_kinds");
   TCase *tc = tcase_create("custom_kinds");
@@ -460,6 +604,9 @@ int main(void) {
   tcase_add_test(tc, screened);
   tcase_add_test(tc, keyed_by_text);
   tcase_add_test(tc, parse_keeps_text);
+  tcase_add_test(tc, struct_round_trip);
+  tcase_add_test(tc, struct_refusals);
+  tcase_add_test(tc, struct_ptx);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }

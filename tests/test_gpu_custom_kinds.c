@@ -12,9 +12,15 @@
  *                scope, contiguous and strided (axes [0]) reductions, subgroup reduce_custom
  *                (lane 0 of each group) and reduce_all_custom (every lane);
  *   halves       f16 / bf16 custom sums (the combine on halves) of small integers, exact, equal op
- *                sum's bits and the CPU sum (shared, local, subgroup).
+ *                sum's bits and the CPU sum (shared, local, subgroup);
+ *   struct       struct states (combine.state), the destination in field result's dtype:
+ *                Welford (f64 variances vs a float64 two-pass variance), an argmax {f32, i64}
+ *                (the first index of the largest, exact: ties everywhere) and the
+ *                non-commutative 2x2 matrix product over u32 lifted with the index (exact, in
+ *                index order) -- shared on every shape, local (the commutative ones), subgroup
+ *                reduce_custom and reduce_all_custom (the lift's index: the lane in its group).
  * Skips, saying so, with no GPU.  One case alone: CK_RUN_CASE=sum_is_sum (integers, accum,
- * ordered, halves, no_oracle). */
+ * ordered, halves, no_oracle, struct). */
 #include "custom_ir.h"
 #include "rjtest.h"
 
@@ -499,6 +505,183 @@ START_TEST(halves) {
 }
 END_TEST
 
+/* ---------------------------------------------------------------- struct */
+/* Struct states (combine.state): the destination has field result's dtype (dst_el bytes). */
+static const char *struct_combine(int which) {
+  static char buf[12000];
+  static const char *const ir[3] = {WELFORD_IR, ARGMAX_IR, MATRIX_IR};
+  static const char *const rest[3] = {
+      "\"function\":\"wcomb\",\"lift\":\"wlift\",\"finish\":\"wfin\",\"result\":2,"
+      "\"commutative\":true,\"state\":[{\"dtype\":\"i64\",\"identity\":0},{\"dtype\":\"f64\","
+      "\"identity\":0},{\"dtype\":\"f64\",\"identity\":0}]",
+      "\"function\":\"acomb\",\"lift\":\"alift\",\"result\":1,\"commutative\":true,"
+      "\"state\":[{\"dtype\":\"f32\",\"identity\":\"0xff800000\"},{\"dtype\":\"i64\","
+      "\"identity\":\"0x7fffffffffffffff\"}]",
+      "\"function\":\"mmul\",\"lift\":\"mlift\",\"finish\":\"mfin\",\"result\":0,"
+      "\"state\":[{\"dtype\":\"u32\",\"identity\":1},{\"dtype\":\"u32\",\"identity\":0},"
+      "{\"dtype\":\"u32\",\"identity\":0},{\"dtype\":\"u32\",\"identity\":1}]"};
+  char *j = custom_ir_json(ir[which]);
+  snprintf(buf, sizeof buf, ",\"combine\":{\"ir\":\"%s\",%s}", j, rest[which]);
+  free(j);
+  return buf;
+}
+enum { WELFORD, ARGMAX, MATRIX };
+
+/* one kernel launch: in (n_in elements of in_el bytes), out (n_out of out_el, poisoned first);
+ * local tiles take an init dst buffer of out's size too */
+static void run_struct(const char *json, const char *variant, const void *in, int64_t n_in,
+                       size_t in_el, void *out, int64_t n_out, size_t out_el, bool local) {
+  size_t nb[3] = {(size_t)n_in * in_el, (size_t)n_out * out_el, (size_t)n_out * out_el};
+  void *in_copy = malloc(nb[0]), *init = calloc(1, nb[1]);
+  memcpy(in_copy, in, nb[0]);
+  memset(out, 0xa5, nb[1]);
+  void *host[3] = {in_copy, local ? init : out, out};
+  launch(compile(json, variant), local ? 3 : 2, host, nb);
+  free(in_copy);
+  free(init);
+}
+
+/* what output o's fold over elements x[idx[0 .. n)] (in index order) must give */
+typedef struct want {
+  double var;   /* Welford: the float64 two-pass sample variance */
+  int64_t arg;  /* argmax: the first index of the largest */
+  uint32_t mat; /* matrix: matrix_finish of the in-order product */
+} want;
+
+static want cpu_fold(int which, const void *x, const int64_t *idx, int64_t n) {
+  want w = {0};
+  if (which == WELFORD) {
+    double mean = 0, q = 0;
+    for (int64_t r = 0; r < n; r++)
+      mean += ((const float *)x)[idx[r]];
+    mean /= (double)n;
+    for (int64_t r = 0; r < n; r++) {
+      double d = ((const float *)x)[idx[r]] - mean;
+      q += d * d;
+    }
+    w.var = q / (double)(n - 1);
+  } else if (which == ARGMAX) {
+    float best = -INFINITY;
+    w.arg = INT64_MAX;
+    for (int64_t r = 0; r < n; r++)
+      if (((const float *)x)[idx[r]] > best) best = ((const float *)x)[idx[r]], w.arg = r;
+  } else {
+    uint32_t m[4] = {1, 0, 0, 1};
+    for (int64_t r = 0; r < n; r++)
+      matrix_fold(m, ((const uint32_t *)x)[idx[r]], r);
+    w.mat = matrix_finish(m);
+  }
+  return w;
+}
+
+static void check_one(int which, const want *w, const void *out, int64_t i, const char *what) {
+  if (which == WELFORD) {
+    double got = ((const double *)out)[i];
+    ck_assert_msg(fabs(got - w->var) <= 1e-9 * (1 + fabs(w->var)), "%s: %.17g, want %.17g", what,
+                  got, w->var);
+  } else if (which == ARGMAX) {
+    ck_assert_msg(((const int64_t *)out)[i] == w->arg, "%s: index %lld, want %lld", what,
+                  (long long)((const int64_t *)out)[i], (long long)w->arg);
+  } else {
+    ck_assert_msg(((const uint32_t *)out)[i] == w->mat, "%s: 0x%08x, want 0x%08x", what,
+                  ((const uint32_t *)out)[i], w->mat);
+  }
+}
+
+/* inputs: Welford f32 in [-4, 4); argmax f32 of 8 values (ties everywhere); matrix random u32 */
+static void *struct_input(int which, int64_t n) {
+  void *x = malloc((size_t)n * 4);
+  for (int64_t j = 0; j < n; j++)
+    if (which == WELFORD)
+      fill_f32((float *)x + j, 1);
+    else if (which == ARGMAX)
+      ((float *)x)[j] = (float)(int)(rnd() % 8) - 3.5f;
+    else
+      ((uint32_t *)x)[j] = (uint32_t)rnd();
+  return x;
+}
+
+static const char *const struct_dt[3] = {"f32", "f32", "u32"};
+static const size_t struct_out_el[3] = {8, 8, 4};
+
+static void struct_shared(int which) {
+  const char *cb = struct_combine(which);
+  char *c = strdup(cb);
+  for (int i = 0; i < NSHAPES; i++) {
+    const shape *s = &shapes[i];
+    int64_t n = (int64_t)s->rows * s->len, idx[1000];
+    void *src = struct_input(which, n), *dst = malloc((size_t)s->rows * 8);
+    run_struct(shared_json(s, "custom", struct_dt[which], c), "shared", src, n, 4, dst, s->rows,
+               struct_out_el[which], false);
+    for (int o = 0; o < s->rows; o++) {
+      for (int r = 0; r < s->len; r++)
+        idx[r] = at(s, o, r);
+      want w = cpu_fold(which, src, idx, s->len);
+      check_one(which, &w, dst, o, rjt_fmt("struct %d shared shape %d output %d", which, i, o));
+    }
+    free(src), free(dst);
+    cases_run++;
+  }
+  free(c);
+}
+
+/* local (commutative states only): w 0 reduces the 32 lanes of [32, 4] (each thread's 4 dst
+ * slots: the 4 outputs), w 1 each lane's row of [32, 64] (its one slot) */
+static void struct_local(int which) {
+  char *c = strdup(struct_combine(which));
+  for (int w = 0; w < 2; w++) {
+    void *src = struct_input(which, local_src_n[w]), *out = malloc(LOCAL_OUT * 8);
+    run_struct(local_json(w, "custom", struct_dt[which], c), "local", src, local_src_n[w], 4, out,
+               32 * (w ? 1 : 4), struct_out_el[which], true);
+    int64_t idx[64];
+    for (int t = 0; t < 32; t++)
+      for (int j = 0; j < (w ? 1 : 4); j++) {
+        int len = w ? 64 : 32;
+        for (int r = 0; r < len; r++)
+          idx[r] = w ? (int64_t)t * 64 + r : (int64_t)r * 4 + j;
+        want wt = cpu_fold(which, src, idx, len);
+        check_one(which, &wt, out, (int64_t)t * (w ? 1 : 4) + j,
+                  rjt_fmt("struct %d local %d thread %d slot %d", which, w, t, j));
+      }
+    free(src), free(out);
+    cases_run++;
+  }
+  free(c);
+}
+
+/* subgroup: lane l of a group of 2^k (reduce_custom: its lane 0; reduce_all_custom: every lane) */
+static void struct_sub(int which) {
+  char *c = strdup(struct_combine(which));
+  for (int all = 0; all < 2; all++)
+    for (int k = which == WELFORD ? 1 : 0; k <= 5; k++) {
+      void *in = struct_input(which, SG_N), *out = malloc(SG_N * 8);
+      run_struct(sub_json(all ? "reduce_all_custom" : "reduce_custom", struct_dt[which], k, c),
+                 NULL, in, SG_N, 4, out, SG_N, struct_out_el[which], false);
+      int G = 1 << k;
+      int64_t idx[32];
+      for (int l = 0; l < SG_N; l += all ? 1 : G) {
+        for (int j = 0; j < G; j++)
+          idx[j] = l / G * G + j;
+        want w = cpu_fold(which, in, idx, G);
+        check_one(which, &w, out, l,
+                  rjt_fmt("struct %d subgroup all=%d k=%d lane %d", which, all, k, l));
+      }
+      free(in), free(out);
+      cases_run++;
+    }
+  free(c);
+}
+
+START_TEST(struct_states) {
+  if (!gpu) return;
+  for (int which = WELFORD; which <= MATRIX; which++) {
+    struct_shared(which);
+    if (which != MATRIX) struct_local(which); /* not commutative: local declines it */
+    struct_sub(which);
+  }
+}
+END_TEST
+
 /* ---------------------------------------------------------------- no_oracle */
 START_TEST(no_oracle) {
   if (!gpu) return;
@@ -523,10 +706,10 @@ END_TEST
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_custom_kinds");
-  static const char *const names[] = {"sum_is_sum", "integers", "accum",
-                                      "ordered",    "halves",   "no_oracle"};
-  const TTest *tests[] = {sum_is_sum, integers, accum, ordered, halves, no_oracle};
-  for (int i = 0; i < 6; i++) {
+  static const char *const names[] = {"sum_is_sum", "integers",  "accum", "ordered",
+                                      "halves",     "no_oracle", "struct"};
+  const TTest *tests[] = {sum_is_sum, integers, accum, ordered, halves, no_oracle, struct_states};
+  for (int i = 0; i < 7; i++) {
     TCase *t = tcase_create(names[i]);
     tcase_set_timeout(t, 600);
     tcase_add_checked_fixture(t, setup, teardown);

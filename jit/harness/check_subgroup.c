@@ -124,8 +124,7 @@ rj_status hr_check_subgroup(rj_ctx *ctx, const rj_request *req, const rj_check_o
   hr_rng_seed(&rng, o->seed);
   int op = ir_primitive_op(g->primitive, NULL); /* prod / and / or / xor: drawn for the op */
   rj_status s = hr_buf_make(ctx, &in, dev, g->dtype, n);
-  if (!s)
-    s = hr_buf_make(ctx, &out, dev, op >= 0 ? ir_op_result((rj_op)op, g->dtype) : g->dtype, n);
+  if (!s) s = hr_buf_make(ctx, &out, dev, ir_subgroup_result(g), n);
   if (!s) {
     int64_t G = (int64_t)1 << g->log2_size;
     hr_fill_op(&rng, op >= 0 ? (rj_op)op : RJ_OP_SUM, g->dtype, hr_payload(&in), n, G);
@@ -149,9 +148,7 @@ rj_status hr_check_subgroup(rj_ctx *ctx, const rj_request *req, const rj_check_o
 rj_status hr_bench_subgroup(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                             rj_kernel *k, rj_bench_result *res) {
   const rj_subgroup *g = &req->u.subgroup;
-  int op = ir_primitive_op(g->primitive, NULL);
-  int64_t b = ir_dtype(g->dtype)->bytes,
-          rb = op >= 0 ? ir_dtype(ir_op_result((rj_op)op, g->dtype))->bytes : b;
+  int64_t b = ir_dtype(g->dtype)->bytes, rb = ir_dtype(ir_subgroup_result(g))->bytes;
   int64_t n[2] = {(int64_t)g->threads * g->blocks,
                   ((int64_t)g->threads * g->blocks * rb + b - 1) / b};
   double bytes = (double)n[0] * (double)(b + rb); /* out: argmax's i64 in src-dtype elements */

@@ -149,7 +149,7 @@ rj_status hr_check_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts 
     return rj_error_set(ctx, RJ_EUNSUPPORTED,
                         "op: \"custom\" has no CPU oracle (the caller's IR does not run on the "
                         "CPU); check it against your own reference (rj_compile, rj_kernel_launch)");
-  tilerun u = {.t = &req->u.tile, .rt = ir_op_result(req->u.tile.op, req->u.tile.dtype)};
+  tilerun u = {.t = &req->u.tile, .rt = ir_tile_result(&req->u.tile)};
   const rj_tile *t = u.t;
   ir_tile_facts(t, &u.f);
   u.local = t->src.mem == RJ_MEM_LOCAL;
@@ -183,7 +183,7 @@ rj_status hr_bench_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts 
     return rj_error_set(ctx, e.status, "%s", e.msg);
   unsigned block[3];
   rj_kernel_dims(k, NULL, block, NULL);
-  int64_t b = ir_dtype(t->dtype)->bytes, rb = ir_dtype(ir_op_result(t->op, t->dtype))->bytes;
+  int64_t b = ir_dtype(t->dtype)->bytes, rb = ir_dtype(ir_tile_result(t))->bytes;
   int64_t n[3] = {ir_numel(&t->src), (ir_numel(&t->dst) * rb + b - 1) / b,
                   ((int64_t)block[0] * pd.nslots * rb + b - 1) / b};
   ir_placement_free(&pd);

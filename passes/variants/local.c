@@ -10,7 +10,8 @@
  * The state ops (argmax argmin var std logsumexp; passes/state.h) fold a state per slot and shuffle
  * it field by field; argmax / argmin read each slot's index in the reduction from a constant table
  * (thread x slot: the index differs per thread), and dst slots hold the i64 index.
- * Op custom folds the caller's combine the same way (f16 / bf16: a state of one field); the
+ * Op custom folds the caller's combine the same way (f16 / bf16: a state of one field; a struct
+ * state lifts each slot with its index from the same table, dst in field result's dtype); the
  * layout decides which slots and lanes meet first, so a non-commutative combine is declined
  * (the shared variant keeps index order). */
 #include "local.h"
@@ -516,7 +517,7 @@ static void finish_slot(pass_emit *e, const rj_tile *t, const pass_tile_args *a,
   bool state = st_tile_on(t);
   rj_tensor st = st_of_tile(t);
   if (!state) acc = pass_mean(e, t->op, t->dtype, acc, pass_i32(e, f.reduce_len));
-  if (state) ty = pass_type(e, ir_op_result(t->op, t->dtype));
+  if (state) ty = pass_type(e, ir_tile_result(t));
   LLVMValueRef dptr = pass_gep(e, ty, a->dst, jd);
   bool everyone = memcmp(write, all, sizeof all) == 0;
   pass_if w;
@@ -536,8 +537,9 @@ static void loop_end(pass_emit *e, pass_loop *l) {
   pass_no_unroll(e, LLVMGetBasicBlockTerminator(latch));
 }
 
-/* argmax / argmin: the index in its reduction of the element in each thread's src slots (a
- * constant table, thread-major; 0 for slots outside the region), and this thread's row. */
+/* argmax / argmin and op custom's lift: the index in its reduction of the element in each
+ * thread's src slots (a constant table, thread-major; 0 for slots outside the region), and this
+ * thread's row. */
 typedef struct index_table {
   LLVMValueRef tab, row; /* NULL: the op reads no index */
 } index_table;
@@ -545,7 +547,8 @@ typedef struct index_table {
 static bool make_index_table(pass_emit *e, const rj_tile *t, const pass_tile_args *a, const plan *p,
                              index_table *ix) {
   ix->tab = ix->row = NULL;
-  if (!st_indexed(t->op)) return true;
+  rj_tensor st = st_of_tile(t);
+  if (!st_wants_index(&st)) return true;
   ir_tile_shape f;
   ir_tile_facts(t, &f);
   int64_t nsrc = ir_numel(&t->src), ns = p->ps.nslots, cells = (int64_t)p->T * ns;

@@ -10,7 +10,9 @@
  * The state ops (argmax argmin var std logsumexp; passes/state.h) fold a state where the others
  * fold a scalar: each field shuffled in the tree, the warp partials a state each; dst holds the
  * result (argmax / argmin: the i64 index in the reduction, row-major over the reduced dims).
- * Op custom calls the caller's combine where the others fold (f16 / bf16: a state of one field).
+ * Op custom calls the caller's combine where the others fold (f16 / bf16: a state of one field;
+ * a struct state: each element lifted with its index in the reduction, dst in field result's
+ * dtype).
  * With a non-commutative combine each lane folds a contiguous chunk of the reduced axis instead
  * of a strided one, and the trees keep lane order (st_tile_tree), so the result is fn over the
  * elements in index order: fn(lower, higher) at every step. */
@@ -66,7 +68,7 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
   }
   /* the harness's two arrays and, with two levels, the warp partials share 48 KiB */
   int64_t b = ir_dtype(t->dtype)->bytes, acc = t->dtype == RJ_F16 || t->dtype == RJ_BF16 ? 4 : b;
-  int64_t bd = ir_dtype(ir_op_result(t->op, t->dtype))->bytes;
+  int64_t bd = ir_dtype(ir_tile_result(t))->bytes;
   if (st_tile_on(t)) {
     rj_tensor st = st_of_tile(t);
     acc = st_bytes(&st);
@@ -154,7 +156,7 @@ static void store(pass_emit *e, const rj_tile *t, const pass_tile_args *a, LLVMV
     all[d] = true;
   if (st_tile_on(t)) { /* no accum (validated) */
     rj_tensor s = st_of_tile(t);
-    LLVMTypeRef rty = pass_type(e, ir_op_result(t->op, t->dtype));
+    LLVMTypeRef rty = pass_type(e, ir_tile_result(t));
     LLVMValueRef ptr = pass_gep(e, rty, a->dst, pass_region_offset(e, &t->dst, all, spa, true));
     LLVMBuildStore(e->B, st_finish(e, &s, v), ptr);
     return;

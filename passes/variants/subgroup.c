@@ -125,17 +125,27 @@ static LLVMValueRef reduce_state(pass_emit *e, rj_op op, bool all, rj_dtype t, i
 }
 
 /* Op custom over groups of 2^k lanes, the caller's combine called on the dtype itself (f16 /
- * bf16 too: no f32 accumulator).  commutative: the trees of the built-in ops (the same order as
- * reduce_add's).  Not: lane order kept, fn(lower lanes, higher lanes) at every step --
- * reduce_custom a shuffle-down tree of offsets 1 .. 2^(k-1) (lane 0 of a group ends with its lanes
- * in order: the lanes at multiples of 2^(i+1) hold contiguous runs), reduce_all_custom the ordered
- * butterfly (the lane with the mask's bit set takes the partner's value first). */
-static LLVMValueRef reduce_custom(pass_emit *e, bool all, rj_dtype t, int k, bool commutative,
-                                  LLVMValueRef v) {
+ * bf16 too: no f32 accumulator), or with a struct state st (NULL: scalar) on the states: each
+ * lane lifts its value with its index in the group (lane & (2^k - 1)), the trees shuffle the
+ * state field by field and the result is finish's (or field result).  commutative: the trees of
+ * the built-in ops (the same order as reduce_add's).  Not: lane order kept, fn(lower lanes, higher
+ * lanes) at every step -- reduce_custom a shuffle-down tree of offsets 1 .. 2^(k-1) (lane 0 of a
+ * group ends with its lanes in order: the lanes at multiples of 2^(i+1) hold contiguous runs),
+ * reduce_all_custom the ordered butterfly (the lane with the mask's bit set takes the partner's
+ * value first). */
+static LLVMValueRef reduce_custom(pass_emit *e, const rj_tensor *st, bool all, rj_dtype t, int k,
+                                  bool commutative, LLVMValueRef v) {
   LLVMValueRef lane = all && !commutative ? pass_lane_id(e) : NULL;
+  if (st) {
+    LLVMValueRef idx = LLVMBuildAnd(e->B, pass_lane_id(e), pass_i32(e, (1 << k) - 1), "");
+    idx = LLVMBuildZExt(e->B, idx, LLVMInt64TypeInContext(e->C), "");
+    v = st_elem(e, st, pass_to_acc(e, v, t), idx);
+  }
   for (int i = 0; i < k; i++) {
     int off = commutative && !all ? 1 << (k - 1 - i) : 1 << i;
-    LLVMValueRef o = pass_shfl(e, all ? PASS_SHFL_BFLY : PASS_SHFL_DOWN, v, pass_i32(e, off));
+    pass_shfl_mode m = all ? PASS_SHFL_BFLY : PASS_SHFL_DOWN;
+    LLVMValueRef o =
+        st ? shfl_state(e, m, v, pass_i32(e, off)) : pass_shfl(e, m, v, pass_i32(e, off));
     LLVMValueRef a = v, b = o;
     if (lane) {
       LLVMValueRef hi = LLVMBuildICmp(
@@ -143,9 +153,9 @@ static LLVMValueRef reduce_custom(pass_emit *e, bool all, rj_dtype t, int k, boo
       a = LLVMBuildSelect(e->B, hi, o, v, "");
       b = LLVMBuildSelect(e->B, hi, v, o, "");
     }
-    v = pass_combine(e, RJ_OP_CUSTOM, t, RJ_NAN_PROPAGATE, a, b);
+    v = st ? st_combine(e, st, a, b) : pass_combine(e, RJ_OP_CUSTOM, t, RJ_NAN_PROPAGATE, a, b);
   }
-  return v;
+  return st ? st_finish(e, st, v) : v;
 }
 
 rj_status pass_subgroup_custom(pass_emit *e, rj_primitive p, rj_dtype t, int k, bool commutative,
@@ -162,7 +172,7 @@ rj_status pass_subgroup_custom(pass_emit *e, rj_primitive p, rj_dtype t, int k, 
   if (!v || LLVMTypeOf(v) != pass_type(e, t))
     return ir_fail(e->err, RJ_EINVAL, "value: its LLVM type is not the storage type of dtype %s",
                    ir_dtype(t)->name);
-  *out = reduce_custom(e, all, t, k, commutative, v);
+  *out = reduce_custom(e, NULL, all, t, k, commutative, v);
   return RJ_OK;
 }
 
@@ -256,14 +266,19 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     arg = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, table, pass_lane_id(e)), "index");
   }
   LLVMValueRef y = NULL;
-  rj_status s =
-      ir_primitive_op(g->primitive, NULL) == RJ_OP_CUSTOM
-          ? pass_subgroup_custom(e, g->primitive, g->dtype, g->log2_size,
-                                 g->combine_commutative != 0, x, &y)
-          : pass_subgroup(e, g->primitive, g->dtype, g->log2_size, x, arg, g->correction, &y);
+  rj_tensor st = ir_subgroup_as_tensor(g); /* op custom's struct state (combine_nfields > 0) */
+  bool all = false, custom = ir_primitive_op(g->primitive, &all) == RJ_OP_CUSTOM;
+  rj_status s = RJ_OK;
+  if (custom && st.combine_nfields > 0)
+    y = reduce_custom(e, &st, all, g->dtype, g->log2_size, g->combine_commutative != 0, x);
+  else if (custom)
+    s = pass_subgroup_custom(e, g->primitive, g->dtype, g->log2_size, g->combine_commutative != 0,
+                             x, &y);
+  else
+    s = pass_subgroup(e, g->primitive, g->dtype, g->log2_size, x, arg, g->correction, &y);
   if (s) return s;
-  int op = ir_primitive_op(g->primitive, NULL); /* out: the result's dtype (argmax: i64) */
-  LLVMTypeRef oty = op >= 0 ? pass_type(e, ir_op_result((rj_op)op, g->dtype)) : ty;
+  LLVMTypeRef oty = pass_type(e, ir_subgroup_result(g)); /* argmax: i64; a struct state: field
+                                                             result's dtype */
   LLVMBuildStore(e->B, y, pass_gep(e, oty, LLVMGetParam(e->fn, 1), gid));
   LLVMBuildRetVoid(e->B);
   return RJ_OK;
