@@ -1047,6 +1047,38 @@ for comm in [True, False]:
 t = tile("custom", "u64", dict(WARP_LOCAL))
 t["combine"] = comb(XOR_U64, "x", 0, True)
 add("tile-custom-xor-local-warp-32x4-u64", t, "sm_100a")
+# struct states (combine.state) in kinds tile and subgroup: Welford (f64 output), argmax (i64)
+ARGMAX_COMBINE = {"ir": ARGMAX, "function": "acomb", "lift": "alift", "result": 1,
+                  "commutative": True,
+                  "state": [{"dtype": "f32", "identity": "0xff800000"},
+                            {"dtype": "i64", "identity": "0x7fffffffffffffff"}]}
+ARGMAX_COMBINE0 = dict(ARGMAX_COMBINE, commutative=False)
+for name, body in [("warp-4x64", {"scope": "warp", "src": buf("shared", [4, 64]),
+                                  "dst": buf("shared", [4]), "axes": [-1]}),
+                   ("cta256-2x300", {"scope": "cta", "threads": 256,
+                                     "src": buf("shared", [2, 300]), "dst": buf("shared", [2]),
+                                     "axes": [-1]}),
+                   ("local-warp-32x4", dict(WARP_LOCAL))]:
+    for cname, cb in [("welford", WELFORD_COMBINE), ("argmax", ARGMAX_COMBINE)]:
+        t = tile("custom", "f32", dict(body))
+        t["combine"] = cb
+        add("tile-custom-%s-%s-f32" % (cname, name), t, "sm_90")
+t = tile("custom", "f32", {"scope": "warp", "src": buf("shared", [4, 64]),
+                           "dst": buf("shared", [4]), "axes": [-1]})
+t["combine"] = ARGMAX_COMBINE0
+add("tile-custom-argmax-warp-4x64-f32-comm0", t, "sm_90")
+t = tile("custom", "f32", dict(WARP_LOCAL))
+t["combine"] = ARGMAX_COMBINE0
+add("bad-tile-custom-argmax-local-warp-32x4-f32-comm0", t, "sm_90")
+t = tile("custom", "f32", {"scope": "warp", "src": buf("shared", [4, 64]),
+                           "dst": buf("shared", [4]), "axes": [-1]}, accum=True)
+t["combine"] = WELFORD_COMBINE
+add("bad-tile-custom-welford-warp-4x64-f32-acc", t, "sm_90")
+for prim in ["reduce_custom", "reduce_all_custom"]:
+    add("sg-%s-welford-f32-k5" % prim,
+        sg(prim, "f32", log2_size=5, threads=64, combine=WELFORD_COMBINE), "sm_90")
+    add("sg-%s-argmax-f32-k3-comm0" % prim,
+        sg(prim, "f32", log2_size=3, threads=64, combine=ARGMAX_COMBINE0), "sm_90")
 
 
 def main():
