@@ -220,8 +220,9 @@ static rj_status find_roles(rj_ctx *ctx, LLVMModuleRef M, LLVMModuleRef C, const
 static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size_t n,
                               const char *names, const ir_target *tg) {
   ir_err *e = &ctx->err;
-  if (!LLVMGetNamedFunction(M, PASS_CUSTOM_COMBINE))
-    return RJ_OK; /* nothing calls it (cannot happen for a kernel that reduces) */
+  if (!LLVMGetNamedFunction(M, PASS_CUSTOM_COMBINE) && !LLVMGetNamedFunction(M, PASS_CUSTOM_LIFT) &&
+      !LLVMGetNamedFunction(M, PASS_CUSTOM_FINISH))
+    return RJ_OK; /* nothing calls them (a group of one lane lifts and finishes, combines none) */
   LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, n, "combine");
   LLVMModuleRef C = NULL;
   char *msg = NULL;
@@ -253,7 +254,9 @@ static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size
   unsigned ai = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
   for (int r = 0; r < 3; r++) {
     LLVMValueRef g = LLVMGetNamedFunction(M, decls[r]);
-    if (!g || LLVMCountBasicBlocks(g) == 0) continue;
+    if (!g) continue;
+    if (LLVMCountBasicBlocks(g) == 0) /* a kernel whose PTX would not load: never handed out */
+      return ir_fail(e, RJ_ELLVM, "%s: declared by the kernel, not linked", decls[r]);
     LLVMSetLinkage(g, LLVMInternalLinkage);
     LLVMAddAttributeAtIndex(g, LLVMAttributeFunctionIndex,
                             LLVMCreateEnumAttribute(LLVMGetModuleContext(M), ai, 0));

@@ -586,6 +586,15 @@ START_TEST(struct_ptx) {
   ck_assert_msg(rjt_count(p, "shfl.sync.down.b32") == 12 && d1 && d4 &&
                     strstr(d1, ", 1, 31") < d4 && !strstr(p, "selp"),
                 "%.3000s", p);
+  /* a group of one lane lifts and finishes but combines nothing: lift and finish still linked */
+  for (int all = 0; all < 2; all++)
+    for (int k = 0; k < 3; k++) {
+      p = ptx_of(sub_json(all ? "reduce_all_custom" : "reduce_custom", k == 2 ? "u32" : "f32", 0,
+                          k == 0 ? w : k == 1 ? a : m),
+                 NULL);
+      ck_assert_msg(!strstr(p, ".extern") && !strstr(p, "call") && !strstr(p, "shfl"),
+                    "one lane, state %d: %.3000s", k, p);
+    }
   free(w), free(a), free(m);
 }
 END_TEST
