@@ -27,7 +27,8 @@ typedef struct rj_check_opts {
    * "custom", which has none, included): every destination element must still be written (the
    * poison gone, unless accum), the guards and sources unchanged, and under deterministic two
    * launches bitwise equal; res->checked stays 0.  Tensor and treduce requests only (RJ_EINVAL
-   * naming "no_check" for tile and subgroup: every op of theirs has an oracle). */
+   * naming "no_check" for tile and subgroup, before any compile; their op custom: compile it with
+   * rj_compile and launch it with rj_kernel_launch). */
   int no_check;
 } rj_check_opts;
 

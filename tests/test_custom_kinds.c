@@ -590,12 +590,41 @@ START_TEST(struct_ptx) {
   for (int all = 0; all < 2; all++)
     for (int k = 0; k < 3; k++) {
       p = ptx_of(sub_json(all ? "reduce_all_custom" : "reduce_custom", k == 2 ? "u32" : "f32", 0,
-                          k == 0 ? w : k == 1 ? a : m),
+                          k == 0   ? w
+                          : k == 1 ? a
+                                   : m),
                  NULL);
       ck_assert_msg(!strstr(p, ".extern") && !strstr(p, "call") && !strstr(p, "shfl"),
                     "one lane, state %d: %.3000s", k, p);
     }
   free(w), free(a), free(m);
+}
+END_TEST
+
+/* rj_check refuses op custom of kinds tile and subgroup before any compile (no CPU oracle; and
+ * no_check serves kinds tensor and treduce): with or without a GPU, naming what to do instead */
+START_TEST(check_refusals) {
+  rj_check_opts o;
+  rj_check_opts_init(&o);
+  rj_check_result res = {.struct_size = sizeof res};
+  rj_request r;
+  rjt_parse(ctx, tile_json("f32", WARP_SHARED, combine(FSUM_IR, "fsum", "0", 1)), &r);
+  rj_status s = rj_check(ctx, &r, &o, &res);
+  ck_assert_msg(s == RJ_EUNSUPPORTED &&
+                    strstr(rj_errmsg(ctx), "op: \"custom\" has no CPU oracle") &&
+                    strstr(rj_errmsg(ctx), "rj_kernel_launch"),
+                "%s: %s", rj_status_name(s), rj_errmsg(ctx));
+  rjt_parse(ctx, sub_json("reduce_all_custom", "f32", 5, combine(FSUM_IR, "fsum", "0", 1)), &r);
+  s = rj_check(ctx, &r, &o, &res);
+  ck_assert_msg(s == RJ_EUNSUPPORTED &&
+                    strstr(rj_errmsg(ctx), "primitive: reduce_all_custom (op \"custom\") has no "
+                                           "CPU oracle"),
+                "%s: %s", rj_status_name(s), rj_errmsg(ctx));
+  o.no_check = 1;
+  s = rj_check(ctx, &r, &o, &res);
+  ck_assert_msg(s == RJ_EINVAL && strstr(rj_errmsg(ctx), "no_check: tensor and treduce") &&
+                    strstr(rj_errmsg(ctx), "rj_compile"),
+                "%s: %s", rj_status_name(s), rj_errmsg(ctx));
 }
 END_TEST
 
@@ -616,6 +645,7 @@ int main(void) {
   tcase_add_test(tc, struct_round_trip);
   tcase_add_test(tc, struct_refusals);
   tcase_add_test(tc, struct_ptx);
+  tcase_add_test(tc, check_refusals);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }

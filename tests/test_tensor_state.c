@@ -222,7 +222,7 @@ START_TEST(dynamic_workspace) {
       const char *text = explain(ctx, req);
       const char *g = strstr(text, "grid ");
       ck_assert_msg(g, "no grid in %s", text);
-      long long grid = atoll(g + 5), state = o < 2 ? 16 : o < 4 ? 12 : 8;
+      long long grid = atoll(g + 5), state = o < 4 ? 16 : 8; /* (f32, i64) (i64, f32, f32) */
       ck_assert_msg(ws[i] >= grid * state, "%s: workspace %lld bytes for %lld CTAs", req, ws[i],
                     grid);
     }

@@ -111,12 +111,6 @@ static rj_status verify(rj_ctx *ctx, const rj_subgroup *g, hr_buf *in, hr_buf *o
 rj_status hr_check_subgroup(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                             rj_kernel *k, rj_check_result *res) {
   const rj_subgroup *g = &req->u.subgroup;
-  if (ir_primitive_op(g->primitive, NULL) == RJ_OP_CUSTOM) /* before any launch, as for tensor */
-    return rj_error_set(ctx, RJ_EUNSUPPORTED,
-                        "primitive: %s (op \"custom\") has no CPU oracle (the caller's IR does "
-                        "not run on the CPU); check it against your own reference (rj_compile, "
-                        "rj_kernel_launch)",
-                        ir_primitive_name(g->primitive));
   int dev = o->compile.device;
   int64_t n = (int64_t)g->threads * g->blocks;
   hr_buf in = {0}, out = {0};

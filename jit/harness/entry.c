@@ -41,6 +41,34 @@ static rj_status let_go(rj_ctx *ctx, rj_kernel *k, rj_status s) {
   return rj_error_set(ctx, s, "%s", msg);
 }
 
+/* What rj_check can do with req, before any compile: op custom has no CPU oracle (a checked run
+ * is refused), and no_check serves kinds tensor and treduce (those with op custom). */
+static rj_status check_reach(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o) {
+  bool custom = ir_request_op(req) == RJ_OP_CUSTOM;
+  if (o->no_check && req->kind != RJ_KIND_TENSOR)
+    return rj_error_set(ctx, RJ_EINVAL,
+                        custom ? "no_check: tensor and treduce requests only (a %s request of op "
+                                 "custom: compile it with rj_compile, launch it with "
+                                 "rj_kernel_launch and check it against your own reference)"
+                               : "no_check: tensor and treduce requests only (every op of a %s "
+                                 "request but custom has an oracle: run it checked)",
+                        ir_kind_name(req->kind));
+  if (o->no_check || !custom) return RJ_OK;
+  if (req->kind == RJ_KIND_SUBGROUP)
+    return rj_error_set(ctx, RJ_EUNSUPPORTED,
+                        "primitive: %s (op \"custom\") has no CPU oracle (the caller's IR does "
+                        "not run on the CPU); check it against your own reference (rj_compile, "
+                        "rj_kernel_launch)",
+                        ir_primitive_name(req->u.subgroup.primitive));
+  return rj_error_set(ctx, RJ_EUNSUPPORTED,
+                      "op: \"custom\" has no CPU oracle (the caller's IR does not run on the "
+                      "CPU); check it against your own reference (%s)%s",
+                      req->kind == RJ_KIND_TENSOR ? "rj_reduce" : "rj_compile, rj_kernel_launch",
+                      req->kind == RJ_KIND_TENSOR
+                          ? ", or launch it unchecked (no_check, `redjit run --no-check`)"
+                          : "");
+}
+
 /* The kind's run (checking) or bench of a validated request into r; the kernel is the cache's
  * again afterwards. */
 static rj_status run_body(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o, hr_results *r,
@@ -50,16 +78,7 @@ static rj_status run_body(rj_ctx *ctx, const rj_request *req, const rj_check_opt
     return hr_treduce(ctx, req, o, RJ_TREDUCE_AUTO, c, &r->bench, &r->treduce);
   rj_kernel *k = NULL;
   rj_status s;
-  if (c && o->no_check && req->kind != RJ_KIND_TENSOR)
-    return rj_error_set(ctx, RJ_EINVAL,
-                        "no_check: tensor and treduce requests only (every op of a %s request has "
-                        "an oracle: run it checked)",
-                        ir_kind_name(req->kind));
-  if (c && !o->no_check && req->kind == RJ_KIND_TENSOR && req->u.tensor.op == RJ_OP_CUSTOM)
-    return rj_error_set(ctx, RJ_EUNSUPPORTED, /* before any compile: what rj_check can check */
-                        "op: \"custom\" has no CPU oracle (the caller's IR does not run on the "
-                        "CPU); check it with rj_reduce against your own reference, or launch it "
-                        "unchecked (no_check, `redjit run --no-check`)");
+  if (c && (s = check_reach(ctx, req, o))) return s;
   if (c) {
     s = prepare(ctx, req, o, c->variant, c->target, &c->compile_ms, &c->load_ms, &k);
     return let_go(ctx, k, s ? s : by_kind[req->kind].check(ctx, req, o, k, c));
