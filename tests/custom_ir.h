@@ -12,6 +12,7 @@
 #define RJ_TESTS_CUSTOM_IR_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,6 +158,29 @@ static inline char *custom_ir_json(const char *s) {
   }
   *o = 0;
   return out;
+}
+
+enum { WELFORD, ARGMAX, MATRIX };
+/* The JSON ",\"combine\":{...}" (leading comma; static buffer) of three struct states: Welford
+ * {i64, f64, f64} (finish: the f64 variance), argmax {f32, i64} (result: the index), the 2x2 matrix
+ * product over u32 (not commutative) */
+static inline const char *custom_struct_combine(int which) {
+  static char buf[12000];
+  static const char *const ir[3] = {WELFORD_IR, ARGMAX_IR, MATRIX_IR};
+  static const char *const rest[3] = {
+      "\"function\":\"wcomb\",\"lift\":\"wlift\",\"finish\":\"wfin\",\"result\":2,"
+      "\"commutative\":true,\"state\":[{\"dtype\":\"i64\",\"identity\":0},{\"dtype\":\"f64\","
+      "\"identity\":0},{\"dtype\":\"f64\",\"identity\":0}]",
+      "\"function\":\"acomb\",\"lift\":\"alift\",\"result\":1,\"commutative\":true,"
+      "\"state\":[{\"dtype\":\"f32\",\"identity\":\"0xff800000\"},{\"dtype\":\"i64\","
+      "\"identity\":\"0x7fffffffffffffff\"}]",
+      "\"function\":\"mmul\",\"lift\":\"mlift\",\"finish\":\"mfin\",\"result\":0,"
+      "\"state\":[{\"dtype\":\"u32\",\"identity\":1},{\"dtype\":\"u32\",\"identity\":0},"
+      "{\"dtype\":\"u32\",\"identity\":0},{\"dtype\":\"u32\",\"identity\":1}]"};
+  char *j = custom_ir_json(ir[which]);
+  snprintf(buf, sizeof buf, ",\"combine\":{\"ir\":\"%s\",%s}", j, rest[which]);
+  free(j);
+  return buf;
 }
 
 #endif

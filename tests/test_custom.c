@@ -13,25 +13,6 @@
 #define ADD_F32                                                                                    \
   "define float @add(float %a, float %b) {\n  %c = fadd float %a, %b\n  ret float %c\n}\n"
 #define ADD_I64 "define i64 @add(i64 %a, i64 %b) {\n  %c = add i64 %a, %b\n  ret i64 %c\n}\n"
-/* 2x2 matrices of 16-bit integers mod 2^16 packed in a u64 (a0 a1 / a2 a3, a0 lowest), product:
- * associative, not commutative; identity 0x0001000000000001 */
-#define MATMUL                                                                                     \
-  "define i64 @mm(i64 %a, i64 %b) {\n"                                                             \
-  "  %a0 = trunc i64 %a to i16\n  %a1s = lshr i64 %a, 16\n  %a1 = trunc i64 %a1s to i16\n"         \
-  "  %a2s = lshr i64 %a, 32\n  %a2 = trunc i64 %a2s to i16\n  %a3s = lshr i64 %a, 48\n"            \
-  "  %a3 = trunc i64 %a3s to i16\n"                                                                \
-  "  %b0 = trunc i64 %b to i16\n  %b1s = lshr i64 %b, 16\n  %b1 = trunc i64 %b1s to i16\n"         \
-  "  %b2s = lshr i64 %b, 32\n  %b2 = trunc i64 %b2s to i16\n  %b3s = lshr i64 %b, 48\n"            \
-  "  %b3 = trunc i64 %b3s to i16\n"                                                                \
-  "  %p0 = mul i16 %a0, %b0\n  %q0 = mul i16 %a1, %b2\n  %c0 = add i16 %p0, %q0\n"                 \
-  "  %p1 = mul i16 %a0, %b1\n  %q1 = mul i16 %a1, %b3\n  %c1 = add i16 %p1, %q1\n"                 \
-  "  %p2 = mul i16 %a2, %b0\n  %q2 = mul i16 %a3, %b2\n  %c2 = add i16 %p2, %q2\n"                 \
-  "  %p3 = mul i16 %a2, %b1\n  %q3 = mul i16 %a3, %b3\n  %c3 = add i16 %p3, %q3\n"                 \
-  "  %z0 = zext i16 %c0 to i64\n  %z1 = zext i16 %c1 to i64\n  %z2 = zext i16 %c2 to i64\n"        \
-  "  %z3 = zext i16 %c3 to i64\n  %s1 = shl i64 %z1, 16\n  %s2 = shl i64 %z2, 32\n"                \
-  "  %s3 = shl i64 %z3, 48\n  %o1 = or i64 %z0, %s1\n  %o2 = or i64 %o1, %s2\n"                    \
-  "  %o3 = or i64 %o2, %s3\n  ret i64 %o3\n}\n"
-
 /* A C tensor request of op custom: shape [m, n] reducing `axis`. */
 static void custom_req(rj_request *r, rj_dtype dt, int64_t m, int64_t n, int axis, const char *ir,
                        const char *fn, uint64_t identity, int commutative) {
@@ -230,13 +211,13 @@ static const char *explain(rj_ctx *ctx, const rj_request *r) {
 START_TEST(dispatch_by_commutativity) {
   rj_ctx *ctx = rj_ctx_new();
   rj_request r;
-  custom_req(&r, RJ_U64, 64, 1000, 1, MATMUL, "mm", 0x0001000000000001ull, 0);
+  custom_req(&r, RJ_U64, 64, 1000, 1, MAT16_IR, "mat16", MAT16_IDENTITY, 0);
   const char *t = explain(ctx, &r);
   ck_assert_msg(strstr(t, "tensor_ordered prio=4 chosen"), "%s", t);
   ck_assert_msg(strstr(t, "tensor_rows prio=30 rejected: its folds reorder operands"), "%s", t);
   ck_assert_msg(strstr(t, "tensor_cluster prio=35 rejected: does not serve op \"custom\""), "%s",
                 t);
-  custom_req(&r, RJ_U64, 64, 1000, 0, MATMUL, "mm", 0x0001000000000001ull, 0);
+  custom_req(&r, RJ_U64, 64, 1000, 0, MAT16_IR, "mat16", MAT16_IDENTITY, 0);
   t = explain(ctx, &r);
   ck_assert_msg(strstr(t, "tensor_ordered prio=4 chosen"), "%s", t);
   static const int axes[] = {1, 0};
@@ -290,7 +271,7 @@ END_TEST
 START_TEST(ordered_kernel_inlines) {
   rj_ctx *ctx = rj_ctx_new();
   rj_request r;
-  custom_req(&r, RJ_U64, 5, 333, 1, MATMUL, "mm", 0x0001000000000001ull, 0);
+  custom_req(&r, RJ_U64, 5, 333, 1, MAT16_IR, "mat16", MAT16_IDENTITY, 0);
   rj_kernel *k = NULL;
   ck_assert_msg(compile(ctx, &r, 0, &k) == RJ_OK, "%s", rj_errmsg(ctx));
   ck_assert_str_eq(rj_kernel_variant(k), "tensor_ordered");

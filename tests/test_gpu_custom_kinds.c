@@ -508,24 +508,8 @@ END_TEST
 /* ---------------------------------------------------------------- struct */
 /* Struct states (combine.state): the destination has field result's dtype (dst_el bytes). */
 static const char *struct_combine(int which) {
-  static char buf[12000];
-  static const char *const ir[3] = {WELFORD_IR, ARGMAX_IR, MATRIX_IR};
-  static const char *const rest[3] = {
-      "\"function\":\"wcomb\",\"lift\":\"wlift\",\"finish\":\"wfin\",\"result\":2,"
-      "\"commutative\":true,\"state\":[{\"dtype\":\"i64\",\"identity\":0},{\"dtype\":\"f64\","
-      "\"identity\":0},{\"dtype\":\"f64\",\"identity\":0}]",
-      "\"function\":\"acomb\",\"lift\":\"alift\",\"result\":1,\"commutative\":true,"
-      "\"state\":[{\"dtype\":\"f32\",\"identity\":\"0xff800000\"},{\"dtype\":\"i64\","
-      "\"identity\":\"0x7fffffffffffffff\"}]",
-      "\"function\":\"mmul\",\"lift\":\"mlift\",\"finish\":\"mfin\",\"result\":0,"
-      "\"state\":[{\"dtype\":\"u32\",\"identity\":1},{\"dtype\":\"u32\",\"identity\":0},"
-      "{\"dtype\":\"u32\",\"identity\":0},{\"dtype\":\"u32\",\"identity\":1}]"};
-  char *j = custom_ir_json(ir[which]);
-  snprintf(buf, sizeof buf, ",\"combine\":{\"ir\":\"%s\",%s}", j, rest[which]);
-  free(j);
-  return buf;
+  return custom_struct_combine(which);
 }
-enum { WELFORD, ARGMAX, MATRIX };
 
 /* one kernel launch: in (n_in elements of in_el bytes), out (n_out of out_el, poisoned first);
  * local tiles take an init dst buffer of out's size too */
