@@ -326,10 +326,18 @@ END_TEST
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_tensor_state");
+  /* the shapes split in halves, so that a device call of 10 minutes can run them side by side:
+   * CK_RUN_CASE=shapes0 / shapes1 / gpu (runtime-size kernels, splits, corrections, bench) */
+  for (int h = 0; h < 2; h++) {
+    TCase *th = tcase_create(h ? "shapes1" : "shapes0");
+    tcase_set_timeout(th, 1200);
+    tcase_add_checked_fixture(th, setup, teardown);
+    tcase_add_loop_test(th, every_op_dtype_shape, h ? NSHAPES / 2 : 0, h ? NSHAPES : NSHAPES / 2);
+    suite_add_tcase(s, th);
+  }
   TCase *tc = tcase_create("gpu");
   tcase_set_timeout(tc, 1200);
   tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_add_loop_test(tc, every_op_dtype_shape, 0, NSHAPES);
   tcase_add_loop_test(tc, runtime_size, 0, NSHAPES);
   tcase_add_test(tc, splits);
   tcase_add_test(tc, corrections);
