@@ -16,6 +16,8 @@ tile_shared_warpgroup.json    sm_90     shared
 tile_local_mma.json           sm_90     local
 tile_packed_sm100a.json       sm_100a   sm100_packed
 tile_redux.json               sm_90     redux
+tile_custom_ordered.json      sm_90     shared
+subgroup_custom_argmax.json   sm_90     subgroup
 subgroup_reduce_all.json      sm_90     subgroup
 tensor_rows.json              sm_90     tensor_rows
 tensor_cols.json              sm_90     tensor_cols
