@@ -160,6 +160,19 @@ static inline char *custom_ir_json(const char *s) {
   return out;
 }
 
+/* ",\"combine\":{...}" of JSON (leading comma; static buffer) for ir / fn / identity (JSON text) /
+ * commutative */
+static inline const char *custom_combine_json(const char *ir, const char *fn, const char *identity,
+                                              int commutative) {
+  static char buf[8192];
+  char *j = custom_ir_json(ir);
+  snprintf(buf, sizeof buf,
+           ",\"combine\":{\"ir\":\"%s\",\"function\":\"%s\",\"identity\":%s,\"commutative\":%s}", j,
+           fn, identity, commutative ? "true" : "false");
+  free(j);
+  return buf;
+}
+
 enum { WELFORD, ARGMAX, MATRIX };
 /* The JSON ",\"combine\":{...}" (leading comma; static buffer) of three struct states: Welford
  * {i64, f64, f64} (finish: the f64 variance), argmax {f32, i64} (result: the index), the 2x2 matrix

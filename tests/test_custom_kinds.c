@@ -22,15 +22,9 @@ static const char *body(const char *ptx) {
   return b ? b : ptx;
 }
 
-/* "combine":{...} of JSON for ir / fn / identity / commutative (static buffer) */
+/* "combine":{...} (custom_ir.h's custom_combine_json, less its leading comma) */
 static const char *combine(const char *ir, const char *fn, const char *identity, int commutative) {
-  static char buf[8192];
-  char *j = custom_ir_json(ir);
-  snprintf(buf, sizeof buf,
-           "\"combine\":{\"ir\":\"%s\",\"function\":\"%s\",\"identity\":%s,\"commutative\":%s}", j,
-           fn, identity, commutative ? "true" : "false");
-  free(j);
-  return buf;
+  return custom_combine_json(ir, fn, identity, commutative) + 1;
 }
 
 #define WARP_SHARED                                                                                \
