@@ -46,6 +46,19 @@ rj_dtype ir_op_result(rj_op op, rj_dtype t); /* the result's dtype: i64 for an i
 /* A tensor request's output dtype: ir_op_result, or op custom's field combine_result of a struct
  * state. */
 rj_dtype ir_tensor_result(const rj_tensor *t);
+/* A struct state's fields (combine_nfields, combine_fields, combine_field_identity, combine_lift,
+ * combine_finish, combine_result) copied between structs that carry them under these names
+ * (rj_tensor, rj_tile, rj_subgroup, rj_treduce, rj_treduce_group). */
+#define IR_COPY_STATE(to, from)                                                                    \
+  do {                                                                                             \
+    (to)->combine_nfields = (from)->combine_nfields;                                               \
+    (to)->combine_result = (from)->combine_result;                                                 \
+    memcpy((to)->combine_fields, (from)->combine_fields, sizeof(to)->combine_fields);              \
+    memcpy((to)->combine_field_identity, (from)->combine_field_identity,                           \
+           sizeof(to)->combine_field_identity);                                                    \
+    memcpy((to)->combine_lift, (from)->combine_lift, sizeof(to)->combine_lift);                    \
+    memcpy((to)->combine_finish, (from)->combine_finish, sizeof(to)->combine_finish);              \
+  } while (0)
 /* Kind treduce's op, dtype, nan and combine fields as a tensor request's (the struct-state checks,
  * the canonical form and passes/state.c read a state from an rj_tensor), and its output dtype
  * (op custom with a struct state: field combine_result's; else the dtype). */

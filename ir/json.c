@@ -552,7 +552,7 @@ static rj_status get_state(P *p, const cJSON *st, rj_tensor *t) {
 }
 
 /* The fields of a request's combine (every kind's are alike).  state: the tensor that takes a
- * struct state's fields (kinds treduce, tile, subgroup: a copy, COPY_STATE). */
+ * struct state's fields (kinds treduce, tile, subgroup: a copy, IR_COPY_STATE). */
 typedef struct combine_out {
   rj_op op;
   rj_dtype dtype;
@@ -614,23 +614,11 @@ static rj_status get_combine(P *p, const cJSON *o, const combine_out *t) {
   return RJ_OK;
 }
 
-/* A struct state's fields read into tensor u, copied over to t (an rj_treduce, rj_tile or
- * rj_subgroup: the same fields). */
-#define COPY_STATE(t, u)                                                                           \
-  do {                                                                                             \
-    (t)->combine_nfields = (u).combine_nfields;                                                    \
-    (t)->combine_result = (u).combine_result;                                                      \
-    memcpy((t)->combine_fields, (u).combine_fields, sizeof(t)->combine_fields);                    \
-    memcpy((t)->combine_field_identity, (u).combine_field_identity,                                \
-           sizeof(t)->combine_field_identity);                                                     \
-    memcpy((t)->combine_lift, (u).combine_lift, sizeof(t)->combine_lift);                          \
-    memcpy((t)->combine_finish, (u).combine_finish, sizeof(t)->combine_finish);                    \
-  } while (0)
-
+/* A struct state's fields are read into tensor u, then copied over to t (IR_COPY_STATE). */
 static rj_status tile_combine(P *p, const cJSON *o, rj_tile *t) {
   rj_tensor u = {.op = t->op, .dtype = t->dtype};
   rj_status s = get_combine(p, o, &COMBINE_OUT(t, &u));
-  COPY_STATE(t, u);
+  IR_COPY_STATE(t, &u);
   return s;
 }
 
@@ -644,7 +632,7 @@ static rj_status subgroup_combine(P *p, const cJSON *o, rj_subgroup *g) {
   }
   rj_tensor u = {.op = custom ? RJ_OP_CUSTOM : RJ_OP_SUM, .dtype = g->dtype};
   rj_status s = get_combine(p, o, &COMBINE_OUT_OP(g, u.op, &u));
-  COPY_STATE(g, u);
+  IR_COPY_STATE(g, &u);
   return s;
 }
 
@@ -652,7 +640,7 @@ static rj_status subgroup_combine(P *p, const cJSON *o, rj_subgroup *g) {
 static rj_status get_treduce_combine(P *p, const cJSON *o, rj_treduce *t) {
   rj_tensor u = {.op = t->op, .dtype = t->dtype};
   rj_status s = get_combine(p, o, &COMBINE_OUT(t, &u));
-  COPY_STATE(t, u);
+  IR_COPY_STATE(t, &u);
   return s;
 }
 

@@ -77,17 +77,12 @@ rj_dtype ir_tensor_result(const rj_tensor *t) {
   (rj_tensor) {                                                                                    \
     .op = (o), .dtype = (t)->dtype, .combine_ir = (t)->combine_ir,                                 \
     .combine_identity = (t)->combine_identity, .combine_commutative = (t)->combine_commutative,    \
-    .combine_nfields = (t)->combine_nfields, .combine_result = (t)->combine_result,                \
     .combine_text = (t)->combine_text                                                              \
   }
 #define COPY_NAMES(v, t)                                                                           \
   do {                                                                                             \
     memcpy((v).combine_fn, (t)->combine_fn, sizeof(v).combine_fn);                                 \
-    memcpy((v).combine_fields, (t)->combine_fields, sizeof(v).combine_fields);                     \
-    memcpy((v).combine_field_identity, (t)->combine_field_identity,                                \
-           sizeof(v).combine_field_identity);                                                      \
-    memcpy((v).combine_lift, (t)->combine_lift, sizeof(v).combine_lift);                           \
-    memcpy((v).combine_finish, (t)->combine_finish, sizeof(v).combine_finish);                     \
+    IR_COPY_STATE(&(v), t);                                                                        \
   } while (0)
 
 rj_tensor ir_treduce_as_tensor(const rj_treduce *t) {

@@ -70,12 +70,7 @@ static void copy_combine(const rj_treduce_group *g, rj_treduce *t) {
   memcpy(t->combine_fn, g->combine_fn, sizeof t->combine_fn);
   t->combine_identity = g->combine_identity;
   t->combine_commutative = g->combine_commutative;
-  t->combine_nfields = g->combine_nfields;
-  memcpy(t->combine_fields, g->combine_fields, sizeof t->combine_fields);
-  memcpy(t->combine_field_identity, g->combine_field_identity, sizeof t->combine_field_identity);
-  memcpy(t->combine_lift, g->combine_lift, sizeof t->combine_lift);
-  memcpy(t->combine_finish, g->combine_finish, sizeof t->combine_finish);
-  t->combine_result = g->combine_result;
+  IR_COPY_STATE(t, g);
 }
 
 /* Checks the group (naming the field) and builds its request; *full = the group with the fields

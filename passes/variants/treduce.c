@@ -345,6 +345,19 @@ static LLVMValueRef rank_sources(pass_emit *e, const rj_treduce *t, LLVMValueRef
   return pass_src_table(e, src, N, LLVMBuildICmp(e->B, LLVMIntEQ, *tid, pass_i64(e, 0), ""));
 }
 
+/* Each valid slot's result (a struct state's field result, or finish) into dst[off], of type ty. */
+static void store_slots(pass_emit *e, const rj_treduce *t, const rj_tensor *st, LLVMTypeRef ty,
+                        LLVMValueRef dst, const LLVMValueRef *valid, const LLVMValueRef *off,
+                        const LLVMValueRef *acc) {
+  for (int s = 0; s < TR_SLOTS; s++) {
+    pass_if w;
+    pass_if_begin(e, &w, valid[s]);
+    LLVMValueRef v = result_of(e, t, st, acc[s]);
+    LLVMBuildStore(e->B, stored(e, t, v), pass_gep(e, ty, dst, off[s]));
+    pass_if_end(e, &w);
+  }
+}
+
 /* The runtime-size kernel: for (i0 = blockIdx.x * T*S; i0 < n; i0 += gridDim.x * T*S), slot s
  * of thread tid holds element i0 + s*T + tid (coalesced), the same offset in every source and the
  * destination (dense); slots past n load element 0 and store nothing.  The plan's geometry. */
@@ -380,13 +393,7 @@ static rj_status dyn_kernel(pass_emit *e, const rj_treduce *t) {
     off[s] = LLVMBuildSelect(e->B, valid[s], j, pass_i64(e, 0), "off");
   }
   fold_ranks(e, t, st, dst, src, tab, off, off, acc);
-  for (int s = 0; s < TR_SLOTS; s++) {
-    pass_if w;
-    pass_if_begin(e, &w, valid[s]);
-    LLVMValueRef v = result_of(e, t, st, acc[s]);
-    LLVMBuildStore(e->B, stored(e, t, v), pass_gep(e, ty, dst, off[s]));
-    pass_if_end(e, &w);
-  }
+  store_slots(e, t, st, ty, dst, valid, off, acc);
   LLVMBuildStore(e->B, LLVMBuildAdd(e->B, i0, LLVMBuildMul(e->B, gdim, piece, ""), ""), iv);
   LLVMBuildBr(e->B, head);
   LLVMPositionBuilderAtEnd(e->B, done);
@@ -441,13 +448,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef valid[TR_SLOTS], soff[TR_SLOTS], doff[TR_SLOTS], acc[TR_SLOTS];
   slot_offsets(e, &g, T, ity, tid, &ch, valid, soff, doff);
   fold_ranks(e, t, st, dst, src, tab, soff, doff, acc);
-  for (int s = 0; s < TR_SLOTS; s++) {
-    pass_if w;
-    pass_if_begin(e, &w, valid[s]);
-    LLVMValueRef v = result_of(e, t, st, acc[s]);
-    LLVMBuildStore(e->B, stored(e, t, v), pass_gep(e, ty, dst, doff[s]));
-    pass_if_end(e, &w);
-  }
+  store_slots(e, t, st, ty, dst, valid, doff, acc);
   LLVMBuildStore(e->B, LLVMBuildAdd(e->B, LLVMBuildLoad2(e->B, i64, wv, ""), gdim, ""), wv);
   LLVMBuildBr(e->B, head);
   LLVMPositionBuilderAtEnd(e->B, done);
