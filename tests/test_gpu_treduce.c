@@ -702,14 +702,16 @@ static uint64_t ops_affine(uint64_t p, uint64_t q) {
   return (uint64_t)(pa * qa) | (uint64_t)(pb * qa + qb) << 32;
 }
 
-/* A group's buffers on the GPUs (rank r on GPU r mod the count), random contents kept on the
- * host, rows x cols with tile [16, 64] (tails in both). */
+/* A group's buffers on the GPUs (rank r on GPU r mod the count), contents kept on the host, rows
+ * x cols with tile [16, 64] (tails in both): sources of eb-byte elements, a destination of ob-byte
+ * ones (a struct state's output: its field's dtype; else ob = eb). */
 typedef struct ops_bufs {
-  int ranks, eb;
+  int ranks, eb, ob;
   int64_t n;
   rj_treduce_buf b[160];
   rj_treduce_group g;
-  unsigned char *host[160], *old, *got;
+  unsigned char *host[160], *got;
+  unsigned char *old; /* under accum: the destination's values before the call (NULL: poison) */
 } ops_bufs;
 
 static int ops_dynamic; /* the groups ops_make builds ask for runtime-size kernels */
@@ -718,7 +720,7 @@ static void ops_make(ops_bufs *o, int ranks, int root, int64_t rows, int64_t col
                      rj_dtype dt, uint64_t x) {
   ck_assert_int_le(ranks, 160);
   o->ranks = ranks;
-  o->eb = dt == RJ_I64 || dt == RJ_F64 ? 8 : 4;
+  o->eb = o->ob = dt == RJ_I64 || dt == RJ_F64 ? 8 : 4;
   o->n = rows * cols;
   size_t bytes = (size_t)o->n * (size_t)o->eb;
   rjt_treduce_group(&o->g, o->b, ranks, root, rows, cols, ndev, op, dt);
@@ -753,9 +755,9 @@ static void ops_make(ops_bufs *o, int ranks, int root, int64_t rows, int64_t col
 
 /* rj_treduce_run on path into o->got (the destination first poisoned, or o->old under accum). */
 static rj_status ops_run(ops_bufs *o, rj_treduce_path path, rj_treduce_result *res) {
-  size_t bytes = (size_t)o->n * (size_t)o->eb;
+  size_t bytes = (size_t)o->n * (size_t)o->ob;
   memset(o->got, 0xA5, bytes);
-  const void *before = o->g.accum ? o->old : o->got;
+  const void *before = o->g.accum && o->old ? o->old : o->got;
   ck_assert_int_eq(rj_memcpy_htod(ctx, o->g.dst.device, o->g.dst.ptr, before, bytes), RJ_OK);
   o->g.path = path;
   *res = (rj_treduce_result){.struct_size = sizeof(rj_treduce_result)};
@@ -919,20 +921,9 @@ END_TEST
 /* ---- op custom beyond a scalar state of 32 / 64 bits (CK_RUN_CASE=treduce_custom): f16 / bf16
  * scalar states and struct states (tests/custom_ir.h). */
 
-/* A group's buffers (rank r on GPU r mod the count), sources of eb-byte elements filled by fill,
- * a destination of ob-byte elements (a struct state's output: its field's dtype). */
-typedef struct cust_bufs {
-  int ranks, eb, ob;
-  int64_t n;
-  rj_treduce_buf b[160];
-  rj_treduce_group g;
-  unsigned char *host[160], *got;
-  unsigned char *old; /* under accum: the destination's values before the call (NULL: poison) */
-} cust_bufs;
-
 typedef void (*cust_fill)(unsigned char *h, int64_t n, uint64_t x);
 
-static void cust_make(cust_bufs *o, int ranks, int root, int64_t rows, int64_t cols, rj_dtype dt,
+static void cust_make(ops_bufs *o, int ranks, int root, int64_t rows, int64_t cols, rj_dtype dt,
                       int eb, int ob, cust_fill fill, uint64_t seed) {
   ck_assert_int_le(ranks, 160);
   o->ranks = ranks;
@@ -955,30 +946,6 @@ static void cust_make(cust_bufs *o, int ranks, int root, int64_t rows, int64_t c
   o->g.dst = o->b[root];
   ck_assert_int_eq(rj_device_alloc(ctx, o->g.dst.device, (size_t)o->n * (size_t)ob, &o->g.dst.ptr),
                    RJ_OK);
-}
-
-/* rj_treduce_run on path into o->got (the destination poisoned first). */
-static rj_status cust_run(cust_bufs *o, rj_treduce_path path, rj_treduce_result *res) {
-  size_t bytes = (size_t)o->n * (size_t)o->ob;
-  memset(o->got, 0xA5, bytes);
-  const void *before = o->g.accum && o->old ? o->old : o->got;
-  ck_assert_int_eq(rj_memcpy_htod(ctx, o->g.dst.device, o->g.dst.ptr, before, bytes), RJ_OK);
-  o->g.path = path;
-  *res = (rj_treduce_result){.struct_size = sizeof(rj_treduce_result)};
-  rj_status s = rj_treduce_run(ctx, &o->g, NULL, res);
-  if (!s)
-    ck_assert_int_eq(rj_memcpy_dtoh(ctx, o->g.dst.device, o->got, o->g.dst.ptr, bytes), RJ_OK);
-  return s;
-}
-
-static void cust_free(cust_bufs *o) {
-  for (int r = 0; r < o->ranks; r++) {
-    ck_assert_int_eq(rj_device_free(ctx, o->b[r].device, o->b[r].ptr), RJ_OK);
-    free(o->host[r]);
-  }
-  ck_assert_int_eq(rj_device_free(ctx, o->g.dst.device, o->g.dst.ptr), RJ_OK);
-  free(o->got);
-  free(o->old);
 }
 
 static uint64_t lcg(uint64_t *x) {
@@ -1019,7 +986,7 @@ static const char *const BADD_IR =
  * the same path (sum accumulates in f32 and rounds once; the values keep every partial sum exact)
  * and the exact sum; the ring, which refuses a sum of f16, serves the custom add. */
 static void half_as_sum(rj_dtype dt, int ranks, int root, int64_t rows, int64_t cols) {
-  cust_bufs o;
+  ops_bufs o;
   cust_make(&o, ranks, root, rows, cols, dt, 2, 2, dt == RJ_F16 ? fill_f16 : fill_bf16,
             5 + (uint64_t)ranks);
   size_t bytes = (size_t)o.n * 2;
@@ -1049,7 +1016,7 @@ static void half_as_sum(rj_dtype dt, int ranks, int root, int64_t rows, int64_t 
     o.g.combine_fn[0] = 0;
     o.g.combine_identity = 0;
     o.g.combine_commutative = 0;
-    rj_status s = cust_run(&o, path, &res);
+    rj_status s = ops_run(&o, path, &res);
     if (ops_no_peer(s)) continue;
     int have_sum = s == RJ_OK;
     if (have_sum)
@@ -1062,7 +1029,7 @@ static void half_as_sum(rj_dtype dt, int ranks, int root, int64_t rows, int64_t 
     snprintf(o.g.combine_fn, sizeof o.g.combine_fn, dt == RJ_F16 ? "hadd" : "badd");
     o.g.combine_identity = 0x8000; /* -0.0 */
     o.g.combine_commutative = 1;
-    s = cust_run(&o, path, &res);
+    s = ops_run(&o, path, &res);
     if (s == RJ_EUNSUPPORTED && ndev > 1 && path == RJ_TREDUCE_RING &&
         strstr(rj_errmsg(ctx), "runs of consecutive ranks"))
       continue;
@@ -1077,7 +1044,7 @@ static void half_as_sum(rj_dtype dt, int ranks, int root, int64_t rows, int64_t 
   }
   free(sum);
   free(exact);
-  cust_free(&o);
+  ops_free(&o);
 }
 
 /* f16 values, three in four of them zero (the first non-zero one is then often a later rank's) */
@@ -1098,7 +1065,7 @@ static const char *const HFIRST_IR =
  * old value first under accum (the state is f16: the destination holds it exactly), over one or
  * two launches: exact on auto, peer, split, split-equal and the ring; staged ranks refused. */
 static void half_rank_order(int ranks, int root, int64_t rows, int64_t cols, int accum) {
-  cust_bufs o;
+  ops_bufs o;
   cust_make(&o, ranks, root, rows, cols, RJ_F16, 2, 2, fill_sparse_f16, 77 + (uint64_t)ranks);
   size_t bytes = (size_t)o.n * 2;
   o.old = malloc(bytes);
@@ -1112,7 +1079,7 @@ static void half_rank_order(int ranks, int root, int64_t rows, int64_t cols, int
   for (int p = 0; p < 6; p++) {
     rj_treduce_path path = OPS_PATHS[p];
     rj_treduce_result res;
-    rj_status s = cust_run(&o, path, &res);
+    rj_status s = ops_run(&o, path, &res);
     if (ops_no_peer(s)) continue;
     if (s == RJ_EUNSUPPORTED && ndev > 1 &&
         ((path == RJ_TREDUCE_RING && strstr(rj_errmsg(ctx), "runs of consecutive ranks")) ||
@@ -1140,7 +1107,7 @@ static void half_rank_order(int ranks, int root, int64_t rows, int64_t cols, int
     }
     cases_run++;
   }
-  cust_free(&o);
+  ops_free(&o);
 }
 
 START_TEST(half_as_sum_case) {
@@ -1206,7 +1173,7 @@ static void struct_state_fields(rj_treduce_group *g, const char *ir, const char 
 static void welford_case(int ranks, int root, int64_t rows, int64_t cols) {
   static const rj_dtype wf[3] = {RJ_I64, RJ_F64, RJ_F64};
   static const uint64_t wid[3] = {0, 0, 0};
-  cust_bufs o;
+  ops_bufs o;
   cust_make(&o, ranks, root, rows, cols, RJ_F32, 4, 8, fill_f32, 11 + (uint64_t)ranks);
   struct_state_fields(&o.g, WELFORD_IR, "wcomb", "wlift", "wfin", 3, wf, wid, 2, 1);
   size_t bytes = (size_t)o.n * 8;
@@ -1216,7 +1183,7 @@ static void welford_case(int ranks, int root, int64_t rows, int64_t cols) {
   for (int p = 0; p < 6; p++) {
     rj_treduce_path path = OPS_PATHS[p];
     rj_treduce_result res;
-    rj_status s = cust_run(&o, path, &res);
+    rj_status s = ops_run(&o, path, &res);
     if (ops_no_peer(s) || struct_refused(s, path, ranks)) continue;
     ck_assert_msg(s == RJ_OK, "welford, path %d: %s", path, rj_errmsg(ctx));
     for (int64_t i = 0; i < o.n; i++) {
@@ -1245,7 +1212,7 @@ static void welford_case(int ranks, int root, int64_t rows, int64_t cols) {
     cases_run++;
   }
   free(peer);
-  cust_free(&o);
+  ops_free(&o);
 }
 
 /* The 2x2 matrix state of u32 elements (not associative-commutative: a product), lift(x, position)
@@ -1255,13 +1222,13 @@ static void welford_case(int ranks, int root, int64_t rows, int64_t cols) {
 static void matrix_case(int ranks, int root, int64_t rows, int64_t cols, int comm) {
   static const rj_dtype mf[4] = {RJ_U32, RJ_U32, RJ_U32, RJ_U32};
   static const uint64_t mid[4] = {1, 0, 0, 1};
-  cust_bufs o;
+  ops_bufs o;
   cust_make(&o, ranks, root, rows, cols, RJ_U32, 4, 4, fill_u32, 23 + (uint64_t)ranks);
   struct_state_fields(&o.g, MATRIX_IR, "mmul", "mlift", "mfin", 4, mf, mid, 0, comm);
   for (int p = 0; p < 6; p++) {
     rj_treduce_path path = OPS_PATHS[p];
     rj_treduce_result res;
-    rj_status s = cust_run(&o, path, &res);
+    rj_status s = ops_run(&o, path, &res);
     if (ops_no_peer(s) || struct_refused(s, path, ranks)) continue;
     if (s == RJ_EUNSUPPORTED && path == RJ_TREDUCE_AUTO && ndev > 1 &&
         strstr(rj_errmsg(ctx), "staged"))
@@ -1282,7 +1249,7 @@ static void matrix_case(int ranks, int root, int64_t rows, int64_t cols, int com
     }
     cases_run++;
   }
-  cust_free(&o);
+  ops_free(&o);
 }
 
 START_TEST(struct_state_case) {
