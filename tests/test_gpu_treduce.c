@@ -786,6 +786,24 @@ static int ops_no_peer(rj_status s) {
   return s == RJ_EUNSUPPORTED && ndev > 1 && strstr(rj_errmsg(ctx), "cuDeviceCanAccessPeer");
 }
 
+/* Several GPUs: a path this machine's topology refuses (no peer access, more runs of ranks than
+ * the ring takes, staged ranks that a non-commutative combine cannot follow on auto). */
+static int ops_topology_refusal(rj_status s, rj_treduce_path path) {
+  return ops_no_peer(s) ||
+         (s == RJ_EUNSUPPORTED && ndev > 1 &&
+          ((path == RJ_TREDUCE_RING && strstr(rj_errmsg(ctx), "runs of consecutive ranks")) ||
+           (path == RJ_TREDUCE_AUTO && strstr(rj_errmsg(ctx), "staged ranks"))));
+}
+
+/* op custom's combine (a scalar state) on the group */
+static void ops_combine(ops_bufs *o, const char *ir, const char *fn, uint64_t identity,
+                        int commutative) {
+  o->g.combine_ir = ir;
+  snprintf(o->g.combine_fn, sizeof o->g.combine_fn, "%s", fn);
+  o->g.combine_identity = identity;
+  o->g.combine_commutative = commutative;
+}
+
 /* A commutative custom add is op sum's fold: on every path, the same bits as op sum on that
  * path (f32: within the float64 oracle's tolerance too; i32: exact, wrapping). */
 static void custom_as_sum(rj_dtype dt, int ranks, int root, int64_t rows, int64_t cols) {
@@ -828,10 +846,8 @@ static void custom_as_sum(rj_dtype dt, int ranks, int root, int64_t rows, int64_
         ck_assert_msg(gu == wi, "sum element %lld: %u, want %u", (long long)i, gu, wi);
     }
     o.g.op = RJ_OP_CUSTOM;
-    o.g.combine_ir = dt == RJ_F32 ? OPS_ADD_F32 : OPS_ADD_I32;
-    snprintf(o.g.combine_fn, sizeof o.g.combine_fn, "add");
-    o.g.combine_identity = dt == RJ_F32 ? 0x80000000u : 0; /* -0.0f, 0 */
-    o.g.combine_commutative = 1;
+    ops_combine(&o, dt == RJ_F32 ? OPS_ADD_F32 : OPS_ADD_I32, "add", dt == RJ_F32 ? 0x80000000u : 0,
+                1); /* -0.0f, 0 */
     s = ops_run(&o, OPS_PATHS[p], &res);
     ck_assert_msg(s == RJ_OK, "custom, path %d: %s", OPS_PATHS[p], rj_errmsg(ctx));
     ck_assert_msg(memcmp(sum, o.got, bytes) == 0, "custom add differs from sum on path %s (%d)",
@@ -864,19 +880,12 @@ static void custom_rank_order(int ranks, int root, int64_t rows, int64_t cols, i
   ops_bufs o;
   ops_make(&o, ranks, root, rows, cols, RJ_OP_CUSTOM, RJ_I64, 7 + (uint64_t)ranks * 31);
   o.g.accum = accum;
-  o.g.combine_ir = OPS_AFFINE;
-  snprintf(o.g.combine_fn, sizeof o.g.combine_fn, "aff");
-  o.g.combine_identity = 1;
-  o.g.combine_commutative = 0;
+  ops_combine(&o, OPS_AFFINE, "aff", 1, 0);
   for (int p = 0; p < 6; p++) {
     rj_treduce_path path = OPS_PATHS[p];
     rj_treduce_result res;
     rj_status s = ops_run(&o, path, &res);
-    if (ops_no_peer(s)) continue;
-    if (s == RJ_EUNSUPPORTED && ndev > 1 &&
-        ((path == RJ_TREDUCE_RING && strstr(rj_errmsg(ctx), "runs of consecutive ranks")) ||
-         (path == RJ_TREDUCE_AUTO && strstr(rj_errmsg(ctx), "staged ranks"))))
-      continue; /* several GPUs: more runs of ranks than the ring takes; no peer access */
+    if (ops_topology_refusal(s, path)) continue;
     int ring_refuses = path == RJ_TREDUCE_RING && 0 % ndev != root % ndev;
     if ((path == RJ_TREDUCE_STAGED && ranks > 1) || ring_refuses) {
       ck_assert_msg(s == RJ_EUNSUPPORTED, "path %d: %s", path, rj_status_name(s));
@@ -1025,10 +1034,8 @@ static void half_as_sum(rj_dtype dt, int ranks, int root, int64_t rows, int64_t 
       ck_assert_msg(s == RJ_EUNSUPPORTED && (path == RJ_TREDUCE_RING || ranks > 128),
                     "sum, path %d: %s", path, rj_errmsg(ctx));
     o.g.op = RJ_OP_CUSTOM;
-    o.g.combine_ir = dt == RJ_F16 ? HADD_IR : BADD_IR;
-    snprintf(o.g.combine_fn, sizeof o.g.combine_fn, dt == RJ_F16 ? "hadd" : "badd");
-    o.g.combine_identity = 0x8000; /* -0.0 */
-    o.g.combine_commutative = 1;
+    ops_combine(&o, dt == RJ_F16 ? HADD_IR : BADD_IR, dt == RJ_F16 ? "hadd" : "badd", 0x8000,
+                1); /* -0.0 */
     s = ops_run(&o, path, &res);
     if (s == RJ_EUNSUPPORTED && ndev > 1 && path == RJ_TREDUCE_RING &&
         strstr(rj_errmsg(ctx), "runs of consecutive ranks"))
@@ -1072,19 +1079,12 @@ static void half_rank_order(int ranks, int root, int64_t rows, int64_t cols, int
   ck_assert_ptr_nonnull(o.old);
   fill_sparse_f16(o.old, o.n, 3);
   o.g.accum = accum;
-  o.g.combine_ir = HFIRST_IR;
-  snprintf(o.g.combine_fn, sizeof o.g.combine_fn, "hfirst");
-  o.g.combine_identity = 0;
-  o.g.combine_commutative = 0;
+  ops_combine(&o, HFIRST_IR, "hfirst", 0, 0);
   for (int p = 0; p < 6; p++) {
     rj_treduce_path path = OPS_PATHS[p];
     rj_treduce_result res;
     rj_status s = ops_run(&o, path, &res);
-    if (ops_no_peer(s)) continue;
-    if (s == RJ_EUNSUPPORTED && ndev > 1 &&
-        ((path == RJ_TREDUCE_RING && strstr(rj_errmsg(ctx), "runs of consecutive ranks")) ||
-         (path == RJ_TREDUCE_AUTO && strstr(rj_errmsg(ctx), "staged ranks"))))
-      continue;
+    if (ops_topology_refusal(s, path)) continue;
     if ((path == RJ_TREDUCE_STAGED && ranks > 1) ||
         (path == RJ_TREDUCE_RING && 0 % ndev != root % ndev)) {
       ck_assert_msg(s == RJ_EUNSUPPORTED && strstr(rj_errmsg(ctx), "commutative"), "path %d: %s",
