@@ -95,6 +95,27 @@ static inline void rjt_treduce_group(rj_treduce_group *g, rj_treduce_buf *b, int
   g->pingpong = 1;
 }
 
+/* A group of `ranks` 1-D f32 buffers of n elements at fake addresses (validation and compiles need
+ * no GPU): rank r at 0x100000 * (r + 1), the destination at 0x900000, root 1, op; every other
+ * field its default. */
+static inline void rjt_fake_group(rj_treduce_group *g, rj_treduce_buf *b, int ranks, int64_t n,
+                                  rj_op op) {
+  rj_treduce_group_init(g);
+  for (int r = 0; r < ranks; r++) {
+    memset(&b[r], 0, sizeof b[r]);
+    b[r].ptr = 0x100000u * (uint64_t)(r + 1);
+    b[r].ndim = 1;
+    b[r].shape[0] = n;
+  }
+  g->ranks = ranks;
+  g->root = 1;
+  g->src = b;
+  g->dst = b[1];
+  g->dst.ptr = 0x900000u;
+  g->op = op;
+  g->dtype = RJ_F32;
+}
+
 /* Runs one request on the GPU and asserts it passes. */
 static inline void rjt_run_ok(rj_ctx *ctx, const char *json, uint64_t seed, int nans) {
   rj_request r;

@@ -278,20 +278,7 @@ END_TEST
 START_TEST(struct_group) {
   static rj_treduce_buf bufs[3];
   rj_treduce_group g;
-  rj_treduce_group_init(&g);
-  for (int r = 0; r < 3; r++) {
-    memset(&bufs[r], 0, sizeof bufs[r]);
-    bufs[r].ptr = 0x100000u * (uint64_t)(r + 1);
-    bufs[r].ndim = 1;
-    bufs[r].shape[0] = 100;
-  }
-  g.ranks = 3;
-  g.root = 1;
-  g.src = bufs;
-  g.dst = bufs[1];
-  g.dst.ptr = 0x900000u;
-  g.op = RJ_OP_CUSTOM;
-  g.dtype = RJ_F32;
+  rjt_fake_group(&g, bufs, 3, 100, RJ_OP_CUSTOM);
   g.combine_ir = WELFORD_IR;
   snprintf(g.combine_fn, sizeof g.combine_fn, "wcomb");
   snprintf(g.combine_lift, sizeof g.combine_lift, "wlift");

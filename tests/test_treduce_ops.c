@@ -235,20 +235,7 @@ END_TEST
 /* A 3-rank f32 group of fake pointers (validation needs no GPU). */
 static rj_treduce_buf gbufs[3];
 static void group(rj_treduce_group *g, rj_op op) {
-  rj_treduce_group_init(g);
-  for (int r = 0; r < 3; r++) {
-    memset(&gbufs[r], 0, sizeof gbufs[r]);
-    gbufs[r].ptr = 0x100000u * (uint64_t)(r + 1);
-    gbufs[r].ndim = 1;
-    gbufs[r].shape[0] = 100;
-  }
-  g->ranks = 3;
-  g->root = 1;
-  g->src = gbufs;
-  g->dst = gbufs[1];
-  g->dst.ptr = 0x900000u;
-  g->op = op;
-  g->dtype = RJ_F32;
+  rjt_fake_group(g, gbufs, 3, 100, op);
 }
 
 static void bad_group(const rj_treduce_group *g, const char *field) {
