@@ -90,24 +90,27 @@ START_TEST(runtime_size) {
 END_TEST
 
 /* long rows and tall columns: split over CTAs, the last CTA folds the states */
+static const char *const split_shapes[] = {"\"shape\":[2,3000001],\"axes\":[1]",
+                                           "\"shape\":[200003,64],\"axes\":[0]",
+                                           "\"shape\":[4,50001,3],\"axes\":[1]"};
+#define NSPLITS ((int)(sizeof split_shapes / sizeof split_shapes[0]))
+
 START_TEST(splits) {
   if (!gpu) return;
-  const char *sh[] = {"\"shape\":[2,3000001],\"axes\":[1]", "\"shape\":[200003,64],\"axes\":[0]",
-                      "\"shape\":[4,50001,3],\"axes\":[1]"};
-  for (int i = 0; i < 3; i++)
-    for (int o = 0; o < 5; o++)
-      for (int d = 0; d < 4; d++)
-        for (int dyn = 0; dyn < 2; dyn++) {
-          char req[512];
-          snprintf(req, sizeof req, "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s%s}",
-                   sops[o], dtypes[d], sh[i], dyn ? ",\"dynamic\":true" : "");
-          run_styles(req, 0);
-          if (dyn) continue;
-          snprintf(req, sizeof req,
-                   "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"nan\":\"ignore\"}",
-                   sops[o], dtypes[d], sh[i]);
-          rjt_run_ok(ctx, req, 1, 5);
-        }
+  const char *shape = split_shapes[_i];
+  for (int o = 0; o < 5; o++)
+    for (int d = 0; d < 4; d++)
+      for (int dyn = 0; dyn < 2; dyn++) {
+        char req[512];
+        snprintf(req, sizeof req, "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s%s}",
+                 sops[o], dtypes[d], shape, dyn ? ",\"dynamic\":true" : "");
+        run_styles(req, 0);
+        if (dyn) continue;
+        snprintf(req, sizeof req,
+                 "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"nan\":\"ignore\"}",
+                 sops[o], dtypes[d], shape);
+        rjt_run_ok(ctx, req, 1, 5);
+      }
 }
 END_TEST
 
@@ -326,8 +329,9 @@ END_TEST
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_tensor_state");
-  /* the shapes split in halves, so that a device call of 10 minutes can run them side by side:
-   * CK_RUN_CASE=shapes0 / shapes1 / gpu (runtime-size kernels, splits, corrections, bench) */
+  /* cases small enough to run side by side in one device call of 10 minutes: CK_RUN_CASE=
+   * shapes0 / shapes1 (the shapes in halves), runtime (runtime-size kernels, corrections, bench),
+   * splits0 / splits1 / splits2 (one split shape each) */
   for (int h = 0; h < 2; h++) {
     TCase *th = tcase_create(h ? "shapes1" : "shapes0");
     tcase_set_timeout(th, 1200);
@@ -335,14 +339,21 @@ int main(void) {
     tcase_add_loop_test(th, every_op_dtype_shape, h ? NSHAPES / 2 : 0, h ? NSHAPES : NSHAPES / 2);
     suite_add_tcase(s, th);
   }
-  TCase *tc = tcase_create("gpu");
+  TCase *tc = tcase_create("runtime");
   tcase_set_timeout(tc, 1200);
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_loop_test(tc, runtime_size, 0, NSHAPES);
-  tcase_add_test(tc, splits);
   tcase_add_test(tc, corrections);
   tcase_add_test(tc, bench_bytes);
   suite_add_tcase(s, tc);
+  for (int i = 0; i < NSPLITS; i++) {
+    static const char *const names[NSPLITS] = {"splits0", "splits1", "splits2"};
+    TCase *ts = tcase_create(names[i]);
+    tcase_set_timeout(ts, 1200);
+    tcase_add_checked_fixture(ts, setup, teardown);
+    tcase_add_loop_test(ts, splits, i, i + 1);
+    suite_add_tcase(s, ts);
+  }
   TCase *tk = tcase_create("cluster"); /* CK_RUN_CASE=cluster: this one alone (sm_90+) */
   tcase_set_timeout(tk, 600);
   tcase_add_checked_fixture(tk, setup, teardown);
