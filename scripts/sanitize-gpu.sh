@@ -4,7 +4,9 @@
 # kernel on random input, checked against the CPU oracle; op custom, which has no oracle, under
 # `run --no-check`: launched, every output written, guards and sources unchanged) on the GPU
 # machine.  Each line of the summary is one tool on one request: "clean", or the sanitizer's
-# error summary.  Exit 1 when any is not clean.
+# error summary.  Then GPU test suites from carry/ under each tool (`suites` below: tile and
+# subgroup op custom, which `redjit run` cannot launch unchecked, run in test_gpu_custom_kinds).
+# Exit 1 when any is not clean.
 #   scripts/sanitize-gpu.sh [TOOL ...]      (default: all four; logs under $OUT when set; ONLY=REGEX
 #                                            runs the cases whose names match, e.g. to split the
 #                                            run over several device calls)
@@ -73,6 +75,7 @@ cases=(
   "tensor_custom_scalar_ordered|examples/tensor_custom_ordered.json --no-check"
   "tensor_custom_struct|examples/tensor_custom_welford.json --no-check"
 )
+suites=(test_gpu_custom_kinds) # run in process (CK_FORK=no), every case of the suite
 # --dry: each case's request compiles (ptx takes --emulate-packed, not run's flags), and run
 # takes the request and its flags (status 3 here: no GPU; 2 would be a refused request or flag).
 if [ $dry -eq 1 ]; then
@@ -114,6 +117,19 @@ for tool in "${tools[@]}"; do
     else
       bad=$((bad + 1))
       echo "FAIL   $tool $name (exit $rc): $(grep -E 'ERROR SUMMARY|Error|"ok": false' "$log" | head -2 | tr '\n' ' ')"
+    fi
+  done
+  for suite in "${suites[@]}"; do
+    [ -n "${ONLY:-}" ] && ! [[ $suite =~ $ONLY ]] && continue
+    log=$out/$tool.$suite.log
+    CK_FORK=no timeout 540 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+      "${CARRY:-carry}/$suite" >"$log" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -qE '^100%: Checks' "$log"; then
+      echo "clean  $tool $suite ($(grep -E 'cases run' "$log" | tail -1))"
+    else
+      bad=$((bad + 1))
+      echo "FAIL   $tool $suite (exit $rc): $(grep -E 'ERROR SUMMARY|:F:|:E:' "$log" | head -2 | tr '\n' ' ')"
     fi
   done
 done
