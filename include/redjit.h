@@ -448,6 +448,10 @@ typedef struct rj_tensor {
    * you point combine_ir elsewhere.  A request whose kept text is gone is refused (RJ_EINVAL,
    * naming combine.ir), never read. */
   uint64_t combine_text;
+  /* JSON "acc_dtype" (optional): 1 ("f64") accumulates sum, prod and mean of f16, bf16 and f32
+   * inputs in f64 and rounds once at the store; 0 (default, "f32") accumulates them in f32.
+   * f64 inputs accumulate in f64 either way. */
+  int acc_f64;
 } rj_tensor;
 
 /* kind "treduce": root reduce across devices (run by rj_treduce_run; see "treduce" below). */

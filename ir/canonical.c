@@ -176,6 +176,8 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
       cJSON_AddNumberToObject(o, "correction", t->correction);
     if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
     if (t->values) cJSON_AddBoolToObject(o, "values", 1); /* absent: false (older texts) */
+    if (t->acc_f64 && t->dtype != RJ_F64)                 /* absent: the dtype's own accumulator */
+      cJSON_AddStringToObject(o, "acc_dtype", "f64");
     break;
   }
   case RJ_KIND_TREDUCE: {

@@ -644,10 +644,24 @@ static rj_status get_treduce_combine(P *p, const cJSON *o, rj_treduce *t) {
   return s;
 }
 
+/* "acc_dtype" of a tensor request: "f64", or "f32" where that is the default (validation checks
+ * which ops and dtypes take f64). */
+static rj_status get_acc_dtype(P *p, const cJSON *o, rj_dtype dtype, int *acc_f64) {
+  int v = -1;
+  rj_status s = get_enum(p, o, "", "acc_dtype", dtype_names, 8, false, &v);
+  if (s || v < 0 || v == RJ_F64) {
+    *acc_f64 = v == RJ_F64;
+    return s;
+  }
+  if (v != RJ_F32 || dtype == RJ_F64 || !ir_dtype(dtype)->is_float)
+    return bad(p, "expected \"f64\" (or \"f32\", the default of f16, bf16 and f32 inputs)");
+  return RJ_OK;
+}
+
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
-  static const char *const keys[] = {"kind",    "op",         "dtype",   "shape",         "axes",
-                                     "strides", "accum",      "nan",     "deterministic", "variant",
-                                     "dynamic", "correction", "combine", "values",        NULL};
+  static const char *const keys[] = {
+      "kind",          "op",      "dtype",   "shape",      "axes",    "strides", "accum",     "nan",
+      "deterministic", "variant", "dynamic", "correction", "combine", "values",  "acc_dtype", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   if (s) return s;
@@ -677,6 +691,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_bool(p, o, "", "values", &t->values))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_correction(p, o, t->op, &t->correction))) return s;
+  if ((s = get_acc_dtype(p, o, t->dtype, &t->acc_f64))) return s;
   return get_combine(p, o, &COMBINE_OUT(t, t));
 }
 

@@ -463,6 +463,22 @@ static rj_status validate_subgroup_combine(const rj_subgroup *g, int op, ir_err 
   return validate_combine(&c, e);
 }
 
+/* acc_dtype "f64" (acc_f64): sums, products and means of floats. */
+static rj_status check_acc_f64(const rj_tensor *t, ir_err *e) {
+  if ((unsigned)t->acc_f64 > 1)
+    return ir_fail(e, RJ_EINVAL, "acc_dtype: acc_f64 %d, expected 0 or 1", t->acc_f64);
+  if (!t->acc_f64) return RJ_OK;
+  if (t->op != RJ_OP_SUM && t->op != RJ_OP_PROD && t->op != RJ_OP_MEAN)
+    return ir_fail(e, RJ_EINVAL,
+                   "acc_dtype: \"f64\" applies to ops sum, prod and mean, not \"%s\"%s",
+                   ir_op_name(t->op),
+                   t->op == RJ_OP_CUSTOM ? " (a custom state chooses its own field types)" : "");
+  if (!ir_dtype(t->dtype)->is_float)
+    return ir_fail(e, RJ_EINVAL, "acc_dtype: \"f64\" applies to float dtypes, not %s",
+                   ir_dtype(t->dtype)->name);
+  return RJ_OK;
+}
+
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
@@ -474,6 +490,7 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
                    "values: applies only to op \"argmax\" or \"argmin\" (the extreme value "
                    "beside its index)");
   if ((s = check_state(t->op, t->accum, t->correction, e))) return s;
+  if ((s = check_acc_f64(t, e))) return s;
   if ((unsigned)t->dynamic > 1)
     return ir_fail(e, RJ_EINVAL, "dynamic: %d, expected 0 or 1", t->dynamic);
   s = check_dims(e, "shape", t->shape, t->ndim, RJ_MAX_DIMS, NULL);

@@ -20,7 +20,7 @@ static bool same_tensor(const rj_tensor *a, const rj_tensor *b) {
       return false;
   for (int i = 0; i < a->naxes; i++)
     if (a->axes[i] != b->axes[i]) return false;
-  if (a->values != b->values) return false;
+  if (a->values != b->values || a->acc_f64 != b->acc_f64) return false;
   if (a->op == RJ_OP_CUSTOM) /* the combine's text decides, not where it lies */
     return a->combine_ir && b->combine_ir && a->combine_identity == b->combine_identity &&
            a->combine_commutative == b->combine_commutative &&

@@ -38,9 +38,13 @@ LLVMValueRef tns_i64(pass_emit *e, int64_t v);
 const char *tns_accepts_any_view(const rj_request *r, const ir_target *tg, char *buf, size_t n);
 /* The offset of element x of a view, x fused row-major over the dims with red[d] == want. */
 LLVMValueRef tns_fused_offset(pass_emit *e, const ir_tview *v, bool want, LLVMValueRef x);
-/* Loads one element (acc type) / a 16-byte vector (vec acc values) at p. */
-LLVMValueRef tns_load(pass_emit *e, rj_dtype t, LLVMValueRef p);
-void tns_load_vec(pass_emit *e, rj_dtype t, LLVMValueRef p, int vec, LLVMValueRef *out);
+/* The dtype t's scalar accumulator folds in: f64 under acc_dtype "f64" (rj_tensor.acc_f64),
+ * else t's dtype (f16 / bf16: emit.c's f32, pass_acc_type).  States keep their own types. */
+rj_dtype tns_acc_dtype(const rj_tensor *t);
+/* Loads one element of t's dtype (in the acc type of tns_acc_dtype) / a 16-byte vector (vec
+ * values) at p. */
+LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p);
+void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLVMValueRef *out);
 /* The accumulator of t's op: the acc type, or a state (passes/state.h: argmax argmin var std
  * logsumexp); its identity, combine and butterfly tree.  Every tensor emitter goes through these
  * (sum / max / min: exactly emit.c's). */
@@ -49,6 +53,8 @@ LLVMValueRef tns_identity(pass_emit *e, const rj_tensor *t);
 LLVMValueRef tns_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef tns_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
                            const int *masks, int n, int width);
+/* op mean: v / n in the accumulator (pass_mean); the other ops: v. */
+LLVMValueRef tns_mean(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef n);
 /* The index of an element in its reduction, base + off (base NULL: off), for the ops that fold
  * indices (argmax / argmin); NULL for the others (nothing emitted). */
 LLVMValueRef tns_elem_idx(pass_emit *e, const rj_tensor *t, LLVMValueRef base, LLVMValueRef off);

@@ -69,33 +69,63 @@ LLVMValueRef tns_ctaid(pass_emit *e) {
   return pass_call(e, "llvm.nvvm.read.ptx.sreg.ctaid.x", NULL, 0, NULL, 0);
 }
 
-LLVMValueRef tns_load(pass_emit *e, rj_dtype t, LLVMValueRef p) {
-  return pass_to_acc(e, LLVMBuildLoad2(e->B, pass_type(e, t), p, ""), t);
+rj_dtype tns_acc_dtype(const rj_tensor *t) {
+  return t->acc_f64 && !st_on(t) ? RJ_F64 : t->dtype;
 }
 
-void tns_load_vec(pass_emit *e, rj_dtype t, LLVMValueRef p, int vec, LLVMValueRef *out) {
-  LLVMTypeRef vt = LLVMVectorType(pass_type(e, t), (unsigned)vec);
+/* an element (t->dtype's acc type) in the accumulator's */
+static LLVMValueRef widen(pass_emit *e, const rj_tensor *t, LLVMValueRef x) {
+  if (tns_acc_dtype(t) != RJ_F64 || t->dtype == RJ_F64) return x;
+  return LLVMBuildFPExt(e->B, x, LLVMDoubleTypeInContext(e->C), "");
+}
+
+LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
+  return widen(e, t, pass_to_acc(e, LLVMBuildLoad2(e->B, pass_type(e, t->dtype), p, ""), t->dtype));
+}
+
+void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLVMValueRef *out) {
+  LLVMTypeRef vt = LLVMVectorType(pass_type(e, t->dtype), (unsigned)vec);
   LLVMValueRef v = LLVMBuildLoad2(e->B, vt, p, "");
   LLVMSetAlignment(v, 16);
   for (int i = 0; i < vec; i++)
-    out[i] = pass_to_acc(e, LLVMBuildExtractElement(e->B, v, pass_i32(e, i), ""), t);
+    out[i] =
+        widen(e, t, pass_to_acc(e, LLVMBuildExtractElement(e->B, v, pass_i32(e, i), ""), t->dtype));
+}
+
+/* An f64 accumulator rounded once to t's dtype: f32 directly; f16 / bf16 through f32 rounded to
+ * odd (toward zero, the last bit set when inexact), whose 24 bits round to nearest even in 11 or
+ * 8 exactly as the f64 would (the double rounding cannot land on a false tie). */
+static LLVMValueRef narrow(pass_emit *e, const rj_tensor *t, LLVMValueRef v) {
+  if (tns_acc_dtype(t) != RJ_F64 || t->dtype == RJ_F64) return pass_from_acc(e, v, t->dtype);
+  if (t->dtype == RJ_F32) return LLVMBuildFPTrunc(e->B, v, LLVMFloatTypeInContext(e->C), "");
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
+  LLVMValueRef f = pass_call(e, "llvm.nvvm.d2f.rz", NULL, 0, &v, 1);
+  LLVMValueRef inexact = LLVMBuildFCmp(
+      e->B, LLVMRealUNE, LLVMBuildFPExt(e->B, f, LLVMDoubleTypeInContext(e->C), ""), v, "");
+  LLVMValueRef bits = LLVMBuildBitCast(e->B, f, i32, "");
+  bits = LLVMBuildOr(e->B, bits, LLVMBuildZExt(e->B, inexact, i32, ""), "");
+  return pass_from_acc(e, LLVMBuildBitCast(e->B, bits, LLVMFloatTypeInContext(e->C), ""), t->dtype);
 }
 
 LLVMTypeRef tns_acc_type(pass_emit *e, const rj_tensor *t) {
-  return st_on(t) ? st_type(e, t) : pass_acc_type(e, t->dtype);
+  return st_on(t) ? st_type(e, t) : pass_acc_type(e, tns_acc_dtype(t));
 }
 
 LLVMValueRef tns_identity(pass_emit *e, const rj_tensor *t) {
-  return st_on(t) ? st_identity(e, t) : pass_identity(e, t->op, t->dtype);
+  return st_on(t) ? st_identity(e, t) : pass_identity(e, t->op, tns_acc_dtype(t));
 }
 
 LLVMValueRef tns_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
-  return st_on(t) ? st_combine(e, t, a, b) : pass_combine(e, t->op, t->dtype, t->nan, a, b);
+  return st_on(t) ? st_combine(e, t, a, b) : pass_combine(e, t->op, tns_acc_dtype(t), t->nan, a, b);
+}
+
+LLVMValueRef tns_mean(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef n) {
+  return pass_mean(e, t->op, tns_acc_dtype(t), v, n);
 }
 
 LLVMValueRef tns_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
                            const int *masks, int n, int width) {
-  if (!st_on(t)) return pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, width);
+  if (!st_on(t)) return pass_bfly_tree(e, t->op, tns_acc_dtype(t), t->nan, v, mm, masks, n, width);
   return st_bfly_tree(e, t, v, mm, masks, n, width);
 }
 
@@ -139,8 +169,8 @@ LLVMValueRef tns_acc_as_state(pass_emit *e, const rj_tensor *t, LLVMValueRef acc
 }
 
 void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x) {
-  LLVMValueRef cur = LLVMBuildLoad2(e->B, pass_acc_type(e, t->dtype), acc, "");
-  LLVMBuildStore(e->B, pass_fold(e, t->op, t->dtype, t->nan, cur, x), acc);
+  LLVMValueRef cur = LLVMBuildLoad2(e->B, tns_acc_type(e, t), acc, "");
+  LLVMBuildStore(e->B, pass_fold(e, t->op, tns_acc_dtype(t), t->nan, cur, x), acc);
 }
 
 LLVMValueRef tns_acc_total(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
@@ -216,8 +246,8 @@ void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef 
   }
   LLVMTypeRef ty = pass_type(e, t->dtype);
   LLVMValueRef ptr = pass_gep(e, ty, dst, idx64);
-  if (t->accum) v = pass_fold(e, t->op, t->dtype, t->nan, v, tns_load(e, t->dtype, ptr));
-  LLVMBuildStore(e->B, pass_from_acc(e, v, t->dtype), ptr);
+  if (t->accum) v = pass_fold(e, t->op, tns_acc_dtype(t), t->nan, v, tns_load(e, t, ptr));
+  LLVMBuildStore(e->B, narrow(e, t, v), ptr);
 }
 
 void tns_launch_bounds(pass_emit *e, int threads, int min_ctas) {
@@ -271,12 +301,14 @@ void tns_plan_geometry(pass_plan *out, unsigned grid, unsigned block) {
 void tns_plan_runtime(pass_plan *out, const rj_request *r, const char *variant, const char *bucket,
                       const char *names) {
   const rj_tensor *t = &r->u.tensor;
-  char corr[32] = ""; /* var / std: the divisor's correction is compiled in; argmax's values */
+  /* what else is compiled in: var / std's correction, argmax's values, an f64 accumulator */
+  char more[32] = "";
   if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
-    snprintf(corr, sizeof corr, "|corr%d", t->correction);
-  if (t->values) snprintf(corr, sizeof corr, "|values");
+    snprintf(more, sizeof more, "|corr%d", t->correction);
+  if (t->values) snprintf(more, sizeof more, "|values");
+  if (tns_acc_dtype(t) != t->dtype) snprintf(more, sizeof more, "|acc_f64");
   snprintf(out->key, sizeof out->key, "{dynamic %s|%s|op%d|dtype%d|nan%d|accum%d|det%d%s}", variant,
-           bucket, t->op, t->dtype, t->nan, t->accum, t->deterministic, corr);
+           bucket, t->op, t->dtype, t->nan, t->accum, t->deterministic, more);
   snprintf(out->note, sizeof out->note,
            " (dynamic: bucket \"%s\" compiled in; %s are kernel parameters; grid %u x %u)", bucket,
            names, out->grid[0], out->block[0]);
@@ -321,7 +353,7 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
   head = tns_min64(e, head, len);
   pass_loop h; /* G may be smaller than the head */
   pass_loop_begin(e, &h, lane, head, tns_i64(e, G));
-  tns_fold_elem(e, t, acc[0], tns_load(e, t->dtype, pass_gep(e, ty, base, h.i)),
+  tns_fold_elem(e, t, acc[0], tns_load(e, t, pass_gep(e, ty, base, h.i)),
                 tns_elem_idx(e, t, idx0, h.i), NULL);
   pass_loop_end(e, &h);
   /* body: nv aligned vectors, rounds of TNS_U per lane */
@@ -335,8 +367,8 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
     LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
     ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, iv, nv, "");
     iv = LLVMBuildSelect(e->B, ok[u], iv, lastv, "");
-    tns_load_vec(e, t->dtype, pass_gep(e, ty, body, LLVMBuildMul(e->B, iv, tns_i64(e, vec), "")),
-                 vec, x[u]);
+    tns_load_vec(e, t, pass_gep(e, ty, body, LLVMBuildMul(e->B, iv, tns_i64(e, vec), "")), vec,
+                 x[u]);
   }
   if (t->op == RJ_OP_LOGSUMEXP) /* slot by slot, a round at once */
     for (int k = 0; k < vec; k++) {
@@ -361,7 +393,7 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
   LLVMValueRef tstart = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, nv, tns_i64(e, vec), ""), "");
   pass_loop tl; /* and than the tail */
   pass_loop_begin(e, &tl, LLVMBuildAdd(e->B, tstart, lane, ""), len, tns_i64(e, G));
-  tns_fold_elem(e, t, acc[1], tns_load(e, t->dtype, pass_gep(e, ty, base, tl.i)),
+  tns_fold_elem(e, t, acc[1], tns_load(e, t, pass_gep(e, ty, base, tl.i)),
                 tns_elem_idx(e, t, idx0, tl.i), NULL);
   pass_loop_end(e, &tl);
 }

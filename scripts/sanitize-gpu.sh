@@ -74,6 +74,8 @@ cases=(
   "treduce_custom_ring|examples/treduce_custom.json --path ring --no-check"
   "tensor_custom_scalar_ordered|examples/tensor_custom_ordered.json --no-check"
   "tensor_custom_struct|examples/tensor_custom_welford.json --no-check"
+  "tensor_rows_sum_acc_f64|{$t,\"op\":\"sum\",\"shape\":[37,100003],\"axes\":[1],\"acc_dtype\":\"f64\"}"
+  "tensor_cols_mean_acc_f64|{\"kind\":\"tensor\",\"dtype\":\"bf16\",\"op\":\"mean\",\"shape\":[20011,33],\"axes\":[0],\"acc_dtype\":\"f64\"}"
 )
 suites=(test_gpu_custom_kinds) # run in process (CK_FORK=no), every case of the suite
 # --dry: each case's request compiles (ptx takes --emulate-packed, not run's flags), and run

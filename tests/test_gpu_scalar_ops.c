@@ -7,6 +7,7 @@
 #include "rjtest.h"
 
 #include <stdbool.h>
+#include <stdlib.h>
 
 static rj_ctx *ctx;
 static int gpu, cases_run;
@@ -105,6 +106,75 @@ START_TEST(tensor_accum) {
           run(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s,\"accum\":true}",
                       new_ops[o], dtypes[d], views[i]),
               2, 0);
+}
+END_TEST
+
+/* acc_dtype "f64": sum, prod and mean of f16 / bf16 / f32 on every tensor view and variant,
+ * constant and runtime-size, NaN both ways (sum, prod), accum (sum, prod); `run` holds them to the
+ * output's rounding plus f64 roundoff (docs/CLI.md), which an f32 accumulator does not meet. */
+START_TEST(tensor_acc_f64) {
+  if (!gpu) return;
+  const tcase *c = &tensor_cases[_i];
+  static const char *const ops[] = {"sum", "prod", "mean"};
+  for (int o = 0; o < 3; o++)
+    for (int d = 0; d < 3; d++) {
+      char view[160];
+      int vec = d < 2 ? 8 : 4;
+      snprintf(view, sizeof view, "\"shape\":[%d]", 40000 * vec + 3);
+      if (c->view) snprintf(view, sizeof view, "%s", c->view);
+      for (int k = 0; k < (o < 2 ? 4 : 2); k++) { /* dynamic, then nan ignore, then accum */
+        if (!c->view && k == 1) continue;
+        run(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s%s,"
+                    "\"acc_dtype\":\"f64\"%s}",
+                    ops[o], dtypes[d], view, forced(c->variant),
+                    k == 1   ? ",\"dynamic\":true"
+                    : k == 2 ? ",\"nan\":\"ignore\""
+                    : k == 3 ? ",\"accum\":true"
+                             : ""),
+            2, k == 2 ? 3 : 0);
+      }
+    }
+}
+END_TEST
+
+/* a cancellation an f32 accumulator loses: 2^25, n - 2 ones, -2^25 sums to exactly n - 2 in f64
+ * (in f32, 2^25 + 1 is 2^25); rows, a long 1-D input (several CTAs) and cols */
+START_TEST(acc_f64_exact) {
+  if (!gpu) return;
+  static const char *const views[] = {"\"shape\":[4,%d],\"axes\":[1]", "\"shape\":[%d]",
+                                      "\"shape\":[%d,4],\"axes\":[0]"};
+  const int n = 3000001;
+  float *h = malloc(sizeof(float) * 4 * (size_t)n), *out = malloc(sizeof(float) * 4);
+  ck_assert_ptr_nonnull(h);
+  for (int v = 0; v < 3; v++) {
+    int rows = v == 1 ? 1 : 4, len = v == 1 ? 4 * n : n;
+    for (int r = 0; r < rows * len; r++) {
+      int i = v == 2 ? r / 4 : r % len; /* the element's place in its reduction */
+      h[r] = i == 0 ? 0x1p25f : i == len - 1 ? -0x1p25f : 1.0f;
+    }
+    char view[64];
+    snprintf(view, sizeof view, views[v], len);
+    rj_request q;
+    rjt_parse(ctx,
+              rjt_fmt("{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",%s,"
+                      "\"acc_dtype\":\"f64\"}",
+                      view),
+              &q);
+    uint64_t src = 0, dst = 0;
+    ck_assert_int_eq(rj_device_alloc(ctx, 0, sizeof(float) * 4 * (size_t)n, &src), RJ_OK);
+    ck_assert_int_eq(rj_device_alloc(ctx, 0, sizeof(float) * 4, &dst), RJ_OK);
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, src, h, sizeof(float) * 4 * (size_t)n), RJ_OK);
+    ck_assert_int_eq(rj_reduce(ctx, &q, NULL, src, dst, NULL), RJ_OK);
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, out, dst, sizeof(float) * (size_t)rows), RJ_OK);
+    for (int r = 0; r < rows; r++)
+      ck_assert_msg(out[r] == (float)(len - 2), "view %d output %d: %.1f, expected %d", v, r,
+                    (double)out[r], len - 2);
+    rj_device_free(ctx, 0, src);
+    rj_device_free(ctx, 0, dst);
+    cases_run++;
+  }
+  free(h);
+  free(out);
 }
 END_TEST
 
@@ -231,6 +301,12 @@ int main(void) {
   tcase_add_test(tc, redux_bitwise);
   tcase_add_test(tc, treduce_ops);
   suite_add_tcase(s, tc);
+  TCase *ta = tcase_create("acc_f64"); /* CK_RUN_CASE=acc_f64: acc_dtype "f64" alone */
+  tcase_set_timeout(ta, 600);
+  tcase_add_checked_fixture(ta, setup, teardown);
+  tcase_add_loop_test(ta, tensor_acc_f64, 0, NTENSOR);
+  tcase_add_test(ta, acc_f64_exact);
+  suite_add_tcase(s, ta);
   int failed = rjt_run_in_process(s);
   printf("%d scalar-op request cases run\n", cases_run);
   return failed ? 1 : 0;

@@ -198,6 +198,61 @@ START_TEST(dispatch) {
 }
 END_TEST
 
+/* acc_dtype "f64": sum, prod and mean of f16 / bf16 / f32 fold in f64 on every tensor variant
+ * (rows, cols, generic, cluster, runtime-size, accum, nan ignore) and round once at the store
+ * (f32: cvt.rn.f32.f64; f16 / bf16: rounded to odd in f32 first); refused elsewhere, naming
+ * acc_dtype; f64 inputs and "f32" of a narrower input are the defaults (same canonical text). */
+START_TEST(acc_f64) {
+  static const char *const views[] = {ROWS,
+                                      COLS,
+                                      GENERIC,
+                                      "\"shape\":[200000]",
+                                      ROWS ",\"dynamic\":true",
+                                      COLS ",\"accum\":true",
+                                      ROWS ",\"nan\":\"ignore\""};
+  static const char *const ops[] = {"sum", "prod", "mean"};
+  static const char *const fold[] = {"add.rn.f64", "mul.rn.f64", "add.rn.f64"};
+  for (int v = 0; v < 7; v++)
+    for (int o = 0; o < 3; o++) {
+      if (o == 2 && v >= 5) continue; /* mean: no accum, no nan ignore */
+      char rest[160];
+      snprintf(rest, sizeof rest, "%s,\"acc_dtype\":\"f64\"", views[v]);
+      char *w = ptx(TENSOR, ops[o], "f32", rest), *n = ptx(TENSOR, ops[o], "f32", views[v]);
+      ck_assert_msg(rjt_count(w, fold[o]) >= 1 && rjt_count(n, fold[o]) == 0, "%s %s", ops[o],
+                    rest);
+      ck_assert_msg(rjt_count(w, "cvt.rn.f32.f64") >= 1, "%s %s: one rounding", ops[o], rest);
+      free(w);
+      free(n);
+      w = ptx(TENSOR, ops[o], v % 2 ? "bf16" : "f16", rest);
+      ck_assert_msg(rjt_count(w, fold[o]) >= 1 && rjt_count(w, "cvt.rz.f32.f64") >= 1, "%s %s",
+                    ops[o], rest);
+      free(w);
+    }
+  /* the default spelled out, and f64's own accumulator, are the requests without the field */
+  static const char *const dts[] = {"f32", "bf16", "f64"};
+  for (int i = 0; i < 3; i++) {
+    rj_request r;
+    const char *c;
+    rjt_parse(ctx, rjt_fmt(TENSOR, "sum", dts[i], ROWS), &r);
+    ck_assert_int_eq(rj_request_canonical(ctx, &r, &c), RJ_OK);
+    char *plain = strdup(c);
+    rjt_parse(ctx,
+              rjt_fmt(TENSOR, "sum", dts[i],
+                      i < 2 ? ROWS ",\"acc_dtype\":\"f32\"" : ROWS ",\"acc_dtype\":\"f64\""),
+              &r);
+    ck_assert_int_eq(rj_request_canonical(ctx, &r, &c), RJ_OK);
+    ck_assert_str_eq(plain, c);
+    free(plain);
+  }
+  rj_request r;
+  const char *text;
+  rjt_parse(ctx, rjt_fmt(TENSOR, "mean", "f16", ROWS ",\"acc_dtype\":\"f64\""), &r);
+  ck_assert_int_eq(r.u.tensor.acc_f64, 1);
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &text), RJ_OK);
+  HAS(text, "\"acc_dtype\":\"f64\"");
+}
+END_TEST
+
 /* refused, naming the field */
 static void refused(const char *json, const char *msg) {
   rj_request r;
@@ -216,6 +271,16 @@ START_TEST(refusals) {
   refused(rjt_fmt(WARP_ALL, "mean", "bf16", ",\"nan\":\"ignore\""), "nan: \"ignore\"");
   refused(rjt_fmt(TENSOR, "and", "f32", ROWS), "op: \"and\" takes integer");
   refused(rjt_fmt(TENSOR, "mean", "i32", ROWS), "op: \"mean\" takes float");
+  refused(rjt_fmt(TENSOR, "max", "f32", ROWS ",\"acc_dtype\":\"f64\""),
+          "acc_dtype: \"f64\" applies to ops sum, prod and mean, not \"max\"");
+  refused(rjt_fmt(TENSOR, "var", "f16", ROWS ",\"acc_dtype\":\"f64\""), "acc_dtype:");
+  refused(rjt_fmt(TENSOR, "sum", "i32", ROWS ",\"acc_dtype\":\"f64\""),
+          "acc_dtype: \"f64\" applies to float dtypes, not i32");
+  refused(rjt_fmt(TENSOR, "sum", "f64", ROWS ",\"acc_dtype\":\"f32\""), "acc_dtype: expected");
+  refused(rjt_fmt(TENSOR, "sum", "f32", ROWS ",\"acc_dtype\":\"i64\""), "acc_dtype: expected");
+  refused(rjt_fmt(TENSOR, "sum", "f32", ROWS ",\"acc_dtype\":\"f128\""),
+          "acc_dtype: unknown value");
+  refused(rjt_fmt(SHARED, "sum", "f32", ",\"acc_dtype\":\"f64\""), "acc_dtype");
   /* the C API's request, not only JSON */
   rj_request r;
   rj_request_init(&r, RJ_KIND_TENSOR);
@@ -244,6 +309,7 @@ int main(void) {
   tcase_add_test(tc, mean_instructions);
   tcase_add_test(tc, dispatch);
   tcase_add_test(tc, refusals);
+  tcase_add_test(tc, acc_f64);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }

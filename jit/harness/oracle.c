@@ -249,6 +249,7 @@ static uint64_t load_int(rj_dtype t, const void *p, int64_t i) {
 void hr_oracle_init(rj_op op, rj_dtype t, hr_value *acc) {
   acc->mag = 0;
   acc->n = 0;
+  acc->acc_f64 = 0;
   if (op == RJ_OP_MEAN) op = RJ_OP_SUM;
   if (op == RJ_OP_PROD || op == RJ_OP_AND || op == RJ_OP_OR || op == RJ_OP_XOR) {
     acc->f = 1.0;
@@ -340,6 +341,7 @@ void hr_oracle_tensor(const rj_tensor *t, const ir_tview *v, const void *src, co
       hr_oracle_add(t->op, t->dtype, t->nan, a, src, base + ir_tview_offset(v, 0, r));
     if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, p);
     hr_oracle_finish(t->op, a, v->reduce_len);
+    a->acc_f64 = t->acc_f64 && t->dtype != RJ_F64;
   }
 }
 
@@ -364,6 +366,19 @@ static double tolerance(rj_dtype t) {
 static double prod_tolerance(rj_dtype t, int64_t n) {
   double u = t == RJ_F64 ? 0x1p-53 : 0x1p-24;
   return tolerance(t) + 16.0 * sqrt((double)(n > 1 ? n : 1)) * u;
+}
+
+/* acc_dtype "f64" (f16 bf16 f32 outputs): the one rounding to t, half an ulp of t at the
+ * reference (subnormals: of the smallest normal binade), plus the roundoff of two f64
+ * accumulations of n elements, the kernel's and the oracle's: n u each, of the sum of |x| (prod:
+ * of the product).  Far inside tolerance(t): an f32 accumulation does not meet it. */
+static double acc_f64_tolerance(rj_op op, rj_dtype t, const hr_value *ref) {
+  int bits = t == RJ_F32 ? 24 : t == RJ_F16 ? 11 : 8, e;
+  frexp(ref->f, &e); /* |f| in [2^(e-1), 2^e): its ulp is 2^(e - bits) */
+  int emin = t == RJ_F16 ? -13 : -125;
+  double half_ulp = ldexp(1.0, (e < emin ? emin : e) - bits - 1);
+  double n = (double)(ref->n > 1 ? ref->n : 1);
+  return half_ulp + 2.0 * n * 0x1p-53 * (op == RJ_OP_PROD ? fabs(ref->f) : ref->mag);
 }
 
 bool hr_compare(rj_op op, rj_dtype t, const hr_value *ref, const void *got, int64_t i,
@@ -395,6 +410,7 @@ bool hr_compare(rj_op op, rj_dtype t, const hr_value *ref, const void *got, int6
   }
   *abs_err = fabs(g - r);
   *rel_err = r != 0 ? *abs_err / fabs(r) : (*abs_err ? INFINITY : 0);
+  if (ref->acc_f64) return *abs_err <= acc_f64_tolerance(op, t, ref);
   if (op == RJ_OP_PROD) return *abs_err <= prod_tolerance(t, ref->n) * fabs(r);
   if (op != RJ_OP_SUM && op != RJ_OP_MEAN) return g == r; /* max / min are exact */
   return *abs_err <= tolerance(t) * ref->mag;

@@ -157,8 +157,7 @@ static void ref_rows(const rj_tensor *t, int64_t outputs, int64_t len, offset_fn
                      const void *cx, const void *src, hr_value *ref) {
   for (int64_t p = 0; p < outputs; p++) {
     hr_value *a = &ref[p];
-    a->f = a->mag = 0;
-    a->u = 0;
+    *a = (hr_value){0};
     if (t->op == RJ_OP_ARGMAX || t->op == RJ_OP_ARGMIN)
       ref_arg(t, len, off, cx, src, p, a);
     else if (t->op == RJ_OP_LOGSUMEXP)

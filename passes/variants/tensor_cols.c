@@ -148,7 +148,7 @@ static void load_row(pass_emit *e, const rj_tensor *t, const cols_plan *p, const
   LLVMTypeRef ty = pass_type(e, t->dtype);
   LLVMValueRef ptr = pass_gep(e, ty, rowbase, LLVMBuildMul(e->B, r, z->RS, ""));
   if (fast) {
-    tns_load_vec(e, t->dtype, pass_gep(e, ty, ptr, k0), p->vec, x);
+    tns_load_vec(e, t, pass_gep(e, ty, ptr, k0), p->vec, x);
     return;
   }
   for (int k = 0; k < p->vec; k++) {
@@ -156,7 +156,7 @@ static void load_row(pass_emit *e, const rj_tensor *t, const cols_plan *p, const
     LLVMValueRef in = LLVMBuildICmp(e->B, LLVMIntSLT, col, z->K, "");
     LLVMValueRef cc =
         LLVMBuildSelect(e->B, in, col, LLVMBuildSub(e->B, z->K, tns_i64(e, 1), ""), "");
-    LLVMValueRef v = tns_load(e, t->dtype, pass_gep(e, ty, ptr, LLVMBuildMul(e->B, cc, z->KS, "")));
+    LLVMValueRef v = tns_load(e, t, pass_gep(e, ty, ptr, LLVMBuildMul(e->B, cc, z->KS, "")));
     x[k] = st_on(t) ? v : tns_or_identity(e, t, in, v); /* (states: never stored) */
   }
 }
@@ -433,7 +433,7 @@ static void store_columns(cols_emit *c, LLVMValueRef ws, LLVMValueRef base, LLVM
                      pass_gep(e, acc_ty, ws, LLVMBuildAdd(e->B, base, tns_i64(e, k), "")));
     else
       tns_store(e, c->t, c->dst, LLVMBuildAdd(e->B, base, tns_i64(e, k), ""),
-                pass_mean(e, c->t->op, c->t->dtype, tot[k], c->z.R));
+                tns_mean(e, c->t, tot[k], c->z.R));
     pass_if_end(e, &in);
   }
 }

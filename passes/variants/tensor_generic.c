@@ -58,7 +58,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     pass_if in;
     pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, ri, len, ""));
     LLVMValueRef off = LLVMBuildAdd(e->B, base, tns_fused_offset(e, &v, true, ri), "");
-    tns_fold_elem(e, t, acc[u], tns_load(e, t->dtype, pass_gep(e, ty, src, off)),
+    tns_fold_elem(e, t, acc[u], tns_load(e, t, pass_gep(e, ty, src, off)),
                   tns_elem_idx(e, t, NULL, ri), NULL);
     pass_if_end(e, &in);
   }
@@ -68,8 +68,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   for (int m = G / 2; m >= 1; m /= 2)
     masks[nm++] = m;
   val = tns_bfly_tree(e, t, val, pass_i32(e, -1), masks, nm, G);
-  tns_store_lane0(e, t, dst, out, pass_mean(e, t->op, t->dtype, val, tns_i64(e, v.reduce_len)),
-                  valid, lane);
+  tns_store_lane0(e, t, dst, out, tns_mean(e, t, val, tns_i64(e, v.reduce_len)), valid, lane);
   LLVMBuildRetVoid(e->B);
   return RJ_OK;
 }

@@ -49,8 +49,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_loop l;
   pass_loop_begin(e, &l, lo, hi, tns_i64(e, 1));
   LLVMValueRef off = LLVMBuildAdd(e->B, base, tns_fused_offset(e, &v, true, l.i), "");
-  tns_fold_elem(e, t, acc, tns_load(e, t->dtype, pass_gep(e, ty, src, off)),
-                tns_elem_idx(e, t, NULL, l.i), NULL);
+  tns_fold_elem(e, t, acc, tns_load(e, t, pass_gep(e, ty, src, off)), tns_elem_idx(e, t, NULL, l.i),
+                NULL);
   pass_loop_end(e, &l);
   LLVMValueRef val = LLVMBuildLoad2(e->B, tns_acc_type(e, t), acc, "");
   static const int masks[5] = {1, 2, 4, 8, 16}; /* ascending: lane 0 keeps index order */
