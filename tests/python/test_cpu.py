@@ -702,6 +702,18 @@ def test_scalar_ops():
     assert "takes integer" in e.message
 
 
+def test_acc_dtype_requests():
+    A = _arrays
+    r = A.tensor_request((4, 8), None, (1,), "bf16", "mean", acc_dtype="f64")
+    assert r["acc_dtype"] == "f64"
+    assert "acc_dtype" not in A.tensor_request((4, 8), None, (1,), "bf16", "mean")
+    assert redjit.canonical(r)["acc_dtype"] == "f64"
+    assert "add.rn.f64" in redjit.compile(r, target="sm_90").ptx
+    e = raises(redjit.RedjitError, redjit.compile,
+               A.tensor_request((4, 8), None, (1,), "f32", "max", acc_dtype="f64"), target="sm_90")
+    assert e.status == "RJ_EINVAL" and e.message.startswith("acc_dtype: "), e.message
+
+
 def test_state_ops_requests():
     A = _arrays
     r = A.tensor_request((4, 8), None, (1,), "f32", "var", correction=0)

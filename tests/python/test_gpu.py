@@ -421,6 +421,35 @@ def test_torch_scalar_ops():
     assert not bad, bad[:10]
 
 
+def test_torch_acc_f64():
+    """acc_dtype="f64": sum / mean / prod of f16, bf16, f32 accumulated in f64 and rounded once,
+    against torch's f64 reduction rounded to the dtype (within an ulp of it: the two f64 sums may
+    differ in their last bits); a cancellation that an f32 accumulator loses comes out exact."""
+    torch = _torch()
+    torch.manual_seed(2)
+    bad = []
+    for dt in (torch.float16, torch.bfloat16, torch.float32):
+        eps = torch.finfo(dt).eps
+        # in [1/8, 3/8): a full sum of 111000 stays finite in f16
+        base = ((torch.rand(37, 3000, device="cuda", dtype=torch.float64) + 0.5) / 4).to(dt)
+        for vname, x in _views(torch, base):
+            for axis in (None, 0, 1):
+                dim = tuple(range(x.dim())) if axis is None else axis
+                for op, f in (("sum", torch.sum), ("mean", torch.mean)):
+                    y = redjit.reduce(x, op, axis, acc_dtype="f64")
+                    ref = f(x.double(), dim=dim)
+                    if y.dtype != dt or not torch.allclose(y.double(), ref, rtol=eps, atol=0):
+                        err = ((y.double() - ref).abs() / ref.abs()).max().item()
+                        bad.append((dt, vname, op, axis, err))
+    x = torch.ones(4099, device="cuda", dtype=torch.float32)
+    x[0], x[-1] = 2.0**25, -(2.0**25)
+    y = redjit.reduce(x, "sum", acc_dtype="f64")
+    assert y.item() == 4097.0, y.item()
+    assert redjit.reduce(x.view(1, -1), "sum", 1, acc_dtype="f64", dynamic=True).item() == 4097.0
+    torch.cuda.synchronize()
+    assert not bad, bad[:10]
+
+
 def test_torch_state_ops():
     """argmax / argmin (exact, ties), var / std (corrections, offset data), logsumexp (large and
     -inf rows) against torch, on contiguous, transposed and sliced views."""

@@ -467,7 +467,7 @@ def _check_out(o, a, kept, want):
         raise RedjitError("RJ_EINVAL", f"out: must be contiguous (row-major); strides {o.strides}")
 
 
-def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction):
+def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction, acc_dtype):
     """What a repeated reduce of this layout needs: (C function, handle, third argument, kept
     shape).  Not dynamic: rj_tensor_launch of the kernel rj_compile made for the request (the
     context owns it), then the parsed request is freed.  Dynamic: rj_reduce of the parsed
@@ -481,7 +481,7 @@ def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction):
     else:
         _check_out(o, a, kept, _out_dtype(op, a.dtype))
     rq = tensor_request(a.shape, a.strides, axes, a.dtype, op, nan, accum, deterministic, dynamic,
-                        correction)
+                        correction, acc_dtype)
     opts = c.options(a.device)
     if dynamic:
         rkey = json.dumps(rq, sort_keys=True)
@@ -526,7 +526,7 @@ def _torch_seen():
 
 
 def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, stream=None,
-           deterministic=True, dynamic=False, correction=None):
+           deterministic=True, dynamic=False, correction=None, acc_dtype=None):
     """Reduces x (a torch CUDA tensor, a __cuda_array_interface__ array, or a CUDA __dlpack__
     object) over `axis` (None: every dim; an int or a tuple, negatives from the end) with op
     (a name of OP: "sum", "max", "min", "prod", "and" / "or" / "xor" of integers, "argmax" /
@@ -535,7 +535,8 @@ def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, st
     (allocated by x's framework when None: the kept dims, row-major, shape () for a full
     reduction), on `stream` (None: the framework's current stream) without waiting.  Returns out.
     argmax / argmin write int64 indices (the first of ties; out allocated as int64); var / std
-    divide by N - correction (None: 1, as torch.var)."""
+    divide by N - correction (None: 1, as torch.var).  acc_dtype="f64" accumulates sum / prod /
+    mean of f16, bf16 and f32 in f64, rounded once to x's dtype (None: f32)."""
     try:
         c = _tls.ctx
     except AttributeError:
@@ -549,10 +550,10 @@ def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, st
         dev = x.get_device()
         if out is None:
             tkey = (x.shape, x.stride(), x.dtype, dev, axis, op, nan, accum, deterministic,
-                    dynamic, correction)
+                    dynamic, correction, acc_dtype)
         elif out.__class__ is _TENSOR and out.is_cuda:
             tkey = (x.shape, x.stride(), x.dtype, dev, axis, op, nan, accum, deterministic,
-                    dynamic, correction, out.shape, out.is_contiguous(), out.dtype,
+                    dynamic, correction, acc_dtype, out.shape, out.is_contiguous(), out.dtype,
                     out.get_device())
         e = c.memo.get(tkey)
         if e is not None:
@@ -567,24 +568,24 @@ def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, st
                 raise c.fail(s)
             return out
     return _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, deterministic,
-                             dynamic, correction)
+                             dynamic, correction, acc_dtype)
 
 
 def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, deterministic, dynamic,
-                      correction):
+                      correction, acc_dtype):
     """reduce for any array (and a torch layout seen for the first time): the arrays described,
     their layout looked up in the memo or prepared."""
     a = describe(x)
     o = None if out is None else describe(out, "out")
     key = (a.shape, a.strides, a.dtype, a.device, axis, op, nan, accum, deterministic, dynamic,
-           correction, None if o is None else (o.shape, o.strides, o.dtype, o.device))
+           correction, acc_dtype, None if o is None else (o.shape, o.strides, o.dtype, o.device))
     _memo_room(c, 1 if tkey is None else 2)
     if c.deferred:
         c.release_deferred()
     e = c.memo.get(key)
     if e is None:
         e = c.memo[key] = _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic,
-                                   correction)
+                                   correction, acc_dtype)
     if tkey is not None:
         c.memo[tkey] = e
     elif a.framework == "torch" and _TENSOR is None:

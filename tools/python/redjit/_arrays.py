@@ -73,10 +73,11 @@ def kept_shape(shape, axes):
 
 
 def tensor_request(shape, strides, axes, dtype, op="sum", nan="propagate", accum=False,
-                   deterministic=True, dynamic=False, correction=None):
+                   deterministic=True, dynamic=False, correction=None, acc_dtype=None):
     """The JSON dict of a tensor request (op: a name, or a redjit.Custom).  shape: the source view's sizes (a 0-d array is [1]);
     strides: element strides or None (row-major); axes: normalised dims (normalize_axes);
-    correction: var / std's divisor N - correction (None: the default, 1)."""
+    correction: var / std's divisor N - correction (None: the default, 1); acc_dtype: "f64" to
+    accumulate sum / prod / mean of f16, bf16, f32 in f64 (None: the default)."""
     if dtype not in ITEMSIZE:
         raise _einval(f"dtype: unknown value {dtype!r}")
     if len(shape) == 0:  # a 0-d array: one element
@@ -97,6 +98,8 @@ def tensor_request(shape, strides, axes, dtype, op="sum", nan="propagate", accum
         req["dynamic"] = True
     if correction is not None:
         req["correction"] = int(correction)
+    if acc_dtype is not None:
+        req["acc_dtype"] = acc_dtype
     if custom:
         req["combine"] = op.combine()
     return req
