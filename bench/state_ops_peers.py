@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """State ops against their peers: redjit's sum, argmax, argmin, var, std, logsumexp (through the
-Python package, redjit.reduce) and a custom sum (op "custom", an fadd combine given as LLVM IR,
+Python package, redjit.reduce), sum accumulated in f64 ("sum64": acc_dtype "f64") and a custom sum (op "custom", an fadd combine given as LLVM IR,
 through the C API: the package has no combine argument) against torch.sum / argmax / argmin /
-var / std / logsumexp and cupy.sum / argmax / argmin / var / std (cupyx logsumexp where present),
+var / std / logsumexp and cupy.sum / argmax / argmin / var / std (cupyx logsumexp where present;
+sum64: torch.sum and cupy.sum with dtype float64, whose f64 output is their rounding),
 on f32 shapes 2^24 and 2^28 (1-D, full reductions), 4096 x 4096 rows (axis 1) and 4096 x 4096
 columns (axis 0).  GB/s count the input read once and the output written once.
 
@@ -46,13 +47,15 @@ SHAPES = {  # name: (shape, axes)
     "rows": ([4096, 4096], [1]),
     "cols": ([4096, 4096], [0]),
 }
-OPS = ["sum", "custom", "argmax", "argmin", "var", "std", "logsumexp"]
+OPS = ["sum", "sum64", "custom", "argmax", "argmin", "var", "std", "logsumexp"]
 ADD_IR = "define float @add(float %a, float %b) {\n  %c = fadd float %a, %b\n  ret float %c\n}\n"
 STEADY_BYTES = 2 << 30
 
 
 def request(op, shape, axes):
     r = {"kind": "tensor", "op": op, "dtype": "f32", "shape": shape, "axes": axes}
+    if op == "sum64":
+        r.update(op="sum", acc_dtype="f64")
     if op == "custom":
         r["combine"] = {"ir": ADD_IR, "function": "add", "identity": -0.0, "commutative": True}
     return r
@@ -105,13 +108,16 @@ class CustomSum:
 def peers(torch, cupy, cupyx_lse, op, dim):
     """name -> fn(x, cx) for the peers of op (those that exist)"""
     t = {"sum": lambda x, c: torch.sum(x, dim=dim), "custom": None,
+         "sum64": lambda x, c: torch.sum(x, dim=dim, dtype=torch.float64),
          "argmax": lambda x, c: torch.argmax(x, dim=dim),
          "argmin": lambda x, c: torch.argmin(x, dim=dim),
          "var": lambda x, c: torch.var(x, dim=dim), "std": lambda x, c: torch.std(x, dim=dim),
          "logsumexp": lambda x, c: torch.logsumexp(x, dim=dim)}[op]
     out = {"torch": t} if t else {}
     if cupy is not None:
-        c = {"sum": lambda x, c: cupy.sum(c, axis=dim), "argmax": lambda x, c: cupy.argmax(c, axis=dim),
+        c = {"sum": lambda x, c: cupy.sum(c, axis=dim),
+             "sum64": lambda x, c: cupy.sum(c, axis=dim, dtype=cupy.float64),
+             "argmax": lambda x, c: cupy.argmax(c, axis=dim),
              "argmin": lambda x, c: cupy.argmin(c, axis=dim),
              "var": lambda x, c: cupy.var(c, axis=dim, ddof=1),
              "std": lambda x, c: cupy.std(c, axis=dim, ddof=1)}.get(op)
@@ -168,6 +174,9 @@ def run_shape(torch, triton, cupy, cupyx_lse, args, name, custom):
         gb = lambda ms, ob=ob: (nbytes + ob) / (ms * 1e6)  # noqa: E731
         if op == "custom":
             ours = lambda x, c=None, y=y: custom(x, y, shape, axes)  # noqa: E731
+        elif op == "sum64":
+            ours = lambda x, c=None, y=y: redjit.reduce(x, "sum", tuple(axes), out=y,  # noqa: E731
+                                                        acc_dtype="f64")
         else:
             ours = lambda x, c=None, y=y, op=op: redjit.reduce(x, op, tuple(axes), out=y)  # noqa: E731
         ref = torch.sum(x, dim=dim) if op == "custom" else peers(torch, None, None, op, dim)["torch"](x, None)
