@@ -615,6 +615,21 @@ add("bad-tns-force-rows-cols", tensor("sum", "f32", [1000, 64], [0], variant="te
 add("bad-tns-force-cols-rows", tensor("max", "f32", [64, 1000], [1], variant="tensor_cols"))
 add("tns-force-rows", tensor("min", "i32", [64, 1000], [1], variant="tensor_rows"))
 add("tns-force-cols", tensor("min", "i32", [1000, 64], [0], variant="tensor_cols"))
+# "acc_dtype": "f64": sum / prod / mean of f16 / bf16 / f32 folded in f64 on every tensor variant
+ACC64 = [("sum", "f32", [20000, 40], [1], {}), ("mean", "bf16", [1025, 257], [0], {}),
+         ("prod", "f16", [5, 7, 11], [0, 2], {"nan": "ignore"}), ("sum", "f32", [100003], None, {}),
+         ("sum", "f16", [3, 100003], [1], {"dynamic": True}),
+         ("sum", "f32", [1025, 257], [0], {"dynamic": True, "accum": True}),
+         ("sum", "f32", [268435456], None, {}), ("mean", "f64", [64, 1000], [1], {})]
+for i, (op, dt, shape, axes, kw) in enumerate(ACC64):
+    add("tns-acc64-%s-%s" % (tlabel(shape, axes), tag(op, dt)),
+        tensor(op, dt, shape, axes, acc_dtype="f64", **kw), ["sm_90", "sm_80", "sm_100a"][i % 3])
+add("tns-acc32-default-bf16", tensor("sum", "bf16", [64, 1000], [1], acc_dtype="f32"))
+for label, r in (("max", tensor("max", "f32", [64, 1000], [1], acc_dtype="f64")),
+                 ("i32", tensor("sum", "i32", [64, 1000], [1], acc_dtype="f64")),
+                 ("f64-f32", tensor("sum", "f64", [64, 1000], [1], acc_dtype="f32")),
+                 ("argmax", tensor("argmax", "f32", [64, 1000], [1], acc_dtype="f64"))):
+    add("bad-tns-acc64-" + label, r)
 # dynamic ("dynamic": true): runtime-size kernels for rows and columns; generic stays constant
 DYN = [("sum", "f32", [268435456], None, None, {}),
        ("max", "bf16", [4096, 4096], [1], None, {"nan": "ignore"}),
