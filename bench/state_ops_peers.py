@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """State ops against their peers: redjit's sum, argmax, argmin, var, std, logsumexp (through the
-Python package, redjit.reduce), sum accumulated in f64 ("sum64": acc_dtype "f64") and a custom sum (op "custom", an fadd combine given as LLVM IR,
-through the C API: the package has no combine argument) against torch.sum / argmax / argmin /
+Python package, redjit.reduce), sum accumulated in f64 ("sum64": acc_dtype "f64") and a custom
+sum (op "custom", an fadd combine given as LLVM IR, through the C API) against torch.sum / argmax / argmin /
 var / std / logsumexp and cupy.sum / argmax / argmin / var / std (cupyx logsumexp where present;
 sum64: torch.sum and cupy.sum with dtype float64, whose f64 output is their rounding),
 on f32 shapes 2^24 and 2^28 (1-D, full reductions), 4096 x 4096 rows (axis 1) and 4096 x 4096

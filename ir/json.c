@@ -647,14 +647,15 @@ static rj_status get_treduce_combine(P *p, const cJSON *o, rj_treduce *t) {
 /* "acc_dtype" of a tensor request: "f64", or "f32" where that is the default (validation checks
  * which ops and dtypes take f64). */
 static rj_status get_acc_dtype(P *p, const cJSON *o, rj_dtype dtype, int *acc_f64) {
+  static const char *const names[] = {"f32", "f64"};
   int v = -1;
-  rj_status s = get_enum(p, o, "", "acc_dtype", dtype_names, 8, false, &v);
-  if (s || v < 0 || v == RJ_F64) {
-    *acc_f64 = v == RJ_F64;
+  rj_status s = get_enum(p, o, "", "acc_dtype", names, 2, false, &v);
+  if (s || v != 0) {
+    *acc_f64 = v == 1;
     return s;
   }
-  if (v != RJ_F32 || dtype == RJ_F64 || !ir_dtype(dtype)->is_float)
-    return bad(p, "expected \"f64\" (or \"f32\", the default of f16, bf16 and f32 inputs)");
+  if (dtype == RJ_F64 || !ir_dtype(dtype)->is_float)
+    return bad(p, "\"f32\" is the accumulator of f16, bf16 and f32 inputs only");
   return RJ_OK;
 }
 

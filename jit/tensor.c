@@ -8,6 +8,11 @@
 
 _Static_assert(PASS_PLAN_NP <= JIT_TENSOR_MAXP, "jit_targs holds every size parameter");
 
+/* acc_dtype "f64" where it changes the kernel (an f64 input accumulates in f64 either way) */
+static bool wide_acc(const rj_tensor *t) {
+  return t->acc_f64 && t->dtype != RJ_F64;
+}
+
 static bool same_tensor(const rj_tensor *a, const rj_tensor *b) {
   if (a->op != b->op || a->dtype != b->dtype || a->ndim != b->ndim || a->naxes != b->naxes ||
       a->has_strides != b->has_strides || a->accum != b->accum || a->nan != b->nan ||
@@ -20,7 +25,7 @@ static bool same_tensor(const rj_tensor *a, const rj_tensor *b) {
       return false;
   for (int i = 0; i < a->naxes; i++)
     if (a->axes[i] != b->axes[i]) return false;
-  if (a->values != b->values || a->acc_f64 != b->acc_f64) return false;
+  if (a->values != b->values || wide_acc(a) != wide_acc(b)) return false;
   if (a->op == RJ_OP_CUSTOM) /* the combine's text decides, not where it lies */
     return a->combine_ir && b->combine_ir && a->combine_identity == b->combine_identity &&
            a->combine_commutative == b->combine_commutative &&

@@ -4,7 +4,8 @@
 # of 2^21+ elements: the streaming split, two rounds per thread) x the four input
 # styles (seed bits 3-4), NaN propagated (seeds 1, 9) and ignored (17, 25).  The full suite is
 # tests/test_gpu_tensor_state.c (longer than one device call on one H100 in one process: its
-# cases, CK_RUN_CASE=shapes0 ... splits2, run side by side).  Prints one line per failing case, then the counts; exit 1 on any failure.
+# cases, CK_RUN_CASE=shapes0 ... splits2, run side by side).  Prints one line per failing case,
+# then the counts; exit 1 on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 cli=${CARRY:-carry}/redjit

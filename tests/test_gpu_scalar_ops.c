@@ -8,6 +8,8 @@
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
 
 static rj_ctx *ctx;
 static int gpu, cases_run;
@@ -111,7 +113,8 @@ END_TEST
 
 /* acc_dtype "f64": sum, prod and mean of f16 / bf16 / f32 on every tensor view and variant,
  * constant and runtime-size, NaN both ways (sum, prod), accum (sum, prod); `run` holds them to the
- * output's rounding plus f64 roundoff (docs/CLI.md), which an f32 accumulator does not meet. */
+ * output's rounding plus f64 roundoff (docs/CLI.md: an f32 accumulator fails that for f32 outputs;
+ * for f16 / bf16 the exact cases below tell the accumulators apart). */
 START_TEST(tensor_acc_f64) {
   if (!gpu) return;
   const tcase *c = &tensor_cases[_i];
@@ -131,50 +134,85 @@ START_TEST(tensor_acc_f64) {
                     : k == 2 ? ",\"nan\":\"ignore\""
                     : k == 3 ? ",\"accum\":true"
                              : ""),
-            2, k == 2 ? 3 : 0);
+            2, k == 1 ? 0 : 3);
       }
     }
 }
 END_TEST
 
-/* a cancellation an f32 accumulator loses: 2^25, n - 2 ones, -2^25 sums to exactly n - 2 in f64
- * (in f32, 2^25 + 1 is 2^25); rows, a long 1-D input (several CTAs) and cols */
-START_TEST(acc_f64_exact) {
-  if (!gpu) return;
+/* Sums whose one correct rounding neither an f32 accumulator nor a rounding through f32 to
+ * nearest gives (element bits; an element not named is `rest`):
+ *  - cancellations: 2^25, ones, -2^25 sum to exactly len - 2 in f64 (in f32, 2^25 + 1 is 2^25);
+ *  - ties broken by a tiny element: f16 1 + 2^-11 + 2^-24 is 0x3c01 rounded once, 0x3c00 through
+ *    f32 to nearest (1 + 2^-11, a tie, to even); bf16 1 + 2^-8 + 2^-24 likewise 0x3f81. */
+typedef struct exact_case {
+  const char *dtype;
+  int len;                       /* elements per reduction */
+  uint32_t first[3], last, rest; /* bits of elements 0..2 (0: rest), of the last one, others */
+  uint32_t want;                 /* the result's bits (0: float len - 2, the f32 cancellation) */
+} exact_case;
+static const exact_case exact_cases[] = {
+    {"f32", 3000001, {0x4c000000, 0, 0}, 0xcc000000, 0x3f800000, 0},
+    {"bf16", 2097154, {0x4c00, 0, 0}, 0xcc00, 0x3f80, 0x4a00},
+    {"f16", 3000001, {0x3c00, 0x1000, 0x0001}, 0, 0, 0x3c01},
+    {"bf16", 3000001, {0x3f80, 0x3b80, 0x3380}, 0, 0, 0x3f81},
+};
+
+static uint32_t exact_bits(const exact_case *c, int i) {
+  if (i < 3 && c->first[i]) return c->first[i];
+  return i == c->len - 1 && c->last ? c->last : c->rest;
+}
+
+/* one exact case on rows ([4, len], axis 1), one 1-D input (len: several CTAs) and columns */
+static void exact_views(const exact_case *c, void *h, int width) {
   static const char *const views[] = {"\"shape\":[4,%d],\"axes\":[1]", "\"shape\":[%d]",
                                       "\"shape\":[%d,4],\"axes\":[0]"};
-  const int n = 3000001;
-  float *h = malloc(sizeof(float) * 4 * (size_t)n), *out = malloc(sizeof(float) * 4);
-  ck_assert_ptr_nonnull(h);
+  float f = (float)(c->len - 2);
+  uint32_t want = c->want, got[4] = {0};
+  if (!want) memcpy(&want, &f, sizeof want);
   for (int v = 0; v < 3; v++) {
-    int rows = v == 1 ? 1 : 4, len = v == 1 ? 4 * n : n;
-    for (int r = 0; r < rows * len; r++) {
-      int i = v == 2 ? r / 4 : r % len; /* the element's place in its reduction */
-      h[r] = i == 0 ? 0x1p25f : i == len - 1 ? -0x1p25f : 1.0f;
+    int rows = v == 1 ? 1 : 4, len = c->len;
+    for (int r = 0; r < 4 * len; r++) {
+      uint32_t b = exact_bits(c, v == 2 ? r / 4 : r % len); /* its place in its reduction */
+      if (width == 4)
+        ((uint32_t *)h)[r] = b;
+      else
+        ((uint16_t *)h)[r] = (uint16_t)b;
     }
     char view[64];
     snprintf(view, sizeof view, views[v], len);
     rj_request q;
     rjt_parse(ctx,
-              rjt_fmt("{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",%s,"
+              rjt_fmt("{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"%s\",%s,"
                       "\"acc_dtype\":\"f64\"}",
-                      view),
+                      c->dtype, view),
               &q);
     uint64_t src = 0, dst = 0;
-    ck_assert_int_eq(rj_device_alloc(ctx, 0, sizeof(float) * 4 * (size_t)n, &src), RJ_OK);
-    ck_assert_int_eq(rj_device_alloc(ctx, 0, sizeof(float) * 4, &dst), RJ_OK);
-    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, src, h, sizeof(float) * 4 * (size_t)n), RJ_OK);
+    size_t bytes = (size_t)width * 4 * (size_t)c->len;
+    ck_assert_int_eq(rj_device_alloc(ctx, 0, bytes, &src), RJ_OK);
+    ck_assert_int_eq(rj_device_alloc(ctx, 0, sizeof got, &dst), RJ_OK);
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, src, h, bytes), RJ_OK);
     ck_assert_int_eq(rj_reduce(ctx, &q, NULL, src, dst, NULL), RJ_OK);
-    ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, out, dst, sizeof(float) * (size_t)rows), RJ_OK);
-    for (int r = 0; r < rows; r++)
-      ck_assert_msg(out[r] == (float)(len - 2), "view %d output %d: %.1f, expected %d", v, r,
-                    (double)out[r], len - 2);
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, got, dst, (size_t)(width * rows)), RJ_OK);
+    for (int r = 0; r < rows; r++) {
+      uint32_t g = width == 4 ? got[r] : ((uint16_t *)got)[r];
+      ck_assert_msg(g == want, "%s view %d output %d: bits 0x%x, expected 0x%x", c->dtype, v, r, g,
+                    want);
+    }
     rj_device_free(ctx, 0, src);
     rj_device_free(ctx, 0, dst);
     cases_run++;
   }
+}
+
+START_TEST(acc_f64_exact) {
+  if (!gpu) return;
+  const exact_case *c = &exact_cases[_i];
+  int width = strcmp(c->dtype, "f32") == 0 ? 4 : 2;
+  void *h = malloc((size_t)width * 4 * (size_t)c->len);
+  ck_assert_ptr_nonnull(h);
+  exact_views(c, h, width);
   free(h);
-  free(out);
 }
 END_TEST
 
@@ -305,7 +343,7 @@ int main(void) {
   tcase_set_timeout(ta, 600);
   tcase_add_checked_fixture(ta, setup, teardown);
   tcase_add_loop_test(ta, tensor_acc_f64, 0, NTENSOR);
-  tcase_add_test(ta, acc_f64_exact);
+  tcase_add_loop_test(ta, acc_f64_exact, 0, (int)(sizeof exact_cases / sizeof exact_cases[0]));
   suite_add_tcase(s, ta);
   int failed = rjt_run_in_process(s);
   printf("%d scalar-op request cases run\n", cases_run);

@@ -347,7 +347,8 @@ int main(void) {
   tcase_add_test(tc, bench_bytes);
   suite_add_tcase(s, tc);
   for (int i = 0; i < NSPLITS; i++) {
-    static const char *const names[NSPLITS] = {"splits0", "splits1", "splits2"};
+    static const char *const names[] = {"splits0", "splits1", "splits2"};
+    _Static_assert(sizeof names / sizeof names[0] == NSPLITS, "a case name per split shape");
     TCase *ts = tcase_create(names[i]);
     tcase_set_timeout(ts, 1200);
     tcase_add_checked_fixture(ts, setup, teardown);

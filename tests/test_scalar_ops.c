@@ -276,8 +276,11 @@ START_TEST(refusals) {
   refused(rjt_fmt(TENSOR, "var", "f16", ROWS ",\"acc_dtype\":\"f64\""), "acc_dtype:");
   refused(rjt_fmt(TENSOR, "sum", "i32", ROWS ",\"acc_dtype\":\"f64\""),
           "acc_dtype: \"f64\" applies to float dtypes, not i32");
-  refused(rjt_fmt(TENSOR, "sum", "f64", ROWS ",\"acc_dtype\":\"f32\""), "acc_dtype: expected");
-  refused(rjt_fmt(TENSOR, "sum", "f32", ROWS ",\"acc_dtype\":\"i64\""), "acc_dtype: expected");
+  refused(rjt_fmt(TENSOR, "sum", "f64", ROWS ",\"acc_dtype\":\"f32\""),
+          "acc_dtype: \"f32\" is the accumulator of f16, bf16 and f32 inputs only");
+  refused(rjt_fmt(TENSOR, "sum", "i32", ROWS ",\"acc_dtype\":\"f32\""), "acc_dtype: \"f32\"");
+  refused(rjt_fmt(TENSOR, "sum", "f32", ROWS ",\"acc_dtype\":\"i64\""),
+          "acc_dtype: unknown value \"i64\" (one of: f32 f64)");
   refused(rjt_fmt(TENSOR, "sum", "f32", ROWS ",\"acc_dtype\":\"f128\""),
           "acc_dtype: unknown value");
   refused(rjt_fmt(SHARED, "sum", "f32", ",\"acc_dtype\":\"f64\""), "acc_dtype");
@@ -293,6 +296,10 @@ START_TEST(refusals) {
   rj_kernel *k = NULL;
   ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
   HAS(rj_errmsg(ctx), "accum: op \"mean\"");
+  r.u.tensor.accum = 0;
+  r.u.tensor.acc_f64 = 2;
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "acc_dtype: acc_f64 2, expected 0 or 1");
   /* accepted: prod / and / or / xor with accum and prod with nan ignore */
   rjt_parse(ctx, rjt_fmt(TENSOR, "prod", "f32", ROWS ",\"accum\":true,\"nan\":\"ignore\""), &r);
   rjt_parse(ctx, rjt_fmt(TREDUCE, "xor", "u64", ",\"accum\":true"), &r);

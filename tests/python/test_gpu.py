@@ -422,7 +422,7 @@ def test_torch_scalar_ops():
 
 
 def test_torch_acc_f64():
-    """acc_dtype="f64": sum / mean / prod of f16, bf16, f32 accumulated in f64 and rounded once,
+    """acc_dtype="f64": sum / mean of f16, bf16, f32 accumulated in f64 and rounded once,
     against torch's f64 reduction rounded to the dtype (within an ulp of it: the two f64 sums may
     differ in their last bits); a cancellation that an f32 accumulator loses comes out exact."""
     torch = _torch()
@@ -446,6 +446,9 @@ def test_torch_acc_f64():
     y = redjit.reduce(x, "sum", acc_dtype="f64")
     assert y.item() == 4097.0, y.item()
     assert redjit.reduce(x.view(1, -1), "sum", 1, acc_dtype="f64", dynamic=True).item() == 4097.0
+    # one rounding: 1 + 2^-11 + 2^-24 is 1 + 2^-10 in f16 (through f32 to nearest it would tie to 1)
+    h = torch.tensor([1.0, 2.0**-11, 2.0**-24], device="cuda", dtype=torch.float16)
+    assert redjit.reduce(h, "sum", acc_dtype="f64").item() == 1.0 + 2.0**-10
     torch.cuda.synchronize()
     assert not bad, bad[:10]
 

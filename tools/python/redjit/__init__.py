@@ -536,7 +536,8 @@ def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, st
     reduction), on `stream` (None: the framework's current stream) without waiting.  Returns out.
     argmax / argmin write int64 indices (the first of ties; out allocated as int64); var / std
     divide by N - correction (None: 1, as torch.var).  acc_dtype="f64" accumulates sum / prod /
-    mean of f16, bf16 and f32 in f64, rounded once to x's dtype (None: f32)."""
+    mean of f16, bf16 and f32 in f64, rounded once to x's dtype (None: the dtype's default, f32
+    for those, f64 for f64)."""
     try:
         c = _tls.ctx
     except AttributeError:
