@@ -179,76 +179,60 @@ END_TEST
 /* The C API: the struct-state fields of rj_tile / rj_subgroup checked as rj_tensor's (a lift,
  * a result field, no accum); combine fields on other ops or primitives are refused; the
  * subgroup's primitive range grew by two. */
+/* q is refused by validation, the message holding msg */
+static void invalid(const rj_request *q, const char *msg) {
+  ck_assert_int_eq(rj_request_validate(ctx, q), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), msg), "\"%s\" not in \"%s\"", msg, rj_errmsg(ctx));
+}
+
 START_TEST(c_refusals) {
   rj_request r;
   rjt_parse(ctx, tile_json("f32", WARP_SHARED, combine(FSUM_IR, "fsum", "0", 1)), &r);
   ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_OK);
   rj_request q = r;
   q.u.tile.combine_nfields = 2; /* a struct state without its lift */
-  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.lift"), "%s", rj_errmsg(ctx));
+  invalid(&q, "combine.lift");
   snprintf(q.u.tile.combine_lift, sizeof q.u.tile.combine_lift, "l");
   ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_OK);
   q.u.tile.combine_result = 2;
-  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.result: 2, expected a field 0 .. 1"), "%s",
-                rj_errmsg(ctx));
+  invalid(&q, "combine.result: 2, expected a field 0 .. 1");
   q.u.tile.combine_result = 0, q.u.tile.accum = 1;
-  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "accum: not with a struct state"), "%s", rj_errmsg(ctx));
+  invalid(&q, "accum: not with a struct state");
   q = r;
   snprintf(q.u.tile.combine_finish, sizeof q.u.tile.combine_finish, "fin");
-  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.finish: applies only with combine.state"), "%s",
-                rj_errmsg(ctx));
+  invalid(&q, "combine.finish: applies only with combine.state");
   q = r;
   q.u.tile.combine_ir = NULL;
-  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.ir: required with op \"custom\""), "%s",
-                rj_errmsg(ctx));
+  invalid(&q, "combine.ir: required with op \"custom\"");
   q = r;
   q.u.tile.combine_commutative = 2;
-  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.commutative: 2, expected 0 or 1"), "%s",
-                rj_errmsg(ctx));
+  invalid(&q, "combine.commutative: 2, expected 0 or 1");
   /* op sum with a leftover combine field */
   q = r;
   q.u.tile.op = RJ_OP_SUM;
-  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "combine: applies only to op \"custom\""), "%s",
-                rj_errmsg(ctx));
+  invalid(&q, "combine: applies only to op \"custom\"");
   rj_request_init(&q, RJ_KIND_TILE);
   q.u.tile = r.u.tile;
   q.u.tile.op = RJ_OP_SUM;
   q.u.tile.combine_ir = NULL, q.u.tile.combine_fn[0] = 0, q.u.tile.combine_identity = 0;
   q.u.tile.combine_commutative = 0, q.u.tile.combine_result = 1;
-  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "combine: applies only to op \"custom\""), "%s",
-                rj_errmsg(ctx));
+  invalid(&q, "combine: applies only to op \"custom\"");
   /* subgroup */
   rj_request_init(&q, RJ_KIND_SUBGROUP);
   q.u.subgroup.primitive = RJ_PRIM_REDUCE_ALL_CUSTOM;
   q.u.subgroup.dtype = RJ_U64;
-  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.ir: required with op \"custom\""), "%s",
-                rj_errmsg(ctx));
+  invalid(&q, "combine.ir: required with op \"custom\"");
   q.u.subgroup.combine_ir = XOR64_IR;
-  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.function: required with op \"custom\""), "%s",
-                rj_errmsg(ctx));
+  invalid(&q, "combine.function: required with op \"custom\"");
   snprintf(q.u.subgroup.combine_fn, sizeof q.u.subgroup.combine_fn, "xor64");
   ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_OK);
   q.u.subgroup.combine_nfields = 1; /* a struct state: no combine.identity, a lift */
-  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "combine.lift"), "%s", rj_errmsg(ctx));
+  invalid(&q, "combine.lift");
   q.u.subgroup.combine_nfields = 0;
   q.u.subgroup.primitive = RJ_PRIM_REDUCE_XOR;
-  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "combine: applies only to op \"custom\""), "%s",
-                rj_errmsg(ctx));
+  invalid(&q, "combine: applies only to op \"custom\"");
   q.u.subgroup.primitive = (rj_primitive)(RJ_PRIM_REDUCE_ALL_CUSTOM + 1);
-  ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "primitive: unknown value"), "%s", rj_errmsg(ctx));
+  invalid(&q, "primitive: unknown value");
 }
 END_TEST
 
