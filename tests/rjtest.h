@@ -95,15 +95,21 @@ static inline void rjt_treduce_group(rj_treduce_group *g, rj_treduce_buf *b, int
   g->pingpong = 1;
 }
 
-/* A group of `ranks` 1-D f32 buffers of n elements at fake addresses (validation and compiles need
- * no GPU): rank r at 0x100000 * (r + 1), the destination at 0x900000, root 1, op; every other
- * field its default. */
+/* Fake addresses for g's buffers b (its src; validation and compiles need no GPU): rank r at
+ * 0x100000 * (r + 1), the destination at 0x900000. */
+static inline void rjt_fake_pointers(rj_treduce_group *g, rj_treduce_buf *b) {
+  for (int r = 0; r < g->ranks; r++)
+    b[r].ptr = 0x100000u * (uint64_t)(r + 1);
+  g->dst.ptr = 0x900000u;
+}
+
+/* A group of `ranks` 1-D f32 buffers of n elements at fake addresses (rjt_fake_pointers), root
+ * 1, op; every other field its default. */
 static inline void rjt_fake_group(rj_treduce_group *g, rj_treduce_buf *b, int ranks, int64_t n,
                                   rj_op op) {
   rj_treduce_group_init(g);
   for (int r = 0; r < ranks; r++) {
     memset(&b[r], 0, sizeof b[r]);
-    b[r].ptr = 0x100000u * (uint64_t)(r + 1);
     b[r].ndim = 1;
     b[r].shape[0] = n;
   }
@@ -111,9 +117,9 @@ static inline void rjt_fake_group(rj_treduce_group *g, rj_treduce_buf *b, int ra
   g->root = 1;
   g->src = b;
   g->dst = b[1];
-  g->dst.ptr = 0x900000u;
   g->op = op;
   g->dtype = RJ_F32;
+  rjt_fake_pointers(g, b);
 }
 
 /* Runs one request on the GPU and asserts it passes. */

@@ -17,25 +17,9 @@ static void teardown(void) {
 /* A valid 4-rank group of 64x32 f32 (fake pointers: validation needs no GPU). */
 static rj_treduce_buf bufs[4];
 static void group(rj_treduce_group *g) {
-  rj_treduce_group_init(g);
-  for (int r = 0; r < 4; r++) {
-    memset(&bufs[r], 0, sizeof bufs[r]);
-    bufs[r].ptr = 0x100000u * (uint64_t)(r + 1);
-    bufs[r].device = 0;
-    bufs[r].ndim = 2;
-    bufs[r].shape[0] = 64;
-    bufs[r].shape[1] = 32;
-  }
-  g->ranks = 4;
-  g->root = 1;
-  g->src = bufs;
-  g->dst = bufs[1];
-  g->dst.ptr = 0x900000u;
-  g->op = RJ_OP_SUM;
-  g->dtype = RJ_F32;
+  rjt_treduce_group(g, bufs, 4, 1, 64, 32, 1, RJ_OP_SUM, RJ_F32);
+  rjt_fake_pointers(g, bufs);
   g->tile[0] = 16;
-  g->tile[1] = 32;
-  g->pingpong = 1;
 }
 
 static void bad_group(const rj_treduce_group *g, const char *field) {
