@@ -24,11 +24,12 @@
 # fixed relative path (messages that quote it stay the same), the locale is C, and GPUs are
 # hidden (CUDA_VISIBLE_DEVICES=""), because tensor kernels are planned for the SM count of the
 # GPU present -- with none, for the default 132 SMs -- and that would make the PTX differ between
-# machines.  BUILD_DIR may also be the redjit executable itself.  JOBS=N runs N requests at a
+# machines.  The disk cache is off (REDJIT_CACHE_DISABLE=1): every request is compiled by the build
+# under test, never read back from an earlier build's cache.  BUILD_DIR may also be the redjit executable itself.  JOBS=N runs N requests at a
 # time (default 2); LIMIT=S stops a command after S seconds (default 60: it then records exit 124).
 # OUT_DIR must be new, empty, or an earlier output of this script (its files are replaced).
 set -euo pipefail
-export LC_ALL=C CUDA_VISIBLE_DEVICES=""
+export LC_ALL=C CUDA_VISIBLE_DEVICES="" REDJIT_CACHE_DISABLE=1
 
 usage() {
   sed -n "2,8p" "$0" | sed 's/^# \{0,1\}//' >&2
