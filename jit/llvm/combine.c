@@ -1,9 +1,9 @@
 /* op custom, the compiler library's side: the caller's combine parsed, screened and linked into
- * redjit's kernel (link_combine says what is checked), then the same O3 and NVPTX codegen.  It
- * runs in redjit-irc (rj_irc_compile_combine: jit/custom.c), or in the caller's process under
- * rj_options.ir_in_process / REDJIT_IR_IN_PROCESS=1; for redjit-irc, lowering leaves the kernel
- * as bitcode (jit_llvm_codegen_request). */
-#include "compiler.h"
+ * redjit's kernel (link_combine says what is checked), then the same O3 and NVPTX codegen.
+ * Lowering leaves an op custom kernel as bitcode (jit_llvm_codegen_request); the combine stage
+ * (jit/custom.c) hands it to jit_llvm_combine in redjit-irc (rj_irc_compile_combine), or in the
+ * caller's process under rj_options.ir_in_process / REDJIT_IR_IN_PROCESS=1. */
+#include "llvm.h"
 
 #include <llvm-c/BitReader.h>
 #include <llvm-c/BitWriter.h>
@@ -271,13 +271,7 @@ rj_status jit_llvm_codegen_request(rj_ctx *ctx, LLVMModuleRef M, const rj_reques
   ir_combine t;
   if (!ir_request_combine(req, &t))
     return jit_codegen(ctx, M, tg, k, k->text_now ? JIT_CG_TEXT : 0);
-  if (k->custom_here) { /* the IR text made now: it has the caller's combine in it */
-    char names[RJ_COMBINE_NAMES_MAX];
-    ir_combine_names(&t, names, sizeof names);
-    rj_status s = link_combine(ctx, M, *t.ir, strlen(*t.ir), names, tg);
-    return s ? s : jit_codegen(ctx, M, tg, k, JIT_CG_THEIRS | JIT_CG_TEXT);
-  }
-  LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(M); /* for redjit-irc */
+  LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(M); /* for the combine stage */
   size_t n = bc ? LLVMGetBufferSize(bc) : 0;
   if (bc && (k->custom_bc = malloc(n))) memcpy(k->custom_bc, LLVMGetBufferStart(bc), n);
   k->custom_bcn = k->custom_bc ? n : 0;

@@ -1,6 +1,6 @@
 /* The compiler library's entry (libredjit-llvm.so.VERSION exports rj_compiler_v1 alone): one-time
  * NVPTX registration, the context's LLVMContext made on its first compile, and the table. */
-#include "compiler.h"
+#include "llvm.h"
 
 #include <llvm-c/Target.h>
 #include <pthread.h>
@@ -35,9 +35,9 @@ static rj_status begin(rj_ctx *ctx) {
 }
 
 static rj_status lower(rj_ctx *ctx, const char *variant, const rj_request *req, const ir_target *tg,
-                       const rj_options *opt, rj_kernel *k, pass_plan *plan) {
+                       const rj_options *opt, rj_kernel *k) {
   rj_status s = begin(ctx);
-  return s ? s : jit_llvm_lower(ctx, variant, req, tg, opt, k, plan);
+  return s ? s : jit_llvm_lower(ctx, variant, req, tg, opt, k);
 }
 
 static rj_status module(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
@@ -47,9 +47,9 @@ static rj_status module(rj_ctx *ctx, const char *ir, size_t n, const char *entry
 }
 
 static rj_status combine(rj_ctx *ctx, const char *mod, size_t n, const char *ir, size_t irn,
-                         const char *fn, const ir_target *tg, rj_kernel *k) {
+                         const char *names, const ir_target *tg, rj_kernel *k) {
   rj_status s = begin(ctx);
-  return s ? s : jit_llvm_combine(ctx, mod, n, ir, irn, fn, tg, k);
+  return s ? s : jit_llvm_combine(ctx, mod, n, ir, irn, names, tg, k);
 }
 
 static rj_status text(rj_ctx *ctx, const rj_kernel *k, const ir_target *tg, char **ll,

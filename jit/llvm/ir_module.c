@@ -1,7 +1,7 @@
 /* A caller's module compiled in this process (the compiler library's side of rj_compile_ir, which
  * jit/compile_ir.c calls, in the caller's process or in redjit-irc): parse, refuse what would make
  * LLVM's backend end the process, codegen. */
-#include "compiler.h"
+#include "llvm.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/IRReader.h>

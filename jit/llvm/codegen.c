@@ -2,7 +2,7 @@
  * optimisation pipeline and emits PTX; prints the IR text before and after optimisation where
  * asked (caller IR, op custom, REDJIT_DUMP_DIR, or a kernel's text asked for later) (the compiler
  * library; the target and the PTX version are resolved before, by jit/target.c and jit/ptx.c). */
-#include "jit.h"
+#include "llvm.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
