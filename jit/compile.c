@@ -1,9 +1,10 @@
 /* The compile pipeline: validate -> dispatch -> plan -> key -> cache -> lower -> codegen (verify,
- * optimise, PTX).  jit_compile reads top to bottom like QBE's func(): one stage per line, the
- * same for every kind of request; what differs between kinds is in the variants' plans, which
- * decide the launch geometry too.  Every stage up to the caches runs here with no LLVM; lowering
- * and codegen are the compiler library's (jit/compiler.c loads it on the first miss; jit/llvm/ is
- * its side), and op custom's combine is linked in its own stage (jit/custom.c). */
+ * optimise, PTX) -> op custom's combine.  jit_compile reads top to bottom like QBE's func(): one
+ * stage per line, the same for every kind of request; what differs between kinds is in the
+ * variants' plans, which decide the launch geometry too.  Every stage up to the caches runs here
+ * with no LLVM; lowering and codegen are the compiler library's (jit/compiler.c loads it on the
+ * first miss; jit/llvm/ is its side), and op custom's combine is linked in its own stage
+ * (jit/custom.c). */
 #include "jit.h"
 
 #include <stdio.h>
