@@ -6,8 +6,6 @@
 #include "../passes/passes.h"
 #include "../runtime/rt.h"
 
-#include <llvm-c/Core.h>
-#include <llvm-c/TargetMachine.h>
 #include <stdatomic.h>
 
 /* One load of a kernel's PTX on one device (a kernel may be loaded on several GPUs at once: the
@@ -70,26 +68,17 @@ typedef struct jit_disk {
   long long hits, writes, evictions;
 } jit_disk;
 
-typedef struct jit_tm {
-  char target[16];
-  int ptx;
-  LLVMTargetMachineRef tm;
-  void *emitter;   /* tm's codegen pipeline kept across compiles (emitter.cpp); NULL: none yet */
-  bool no_emitter; /* one could not be made: each module is emitted through a fresh one */
-} jit_tm;
-
 struct rj_ctx {
   ir_err err;
-  LLVMContextRef llvm; /* made by the compiler library on the context's first compile */
-  jit_tm tms[16];
-  int ntms;
+  /* the compiler library's state (its LLVMContext, target machines: jit/llvm/llvm.h), made on
+   * the context's first compile and freed by the library's `release` */
+  struct jit_llvm *llvm;
   rj_kernel *kernels; /* cache */
   char *text;         /* the last explain / canonical text handed out */
   rt_cuda *cuda;      /* opened on first use */
   bool cuda_tried;
-  char cuda_why[256];  /* why the driver could not be opened */
-  char llvm_diag[512]; /* the first error LLVM diagnosed during codegen ("" if none) */
-  long long compiles;  /* kernels added to the cache (rj_ctx_compile_count) */
+  char cuda_why[256]; /* why the driver could not be opened */
+  long long compiles; /* kernels added to the cache (rj_ctx_compile_count) */
   long long memory_hits, nkernels;
   rj_kernel **table; /* the cache by key hash: chained buckets, a power of two of them */
   size_t nbuckets;

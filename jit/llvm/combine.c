@@ -247,10 +247,10 @@ static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size
       LLVMSetValueName2(f[r], decls[r], strlen(decls[r]));
       LLVMSetLinkage(f[r], LLVMExternalLinkage);
     }
-  ctx->llvm_diag[0] = 0;
+  ctx->llvm->diag[0] = 0;
   if (LLVMLinkModules2(M, C)) /* C is destroyed either way */
     return ir_fail(e, RJ_EINVAL, "combine.ir: does not link with redjit's kernel: %s",
-                   ctx->llvm_diag[0] ? ctx->llvm_diag : "?");
+                   ctx->llvm->diag[0] ? ctx->llvm->diag : "?");
   unsigned ai = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
   for (int r = 0; r < 3; r++) {
     LLVMValueRef g = LLVMGetNamedFunction(M, decls[r]);
@@ -284,7 +284,7 @@ rj_status jit_llvm_combine(rj_ctx *ctx, const char *mod, size_t n, const char *i
   LLVMModuleRef M = NULL;
   LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(mod, n, "redjit");
   rj_status s = RJ_OK;
-  if (!buf || LLVMParseBitcodeInContext2(ctx->llvm, buf, &M))
+  if (!buf || LLVMParseBitcodeInContext2(ctx->llvm->C, buf, &M))
     s = ir_fail(&ctx->err, RJ_ELLVM, "internal: redjit's kernel module does not read back");
   if (buf) LLVMDisposeMemoryBuffer(buf);
   if (!s) s = link_combine(ctx, M, ir, irn, names, tg);

@@ -7,6 +7,26 @@
 
 #include "../compiler.h"
 
+#include <llvm-c/TargetMachine.h>
+
+/* A target machine for one (target, PTX version), with its kept codegen pipeline. */
+typedef struct jit_tm {
+  char target[16];
+  int ptx;
+  LLVMTargetMachineRef tm;
+  void *emitter;   /* tm's codegen pipeline kept across compiles (emitter.cpp); NULL: none yet */
+  bool no_emitter; /* one could not be made: each module is emitted through a fresh one */
+} jit_tm;
+
+/* A context's LLVM (rj_ctx.llvm), made on its first compile (compiler_lib.c) and freed by the
+ * table's `release`. */
+struct jit_llvm {
+  LLVMContextRef C;
+  jit_tm tms[16];
+  int ntms;
+  char diag[512]; /* the first error LLVM diagnosed during codegen ("" if none) */
+};
+
 /* lower.c: the table's `lower` and `text`. */
 rj_status jit_llvm_lower(rj_ctx *ctx, const char *variant, const rj_request *req,
                          const ir_target *tg, const rj_options *opt, rj_kernel *k);

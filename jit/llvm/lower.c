@@ -15,13 +15,13 @@ static rj_status emit_module(rj_ctx *ctx, const char *variant, const rj_request 
   if (!v || !v->kernel)
     return ir_fail(e, RJ_ELLVM, "internal: the compiler library has no emitter for variant %s",
                    variant);
-  em->C = ctx->llvm;
+  em->C = ctx->llvm->C;
   em->err = e;
   ir_combine cb;
   if (ir_request_combine(req, &cb)) em->custom = cb.identity;
   em->values = req->kind == RJ_KIND_TENSOR && req->u.tensor.values;
-  em->M = LLVMModuleCreateWithNameInContext("redjit", ctx->llvm);
-  em->B = LLVMCreateBuilderInContext(ctx->llvm);
+  em->M = LLVMModuleCreateWithNameInContext("redjit", ctx->llvm->C);
+  em->B = LLVMCreateBuilderInContext(ctx->llvm->C);
   rj_status s = v->kernel(em, req, v);
   if (!s && em->nparams != plan->np)
     s = ir_fail(e, RJ_ELLVM, "internal: %s built %d size parameters for a plan of %d", v->name,
