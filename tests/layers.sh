@@ -39,6 +39,8 @@ rule "${core[*]}" 'treduce/|harness/|redjit_check\.h|cuda\.h' \
   "the core (jit/*.c) never calls a layer above it, nor the driver except through runtime/"
 rule "${core[*]}" 'llvm/' \
   "the core reaches the compiler library (jit/llvm/) through its table alone (jit/compiler.h)" '"'
+rule "${core[*]}" 'llvm-c/' \
+  "the core includes no LLVM-C header: its LLVM state is the compiler library's (jit/llvm/llvm.h)"
 rule "${compiler[*]}" 'isolate\.h|rj_compiler_id|treduce/|harness/|runtime/|redjit_check\.h|cuda\.h' \
   "the compiler library (jit/llvm/) sees the core's data (jit/compiler.h, jit.h), not its calls"
 rule "${treduce[*]}" 'harness/|redjit_check\.h|cuda\.h|llvm-c/|llvm/' \
