@@ -26,7 +26,7 @@ bool st_wants_index(const rj_tensor *t) {
 /* ---- op custom's states: a struct of the request's fields (combine_nfields > 0), or an f16 /
  * bf16 scalar state held as a struct of one field (the built-in ops' accumulator of those dtypes
  * is f32, the caller's combine takes T itself).  Calls of the caller's functions are calls of
- * declarations (PASS_CUSTOM_*) linked to them in the compiler (jit/combine.c). */
+ * declarations (PASS_CUSTOM_*) linked to them in the compiler (jit/llvm/combine.c). */
 static int cst_n(const rj_tensor *t) {
   return t->combine_nfields > 0 ? t->combine_nfields : 1;
 }

@@ -1,7 +1,7 @@
 /* A context keeps NVPTX's codegen pipeline per target machine and runs it on kernel after kernel
- * (jit/emitter.cpp): every kernel must come out byte-identical to the one a fresh context emits,
- * whatever was compiled before it in the same context -- kernels with shared variables the PTX
- * printer demotes (emitted through a fresh pipeline) among those without, several targets, both
+ * (jit/llvm/emitter.cpp): every kernel must come out byte-identical to the one a fresh context
+ * emits, whatever was compiled before it in the same context -- kernels with shared variables the
+ * PTX printer demotes (emitted through a fresh pipeline) among those without, several targets, both
  * orders.  The requests are lines of the PTX corpus (tests/corpus/requests.jsonl): every 25th, and
  * the first 48 (tile kernels in shared memory, one after another: without the guard in
  * emitter.cpp, the printer reads an earlier module's freed variables here). */

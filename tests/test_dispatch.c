@@ -259,6 +259,56 @@ START_TEST(targets) {
 }
 END_TEST
 
+/* The plan owns the launch geometry: each kind's plan sets it (tile: one CTA of its threads;
+ * subgroup: its blocks and threads; treduce: its split, one warp when there is nothing to do),
+ * rj_kernel_dims reads it, and the PTX header's launch line says the same.  grid 0: any (a
+ * tensor plan's grid follows the device's SM count). */
+START_TEST(plans_own_geometry) {
+  static const struct {
+    const char *json;
+    unsigned grid, block;
+  } cases[] = {
+      {SEED000, 1, 32},
+      {"{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":256,"
+       "\"src\":{\"mem\":\"shared\",\"shape\":[2,4096]},\"dst\":{\"mem\":\"shared\",\"shape\":[2]}}",
+       1, 256},
+      {"{\"kind\":\"subgroup\",\"primitive\":\"reduce_all_add\",\"dtype\":\"i64\",\"log2_size\":5,"
+       "\"threads\":64,\"blocks\":2}",
+       2, 64},
+      {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":1,"
+       "\"shape\":[512,32],\"tile\":[64,32],\"pingpong\":true}",
+       16, 256},
+      {"{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":2,\"root\":0,"
+       "\"shape\":[0,32]}",
+       1, 32},
+      {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[64,4096],\"axes\":[1]}", 0,
+       0},
+  };
+  rj_ctx *ctx = rj_ctx_new();
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    rj_request r;
+    rjt_parse(ctx, cases[i].json, &r);
+    rj_kernel *k = NULL;
+    ck_assert_msg(rj_compile(ctx, &r, NULL, &k) == RJ_OK, "%s", rj_errmsg(ctx));
+    unsigned g[3], b[3], sh = 99, hg[3], hb[3], hsh;
+    rj_kernel_dims(k, g, b, &sh);
+    const char *line = strstr(rj_kernel_text(k, RJ_EMIT_PTX), "// redjit: launch grid ");
+    ck_assert_ptr_nonnull(line);
+    ck_assert_int_eq(sscanf(line, "// redjit: launch grid %u %u %u, block %u %u %u, shared %u",
+                            &hg[0], &hg[1], &hg[2], &hb[0], &hb[1], &hb[2], &hsh),
+                     7);
+    ck_assert_msg(!memcmp(g, hg, sizeof g) && !memcmp(b, hb, sizeof b) && sh == hsh,
+                  "case %zu: rj_kernel_dims differs from the PTX header", i);
+    ck_assert_msg(b[0] > 0 && g[0] > 0 && sh == 0, "case %zu: no geometry", i);
+    if (cases[i].grid)
+      ck_assert_msg(g[0] == cases[i].grid && b[0] == cases[i].block && g[1] == 1 && b[1] == 1,
+                    "case %zu: grid %u block %u", i, g[0], b[0]);
+    ck_assert_int_eq(rj_kernel_release(ctx, k), RJ_OK);
+  }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("dispatch");
   TCase *tc = tcase_create("core");
@@ -271,6 +321,7 @@ int main(void) {
   tcase_add_test(tc, layout_declines);
   tcase_add_test(tc, targets);
   tcase_add_test(tc, ring_hop_variant);
+  tcase_add_test(tc, plans_own_geometry);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }

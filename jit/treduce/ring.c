@@ -484,7 +484,7 @@ static rj_status launch_hops(ring_call *rc, uint64_t dst, rj_treduce_result *res
     for (int i = 0; i < h->L.n; i++)
       args[RING_FIXED + i] = (void *)&h->L.src[i];
     jit_launch_args la = {.grid = {(unsigned)rc->blocks, 1, 1}, .args = args, .stream = h->stream};
-    memcpy(la.block, h->L.k->block, sizeof la.block);
+    memcpy(la.block, h->L.k->plan.block, sizeof la.block);
     if ((s = rt_enter(rc->rt, rg->h[k].dev, rc->e))) break;
     if (h->stream != hs[0].stream) s = rt_stream_wait(rc->rt, h->stream, rc->ev[0], rc->e);
     if (!s) s = jit_launch(rc->ctx, h->L.k, h->L.dev, &la);

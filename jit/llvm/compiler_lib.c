@@ -1,10 +1,12 @@
 /* The compiler library's entry (libredjit-llvm.so.VERSION exports rj_compiler_v1 alone): one-time
- * NVPTX registration, the context's LLVMContext made on its first compile, and the table. */
-#include "compiler.h"
+ * NVPTX registration, the context's LLVM (struct jit_llvm) made on its first compile, and the
+ * table. */
+#include "llvm.h"
 
 #include <llvm-c/Target.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
 
@@ -19,9 +21,9 @@ static void llvm_init_once(void) {
  * for ..."): this one records the first error for jit_codegen to report as a status instead. */
 static void on_diagnostic(LLVMDiagnosticInfoRef info, void *opaque) {
   rj_ctx *ctx = opaque;
-  if (LLVMGetDiagInfoSeverity(info) != LLVMDSError || ctx->llvm_diag[0]) return;
+  if (LLVMGetDiagInfoSeverity(info) != LLVMDSError || ctx->llvm->diag[0]) return;
   char *text = LLVMGetDiagInfoDescription(info);
-  snprintf(ctx->llvm_diag, sizeof ctx->llvm_diag, "%s", text ? text : "error");
+  snprintf(ctx->llvm->diag, sizeof ctx->llvm->diag, "%s", text ? text : "error");
   LLVMDisposeMessage(text);
 }
 
@@ -29,15 +31,18 @@ static void on_diagnostic(LLVMDiagnosticInfoRef info, void *opaque) {
 static rj_status begin(rj_ctx *ctx) {
   pthread_once(&llvm_once, llvm_init_once);
   if (ctx->llvm) return RJ_OK;
-  if (!(ctx->llvm = LLVMContextCreate())) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-  LLVMContextSetDiagnosticHandler(ctx->llvm, on_diagnostic, ctx);
+  struct jit_llvm *l = calloc(1, sizeof *l);
+  if (!l || !(l->C = LLVMContextCreate()))
+    return free(l), ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  ctx->llvm = l;
+  LLVMContextSetDiagnosticHandler(l->C, on_diagnostic, ctx);
   return RJ_OK;
 }
 
 static rj_status lower(rj_ctx *ctx, const char *variant, const rj_request *req, const ir_target *tg,
-                       const rj_options *opt, rj_kernel *k, pass_plan *plan) {
+                       const rj_options *opt, rj_kernel *k) {
   rj_status s = begin(ctx);
-  return s ? s : jit_llvm_lower(ctx, variant, req, tg, opt, k, plan);
+  return s ? s : jit_llvm_lower(ctx, variant, req, tg, opt, k);
 }
 
 static rj_status module(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
@@ -47,9 +52,9 @@ static rj_status module(rj_ctx *ctx, const char *ir, size_t n, const char *entry
 }
 
 static rj_status combine(rj_ctx *ctx, const char *mod, size_t n, const char *ir, size_t irn,
-                         const char *fn, const ir_target *tg, rj_kernel *k) {
+                         const char *names, const ir_target *tg, rj_kernel *k) {
   rj_status s = begin(ctx);
-  return s ? s : jit_llvm_combine(ctx, mod, n, ir, irn, fn, tg, k);
+  return s ? s : jit_llvm_combine(ctx, mod, n, ir, irn, names, tg, k);
 }
 
 static rj_status text(rj_ctx *ctx, const rj_kernel *k, const ir_target *tg, char **ll,
@@ -59,10 +64,12 @@ static rj_status text(rj_ctx *ctx, const rj_kernel *k, const ir_target *tg, char
 }
 
 static void release(rj_ctx *ctx) {
-  for (int i = 0; i < ctx->ntms; i++)
-    jit_tm_dispose(&ctx->tms[i]);
-  ctx->ntms = 0;
-  if (ctx->llvm) LLVMContextDispose(ctx->llvm);
+  struct jit_llvm *l = ctx->llvm;
+  if (!l) return;
+  for (int i = 0; i < l->ntms; i++)
+    jit_tm_dispose(&l->tms[i]);
+  LLVMContextDispose(l->C);
+  free(l);
   ctx->llvm = NULL;
 }
 

@@ -2,7 +2,7 @@
  * optimisation pipeline and emits PTX; prints the IR text before and after optimisation where
  * asked (caller IR, op custom, REDJIT_DUMP_DIR, or a kernel's text asked for later) (the compiler
  * library; the target and the PTX version are resolved before, by jit/target.c and jit/ptx.c). */
-#include "jit.h"
+#include "llvm.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
@@ -17,9 +17,9 @@
 /* ---------------------------------------------------------------- target machines */
 
 static rj_status target_machine(rj_ctx *ctx, const ir_target *t, int ptx, jit_tm **out) {
-  for (int i = 0; i < ctx->ntms; i++)
-    if (ctx->tms[i].ptx == ptx && strcmp(ctx->tms[i].target, t->name) == 0) {
-      *out = &ctx->tms[i];
+  for (int i = 0; i < ctx->llvm->ntms; i++)
+    if (ctx->llvm->tms[i].ptx == ptx && strcmp(ctx->llvm->tms[i].target, t->name) == 0) {
+      *out = &ctx->llvm->tms[i];
       return RJ_OK;
     }
   LLVMTargetRef target;
@@ -39,12 +39,14 @@ static rj_status target_machine(rj_ctx *ctx, const ir_target *t, int ptx, jit_tm
                               LLVMRelocDefault, LLVMCodeModelDefault);
   if (!tm)
     return ir_fail(&ctx->err, RJ_ELLVM, "LLVM: cannot create a target machine for %s", t->name);
-  if (ctx->ntms == (int)(sizeof ctx->tms / sizeof ctx->tms[0])) { /* full: drop the oldest */
-    jit_tm_dispose(&ctx->tms[0]);
-    memmove(ctx->tms, ctx->tms + 1, sizeof ctx->tms[0] * (size_t)(ctx->ntms - 1));
-    ctx->ntms--;
+  if (ctx->llvm->ntms ==
+      (int)(sizeof ctx->llvm->tms / sizeof ctx->llvm->tms[0])) { /* full: drop the oldest */
+    jit_tm_dispose(&ctx->llvm->tms[0]);
+    memmove(ctx->llvm->tms, ctx->llvm->tms + 1,
+            sizeof ctx->llvm->tms[0] * (size_t)(ctx->llvm->ntms - 1));
+    ctx->llvm->ntms--;
   }
-  jit_tm *slot = &ctx->tms[ctx->ntms++];
+  jit_tm *slot = &ctx->llvm->tms[ctx->llvm->ntms++];
   snprintf(slot->target, sizeof slot->target, "%s", t->name);
   slot->ptx = ptx;
   slot->tm = tm;
@@ -134,17 +136,17 @@ rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kern
   LLVMDisposeTargetData(dl);
   if ((s = verify(ctx, M, theirs))) return s;
   if (text && !(k->ll = module_text(M))) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-  ctx->llvm_diag[0] = 0;
+  ctx->llvm->diag[0] = 0;
   if ((s = optimize(ctx, M, tm))) return s;
   if (text && !(k->ll_opt = module_text(M))) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   if (how & JIT_CG_NO_PTX) return RJ_OK;
   s = emit_ptx(ctx, t, M, &k->ptx);
-  if (ctx->llvm_diag[0] && t->emitter) { /* a kept pipeline is not reused after an error */
+  if (ctx->llvm->diag[0] && t->emitter) { /* a kept pipeline is not reused after an error */
     jit_emitter_free(t->emitter);
     t->emitter = NULL;
   }
-  if (!s && ctx->llvm_diag[0]) /* an error LLVM diagnosed but carried on past */
+  if (!s && ctx->llvm->diag[0]) /* an error LLVM diagnosed but carried on past */
     s = ir_fail(&ctx->err, theirs ? RJ_EUNSUPPORTED : RJ_ELLVM, "%sLLVM: %s",
-                theirs ? "ir: " : "internal: ", ctx->llvm_diag);
+                theirs ? "ir: " : "internal: ", ctx->llvm->diag);
   return s;
 }

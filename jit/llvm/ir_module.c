@@ -1,7 +1,7 @@
 /* A caller's module compiled in this process (the compiler library's side of rj_compile_ir, which
  * jit/compile_ir.c calls, in the caller's process or in redjit-irc): parse, refuse what would make
  * LLVM's backend end the process, codegen. */
-#include "compiler.h"
+#include "llvm.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/IRReader.h>
@@ -139,7 +139,7 @@ rj_status jit_llvm_module(rj_ctx *ctx, const char *ir, size_t n, const char *ent
   char *msg = NULL;
   rj_status s = RJ_OK;
   if (!buf) return ir_fail(e, RJ_ENOMEM, "out of memory");
-  if (LLVMParseIRInContext(ctx->llvm, buf, &M, &msg)) { /* the buffer is consumed */
+  if (LLVMParseIRInContext(ctx->llvm->C, buf, &M, &msg)) { /* the buffer is consumed */
     s = ir_fail(e, RJ_EINVAL, "ir: not LLVM 22 IR text or bitcode: %.700s", msg ? msg : "?");
     LLVMDisposeMessage(msg);
     return s;

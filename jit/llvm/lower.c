@@ -1,26 +1,13 @@
 /* The lowering of a planned request (the compiler library's side of jit_compile): the variant's
  * emitter builds the kernel into a fresh module of the context's LLVM, then codegen; and the same
  * lowering again for a compiled kernel's IR text, asked for after its compile. */
-#include "compiler.h"
+#include "llvm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
-/* The launch geometry is the plan's, where the emitter left it (variants without a plan step
- * set theirs while emitting): both the kernel and the caller's plan keep it. */
-static void keep_geometry(const pass_emit *em, rj_kernel *k, pass_plan *plan) {
-  memcpy(k->grid, em->grid, sizeof k->grid);
-  memcpy(k->block, em->block, sizeof k->block);
-  k->shared_bytes = em->shared_bytes;
-  memcpy(plan->grid, em->grid, sizeof plan->grid);
-  memcpy(plan->block, em->block, sizeof plan->block);
-  plan->shared_bytes = em->shared_bytes;
-  k->plan = *plan;
-}
 
 /* The emitter of the variant named `variant` (this library's own registry: libredjit.so's has
- * no emitters) for req into em's fresh module (em: target, plan and geometry set). */
+ * no emitters) for req into em's fresh module (em: target and plan set). */
 static rj_status emit_module(rj_ctx *ctx, const char *variant, const rj_request *req,
                              const pass_plan *plan, pass_emit *em) {
   ir_err *e = &ctx->err;
@@ -28,13 +15,13 @@ static rj_status emit_module(rj_ctx *ctx, const char *variant, const rj_request 
   if (!v || !v->kernel)
     return ir_fail(e, RJ_ELLVM, "internal: the compiler library has no emitter for variant %s",
                    variant);
-  em->C = ctx->llvm;
+  em->C = ctx->llvm->C;
   em->err = e;
   ir_combine cb;
   if (ir_request_combine(req, &cb)) em->custom = cb.identity;
   em->values = req->kind == RJ_KIND_TENSOR && req->u.tensor.values;
-  em->M = LLVMModuleCreateWithNameInContext("redjit", ctx->llvm);
-  em->B = LLVMCreateBuilderInContext(ctx->llvm);
+  em->M = LLVMModuleCreateWithNameInContext("redjit", ctx->llvm->C);
+  em->B = LLVMCreateBuilderInContext(ctx->llvm->C);
   rj_status s = v->kernel(em, req, v);
   if (!s && em->nparams != plan->np)
     s = ir_fail(e, RJ_ELLVM, "internal: %s built %d size parameters for a plan of %d", v->name,
@@ -43,34 +30,26 @@ static rj_status emit_module(rj_ctx *ctx, const char *variant, const rj_request 
 }
 
 /* The emitter of the variant named `variant` into a fresh module, then codegen into k (the PTX;
- * the IR text only where k->text_now: jit_llvm_text makes it when asked).  needs k's plan */
+ * the IR text only where k->text_now: jit_llvm_text makes it when asked).  k->plan, read only,
+ * is the variant's plan: the launch geometry is its. */
 rj_status jit_llvm_lower(rj_ctx *ctx, const char *variant, const rj_request *req,
-                         const ir_target *tg, const rj_options *opt, rj_kernel *k,
-                         pass_plan *plan) {
+                         const ir_target *tg, const rj_options *opt, rj_kernel *k) {
   pass_emit em = {.target = tg, .plan = &k->plan};
-  memcpy(em.grid, plan->grid, sizeof em.grid);
-  memcpy(em.block, plan->block, sizeof em.block);
-  em.shared_bytes = plan->shared_bytes;
-  rj_status s = emit_module(ctx, variant, req, plan, &em);
+  rj_status s = emit_module(ctx, variant, req, &k->plan, &em);
   if (!s) s = jit_pick_ptx(ctx, tg, opt, em.ptx_needed, &k->ptx_version);
   if (!s) s = jit_llvm_codegen_request(ctx, em.M, req, tg, k);
   if (!s) snprintf(k->entry, sizeof k->entry, "%s", em.entry);
-  if (!s) keep_geometry(&em, k, plan);
   if (em.B) LLVMDisposeBuilder(em.B);
   if (em.M) LLVMDisposeModule(em.M);
   return s;
 }
 
-/* k's module made again as its compile made it -- its variant's emitter, k's request, k's plan
- * and the geometry the compile left in it, k's PTX version -- then verify and O3, keeping the
- * text before and after; no PTX. */
+/* k's module made again as its compile made it -- its variant's emitter, k's request, k's plan,
+ * k's PTX version -- then verify and O3, keeping the text before and after; no PTX. */
 rj_status jit_llvm_text(rj_ctx *ctx, const rj_kernel *k, const ir_target *tg, char **ll,
                         char **ll_opt) {
-  rj_kernel text = {.ptx_version = k->ptx_version, .plan = k->plan};
-  pass_emit em = {.target = tg, .plan = &text.plan};
-  memcpy(em.grid, k->plan.grid, sizeof em.grid);
-  memcpy(em.block, k->plan.block, sizeof em.block);
-  em.shared_bytes = k->plan.shared_bytes;
+  rj_kernel text = {.ptx_version = k->ptx_version};
+  pass_emit em = {.target = tg, .plan = &k->plan};
   rj_status s = emit_module(ctx, k->variant, &k->req, &k->plan, &em);
   if (!s) s = jit_codegen(ctx, em.M, tg, &text, JIT_CG_TEXT | JIT_CG_NO_PTX);
   if (em.B) LLVMDisposeBuilder(em.B);

@@ -1,9 +1,9 @@
 /* op custom, the compiler library's side: the caller's combine parsed, screened and linked into
- * redjit's kernel (link_combine says what is checked), then the same O3 and NVPTX codegen.  It
- * runs in redjit-irc (rj_irc_compile_combine: jit/custom.c), or in the caller's process under
- * rj_options.ir_in_process / REDJIT_IR_IN_PROCESS=1; for redjit-irc, lowering leaves the kernel
- * as bitcode (jit_llvm_codegen_request). */
-#include "compiler.h"
+ * redjit's kernel (link_combine says what is checked), then the same O3 and NVPTX codegen.
+ * Lowering leaves an op custom kernel as bitcode (jit_llvm_codegen_request); the combine stage
+ * (jit/custom.c) hands it to jit_llvm_combine in redjit-irc (rj_irc_compile_combine), or in the
+ * caller's process under rj_options.ir_in_process / REDJIT_IR_IN_PROCESS=1. */
+#include "llvm.h"
 
 #include <llvm-c/BitReader.h>
 #include <llvm-c/BitWriter.h>
@@ -247,10 +247,10 @@ static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size
       LLVMSetValueName2(f[r], decls[r], strlen(decls[r]));
       LLVMSetLinkage(f[r], LLVMExternalLinkage);
     }
-  ctx->llvm_diag[0] = 0;
+  ctx->llvm->diag[0] = 0;
   if (LLVMLinkModules2(M, C)) /* C is destroyed either way */
     return ir_fail(e, RJ_EINVAL, "combine.ir: does not link with redjit's kernel: %s",
-                   ctx->llvm_diag[0] ? ctx->llvm_diag : "?");
+                   ctx->llvm->diag[0] ? ctx->llvm->diag : "?");
   unsigned ai = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
   for (int r = 0; r < 3; r++) {
     LLVMValueRef g = LLVMGetNamedFunction(M, decls[r]);
@@ -271,13 +271,7 @@ rj_status jit_llvm_codegen_request(rj_ctx *ctx, LLVMModuleRef M, const rj_reques
   ir_combine t;
   if (!ir_request_combine(req, &t))
     return jit_codegen(ctx, M, tg, k, k->text_now ? JIT_CG_TEXT : 0);
-  if (k->custom_here) { /* the IR text made now: it has the caller's combine in it */
-    char names[RJ_COMBINE_NAMES_MAX];
-    ir_combine_names(&t, names, sizeof names);
-    rj_status s = link_combine(ctx, M, *t.ir, strlen(*t.ir), names, tg);
-    return s ? s : jit_codegen(ctx, M, tg, k, JIT_CG_THEIRS | JIT_CG_TEXT);
-  }
-  LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(M); /* for redjit-irc */
+  LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(M); /* for the combine stage */
   size_t n = bc ? LLVMGetBufferSize(bc) : 0;
   if (bc && (k->custom_bc = malloc(n))) memcpy(k->custom_bc, LLVMGetBufferStart(bc), n);
   k->custom_bcn = k->custom_bc ? n : 0;
@@ -290,7 +284,7 @@ rj_status jit_llvm_combine(rj_ctx *ctx, const char *mod, size_t n, const char *i
   LLVMModuleRef M = NULL;
   LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(mod, n, "redjit");
   rj_status s = RJ_OK;
-  if (!buf || LLVMParseBitcodeInContext2(ctx->llvm, buf, &M))
+  if (!buf || LLVMParseBitcodeInContext2(ctx->llvm->C, buf, &M))
     s = ir_fail(&ctx->err, RJ_ELLVM, "internal: redjit's kernel module does not read back");
   if (buf) LLVMDisposeMemoryBuffer(buf);
   if (!s) s = link_combine(ctx, M, ir, irn, names, tg);
