@@ -99,7 +99,7 @@ struct rj_ctx {
   void *treduce; /* the treduce layer's state (jit/treduce/), made on its first use */
   void (*treduce_free)(rj_ctx *ctx); /* set with it; rj_ctx_free calls it */
   struct jit_text *texts; /* combine IR texts of parsed requests, freed with ctx (context.c) */
-  uint64_t text_ids;      /* the last id given to a kept text (combine_text) */
+  uint64_t text_ids;      /* the last id given to a kept text (combine.text) */
   int log_state;          /* REDJIT_LOG: 0 not read yet, 1 on, 2 off (trace.c) */
   /* the bound of the kernels the cache owns (cache.c): those the library compiled for its own
    * calls, evicted least recently used first; pinned ones (pins > 0) are not counted */

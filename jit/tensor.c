@@ -27,16 +27,16 @@ static bool same_tensor(const rj_tensor *a, const rj_tensor *b) {
     if (a->axes[i] != b->axes[i]) return false;
   if (a->values != b->values || wide_acc(a) != wide_acc(b)) return false;
   if (a->op == RJ_OP_CUSTOM) /* the combine's text decides, not where it lies */
-    return a->combine_ir && b->combine_ir && a->combine_identity == b->combine_identity &&
-           a->combine_commutative == b->combine_commutative &&
-           strcmp(a->combine_fn, b->combine_fn) == 0 && strcmp(a->combine_ir, b->combine_ir) == 0 &&
-           a->combine_nfields == b->combine_nfields &&
-           memcmp(a->combine_fields, b->combine_fields, sizeof a->combine_fields) == 0 &&
-           memcmp(a->combine_field_identity, b->combine_field_identity,
-                  sizeof a->combine_field_identity) == 0 &&
-           strcmp(a->combine_lift, b->combine_lift) == 0 &&
-           strcmp(a->combine_finish, b->combine_finish) == 0 &&
-           a->combine_result == b->combine_result;
+    return a->combine.ir && b->combine.ir && a->combine.identity == b->combine.identity &&
+           a->combine.commutative == b->combine.commutative &&
+           strcmp(a->combine.fn, b->combine.fn) == 0 && strcmp(a->combine.ir, b->combine.ir) == 0 &&
+           a->combine.nfields == b->combine.nfields &&
+           memcmp(a->combine.fields, b->combine.fields, sizeof a->combine.fields) == 0 &&
+           memcmp(a->combine.field_identity, b->combine.field_identity,
+                  sizeof a->combine.field_identity) == 0 &&
+           strcmp(a->combine.lift, b->combine.lift) == 0 &&
+           strcmp(a->combine.finish, b->combine.finish) == 0 &&
+           a->combine.result == b->combine.result;
   return true;
 }
 
