@@ -66,8 +66,9 @@
  *  - Structs passed in carry struct_size, set by their init call (rj_request_init,
  *    rj_options_init, rj_treduce_group_init ...), and the library checks it.  rj_options and
  *    rj_check_opts may come from an older header: fields past the caller's struct_size are not
- *    read.  The others (rj_treduce_group, rj_request, rj_treduce_plan, rj_nccl_args) must have this library's size (RJ_EINVAL naming
- *    struct_size otherwise); bindings that cannot see the struct ask rj_request_size().
+ *    read.  The others (rj_treduce_group, rj_request, rj_treduce_plan, rj_nccl_args) must have
+ *    this library's size (RJ_EINVAL naming struct_size otherwise); bindings that cannot see the
+ *    struct ask rj_request_size().
  *  - Structs the library writes (results: rj_variant_info, rj_treduce_result, redjit_check.h's
  *    rj_check_result and rj_bench_result) carry struct_size too, set by the caller to the size it
  *    compiled (`res.struct_size = sizeof res;`).  Their fields are only ever appended; the library
@@ -259,14 +260,14 @@ typedef enum rj_unit { RJ_UNIT_SLOT = 0, RJ_UNIT_LANE = 1, RJ_UNIT_THREAD = 2 } 
 /* Op custom's combine (JSON "combine"), one record in every kind that takes it: rj_tile,
  * rj_subgroup, rj_tensor, rj_treduce, rj_treduce_group.  docs/C_API.md "rj_combine". */
 typedef struct rj_combine {
-  const char *ir;      /* NUL-terminated LLVM IR text (at most RJ_COMBINE_IR_MAX bytes); need only live for the call */
-  uint64_t text;       /* set by rj_request_parse: ctx's kept copy ir points at; 0: the caller's own text */
-  uint64_t identity;   /* scalar state: fn's identity, its bits as the dtype stores them */
+  const char *ir;    /* LLVM IR text, NUL-terminated, <= RJ_COMBINE_IR_MAX; read during the call */
+  uint64_t text;     /* rj_request_parse's kept copy that ir points at; 0: the caller's own text */
+  uint64_t identity; /* a scalar state's identity: its bits as the dtype stores them */
   uint64_t field_identity[RJ_COMBINE_FIELDS_MAX]; /* struct state: each field's identity bits */
-  int commutative;     /* 1: fn(a, b) == fn(b, a); 0: index order kept (fn(lower, higher)) */
-  int nfields;         /* struct state: 1 .. RJ_COMBINE_FIELDS_MAX fields; 0: a scalar state */
+  int commutative; /* 1: fn(a, b) == fn(b, a); 0: index order kept (fn(lower, higher)) */
+  int nfields;     /* struct state: 1 .. RJ_COMBINE_FIELDS_MAX fields; 0: a scalar state */
   rj_dtype fields[RJ_COMBINE_FIELDS_MAX]; /* struct state: each field's dtype */
-  int result;          /* struct state: the field the output holds, 0 .. nfields - 1 */
+  int result;                     /* struct state: the field the output holds, 0 .. nfields - 1 */
   char fn[RJ_COMBINE_FN_MAX];     /* the combine T fn(T, T) (struct state: S fn(S, S)) */
   char lift[RJ_COMBINE_FN_MAX];   /* struct state: S lift(T x, i64 index), required */
   char finish[RJ_COMBINE_FN_MAX]; /* struct state: R finish(S), optional ("": field result) */
@@ -325,7 +326,7 @@ typedef struct rj_tile {
   rj_nan nan;
   /* var / std: the divisor is N - correction (JSON "correction", default 1, as rj_tensor's). */
   int correction;
-  rj_combine combine; /* op custom (docs/REQUESTS.md "Custom combine"): index order fn(lower, higher) */
+  rj_combine combine; /* op custom (docs/REQUESTS.md): index order, fn(lower, higher) */
 } rj_tile;
 
 typedef enum rj_primitive {
@@ -376,7 +377,7 @@ typedef struct rj_subgroup {
   int index_is_list;
   int index[32];  /* shuffle: lane l reads lane index[l] */
   int correction; /* reduce_var / _std (and reduce_all_*): the divisor N - correction (default 1) */
-  rj_combine combine; /* reduce_custom, reduce_all_custom: lane order fn(lower lanes, higher lanes) */
+  rj_combine combine; /* reduce_custom, reduce_all_custom: lane order, fn(lower, higher) */
 } rj_subgroup;
 
 /* kind "tensor": a reduction over a whole array in global memory (run by rj_reduce). */
@@ -401,7 +402,7 @@ typedef struct rj_tensor {
   /* var / std: the divisor is N - correction (JSON "correction", default 1 as in torch.var; 0 for
    * the population variance).  Only with op var or std. */
   int correction;
-  rj_combine combine; /* op custom (docs/REQUESTS.md "Custom combine"): parsed and linked in redjit-irc only */
+  rj_combine combine; /* op custom (docs/REQUESTS.md): linked in redjit-irc only */
   /* argmax / argmin (JSON "values", default false): 1 also writes each extreme value (the input
    * dtype) into a second destination, given to rj_reduce_values / rj_tensor_launch_values. */
   int values;

@@ -108,7 +108,8 @@ static LLVMValueRef cst_combine(pass_emit *e, const st_req *t, LLVMValueRef a, L
 
 static LLVMValueRef cst_finish(pass_emit *e, const st_req *t, LLVMValueRef s) {
   if (t->combine->nfields == 0 || !t->combine->finish[0])
-    return LLVMBuildExtractValue(e->B, s, t->combine->nfields ? (unsigned)t->combine->result : 0, "");
+    return LLVMBuildExtractValue(e->B, s, t->combine->nfields ? (unsigned)t->combine->result : 0,
+                                 "");
   return cst_call(e, PASS_CUSTOM_FINISH, pass_type(e, cst_field(t, t->combine->result)), &s, 1);
 }
 
@@ -230,8 +231,7 @@ static LLVMValueRef recip(pass_emit *e, rj_dtype t, LLVMValueRef n) {
 }
 
 /* ---- var / std: Chan et al.'s parallel combine; an empty side gives the other exactly */
-static LLVMValueRef combine_welford(pass_emit *e, const st_req *t, LLVMValueRef a,
-                                    LLVMValueRef b) {
+static LLVMValueRef combine_welford(pass_emit *e, const st_req *t, LLVMValueRef a, LLVMValueRef b) {
   LLVMTypeRef w = wtype(e, t->dtype);
   LLVMValueRef na = field(e, a, 0), nb = field(e, b, 0);
   LLVMValueRef ma = field(e, a, 1), mb = field(e, b, 1);

@@ -138,9 +138,9 @@ int main(int argc, char **argv) {
       for (int nan = 0; nan < 2; nan++) {
         if (d == 3 && o >= 2) continue;
         st_req t = {.op = ops[o],
-                       .dtype = dts[d],
-                       .nan = nan ? RJ_NAN_IGNORE : RJ_NAN_PROPAGATE,
-                       .correction = o == 5 ? 3 : 1};
+                    .dtype = dts[d],
+                    .nan = nan ? RJ_NAN_IGNORE : RJ_NAN_PROPAGATE,
+                    .correction = o == 5 ? 3 : 1};
         LLVMTypeRef st = st_type(&E, &t);
         char nm[64];
         LLVMTypeRef p3[3] = {ptr, ptr, ptr};
