@@ -15,28 +15,28 @@
 /* k keeps req's combine text: a copy in k->src, which k->req points at (the caller's request
  * may be gone when k is next used). */
 static rj_status keep_text(rj_ctx *ctx, rj_kernel *k, const rj_request *req) {
-  ir_combine from;
-  ir_combine_slots t;
-  if (!ir_request_combine(req, &from) || !ir_request_combine_slots(&k->req, &t)) return RJ_OK;
-  size_t n = strlen(*from.ir);
+  const rj_combine *from = ir_request_combine(req);
+  rj_combine *t = ir_request_combine_mut(&k->req);
+  if (!from || !t) return RJ_OK;
+  size_t n = strlen(from->ir);
   char *copy = malloc(n + 1);
   if (!copy) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-  memcpy(copy, *from.ir, n + 1);
+  memcpy(copy, from->ir, n + 1);
   free(k->src);
   k->src = copy;
   k->srclen = n;
-  *t.ir = copy;
-  *t.text = 0; /* the kernel's own copy, not the context's kept one */
+  t->ir = copy;
+  t->text = 0; /* the kernel's own copy, not the context's kept one */
   return RJ_OK;
 }
 
 rj_status jit_combine_stage(rj_ctx *ctx, const rj_request *req, const ir_target *tg,
                             const rj_options *opt, rj_kernel *k) {
-  ir_combine t;
-  if (!k->custom_bc || !ir_request_combine(req, &t)) return RJ_OK;
+  const rj_combine *t = ir_request_combine(req);
+  if (!k->custom_bc || !t) return RJ_OK;
   rj_status s = keep_text(ctx, k, req);
   char names[RJ_COMBINE_NAMES_MAX];
-  ir_combine_names(&t, names, sizeof names);
+  ir_combine_names(t, names, sizeof names);
   if (!s && jit_ir_in_process(opt))
     s = jit_compile_combine(ctx, k->custom_bc, k->custom_bcn, k->src, k->srclen, names, tg, k);
   else if (!s)

@@ -268,9 +268,7 @@ static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size
 
 rj_status jit_llvm_codegen_request(rj_ctx *ctx, LLVMModuleRef M, const rj_request *req,
                                    const ir_target *tg, rj_kernel *k) {
-  ir_combine t;
-  if (!ir_request_combine(req, &t))
-    return jit_codegen(ctx, M, tg, k, k->text_now ? JIT_CG_TEXT : 0);
+  if (!ir_request_combine(req)) return jit_codegen(ctx, M, tg, k, k->text_now ? JIT_CG_TEXT : 0);
   LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(M); /* for the combine stage */
   size_t n = bc ? LLVMGetBufferSize(bc) : 0;
   if (bc && (k->custom_bc = malloc(n))) memcpy(k->custom_bc, LLVMGetBufferStart(bc), n);

@@ -17,8 +17,8 @@ static rj_status emit_module(rj_ctx *ctx, const char *variant, const rj_request 
                    variant);
   em->C = ctx->llvm->C;
   em->err = e;
-  ir_combine cb;
-  if (ir_request_combine(req, &cb)) em->custom = cb.identity;
+  const rj_combine *cb = ir_request_combine(req);
+  if (cb) em->custom = &cb->identity;
   em->values = req->kind == RJ_KIND_TENSOR && req->u.tensor.values;
   em->M = LLVMModuleCreateWithNameInContext("redjit", ctx->llvm->C);
   em->B = LLVMCreateBuilderInContext(ctx->llvm->C);

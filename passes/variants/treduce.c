@@ -23,7 +23,7 @@
  * PASS_CUSTOM_COMBINE, linked in redjit-irc), acc = fn(acc, next rank): a non-commutative one in
  * rank order, 0 .. N-1, whatever the root (ir_treduce_rank_at).  Its state is the dtype (f16 /
  * bf16 too: no f32 accumulator), or a struct state (passes/state.c): each element lifted,
- * lift(x, position in fold order), combined, and field combine_result or finish(S) stored into a
+ * lift(x, position in fold order), combined, and field combine.result or finish(S) stored into a
  * destination of that field's dtype. */
 #include "../state.h"
 
@@ -159,7 +159,7 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
 typedef struct tr_slots {
   const rj_treduce *t;
   const LLVMValueRef *soff;
-  const rj_tensor *st; /* op custom with a struct state: its fields (NULL: a scalar fold) */
+  const st_req *st; /* op custom with a struct state: its fields (NULL: a scalar fold) */
   LLVMValueRef pos;
 } tr_slots;
 
@@ -187,9 +187,9 @@ static void fold_slots(pass_emit *e, const void *cx, const LLVMValueRef *x, LLVM
     acc[s] = pass_fold(e, t->op, t->dtype, t->nan, acc[s], x[s]);
 }
 
-/* The result of slot acc: a struct state's field combine_result or finish(S), else the mean (the
+/* The result of slot acc: a struct state's field combine.result or finish(S), else the mean (the
  * other ops: acc); and that result as stored (the dtype; op custom: already it). */
-static LLVMValueRef result_of(pass_emit *e, const rj_treduce *t, const rj_tensor *st,
+static LLVMValueRef result_of(pass_emit *e, const rj_treduce *t, const st_req *st,
                               LLVMValueRef acc) {
   if (st) return st_finish(e, st, acc);
   return pass_mean(e, t->op, t->dtype, acc, pass_i64(e, ir_treduce_mean_count(t)));
@@ -300,7 +300,7 @@ static void slot_offsets(pass_emit *e, const ir_treduce_geom *g, int T, LLVMType
 
 /* acc[] = the op's identity, folded with the destination's old values (accum), then with each
  * rank's slots in fold order: from the table tab (many ranks), or unrolled from src[]. */
-static void fold_ranks(pass_emit *e, const rj_treduce *t, const rj_tensor *st, LLVMValueRef dst,
+static void fold_ranks(pass_emit *e, const rj_treduce *t, const st_req *st, LLVMValueRef dst,
                        const LLVMValueRef *src, LLVMValueRef tab, const LLVMValueRef *soff,
                        const LLVMValueRef *doff, LLVMValueRef *acc) {
   int N = t->ranks;
@@ -366,7 +366,7 @@ static LLVMValueRef rank_sources(pass_emit *e, const rj_treduce *t, LLVMValueRef
 }
 
 /* Each valid slot's result (a struct state's field result, or finish) into dst[off], of type ty. */
-static void store_slots(pass_emit *e, const rj_treduce *t, const rj_tensor *st, LLVMTypeRef ty,
+static void store_slots(pass_emit *e, const rj_treduce *t, const st_req *st, LLVMTypeRef ty,
                         LLVMValueRef dst, const LLVMValueRef *valid, const LLVMValueRef *off,
                         const LLVMValueRef *acc) {
   for (int s = 0; s < TR_SLOTS; s++) {
@@ -384,8 +384,8 @@ static void store_slots(pass_emit *e, const rj_treduce *t, const rj_tensor *st, 
 static rj_status dyn_kernel(pass_emit *e, const rj_treduce *t) {
   int N = t->ranks, T = (int)e->plan->block[0];
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), ty = pass_type(e, ir_treduce_result(t));
-  rj_tensor view = ir_treduce_as_tensor(t);
-  const rj_tensor *st = t->op == RJ_OP_CUSTOM && t->combine_nfields ? &view : NULL;
+  st_req view = st_of_treduce(t);
+  const st_req *st = t->op == RJ_OP_CUSTOM && t->combine.nfields ? &view : NULL;
   declare_kernel(e, N, 1);
   LLVMValueRef dst = LLVMGetParam(e->fn, 0), n = LLVMGetParam(e->fn, (unsigned)N + 1);
   LLVMSetValueName2(n, "n", 1);
@@ -437,8 +437,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   int64_t P, W;
   split(&g, T, &P, &W);
   LLVMTypeRef ty = pass_type(e, ir_treduce_result(t)); /* the destination's */
-  rj_tensor view = ir_treduce_as_tensor(t);
-  const rj_tensor *st = t->op == RJ_OP_CUSTOM && t->combine_nfields ? &view : NULL;
+  st_req view = st_of_treduce(t);
+  const st_req *st = t->op == RJ_OP_CUSTOM && t->combine.nfields ? &view : NULL;
   /* index type for positions inside a chunk */
   bool narrow = g.TR * g.TC + (int64_t)T * TR_SLOTS < ((int64_t)1 << 31);
   LLVMTypeRef ity = narrow ? i32 : i64;
