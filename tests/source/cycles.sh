@@ -5,7 +5,7 @@
 # that dispatches is not also the helpers its callees call back), and no file calls a layer above
 # its own (or, from the run / bench harness, anything of the core but its public rj_ calls).
 # Prints what breaks a rule and exits 1.
-#   tests/cycles.sh BUILD_DIR SOURCE_DIR
+#   tests/source/cycles.sh BUILD_DIR SOURCE_DIR
 set -uo pipefail
 build=$1 src=$2
 # libredjit.so's objects and its compiler library's (passes/ whole, lowering, codegen): one graph
