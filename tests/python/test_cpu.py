@@ -57,9 +57,9 @@ done:
 
 
 def _example_table():
-    """(file, target, variant) rows of tests/examples.sh's table (the one examples/README.md
+    """(file, target, variant) rows of tests/cli/examples.sh's table (the one examples/README.md
     promises)."""
-    text = open(os.path.join(REPO, "tests", "examples.sh")).read()
+    text = open(os.path.join(REPO, "tests", "cli", "examples.sh")).read()
     block = re.search(r'table="\n(.*?)"', text, re.S).group(1)
     return [tuple(line.split()) for line in block.splitlines()
             if line.strip() and not line.startswith("#")]
@@ -84,7 +84,7 @@ def test_variants():
 def test_compile_examples():
     rows = _example_table()
     files = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".json"))
-    assert sorted(r[0] for r in rows) == files, "tests/examples.sh's table and examples/ differ"
+    assert sorted(r[0] for r in rows) == files, "tests/cli/examples.sh's table and examples/ differ"
     for f, target, variant in rows:
         text = open(os.path.join(EXAMPLES, f)).read()
         k = redjit.compile(text, target=target)

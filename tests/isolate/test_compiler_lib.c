@@ -185,8 +185,8 @@ START_TEST(missing_compiler_is_a_status) {
 }
 END_TEST
 
-/* tests/fake_compiler.c's library: beside this program (scripts/carry.sh copies it there), else
- * where the build made it. */
+/* tests/isolate/fake_compiler.c's library: beside this program (scripts/carry.sh copies it there),
+ * else where the build made it. */
 static const char *fake_compiler(void) {
   static char path[4096];
   ssize_t n = readlink("/proc/self/exe", path, sizeof path - 64);

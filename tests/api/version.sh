@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One version everywhere: CMake's project() version (read from include/redjit.h), the header's
 # RJ_VERSION_* macros, rj_version(), redjit.pc, and `redjit --version` when the CLI has it.
-#   tests/version.sh CMAKE_VERSION VERSION_PROBE REDJIT_CLI REDJIT_PC
+#   tests/api/version.sh CMAKE_VERSION VERSION_PROBE REDJIT_CLI REDJIT_PC
 set -uo pipefail
 want=$1 probe=$2 cli=$3 pc=$4
 fail=0

@@ -4,12 +4,12 @@
 # build outputs) for history words: issue numbers ("issue 6", "Issue6", "issue #6"), sessions
 # ("session 4", "last session", "this session") and "Appended by/in".  Each hit is printed as
 # FILE:LINE:TEXT and the test fails; say the fact instead (what the code does, and why).
-#   tests/history_words.sh SOURCE_DIR
+#   tests/source/history_words.sh SOURCE_DIR
 set -uo pipefail
 cd "$1" || exit 2
 pattern='issue ?#?[0-9]|session ?#?[0-9]|(last|this|next|previous|earlier|later) session|appended (by|in)'
 # Not checked: the changelog (history is its subject) and this script (it spells the words).
-skip='^(CHANGELOG\.md|tests/history_words\.sh)$'
+skip='^(CHANGELOG\.md|tests/source/history_words\.sh)$'
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   files=$(git ls-files)
 else

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The public headers are written for users: no history words (issue numbers, sessions,
 # "Appended ..."), and each compiles on its own as C17 with the project's warnings.
-#   tests/header_words.sh SOURCE_DIR C_COMPILER
+#   tests/api/header_words.sh SOURCE_DIR C_COMPILER
 set -uo pipefail
 src=$1 cc=$2
 fail=0

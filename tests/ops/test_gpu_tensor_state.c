@@ -259,8 +259,8 @@ END_TEST
  * near 1/3), through rj_reduce on rows, cols, generic and cluster kernels: the worst relative
  * error against a long-double two-pass reference, printed per offset and view.  The threads' means
  * cross the combine in f32, so at 1e6 (f32 spacing 2^-4) each is off by up to 2^-5; the host
- * model of the same arithmetic (tests/state_host, "var f32 of 1e+06 + U[-1,1)") gives about 2-4 %
- * there, and about 2e-4 at 1e4.  Bounds: 1e-3 at 1e4 (docs/TENSOR.md: about 3 digits), 0.1 at
+ * model of the same arithmetic (tests/ops/state_host, "var f32 of 1e+06 + U[-1,1)") gives about
+ * 2-4 % there, and about 2e-4 at 1e4.  Bounds: 1e-3 at 1e4 (docs/TENSOR.md: about 3 digits), 0.1 at
  * 1e6; the printed figures are the measurement. */
 START_TEST(offset_error) {
   if (!gpu) return;

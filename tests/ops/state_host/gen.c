@@ -4,10 +4,10 @@
  *   fin_OP_DT_N(S *s) -> double  tfold_OP_DT_N(double *x, i8 *skip, i64 n, i64 base, S *out)
  *   rfold_OP_DT_N(as tfold)
  * (OP: argmax argmin var std lse, DT: f16 f32 f64 i32, N: 0 propagate, 1 ignore; var / std with
- * correction 1, and var_c3 with correction 3).  tests/state_host/run.sh compiles it with llc and
- * runs check.c over it.
+ * correction 1, and var_c3 with correction 3).  tests/ops/state_host/run.sh compiles it with llc
+ * and runs check.c over it.
  *   state_gen OUT.ll */
-#include "../../passes/state.h"
+#include "../../../passes/state.h"
 #include <stdio.h>
 #include <string.h>
 static pass_emit E;

@@ -1,6 +1,7 @@
 /* treduce without a GPU: invalid groups and requests (status and the field named), the request a
  * group compiles as, the NCCL backend's refusals, and PTX properties of the treduce kernel.  The
- * split and ring plans (rj_treduce_plan_make, `redjit plan`) are tests/test_treduce_plan.c. */
+ * split and ring plans (rj_treduce_plan_make, `redjit plan`) are
+ * tests/treduce/test_treduce_plan.c. */
 #include "redjit_check.h"
 #include "rjtest.h"
 

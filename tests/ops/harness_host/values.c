@@ -3,7 +3,7 @@
  * the float64 oracle's (first of ties, first NaN under propagate, -1 for an all-NaN row under
  * ignore), and each value must be the source element at that index bit for bit (NaN payloads and
  * the sign of zero included), the op's identity under -1, and never the poison. */
-#include "../../jit/harness/harness.h"
+#include "../../../jit/harness/harness.h"
 
 #include <check.h>
 #include <math.h>

@@ -2,8 +2,8 @@
  * unrolled and stay in registers; past it the tile loops over its slots (in local memory), up to
  * IR_MAX_LOCAL_SLOTS (4096) slots per thread and 262144 in a scope instance; every larger one is
  * refused naming the field and the limit.  Every accepted size around the bounds compiles within
- * a bound (tests/test_compile_bounds.c measures each in a process of its own).  Not run under
- * valgrind (the bound is time). */
+ * a bound (tests/dispatch/test_compile_bounds.c measures each in a process of its own).  Not run
+ * under valgrind (the bound is time). */
 #include "rjtest.h"
 
 #include <sys/resource.h>

@@ -4,7 +4,7 @@
  * the kernel with the caller's functions inlined, the destination of field result's dtype), and
  * the refusals naming their field or cause (accum with a struct state, the ring path, a group's
  * destination aligned for the dtype but not for the output).  The GPU cases are in
- * tests/test_gpu_treduce.c (CK_RUN_CASE=treduce_custom). */
+ * tests/treduce/test_gpu_treduce.c (CK_RUN_CASE=treduce_custom). */
 #include "custom_ir.h"
 #include "rjtest.h"
 

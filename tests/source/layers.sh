@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The layering rules of docs/ARCHITECTURE.md, checked on the sources' #include lines: each folder
 # may include only the layers below it.  Prints every breach and exits 1 if there is one.
-#   tests/layers.sh [SOURCE_DIR]
+#   tests/source/layers.sh [SOURCE_DIR]
 set -uo pipefail
-cd "${1:-$(dirname "$0")/..}"
+cd "${1:-$(dirname "$0")/../..}"
 breaches=0
 
 # rule FILES FORBIDDEN_REGEX WHY [OPENERS]: no file includes a header whose path contains a match

@@ -1,4 +1,4 @@
-/* The host check of passes/state.c (tests/state_host/run.sh): the functions state_gen built,
+/* The host check of passes/state.c (tests/ops/state_host/run.sh): the functions state_gen built,
  * compiled for x86, fold random inputs along random binary trees (either operand first), as the
  * GPU's lanes, warps and CTAs may: argmax / argmin must give the reference's index exactly in
  * every order (ties -> the first index; NaN under both policies; -0.0; -inf; all-NaN rows -> -1),

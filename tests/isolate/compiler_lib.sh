@@ -4,7 +4,7 @@
 # compiler library beside it (copied with the CLI into a folder of their own) still answers
 # `redjit variants`, `explain` and `version`, while `ptx` (a miss) fails naming the library, as
 # it does with another build of the compiler library beside it.
-#   tests/compiler_lib.sh BUILD_DIR SOURCE_DIR
+#   tests/isolate/compiler_lib.sh BUILD_DIR SOURCE_DIR
 set -uo pipefail
 build=$1 src=$2
 fail=0

@@ -3,9 +3,9 @@
 # README names: the PTX must have an .entry, and explain must print exactly one `chosen` line, for
 # the variant examples/README.md promises.  A new example must be added to the table below, so a
 # change in dispatch (or an unlisted file) fails this test.
-#   bash tests/examples.sh [REDJIT] [EXAMPLES_DIR]
+#   bash tests/cli/examples.sh [REDJIT] [EXAMPLES_DIR]
 set -uo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 cli=${1:-$here/build/redjit}
 dir=${2:-$here/examples}
 
@@ -38,7 +38,7 @@ for path in "$dir"/*.json; do
   f=$(basename "$path")
   row=$(awk -v f="$f" '$1 == f { print $2, $3 }' <<<"$table")
   if [ -z "$row" ]; then
-    echo "FAIL $f: not in tests/examples.sh's table (add its target and variant, and list it in examples/README.md)"
+    echo "FAIL $f: not in tests/cli/examples.sh's table (add its target and variant, and list it in examples/README.md)"
     fail=1
     continue
   fi

@@ -1,4 +1,4 @@
-/* Prints the header's version macros and the library's rj_version(), for tests/version.sh. */
+/* Prints the header's version macros and the library's rj_version(), for tests/api/version.sh. */
 #include "redjit.h"
 #include <stdio.h>
 

@@ -2,8 +2,8 @@
  * mean_count), the custom combine's PTX (a commutative fadd against op sum; a non-commutative one
  * in rank order whatever the root), the refusals naming their field (requests, groups, the NCCL
  * backend, the ring's plan, rj_treduce_check), and what `explain` says.  The GPU cases are in
- * tests/test_gpu_treduce.c (CK_RUN_CASE=treduce_ops); f16 / bf16 and struct states:
- * tests/test_treduce_custom.c. */
+ * tests/treduce/test_gpu_treduce.c (CK_RUN_CASE=treduce_ops); f16 / bf16 and struct states:
+ * tests/treduce/test_treduce_custom.c. */
 #include "redjit_check.h"
 #include "rjtest.h"
 

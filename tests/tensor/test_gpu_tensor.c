@@ -375,7 +375,7 @@ START_TEST(tensor_launch_as_reduce) {
 }
 END_TEST
 
-/* ---- op custom: the caller's combine as LLVM IR (tests/test_custom.c has the rest) */
+/* ---- op custom: the caller's combine as LLVM IR (tests/custom/test_custom.c has the rest) */
 
 static const char add_f32[] =
     "define float @add(float %a, float %b) {\n  %c = fadd float %a, %b\n  ret float %c\n}\n";

@@ -1,8 +1,8 @@
 /* argmax / argmin with "values": the extreme value beside its index, into a second destination
  * (no GPU needed: the request's field and its refusals, the kernel's third pointer and stores in
  * every variant that serves argmax, tensor_cluster included, PTX unchanged without it, and the
- * launch calls' checks; the GPU results are tests/test_gpu_tensor.c's "values" case and, through
- * rj_check, tests/test_gpu_tensor_state.c's). */
+ * launch calls' checks; the GPU results are tests/tensor/test_gpu_tensor.c's "values" case and,
+ * through rj_check, tests/ops/test_gpu_tensor_state.c's). */
 #include "rjtest.h"
 
 #include <stdint.h>

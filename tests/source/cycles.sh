@@ -7,7 +7,7 @@
 # core reaches the compiler library (jit/llvm/) only through its table (jit/compiler.h: no direct
 # call), and the compiler library calls nothing of the core but jit/ptx.c, which both build.
 # Prints what breaks a rule and exits 1.
-#   tests/cycles.sh BUILD_DIR SOURCE_DIR
+#   tests/source/cycles.sh BUILD_DIR SOURCE_DIR
 set -uo pipefail
 build=$1 src=$2
 # libredjit.so's objects and its compiler library's (passes/ whole, lowering, codegen): one graph

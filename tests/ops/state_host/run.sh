@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The host check of passes/state.c: state_gen's IR compiled for x86 by llc, linked with check.c.
-#   tests/state_host/run.sh STATE_GEN LLVM_BINDIR CC
+#   tests/ops/state_host/run.sh STATE_GEN LLVM_BINDIR CC
 set -euo pipefail
 gen=$1 bindir=$2 cc=$3
 here=$(cd "$(dirname "$0")" && pwd)
