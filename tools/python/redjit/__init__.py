@@ -20,13 +20,19 @@ import weakref
 from . import _arrays, _custom
 from ._custom import Custom
 from ._arrays import ArrayInfo, describe, kept_shape, normalize_axes, tensor_request
+from ._errors import (Busy, CompilerCrash, CudaError, InvalidRequest, LibraryNotFound,  # noqa
+                      LLVMError, NoDevice, NoVariant, OutOfMemory, TargetError, Timeout,
+                      Unsupported)
 from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, INDEX_OPS, KIND, NAN, OP,
                    TREDUCE_MAX_DIMS, TREDUCE_PATH, CacheStats, Options, RedjitError, TreduceBuf, TreduceGroup, TreduceResult,
                    VariantInfo, lib, search_paths)
 
 __all__ = ["RedjitError", "Custom", "Kernel", "Variant", "version", "variants", "compile",
            "compile_ir", "explain", "canonical", "reduce", "reduce_values", "treduce",
-           "tensor_request", "search_paths", "library_path", "compile_count", "cache_stats"]
+           "tensor_request", "search_paths", "library_path", "compile_count", "cache_stats",
+           "__version__", "InvalidRequest", "NoVariant", "TargetError", "LLVMError", "NoDevice",
+           "CudaError", "OutOfMemory", "Unsupported", "Timeout", "CompilerCrash", "Busy",
+           "LibraryNotFound"]
 
 Variant = collections.namedtuple("Variant", "name priority kinds summary")
 
@@ -714,3 +720,21 @@ try:
     lib()
 except RedjitError:
     pass
+
+
+def _package_version():
+    """The library's version (rj_version); without a library, the one the package was built
+    with (setup.py's _version.py, cmake --install's _installed.py), else "0+unknown"."""
+    try:
+        return version()
+    except RedjitError:
+        pass
+    for mod in ("_version", "_installed"):
+        try:
+            return __import__(f"{__name__}.{mod}", fromlist=["VERSION"]).VERSION
+        except (ImportError, AttributeError):
+            pass
+    return "0+unknown"
+
+
+__version__: str = _package_version()

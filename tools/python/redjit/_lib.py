@@ -10,17 +10,7 @@ __all__ = ["RedjitError", "lib", "search_paths", "Options", "VariantInfo", "Tred
            "TreduceGroup", "TreduceResult", "CacheStats"]
 
 
-class RedjitError(RuntimeError):
-    """A failed redjit call: .status is the status name ("RJ_EINVAL", ...; "library" when
-    libredjit.so could not be loaded), .message the library's message (rj_errmsg)."""
-
-    def __init__(self, status, message):
-        super().__init__(f"{status}: {message}")
-        self.status = status
-        self.message = message
-
-    def __reduce__(self):
-        return (type(self), (self.status, self.message))
+from ._errors import RedjitError  # noqa: E402 (one class per status: _errors.py)
 
 
 # ------------------------------------------------------------------ structs (include/redjit.h)
@@ -156,6 +146,11 @@ def search_paths():
         up3,                            # installed: <prefix>/lib/python3*/{dist,site}-packages/redjit
         os.path.join(up3, "build"),     # the source tree: <repo>/tools/python/redjit -> <repo>/build
     ]
+    try:  # cmake --install writes where its library directory is, relative to the package
+        from . import _installed
+        dirs.insert(1, os.path.join(pkg, _installed.LIBDIR))
+    except ImportError:
+        pass
     out = []
     for d in dirs:
         for so in _SONAMES:
