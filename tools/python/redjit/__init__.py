@@ -17,8 +17,9 @@ import sys
 import threading
 import weakref
 
-from . import _arrays, _custom
+from . import _arrays, _custom, _options
 from ._custom import Custom
+from ._options import get_options, set_options  # noqa: F401
 from ._arrays import ArrayInfo, describe, kept_shape, normalize_axes, tensor_request
 from ._errors import (Busy, CompilerCrash, CudaError, InvalidRequest, LibraryNotFound,  # noqa
                       LLVMError, NoDevice, NoVariant, OutOfMemory, TargetError, Timeout,
@@ -32,7 +33,7 @@ __all__ = ["RedjitError", "Custom", "Kernel", "Variant", "version", "variants", 
            "tensor_request", "search_paths", "library_path", "compile_count", "cache_stats",
            "__version__", "InvalidRequest", "NoVariant", "TargetError", "LLVMError", "NoDevice",
            "CudaError", "OutOfMemory", "Unsupported", "Timeout", "CompilerCrash", "Busy",
-           "LibraryNotFound"]
+           "LibraryNotFound", "set_options", "get_options"]
 
 Variant = collections.namedtuple("Variant", "name priority kinds summary")
 
@@ -81,6 +82,8 @@ class _Context:
         self.custom_parses = 0
         self.custom_kept = False  # requests holds a request of a Custom op
         weakref.finalize(self, _free_ctx, L, self.ptr, self.requests, self.live)
+        self.opts_gen = _options.generation[0]
+        _options.apply_caches(self)  # set_options' disk / memory cache settings
 
     def drop_memo(self):
         self.memo.clear()
@@ -137,8 +140,15 @@ class _Context:
             raise self.fail(s)
         return req
 
-    def options(self, device=0, target=None, ptx_version=0):
-        if target is None and not ptx_version:
+    def options(self, device=0, target=None, ptx_version=0, **overrides):
+        """rj_options for a call: set_options' defaults (_options.py), then the call's own
+        (overrides: emulate_packed, ir_in_process, ... where not None)."""
+        plain = target is None and not ptx_version and not any(
+            v is not None for v in overrides.values())
+        if self.opts_gen != _options.generation[0]:  # set_options was called since
+            self.opts.clear()
+            self.opts_gen = _options.generation[0]
+        if plain:
             o = self.opts.get(device)
             if o is not None:
                 return o
@@ -148,7 +158,8 @@ class _Context:
         o.ptx_version = int(ptx_version)
         if target is not None:
             o.target = target.encode()
-        if target is None and not ptx_version:
+        _options.fill(o, overrides)
+        if plain:
             self.opts[device] = o
         return o
 
@@ -211,14 +222,15 @@ def variants():
     return out
 
 
-def explain(request, target=None):
+def explain(request, target=None, *, emulate_packed=None):
     """rj_explain's text: one line per variant, chosen / rejected with its reason / not tried.
     A request that no variant accepts still returns the text (every line a rejection)."""
     c = _ctx()
     req = c.parse(request)
     try:
         text = ctypes.c_char_p()
-        s = c.L.rj_explain(c.ptr, req, ctypes.byref(c.options(0, target)), ctypes.byref(text))
+        s = c.L.rj_explain(c.ptr, req, ctypes.byref(c.options(0, target, emulate_packed=emulate_packed)),
+                          ctypes.byref(text))
         if s not in (0, 2):  # RJ_OK, RJ_ENOVARIANT
             raise c.fail(s)
         return text.value.decode()
@@ -356,16 +368,19 @@ def _dim3(v, what):
     return (ctypes.c_uint * 3)(*(v + (1,) * (3 - len(v))))
 
 
-def compile(request, *, target=None, ptx_version=0, device=0):
+def compile(request, *, target=None, ptx_version=0, device=0, emulate_packed=None,
+            ir_in_process=None):
     """validate -> dispatch -> LLVM IR -> PTX (no GPU needed).  request: a dict or JSON text.
-    target None: GPU `device`'s, else sm_90."""
+    target None: GPU `device`'s, else sm_90.  emulate_packed / ir_in_process (a custom
+    combine's IR in this process): None takes set_options' default."""
     c = _ctx()
     c.release_deferred()
     text = request if isinstance(request, (str, bytes)) else json.dumps(request)
     req = c.parse(text)
     try:
         k = ctypes.c_void_p()
-        o = c.options(device, target, ptx_version)
+        o = c.options(device, target, ptx_version, emulate_packed=emulate_packed,
+                      ir_in_process=ir_in_process)
         c.check(c.L.rj_compile(c.ptr, req, ctypes.byref(o), ctypes.byref(k)))
     finally:
         c.L.rj_request_free(req)
@@ -375,9 +390,11 @@ def compile(request, *, target=None, ptx_version=0, device=0):
 _BITCODE = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 
 
-def compile_ir(ir, entry, *, target=None, ptx_version=0, device=0):
+def compile_ir(ir, entry, *, target=None, ptx_version=0, device=0, ir_in_process=None,
+               ir_timeout_ms=None, ir_memory_mb=None):
     """rj_compile_ir: an NVPTX module as LLVM IR text (str, or an object whose str() is IR, such
-    as an llvmlite module) or bitcode (bytes) -> a Kernel.  entry: the kernel function."""
+    as an llvmlite module) or bitcode (bytes) -> a Kernel.  entry: the kernel function.
+    ir_in_process / ir_timeout_ms / ir_memory_mb: rj_options' (None: set_options' default)."""
     c = _ctx()
     c.release_deferred()
     if isinstance(ir, (bytes, bytearray, memoryview)):
@@ -386,7 +403,8 @@ def compile_ir(ir, entry, *, target=None, ptx_version=0, device=0):
     else:
         data, n = str(ir).encode(), 0
     k = ctypes.c_void_p()
-    o = c.options(device, target, ptx_version)
+    o = c.options(device, target, ptx_version, ir_in_process=ir_in_process,
+                  ir_timeout_ms=ir_timeout_ms, ir_memory_mb=ir_memory_mb)
     c.check(c.L.rj_compile_ir(c.ptr, data, n, entry.encode(), ctypes.byref(o), ctypes.byref(k)))
     return Kernel(c, k.value)
 
@@ -720,6 +738,24 @@ try:
     lib()
 except RedjitError:
     pass
+
+
+# The NumPy / array-API reductions (_array_api.py), reached as redjit.sum etc. through the module's
+# __getattr__: kept out of this module's globals, where sum / max / min / all / any would hide
+# the builtins from the code above.
+_ARRAY_API = ("sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin", "logsumexp",
+              "all", "any", "dtype_name", "result_dtype")
+
+
+def __getattr__(name):
+    if name in _ARRAY_API:
+        from . import _array_api
+        return getattr(_array_api, name)
+    raise AttributeError(f"module 'redjit' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_ARRAY_API))
 
 
 def _package_version():

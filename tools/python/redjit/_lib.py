@@ -95,6 +95,8 @@ _PROTOS = {
     "rj_ctx_new": (_vp, []),
     "rj_ctx_free": (None, [_vp]),
     "rj_ctx_compile_count": (ctypes.c_longlong, [_vp]),
+    "rj_ctx_set_disk_cache": (_int, [_vp, _cp]),
+    "rj_ctx_set_memory_cache": (_int, [_vp, ctypes.c_longlong]),
     "rj_request_size": (_sz, []),
     "rj_request_new": (_vp, [_int]),
     "rj_request_free": (None, [_vp]),
