@@ -71,7 +71,7 @@ class Tensor:
     value = None  # the fill value of full(), fill_(), or the source of an operation
     op = None     # the operation that made this tensor ("to f32", "ne 0", ...)
 
-    def to(self, dt):
+    def to(self, dt, copy=False):
         t = Tensor(self.shape, dt, dev=self._dev)
         t.value, t.op = self, f"to {dt.name}"
         return t

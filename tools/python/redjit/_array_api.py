@@ -109,6 +109,9 @@ class _Torch:
     def cast(self, x, d):
         return x.to(self.dtype(d))
 
+    def copy_as(self, x, d):  # a new array, even of x's own dtype
+        return x.to(self.dtype(d), copy=True)
+
     def fill(self, a, value):
         a.fill_(value)
 
@@ -162,6 +165,9 @@ class _Cupy(_Torch):
     def cast(self, x, d):
         return x.astype(self.dtype(d))
 
+    def copy_as(self, x, d):
+        return x.astype(self.dtype(d), copy=True)
+
     def fill(self, a, value):
         a.fill(value)
 
@@ -196,6 +202,8 @@ class _Numba(_Cupy):
 
     def cast(self, x, d):
         return self.cuda.to_device(self._host(x).astype(self.dtype(d)))
+
+    copy_as = cast
 
     def fill(self, a, value):
         a.copy_to_device(self.np.full(a.shape, value, dtype=a.dtype))
@@ -384,7 +392,7 @@ def _elementwise(op, a, res_shape, rd, wd, out, initial, correction, stream):
             c = 0 if correction is None else correction
             r = fw.full(x, res_shape, 0.0 if c < 1 else math.nan, rd)
         else:  # sum prod max min mean logsumexp: the element, in the result's dtype
-            r = fw.cast(x, rd)
+            r = fw.copy_as(x, rd)
             if initial is not None:
                 r = fw.combine(op, r, initial)
         return _finish(fw, r, res_shape, out)
