@@ -20,7 +20,8 @@ py=${PYTHON:-/opt/torch/.venv/bin/python3}
 [ -x "$py" ] || py=$(command -v python3)
 whl=$(ls "$wheels"/redjit-*-py3-none-linux_x86_64.whl | tail -1)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/redjit-wheel.XXXXXX")
-if [ "${KEEP:-0}" = 1 ]; then echo "wheel-gpu-check: keeping $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
+if [ "${KEEP:-0}" = 1 ]; then echo "wheel-gpu-check: keeping $tmp"
+else trap 'rm -rf "$tmp"' EXIT; fi
 echo "wheel-gpu-check: $whl with $py ($("$py" -V 2>&1)); $(nvidia-smi -L 2>/dev/null | head -1)"
 
 "$py" -m venv "$tmp/venv" 2>/dev/null || "$py" -m venv --without-pip "$tmp/venv"
@@ -35,7 +36,8 @@ if "$vpy" -m pip --version >/dev/null 2>&1; then
 elif "$py" -m pip --version >/dev/null 2>&1; then
   "$py" -m pip install -q --no-index --no-deps --target "$vsite" "$whl"
 else  # no pip anywhere: a wheel is a zip (the executables' modes set by hand)
-  "$vpy" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$whl" "$vsite"
+  "$vpy" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
+    "$whl" "$vsite"
   chmod +x "$vsite/redjit/redjit" "$vsite/redjit/redjit-irc"
 fi
 

@@ -60,7 +60,8 @@ assert reqs[-1]["correction"] == 2
 expect(ValueError, redjit.var, x9, axis=1, correction=1, ddof=1)
 expect(ValueError, redjit.var, x9, axis=1, correction=-1)
 redjit.all(x9, axis=0)
-assert reqs[-1]["op"] == "custom" and reqs[-1]["combine"]["state"] == [{"dtype": "i32", "identity": 1}]
+assert reqs[-1]["op"] == "custom", reqs[-1]
+assert reqs[-1]["combine"]["state"] == [{"dtype": "i32", "identity": 1}], reqs[-1]
 assert "fcmp une float" in reqs[-1]["combine"]["ir"]
 # ---------------------------------------------------------------- result dtypes, dtype=
 for xd, name, want in ((i32, "sum", i64), (u32, "sum", u64), (i32, "prod", i64),

@@ -229,8 +229,8 @@ def explain(request, target=None, *, emulate_packed=None):
     req = c.parse(request)
     try:
         text = ctypes.c_char_p()
-        s = c.L.rj_explain(c.ptr, req, ctypes.byref(c.options(0, target, emulate_packed=emulate_packed)),
-                          ctypes.byref(text))
+        o = c.options(0, target, emulate_packed=emulate_packed)
+        s = c.L.rj_explain(c.ptr, req, ctypes.byref(o), ctypes.byref(text))
         if s not in (0, 2):  # RJ_OK, RJ_ENOVARIANT
             raise c.fail(s)
         return text.value.decode()

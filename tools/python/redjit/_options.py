@@ -52,8 +52,9 @@ def set_options(*, emulate_packed=None, ptx_version=None, ir_in_process=None,
     redjit-irc (faster; IR that makes LLVM abort ends the process); ir_timeout_ms / ir_memory_mb:
     redjit-irc's limits (0: the defaults, 60 s and 4096 MiB; ir_memory_mb -1: none).
     disk_cache: a directory for compiled kernels, "" to turn the disk cache off, None for the
-    environment's ($REDJIT_CACHE_DIR, else ~/.cache/redjit: contexts made afterwards); memory_cache: the bound of kernels
-    a context's cache keeps (0: none; None: $REDJIT_CACHE_MAX_KERNELS, else 4096).  The caches
+    environment's ($REDJIT_CACHE_DIR, else ~/.cache/redjit: contexts made afterwards);
+    memory_cache: the bound of kernels a context's cache keeps (0: none; None:
+    $REDJIT_CACHE_MAX_KERNELS, else 4096).  The caches
     apply to this thread's context now and to every context made later; compile options to the
     compiles made afterwards (this thread's reduce memo is emptied, so that its kernels are made
     again with them)."""
