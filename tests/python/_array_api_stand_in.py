@@ -94,6 +94,8 @@ e = expect(ValueError, redjit.sum, x, axis=1, out=torch.empty((4, 1, 8), f32))
 assert "out: shape (4, 1, 8), expected (4, 8)" in e.message, e.message
 e = expect(ValueError, redjit.max, x, axis=1, out=torch.empty((4, 8), f64))
 assert "out: dtype f64, expected f32" in e.message, e.message
+e = expect(ValueError, redjit.sum, x, axis=1, out=T((4, 8), f32, strides=(1, 4)))
+assert "out: must be contiguous" in e.message, e.message
 o = torch.empty((4, 8), f64)  # sum's out sets the dtype (NumPy: dtype=None takes out's)
 assert redjit.sum(x, axis=1, out=o) is o and reqs[-1]["dtype"] == "f64"
 ob = torch.empty((4, 8), tbool)
@@ -136,6 +138,24 @@ for fn in (redjit.argmax, redjit.argmin):
     r = fn(T((0, 3), f32), axis=1)  # no reduced dim is empty: an empty result
     assert tuple(r.shape) == (0,) and r.dtype is i64
 assert len(calls) == n  # none of these launched a kernel
+# redjit.reduce of zero-size arrays: the same results, no kernel
+for op, value in (("sum", 0), ("prod", 1), ("mean", math.nan), ("logsumexp", -math.inf),
+                  ("and", -1), ("or", 0)):
+    xe = T((4, 0), i64 if op in ("and", "or") else f32)
+    r = redjit.reduce(xe, op, 1)
+    assert tuple(r.shape) == (4,) and r.op == "full", (op, r.shape)
+    assert r.value == value or (value != value and r.value != r.value), (op, r.value)
+assert redjit.reduce(T((4, 0), u32), "and", 1).value == 2**32 - 1
+assert tuple(redjit.reduce(T((0, 4), f32), "max", 1).shape) == (0,)
+e = expect(ValueError, redjit.reduce, T((4, 0), f32), "max", 1)
+assert "zero-size array to reduction operation maximum" in e.message, e.message
+e = expect(ValueError, redjit.reduce, T((4, 0), f32), "argmin", 1)
+assert "of an empty sequence" in e.message, e.message
+o = torch.empty((4,), f32)
+assert redjit.reduce(T((4, 0), f32), "sum", 1, out=o) is o and o.op == "copy" and o.value.value == 0
+o = torch.empty((4,), f32)
+assert redjit.reduce(T((4, 0), f32), "sum", 1, out=o, accum=True) is o and o.op is None
+assert len(calls) == n
 # 0-d: its one element, as axis=(): each element its own reduction (no kernel)
 x0 = T((), f32)
 for name in FUNCS:

@@ -196,6 +196,11 @@ def test_empty_and_0d():
                 elif y.numel() and not torch.allclose(y.cpu().double().reshape(kept), ref,
                                                       equal_nan=True):
                     bad.append((op, shape, axis, keepdims, y.cpu()))
+    # redjit.reduce of a zero-size array: the same results, no kernel
+    e = torch.empty((4, 0), device="cuda")
+    assert torch.equal(redjit.reduce(e, "sum", 1), torch.zeros(4, device="cuda"))
+    assert torch.isnan(redjit.reduce(e, "mean", 1)).all()
+    assert raises(ValueError, redjit.reduce, e, "max", 1)
     # NumPy gives the same (when importable)
     try:
         import numpy as np

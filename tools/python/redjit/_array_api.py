@@ -345,7 +345,14 @@ def _check_out(out, res_shape, rd):
     o_shape = tuple(out.shape)
     if o_shape != tuple(res_shape):
         raise InvalidRequest("RJ_EINVAL", f"out: shape {o_shape}, expected {tuple(res_shape)}")
-    od = "bool" if _is_bool(out) else describe(out, "out").dtype
+    if _is_bool(out):
+        od = "bool"  # written by the framework (a copy of the 0 / 1 result)
+    else:
+        o = describe(out, "out")
+        od = o.dtype
+        if not _arrays.is_row_major(o.shape, o.strides):  # the kernel writes it in place
+            raise InvalidRequest("RJ_EINVAL", f"out: must be contiguous (row-major); strides "
+                                 f"{o.strides}")
     if od != rd:
         raise InvalidRequest("RJ_EINVAL", f"out: dtype {od}, expected {rd} (the result's)")
 
@@ -454,6 +461,47 @@ class _CaiView:
     def __init__(self, cai, base):
         self.__cuda_array_interface__ = cai
         self.base = base
+
+
+def reduce_empty(a, out, op, axis, accum, stream):
+    """redjit.reduce of an array with a zero-size dim (the kernels take none): NumPy's results,
+    written by x's framework.  A reduction over no element gives op's identity (NaN for mean /
+    var / std, -inf for logsumexp; a scalar Custom's identity); max / min / argmax / argmin of an
+    empty axis raise InvalidRequest; accum=True leaves out as it is (nothing to fold in)."""
+    axes = normalize_axes(axis, len(a.shape))
+    kept = kept_shape(a.shape, axes)
+    n = _size(a.shape[i] for i in axes)
+    name = op if isinstance(op, str) else "custom"
+    if n == 0 and _size(kept) > 0:
+        if name in ("max", "min"):
+            raise InvalidRequest("RJ_EINVAL", f"axis: zero-size array to reduction operation "
+                                 f"{_NUMPY_NAME[name]} which has no identity (the reduced dims "
+                                 f"{axes} of shape {a.shape} hold no element)")
+        if name in ("argmax", "argmin"):
+            raise InvalidRequest("RJ_EINVAL", f"axis: attempt to get {name} of an empty "
+                                 f"sequence (the reduced dims {axes} of shape {a.shape} hold "
+                                 "no element)")
+    rd = "i64" if name in ("argmax", "argmin") else a.dtype
+    if name == "custom":
+        if op.result_dtype is not None:
+            raise Unsupported("RJ_EUNSUPPORTED", "op: a struct-state Custom over no element "
+                              "(its identity is a state, not a result)")
+        v = op.combine()["identity"]
+    else:
+        ones = {"i32": -1, "i64": -1, "u32": 2**32 - 1, "u64": 2**64 - 1}.get(a.dtype, 0)
+        v = {"sum": 0, "prod": 1, "and": ones, "or": 0, "xor": 0, "mean": math.nan,
+             "var": math.nan, "std": math.nan, "logsumexp": -math.inf}.get(name, 0)
+    if isinstance(v, str):  # "0x..." bits
+        raise Unsupported("RJ_EUNSUPPORTED", "op: a Custom whose identity is given as bits, "
+                          "over no element")
+    if out is not None and (accum or _size(kept) == 0):
+        return out  # nothing to fold in, or nothing to write
+    if accum:
+        raise InvalidRequest("RJ_EINVAL", "out: accum folds out's old values in: give out")
+    fw = _framework(a, "a zero-size reduction")
+    with fw.stream(a.obj, stream):
+        r = fw.full(a.obj, kept, v, rd)
+        return _finish(fw, r, kept, out)
 
 
 # ------------------------------------------------------------------ the functions
