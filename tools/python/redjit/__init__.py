@@ -10,12 +10,15 @@ compiled kernels are reused; it is freed when the thread ends or at exit.  A Ker
 on its kernel (rj_kernel_release drops it when the Kernel is closed or dropped), and so does
 reduce's memo for each kernel it launches: unpinned kernels are the context's cache's, which keeps
 a bounded number.  Failures raise RedjitError(status, message).  docs/PYTHON.md has the details."""
+from __future__ import annotations
+
 import collections
 import ctypes
 import json
 import sys
 import threading
 import weakref
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _arrays, _custom, _options
 from ._custom import Custom
@@ -36,6 +39,9 @@ __all__ = ["RedjitError", "Custom", "Kernel", "Variant", "version", "variants", 
            "LibraryNotFound", "set_options", "get_options"]
 
 Variant = collections.namedtuple("Variant", "name priority kinds summary")
+Request = Union[Dict[str, Any], str, bytes]  # a request as a dict or JSON text
+Axis = Union[None, int, Sequence[int]]
+Dims = Union[None, int, Sequence[int]]
 
 _MEMO_MAX = 4096  # reduce's prepared layouts kept per thread
 # rj_request_parse keeps a context's 32 most recently parsed combine texts (redjit.h): a parsed
@@ -176,18 +182,18 @@ def _ctx():
         return c
 
 
-def library_path():
+def library_path() -> str:
     """The path of the libredjit.so in use (loading it if needed)."""
     return lib().path
 
 
-def compile_count():
+def compile_count() -> int:
     """Kernels this thread's context has compiled so far (rj_ctx_compile_count)."""
     c = _ctx()
     return c.L.rj_ctx_compile_count(c.ptr)
 
 
-def cache_stats():
+def cache_stats() -> Dict[str, Any]:
     """This thread's context's cache counters (rj_ctx_cache_stats) as a dict: compiles,
     memory_hits, kernels, kernels_pinned (kernels a Kernel or reduce's memo holds), max_kernels,
     memory_evictions, the disk cache's (disk_dir None: off) and the cubin counters."""
@@ -203,12 +209,12 @@ def cache_stats():
 
 
 # ------------------------------------------------------------------ inspect
-def version():
+def version() -> str:
     """The library's version, "MAJOR.MINOR.PATCH"."""
     return lib().rj_version().decode()
 
 
-def variants():
+def variants() -> List[Variant]:
     """The registered variants in dispatch order: Variant(name, priority, kinds, summary)."""
     c = _ctx()
     out = []
@@ -222,7 +228,8 @@ def variants():
     return out
 
 
-def explain(request, target=None, *, emulate_packed=None):
+def explain(request: Request, target: Optional[str] = None, *,
+            emulate_packed: Optional[bool] = None) -> str:
     """rj_explain's text: one line per variant, chosen / rejected with its reason / not tried.
     A request that no variant accepts still returns the text (every line a rejection)."""
     c = _ctx()
@@ -238,7 +245,7 @@ def explain(request, target=None, *, emulate_packed=None):
         c.L.rj_request_free(req)
 
 
-def canonical(request):
+def canonical(request: Request) -> Dict[str, Any]:
     """The canonical form of a request (every default filled in), as a dict."""
     c = _ctx()
     req = c.parse(request)
@@ -276,7 +283,7 @@ class Kernel:
         self.entry = L.rj_kernel_entry(ptr).decode()
         self.compile_ms = L.rj_kernel_compile_ms(ptr)
 
-    def close(self):
+    def close(self) -> None:
         """Releases this Kernel's pin (rj_kernel_release; none when built with _owns_pin=False);
         the Kernel is unusable afterwards.  Closing again does nothing."""
         p, self._ptr = self._ptr, None
@@ -305,24 +312,24 @@ class Kernel:
         return t.decode() if t is not None else ""
 
     @property
-    def ptx(self):
+    def ptx(self) -> str:
         return self._text(EMIT_PTX)
 
     @property
-    def llvm_ir(self):
+    def llvm_ir(self) -> str:
         return self._text(EMIT_LLVM)
 
     @property
-    def llvm_ir_optimized(self):
+    def llvm_ir_optimized(self) -> str:
         return self._text(EMIT_LLVM_OPT)
 
-    def explain(self):
+    def explain(self) -> str:
         """rj_explain's text for this kernel's request on its target."""
         if self._request is None:
             raise RedjitError("RJ_EINVAL", "explain: a kernel from compile_ir has no request")
         return explain(self._request, self.target)
 
-    def load(self, device=0):
+    def load(self, device: int = 0) -> float:
         """Loads the kernel on GPU `device` now; returns the load's milliseconds."""
         c = self._owner()
         ms = ctypes.c_double()
@@ -335,7 +342,8 @@ class Kernel:
                               "context is single-threaded): compile it in this thread")
         return self._ctx
 
-    def launch(self, args, grid=None, block=None, shared_bytes=None, device=0):
+    def launch(self, args: Sequence[Any], grid: Dims = None, block: Dims = None,
+               shared_bytes: Optional[int] = None, device: int = 0) -> float:
         """rj_kernel_launch: runs the kernel on GPU `device` and waits for it; returns its
         milliseconds (CUDA events).  args: one per kernel parameter; an int is a 64-bit value
         (a device pointer), a ctypes instance (c_int32(5), c_float(1.0) ...) is passed as it is.
@@ -368,8 +376,9 @@ def _dim3(v, what):
     return (ctypes.c_uint * 3)(*(v + (1,) * (3 - len(v))))
 
 
-def compile(request, *, target=None, ptx_version=0, device=0, emulate_packed=None,
-            ir_in_process=None):
+def compile(request: Request, *, target: Optional[str] = None, ptx_version: int = 0,
+            device: int = 0, emulate_packed: Optional[bool] = None,
+            ir_in_process: Optional[bool] = None) -> Kernel:
     """validate -> dispatch -> LLVM IR -> PTX (no GPU needed).  request: a dict or JSON text.
     target None: GPU `device`'s, else sm_90.  emulate_packed / ir_in_process (a custom
     combine's IR in this process): None takes set_options' default."""
@@ -390,8 +399,9 @@ def compile(request, *, target=None, ptx_version=0, device=0, emulate_packed=Non
 _BITCODE = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 
 
-def compile_ir(ir, entry, *, target=None, ptx_version=0, device=0, ir_in_process=None,
-               ir_timeout_ms=None, ir_memory_mb=None):
+def compile_ir(ir: Any, entry: str, *, target: Optional[str] = None, ptx_version: int = 0,
+               device: int = 0, ir_in_process: Optional[bool] = None,
+               ir_timeout_ms: Optional[int] = None, ir_memory_mb: Optional[int] = None) -> Kernel:
     """rj_compile_ir: an NVPTX module as LLVM IR text (str, or an object whose str() is IR, such
     as an llvmlite module) or bitcode (bytes) -> a Kernel.  entry: the kernel function.
     ir_in_process / ir_timeout_ms / ir_memory_mb: rj_options' (None: set_options' default)."""
@@ -549,8 +559,10 @@ def _torch_seen():
     _TENSOR = t.Tensor
 
 
-def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, stream=None,
-           deterministic=True, dynamic=False, correction=None, acc_dtype=None):
+def reduce(x: Any, op: Union[str, Custom] = "sum", axis: Axis = None, *, out: Any = None,
+           nan: str = "propagate", accum: bool = False, stream: Any = None,
+           deterministic: bool = True, dynamic: bool = False, correction: Optional[int] = None,
+           acc_dtype: Optional[str] = None) -> Any:
     """Reduces x (a torch CUDA tensor, a __cuda_array_interface__ array, or a CUDA __dlpack__
     object) over `axis` (None: every dim; an int or a tuple, negatives from the end) with op
     (a name of OP: "sum", "max", "min", "prod", "and" / "or" / "xor" of integers, "argmax" /
@@ -628,7 +640,8 @@ def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, determinist
     return out
 
 
-def reduce_values(x, op="argmax", axis=None, *, out=None, values=None, stream=None):
+def reduce_values(x: Any, op: str = "argmax", axis: Axis = None, *, out: Any = None,
+                  values: Any = None, stream: Any = None) -> Tuple[Any, Any]:
     """argmax / argmin of x over `axis` with the extreme values too (the request's "values":
     rj_reduce_values): returns (indices, values), int64 indices (the first of ties) and the
     values in x's dtype, allocated by x's framework where out / values are None.  No memo of
@@ -682,8 +695,10 @@ def _treduce_buf(b, a, what):
             b.strides[i] = s
 
 
-def treduce(sources, dst, *, root=0, op="sum", nan="propagate", accum=False, path="auto",
-            stream=None, tile=None, pingpong=False, sync=True, dynamic=False):
+def treduce(sources: Sequence[Any], dst: Any, *, root: int = 0, op: Union[str, Custom] = "sum",
+            nan: str = "propagate", accum: bool = False, path: str = "auto", stream: Any = None,
+            tile: Optional[Sequence[int]] = None, pingpong: bool = False, sync: bool = True,
+            dynamic: bool = False) -> Dict[str, Any]:
     """Root reduce across devices (rj_treduce_run): dst (on sources[root]'s GPU) receives the
     element-wise op of every source.  path: auto peer staged split split_equal ring.  stream:
     of the root's GPU (None: the framework's current stream there).  sync=False returns once the

@@ -9,9 +9,12 @@ never by a kernel the C side refuses: a zero-size reduction gives the identity (
 an error for max / argmax of an empty axis), axis=() reduces nothing, a dtype= other than x's
 converts x first (one copy), and bool inputs pass as int32 (one copy; the kernels have no 8-bit
 dtypes yet)."""
+from __future__ import annotations
+
 import contextlib
 import math
 import sys
+from typing import Any, Optional, Sequence, Union
 
 from . import _arrays
 from ._arrays import describe, kept_shape, normalize_axes
@@ -32,9 +35,11 @@ _NAMES = {"f16": "f16", "float16": "f16", "half": "f16", "e": "f16",
           "u64": "u64", "uint64": "u64", "L": "u64", "Q": "u64", "uint": "u64",
           "bool": "bool", "bool_": "bool", "b1": "bool", "?": "bool"}
 _FLOATS = ("f16", "bf16", "f32", "f64")
+Axis = Union[None, int, Sequence[int]]
+DType = Any  # "f32", "float32", torch.float32, numpy.float32, numpy.dtype, float, int, bool
 
 
-def dtype_name(d, what="dtype"):
+def dtype_name(d: DType, what: str = "dtype") -> Optional[str]:
     """redjit's name ("f32", ..., "bool") of a dtype spelled as redjit, NumPy or torch spell it:
     "f32", "float32", torch.float32, numpy.float32, numpy.dtype("float32"), "<f4", float, int,
     bool.  InvalidRequest naming `what` for anything else."""
@@ -68,7 +73,7 @@ def dtype_name(d, what="dtype"):
     return r
 
 
-def result_dtype(op, d, dtype=None):
+def result_dtype(op: str, d: str, dtype: Optional[str] = None) -> str:
     """The result's dtype of op on input dtype d, as NumPy gives it (dtype: the caller's dtype=,
     a redjit name)."""
     if op in ("all", "any"):
@@ -516,68 +521,80 @@ def _corr(correction, ddof):
     return int(c)
 
 
-def sum(x, /, *, axis=None, dtype=None, keepdims=False, out=None, initial=None, stream=None,
-        acc_dtype=None):
+def sum(x: Any, /, *, axis: Axis = None, dtype: DType = None, keepdims: bool = False,
+        out: Any = None, initial: Any = None, stream: Any = None,
+        acc_dtype: Optional[str] = None) -> Any:
     """NumPy's sum: 32-bit integers and bools sum in 64 bits unless dtype= says otherwise;
     initial is added; acc_dtype="f64" accumulates floats in float64 with x's dtype kept."""
     return _reduction("sum", x, axis, keepdims, dtype, out, initial, None, stream, acc_dtype)
 
 
-def prod(x, /, *, axis=None, dtype=None, keepdims=False, out=None, initial=None, stream=None,
-         acc_dtype=None):
+def prod(x: Any, /, *, axis: Axis = None, dtype: DType = None, keepdims: bool = False,
+         out: Any = None, initial: Any = None, stream: Any = None,
+         acc_dtype: Optional[str] = None) -> Any:
     """NumPy's prod (the dtypes as sum's)."""
     return _reduction("prod", x, axis, keepdims, dtype, out, initial, None, stream, acc_dtype)
 
 
-def max(x, /, *, axis=None, keepdims=False, out=None, initial=None, stream=None):
+def max(x: Any, /, *, axis: Axis = None, keepdims: bool = False, out: Any = None,
+        initial: Any = None, stream: Any = None) -> Any:
     """NumPy's max (amax): NaN propagates; an empty axis is an error unless initial= is given."""
     return _reduction("max", x, axis, keepdims, None, out, initial, None, stream)
 
 
-def min(x, /, *, axis=None, keepdims=False, out=None, initial=None, stream=None):
+def min(x: Any, /, *, axis: Axis = None, keepdims: bool = False, out: Any = None,
+        initial: Any = None, stream: Any = None) -> Any:
     """NumPy's min (amin)."""
     return _reduction("min", x, axis, keepdims, None, out, initial, None, stream)
 
 
-def mean(x, /, *, axis=None, dtype=None, keepdims=False, out=None, stream=None, acc_dtype=None):
+def mean(x: Any, /, *, axis: Axis = None, dtype: DType = None, keepdims: bool = False,
+         out: Any = None, stream: Any = None, acc_dtype: Optional[str] = None) -> Any:
     """NumPy's mean: integers in float64; NaN for an empty reduction."""
     return _reduction("mean", x, axis, keepdims, dtype, out, None, None, stream, acc_dtype)
 
 
-def var(x, /, *, axis=None, dtype=None, keepdims=False, out=None, correction=None, ddof=None,
-        stream=None):
+def var(x: Any, /, *, axis: Axis = None, dtype: DType = None, keepdims: bool = False,
+        out: Any = None, correction: Optional[int] = None, ddof: Optional[int] = None,
+        stream: Any = None) -> Any:
     """NumPy's var: divides by N - correction (ddof=, its NumPy name; default 0)."""
     return _reduction("var", x, axis, keepdims, dtype, out, None, _corr(correction, ddof), stream)
 
 
-def std(x, /, *, axis=None, dtype=None, keepdims=False, out=None, correction=None, ddof=None,
-        stream=None):
+def std(x: Any, /, *, axis: Axis = None, dtype: DType = None, keepdims: bool = False,
+        out: Any = None, correction: Optional[int] = None, ddof: Optional[int] = None,
+        stream: Any = None) -> Any:
     """NumPy's std: the square root of var."""
     return _reduction("std", x, axis, keepdims, dtype, out, None, _corr(correction, ddof), stream)
 
 
-def argmax(x, /, *, axis=None, keepdims=False, out=None, stream=None):
+def argmax(x: Any, /, *, axis: Axis = None, keepdims: bool = False, out: Any = None,
+           stream: Any = None) -> Any:
     """NumPy's argmax: int64 indices (the first of ties, the first NaN's), row-major over the
     reduced dims (axis None: the flattened array); an empty axis is an error."""
     return _reduction("argmax", x, axis, keepdims, None, out, None, None, stream)
 
 
-def argmin(x, /, *, axis=None, keepdims=False, out=None, stream=None):
+def argmin(x: Any, /, *, axis: Axis = None, keepdims: bool = False, out: Any = None,
+           stream: Any = None) -> Any:
     """NumPy's argmin."""
     return _reduction("argmin", x, axis, keepdims, None, out, None, None, stream)
 
 
-def logsumexp(x, /, *, axis=None, dtype=None, keepdims=False, out=None, stream=None):
+def logsumexp(x: Any, /, *, axis: Axis = None, dtype: DType = None, keepdims: bool = False,
+              out: Any = None, stream: Any = None) -> Any:
     """log(sum(exp(x))) without overflow (scipy.special.logsumexp, torch.logsumexp); integers
     in float64; -inf for an empty reduction."""
     return _reduction("logsumexp", x, axis, keepdims, dtype, out, None, None, stream)
 
 
-def all(x, /, *, axis=None, keepdims=False, out=None, stream=None):
+def all(x: Any, /, *, axis: Axis = None, keepdims: bool = False, out: Any = None,
+        stream: Any = None) -> Any:
     """NumPy's all: bool, True where every element is non-zero (NaN counts as true)."""
     return _reduction("all", x, axis, keepdims, None, out, None, None, stream)
 
 
-def any(x, /, *, axis=None, keepdims=False, out=None, stream=None):
+def any(x: Any, /, *, axis: Axis = None, keepdims: bool = False, out: Any = None,
+        stream: Any = None) -> Any:
     """NumPy's any: bool, True where some element is non-zero."""
     return _reduction("any", x, axis, keepdims, None, out, None, None, stream)

@@ -74,7 +74,7 @@ _BY_STATUS = {c.status_name: c for c in (InvalidRequest, NoVariant, TargetError,
                                          CompilerCrash, Busy, LibraryNotFound)}
 
 
-def error_class(status):
+def error_class(status: str) -> type:
     """The exception class of a status name ("RJ_EINVAL" -> InvalidRequest); RedjitError for a
     status without one of its own."""
     return _BY_STATUS.get(status, RedjitError)

@@ -2,7 +2,10 @@
 ir_in_process, the compiler process's limits) as defaults of every compile, and the kernel caches
 of every thread's context (rj_ctx_set_disk_cache, rj_ctx_set_memory_cache) — docs/PYTHON.md,
 "Options"."""
+from __future__ import annotations
+
 import threading
+from typing import Any, Dict, Optional
 
 from ._errors import InvalidRequest
 
@@ -43,8 +46,10 @@ def check(name, v):
     return _int(name, v, -1, 2**31 - 1)  # ir_memory_mb: -1 none, 0 the default
 
 
-def set_options(*, emulate_packed=None, ptx_version=None, ir_in_process=None,
-                ir_timeout_ms=None, ir_memory_mb=None, disk_cache=_UNSET, memory_cache=_UNSET):
+def set_options(*, emulate_packed: Optional[bool] = None, ptx_version: Optional[int] = None,
+                ir_in_process: Optional[bool] = None, ir_timeout_ms: Optional[int] = None,
+                ir_memory_mb: Optional[int] = None, disk_cache: Any = _UNSET,
+                memory_cache: Any = _UNSET) -> None:
     """Sets package-wide defaults (None: leave as is).  emulate_packed: sm100_packed runs on
     targets without its packed instructions, scalar instructions in their place (the CLI's
     --emulate-packed); ptx_version: e.g. 88 for PTX 8.8 (0: the least the kernel needs);
@@ -88,7 +93,7 @@ def set_options(*, emulate_packed=None, ptx_version=None, ir_in_process=None,
         c.drop_memo()
 
 
-def get_options():
+def get_options() -> Dict[str, Any]:
     """The package-wide defaults set_options keeps, as a dict."""
     with _lock:
         return dict(_defaults, **_caches)
