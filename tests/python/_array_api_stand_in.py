@@ -190,6 +190,25 @@ r = redjit.sum(m)
 assert r.dtype is i64 and reqs[-1]["dtype"] == "i64"
 r = redjit.max(m, axis=1)
 assert r.dtype is tbool and reqs[-1]["op"] == "max"
+# ---------------------------------------------------------------- repeated calls (the fast path)
+from redjit import _array_api  # noqa: E402
+xr = T((8, 16), f32)
+for i in range(3):
+    n = len(calls)
+    r = redjit.sum(xr, axis=1, keepdims=True)
+    assert tuple(r.shape) == (8, 1) and r.dtype is f32 and len(calls) == n + 1
+    o = torch.empty((8, 1), f32)
+    assert redjit.sum(xr, axis=1, keepdims=True, out=o) is o and calls[-1][4] == o.data_ptr()
+    r = redjit.any(xr, axis=0)
+    assert r.dtype is tbool and tuple(r.shape) == (16,) and r.op == "ne 0"
+    r = redjit.argmax(xr, axis=(0, 1), stream=0x55)
+    assert r.dtype is i64 and r.shape == () and calls[-1][5] == 0x55
+    e = expect(ValueError, redjit.sum, xr, axis=1, out=torch.empty((9,), f32))
+    assert "out: shape (9,), expected (8,)" in e.message  # refused every time
+    r = redjit.sum(T((8, 16), i32), axis=1)  # a conversion: never the fast path
+    assert r.dtype is i64
+fast = [k for k in _array_api._FAST if k[1] == (8, 16)]
+assert len(fast) == 4 and all(k[3] is f32 for k in fast), fast
 # ---------------------------------------------------------------- refusals, axes, streams
 for bad, what in ((3, "axes[0]: 3 is outside -3..2"), ((0, 0), "given twice"),
                   ((-4,), "axes[0]: -4")):

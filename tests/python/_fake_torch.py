@@ -83,6 +83,8 @@ class Tensor:
         t.value, t.op = self.value, self.op
         return t
 
+    view = reshape
+
     def fill_(self, v):
         self.value, self.op = v, "fill"
         return self

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
+import threading
 from typing import Any, Optional, Sequence, Union
 
 from . import _arrays
@@ -362,8 +363,58 @@ def _check_out(out, res_shape, rd):
         raise InvalidRequest("RJ_EINVAL", f"out: dtype {od}, expected {rd} (the result's)")
 
 
+# torch tensors: a call like one seen before (the same shapes, strides, dtypes and arguments)
+# whose plan needs no framework step goes straight to reduce (whose own memo then launches)
+_FAST = {}
+_FAST_MAX = 4096
+
+
+def _fast_key(op, x, axis, keepdims, dtype, out, initial, correction, acc_dtype):
+    t = _arrays._torch
+    if t is None or x.__class__ is not t.Tensor or initial is not None or axis.__class__ is list:
+        return None
+    if out is None:
+        o = None
+    elif out.__class__ is t.Tensor:
+        o = (out.shape, out.dtype, out.is_contiguous())
+    else:
+        return None
+    return (op, x.shape, x.stride(), x.dtype, axis, keepdims, dtype, o, correction, acc_dtype)
+
+
 def _reduction(op, x, axis, keepdims, dtype, out, initial, correction, stream, acc_dtype=None,
                nan="propagate"):
+    try:
+        key = _fast_key(op, x, axis, keepdims, dtype, out, initial, correction, acc_dtype)
+        e = _FAST.get(key) if key is not None else None
+    except TypeError:  # an unhashable argument
+        key = e = None
+    if e is not None:
+        from . import reduce
+        cop, axes, kept, reshape_to, to_bool = e
+        if out is not None and reshape_to is not None:
+            reduce(x, cop, axes, out=out.view(kept), stream=stream, correction=correction,
+                   acc_dtype=acc_dtype)
+            return out
+        r = reduce(x, cop, axes, out=out, stream=stream, correction=correction,
+                   acc_dtype=acc_dtype)
+        if to_bool:
+            return r != 0
+        return r if reshape_to is None else r.view(reshape_to)
+    _plan_tls.entry = None
+    r = _slow(op, x, axis, keepdims, dtype, out, initial, correction, stream, acc_dtype, nan)
+    entry = _plan_tls.entry
+    if key is not None and entry is not None:
+        if len(_FAST) >= _FAST_MAX:
+            _FAST.clear()
+        _FAST[key] = entry
+    return r
+
+
+_plan_tls = threading.local()  # .entry: what _kernel found for this call's fast path, or None
+
+
+def _slow(op, x, axis, keepdims, dtype, out, initial, correction, stream, acc_dtype, nan):
     if dtype is None and out is not None and op in ("sum", "prod", "mean", "var", "std",
                                                     "logsumexp"):
         dtype = "bool" if _is_bool(out) else describe(out, "out").dtype  # NumPy: out's dtype
@@ -416,6 +467,10 @@ def _kernel(op, a, axes, kept, res_shape, rd, wd, out, initial, correction, stre
     x = a.obj
     cop = _truth_op(op, wd) if op in ("all", "any") else op
     kd = {"all": "i32", "any": "i32", "argmax": "i64", "argmin": "i64"}.get(op, wd)  # written
+    if a.framework == "torch" and wd == a.dtype and initial is None and not is_bool and \
+            (kd == rd or (op in ("all", "any") and out is None)):
+        _plan_tls.entry = (cop, axes, tuple(kept), None if tuple(res_shape) == tuple(kept)
+                           else tuple(res_shape), kd != rd)
     if wd != a.dtype or kd != rd or initial is not None:
         fw = _framework(a, f"{op} with dtype {rd}" if wd != a.dtype or kd != rd else
                         f"{op} with initial=")
