@@ -4,6 +4,7 @@ and a strided view, the result dtypes, dtype=, out=, initial=, empty and 0-d arr
 a side stream, and CuPy arrays.  Each test skips, with the reason, without torch / CuPy or a GPU.
 Run: pytest tests/python/test_gpu_array_api.py, or python3 tests/python/test_gpu_array_api.py."""
 import math
+import zlib
 
 import _runner
 from _runner import raises
@@ -47,7 +48,7 @@ def _dtypes(torch):
 
 def _data(torch, shape, dt, op):
     """Values for op: near 1 for prod (no overflow), small integers, a few zeros for all / any."""
-    g = torch.Generator().manual_seed(hash((shape, str(dt), op)) & 0xffff)
+    g = torch.Generator().manual_seed(zlib.crc32(f"{shape}{dt}{op}".encode()))
     if dt.is_floating_point:
         if op == "prod":
             x = 1 + (torch.rand(shape, generator=g, dtype=torch.float64) - 0.5) / 16
@@ -269,12 +270,14 @@ def test_cupy_arrays():
     x = cupy.random.standard_normal((33, 500, 7), dtype=cupy.float32)
     for op, ref in (("sum", cupy.sum), ("max", cupy.max), ("mean", cupy.mean),
                     ("var", cupy.var), ("all", cupy.all), ("any", cupy.any)):
-        for axis in (None, 1, (0, 2), ()):
+        for axis in (None, 1, (0, 2)):  # axis=(): the torch test (CuPy's own varies)
             for keepdims in (False, True):
                 y = getattr(redjit, op)(x, axis=axis, keepdims=keepdims)
                 r = ref(x, axis=axis, keepdims=keepdims)
                 assert y.shape == r.shape and y.dtype == r.dtype, (op, axis, y.shape, r.shape)
-                assert cupy.allclose(y, r, rtol=1e-4, atol=1e-3), (op, axis, keepdims)
+                same = cupy.array_equal(y, r) if r.dtype == cupy.bool_ else \
+                    cupy.allclose(y, r, rtol=1e-4, atol=1e-3)
+                assert same, (op, axis, keepdims)
     xi = cupy.arange(1000, dtype=cupy.int32).reshape(10, 100)
     assert redjit.sum(xi, axis=1).dtype == cupy.sum(xi, axis=1).dtype  # int64, NumPy's
     e = cupy.empty((5, 0), dtype=cupy.float32)
