@@ -18,7 +18,7 @@ import json
 import sys
 import threading
 import weakref
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _arrays, _custom, _options
 from ._custom import Custom
@@ -763,6 +763,11 @@ except RedjitError:
 # the builtins from the code above.
 _ARRAY_API = ("sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin", "logsumexp",
               "all", "any", "dtype_name", "result_dtype")
+
+
+if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ below
+    from ._array_api import (all, any, argmax, argmin, dtype_name, logsumexp, max,  # noqa
+                             mean, min, prod, result_dtype, std, sum, var)
 
 
 def __getattr__(name):
