@@ -226,4 +226,28 @@ before = redjit.compile_count()
 for d in ("float64", f64, "f64", float, "double"):
     redjit.sum(x, axis=2, dtype=d)
 assert redjit.compile_count() - before <= 1
+# ---------------------------------------------------------------- plain __cuda_array_interface__
+class Cai:
+    _next = 0x6f0000000000
+
+    def __init__(self, shape, typestr="<f4"):
+        Cai._next += 1 << 24
+        self.shape = shape
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "strides": None,
+                                         "data": (Cai._next, False), "version": 3}
+
+
+xc = Cai((16, 32))
+oc = Cai((16,))
+assert redjit.sum(xc, axis=1, out=oc) is oc
+assert calls[-1][4] == oc.__cuda_array_interface__["data"][0]
+ok = Cai((16, 1))
+assert redjit.max(xc, axis=1, keepdims=True, out=ok) is ok
+assert calls[-1][4] == ok.__cuda_array_interface__["data"][0]  # written in place, seen as (16,)
+e = expect(ValueError, redjit.sum, xc, axis=1)  # no framework to allocate out
+assert "out: give out for a cai array" in e.message, e.message
+e = expect(NotImplementedError, redjit.sum, Cai((16, 32), "<i4"), axis=1, out=Cai((16,), "<i8"))
+assert e.status == "RJ_EUNSUPPORTED" and "sum with dtype i64 of a cai array" in e.message, e.message
+e = expect(NotImplementedError, redjit.sum, Cai((16, 0)), axis=1, out=Cai((16,)))
+assert "a zero-size reduction of a cai array" in e.message, e.message
 print("array api ok")

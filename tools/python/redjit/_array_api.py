@@ -510,7 +510,12 @@ def _as_kept(out, kept, a):
     reshape = getattr(out, "reshape", None)
     if reshape is not None and a.framework in ("torch", "cupy", "numba"):
         return reshape(tuple(kept))
-    cai = dict(out.__cuda_array_interface__)
+    cai = getattr(out, "__cuda_array_interface__", None)
+    if cai is None:
+        raise Unsupported("RJ_EUNSUPPORTED", f"out: a {a.framework} array of shape "
+                          f"{tuple(out.shape)} seen as {tuple(kept)}: give out of the kept "
+                          "shape (keepdims=False), or a __cuda_array_interface__ array")
+    cai = dict(cai)
     cai["shape"], cai["strides"] = tuple(kept), None
     return _CaiView(cai, out)
 
