@@ -128,6 +128,10 @@ class _Torch:
         out.copy_(r.reshape(out.shape))
 
     def nonzero(self, x):
+        signed = {getattr(self.t, "uint32", None): self.t.int32,
+                  getattr(self.t, "uint64", None): self.t.int64}.get(x.dtype)
+        if signed is not None:  # torch compares few unsigned dtypes: the same bits, signed
+            x = x.view(signed)
         return x != 0
 
     def combine(self, op, x, v):
