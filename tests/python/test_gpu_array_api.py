@@ -35,14 +35,19 @@ def _torch():
 
 def _dtypes(torch):
     dts = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32, torch.int64]
-    for name in ("uint32", "uint64"):  # torch >= 2.3 has them (copies, not arithmetic)
-        dt = getattr(torch, name, None)
-        if dt is not None:
-            try:
-                torch.zeros(2, dtype=torch.int64).to(dt).cuda().to(torch.int64)
-                dts.append(dt)
-            except Exception:  # noqa: not in this torch
-                pass
+    for name, signed in (("uint32", torch.int32), ("uint64", torch.int64)):
+        dt = getattr(torch, name, None)  # torch >= 2.3: copies and views, little arithmetic
+        if dt is None:
+            continue
+        try:  # what redjit's conversions and this test's references use
+            a = torch.arange(4, dtype=torch.int64).to(dt)
+            a.to(torch.float64), a.to(torch.int64)
+            c = a.cuda()
+            c.to(torch.uint64), c.to(torch.float64), c.to(torch.int64), (c.view(signed) != 0)
+            torch.empty(2, dtype=dt, device="cuda").to(dt, copy=True)
+            dts.append(dt)
+        except Exception as e:  # noqa: not in this torch
+            print(f"test_gpu_array_api: {name} left out: torch {torch.__version__}: {e}")
     return dts
 
 
