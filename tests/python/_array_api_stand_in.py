@@ -201,6 +201,8 @@ for i in range(3):
     assert redjit.sum(xr, axis=1, keepdims=True, out=o) is o and calls[-1][4] == o.data_ptr()
     r = redjit.any(xr, axis=0)
     assert r.dtype is tbool and tuple(r.shape) == (16,) and r.op == "ne 0"
+    r = redjit.all(xr, axis=0, keepdims=True)
+    assert r.dtype is tbool and tuple(r.shape) == (1, 16) and r.op == "ne 0"
     r = redjit.argmax(xr, axis=(0, 1), stream=0x55)
     assert r.dtype is i64 and r.shape == () and calls[-1][5] == 0x55
     e = expect(ValueError, redjit.sum, xr, axis=1, out=torch.empty((9,), f32))
@@ -208,7 +210,7 @@ for i in range(3):
     r = redjit.sum(T((8, 16), i32), axis=1)  # a conversion: never the fast path
     assert r.dtype is i64
 fast = [k for k in _array_api._FAST if k[1] == (8, 16)]
-assert len(fast) == 4 and all(k[3] is f32 for k in fast), fast
+assert len(fast) == 5 and all(k[3] is f32 for k in fast), fast
 # ---------------------------------------------------------------- refusals, axes, streams
 for bad, what in ((3, "axes[0]: 3 is outside -3..2"), ((0, 0), "given twice"),
                   ((-4,), "axes[0]: -4")):

@@ -403,7 +403,7 @@ def _reduction(op, x, axis, keepdims, dtype, out, initial, correction, stream, a
         r = reduce(x, cop, axes, out=out, stream=stream, correction=correction,
                    acc_dtype=acc_dtype)
         if to_bool:
-            return r != 0
+            r = r != 0
         return r if reshape_to is None else r.view(reshape_to)
     _plan_tls.entry = None
     r = _slow(op, x, axis, keepdims, dtype, out, initial, correction, stream, acc_dtype, nan)
