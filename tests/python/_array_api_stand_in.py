@@ -252,4 +252,94 @@ e = expect(NotImplementedError, redjit.sum, Cai((16, 32), "<i4"), axis=1, out=Ca
 assert e.status == "RJ_EUNSUPPORTED" and "sum with dtype i64 of a cai array" in e.message, e.message
 e = expect(NotImplementedError, redjit.sum, Cai((16, 0)), axis=1, out=Cai((16,)))
 assert "a zero-size reduction of a cai array" in e.message, e.message
+# ---------------------------------------------------------------- a CuPy stand-in
+import types  # noqa: E402
+
+cp = types.ModuleType("cupy")
+_TS = {"float16": "<f2", "float32": "<f4", "float64": "<f8", "int32": "<i4", "int64": "<i8",
+       "uint32": "<u4", "uint64": "<u8", "bool": "|b1"}
+
+
+class ndarray:
+    __module__ = "cupy"
+    _next = 0x5f0000000000
+
+    def __init__(self, shape, dtype="float32", ptr=None):
+        if ptr is None:
+            ndarray._next += 1 << 24
+            ptr = ndarray._next
+        self.shape, self.dtype, self.ptr = tuple(shape), dtype, ptr
+        self.device = types.SimpleNamespace(id=0)
+        self.value = self.op = None
+        self.__cuda_array_interface__ = {"shape": self.shape, "typestr": _TS[dtype],
+                                         "strides": None, "data": (ptr, False), "version": 3}
+
+    def astype(self, d, copy=True):
+        r = ndarray(self.shape, d)
+        r.value, r.op = self, f"astype {d}"
+        return r
+
+    def reshape(self, shape):
+        r = ndarray(shape, self.dtype, self.ptr)
+        r.value, r.op = self.value, self.op
+        return r
+
+    def fill(self, v):
+        self.value, self.op = v, "fill"
+
+    def __ne__(self, o):
+        r = ndarray(self.shape, "bool")
+        r.value, r.op = self, f"ne {o}"
+        return r
+
+    def __setitem__(self, k, v):
+        self.value, self.op = v, "set"
+
+    __hash__ = object.__hash__
+
+
+def _full(shape, v, dtype=None):
+    r = ndarray(shape, dtype)
+    r.value, r.op = v, "full"
+    return r
+
+
+class _Dev:
+    def __init__(self, i):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *e):
+        pass
+
+
+cp.ndarray, cp.int32, cp.int64, cp.uint32, cp.uint64 = ndarray, "int32", "int64", "uint32", "uint64"
+cp.empty = lambda shape, dtype=None: ndarray(shape, dtype)
+cp.full = _full
+cp.cuda = types.SimpleNamespace(Device=_Dev, get_current_stream=lambda: types.SimpleNamespace(
+    ptr=0x4000), ExternalStream=lambda p: _Dev(p))
+sys.modules["cupy"] = cp
+xg = ndarray((12, 40))
+n = len(calls)
+r = redjit.sum(xg, axis=1)
+assert isinstance(r, ndarray) and r.shape == (12,) and r.dtype == "float32"
+assert calls[-1][5] == 0x4000  # CuPy's current stream
+r = redjit.mean(xg, axis=(0, 1), keepdims=True)
+assert r.shape == (1, 1)
+r = redjit.any(xg, axis=0)
+assert r.dtype == "bool" and r.shape == (40,) and r.op == "ne 0" and r.value.dtype == "int32"
+r = redjit.sum(ndarray((12, 40), "int32"), axis=1)  # NumPy's int64, by astype
+assert r.dtype == "int64" and reqs[-1]["dtype"] == "i64"
+r = redjit.var(ndarray((12, 0)), axis=1)
+assert r.op == "full" and r.value != r.value and r.shape == (12,)
+r = redjit.all(ndarray((12, 40), "bool"), axis=1, stream=0x42)
+assert r.dtype == "bool" and calls[-1][5] == 0x42
+r = redjit.sum(xg, axis=())
+assert r.op == "astype float32" and r.shape == (12, 40)
+o = ndarray((12, 1))
+assert redjit.max(xg, axis=1, keepdims=True, out=o, initial=0.5) is o  # o's view filled
+assert calls[-1][4] == o.ptr and reqs[-1]["accum"] is True
+assert len(calls) == n + 6, len(calls) - n
 print("array api ok")
