@@ -13,6 +13,8 @@ rj_status rt_open(rt_cuda **out, ir_err *e);
 void rt_close(rt_cuda *rt);
 rj_status rt_device_count(rt_cuda *rt, int *n, ir_err *e);
 rj_status rt_device_cc(rt_cuda *rt, int dev, int *major, int *minor, ir_err *e);
+/* The device's name (cuDeviceGetName) into name[n]. */
+rj_status rt_device_name(rt_cuda *rt, int dev, char *name, int n, ir_err *e);
 /* Makes device dev's primary context current (pushed); rt_leave pops it. */
 rj_status rt_enter(rt_cuda *rt, int dev, ir_err *e);
 void rt_leave(rt_cuda *rt);

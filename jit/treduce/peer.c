@@ -40,8 +40,9 @@ typedef struct staging {
 
 /* Step 1: each rank's path.  Direct where the root's GPU can load it (peer access enabled here);
  * a forced peer path refuses a rank it can't reach. */
-static rj_status sort_ranks(rt_cuda *rt, const rj_treduce *t, const int *dev, rj_treduce_path path,
-                            rank_paths *rp, rj_treduce_result *res, ir_err *e) {
+static rj_status sort_ranks(rj_ctx *ctx, rt_cuda *rt, const rj_treduce *t, const int *dev,
+                            rj_treduce_path path, rank_paths *rp, rj_treduce_result *res) {
+  ir_err *e = &ctx->err;
   int root_dev = dev[t->root];
   rj_status s = RJ_OK;
   bool in_rank_order = ir_treduce_rank_order(t); /* else the root first */
@@ -60,12 +61,8 @@ static rj_status sort_ranks(rt_cuda *rt, const rj_treduce *t, const int *dev, rj
       continue;
     }
     int can = 0;
-    if ((s = rt_peer_can_access(rt, root_dev, dev[r], &can, e))) break;
+    if ((s = jit_tr_peer(ctx, rt, root_dev, dev[r], &can))) break; /* enabled where it can */
     if (can) {
-      if ((s = rt_enter(rt, root_dev, e))) break;
-      s = rt_peer_enable(rt, dev[r], e);
-      rt_leave(rt);
-      if (s) break;
       rp->direct[rp->ndirect++] = r;
       res->peer_ranks++;
     } else if (path == RJ_TREDUCE_PEER) {
@@ -219,15 +216,14 @@ rj_status jit_treduce_peer(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   int N = t->ranks, root_dev = dev[t->root];
   ir_treduce_geom g;
   ir_treduce_facts(t, &g);
-  rank_paths rp = {.direct = malloc(sizeof(int) * (size_t)N * 2)};
-  uint64_t *table = malloc(sizeof(uint64_t) * (size_t)(N + 1));
-  if (!rp.direct || !table) {
-    free(rp.direct);
-    free(table);
-    return ir_fail(e, RJ_ENOMEM, "out of memory");
-  }
+  /* the context's scratch, kept between calls: the table, then the ranks by path */
+  size_t nt = sizeof(uint64_t) * (size_t)(N + 1);
+  char *mem = jit_tr_scratch(ctx, nt + sizeof(int) * (size_t)N * 2);
+  if (!mem) return ctx->err.status;
+  uint64_t *table = (uint64_t *)mem;
+  rank_paths rp = {.direct = (int *)(mem + nt)};
   rp.staged = rp.direct + N;
-  rj_status s = sort_ranks(rt, t, dev, path, &rp, res, e);
+  rj_status s = sort_ranks(ctx, rt, t, dev, path, &rp, res);
   res->direct_ranks = rp.ndirect;
   res->staged_ranks = rp.nstaged;
   res->slices = res->gpus = g.numel ? 1 : 0;
@@ -246,7 +242,5 @@ rj_status jit_treduce_peer(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
     s = finish(rt, call, &sg, s, e);
     rt_leave(rt);
   }
-  free(rp.direct);
-  free(table);
   return s;
 }

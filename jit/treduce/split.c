@@ -270,18 +270,29 @@ static int make_plan(const rj_request *req, const int *dev, bool equal, plan *p)
   return p->G;
 }
 
-/* Auto's path: split on two or more GPUs where it saves at least SPLIT_MIN_SAVED against the peer
- * path, else peer.  Never the ring: on 4 x H200 it measured slower than the split at every size
- * (docs/TREDUCE.md), so it stays a path to ask for. */
+/* The link model's path: split on two or more GPUs where it saves at least SPLIT_MIN_SAVED against
+ * the peer path, else peer (auto's choice where no path table has the ranks and GPUs: choose.c). */
 static rj_treduce_path auto_path(const plan *p) {
   return p->G >= 2 && (p->peer_load - p->split_load) * p->bytes >= SPLIT_MIN_SAVED
              ? RJ_TREDUCE_SPLIT
              : RJ_TREDUCE_PEER;
 }
 
-rj_treduce_path jit_treduce_auto(const rj_request *req, const int *dev) {
+rj_treduce_path jit_treduce_model(const rj_request *req, const int *dev, char *why, size_t n) {
   plan p;
-  return make_plan(req, dev, false, &p) >= 2 ? auto_path(&p) : RJ_TREDUCE_PEER;
+  int G = make_plan(req, dev, false, &p);
+  if (G < 2) {
+    snprintf(why, n, "model: peer (the ranks are on %s)",
+             G == 1 ? "one GPU" : "more GPUs than a split takes");
+    return RJ_TREDUCE_PEER;
+  }
+  rj_treduce_path take = auto_path(&p);
+  char saved[32];
+  jit_tr_size_text(fmax(0, (p.peer_load - p.split_load) * p.bytes), saved, sizeof saved);
+  snprintf(why, n,
+           "model: %s (the split saves %s of the busiest GPU's link time; auto splits from 8 MiB)",
+           jit_tr_path_name(take), saved);
+  return take;
 }
 
 RJ_API void rj_treduce_plan_init(rj_treduce_plan *p) {
@@ -333,7 +344,12 @@ RJ_API rj_status rj_treduce_plan_make(rj_ctx *ctx, const rj_request *req, const 
   out->ring_load = jit_treduce_ring_facts(req, rank_device, &out->hops, &nc, out->ring_why,
                                           sizeof out->ring_why);
   out->chunks = (int)nc;
-  out->path = path != RJ_TREDUCE_AUTO ? path : auto_path(&p);
+  char why[400];
+  out->path = path != RJ_TREDUCE_AUTO
+                  ? path
+                  : jit_treduce_auto(ctx, req, rank_device,
+                                     jit_tr_gpu_name_quiet(ctx, rank_device[req->u.treduce.root]),
+                                     why, sizeof why);
   out->gpus = p.G;
   int pad = 5 - req->u.treduce.ndim;
   bool cut = p.bytes > 0 && p.c.n > 1 && p.c.dim >= pad;
@@ -375,15 +391,15 @@ static void slice_request(const rj_request *req, const ir_treduce_geom *g, const
 
 /* Peer access between every pair of the GPUs.  Checks every pair first; *missing = 1 (nothing
  * enabled) when one can't, with the pair in *a -> *b. */
-static rj_status enable_pairs(rt_cuda *rt, const int *gpus, int G, int *missing, int *a, int *b,
-                              ir_err *e) {
+static rj_status enable_pairs(rj_ctx *ctx, rt_cuda *rt, const int *gpus, int G, int *missing,
+                              int *a, int *b) {
   rj_status s = RJ_OK;
   *missing = 0;
   for (int i = 0; !s && i < G; i++)
     for (int j = 0; !s && j < G; j++) {
       int can = 0;
       if (i == j) continue;
-      if ((s = rt_peer_can_access(rt, gpus[i], gpus[j], &can, e))) break;
+      if ((s = jit_tr_peer(ctx, rt, gpus[i], gpus[j], &can))) break;
       if (!can) {
         *missing = 1;
         *a = gpus[i];
@@ -391,12 +407,6 @@ static rj_status enable_pairs(rt_cuda *rt, const int *gpus, int G, int *missing,
         return RJ_OK;
       }
     }
-  for (int i = 0; !s && i < G; i++) {
-    if ((s = rt_enter(rt, gpus[i], e))) break;
-    for (int j = 0; !s && j < G; j++)
-      if (j != i) s = rt_peer_enable(rt, gpus[j], e);
-    rt_leave(rt);
-  }
   return s;
 }
 
@@ -418,9 +428,9 @@ static rj_status enqueue(rj_ctx *ctx, jit_tr_launch *L, int nl, int i, const sli
 /* Step 1 of jit_treduce_split: the plan (the GPUs, the shares, the cut) and peer access between
  * every pair of GPUs.  *declined: auto should take another path (the status is then RJ_OK); a
  * forced split that cannot run fails instead. */
-static rj_status plan_gpus(rt_cuda *rt, const rj_request *req, const int *dev, rj_treduce_path path,
-                           plan *p, int *G, bool *declined, ir_err *e) {
-  bool forced = path != RJ_TREDUCE_AUTO;
+static rj_status plan_gpus(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const int *dev,
+                           rj_treduce_path path, bool forced, plan *p, int *G, bool *declined) {
+  ir_err *e = &ctx->err;
   int missing = 0, pa = 0, pb = 0;
   *G = make_plan(req, dev, path == RJ_TREDUCE_SPLIT_EQUAL, p);
   *declined = !forced && (*G < 0);
@@ -429,7 +439,7 @@ static rj_status plan_gpus(rt_cuda *rt, const rj_request *req, const int *dev, r
     return ir_fail(e, RJ_EUNSUPPORTED, "path: split, but the ranks live on more than %d GPUs",
                    MAX_SLICES);
   }
-  rj_status s = enable_pairs(rt, p->gpus, *G, &missing, &pa, &pb, e);
+  rj_status s = enable_pairs(ctx, rt, p->gpus, *G, &missing, &pa, &pb);
   if (s) return s;
   *declined = !forced && missing;
   if (missing) {
@@ -545,7 +555,7 @@ static rj_status run_slices(rj_ctx *ctx, rt_cuda *rt, const cut *c, int root_dev
 }
 
 rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
-                            const int *dev, uint64_t dst, rj_treduce_path path,
+                            const int *dev, uint64_t dst, rj_treduce_path path, bool forced,
                             const rj_options *opt, const jit_tr_call *call, rj_treduce_result *res,
                             bool *declined) {
   const rj_treduce *t = &req->u.treduce;
@@ -553,15 +563,19 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
   ir_treduce_geom g;
   ir_treduce_facts(t, &g);
   plan p;
-  rj_status s = plan_gpus(rt, req, dev, path, &p, &G, declined, &ctx->err);
+  rj_status s = plan_gpus(ctx, rt, req, dev, path, forced, &p, &G, declined);
   if (s || *declined) return s;
   const cut *c = &p.c;
   describe_split(t, dev, &g, c, G, res);
   int per = (N + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL, nl = 0;
-  uint64_t *table = malloc(sizeof(uint64_t) * (size_t)N * (size_t)c->n);
-  jit_tr_launch *L = malloc(sizeof *L * (size_t)per * (size_t)c->n);
-  slice_stream *ss = calloc((size_t)c->n, sizeof *ss);
-  if (!table || !L || !ss) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  /* the context's scratch, kept between calls: the tables, the launches, the streams */
+  size_t nt = sizeof(uint64_t) * (size_t)N * (size_t)c->n, nL = sizeof(jit_tr_launch) * (size_t)per * (size_t)c->n;
+  char *mem = jit_tr_scratch(ctx, nt + nL + sizeof(slice_stream) * (size_t)c->n);
+  if (!mem) return ctx->err.status;
+  uint64_t *table = (uint64_t *)mem;
+  jit_tr_launch *L = (jit_tr_launch *)(mem + nt);
+  slice_stream *ss = (slice_stream *)(mem + nt + nL);
+  memset(ss, 0, sizeof *ss * (size_t)c->n);
   if (!s) s = fold_slices(ctx, req, &g, &p, G, src, root_dev, dst, opt, table, L, &nl, ss, res);
   if (!s && g.numel) { /* g.numel == 0: nothing to move, the destination stays as it is */
     s = load_kernels(ctx, rt, L, nl, res);
@@ -571,8 +585,5 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
     for (int i = c->n - 1; (s || !call->async) && i >= 0; i--) /* the others, then the root's */
       if (ss[i].stream) s = jit_tr_drain(rt, ss[i].dev, ss[i].stream, s, &ctx->err);
   }
-  free(table);
-  free(L);
-  free(ss);
   return s;
 }

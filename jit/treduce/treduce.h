@@ -48,11 +48,28 @@ rj_status jit_treduce_peer(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
  * model's saving, assuming peer access), and the split path itself (path: RJ_TREDUCE_SPLIT or
  * _SPLIT_EQUAL forced, or RJ_TREDUCE_AUTO).  Under auto it sets *declined, touching nothing, when
  * a pair of the GPUs cannot access each other; forced, that is RJ_EUNSUPPORTED naming the pair. */
-rj_treduce_path jit_treduce_auto(const rj_request *req, const int *dev);
+rj_treduce_path jit_treduce_model(const rj_request *req, const int *dev, char *why, size_t n);
 rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
-                            const int *dev, uint64_t dst, rj_treduce_path path,
+                            const int *dev, uint64_t dst, rj_treduce_path path, bool forced,
                             const rj_options *opt, const jit_tr_call *call, rj_treduce_result *res,
                             bool *declined);
+/* choose.c: the path auto takes (peer, staged, split, split-equal or ring) for the ranks' GPUs,
+ * from the context's path tables where they have the ranks and GPUs, else from the link model
+ * (jit_treduce_model), with why.  gpu: the root GPU's name (NULL: unknown; a table of another
+ * GPU is then used too). */
+rj_treduce_path jit_treduce_auto(rj_ctx *ctx, const rj_request *req, const int *dev,
+                                 const char *gpu, char *why, size_t n);
+/* GPU dev's name (kept per device; NULL when it cannot be read).  _quiet: opens the driver if it
+ * can, and leaves ctx->err as it was (NULL without a driver or GPU). */
+const char *jit_tr_gpu_name(rj_ctx *ctx, rt_cuda *rt, int dev);
+const char *jit_tr_gpu_name_quiet(rj_ctx *ctx, int dev);
+/* Peer access from dev to peer: *can as cuDeviceCanAccessPeer says, enabled in dev's primary
+ * context (made current here) when it can; each pair asked of the driver once per context. */
+rj_status jit_tr_peer(rj_ctx *ctx, rt_cuda *rt, int dev, int peer, int *can);
+/* The GPU count, read once per context. */
+rj_status jit_tr_device_count(rj_ctx *ctx, rt_cuda *rt, int *n);
+/* At least `bytes` of scratch kept in the context (NULL: out of memory, said in ctx->err). */
+void *jit_tr_scratch(rj_ctx *ctx, size_t bytes);
 /* ring.c: the ring path's load (the busiest GPU's link traffic, in rank buffers, one way), hops
  * and chunks for a request with rank r on GPU dev[r]; -1 (and why) when the ring can't run it.
  * The path itself (only when asked for: RJ_EUNSUPPORTED, naming the cause, when it can't run the
@@ -145,11 +162,74 @@ typedef struct jit_devres {
   uint64_t reported; /* of those calls, how many were reported */
   struct jit_devres *next;
 } jit_devres;
+/* table.c: path tables (the measured GPU time of each path at a ladder of bytes per rank). */
+#define JIT_TR_TABLE_ROWS 1024
+typedef struct jit_tr_row {
+  int ranks, gpus, line; /* line: where the row was read (messages) */
+  int64_t bytes;         /* per rank */
+  rj_treduce_path path;
+  double us; /* the GPU time of one operation */
+} jit_tr_row;
+typedef struct jit_tr_table {
+  char origin[320];  /* "default", "calibrated", a file name in quotes: in messages and `why` */
+  char device[128];  /* the GPU it was measured on; "any": every GPU */
+  char source[256];  /* how it was measured ("" : not said) */
+  int nrows;
+  jit_tr_row row[JIT_TR_TABLE_ROWS];
+} jit_tr_table;
+/* Parses len bytes of table text into t; RJ_EINVAL naming origin and the line that does not
+ * parse. */
+rj_status jit_tr_table_parse(const char *text, size_t len, const char *origin, jit_tr_table *t,
+                             ir_err *e);
+rj_status jit_tr_table_read(const char *file, jit_tr_table *t, ir_err *e); /* a file's */
+rj_status jit_tr_table_default(jit_tr_table *t, ir_err *e);                /* the built-in */
+char *jit_tr_table_format(const jit_tr_table *t); /* its text (malloc'd; NULL: out of memory) */
+/* The fastest of the `eligible` paths (bit 1 << path) t has for `ranks` ranks on `gpus` GPUs at
+ * `bytes` per rank, with why; false when t cannot say (no rows for ranks and gpus, bytes below
+ * its smallest size, no eligible path estimated there). */
+bool jit_tr_table_pick(const jit_tr_table *t, int ranks, int gpus, double bytes, unsigned eligible,
+                       rj_treduce_path *path, char *why, size_t n);
+const char *jit_tr_path_name(rj_treduce_path p);      /* "peer", "split-equal" ... */
+/* choose.c: t (malloc'd) becomes the context's own table (rj_treduce_calibrate's). */
+rj_status jit_tr_table_own(rj_ctx *ctx, jit_tr_table *t);
+void jit_tr_size_text(double bytes, char *buf, size_t n); /* "4 KiB", "1 GiB", "1.5 MiB" */
+
+/* A repeated call's memo (api.c): the group's bytes as last seen and what they made. */
+typedef struct jit_tr_memo {
+  bool valid;
+  rj_treduce_group group; /* with the fields an older header lacks at their defaults */
+  rj_treduce_buf *bufs;   /* the group's src[] as it was (group.src points here) */
+  int cap;                /* entries of bufs, src and dev */
+  char target[32];        /* opt's target, ptx_version */
+  int ptx_version;
+  rj_request req; /* the request it made */
+  uint64_t *src;  /* the ranks' pointers and devices */
+  int *dev;
+} jit_tr_memo;
+
 /* The context's treduce state (ctx->treduce). */
 typedef struct jit_treduce_state {
   jit_devres *devres; /* per device, made on first use */
   uint64_t ring_base; /* the next ring call's counter base (ring.c) */
   int ring_end_dev;   /* the GPU whose JIT_EV_RING_END marks the last ring call's end; -1 */
+  /* the path tables auto reads (choose.c): the context's own (set), else the resolved one
+   * (environment, cache folder); then the built-in one */
+  int table_mode;       /* 0 automatic, 1 the context's own (table), 2 none: the model alone */
+  bool resolved;        /* table_mode 0: the environment and cache folder were read */
+  jit_tr_table *table;  /* the context's own, or the resolved one (NULL: none) */
+  jit_tr_table *builtin; /* parsed on first use; NULL with builtin_off (REDJIT_TREDUCE_TABLE=off) */
+  bool builtin_off;
+  char table_note[400]; /* why a table that was found is not read ("" : nothing to say) */
+  /* per device: the GPU count (0: not read yet), names, peer access from d to p (bit p of
+   * peer_on[d]: enabled in d's primary context; peer_no[d]: cannot) */
+  int ndev;
+  char *name[RJ_TREDUCE_MAX_SLICES];
+  uint64_t peer_on[RJ_TREDUCE_MAX_SLICES], peer_no[RJ_TREDUCE_MAX_SLICES];
+  jit_tr_memo memo;
+  /* scratch the paths reuse between calls (grown, never shrunk): bytes of `scratch` */
+  void *scratch;
+  size_t scratch_bytes;
+  char why[400]; /* the last choice's reason (rj_treduce_choose) */
 } jit_treduce_state;
 /* The context's state, made on first use (which also sets ctx->treduce_free); NULL when out of
  * memory. */
