@@ -193,21 +193,36 @@ const char *jit_tr_gpu_name_quiet(rj_ctx *ctx, int dev) {
   return name;
 }
 
-void *jit_tr_scratch(rj_ctx *ctx, size_t bytes) {
-  jit_treduce_state *st = jit_treduce_state_of(ctx);
-  if (st && st->scratch_bytes < bytes) {
+/* At least `bytes` in *p (of *have bytes), grown (never shrunk); NULL when out of memory. */
+static void *grown(rj_ctx *ctx, void **p, size_t *have, size_t bytes) {
+  if (*have < bytes) {
     size_t grow = bytes < 4096 ? 4096 : bytes;
-    void *p = realloc(st->scratch, grow);
-    if (p) {
-      st->scratch = p;
-      st->scratch_bytes = grow;
+    void *q = malloc(grow); /* the old content is not kept */
+    if (q) {
+      free(*p);
+      *p = q;
+      *have = grow;
     }
   }
-  if (!st || st->scratch_bytes < bytes) {
+  if (*have < bytes) {
     ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
     return NULL;
   }
-  return st->scratch;
+  return *p;
+}
+
+void *jit_tr_scratch(rj_ctx *ctx, size_t bytes) {
+  jit_treduce_state *st = jit_treduce_state_of(ctx);
+  if (st) return grown(ctx, &st->scratch, &st->scratch_bytes, bytes);
+  ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  return NULL;
+}
+
+void *jit_tr_scratch_call(rj_ctx *ctx, size_t bytes) {
+  jit_treduce_state *st = jit_treduce_state_of(ctx);
+  if (st) return grown(ctx, &st->scratch_call, &st->scratch_call_bytes, bytes);
+  ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  return NULL;
 }
 
 /* The state's host memory: tables, names, the memo, the scratch. */
@@ -220,6 +235,7 @@ static void state_host_free(jit_treduce_state *st) {
   free(st->memo.src);
   free(st->memo.dev);
   free(st->scratch);
+  free(st->scratch_call);
 }
 
 /* ctx->treduce_free: drains and releases every device's resources, then the state. */

@@ -68,8 +68,10 @@ const char *jit_tr_gpu_name_quiet(rj_ctx *ctx, int dev);
 rj_status jit_tr_peer(rj_ctx *ctx, rt_cuda *rt, int dev, int peer, int *can);
 /* The GPU count, read once per context. */
 rj_status jit_tr_device_count(rj_ctx *ctx, rt_cuda *rt, int *n);
-/* At least `bytes` of scratch kept in the context (NULL: out of memory, said in ctx->err). */
+/* At least `bytes` of scratch kept in the context (NULL: out of memory, said in ctx->err): the
+ * paths' (jit_tr_scratch) and a call's own, used across the path (jit_tr_scratch_call). */
 void *jit_tr_scratch(rj_ctx *ctx, size_t bytes);
+void *jit_tr_scratch_call(rj_ctx *ctx, size_t bytes);
 /* ring.c: the ring path's load (the busiest GPU's link traffic, in rank buffers, one way), hops
  * and chunks for a request with rank r on GPU dev[r]; -1 (and why) when the ring can't run it.
  * The path itself (only when asked for: RJ_EUNSUPPORTED, naming the cause, when it can't run the
@@ -197,7 +199,8 @@ void jit_tr_size_text(double bytes, char *buf, size_t n); /* "4 KiB", "1 GiB", "
 /* A repeated call's memo (api.c): the group's bytes as last seen and what they made. */
 typedef struct jit_tr_memo {
   bool valid;
-  rj_treduce_group group; /* with the fields an older header lacks at their defaults */
+  rj_treduce_group caller; /* the caller's struct_size bytes, zero beyond */
+  rj_treduce_group group;  /* with the fields an older header lacks at their defaults */
   rj_treduce_buf *bufs;   /* the group's src[] as it was (group.src points here) */
   int cap;                /* entries of bufs, src and dev */
   char target[32];        /* opt's target, ptx_version */
@@ -227,8 +230,8 @@ typedef struct jit_treduce_state {
   uint64_t peer_on[RJ_TREDUCE_MAX_SLICES], peer_no[RJ_TREDUCE_MAX_SLICES];
   jit_tr_memo memo;
   /* scratch the paths reuse between calls (grown, never shrunk): bytes of `scratch` */
-  void *scratch;
-  size_t scratch_bytes;
+  void *scratch, *scratch_call;
+  size_t scratch_bytes, scratch_call_bytes;
   char why[400]; /* the last choice's reason (rj_treduce_choose) */
 } jit_treduce_state;
 /* The context's state, made on first use (which also sets ctx->treduce_free); NULL when out of
