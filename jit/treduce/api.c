@@ -228,6 +228,7 @@ static rj_status memo_put(rj_ctx *ctx, jit_tr_memo *m, const rj_treduce_group *g
   m->req = *req;
   snprintf(m->target, sizeof m->target, "%s", target);
   m->ptx_version = opt ? opt->ptx_version : 0;
+  m->take = RJ_TREDUCE_AUTO;
   m->valid = true;
   return RJ_OK;
 }
@@ -279,8 +280,10 @@ static rj_status run_group(rj_ctx *ctx, const rj_treduce_group *g, const rj_opti
   if (!s) s = jit_treduce_ring_deferred(ctx, "; this call did not run");
   if (s) return s;
   g = &m->group;
-  jit_tr_call call = {
-      .stream = g->stream, .async = g->async, .ring_timeout_ns = g->ring_timeout_ms * 1000000};
+  jit_tr_call call = {.stream = g->stream,
+                      .async = g->async,
+                      .ring_timeout_ns = g->ring_timeout_ms * 1000000,
+                      .memo = m->valid ? (jit_tr_memo *)m : NULL};
   jit_cache_hold(ctx, 1); /* the kernels compiled for this call stay until it launched them */
   s = jit_treduce_exec(ctx, &m->req, m->src, m->dev, g->dst.ptr, g->path, opt, &call, res);
   jit_cache_hold(ctx, -1);

@@ -98,10 +98,14 @@ rj_treduce_path jit_treduce_auto(rj_ctx *ctx, const rj_request *req, const int *
   char note[400] = "";
   if (st && st->table_note[0]) snprintf(note, sizeof note, "; %s", st->table_note);
   rj_treduce_path take;
-  for (int i = 0; G > 0 && bytes > 0 && i < 2; i++)
+  unsigned paths = G > 0 && bytes > 0 && (t[0] || t[1]) ? eligible(req, dev, G) : 0;
+  for (int i = 0; paths && i < 2; i++)
     if (t[i] && same_gpu(t[i], gpu, note, sizeof note) &&
-        jit_tr_table_pick(t[i], tr->ranks, G, bytes, eligible(req, dev, G), &take, why, n))
+        jit_tr_table_pick(t[i], tr->ranks, G, bytes, paths, &take, why, n)) {
+      size_t k = strlen(why);
+      snprintf(why + k, n - k, "%s", note); /* a table before it that was not read */
       return take;
+    }
   take = jit_treduce_model(req, dev, why, n);
   size_t k = strlen(why);
   if (!t[0] && !t[1] && !note[0])
@@ -129,6 +133,7 @@ static rj_status own(rj_ctx *ctx, jit_tr_table *t, int mode) {
   st->resolved = false;
   st->builtin_off = false;
   st->table_note[0] = 0;
+  st->table_gen++;
   return RJ_OK;
 }
 

@@ -45,6 +45,29 @@ static bool ring_reachable(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   return G > 0;
 }
 
+/* Auto's path: the memo's when the group repeats and the tables are the same, else chosen (and
+ * kept in the memo). */
+static rj_status auto_path(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const int *dev,
+                           const jit_tr_call *call, rj_treduce_path *take) {
+  jit_treduce_state *st = jit_treduce_state_of(ctx);
+  if (!st) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  jit_tr_memo *m = call->memo;
+  if (m && m->take != RJ_TREDUCE_AUTO && m->take_gen == st->table_gen) {
+    *take = m->take;
+    return RJ_OK;
+  }
+  rj_status s = RJ_OK;
+  *take = jit_treduce_auto(ctx, req, dev, jit_tr_gpu_name(ctx, rt, dev[req->u.treduce.root]),
+                           st->why, sizeof st->why);
+  if (*take == RJ_TREDUCE_RING && !ring_reachable(ctx, rt, req, dev, &s) && !s)
+    *take = jit_treduce_model(req, dev, st->why, sizeof st->why);
+  if (!s && m) {
+    m->take = *take;
+    m->take_gen = st->table_gen;
+  }
+  return s;
+}
+
 static rj_status take_path(rj_ctx *ctx, const rj_request *req, const uint64_t *src, const int *dev,
                            uint64_t dst, rj_treduce_path path, const rj_options *opt,
                            const jit_tr_call *call, rj_treduce_result *res) {
@@ -53,15 +76,7 @@ static rj_status take_path(rj_ctx *ctx, const rj_request *req, const uint64_t *s
   if (!s) s = check_devices(ctx, rt, &req->u.treduce, dev, call);
   if (s) return s;
   rj_treduce_path take = path;
-  if (path == RJ_TREDUCE_AUTO) {
-    jit_treduce_state *st = jit_treduce_state_of(ctx);
-    if (!st) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-    take = jit_treduce_auto(ctx, req, dev, jit_tr_gpu_name(ctx, rt, dev[req->u.treduce.root]),
-                            st->why, sizeof st->why);
-    if (take == RJ_TREDUCE_RING && !ring_reachable(ctx, rt, req, dev, &s))
-      take = s ? take : jit_treduce_model(req, dev, st->why, sizeof st->why);
-    if (s) return s;
-  }
+  if (path == RJ_TREDUCE_AUTO && (s = auto_path(ctx, rt, req, dev, call, &take))) return s;
   if (take == RJ_TREDUCE_RING) return jit_treduce_ring(ctx, rt, req, src, dev, dst, opt, call, res);
   if (take == RJ_TREDUCE_SPLIT || take == RJ_TREDUCE_SPLIT_EQUAL) {
     bool declined = false;

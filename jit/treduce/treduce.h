@@ -28,6 +28,7 @@ typedef struct jit_tr_call {
   void *stream;            /* of the root's GPU; NULL: the legacy default stream */
   int async;               /* return once enqueued */
   int64_t ring_timeout_ns; /* the ring's hops' wait before they give up; 0: RING_TIMEOUT_NS */
+  struct jit_tr_memo *memo; /* the repeated group's memo (auto's path kept there); NULL: none */
 } jit_tr_call;
 
 /* dispatch.c.  Runs a validated treduce request: src[r] on device dev[r], dst on dev[req root].
@@ -205,7 +206,9 @@ typedef struct jit_tr_memo {
   int cap;                /* entries of bufs, src and dev */
   char target[32];        /* opt's target, ptx_version */
   int ptx_version;
-  rj_request req; /* the request it made */
+  rj_treduce_path take; /* auto's path for it (RJ_TREDUCE_AUTO: not chosen yet) */
+  uint64_t take_gen;    /* the tables' generation it was chosen with */
+  rj_request req;       /* the request it made */
   uint64_t *src;  /* the ranks' pointers and devices */
   int *dev;
 } jit_tr_memo;
@@ -218,6 +221,7 @@ typedef struct jit_treduce_state {
   /* the path tables auto reads (choose.c): the context's own (set), else the resolved one
    * (environment, cache folder); then the built-in one */
   int table_mode;       /* 0 automatic, 1 the context's own (table), 2 none: the model alone */
+  uint64_t table_gen;   /* changes with the tables (a memo's path is chosen again) */
   bool resolved;        /* table_mode 0: the environment and cache folder were read */
   jit_tr_table *table;  /* the context's own, or the resolved one (NULL: none) */
   jit_tr_table *builtin; /* parsed on first use; NULL with builtin_off (REDJIT_TREDUCE_TABLE=off) */
