@@ -229,6 +229,7 @@ static rj_status memo_put(rj_ctx *ctx, jit_tr_memo *m, const rj_treduce_group *g
   snprintf(m->target, sizeof m->target, "%s", target);
   m->ptx_version = opt ? opt->ptx_version : 0;
   m->take = RJ_TREDUCE_AUTO;
+  m->split_for = RJ_TREDUCE_AUTO;
   m->valid = true;
   return RJ_OK;
 }

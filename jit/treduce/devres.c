@@ -234,6 +234,7 @@ static void state_host_free(jit_treduce_state *st) {
   free(st->memo.bufs);
   free(st->memo.src);
   free(st->memo.dev);
+  free(st->memo.split_plan);
   free(st->scratch);
   free(st->scratch_call);
 }

@@ -425,14 +425,33 @@ static rj_status enqueue(rj_ctx *ctx, jit_tr_launch *L, int nl, int i, const sli
   return s;
 }
 
+/* make_plan, or the plan the call's memo keeps for the same group and path (a repeated call
+ * makes none). */
+static int memo_plan(const rj_request *req, const int *dev, bool equal, const jit_tr_call *call,
+                     plan *p) {
+  jit_tr_memo *m = call->memo;
+  rj_treduce_path want = equal ? RJ_TREDUCE_SPLIT_EQUAL : RJ_TREDUCE_SPLIT;
+  if (m && m->split_plan && m->split_for == want) {
+    memcpy(p, m->split_plan, sizeof *p);
+    return p->G;
+  }
+  int G = make_plan(req, dev, equal, p);
+  if (m && (m->split_plan || (m->split_plan = malloc(sizeof *p)))) {
+    memcpy(m->split_plan, p, sizeof *p);
+    m->split_for = want;
+  }
+  return G;
+}
+
 /* Step 1 of jit_treduce_split: the plan (the GPUs, the shares, the cut) and peer access between
  * every pair of GPUs.  *declined: auto should take another path (the status is then RJ_OK); a
  * forced split that cannot run fails instead. */
 static rj_status plan_gpus(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const int *dev,
-                           rj_treduce_path path, bool forced, plan *p, int *G, bool *declined) {
+                           rj_treduce_path path, bool forced, const jit_tr_call *call, plan *p,
+                           int *G, bool *declined) {
   ir_err *e = &ctx->err;
   int missing = 0, pa = 0, pb = 0;
-  *G = make_plan(req, dev, path == RJ_TREDUCE_SPLIT_EQUAL, p);
+  *G = memo_plan(req, dev, path == RJ_TREDUCE_SPLIT_EQUAL, call, p);
   *declined = !forced && (*G < 0);
   if (*G < 0) {
     if (!forced) return RJ_OK;
@@ -563,7 +582,7 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
   ir_treduce_geom g;
   ir_treduce_facts(t, &g);
   plan p;
-  rj_status s = plan_gpus(ctx, rt, req, dev, path, forced, &p, &G, declined);
+  rj_status s = plan_gpus(ctx, rt, req, dev, path, forced, call, &p, &G, declined);
   if (s || *declined) return s;
   const cut *c = &p.c;
   describe_split(t, dev, &g, c, G, res);

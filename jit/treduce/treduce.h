@@ -207,6 +207,8 @@ typedef struct jit_tr_memo {
   char target[32];        /* opt's target, ptx_version */
   int ptx_version;
   rj_treduce_path take; /* auto's path for it (RJ_TREDUCE_AUTO: not chosen yet) */
+  void *split_plan;     /* split.c's plan for it (kept allocated), made for path split_for */
+  rj_treduce_path split_for; /* RJ_TREDUCE_SPLIT or _SPLIT_EQUAL; RJ_TREDUCE_AUTO: none */
   uint64_t take_gen;    /* the tables' generation it was chosen with */
   rj_request req;       /* the request it made */
   uint64_t *src;  /* the ranks' pointers and devices */
