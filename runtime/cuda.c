@@ -398,6 +398,16 @@ rj_status rt_stream_check(rt_cuda *rt, void *stream, int dev, const char *what, 
   return RJ_OK;
 }
 
+rj_status rt_stream_capturing(rt_cuda *rt, void *stream, int *capturing, ir_err *e) {
+  *capturing = 0;
+  if (!stream) return RJ_OK;
+  SYM(f, "cuStreamIsCapturing", CUstream, CUstreamCaptureStatus *);
+  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+  CK("cuStreamIsCapturing", f((CUstream)stream, &st));
+  *capturing = st != CU_STREAM_CAPTURE_STATUS_NONE;
+  return RJ_OK;
+}
+
 rj_status rt_alloc_async(rt_cuda *rt, size_t bytes, void *stream, uint64_t *ptr, ir_err *e) {
   SYM(f, "cuMemAllocAsync", CUdeviceptr *, size_t, CUstream);
   CUdeviceptr p = 0;

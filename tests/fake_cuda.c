@@ -245,6 +245,12 @@ CUresult cuStreamGetCtx(CUstream s, CUcontext *c) {
   *c = s ? *(CUcontext *)s : depth ? stack[depth - 1] : NULL;
   return 0;
 }
+CUresult cuStreamIsCapturing(CUstream s, int *status) {
+  (void)s;
+  COUNT();
+  *status = 0;
+  return 0;
+}
 CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) {
   (void)s;
   return cuMemAlloc_v2(p, n);

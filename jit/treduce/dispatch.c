@@ -45,6 +45,28 @@ static bool ring_reachable(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   return G > 0;
 }
 
+/* The ring under capture into a CUDA graph: its hops wait for counters that rise with every call
+ * from a base the call passes them, so a replayed graph would wait for a base long passed.
+ * Refused when asked for; auto takes the link model's path instead. */
+static rj_status ring_capture(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const int *dev,
+                              rj_treduce_path path, const jit_tr_call *call,
+                              rj_treduce_path *take) {
+  int capturing = 0;
+  rj_status s = rt_enter(rt, dev[req->u.treduce.root], &ctx->err);
+  if (s) return s;
+  s = rt_stream_capturing(rt, call->stream, &capturing, &ctx->err);
+  rt_leave(rt);
+  if (s || !capturing) return s;
+  if (path == RJ_TREDUCE_RING)
+    return ir_fail(&ctx->err, RJ_EUNSUPPORTED,
+                   "path: ring, but the stream is being captured into a CUDA graph: the ring's "
+                   "hops wait for counters that rise with every call, which a replay would not "
+                   "raise; capture the peer, staged or split path");
+  jit_treduce_state *st = jit_treduce_state_of(ctx);
+  *take = jit_treduce_model(req, dev, st->why, sizeof st->why);
+  return RJ_OK;
+}
+
 /* Auto's path: the memo's when the group repeats and the tables are the same, else chosen (and
  * kept in the memo). */
 static rj_status auto_path(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const int *dev,
@@ -77,6 +99,7 @@ static rj_status take_path(rj_ctx *ctx, const rj_request *req, const uint64_t *s
   if (s) return s;
   rj_treduce_path take = path;
   if (path == RJ_TREDUCE_AUTO && (s = auto_path(ctx, rt, req, dev, call, &take))) return s;
+  if (take == RJ_TREDUCE_RING && (s = ring_capture(ctx, rt, req, dev, path, call, &take))) return s;
   if (take == RJ_TREDUCE_RING) return jit_treduce_ring(ctx, rt, req, src, dev, dst, opt, call, res);
   if (take == RJ_TREDUCE_SPLIT || take == RJ_TREDUCE_SPLIT_EQUAL) {
     bool declined = false;
