@@ -206,6 +206,41 @@ START_TEST(auto_on_fake_gpus) {
 }
 END_TEST
 
+/* rj_treduce_calibrate on the fake GPUs: a row per path and size, the GPU's name, auto reading
+ * it; its refusals. */
+START_TEST(calibrate_on_fake_gpus) {
+  if (!fake_driver()) return;
+  ck_assert_int_eq(rj_treduce_calibrate(ctx, 4, 12, 14, 3), RJ_OK);
+  const char *text;
+  ck_assert_int_eq(rj_treduce_table_text(ctx, &text), RJ_OK);
+  ck_assert_msg(strstr(text, "device Fake GPU\n") && strstr(text, "4 4 4096 peer 10.0\n") &&
+                    strstr(text, "4 4 16384 ring 10.0\n") &&
+                    strstr(text, "4 4 16384 split-equal 10.0\n") &&
+                    strstr(text, "4 4 4096 staged 10.0\n"),
+                "%s", text);
+  ck_assert_int_eq(rjt_count(text, "\n4 4 "), 10); /* 5 paths at 2 sizes */
+  ck_assert_int_eq(rj_treduce_calibrate(ctx, 8, 12, 12, 1), RJ_OK); /* added to it */
+  ck_assert_int_eq(rj_treduce_table_text(ctx, &text), RJ_OK);
+  ck_assert_int_eq(rjt_count(text, "\n4 4 "), 10);
+  ck_assert_int_eq(rjt_count(text, "\n8 4 "), 5);
+  rj_treduce_group g;
+  rj_treduce_buf b[4];
+  group(&g, b, 4, 4096);
+  rj_request r;
+  ck_assert_int_eq(rj_treduce_request(ctx, &g, &r), RJ_OK);
+  int dev[4] = {0, 1, 2, 3};
+  rj_treduce_path p;
+  const char *why;
+  ck_assert_int_eq(rj_treduce_choose(ctx, &r, dev, &p, &why), RJ_OK);
+  ck_assert_msg(strstr(why, "table calibrated"), "%s", why);
+  ck_assert_int_eq(rj_treduce_calibrate(ctx, 0, 12, 14, 3), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "ranks: 0"), "%s", rj_errmsg(ctx));
+  ck_assert_int_eq(rj_treduce_calibrate(ctx, 4, 14, 12, 3), RJ_EINVAL);
+  ck_assert_int_eq(rj_treduce_calibrate(ctx, 4, 12, 41, 3), RJ_EINVAL);
+  ck_assert_int_eq(rj_treduce_calibrate(ctx, 4, 12, 14, 0), RJ_EINVAL);
+}
+END_TEST
+
 int main(void) {
   /* the driver on the library path must be the fake (loaded, not initialised, before any fork) */
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -221,6 +256,7 @@ int main(void) {
   tcase_add_test(tc, split_call_repeated);
   tcase_add_test(tc, changed_group_checked);
   tcase_add_test(tc, auto_on_fake_gpus);
+  tcase_add_test(tc, calibrate_on_fake_gpus);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }
