@@ -743,9 +743,11 @@ RJ_API rj_status rj_tensor_launch_values(rj_ctx *ctx, rj_kernel *k, int device, 
  * its streams in the order they were made, so an async call's buffers are never reused early.
  * See docs/TREDUCE.md. */
 typedef enum rj_treduce_path {
-  RJ_TREDUCE_AUTO = 0,   /* split where the link model says it saves >= 8 MiB of the busiest
-                            GPU's link time and every GPU pair can access each other; otherwise
-                            direct where possible, staged where not */
+  RJ_TREDUCE_AUTO = 0,   /* the fastest path a path table measured for the group's ranks, GPUs
+                            and size (rj_treduce_table_load, below); where none has them, split
+                            where the link model says it saves >= 8 MiB of the busiest GPU's link
+                            time and every GPU pair can access each other; otherwise direct where
+                            possible, staged where not (rj_treduce_choose says which and why) */
   RJ_TREDUCE_PEER = 1,   /* every rank read directly; RJ_EUNSUPPORTED where a GPU pair can't */
   RJ_TREDUCE_STAGED = 2, /* every rank other than the root staged by cuMemcpyPeerAsync */
   RJ_TREDUCE_SPLIT = 3,  /* the element range cut into one slice per GPU the ranks live on, each
@@ -774,7 +776,8 @@ typedef enum rj_treduce_path {
                                  one (rj_treduce_sync).  A context's
                                  ring calls run one after another; two contexts' (or processes')
                                  rings on the same GPUs at once can keep each other's hops from
-                                 starting: give the ring its GPUs.  Only when asked for
+                                 starting: give the ring its GPUs.  Taken by auto only where a
+                                 path table measured it fastest; never under CUDA graph capture
                                  (docs/TREDUCE.md) */
 } rj_treduce_path;
 
