@@ -53,6 +53,13 @@ static rj_status cached(rj_ctx *ctx, rt_cuda *rt, int dev, bool stream, int i, v
   return RJ_OK;
 }
 
+void *jit_dev_kept(rj_ctx *ctx, int dev, bool stream, int i) {
+  const jit_treduce_state *st = ctx->treduce;
+  for (const jit_devres *d = st ? st->devres : NULL; d; d = d->next)
+    if (d->dev == dev) return stream ? d->stream[i] : d->event[i];
+  return NULL;
+}
+
 rj_status jit_dev_stream(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out) {
   return cached(ctx, rt, dev, true, i, out);
 }

@@ -187,10 +187,11 @@ static rj_status enqueue(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const 
   return s;
 }
 
-/* Step 5: a waiting (or failed) call drains its streams; temporary buffers are freed after the
- * last fold (drained, or stream-ordered on the kernel stream). */
+/* Step 5: a failed call drains its streams (a waiting call that succeeded has waited for the
+ * operation's end, after every copy and fold); temporary buffers are freed after the last fold
+ * (waited for, or stream-ordered on the kernel stream). */
 static rj_status finish(rt_cuda *rt, const jit_tr_call *call, staging *sg, rj_status s, ir_err *e) {
-  bool drain = s || !call->async; /* a failed call drains before it frees */
+  bool drain = s != RJ_OK; /* a failed call drains before it frees */
   rj_status s2 = sg->ks && drain ? rt_stream_sync(rt, sg->ks, e) : RJ_OK;
   if (sg->cs && drain) {
     ir_err ignored = {0};

@@ -513,12 +513,20 @@ static rj_status fold_slices(rj_ctx *ctx, const rj_request *req, const ir_treduc
   return s;
 }
 
+/* Whether k is loaded on dev already (no context to enter for it). */
+static bool loaded(const rj_kernel *k, int dev) {
+  for (const jit_module *m = k->loads; m; m = m->next)
+    if (m->dev == dev) return true;
+  return false;
+}
+
 /* Step 4: loads every kernel on its GPU. */
 static rj_status load_kernels(rj_ctx *ctx, rt_cuda *rt, jit_tr_launch *L, int nl,
                               rj_treduce_result *res) {
   rj_status s = RJ_OK;
   for (int j = 0; !s && j < nl; j++) {
     double ms = 0;
+    if (loaded(L[j].k, L[j].dev)) continue;
     if ((s = rt_enter(rt, L[j].dev, &ctx->err))) break;
     s = jit_load(ctx, L[j].k, L[j].dev, &ms);
     res->load_ms += ms;
@@ -534,6 +542,9 @@ static rj_status open_streams(rj_ctx *ctx, rt_cuda *rt, const cut *c, int G, sli
   rj_status s = RJ_OK;
   for (int i = 0; !s && i < c->n; i++) {
     if (i && c->len[i] == 0) continue;
+    ss[i].stream = jit_dev_kept(ctx, ss[i].dev, true, G >= 2 ? 0 : i);
+    ss[i].done = i ? jit_dev_kept(ctx, ss[i].dev, false, G >= 2 ? 2 : 2 + i) : NULL;
+    if (ss[i].stream && (!i || ss[i].done)) continue; /* kept: no context to enter */
     if ((s = rt_enter(rt, ss[i].dev, &ctx->err))) break;
     s = jit_dev_stream(ctx, rt, ss[i].dev, G >= 2 ? 0 : i, &ss[i].stream);
     if (!s && i) s = jit_dev_event(ctx, rt, ss[i].dev, G >= 2 ? 2 : 2 + i, &ss[i].done);
@@ -600,8 +611,9 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
     s = load_kernels(ctx, rt, L, nl, res);
     if (!s) s = open_streams(ctx, rt, c, G, ss);
     if (!s) s = run_slices(ctx, rt, c, root_dev, L, nl, ss, call, res);
-    /* drain every stream before returning (async: only after a failure) */
-    for (int i = c->n - 1; (s || !call->async) && i >= 0; i--) /* the others, then the root's */
+    /* a failed call drains every stream before returning (a waiting call that succeeded has
+     * waited for the end, which comes after every slice's done) */
+    for (int i = c->n - 1; s && i >= 0; i--) /* the others, then the root's */
       if (ss[i].stream) s = jit_tr_drain(rt, ss[i].dev, ss[i].stream, s, &ctx->err);
   }
   return s;

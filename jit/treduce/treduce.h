@@ -249,6 +249,8 @@ jit_treduce_state *jit_treduce_state_of(rj_ctx *ctx);
  * stream `ordered` and the caller rt_free_asyncs it there after its last use); rj_ctx_free
  * drains and releases them all. */
 rj_status jit_dev_stream(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out);
+/* Stream (or event) i of dev if the context has made it already, else NULL (no context needed). */
+void *jit_dev_kept(rj_ctx *ctx, int dev, bool stream, int i);
 rj_status jit_dev_event(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out);
 rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, void *ordered,
                         uint64_t *out, bool *temporary);
