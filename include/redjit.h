@@ -1002,8 +1002,7 @@ RJ_API rj_status rj_treduce_table_save(rj_ctx *ctx, const char *file);
  * GPU count, root 0, sum) at 4^k KiB per rank from 2^min_log2 to 2^max_log2 bytes (12..40, every
  * second power), the median GPU time of `runs` calls (1..101) after one warm-up, and makes the
  * result the context's table.  RJ_ENODEV without a GPU. */
-RJ_API rj_status rj_treduce_calibrate(rj_ctx *ctx, int ranks, int min_log2, int max_log2,
-                                      int runs);
+RJ_API rj_status rj_treduce_calibrate(rj_ctx *ctx, int ranks, int min_log2, int max_log2, int runs);
 /* The path RJ_TREDUCE_AUTO takes for req with rank r on GPU rank_device[r], and why ("ring:
  * measured 3076.0 us vs split 3342.0 us at 1 GiB per rank (4 ranks on 4 GPUs), table default" or
  * "model: ..."), the text valid until the next call on ctx.  Needs no GPU (with one, a table of

@@ -794,9 +794,9 @@ START_TEST(graph_capture) {
   if (!gpu) return;
   cu_open();
   int ranks = ndev >= 2 ? ndev : 4;
-  static const rj_treduce_path paths[] = {RJ_TREDUCE_AUTO, RJ_TREDUCE_PEER, RJ_TREDUCE_STAGED,
-                                          RJ_TREDUCE_SPLIT, RJ_TREDUCE_SPLIT_EQUAL,
-                                          RJ_TREDUCE_RING};
+  static const rj_treduce_path paths[] = {RJ_TREDUCE_AUTO,        RJ_TREDUCE_PEER,
+                                          RJ_TREDUCE_STAGED,      RJ_TREDUCE_SPLIT,
+                                          RJ_TREDUCE_SPLIT_EQUAL, RJ_TREDUCE_RING};
   for (int p = 0; p < 6; p++) {
     graph_case(ranks, paths[p], 16);   /* 64 KiB per rank */
     graph_case(ranks, paths[p], 1024); /* 4 MiB per rank */

@@ -93,7 +93,7 @@ static long long repeated(rj_treduce_group *g, rj_treduce_result *res) {
 /* Driver calls other than the ones a call must make. */
 static long long extra_calls(void) {
   static const char *const need[] = {
-      "cuLaunchKernel",     "cuEventRecord",       "cuEventSynchronize",  "cuEventElapsedTime",
+      "cuLaunchKernel",      "cuEventRecord",      "cuEventSynchronize", "cuEventElapsedTime",
       "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuStreamWaitEvent"};
   long long n = total();
   for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
@@ -115,8 +115,9 @@ START_TEST(peer_call_repeated) {
   ck_assert_int_eq(calls("cuEventSynchronize"), 1);
   ck_assert_int_eq(calls("cuCtxPushCurrent_v2"), 1);
   ck_assert_int_eq(total(), 7); /* push, 2 records, launch, event wait, elapsed time, pop */
-  ck_assert_msg(extra_calls() == 0, "%lld driver calls beyond the launch and events (%lld peer "
-                                    "queries, %lld device counts)",
+  ck_assert_msg(extra_calls() == 0,
+                "%lld driver calls beyond the launch and events (%lld peer "
+                "queries, %lld device counts)",
                 extra_calls(), calls("cuDeviceCanAccessPeer"), calls("cuDeviceGetCount"));
   if (COUNT_MALLOC) ck_assert_msg(a == 0, "%lld allocations in a repeated call", a);
   /* async: the caller's stream waits for the end instead */
@@ -141,8 +142,7 @@ START_TEST(split_call_repeated) {
   ck_assert_int_eq(calls("cuLaunchKernel"), 3); /* 4 ranks on 4 GPUs: the root has no slice */
   /* a context entered once per GPU with a slice, twice on the root's (the start, the end) */
   ck_assert_int_eq(calls("cuCtxPushCurrent_v2"), 5);
-  ck_assert_msg(extra_calls() == 0, "%lld driver calls beyond launches and events",
-                extra_calls());
+  ck_assert_msg(extra_calls() == 0, "%lld driver calls beyond launches and events", extra_calls());
   if (COUNT_MALLOC) ck_assert_msg(a == 0, "%lld allocations in a repeated call", a);
 }
 END_TEST
@@ -222,7 +222,7 @@ START_TEST(calibrate_on_fake_gpus) {
                     strstr(text, "4 4 16384 split-equal 10.0\n") &&
                     strstr(text, "4 4 4096 staged 10.0\n"),
                 "%s", text);
-  ck_assert_int_eq(rjt_count(text, "\n4 4 "), 10); /* 5 paths at 2 sizes */
+  ck_assert_int_eq(rjt_count(text, "\n4 4 "), 10);                  /* 5 paths at 2 sizes */
   ck_assert_int_eq(rj_treduce_calibrate(ctx, 8, 12, 12, 1), RJ_OK); /* added to it */
   ck_assert_int_eq(rj_treduce_table_text(ctx, &text), RJ_OK);
   ck_assert_int_eq(rjt_count(text, "\n4 4 "), 10);

@@ -241,8 +241,8 @@ START_TEST(found_tables) {
   ctx = rj_ctx_new();
   ck_assert_int_eq(choose(4, 4, 4096, "f32", &why), RJ_TREDUCE_PEER); /* the built-in one */
   ck_assert_int_eq(choose(3, 3, 64 * MiB, "f32", &why), RJ_TREDUCE_SPLIT);
-  ck_assert_msg(strstr(why, "REDJIT_TREDUCE_TABLE not read: table") && strstr(why, "line 3"),
-                "%s", why);
+  ck_assert_msg(strstr(why, "REDJIT_TREDUCE_TABLE not read: table") && strstr(why, "line 3"), "%s",
+                why);
   rj_ctx_free(ctx);
   unsetenv("REDJIT_TREDUCE_TABLE");
   ctx = keep;

@@ -109,8 +109,7 @@ static rj_status measure(rj_ctx *ctx, cal_bufs *b, int G, int min_log2, int max_
 }
 
 /* The new table: the context's own rows of other ranks and GPUs, then the measured ones. */
-static void start_table(rj_ctx *ctx, jit_tr_table *t, int ranks, int G, const char *gpu,
-                        int runs) {
+static void start_table(rj_ctx *ctx, jit_tr_table *t, int ranks, int G, const char *gpu, int runs) {
   const jit_treduce_state *st = ctx->treduce;
   memset(t, 0, sizeof *t);
   snprintf(t->origin, sizeof t->origin, "calibrated");
@@ -131,8 +130,7 @@ RJ_API rj_status rj_treduce_calibrate(rj_ctx *ctx, int ranks, int min_log2, int 
   memset(&ctx->err, 0, sizeof ctx->err);
   ir_err *e = &ctx->err;
   if (ranks < 1 || ranks > CAL_MAX_RANKS)
-    return jit_done(ctx, ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..%d", ranks,
-                                 CAL_MAX_RANKS));
+    return jit_done(ctx, ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..%d", ranks, CAL_MAX_RANKS));
   if (min_log2 < 12 || max_log2 > 40 || min_log2 > max_log2)
     return jit_done(ctx, ir_fail(e, RJ_EINVAL,
                                  "min_log2 %d, max_log2 %d: expected 12 <= min <= max <= 40",

@@ -244,8 +244,8 @@ RJ_API rj_status rj_treduce_choose(rj_ctx *ctx, const rj_request *req, const int
                 ir_kind_name(req->kind));
   for (int r = 0; !s && r < req->u.treduce.ranks; r++)
     if (rank_device[r] < 0 || rank_device[r] >= RJ_TREDUCE_MAX_SLICES)
-      s = ir_fail(&ctx->err, RJ_EINVAL, "rank_device[%d]: %d is outside 0..%d", r,
-                  rank_device[r], RJ_TREDUCE_MAX_SLICES - 1);
+      s = ir_fail(&ctx->err, RJ_EINVAL, "rank_device[%d]: %d is outside 0..%d", r, rank_device[r],
+                  RJ_TREDUCE_MAX_SLICES - 1);
   jit_treduce_state *st = s ? NULL : jit_treduce_state_of(ctx);
   if (!s && !st) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   if (s) return jit_done(ctx, s);

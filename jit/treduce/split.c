@@ -599,7 +599,8 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
   describe_split(t, dev, &g, c, G, res);
   int per = (N + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL, nl = 0;
   /* the context's scratch, kept between calls: the tables, the launches, the streams */
-  size_t nt = sizeof(uint64_t) * (size_t)N * (size_t)c->n, nL = sizeof(jit_tr_launch) * (size_t)per * (size_t)c->n;
+  size_t nt = sizeof(uint64_t) * (size_t)N * (size_t)c->n,
+         nL = sizeof(jit_tr_launch) * (size_t)per * (size_t)c->n;
   char *mem = jit_tr_scratch(ctx, nt + nL + sizeof(slice_stream) * (size_t)c->n);
   if (!mem) return ctx->err.status;
   uint64_t *table = (uint64_t *)mem;

@@ -16,53 +16,52 @@
 
 /* The built-in table: f32 sums, root 0, rank r on GPU r mod G, the GPU time of one operation
  * (the median of 25 runs, 7 from 256 MiB), from the runs docs/PERFORMANCE.md records. */
-static const char default_table[] =
-    TABLE_MAGIC "\n"
-                "device any\n"
-                "source built in: 2 x and 4 x NVIDIA H200 (NVLink NV18), scripts/bench-treduce.sh, "
-                "2026-11-22; 4 x H200 ring and split at 1 GiB, 2026-11-26\n"
-                "# ranks gpus bytes_per_rank path gpu_us\n"
-                "2 2 4096 peer 7.3\n2 2 16384 peer 7.8\n2 2 65536 peer 7.6\n2 2 262144 peer 9.2\n"
-                "2 2 1048576 peer 11.6\n2 2 4194304 peer 20.6\n2 2 16777216 peer 53.8\n"
-                "2 2 67108864 peer 188.8\n2 2 268435456 peer 726.2\n2 2 1073741824 peer 2864.8\n"
-                "2 2 4096 ring 24.7\n2 2 16384 ring 27.6\n2 2 65536 ring 30.6\n2 2 262144 ring 25.2\n"
-                "2 2 1048576 ring 30.0\n2 2 4194304 ring 42.2\n2 2 16777216 ring 106.0\n"
-                "2 2 67108864 ring 243.5\n2 2 268435456 ring 796.2\n2 2 1073741824 ring 2995.8\n"
-                "4 2 16777216 peer 98.1\n4 2 16777216 split 94.6\n4 2 16777216 split-equal 97.9\n"
-                "4 2 16777216 ring 145.0\n4 2 67108864 peer 368.3\n4 2 67108864 split 323.5\n"
-                "4 2 67108864 split-equal 327.5\n4 2 67108864 ring 443.5\n"
-                "4 2 268435456 peer 1438.3\n4 2 268435456 split 1243.2\n"
-                "4 2 268435456 split-equal 1267.5\n4 2 268435456 ring 1569.2\n"
-                "6 2 16777216 peer 143.7\n6 2 16777216 split 127.8\n6 2 16777216 split-equal 118.7\n"
-                "6 2 16777216 ring 204.0\n6 2 67108864 peer 552.5\n6 2 67108864 split 457.1\n"
-                "6 2 67108864 split-equal 439.4\n6 2 67108864 ring 627.7\n"
-                "6 2 268435456 peer 2149.2\n6 2 268435456 split 1752.5\n"
-                "6 2 268435456 split-equal 1719.7\n6 2 268435456 ring 2318.9\n"
-                "4 4 4096 peer 8.9\n4 4 16384 peer 8.1\n4 4 65536 peer 9.2\n4 4 262144 peer 10.0\n"
-                "4 4 1048576 peer 16.2\n4 4 4194304 peer 42.1\n4 4 67108864 peer 545.4\n"
-                "4 4 268435456 peer 2154.3\n4 4 1073741824 peer 8577.3\n"
-                "4 4 4096 split 26.6\n4 4 16384 split 27.3\n4 4 65536 split 31.4\n"
-                "4 4 262144 split 34.1\n4 4 1048576 split 42.5\n4 4 4194304 split 43.6\n"
-                "4 4 16777216 split 98.0\n4 4 67108864 split 265.5\n4 4 268435456 split 881.3\n"
-                "4 4 1073741824 split 3342.0\n"
-                "4 4 4096 split-equal 34.9\n4 4 16384 split-equal 33.4\n"
-                "4 4 65536 split-equal 29.3\n4 4 262144 split-equal 28.7\n"
-                "4 4 1048576 split-equal 29.9\n4 4 4194304 split-equal 42.9\n"
-                "4 4 16777216 split-equal 106.6\n4 4 67108864 split-equal 322.3\n"
-                "4 4 268435456 split-equal 1181.6\n4 4 1073741824 split-equal 4597.4\n"
-                "4 4 1073741824 ring 3076.0\n"
-                "8 4 16777216 peer 279.4\n8 4 16777216 split 129.8\n8 4 16777216 split-equal 143.0\n"
-                "8 4 67108864 peer 1082.8\n8 4 67108864 split 476.3\n"
-                "8 4 67108864 split-equal 510.9\n8 4 268435456 peer 4290.2\n"
-                "8 4 268435456 split 1804.3\n8 4 268435456 split-equal 1938.8\n"
-                "12 4 16777216 peer 410.8\n12 4 16777216 split 177.9\n"
-                "12 4 16777216 split-equal 180.8\n12 4 67108864 peer 1620.2\n"
-                "12 4 67108864 split 666.9\n12 4 67108864 split-equal 669.6\n"
-                "12 4 268435456 peer 6420.3\n12 4 268435456 split 2572.6\n"
-                "12 4 268435456 split-equal 2634.3\n";
+static const char default_table[] = TABLE_MAGIC
+    "\n"
+    "device any\n"
+    "source built in: 2 x and 4 x NVIDIA H200 (NVLink NV18), scripts/bench-treduce.sh, "
+    "2026-11-22; 4 x H200 ring and split at 1 GiB, 2026-11-26\n"
+    "# ranks gpus bytes_per_rank path gpu_us\n"
+    "2 2 4096 peer 7.3\n2 2 16384 peer 7.8\n2 2 65536 peer 7.6\n2 2 262144 peer 9.2\n"
+    "2 2 1048576 peer 11.6\n2 2 4194304 peer 20.6\n2 2 16777216 peer 53.8\n"
+    "2 2 67108864 peer 188.8\n2 2 268435456 peer 726.2\n2 2 1073741824 peer 2864.8\n"
+    "2 2 4096 ring 24.7\n2 2 16384 ring 27.6\n2 2 65536 ring 30.6\n2 2 262144 ring 25.2\n"
+    "2 2 1048576 ring 30.0\n2 2 4194304 ring 42.2\n2 2 16777216 ring 106.0\n"
+    "2 2 67108864 ring 243.5\n2 2 268435456 ring 796.2\n2 2 1073741824 ring 2995.8\n"
+    "4 2 16777216 peer 98.1\n4 2 16777216 split 94.6\n4 2 16777216 split-equal 97.9\n"
+    "4 2 16777216 ring 145.0\n4 2 67108864 peer 368.3\n4 2 67108864 split 323.5\n"
+    "4 2 67108864 split-equal 327.5\n4 2 67108864 ring 443.5\n"
+    "4 2 268435456 peer 1438.3\n4 2 268435456 split 1243.2\n"
+    "4 2 268435456 split-equal 1267.5\n4 2 268435456 ring 1569.2\n"
+    "6 2 16777216 peer 143.7\n6 2 16777216 split 127.8\n6 2 16777216 split-equal 118.7\n"
+    "6 2 16777216 ring 204.0\n6 2 67108864 peer 552.5\n6 2 67108864 split 457.1\n"
+    "6 2 67108864 split-equal 439.4\n6 2 67108864 ring 627.7\n"
+    "6 2 268435456 peer 2149.2\n6 2 268435456 split 1752.5\n"
+    "6 2 268435456 split-equal 1719.7\n6 2 268435456 ring 2318.9\n"
+    "4 4 4096 peer 8.9\n4 4 16384 peer 8.1\n4 4 65536 peer 9.2\n4 4 262144 peer 10.0\n"
+    "4 4 1048576 peer 16.2\n4 4 4194304 peer 42.1\n4 4 67108864 peer 545.4\n"
+    "4 4 268435456 peer 2154.3\n4 4 1073741824 peer 8577.3\n"
+    "4 4 4096 split 26.6\n4 4 16384 split 27.3\n4 4 65536 split 31.4\n"
+    "4 4 262144 split 34.1\n4 4 1048576 split 42.5\n4 4 4194304 split 43.6\n"
+    "4 4 16777216 split 98.0\n4 4 67108864 split 265.5\n4 4 268435456 split 881.3\n"
+    "4 4 1073741824 split 3342.0\n"
+    "4 4 4096 split-equal 34.9\n4 4 16384 split-equal 33.4\n"
+    "4 4 65536 split-equal 29.3\n4 4 262144 split-equal 28.7\n"
+    "4 4 1048576 split-equal 29.9\n4 4 4194304 split-equal 42.9\n"
+    "4 4 16777216 split-equal 106.6\n4 4 67108864 split-equal 322.3\n"
+    "4 4 268435456 split-equal 1181.6\n4 4 1073741824 split-equal 4597.4\n"
+    "4 4 1073741824 ring 3076.0\n"
+    "8 4 16777216 peer 279.4\n8 4 16777216 split 129.8\n8 4 16777216 split-equal 143.0\n"
+    "8 4 67108864 peer 1082.8\n8 4 67108864 split 476.3\n"
+    "8 4 67108864 split-equal 510.9\n8 4 268435456 peer 4290.2\n"
+    "8 4 268435456 split 1804.3\n8 4 268435456 split-equal 1938.8\n"
+    "12 4 16777216 peer 410.8\n12 4 16777216 split 177.9\n"
+    "12 4 16777216 split-equal 180.8\n12 4 67108864 peer 1620.2\n"
+    "12 4 67108864 split 666.9\n12 4 67108864 split-equal 669.6\n"
+    "12 4 268435456 peer 6420.3\n12 4 268435456 split 2572.6\n"
+    "12 4 268435456 split-equal 2634.3\n";
 
-static const char *const path_names[] = {"auto",        "peer", "staged", "split",
-                                         "split-equal", "ring"};
+static const char *const path_names[] = {"auto", "peer", "staged", "split", "split-equal", "ring"};
 
 const char *jit_tr_path_name(rj_treduce_path p) {
   return (unsigned)p <= RJ_TREDUCE_RING ? path_names[p] : "?";
@@ -86,8 +85,7 @@ static bool parse_row(const char *line, jit_tr_row *r, char *why, size_t n) {
   else if (ranks < 1 || ranks > 1024)
     snprintf(why, n, "ranks %lld: outside 1..1024", ranks);
   else if (gpus < 1 || gpus > RJ_TREDUCE_MAX_SLICES || gpus > ranks)
-    snprintf(why, n, "gpus %lld: outside 1..%d and at most the ranks", gpus,
-             RJ_TREDUCE_MAX_SLICES);
+    snprintf(why, n, "gpus %lld: outside 1..%d and at most the ranks", gpus, RJ_TREDUCE_MAX_SLICES);
   else if (bytes < 1 || bytes > ((long long)1 << 46))
     snprintf(why, n, "bytes %lld: outside 1..2^46", bytes);
   else if (!(us > 0) || !isfinite(us) || us > 1e12)
@@ -180,8 +178,7 @@ rj_status jit_tr_table_default(jit_tr_table *t, ir_err *e) {
 
 rj_status jit_tr_table_read(const char *file, jit_tr_table *t, ir_err *e) {
   FILE *f = fopen(file, "rb");
-  if (!f)
-    return ir_fail(e, RJ_EINVAL, "table \"%s\": cannot open it (%s)", file, strerror(errno));
+  if (!f) return ir_fail(e, RJ_EINVAL, "table \"%s\": cannot open it (%s)", file, strerror(errno));
   char *buf = malloc(TABLE_MAX_TEXT + 1);
   size_t n = buf ? fread(buf, 1, TABLE_MAX_TEXT + 1, f) : 0;
   bool bad = !buf || ferror(f);

@@ -25,9 +25,9 @@
 
 /* The caller's stream ordering (rj_treduce_group's stream and async). */
 typedef struct jit_tr_call {
-  void *stream;            /* of the root's GPU; NULL: the legacy default stream */
-  int async;               /* return once enqueued */
-  int64_t ring_timeout_ns; /* the ring's hops' wait before they give up; 0: RING_TIMEOUT_NS */
+  void *stream;             /* of the root's GPU; NULL: the legacy default stream */
+  int async;                /* return once enqueued */
+  int64_t ring_timeout_ns;  /* the ring's hops' wait before they give up; 0: RING_TIMEOUT_NS */
   struct jit_tr_memo *memo; /* the repeated group's memo (auto's path kept there); NULL: none */
 } jit_tr_call;
 
@@ -174,9 +174,9 @@ typedef struct jit_tr_row {
   double us; /* the GPU time of one operation */
 } jit_tr_row;
 typedef struct jit_tr_table {
-  char origin[320];  /* "default", "calibrated", a file name in quotes: in messages and `why` */
-  char device[128];  /* the GPU it was measured on; "any": every GPU */
-  char source[256];  /* how it was measured ("" : not said) */
+  char origin[320]; /* "default", "calibrated", a file name in quotes: in messages and `why` */
+  char device[128]; /* the GPU it was measured on; "any": every GPU */
+  char source[256]; /* how it was measured ("" : not said) */
   int nrows;
   jit_tr_row row[JIT_TR_TABLE_ROWS];
 } jit_tr_table;
@@ -192,7 +192,7 @@ char *jit_tr_table_format(const jit_tr_table *t); /* its text (malloc'd; NULL: o
  * its smallest size, no eligible path estimated there). */
 bool jit_tr_table_pick(const jit_tr_table *t, int ranks, int gpus, double bytes, unsigned eligible,
                        rj_treduce_path *path, char *why, size_t n);
-const char *jit_tr_path_name(rj_treduce_path p);      /* "peer", "split-equal" ... */
+const char *jit_tr_path_name(rj_treduce_path p); /* "peer", "split-equal" ... */
 /* choose.c: t (malloc'd) becomes the context's own table (rj_treduce_calibrate's). */
 rj_status jit_tr_table_own(rj_ctx *ctx, jit_tr_table *t);
 void jit_tr_size_text(double bytes, char *buf, size_t n); /* "4 KiB", "1 GiB", "1.5 MiB" */
@@ -202,16 +202,16 @@ typedef struct jit_tr_memo {
   bool valid;
   rj_treduce_group caller; /* the caller's struct_size bytes, zero beyond */
   rj_treduce_group group;  /* with the fields an older header lacks at their defaults */
-  rj_treduce_buf *bufs;   /* the group's src[] as it was (group.src points here) */
-  int cap;                /* entries of bufs, src and dev */
-  char target[32];        /* opt's target, ptx_version */
+  rj_treduce_buf *bufs;    /* the group's src[] as it was (group.src points here) */
+  int cap;                 /* entries of bufs, src and dev */
+  char target[32];         /* opt's target, ptx_version */
   int ptx_version;
-  rj_treduce_path take; /* auto's path for it (RJ_TREDUCE_AUTO: not chosen yet) */
-  void *split_plan;     /* split.c's plan for it (kept allocated), made for path split_for */
+  rj_treduce_path take;      /* auto's path for it (RJ_TREDUCE_AUTO: not chosen yet) */
+  void *split_plan;          /* split.c's plan for it (kept allocated), made for path split_for */
   rj_treduce_path split_for; /* RJ_TREDUCE_SPLIT or _SPLIT_EQUAL; RJ_TREDUCE_AUTO: none */
-  uint64_t take_gen;    /* the tables' generation it was chosen with */
-  rj_request req;       /* the request it made */
-  uint64_t *src;  /* the ranks' pointers and devices */
+  uint64_t take_gen;         /* the tables' generation it was chosen with */
+  rj_request req;            /* the request it made */
+  uint64_t *src;             /* the ranks' pointers and devices */
   int *dev;
 } jit_tr_memo;
 
@@ -222,10 +222,10 @@ typedef struct jit_treduce_state {
   int ring_end_dev;   /* the GPU whose JIT_EV_RING_END marks the last ring call's end; -1 */
   /* the path tables auto reads (choose.c): the context's own (set), else the resolved one
    * (environment, cache folder); then the built-in one */
-  int table_mode;       /* 0 automatic, 1 the context's own (table), 2 none: the model alone */
-  uint64_t table_gen;   /* changes with the tables (a memo's path is chosen again) */
-  bool resolved;        /* table_mode 0: the environment and cache folder were read */
-  jit_tr_table *table;  /* the context's own, or the resolved one (NULL: none) */
+  int table_mode;        /* 0 automatic, 1 the context's own (table), 2 none: the model alone */
+  uint64_t table_gen;    /* changes with the tables (a memo's path is chosen again) */
+  bool resolved;         /* table_mode 0: the environment and cache folder were read */
+  jit_tr_table *table;   /* the context's own, or the resolved one (NULL: none) */
   jit_tr_table *builtin; /* parsed on first use; NULL with builtin_off (REDJIT_TREDUCE_TABLE=off) */
   bool builtin_off;
   char table_note[400]; /* why a table that was found is not read ("" : nothing to say) */
