@@ -254,3 +254,19 @@ RJ_API rj_status rj_treduce_choose(rj_ctx *ctx, const rj_request *req, const int
   *why = st->why;
   return jit_done(ctx, RJ_OK);
 }
+
+RJ_API rj_status rj_treduce_plan_make(rj_ctx *ctx, const rj_request *req, const int *rank_device,
+                                      rj_treduce_path path, rj_treduce_plan *out) {
+  JIT_ENTER(ctx);
+  JIT_NEED(ctx, req, "req");
+  JIT_NEED(ctx, rank_device, "rank_device");
+  JIT_NEED(ctx, out, "plan");
+  memset(&ctx->err, 0, sizeof ctx->err);
+  rj_status s = jit_treduce_plan(ctx, req, rank_device, path, out);
+  if (!s && path == RJ_TREDUCE_AUTO) { /* what the call takes: the tables', else the model's */
+    char why[400];
+    const char *gpu = jit_tr_gpu_name_quiet(ctx, rank_device[req->u.treduce.root]);
+    out->path = jit_treduce_auto(ctx, req, rank_device, gpu, why, sizeof why);
+  }
+  return jit_done(ctx, s);
+}

@@ -301,55 +301,44 @@ RJ_API void rj_treduce_plan_init(rj_treduce_plan *p) {
   p->struct_size = sizeof *p;
 }
 
-RJ_API rj_status rj_treduce_plan_make(rj_ctx *ctx, const rj_request *req, const int *rank_device,
-                                      rj_treduce_path path, rj_treduce_plan *out) {
-  JIT_ENTER(ctx);
-  JIT_NEED(ctx, req, "req");
-  JIT_NEED(ctx, rank_device, "rank_device");
-  JIT_NEED(ctx, out, "plan");
-  memset(&ctx->err, 0, sizeof ctx->err);
+rj_status jit_treduce_plan(rj_ctx *ctx, const rj_request *req, const int *rank_device,
+                           rj_treduce_path path, rj_treduce_plan *out) {
   ir_err *e = &ctx->err;
   rj_status s = jit_validate(ctx, req);
-  if (s) return jit_done(ctx, s);
+  if (s) return s;
   if (out->struct_size != sizeof *out)
-    return jit_done(ctx, ir_fail(e, RJ_EINVAL,
-                                 "plan.struct_size: %u, this library expects %zu (use "
-                                 "rj_treduce_plan_init)",
-                                 out->struct_size, sizeof *out));
+    return ir_fail(e, RJ_EINVAL,
+                   "plan.struct_size: %u, this library expects %zu (use "
+                   "rj_treduce_plan_init)",
+                   out->struct_size, sizeof *out);
   if (req->kind != RJ_KIND_TREDUCE)
-    return jit_done(ctx, ir_fail(e, RJ_EINVAL, "kind: %s, plans are made for treduce requests",
-                                 ir_kind_name(req->kind)));
+    return ir_fail(e, RJ_EINVAL, "kind: %s, plans are made for treduce requests",
+                   ir_kind_name(req->kind));
   if (path != RJ_TREDUCE_AUTO && path != RJ_TREDUCE_SPLIT && path != RJ_TREDUCE_SPLIT_EQUAL &&
       path != RJ_TREDUCE_RING) {
     const char *name = path == RJ_TREDUCE_PEER     ? "peer"
                        : path == RJ_TREDUCE_STAGED ? "staged"
                                                    : "?";
-    return jit_done(ctx, ir_fail(e, RJ_EINVAL,
-                                 "path: %d (%s); plans are made for auto, split, split-equal "
-                                 "and ring",
-                                 path, name));
+    return ir_fail(e, RJ_EINVAL,
+                   "path: %d (%s); plans are made for auto, split, split-equal "
+                   "and ring",
+                   path, name);
   }
   for (int r = 0; r < req->u.treduce.ranks; r++)
     if (rank_device[r] < 0)
-      return jit_done(ctx,
-                      ir_fail(e, RJ_EINVAL, "rank_device[%d]: %d is negative", r, rank_device[r]));
+      return ir_fail(e, RJ_EINVAL, "rank_device[%d]: %d is negative", r, rank_device[r]);
   plan p;
   if (make_plan(req, rank_device, path == RJ_TREDUCE_SPLIT_EQUAL, &p) < 0)
-    return jit_done(ctx, ir_fail(e, RJ_EUNSUPPORTED,
-                                 "rank_device: the ranks live on more "
-                                 "than %d GPUs",
-                                 MAX_SLICES));
+    return ir_fail(e, RJ_EUNSUPPORTED,
+                   "rank_device: the ranks live on more "
+                   "than %d GPUs",
+                   MAX_SLICES);
   rj_treduce_plan_init(out);
   int64_t nc = 0;
   out->ring_load = jit_treduce_ring_facts(req, rank_device, &out->hops, &nc, out->ring_why,
                                           sizeof out->ring_why);
   out->chunks = (int)nc;
-  char why[400];
-  out->path = path != RJ_TREDUCE_AUTO
-                  ? path
-                  : jit_treduce_auto(ctx, req, rank_device,
-                                     jit_tr_gpu_name_quiet(ctx, rank_device[req->u.treduce.root]),
-                                     why, sizeof why);
+  out->path = path != RJ_TREDUCE_AUTO ? path : p.G >= 2 ? auto_path(&p) : RJ_TREDUCE_PEER;
   out->gpus = p.G;
   int pad = 5 - req->u.treduce.ndim;
   bool cut = p.bytes > 0 && p.c.n > 1 && p.c.dim >= pad;
@@ -372,7 +361,7 @@ RJ_API rj_status rj_treduce_plan_make(rj_ctx *ctx, const rj_request *req, const 
     sl->out = p.out[i];
     sl->load = p.load[i];
   }
-  return jit_done(ctx, RJ_OK);
+  return RJ_OK;
 }
 
 /* Slice i of req: the cut dim's extent is the slice's, the strides the whole's (explicit). */

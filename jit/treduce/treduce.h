@@ -54,6 +54,11 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
                             const int *dev, uint64_t dst, rj_treduce_path path, bool forced,
                             const rj_options *opt, const jit_tr_call *call, rj_treduce_result *res,
                             bool *declined);
+/* rj_treduce_plan_make's work, without the call's frame: the plan of req for rank r on GPU
+ * rank_device[r], its path the one asked for or, for RJ_TREDUCE_AUTO, the link model's
+ * (choose.c then puts auto's own). */
+rj_status jit_treduce_plan(rj_ctx *ctx, const rj_request *req, const int *rank_device,
+                           rj_treduce_path path, rj_treduce_plan *out);
 /* choose.c: the path auto takes (peer, staged, split, split-equal or ring) for the ranks' GPUs,
  * from the context's path tables where they have the ranks and GPUs, else from the link model
  * (jit_treduce_model), with why.  gpu: the root GPU's name (NULL: unknown; a table of another
