@@ -249,8 +249,13 @@ int main(void) {
   /* the driver on the library path must be the fake (loaded, not initialised, before any fork) */
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib || !dlsym(lib, "fake_cuda_calls")) {
-    printf("SKIP: libcuda.so.1 is not tests/fake_cuda.c (ctest sets LD_LIBRARY_PATH)\n");
-    return 77;
+    /* ctest sets FAKE_CUDA_GPUS with the library path: there the fake must be found; elsewhere
+     * (a GPU machine running every carried suite) there is nothing to count */
+    bool ctest = getenv("FAKE_CUDA_GPUS") != NULL;
+    printf("%s: libcuda.so.1 is not tests/fake_cuda.c (ctest puts build/tests/fakecuda on "
+           "LD_LIBRARY_PATH)\n",
+           ctest ? "FAIL" : "SKIP");
+    return ctest ? 1 : 0;
   }
   Suite *s = suite_create("treduce_calls");
   TCase *tc = tcase_create("treduce_calls");
