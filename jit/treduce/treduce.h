@@ -10,11 +10,15 @@
  *   ring.c      the ring path (a chain of persistent hop kernels)
  *   kernels.c   what the paths share: compiling a fold, cutting it into launches, launching
  *   frame.c     the frame around every path's work on the caller's stream
- *   devres.c    the context's treduce state: streams, events, buffers, counters per device
+ *   devres.c    the context's treduce state: streams, events, buffers, counters per device, the
+ *               GPU count and names, peer access per pair, scratch memory
+ *   choose.c    auto's path: the path tables it reads, the choice and why; plan_make's frame
+ *   table.c     path tables: the text format, the built-in table, the pick among paths
+ *   calibrate.c rj_treduce_calibrate: a path table measured on the machine
  *   nccl.c      the NCCL backend (libnccl through runtime/nccl.c)
  *
- * The dispatcher calls the paths; the paths call kernels.c, frame.c and devres.c; nothing calls
- * back up. */
+ * The dispatcher calls choose.c and the paths; the paths call kernels.c, frame.c and devres.c;
+ * choose.c calls table.c, split.c's model and ring.c's facts; nothing calls back up. */
 #ifndef RJ_JIT_TREDUCE_H
 #define RJ_JIT_TREDUCE_H
 
