@@ -420,7 +420,7 @@ static void auto_takes_plan(const char *json) {
   rjt_parse(ctx, json, &r);
   plan_for(&r, RJ_TREDUCE_AUTO, &p);
   check_path(json, RJ_TREDUCE_AUTO, 5, 0, -1, 0, &tr);
-  const char *want = p.path == RJ_TREDUCE_RING                                       ? "ring"
+  const char *want = p.path == RJ_TREDUCE_RING                                        ? "ring"
                      : p.path == RJ_TREDUCE_SPLIT || p.path == RJ_TREDUCE_SPLIT_EQUAL ? "split"
                                                                                       : NULL;
   if (want && !no_peer && !no_split)

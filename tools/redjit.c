@@ -184,12 +184,13 @@ static int cmd_plan(job *j) {
 }
 
 /* `explain` of a treduce request: the path auto takes, rank r on GPU r mod --gpus (else the GPUs
- * present, else 1), and why, at the end of the chosen line: " (path auto: ring: measured ...)". */
+ * present), and why, at the end of the chosen line: " (path auto on 4 GPUs: ring: measured ...)";
+ * NULL (nothing to add) on one GPU without --gpus, where auto has nothing to choose. */
 static char *treduce_note(job *j, const char *lines) {
   const rj_request *req = &j->req;
   int gpus = (int)j->a->num[OPT_GPUS];
   if (!gpus && rj_device_count(j->ctx, &gpus) != RJ_OK) gpus = 0;
-  if (gpus < 1) gpus = 1;
+  if (gpus < 1 || (gpus == 1 && !j->a->val[OPT_GPUS])) return NULL;
   int *dev = malloc(sizeof(int) * (size_t)req->u.treduce.ranks);
   if (!dev) return NULL;
   for (int r = 0; r < req->u.treduce.ranks; r++)

@@ -110,7 +110,7 @@ rj_treduce_path jit_treduce_auto(rj_ctx *ctx, const rj_request *req, const int *
   size_t k = strlen(why);
   if (!t[0] && !t[1] && !note[0])
     snprintf(why + k, n - k, "; no path table");
-  else if (G > 0 && bytes > 0 && !note[0])
+  else if (G > 1 && bytes > 0 && !note[0])
     snprintf(why + k, n - k, "; no table has %d ranks on %d GPU%s at this size", tr->ranks, G,
              G > 1 ? "s" : "");
   else
