@@ -28,7 +28,8 @@ stages=${STAGES:-gpu calibrate calls graph bench tests}
 budget=${BUDGET:-530}
 n=${1:-$(nvidia-smi -L 2>/dev/null | wc -l)}
 export REDJIT_CLI=$PWD/$carry/redjit
-export REDJIT_CACHE_DIR=${REDJIT_CACHE_DIR:-$out/cache} # kernels and the table, beside each other
+# kernels and the table beside each other, outside $OUT (the kernels need not come back)
+export REDJIT_CACHE_DIR=${REDJIT_CACHE_DIR:-/tmp/redjit-session-cache}
 mkdir -p "$REDJIT_CACHE_DIR" && chmod 700 "$REDJIT_CACHE_DIR"
 summary=$out/session-summary.txt
 : > "$summary"
