@@ -11,13 +11,14 @@
 #              waiting and async, auto / peer / split                            (under 1 min)
 #   graph      test_gpu_treduce_stream's case graph (CUDA graph capture)         (seconds)
 #   bench      scripts/bench-treduce.sh N: auto (reading the new table), peer, split, split-equal,
-#              ring and NCCL's reduce, then 2 and 3 ranks per GPU                (3-4 min)
+#              ring and NCCL's reduce (EXTRA=1: then 2 and 3 ranks per GPU)      (2-3 min)
 #   tests      test_gpu_treduce and test_gpu_treduce_stream on all the GPUs      (several min)
 # Stages stop where the time left (BUDGET seconds from the start, default 530) is short of what
 # they need; the summary says which stages ran.  With a 600 s limit per device command, run
 # `STAGES="gpu calibrate calls graph bench"` in one call and `STAGES=tests` in another when the
 # whole does not fit.
 #   [CARRY=carry] [OUT=/tmp/rjout] [STAGES="gpu calibrate calls graph bench tests"] [BUDGET=530] \
+#     [EXTRA=0] \
 #     bash scripts/fourgpu-session.sh [GPUS]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -86,8 +87,9 @@ fi
 
 if stage bench 200; then
   left=$((budget - (SECONDS - t0) - 10))
-  PATHS="auto peer split split-equal ring" CARRY=$carry OUT=$out timeout "$left" \
-    bash scripts/bench-treduce.sh "$n" > "$out/bench.log" 2>&1
+  # EXTRA=1 adds 2 and 3 ranks per GPU (about 1.5 min more; the calibration has 2 per GPU)
+  PATHS="auto peer split split-equal ring" EXTRA=${EXTRA:-0} CARRY=$carry OUT=$out \
+    timeout "$left" bash scripts/bench-treduce.sh "$n" > "$out/bench.log" 2>&1
   rc=$?
   tail -40 "$out/bench.log"
   done_stage bench "exit $rc"

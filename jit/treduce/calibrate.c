@@ -84,15 +84,17 @@ static rj_status time_path(rj_ctx *ctx, cal_bufs *b, int64_t bytes, rj_treduce_p
   return RJ_OK;
 }
 
-/* Times every path at every size into t's rows. */
+/* Times every path at every size into t's rows; *gave_up counts the timings that ended in
+ * RJ_ETIMEOUT (a ring's hop gave up: no row). */
 static rj_status measure(rj_ctx *ctx, cal_bufs *b, int G, int min_log2, int max_log2, int runs,
-                         jit_tr_table *t) {
+                         jit_tr_table *t, int *gave_up) {
   rj_status s = RJ_OK;
   for (int lg = min_log2; !s && lg <= max_log2; lg += 2)
     for (int p = RJ_TREDUCE_PEER; !s && p <= RJ_TREDUCE_RING; p++) {
       double us = 0;
       s = time_path(ctx, b, (int64_t)1 << lg, (rj_treduce_path)p, runs, &us);
-      if (s == RJ_EUNSUPPORTED) { /* this path cannot run here: no row */
+      if (s == RJ_EUNSUPPORTED || s == RJ_ETIMEOUT) { /* cannot run here, or a ring gave up */
+        if (s == RJ_ETIMEOUT) (*gave_up)++;
         s = RJ_OK;
         continue;
       }
@@ -156,7 +158,12 @@ RJ_API rj_status rj_treduce_calibrate(rj_ctx *ctx, int ranks, int min_log2, int 
   int G = ranks < ndev ? ranks : ndev;
   start_table(ctx, t, ranks, G, gpu ? gpu : "any", runs); /* a name it cannot read: any */
   s = bufs_alloc(ctx, rt, b, (size_t)1 << max_log2);
-  if (!s) s = measure(ctx, b, G, min_log2, max_log2, runs, t);
+  int gave_up = 0; /* ring timings that ended in RJ_ETIMEOUT: said in the table's source */
+  if (!s) s = measure(ctx, b, G, min_log2, max_log2, runs, t, &gave_up);
+  if (!s) s = rj_treduce_sync(ctx); /* nothing in flight; an earlier async failure said now */
+  size_t k = strlen(t->source);
+  if (gave_up && k < sizeof t->source)
+    snprintf(t->source + k, sizeof t->source - k, "; %d ring timing(s) gave up (no rows)", gave_up);
   bufs_free(ctx, rt, b);
   free(b);
   if (s) {
