@@ -162,7 +162,8 @@ static rj_status enqueue(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const 
                          rj_treduce_result *res) {
   ir_err *e = &ctx->err;
   int root_dev = dev[req->u.treduce.root];
-  rj_status s = jit_tr_begin(ctx, rt, root_dev, sg->ks, call, sg->ev);
+  /* ev[0]: the staged copies start there, a waiting call's time too */
+  rj_status s = jit_tr_begin(ctx, rt, root_dev, sg->ks, call, rp->nstaged || !call->async, sg->ev);
   for (int i = 0; !s && i < nl; i++)
     s = jit_treduce_launch(ctx, &L[i], sg->ks, res);
   if (!s && rp->nstaged) s = rt_stream_wait(rt, sg->cs, sg->ev[0], e); /* copies start with it */

@@ -448,7 +448,7 @@ static rj_status start(ring_call *rc, jit_treduce_state *st, const jit_tr_call *
   }
   if (!s && !(s = rt_enter(rt, rg->root_dev, rc->e))) {
     if (prev) s = rt_stream_wait(rt, hs[0].stream, prev, rc->e);
-    if (!s) s = jit_tr_begin(rc->ctx, rt, rg->root_dev, hs[0].stream, call, rc->ev);
+    if (!s) s = jit_tr_begin(rc->ctx, rt, rg->root_dev, hs[0].stream, call, true, rc->ev);
     rt_leave(rt);
   }
   return s;

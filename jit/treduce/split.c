@@ -552,7 +552,7 @@ static rj_status run_slices(rj_ctx *ctx, rt_cuda *rt, const cut *c, int root_dev
   void *ev[2] = {NULL, NULL};
   rj_status s = rt_enter(rt, root_dev, e);
   if (!s) {
-    s = jit_tr_begin(ctx, rt, root_dev, ss[0].stream, call, ev);
+    s = jit_tr_begin(ctx, rt, root_dev, ss[0].stream, call, true, ev);
     rt_leave(rt);
   }
   for (int i = 1; !s && i < c->n; i++) {

@@ -142,12 +142,13 @@ rj_status jit_treduce_launch(rj_ctx *ctx, const jit_tr_launch *l, void *stream,
 /* frame.c.  The frame every path puts around an operation, on the root's GPU (the current context
  * must be its).  begin makes ks (the root's stream 0) start after the work enqueued on
  * call->stream before the call (by an event; for the legacy default stream, NULL, ks's being a
- * blocking stream does it), and records ev[0] on ks: every other stream of the operation waits
- * for it first.  end, once every other stream's done is joined into ks, records ev[1] there and
+ * blocking stream does it), and (mark) records ev[0] on ks: every other stream of the operation
+ * waits for it first, and a waiting call's time starts there (an async call on ks alone need not
+ * mark it).  end, once every other stream's done is joined into ks, records ev[1] there and
  * either makes call->stream wait for it (async: *ms = 0) or waits for it and times the
  * operation. */
 rj_status jit_tr_begin(rj_ctx *ctx, rt_cuda *rt, int root_dev, void *ks, const jit_tr_call *call,
-                       void *ev[2]);
+                       bool mark, void *ev[2]);
 rj_status jit_tr_end(rj_ctx *ctx, rt_cuda *rt, void *ks, const jit_tr_call *call, void *ev[2],
                      double *ms);
 /* Waits for stream on GPU dev (entering its context).  Returns s, or the wait's failure when s is
