@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <stdbool.h>
 
+static void *fake; /* the counting driver */
 static long long (*calls)(const char *name);
 static long long (*total)(void);
 static void (*reset)(void);
@@ -51,7 +52,7 @@ static rj_ctx *ctx;
 static bool fake_driver(void) {
   int n = 0;
   if (rj_device_count(ctx, &n) != RJ_OK) return false;
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  void *lib = fake = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   calls = lib ? (long long (*)(const char *))dlsym(lib, "fake_cuda_calls") : NULL;
   total = lib ? (long long (*)(void))dlsym(lib, "fake_cuda_total") : NULL;
   reset = lib ? (void (*)(void))dlsym(lib, "fake_cuda_reset") : NULL;
@@ -94,7 +95,7 @@ static long long repeated(rj_treduce_group *g, rj_treduce_result *res) {
 static long long extra_calls(void) {
   static const char *const need[] = {
       "cuLaunchKernel",      "cuEventRecord",      "cuEventSynchronize", "cuEventElapsedTime",
-      "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuStreamWaitEvent"};
+      "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuStreamWaitEvent",  "cuCtxGetCurrent"};
   long long n = total();
   for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
     n -= calls(need[i]);
@@ -114,7 +115,8 @@ START_TEST(peer_call_repeated) {
   ck_assert_int_eq(calls("cuEventRecord"), 2);
   ck_assert_int_eq(calls("cuEventSynchronize"), 1);
   ck_assert_int_eq(calls("cuCtxPushCurrent_v2"), 1);
-  ck_assert_int_eq(total(), 7); /* push, 2 records, launch, event wait, elapsed time, pop */
+  /* is the root's context current, push, 2 records, launch, event wait, elapsed time, pop */
+  ck_assert_int_eq(total(), 8);
   ck_assert_msg(extra_calls() == 0,
                 "%lld driver calls beyond the launch and events (%lld peer "
                 "queries, %lld device counts)",
@@ -124,9 +126,23 @@ START_TEST(peer_call_repeated) {
   g.async = 1;
   a = repeated(&g, &res);
   ck_assert_int_eq(calls("cuEventSynchronize"), 0);
-  ck_assert_int_eq(total(), 5); /* push, launch, the end's record, the caller's stream waits, pop */
+  /* current?, push, launch, the end's record, the caller's stream waits, pop */
+  ck_assert_int_eq(total(), 6);
   ck_assert_msg(extra_calls() == 0, "%lld", extra_calls());
   if (COUNT_MALLOC) ck_assert_int_eq(a, 0);
+  /* the root's context current already (as the CUDA runtime leaves it): no push, no pop */
+  int (*retain)(void **, int) = (int (*)(void **, int))dlsym(fake, "cuDevicePrimaryCtxRetain");
+  int (*push)(void *) = (int (*)(void *))dlsym(fake, "cuCtxPushCurrent_v2");
+  int (*pop)(void **) = (int (*)(void **))dlsym(fake, "cuCtxPopCurrent_v2");
+  void *c = NULL;
+  ck_assert(retain && push && pop && retain(&c, 0) == 0 && push(c) == 0);
+  a = repeated(&g, &res);
+  ck_assert_int_eq(calls("cuCtxPushCurrent_v2"), 0);
+  ck_assert_int_eq(total(), 4); /* current?, launch, record, wait */
+  g.async = 0;
+  a = repeated(&g, &res);
+  ck_assert_int_eq(total(), 6); /* current?, 2 records, launch, event wait, elapsed time */
+  pop(&c);
 }
 END_TEST
 

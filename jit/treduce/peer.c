@@ -236,13 +236,14 @@ rj_status jit_treduce_peer(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   jit_tr_launch kstaged[2] = {{.k = NULL}, {.k = NULL}};
   if (!s) s = make_kernels(ctx, req, src, root_dev, dst, opt, &rp, table, L, &nl, kstaged, res);
   /* nothing to move (an empty buffer): the destination stays as it is */
-  if (!s && g.numel && !(s = rt_enter(rt, root_dev, e))) {
+  bool pushed = false; /* the root's context pushed here (not when current already) */
+  if (!s && g.numel && !(s = rt_enter_lazy(rt, root_dev, &pushed, e))) {
     staging sg = {.nbuf = t->pingpong ? 2 : 1,
                   .span = (size_t)g.src_span * (size_t)ir_dtype(t->dtype)->bytes};
     s = prepare(ctx, rt, root_dev, L, nl, kstaged, rp.nstaged, call, &sg, res);
     if (!s) s = enqueue(ctx, rt, req, src, dev, dst, &rp, L, nl, kstaged, call, &sg, res);
     s = finish(rt, call, &sg, s, e);
-    rt_leave(rt);
+    if (pushed) rt_leave(rt);
   }
   return s;
 }
