@@ -975,8 +975,9 @@ RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nc
  * A path table holds the GPU time of each path (peer, staged, split, split-equal, ring) at a
  * ladder of bytes per rank, for R ranks on G GPUs (rank r on GPU r mod G).  RJ_TREDUCE_AUTO picks
  * the fastest path the table has for the group's ranks, GPUs and size (interpolated between the
- * ladder's sizes) among those that can run the group, and falls back to the link model where no
- * table has that many ranks and GPUs.  The tables it reads, first to last: the context's own
+ * ladder's sizes) among peer, split, split-equal and ring where they can run the group (all give
+ * the peer path's bits; staged is never chosen), and falls back to the link model where no table
+ * has that many ranks and GPUs.  The tables it reads, first to last: the context's own
  * (rj_treduce_table_load / _set / rj_treduce_calibrate), else the file REDJIT_TREDUCE_TABLE names
  * ("off": none, the model alone; "default": the built-in one alone), else treduce-paths.txt in
  * the kernel cache's folder (REDJIT_CACHE_DIR ...) when present; then the built-in table of

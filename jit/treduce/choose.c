@@ -58,15 +58,12 @@ static void tables(rj_ctx *ctx, jit_treduce_state *st, const jit_tr_table *t[2])
   t[1] = st->builtin;
 }
 
-/* The paths that can run req under auto (bit 1 << path): peer always (it stages the ranks it
- * cannot read); staged where its second pass is allowed; split and split-equal on 2 or more
- * GPUs; the ring where its plan can run the request. */
+/* The paths auto may take for req (bit 1 << path): peer always (it stages the ranks it cannot
+ * read); split and split-equal on 2 or more GPUs; the ring where its plan can run the request.
+ * These give the peer path's bits.  Never staged by choice: it folds a float sum's staged ranks
+ * after the others (other bits), and the peer path stages what it must. */
 static unsigned eligible(const rj_request *req, const int *dev, int G) {
-  const rj_treduce *t = &req->u.treduce;
   unsigned m = 1u << RJ_TREDUCE_PEER;
-  bool state = t->op == RJ_OP_CUSTOM && t->combine_nfields;
-  bool half_mean = t->op == RJ_OP_MEAN && (t->dtype == RJ_F16 || t->dtype == RJ_BF16);
-  if (!ir_treduce_rank_order(t) && !state && !half_mean) m |= 1u << RJ_TREDUCE_STAGED;
   if (G >= 2) m |= 1u << RJ_TREDUCE_SPLIT | 1u << RJ_TREDUCE_SPLIT_EQUAL;
   int hops = 0;
   int64_t chunks = 0;

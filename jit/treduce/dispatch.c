@@ -109,7 +109,7 @@ static rj_status take_path(rj_ctx *ctx, const rj_request *req, const uint64_t *s
     memset(res, 0, sizeof *res);
     take = RJ_TREDUCE_AUTO; /* peer where it can, staged elsewhere */
   }
-  if (path == RJ_TREDUCE_AUTO && take != RJ_TREDUCE_STAGED) take = RJ_TREDUCE_AUTO;
+  if (path == RJ_TREDUCE_AUTO) take = RJ_TREDUCE_AUTO; /* peer where it can, staged elsewhere */
   return jit_treduce_peer(ctx, rt, req, src, dev, dst, take, opt, call, res);
 }
 

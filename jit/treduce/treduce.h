@@ -63,10 +63,10 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
  * (choose.c then puts auto's own). */
 rj_status jit_treduce_plan(rj_ctx *ctx, const rj_request *req, const int *rank_device,
                            rj_treduce_path path, rj_treduce_plan *out);
-/* choose.c: the path auto takes (peer, staged, split, split-equal or ring) for the ranks' GPUs,
- * from the context's path tables where they have the ranks and GPUs, else from the link model
- * (jit_treduce_model), with why.  gpu: the root GPU's name (NULL: unknown; a table of another
- * GPU is then used too). */
+/* choose.c: the path auto takes (peer, split, split-equal or ring; peer stages what it cannot read)
+ * for the ranks' GPUs, from the context's path tables where they have the ranks and GPUs, else from
+ * the link model (jit_treduce_model), with why.  gpu: the root GPU's name (NULL: unknown; a table
+ * of another GPU is then used too). */
 rj_treduce_path jit_treduce_auto(rj_ctx *ctx, const rj_request *req, const int *dev,
                                  const char *gpu, char *why, size_t n);
 /* GPU dev's name (kept per device; NULL when it cannot be read).  _quiet: opens the driver if it
