@@ -986,7 +986,8 @@ RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nc
  * "device NAME" ("any": every GPU), "source TEXT" (optional) and "RANKS GPUS BYTES PATH
  * MICROSECONDS"; '#' starts a comment. */
 /* Reads the table in `file` into the context (RJ_EINVAL naming the line for a table that does
- * not parse, RJ_EINVAL for a file that cannot be read; the context's table is then unchanged).
+ * not parse, RJ_EINVAL for a file that cannot be read or a table measured on another GPU than
+ * this machine's GPU 0; the context's table is then unchanged).
  * file NULL: the context forgets its table (the environment, the cache folder and the built-in
  * table again); "": no table at all, the link model alone. */
 RJ_API rj_status rj_treduce_table_load(rj_ctx *ctx, const char *file);

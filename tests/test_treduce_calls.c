@@ -203,12 +203,27 @@ START_TEST(auto_on_fake_gpus) {
   ck_assert_msg(p == RJ_TREDUCE_PEER && strstr(why, "table default"), "%s", why);
   const char *h200 = "redjit-treduce-paths 1\ndevice NVIDIA H200\n4 4 16384 split-equal 1\n"
                      "4 4 16384 peer 9\n";
-  ck_assert_int_eq(rj_treduce_table_set(ctx, h200, strlen(h200), "h200"), RJ_OK);
-  ck_assert_int_eq(rj_treduce_choose(ctx, &r, dev, &p, &why), RJ_OK);
+  /* given to the context: refused */
+  ck_assert_int_eq(rj_treduce_table_set(ctx, h200, strlen(h200), "h200"), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "table \"h200\": measured on NVIDIA H200, but this "
+                                       "machine's GPU 0 is Fake GPU"),
+                "%s", rj_errmsg(ctx));
+  /* found by a later process (REDJIT_TREDUCE_TABLE here): not read, and said */
+  char f[64];
+  snprintf(f, sizeof f, "/tmp/rjt_h200_%ld.txt", (long)getpid());
+  FILE *w = fopen(f, "w");
+  ck_assert_ptr_nonnull(w);
+  fputs(h200, w);
+  fclose(w);
+  setenv("REDJIT_TREDUCE_TABLE", f, 1);
+  rj_ctx *c2 = rj_ctx_new();
+  ck_assert_int_eq(rj_treduce_choose(c2, &r, dev, &p, &why), RJ_OK);
   ck_assert_msg(p == RJ_TREDUCE_PEER && strstr(why, "table default") &&
-                    strstr(why, "table \"h200\" not read: measured on NVIDIA H200, the root's "
-                                "GPU is Fake GPU"),
+                    strstr(why, "not read: measured on NVIDIA H200, the root's GPU is Fake GPU"),
                 "%s", why);
+  rj_ctx_free(c2);
+  unsetenv("REDJIT_TREDUCE_TABLE");
+  remove(f);
   rj_treduce_result res = {.struct_size = sizeof res};
   ck_assert_int_eq(rj_treduce_run(ctx, &g, NULL, &res), RJ_OK);
   ck_assert_str_eq(res.path, "peer");

@@ -138,6 +138,25 @@ rj_status jit_tr_table_own(rj_ctx *ctx, jit_tr_table *t) {
   return own(ctx, t, TABLE_OWN);
 }
 
+/* A table given to the context must be of this machine's GPUs (where there is one to ask): its
+ * device "any" or GPU 0's name. */
+static rj_status same_machine(rj_ctx *ctx, const jit_tr_table *t) {
+  const char *gpu = jit_tr_gpu_name_quiet(ctx, 0);
+  if (!gpu || strcmp(t->device, "any") == 0 || strcmp(t->device, gpu) == 0) return RJ_OK;
+  return ir_fail(&ctx->err, RJ_EINVAL,
+                 "table %s: measured on %s, but this machine's GPU 0 is %s (a table of another "
+                 "GPU is not read; \"device any\" is read on every GPU)",
+                 t->origin, t->device, gpu);
+}
+
+/* t (malloc'd, parsed with status s) becomes the context's own table, if it is this machine's. */
+static rj_status take_table(rj_ctx *ctx, jit_tr_table *t, rj_status s) {
+  if (!s) s = same_machine(ctx, t);
+  if (!s) return own(ctx, t, TABLE_OWN);
+  free(t);
+  return s;
+}
+
 RJ_API rj_status rj_treduce_table_load(rj_ctx *ctx, const char *file) {
   JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
@@ -145,12 +164,7 @@ RJ_API rj_status rj_treduce_table_load(rj_ctx *ctx, const char *file) {
   if (!file || !file[0]) return jit_done(ctx, own(ctx, NULL, file ? TABLE_NONE : TABLE_AUTO));
   jit_tr_table *t = malloc(sizeof *t);
   if (!t) return jit_done(ctx, ir_fail(&ctx->err, RJ_ENOMEM, "out of memory"));
-  rj_status s = jit_tr_table_read(file, t, &ctx->err);
-  if (s) {
-    free(t);
-    return jit_done(ctx, s);
-  }
-  return jit_done(ctx, own(ctx, t, TABLE_OWN));
+  return jit_done(ctx, take_table(ctx, t, jit_tr_table_read(file, t, &ctx->err)));
 }
 
 RJ_API rj_status rj_treduce_table_set(rj_ctx *ctx, const char *text, size_t len,
@@ -162,12 +176,7 @@ RJ_API rj_status rj_treduce_table_set(rj_ctx *ctx, const char *text, size_t len,
   if (!t) return jit_done(ctx, ir_fail(&ctx->err, RJ_ENOMEM, "out of memory"));
   char name[300];
   snprintf(name, sizeof name, "\"%.280s\"", origin ? origin : "memory");
-  rj_status s = jit_tr_table_parse(text, len, name, t, &ctx->err);
-  if (s) {
-    free(t);
-    return jit_done(ctx, s);
-  }
-  return jit_done(ctx, own(ctx, t, TABLE_OWN));
+  return jit_done(ctx, take_table(ctx, t, jit_tr_table_parse(text, len, name, t, &ctx->err)));
 }
 
 /* The first table auto reads now (NULL: none). */
