@@ -19,7 +19,7 @@
 # whole does not fit.
 #   [CARRY=carry] [OUT=/tmp/rjout] [STAGES="gpu calibrate calls graph bench tests"] [BUDGET=530] \
 #     [EXTRA=0] \
-#     bash scripts/fourgpu-session.sh [GPUS]
+#     bash scripts/fourgpu-run.sh [GPUS]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=${CARRY:-carry}
@@ -30,9 +30,9 @@ budget=${BUDGET:-530}
 n=${1:-$(nvidia-smi -L 2>/dev/null | wc -l)}
 export REDJIT_CLI=$PWD/$carry/redjit
 # kernels and the table beside each other, outside $OUT (the kernels need not come back)
-export REDJIT_CACHE_DIR=${REDJIT_CACHE_DIR:-/tmp/redjit-session-cache}
+export REDJIT_CACHE_DIR=${REDJIT_CACHE_DIR:-/tmp/redjit-run-cache}
 mkdir -p "$REDJIT_CACHE_DIR" && chmod 700 "$REDJIT_CACHE_DIR"
-summary=$out/session-summary.txt
+summary=$out/run-summary.txt
 : > "$summary"
 t0=$SECONDS
 
