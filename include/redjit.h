@@ -684,9 +684,11 @@ RJ_API rj_status rj_tensor_launch_values(rj_ctx *ctx, rj_kernel *k, int device, 
  * its streams in the order they were made, so an async call's buffers are never reused early.
  * See docs/TREDUCE.md. */
 typedef enum rj_treduce_path {
-  RJ_TREDUCE_AUTO = 0,   /* split where the link model says it saves >= 8 MiB of the busiest
-                            GPU's link time and every GPU pair can access each other; otherwise
-                            direct where possible, staged where not */
+  RJ_TREDUCE_AUTO = 0,   /* the fastest path a path table measured for the group's ranks, GPUs
+                            and size (rj_treduce_table_load, below); where none has them, split
+                            where the link model says it saves >= 8 MiB of the busiest GPU's link
+                            time and every GPU pair can access each other; otherwise direct where
+                            possible, staged where not (rj_treduce_choose says which and why) */
   RJ_TREDUCE_PEER = 1,   /* every rank read directly; RJ_EUNSUPPORTED where a GPU pair can't */
   RJ_TREDUCE_STAGED = 2, /* every rank other than the root staged by cuMemcpyPeerAsync */
   RJ_TREDUCE_SPLIT = 3,  /* the element range cut into one slice per GPU the ranks live on, each
@@ -715,7 +717,8 @@ typedef enum rj_treduce_path {
                                  one (rj_treduce_sync).  A context's
                                  ring calls run one after another; two contexts' (or processes')
                                  rings on the same GPUs at once can keep each other's hops from
-                                 starting: give the ring its GPUs.  Only when asked for
+                                 starting: give the ring its GPUs.  Taken by auto only where a
+                                 path table measured it fastest; never under CUDA graph capture
                                  (docs/TREDUCE.md) */
 } rj_treduce_path;
 
@@ -876,6 +879,47 @@ RJ_API void rj_nccl_args_init(rj_nccl_args *a);
  * loaded. */
 RJ_API rj_status rj_nccl_version(rj_ctx *ctx, int *version);
 RJ_API rj_status rj_treduce_nccl(rj_ctx *ctx, const rj_request *req, const rj_nccl_args *a);
+
+/* ---- treduce: the automatic path from measured times (docs/TREDUCE.md, "How auto chooses").
+ * A path table holds the GPU time of each path (peer, staged, split, split-equal, ring) at a
+ * ladder of bytes per rank, for R ranks on G GPUs (rank r on GPU r mod G).  RJ_TREDUCE_AUTO picks
+ * the fastest path the table has for the group's ranks, GPUs and size (interpolated between the
+ * ladder's sizes) among peer, split, split-equal and ring where they can run the group (all give
+ * the peer path's bits; staged is never chosen), and falls back to the link model where no table
+ * has that many ranks and GPUs.  The tables it reads, first to last: the context's own
+ * (rj_treduce_table_load / _set / rj_treduce_calibrate), else the file REDJIT_TREDUCE_TABLE names
+ * ("off": none, the model alone; "default": the built-in one alone), else treduce-paths.txt in
+ * the kernel cache's folder (REDJIT_CACHE_DIR ...) when present; then the built-in table of
+ * measured H100 / H200 figures.  A table measured on another GPU than the root's (its `device`
+ * line) is not used.  The text format: a first line "redjit-treduce-paths 1", then lines
+ * "device NAME" ("any": every GPU), "source TEXT" (optional) and "RANKS GPUS BYTES PATH
+ * MICROSECONDS"; '#' starts a comment. */
+/* Reads the table in `file` into the context (RJ_EINVAL naming the line for a table that does
+ * not parse, RJ_EINVAL for a file that cannot be read or a table measured on another GPU than
+ * this machine's GPU 0; the context's table is then unchanged).
+ * file NULL: the context forgets its table (the environment, the cache folder and the built-in
+ * table again); "": no table at all, the link model alone. */
+RJ_API rj_status rj_treduce_table_load(rj_ctx *ctx, const char *file);
+/* The same from len bytes of text; origin names it in messages and in `why` (NULL: "memory"). */
+RJ_API rj_status rj_treduce_table_set(rj_ctx *ctx, const char *text, size_t len,
+                                      const char *origin);
+/* The text of the first table auto reads now ("" when it reads none), valid until the next call
+ * on ctx. */
+RJ_API rj_status rj_treduce_table_text(rj_ctx *ctx, const char **text);
+/* Writes that table to file (NULL: treduce-paths.txt in the kernel cache's folder, RJ_EUNSUPPORTED
+ * when the disk cache is off or read-only). */
+RJ_API rj_status rj_treduce_table_save(rj_ctx *ctx, const char *file);
+/* Measures every path on this machine's GPUs (ranks rank buffers of f32, rank r on GPU r mod the
+ * GPU count, root 0, sum) at 4^k KiB per rank from 2^min_log2 to 2^max_log2 bytes (12..40, every
+ * second power), the median GPU time of `runs` calls (1..101) after one warm-up, and makes the
+ * result the context's table.  RJ_ENODEV without a GPU. */
+RJ_API rj_status rj_treduce_calibrate(rj_ctx *ctx, int ranks, int min_log2, int max_log2, int runs);
+/* The path RJ_TREDUCE_AUTO takes for req with rank r on GPU rank_device[r], and why ("ring:
+ * measured 3076.0 us vs split 3342.0 us at 1 GiB per rank (4 ranks on 4 GPUs), table default" or
+ * "model: ..."), the text valid until the next call on ctx.  Needs no GPU (with one, a table of
+ * another GPU is not used). */
+RJ_API rj_status rj_treduce_choose(rj_ctx *ctx, const rj_request *req, const int *rank_device,
+                                   rj_treduce_path *path, const char **why);
 
 /* ---------------------------------------------------------------- errors */
 /* The message of the last failed call on ctx ("" if none; "no context" for NULL).  Valid until

@@ -139,6 +139,10 @@ static int cmd_plan(job *j) {
   rj_treduce_plan *p = malloc(sizeof *p);
   if (p) rj_treduce_plan_init(p);
   rj_status s = p ? rj_treduce_plan_make(j->ctx, req, dev, j->path, p) : RJ_ENOMEM;
+  rj_treduce_path chosen = RJ_TREDUCE_AUTO;
+  const char *why = NULL;
+  char *why_copy = NULL; /* the why of auto's choice (kept: the next call on the context ends it) */
+  if (!s && rj_treduce_choose(j->ctx, req, dev, &chosen, &why) == RJ_OK) why_copy = strdup(why);
   free(dev);
   if (s) {
     free(p);
@@ -172,9 +176,40 @@ static int cmd_plan(job *j) {
   json_int(ring, "hops", p->hops);
   json_int(ring, "chunks", p->chunks);
   json_str(ring, "why_not", p->ring_why);
+  if (why_copy) json_str(o, "why", why_copy); /* why auto takes its path (table or model) */
   json_line(stdout, o);
+  free(why_copy);
   free(p);
   return 0;
+}
+
+/* `explain` of a treduce request: the path auto takes, rank r on GPU r mod --gpus (else the GPUs
+ * present), and why, at the end of the chosen line: " (path auto on 4 GPUs: ring: measured ...)";
+ * NULL (nothing to add) on one GPU without --gpus, where auto has nothing to choose. */
+static char *treduce_note(job *j, const char *lines) {
+  const rj_request *req = &j->req;
+  int gpus = (int)j->a->num[OPT_GPUS];
+  if (!gpus && rj_device_count(j->ctx, &gpus) != RJ_OK) gpus = 0;
+  if (gpus < 1 || (gpus == 1 && !j->a->val[OPT_GPUS])) return NULL;
+  int *dev = malloc(sizeof(int) * (size_t)req->u.treduce.ranks);
+  if (!dev) return NULL;
+  for (int r = 0; r < req->u.treduce.ranks; r++)
+    dev[r] = r % gpus;
+  char *copy = strdup(lines); /* the lines end with the next call on the context */
+  rj_treduce_path path = RJ_TREDUCE_AUTO;
+  const char *why = NULL;
+  rj_status s = copy ? rj_treduce_choose(j->ctx, req, dev, &path, &why) : RJ_ENOMEM;
+  free(dev);
+  const char *at = copy && !s ? strstr(copy, " chosen") : NULL;
+  if (!at) return copy;
+  at += strlen(" chosen");
+  size_t head = (size_t)(at - copy), n = strlen(copy) + strlen(why) + 64;
+  char *out = malloc(n);
+  if (out)
+    snprintf(out, n, "%.*s (path auto on %d GPU%s: %s)%s", (int)head, copy, gpus,
+             gpus > 1 ? "s" : "", why, at);
+  free(copy);
+  return out;
 }
 
 /* `redjit ptx --ir MODULE --entry KERNEL`: a caller's finished module through redjit's codegen. */
@@ -221,7 +256,9 @@ static int cmd_ptx(job *j) {
 static int cmd_explain(job *j) {
   const char *lines = NULL;
   rj_status s = rj_explain(j->ctx, &j->req, &j->opt.compile, &lines);
-  if (lines) fputs(lines, stdout);
+  char *noted = !s && lines && j->req.kind == RJ_KIND_TREDUCE ? treduce_note(j, lines) : NULL;
+  if (noted || lines) fputs(noted ? noted : lines, stdout);
+  free(noted);
   if (s && s != RJ_ENOVARIANT) fprintf(stderr, "redjit: %s\n", rj_errmsg(j->ctx));
   return exit_code(s);
 }

@@ -235,7 +235,7 @@ static const struct {
 } cmd_opts[] = {
     {"ptx",
      {"--target", "--emit", "--ptx-version", "--emulate-packed", "--device", "--ir", "--entry"}},
-    {"explain", {"--target", "--ptx-version", "--emulate-packed", "--device"}},
+    {"explain", {"--target", "--ptx-version", "--emulate-packed", "--device", "--gpus"}},
     {"run",
      {"--target", "--ptx-version", "--emulate-packed", "--seed", "--device", "--nans", "--no-check",
       "--path"}},

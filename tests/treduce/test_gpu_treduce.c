@@ -409,11 +409,34 @@ START_TEST(ring_chunks) {
 }
 END_TEST
 
-/* The automatic choice is the plan's (rj_treduce_plan_make, given peer access): split where the
- * link model saves >= 8 MiB of the busiest GPU's link time (here 4 ranks of 32 MiB: on >= 2 GPUs),
- * peer otherwise (one GPU; 1 MiB per rank anywhere). */
+/* The automatic choice is the plan's (rj_treduce_plan_make, given peer access).  By the link
+ * model alone (no path table): split where it saves >= 8 MiB of the busiest GPU's link time (here
+ * 4 ranks of 32 MiB: on >= 2 GPUs), peer otherwise (one GPU; 1 MiB per rank anywhere).  With the
+ * tables auto reads (the built-in one, or a calibrated one): the call takes the plan's path. */
+static void auto_takes_plan(const char *json) {
+  rj_treduce_result tr = {.struct_size = sizeof(rj_treduce_result)};
+  rj_request r;
+  rj_treduce_plan p;
+  rjt_parse(ctx, json, &r);
+  plan_for(&r, RJ_TREDUCE_AUTO, &p);
+  check_path(json, RJ_TREDUCE_AUTO, 5, 0, -1, 0, &tr);
+  const char *want = p.path == RJ_TREDUCE_RING                                        ? "ring"
+                     : p.path == RJ_TREDUCE_SPLIT || p.path == RJ_TREDUCE_SPLIT_EQUAL ? "split"
+                                                                                      : NULL;
+  if (want && !no_peer && !no_split)
+    ck_assert_msg(strcmp(tr.path, want) == 0, "auto took %s, the plan %d", tr.path, p.path);
+  else
+    ck_assert_msg(strcmp(tr.path, "split") && strcmp(tr.path, "ring"), "auto took %s, the plan %d",
+                  tr.path, p.path);
+}
+
 START_TEST(auto_choice) {
   if (!gpu) return;
+  auto_takes_plan("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,"
+                  "\"root\":1,\"shape\":[8192,1024],\"tile\":[64,1024]}");
+  auto_takes_plan("{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,"
+                  "\"root\":1,\"shape\":[256,1024],\"tile\":[64,1024]}");
+  ck_assert_int_eq(rj_treduce_table_load(ctx, ""), RJ_OK); /* the link model alone */
   const char *big = "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,\"root\":1,"
                     "\"shape\":[8192,1024],\"tile\":[64,1024]}"; /* 32 MiB per rank */
   const char *small =

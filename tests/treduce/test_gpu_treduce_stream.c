@@ -45,6 +45,12 @@ static struct {
   int (*LaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                       void *, void **, void **);
   int (*CtxSetLimit)(int, size_t);
+  int (*StreamBeginCapture)(void *, int);
+  int (*StreamEndCapture)(void *, void **);
+  int (*GraphInstantiate)(void **, void *, unsigned long long);
+  int (*GraphLaunch)(void *, void *);
+  int (*GraphExecDestroy)(void *);
+  int (*GraphDestroy)(void *);
 } cu;
 #define CU_NOT_READY 600 /* CUDA_ERROR_NOT_READY */
 
@@ -75,7 +81,13 @@ static void cu_open(void) {
               {(void **)&cu.ModuleGetFunction, "cuModuleGetFunction"},
               {(void **)&cu.ModuleUnload, "cuModuleUnload"},
               {(void **)&cu.LaunchKernel, "cuLaunchKernel"},
-              {(void **)&cu.CtxSetLimit, "cuCtxSetLimit"}};
+              {(void **)&cu.CtxSetLimit, "cuCtxSetLimit"},
+              {(void **)&cu.StreamBeginCapture, "cuStreamBeginCapture_v2"},
+              {(void **)&cu.StreamEndCapture, "cuStreamEndCapture"},
+              {(void **)&cu.GraphInstantiate, "cuGraphInstantiateWithFlags"},
+              {(void **)&cu.GraphLaunch, "cuGraphLaunch"},
+              {(void **)&cu.GraphExecDestroy, "cuGraphExecDestroy"},
+              {(void **)&cu.GraphDestroy, "cuGraphDestroy"}};
   for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
     *syms[i].slot = dlsym(cu.lib, syms[i].name);
     ck_assert_msg(*syms[i].slot != NULL, "libcuda lacks %s", syms[i].name);
@@ -699,6 +711,100 @@ START_TEST(stream_foreign) {
 }
 END_TEST
 
+/* ---- CUDA graphs (a case of its own: CK_RUN_CASE=graph) */
+
+/* An async call on the caller's non-blocking stream S, after a warm call outside the capture,
+ * captured into a graph (global capture mode: no call the capture prohibits, from any thread),
+ * then the graph replayed 3 times, each after async memsets set the root's source to 7 + k:
+ * replay k must give the other ranks' sum plus 7 + k (i32: exact).  The ring refuses capture
+ * (ring: true), leaving the capture valid. */
+static void graph_case(int ranks, rj_treduce_path path, int64_t rows) {
+  int64_t cols = 1024, n = rows * cols;
+  size_t bytes = (size_t)n * 4;
+  rj_treduce_buf *b = calloc((size_t)ranks, sizeof *b);
+  int32_t *h = malloc(bytes), *want = calloc((size_t)n, 4), *got = malloc(bytes * 3);
+  ck_assert(b && h && want && got);
+  rj_treduce_group g;
+  rjt_treduce_group(&g, b, ranks, 0, rows, cols, ndev, RJ_OP_SUM, RJ_I32);
+  g.path = path;
+  for (int r = 0; r < ranks; r++) {
+    ck_assert_int_eq(rj_device_alloc(ctx, b[r].device, bytes, &b[r].ptr), RJ_OK);
+    for (int64_t i = 0; i < n; i++)
+      h[i] = (int32_t)((i * 7919 + r * 104729) % 2003) - 1001;
+    if (r) /* the root's source is set by the memsets */
+      for (int64_t i = 0; i < n; i++)
+        want[i] += h[i];
+    ck_assert_int_eq(rj_memcpy_htod(ctx, b[r].device, b[r].ptr, h, bytes), RJ_OK);
+  }
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, bytes, &g.dst.ptr), RJ_OK);
+  void *S = NULL, *graph = NULL, *exec = NULL;
+  cu_enter(0);
+  ck_assert_int_eq(cu.StreamCreate(&S, 1 /* CU_STREAM_NON_BLOCKING */), 0);
+  cu_leave();
+  g.stream = S;
+  rj_treduce_result res = {.struct_size = sizeof(rj_treduce_result)};
+  rj_status s = rj_treduce_run(ctx, &g, NULL, &res); /* warm: compiled, loaded, streams made */
+  ck_assert_msg(s == RJ_OK || s == RJ_EUNSUPPORTED, "warm-up, path %d: %s", path, rj_errmsg(ctx));
+  g.async = 1;
+  cu_enter(0);
+  ck_assert_int_eq(cu.StreamBeginCapture(S, 0 /* CU_STREAM_CAPTURE_MODE_GLOBAL */), 0);
+  cu_leave();
+  if (s == RJ_OK) s = rj_treduce_run(ctx, &g, NULL, &res);
+  cu_enter(0);
+  int ended = cu.StreamEndCapture(S, &graph);
+  if (path == RJ_TREDUCE_RING) {
+    ck_assert_msg(s == RJ_EUNSUPPORTED && strstr(rj_errmsg(ctx), "captured into a CUDA graph"),
+                  "ring under capture: %s", rj_errmsg(ctx));
+    ck_assert_int_eq(ended, 0);
+  } else if (s == RJ_OK) {
+    ck_assert_msg(ended == 0, "path %s: cuStreamEndCapture %d (an unsafe call in the capture)",
+                  res.path, ended);
+    ck_assert_int_eq(cu.GraphInstantiate(&exec, graph, 0), 0);
+    for (int k = 0; k < 3; k++) {
+      ck_assert_int_eq(cu.MemsetD32Async(b[0].ptr, 7u + (unsigned)k, (size_t)n, S), 0);
+      ck_assert_int_eq(cu.GraphLaunch(exec, S), 0);
+      ck_assert_int_eq(cu.MemcpyDtoHAsync(got + (size_t)k * (size_t)n, g.dst.ptr, bytes, S), 0);
+    }
+    ck_assert_int_eq(cu.StreamSynchronize(S), 0);
+    for (int k = 0; k < 3; k++) {
+      int64_t bad = 0;
+      while (bad < n && got[(size_t)k * (size_t)n + (size_t)bad] == want[bad] + 7 + k)
+        bad++;
+      ck_assert_msg(bad == n, "path %s, replay %d: element %lld is %d, want %d", res.path, k,
+                    (long long)bad, bad < n ? got[(size_t)k * (size_t)n + (size_t)bad] : 0,
+                    bad < n ? want[bad] + 7 + k : 0);
+      cases_run++;
+    }
+    ck_assert_int_eq(cu.GraphExecDestroy(exec), 0);
+  }
+  if (graph) cu.GraphDestroy(graph);
+  ck_assert_int_eq(cu.StreamSynchronize(S), 0);
+  ck_assert_int_eq(cu.StreamDestroy(S), 0);
+  cu_leave();
+  for (int r = 0; r < ranks; r++)
+    ck_assert_int_eq(rj_device_free(ctx, b[r].device, b[r].ptr), RJ_OK);
+  ck_assert_int_eq(rj_device_free(ctx, 0, g.dst.ptr), RJ_OK);
+  free(b);
+  free(h);
+  free(want);
+  free(got);
+}
+
+START_TEST(graph_capture) {
+  if (!gpu) return;
+  cu_open();
+  int ranks = ndev >= 2 ? ndev : 4;
+  static const rj_treduce_path paths[] = {RJ_TREDUCE_AUTO,        RJ_TREDUCE_PEER,
+                                          RJ_TREDUCE_STAGED,      RJ_TREDUCE_SPLIT,
+                                          RJ_TREDUCE_SPLIT_EQUAL, RJ_TREDUCE_RING};
+  for (int p = 0; p < 6; p++) {
+    graph_case(ranks, paths[p], 16);   /* 64 KiB per rank */
+    graph_case(ranks, paths[p], 1024); /* 4 MiB per rank */
+  }
+  graph_case(2 * ranks, RJ_TREDUCE_AUTO, 16); /* two ranks per GPU */
+}
+END_TEST
+
 /* ---- ops mean and custom on the caller's stream (a case of their own: CK_RUN_CASE=treduce_ops)
  *
  * Two calls on `path` with the group's stream S (a host function first sleeps 150 ms on it),
@@ -857,6 +963,11 @@ int main(void) {
   tcase_add_test(tc, ring_layouts);
   tcase_add_test(tc, ring_late_hop);
   tcase_add_test(tc, ring_backlog);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("graph"); /* CUDA graph capture: CK_RUN_CASE=graph */
+  tcase_set_timeout(tc, 600);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, graph_capture);
   suite_add_tcase(s, tc);
   tc = tcase_create("treduce_ops"); /* mean and custom: CK_RUN_CASE=treduce_ops */
   tcase_set_timeout(tc, 300);

@@ -8,6 +8,7 @@
 static rj_ctx *ctx;
 static void setup(void) {
   ctx = rj_ctx_new();
+  rj_treduce_table_load(ctx, ""); /* auto by the link model alone (test_treduce_table: tables) */
 }
 static void teardown(void) {
   rj_ctx_free(ctx);
