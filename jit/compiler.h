@@ -2,10 +2,10 @@
  * emitters, lowering, codegen, the caller's-IR compile, op custom's link, LLVM 22 linked in) and
  * libredjit.so meet here: one table of functions behind one exported entry, rj_compiler_v1.  The
  * core (the files of jit/ itself) reaches the compiler library through this table alone
- * (tests/source/layers.sh, tests/source/cycles.sh).  libredjit.so loads the library on its first miss
- * (jit/compiler.c) and checks the table before it calls anything in it; a process whose kernels
- * all come from the caches never loads it.  Both libraries are built from one tree, so the data
- * that crosses (rj_ctx, rj_kernel, rj_request, pass_plan, ir_target) has one layout, which the
+ * (tests/source/layers.sh, tests/source/cycles.sh).  libredjit.so loads the library on its first
+ * miss (jit/compiler.c) and checks the table before it calls anything in it; a process whose
+ * kernels all come from the caches never loads it.  Both libraries are built from one tree, so the
+ * data that crosses (rj_ctx, rj_kernel, rj_request, pass_plan, ir_target) has one layout, which the
  * table's sizes confirm. */
 #ifndef RJ_COMPILER_H
 #define RJ_COMPILER_H

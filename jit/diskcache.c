@@ -248,7 +248,7 @@ static rj_kernel *entry_kernel(const unsigned char *buf, const disk_head *h,
   memcpy(&k->plan, buf + sizeof *h, sizeof k->plan);
   memcpy(&k->req, buf + sizeof *h + sizeof k->plan, sizeof k->req);
   rj_combine *cb = ir_request_combine_mut(&k->req); /* op custom: the writer's pointer, */
-  if (cb) {                                            /* replaced by the kernel's own text */
+  if (cb) {                                         /* replaced by the kernel's own text */
     cb->ir = k->src = strdup(str[5]);
     cb->text = 0;
     k->srclen = h->len[5];

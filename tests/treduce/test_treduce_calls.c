@@ -1,7 +1,7 @@
 /* The host side of a repeated rj_treduce_run, without a GPU: the library runs on
- * tests/treduce/fake_cuda.c, a stand-in driver that counts every driver call (ctest puts it first on
- * LD_LIBRARY_PATH as libcuda.so.1; with the real driver this suite skips).  A call repeated on the
- * same group makes no host allocation, and no driver call beyond its launches, its events, the
+ * tests/treduce/fake_cuda.c, a stand-in driver that counts every driver call (ctest puts it first
+ * on LD_LIBRARY_PATH as libcuda.so.1; with the real driver this suite skips).  A call repeated on
+ * the same group makes no host allocation, and no driver call beyond its launches, its events, the
  * context push around them and (waiting) the event wait: no device count, peer-access query,
  * stream or event creation, symbol lookup or allocation.  Also on the fake topology: auto's path
  * and why, and a table measured on another GPU left unread. */
