@@ -3,7 +3,7 @@
 build_py copies tools/python/redjit, then builds the library with CMake (build-python/cmake, a
 Release build without tests; or the CMake build tree named by $REDJIT_CMAKE_BUILD_DIR, built
 again there), installs it into a staging prefix (stripped), and copies into the package folder:
-libredjit.so.0, libredjit-llvm.so.VERSION, redjit-irc and the redjit CLI, each with the run path
+libredjit.so.0.2, libredjit-llvm.so.VERSION, redjit-irc and the redjit CLI, each with the run path
 $ORIGIN, and every shared library they need beyond the C runtime, zlib and zstd (libcjson.so.1),
 so that the package runs where those are not installed.  The wheel is py3-none-linux_<machine>:
 the library is C behind ctypes, usable from any Python 3."""
@@ -88,8 +88,8 @@ def bundle(pkg):
                 raise SystemExit(f"setup.py: the install of {tree} has no {pattern}")
             return hits[0]
 
-        lib = one("**/libredjit.so.0")
-        files = {"libredjit.so.0": lib,
+        lib = one("**/libredjit.so.0.2")
+        files = {"libredjit.so.0.2": lib,
                  os.path.basename(one("**/libredjit-llvm.so.*")): one("**/libredjit-llvm.so.*"),
                  "redjit-irc": one("**/redjit-irc"), "redjit": one("bin/redjit")}
         copied = []

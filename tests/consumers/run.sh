@@ -36,7 +36,7 @@ for f in include/redjit.h include/redjit_check.h include/redjit_emit.h bin/redji
          share/doc/redjit/docs/EMBEDDING.md share/redjit/examples/tile_redux.json; do
   [ -e "$p/$f" ] || fail "$f is not installed"
 done
-for f in libredjit.so.0 "libredjit-llvm.so.$version" libredjit_emit.a cmake/redjit/redjitConfig.cmake \
+for f in libredjit.so.0.2 "libredjit-llvm.so.$version" libredjit_emit.a cmake/redjit/redjitConfig.cmake \
          cmake/redjit/redjitConfigVersion.cmake pkgconfig/redjit.pc; do
   [ -e "$libdir/$f" ] || fail "${libdir#"$p"/}/$f is not installed"
 done

@@ -25,7 +25,7 @@ size=$(stat -c %s "$lib")
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp "$lib" "$tmp/libredjit.so.0"
+cp "$lib" "$tmp/libredjit.so.0.2"
 cp "$build/redjit" "$tmp/redjit"
 req="$src/examples/tensor_rows.json"
 export REDJIT_CACHE_DISABLE=1

@@ -82,7 +82,7 @@ step "pip wheel --no-build-isolation . (py3-none-linux), the source copy then de
    --no-deps -w "$tmp/wheels" . >"$tmp/pip-wheel.log" 2>&1) || { tail -40 "$tmp/pip-wheel.log"; fail "pip wheel ."; }
 whl=$(ls "$tmp"/wheels/redjit-"$version"-py3-none-linux_*.whl) || fail "no py3-none-linux wheel: $(ls "$tmp/wheels")"
 listing=$("$py" -m zipfile -l "$whl")
-for f in libredjit.so.0 libredjit-llvm.so."$version" redjit-irc redjit libcjson.so.1 py.typed \
+for f in libredjit.so.0.2 libredjit-llvm.so."$version" redjit-irc redjit libcjson.so.1 py.typed \
          __main__.py _array_api.py _version.py; do
   grep -q "redjit/$f " <<<"$listing" || fail "the wheel lacks redjit/$f"
 done
@@ -95,7 +95,7 @@ step "venv B (no system site-packages): pip install --no-index --no-deps the whe
 site_b=$("$tmp/b/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
 (cd "$tmp" && "${clean_env[@]}" "$tmp/b/bin/python" -c "$check" "$version" "$site_b/redjit/") ||
   fail "venv B: the wheel's package"
-for f in libredjit.so.0 redjit-irc redjit; do  # libcjson and libredjit from the package folder
+for f in libredjit.so.0.2 redjit-irc redjit; do  # libcjson and libredjit from the package folder
   deps=$(ldd "$site_b/redjit/$f")
   grep -E "lib(cjson|redjit)[^ ]* => " <<<"$deps" | grep -v "=> $site_b/redjit/" &&
     fail "$f resolves a library outside the package: $deps"

@@ -83,7 +83,7 @@ def test_typed_errors():
     e = raises(redjit.TargetError, redjit.compile, req, target="sm_13")
     assert "sm_13" in e.message
     # an import without the library: LibraryNotFound (an ImportError too) on first use
-    env = dict(os.environ, REDJIT_LIBRARY="/nonexistent/libredjit.so.0",
+    env = dict(os.environ, REDJIT_LIBRARY="/nonexistent/libredjit.so.0.2",
                PYTHONPATH=os.path.join(REPO, "tools", "python"))
     code = ("import redjit\ntry:\n    redjit.version()\nexcept redjit.LibraryNotFound as e:\n"
             "    print(type(e).__name__, e.status, isinstance(e, ImportError))\n")

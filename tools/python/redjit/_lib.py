@@ -137,7 +137,7 @@ _PROTOS = {
     "rj_status_name": (_cp, [_int]),
 }
 
-_SONAMES = ("libredjit.so.0", "libredjit.so")
+_SONAMES = ("libredjit.so.0.2", "libredjit.so")
 
 
 def search_paths():
@@ -193,7 +193,7 @@ def _load():
             tried.append("ctypes.util.find_library('redjit') (not found)")
     where = "REDJIT_LIBRARY=" if os.environ.get("REDJIT_LIBRARY") else ""
     raise RedjitError("library", "libredjit.so could not be loaded; searched: " + where +
-                      "; ".join(tried) + ". Set REDJIT_LIBRARY to the path of libredjit.so.0")
+                      "; ".join(tried) + ". Set REDJIT_LIBRARY to the path of libredjit.so.0.2")
 
 
 def lib():
