@@ -102,7 +102,8 @@ for v in tensor_rows tensor_cols tensor_generic tensor_cluster; do
   done
 done
 cases+=("matrix_tensor_ordered_custom|{\"kind\":\"tensor\",\"op\":\"custom\",\"dtype\":\"f32\",\"shape\":[37,1003],\"axes\":[1],\"variant\":\"tensor_ordered\",\"combine\":{\"ir\":\"define float @first_nonzero(float %a, float %b) {\\n  %z = fcmp oeq float %a, 0.0\\n  %r = select i1 %z, float %b, float %a\\n  ret float %r\\n}\\n\",\"function\":\"first_nonzero\",\"identity\":0,\"commutative\":false}} --no-check")
-suites=(test_gpu_custom_kinds) # run in process (CK_FORK=no), every case of the suite
+# run in process (CK_FORK=no), every case of the suite; SUITES="..." names others ("" for none)
+read -r -a suites <<<"${SUITES-test_gpu_custom_kinds}"
 # --dry: each case's request compiles (ptx takes --emulate-packed, not run's flags), and run
 # takes the request and its flags (status 3 here: no GPU; 2 would be a refused request or flag).
 if [ $dry -eq 1 ]; then
