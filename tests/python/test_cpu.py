@@ -616,7 +616,13 @@ def test_library_search():
         site = os.path.join(d, "lib", "python3", "dist-packages")
         shutil.copytree(pkg, os.path.join(site, "redjit"),
                         ignore=shutil.ignore_patterns("__pycache__"))
-        os.symlink(os.path.realpath(redjit.library_path()), os.path.join(d, "lib", "libredjit.so.0.2"))
+        real = os.path.realpath(redjit.library_path())
+        os.symlink(real, os.path.join(d, "lib", "libredjit.so.0.2"))
+        # $ORIGIN is the link's folder: a libcjson that lies beside the library (a carried or
+        # pip-installed copy) is linked too, as an install puts it where the system finds it
+        cjson = os.path.join(os.path.dirname(real), "libcjson.so.1")
+        if os.path.exists(cjson):
+            os.symlink(cjson, os.path.join(d, "lib", "libcjson.so.1"))
         env = {k: v for k, v in os.environ.items() if k != "REDJIT_LIBRARY"}
         env["PYTHONPATH"] = site
         out = subprocess.run([sys.executable, "-c", "import redjit; print(redjit.library_path())"],
