@@ -6,6 +6,8 @@
 
 #include "cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,8 +34,9 @@ static int exit_code(rj_status s) {
 }
 
 /* Reads f to its end into a NUL-terminated buffer, at most cap bytes: past that (reading
- * stops at cap + 1), or on a read error, writes why into err, naming the input (what, e.g.
- * request "x.json"), and returns NULL. */
+ * stops at cap + 1), on a read error (the OS's reason), or when there is nothing to read ("empty
+ * input"), writes why into err, naming the input (what, e.g. request "x.json"), and returns NULL.
+ */
 static char *read_capped(FILE *f, size_t cap, const char *what, size_t *len, char *err, size_t n) {
   size_t size = 4096, got = 0;
   char *buf = malloc(size);
@@ -53,8 +56,14 @@ static char *read_capped(FILE *f, size_t cap, const char *what, size_t *len, cha
     buf = b;
     size = grow;
   }
-  if (!buf || ferror(f)) {
-    snprintf(err, n, "%s: cannot read it%s", what, buf ? "" : " (out of memory)");
+  if (!buf || ferror(f) || got == 0) {
+    int e = errno;
+    if (!buf)
+      snprintf(err, n, "%s: cannot read it (out of memory)", what);
+    else if (got == 0 && !ferror(f))
+      snprintf(err, n, "%s: empty input", what);
+    else
+      snprintf(err, n, "%s: cannot read it: %s", what, strerror(e));
     free(buf);
     return NULL;
   }
@@ -77,7 +86,7 @@ static char *load_request(const char *arg, char *err, size_t n) {
   if (arg[0] == '{') return strdup(arg);
   FILE *f = strcmp(arg, "-") == 0 ? stdin : fopen(arg, "rb");
   if (!f) {
-    snprintf(err, n, "request: cannot open \"%s\"", arg);
+    snprintf(err, n, "%s: cannot open it: %s", input_name("request", arg), strerror(errno));
     return NULL;
   }
   char *text = read_capped(f, REQUEST_CAP, input_name("request", arg), NULL, err, n);
@@ -222,7 +231,8 @@ static int cmd_ptx_ir(job *j) {
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
   if (!f) {
     char msg[320];
-    snprintf(msg, sizeof msg, "--ir: cannot open \"%.256s\"", path);
+    snprintf(msg, sizeof msg, "%s: cannot open it: %s", input_name("--ir MODULE", path),
+             strerror(errno));
     return fail(j->c, msg, RJ_EINVAL, false);
   }
   size_t len = 0;
@@ -393,7 +403,7 @@ static const cli_command *command_of(int argc, char **argv) {
   }
   const char *name = argv[1];
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) name = "help";
-  if (strcmp(name, "--version") == 0) name = "version";
+  if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) name = "version";
   const cli_command *c = cli_command_find(name);
   if (!c) {
     char names[160], msg[256];
@@ -402,6 +412,28 @@ static const cli_command *command_of(int argc, char **argv) {
     fail(NULL, msg, RJ_EINVAL, true);
   }
   return c;
+}
+
+/* -o FILE: standard output becomes FILE (created or truncated), so that everything the command
+ * prints there, a JSON line saying an error included, goes to FILE.  When FILE cannot be opened,
+ * standard output stays as it is and err says why (the OS's reason). */
+static int open_output(const char *path, char *err, size_t n) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0 || fflush(stdout) != 0 || dup2(fd, STDOUT_FILENO) < 0) {
+    snprintf(err, n, "--output: cannot open \"%.200s\": %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  close(fd);
+  return 0;
+}
+
+/* The command's status, or 2 when -o FILE could not be written to the end (a full disk). */
+static int flush_output(const cli_args *a, int rc) {
+  if (!a->val[OPT_OUTPUT] || (fflush(stdout) == 0 && !ferror(stdout))) return rc;
+  fprintf(stderr, "redjit: --output: cannot write \"%.200s\": %s\n", a->val[OPT_OUTPUT],
+          strerror(errno));
+  return rc ? rc : 2;
 }
 
 int main(int argc, char **argv) {
@@ -419,6 +451,8 @@ int main(int argc, char **argv) {
     printf("redjit %s\n", rj_version());
     return 0;
   }
+  if (a.val[OPT_OUTPUT] && open_output(a.val[OPT_OUTPUT], why, sizeof why))
+    return fail(c, why, RJ_EINVAL, false);
   job j = {.a = &a, .c = c, .path = (rj_treduce_path)a.choice[OPT_PATH]};
   check_opts(&a, &j.opt);
   if (!(j.ctx = rj_ctx_new())) return fail(c, "out of memory", RJ_ENOMEM, false);
@@ -430,5 +464,5 @@ int main(int argc, char **argv) {
   else
     rc = request_command(&j);
   rj_ctx_free(j.ctx);
-  return rc;
+  return flush_output(&a, rc);
 }

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -116,7 +117,8 @@ START_TEST(bad_input_is_status_2) {
     unlink(f);
   }
   ck_assert_int_eq(cli(out, sizeof out, "ptx /nonexistent/request.json"), 2);
-  ck_assert_ptr_nonnull(strstr(out, "cannot open"));
+  ck_assert_msg(strstr(out, "request \"/nonexistent/request.json\": cannot open it: No such file"),
+                "%s", out);
   ck_assert_int_eq(cli(out, sizeof out, "frobnicate x"), 2);
   ck_assert_int_eq(cli(out, sizeof out, ""), 2);
   ck_assert_int_eq(cli(out, sizeof out, "ptx '" SEED000 "' --target sm_7"), 2);
@@ -181,7 +183,89 @@ START_TEST(inputs_are_capped) {
   ck_assert_int_eq(cli_fed(out, sizeof out, "yes", "ptx --ir - --entry k"), 2);
   ck_assert_msg(strstr(out, "--ir MODULE on standard input: more than 256 MiB"), "%s", out);
   ck_assert_int_eq(cli(out, sizeof out, "ptx /tmp"), 2); /* a directory: a read error */
-  ck_assert_msg(strstr(out, "request \"/tmp\": cannot read it"), "%s", out);
+  ck_assert_msg(strstr(out, "request \"/tmp\": cannot read it: Is a directory"), "%s", out);
+}
+END_TEST
+
+/* Nothing to read is "empty input", naming the input; a file that cannot be opened is said with
+ * the OS's reason. */
+START_TEST(empty_and_unopenable_inputs) {
+  ck_assert_int_eq(cli_fed(out, sizeof out, "printf ''", "ptx -"), 2);
+  ck_assert_str_eq(out, "redjit: request on standard input: empty input\n");
+  ck_assert_int_eq(cli(out, sizeof out, "explain /dev/null"), 2);
+  ck_assert_str_eq(out, "redjit: request \"/dev/null\": empty input\n");
+  ck_assert_int_eq(cli(out, sizeof out, "run - < /dev/null"), 2);
+  ck_assert_str_eq(out, "{\"ok\": false, \"error\": \"request on standard input: empty input\", "
+                        "\"status\": \"RJ_EINVAL\"}\n");
+  ck_assert_int_eq(cli(out, sizeof out, "ptx --ir - --entry k < /dev/null"), 2);
+  ck_assert_str_eq(out, "redjit: --ir MODULE on standard input: empty input\n");
+  ck_assert_int_eq(cli(out, sizeof out, "ptx --ir /nonexistent.ll --entry k"), 2);
+  ck_assert_str_eq(out, "redjit: --ir MODULE \"/nonexistent.ll\": cannot open it: No such file or "
+                        "directory\n");
+  char *f = tmpfile_with(SEED000);
+  ck_assert_int_eq(chmod(f, 0), 0);
+  if (access(f, R_OK) != 0) { /* not as root, who reads it anyway */
+    ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("ptx %s", f)), 2);
+    ck_assert_msg(strstr(out, rjt_fmt("request \"%s\": cannot open it: Permission denied", f)),
+                  "%s", out);
+  }
+  unlink(f);
+}
+END_TEST
+
+/* -t, -e, -d, -s are --target, --emit, --device, --seed (-t VALUE or -tVALUE); -V is --version;
+ * -o FILE / --output FILE write what the command prints to FILE. */
+START_TEST(short_options_and_output) {
+  static char longer[1 << 16];
+  ck_assert_int_eq(cli(longer, sizeof longer, "ptx '" SEED000 "' --target sm_80 --emit llvm"), 0);
+  ck_assert_int_eq(cli(out, sizeof out, "ptx '" SEED000 "' -t sm_80 -e llvm"), 0);
+  ck_assert_str_eq(out, longer);
+  ck_assert_int_eq(cli(out, sizeof out, "ptx '" SEED000 "' -tsm_80 -ellvm"), 0);
+  ck_assert_str_eq(out, longer);
+  ck_assert_int_eq(cli(out, sizeof out, "-V"), 0);
+  ck_assert_str_eq(out, rjt_fmt("redjit %s\n", rj_version()));
+  ck_assert_int_eq(cli(out, sizeof out, "ptx '" SEED000 "' -t"), 2);
+  ck_assert_msg(strstr(out, "-t: missing value (-t T)"), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "variants -s 3"), 2);
+  ck_assert_msg(strstr(out, "--seed does not apply to variants"), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "ptx '" SEED000 "' -q"), 2);
+  ck_assert_msg(strstr(out, "unknown option \"-q\""), "%s", out);
+  /* -o: the output in FILE, nothing on standard output */
+  static char ptx[1 << 16], file[1 << 16];
+  ck_assert_int_eq(cli(ptx, sizeof ptx, "ptx '" SEED000 "' -t sm_90"), 0);
+  const char *o = "/tmp/rjcli_output.ptx";
+  static const char *const forms[] = {"-o %s", "-o%s", "--output %s", "--output=%s"};
+  for (size_t i = 0; i < 4; i++) {
+    unlink(o);
+    char opt[64];
+    snprintf(opt, sizeof opt, forms[i], o);
+    ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("ptx '" SEED000 "' -t sm_90 %s", opt)), 0);
+    ck_assert_str_eq(out, "");
+    FILE *f = fopen(o, "r");
+    ck_assert_ptr_nonnull(f);
+    file[fread(file, 1, sizeof file - 1, f)] = 0;
+    fclose(f);
+    ck_assert_str_eq(file, ptx);
+  }
+  /* a JSON command's line goes there too, an error's included */
+  ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("plan '" SEED000 "' -o %s", o)), 2);
+  ck_assert_str_eq(out, "");
+  FILE *f = fopen(o, "r");
+  ck_assert_ptr_nonnull(f);
+  file[fread(file, 1, sizeof file - 1, f)] = 0;
+  fclose(f);
+  ck_assert_msg(strncmp(file, "{\"ok\": false, \"error\": \"kind: plan takes a treduce", 47) == 0,
+                "%s", file);
+  unlink(o);
+  ck_assert_int_eq(cli(out, sizeof out, "variants -o /nonexistent/dir/out"), 2);
+  ck_assert_str_eq(out, "redjit: --output: cannot open \"/nonexistent/dir/out\": No such file or "
+                        "directory\n");
+  ck_assert_int_eq(cli(out, sizeof out, "run '" SEED000 "' -o /nonexistent/dir/out"), 2);
+  ck_assert_msg(strstr(out, "\"error\": \"--output: cannot open"), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "variants -o /dev/full"), 2); /* a write that fails */
+  ck_assert_msg(strstr(out, "--output: cannot write \"/dev/full\""), "%s", out);
+  ck_assert_int_eq(cli(out, sizeof out, "help -o x"), 2);
+  ck_assert_msg(strstr(out, "--output does not apply to help"), "%s", out);
 }
 END_TEST
 
@@ -234,21 +318,23 @@ static const struct {
   const char *cmd, *opts[12];
 } cmd_opts[] = {
     {"ptx",
-     {"--target", "--emit", "--ptx-version", "--emulate-packed", "--device", "--ir", "--entry"}},
-    {"explain", {"--target", "--ptx-version", "--emulate-packed", "--device", "--gpus"}},
+     {"--target", "--emit", "--ptx-version", "--emulate-packed", "--device", "--ir", "--entry",
+      "--output"}},
+    {"explain",
+     {"--target", "--ptx-version", "--emulate-packed", "--device", "--gpus", "--output"}},
     {"run",
      {"--target", "--ptx-version", "--emulate-packed", "--seed", "--device", "--nans", "--no-check",
-      "--path"}},
-    {"bench", {"--target", "--ptx-version", "--emulate-packed", "--device", "--path"}},
-    {"plan", {"--path", "--gpus"}},
-    {"variants", {NULL}},
+      "--path", "--output"}},
+    {"bench", {"--target", "--ptx-version", "--emulate-packed", "--device", "--path", "--output"}},
+    {"plan", {"--path", "--gpus", "--output"}},
+    {"variants", {"--output"}},
     {"help", {"--table"}},
     {"version", {NULL}},
 };
 static const char *const all_opts[] = {"--target", "--emit",   "--ptx-version", "--emulate-packed",
                                        "--seed",   "--device", "--nans",        "--no-check",
                                        "--path",   "--gpus",   "--ir",          "--entry",
-                                       "--table"};
+                                       "--output", "--table"};
 
 static bool lists(const char *const *opts, const char *o) {
   for (; *opts; opts++)
@@ -285,7 +371,8 @@ START_TEST(command_help) {
     ck_assert_msg(strstr(first, rjt_fmt("usage: redjit %s", c)), "%s", first);
     ck_assert_msg(strstr(first, "example:\n  redjit "), "%s", first);
     for (size_t k = 0; k < sizeof all_opts / sizeof all_opts[0]; k++) {
-      bool listed = strstr(first, rjt_fmt("  %s ", all_opts[k])) != NULL;
+      bool listed = strstr(first, rjt_fmt("  %s ", all_opts[k])) != NULL ||
+                    strstr(first, rjt_fmt(", %s ", all_opts[k])) != NULL; /* "-t, --target" */
       ck_assert_msg(listed == lists(cmd_opts[i].opts, all_opts[k]), "help %s: %s", c, all_opts[k]);
     }
     ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("%s --help", c)), 0);
@@ -456,6 +543,8 @@ int main(void) {
   tcase_add_test(tc, option_syntax);
   tcase_add_test(tc, inapplicable_options);
   tcase_add_test(tc, json_is_escaped);
+  tcase_add_test(tc, empty_and_unopenable_inputs);
+  tcase_add_test(tc, short_options_and_output);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }
