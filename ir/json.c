@@ -700,7 +700,8 @@ static rj_status get_others(P *p, const cJSON *o, rj_tensor *t) {
     t->other_dtype[i] = (rj_dtype)d;
     s = get_ints(p, x, name, "strides", RJ_MAX_DIMS, -BIG, BIG, false, t->other_strides[i], &ns);
     if (s) return s;
-    if (ns >= 0 && ns != t->ndim) return bad(p, "must have one entry per dim of shape");
+    if (ns >= 0 && ns != t->ndim)
+      return at(p, name, "strides"), bad(p, "must have one entry per dim of shape");
     t->other_has_strides[i] = ns >= 0;
   }
   t->nothers = n;
