@@ -13,7 +13,7 @@
 #define ROWS "\"shape\":[64,1000],\"axes\":[1]"
 #define COLS "\"shape\":[1000,64],\"axes\":[0]"
 #define GENERIC "\"shape\":[5,7,11],\"axes\":[0,2]"
-#define CLUSTER "\"shape\":[400003]"
+#define CLUSTER "\"shape\":[160003],\"variant\":\"tensor_cluster\""
 #define FORCED "\"shape\":[64,1000],\"axes\":[1],\"variant\":\"tensor_generic\""
 #define DYN ROWS ",\"dynamic\":true"
 #define DYNC COLS ",\"dynamic\":true"
