@@ -58,7 +58,7 @@ def test_norm():
     torch = _torch()
     g = torch.Generator(device="cuda").manual_seed(2)
     for dt in _dtypes(torch):
-        x = torch.randn(64, 4099, device="cuda", generator=g).to(dt)
+        x = torch.randn(64, 513, device="cuda", generator=g).to(dt)  # f16: the 1-norm fits
         for p in (1, 2, float("inf")):
             for dim in (None, 0, 1):
                 want = torch.linalg.vector_norm(x.double(), p, dim)
@@ -66,9 +66,9 @@ def test_norm():
     # squares above the dtype's (and f32's) largest finite value
     for dt, v in ((torch.float16, 24576.0), (torch.bfloat16, 2.0 ** 120),
                   (torch.float32, 2.0 ** 120)):
-        x = torch.full((16,), v, device="cuda", dtype=dt)
+        x = torch.full((4,), v, device="cuda", dtype=dt)
         got = redjit.norm(x)
-        assert float(got) == 4 * v, (dt, got)
+        assert float(got) == 2 * v, (dt, got)
 
 
 def test_masked_sum():
@@ -87,7 +87,7 @@ def test_masked_sum():
         want = (x.double() * col.double()).sum(1)
         _close(torch, redjit.reduce(x, "sum", 1, others=(col,), map="where"), want, x)
         cnt = redjit.reduce((x > 0.5).to(dt), "count_nonzero", 1)
-        assert torch.equal(cnt.double(), torch.count_nonzero(x > 0.5, 1).double())
+        _close(torch, cnt, torch.count_nonzero(x > 0.5, 1).double(), x)  # bf16: rounded
 
 
 def test_losses_and_epilogue():
