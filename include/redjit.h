@@ -430,12 +430,12 @@ typedef struct rj_tensor {
    * f64 inputs accumulate in f64 either way. */
   int acc_f64;
   int nothers; /* JSON "others": inputs besides src, 0 .. RJ_TENSOR_OTHERS_MAX */
-  rj_dtype other_dtype[RJ_TENSOR_OTHERS_MAX];     /* each other input's dtype */
-  int other_has_strides[RJ_TENSOR_OTHERS_MAX];    /* 0: src's strides */
+  rj_dtype other_dtype[RJ_TENSOR_OTHERS_MAX];               /* each other input's dtype */
+  int other_has_strides[RJ_TENSOR_OTHERS_MAX];              /* 0: src's strides */
   int64_t other_strides[RJ_TENSOR_OTHERS_MAX][RJ_MAX_DIMS]; /* in elements; 0 broadcasts */
-  rj_map map;                                     /* JSON "map": applied at load */
-  rj_epilogue epilogue;                           /* JSON "epilogue": once per output */
-  double scale;                                   /* JSON "scale": epilogue "scale"'s factor */
+  rj_map map;                                               /* JSON "map": applied at load */
+  rj_epilogue epilogue;                                     /* JSON "epilogue": once per output */
+  double scale; /* JSON "scale": epilogue "scale"'s factor */
 } rj_tensor;
 
 /* kind "treduce": root reduce across devices (run by rj_treduce_run; see "treduce" below). */

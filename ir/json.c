@@ -617,7 +617,7 @@ static rj_status get_acc_dtype(P *p, const cJSON *o, rj_dtype dtype, int *acc_f6
 }
 
 /* ---- fused maps (docs/TENSOR.md "Fused maps") */
-static const char *const map_names[] = {"none",     "abs",     "square", "mul",
+static const char *const map_names[] = {"none",       "abs",     "square", "mul",
                                         "sub_square", "abs_sub", "where",  "nonzero"};
 static const char *const epi_names[] = {"none", "sqrt", "scale", "log"};
 
@@ -729,9 +729,11 @@ static rj_status get_map(P *p, const cJSON *o, rj_tensor *t, int named) {
 
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   static const char *const keys[] = {
-      "kind",          "op",      "dtype",   "shape",      "axes",    "strides", "accum",     "nan",
-      "deterministic", "variant", "dynamic", "correction", "combine", "values",  "acc_dtype", "others",
-      "map",           "epilogue", "scale", "p", NULL};
+      "kind",    "op",         "dtype",    "shape",         "axes",
+      "strides", "accum",      "nan",      "deterministic", "variant",
+      "dynamic", "correction", "combine",  "values",        "acc_dtype",
+      "others",  "map",        "epilogue", "scale",         "p",
+      NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   int named = 0;

@@ -480,8 +480,8 @@ static rj_status check_others(const rj_tensor *t, ir_err *e) {
     return ir_fail(e, RJ_EINVAL, "others: %d inputs, expected 0 .. %d", t->nothers,
                    RJ_TENSOR_OTHERS_MAX);
   if (t->nothers != map_others(t->map))
-    return ir_fail(e, RJ_EINVAL, "others: %d inputs, map \"%s\" takes %d besides src",
-                   t->nothers, ir_map_name(t->map), map_others(t->map));
+    return ir_fail(e, RJ_EINVAL, "others: %d inputs, map \"%s\" takes %d besides src", t->nothers,
+                   ir_map_name(t->map), map_others(t->map));
   for (int i = 0; i < t->nothers; i++) {
     if (!ir_dtype(t->other_dtype[i]))
       return ir_fail(e, RJ_EINVAL, "others[%d].dtype: unknown dtype %d", i, t->other_dtype[i]);
@@ -497,8 +497,8 @@ static rj_status check_others(const rj_tensor *t, ir_err *e) {
     if (!t->other_has_strides[i]) continue;
     for (int d = 0; d < t->ndim; d++)
       if (t->other_strides[i][d] < 0)
-        return ir_fail(e, RJ_EINVAL, "others[%d].strides[%d]: %lld; strides are non-negative", i,
-                       d, (long long)t->other_strides[i][d]);
+        return ir_fail(e, RJ_EINVAL, "others[%d].strides[%d]: %lld; strides are non-negative", i, d,
+                       (long long)t->other_strides[i][d]);
     if (!src_nested(t))
       return ir_fail(e, RJ_EINVAL,
                      "others[%d].strides: need src's layout nested (no stride 0, no overlap) "
@@ -514,8 +514,7 @@ static rj_status check_others(const rj_tensor *t, ir_err *e) {
 }
 
 static rj_status check_map(const rj_tensor *t, ir_err *e) {
-  if ((unsigned)t->map > RJ_MAP_NONZERO)
-    return ir_fail(e, RJ_EINVAL, "map: %d, not a map", t->map);
+  if ((unsigned)t->map > RJ_MAP_NONZERO) return ir_fail(e, RJ_EINVAL, "map: %d, not a map", t->map);
   if ((unsigned)t->epilogue > RJ_EPI_LOG)
     return ir_fail(e, RJ_EINVAL, "epilogue: %d, not an epilogue", t->epilogue);
   bool base = t->op == RJ_OP_SUM || t->op == RJ_OP_MEAN || t->op == RJ_OP_MAX ||
@@ -524,8 +523,8 @@ static rj_status check_map(const rj_tensor *t, ir_err *e) {
     return ir_fail(e, RJ_EINVAL, "%s: applies to ops sum, mean, max, min and prod, not \"%s\"",
                    t->map ? "map" : "epilogue", ir_op_name(t->op));
   if ((t->map || t->epilogue) && !ir_dtype(t->dtype)->is_float)
-    return ir_fail(e, RJ_EINVAL, "%s: applies to float dtypes, not %s",
-                   t->map ? "map" : "epilogue", ir_dtype(t->dtype)->name);
+    return ir_fail(e, RJ_EINVAL, "%s: applies to float dtypes, not %s", t->map ? "map" : "epilogue",
+                   ir_dtype(t->dtype)->name);
   if (t->map == RJ_MAP_WHERE && t->op == RJ_OP_MEAN)
     return ir_fail(e, RJ_EINVAL,
                    "map: \"where\" with op mean would divide by every element, not the selected "

@@ -79,8 +79,8 @@ static rj_status check_others(rj_ctx *ctx, const rj_tensor *t, const tptrs *q) {
   return RJ_OK;
 }
 
-static rj_status reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
-                        const tptrs *q, bool with, void *stream) {
+static rj_status reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, const tptrs *q,
+                        bool with, void *stream) {
   rj_devptr src = q->src, dst = q->dst, values = q->values;
   JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;

@@ -336,11 +336,13 @@ LLVMValueRef st_log(pass_emit *e, rj_dtype t, LLVMValueRef x) {
   bool wd = wide(t);
   double tiny = wd ? 0x1p-1022 : 0x1p-126, up = wd ? 0x1p54 : 0x1p24;
   LLVMValueRef sub = LLVMBuildFCmp(e->B, LLVMRealOLT, x, real(e, t, tiny), "");
-  LLVMValueRef xs = LLVMBuildFMul(e->B, x, LLVMBuildSelect(e->B, sub, real(e, t, up), real(e, t, 1), ""), "");
+  LLVMValueRef xs =
+      LLVMBuildFMul(e->B, x, LLVMBuildSelect(e->B, sub, real(e, t, up), real(e, t, 1), ""), "");
   LLVMValueRef v = log_ge1(e, t, xs);
   double k = (wd ? 54 : 24) * 0.6931471805599453;
   v = LLVMBuildFSub(e->B, v, LLVMBuildSelect(e->B, sub, real(e, t, k), real(e, t, 0), ""), "");
-  v = LLVMBuildSelect(e->B, LLVMBuildFCmp(e->B, LLVMRealOEQ, x, real(e, t, INFINITY), ""), x, v, "");
+  v = LLVMBuildSelect(e->B, LLVMBuildFCmp(e->B, LLVMRealOEQ, x, real(e, t, INFINITY), ""), x, v,
+                      "");
   v = LLVMBuildSelect(e->B, LLVMBuildFCmp(e->B, LLVMRealOEQ, x, real(e, t, 0), ""),
                       real(e, t, -INFINITY), v, "");
   return LLVMBuildSelect(e->B, LLVMBuildFCmp(e->B, LLVMRealOLT, x, real(e, t, 0), ""),

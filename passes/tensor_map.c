@@ -40,7 +40,8 @@ static LLVMValueRef other_offset(pass_emit *e, const rj_tensor *t, int k, LLVMVa
     int d = ord[i];
     LLVMValueRef c = LLVMBuildUDiv(e->B, o, tns_i64(e, st[d]), "");
     o = LLVMBuildURem(e->B, o, tns_i64(e, st[d]), "");
-    off = LLVMBuildAdd(e->B, off, LLVMBuildMul(e->B, c, tns_i64(e, t->other_strides[k][d]), ""), "");
+    off =
+        LLVMBuildAdd(e->B, off, LLVMBuildMul(e->B, c, tns_i64(e, t->other_strides[k][d]), ""), "");
   }
   return off;
 }
@@ -52,8 +53,8 @@ static void load_other(pass_emit *e, const rj_tensor *t, int k, LLVMValueRef o, 
   LLVMTypeRef ty = pass_type(e, dt);
   unsigned al = (unsigned)ir_dtype(dt)->bytes;
   if (n > 1 && !t->other_has_strides[k]) { /* one vector; src's alignment is not its */
-    LLVMValueRef v = LLVMBuildLoad2(e->B, LLVMVectorType(ty, (unsigned)n),
-                                    pass_gep(e, ty, e->others[k], o), "");
+    LLVMValueRef v =
+        LLVMBuildLoad2(e->B, LLVMVectorType(ty, (unsigned)n), pass_gep(e, ty, e->others[k], o), "");
     LLVMSetAlignment(v, al);
     for (int i = 0; i < n; i++)
       y[i] = LLVMBuildExtractElement(e->B, v, pass_i32(e, i), "");
@@ -61,7 +62,8 @@ static void load_other(pass_emit *e, const rj_tensor *t, int k, LLVMValueRef o, 
   }
   for (int i = 0; i < n; i++) {
     LLVMValueRef oi = LLVMBuildAdd(e->B, o, tns_i64(e, i), "");
-    LLVMValueRef v = LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, e->others[k], other_offset(e, t, k, oi)), "");
+    LLVMValueRef v =
+        LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, e->others[k], other_offset(e, t, k, oi)), "");
     LLVMSetAlignment(v, al);
     y[i] = v;
   }

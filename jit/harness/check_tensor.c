@@ -26,8 +26,8 @@
 typedef struct reduce_call {
   const rj_request *req;
   const rj_options *opt;
-  rj_devptr src, dst; /* device addresses of the view's element 0 and of dst */
-  rj_devptr values;   /* "values": the extreme values' destination */
+  rj_devptr src, dst;                     /* device addresses of the view's element 0 and of dst */
+  rj_devptr values;                       /* "values": the extreme values' destination */
   rj_devptr others[RJ_TENSOR_OTHERS_MAX]; /* "others": their element 0 */
 } reduce_call;
 

@@ -669,6 +669,8 @@ FVIEW = [([64, 1000], [1], {}), ([1000, 64], [0], {}), ([5, 7, 11], [0, 2], {}),
 for i, (m, op, other) in enumerate(FMAP):
     for j, (shape, axes, kw) in enumerate(FVIEW):
         dt = ["f16", "bf16", "f32", "f64"][(i + j) % 4]
+        if "variant" in kw:  # one cluster: 16385 .. 65536 16-byte vectors
+            shape = [40000 * {"f16": 8, "bf16": 8, "f32": 4, "f64": 2}[dt] + 3]
         extra = dict(kw)
         if other:
             extra["others"] = [{"dtype": dt if other == "same" else other}]

@@ -33,8 +33,8 @@ static void refused(const char *json, const char *msg) {
   ck_assert_msg(strstr(rj_errmsg(ctx), msg), "\"%s\" not in \"%s\"", msg, rj_errmsg(ctx));
 }
 
-static const char *const maps[] = {"abs", "square", "mul", "sub_square", "abs_sub", "where",
-                                   "nonzero"};
+static const char *const maps[] = {"abs",     "square", "mul",    "sub_square",
+                                   "abs_sub", "where",  "nonzero"};
 static const char *const views[] = {ROWS, COLS, GENERIC, CLUSTER, FORCED, DYN, DYNC};
 
 /* the fields of a request with map m (i: others needed) */
@@ -63,12 +63,11 @@ START_TEST(ptx_every_map) {
     p = strdup(rjt_ptx(ctx, fields(1, views[v], ",\"epilogue\":\"log\""), "sm_90"));
     ck_assert_msg(rjt_count(p, "div.rn.f32") >= 1, "log %s", views[v]);
     free(p);
-    p = strdup(rjt_ptx(
-        ctx,
-        rjt_fmt(T, "f16",
-                "\"op\":\"max\",\"map\":\"where\",\"others\":[{\"dtype\":\"f32\"}],"
-                "\"epilogue\":\"scale\",\"scale\":0.5," ROWS),
-        "sm_90"));
+    p = strdup(rjt_ptx(ctx,
+                       rjt_fmt(T, "f16",
+                               "\"op\":\"max\",\"map\":\"where\",\"others\":[{\"dtype\":\"f32\"}],"
+                               "\"epilogue\":\"scale\",\"scale\":0.5," ROWS),
+                       "sm_90"));
     ck_assert(rjt_count(p, "0f3F000000") >= 1);
     free(p);
   }
@@ -139,11 +138,12 @@ START_TEST(refusals) {
           "others[0].dtype: unknown value");
   refused(rjt_fmt(T, "f32", "\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\",\"x\":1}]," ROWS),
           "others[0].x: unknown field");
-  refused(rjt_fmt(T, "f32", "\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\",\"strides\":[1]}]," ROWS),
-          "others[0].strides: must have one entry per dim");
-  refused(rjt_fmt(T, "f32",
-                  "\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\",\"strides\":[-1,1]}]," ROWS),
-          "others[0].strides[0]: -1");
+  refused(
+      rjt_fmt(T, "f32", "\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\",\"strides\":[1]}]," ROWS),
+      "others[0].strides: must have one entry per dim");
+  refused(
+      rjt_fmt(T, "f32", "\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\",\"strides\":[-1,1]}]," ROWS),
+      "others[0].strides[0]: -1");
   refused(rjt_fmt(T, "f32",
                   "\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\",\"strides\":[1000,1]}]," DYN),
           "others[0].strides: not with \"dynamic\"");
@@ -161,9 +161,9 @@ START_TEST(refusals) {
   refused(rjt_fmt(T, "f32", "\"op\":\"argmax\",\"map\":\"abs\"," ROWS),
           "map: applies to ops sum, mean, max, min and prod, not \"argmax\"");
   refused(rjt_fmt(T, "f32", "\"op\":\"var\",\"epilogue\":\"sqrt\"," ROWS), "epilogue: applies to");
-  refused(rjt_fmt(T, "f32",
-                  "\"op\":\"mean\",\"map\":\"where\",\"others\":[{\"dtype\":\"f32\"}]," ROWS),
-          "map: \"where\" with op mean");
+  refused(
+      rjt_fmt(T, "f32", "\"op\":\"mean\",\"map\":\"where\",\"others\":[{\"dtype\":\"f32\"}]," ROWS),
+      "map: \"where\" with op mean");
   refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"epilogue\":\"sqrt\",\"accum\":true," ROWS),
           "epilogue: not with accum");
   refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"epilogue\":\"exp\"," ROWS),
