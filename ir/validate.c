@@ -522,9 +522,15 @@ static rj_status check_map(const rj_tensor *t, ir_err *e) {
   if ((t->map || t->epilogue) && !base)
     return ir_fail(e, RJ_EINVAL, "%s: applies to ops sum, mean, max, min and prod, not \"%s\"",
                    t->map ? "map" : "epilogue", ir_op_name(t->op));
-  if ((t->map || t->epilogue) && !ir_dtype(t->dtype)->is_float)
-    return ir_fail(e, RJ_EINVAL, "%s: applies to float dtypes, not %s", t->map ? "map" : "epilogue",
+  bool int_map = t->map == RJ_MAP_WHERE || t->map == RJ_MAP_NONZERO; /* integers take these */
+  if (t->epilogue && !ir_dtype(t->dtype)->is_float)
+    return ir_fail(e, RJ_EINVAL, "epilogue: applies to float dtypes, not %s",
                    ir_dtype(t->dtype)->name);
+  if (t->map && !int_map && !ir_dtype(t->dtype)->is_float)
+    return ir_fail(e, RJ_EINVAL,
+                   "map: \"%s\" applies to float dtypes, not %s (integers take \"where\" and "
+                   "\"nonzero\")",
+                   ir_map_name(t->map), ir_dtype(t->dtype)->name);
   if (t->map == RJ_MAP_WHERE && t->op == RJ_OP_MEAN)
     return ir_fail(e, RJ_EINVAL,
                    "map: \"where\" with op mean would divide by every element, not the selected "

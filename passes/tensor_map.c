@@ -98,6 +98,8 @@ static LLVMValueRef map1(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMV
   case RJ_MAP_WHERE:
     return LLVMBuildSelect(e->B, nonzero(e, t->other_dtype[0], y), x, tns_identity(e, t), "");
   case RJ_MAP_NONZERO:
+    if (LLVMGetTypeKind(w) == LLVMIntegerTypeKind)
+      return LLVMBuildZExt(e->B, nonzero(e, RJ_I64, x), w, "");
     return LLVMBuildSelect(e->B, nonzero(e, RJ_F64, x), LLVMConstReal(w, 1), LLVMConstReal(w, 0),
                            "");
   default:

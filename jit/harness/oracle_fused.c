@@ -66,8 +66,34 @@ static void epilogue(const rj_tensor *t, hr_value *a) {
   }
 }
 
+/* integers (maps where and nonzero): exact, wrapping, as hr_oracle_add */
+static void oracle_int(const rj_tensor *t, const ir_tview *v, const void *src,
+                       const void *const *others, const void *dst_old, hr_value *ref) {
+  ir_tview ov;
+  if (t->nothers) hr_other_view(t, 0, &ov);
+  for (int64_t p = 0; p < v->outputs; p++) {
+    hr_value *a = &ref[p];
+    hr_oracle_init(t->op, t->dtype, a);
+    for (int64_t r = 0; r < v->reduce_len; r++) {
+      int64_t off = ir_tview_offset(v, p, r);
+      if (t->map == RJ_MAP_WHERE) {
+        double m = hr_load_f64(t->other_dtype[0], others[0], ir_tview_offset(&ov, p, r));
+        if (m != 0) hr_oracle_add(t->op, t->dtype, t->nan, a, src, off);
+        continue;
+      }
+      uint64_t one = hr_load_f64(t->dtype, src, off) != 0; /* little-endian: the dtype's 0 / 1 */
+      hr_oracle_add(t->op, t->dtype, t->nan, a, &one, 0);
+    }
+    if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, p);
+  }
+}
+
 void hr_oracle_fused(const rj_tensor *t, const ir_tview *v, const void *src,
                      const void *const *others, const void *dst_old, hr_value *ref) {
+  if (!ir_dtype(t->dtype)->is_float) {
+    oracle_int(t, v, src, others, dst_old, ref);
+    return;
+  }
   ir_tview ov;
   if (t->nothers) hr_other_view(t, 0, &ov);
   for (int64_t p = 0; p < v->outputs; p++) {

@@ -695,6 +695,9 @@ for label, r in (
         ("log", tensor("mean", "f64", [1000, 64], [0], map="abs", epilogue="log")),
         ("scale", tensor("sum", "f16", [100003], epilogue="scale", scale=0.125))):
     add("tns-fused-" + label, r)
+add("tns-fused-int-where-i64", tensor("max", "i64", [1000, 64], [0], map="where",
+                                     others=[{"dtype": "f16"}]))
+add("tns-fused-int-count-u32", tensor("count_nonzero", "u32", [64, 1000], [1], dynamic=True))
 for label, r in (("map-int", tensor("sum", "i32", [64, 1000], [1], map="abs")),
                  ("map-argmax", tensor("argmax", "f32", [64, 1000], [1], map="abs")),
                  ("others-missing", tensor("sum", "f32", [64, 1000], [1], map="mul")),

@@ -167,6 +167,22 @@ START_TEST(layouts) {
                     "\"others\":[{\"dtype\":\"%s\"}]}",
                     dtypes[d], mviews[v], masks[m]),
             2);
+  /* integer data: masked sum / max, count_nonzero (exact) */
+  static const char *const ints[] = {"i32", "u32", "i64", "u64"};
+  for (int d = 0; d < 4; d++)
+    for (int v = 0; v < 4; v++) {
+      run(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"%s\",%s,\"map\":\"where\","
+                  "\"others\":[{\"dtype\":\"f32\"}]}",
+                  ints[d], mviews[v]),
+          0);
+      run(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"max\",\"dtype\":\"%s\",%s,\"map\":\"where\","
+                  "\"others\":[{\"dtype\":\"u32\"}]}",
+                  ints[d], mviews[v]),
+          0);
+      run(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"count_nonzero\",\"dtype\":\"%s\",%s}", ints[d],
+                  mviews[v]),
+          0);
+    }
   run("{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f16\",\"shape\":[64,1000],\"axes\":[1],"
       "\"map\":\"where\",\"others\":[{\"dtype\":\"f32\",\"strides\":[1,0]}]}",
       2);
