@@ -49,13 +49,12 @@ void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLV
 /* The inputs besides src the kernel takes (the request's nothers; 0 without a map). */
 int tns_map_inputs(const pass_emit *e);
 /* The map of t at n consecutive src elements from p (their values x[0 .. n), already in the
- * accumulator's type): out[i] = map(x[i], the other inputs at the same index). */
+ * accumulator's type): out[i] = map(x[i], the other inputs at the same index); id: the op's
+ * identity in that type (map where's masked-out value).  Calls nothing of tensor_common.c. */
 LLVMValueRef tns_map(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int n, LLVMValueRef *x,
-                     LLVMValueRef *out);
+                     LLVMValueRef id, LLVMValueRef *out);
 /* t's epilogue of an output v (acc type): sqrt, scale or log. */
 LLVMValueRef tns_epilogue(pass_emit *e, const rj_tensor *t, LLVMValueRef v);
-/* an element already in t's dtype's acc type, in tns_acc_dtype's */
-LLVMValueRef tns_widen(pass_emit *e, const rj_tensor *t, LLVMValueRef x);
 
 /* The accumulator of t's op: the acc type, or a state (passes/state.h: argmax argmin var std
  * logsumexp); its identity, combine and butterfly tree.  Every tensor emitter goes through these

@@ -95,11 +95,7 @@ static LLVMValueRef load_raw(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
 
 LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
   LLVMValueRef x = load_raw(e, t, p);
-  return t->map ? tns_map(e, t, p, 1, &x, &x) : x;
-}
-
-LLVMValueRef tns_widen(pass_emit *e, const rj_tensor *t, LLVMValueRef x) {
-  return widen(e, t, x);
+  return t->map ? tns_map(e, t, p, 1, &x, tns_identity(e, t), &x) : x;
 }
 
 void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLVMValueRef *out) {
@@ -109,7 +105,7 @@ void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLV
   for (int i = 0; i < vec; i++)
     out[i] =
         widen(e, t, pass_to_acc(e, LLVMBuildExtractElement(e->B, v, pass_i32(e, i), ""), t->dtype));
-  if (t->map) tns_map(e, t, p, vec, out, out);
+  if (t->map) tns_map(e, t, p, vec, out, tns_identity(e, t), out);
 }
 
 /* An f64 accumulator rounded once to t's dtype: f32 directly; f16 / bf16 through f32 rounded to

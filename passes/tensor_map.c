@@ -7,6 +7,10 @@
 
 #include <math.h>
 
+static LLVMValueRef i64c(pass_emit *e, int64_t v) {
+  return LLVMConstInt(LLVMInt64TypeInContext(e->C), (unsigned long long)v, 1);
+}
+
 int tns_map_inputs(const pass_emit *e) {
   return e->nothers;
 }
@@ -35,13 +39,12 @@ static LLVMValueRef other_offset(pass_emit *e, const rj_tensor *t, int k, LLVMVa
   int64_t st[RJ_MAX_DIMS];
   int ord[RJ_MAX_DIMS];
   int n = src_order(t, st, ord);
-  LLVMValueRef off = tns_i64(e, 0);
+  LLVMValueRef off = i64c(e, 0);
   for (int i = 0; i < n; i++) {
     int d = ord[i];
-    LLVMValueRef c = LLVMBuildUDiv(e->B, o, tns_i64(e, st[d]), "");
-    o = LLVMBuildURem(e->B, o, tns_i64(e, st[d]), "");
-    off =
-        LLVMBuildAdd(e->B, off, LLVMBuildMul(e->B, c, tns_i64(e, t->other_strides[k][d]), ""), "");
+    LLVMValueRef c = LLVMBuildUDiv(e->B, o, i64c(e, st[d]), "");
+    o = LLVMBuildURem(e->B, o, i64c(e, st[d]), "");
+    off = LLVMBuildAdd(e->B, off, LLVMBuildMul(e->B, c, i64c(e, t->other_strides[k][d]), ""), "");
   }
   return off;
 }
@@ -61,7 +64,7 @@ static void load_other(pass_emit *e, const rj_tensor *t, int k, LLVMValueRef o, 
     return;
   }
   for (int i = 0; i < n; i++) {
-    LLVMValueRef oi = LLVMBuildAdd(e->B, o, tns_i64(e, i), "");
+    LLVMValueRef oi = LLVMBuildAdd(e->B, o, i64c(e, i), "");
     LLVMValueRef v =
         LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, e->others[k], other_offset(e, t, k, oi)), "");
     LLVMSetAlignment(v, al);
@@ -76,10 +79,15 @@ static LLVMValueRef nonzero(pass_emit *e, rj_dtype dt, LLVMValueRef m) {
   return LLVMBuildICmp(e->B, LLVMIntNE, m, LLVMConstNull(LLVMTypeOf(m)), "");
 }
 
-/* the map of one element x (acc type) with input 1's raw element y (NULL without) */
-static LLVMValueRef map1(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef y) {
+/* the map of one element x (acc type) with input 1's raw element y (NULL without); id: the op's
+ * identity (map where) */
+static LLVMValueRef map1(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef y,
+                         LLVMValueRef id) {
   LLVMTypeRef w = LLVMTypeOf(x);
-  if (y && t->map != RJ_MAP_WHERE) y = tns_widen(e, t, pass_to_acc(e, y, t->other_dtype[0]));
+  if (y && t->map != RJ_MAP_WHERE) { /* x's dtype: its acc type, widened as x was */
+    y = pass_to_acc(e, y, t->other_dtype[0]);
+    if (LLVMTypeOf(y) != w) y = LLVMBuildFPExt(e->B, y, w, "");
+  }
   switch (t->map) {
   case RJ_MAP_ABS:
     return pass_call(e, "llvm.fabs", &w, 1, &x, 1);
@@ -96,7 +104,7 @@ static LLVMValueRef map1(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMV
     return pass_call(e, "llvm.fabs", &w, 1, &d, 1);
   }
   case RJ_MAP_WHERE:
-    return LLVMBuildSelect(e->B, nonzero(e, t->other_dtype[0], y), x, tns_identity(e, t), "");
+    return LLVMBuildSelect(e->B, nonzero(e, t->other_dtype[0], y), x, id, "");
   case RJ_MAP_NONZERO:
     if (LLVMGetTypeKind(w) == LLVMIntegerTypeKind)
       return LLVMBuildZExt(e->B, nonzero(e, RJ_I64, x), w, "");
@@ -108,17 +116,17 @@ static LLVMValueRef map1(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMV
 }
 
 LLVMValueRef tns_map(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int n, LLVMValueRef *x,
-                     LLVMValueRef *out) {
+                     LLVMValueRef id, LLVMValueRef *out) {
   LLVMValueRef y[16] = {0};
   if (t->nothers) {
     LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
     LLVMValueRef d = LLVMBuildSub(e->B, LLVMBuildPtrToInt(e->B, p, i64, ""),
                                   LLVMBuildPtrToInt(e->B, e->src, i64, ""), "");
-    LLVMValueRef o = LLVMBuildExactSDiv(e->B, d, tns_i64(e, ir_dtype(t->dtype)->bytes), "");
+    LLVMValueRef o = LLVMBuildExactSDiv(e->B, d, i64c(e, ir_dtype(t->dtype)->bytes), "");
     load_other(e, t, 0, o, n, y);
   }
   for (int i = 0; i < n; i++)
-    out[i] = map1(e, t, x[i], t->nothers ? y[i] : NULL);
+    out[i] = map1(e, t, x[i], t->nothers ? y[i] : NULL, id);
   return out[0];
 }
 
