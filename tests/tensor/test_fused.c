@@ -178,6 +178,12 @@ START_TEST(refusals) {
   refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"p\":2," ROWS), "p: applies only to op \"norm\"");
   refused(rjt_fmt(T, "f32", "\"op\":\"sumsq\",\"map\":\"abs\"," ROWS),
           "map: not with a named fused op");
+  /* tile and subgroup requests have no map (planned) */
+  refused(
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":64,"
+      "\"src\":{\"mem\":\"shared\",\"shape\":[16,40]},\"dst\":{\"mem\":\"shared\",\"shape\":[16]},"
+      "\"map\":\"square\"}",
+      "map: unknown field");
   /* the C API's request, not only JSON */
   rj_request r;
   rj_kernel *k = NULL;

@@ -71,12 +71,13 @@ static bool f16_overflows(int view, int d, const char *what) {
   return d == 0 && (view == 1 || view == 7) && positive && sums && !strstr(what, "sqrt");
 }
 
-/* every map x dtype x NaN policy on view _i (others in src's layout, src's dtype) */
+/* every map x dtype on view _i, NaN propagate, and ignore for f16 and f32 (others in src's layout,
+ * src's dtype) */
 START_TEST(maps_views) {
   if (!gpu) return;
   for (int m = 0; m < NMAPS; m++)
     for (int d = 0; d < 4; d++)
-      for (int nan = 0; nan < (strcmp(maps[m].op, "mean") ? 2 : 1); nan++) {
+      for (int nan = 0; nan < (strcmp(maps[m].op, "mean") && d % 2 == 0 ? 2 : 1); nan++) {
         char what[64];
         snprintf(what, sizeof what, "%s %s", maps[m].map, maps[m].op);
         if (f16_overflows(_i, d, what)) continue;
@@ -94,7 +95,7 @@ END_TEST
 
 /* the epilogues after sum / mean / max, and the named ops, on view _i */
 START_TEST(epilogues) {
-  if (!gpu) return;
+  if (!gpu || _i == 1 || _i == 2 || _i == 4 || _i == 6) return; /* one view of each kind */
   static const char *const tails[] = {
       "\"op\":\"sum\",\"map\":\"square\",\"epilogue\":\"sqrt\"",
       "\"op\":\"mean\",\"map\":\"abs\",\"epilogue\":\"log\"",
