@@ -689,7 +689,7 @@ RJ_API rj_status rj_reduce_values(rj_ctx *ctx, const rj_request *req, const rj_o
                                   rj_devptr src, rj_devptr dst, rj_devptr values, void *stream);
 RJ_API rj_status rj_tensor_launch_values(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
                                          rj_devptr dst, rj_devptr values, void *stream);
-/* rj_reduce / rj_tensor_launch with the request's "others" inputs (docs/C_API.md "Fused maps"):
+/* rj_reduce / rj_tensor_launch with the request's "others" inputs (docs/TENSOR.md "Fused maps"):
  * others[i] is input i + 1's element 0, nothers == rj_tensor.nothers; values as
  * rj_reduce_values' under "values", else 0. */
 RJ_API rj_status rj_reduce_n(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
