@@ -244,6 +244,25 @@ typedef enum rj_scope {
 
 typedef enum rj_mem { RJ_MEM_SHARED = 0, RJ_MEM_LOCAL = 1 } rj_mem;
 typedef enum rj_nan { RJ_NAN_PROPAGATE = 0, RJ_NAN_IGNORE = 1 } rj_nan;
+/* A tensor request's map at load (docs/TENSOR.md "Fused maps"); x: src, y: others[0]. */
+typedef enum rj_map {
+  RJ_MAP_NONE = 0,       /* x */
+  RJ_MAP_ABS = 1,        /* |x| */
+  RJ_MAP_SQUARE = 2,     /* x * x */
+  RJ_MAP_MUL = 3,        /* x * y */
+  RJ_MAP_SUB_SQUARE = 4, /* (x - y)^2 */
+  RJ_MAP_ABS_SUB = 5,    /* |x - y| */
+  RJ_MAP_WHERE = 6,      /* x where y != 0, else the op's identity */
+  RJ_MAP_NONZERO = 7     /* 1 where x != 0, else 0 */
+} rj_map;
+/* A tensor request's epilogue, once per output before the store. */
+typedef enum rj_epilogue {
+  RJ_EPI_NONE = 0,
+  RJ_EPI_SQRT = 1,
+  RJ_EPI_SCALE = 2, /* times rj_tensor.scale */
+  RJ_EPI_LOG = 3
+} rj_epilogue;
+#define RJ_TENSOR_OTHERS_MAX 3 /* inputs besides src */
 
 /* A layout stride: a step in the thread's own register slots, in the lane id, or in the thread
  * index within the scope ("K", "K@lane", "K@thread" in JSON). */
@@ -410,6 +429,13 @@ typedef struct rj_tensor {
    * inputs in f64 and rounds once at the store; 0 (default, "f32") accumulates them in f32.
    * f64 inputs accumulate in f64 either way. */
   int acc_f64;
+  int nothers; /* JSON "others": inputs besides src, 0 .. RJ_TENSOR_OTHERS_MAX */
+  rj_dtype other_dtype[RJ_TENSOR_OTHERS_MAX];               /* each other input's dtype */
+  int other_has_strides[RJ_TENSOR_OTHERS_MAX];              /* 0: src's strides */
+  int64_t other_strides[RJ_TENSOR_OTHERS_MAX][RJ_MAX_DIMS]; /* in elements; 0 broadcasts */
+  rj_map map;                                               /* JSON "map": applied at load */
+  rj_epilogue epilogue;                                     /* JSON "epilogue": once per output */
+  double scale; /* JSON "scale": epilogue "scale"'s factor */
 } rj_tensor;
 
 /* kind "treduce": root reduce across devices (run by rj_treduce_run; see "treduce" below). */
@@ -663,6 +689,15 @@ RJ_API rj_status rj_reduce_values(rj_ctx *ctx, const rj_request *req, const rj_o
                                   rj_devptr src, rj_devptr dst, rj_devptr values, void *stream);
 RJ_API rj_status rj_tensor_launch_values(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
                                          rj_devptr dst, rj_devptr values, void *stream);
+/* rj_reduce / rj_tensor_launch with the request's "others" inputs (docs/TENSOR.md "Fused maps"):
+ * others[i] is input i + 1's element 0, nothers == rj_tensor.nothers; values as
+ * rj_reduce_values' under "values", else 0. */
+RJ_API rj_status rj_reduce_n(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                             rj_devptr src, const rj_devptr *others, int nothers, rj_devptr dst,
+                             rj_devptr values, void *stream);
+RJ_API rj_status rj_tensor_launch_n(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
+                                    const rj_devptr *others, int nothers, rj_devptr dst,
+                                    rj_devptr values, void *stream);
 
 /* ---------------------------------------------------------------- treduce */
 /* Root-only reduce across ranks in one process (PTO-ISA TREDUCE on NVIDIA GPUs): the root's

@@ -7,6 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+static cJSON *ints(const int64_t *v, int n);
+
+/* "others", "map", "epilogue" and "scale" of a tensor request, each only when set. */
+static void fused_json(cJSON *o, const rj_tensor *t) {
+  if (t->nothers) {
+    cJSON *l = cJSON_AddArrayToObject(o, "others");
+    for (int i = 0; l && i < t->nothers; i++) {
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddStringToObject(x, "dtype", ir_dtype(t->other_dtype[i])->name);
+      if (t->other_has_strides[i])
+        cJSON_AddItemToObject(x, "strides", ints(t->other_strides[i], t->ndim));
+      cJSON_AddItemToArray(l, x);
+    }
+  }
+  if (t->map) cJSON_AddStringToObject(o, "map", ir_map_name(t->map));
+  if (t->epilogue) cJSON_AddStringToObject(o, "epilogue", ir_epilogue_name(t->epilogue));
+  if (t->epilogue == RJ_EPI_SCALE) cJSON_AddNumberToObject(o, "scale", t->scale);
+}
+
 static cJSON *ints(const int64_t *v, int n) {
   cJSON *a = cJSON_CreateArray();
   for (int i = 0; a && i < n; i++)
@@ -176,6 +195,7 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     if (t->values) cJSON_AddBoolToObject(o, "values", 1); /* absent: false (older texts) */
     if (t->acc_f64 && t->dtype != RJ_F64)                 /* absent: the dtype's own accumulator */
       cJSON_AddStringToObject(o, "acc_dtype", "f64");
+    fused_json(o, t); /* absent: one input, no map, no epilogue (older texts) */
     break;
   }
   case RJ_KIND_TREDUCE: {

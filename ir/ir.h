@@ -42,6 +42,8 @@ typedef struct ir_op_info {
 const ir_op_info *ir_op(rj_op op); /* NULL: not an op */
 int ir_op_count(void);
 const char *ir_op_name(rj_op op);
+const char *ir_map_name(rj_map m);           /* "abs", ...; "none" for RJ_MAP_NONE */
+const char *ir_epilogue_name(rj_epilogue e); /* "sqrt", ...; "none" */
 rj_dtype ir_op_result(rj_op op, rj_dtype t); /* the result's dtype: i64 for an index */
 /* A request's output dtype: ir_op_result, or op custom's struct state's field c->result (c may
  * be NULL for other ops).  The kinds' wrappers (subgroup: the dtype for a primitive without an

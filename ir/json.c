@@ -616,14 +616,129 @@ static rj_status get_acc_dtype(P *p, const cJSON *o, rj_dtype dtype, int *acc_f6
   return RJ_OK;
 }
 
+/* ---- fused maps (docs/TENSOR.md "Fused maps") */
+static const char *const map_names[] = {"none",       "abs",     "square", "mul",
+                                        "sub_square", "abs_sub", "where",  "nonzero"};
+static const char *const epi_names[] = {"none", "sqrt", "scale", "log"};
+
+/* The named ops of a tensor request, each a base op, a map and an epilogue (canonical text
+ * spells them out).  norm: its "p" picks the row. */
+typedef struct fused_op {
+  const char *name;
+  rj_op op;
+  rj_map map;
+  rj_epilogue epi;
+  int acc_f64; /* 1: f64 accumulator for f16 / bf16 / f32 (the L2 norm: no overflow) */
+} fused_op;
+static const fused_op fused_ops[] = {
+    {"dot", RJ_OP_SUM, RJ_MAP_MUL, RJ_EPI_NONE, 0},
+    {"sumsq", RJ_OP_SUM, RJ_MAP_SQUARE, RJ_EPI_NONE, 0},
+    {"amax", RJ_OP_MAX, RJ_MAP_ABS, RJ_EPI_NONE, 0},
+    {"mse", RJ_OP_MEAN, RJ_MAP_SUB_SQUARE, RJ_EPI_NONE, 0},
+    {"l1", RJ_OP_MEAN, RJ_MAP_ABS_SUB, RJ_EPI_NONE, 0},
+    {"count_nonzero", RJ_OP_SUM, RJ_MAP_NONZERO, RJ_EPI_NONE, 0},
+    {"norm", RJ_OP_SUM, RJ_MAP_SQUARE, RJ_EPI_SQRT, 1}, /* p 2 (default) */
+    {"norm", RJ_OP_SUM, RJ_MAP_ABS, RJ_EPI_NONE, 0},    /* p 1 */
+    {"norm", RJ_OP_MAX, RJ_MAP_ABS, RJ_EPI_NONE, 0},    /* p "inf" */
+};
+
+/* "p" of op norm: 1, 2 (default) or "inf"; the row of fused_ops. */
+static rj_status norm_p(P *p, const cJSON *o, int *row) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "p");
+  at(p, "", "p");
+  *row = 6;
+  if (!v) return RJ_OK;
+  if (cJSON_IsString(v) && strcmp(v->valuestring, "inf") == 0) return *row = 8, RJ_OK;
+  if (cJSON_IsNumber(v) && (v->valuedouble == 1 || v->valuedouble == 2))
+    return *row = v->valuedouble == 1 ? 7 : 6, RJ_OK;
+  return bad(p, "expected 1, 2 or \"inf\" (op norm)");
+}
+
+/* "op" and "dtype" of a tensor request: a named fused op sets op, map and epilogue (*named: its
+ * row + 1); the others are get_op_dtype's. */
+static rj_status get_tensor_op(P *p, const cJSON *o, rj_tensor *t, int *named) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "op");
+  int row = -1;
+  *named = 0;
+  for (int i = 0; v && cJSON_IsString(v) && i < 7; i++)
+    if (strcmp(v->valuestring, fused_ops[i].name) == 0) row = i;
+  rj_status s;
+  if (row == 6 && (s = norm_p(p, o, &row))) return s;
+  if (row < 0) {
+    if (cJSON_GetObjectItemCaseSensitive(o, "p"))
+      return at(p, "", "p"), bad(p, "applies only to op \"norm\"");
+    return get_op_dtype(p, o, &t->op, &t->dtype);
+  }
+  int d = 0;
+  if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &d))) return s;
+  t->dtype = (rj_dtype)d;
+  t->op = fused_ops[row].op;
+  t->map = fused_ops[row].map;
+  t->epilogue = fused_ops[row].epi;
+  *named = row + 1;
+  return RJ_OK;
+}
+
+/* "others": a list of {"dtype", "strides"?} objects, the inputs after src. */
+static rj_status get_others(P *p, const cJSON *o, rj_tensor *t) {
+  const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "others");
+  at(p, "", "others");
+  if (!l) return RJ_OK;
+  if (!cJSON_IsArray(l)) return bad(p, "expected a list of {\"dtype\", \"strides\"} objects");
+  int n = cJSON_GetArraySize(l);
+  if (n > RJ_TENSOR_OTHERS_MAX) return bad(p, "at most 3 entries (inputs besides src)");
+  static const char *const keys[] = {"dtype", "strides", NULL};
+  for (int i = 0; i < n; i++) {
+    const cJSON *x = cJSON_GetArrayItem(l, i);
+    char name[32];
+    snprintf(name, sizeof name, "others[%d]", i);
+    snprintf(p->path, sizeof p->path, "%s", name);
+    if (!cJSON_IsObject(x)) return bad(p, "expected an object {\"dtype\", \"strides\"}");
+    rj_status s = known_keys(p, x, name, keys);
+    int d = 0, ns = -1;
+    if (s || (s = get_enum(p, x, name, "dtype", dtype_names, 8, true, &d))) return s;
+    t->other_dtype[i] = (rj_dtype)d;
+    s = get_ints(p, x, name, "strides", RJ_MAX_DIMS, -BIG, BIG, false, t->other_strides[i], &ns);
+    if (s) return s;
+    if (ns >= 0 && ns != t->ndim)
+      return at(p, name, "strides"), bad(p, "must have one entry per dim of shape");
+    t->other_has_strides[i] = ns >= 0;
+  }
+  t->nothers = n;
+  return RJ_OK;
+}
+
+/* "map", "epilogue", "scale" (a named op's are its own: not given again) */
+static rj_status get_map(P *p, const cJSON *o, rj_tensor *t, int named) {
+  static const char *const keys[] = {"map", "epilogue"};
+  for (int i = 0; named && i < 2; i++)
+    if (cJSON_GetObjectItemCaseSensitive(o, keys[i]))
+      return at(p, "", keys[i]), bad(p, "not with a named fused op (it sets its own)");
+  int m = t->map, e = t->epilogue;
+  rj_status s = get_enum(p, o, "", "map", map_names, 8, false, &m);
+  if (s || (s = get_enum(p, o, "", "epilogue", epi_names, 4, false, &e))) return s;
+  t->map = (rj_map)m;
+  t->epilogue = (rj_epilogue)e;
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "scale");
+  at(p, "", "scale");
+  if (!c) return RJ_OK;
+  if (!cJSON_IsNumber(c)) return bad(p, "expected a number");
+  t->scale = c->valuedouble;
+  return RJ_OK;
+}
+
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   static const char *const keys[] = {
-      "kind",          "op",      "dtype",   "shape",      "axes",    "strides", "accum",     "nan",
-      "deterministic", "variant", "dynamic", "correction", "combine", "values",  "acc_dtype", NULL};
+      "kind",    "op",         "dtype",    "shape",         "axes",
+      "strides", "accum",      "nan",      "deterministic", "variant",
+      "dynamic", "correction", "combine",  "values",        "acc_dtype",
+      "others",  "map",        "epilogue", "scale",         "p",
+      NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
+  int named = 0;
   if (s) return s;
-  if ((s = get_op_dtype(p, o, &t->op, &t->dtype))) return s;
+  if ((s = get_tensor_op(p, o, t, &named))) return s;
   if ((s = get_shape(p, o, RJ_MAX_DIMS, t->shape, &t->ndim))) return s;
   int ns = -1;
   if ((s = get_ints(p, o, "", "strides", RJ_MAX_DIMS, -BIG, BIG, false, vals, &ns))) return s;
@@ -650,6 +765,9 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_correction(p, o, t->op, &t->correction))) return s;
   if ((s = get_acc_dtype(p, o, t->dtype, &t->acc_f64))) return s;
+  if (named && fused_ops[named - 1].acc_f64 && !cJSON_GetObjectItemCaseSensitive(o, "acc_dtype"))
+    t->acc_f64 = t->dtype != RJ_F64 && ir_dtype(t->dtype) && ir_dtype(t->dtype)->is_float;
+  if ((s = get_others(p, o, t)) || (s = get_map(p, o, t, named))) return s;
   return get_combine(p, o, t->op, t->dtype, &t->combine);
 }
 

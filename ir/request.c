@@ -303,3 +303,14 @@ void ir_result_out(void *res, const void *full, size_t full_size) {
   memcpy((char *)res + sizeof size, (const char *)full + sizeof size, n - sizeof size);
   if (size > full_size) memset((char *)res + full_size, 0, size - full_size);
 }
+
+const char *ir_map_name(rj_map m) {
+  static const char *const n[] = {"none",       "abs",     "square", "mul",
+                                  "sub_square", "abs_sub", "where",  "nonzero"};
+  return (unsigned)m <= RJ_MAP_NONZERO ? n[m] : "?";
+}
+
+const char *ir_epilogue_name(rj_epilogue e) {
+  static const char *const n[] = {"none", "sqrt", "scale", "log"};
+  return (unsigned)e <= RJ_EPI_LOG ? n[e] : "?";
+}

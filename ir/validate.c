@@ -3,6 +3,7 @@
  * passes/, not here. */
 #include "ir.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -443,6 +444,106 @@ static rj_status check_acc_f64(const rj_tensor *t, ir_err *e) {
   return RJ_OK;
 }
 
+/* ---- fused maps: "others", "map", "epilogue", "scale" (docs/TENSOR.md "Fused maps") */
+
+/* inputs besides src each map takes */
+static int map_others(rj_map m) {
+  return m == RJ_MAP_MUL || m == RJ_MAP_SUB_SQUARE || m == RJ_MAP_ABS_SUB || m == RJ_MAP_WHERE;
+}
+
+/* Whether src's layout is nested (descending strides each above the span of the smaller ones,
+ * every dim of size > 1 with a stride >= 1): an offset in it names one index. */
+static bool src_nested(const rj_tensor *t) {
+  int64_t st[RJ_MAX_DIMS], mul = 1;
+  int ord[RJ_MAX_DIMS], n = 0;
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    st[d] = t->has_strides ? t->strides[d] : mul;
+    mul *= t->shape[d];
+    if (t->shape[d] > 1) ord[n++] = d;
+  }
+  for (int i = 1; i < n; i++) /* ascending strides */
+    for (int j = i; j > 0 && st[ord[j]] < st[ord[j - 1]]; j--) {
+      int x = ord[j];
+      ord[j] = ord[j - 1];
+      ord[j - 1] = x;
+    }
+  int64_t span = 1;
+  for (int i = 0; i < n; i++) {
+    if (st[ord[i]] < span) return false;
+    span = st[ord[i]] * t->shape[ord[i]];
+  }
+  return true;
+}
+
+static rj_status check_others(const rj_tensor *t, ir_err *e) {
+  if (t->nothers < 0 || t->nothers > RJ_TENSOR_OTHERS_MAX)
+    return ir_fail(e, RJ_EINVAL, "others: %d inputs, expected 0 .. %d", t->nothers,
+                   RJ_TENSOR_OTHERS_MAX);
+  if (t->nothers != map_others(t->map))
+    return ir_fail(e, RJ_EINVAL, "others: %d inputs, map \"%s\" takes %d besides src", t->nothers,
+                   ir_map_name(t->map), map_others(t->map));
+  for (int i = 0; i < t->nothers; i++) {
+    if (!ir_dtype(t->other_dtype[i]))
+      return ir_fail(e, RJ_EINVAL, "others[%d].dtype: unknown dtype %d", i, t->other_dtype[i]);
+    if (t->map != RJ_MAP_WHERE && t->other_dtype[i] != t->dtype)
+      return ir_fail(e, RJ_EINVAL,
+                     "others[%d].dtype: %s, map \"%s\" takes src's dtype %s (a mask of map "
+                     "\"where\" may differ)",
+                     i, ir_dtype(t->other_dtype[i])->name, ir_map_name(t->map),
+                     ir_dtype(t->dtype)->name);
+    if ((unsigned)t->other_has_strides[i] > 1)
+      return ir_fail(e, RJ_EINVAL, "others[%d].strides: has_strides %d, expected 0 or 1", i,
+                     t->other_has_strides[i]);
+    if (!t->other_has_strides[i]) continue;
+    for (int d = 0; d < t->ndim; d++)
+      if (t->other_strides[i][d] < 0)
+        return ir_fail(e, RJ_EINVAL, "others[%d].strides[%d]: %lld; strides are non-negative", i, d,
+                       (long long)t->other_strides[i][d]);
+    if (!src_nested(t))
+      return ir_fail(e, RJ_EINVAL,
+                     "others[%d].strides: need src's layout nested (no stride 0, no overlap) "
+                     "to place another layout",
+                     i);
+    if (t->dynamic)
+      return ir_fail(e, RJ_EINVAL,
+                     "others[%d].strides: not with \"dynamic\" (an input of its own layout "
+                     "needs a constant kernel; omit strides for src's layout)",
+                     i);
+  }
+  return RJ_OK;
+}
+
+static rj_status check_map(const rj_tensor *t, ir_err *e) {
+  if ((unsigned)t->map > RJ_MAP_NONZERO) return ir_fail(e, RJ_EINVAL, "map: %d, not a map", t->map);
+  if ((unsigned)t->epilogue > RJ_EPI_LOG)
+    return ir_fail(e, RJ_EINVAL, "epilogue: %d, not an epilogue", t->epilogue);
+  bool base = t->op == RJ_OP_SUM || t->op == RJ_OP_MEAN || t->op == RJ_OP_MAX ||
+              t->op == RJ_OP_MIN || t->op == RJ_OP_PROD;
+  if ((t->map || t->epilogue) && !base)
+    return ir_fail(e, RJ_EINVAL, "%s: applies to ops sum, mean, max, min and prod, not \"%s\"",
+                   t->map ? "map" : "epilogue", ir_op_name(t->op));
+  bool int_map = t->map == RJ_MAP_WHERE || t->map == RJ_MAP_NONZERO; /* integers take these */
+  if (t->epilogue && !ir_dtype(t->dtype)->is_float)
+    return ir_fail(e, RJ_EINVAL, "epilogue: applies to float dtypes, not %s",
+                   ir_dtype(t->dtype)->name);
+  if (t->map && !int_map && !ir_dtype(t->dtype)->is_float)
+    return ir_fail(e, RJ_EINVAL,
+                   "map: \"%s\" applies to float dtypes, not %s (integers take \"where\" and "
+                   "\"nonzero\")",
+                   ir_map_name(t->map), ir_dtype(t->dtype)->name);
+  if (t->map == RJ_MAP_WHERE && t->op == RJ_OP_MEAN)
+    return ir_fail(e, RJ_EINVAL,
+                   "map: \"where\" with op mean would divide by every element, not the selected "
+                   "ones: reduce sum, and count_nonzero of the mask");
+  if (t->epilogue && t->accum)
+    return ir_fail(e, RJ_EINVAL, "epilogue: not with accum (the old value has had its epilogue)");
+  if (t->epilogue != RJ_EPI_SCALE && t->scale != 0)
+    return ir_fail(e, RJ_EINVAL, "scale: applies only to epilogue \"scale\"");
+  if (t->epilogue == RJ_EPI_SCALE && !isfinite(t->scale))
+    return ir_fail(e, RJ_EINVAL, "scale: %g, expected a finite number", t->scale);
+  return check_others(t, e);
+}
+
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
@@ -498,7 +599,7 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
       span += (t->shape[d] - 1) * t->strides[d];
     }
   }
-  return RJ_OK;
+  return check_map(t, e);
 }
 
 /* The destination's strides must not send two elements to one place: sorted by stride, each dim

@@ -18,6 +18,27 @@ static void add_note(char *buf, size_t n, const char *note) {
   memcpy(at, note, add);
 }
 
+/* A tensor request's fused map and epilogue, appended as one line (nothing without them). */
+static void add_fused(char *buf, size_t n, const rj_request *req) {
+  const rj_tensor *t = &req->u.tensor;
+  if (req->kind != RJ_KIND_TENSOR || (!t->map && !t->epilogue)) return;
+  size_t k = strlen(buf);
+  if (k >= n) return;
+  k += (size_t)snprintf(buf + k, n - k, "fused: map %s of src (%s)", ir_map_name(t->map),
+                        ir_dtype(t->dtype)->name);
+  for (int i = 0; i < t->nothers && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, ", others[%d] (%s, %s)", i,
+                          ir_dtype(t->other_dtype[i])->name,
+                          t->other_has_strides[i] ? "its own strides" : "src's layout");
+  if (k < n)
+    k += (size_t)snprintf(buf + k, n - k, "; %s; epilogue %s", ir_op_name(t->op),
+                          ir_epilogue_name(t->epilogue));
+  if (k < n && t->epilogue == RJ_EPI_SCALE)
+    k += (size_t)snprintf(buf + k, n - k, " by %.17g", t->scale);
+  if (k < n && t->acc_f64) k += (size_t)snprintf(buf + k, n - k, "; accumulated in f64");
+  if (k < n) snprintf(buf + k, n - k, "\n");
+}
+
 RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                             const char **text) {
   JIT_ENTER(ctx);
@@ -33,6 +54,7 @@ RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options
   pass_plan plan;
   s = v ? jit_plan(ctx, v, req, tg, opt ? opt->device : 0, -1, &plan) : ctx->err.status;
   if (!s) add_note(buf, n, plan.note);
+  if (!s) add_fused(buf, n, req);
   free(ctx->text);
   ctx->text = buf;
   *text = buf;

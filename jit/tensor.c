@@ -8,14 +8,22 @@
 
 _Static_assert(PASS_PLAN_NP <= JIT_TENSOR_MAXP, "jit_targs holds every size parameter");
 
-/* The launch of a kernel planned as plan: its geometry, (src, dst) and the plan's size
- * parameters. */
-static void plan_args(const pass_plan *plan, uint64_t src, uint64_t dst, uint64_t values,
-                      jit_targs *a) {
-  int n = values ? 3 : 2; /* argmax / argmin values: a third pointer after dst */
-  a->ptr[0] = src;
-  a->ptr[1] = dst;
-  a->ptr[2] = values;
+/* A launch's pointers: src, dst, values (0: none), the request's other inputs. */
+typedef struct tptrs {
+  uint64_t src, dst, values;
+  const rj_devptr *others;
+  int nothers;
+} tptrs;
+
+/* The launch of a kernel planned as plan: its geometry, (src, dst, values?, others...) and the
+ * plan's size parameters. */
+static void plan_args(const pass_plan *plan, const tptrs *q, jit_targs *a) {
+  int n = q->values ? 3 : 2; /* argmax / argmin values: a third pointer after dst */
+  a->ptr[0] = q->src;
+  a->ptr[1] = q->dst;
+  a->ptr[2] = q->values;
+  for (int i = 0; i < q->nothers; i++)
+    a->ptr[n++] = q->others[i];
   for (int i = 0; i < n; i++)
     a->args[i] = &a->ptr[i];
   memcpy(a->grid, plan->grid, sizeof a->grid);
@@ -29,13 +37,13 @@ static void plan_args(const pass_plan *plan, uint64_t src, uint64_t dst, uint64_
 /* Launches tensor kernel k, planned as plan, on device dev's primary context (pushed unless it is
  * current already) and `stream`. */
 static rj_status launch_plan(rj_ctx *ctx, rj_kernel *k, const pass_plan *plan, int dev,
-                             uint64_t src, uint64_t dst, uint64_t values, void *stream) {
+                             const tptrs *q, void *stream) {
   rt_cuda *rt = NULL;
   bool pushed = false;
   rj_status s = jit_cuda(ctx, &rt);
   if (s || (s = rt_enter_lazy(rt, dev, &pushed, &ctx->err))) return s;
   jit_targs a;
-  plan_args(plan, src, dst, values, &a);
+  plan_args(plan, q, &a);
   jit_launch_args l = {.args = a.args, .stream = stream};
   memcpy(l.grid, a.grid, sizeof l.grid);
   memcpy(l.block, a.block, sizeof l.block);
@@ -59,8 +67,21 @@ static rj_status check_values(rj_ctx *ctx, const rj_tensor *t, bool with, uint64
   return RJ_OK;
 }
 
-static rj_status reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_devptr src,
-                        rj_devptr dst, bool with, rj_devptr values, void *stream) {
+/* The call's other inputs against the request's nothers. */
+static rj_status check_others(rj_ctx *ctx, const rj_tensor *t, const tptrs *q) {
+  if (q->nothers != t->nothers)
+    return ir_fail(&ctx->err, RJ_EINVAL,
+                   "others: the request takes %d inputs besides src, the call gives %d%s",
+                   t->nothers, q->nothers, q->nothers ? "" : " (use rj_reduce_n)");
+  for (int i = 0; i < q->nothers; i++)
+    if (!q->others || !q->others[i])
+      return ir_fail(&ctx->err, RJ_EINVAL, "others[%d]: NULL device pointer", i);
+  return RJ_OK;
+}
+
+static rj_status reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, const tptrs *q,
+                        bool with, void *stream) {
+  rj_devptr src = q->src, dst = q->dst, values = q->values;
   JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
@@ -72,7 +93,7 @@ static rj_status reduce(rj_ctx *ctx, const rj_request *req, const rj_options *op
   if (!src) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "src: NULL device pointer"));
   if (!dst) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "dst: NULL device pointer"));
   rj_status s = check_values(ctx, &req->u.tensor, with, values);
-  if (s) return jit_done(ctx, s);
+  if (s || (s = check_others(ctx, &req->u.tensor, q))) return jit_done(ctx, s);
   rj_options dflt;
   if (!opt) {
     rj_options_init(&dflt);
@@ -82,21 +103,32 @@ static rj_status reduce(rj_ctx *ctx, const rj_request *req, const rj_options *op
   pass_plan plan;
   rj_kernel *k = NULL;
   if ((s = jit_compile(ctx, req, opt, &k, &plan))) return jit_done(ctx, s);
-  return jit_done(ctx, launch_plan(ctx, k, &plan, opt->device, src, dst, values, stream));
+  return jit_done(ctx, launch_plan(ctx, k, &plan, opt->device, q, stream));
 }
 
 RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_devptr src,
                            rj_devptr dst, void *stream) {
-  return reduce(ctx, req, opt, src, dst, false, 0, stream);
+  tptrs q = {.src = src, .dst = dst};
+  return reduce(ctx, req, opt, &q, false, stream);
 }
 
 RJ_API rj_status rj_reduce_values(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                                   rj_devptr src, rj_devptr dst, rj_devptr values, void *stream) {
-  return reduce(ctx, req, opt, src, dst, true, values, stream);
+  tptrs q = {.src = src, .dst = dst, .values = values};
+  return reduce(ctx, req, opt, &q, true, stream);
 }
 
-static rj_status tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src, rj_devptr dst,
-                               bool with, rj_devptr values, void *stream) {
+RJ_API rj_status rj_reduce_n(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                             rj_devptr src, const rj_devptr *others, int nothers, rj_devptr dst,
+                             rj_devptr values, void *stream) {
+  tptrs q = {.src = src, .dst = dst, .values = values, .others = others, .nothers = nothers};
+  bool with = req && req->kind == RJ_KIND_TENSOR && req->u.tensor.values;
+  return reduce(ctx, req, opt, &q, with, stream);
+}
+
+static rj_status tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, const tptrs *q, bool with,
+                               void *stream) {
+  rj_devptr src = q->src, dst = q->dst, values = q->values;
   JIT_ENTER(ctx);
   JIT_NEED(ctx, k, "kernel");
   ctx->err.status = RJ_OK;
@@ -114,16 +146,26 @@ static rj_status tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr 
   if (!src) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "src: NULL device pointer"));
   if (!dst) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "dst: NULL device pointer"));
   rj_status s = check_values(ctx, &k->req.u.tensor, with, values);
-  if (s) return jit_done(ctx, s);
-  return jit_done(ctx, launch_plan(ctx, k, &k->plan, device, src, dst, values, stream));
+  if (s || (s = check_others(ctx, &k->req.u.tensor, q))) return jit_done(ctx, s);
+  return jit_done(ctx, launch_plan(ctx, k, &k->plan, device, q, stream));
 }
 
 RJ_API rj_status rj_tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
                                   rj_devptr dst, void *stream) {
-  return tensor_launch(ctx, k, device, src, dst, false, 0, stream);
+  tptrs q = {.src = src, .dst = dst};
+  return tensor_launch(ctx, k, device, &q, false, stream);
 }
 
 RJ_API rj_status rj_tensor_launch_values(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
                                          rj_devptr dst, rj_devptr values, void *stream) {
-  return tensor_launch(ctx, k, device, src, dst, true, values, stream);
+  tptrs q = {.src = src, .dst = dst, .values = values};
+  return tensor_launch(ctx, k, device, &q, true, stream);
+}
+
+RJ_API rj_status rj_tensor_launch_n(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
+                                    const rj_devptr *others, int nothers, rj_devptr dst,
+                                    rj_devptr values, void *stream) {
+  tptrs q = {.src = src, .dst = dst, .values = values, .others = others, .nothers = nothers};
+  bool with = k && k->req.kind == RJ_KIND_TENSOR && k->req.u.tensor.values;
+  return tensor_launch(ctx, k, device, &q, with, stream);
 }

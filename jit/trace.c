@@ -77,6 +77,8 @@ static char *header_text(const rj_kernel *k) {
         p->grid[0], p->grid[1], p->grid[2], p->block[0], p->block[1], p->block[2], p->shared_bytes);
   if (k->req.kind == RJ_KIND_TENSOR) { /* rj_reduce's arguments: (src, dst, sizes...) */
     used += (size_t)snprintf(h + used, cap - used, JIT_PTX_MARK " params src dst");
+    for (int i = 0; i < k->req.u.tensor.nothers && used < cap; i++) /* after dst (values) */
+      used += (size_t)snprintf(h + used, cap - used, " others[%d]", i);
     for (int i = 0; i < k->plan.np && used < cap; i++)
       used += (size_t)snprintf(h + used, cap - used, " i64=%lld", (long long)k->plan.p[i]);
     if (used < cap) used += (size_t)snprintf(h + used, cap - used, "\n");

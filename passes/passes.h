@@ -63,6 +63,11 @@ typedef struct pass_emit {
    * kernels: tns_begin), where tns_store writes each extreme value; else false / NULL */
   bool values;
   LLVMValueRef values_dst;
+  /* tensor kernels with "others" (tns_begin): src and the other inputs' pointers, which the
+   * fused map (passes/tensor_map.c) reads at src's element offsets */
+  int nothers; /* the request's rj_tensor.nothers (0 for the other kinds) */
+  LLVMValueRef src;
+  LLVMValueRef others[RJ_TENSOR_OTHERS_MAX];
 } pass_emit;
 
 /* Operands of a tile primitive.  src / dst: for shared memory, a pointer in addrspace(3) to

@@ -2,6 +2,8 @@
  * results, and the exp / log they need, built from plain arithmetic (NVPTX has no libm). */
 #include "state.h"
 
+#include <math.h>
+
 bool st_is(rj_op op) {
   return (unsigned)op < 32 && (ST_OPS & PASS_OP(op));
 }
@@ -328,6 +330,23 @@ static LLVMValueRef log_ge1(pass_emit *e, rj_dtype t, LLVMValueRef s) {
   LLVMValueRef v = LLVMBuildFAdd(e->B, LLVMBuildFMul(e->B, fe, real(e, t, lo), ""), lf, "");
   v = LLVMBuildFAdd(e->B, LLVMBuildFMul(e->B, fe, real(e, t, hi), ""), v, "");
   return LLVMBuildSelect(e->B, isnan_(e, s), s, v, "");
+}
+
+LLVMValueRef st_log(pass_emit *e, rj_dtype t, LLVMValueRef x) {
+  bool wd = wide(t);
+  double tiny = wd ? 0x1p-1022 : 0x1p-126, up = wd ? 0x1p54 : 0x1p24;
+  LLVMValueRef sub = LLVMBuildFCmp(e->B, LLVMRealOLT, x, real(e, t, tiny), "");
+  LLVMValueRef xs =
+      LLVMBuildFMul(e->B, x, LLVMBuildSelect(e->B, sub, real(e, t, up), real(e, t, 1), ""), "");
+  LLVMValueRef v = log_ge1(e, t, xs);
+  double k = (wd ? 54 : 24) * 0.6931471805599453;
+  v = LLVMBuildFSub(e->B, v, LLVMBuildSelect(e->B, sub, real(e, t, k), real(e, t, 0), ""), "");
+  v = LLVMBuildSelect(e->B, LLVMBuildFCmp(e->B, LLVMRealOEQ, x, real(e, t, INFINITY), ""), x, v,
+                      "");
+  v = LLVMBuildSelect(e->B, LLVMBuildFCmp(e->B, LLVMRealOEQ, x, real(e, t, 0), ""),
+                      real(e, t, -INFINITY), v, "");
+  return LLVMBuildSelect(e->B, LLVMBuildFCmp(e->B, LLVMRealOLT, x, real(e, t, 0), ""),
+                         real(e, t, NAN), v, "");
 }
 
 /* ---- logsumexp: the larger max keeps its sum, the other's is scaled by exp(its max - the max) */

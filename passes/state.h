@@ -91,6 +91,9 @@ LLVMValueRef st_bfly_tree(pass_emit *e, const st_req *t, LLVMValueRef v, LLVMVal
 LLVMValueRef st_finish(pass_emit *e, const st_req *t, LLVMValueRef s);
 /* A volatile load of a state, field by field. */
 LLVMValueRef st_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p);
+/* log(x) in the working float of t (f64 for f64, else f32) from plain arithmetic: NaN kept, x < 0
+ * NaN, 0 -inf, +inf +inf, subnormals scaled first */
+LLVMValueRef st_log(pass_emit *e, rj_dtype t, LLVMValueRef x);
 
 /* Tile variants (shared, local): the accumulator of a tile's op, a scalar of the accumulation
  * type folded by emit.c (sum max min prod and or xor mean, op custom of a 32- or 64-bit dtype:

@@ -45,6 +45,17 @@ rj_dtype tns_acc_dtype(const rj_tensor *t);
  * values) at p. */
 LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p);
 void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLVMValueRef *out);
+/* ---- tensor_map.c: fused maps and epilogues (docs/TENSOR.md "Fused maps") */
+/* The inputs besides src the kernel takes (the request's nothers; 0 without a map). */
+int tns_map_inputs(const pass_emit *e);
+/* The map of t at n consecutive src elements from p (their values x[0 .. n), already in the
+ * accumulator's type): out[i] = map(x[i], the other inputs at the same index); id: the op's
+ * identity in that type (map where's masked-out value).  Calls nothing of tensor_common.c. */
+LLVMValueRef tns_map(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int n, LLVMValueRef *x,
+                     LLVMValueRef id, LLVMValueRef *out);
+/* t's epilogue of an output v (acc type): sqrt, scale or log. */
+LLVMValueRef tns_epilogue(pass_emit *e, const rj_tensor *t, LLVMValueRef v);
+
 /* The accumulator of t's op: the acc type, or a state (passes/state.h: argmax argmin var std
  * logsumexp); its identity, combine and butterfly tree.  Every tensor emitter goes through these
  * (sum / max / min: exactly emit.c's). */

@@ -42,8 +42,10 @@ static void add_attr(pass_emit *e, unsigned idx, const char *name) {
 
 void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst, int np, LLVMValueRef *p) {
   LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
-  LLVMTypeRef params[3 + TNS_NP] = {gptr, gptr, gptr};
+  LLVMTypeRef params[3 + RJ_TENSOR_OTHERS_MAX + TNS_NP] = {gptr, gptr, gptr, gptr, gptr, gptr};
   unsigned first = e->values ? 3 : 2; /* argmax / argmin values: a third pointer */
+  unsigned nothers = (unsigned)tns_map_inputs(e);
+  first += nothers; /* the other inputs: after dst (and values) */
   for (int i = 0; i < np; i++)
     params[first + (unsigned)i] = LLVMInt64TypeInContext(e->C);
   LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, first + (unsigned)np, 0);
@@ -59,6 +61,12 @@ void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst, int np, LLVMV
   if (e->values) {
     add_attr(e, 3, "noalias");
     e->values_dst = LLVMGetParam(e->fn, 2);
+  }
+  e->src = *src;
+  for (unsigned i = 0; i < nothers; i++) {
+    add_attr(e, first - nothers + i + 1, "noalias");
+    add_attr(e, first - nothers + i + 1, "readonly");
+    e->others[i] = LLVMGetParam(e->fn, first - nothers + i);
   }
   for (int i = 0; i < np; i++)
     p[i] = LLVMGetParam(e->fn, first + (unsigned)i);
@@ -80,8 +88,14 @@ static LLVMValueRef widen(pass_emit *e, const rj_tensor *t, LLVMValueRef x) {
   return LLVMBuildFPExt(e->B, x, LLVMDoubleTypeInContext(e->C), "");
 }
 
-LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
+/* one element of t's dtype at p, in the accumulator's type, no map (tns_store's old value) */
+static LLVMValueRef load_raw(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
   return widen(e, t, pass_to_acc(e, LLVMBuildLoad2(e->B, pass_type(e, t->dtype), p, ""), t->dtype));
+}
+
+LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
+  LLVMValueRef x = load_raw(e, t, p);
+  return t->map ? tns_map(e, t, p, 1, &x, tns_identity(e, t), &x) : x;
 }
 
 void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLVMValueRef *out) {
@@ -91,6 +105,7 @@ void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLV
   for (int i = 0; i < vec; i++)
     out[i] =
         widen(e, t, pass_to_acc(e, LLVMBuildExtractElement(e->B, v, pass_i32(e, i), ""), t->dtype));
+  if (t->map) tns_map(e, t, p, vec, out, tns_identity(e, t), out);
 }
 
 /* An f64 accumulator rounded once to t's dtype: f32 directly; f16 / bf16 through f32 rounded to
@@ -260,7 +275,8 @@ void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef 
   }
   LLVMTypeRef ty = pass_type(e, t->dtype);
   LLVMValueRef ptr = pass_gep(e, ty, dst, idx64);
-  if (t->accum) v = pass_fold(e, t->op, tns_acc_dtype(t), t->nan, v, tns_load(e, t, ptr));
+  if (t->accum) v = pass_fold(e, t->op, tns_acc_dtype(t), t->nan, v, load_raw(e, t, ptr));
+  if (t->epilogue) v = tns_epilogue(e, t, v);
   LLVMBuildStore(e->B, narrow(e, t, v), ptr);
 }
 
@@ -316,11 +332,14 @@ void tns_plan_runtime(pass_plan *out, const rj_request *r, const char *variant, 
                       const char *names) {
   const rj_tensor *t = &r->u.tensor;
   /* what else is compiled in: var / std's correction, argmax's values, an f64 accumulator */
-  char more[32] = "";
+  char more[64] = "";
   if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
     snprintf(more, sizeof more, "|corr%d", t->correction);
   if (t->values) snprintf(more, sizeof more, "|values");
   if (tns_acc_dtype(t) != t->dtype) snprintf(more, sizeof more, "|acc_f64");
+  if (t->map || t->epilogue || t->nothers) /* the fused map and its inputs' dtypes */
+    snprintf(more + strlen(more), sizeof more - strlen(more), "|map%d.%d.%d.%d", t->map,
+             t->epilogue, t->nothers ? (int)t->other_dtype[0] : -1, t->nothers);
   snprintf(out->key, sizeof out->key, "{dynamic %s|%s|op%d|dtype%d|nan%d|accum%d|det%d%s}", variant,
            bucket, t->op, t->dtype, t->nan, t->accum, t->deterministic, more);
   snprintf(out->note, sizeof out->note,

@@ -26,12 +26,15 @@
 typedef struct reduce_call {
   const rj_request *req;
   const rj_options *opt;
-  rj_devptr src, dst; /* device addresses of the view's element 0 and of dst */
-  rj_devptr values;   /* "values": the extreme values' destination */
+  rj_devptr src, dst;                     /* device addresses of the view's element 0 and of dst */
+  rj_devptr values;                       /* "values": the extreme values' destination */
+  rj_devptr others[RJ_TENSOR_OTHERS_MAX]; /* "others": their element 0 */
 } reduce_call;
 
 static rj_status enqueue(rj_ctx *ctx, void *ud) {
   const reduce_call *c = ud;
+  int n = c->req->u.tensor.nothers;
+  if (n) return rj_reduce_n(ctx, c->req, c->opt, c->src, c->others, n, c->dst, c->values, NULL);
   if (c->req->u.tensor.values)
     return rj_reduce_values(ctx, c->req, c->opt, c->src, c->dst, c->values, NULL);
   return rj_reduce(ctx, c->req, c->opt, c->src, c->dst, NULL);
@@ -46,6 +49,7 @@ static rj_status timed_reduce(rj_ctx *ctx, const reduce_call *c, double *ms) {
  * and values, scratch for the rest, and the reference. */
 typedef struct trun {
   hr_buf src, dst, vals;
+  hr_buf oth[RJ_TENSOR_OTHERS_MAX]; /* "others" (placed (seed / 8) mod 8 elements in) */
   void *got, *first, *vfirst;
   hr_value *ref;
 } trun;
@@ -59,6 +63,44 @@ static void put_nans(hr_rng *g, const rj_check_opts *o, const rj_tensor *t, cons
     int64_t r = (int64_t)(hr_rng_next(g) % (uint64_t)v->reduce_len);
     hr_store_f64(t->dtype, view, ir_tview_offset(v, p, r), NAN);
   }
+}
+
+/* element i of a mask of dtype dt: z (0 or 1) */
+static void set_mask(rj_dtype dt, void *p, int64_t i, uint64_t z) {
+  size_t n = (size_t)ir_dtype(dt)->bytes;
+  if (ir_dtype(dt)->is_float) {
+    hr_store_f64(dt, p, i, (double)z);
+    return;
+  }
+  unsigned char *q = (unsigned char *)p + (size_t)i * n; /* little-endian integers */
+  memset(q, 0, n);
+  q[0] = (unsigned char)z;
+}
+
+/* The other inputs: random (a mask of map "where": 0 / 1, all 0 when seed bits 6-7 are 0),
+ * uploaded; views[k] their element 0 on the host. */
+static rj_status other_inputs(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t, hr_rng *g,
+                              trun *b, const void **views) {
+  int64_t off = (int64_t)((o->seed / 8) % 8);
+  for (int k = 0; k < t->nothers; k++) {
+    ir_tview ov;
+    hr_other_view(t, k, &ov);
+    rj_dtype dt = t->other_dtype[k];
+    rj_status s = hr_buf_make(ctx, &b->oth[k], o->compile.device, dt, off + ov.extent);
+    if (s) return s;
+    void *p = hr_payload(&b->oth[k]);
+    hr_fill_random(g, dt, p, off + ov.extent);
+    if (t->map == RJ_MAP_WHERE) {
+      bool none = ((o->seed >> 6) & 3) == 0;
+      for (int64_t i = 0; i < off + ov.extent; i++) {
+        uint64_t z = none ? 0 : hr_rng_next(g) & 1;
+        set_mask(dt, p, i, z);
+      }
+    }
+    views[k] = (char *)p + (size_t)off * (size_t)ir_dtype(dt)->bytes;
+    if ((s = hr_buf_up(ctx, &b->oth[k]))) return s;
+  }
+  return RJ_OK;
 }
 
 /* Inputs: src's payload (off + the view's extent) random, NaNs at random elements of the view;
@@ -77,7 +119,11 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
   void *view = (char *)hr_payload(&b->src) + (size_t)off * (size_t)ir_dtype(t->dtype)->bytes;
   put_nans(&g, o, t, v, view);
   if (t->accum) hr_fill_op(&g, t->op, t->dtype, hr_payload(&b->dst), v->outputs, v->reduce_len);
+  const void *oviews[RJ_TENSOR_OTHERS_MAX] = {0};
+  if ((s = other_inputs(ctx, o, t, &g, b, oviews))) return s;
   if (o->no_check) { /* no reference */
+  } else if (hr_fused(t)) {
+    hr_oracle_fused(t, v, view, oviews, t->accum ? hr_payload(&b->dst) : NULL, b->ref);
   } else if (hr_state_op(t->op)) {
     hr_state_fill(&g, t, v, view, (int)(o->seed >> 3) & 3);
     put_nans(&g, o, t, v, view); /* again: the redraw kept no NaN */
@@ -97,6 +143,9 @@ static rj_status launch(rj_ctx *ctx, const rj_check_opts *o, const rj_request *r
   reduce_call c = {.req = req, .opt = &o->compile, .dst = hr_payload_dev(&b->dst)};
   c.src = hr_payload_dev(&b->src) + (uint64_t)off * (size_t)ir_dtype(b->src.t)->bytes;
   if (vals) c.values = hr_payload_dev(&b->vals);
+  for (int k = 0; k < req->u.tensor.nothers; k++)
+    c.others[k] = hr_payload_dev(&b->oth[k]) +
+                  (uint64_t)((o->seed / 8) % 8) * (size_t)ir_dtype(b->oth[k].t)->bytes;
   double ms = 0;
   rj_status s;
   if ((s = hr_buf_up(ctx, &b->dst)) || (vals && (s = hr_buf_up(ctx, &b->vals))) ||
@@ -153,8 +202,9 @@ static void outputs(const rj_check_opts *o, const rj_tensor *t, const ir_tview *
     if (t->values) unwritten(res, t->dtype, vals, b->vals.n, "values");
     return;
   }
+  rj_op op = hr_fused(t) && (t->op == RJ_OP_MAX || t->op == RJ_OP_MIN) ? RJ_OP_SUM : t->op;
   for (int64_t y = 0; y < dst->n; y++)
-    hr_check_elem(res, t->op, dst->t, &b->ref[y], d, y, "dst element %lld", (long long)y);
+    hr_check_elem(res, op, dst->t, &b->ref[y], d, y, "dst element %lld", (long long)y);
   if (t->values) {
     const void *view = (const char *)hr_payload(&b->src) + (size_t)(o->seed % 8) * eb;
     hr_check_values(res, t, v, view, b->ref, vals);
@@ -200,6 +250,8 @@ rj_status hr_check_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opt
   hr_buf_free(ctx, &b.src, s);
   hr_buf_free(ctx, &b.dst, s);
   hr_buf_free(ctx, &b.vals, s);
+  for (int k = 0; k < RJ_TENSOR_OTHERS_MAX; k++)
+    hr_buf_free(ctx, &b.oth[k], s);
   free(b.got);
   free(b.first);
   free(b.vfirst);
@@ -249,6 +301,23 @@ static rj_status bench_fill(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor
   return s;
 }
 
+/* bench: other input k, random, on the device at *d */
+static rj_status bench_other(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t, int k,
+                             rj_devptr *d) {
+  ir_tview ov;
+  hr_other_view(t, k, &ov);
+  size_t bytes = (size_t)ov.extent * (size_t)ir_dtype(t->other_dtype[k])->bytes;
+  void *host = malloc(bytes);
+  if (!host) return hr_nomem(ctx);
+  hr_rng g;
+  hr_rng_seed(&g, o->seed + 1 + (uint64_t)k);
+  hr_fill_random(&g, t->other_dtype[k], host, ov.extent);
+  rj_status s = rj_device_alloc(ctx, o->compile.device, bytes, d);
+  if (!s) s = rj_memcpy_htod(ctx, o->compile.device, *d, host, bytes);
+  free(host);
+  return s;
+}
+
 rj_status hr_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o, rj_kernel *k,
                           rj_bench_result *res) {
   (void)k; /* rj_reduce finds it in the cache */
@@ -266,9 +335,15 @@ rj_status hr_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opt
                  (double)(v.outputs * (t->accum ? 2 : 1)) * (double)dbytes +
                  (t->values ? (double)v.outputs * (double)bytes : 0); /* the values written */
   rj_status s = bench_fill(ctx, o, t, v.outputs, &b);
+  for (int k = 0; k < t->nothers && !s; k++) { /* read once each, not rotated */
+    moved += (double)(v.outputs * v.reduce_len) * (double)ir_dtype(t->other_dtype[k])->bytes;
+    s = bench_other(ctx, o, t, k, &b.c.others[k]);
+  }
   if (!s) s = hr_bench_loop(ctx, WARM, RUNS, bench_run, &b, ms, moved, res);
   hr_free(ctx, o->compile.device, b.big, s);
   hr_free(ctx, o->compile.device, b.c.dst, s);
   hr_free(ctx, o->compile.device, b.c.values, s);
+  for (int k = 0; k < t->nothers; k++)
+    hr_free(ctx, o->compile.device, b.c.others[k], s);
   return s;
 }

@@ -60,6 +60,13 @@ void hr_oracle_tile(const rj_tile *t, const void *src, const void *dst_old, hr_v
 /* Tensor reference of every output; dst_old NULL without accum. */
 void hr_oracle_tensor(const rj_tensor *t, const ir_tview *v, const void *src, const void *dst_old,
                       hr_value *ref);
+/* oracle_fused.c: requests with a map, an epilogue or other inputs (docs/TENSOR.md "Fused
+ * maps").  hr_other_view: other input k's view (its strides, or src's).  hr_oracle_fused:
+ * others[k] is input k + 1's element 0; max / min outputs are checked as sums (mag: |ref|). */
+bool hr_fused(const rj_tensor *t);
+void hr_other_view(const rj_tensor *t, int k, ir_tview *v);
+void hr_oracle_fused(const rj_tensor *t, const ir_tview *v, const void *src,
+                     const void *const *others, const void *dst_old, hr_value *ref);
 /* Compares got (element i of a dtype buffer) with ref; fills the error. */
 bool hr_compare(rj_op op, rj_dtype t, const hr_value *ref, const void *got, int64_t i,
                 double *abs_err, double *rel_err);

@@ -20,6 +20,7 @@ static rj_status emit_module(rj_ctx *ctx, const char *variant, const rj_request 
   const rj_combine *cb = ir_request_combine(req);
   if (cb) em->custom = &cb->identity;
   em->values = req->kind == RJ_KIND_TENSOR && req->u.tensor.values;
+  em->nothers = req->kind == RJ_KIND_TENSOR ? req->u.tensor.nothers : 0;
   em->M = LLVMModuleCreateWithNameInContext("redjit", ctx->llvm->C);
   em->B = LLVMCreateBuilderInContext(ctx->llvm->C);
   rj_status s = v->kernel(em, req, v);

@@ -658,6 +658,53 @@ for tg in ["sm_80", "sm_100a", "sm_120"]:
     add("tns-rows-4099x33-max-bf16", tensor("max", "bf16", [4099, 33], [1]), tg)
     add("tns-cols-33x4099-min-i64", tensor("min", "i64", [33, 4099], [0]), tg)
 
+# fused maps ("map", "others", "epilogue"; named ops): every map on rows / cols / generic /
+# cluster / runtime-size kernels, broadcast and strided other inputs, masks of other dtypes
+FMAP = [("abs", "sum", None), ("square", "sum", None), ("mul", "sum", "same"),
+        ("sub_square", "mean", "same"), ("abs_sub", "max", "same"), ("where", "sum", "f32"),
+        ("nonzero", "sum", None)]
+FVIEW = [([64, 1000], [1], {}), ([1000, 64], [0], {}), ([5, 7, 11], [0, 2], {}),
+         ([400003], None, {"variant": "tensor_cluster"}), ([257, 1025], [1], {"dynamic": True}),
+         ([1025, 257], [0], {"dynamic": True})]
+for i, (m, op, other) in enumerate(FMAP):
+    for j, (shape, axes, kw) in enumerate(FVIEW):
+        dt = ["f16", "bf16", "f32", "f64"][(i + j) % 4]
+        if "variant" in kw:  # one cluster: 16385 .. 65536 16-byte vectors
+            shape = [40000 * {"f16": 8, "bf16": 8, "f32": 4, "f64": 2}[dt] + 3]
+        extra = dict(kw)
+        if other:
+            extra["others"] = [{"dtype": dt if other == "same" else other}]
+        add("tns-fused-%s-%s-%s" % (m, tlabel(shape, axes), tag(op, dt)),
+            tensor(op, dt, shape, axes, map=m, **extra), ["sm_90", "sm_80", "sm_100a"][j % 3])
+for name, dt, kw in (("dot", "f32", {"others": [{"dtype": "f32"}]}), ("sumsq", "bf16", {}),
+                     ("norm", "f16", {}), ("norm", "f32", {"p": 1}),
+                     ("norm", "bf16", {"p": "inf"}), ("amax", "f32", {}),
+                     ("mse", "f32", {"others": [{"dtype": "f32"}]}),
+                     ("l1", "f64", {"others": [{"dtype": "f64"}]}),
+                     ("count_nonzero", "f16", {})):
+    add("tns-fused-op-%s-%s%s" % (name, dt, "-p%s" % kw["p"] if "p" in kw else ""),
+        tensor(name, dt, [4096, 4096], [1], **kw))
+for label, r in (
+        ("bcast-row", tensor("sum", "f32", [64, 1000], [1], map="sub_square",
+                             others=[{"dtype": "f32", "strides": [1, 0]}])),
+        ("bcast-col", tensor("sum", "bf16", [1000, 64], [0], map="mul",
+                             others=[{"dtype": "bf16", "strides": [0, 1]}])),
+        ("mask-u32", tensor("max", "f16", [64, 1000], [1], map="where",
+                            others=[{"dtype": "u32"}])),
+        ("sqrt", tensor("sum", "f32", [64, 1000], [1], map="square", epilogue="sqrt")),
+        ("log", tensor("mean", "f64", [1000, 64], [0], map="abs", epilogue="log")),
+        ("scale", tensor("sum", "f16", [100003], epilogue="scale", scale=0.125))):
+    add("tns-fused-" + label, r)
+add("tns-fused-int-where-i64", tensor("max", "i64", [1000, 64], [0], map="where",
+                                     others=[{"dtype": "f16"}]))
+add("tns-fused-int-count-u32", tensor("count_nonzero", "u32", [64, 1000], [1], dynamic=True))
+for label, r in (("map-int", tensor("sum", "i32", [64, 1000], [1], map="abs")),
+                 ("map-argmax", tensor("argmax", "f32", [64, 1000], [1], map="abs")),
+                 ("others-missing", tensor("sum", "f32", [64, 1000], [1], map="mul")),
+                 ("where-mean", tensor("mean", "f32", [64, 1000], [1], map="where",
+                                       others=[{"dtype": "f32"}]))):
+    add("bad-tns-fused-" + label, r)
+
 # ------------------------------------------------------------------ treduce (peer kernel)
 def tred(op, dt, ranks, shape, root=None, tile_=None, pingpong=None, **kw):
     r = {"kind": "treduce", "op": op, "dtype": dt, "ranks": ranks}

@@ -277,6 +277,39 @@ def test_reduce_without_gpu():
     assert "path" in e.message
 
 
+def test_fused_without_gpu():
+    """Fused maps: the request built (others broadcast by stride 0, named ops), the arguments
+    checked before any launch, then the driver reached (RJ_ENODEV)."""
+    if _has_gpu():
+        skip("a GPU is present: FakeCAI's pointers would reach it (test_gpu_fused.py covers it)")
+    x, y = FakeCAI((64, 32)), FakeCAI((64,))
+    for call in (lambda: redjit.dot(x, FakeCAI((64, 32), ptr=0x7f0000100000), 1, out=y),
+                 lambda: redjit.dot(x, FakeCAI((32,), ptr=0x7f0000100000), 1, out=y),
+                 lambda: redjit.norm(x, 2, 1, out=y),
+                 lambda: redjit.norm(x, float("inf"), 1, out=y),
+                 lambda: redjit.reduce(x, "sum", 1, others=(FakeCAI((64, 1), "<u4"),),
+                                       map="where", out=y),
+                 lambda: redjit.reduce(x, "sum", 1, epilogue="scale", scale=0.5, out=y)):
+        e = raises(redjit.RedjitError, call)
+        assert e.status == "RJ_ENODEV", e
+    c = redjit._ctx()
+    keys = [json.loads(k) for k in c.requests if '"others"' in k or '"map"' in k]
+    row = [k for k in keys if k.get("others") == [{"dtype": "f32", "strides": [0, 1]}]]
+    assert row and row[0]["op"] == "dot", keys
+    col = [k for k in keys if k.get("others") == [{"dtype": "u32", "strides": [1, 0]}]]
+    assert col and col[0]["map"] == "where", keys
+    e = raises(redjit.RedjitError, redjit.dot, x, FakeCAI((3,)), 1, out=y)
+    assert e.status == "RJ_EINVAL" and "others[0]: shape" in e.message
+    e = raises(redjit.RedjitError, redjit.norm, x, 3, 1, out=y)
+    assert e.status == "RJ_EINVAL" and "p: expected 1, 2" in e.message
+    e = raises(redjit.RedjitError, redjit.dot, x, FakeCAI((64, 32), "<f8"), 1, out=y)
+    assert "others[0].dtype" in e.message
+    e = raises(redjit.RedjitError, redjit.reduce, x, "sum", 1, map="cube", out=y)
+    assert "map: unknown value" in e.message
+    e = raises(redjit.RedjitError, redjit.reduce, x, "dot", 1, others=(x,), accum=True, out=y)
+    assert "not accum" in e.message
+
+
 def _add_ir(tag):
     """An f32 add combine whose text differs by tag (another combine text, one kernel each)."""
     return (f"; {tag}\ndefine float @add(float %a, float %b) {{\n  %s = fadd float %a, %b\n"

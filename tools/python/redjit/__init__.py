@@ -20,7 +20,7 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from . import _arrays, _custom, _options
+from . import _arrays, _custom, _fused, _options
 from ._custom import Custom
 from ._options import get_options, set_options  # noqa: F401
 from ._arrays import ArrayInfo, describe, kept_shape, normalize_axes, tensor_request
@@ -33,6 +33,7 @@ from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, INDEX_OPS, KIND, N
 
 __all__ = ["RedjitError", "Custom", "Kernel", "Variant", "version", "variants", "compile",
            "compile_ir", "explain", "canonical", "reduce", "reduce_values", "treduce",
+           "dot", "norm",
            "tensor_request", "search_paths", "library_path", "compile_count", "cache_stats",
            "__version__", "InvalidRequest", "NoVariant", "TargetError", "LLVMError", "NoDevice",
            "CudaError", "OutOfMemory", "Unsupported", "Timeout", "CompilerCrash", "Busy",
@@ -562,7 +563,9 @@ def _torch_seen():
 def reduce(x: Any, op: Union[str, Custom] = "sum", axis: Axis = None, *, out: Any = None,
            nan: str = "propagate", accum: bool = False, stream: Any = None,
            deterministic: bool = True, dynamic: bool = False, correction: Optional[int] = None,
-           acc_dtype: Optional[str] = None) -> Any:
+           acc_dtype: Optional[str] = None, others: Sequence[Any] = (), map: Optional[str] = None,
+           epilogue: Optional[str] = None, scale: Optional[float] = None,
+           p: Any = None) -> Any:
     """Reduces x (a torch CUDA tensor, a __cuda_array_interface__ array, or a CUDA __dlpack__
     object) over `axis` (None: every dim; an int or a tuple, negatives from the end) with op
     (a name of OP: "sum", "max", "min", "prod", "and" / "or" / "xor" of integers, "argmax" /
@@ -573,11 +576,23 @@ def reduce(x: Any, op: Union[str, Custom] = "sum", axis: Axis = None, *, out: An
     argmax / argmin write int64 indices (the first of ties; out allocated as int64); var / std
     divide by N - correction (None: 1, as torch.var).  acc_dtype="f64" accumulates sum / prod /
     mean of f16, bf16 and f32 in f64, rounded once to x's dtype (None: the dtype's default, f32
-    for those, f64 for f64)."""
+    for those, f64 for f64).
+
+    Fused maps (docs/TENSOR.md "Fused maps"): map ("abs", "square", "mul", "sub_square",
+    "abs_sub", "where", "nonzero") of x and `others` (arrays broadcasting to x's shape; "where":
+    the mask), epilogue ("sqrt", "log", "scale" by `scale`), or a named op ("dot", "sumsq",
+    "norm" with p = 1, 2, "inf", "amax", "mse", "l1", "count_nonzero")."""
     try:
         c = _tls.ctx
     except AttributeError:
         c = _ctx()
+    if others or map is not None or epilogue is not None or (op.__class__ is str and
+                                                              op in _fused.FUSED_OPS):
+        if accum or dynamic or not deterministic or correction is not None:
+            raise RedjitError("RJ_EINVAL", "reduce: a fused map takes out, nan, stream and "
+                              "acc_dtype (not accum, dynamic, deterministic or correction)")
+        return _fused.fused_reduce(c, x, op, axis, tuple(others), map, epilogue, scale, p, out,
+                                   nan, stream, acc_dtype, _stream_of, _empty, _check_out)
     if axis.__class__ is list:
         axis = tuple(axis)
     tkey = None
@@ -638,6 +653,20 @@ def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, determinist
     if s:
         raise c.fail(s)
     return out
+
+
+def dot(x: Any, y: Any, axis: Axis = None, *, out: Any = None, stream: Any = None) -> Any:
+    """sum(x * y) over `axis` (None: every dim) in one pass; y broadcasts to x's shape and has
+    x's dtype (torch.dot / (x * y).sum(axis))."""
+    return reduce(x, "dot", axis, others=(y,), out=out, stream=stream)
+
+
+def norm(x: Any, p: Any = 2, axis: Axis = None, *, out: Any = None, stream: Any = None) -> Any:
+    """The p-norm of x over `axis` (torch.linalg.vector_norm): p = 2 (accumulated in f64 for
+    f16, bf16 and f32: no overflow), 1, or "inf" / float("inf")."""
+    if p == float("inf"):
+        p = "inf"
+    return reduce(x, "norm", axis, p=p, out=out, stream=stream)
 
 
 def reduce_values(x: Any, op: str = "argmax", axis: Axis = None, *, out: Any = None,

@@ -1,0 +1,115 @@
+/* The float64 reference of fused tensor requests (docs/TENSOR.md "Fused maps"): each element's
+ * map from src and the other inputs (each other input placed by its own view of the same logical
+ * shape), folded as hr_oracle_add folds, then the epilogue, whose tolerance scale (mag) follows
+ * it: sqrt halves a relative error, log turns it into an absolute one, scale multiplies both. */
+#include "harness.h"
+
+#include <math.h>
+
+bool hr_fused(const rj_tensor *t) {
+  return t->map || t->epilogue || t->nothers;
+}
+
+void hr_other_view(const rj_tensor *t, int k, ir_tview *v) {
+  rj_tensor o = *t;
+  if (t->other_has_strides[k]) {
+    o.has_strides = 1;
+    for (int d = 0; d < t->ndim; d++)
+      o.strides[d] = t->other_strides[k][d];
+  }
+  ir_tensor_view(&o, v);
+}
+
+/* the map of element x (y: input 1's element, NaN-free masks included); *skip: not folded (a
+ * masked-out element, the op's identity) */
+static double map1(const rj_tensor *t, double x, double y, bool *skip) {
+  *skip = false;
+  switch (t->map) {
+  case RJ_MAP_ABS:
+    return fabs(x);
+  case RJ_MAP_SQUARE:
+    return x * x;
+  case RJ_MAP_MUL:
+    return x * y;
+  case RJ_MAP_SUB_SQUARE:
+    return (x - y) * (x - y);
+  case RJ_MAP_ABS_SUB:
+    return fabs(x - y);
+  case RJ_MAP_WHERE:
+    *skip = !(y != 0);
+    return x;
+  case RJ_MAP_NONZERO:
+    return x != 0 ? 1.0 : 0.0;
+  default:
+    return x;
+  }
+}
+
+/* the epilogue of a finished output, and its tolerance scale */
+static void epilogue(const rj_tensor *t, hr_value *a) {
+  double s = a->f;
+  switch (t->epilogue) {
+  case RJ_EPI_SQRT:
+    a->f = sqrt(s);
+    a->mag = a->f > 0 ? a->mag / (2 * a->f) + a->f : sqrt(a->mag);
+    break;
+  case RJ_EPI_LOG:
+    a->f = log(s);
+    a->mag = (s != 0 ? a->mag / fabs(s) : INFINITY) + fabs(a->f);
+    break;
+  case RJ_EPI_SCALE:
+    a->f = s * t->scale;
+    a->mag *= fabs(t->scale);
+    break;
+  default:
+    break;
+  }
+}
+
+/* integers (maps where and nonzero): exact, wrapping, as hr_oracle_add */
+static void oracle_int(const rj_tensor *t, const ir_tview *v, const void *src,
+                       const void *const *others, const void *dst_old, hr_value *ref) {
+  ir_tview ov;
+  if (t->nothers) hr_other_view(t, 0, &ov);
+  for (int64_t p = 0; p < v->outputs; p++) {
+    hr_value *a = &ref[p];
+    hr_oracle_init(t->op, t->dtype, a);
+    for (int64_t r = 0; r < v->reduce_len; r++) {
+      int64_t off = ir_tview_offset(v, p, r);
+      if (t->map == RJ_MAP_WHERE) {
+        double m = hr_load_f64(t->other_dtype[0], others[0], ir_tview_offset(&ov, p, r));
+        if (m != 0) hr_oracle_add(t->op, t->dtype, t->nan, a, src, off);
+        continue;
+      }
+      uint64_t one = hr_load_f64(t->dtype, src, off) != 0; /* little-endian: the dtype's 0 / 1 */
+      hr_oracle_add(t->op, t->dtype, t->nan, a, &one, 0);
+    }
+    if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, p);
+  }
+}
+
+void hr_oracle_fused(const rj_tensor *t, const ir_tview *v, const void *src,
+                     const void *const *others, const void *dst_old, hr_value *ref) {
+  if (!ir_dtype(t->dtype)->is_float) {
+    oracle_int(t, v, src, others, dst_old, ref);
+    return;
+  }
+  ir_tview ov;
+  if (t->nothers) hr_other_view(t, 0, &ov);
+  for (int64_t p = 0; p < v->outputs; p++) {
+    hr_value *a = &ref[p];
+    hr_oracle_init(t->op, RJ_F64, a);
+    for (int64_t r = 0; r < v->reduce_len; r++) {
+      double x = hr_load_f64(t->dtype, src, ir_tview_offset(v, p, r)), y = 0;
+      if (t->nothers) y = hr_load_f64(t->other_dtype[0], others[0], ir_tview_offset(&ov, p, r));
+      bool skip;
+      double m = map1(t, x, y, &skip);
+      if (!skip) hr_oracle_add(t->op, RJ_F64, t->nan, a, &m, 0);
+    }
+    if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, p);
+    hr_oracle_finish(t->op, a, v->reduce_len);
+    if (t->op == RJ_OP_MAX || t->op == RJ_OP_MIN) a->mag = fabs(a->f); /* checked as a sum */
+    epilogue(t, a);
+    a->acc_f64 = t->acc_f64 && t->dtype != RJ_F64;
+  }
+}

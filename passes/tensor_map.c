@@ -1,0 +1,145 @@
+/* Fused maps and epilogues of the tensor variants (docs/TENSOR.md "Fused maps").  Every variant
+ * loads through tns_load / tns_load_vec at a pointer into src; the map finds the other inputs'
+ * elements at the same index: src's element offset (the pointer's distance from src), which is
+ * the other input's offset when it keeps src's layout, or, with strides of its own, that offset
+ * split into the logical index (src's nested layout, largest stride first) and placed again. */
+#include "tensor.h"
+
+#include <math.h>
+
+static LLVMValueRef i64c(pass_emit *e, int64_t v) {
+  return LLVMConstInt(LLVMInt64TypeInContext(e->C), (unsigned long long)v, 1);
+}
+
+int tns_map_inputs(const pass_emit *e) {
+  return e->nothers;
+}
+
+/* src's logical strides (in elements) and dims by descending stride, size > 1 only */
+static int src_order(const rj_tensor *t, int64_t *st, int *ord) {
+  int64_t mul = 1;
+  int n = 0;
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    st[d] = t->has_strides ? t->strides[d] : mul;
+    mul *= t->shape[d];
+    if (t->shape[d] > 1) ord[n++] = d;
+  }
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && st[ord[j]] > st[ord[j - 1]]; j--) {
+      int x = ord[j];
+      ord[j] = ord[j - 1];
+      ord[j - 1] = x;
+    }
+  return n;
+}
+
+/* other input k's element offset of src's element offset o (i64) */
+static LLVMValueRef other_offset(pass_emit *e, const rj_tensor *t, int k, LLVMValueRef o) {
+  if (!t->other_has_strides[k]) return o;
+  int64_t st[RJ_MAX_DIMS];
+  int ord[RJ_MAX_DIMS];
+  int n = src_order(t, st, ord);
+  LLVMValueRef off = i64c(e, 0);
+  for (int i = 0; i < n; i++) {
+    int d = ord[i];
+    LLVMValueRef c = LLVMBuildUDiv(e->B, o, i64c(e, st[d]), "");
+    o = LLVMBuildURem(e->B, o, i64c(e, st[d]), "");
+    off = LLVMBuildAdd(e->B, off, LLVMBuildMul(e->B, c, i64c(e, t->other_strides[k][d]), ""), "");
+  }
+  return off;
+}
+
+/* input k's n elements from src's element offset o, raw (their own dtype) */
+static void load_other(pass_emit *e, const rj_tensor *t, int k, LLVMValueRef o, int n,
+                       LLVMValueRef *y) {
+  rj_dtype dt = t->other_dtype[k];
+  LLVMTypeRef ty = pass_type(e, dt);
+  unsigned al = (unsigned)ir_dtype(dt)->bytes;
+  if (n > 1 && !t->other_has_strides[k]) { /* one vector; src's alignment is not its */
+    LLVMValueRef v =
+        LLVMBuildLoad2(e->B, LLVMVectorType(ty, (unsigned)n), pass_gep(e, ty, e->others[k], o), "");
+    LLVMSetAlignment(v, al);
+    for (int i = 0; i < n; i++)
+      y[i] = LLVMBuildExtractElement(e->B, v, pass_i32(e, i), "");
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef oi = LLVMBuildAdd(e->B, o, i64c(e, i), "");
+    LLVMValueRef v =
+        LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, e->others[k], other_offset(e, t, k, oi)), "");
+    LLVMSetAlignment(v, al);
+    y[i] = v;
+  }
+}
+
+/* a raw element of dtype dt is non-zero (floats: NaN is) */
+static LLVMValueRef nonzero(pass_emit *e, rj_dtype dt, LLVMValueRef m) {
+  if (ir_dtype(dt)->is_float)
+    return LLVMBuildFCmp(e->B, LLVMRealUNE, m, LLVMConstNull(LLVMTypeOf(m)), "");
+  return LLVMBuildICmp(e->B, LLVMIntNE, m, LLVMConstNull(LLVMTypeOf(m)), "");
+}
+
+/* the map of one element x (acc type) with input 1's raw element y (NULL without); id: the op's
+ * identity (map where) */
+static LLVMValueRef map1(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef y,
+                         LLVMValueRef id) {
+  LLVMTypeRef w = LLVMTypeOf(x);
+  if (y && t->map != RJ_MAP_WHERE) { /* x's dtype: its acc type, widened as x was */
+    y = pass_to_acc(e, y, t->other_dtype[0]);
+    if (LLVMTypeOf(y) != w) y = LLVMBuildFPExt(e->B, y, w, "");
+  }
+  switch (t->map) {
+  case RJ_MAP_ABS:
+    return pass_call(e, "llvm.fabs", &w, 1, &x, 1);
+  case RJ_MAP_SQUARE:
+    return LLVMBuildFMul(e->B, x, x, "");
+  case RJ_MAP_MUL:
+    return LLVMBuildFMul(e->B, x, y, "");
+  case RJ_MAP_SUB_SQUARE: {
+    LLVMValueRef d = LLVMBuildFSub(e->B, x, y, "");
+    return LLVMBuildFMul(e->B, d, d, "");
+  }
+  case RJ_MAP_ABS_SUB: {
+    LLVMValueRef d = LLVMBuildFSub(e->B, x, y, "");
+    return pass_call(e, "llvm.fabs", &w, 1, &d, 1);
+  }
+  case RJ_MAP_WHERE:
+    return LLVMBuildSelect(e->B, nonzero(e, t->other_dtype[0], y), x, id, "");
+  case RJ_MAP_NONZERO:
+    if (LLVMGetTypeKind(w) == LLVMIntegerTypeKind)
+      return LLVMBuildZExt(e->B, nonzero(e, RJ_I64, x), w, "");
+    return LLVMBuildSelect(e->B, nonzero(e, RJ_F64, x), LLVMConstReal(w, 1), LLVMConstReal(w, 0),
+                           "");
+  default:
+    return x;
+  }
+}
+
+LLVMValueRef tns_map(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int n, LLVMValueRef *x,
+                     LLVMValueRef id, LLVMValueRef *out) {
+  LLVMValueRef y[16] = {0};
+  if (t->nothers) {
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+    LLVMValueRef d = LLVMBuildSub(e->B, LLVMBuildPtrToInt(e->B, p, i64, ""),
+                                  LLVMBuildPtrToInt(e->B, e->src, i64, ""), "");
+    LLVMValueRef o = LLVMBuildExactSDiv(e->B, d, i64c(e, ir_dtype(t->dtype)->bytes), "");
+    load_other(e, t, 0, o, n, y);
+  }
+  for (int i = 0; i < n; i++)
+    out[i] = map1(e, t, x[i], t->nothers ? y[i] : NULL, id);
+  return out[0];
+}
+
+LLVMValueRef tns_epilogue(pass_emit *e, const rj_tensor *t, LLVMValueRef v) {
+  LLVMTypeRef w = LLVMTypeOf(v);
+  switch (t->epilogue) {
+  case RJ_EPI_SQRT:
+    return pass_call(e, "llvm.sqrt", &w, 1, &v, 1);
+  case RJ_EPI_SCALE:
+    return LLVMBuildFMul(e->B, v, LLVMConstReal(w, t->scale), "");
+  case RJ_EPI_LOG:
+    return st_log(e, LLVMGetTypeKind(w) == LLVMDoubleTypeKind ? RJ_F64 : RJ_F32, v);
+  default:
+    return v;
+  }
+}

@@ -1,0 +1,109 @@
+"""redjit's fused maps from Python on a GPU, against torch: dot ((x * y).sum(dim), torch.dot),
+torch.linalg.vector_norm (p = 1, 2, inf; f16 / bf16 / f32 values whose squares overflow),
+masked sums (a bool-like mask of another dtype, broadcast), mse / l1 against
+torch.nn.functional, and an epilogue.  Each test skips, with the reason, without torch or a GPU.
+Run: pytest tests/python/test_gpu_fused.py, or python3 tests/python/test_gpu_fused.py [NAME...]."""
+import _runner
+
+_runner.setup_path()
+import redjit  # noqa: E402
+
+try:
+    import pytest
+    skip = pytest.skip
+except ImportError:
+    skip = _runner.skip
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as e:
+        skip(f"torch is not importable ({e})")
+    if not torch.cuda.is_available():
+        skip("torch sees no CUDA GPU")
+    return torch
+
+
+_TOL = {"float16": (2e-3, 1e-2), "bfloat16": (1.6e-2, 5e-2), "float32": (1e-5, 1e-4),
+        "float64": (1e-12, 1e-10)}
+
+
+def _close(torch, got, want, x):
+    r, a = _TOL[str(x.dtype).split(".")[1]]
+    scale = max(1.0, float(want.abs().max().float()))
+    assert torch.allclose(got.double(), want.double(), rtol=r * 4, atol=a * scale), (got, want)
+
+
+def _dtypes(torch):
+    return (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def test_dot():
+    torch = _torch()
+    g = torch.Generator(device="cuda").manual_seed(1)
+    for dt in _dtypes(torch):
+        x = torch.rand(257, 1031, device="cuda", generator=g).to(dt) - 0.5
+        y = torch.rand(257, 1031, device="cuda", generator=g).to(dt) - 0.5
+        for dim in (0, 1):
+            _close(torch, redjit.dot(x, y, dim), (x.double() * y.double()).sum(dim), x)
+        w = y[0]  # one weight row for every row: broadcast
+        _close(torch, redjit.dot(x, w, 1), (x.double() * w.double()).sum(1), x)
+        _close(torch, redjit.dot(x.t(), y.t(), 0), (x.double() * y.double()).sum(1), x)
+        v, u = x.flatten(), y.flatten()
+        _close(torch, redjit.dot(v, u), torch.dot(v.double(), u.double()), x)
+
+
+def test_norm():
+    torch = _torch()
+    g = torch.Generator(device="cuda").manual_seed(2)
+    for dt in _dtypes(torch):
+        x = torch.randn(64, 513, device="cuda", generator=g).to(dt)  # f16: the 1-norm fits
+        for p in (1, 2, float("inf")):
+            for dim in (None, 0, 1):
+                want = torch.linalg.vector_norm(x.double(), p, dim)
+                _close(torch, redjit.norm(x, p, dim), want, x)
+    # squares above the dtype's (and f32's) largest finite value
+    for dt, v in ((torch.float16, 24576.0), (torch.bfloat16, 2.0 ** 120),
+                  (torch.float32, 2.0 ** 120)):
+        x = torch.full((4,), v, device="cuda", dtype=dt)
+        got = redjit.norm(x)
+        assert float(got) == 2 * v, (dt, got)
+
+
+def test_masked_sum():
+    torch = _torch()
+    g = torch.Generator(device="cuda").manual_seed(3)
+    for dt in _dtypes(torch):
+        x = torch.rand(300, 1000, device="cuda", generator=g).to(dt)
+        for mdt in (torch.float32, torch.int32, dt):
+            m = (torch.rand(300, 1000, device="cuda", generator=g) > 0.5).to(mdt)
+            want = (x.double() * (m != 0).double()).sum(1)
+            _close(torch, redjit.reduce(x, "sum", 1, others=(m,), map="where"), want, x)
+            z = torch.zeros_like(m)
+            got = redjit.reduce(x, "sum", 1, others=(z,), map="where")
+            assert bool((got == 0).all())
+        col = (torch.rand(300, 1, device="cuda", generator=g) > 0.5).float()  # per row
+        want = (x.double() * col.double()).sum(1)
+        _close(torch, redjit.reduce(x, "sum", 1, others=(col,), map="where"), want, x)
+        cnt = redjit.reduce((x > 0.5).to(dt), "count_nonzero", 1)
+        _close(torch, cnt, torch.count_nonzero(x > 0.5, 1).double(), x)  # bf16: rounded
+
+
+def test_losses_and_epilogue():
+    torch = _torch()
+    F = torch.nn.functional
+    g = torch.Generator(device="cuda").manual_seed(4)
+    for dt in _dtypes(torch):
+        x = torch.randn(4096, device="cuda", generator=g).to(dt)
+        y = torch.randn(4096, device="cuda", generator=g).to(dt)
+        _close(torch, redjit.reduce(x, "mse", others=(y,)), F.mse_loss(x.double(), y.double()), x)
+        _close(torch, redjit.reduce(x, "l1", others=(y,)), F.l1_loss(x.double(), y.double()), x)
+        got = redjit.reduce(x, "sum", epilogue="scale", scale=1 / 4096)
+        _close(torch, got, x.double().mean(), x)
+        got = redjit.reduce(x, "mean", map="abs", epilogue="log")
+        _close(torch, got, x.double().abs().mean().log(), x)
+
+
+if __name__ == "__main__":
+    _runner.main(globals())

@@ -1,0 +1,279 @@
+/* Fused maps without a GPU (docs/TENSOR.md "Fused maps"): every new field validated, refusals
+ * naming it; the canonical text round-trips and spells the named ops out; the PTX of every map
+ * and epilogue on every tensor variant compiles and holds the map's instructions and the other
+ * inputs' parameters; explain shows the map and the epilogue; the C API's launch checks.  Their
+ * results on the GPU: test_gpu_fused.c. */
+#include "rjtest.h"
+
+#include <stdbool.h>
+
+#define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "\"%s\" not in \"%s\"", (sub), (s))
+
+#define T "{\"kind\":\"tensor\",\"dtype\":\"%s\",%s}"
+#define ROWS "\"shape\":[64,1000],\"axes\":[1]"
+#define COLS "\"shape\":[1000,64],\"axes\":[0]"
+#define GENERIC "\"shape\":[5,7,11],\"axes\":[0,2]"
+#define CLUSTER "\"shape\":[160003],\"variant\":\"tensor_cluster\""
+#define FORCED "\"shape\":[64,1000],\"axes\":[1],\"variant\":\"tensor_generic\""
+#define DYN ROWS ",\"dynamic\":true"
+#define DYNC COLS ",\"dynamic\":true"
+
+static rj_ctx *ctx;
+static void setup(void) {
+  ctx = rj_ctx_new();
+}
+static void teardown(void) {
+  rj_ctx_free(ctx);
+}
+
+static void refused(const char *json, const char *msg) {
+  rj_request r;
+  rj_status s = rj_request_parse(ctx, json, &r);
+  ck_assert_msg(s == RJ_EINVAL, "%s: %s (%s)", json, rj_status_name(s), rj_errmsg(ctx));
+  ck_assert_msg(strstr(rj_errmsg(ctx), msg), "\"%s\" not in \"%s\"", msg, rj_errmsg(ctx));
+}
+
+static const char *const maps[] = {"abs",     "square", "mul",    "sub_square",
+                                   "abs_sub", "where",  "nonzero"};
+static const char *const views[] = {ROWS, COLS, GENERIC, CLUSTER, FORCED, DYN, DYNC};
+
+/* the fields of a request with map m (i: others needed) */
+static const char *fields(int m, const char *view, const char *more) {
+  bool two = m >= 2 && m <= 5;
+  return rjt_fmt("{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",%s,\"map\":\"%s\"%s%s}",
+                 view, maps[m], two ? ",\"others\":[{\"dtype\":\"f32\"}]" : "", more);
+}
+
+/* every map x variant compiles; two-input maps take a fourth pointer parameter after dst */
+START_TEST(ptx_every_map) {
+  for (int v = 0; v < 7; v++)
+    for (int m = 0; m < 7; m++) {
+      char *p = strdup(rjt_ptx(ctx, fields(m, views[v], ""), "sm_90"));
+      bool two = m >= 2 && m <= 5;
+      ck_assert_msg(rjt_count(p, "others[0]") == (two ? 1 : 0), "%s %s", maps[m], views[v]);
+      if (m == 0 || m == 4) ck_assert_msg(rjt_count(p, "abs.f32") >= 1, "%s", views[v]);
+      if (m == 1 || m == 2 || m == 3) ck_assert_msg(rjt_count(p, "mul") >= 1, "%s", views[v]);
+      free(p);
+    }
+  /* the epilogues: sqrt, a scale, log's polynomial; f16 data with an f32 mask */
+  for (int v = 0; v < 7; v++) {
+    char *p = strdup(rjt_ptx(ctx, rjt_fmt(T, "f32", "\"op\":\"norm\"," ROWS), "sm_90"));
+    ck_assert(rjt_count(p, "sqrt.rn.f64") >= 1 && rjt_count(p, "mul.rn.f64") >= 1);
+    free(p);
+    p = strdup(rjt_ptx(ctx, fields(1, views[v], ",\"epilogue\":\"log\""), "sm_90"));
+    ck_assert_msg(rjt_count(p, "div.rn.f32") >= 1, "log %s", views[v]);
+    free(p);
+    p = strdup(rjt_ptx(ctx,
+                       rjt_fmt(T, "f16",
+                               "\"op\":\"max\",\"map\":\"where\",\"others\":[{\"dtype\":\"f32\"}],"
+                               "\"epilogue\":\"scale\",\"scale\":0.5," ROWS),
+                       "sm_90"));
+    ck_assert(rjt_count(p, "0f3F000000") >= 1);
+    free(p);
+  }
+}
+END_TEST
+
+/* the named ops are their base op, map and epilogue spelled out; canonical text round-trips */
+START_TEST(named_ops) {
+  static const struct {
+    const char *op, *canon;
+  } named[] = {
+      {"\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\"}]", "\"op\":\"sum\""},
+      {"\"op\":\"sumsq\"", "\"map\":\"square\""},
+      {"\"op\":\"norm\"", "\"epilogue\":\"sqrt\""},
+      {"\"op\":\"norm\",\"p\":1", "\"map\":\"abs\""},
+      {"\"op\":\"norm\",\"p\":\"inf\"", "\"op\":\"max\""},
+      {"\"op\":\"amax\"", "\"op\":\"max\""},
+      {"\"op\":\"mse\",\"others\":[{\"dtype\":\"f32\"}]", "\"op\":\"mean\""},
+      {"\"op\":\"l1\",\"others\":[{\"dtype\":\"f32\"}]", "\"map\":\"abs_sub\""},
+      {"\"op\":\"count_nonzero\"", "\"map\":\"nonzero\""},
+  };
+  for (int i = 0; i < 9; i++) {
+    rj_request r, r2;
+    const char *c;
+    char rest[160];
+    snprintf(rest, sizeof rest, "%s,%s", named[i].op, ROWS);
+    rjt_parse(ctx, rjt_fmt(T, "f32", rest), &r);
+    ck_assert_int_eq(rj_request_canonical(ctx, &r, &c), RJ_OK);
+    ck_assert_msg(strstr(c, named[i].canon), "%s: %s", named[i].op, c);
+    char *cc = strdup(c);
+    rjt_parse(ctx, cc, &r2);
+    ck_assert_int_eq(rj_request_canonical(ctx, &r2, &c), RJ_OK);
+    ck_assert_str_eq(cc, c);
+    free(cc);
+  }
+  /* norm p 2 accumulates f16 / bf16 / f32 in f64 (no overflow), f64 in f64 */
+  rj_request r;
+  rjt_parse(ctx, rjt_fmt(T, "bf16", "\"op\":\"norm\"," ROWS), &r);
+  ck_assert_int_eq(r.u.tensor.acc_f64, 1);
+  rjt_parse(ctx, rjt_fmt(T, "f64", "\"op\":\"norm\"," ROWS), &r);
+  ck_assert_int_eq(r.u.tensor.acc_f64, 0);
+  /* others with strides, scale */
+  const char *c;
+  rjt_parse(ctx,
+            rjt_fmt(T, "f16",
+                    "\"op\":\"sum\",\"shape\":[4,5],\"axes\":[1],\"map\":\"where\",\"others\":[{"
+                    "\"dtype\":\"u32\",\"strides\":[0,1]}],\"epilogue\":\"scale\",\"scale\":0.125"),
+            &r);
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &c), RJ_OK);
+  HAS(c, "\"others\":[{\"dtype\":\"u32\",\"strides\":[0,1]}],\"map\":\"where\","
+         "\"epilogue\":\"scale\",\"scale\":0.125");
+  /* a request without the fields keeps its canonical text */
+  rjt_parse(ctx, rjt_fmt(T, "f32", "\"op\":\"sum\"," ROWS), &r);
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &c), RJ_OK);
+  ck_assert(!strstr(c, "map") && !strstr(c, "others") && !strstr(c, "epilogue"));
+}
+END_TEST
+
+START_TEST(refusals) {
+  refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"map\":\"cube\"," ROWS), "map: unknown value");
+  refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"map\":\"mul\"," ROWS),
+          "others: 0 inputs, map \"mul\" takes 1 besides src");
+  refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"others\":[{\"dtype\":\"f32\"}]," ROWS),
+          "others: 1 inputs, map \"none\" takes 0");
+  refused(rjt_fmt(T, "f32", "\"op\":\"dot\",\"others\":[{\"dtype\":\"f16\"}]," ROWS),
+          "others[0].dtype: f16, map \"mul\" takes src's dtype f32");
+  refused(rjt_fmt(T, "f32", "\"op\":\"dot\",\"others\":[{\"dtype\":\"f99\"}]," ROWS),
+          "others[0].dtype: unknown value");
+  refused(rjt_fmt(T, "f32", "\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\",\"x\":1}]," ROWS),
+          "others[0].x: unknown field");
+  refused(
+      rjt_fmt(T, "f32", "\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\",\"strides\":[1]}]," ROWS),
+      "others[0].strides: must have one entry per dim");
+  refused(
+      rjt_fmt(T, "f32", "\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\",\"strides\":[-1,1]}]," ROWS),
+      "others[0].strides[0]: -1");
+  refused(rjt_fmt(T, "f32",
+                  "\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\",\"strides\":[1000,1]}]," DYN),
+          "others[0].strides: not with \"dynamic\"");
+  refused(rjt_fmt(T, "f32",
+                  "\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\",\"strides\":[1000,1]}],"
+                  "\"shape\":[64,1000],\"strides\":[0,1],\"axes\":[0]"),
+          "others[0].strides: need src's layout nested");
+  refused(rjt_fmt(T, "f32", "\"op\":\"dot\",\"others\":{}," ROWS), "others: expected a list");
+  refused(rjt_fmt(T, "f32",
+                  "\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\"},{\"dtype\":\"f32\"},{\"dtype\":"
+                  "\"f32\"},{\"dtype\":\"f32\"}]," ROWS),
+          "others: at most 3");
+  refused(rjt_fmt(T, "i32", "\"op\":\"sum\",\"map\":\"abs\"," ROWS),
+          "map: \"abs\" applies to float dtypes, not i32 (integers take \"where\" and "
+          "\"nonzero\")");
+  refused(rjt_fmt(T, "i64", "\"op\":\"sum\",\"epilogue\":\"sqrt\"," ROWS),
+          "epilogue: applies to float dtypes, not i64");
+  refused(rjt_fmt(T, "f32", "\"op\":\"argmax\",\"map\":\"abs\"," ROWS),
+          "map: applies to ops sum, mean, max, min and prod, not \"argmax\"");
+  refused(rjt_fmt(T, "f32", "\"op\":\"var\",\"epilogue\":\"sqrt\"," ROWS), "epilogue: applies to");
+  refused(
+      rjt_fmt(T, "f32", "\"op\":\"mean\",\"map\":\"where\",\"others\":[{\"dtype\":\"f32\"}]," ROWS),
+      "map: \"where\" with op mean");
+  refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"epilogue\":\"sqrt\",\"accum\":true," ROWS),
+          "epilogue: not with accum");
+  refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"epilogue\":\"exp\"," ROWS),
+          "epilogue: unknown value");
+  refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"scale\":2," ROWS), "scale: applies only to");
+  refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"epilogue\":\"scale\",\"scale\":\"x\"," ROWS),
+          "scale: expected a number");
+  refused(rjt_fmt(T, "f32", "\"op\":\"norm\",\"p\":3," ROWS), "p: expected 1, 2 or \"inf\"");
+  refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"p\":2," ROWS), "p: applies only to op \"norm\"");
+  refused(rjt_fmt(T, "f32", "\"op\":\"sumsq\",\"map\":\"abs\"," ROWS),
+          "map: not with a named fused op");
+  /* tile and subgroup requests have no map (planned) */
+  refused(
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":64,"
+      "\"src\":{\"mem\":\"shared\",\"shape\":[16,40]},\"dst\":{\"mem\":\"shared\",\"shape\":[16]},"
+      "\"map\":\"square\"}",
+      "map: unknown field");
+  /* the C API's request, not only JSON */
+  rj_request r;
+  rj_kernel *k = NULL;
+  rjt_parse(ctx, rjt_fmt(T, "f32", "\"op\":\"sum\"," ROWS), &r);
+  r.u.tensor.map = (rj_map)9;
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "map: 9, not a map");
+  r.u.tensor.map = RJ_MAP_NONE;
+  r.u.tensor.epilogue = RJ_EPI_SCALE;
+  r.u.tensor.scale = 1.0 / 0.0;
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "scale: inf, expected a finite number");
+  r.u.tensor.epilogue = RJ_EPI_NONE;
+  r.u.tensor.scale = 0;
+  r.u.tensor.nothers = 5;
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "others: 5 inputs, expected 0 .. 3");
+}
+END_TEST
+
+/* integers take where (a mask of any dtype) and nonzero (count_nonzero), in integer arithmetic */
+START_TEST(integer_maps) {
+  static const char *const dts[] = {"i32", "u32", "i64", "u64"};
+  for (int d = 0; d < 4; d++)
+    for (int v = 0; v < 7; v++) {
+      if (v == 3 && d >= 2) continue; /* the cluster's length is f32's: too long for 8 bytes */
+      char rest[256];
+      snprintf(rest, sizeof rest,
+               "\"op\":\"max\",\"map\":\"where\",\"others\":[{\"dtype\":\"f16\"}],%s", views[v]);
+      char *p = strdup(rjt_ptx(ctx, rjt_fmt(T, dts[d], rest), "sm_90"));
+      ck_assert_msg(rjt_count(p, ".f32") == 0 || rjt_count(p, "setp.ne") >= 1, "%s %s", dts[d],
+                    views[v]);
+      free(p);
+      snprintf(rest, sizeof rest, "\"op\":\"count_nonzero\",%s", views[v]);
+      p = strdup(rjt_ptx(ctx, rjt_fmt(T, dts[d], rest), "sm_90"));
+      ck_assert_msg(rjt_count(p, "add.f") == 0 && rjt_count(p, "setp.ne") >= 1, "%s %s", dts[d],
+                    views[v]);
+      free(p);
+    }
+}
+END_TEST
+
+/* explain names the map, the inputs and the epilogue */
+START_TEST(explain) {
+  rj_request r;
+  const char *text;
+  rjt_parse(ctx,
+            rjt_fmt(T, "f16",
+                    "\"op\":\"sum\",\"map\":\"where\",\"others\":[{\"dtype\":\"f32\",\"strides\":["
+                    "0,1]}],\"epilogue\":\"scale\",\"scale\":0.5," ROWS),
+            &r);
+  ck_assert_int_eq(rj_explain(ctx, &r, NULL, &text), RJ_OK);
+  HAS(text, "fused: map where of src (f16), others[0] (f32, its own strides); sum; epilogue "
+            "scale by 0.5\n");
+  rjt_parse(ctx, rjt_fmt(T, "f32", "\"op\":\"norm\"," ROWS), &r);
+  ck_assert_int_eq(rj_explain(ctx, &r, NULL, &text), RJ_OK);
+  HAS(text, "fused: map square of src (f32); sum; epilogue sqrt; accumulated in f64\n");
+  rjt_parse(ctx, rjt_fmt(T, "f32", "\"op\":\"sum\"," ROWS), &r);
+  ck_assert_int_eq(rj_explain(ctx, &r, NULL, &text), RJ_OK);
+  ck_assert(!strstr(text, "fused:"));
+}
+END_TEST
+
+/* the launch calls check the other inputs before any GPU work */
+START_TEST(launch_checks) {
+  rj_request r;
+  rjt_parse(ctx, rjt_fmt(T, "f32", "\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\"}]," ROWS), &r);
+  ck_assert_int_eq(rj_reduce(ctx, &r, NULL, 256, 512, NULL), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "others: the request takes 1 inputs besides src, the call gives 0 (use "
+                      "rj_reduce_n)");
+  rj_devptr o[1] = {0};
+  ck_assert_int_eq(rj_reduce_n(ctx, &r, NULL, 256, o, 1, 512, 0, NULL), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "others[0]: NULL device pointer");
+  ck_assert_int_eq(rj_reduce_n(ctx, &r, NULL, 256, NULL, 1, 512, 0, NULL), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "others[0]: NULL device pointer");
+  ck_assert_int_eq(rj_tensor_launch_n(ctx, NULL, 0, 256, o, 1, 512, 0, NULL), RJ_EINVAL);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("fused");
+  TCase *tc = tcase_create("fused");
+  tcase_set_timeout(tc, 300);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, ptx_every_map);
+  tcase_add_test(tc, named_ops);
+  tcase_add_test(tc, refusals);
+  tcase_add_test(tc, integer_maps);
+  tcase_add_test(tc, explain);
+  tcase_add_test(tc, launch_checks);
+  suite_add_tcase(s, tc);
+  return rjt_main(s);
+}
