@@ -102,6 +102,8 @@ typedef struct ir_combine_slots {
   uint64_t *text;
 } ir_combine_slots;
 bool ir_request_combine_slots(rj_request *r, ir_combine_slots *c);
+/* Frees the copy of op custom's combine text that ir_parse gave r (every kind; NULL after). */
+void ir_request_free_combine(rj_request *r);
 /* op custom: the names of the caller's functions as the compiler links them, "fn" (a scalar
  * state) or "fn lift" / "fn lift finish" (a struct state), space-separated (names hold no
  * spaces).  Returns the length snprintf would write (n: RJ_COMBINE_NAMES_MAX is enough). */

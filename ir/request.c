@@ -200,6 +200,13 @@ bool ir_request_combine_slots(rj_request *r, ir_combine_slots *c) {
   return true;
 }
 
+void ir_request_free_combine(rj_request *r) {
+  ir_combine_slots cb;
+  if (!ir_request_combine_slots(r, &cb)) return;
+  free((char *)*cb.ir);
+  *cb.ir = NULL;
+}
+
 size_t ir_combine_names(const ir_combine *c, char *buf, size_t n) {
   const rj_tensor *t = c->state;
   int w = t && t->combine_nfields > 0 ? snprintf(buf, n, "%s %s%s%s", c->fn, t->combine_lift,
