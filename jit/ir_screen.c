@@ -29,6 +29,7 @@ typedef struct fn_cost {
   LLVMValueRef f;
   uint64_t insts, inlined; /* its own instructions; with every call inlined (saturating) */
   int state;               /* 0 unvisited, 1 on the call stack, 2 done */
+  int height;              /* the longest chain of calls from it */
 } fn_cost;
 
 static const char *fname(LLVMValueRef f, int *n) {
@@ -248,7 +249,7 @@ static const char *bad_inst(screen *sc, LLVMValueRef i, uint64_t *local, char *w
 static rj_status inline_cost(screen *sc, fn_cost *c, int depth) {
   int nl = 0;
   const char *name = fname(c->f, &nl);
-  if (c->state == 1 || depth > JIT_SCREEN_CALL_DEPTH)
+  if (c->state == 1 || depth > JIT_SCREEN_CALL_DEPTH || c->height > JIT_SCREEN_CALL_DEPTH)
     return ir_fail(&sc->ctx->err, RJ_EUNSUPPORTED,
                    "%s: function %.*s %s (refused: the kernel's calls must be inlined)", sc->field,
                    nl, name,
@@ -265,11 +266,12 @@ static rj_status inline_cost(screen *sc, fn_cost *c, int depth) {
       if (!d) continue; /* an intrinsic, a declaration or an indirect call */
       rj_status s = inline_cost(sc, d, depth + 1);
       if (s) return s;
+      if (d->height + 1 > c->height) c->height = d->height + 1;
       sum = sum + d->inlined < cap ? sum + d->inlined : cap;
     }
   c->inlined = sum;
   c->state = 2;
-  return RJ_OK;
+  return c->height > JIT_SCREEN_CALL_DEPTH ? inline_cost(sc, c, depth) : RJ_OK; /* refused */
 }
 
 /* ---------------------------------------------------------------- the entry */
