@@ -13,7 +13,7 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define SIZE_UNITS                                                                                 \
-  "(instructions; a basic block counts " STR(JIT_SCREEN_BLOCK) ", a division up to " STR(        \
+  "(instructions; a basic block counts " STR(JIT_SCREEN_BLOCK) ", a division up to " STR(          \
       JIT_SCREEN_DIV128) ")"
 
 typedef struct screen {
@@ -151,9 +151,10 @@ static const char *bad_gep(screen *sc, LLVMValueRef g, char *why, size_t n) {
         known = false;
         continue;
       }
-      snprintf(why, n, "an index into %s that is not bounded (a constant, `and` with a mask or "
-               "`urem` below its %llu elements)", LLVMIsAGlobalVariable(base) ? "a global" : "a local",
-               (unsigned long long)elems);
+      snprintf(why, n,
+               "an index into %s that is not bounded (a constant, `and` with a mask or "
+               "`urem` below its %llu elements)",
+               LLVMIsAGlobalVariable(base) ? "a global" : "a local", (unsigned long long)elems);
       return why;
     }
     long long c = LLVMConstIntGetSExtValue(ix);
@@ -184,7 +185,8 @@ static const char *bad_alloca(screen *sc, LLVMValueRef a, uint64_t *local, char 
   LLVMTypeRef t = LLVMGetAllocatedType(a);
   if (!LLVMIsAConstantInt(c) || !LLVMTypeIsSized(t)) return "an alloca of a run-time size";
   uint64_t k = LLVMConstIntGetZExtValue(c), sz = LLVMABISizeOfType(sc->td, t);
-  if (sz && k > ((uint64_t)JIT_SCREEN_ALLOCA_BYTES << 1) / sz) k = (uint64_t)JIT_SCREEN_ALLOCA_BYTES;
+  if (sz && k > ((uint64_t)JIT_SCREEN_ALLOCA_BYTES << 1) / sz)
+    k = (uint64_t)JIT_SCREEN_ALLOCA_BYTES;
   *local += k * sz;
   if (*local <= JIT_SCREEN_ALLOCA_BYTES) return NULL;
   snprintf(why, n, "allocas of more than %d bytes", JIT_SCREEN_ALLOCA_BYTES);
@@ -250,12 +252,11 @@ static rj_status inline_cost(screen *sc, fn_cost *c, int depth) {
   int nl = 0;
   const char *name = fname(c->f, &nl);
   if (c->state == 1 || depth > JIT_SCREEN_CALL_DEPTH || c->height > JIT_SCREEN_CALL_DEPTH)
-    return ir_fail(&sc->ctx->err, RJ_EUNSUPPORTED,
-                   "%s: function %.*s %s (refused: the kernel's calls must be inlined)", sc->field,
-                   nl, name,
-                   c->state == 1 ? "calls itself (recursion, direct or through others)"
-                                 : "is called through more than " STR(JIT_SCREEN_CALL_DEPTH)
-                                   " nested calls");
+    return ir_fail(
+        &sc->ctx->err, RJ_EUNSUPPORTED,
+        "%s: function %.*s %s (refused: the kernel's calls must be inlined)", sc->field, nl, name,
+        c->state == 1 ? "calls itself (recursion, direct or through others)"
+                      : "is called through more than " STR(JIT_SCREEN_CALL_DEPTH) " nested calls");
   if (c->state == 2) return RJ_OK;
   c->state = 1;
   uint64_t sum = c->insts, cap = (uint64_t)JIT_SCREEN_INSTS + 1;
@@ -320,8 +321,8 @@ static rj_status screen_functions(screen *sc, LLVMModuleRef M) {
   (void)M;
   if (total > JIT_SCREEN_INSTS)
     return ir_fail(&sc->ctx->err, RJ_EUNSUPPORTED,
-                   "%s: a size of %llu " SIZE_UNITS ", over the bound of " STR(JIT_SCREEN_INSTS)
-                   " (a compile in bounded time)",
+                   "%s: a size of %llu " SIZE_UNITS
+                   ", over the bound of " STR(JIT_SCREEN_INSTS) " (a compile in bounded time)",
                    sc->field, (unsigned long long)total);
   for (size_t k = 0; k < sc->nfn; k++) {
     rj_status s = inline_cost(sc, &sc->fns[k], 0);
@@ -331,8 +332,9 @@ static rj_status screen_functions(screen *sc, LLVMModuleRef M) {
     if (sc->fns[k].inlined > JIT_SCREEN_INSTS && sc->mode == JIT_SCREEN_LINKED)
       return ir_fail(&sc->ctx->err, RJ_EUNSUPPORTED,
                      "%s: inlined at each of its uses in redjit's kernel %.*s, the combine makes "
-                     "it over a size of " STR(JIT_SCREEN_INSTS) " " SIZE_UNITS
-                     " (a compile in bounded time): a smaller combine fits",
+                     "it over a size of " STR(
+                         JIT_SCREEN_INSTS) " " SIZE_UNITS
+                                           " (a compile in bounded time): a smaller combine fits",
                      sc->field, nl, name);
     if (sc->fns[k].inlined > JIT_SCREEN_INSTS)
       return ir_fail(&sc->ctx->err, RJ_EUNSUPPORTED,

@@ -150,8 +150,10 @@ static bool dump_dir_ok(const char *dir) {
   if (stat(dir, &st)) return dump_note(dir, dir, errno), false;
   if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
     if (!atomic_exchange(&dump_noted, 1))
-      fprintf(stderr, "redjit: REDJIT_DUMP_DIR %s: not a directory owned by this user and "
-                      "writable by no one else; nothing dumped (the kernel is unaffected)\n", dir);
+      fprintf(stderr,
+              "redjit: REDJIT_DUMP_DIR %s: not a directory owned by this user and "
+              "writable by no one else; nothing dumped (the kernel is unaffected)\n",
+              dir);
     return false;
   }
   return true;

@@ -29,7 +29,8 @@ static const repro repros[] = {
     {"ir_i128atomic.ll", "k", "sm_100a", "does not support \"seq_cst\"", false, false},
     {"ir_syncscope.ll", "k", NULL, "does not support syncscope", false, false},
     {"ir_addrspace2.ll", "k", NULL, "global @g has an address space other than", false, true},
-    {"bc_fatal_symbol_name.bc", "redjit_tile", "sm_80", "Symbol name with unsupported", false, false},
+    {"bc_fatal_symbol_name.bc", "redjit_tile", "sm_80", "Symbol name with unsupported", false,
+     false},
     {"bc_oom.bc", "k", "sm_120", "needed more than 1024 MiB", false, false},
     {"ir_parser_bignum.ll", "k", NULL, "ir: ", true, false},
     {"ir_structret.ll", "k", NULL, "function f has a value of 400000 bytes", false, true},
@@ -99,8 +100,8 @@ START_TEST(repro_is_a_status) {
   rj_status s = rj_compile_ir(ctx, ir, n, r->entry, &o, &k);
   double took = now_s() - t0;
   rj_status want = r->screened ? RJ_EUNSUPPORTED : RJ_ECRASH;
-  ck_assert_msg((s == want || (r->may_refuse && s == RJ_EINVAL)) && k == NULL, "%s: %s %s",
-                r->file, rj_status_name(s), rj_errmsg(ctx));
+  ck_assert_msg((s == want || (r->may_refuse && s == RJ_EINVAL)) && k == NULL, "%s: %s %s", r->file,
+                rj_status_name(s), rj_errmsg(ctx));
   ck_assert_msg(strstr(rj_errmsg(ctx), r->cause), "%s: %s", r->file, rj_errmsg(ctx));
   ck_assert_msg(took < limit_ms(r) / 1000.0 + 5, "%s took %.1f s", r->file, took);
   ck_assert_int_eq(open_fds(), fds);
@@ -126,8 +127,7 @@ START_TEST(repro_through_the_cli) {
   int st = pclose(p);
   ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s: %d %s", r->file, st, out);
   ck_assert_msg(strstr(out, r->may_refuse || r->screened ? "redjit: ir: " : "redjit: ir: the co"),
-                "%s: %s",
-                r->file, out);
+                "%s: %s", r->file, out);
 }
 END_TEST
 

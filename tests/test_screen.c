@@ -144,19 +144,24 @@ END_TEST
 
 static const char *custom(const char *kind_fields, const char *ir) {
   static char buf[1 << 20];
-  size_t w = (size_t)snprintf(buf, sizeof buf, "{%s,\"op\":\"custom\",\"dtype\":\"f32\",\"combine\":"
-                                               "{\"function\":\"f\",\"identity\":0,\"commutative\":true,\"ir\":\"",
+  size_t w = (size_t)snprintf(buf, sizeof buf,
+                              "{%s,\"op\":\"custom\",\"dtype\":\"f32\",\"combine\":"
+                              "{\"function\":\"f\",\"identity\":0,\"commutative\":true,\"ir\":\"",
                               kind_fields);
   for (const char *c = ir; *c && w < sizeof buf - 8; c++)
-    w += (size_t)snprintf(buf + w, sizeof buf - w, *c == '\n' ? "\\n" : *c == '"' ? "\\\"" : "%c",
+    w += (size_t)snprintf(buf + w, sizeof buf - w,
+                          *c == '\n'  ? "\\n"
+                          : *c == '"' ? "\\\""
+                                      : "%c",
                           *c);
   snprintf(buf + w, sizeof buf - w, "\"}}");
   return buf;
 }
 
 #define TENSOR "\"kind\":\"tensor\",\"shape\":[64,1000],\"axes\":[1]"
-#define TABLE "@t = internal constant [8 x float] [float 1.0, float 2.0, float 3.0, float 4.0, " \
-              "float 5.0, float 6.0, float 7.0, float 8.0]\n"
+#define TABLE                                                                                      \
+  "@t = internal constant [8 x float] [float 1.0, float 2.0, float 3.0, float 4.0, "               \
+  "float 5.0, float 6.0, float 7.0, float 8.0]\n"
 #define FHEAD "define float @f(float %a, float %b) {\n %i = fptoui float %a to i64\n"
 
 static rj_status compile_json(rj_ctx *ctx, const char *json) {
@@ -180,7 +185,8 @@ static void custom_is(const char *ir, rj_status want, const char *cause) {
 START_TEST(combine_bounds) {
   custom_is(TABLE FHEAD " %q = getelementptr [8 x float], ptr @t, i64 0, i64 %i\n"
                         " %v = load float, ptr %q\n %r = fadd float %v, %b\n ret float %r\n}\n",
-            RJ_EUNSUPPORTED, "combine.ir: function f has an index into a global that is not bounded");
+            RJ_EUNSUPPORTED,
+            "combine.ir: function f has an index into a global that is not bounded");
   custom_is(TABLE FHEAD " %j = and i64 %i, 7\n %q = getelementptr [8 x float], ptr @t, i64 0, "
                         "i64 %j\n %v = load float, ptr %q\n %r = fadd float %v, %b\n"
                         " ret float %r\n}\n",
@@ -211,7 +217,8 @@ END_TEST
 static char *fadd_combine(int n) {
   size_t cap = (size_t)n * 40 + 128;
   char *ir = malloc(cap);
-  int w = snprintf(ir, cap, "define float @f(float %%a, float %%b) {\n %%c0 = fadd float %%a, %%b\n");
+  int w =
+      snprintf(ir, cap, "define float @f(float %%a, float %%b) {\n %%c0 = fadd float %%a, %%b\n");
   for (int i = 1; i < n; i++)
     w += snprintf(ir + w, cap - (size_t)w, " %%c%d = fadd float %%c%d, %%b\n", i, i - 1);
   snprintf(ir + w, cap - (size_t)w, " ret float %%c%d\n}\n", n - 1);
@@ -265,7 +272,8 @@ START_TEST(largest_accepted) {
   static const struct {
     const char *kind;
     int n, over;
-  } c[] = {{LOCAL_TILE, 115, 125}, {TENSOR0, 480, 520}, {TENSOR, 800, 900}, {SHARED_TILE, 4000, 5200}};
+  } c[] = {
+      {LOCAL_TILE, 115, 125}, {TENSOR0, 480, 520}, {TENSOR, 800, 900}, {SHARED_TILE, 4000, 5200}};
   for (int i = 0; i < 4; i++)
     for (int over = 0; over < 2; over++) {
       char *ir = fadd_combine(over ? c[i].over : c[i].n);
@@ -277,7 +285,10 @@ START_TEST(largest_accepted) {
   static const struct {
     const char *ty, *op;
     int n;
-  } m[] = {{"float", "fadd", 39980}, {"i64", "sdiv", 1240}, {"i128", "udiv", 155}, {"i32", "mul", 39980}};
+  } m[] = {{"float", "fadd", 39980},
+           {"i64", "sdiv", 1240},
+           {"i128", "udiv", 155},
+           {"i32", "mul", 39980}};
   for (int i = 0; i < 4; i++) {
     char *ir = chain(m[i].ty, m[i].op, m[i].n);
     bounded(rjt_fmt("%d x %s %s", m[i].n, m[i].ty, m[i].op), NULL, ir, 0);
@@ -285,8 +296,9 @@ START_TEST(largest_accepted) {
   }
   size_t cap = 1 << 20;
   char *ir = malloc(cap);
-  int w = snprintf(ir, cap, HEAD "define void @k(ptr addrspace(1) %%p, i32 %%x) {\nb0:\n"
-                                 " %%v0 = load i32, ptr addrspace(1) %%p\n br label %%b1\n");
+  int w = snprintf(ir, cap,
+                   HEAD "define void @k(ptr addrspace(1) %%p, i32 %%x) {\nb0:\n"
+                        " %%v0 = load i32, ptr addrspace(1) %%p\n br label %%b1\n");
   for (int i = 1; i <= 1060; i++) { /* 2 blocks and 5 instructions a step */
     if (i == 1)
       w += snprintf(ir + w, cap - (size_t)w, "b1:\n %%v1 = phi i32 [ %%v0, %%b0 ]\n");
