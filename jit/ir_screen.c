@@ -61,6 +61,9 @@ static const char *bad_type(LLVMTypeRef t, int depth, char *why, size_t n) {
   case LLVMArrayTypeKind:
   case LLVMVectorTypeKind:
     return bad_type(LLVMGetElementType(t), depth + 1, why, n);
+  case LLVMScalableVectorTypeKind: /* no size LLVM can ask for without a fatal error */
+    snprintf(why, n, "a scalable vector, which NVPTX does not have");
+    return why;
   case LLVMStructTypeKind:
     for (unsigned i = 0; i < LLVMCountStructElementTypes(t); i++)
       if (bad_type(LLVMStructGetTypeAtIndex(t, i), depth + 1, why, n)) return why;
@@ -104,7 +107,9 @@ static uint64_t index_max(LLVMValueRef v) {
                ? (uint64_t)LLVMConstIntGetSExtValue(b) - 1
                : UINT64_MAX;
   case LLVMZExt: {
-    unsigned w = LLVMGetIntTypeWidth(LLVMTypeOf(LLVMGetOperand(v, 0)));
+    LLVMTypeRef t = LLVMTypeOf(LLVMGetOperand(v, 0));
+    if (LLVMGetTypeKind(t) != LLVMIntegerTypeKind) return UINT64_MAX;
+    unsigned w = LLVMGetIntTypeWidth(t);
     return w < 32 ? ((uint64_t)1 << w) - 1 : UINT64_MAX;
   }
   default:
@@ -134,6 +139,7 @@ static const char *bad_gep(screen *sc, LLVMValueRef g, char *why, size_t n) {
   for (int i = 1; i < LLVMGetNumOperands(g); i++) {
     LLVMValueRef ix = LLVMGetOperand(g, i);
     if (i > 1 && LLVMGetTypeKind(t) == LLVMStructTypeKind) {
+      if (!LLVMIsAConstantInt(ix)) return NULL; /* not IR the verifier passes */
       unsigned f = (unsigned)LLVMConstIntGetZExtValue(ix);
       off += LLVMOffsetOfElement(sc->td, t, f);
       t = LLVMStructGetTypeAtIndex(t, f);
@@ -195,22 +201,45 @@ static const char *bad_alloca(screen *sc, LLVMValueRef a, uint64_t *local, char 
 
 /* ---------------------------------------------------------------- instructions */
 
+/* The scalar operations a value of type t makes NVPTX do: one per element of a vector; for an
+ * aggregate loaded or stored whole (`memory`), one per 4 bytes (extracting and inserting a
+ * field costs nothing: SROA takes aggregates apart). */
+static uint64_t lanes(screen *sc, LLVMTypeRef t, bool memory) {
+  LLVMTypeKind k = LLVMGetTypeKind(t);
+  if (k == LLVMVectorTypeKind) return LLVMGetVectorSize(t) ? LLVMGetVectorSize(t) : 1;
+  if (!memory || (k != LLVMArrayTypeKind && k != LLVMStructTypeKind) || !LLVMTypeIsSized(t))
+    return 1;
+  uint64_t n = LLVMABISizeOfType(sc->td, t) / 4;
+  return n ? n : 1;
+}
+
 /* An instruction's share of the bound: 1, and more for a division or remainder, which NVPTX
- * expands (an i64 one into a 32-bit fast path and branches, wider ones into a loop). */
-static unsigned weight(LLVMValueRef i) {
-  switch (LLVMGetInstructionOpcode(i)) {
+ * expands (an i64 one into a 32-bit fast path and branches, wider ones into a loop); times the
+ * lanes of its widest value (lanes()). */
+static uint64_t weight(screen *sc, LLVMValueRef i) {
+  LLVMTypeRef t = LLVMTypeOf(i);
+  LLVMOpcode op = LLVMGetInstructionOpcode(i);
+  bool memory = op == LLVMLoad || op == LLVMStore;
+  uint64_t w = 1, n = lanes(sc, t, memory);
+  for (int o = 0; o < LLVMGetNumOperands(i) && o < 4; o++) {
+    LLVMValueRef v = LLVMGetOperand(i, o);
+    uint64_t m = LLVMIsABasicBlock(v) ? 1 : lanes(sc, LLVMTypeOf(v), memory);
+    n = m > n ? m : n;
+  }
+  switch (op) {
   case LLVMUDiv:
   case LLVMSDiv:
   case LLVMURem:
   case LLVMSRem: {
-    LLVMTypeRef t = LLVMTypeOf(i);
     if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) t = LLVMGetElementType(t);
-    unsigned w = LLVMGetIntTypeWidth(t);
-    return w > 64 ? JIT_SCREEN_DIV128 : w > 32 ? JIT_SCREEN_DIV64 : JIT_SCREEN_DIV32;
+    unsigned b = LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(t) : 128;
+    w = b > 64 ? JIT_SCREEN_DIV128 : b > 32 ? JIT_SCREEN_DIV64 : JIT_SCREEN_DIV32;
+    break;
   }
   default:
-    return 1;
+    break;
   }
+  return w * (n > JIT_SCREEN_VALUE_BYTES ? JIT_SCREEN_VALUE_BYTES : n);
 }
 
 static fn_cost *cost_of(screen *sc, LLVMValueRef f);
@@ -310,7 +339,8 @@ static rj_status screen_functions(screen *sc, LLVMModuleRef M) {
     uint64_t local = 0;
     for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b && !bad; b = LLVMGetNextBasicBlock(b))
       for (LLVMValueRef i = LLVMGetFirstInstruction(b); i && !bad; i = LLVMGetNextInstruction(i)) {
-        sc->fns[k].insts += weight(i) + (i == LLVMGetFirstInstruction(b) ? JIT_SCREEN_BLOCK : 0);
+        sc->fns[k].insts +=
+            weight(sc, i) + (i == LLVMGetFirstInstruction(b) ? JIT_SCREEN_BLOCK : 0);
         if (sc->mode != JIT_SCREEN_LINKED) bad = bad_inst(sc, i, &local, why, sizeof why);
       }
     if (bad)

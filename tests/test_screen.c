@@ -137,6 +137,9 @@ START_TEST(size) {
   ir = chain("i128", "udiv", 160); /* 256 each */
   refused(ir, "over the bound of 40000");
   free(ir);
+  ir = chain("<256 x float>", "fadd", 200); /* 256 lanes each */
+  refused(ir, "over the bound of 40000");
+  free(ir);
 }
 END_TEST
 
