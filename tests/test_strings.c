@@ -1,6 +1,7 @@
-/* No string of a JSON request is cut short: a \u0000 in any string field (and in a field's name)
- * of every request in examples/ is refused, naming the field, where cJSON would have ended the
- * string at the NUL ("tensor\u0000junk" read as "tensor", combine IR after the NUL dropped). */
+/* No string of a JSON request is cut short, and no number is printed in another notation: a \u0000
+ * in any string field (and in a field's name) of every request in examples/ is refused, naming the
+ * field, where cJSON would have ended the string at the NUL ("tensor\u0000junk" read as "tensor",
+ * combine IR after the NUL dropped). */
 #include "rjtest.h"
 
 #include <dirent.h>
@@ -109,11 +110,34 @@ START_TEST(named_in_full) {
 }
 END_TEST
 
+/* Numbers out of range are printed as the integers they are, not in float notation. */
+START_TEST(integers_printed_whole) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_request r;
+  ck_assert_int_eq(rj_request_parse(ctx,
+                                    "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\","
+                                    "\"shape\":[4611686018427387904]}",
+                                    &r),
+                   RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "shape[0]: 4611686018427387904 is out of range"), "%s",
+                rj_errmsg(ctx));
+  ck_assert_int_eq(rj_request_parse(ctx,
+                                    "{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\","
+                                    "\"dtype\":\"f32\",\"log2_size\":1e19}",
+                                    &r),
+                   RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "log2_size: 10000000000000000000 is out of range"), "%s",
+                rj_errmsg(ctx));
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("strings");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, nul_in_every_string);
   tcase_add_test(tc, named_in_full);
+  tcase_add_test(tc, integers_printed_whole);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }
