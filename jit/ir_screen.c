@@ -47,7 +47,10 @@ static bool ptr_space_ok(unsigned as) { /* NVPTX's memories (NVPTXAddrSpace.h) *
 
 /* Why type t cannot be compiled (NULL: it can); why: a buffer for the reason. */
 static const char *bad_type(LLVMTypeRef t, int depth, char *why, size_t n) {
-  if (depth > 16) return NULL;
+  if (depth > 16) {
+    snprintf(why, n, "a type nested more than 16 deep");
+    return why;
+  }
   switch (LLVMGetTypeKind(t)) {
   case LLVMIntegerTypeKind:
     if (LLVMGetIntTypeWidth(t) <= JIT_SCREEN_INT_BITS) return NULL;
@@ -131,9 +134,10 @@ static const char *bad_gep(screen *sc, LLVMValueRef g, char *why, size_t n) {
       count = (uint64_t)LLVMConstIntGetZExtValue(LLVMGetOperand(base, 0));
   } else
     return NULL;
-  if (!LLVMTypeIsSized(obj)) return NULL;
-  uint64_t size = LLVMABISizeOfType(sc->td, obj) * count;
   LLVMTypeRef t = LLVMGetGEPSourceElementType(g);
+  if (bad_type(obj, 0, why, n) || bad_type(t, 0, why, n)) return why; /* before any size */
+  if (!LLVMTypeIsSized(obj) || !LLVMTypeIsSized(t)) return NULL;
+  uint64_t size = LLVMABISizeOfType(sc->td, obj) * count;
   uint64_t off = 0, elems = LLVMABISizeOfType(sc->td, t) ? size / LLVMABISizeOfType(sc->td, t) : 0;
   bool known = true;
   for (int i = 1; i < LLVMGetNumOperands(g); i++) {
@@ -339,9 +343,10 @@ static rj_status screen_functions(screen *sc, LLVMModuleRef M) {
     uint64_t local = 0;
     for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b && !bad; b = LLVMGetNextBasicBlock(b))
       for (LLVMValueRef i = LLVMGetFirstInstruction(b); i && !bad; i = LLVMGetNextInstruction(i)) {
-        sc->fns[k].insts +=
-            weight(sc, i) + (i == LLVMGetFirstInstruction(b) ? JIT_SCREEN_BLOCK : 0);
         if (sc->mode != JIT_SCREEN_LINKED) bad = bad_inst(sc, i, &local, why, sizeof why);
+        if (!bad) /* weighed once its types are known to have sizes */
+          sc->fns[k].insts +=
+              weight(sc, i) + (i == LLVMGetFirstInstruction(b) ? JIT_SCREEN_BLOCK : 0);
       }
     if (bad)
       return ir_fail(&sc->ctx->err, RJ_EUNSUPPORTED, "%s: function %.*s has %s", sc->field, nl,

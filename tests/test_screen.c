@@ -112,6 +112,13 @@ START_TEST(types_and_spaces) {
                     spaces[i], spaces[i]),
             "a pointer in addrspace(");
   }
+  refused(HEAD KSIG " %v = load <vscale x 4 x float>, ptr addrspace(1) %p\n"
+                    " store <vscale x 4 x float> %v, ptr addrspace(1) %p\n ret void\n}\n",
+          "a scalable vector");
+  refused(HEAD KSIG
+          " %a = alloca [1 x [1 x [1 x [1 x [1 x [1 x [1 x [1 x [1 x [1 x [1 x [1 x [1 x "
+          "[1 x [1 x [1 x [1 x [1 x i8]]]]]]]]]]]]]]]]]]\n store i8 0, ptr %a\n ret void\n}\n",
+          "a type nested more than 16 deep");
   refused(HEAD "@g = addrspace(3) global i32 7\n" KSIG " store i32 1, ptr addrspace(3) @g\n"
                " ret void\n}\n",
           "an initial value in shared memory");
