@@ -21,6 +21,7 @@ typedef struct screen {
   LLVMTargetDataRef td;
   const char *field; /* "ir" or "combine.ir" */
   jit_screen_mode mode;
+  unsigned features; /* the target's IR_F_* */
   size_t nfn;
   struct fn_cost *fns; /* sorted by function */
 } screen;
@@ -274,6 +275,19 @@ static const char *bad_inst(screen *sc, LLVMValueRef i, uint64_t *local, char *w
   case LLVMGetElementPtr:
     if (bad_type(LLVMGetGEPSourceElementType(i), 0, why, n)) return why;
     return bad_gep(sc, i, why, n);
+  case LLVMAtomicRMW: { /* NVPTX cannot select these: "Cannot select: AtomicLoad..." aborts */
+    unsigned as = LLVMGetPointerAddressSpace(LLVMTypeOf(LLVMGetOperand(i, 0)));
+    if (as == 4 || as == 101)
+      snprintf(why, n, "an atomic on %s memory (addrspace(%u)), which NVPTX cannot select",
+               as == 4 ? "constant" : "parameter", as);
+    else if (as == 7 && !(sc->features & IR_F_CLUSTER))
+      snprintf(why, n,
+               "an atomic on shared cluster memory (addrspace(7)), which needs a target "
+               "with clusters (sm_90 or later)");
+    else
+      return NULL;
+    return why;
+  }
   default:
     return NULL;
   }
@@ -380,8 +394,9 @@ static rj_status screen_functions(screen *sc, LLVMModuleRef M) {
   return RJ_OK;
 }
 
-rj_status jit_ir_screen(rj_ctx *ctx, LLVMModuleRef M, const char *field, jit_screen_mode mode) {
-  screen sc = {.ctx = ctx, .field = field, .mode = mode};
+rj_status jit_ir_screen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, const char *field,
+                        jit_screen_mode mode) {
+  screen sc = {.ctx = ctx, .field = field, .mode = mode, .features = tg->features};
   for (LLVMValueRef f = LLVMGetFirstFunction(M); f; f = LLVMGetNextFunction(f))
     sc.nfn += LLVMCountBasicBlocks(f) > 0;
   sc.fns = calloc(sc.nfn ? sc.nfn : 1, sizeof *sc.fns);

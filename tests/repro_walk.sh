@@ -10,7 +10,7 @@ bound=${REPRO_BOUND_S:-2}
 fail=0 n=0
 opts_of() { # the entry and target a module's reproducer was found with
   case $(basename "$1") in
-  ir_clusterid.ll | ir_barcluster.ll) echo "--target sm_80" ;;
+  ir_clusterid.ll | ir_barcluster.ll | ir_atomic_cluster.ll) echo "--target sm_80" ;;
   ir_i128atomic.ll) echo "--target sm_100a" ;;
   bc_fatal_symbol_name.bc) echo "--entry redjit_tile --target sm_80" ;;
   bc_oom.bc) echo "--target sm_120" ;;

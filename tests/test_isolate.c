@@ -40,6 +40,8 @@ static const repro repros[] = {
     {"ir_addrspace_fatal_3.ll", "sum", NULL, "@buf has an address space other than", false, true},
     {"ir_addrspace_fatal_4.ll", "sum", NULL, "@buf has an address space other than", false, true},
     {"ir_addrspace_fatal_5.ll", "sum", NULL, "@buf has an address space other than", false, true},
+    {"ir_atomic_const.ll", "sum", NULL, "an atomic on constant memory (addrspace(4))", false, true},
+    {"ir_atomic_cluster.ll", "sum", "sm_80", "an atomic on shared cluster memory", false, true},
 };
 
 static char *slurp(const char *name, size_t *n) {

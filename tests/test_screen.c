@@ -119,6 +119,14 @@ START_TEST(types_and_spaces) {
           " %a = alloca [1 x [1 x [1 x [1 x [1 x [1 x [1 x [1 x [1 x [1 x [1 x [1 x [1 x "
           "[1 x [1 x [1 x [1 x [1 x i8]]]]]]]]]]]]]]]]]]\n store i8 0, ptr %a\n ret void\n}\n",
           "a type nested more than 16 deep");
+  for (int as = 4; as <= 101; as += 97)
+    refused(rjt_fmt(HEAD
+                    "define void @k(ptr addrspace(%d) %%p) {\n"
+                    " %%o = atomicrmw add ptr addrspace(%d) %%p, i32 1 monotonic\n ret void\n}\n",
+                    as, as),
+            "an atomic on ");
+  accepted(HEAD "define void @k(ptr addrspace(7) %p) {\n" /* sm_90 has clusters */
+                " %o = atomicrmw add ptr addrspace(7) %p, i32 1 monotonic\n ret void\n}\n");
   refused(HEAD "@g = addrspace(3) global i32 7\n" KSIG " store i32 1, ptr addrspace(3) @g\n"
                " ret void\n}\n",
           "an initial value in shared memory");
