@@ -92,29 +92,60 @@ static const char *bad_value(screen *sc, LLVMTypeRef t, char *why, size_t n) {
 
 /* ---------------------------------------------------------------- memory */
 
-/* An index the screen can bound: a constant, `and` with a constant mask, `urem` by a constant, a
- * zext of a narrow integer.  Returns the largest value it can take (UINT64_MAX: unbounded). */
-static uint64_t index_max(LLVMValueRef v) {
-  if (LLVMIsAConstantInt(v)) {
-    long long c = LLVMConstIntGetSExtValue(v);
-    return c < 0 ? UINT64_MAX : (uint64_t)c;
-  }
-  if (!LLVMIsAInstruction(v)) return UINT64_MAX;
+/* An index the screen can bound: a constant, `and` with a constant mask, `urem` by a constant,
+ * a zext (of a narrow integer, or of a bounded one), `llvm.umin` with a constant, or a select
+ * whose condition is `icmp ult / ule` of its true operand against a constant (a clamp).  Returns
+ * the largest value it can take (UINT64_MAX: unbounded). */
+static uint64_t const_of(LLVMValueRef c) {
+  return c && LLVMIsAConstantInt(c) && LLVMConstIntGetSExtValue(c) >= 0
+             ? (uint64_t)LLVMConstIntGetSExtValue(c)
+             : UINT64_MAX;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b) {
+  return a < b ? a : b;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b) {
+  return a > b ? a : b;
+}
+
+/* The select's true operand under its condition (icmp ult / ule of it against a constant). */
+static uint64_t clamp_of(LLVMValueRef sel) {
+  LLVMValueRef c = LLVMGetOperand(sel, 0), x = LLVMGetOperand(sel, 1);
+  if (!LLVMIsAICmpInst(c) || LLVMGetOperand(c, 0) != x) return UINT64_MAX;
+  uint64_t k = const_of(LLVMGetOperand(c, 1));
+  LLVMIntPredicate p = LLVMGetICmpPredicate(c);
+  if (k == UINT64_MAX || (p != LLVMIntULT && p != LLVMIntULE)) return UINT64_MAX;
+  return p == LLVMIntULT ? (k ? k - 1 : 0) : k;
+}
+
+static uint64_t index_max(LLVMValueRef v, int depth) {
+  if (LLVMIsAConstantInt(v)) return const_of(v);
+  if (!LLVMIsAInstruction(v) || depth > 4) return UINT64_MAX;
   LLVMValueRef b = LLVMGetNumOperands(v) > 1 ? LLVMGetOperand(v, 1) : NULL;
   switch (LLVMGetInstructionOpcode(v)) {
   case LLVMAnd:
-    return b && LLVMIsAConstantInt(b) && LLVMConstIntGetSExtValue(b) >= 0
-               ? (uint64_t)LLVMConstIntGetSExtValue(b)
-               : UINT64_MAX;
+    return min_u64(const_of(b), index_max(LLVMGetOperand(v, 0), depth + 1));
   case LLVMURem:
-    return b && LLVMIsAConstantInt(b) && LLVMConstIntGetSExtValue(b) > 0
-               ? (uint64_t)LLVMConstIntGetSExtValue(b) - 1
-               : UINT64_MAX;
+    return const_of(b) && const_of(b) != UINT64_MAX ? const_of(b) - 1 : UINT64_MAX;
   case LLVMZExt: {
     LLVMTypeRef t = LLVMTypeOf(LLVMGetOperand(v, 0));
     if (LLVMGetTypeKind(t) != LLVMIntegerTypeKind) return UINT64_MAX;
     unsigned w = LLVMGetIntTypeWidth(t);
-    return w < 32 ? ((uint64_t)1 << w) - 1 : UINT64_MAX;
+    return min_u64(w < 32 ? ((uint64_t)1 << w) - 1 : UINT64_MAX,
+                   index_max(LLVMGetOperand(v, 0), depth + 1));
+  }
+  case LLVMSelect:
+    return max_u64(min_u64(clamp_of(v), index_max(LLVMGetOperand(v, 1), depth + 1)),
+                   index_max(LLVMGetOperand(v, 2), depth + 1));
+  case LLVMCall: {
+    LLVMValueRef f = LLVMGetCalledValue(v);
+    size_t n = 0;
+    const char *name = LLVMIsAFunction(f) ? LLVMGetValueName2(f, &n) : "";
+    if (strncmp(name, "llvm.umin.", 10) != 0 || LLVMGetNumArgOperands(v) != 2) return UINT64_MAX;
+    return min_u64(index_max(LLVMGetOperand(v, 0), depth + 1),
+                   index_max(LLVMGetOperand(v, 1), depth + 1));
   }
   default:
     return UINT64_MAX;
@@ -155,16 +186,19 @@ static const char *bad_gep(screen *sc, LLVMValueRef g, char *why, size_t n) {
       elems = LLVMGetArrayLength2(t);
       t = LLVMGetElementType(t);
     }
-    uint64_t max = index_max(ix), esz = LLVMABISizeOfType(sc->td, t);
+    uint64_t max = index_max(ix, 0), esz = LLVMABISizeOfType(sc->td, t);
     if (!LLVMIsAConstantInt(ix)) {
-      if (max < elems) continue; /* bounded: the offset is the worst case's */
+      if (max < elems) { /* bounded: the offset is the worst case's */
+        off += max * esz;
+        continue;
+      }
       if (sc->mode != JIT_SCREEN_COMBINE) {
         known = false;
         continue;
       }
       snprintf(why, n,
-               "an index into %s that is not bounded (a constant, `and` with a mask or "
-               "`urem` below its %llu elements)",
+               "an index into %s that is not bounded (a constant, `and` with a mask, `urem`, "
+               "`llvm.umin` or a select clamping it below its %llu elements)",
                LLVMIsAGlobalVariable(base) ? "a global" : "a local", (unsigned long long)elems);
       return why;
     }

@@ -216,6 +216,24 @@ START_TEST(combine_bounds) {
   custom_is(FHEAD " %l = alloca [4 x float]\n %q = getelementptr [4 x float], ptr %l, i64 0, "
                   "i64 %i\n store float %b, ptr %q\n %v = load float, ptr %l\n ret float %v\n}\n",
             RJ_EUNSUPPORTED, "an index into a local that is not bounded");
+  /* clamped by a select on `icmp ult`, by llvm.umin, by a mask under a zext: bounded */
+  custom_is(TABLE FHEAD " %c = icmp ult i64 %i, 8\n %j = select i1 %c, i64 %i, i64 0\n"
+                        " %q = getelementptr [8 x float], ptr @t, i64 0, i64 %j\n"
+                        " %v = load float, ptr %q\n %r = fadd float %v, %b\n ret float %r\n}\n",
+            RJ_OK, NULL);
+  custom_is(TABLE "declare i64 @llvm.umin.i64(i64, i64)\n" FHEAD
+                  " %j = call i64 @llvm.umin.i64(i64 %i, i64 7)\n"
+                  " %q = getelementptr [8 x float], ptr @t, i64 0, i64 %j\n"
+                  " %v = load float, ptr %q\n %r = fadd float %v, %b\n ret float %r\n}\n",
+            RJ_OK, NULL);
+  custom_is(TABLE FHEAD " %t = trunc i64 %i to i32\n %m = and i32 %t, 7\n %j = zext i32 %m to i64\n"
+                        " %q = getelementptr [8 x float], ptr @t, i64 0, i64 %j\n"
+                        " %v = load float, ptr %q\n %r = fadd float %v, %b\n ret float %r\n}\n",
+            RJ_OK, NULL);
+  custom_is(TABLE FHEAD " %c = icmp ult i64 %i, 9\n %j = select i1 %c, i64 %i, i64 0\n"
+                        " %q = getelementptr [8 x float], ptr @t, i64 0, i64 %j\n"
+                        " %v = load float, ptr %q\n %r = fadd float %v, %b\n ret float %r\n}\n",
+            RJ_EUNSUPPORTED, "not bounded");
   custom_is(FHEAD " %l = alloca [4 x float]\n %q = getelementptr [4 x float], ptr %l, i64 0, "
                   "i64 6\n store float %b, ptr %q\n %v = load float, ptr %l\n ret float %v\n}\n",
             RJ_EUNSUPPORTED, "a constant index 6 past a local of 4 elements");
