@@ -66,9 +66,9 @@
  *  - Structs passed in carry struct_size, set by their init call (rj_request_init,
  *    rj_options_init, rj_treduce_group_init ...), and the library checks it.  rj_options and
  *    rj_check_opts may come from an older header: fields past the caller's struct_size are not
- *    read.  rj_treduce_group accepts the older sizes RJ_TREDUCE_GROUP_SIZE_V1 to _V5.  The others
- *    (rj_request, rj_treduce_plan, rj_nccl_args) must have this library's size (RJ_EINVAL naming
- *    struct_size otherwise); bindings that cannot see the struct ask rj_request_size().
+ *    read.  The others (rj_treduce_group, rj_request, rj_treduce_plan, rj_nccl_args) must have
+ *    this library's size (RJ_EINVAL naming struct_size otherwise); bindings that cannot see the
+ *    struct ask rj_request_size().
  *  - Structs the library writes (results: rj_variant_info, rj_treduce_result, redjit_check.h's
  *    rj_check_result and rj_bench_result) carry struct_size too, set by the caller to the size it
  *    compiled (`res.struct_size = sizeof res;`).  Their fields are only ever appended; the library
@@ -101,9 +101,9 @@ extern "C" {
 /* The project's one version: CMake reads these three lines (project(), redjit.pc, the package's
  * version file) and rj_version() spells them. */
 #define RJ_VERSION_MAJOR 0
-#define RJ_VERSION_MINOR 1
+#define RJ_VERSION_MINOR 2
 #define RJ_VERSION_PATCH 0
-/* One number for #if checks: 10000 * major + 100 * minor + patch (0.1.0: 100). */
+/* One number for #if checks: 10000 * major + 100 * minor + patch (0.2.0: 200). */
 #define RJ_VERSION (RJ_VERSION_MAJOR * 10000 + RJ_VERSION_MINOR * 100 + RJ_VERSION_PATCH)
 
 /* The library's version as "MAJOR.MINOR.PATCH": compare with RJ_VERSION_* at run time. */
@@ -220,7 +220,7 @@ typedef enum rj_op {
   RJ_OP_VAR = 10,
   RJ_OP_STD = 11,
   RJ_OP_LOGSUMEXP = 12,
-  RJ_OP_CUSTOM = 13 /* the caller's combine, given as LLVM IR (rj_tensor.combine_*) */
+  RJ_OP_CUSTOM = 13 /* the caller's combine, given as LLVM IR (rj_combine) */
 } rj_op;
 
 /* ORDER DTYPE: keep in step with ir/request.c's dtype table. */
@@ -253,9 +253,25 @@ typedef enum rj_unit { RJ_UNIT_SLOT = 0, RJ_UNIT_LANE = 1, RJ_UNIT_THREAD = 2 } 
 #define RJ_MAX_SUBDIMS 4
 #define RJ_MAX_REPLICATE 4
 #define RJ_NAME_MAX 32
-#define RJ_COMBINE_FN_MAX 128               /* rj_tensor.combine_fn, its NUL included */
-#define RJ_COMBINE_IR_MAX ((size_t)1 << 20) /* rj_tensor.combine_ir: 1 MiB */
-#define RJ_COMBINE_FIELDS_MAX 4             /* rj_tensor.combine_nfields: a struct state's fields */
+#define RJ_COMBINE_FN_MAX 128               /* rj_combine.fn, its NUL included */
+#define RJ_COMBINE_IR_MAX ((size_t)1 << 20) /* rj_combine.ir: 1 MiB */
+#define RJ_COMBINE_FIELDS_MAX 4             /* rj_combine.nfields: a struct state's fields */
+
+/* Op custom's combine (JSON "combine"), one record in every kind that takes it: rj_tile,
+ * rj_subgroup, rj_tensor, rj_treduce, rj_treduce_group.  docs/C_API.md "rj_combine". */
+typedef struct rj_combine {
+  const char *ir;    /* LLVM IR text, NUL-terminated, <= RJ_COMBINE_IR_MAX; read during the call */
+  uint64_t text;     /* rj_request_parse's kept copy that ir points at; 0: the caller's own text */
+  uint64_t identity; /* a scalar state's identity: its bits as the dtype stores them */
+  uint64_t field_identity[RJ_COMBINE_FIELDS_MAX]; /* struct state: each field's identity bits */
+  int commutative; /* 1: fn(a, b) == fn(b, a); 0: index order kept (fn(lower, higher)) */
+  int nfields;     /* struct state: 1 .. RJ_COMBINE_FIELDS_MAX fields; 0: a scalar state */
+  rj_dtype fields[RJ_COMBINE_FIELDS_MAX]; /* struct state: each field's dtype */
+  int result;                     /* struct state: the field the output holds, 0 .. nfields - 1 */
+  char fn[RJ_COMBINE_FN_MAX];     /* the combine T fn(T, T) (struct state: S fn(S, S)) */
+  char lift[RJ_COMBINE_FN_MAX];   /* struct state: S lift(T x, i64 index), required */
+  char finish[RJ_COMBINE_FN_MAX]; /* struct state: R finish(S), optional ("": field result) */
+} rj_combine;
 
 typedef struct rj_stride {
   int64_t step;
@@ -310,22 +326,7 @@ typedef struct rj_tile {
   rj_nan nan;
   /* var / std: the divisor is N - correction (JSON "correction", default 1, as rj_tensor's). */
   int correction;
-  /* op "custom" (JSON "combine"): the caller's combine, named and meant as rj_tensor's fields
-   * (docs/REQUESTS.md "Custom combine").  A non-commutative combine is
-   * reduced in index order (fn(lower, higher)) by the variants that keep it.  A struct state
-   * (combine_nfields > 0, the fields below, as rj_tensor's): lift(x, index) takes the element's
-   * index in its output's reduction, and dst holds field combine_result's dtype. */
-  const char *combine_ir;
-  char combine_fn[RJ_COMBINE_FN_MAX];
-  uint64_t combine_identity;
-  int combine_commutative;
-  int combine_nfields; /* a struct state's fields (0: a scalar state of the dtype) */
-  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
-  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX];
-  char combine_lift[RJ_COMBINE_FN_MAX];
-  char combine_finish[RJ_COMBINE_FN_MAX];
-  int combine_result;
-  uint64_t combine_text; /* as rj_tensor.combine_text */
+  rj_combine combine; /* op custom (docs/REQUESTS.md): index order, fn(lower, higher) */
 } rj_tile;
 
 typedef enum rj_primitive {
@@ -359,7 +360,7 @@ typedef enum rj_primitive {
   RJ_PRIM_REDUCE_ALL_VAR = 27,
   RJ_PRIM_REDUCE_ALL_STD = 28,
   RJ_PRIM_REDUCE_ALL_LOGSUMEXP = 29,
-  RJ_PRIM_REDUCE_CUSTOM = 30, /* op custom: the caller's combine (rj_subgroup.combine_*) */
+  RJ_PRIM_REDUCE_CUSTOM = 30, /* op custom: the caller's combine (rj_subgroup.combine) */
   RJ_PRIM_REDUCE_ALL_CUSTOM = 31
 } rj_primitive;
 
@@ -376,22 +377,7 @@ typedef struct rj_subgroup {
   int index_is_list;
   int index[32];  /* shuffle: lane l reads lane index[l] */
   int correction; /* reduce_var / _std (and reduce_all_*): the divisor N - correction (default 1) */
-  /* op "custom" (JSON "combine"): the caller's combine, named and meant as rj_tensor's fields
-   * (docs/REQUESTS.md "Custom combine").  Primitives reduce_custom and
-   * reduce_all_custom: lanes combine in lane order (fn(lower lanes, higher lanes)).  A struct
-   * state (combine_nfields > 0, the fields below, as rj_tensor's): lift(x, index) takes the
-   * lane's index in its group, and out holds field combine_result's dtype. */
-  const char *combine_ir;
-  char combine_fn[RJ_COMBINE_FN_MAX];
-  uint64_t combine_identity;
-  int combine_commutative;
-  int combine_nfields; /* a struct state's fields (0: a scalar state of the dtype) */
-  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
-  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX];
-  char combine_lift[RJ_COMBINE_FN_MAX];
-  char combine_finish[RJ_COMBINE_FN_MAX];
-  int combine_result;
-  uint64_t combine_text; /* as rj_tensor.combine_text */
+  rj_combine combine; /* reduce_custom, reduce_all_custom: lane order, fn(lower, higher) */
 } rj_subgroup;
 
 /* kind "tensor": a reduction over a whole array in global memory (run by rj_reduce). */
@@ -416,38 +402,10 @@ typedef struct rj_tensor {
   /* var / std: the divisor is N - correction (JSON "correction", default 1 as in torch.var; 0 for
    * the population variance).  Only with op var or std. */
   int correction;
-  /* op "custom" (JSON "combine"; docs/REQUESTS.md "Custom combine", docs/EMBEDDING.md): the
-   * caller's own combine `T fn(T, T)` for the input dtype T (f16 / bf16: half / bfloat), given as
-   * the text of an LLVM 22 module that defines it.  It is parsed and linked only in the compiler
-   * process (redjit-irc, as rj_compile_ir's modules are), never in the caller's.  The library
-   * copies what it keeps: combine_ir need only live for the call. */
-  const char *combine_ir; /* NUL-terminated LLVM IR text, at most RJ_COMBINE_IR_MAX bytes */
-  char combine_fn[RJ_COMBINE_FN_MAX]; /* the function's name in that module */
-  uint64_t combine_identity; /* fn(identity, x) == fn(x, identity) == x: its bits as T stores
-                                them (f32: the float's 32 bits; i32: two's complement, low bits) */
-  int combine_commutative;   /* 1: fn(a, b) == fn(b, a), any variant may serve it; 0: the
-                                variants that keep index order only (fn(lower, higher)) */
-  /* op custom with a struct state (JSON "combine.state", docs/REQUESTS.md "Struct states"):
-   * combine_nfields fields (1 .. RJ_COMBINE_FIELDS_MAX; 0: the state is one value of the input
-   * dtype, as above), each a scalar dtype with its identity's bits (combine_identity stays 0).
-   * fn is then S fn(S, S) for the literal struct S = { field types }; combine_lift names
-   * S lift(T x, i64 index) (x an input element, index its position in its reduction, row-major
-   * over the reduced dims); the output has the dtype of field combine_result and is that field,
-   * or R finish(S) when combine_finish names one (R: that field's type). */
-  int combine_nfields;
-  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
-  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX];
-  char combine_lift[RJ_COMBINE_FN_MAX];   /* required with a struct state */
-  char combine_finish[RJ_COMBINE_FN_MAX]; /* optional: "" takes field combine_result */
-  int combine_result;                     /* 0 .. combine_nfields - 1 */
+  rj_combine combine; /* op custom (docs/REQUESTS.md): linked in redjit-irc only */
   /* argmax / argmin (JSON "values", default false): 1 also writes each extreme value (the input
    * dtype) into a second destination, given to rj_reduce_values / rj_tensor_launch_values. */
   int values;
-  /* Set by rj_request_parse: the id of the context's kept copy of the text combine_ir points at
-   * (rj_request_parse's comment).  0 when combine_ir is the caller's own text: set it to 0 when
-   * you point combine_ir elsewhere.  A request whose kept text is gone is refused (RJ_EINVAL,
-   * naming combine.ir), never read. */
-  uint64_t combine_text;
   /* JSON "acc_dtype" (optional): 1 ("f64") accumulates sum, prod and mean of f16, bf16 and f32
    * inputs in f64 and rounds once at the store; 0 (default, "f32") accumulates them in f32.
    * f64 inputs accumulate in f64 either way. */
@@ -481,24 +439,7 @@ typedef struct rj_treduce {
    * folds the earlier launches' partial sum: dst = (old + sum) / mean_count, with accum only when
    * mean_count > ranks. */
   int64_t mean_count;
-  /* op "custom" (JSON "combine"): the caller's combine, as for rj_tensor (docs/TREDUCE.md).  Ranks
-   * are combined in fold order, fn(earlier ranks, later ranks): the root first, then rank order;
-   * under accum the old value comes first. */
-  const char *combine_ir;
-  char combine_fn[RJ_COMBINE_FN_MAX];
-  uint64_t combine_identity;
-  int combine_commutative;
-  uint64_t combine_text; /* as rj_tensor.combine_text */
-  /* op custom with a struct state (JSON "combine.state"; docs/TREDUCE.md "Struct states"): as
-   * rj_tensor's fields of these names.  Each rank's element x is lifted, lift(x, position) with
-   * position its rank's place in fold order (0 first), the states are combined in fold order and
-   * the destination (of field combine_result's dtype) gets that field, or finish(S). */
-  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX]; /* first: 8-byte aligned */
-  int combine_nfields;
-  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
-  char combine_lift[RJ_COMBINE_FN_MAX];
-  char combine_finish[RJ_COMBINE_FN_MAX];
-  int combine_result;
+  rj_combine combine; /* op custom (docs/TREDUCE.md): fold order fn(earlier ranks, later ranks) */
 } rj_treduce;
 
 typedef struct rj_request {
@@ -522,12 +463,12 @@ RJ_API size_t rj_request_size(void);
 RJ_API rj_request *rj_request_new(rj_kind kind);
 RJ_API void rj_request_free(rj_request *req);
 /* Parses one JSON request (docs/REQUESTS.md) into *out, which it initialises first.
- * Unknown fields are errors.  Op custom: out's combine_ir points at ctx's copy of the text, one
- * per distinct text (combine_text names it), of which ctx keeps the 32 most recently parsed (at
+ * Unknown fields are errors.  Op custom: out's combine.ir points at ctx's copy of the text, one
+ * per distinct text (combine.text names it), of which ctx keeps the 32 most recently parsed (at
  * most 32 x RJ_COMBINE_IR_MAX bytes): it stays valid until rj_ctx_free or until 32 other distinct
  * texts have been parsed in ctx since.  A call given a request whose text is no longer kept
  * returns RJ_EINVAL naming combine.ir (it reads nothing there): parse it again, or point
- * combine_ir at your own copy and set combine_text to 0. */
+ * combine.ir at your own copy and set combine.text to 0. */
 RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out);
 /* Checks a request built in C the way rj_request_parse checks JSON. */
 RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req);
@@ -803,8 +744,6 @@ typedef struct rj_treduce_group {
   int pingpong;    /* overlap the fetch of rank r+1 with the reduction of rank r */
   int accum;       /* fold the destination's old value in too */
   rj_treduce_path path;
-  /* A group of struct_size RJ_TREDUCE_GROUP_SIZE_V1 (one that ends at `path`) gets stream NULL
-   * and async 0. */
   void *stream; /* a CUstream / cudaStream_t of the root's GPU (in its primary context); NULL: the
                    legacy default stream.  The reduction starts after the work enqueued on it
                    before the call (every GPU's part of it waits for that point) */
@@ -813,44 +752,15 @@ typedef struct rj_treduce_group {
                    reduction, and res->ms is 0 (not timed).  An async ring call whose hop gives
                    up (ring_timeout_ms) is reported later: by rj_treduce_sync, or by the
                    context's next rj_treduce_run, which then runs nothing */
-  /* A group of struct_size RJ_TREDUCE_GROUP_SIZE_V1 or RJ_TREDUCE_GROUP_SIZE_V2 (one that ends at
-   * `async`; V2 is that group's sizeof, as this field is 8-byte aligned, past its tail padding)
-   * gets 0. */
   int64_t ring_timeout_ms; /* the ring path: how long a hop's kernel waits for its neighbour
                               before the call gives up (RJ_ETIMEOUT; the destination is then
                               incomplete), 1..3600000 ms; 0: 10000.  A runtime's watchdog: the
                               ring's kernels must all run at once, and other work holding a GPU's
                               SMs (another process's, another ring's) can keep one from starting */
-  /* A group of struct_size V1, V2 or RJ_TREDUCE_GROUP_SIZE_V3 (one that ends at
-   * ring_timeout_ms) gets 0. */
   int dynamic; /* 1: runtime-size kernels (rj_treduce's `dynamic`): a new element count compiles
                   nothing where the buffers are dense row-major */
-  /* op custom: the caller's combine (rj_tensor's fields; the text need only live for the call).
-   * A group of an older struct_size (V1 to V4: one that ends at `dynamic`) has none. */
-  const char *combine_ir;
-  char combine_fn[RJ_COMBINE_FN_MAX];
-  uint64_t combine_identity;
-  int combine_commutative;
-  /* op custom with a struct state (rj_treduce's fields of these names).  A group of struct_size
-   * V1 to RJ_TREDUCE_GROUP_SIZE_V5 (one that ends at combine_commutative) has a scalar state. */
-  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX]; /* first: 8-byte aligned */
-  int combine_nfields;
-  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
-  char combine_lift[RJ_COMBINE_FN_MAX];
-  char combine_finish[RJ_COMBINE_FN_MAX];
-  int combine_result;
+  rj_combine combine; /* op custom: as rj_treduce's (the text need only live for the call) */
 } rj_treduce_group;
-
-/* The older struct_size values rj_treduce_run accepts besides sizeof(rj_treduce_group): the
- * sizeof of a group that ends at `path` (V1), of one that ends at `async` (V2), of one that ends
- * at `ring_timeout_ms` (V3), of one that ends at `dynamic` (V4) and of one that ends at
- * `combine_commutative` (V5), on the 64-bit ABIs redjit
- * builds for.  The fields past a caller's struct_size get their defaults. */
-#define RJ_TREDUCE_GROUP_SIZE_V1 offsetof(rj_treduce_group, stream)
-#define RJ_TREDUCE_GROUP_SIZE_V2 offsetof(rj_treduce_group, ring_timeout_ms)
-#define RJ_TREDUCE_GROUP_SIZE_V3 offsetof(rj_treduce_group, dynamic)
-#define RJ_TREDUCE_GROUP_SIZE_V4 offsetof(rj_treduce_group, combine_ir)
-#define RJ_TREDUCE_GROUP_SIZE_V5 offsetof(rj_treduce_group, combine_field_identity)
 
 /* What a call did.  The caller sets struct_size (sizeof(rj_treduce_result)) before the call;
  * res->path tells which path ran. */
@@ -879,9 +789,8 @@ typedef struct rj_treduce_result {
 
 /* Zeroes a group of `size` bytes (sizeof(rj_treduce_group) in the caller's header) and sets its
  * struct_size: the defaults, stream NULL and async 0 included.  rj_treduce_group_init(g) is a
- * macro for it with this header's size.  The exported function rj_treduce_group_init (the entry
- * of binaries whose group has struct_size RJ_TREDUCE_GROUP_SIZE_V1) fills
- * RJ_TREDUCE_GROUP_SIZE_V1 bytes. */
+ * macro for it with this header's size, and the exported function of that name (for bindings)
+ * fills sizeof(rj_treduce_group) bytes.  rj_treduce_run refuses any other struct_size. */
 RJ_API void rj_treduce_group_init_sized(rj_treduce_group *g, size_t size);
 RJ_API void rj_treduce_group_init(rj_treduce_group *g);
 #define rj_treduce_group_init(g) rj_treduce_group_init_sized((g), sizeof(rj_treduce_group))

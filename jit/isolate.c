@@ -34,8 +34,8 @@ extern char **environ;
 #define IRC_MAGIC2 "RJIRC2\n"           /* a request with a combine to link (op custom) */
 #define IRC_REPLY_CAP ((size_t)1 << 30) /* the reply: 1 GiB at most */
 #define IRC_TAIL 16384                  /* the last bytes of the helper's standard error kept */
-/* the defaults: the bounds screen (jit/ir_screen.c) keeps what it accepts to about a quarter of
- * them (docs/RELIABILITY.md) */
+/* the defaults: the bounds screen (jit/llvm/ir_screen.c) keeps what it accepts to about a quarter
+ * of them (docs/RELIABILITY.md) */
 #define IRC_TIMEOUT_MS 2000
 #define IRC_MEMORY_MB 512
 

@@ -15,7 +15,7 @@
 #   (ir with SECONDS 0: judge the inputs already in OUT_DIR again)
 # Exits 77 (skipped) when clang or its libFuzzer runtime is missing.  Environment: FUZZ_TIMEOUT
 # (seconds an input may run), FUZZ_OBJ (ir: where the instrumented objects are kept), FUZZ_PLANT
-# (crash, leak or timeout on every input: tests/fuzz_script.sh proves each fails the run).
+# (crash, leak or timeout on every input: tests/fuzz/fuzz_script.sh proves each fails the run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -85,7 +85,7 @@ export FUZZ_CFLAGS="$cflags -fsanitize=fuzzer-no-link"
 if [ ${#todo[@]} -gt 0 ]; then
   printf '%s\n' "${todo[@]}" | xargs -n2 -P2 sh -c 'clang $FUZZ_CFLAGS -c "$0" -o "$1"'
 fi
-# the compiler library's C++ (jit/emitter.cpp), as CMake builds it: C++17 against LLVM's headers
+# the compiler library's C++ (jit/llvm/emitter.cpp), as CMake builds it: C++17 against LLVM's headers
 for s in $(find jit -name '*.cpp' | sort); do
   o=$obj/$(echo "$s" | tr / _).o
   objs="$objs $o"

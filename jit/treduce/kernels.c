@@ -44,10 +44,10 @@ rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_option
   rj_status s = jit_compile(ctx, req, &o, k, &plan);
   if (s) return s;
   ctx->err = saved;
-  /* a runtime-size kernel's launch is req's plan's (the kernel's is the shape it was made for) */
+  /* the launch is req's plan's (a runtime-size kernel's own plan is the shape it was made for) */
   bool runtime = plan.np > 0;
-  memcpy(l->grid, runtime ? plan.grid : (*k)->grid, sizeof l->grid);
-  memcpy(l->block, runtime ? plan.block : (*k)->block, sizeof l->block);
+  memcpy(l->grid, plan.grid, sizeof l->grid);
+  memcpy(l->block, plan.block, sizeof l->block);
   l->np = plan.np;
   l->numel = runtime ? plan.p[0] : 0;
   if (!res->variant[0]) {
@@ -68,7 +68,7 @@ void jit_tr_mean_pass(const rj_treduce *t, rj_treduce *sub, bool final) {
 /* RJ_EUNSUPPORTED for a mean of f16 / bf16 in more than one pass (partial sums in the dtype),
  * and for a struct state in more than one pass (a launch stores the output, not the state). */
 static rj_status mean_passes(const rj_treduce *t, int passes, ir_err *e) {
-  if (t->op == RJ_OP_CUSTOM && t->combine_nfields && passes > 1)
+  if (t->op == RJ_OP_CUSTOM && t->combine.nfields && passes > 1)
     return ir_fail(e, RJ_EUNSUPPORTED,
                    "combine.state: a struct state over %d ranks takes %d passes here (launches of "
                    "at most %d ranks, staged ranks), and a launch stores the output (field "

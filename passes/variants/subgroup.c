@@ -110,7 +110,7 @@ static LLVMValueRef shfl_state(pass_emit *e, pass_shfl_mode m, LLVMValueRef s, L
  * index, or the input's dtype).  NaN propagates. */
 static LLVMValueRef reduce_state(pass_emit *e, rj_op op, bool all, rj_dtype t, int k,
                                  int correction, LLVMValueRef v) {
-  rj_tensor st = {.op = op, .dtype = t, .nan = RJ_NAN_PROPAGATE, .correction = correction};
+  st_req st = {op, t, RJ_NAN_PROPAGATE, correction, NULL};
   LLVMValueRef idx = NULL;
   if (st_indexed(op))
     idx = LLVMBuildZExt(e->B, LLVMBuildAnd(e->B, pass_lane_id(e), pass_i32(e, (1 << k) - 1), ""),
@@ -133,7 +133,7 @@ static LLVMValueRef reduce_state(pass_emit *e, rj_op op, bool all, rj_dtype t, i
  * group ends with its lanes in order: the lanes at multiples of 2^(i+1) hold contiguous runs),
  * reduce_all_custom the ordered butterfly (the lane with the mask's bit set takes the partner's
  * value first). */
-static LLVMValueRef reduce_custom(pass_emit *e, const rj_tensor *st, bool all, rj_dtype t, int k,
+static LLVMValueRef reduce_custom(pass_emit *e, const st_req *st, bool all, rj_dtype t, int k,
                                   bool commutative, LLVMValueRef v) {
   LLVMValueRef lane = all && !commutative ? pass_lane_id(e) : NULL;
   if (st) {
@@ -236,6 +236,18 @@ static const char *accepts(const rj_request *r, const ir_target *t, char *buf, s
   return buf;
 }
 
+/* The launch: `blocks` CTAs of `threads` threads, no dynamic shared memory. */
+static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
+  (void)env;
+  const rj_subgroup *g = &r->u.subgroup;
+  out->grid[0] = (unsigned)g->blocks;
+  out->grid[1] = out->grid[2] = 1;
+  out->block[0] = (unsigned)g->threads;
+  out->block[1] = out->block[2] = 1;
+  out->shared_bytes = 0;
+  return RJ_OK;
+}
+
 static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
   (void)self;
   const rj_subgroup *g = &r->u.subgroup;
@@ -246,11 +258,6 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   e->fn = LLVMAddFunction(e->M, e->entry, fty);
   LLVMSetFunctionCallConv(e->fn, LLVMPTXKernelCallConv);
   LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
-  e->grid[0] = (unsigned)g->blocks;
-  e->grid[1] = e->grid[2] = 1;
-  e->block[0] = (unsigned)g->threads;
-  e->block[1] = e->block[2] = 1;
-  e->shared_bytes = 0;
   LLVMTypeRef ty = pass_type(e, g->dtype);
   LLVMValueRef bid = pass_call(e, "llvm.nvvm.read.ptx.sreg.ctaid.x", NULL, 0, NULL, 0);
   LLVMValueRef gid = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, bid, pass_i32(e, g->threads), ""),
@@ -266,13 +273,13 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     arg = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, table, pass_lane_id(e)), "index");
   }
   LLVMValueRef y = NULL;
-  rj_tensor st = ir_subgroup_as_tensor(g); /* op custom's struct state (combine_nfields > 0) */
+  st_req st = st_of_subgroup(g); /* op custom's struct state (combine.nfields > 0) */
   bool all = false, custom = ir_primitive_op(g->primitive, &all) == RJ_OP_CUSTOM;
   rj_status s = RJ_OK;
-  if (custom && st.combine_nfields > 0)
-    y = reduce_custom(e, &st, all, g->dtype, g->log2_size, g->combine_commutative != 0, x);
+  if (custom && st.combine->nfields > 0)
+    y = reduce_custom(e, &st, all, g->dtype, g->log2_size, g->combine.commutative != 0, x);
   else if (custom)
-    s = pass_subgroup_custom(e, g->primitive, g->dtype, g->log2_size, g->combine_commutative != 0,
+    s = pass_subgroup_custom(e, g->primitive, g->dtype, g->log2_size, g->combine.commutative != 0,
                              x, &y);
   else
     s = pass_subgroup(e, g->primitive, g->dtype, g->log2_size, x, arg, g->correction, &y);
@@ -294,6 +301,7 @@ const pass_variant pass_variant_subgroup = {
     .ops = PASS_OPS_BASIC | PASS_OP(RJ_OP_CUSTOM), /* kind subgroup's op: custom or none */
     .keeps_order = true, /* reduce_custom / reduce_all_custom: lane order kept when asked */
     .accepts = accepts,
+    .plan = plan,
     .kernel = PASS_EMIT(kernel),
     .tile = NULL,
 };

@@ -1,6 +1,6 @@
 /* A finding planted on purpose, to prove that scripts/fuzz.sh fails on each kind of finding
- * (tests/fuzz_script.sh): FUZZ_PLANT=crash (abort), leak (an unreachable allocation) or timeout
- * (an endless loop) on every input.  Unset, nothing happens. */
+ * (tests/fuzz/fuzz_script.sh): FUZZ_PLANT=crash (abort), leak (an unreachable allocation) or
+ * timeout (an endless loop) on every input.  Unset, nothing happens. */
 #ifndef REDJIT_FUZZ_PLANT_H
 #define REDJIT_FUZZ_PLANT_H
 #include <stdlib.h>

@@ -10,17 +10,7 @@ __all__ = ["RedjitError", "lib", "search_paths", "Options", "VariantInfo", "Tred
            "TreduceGroup", "TreduceResult", "CacheStats"]
 
 
-class RedjitError(RuntimeError):
-    """A failed redjit call: .status is the status name ("RJ_EINVAL", ...; "library" when
-    libredjit.so could not be loaded), .message the library's message (rj_errmsg)."""
-
-    def __init__(self, status, message):
-        super().__init__(f"{status}: {message}")
-        self.status = status
-        self.message = message
-
-    def __reduce__(self):
-        return (type(self), (self.status, self.message))
+from ._errors import RedjitError  # noqa: E402 (one class per status: _errors.py)
 
 
 # ------------------------------------------------------------------ structs (include/redjit.h)
@@ -58,18 +48,22 @@ class TreduceBuf(ctypes.Structure):  # rj_treduce_buf
                 ("strides", ctypes.c_int64 * TREDUCE_MAX_DIMS)]
 
 
-class TreduceGroup(ctypes.Structure):  # rj_treduce_group (the current size, not V1 / V2)
+class Combine(ctypes.Structure):  # rj_combine
+    _fields_ = [("ir", ctypes.c_char_p), ("text", ctypes.c_uint64), ("identity", ctypes.c_uint64),
+                ("field_identity", ctypes.c_uint64 * 4), ("commutative", ctypes.c_int),
+                ("nfields", ctypes.c_int), ("fields", ctypes.c_int * 4), ("result", ctypes.c_int),
+                ("fn", ctypes.c_char * 128), ("lift", ctypes.c_char * 128),
+                ("finish", ctypes.c_char * 128)]
+
+
+class TreduceGroup(ctypes.Structure):  # rj_treduce_group
     _fields_ = [("struct_size", ctypes.c_uint32), ("ranks", ctypes.c_int), ("root", ctypes.c_int),
                 ("src", ctypes.POINTER(TreduceBuf)), ("dst", TreduceBuf), ("op", ctypes.c_int),
                 ("dtype", ctypes.c_int), ("nan", ctypes.c_int), ("tile", ctypes.c_int64 * 2),
                 ("pingpong", ctypes.c_int), ("accum", ctypes.c_int), ("path", ctypes.c_int),
                 ("stream", ctypes.c_void_p), ("async_", ctypes.c_int),
                 ("ring_timeout_ms", ctypes.c_int64), ("dynamic", ctypes.c_int),
-                ("combine_ir", ctypes.c_char_p), ("combine_fn", ctypes.c_char * 128),
-                ("combine_identity", ctypes.c_uint64), ("combine_commutative", ctypes.c_int),
-                ("combine_field_identity", ctypes.c_uint64 * 4), ("combine_nfields", ctypes.c_int),
-                ("combine_fields", ctypes.c_int * 4), ("combine_lift", ctypes.c_char * 128),
-                ("combine_finish", ctypes.c_char * 128), ("combine_result", ctypes.c_int)]
+                ("combine", Combine)]
 
 
 class TreduceResult(ctypes.Structure):  # rj_treduce_result
@@ -105,6 +99,8 @@ _PROTOS = {
     "rj_ctx_new": (_vp, []),
     "rj_ctx_free": (None, [_vp]),
     "rj_ctx_compile_count": (ctypes.c_longlong, [_vp]),
+    "rj_ctx_set_disk_cache": (_int, [_vp, _cp]),
+    "rj_ctx_set_memory_cache": (_int, [_vp, ctypes.c_longlong]),
     "rj_request_size": (_sz, []),
     "rj_request_new": (_vp, [_int]),
     "rj_request_free": (None, [_vp]),
@@ -156,6 +152,11 @@ def search_paths():
         up3,                            # installed: <prefix>/lib/python3*/{dist,site}-packages/redjit
         os.path.join(up3, "build"),     # the source tree: <repo>/tools/python/redjit -> <repo>/build
     ]
+    try:  # cmake --install writes where its library directory is, relative to the package
+        from . import _installed
+        dirs.insert(1, os.path.join(pkg, _installed.LIBDIR))
+    except ImportError:
+        pass
     out = []
     for d in dirs:
         for so in _SONAMES:
