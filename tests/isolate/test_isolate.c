@@ -42,6 +42,12 @@ static const repro repros[] = {
     {"ir_addrspace_fatal_5.ll", "sum", NULL, "@buf has an address space other than", false, true},
     {"ir_atomic_const.ll", "sum", NULL, "an atomic on constant memory (addrspace(4))", false, true},
     {"ir_atomic_cluster.ll", "sum", "sm_80", "an atomic on shared cluster memory", false, true},
+    {"ir_fuzz_wide_vector.ll", "vec", NULL, "a value of 131072 bytes", false, true},
+    {"ir_fuzz_offset_past_global.ll", "sum", NULL, "an offset of 1056 bytes past a global", false,
+     true},
+    {"ir_fuzz_i256.ll", "sum", NULL, "an i256 (integers up to i128)", false, true},
+    {"ir_fuzz_addrspace32.ll", "sum", NULL, "a pointer in addrspace(32)", false, true},
+    {"ir_fuzz_index_past_global.ll", "sum", NULL, "a constant index 8 past a global", false, true},
 };
 
 static char *slurp(const char *name, size_t *n) {
