@@ -517,9 +517,9 @@ typedef struct rj_options {
                         REDJIT_IR_IN_PROCESS=1): faster, but IR that makes LLVM abort takes the
                         process down.  0: in the compiler process, the default */
   int ir_timeout_ms; /* the compiler process's wall-clock limit; 0: $REDJIT_IR_TIMEOUT_MS, else
-                        60000 */
+                        2000 (what the screen accepts compiles well within it) */
   int ir_memory_mb;  /* its address-space limit in MiB; 0: $REDJIT_IR_MEMORY_MB (0 there: none),
-                        else 4096; -1: none */
+                        else 512; -1: none */
   int reserved[8];   /* zero.  Room for options added later, so that structs embedding an
                         rj_options (rj_check_opts) keep their own fields where they are */
 } rj_options;
@@ -549,8 +549,8 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
  * least (pass rj_emitter.ptx_needed, redjit_emit.h, when larger).
  * The compile runs in a process of its own, redjit-irc (installed beside the library or in
  * libexec/redjit; $REDJIT_IRC names another), started for each module not in the cache, under a
- * wall-clock limit (opt->ir_timeout_ms, default 60 s) and an address-space limit (ir_memory_mb,
- * default 4 GiB), with core dumps off: IR on which LLVM aborts, exits, faults, never finishes or
+ * wall-clock limit (opt->ir_timeout_ms, default 2 s) and an address-space limit (ir_memory_mb,
+ * default 512 MiB), with core dumps off: IR on which LLVM aborts, exits, faults, never finishes or
  * runs out of memory ends that process, and this call returns RJ_ECRASH naming the cause (the
  * signal and LLVM's "LLVM ERROR: ..." line, the time limit, the memory limit).  The process is
  * always waited for (no zombie; SIGCHLD may be ignored or handled) and leaves no descriptor

@@ -63,6 +63,8 @@ int ir_request_op(const rj_request *r);
  * combine.text (jit/: the copies of the text it keeps; ir/json.c: a failed parse's). */
 const rj_combine *ir_request_combine(const rj_request *r);
 rj_combine *ir_request_combine_mut(rj_request *r);
+/* Frees the copy of op custom's combine text that ir_parse gave r (every kind; NULL after). */
+void ir_request_free_combine(rj_request *r);
 /* Two combines are one when every field but `text` is equal and their IR texts are (by their
  * bytes, wherever they lie); false when either text is NULL.  A copy is an assignment. */
 bool ir_combine_equal(const rj_combine *a, const rj_combine *b);

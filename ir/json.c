@@ -45,13 +45,21 @@ static rj_status known_keys(P *p, const cJSON *o, const char *parent, const char
   return RJ_OK;
 }
 
+/* An integral number as the integer it is (2^62 as 4611686018427387904, not 4.6e+18); past
+ * 10^20, where the digits say nothing more, in exponent notation. */
+static const char *int_text(double d, char *buf, size_t n) {
+  snprintf(buf, n, fabs(d) < 1e20 ? "%.0f" : "%.17g", d);
+  return buf;
+}
+
 static rj_status as_int(P *p, const cJSON *v, int64_t lo, int64_t hi, int64_t *out) {
   if (!cJSON_IsNumber(v)) return bad(p, "expected an integer");
   double d = v->valuedouble;
   if (!isfinite(d) || d != floor(d)) return bad(p, "expected an integer");
   if (d < (double)lo || d > (double)hi) {
-    char m[96];
-    snprintf(m, sizeof m, "%.17g is out of range [%lld, %lld]", d, (long long)lo, (long long)hi);
+    char m[96], t[32];
+    snprintf(m, sizeof m, "%s is out of range [%lld, %lld]", int_text(d, t, sizeof t),
+             (long long)lo, (long long)hi);
     return bad(p, m);
   }
   *out = (int64_t)d;
@@ -79,7 +87,8 @@ static rj_status get_int32(P *p, const cJSON *o, const char *key, const char *ra
   if (!isfinite(d) || d != floor(d)) return bad(p, "expected an integer");
   if (d < INT_MIN || d > INT_MAX) {
     char m[128];
-    snprintf(m, sizeof m, "%.17g is out of range (%s)", d, range);
+    char t[32];
+    snprintf(m, sizeof m, "%s is out of range (%s)", int_text(d, t, sizeof t), range);
     return bad(p, m);
   }
   *out = (int)d;
@@ -828,6 +837,51 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
   return RJ_OK;
 }
 
+/* A string of the (valid) JSON text holding the escape \u0000: cJSON's strings end at their first
+ * NUL, so the rest of such a string would be dropped unseen.  Fills path with the field that
+ * holds it ("combine.ir", "shape[1]"; a field's name itself: "a field name") and returns true. */
+static bool nul_in_string(const char *json, char *path, size_t n) {
+  enum { DEPTH = 16, NAME = 48 };
+  char name[DEPTH][NAME] = {{0}};
+  int idx[DEPTH] = {0}, depth = 0;
+  bool obj[DEPTH] = {false}, want_key = false;
+  for (const char *c = json; *c; c++) {
+    if (*c == '{' || *c == '[') {
+      if (++depth < DEPTH) obj[depth] = *c == '{', idx[depth] = 0, name[depth][0] = 0;
+      want_key = *c == '{';
+    } else if (*c == '}' || *c == ']') {
+      depth--;
+    } else if (*c == ',') {
+      if (depth > 0 && depth < DEPTH) idx[depth]++;
+      want_key = depth > 0 && depth < DEPTH && obj[depth];
+    } else if (*c == '"') {
+      const char *start = ++c;
+      bool nul = false;
+      for (; *c && *c != '"'; c++)
+        if (*c == '\\' && c[1]) {
+          nul |= c[1] == 'u' && strncmp(c + 2, "0000", 4) == 0;
+          c++;
+        }
+      bool key = want_key;
+      want_key = false;
+      if (key && depth < DEPTH)
+        snprintf(name[depth], NAME, "%.*s", (int)(c - start < NAME ? c - start : NAME - 1), start);
+      if (!nul) {
+        if (!*c) return false;
+        continue;
+      }
+      size_t k = 0;
+      path[0] = 0;
+      for (int d = 1; d <= depth && d < DEPTH && k < n; d++)
+        k += (size_t)(obj[d] ? snprintf(path + k, n - k, "%s%s", k ? "." : "", name[d])
+                             : snprintf(path + k, n - k, "[%d]", idx[d]));
+      if (key) snprintf(path, n, "a field name");
+      return true;
+    }
+  }
+  return false;
+}
+
 rj_status ir_parse(const char *json, rj_request *out, ir_err *e) {
   P p = {e, ""};
   if (!json) return ir_fail(e, RJ_EINVAL, "request: no JSON text");
@@ -846,6 +900,11 @@ rj_status ir_parse(const char *json, rj_request *out, ir_err *e) {
   bool inited = false;
   if (!cJSON_IsObject(o)) {
     s = ir_fail(e, RJ_EINVAL, "request: expected a JSON object");
+    goto out;
+  }
+  char nul_at[128];
+  if (nul_in_string(json, nul_at, sizeof nul_at)) {
+    s = ir_fail(e, RJ_EINVAL, "%s: a string holding a NUL character (\\u0000)", nul_at);
     goto out;
   }
   static const char *const kinds[] = {NULL, "tile", "subgroup", "tensor", "treduce"};

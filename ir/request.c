@@ -133,6 +133,13 @@ rj_combine *ir_request_combine_mut(rj_request *r) {
   return NULL;
 }
 
+void ir_request_free_combine(rj_request *r) {
+  rj_combine *c = ir_request_combine_mut(r);
+  if (!c) return;
+  free((char *)c->ir);
+  c->ir = NULL;
+}
+
 const rj_combine *ir_request_combine(const rj_request *r) {
   return ir_request_combine_mut((rj_request *)r);
 }

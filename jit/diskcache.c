@@ -103,15 +103,21 @@ static void disk_resolve(jit_disk *d) {
   const char *env, *home;
   d->state = JIT_DISK_OFF;
   if (!d->set) {
+    int w;
     if ((env = getenv("REDJIT_CACHE_DISABLE")) && env[0] && strcmp(env, "0") != 0) return;
     if ((env = getenv("REDJIT_CACHE_DIR")) && env[0])
-      snprintf(d->dir, sizeof d->dir, "%s", env);
+      w = snprintf(d->dir, sizeof d->dir, "%s", env);
     else if ((env = getenv("XDG_CACHE_HOME")) && env[0])
-      snprintf(d->dir, sizeof d->dir, "%s/redjit", env);
+      w = snprintf(d->dir, sizeof d->dir, "%s/redjit", env);
     else if ((home = getenv("HOME")) && home[0])
-      snprintf(d->dir, sizeof d->dir, "%s/.cache/redjit", home);
+      w = snprintf(d->dir, sizeof d->dir, "%s/.cache/redjit", home);
     else
       return;
+    _Static_assert(sizeof d->dir == 1024, "the note says 1023 bytes");
+    if (w >= (int)sizeof d->dir) { /* never another directory: the path cut short */
+      snprintf(d->dir + 40, sizeof d->dir - 40, "...");
+      return disk_note(d, "off", "the path is longer than 1023 bytes");
+    }
   }
   if (!d->dir[0]) return;
   env = getenv("REDJIT_CACHE_MAX_BYTES");

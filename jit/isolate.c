@@ -34,8 +34,10 @@ extern char **environ;
 #define IRC_MAGIC2 "RJIRC2\n"           /* a request with a combine to link (op custom) */
 #define IRC_REPLY_CAP ((size_t)1 << 30) /* the reply: 1 GiB at most */
 #define IRC_TAIL 16384                  /* the last bytes of the helper's standard error kept */
-#define IRC_TIMEOUT_MS 60000            /* the defaults */
-#define IRC_MEMORY_MB 4096
+/* the defaults: the bounds screen (jit/llvm/ir_screen.c) keeps what it accepts to about a quarter
+ * of them (docs/RELIABILITY.md) */
+#define IRC_TIMEOUT_MS 2000
+#define IRC_MEMORY_MB 512
 
 typedef struct irc_limits {
   long long timeout_ms, memory_mb; /* memory_mb 0: none */

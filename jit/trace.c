@@ -8,12 +8,14 @@
 #include "jit.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------------- the log */
 
@@ -117,31 +119,58 @@ static void dump_note(const char *dir, const char *path, int err) {
           dir, path, strerror(err));
 }
 
+/* text into dir/base+suffix: written to a new file of a name of its own (O_EXCL | O_NOFOLLOW:
+ * never through a link someone planted) and renamed over the name, which replaces a link there
+ * rather than following it. */
 static bool dump_one(const char *dir, const char *base, const char *suffix, const char *text) {
-  char path[1400];
+  static atomic_uint seq;
+  char path[1400], tmp[1450];
   snprintf(path, sizeof path, "%s/%s%s", dir, base, suffix);
-  FILE *f = fopen(path, "w");
+  snprintf(tmp, sizeof tmp, "%s/.%s%s.%ld.%u.tmp", dir, base, suffix, (long)getpid(),
+           atomic_fetch_add(&seq, 1));
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   int err = f ? 0 : errno;
+  if (!f && fd >= 0) close(fd);
   if (f) {
     size_t n = strlen(text);
     if (fwrite(text, 1, n, f) != n || (n && text[n - 1] != '\n' && fputc('\n', f) == EOF))
       err = errno ? errno : EIO;
     if (fclose(f) && !err) err = errno ? errno : EIO;
+    if (!err && rename(tmp, path)) err = errno;
+    if (err) unlink(tmp);
   }
   if (err) dump_note(dir, path, err);
   return !err;
 }
 
+/* The dump directory is trusted as the disk cache's is: a directory owned by
+ * this user and writable by no one else. */
+static bool dump_dir_ok(const char *dir) {
+  if (strlen(dir) > 1024) return dump_note(dir, dir, ENAMETOOLONG), false;
+  if (mkdir(dir, 0700) && errno != EEXIST) return dump_note(dir, dir, errno), false;
+  struct stat st;
+  if (stat(dir, &st)) return dump_note(dir, dir, errno), false;
+  if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+    if (!atomic_exchange(&dump_noted, 1))
+      fprintf(stderr,
+              "redjit: REDJIT_DUMP_DIR %s: not a directory owned by this user and "
+              "writable by no one else; nothing dumped (the kernel is unaffected)\n",
+              dir);
+    return false;
+  }
+  return true;
+}
+
 bool jit_dump_on(void) {
   const char *dir = getenv("REDJIT_DUMP_DIR");
-  return dir && dir[0] && strlen(dir) <= 1024;
+  return dir && dir[0];
 }
 
 void jit_dump(rj_ctx *ctx, const rj_kernel *k) {
   (void)ctx;
   const char *dir = getenv("REDJIT_DUMP_DIR");
-  if (!jit_dump_on()) return;
-  if (mkdir(dir, 0700) && errno != EEXIST) return dump_note(dir, dir, errno);
+  if (!jit_dump_on() || !dump_dir_ok(dir)) return;
   char base[128], variant[RJ_NAME_MAX];
   put_plain(variant, sizeof variant, k->variant);
   for (char *c = variant; *c; c++) /* a file name: no directory separator */

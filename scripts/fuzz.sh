@@ -13,12 +13,15 @@
 # target) and the script exits 1: add the input to tests/repro/ as a regression test.
 #   scripts/fuzz.sh [SECONDS (default 60)] [OUT_DIR (default build-fuzz)] [request|ir]
 #   (ir with SECONDS 0: judge the inputs already in OUT_DIR again)
-# Exits 77 (skipped) when clang or its libFuzzer runtime is missing.
+# Exits 77 (skipped) when clang or its libFuzzer runtime is missing.  Environment: FUZZ_TIMEOUT
+# (seconds an input may run), FUZZ_OBJ (ir: where the instrumented objects are kept), FUZZ_PLANT
+# (crash, leak or timeout on every input: tests/fuzz/fuzz_script.sh proves each fails the run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 out=${2:-build-fuzz}
 target=${3:-request}
+tmo=${FUZZ_TIMEOUT:-} # seconds an input may run (default: 5 request, 20 ir and 60 judging it)
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 skip() {
   echo "fuzz: SKIP: clang with libFuzzer (Debian: clang, libclang-rt-14-dev) is not available"
@@ -30,18 +33,23 @@ mkdir -p "$out"
 # ---------------------------------------------------------------- request
 if [ "$target" = request ]; then
   mkdir -p "$out/corpus"
-  rm -f "$out"/crash-* "$out"/leak-* "$out"/timeout-* # a run judges its own findings only
+  rm -f "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* # a run judges its own only
+  tmo=${tmo:-5}
   bin=$out/fuzz_request
   clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer $san -Iinclude \
     $(pkg-config --cflags libcjson) tests/fuzz/fuzz_request.c ir/*.c \
     $(pkg-config --libs libcjson) -lm -o "$bin" || skip
   cp examples/*.json tests/repro/*.json "$out/corpus/"
-  "$bin" -max_total_time="$secs" -max_len=4096 -timeout=5 -rss_limit_mb=2048 \
-    -dict=tests/fuzz/request.dict -artifact_prefix="$out/" -print_final_stats=1 "$out/corpus" 2>&1 |
-    grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|fuzz_request:|SUMMARY|==[0-9]+==ERROR)" || true
-  # libFuzzer's own status decides: re-run the findings, if any, to fail loudly
-  if ls "$out"/crash-* "$out"/leak-* "$out"/timeout-* >/dev/null 2>&1; then
-    echo "fuzz: findings in $out (crash-*, leak-*, timeout-*)"
+  rc=0 # libFuzzer's status: 0 only when the time ran out with no finding
+  "$bin" -max_total_time="$secs" -max_len=4096 -timeout="$tmo" -rss_limit_mb=2048 \
+    -dict=tests/fuzz/request.dict -artifact_prefix="$out/" -print_final_stats=1 "$out/corpus" \
+    >"$out/run.log" 2>&1 || rc=$?
+  grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|fuzz_request:|SUMMARY|==[0-9]+==ERROR)" \
+    "$out/run.log" || true
+  found=$(find "$out" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+    -o -name 'oom-*' \) | sort)
+  if [ "$rc" != 0 ] || [ -n "$found" ]; then
+    echo "fuzz: finding (libFuzzer exit $rc; $out/run.log):" $found
     exit 1
   fi
   echo "fuzz: no finding in ${secs} s"
@@ -55,7 +63,7 @@ cuda_inc=${CUDA_HOME:-/usr/local/cuda}/include
 [ -e "$cuda_inc/cuda.h" ] || cuda_inc=/usr/include
 cflags="-std=c17 -D_GNU_SOURCE -DREDJIT_BUILD -DREDJIT_COMPILER_STATIC -g -O1 -fno-omit-frame-pointer $san -Iinclude
   -I$($llvm_config --includedir) -I$cuda_inc $(pkg-config --cflags libcjson)"
-obj=$out/obj
+obj=${FUZZ_OBJ:-$out/obj} # FUZZ_OBJ: the instrumented objects of another folder
 mkdir -p "$obj"
 echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }' |
   clang -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null || skip
@@ -100,7 +108,7 @@ if [ "$secs" != 0 ]; then # 0: judge the inputs already in OUT_DIR again, no fuz
   rm -rf "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* "$out/llvm" "$out/alone"
   mkdir -p "$out/corpus-ir"
   "$bin" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -max_total_time="$secs" \
-    -max_len=16384 -timeout=20 -rss_limit_mb=2048 -dict=tests/fuzz/ir.dict \
+    -max_len=16384 -timeout="${tmo:-20}" -rss_limit_mb=2048 -dict=tests/fuzz/ir.dict \
     -artifact_prefix="$out/" "$out/corpus-ir" tests/fuzz/ir_seeds >"$out/run.log" 2>&1 || true
   grep -E "^#[0-9]+: cov" "$out/run.log" | tail -1 || true
 fi
@@ -119,7 +127,7 @@ for f in "$out"/crash-* "$out"/timeout-* "$out"/oom-* "$out"/leak-*; do
   [ -e "$f" ] || continue
   case $f in *.log) continue ;; esac
   rc=0
-  timeout 300 "$bin" -timeout=60 -rss_limit_mb=2048 "$f" >"$f.log" 2>&1 || rc=$?
+  timeout 300 "$bin" -timeout="${tmo:-60}" -rss_limit_mb=2048 "$f" >"$f.log" 2>&1 || rc=$?
   frame=$(first_frame "$f.log")
   kind=redjit
   if grep -q "^fuzz_ir: LLVM fatal error inside LLVM" "$f.log"; then

@@ -237,6 +237,7 @@ static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size
   if (!s) s = screen(ctx, C);
   if (!s) s = jit_ir_check_intrinsics(ctx, C, tg);
   if (!s) s = jit_ir_check_types(ctx, C);
+  if (!s) s = jit_ir_screen(ctx, C, tg, "combine.ir", JIT_SCREEN_COMBINE);
   if (s) {
     LLVMDisposeModule(C);
     return s;
@@ -261,7 +262,7 @@ static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size
     LLVMAddAttributeAtIndex(g, LLVMAttributeFunctionIndex,
                             LLVMCreateEnumAttribute(LLVMGetModuleContext(M), ai, 0));
   }
-  return RJ_OK;
+  return jit_ir_screen(ctx, M, tg, "combine.ir", JIT_SCREEN_LINKED); /* inlined everywhere */
 }
 
 /* ---------------------------------------------------------------- the entries */

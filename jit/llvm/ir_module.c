@@ -155,6 +155,7 @@ rj_status jit_llvm_module(rj_ctx *ctx, const char *ir, size_t n, const char *ent
     s = jit_ir_check_intrinsics(ctx, M, tg);
   }
   if (!s) s = jit_ir_check_types(ctx, M);
+  if (!s) s = jit_ir_screen(ctx, M, tg, "ir", JIT_SCREEN_CALLER);
   /* the same codegen as rj_compile: verify, keep the text, O3, keep it again, PTX */
   if (!s) s = jit_codegen(ctx, M, tg, k, JIT_CG_THEIRS | JIT_CG_TEXT);
   LLVMDisposeModule(M);

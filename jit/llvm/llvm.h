@@ -40,6 +40,28 @@ rj_status jit_llvm_module(rj_ctx *ctx, const char *ir, size_t n, const char *ent
                           const ir_target *tg, rj_kernel *k);
 rj_status jit_ir_check_intrinsics(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg);
 rj_status jit_ir_check_types(rj_ctx *ctx, LLVMModuleRef M);
+/* ir_screen.c: the bounds screen (docs/RELIABILITY.md): RJ_EUNSUPPORTED naming `field`, the
+ * function and the bound for integers wider than JIT_SCREEN_INT_BITS, values (not memory) over
+ * JIT_SCREEN_VALUE_BYTES, pointers and globals in address spaces NVPTX lacks, initialised shared
+ * globals, atomics NVPTX cannot select on tg (on constant or parameter memory; on shared cluster
+ * memory without clusters), allocas of a run-time size or over JIT_SCREEN_ALLOCA_BYTES a function,
+ * constant indices past a global or an alloca, recursion, calls nested deeper than
+ * JIT_SCREEN_CALL_DEPTH, and more than JIT_SCREEN_INSTS (weighted) instructions in the module or in
+ * a function with its calls inlined.  A combine (JIT_SCREEN_COMBINE) also may not index its locals
+ * or constant globals with a value the screen cannot bound; JIT_SCREEN_LINKED (redjit's kernel with
+ * the combine linked in) counts instructions only. */
+#define JIT_SCREEN_INT_BITS 128
+#define JIT_SCREEN_VALUE_BYTES 1024
+#define JIT_SCREEN_ALLOCA_BYTES 16384
+#define JIT_SCREEN_CALL_DEPTH 64
+#define JIT_SCREEN_INSTS 40000 /* the bound, in units of one instruction: */
+#define JIT_SCREEN_BLOCK 16    /* a basic block counts as 16 instructions, */
+#define JIT_SCREEN_DIV32 8     /* a division or remainder of up to 32 bits as 8, */
+#define JIT_SCREEN_DIV64 32    /* of 33 to 64 bits as 32 */
+#define JIT_SCREEN_DIV128 256  /* and wider as 256 */
+typedef enum { JIT_SCREEN_CALLER, JIT_SCREEN_COMBINE, JIT_SCREEN_LINKED } jit_screen_mode;
+rj_status jit_ir_screen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, const char *field,
+                        jit_screen_mode mode);
 
 /* combine.c (op custom): lowering's codegen of M for req into k -- jit_codegen, except for op
  * custom, whose kernel is left as bitcode in k->custom_bc for the combine stage; and that

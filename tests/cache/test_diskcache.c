@@ -327,6 +327,77 @@ START_TEST(dump_dir) {
 }
 END_TEST
 
+/* The dump directory is trusted as the cache's: a link planted at a dump's name is replaced, never
+ * followed; a directory others may write to gets nothing. */
+START_TEST(dump_dir_trust) {
+  const char *dir = fresh_dir();
+  char dump[300], victim[300], path[512];
+  snprintf(dump, sizeof dump, "%s/dump", dir);
+  snprintf(victim, sizeof victim, "%s/victim", dir);
+  FILE *f = fopen(victim, "w");
+  fputs("victim\n", f);
+  fclose(f);
+  setenv("REDJIT_DUMP_DIR", dump, 1);
+  unsetenv("REDJIT_CACHE_DIR");
+  setenv("REDJIT_CACHE_DISABLE", "1", 1);
+  for (int pass = 0; pass < 3; pass++) {
+    if (pass == 1) { /* the PTX's name now a link to the victim */
+      ck_assert_int_eq(count_files(dump, ".ptx", path, sizeof path), 1);
+      ck_assert_int_eq(unlink(path), 0);
+      ck_assert_int_eq(symlink(victim, path), 0);
+    }
+    if (pass == 2) { /* a directory anyone may write to (a sticky /tmp-like one) */
+      ck_assert_int_eq(unlink(path), 0);
+      ck_assert_int_eq(chmod(dump, 01777), 0);
+    }
+    rj_ctx *ctx = rj_ctx_new();
+    rj_request r;
+    rj_kernel *k = NULL;
+    rjt_parse(ctx, request(5), &r);
+    ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_OK);
+    rj_ctx_free(ctx);
+  }
+  char got[64] = "";
+  ck_assert_int_eq(get_file(victim, got, sizeof got - 1), 7);
+  ck_assert_str_eq(got, "victim\n");
+  struct stat st;
+  ck_assert_int_eq(count_files(dump, ".ptx", NULL, 0), 0); /* pass 2 wrote nothing */
+  ck_assert_int_eq(count_files(dump, ".json", path, sizeof path), 1);
+  ck_assert_int_eq(lstat(path, &st), 0);
+  ck_assert(S_ISREG(st.st_mode) && (st.st_mode & 077) == 0);
+  unsetenv("REDJIT_DUMP_DIR");
+}
+END_TEST
+
+/* A REDJIT_CACHE_DIR longer than 1023 bytes leaves the cache off with a note saying so; no
+ * directory named by the path cut short is made. */
+START_TEST(long_cache_dir) {
+  const char *dir = fresh_dir();
+  static char path[1200];
+  int w = snprintf(path, sizeof path, "%s", dir);
+  while (w < 1100)
+    w += snprintf(path + w, sizeof path - (size_t)w, "/%.60s",
+                  "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd");
+  setenv("REDJIT_CACHE_DIR", path, 1);
+  unsetenv("REDJIT_CACHE_DISABLE");
+  rj_ctx *ctx = rj_ctx_new();
+  rj_request r;
+  rj_kernel *k = NULL;
+  rjt_parse(ctx, request(5), &r);
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_OK);
+  rj_cache_stats st = {.struct_size = sizeof st};
+  ck_assert_int_eq(rj_ctx_cache_stats(ctx, &st), RJ_OK);
+  ck_assert_ptr_null(st.disk_dir);
+  ck_assert_msg(st.disk_note && strstr(st.disk_note, "the path is longer than 1023 bytes"), "%s",
+                st.disk_note ? st.disk_note : "(none)");
+  char first[300];
+  snprintf(first, sizeof first, "%.*s", (int)strlen(dir) + 61, path); /* its first part */
+  struct stat sb;
+  ck_assert_int_ne(stat(first, &sb), 0); /* nothing made */
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 /* REDJIT_LOG=1: one "redjit: " line per miss, memory hit and disk hit, on stderr. */
 START_TEST(log_lines) {
   fresh_dir();
@@ -508,6 +579,8 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, processes_at_once);
   tcase_add_test(tc, eviction_at_the_bound);
   tcase_add_test(tc, disabled_writes_nothing);
+  tcase_add_test(tc, dump_dir_trust);
+  tcase_add_test(tc, long_cache_dir);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }

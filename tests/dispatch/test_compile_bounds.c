@@ -5,8 +5,8 @@
  * strides, dynamic, cluster; treduce with 128 ranks, 5 dims, strides and tiny tiles -- each
  * compiled in a child process of its own (fresh context, no disk cache, sm_90), whose CPU time
  * and peak memory the parent reads from wait4 (RJT_BOUNDS_VERBOSE=1 prints them).  Measured at most
- * 0.9 s and 70 MB each (docs/RELIABILITY.md); asserted here: 3 s of CPU (a loaded 2-core machine)
- * and 256 MB. */
+ * 0.9 s and 70 MB each (docs/RELIABILITY.md); asserted here: 2 s of CPU (every accepted request,
+ * docs/RELIABILITY.md) and 256 MB. */
 #include "rjtest.h"
 
 #include <signal.h>
@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define BOUND_CPU_S 3.0
+#define BOUND_CPU_S 2.0
 #define BOUND_RSS_MB 256.0
 
 /* The child: exit 0 when json compiles, 2 when it is refused, 3 when compiling fails. */

@@ -16,6 +16,8 @@
 
 #include <llvm-c/ErrorHandling.h>
 #include <stdbool.h>
+#include "plant.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +181,7 @@ static void check_kernel(const rj_kernel *k, const char *entry, const char *ir, 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  fuzz_plant();
   if (!ctx && !(ctx = rj_ctx_new())) return 0;
   char *text = malloc(size + 1);
   if (!text) return 0;

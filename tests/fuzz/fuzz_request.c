@@ -4,6 +4,8 @@
  * same text again.  Built and run by scripts/fuzz.sh. */
 #include "../../ir/ir.h"
 
+#include "plant.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,11 +28,12 @@ static void round_trip(const rj_request *r) {
     finding("the canonical text is not a fixed point", canon);
   free(canon);
   free(again);
-  if (back.kind == RJ_KIND_TENSOR) free((char *)back.u.tensor.combine.ir); /* op custom's copy */
+  ir_request_free_combine(&back); /* op custom's copy, every kind */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  fuzz_plant();
   char *text = malloc(size + 1);
   if (!text) return 0;
   memcpy(text, data, size);
@@ -41,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!s) s = ir_validate(&r, &e);
   if (s && !e.msg[0]) finding("a refusal without a message", text);
   if (!s) round_trip(&r);
-  if (!parsed && r.kind == RJ_KIND_TENSOR) free((char *)r.u.tensor.combine.ir); /* op custom's */
+  if (!parsed) ir_request_free_combine(&r); /* op custom's copy, every kind */
   free(text);
   return 0;
 }

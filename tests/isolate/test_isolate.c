@@ -7,31 +7,47 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdbool.h>
 #include <time.h>
 
-#define TIMEOUT_MS 3000 /* the compile limit of the hang (ir_i65536.ll runs past any) */
+#define TIMEOUT_MS 3000 /* the CLI's compile limit */
 #define SLACK_MS 30000  /* the others': they end on their own, in seconds even when loaded */
 
 typedef struct repro {
   const char *file, *entry, *target, *cause; /* cause: a part of the message */
   bool may_refuse; /* LLVM's parser reads uninitialised memory here: it crashes, or refuses */
+  bool screened;   /* refused by the screen (RJ_EUNSUPPORTED) before LLVM sees it, in process too */
 } repro;
 
 static const repro repros[] = {
-    {"ir_sharedinit.ll", "k", NULL, "not allowed in addrspace(3)", false},
-    {"ir_localglobal.ll", "k", NULL, "not allowed in addrspace(5)", false},
-    {"ir_alias.ll", "k", NULL, "aliasee must be a non-kernel", false},
-    {"ir_clusterid.ll", "k", "sm_80", "Cannot select: intrinsic", false},
-    {"ir_barcluster.ll", "k", "sm_80", "Cannot select: intrinsic", false},
-    {"ir_i128atomic.ll", "k", "sm_100a", "does not support \"seq_cst\"", false},
-    {"ir_syncscope.ll", "k", NULL, "does not support syncscope", false},
-    {"ir_addrspace2.ll", "k", NULL, "Bad address space found while emitting PTX", false},
-    {"bc_fatal_symbol_name.bc", "redjit_tile", "sm_80", "Symbol name with unsupported", false},
-    {"bc_oom.bc", "k", "sm_120", "needed more than 1024 MiB", false},
-    {"ir_parser_bignum.ll", "k", NULL, "ir: ", true},
-    {"ir_structret.ll", "k", NULL, "ir: the compiler process ", false},
-    {"ir_i65536.ll", "k", NULL, "ran past its 3 s limit", false},
+    {"ir_sharedinit.ll", "k", NULL, "initial value in shared memory", false, true},
+    {"ir_localglobal.ll", "k", NULL, "global @g has an address space other than", false, true},
+    {"ir_alias.ll", "k", NULL, "aliasee must be a non-kernel", false, false},
+    {"ir_clusterid.ll", "k", "sm_80", "Cannot select: intrinsic", false, false},
+    {"ir_barcluster.ll", "k", "sm_80", "Cannot select: intrinsic", false, false},
+    {"ir_i128atomic.ll", "k", "sm_100a", "does not support \"seq_cst\"", false, false},
+    {"ir_syncscope.ll", "k", NULL, "does not support syncscope", false, false},
+    {"ir_addrspace2.ll", "k", NULL, "global @g has an address space other than", false, true},
+    {"bc_fatal_symbol_name.bc", "redjit_tile", "sm_80", "Symbol name with unsupported", false,
+     false},
+    {"bc_oom.bc", "k", "sm_120", "needed more than 1024 MiB", false, false},
+    {"ir_parser_bignum.ll", "k", NULL, "ir: ", true, false},
+    {"ir_structret.ll", "k", NULL, "function f has a value of 400000 bytes", false, true},
+    {"ir_i65536.ll", "k", NULL, "function k has an i65536 (integers up to i128)", false, true},
+    {"ir_addrspace_fatal_1.ll", "sum", NULL, "a pointer in addrspace(64)", false, true},
+    {"ir_addrspace_fatal_2.ll", "sum", NULL, "@buf has an address space other than", false, true},
+    {"ir_addrspace_fatal_3.ll", "sum", NULL, "@buf has an address space other than", false, true},
+    {"ir_addrspace_fatal_4.ll", "sum", NULL, "@buf has an address space other than", false, true},
+    {"ir_addrspace_fatal_5.ll", "sum", NULL, "@buf has an address space other than", false, true},
+    {"ir_atomic_const.ll", "sum", NULL, "an atomic on constant memory (addrspace(4))", false, true},
+    {"ir_atomic_cluster.ll", "sum", "sm_80", "an atomic on shared cluster memory", false, true},
+    {"ir_fuzz_wide_vector.ll", "vec", NULL, "a value of 131072 bytes", false, true},
+    {"ir_fuzz_offset_past_global.ll", "sum", NULL, "an offset of 1056 bytes past a global", false,
+     true},
+    {"ir_fuzz_i256.ll", "sum", NULL, "an i256 (integers up to i128)", false, true},
+    {"ir_fuzz_addrspace32.ll", "sum", NULL, "a pointer in addrspace(32)", false, true},
+    {"ir_fuzz_index_past_global.ll", "sum", NULL, "a constant index 8 past a global", false, true},
 };
 
 static char *slurp(const char *name, size_t *n) {
@@ -62,7 +78,8 @@ static double now_s(void) {
 /* The options of these tests: the short limit, and 1024 MiB unless the environment says (the
  * sanitizer run turns the address-space limit off: ASan reserves terabytes of it). */
 static int limit_ms(const repro *r) {
-  return strcmp(r->file, "ir_i65536.ll") == 0 ? TIMEOUT_MS : SLACK_MS;
+  (void)r;
+  return SLACK_MS;
 }
 
 static void options(rj_options *o, const char *target, int timeout_ms) {
@@ -90,8 +107,9 @@ START_TEST(repro_is_a_status) {
   double t0 = now_s();
   rj_status s = rj_compile_ir(ctx, ir, n, r->entry, &o, &k);
   double took = now_s() - t0;
-  ck_assert_msg((s == RJ_ECRASH || (r->may_refuse && s == RJ_EINVAL)) && k == NULL, "%s: %s %s",
-                r->file, rj_status_name(s), rj_errmsg(ctx));
+  rj_status want = r->screened ? RJ_EUNSUPPORTED : RJ_ECRASH;
+  ck_assert_msg((s == want || (r->may_refuse && s == RJ_EINVAL)) && k == NULL, "%s: %s %s", r->file,
+                rj_status_name(s), rj_errmsg(ctx));
   ck_assert_msg(strstr(rj_errmsg(ctx), r->cause), "%s: %s", r->file, rj_errmsg(ctx));
   ck_assert_msg(took < limit_ms(r) / 1000.0 + 5, "%s took %.1f s", r->file, took);
   ck_assert_int_eq(open_fds(), fds);
@@ -116,8 +134,8 @@ START_TEST(repro_through_the_cli) {
   out[got] = 0;
   int st = pclose(p);
   ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s: %d %s", r->file, st, out);
-  ck_assert_msg(strstr(out, r->may_refuse ? "redjit: ir: " : "redjit: ir: the co"), "%s: %s",
-                r->file, out);
+  ck_assert_msg(strstr(out, r->may_refuse || r->screened ? "redjit: ir: " : "redjit: ir: the co"),
+                "%s: %s", r->file, out);
 }
 END_TEST
 
@@ -190,6 +208,53 @@ START_TEST(sigchld_ignored_or_handled) {
 }
 END_TEST
 
+/* The screen's refusals come before LLVM: in process too, the same status and message. */
+START_TEST(screened_in_process) {
+  const repro *r = &repros[_i];
+  if (!r->screened) return;
+  rj_ctx *ctx = rj_ctx_new();
+  size_t n;
+  char *ir = slurp(r->file, &n);
+  rj_options o;
+  options(&o, r->target, SLACK_MS);
+  o.ir_in_process = 1;
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_compile_ir(ctx, ir, n, r->entry, &o, &k), RJ_EUNSUPPORTED);
+  ck_assert_msg(strstr(rj_errmsg(ctx), r->cause), "%s: %s", r->file, rj_errmsg(ctx));
+  free(ir);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* A compiler process that never ends (a script that sleeps) is killed at the default limit, 2 s
+ * (ir_timeout_ms 0, no REDJIT_IR_TIMEOUT_MS), and waited for. */
+START_TEST(default_time_limit) {
+  char script[] = "/tmp/rjt_sleepy_XXXXXX";
+  int fd = mkstemp(script);
+  ck_assert_int_ge(fd, 0);
+  FILE *f = fdopen(fd, "w");
+  fputs("#!/bin/sh\nexec sleep 30\n", f);
+  fclose(f);
+  chmod(script, 0700);
+  setenv("REDJIT_IRC", script, 1);
+  unsetenv("REDJIT_IR_TIMEOUT_MS");
+  rj_ctx *ctx = rj_ctx_new();
+  rj_options o;
+  options(&o, "sm_90", 0);
+  rj_kernel *k = NULL;
+  double t0 = now_s();
+  ck_assert_int_eq(rj_compile_ir(ctx, valid, 0, "k", &o, &k), RJ_ECRASH);
+  double took = now_s() - t0;
+  ck_assert_msg(strstr(rj_errmsg(ctx), "ran past its 2 s limit"), "%s", rj_errmsg(ctx));
+  ck_assert_msg(took >= 1.9 && took < 5, "%.1f s", took);
+  errno = 0;
+  ck_assert_msg(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD, "a child is left behind");
+  rj_ctx_free(ctx);
+  unsetenv("REDJIT_IRC");
+  unlink(script);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("isolate");
   TCase *tc = tcase_create("core");
@@ -199,6 +264,8 @@ int main(void) {
   tcase_add_loop_test(tc, repro_through_the_cli, 0, nr);
   tcase_add_test(tc, valid_module_same_as_in_process);
   tcase_add_test(tc, sigchld_ignored_or_handled);
+  tcase_add_loop_test(tc, screened_in_process, 0, nr);
+  tcase_add_test(tc, default_time_limit);
   suite_add_tcase(s, tc);
   return rjt_main(s);
 }

@@ -150,6 +150,38 @@ def test_errors():
     assert (e2.status, e2.message) == (e.status, e.message)
 
 
+def test_arguments_refused():
+    """Every argument the C library reads as an int or a C string is checked whole: no value cut
+    to 32 bits, no text cut at a NUL, no value coerced; each error names the argument."""
+    req = open(os.path.join(EXAMPLES, "tensor_rows.json")).read()
+    for name in ("ptx_version", "device"):
+        e = raises(redjit.RedjitError, redjit.compile, req, target="sm_90", **{name: 2**32 + 80})
+        assert e.status == "RJ_EINVAL" and e.message.startswith(name + ": "), e.message
+        e = raises(redjit.RedjitError, redjit.compile_ir, IR, "scale", **{name: -1})
+        assert e.message.startswith(name + ": "), e.message
+        e = raises(redjit.RedjitError, redjit.compile, req, **{name: "80"})
+        assert isinstance(e, ValueError) and e.message.startswith(name + ": "), e
+    e = raises(redjit.RedjitError, redjit.compile, req, target=90)
+    assert e.message.startswith("target: expected a str"), e
+    e = raises(redjit.RedjitError, redjit.compile, req, target="sm_90\0junk")
+    assert e.message.startswith("target: holds a NUL"), e.message
+    e = raises(redjit.RedjitError, redjit.compile_ir, IR, None, target="sm_90")
+    assert e.message.startswith("entry: expected a str"), e
+    e = raises(redjit.RedjitError, redjit.compile_ir, IR, "scale\0x", target="sm_90")
+    assert e.message.startswith("entry: holds a NUL"), e.message
+    for ir in (IR + "\0garbage", (IR + "\0garbage").encode()):
+        e = raises(redjit.RedjitError, redjit.compile_ir, ir, "scale", target="sm_90")
+        assert e.message.startswith("ir: the text holds a NUL character"), e.message
+    add = "define float @add(float %a, float %b) {\n %c = fadd float %a, %b\n ret float %c\n}\n"
+    e = raises(redjit.RedjitError, redjit.Custom, add, "add", 0, commutative="yes")
+    assert e.message.startswith("combine.commutative: expected True or False"), e.message
+    e = raises(redjit.RedjitError, redjit.Custom, add + "\0junk", "add", 0)
+    assert e.message.startswith("combine.ir: holds a NUL"), e.message
+    # a request's strings holding a NUL: the library refuses them, naming the field
+    e = raises(redjit.RedjitError, redjit.compile, dict(json.loads(req), kind="tensor\0junk"))
+    assert e.message.startswith("kind: a string holding a NUL"), e.message
+
+
 def test_compile_ir():
     k = redjit.compile_ir(IR, "scale", target="sm_90")
     assert k.variant == "ir" and k.entry == "scale"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import ctypes
 import json
+import numbers
 import sys
 import threading
 import weakref
@@ -150,6 +151,10 @@ class _Context:
     def options(self, device=0, target=None, ptx_version=0, **overrides):
         """rj_options for a call: set_options' defaults (_options.py), then the call's own
         (overrides: emulate_packed, ir_in_process, ... where not None)."""
+        device = _int_arg("device", device)
+        ptx_version = _int_arg("ptx_version", ptx_version)
+        if target is not None:
+            _str_arg("target", target)
         plain = target is None and not ptx_version and not any(
             v is not None for v in overrides.values())
         if self.opts_gen != _options.generation[0]:  # set_options was called since
@@ -172,6 +177,26 @@ class _Context:
 
 
 _EBUSY = 11  # RJ_EBUSY
+_INT_MAX = 2**31 - 1  # the C int the library reads
+
+
+def _int_arg(name, v):
+    """v as an int 0 .. INT_MAX, or InvalidRequest naming the argument (never a value cut to 32
+    bits)."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise RedjitError("RJ_EINVAL", f"{name}: expected an int, not {type(v).__name__} {v!r}")
+    if not 0 <= v <= _INT_MAX:
+        raise RedjitError("RJ_EINVAL", f"{name}: {int(v)} is out of range (0..{_INT_MAX})")
+    return int(v)
+
+
+def _str_arg(name, v):
+    """v (a str without NUL) as bytes, or InvalidRequest naming the argument."""
+    if not isinstance(v, str):
+        raise RedjitError("RJ_EINVAL", f"{name}: expected a str, not {type(v).__name__} {v!r}")
+    if "\0" in v:
+        raise RedjitError("RJ_EINVAL", f"{name}: holds a NUL character at {v.index(chr(0))}")
+    return v.encode()
 _tls = threading.local()
 
 
@@ -334,7 +359,8 @@ class Kernel:
         """Loads the kernel on GPU `device` now; returns the load's milliseconds."""
         c = self._owner()
         ms = ctypes.c_double()
-        c.check(c.L.rj_kernel_load(c.ptr, self._kernel(), int(device), ctypes.byref(ms)))
+        dev = _int_arg("device", device)
+        c.check(c.L.rj_kernel_load(c.ptr, self._kernel(), dev, ctypes.byref(ms)))
         return ms.value
 
     def _owner(self):
@@ -359,7 +385,8 @@ class Kernel:
                 else ctypes.c_uint64(int(a)) for a in args]
         arr = (ctypes.c_void_p * max(1, len(vals)))(*[ctypes.addressof(v) for v in vals])
         ms = ctypes.c_double()
-        c.check(c.L.rj_kernel_launch(c.ptr, self._kernel(), int(device), grid, block, sh, arr,
+        dev = _int_arg("device", device)
+        c.check(c.L.rj_kernel_launch(c.ptr, self._kernel(), dev, grid, block, sh, arr,
                                      ctypes.byref(ms)))
         return ms.value
 
@@ -413,10 +440,13 @@ def compile_ir(ir: Any, entry: str, *, target: Optional[str] = None, ptx_version
         n = len(data) if data[:4] in _BITCODE else 0
     else:
         data, n = str(ir).encode(), 0
+    if not n and b"\0" in data:  # text: the library would read it up to the NUL
+        raise RedjitError("RJ_EINVAL", f"ir: the text holds a NUL character at {data.index(0)}")
+    name = _str_arg("entry", entry)
     k = ctypes.c_void_p()
     o = c.options(device, target, ptx_version, ir_in_process=ir_in_process,
                   ir_timeout_ms=ir_timeout_ms, ir_memory_mb=ir_memory_mb)
-    c.check(c.L.rj_compile_ir(c.ptr, data, n, entry.encode(), ctypes.byref(o), ctypes.byref(k)))
+    c.check(c.L.rj_compile_ir(c.ptr, data, n, name, ctypes.byref(o), ctypes.byref(k)))
     return Kernel(c, k.value)
 
 

@@ -48,7 +48,12 @@ class Custom:
             raise _einval("combine.ir: expected the LLVM IR text (a non-empty str)")
         if not isinstance(function, str) or not function:
             raise _einval("combine.function: expected the combine's name (a str)")
-        c = {"ir": ir, "function": function, "commutative": bool(commutative)}
+        if not isinstance(commutative, bool):
+            raise _einval(f"combine.commutative: expected True or False, not {commutative!r}")
+        for name, v in (("ir", ir), ("function", function), ("lift", lift), ("finish", finish)):
+            if isinstance(v, str) and "\0" in v:  # C would read the text up to the NUL
+                raise _einval(f"combine.{name}: holds a NUL character at {v.index(chr(0))}")
+        c = {"ir": ir, "function": function, "commutative": commutative}
         if state is None:
             if identity is None:
                 raise _einval("combine.identity: required (the combine's identity)")

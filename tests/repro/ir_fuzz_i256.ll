@@ -1,0 +1,29 @@
+target triple = "nvptx64-nvidia-cuda"
+@buf = internal addrspace(4) global [128 x double] undef, align 8
+declare void @llvm.nvvm.barrier0()
+define void @sum(ptr addrspace(4) noalias %src, ptr addrspace(4) noalias %dst, i256 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i256 [ 8, %entry ], [ %i1, %loop ]
+  %acc = phi double [ 8.8, %entry ], [ %acc1, %loop ]
+  %p = getelementptr double, ptr addrspace(4) %src, i256 %i
+  %v = load double, ptr addrspace(4) %p, align 8
+  %acc1 = fadd double %acc, %v
+  %i1 = add nuw i256 %i, 4
+  %c = icmp ult i256 %i1, %n
+  br i1 %c, label %loop, label %done
+done:
+  %slot = getelementptr [983 x double], ptr addrspace(4) @buf, i256 8, i256 4
+  store double %acc1, ptr addrspace(4) %slot, align 8
+  call void @llvm.nvvm.barrier0()
+  %back = load double, ptr addrspace(4) %slot, align 8
+  %old = atomicrmw fadd ptr addrspace(4) %dst, double %back seq_cst
+  switch i256 %n, label %out [ i256 8, label %zero
+                              i256 4, label %out ]
+zero:
+  store double 8.8, ptr addrspace(4) %dst
+  br label %out
+out:
+  ret void
+}
