@@ -143,7 +143,10 @@ static const char *const op_names[] = {"sum", "max", "min",       "prod",   "and
                                        "or",  "xor", "argmax",    "argmin", "mean",
                                        "var", "std", "logsumexp", "custom"}; /* ORDER OP */
 #define NOPS ((int)(sizeof op_names / sizeof op_names[0]))
-static const char *const dtype_names[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64", "u64"};
+/* ORDER DTYPE (ir/request.c's table; i8 .. e5m2: kind tensor only, validation says so) */
+static const char *const dtype_names[] = {"f16", "bf16", "f32", "f64", "i32",  "u32",  "i64", "u64",
+                                          "i8",  "u8",   "i16", "u16", "bool", "e4m3", "e5m2"};
+#define NDTYPES ((int)(sizeof dtype_names / sizeof dtype_names[0]))
 static const char *const scope_names[] = {"thread", "warp", "warpgroup", "cta"};
 static const char *const mem_names[] = {"shared", "local"};
 static const char *const nan_names[] = {"propagate", "ignore"};
@@ -317,7 +320,7 @@ static rj_status get_op_dtype(P *p, const cJSON *o, rj_op *op, rj_dtype *dtype) 
   rj_status s = get_enum(p, o, "", "op", op_names, NOPS, true, &v);
   if (s) return s;
   *op = (rj_op)v;
-  if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
+  if ((s = get_enum(p, o, "", "dtype", dtype_names, NDTYPES, true, &v))) return s;
   *dtype = (rj_dtype)v;
   return RJ_OK;
 }
@@ -421,7 +424,7 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
   if (s) return s;
   if ((s = get_enum(p, o, "", "primitive", ir_primitive_names, IR_PRIMITIVES, true, &v))) return s;
   g->primitive = (rj_primitive)v;
-  if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
+  if ((s = get_enum(p, o, "", "dtype", dtype_names, NDTYPES, true, &v))) return s;
   g->dtype = (rj_dtype)v;
   if ((s = get_int32(p, o, "log2_size", "0..5", false, &g->log2_size))) return s;
   if ((s = get_int32(p, o, "threads", "a multiple of 32 in 32..1024", false, &g->threads)))
@@ -543,7 +546,7 @@ static rj_status get_state(P *p, const cJSON *st, rj_combine *t) {
     if (!cJSON_IsObject(f)) return bad(p, "expected an object {dtype, identity}");
     rj_status s = known_keys(p, f, parent, keys);
     int v = 0;
-    if (!s) s = get_enum(p, f, parent, "dtype", dtype_names, 8, true, &v);
+    if (!s) s = get_enum(p, f, parent, "dtype", dtype_names, NDTYPES, true, &v);
     if (s) return s;
     t->fields[i] = (rj_dtype)v;
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(f, "identity");

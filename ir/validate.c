@@ -208,8 +208,16 @@ typedef struct combine_use {
 } combine_use;
 static rj_status validate_combine(combine_use u, const rj_combine *c, ir_err *e);
 
+/* i8 u8 i16 u16 bool e4m3 e5m2: kind tensor only */
+static rj_status check_kind_dtype(rj_dtype t, rj_kind k, ir_err *e) {
+  if (!ir_dtype_tensor_only(t)) return RJ_OK;
+  return ir_fail(e, RJ_EINVAL, "dtype: %s applies to kind tensor only, not kind %s",
+                 ir_dtype(t)->name, ir_kind_name(k));
+}
+
 static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   rj_status s;
+  if ((s = check_kind_dtype(t->dtype, RJ_KIND_TILE, e))) return s;
   if ((s = ir_check_op(t->op, t->dtype, e))) return s;
   if ((s = check_mean(t->op, t->accum, t->nan, e))) return s;
   if ((s = check_state(t->op, t->accum, t->correction, e))) return s;
@@ -299,6 +307,8 @@ static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
   if ((op == RJ_OP_VAR || op == RJ_OP_STD) && (g->correction < 0 || g->correction > 1 << 30))
     return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", g->correction);
   if (!ir_dtype(g->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value");
+  rj_status ks = check_kind_dtype(g->dtype, RJ_KIND_SUBGROUP, e);
+  if (ks) return ks;
   if (g->log2_size < 0 || g->log2_size > 5)
     return ir_fail(e, RJ_EINVAL, "log2_size: %d is outside 0..5 (a group is 1 to 32 lanes)",
                    g->log2_size);
@@ -373,6 +383,9 @@ static rj_status validate_state(const rj_combine *t, ir_err *e) {
     snprintf(field, sizeof field, "combine.state[%d].dtype", i);
     if (!ir_dtype(t->fields[i]))
       return ir_fail(e, RJ_EINVAL, "%s: unknown value %d", field, (int)t->fields[i]);
+    if (ir_dtype_tensor_only(t->fields[i]))
+      return ir_fail(e, RJ_EINVAL, "%s: %s is not a state field dtype (f16 .. u64)", field,
+                     ir_dtype(t->fields[i])->name);
     snprintf(field, sizeof field, "combine.state[%d].identity", i);
     rj_status s = check_bits(t->field_identity[i], t->fields[i], field, e);
     if (s) return s;
@@ -437,7 +450,7 @@ static rj_status check_acc_f64(const rj_tensor *t, ir_err *e) {
                    "acc_dtype: \"f64\" applies to ops sum, prod and mean, not \"%s\"%s",
                    ir_op_name(t->op),
                    t->op == RJ_OP_CUSTOM ? " (a custom state chooses its own field types)" : "");
-  if (!ir_dtype(t->dtype)->is_float)
+  if (!ir_dtype(t->dtype)->is_float || ir_dtype(t->dtype)->fp8)
     return ir_fail(e, RJ_EINVAL, "acc_dtype: \"f64\" applies to float dtypes, not %s",
                    ir_dtype(t->dtype)->name);
   return RJ_OK;
@@ -523,6 +536,7 @@ static bool injective(const int64_t *shape, const int64_t *strides, int ndim) {
 
 static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
+  if (!s) s = check_kind_dtype(t->dtype, RJ_KIND_TREDUCE, e);
   if (s) return s;
   /* mean_count: rj_treduce_run's last launch of several divides by every rank's count, and its
    * accum folds the earlier launches' partial sum */
