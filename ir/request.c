@@ -18,12 +18,21 @@ rj_status ir_fail(ir_err *e, rj_status s, const char *fmt, ...) {
 
 /* ORDER DTYPE */
 static const ir_dtype_info dtypes[] = {
-    {"f16", 2, true, true, false},   {"bf16", 2, true, true, false},  {"f32", 4, true, true, false},
-    {"f64", 8, true, true, false},   {"i32", 4, false, true, false},  {"u32", 4, false, false, false},
-    {"i64", 8, false, true, false},  {"u64", 8, false, false, false},
+    {"f16", 2, true, true, false},
+    {"bf16", 2, true, true, false},
+    {"f32", 4, true, true, false},
+    {"f64", 8, true, true, false},
+    {"i32", 4, false, true, false},
+    {"u32", 4, false, false, false},
+    {"i64", 8, false, true, false},
+    {"u64", 8, false, false, false},
     /* kind tensor only (ir_dtype_tensor_only) */
-    {"i8", 1, false, true, false},   {"u8", 1, false, false, false},  {"i16", 2, false, true, false},
-    {"u16", 2, false, false, false}, {"bool", 1, false, false, false}, {"e4m3", 1, true, true, true},
+    {"i8", 1, false, true, false},
+    {"u8", 1, false, false, false},
+    {"i16", 2, false, true, false},
+    {"u16", 2, false, false, false},
+    {"bool", 1, false, false, false},
+    {"e4m3", 1, true, true, true},
     {"e5m2", 1, true, true, true},
 };
 
@@ -56,8 +65,7 @@ const ir_dtype_info *ir_dtype(rj_dtype t) {
 #define FLOATS ((1u << RJ_F16) | (1u << RJ_BF16) | (1u << RJ_F32) | (1u << RJ_F64))
 #define INTS ((1u << RJ_I32) | (1u << RJ_U32) | (1u << RJ_I64) | (1u << RJ_U64))
 /* kind tensor only: the small integers and bool, the float8 formats */
-#define SMALL                                                                                      \
-  ((1u << RJ_I8) | (1u << RJ_U8) | (1u << RJ_I16) | (1u << RJ_U16) | (1u << RJ_BOOL))
+#define SMALL ((1u << RJ_I8) | (1u << RJ_U8) | (1u << RJ_I16) | (1u << RJ_U16) | (1u << RJ_BOOL))
 #define FP8 ((1u << RJ_E4M3) | (1u << RJ_E5M2))
 static const ir_op_info ops[] = {
     {"sum", FLOATS | INTS | SMALL | FP8, false},

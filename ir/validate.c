@@ -8,27 +8,33 @@
 
 #define MAX_ELEMS ((int64_t)1 << 40)
 
+/* least: 1, or 0 where a dim of size 0 is a request (kind tensor) */
 static rj_status check_dims(ir_err *e, const char *f, const int64_t *shape, int ndim, int maxd,
-                            int64_t *numel) {
+                            int64_t *numel, int least) {
   if (ndim < 1 || ndim > maxd)
     return ir_fail(e, RJ_EINVAL, "%s: expected 1 to %d dims (got %d)", f, maxd, ndim);
-  int64_t n = 1;
+  int64_t n = 1; /* of the dims not 0: bounded too, as a view's outputs and reduce_len are */
+  bool empty = false;
   for (int d = 0; d < ndim; d++) {
-    if (shape[d] < 1)
-      return ir_fail(e, RJ_EINVAL, "%s[%d]: every dim must be at least 1 (got %lld)", f, d,
+    if (shape[d] < least)
+      return ir_fail(e, RJ_EINVAL, "%s[%d]: every dim must be at least %d (got %lld)", f, d, least,
                      (long long)shape[d]);
+    empty |= shape[d] == 0;
+    if (shape[d] == 0) continue;
     if (shape[d] > MAX_ELEMS || n > MAX_ELEMS / shape[d])
       return ir_fail(e, RJ_EINVAL, "%s: more than 2^40 elements", f);
     n *= shape[d];
   }
-  if (numel) *numel = n;
+  if (numel) *numel = empty ? 0 : n;
   return RJ_OK;
 }
 
-/* Normalises axes into reduced[]; fails on range or repeats. */
-static rj_status check_axes(ir_err *e, const int *axes, int naxes, int ndim, bool *reduced) {
-  if (naxes < 1 || naxes > ndim)
-    return ir_fail(e, RJ_EINVAL, "axes: expected 1 to %d axes (got %d)", ndim, naxes);
+/* Normalises axes into reduced[]; fails on range or repeats (least: 1, or 0 where no axis, a
+ * reduction of one element per output, is a request: kind tensor). */
+static rj_status check_axes(ir_err *e, const int *axes, int naxes, int ndim, bool *reduced,
+                            int least) {
+  if (naxes < least || naxes > ndim)
+    return ir_fail(e, RJ_EINVAL, "axes: expected %d to %d axes (got %d)", least, ndim, naxes);
   for (int d = 0; d < RJ_MAX_DIMS; d++)
     reduced[d] = false;
   for (int i = 0; i < naxes; i++) {
@@ -76,7 +82,7 @@ static rj_status check_buffer(ir_err *e, const char *name, const rj_buffer *b, i
   snprintf(f, sizeof f, "%s.shape", name);
   if (b->mem != RJ_MEM_SHARED && b->mem != RJ_MEM_LOCAL)
     return ir_fail(e, RJ_EINVAL, "%s.mem: expected shared or local", name);
-  rj_status s = check_dims(e, f, b->shape, b->ndim, RJ_MAX_DIMS, NULL);
+  rj_status s = check_dims(e, f, b->shape, b->ndim, RJ_MAX_DIMS, NULL, 1);
   if (s) return s;
   int64_t n = 1;
   for (int d = 0; d < b->ndim; d++) {
@@ -260,7 +266,7 @@ static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   if ((s = check_buffer(e, "src", &t->src, &src_n))) return s;
   if ((s = check_buffer(e, "dst", &t->dst, &dst_n))) return s;
   bool red[RJ_MAX_DIMS];
-  if ((s = check_axes(e, t->axes, t->naxes, t->src.ndim, red))) return s;
+  if ((s = check_axes(e, t->axes, t->naxes, t->src.ndim, red, 1))) return s;
   int64_t spatial = 1;
   for (int d = 0; d < t->src.ndim; d++)
     if (!red[d]) spatial *= t->src.has_region ? t->src.extent[d] : t->src.shape[d];
@@ -456,6 +462,25 @@ static rj_status check_acc_f64(const rj_tensor *t, ir_err *e) {
   return RJ_OK;
 }
 
+/* An empty reduction (a reduced dim of size 0) with outputs: max min argmax argmin have no
+ * identity, and refuse as NumPy raises; the others write theirs (mean var std: NaN). */
+static rj_status check_empty(const rj_tensor *t, const bool *red, ir_err *e) {
+  int64_t outputs = 1;
+  int zero = -1;
+  for (int d = 0; d < t->ndim; d++)
+    if (red[d] && t->shape[d] == 0)
+      zero = d;
+    else if (!red[d])
+      outputs *= t->shape[d] ? 1 : 0;
+  bool none = t->op == RJ_OP_MAX || t->op == RJ_OP_MIN || t->op == RJ_OP_ARGMAX ||
+              t->op == RJ_OP_ARGMIN || t->op == RJ_OP_CUSTOM;
+  if (zero < 0 || outputs == 0 || !none) return RJ_OK;
+  return ir_fail(e, RJ_EINVAL,
+                 "shape[%d]: 0 along a reduced axis (axes): op \"%s\" of an empty reduction has "
+                 "no identity (NumPy raises)",
+                 zero, ir_op_name(t->op));
+}
+
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
@@ -471,10 +496,11 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   if ((s = check_acc_f64(t, e))) return s;
   if ((unsigned)t->dynamic > 1)
     return ir_fail(e, RJ_EINVAL, "dynamic: %d, expected 0 or 1", t->dynamic);
-  s = check_dims(e, "shape", t->shape, t->ndim, RJ_MAX_DIMS, NULL);
+  s = check_dims(e, "shape", t->shape, t->ndim, RJ_MAX_DIMS, NULL, 0);
   if (s) return s;
   bool red[RJ_MAX_DIMS];
-  if ((s = check_axes(e, t->axes, t->naxes, t->ndim, red))) return s;
+  if ((s = check_axes(e, t->axes, t->naxes, t->ndim, red, 0))) return s;
+  if ((s = check_empty(t, red, e))) return s;
   if (t->has_strides)
     for (int d = 0; d < t->ndim; d++)
       if (t->strides[d] < 0 || (t->strides[d] == 0 && t->shape[d] > 1 && !red[d]))

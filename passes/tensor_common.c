@@ -9,6 +9,7 @@
 
 tns_class tns_classify(const ir_tview *v) {
   int n = v->n;
+  if (v->outputs == 0 || v->reduce_len == 0) return TNS_GENERIC; /* nothing to read */
   if (n == 2 && v->red[0] != v->red[1] && v->stride[v->red[0] ? 0 : 1] == 1) return TNS_ROWS;
   if (v->red[n - 1] && v->stride[n - 1] == 1 && (n == 1 || (n == 2 && !v->red[0]))) return TNS_ROWS;
   if (!v->red[n - 1] && ((n == 2 && v->red[0]) || (n == 3 && v->red[1] && !v->red[0])))
@@ -430,7 +431,7 @@ const char *tns_accepts_any_view(const rj_request *r, const ir_target *tg, char 
 LLVMValueRef tns_fused_offset(pass_emit *e, const ir_tview *v, bool want, LLVMValueRef x) {
   LLVMValueRef off = tns_i64(e, 0);
   for (int d = v->n - 1; d >= 0; d--) {
-    if (v->red[d] != want) continue;
+    if (v->red[d] != want || v->size[d] == 0) continue; /* (0: an empty view's, never read) */
     LLVMValueRef c = LLVMBuildURem(e->B, x, tns_i64(e, v->size[d]), "");
     x = LLVMBuildUDiv(e->B, x, tns_i64(e, v->size[d]), "");
     off = LLVMBuildAdd(e->B, off, LLVMBuildMul(e->B, c, tns_i64(e, v->stride[d]), ""), "");

@@ -16,14 +16,14 @@ static LLVMTypeRef i32_of(pass_emit *e) {
 static LLVMValueRef e4m3_to_f32(pass_emit *e, LLVMValueRef b) {
   LLVMTypeRef i32 = i32_of(e), f32 = LLVMFloatTypeInContext(e->C);
   LLVMValueRef u = LLVMBuildZExt(e->B, b, i32, "");
-  LLVMValueRef sign = LLVMBuildShl(e->B, LLVMBuildAnd(e->B, u, pass_i32(e, 0x80), ""),
-                                   pass_i32(e, 24), "");
+  LLVMValueRef sign =
+      LLVMBuildShl(e->B, LLVMBuildAnd(e->B, u, pass_i32(e, 0x80), ""), pass_i32(e, 24), "");
   LLVMValueRef em = LLVMBuildAnd(e->B, u, pass_i32(e, 0x7f), "");
-  LLVMValueRef norm = LLVMBuildShl(e->B, LLVMBuildAdd(e->B, em, pass_i32(e, 960), ""),
-                                   pass_i32(e, 20), "");
+  LLVMValueRef norm =
+      LLVMBuildShl(e->B, LLVMBuildAdd(e->B, em, pass_i32(e, 960), ""), pass_i32(e, 20), "");
   LLVMValueRef m = LLVMBuildAnd(e->B, u, pass_i32(e, 7), "");
-  LLVMValueRef sub = LLVMBuildFMul(e->B, LLVMBuildUIToFP(e->B, m, f32, ""),
-                                   LLVMConstReal(f32, 0x1p-9), "");
+  LLVMValueRef sub =
+      LLVMBuildFMul(e->B, LLVMBuildUIToFP(e->B, m, f32, ""), LLVMConstReal(f32, 0x1p-9), "");
   sub = LLVMBuildBitCast(e->B, sub, i32, "");
   LLVMValueRef is_sub = LLVMBuildICmp(e->B, LLVMIntULT, em, pass_i32(e, 8), "");
   LLVMValueRef is_nan = LLVMBuildICmp(e->B, LLVMIntEQ, em, pass_i32(e, 0x7f), "");
@@ -45,8 +45,8 @@ static LLVMValueRef e5m2_to_f32(pass_emit *e, LLVMValueRef b) {
 static LLVMValueRef f32_to_e4m3(pass_emit *e, LLVMValueRef v) {
   LLVMTypeRef i32 = i32_of(e), f32 = LLVMFloatTypeInContext(e->C);
   LLVMValueRef bits = LLVMBuildBitCast(e->B, v, i32, "");
-  LLVMValueRef sign = LLVMBuildAnd(e->B, LLVMBuildLShr(e->B, bits, pass_i32(e, 24), ""),
-                                   pass_i32(e, 0x80), "");
+  LLVMValueRef sign =
+      LLVMBuildAnd(e->B, LLVMBuildLShr(e->B, bits, pass_i32(e, 24), ""), pass_i32(e, 0x80), "");
   LLVMValueRef a = LLVMBuildAnd(e->B, bits, pass_i32(e, 0x7fffffff), "");
   LLVMValueRef norm =
       LLVMBuildSub(e->B, LLVMBuildLShr(e->B, a, pass_i32(e, 20), ""), pass_i32(e, 960), "");

@@ -53,7 +53,7 @@ typedef struct trun {
 /* NaNs at nan_count random elements of the view */
 static void put_nans(hr_rng *g, const rj_check_opts *o, const rj_tensor *t, const ir_tview *v,
                      void *view) {
-  if (!ir_dtype(t->dtype)->is_float) return;
+  if (!ir_dtype(t->dtype)->is_float || v->outputs == 0 || v->reduce_len == 0) return;
   for (int i = 0; i < o->nan_count; i++) {
     int64_t p = (int64_t)(hr_rng_next(g) % (uint64_t)v->outputs);
     int64_t r = (int64_t)(hr_rng_next(g) % (uint64_t)v->reduce_len);
@@ -258,6 +258,7 @@ rj_status hr_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opt
   ir_tensor_view(t, &v);
   size_t bytes = (size_t)ir_dtype(t->dtype)->bytes, least = (size_t)256 << 20;
   b.slice = ((size_t)v.extent * bytes + 255) / 256 * 256;
+  if (b.slice == 0) b.slice = 256; /* an empty view (a dim of size 0) */
   b.nslice = b.slice >= least ? 2 : (least + b.slice - 1) / b.slice;
   enum { WARM = 5, RUNS = 30 };
   double ms[RUNS];

@@ -1,15 +1,15 @@
 /* The tensor-only dtypes i8 u8 i16 u16 bool e4m3 e5m2 with no GPU: which ops take them, the
  * other kinds' refusals naming dtype, the canonical round trip, the result dtypes (NumPy's),
  * every tensor variant's PTX for each (constant and runtime-size kernels, sm_80 and sm_90) with
- * 16-byte loads where the variant vectorises, and axes [] (nothing reduced). */
+ * 16-byte loads where the variant vectorises, zero-size dims and axes [] (nothing reduced). */
 #include "rjtest.h"
 
 #include <stdbool.h>
 
 static const char *const dts[] = {"i8", "u8", "i16", "u16", "bool", "e4m3", "e5m2"};
 #define NDT 7
-static const char *const ops[] = {"sum", "max",  "min", "prod", "and", "or",        "xor",
-                                  "argmax", "argmin", "mean", "var", "std", "logsumexp"};
+static const char *const ops[] = {"sum",    "max",    "min",  "prod", "and", "or",       "xor",
+                                  "argmax", "argmin", "mean", "var",  "std", "logsumexp"};
 #define NOP 13
 
 /* Whether op o takes dtype d (docs/TENSOR.md "Dtypes"). */
@@ -99,9 +99,10 @@ START_TEST(canonical) {
   rj_ctx *ctx = rj_ctx_new();
   for (int d = 0; d < NDT; d++) {
     rj_request r, r2;
-    rjt_parse(ctx, rjt_fmt("{\"kind\":\"tensor\",\"op\":\"max\",\"dtype\":\"%s\",\"shape\":[3,9],"
-                           "\"axes\":[0]}",
-                           dts[d]),
+    rjt_parse(ctx,
+              rjt_fmt("{\"kind\":\"tensor\",\"op\":\"max\",\"dtype\":\"%s\",\"shape\":[3,9],"
+                      "\"axes\":[0]}",
+                      dts[d]),
               &r);
     ck_assert_int_eq((int)r.u.tensor.dtype, RJ_I8 + d);
     const char *c = NULL;
@@ -123,12 +124,18 @@ typedef struct res_case {
   const char *op, *dt, *store;
 } res_case;
 static const res_case res[] = {
-    {"sum", "i8", "+4]"},                {"sum", "bool", "+4]"},
-    {"prod", "u16", "+4]"},              {"max", "i8", "st.global.b8"},
-    {"min", "u16", "st.global.b16"},     {"xor", "u8", "st.global.b8"},
-    {"argmax", "i16", "st.global.b64"},  {"mean", "u8", "st.global.b64"},
-    {"var", "i16", "st.global.b64"},     {"sum", "e4m3", "st.global.b32"},
-    {"mean", "e5m2", "st.global.b32"},   {"max", "e4m3", "st.global.b8"},
+    {"sum", "i8", "+4]"},
+    {"sum", "bool", "+4]"},
+    {"prod", "u16", "+4]"},
+    {"max", "i8", "st.global.b8"},
+    {"min", "u16", "st.global.b16"},
+    {"xor", "u8", "st.global.b8"},
+    {"argmax", "i16", "st.global.b64"},
+    {"mean", "u8", "st.global.b64"},
+    {"var", "i16", "st.global.b64"},
+    {"sum", "e4m3", "st.global.b32"},
+    {"mean", "e5m2", "st.global.b32"},
+    {"max", "e4m3", "st.global.b8"},
     {"logsumexp", "e5m2", "st.global.b32"},
 };
 
@@ -171,7 +178,8 @@ START_TEST(ptx_every_variant) {
                  "\"dynamic\":%s}",
                  ops[o], dts[d], views[_i][0] ? views[_i][0] : view, views[_i][1],
                  dyn ? "true" : "false");
-        const char *t = strcmp(views[_i][1], "tensor_cluster") ? (o % 2 ? "sm_80" : "sm_90") : "sm_90";
+        const char *t =
+            strcmp(views[_i][1], "tensor_cluster") ? (o % 2 ? "sm_80" : "sm_90") : "sm_90";
         const char *ptx = rjt_ptx(ctx, json, t);
         ck_assert_msg(strstr(ptx, ".entry redjit_tensor"), "%s", json);
         /* (tensor_cols: a state of 1- or 2-byte elements is 8 or 16 columns of 16- or 24-byte
@@ -188,6 +196,57 @@ START_TEST(ptx_every_variant) {
 }
 END_TEST
 
+/* zero-size dims and axes []: valid, canonical round trip, a kernel that reads nothing (the
+ * generic one: the identity into each output); max / min / argmax / argmin of an empty reduction
+ * with outputs refused naming shape (NumPy raises); of no outputs accepted */
+START_TEST(empty_and_no_axes) {
+  rj_ctx *ctx = rj_ctx_new();
+  static const char *const ok[] = {
+      "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,0],\"axes\":[1]",
+      "\"op\":\"mean\",\"dtype\":\"i8\",\"shape\":[0],\"dynamic\":true",
+      "\"op\":\"var\",\"dtype\":\"e4m3\",\"shape\":[3,0,5],\"axes\":[0,1]",
+      "\"op\":\"max\",\"dtype\":\"f32\",\"shape\":[0,4],\"axes\":[1]",
+      "\"op\":\"argmax\",\"dtype\":\"u8\",\"shape\":[0,0],\"axes\":[0]",
+      "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[7,0],\"axes\":[]",
+  };
+  for (int i = 0; i < 6; i++) {
+    char json[256];
+    snprintf(json, sizeof json, "{\"kind\":\"tensor\",%s}", ok[i]);
+    rj_request r, r2;
+    rjt_parse(ctx, json, &r);
+    const char *c = NULL;
+    ck_assert_int_eq(rj_request_canonical(ctx, &r, &c), RJ_OK);
+    char first[4096];
+    snprintf(first, sizeof first, "%s", c);
+    rjt_parse(ctx, first, &r2);
+    ck_assert_int_eq(rj_request_canonical(ctx, &r2, &c), RJ_OK);
+    ck_assert_str_eq(first, c);
+    const char *ptx = rjt_ptx(ctx, json, "sm_90");
+    ck_assert_msg(strstr(ptx, "tensor_generic") && !strstr(ptx, "ld.global"), "%s", json);
+  }
+  static const char *const no[][2] = {
+      {"\"op\":\"max\",\"dtype\":\"f32\",\"shape\":[4,0],\"axes\":[1]",
+       "shape[1]: 0 along a reduced"},
+      {"\"op\":\"argmin\",\"dtype\":\"i16\",\"shape\":[0]", "op \"argmin\" of an empty reduction"},
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,-1]",
+       "shape[1]: every dim must be at least 0"},
+  };
+  for (int i = 0; i < 3; i++) {
+    rj_request r;
+    ck_assert_int_eq(rj_request_parse(ctx, rjt_fmt("{\"kind\":\"tensor\",%s}", no[i][0]), &r),
+                     RJ_EINVAL);
+    ck_assert_msg(strstr(rj_errmsg(ctx), no[i][1]), "%s", rj_errmsg(ctx));
+  }
+  /* axes []: a reduction of one element per output (the rows kernel of rows of 1) */
+  const char *ptx = rjt_ptx(ctx,
+                            "{\"kind\":\"tensor\",\"op\":\"var\",\"dtype\":\"i8\",\"shape\":[37,"
+                            "41],\"axes\":[]}",
+                            "sm_90");
+  ck_assert_msg(strstr(ptx, "tensor_rows"), "axes []: not the rows kernel");
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("dtypes");
   TCase *tc = tcase_create("cpu");
@@ -197,6 +256,7 @@ int main(void) {
   tcase_add_test(tc, treduce_refused);
   tcase_add_test(tc, canonical);
   tcase_add_loop_test(tc, result_dtypes, 0, (int)(sizeof res / sizeof res[0]));
+  tcase_add_test(tc, empty_and_no_axes);
   tcase_add_loop_test(tc, ptx_every_variant, 0, (int)(sizeof views / sizeof views[0]));
   suite_add_tcase(s, tc);
   return rjt_main(s);
