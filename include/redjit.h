@@ -482,6 +482,8 @@ RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req);
 /* The canonical JSON of a request (every field, defaults filled in), owned by ctx until the next
  * call.  Two requests with the same canonical text compile to the same kernel. */
 RJ_API rj_status rj_request_canonical(rj_ctx *ctx, const rj_request *req, const char **json);
+/* The output dtype of op on input dtype (kind tensor, NumPy's rule; docs/TENSOR.md "Dtypes"). */
+RJ_API rj_dtype rj_result_dtype(rj_op op, rj_dtype dtype);
 
 /* ---------------------------------------------------------------- targets and options */
 typedef struct rj_options {

@@ -1,9 +1,10 @@
 /* GPU suite for the tensor-only dtypes i8 u8 i16 u16 bool e4m3 e5m2: every op each takes on every
  * tensor variant, forced (rows, cols, generic, cluster; constant and runtime-size kernels), odd
  * sizes and strided views, NaN inputs for float8, accum, values and deterministic, axes [] (one
- * element per output), zero-size dims (the identity; no outputs: nothing launched), each against `run`'s float64 / exact oracle (integers and max / min /
- * argmax exact; float8 sums and means to f32's roundoff).  Skips, saying so, without a GPU.
- * CK_RUN_CASE=ops: the op x dtype x view matrix alone; CK_RUN_CASE=more: the rest. */
+ * element per output), zero-size dims (the identity; no outputs: nothing launched), each against
+ * `run`'s float64 / exact oracle (integers and max / min / argmax exact; float8 sums and means to
+ * f32's roundoff).  Skips, saying so, without a GPU. CK_RUN_CASE=ops: the op x dtype x view matrix
+ * alone; CK_RUN_CASE=more: the rest. */
 #include "rjtest.h"
 
 #include <stdbool.h>
