@@ -76,7 +76,8 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
   hr_fill_op(&g, t->op, t->dtype, hr_payload(&b->src), off + v->extent, v->reduce_len);
   void *view = (char *)hr_payload(&b->src) + (size_t)off * (size_t)ir_dtype(t->dtype)->bytes;
   put_nans(&g, o, t, v, view);
-  if (t->accum) hr_fill_op(&g, t->op, t->dtype, hr_payload(&b->dst), v->outputs, v->reduce_len);
+  if (t->accum) /* the old outputs, of the result dtype (sum of i8: i64) */
+    hr_fill_op(&g, t->op, ir_tensor_result(t), hr_payload(&b->dst), v->outputs, v->reduce_len);
   if (o->no_check) { /* no reference */
   } else if (hr_state_op(t->op)) {
     hr_state_fill(&g, t, v, view, (int)(o->seed >> 3) & 3);
