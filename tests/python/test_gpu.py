@@ -588,8 +588,9 @@ def test_torch_small_dtypes():
                         else:
                             f = {"sum": torch.sum, "mean": torch.mean, "var": torch.var}[op]
                             ref = f(w.double() if op != "sum" else w, dim=ax)
-                        if dt in fp8 or op in ("mean", "var"):
-                            ok = torch.allclose(y.double(), ref.double(), rtol=1e-5, atol=1e-5)
+                        if dt in fp8 or op in ("mean", "var"):  # f32 roundoff of sum |x|
+                            mag = float(w.double().abs().sum()) + 1
+                            ok = float((y.double() - ref.double()).abs().max()) <= 1e-5 * mag
                         else:
                             ok = torch.equal(y.long() if y.dtype != torch.int64 else y,
                                              ref.long())
@@ -605,9 +606,7 @@ def test_torch_small_dtypes():
                     else:
                         f = {"and": torch.bitwise_and, "or": torch.bitwise_or,
                              "xor": torch.bitwise_xor}[op]
-                        v = x.movedim(ax, -1).flatten(-1 if isinstance(ax, int) else 0)
-                        if not isinstance(ax, int):
-                            v = v.flatten()
+                        v = x.movedim(axis, -1) if axis is not None else x.flatten()
                         ref = v[..., 0]
                         for i in range(1, v.shape[-1]):
                             ref = f(ref, v[..., i])
