@@ -606,11 +606,11 @@ def test_torch_small_dtypes():
                     else:
                         f = {"and": torch.bitwise_and, "or": torch.bitwise_or,
                              "xor": torch.bitwise_xor}[op]
-                        v = x.movedim(axis, -1) if axis is not None else x.flatten()
-                        ref = v[..., 0]
+                        v = w.movedim(axis, -1) if axis is not None else w.flatten()
+                        ref = v[..., 0]  # in int64: sign- / zero-extended as the kernel's
                         for i in range(1, v.shape[-1]):
                             ref = f(ref, v[..., i])
-                        ok = y.dtype == x.dtype and torch.equal(y, ref)
+                        ok = y.dtype == x.dtype and torch.equal(y.long(), ref)
                     if not ok:
                         bad.append((dt, vname, op, axis))
     # the array-API functions and NumPy's result dtypes; axis=() and empty arrays
