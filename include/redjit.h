@@ -232,7 +232,14 @@ typedef enum rj_dtype {
   RJ_I32 = 4,
   RJ_U32 = 5,
   RJ_I64 = 6,
-  RJ_U64 = 7
+  RJ_U64 = 7,
+  RJ_I8 = 8,    /* kind tensor only (as the next six) */
+  RJ_U8 = 9,    /* kind tensor only */
+  RJ_I16 = 10,  /* kind tensor only */
+  RJ_U16 = 11,  /* kind tensor only */
+  RJ_BOOL = 12, /* kind tensor only: one byte, 0 or 1 */
+  RJ_E4M3 = 13, /* kind tensor only: float8 e4m3fn */
+  RJ_E5M2 = 14  /* kind tensor only: float8 e5m2 */
 } rj_dtype;
 
 typedef enum rj_scope {
@@ -501,6 +508,8 @@ RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req);
 /* The canonical JSON of a request (every field, defaults filled in), owned by ctx until the next
  * call.  Two requests with the same canonical text compile to the same kernel. */
 RJ_API rj_status rj_request_canonical(rj_ctx *ctx, const rj_request *req, const char **json);
+/* The output dtype of op on input dtype (kind tensor, NumPy's rule; docs/TENSOR.md "Dtypes"). */
+RJ_API rj_dtype rj_result_dtype(rj_op op, rj_dtype dtype);
 
 /* ---------------------------------------------------------------- targets and options */
 typedef struct rj_options {

@@ -30,9 +30,17 @@ typedef struct ir_dtype_info {
   int bytes;
   bool is_float; /* f16 bf16 f32 f64 */
   bool is_signed;
+  bool fp8; /* e4m3 e5m2: bytes, not an LLVM float type (is_float: their values are) */
 } ir_dtype_info;
 
 const ir_dtype_info *ir_dtype(rj_dtype t);
+int ir_dtype_count(void);
+/* i8 u8 i16 u16 bool e4m3 e5m2: kind tensor only (the other kinds refuse them naming dtype) */
+bool ir_dtype_tensor_only(rj_dtype t);
+/* The dtype a reduction of op over t computes in (states too): i64 / u64 for the small integers
+ * and bool (f64 for their mean var std), f32 for float8, else t itself.  kind tensor's acc_dtype
+ * "f64" is on top of this (passes/tensor.h tns_acc_dtype). */
+rj_dtype ir_acc_dtype(rj_op op, rj_dtype t);
 /* Ops (ORDER OP): the dtypes each takes (bit per rj_dtype) and whether it yields an i64 index. */
 typedef struct ir_op_info {
   const char *name;
@@ -44,7 +52,9 @@ int ir_op_count(void);
 const char *ir_op_name(rj_op op);
 const char *ir_map_name(rj_map m);           /* "abs", ...; "none" for RJ_MAP_NONE */
 const char *ir_epilogue_name(rj_epilogue e); /* "sqrt", ...; "none" */
-rj_dtype ir_op_result(rj_op op, rj_dtype t); /* the result's dtype: i64 for an index */
+/* The result's dtype (NumPy's): i64 for an index; sum / prod of i8 i16 bool i64, of u8 u16 u64;
+ * mean / var / std of those f64; float8's f32 but for max / min (t); else t. */
+rj_dtype ir_op_result(rj_op op, rj_dtype t);
 /* A request's output dtype: ir_op_result, or op custom's struct state's field c->result (c may
  * be NULL for other ops).  The kinds' wrappers (subgroup: the dtype for a primitive without an
  * op). */

@@ -152,7 +152,10 @@ static const char *const op_names[] = {"sum", "max", "min",       "prod",   "and
                                        "or",  "xor", "argmax",    "argmin", "mean",
                                        "var", "std", "logsumexp", "custom"}; /* ORDER OP */
 #define NOPS ((int)(sizeof op_names / sizeof op_names[0]))
-static const char *const dtype_names[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64", "u64"};
+/* ORDER DTYPE (ir/request.c's table; i8 .. e5m2: kind tensor only, validation says so) */
+static const char *const dtype_names[] = {"f16", "bf16", "f32", "f64", "i32",  "u32",  "i64", "u64",
+                                          "i8",  "u8",   "i16", "u16", "bool", "e4m3", "e5m2"};
+#define NDTYPES ((int)(sizeof dtype_names / sizeof dtype_names[0]))
 static const char *const scope_names[] = {"thread", "warp", "warpgroup", "cta"};
 static const char *const mem_names[] = {"shared", "local"};
 static const char *const nan_names[] = {"propagate", "ignore"};
@@ -326,7 +329,7 @@ static rj_status get_op_dtype(P *p, const cJSON *o, rj_op *op, rj_dtype *dtype) 
   rj_status s = get_enum(p, o, "", "op", op_names, NOPS, true, &v);
   if (s) return s;
   *op = (rj_op)v;
-  if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
+  if ((s = get_enum(p, o, "", "dtype", dtype_names, NDTYPES, true, &v))) return s;
   *dtype = (rj_dtype)v;
   return RJ_OK;
 }
@@ -430,7 +433,7 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
   if (s) return s;
   if ((s = get_enum(p, o, "", "primitive", ir_primitive_names, IR_PRIMITIVES, true, &v))) return s;
   g->primitive = (rj_primitive)v;
-  if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &v))) return s;
+  if ((s = get_enum(p, o, "", "dtype", dtype_names, NDTYPES, true, &v))) return s;
   g->dtype = (rj_dtype)v;
   if ((s = get_int32(p, o, "log2_size", "0..5", false, &g->log2_size))) return s;
   if ((s = get_int32(p, o, "threads", "a multiple of 32 in 32..1024", false, &g->threads)))
@@ -552,7 +555,7 @@ static rj_status get_state(P *p, const cJSON *st, rj_combine *t) {
     if (!cJSON_IsObject(f)) return bad(p, "expected an object {dtype, identity}");
     rj_status s = known_keys(p, f, parent, keys);
     int v = 0;
-    if (!s) s = get_enum(p, f, parent, "dtype", dtype_names, 8, true, &v);
+    if (!s) s = get_enum(p, f, parent, "dtype", dtype_names, NDTYPES, true, &v);
     if (s) return s;
     t->fields[i] = (rj_dtype)v;
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(f, "identity");
@@ -679,7 +682,7 @@ static rj_status get_tensor_op(P *p, const cJSON *o, rj_tensor *t, int *named) {
     return get_op_dtype(p, o, &t->op, &t->dtype);
   }
   int d = 0;
-  if ((s = get_enum(p, o, "", "dtype", dtype_names, 8, true, &d))) return s;
+  if ((s = get_enum(p, o, "", "dtype", dtype_names, NDTYPES, true, &d))) return s;
   t->dtype = (rj_dtype)d;
   t->op = fused_ops[row].op;
   t->map = fused_ops[row].map;
@@ -705,7 +708,7 @@ static rj_status get_others(P *p, const cJSON *o, rj_tensor *t) {
     if (!cJSON_IsObject(x)) return bad(p, "expected an object {\"dtype\", \"strides\"}");
     rj_status s = known_keys(p, x, name, keys);
     int d = 0, ns = -1;
-    if (s || (s = get_enum(p, x, name, "dtype", dtype_names, 8, true, &d))) return s;
+    if (s || (s = get_enum(p, x, name, "dtype", dtype_names, NDTYPES, true, &d))) return s;
     t->other_dtype[i] = (rj_dtype)d;
     s = get_ints(p, x, name, "strides", RJ_MAX_DIMS, -BIG, BIG, false, t->other_strides[i], &ns);
     if (s) return s;

@@ -18,10 +18,43 @@ rj_status ir_fail(ir_err *e, rj_status s, const char *fmt, ...) {
 
 /* ORDER DTYPE */
 static const ir_dtype_info dtypes[] = {
-    {"f16", 2, true, true},  {"bf16", 2, true, true},  {"f32", 4, true, true},
-    {"f64", 8, true, true},  {"i32", 4, false, true},  {"u32", 4, false, false},
-    {"i64", 8, false, true}, {"u64", 8, false, false},
+    {"f16", 2, true, true, false},
+    {"bf16", 2, true, true, false},
+    {"f32", 4, true, true, false},
+    {"f64", 8, true, true, false},
+    {"i32", 4, false, true, false},
+    {"u32", 4, false, false, false},
+    {"i64", 8, false, true, false},
+    {"u64", 8, false, false, false},
+    /* kind tensor only (ir_dtype_tensor_only) */
+    {"i8", 1, false, true, false},
+    {"u8", 1, false, false, false},
+    {"i16", 2, false, true, false},
+    {"u16", 2, false, false, false},
+    {"bool", 1, false, false, false},
+    {"e4m3", 1, true, true, true},
+    {"e5m2", 1, true, true, true},
 };
+
+int ir_dtype_count(void) {
+  return (int)(sizeof dtypes / sizeof dtypes[0]);
+}
+
+bool ir_dtype_tensor_only(rj_dtype t) {
+  return t >= RJ_I8 && ir_dtype(t);
+}
+
+/* the small integers and bool: reduced in 64 bits (sum / prod return them, NumPy's rule) */
+static bool small_int(rj_dtype t) {
+  return t >= RJ_I8 && t <= RJ_BOOL;
+}
+
+rj_dtype ir_acc_dtype(rj_op op, rj_dtype t) {
+  if (ir_dtype(t) && ir_dtype(t)->fp8) return RJ_F32;
+  if (!small_int(t)) return t;
+  if (op == RJ_OP_MEAN || op == RJ_OP_VAR || op == RJ_OP_STD) return RJ_F64;
+  return ir_dtype(t)->is_signed || t == RJ_BOOL ? RJ_I64 : RJ_U64;
+}
 
 const ir_dtype_info *ir_dtype(rj_dtype t) {
   if ((unsigned)t >= sizeof dtypes / sizeof dtypes[0]) return NULL;
@@ -31,20 +64,23 @@ const ir_dtype_info *ir_dtype(rj_dtype t) {
 /* ORDER OP: keep in step with rj_op. */
 #define FLOATS ((1u << RJ_F16) | (1u << RJ_BF16) | (1u << RJ_F32) | (1u << RJ_F64))
 #define INTS ((1u << RJ_I32) | (1u << RJ_U32) | (1u << RJ_I64) | (1u << RJ_U64))
+/* kind tensor only: the small integers and bool, the float8 formats */
+#define SMALL ((1u << RJ_I8) | (1u << RJ_U8) | (1u << RJ_I16) | (1u << RJ_U16) | (1u << RJ_BOOL))
+#define FP8 ((1u << RJ_E4M3) | (1u << RJ_E5M2))
 static const ir_op_info ops[] = {
-    {"sum", FLOATS | INTS, false},
-    {"max", FLOATS | INTS, false},
-    {"min", FLOATS | INTS, false},
-    {"prod", FLOATS | INTS, false},
-    {"and", INTS, false},
-    {"or", INTS, false},
-    {"xor", INTS, false},
-    {"argmax", FLOATS | INTS, true},
-    {"argmin", FLOATS | INTS, true},
-    {"mean", FLOATS, false},
-    {"var", FLOATS, false},
-    {"std", FLOATS, false},
-    {"logsumexp", FLOATS, false},
+    {"sum", FLOATS | INTS | SMALL | FP8, false},
+    {"max", FLOATS | INTS | SMALL | FP8, false},
+    {"min", FLOATS | INTS | SMALL | FP8, false},
+    {"prod", FLOATS | INTS | SMALL, false},
+    {"and", INTS | SMALL, false},
+    {"or", INTS | SMALL, false},
+    {"xor", INTS | SMALL, false},
+    {"argmax", FLOATS | INTS | SMALL | FP8, true},
+    {"argmin", FLOATS | INTS | SMALL | FP8, true},
+    {"mean", FLOATS | SMALL | FP8, false},
+    {"var", FLOATS | SMALL | FP8, false},
+    {"std", FLOATS | SMALL | FP8, false},
+    {"logsumexp", FLOATS | FP8, false},
     {"custom", FLOATS | INTS, false},
 };
 
@@ -62,7 +98,11 @@ const char *ir_op_name(rj_op op) {
 }
 
 rj_dtype ir_op_result(rj_op op, rj_dtype t) {
-  return ir_op(op) && ops[op].index_result ? RJ_I64 : t;
+  if (ir_op(op) && ops[op].index_result) return RJ_I64;
+  if (op == RJ_OP_MAX || op == RJ_OP_MIN || op == RJ_OP_CUSTOM) return t;
+  if (ir_dtype(t) && ir_dtype(t)->fp8) return RJ_F32;
+  if (!small_int(t) || op == RJ_OP_AND || op == RJ_OP_OR || op == RJ_OP_XOR) return t;
+  return ir_acc_dtype(op, t); /* sum prod: i64 / u64; mean var std: f64 */
 }
 
 rj_dtype ir_result_dtype(rj_op op, rj_dtype t, const rj_combine *c) {
@@ -96,10 +136,19 @@ rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e) {
   const ir_op_info *o = ir_op(op);
   if (!o) return ir_fail(e, RJ_EINVAL, "op: unknown value %d", (int)op);
   if (!ir_dtype(t)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value %d", (int)t);
-  if (!(o->dtypes & (1u << t)))
-    return ir_fail(e, RJ_EINVAL, "op: \"%s\" takes %s dtypes, not %s", o->name,
-                   o->dtypes == FLOATS ? "float (f16 bf16 f32 f64)" : "integer (i32 u32 i64 u64)",
-                   ir_dtype(t)->name);
+  if (!(o->dtypes & (1u << t))) {
+    unsigned base = o->dtypes & (FLOATS | INTS);
+    char also[96] = "";
+    for (int d = RJ_I8; d < ir_dtype_count(); d++)
+      if (o->dtypes & (1u << d))
+        snprintf(also + strlen(also), sizeof also - strlen(also), " %s", dtypes[d].name);
+    return ir_fail(e, RJ_EINVAL, "op: \"%s\" takes %s dtypes, not %s%s%s%s", o->name,
+                   base == FLOATS ? "float (f16 bf16 f32 f64)"
+                   : base == INTS ? "integer (i32 u32 i64 u64)"
+                                  : "f16 bf16 f32 f64 i32 u32 i64 u64",
+                   ir_dtype(t)->name, also[0] ? " (kind tensor also:" : "", also,
+                   also[0] ? ")" : "");
+  }
   return RJ_OK;
 }
 

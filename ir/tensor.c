@@ -3,7 +3,11 @@
  * Canonicalisation: dims of size 1 are dropped, and adjacent dims of the same class (both reduced
  * or both kept) merge when the outer stride equals the inner stride times the inner size.  The
  * fused order of kept dims is unchanged (so the destination's row-major order is too).  When no
- * reduced dim is left (every reduced dim had size 1) a reduced dim of size 1 is appended. */
+ * reduced dim is left (every reduced dim had size 1) a reduced dim of size 1 is appended.
+ *
+ * A view of no element to read (a dim of size 0: no outputs, or outputs of an empty reduction)
+ * is two dims, kept [outputs] of stride 0 and reduced [reduce_len], extent 0: nothing is read, and
+ * each output (if any) is the op's identity (or its empty mean: NaN). */
 #include "ir.h"
 
 #include <string.h>
@@ -36,6 +40,15 @@ void ir_tensor_view(const rj_tensor *t, ir_tview *v) {
     v->stride[n] = st[d];
     v->red[n] = red[d];
     v->n++;
+  }
+  if (v->outputs == 0 || v->reduce_len == 0) {
+    *v = (ir_tview){.n = 2,
+                    .size = {v->outputs, v->reduce_len},
+                    .stride = {0, 1},
+                    .red = {false, true},
+                    .outputs = v->outputs,
+                    .reduce_len = v->reduce_len};
+    return;
   }
   bool any = false;
   for (int d = 0; d < v->n; d++)

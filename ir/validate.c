@@ -9,27 +9,33 @@
 
 #define MAX_ELEMS ((int64_t)1 << 40)
 
+/* least: 1, or 0 where a dim of size 0 is a request (kind tensor) */
 static rj_status check_dims(ir_err *e, const char *f, const int64_t *shape, int ndim, int maxd,
-                            int64_t *numel) {
+                            int64_t *numel, int least) {
   if (ndim < 1 || ndim > maxd)
     return ir_fail(e, RJ_EINVAL, "%s: expected 1 to %d dims (got %d)", f, maxd, ndim);
-  int64_t n = 1;
+  int64_t n = 1; /* of the dims not 0: bounded too, as a view's outputs and reduce_len are */
+  bool empty = false;
   for (int d = 0; d < ndim; d++) {
-    if (shape[d] < 1)
-      return ir_fail(e, RJ_EINVAL, "%s[%d]: every dim must be at least 1 (got %lld)", f, d,
+    if (shape[d] < least)
+      return ir_fail(e, RJ_EINVAL, "%s[%d]: every dim must be at least %d (got %lld)", f, d, least,
                      (long long)shape[d]);
+    empty |= shape[d] == 0;
+    if (shape[d] == 0) continue;
     if (shape[d] > MAX_ELEMS || n > MAX_ELEMS / shape[d])
       return ir_fail(e, RJ_EINVAL, "%s: more than 2^40 elements", f);
     n *= shape[d];
   }
-  if (numel) *numel = n;
+  if (numel) *numel = empty ? 0 : n;
   return RJ_OK;
 }
 
-/* Normalises axes into reduced[]; fails on range or repeats. */
-static rj_status check_axes(ir_err *e, const int *axes, int naxes, int ndim, bool *reduced) {
-  if (naxes < 1 || naxes > ndim)
-    return ir_fail(e, RJ_EINVAL, "axes: expected 1 to %d axes (got %d)", ndim, naxes);
+/* Normalises axes into reduced[]; fails on range or repeats (least: 1, or 0 where no axis, a
+ * reduction of one element per output, is a request: kind tensor). */
+static rj_status check_axes(ir_err *e, const int *axes, int naxes, int ndim, bool *reduced,
+                            int least) {
+  if (naxes < least || naxes > ndim)
+    return ir_fail(e, RJ_EINVAL, "axes: expected %d to %d axes (got %d)", least, ndim, naxes);
   for (int d = 0; d < RJ_MAX_DIMS; d++)
     reduced[d] = false;
   for (int i = 0; i < naxes; i++) {
@@ -77,7 +83,7 @@ static rj_status check_buffer(ir_err *e, const char *name, const rj_buffer *b, i
   snprintf(f, sizeof f, "%s.shape", name);
   if (b->mem != RJ_MEM_SHARED && b->mem != RJ_MEM_LOCAL)
     return ir_fail(e, RJ_EINVAL, "%s.mem: expected shared or local", name);
-  rj_status s = check_dims(e, f, b->shape, b->ndim, RJ_MAX_DIMS, NULL);
+  rj_status s = check_dims(e, f, b->shape, b->ndim, RJ_MAX_DIMS, NULL, 1);
   if (s) return s;
   int64_t n = 1;
   for (int d = 0; d < b->ndim; d++) {
@@ -209,8 +215,16 @@ typedef struct combine_use {
 } combine_use;
 static rj_status validate_combine(combine_use u, const rj_combine *c, ir_err *e);
 
+/* i8 u8 i16 u16 bool e4m3 e5m2: kind tensor only */
+static rj_status check_kind_dtype(rj_dtype t, rj_kind k, ir_err *e) {
+  if (!ir_dtype_tensor_only(t)) return RJ_OK;
+  return ir_fail(e, RJ_EINVAL, "dtype: %s applies to kind tensor only, not kind %s",
+                 ir_dtype(t)->name, ir_kind_name(k));
+}
+
 static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   rj_status s;
+  if ((s = check_kind_dtype(t->dtype, RJ_KIND_TILE, e))) return s;
   if ((s = ir_check_op(t->op, t->dtype, e))) return s;
   if ((s = check_mean(t->op, t->accum, t->nan, e))) return s;
   if ((s = check_state(t->op, t->accum, t->correction, e))) return s;
@@ -253,7 +267,7 @@ static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   if ((s = check_buffer(e, "src", &t->src, &src_n))) return s;
   if ((s = check_buffer(e, "dst", &t->dst, &dst_n))) return s;
   bool red[RJ_MAX_DIMS];
-  if ((s = check_axes(e, t->axes, t->naxes, t->src.ndim, red))) return s;
+  if ((s = check_axes(e, t->axes, t->naxes, t->src.ndim, red, 1))) return s;
   int64_t spatial = 1;
   for (int d = 0; d < t->src.ndim; d++)
     if (!red[d]) spatial *= t->src.has_region ? t->src.extent[d] : t->src.shape[d];
@@ -300,6 +314,8 @@ static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
   if ((op == RJ_OP_VAR || op == RJ_OP_STD) && (g->correction < 0 || g->correction > 1 << 30))
     return ir_fail(e, RJ_EINVAL, "correction: %d, expected 0 .. 2^30", g->correction);
   if (!ir_dtype(g->dtype)) return ir_fail(e, RJ_EINVAL, "dtype: unknown value");
+  rj_status ks = check_kind_dtype(g->dtype, RJ_KIND_SUBGROUP, e);
+  if (ks) return ks;
   if (g->log2_size < 0 || g->log2_size > 5)
     return ir_fail(e, RJ_EINVAL, "log2_size: %d is outside 0..5 (a group is 1 to 32 lanes)",
                    g->log2_size);
@@ -374,6 +390,9 @@ static rj_status validate_state(const rj_combine *t, ir_err *e) {
     snprintf(field, sizeof field, "combine.state[%d].dtype", i);
     if (!ir_dtype(t->fields[i]))
       return ir_fail(e, RJ_EINVAL, "%s: unknown value %d", field, (int)t->fields[i]);
+    if (ir_dtype_tensor_only(t->fields[i]))
+      return ir_fail(e, RJ_EINVAL, "%s: %s is not a state field dtype (f16 .. u64)", field,
+                     ir_dtype(t->fields[i])->name);
     snprintf(field, sizeof field, "combine.state[%d].identity", i);
     rj_status s = check_bits(t->field_identity[i], t->fields[i], field, e);
     if (s) return s;
@@ -438,7 +457,7 @@ static rj_status check_acc_f64(const rj_tensor *t, ir_err *e) {
                    "acc_dtype: \"f64\" applies to ops sum, prod and mean, not \"%s\"%s",
                    ir_op_name(t->op),
                    t->op == RJ_OP_CUSTOM ? " (a custom state chooses its own field types)" : "");
-  if (!ir_dtype(t->dtype)->is_float)
+  if (!ir_dtype(t->dtype)->is_float || ir_dtype(t->dtype)->fp8)
     return ir_fail(e, RJ_EINVAL, "acc_dtype: \"f64\" applies to float dtypes, not %s",
                    ir_dtype(t->dtype)->name);
   return RJ_OK;
@@ -485,6 +504,9 @@ static rj_status check_others(const rj_tensor *t, ir_err *e) {
   for (int i = 0; i < t->nothers; i++) {
     if (!ir_dtype(t->other_dtype[i]))
       return ir_fail(e, RJ_EINVAL, "others[%d].dtype: unknown dtype %d", i, t->other_dtype[i]);
+    if (ir_dtype(t->other_dtype[i])->fp8)
+      return ir_fail(e, RJ_EINVAL, "others[%d].dtype: %s, the fused maps do not take float8 inputs",
+                     i, ir_dtype(t->other_dtype[i])->name);
     if (t->map != RJ_MAP_WHERE && t->other_dtype[i] != t->dtype)
       return ir_fail(e, RJ_EINVAL,
                      "others[%d].dtype: %s, map \"%s\" takes src's dtype %s (a mask of map "
@@ -523,6 +545,9 @@ static rj_status check_map(const rj_tensor *t, ir_err *e) {
     return ir_fail(e, RJ_EINVAL, "%s: applies to ops sum, mean, max, min and prod, not \"%s\"",
                    t->map ? "map" : "epilogue", ir_op_name(t->op));
   bool int_map = t->map == RJ_MAP_WHERE || t->map == RJ_MAP_NONZERO; /* integers take these */
+  if ((t->map || t->epilogue) && ir_dtype(t->dtype)->fp8)
+    return ir_fail(e, RJ_EINVAL, "%s: the fused maps do not take float8 dtypes (%s)",
+                   t->map ? "map" : "epilogue", ir_dtype(t->dtype)->name);
   if (t->epilogue && !ir_dtype(t->dtype)->is_float)
     return ir_fail(e, RJ_EINVAL, "epilogue: applies to float dtypes, not %s",
                    ir_dtype(t->dtype)->name);
@@ -544,6 +569,25 @@ static rj_status check_map(const rj_tensor *t, ir_err *e) {
   return check_others(t, e);
 }
 
+/* An empty reduction (a reduced dim of size 0) with outputs: max min argmax argmin have no
+ * identity, and refuse as NumPy raises; the others write theirs (mean var std: NaN). */
+static rj_status check_empty(const rj_tensor *t, const bool *red, ir_err *e) {
+  int64_t outputs = 1;
+  int zero = -1;
+  for (int d = 0; d < t->ndim; d++)
+    if (red[d] && t->shape[d] == 0)
+      zero = d;
+    else if (!red[d])
+      outputs *= t->shape[d] ? 1 : 0;
+  bool none = t->op == RJ_OP_MAX || t->op == RJ_OP_MIN || t->op == RJ_OP_ARGMAX ||
+              t->op == RJ_OP_ARGMIN || t->op == RJ_OP_CUSTOM;
+  if (zero < 0 || outputs == 0 || !none) return RJ_OK;
+  return ir_fail(e, RJ_EINVAL,
+                 "shape[%d]: 0 along a reduced axis (axes): op \"%s\" of an empty reduction has "
+                 "no identity (NumPy raises)",
+                 zero, ir_op_name(t->op));
+}
+
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
@@ -559,10 +603,11 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   if ((s = check_acc_f64(t, e))) return s;
   if ((unsigned)t->dynamic > 1)
     return ir_fail(e, RJ_EINVAL, "dynamic: %d, expected 0 or 1", t->dynamic);
-  s = check_dims(e, "shape", t->shape, t->ndim, RJ_MAX_DIMS, NULL);
+  s = check_dims(e, "shape", t->shape, t->ndim, RJ_MAX_DIMS, NULL, 0);
   if (s) return s;
   bool red[RJ_MAX_DIMS];
-  if ((s = check_axes(e, t->axes, t->naxes, t->ndim, red))) return s;
+  if ((s = check_axes(e, t->axes, t->naxes, t->ndim, red, 0))) return s;
+  if ((s = check_empty(t, red, e))) return s;
   if (t->has_strides)
     for (int d = 0; d < t->ndim; d++)
       if (t->strides[d] < 0 || (t->strides[d] == 0 && t->shape[d] > 1 && !red[d]))
@@ -624,6 +669,7 @@ static bool injective(const int64_t *shape, const int64_t *strides, int ndim) {
 
 static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
+  if (!s) s = check_kind_dtype(t->dtype, RJ_KIND_TREDUCE, e);
   if (s) return s;
   /* mean_count: rj_treduce_run's last launch of several divides by every rank's count, and its
    * accum folds the earlier launches' partial sum */

@@ -280,6 +280,10 @@ rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out) {
   return RJ_OK;
 }
 
+RJ_API rj_dtype rj_result_dtype(rj_op op, rj_dtype dtype) {
+  return ir_op_result(op, dtype);
+}
+
 RJ_API const char *rj_status_name(rj_status s) {
   static const char *const n[] = {"RJ_OK",           "RJ_EINVAL",   "RJ_ENOVARIANT", "RJ_ETARGET",
                                   "RJ_ELLVM",        "RJ_ENODEV",   "RJ_ECUDA",      "RJ_ENOMEM",

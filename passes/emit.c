@@ -24,6 +24,15 @@ LLVMTypeRef pass_type(pass_emit *e, rj_dtype t) {
   case RJ_I64:
   case RJ_U64:
     return LLVMInt64TypeInContext(e->C);
+  case RJ_I8: /* kind tensor's storage types (tensor_common.c widens them) */
+  case RJ_U8:
+  case RJ_BOOL:
+  case RJ_E4M3:
+  case RJ_E5M2:
+    return LLVMInt8TypeInContext(e->C);
+  case RJ_I16:
+  case RJ_U16:
+    return LLVMInt16TypeInContext(e->C);
   }
   return NULL;
 }

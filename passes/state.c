@@ -8,8 +8,8 @@ bool st_is(rj_op op) {
   return (unsigned)op < 32 && (ST_OPS & PASS_OP(op));
 }
 
-st_req st_of_tensor(const rj_tensor *t) {
-  return (st_req){t->op, t->dtype, t->nan, t->correction, &t->combine};
+st_req st_of_tensor(const rj_tensor *t) { /* i8 .. bool, float8: in the dtype they reduce in */
+  return (st_req){t->op, ir_acc_dtype(t->op, t->dtype), t->nan, t->correction, &t->combine};
 }
 
 st_req st_of_tile(const rj_tile *t) {

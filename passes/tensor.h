@@ -39,8 +39,15 @@ const char *tns_accepts_any_view(const rj_request *r, const ir_target *tg, char 
 /* The offset of element x of a view, x fused row-major over the dims with red[d] == want. */
 LLVMValueRef tns_fused_offset(pass_emit *e, const ir_tview *v, bool want, LLVMValueRef x);
 /* The dtype t's scalar accumulator folds in: f64 under acc_dtype "f64" (rj_tensor.acc_f64),
- * else t's dtype (f16 / bf16: emit.c's f32, pass_acc_type).  States keep their own types. */
+ * else ir_acc_dtype (f16 / bf16: emit.c's f32, pass_acc_type; i8 .. bool: i64 / u64 or f64;
+ * float8: f32).  States keep their own types (st_of_tensor: of ir_acc_dtype). */
 rj_dtype tns_acc_dtype(const rj_tensor *t);
+/* tensor_dtype.c, one owner of the element conversions: an element of `from` (as loaded) in the
+ * acc type of `to` (sign / zero extension, int to f64, f16 / bf16 / float8 to f32, f32 to f64);
+ * an accumulator of `from` as `to` where that is exact (truncating integers, float8 re-encoded
+ * from a value it holds; else pass_from_acc). */
+LLVMValueRef tns_widen(pass_emit *e, LLVMValueRef x, rj_dtype from, rj_dtype to);
+LLVMValueRef tns_narrow_exact(pass_emit *e, LLVMValueRef v, rj_dtype from, rj_dtype to);
 /* Loads one element of t's dtype (in the acc type of tns_acc_dtype) / a 16-byte vector (vec
  * values) at p. */
 LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p);

@@ -9,6 +9,7 @@
 
 tns_class tns_classify(const ir_tview *v) {
   int n = v->n;
+  if (v->outputs == 0 || v->reduce_len == 0) return TNS_GENERIC; /* nothing to read */
   if (n == 2 && v->red[0] != v->red[1] && v->stride[v->red[0] ? 0 : 1] == 1) return TNS_ROWS;
   if (v->red[n - 1] && v->stride[n - 1] == 1 && (n == 1 || (n == 2 && !v->red[0]))) return TNS_ROWS;
   if (!v->red[n - 1] && ((n == 2 && v->red[0]) || (n == 3 && v->red[1] && !v->red[0])))
@@ -79,18 +80,17 @@ LLVMValueRef tns_ctaid(pass_emit *e) {
 
 rj_dtype tns_acc_dtype(const rj_tensor *t) {
   st_req s = st_of_tensor(t);
-  return t->acc_f64 && !st_on(&s) ? RJ_F64 : t->dtype;
+  return t->acc_f64 && !st_on(&s) ? RJ_F64 : ir_acc_dtype(t->op, t->dtype);
 }
 
-/* an element (t->dtype's acc type) in the accumulator's */
+/* an element of t's dtype in the accumulator's (tensor_dtype.c) */
 static LLVMValueRef widen(pass_emit *e, const rj_tensor *t, LLVMValueRef x) {
-  if (tns_acc_dtype(t) != RJ_F64 || t->dtype == RJ_F64) return x;
-  return LLVMBuildFPExt(e->B, x, LLVMDoubleTypeInContext(e->C), "");
+  return tns_widen(e, x, t->dtype, tns_acc_dtype(t));
 }
 
-/* one element of t's dtype at p, in the accumulator's type, no map (tns_store's old value) */
+/* one element of t's dtype at p, in the accumulator's type, no map */
 static LLVMValueRef load_raw(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
-  return widen(e, t, pass_to_acc(e, LLVMBuildLoad2(e->B, pass_type(e, t->dtype), p, ""), t->dtype));
+  return widen(e, t, LLVMBuildLoad2(e->B, pass_type(e, t->dtype), p, ""));
 }
 
 LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
@@ -103,24 +103,25 @@ void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLV
   LLVMValueRef v = LLVMBuildLoad2(e->B, vt, p, "");
   LLVMSetAlignment(v, 16);
   for (int i = 0; i < vec; i++)
-    out[i] =
-        widen(e, t, pass_to_acc(e, LLVMBuildExtractElement(e->B, v, pass_i32(e, i), ""), t->dtype));
+    out[i] = widen(e, t, LLVMBuildExtractElement(e->B, v, pass_i32(e, i), ""));
   if (t->map) tns_map(e, t, p, vec, out, tns_identity(e, t), out);
 }
 
-/* An f64 accumulator rounded once to t's dtype: f32 directly; f16 / bf16 through f32 rounded to
- * odd (toward zero, the last bit set when inexact), whose 24 bits round to nearest even in 11 or
- * 8 exactly as the f64 would (the double rounding cannot land on a false tie). */
-static LLVMValueRef narrow(pass_emit *e, const rj_tensor *t, LLVMValueRef v) {
-  if (tns_acc_dtype(t) != RJ_F64 || t->dtype == RJ_F64) return pass_from_acc(e, v, t->dtype);
-  if (t->dtype == RJ_F32) return LLVMBuildFPTrunc(e->B, v, LLVMFloatTypeInContext(e->C), "");
+/* An accumulator (of acc, tns_acc_dtype) as the result dtype r.  An f64 accumulator of f16 / bf16
+ * / f32 rounded once: f32 directly; f16 / bf16 through f32 rounded to odd (toward zero, the last
+ * bit set when inexact), whose 24 bits round to nearest even in 11 or 8 exactly as the f64 would
+ * (the double rounding cannot land on a false tie).  Else tensor_dtype.c's exact narrowing. */
+static LLVMValueRef narrow(pass_emit *e, rj_dtype acc, rj_dtype r, LLVMValueRef v) {
+  if (acc != RJ_F64 || r == RJ_F64 || !ir_dtype(r)->is_float || ir_dtype(r)->fp8)
+    return tns_narrow_exact(e, v, acc, r);
+  if (r == RJ_F32) return LLVMBuildFPTrunc(e->B, v, LLVMFloatTypeInContext(e->C), "");
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
   LLVMValueRef f = pass_call(e, "llvm.nvvm.d2f.rz", NULL, 0, &v, 1);
   LLVMValueRef inexact = LLVMBuildFCmp(
       e->B, LLVMRealUNE, LLVMBuildFPExt(e->B, f, LLVMDoubleTypeInContext(e->C), ""), v, "");
   LLVMValueRef bits = LLVMBuildBitCast(e->B, f, i32, "");
   bits = LLVMBuildOr(e->B, bits, LLVMBuildZExt(e->B, inexact, i32, ""), "");
-  return pass_from_acc(e, LLVMBuildBitCast(e->B, bits, LLVMFloatTypeInContext(e->C), ""), t->dtype);
+  return pass_from_acc(e, LLVMBuildBitCast(e->B, bits, LLVMFloatTypeInContext(e->C), ""), r);
 }
 
 LLVMTypeRef tns_acc_type(pass_emit *e, const rj_tensor *t) {
@@ -264,7 +265,7 @@ void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef 
   st_req r = st_of_tensor(t);
   if (st_on(&r)) {                            /* no accum (validation refuses it) */
     if (e->values_dst && st_indexed(t->op)) { /* the extreme value too, in the input dtype */
-      LLVMValueRef x = pass_from_acc(e, LLVMBuildExtractValue(e->B, v, 0, ""), t->dtype);
+      LLVMValueRef x = narrow(e, r.dtype, t->dtype, LLVMBuildExtractValue(e->B, v, 0, ""));
       LLVMValueRef sx = LLVMBuildStore(e->B, x, pass_gep(e, LLVMTypeOf(x), e->values_dst, idx64));
       LLVMSetAlignment(sx, (unsigned)ir_dtype(t->dtype)->bytes);
     }
@@ -273,11 +274,15 @@ void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef 
     LLVMSetAlignment(st, (unsigned)ir_dtype(ir_tensor_result(t))->bytes);
     return;
   }
-  LLVMTypeRef ty = pass_type(e, t->dtype);
+  rj_dtype res = ir_tensor_result(t), acc = tns_acc_dtype(t);
+  LLVMTypeRef ty = pass_type(e, res);
   LLVMValueRef ptr = pass_gep(e, ty, dst, idx64);
-  if (t->accum) v = pass_fold(e, t->op, tns_acc_dtype(t), t->nan, v, load_raw(e, t, ptr));
+  if (t->accum) {
+    LLVMValueRef old = tns_widen(e, LLVMBuildLoad2(e->B, ty, ptr, ""), res, acc);
+    v = pass_fold(e, t->op, acc, t->nan, v, old);
+  }
   if (t->epilogue) v = tns_epilogue(e, t, v);
-  LLVMBuildStore(e->B, narrow(e, t, v), ptr);
+  LLVMBuildStore(e->B, narrow(e, acc, res, v), ptr);
 }
 
 void tns_launch_bounds(pass_emit *e, int threads, int min_ctas) {
@@ -336,7 +341,7 @@ void tns_plan_runtime(pass_plan *out, const rj_request *r, const char *variant, 
   if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
     snprintf(more, sizeof more, "|corr%d", t->correction);
   if (t->values) snprintf(more, sizeof more, "|values");
-  if (tns_acc_dtype(t) != t->dtype) snprintf(more, sizeof more, "|acc_f64");
+  if (tns_acc_dtype(t) != ir_acc_dtype(t->op, t->dtype)) snprintf(more, sizeof more, "|acc_f64");
   if (t->map || t->epilogue || t->nothers) /* the fused map and its inputs' dtypes */
     snprintf(more + strlen(more), sizeof more - strlen(more), "|map%d.%d.%d.%d", t->map,
              t->epilogue, t->nothers ? (int)t->other_dtype[0] : -1, t->nothers);
@@ -445,7 +450,7 @@ const char *tns_accepts_any_view(const rj_request *r, const ir_target *tg, char 
 LLVMValueRef tns_fused_offset(pass_emit *e, const ir_tview *v, bool want, LLVMValueRef x) {
   LLVMValueRef off = tns_i64(e, 0);
   for (int d = v->n - 1; d >= 0; d--) {
-    if (v->red[d] != want) continue;
+    if (v->red[d] != want || v->size[d] == 0) continue; /* (0: an empty view's, never read) */
     LLVMValueRef c = LLVMBuildURem(e->B, x, tns_i64(e, v->size[d]), "");
     x = LLVMBuildUDiv(e->B, x, tns_i64(e, v->size[d]), "");
     off = LLVMBuildAdd(e->B, off, LLVMBuildMul(e->B, c, tns_i64(e, v->stride[d]), ""), "");

@@ -57,7 +57,7 @@ typedef struct trun {
 /* NaNs at nan_count random elements of the view */
 static void put_nans(hr_rng *g, const rj_check_opts *o, const rj_tensor *t, const ir_tview *v,
                      void *view) {
-  if (!ir_dtype(t->dtype)->is_float) return;
+  if (!ir_dtype(t->dtype)->is_float || v->outputs == 0 || v->reduce_len == 0) return;
   for (int i = 0; i < o->nan_count; i++) {
     int64_t p = (int64_t)(hr_rng_next(g) % (uint64_t)v->outputs);
     int64_t r = (int64_t)(hr_rng_next(g) % (uint64_t)v->reduce_len);
@@ -118,7 +118,8 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
   hr_fill_op(&g, t->op, t->dtype, hr_payload(&b->src), off + v->extent, v->reduce_len);
   void *view = (char *)hr_payload(&b->src) + (size_t)off * (size_t)ir_dtype(t->dtype)->bytes;
   put_nans(&g, o, t, v, view);
-  if (t->accum) hr_fill_op(&g, t->op, t->dtype, hr_payload(&b->dst), v->outputs, v->reduce_len);
+  if (t->accum) /* the old outputs, of the result dtype (sum of i8: i64) */
+    hr_fill_op(&g, t->op, ir_tensor_result(t), hr_payload(&b->dst), v->outputs, v->reduce_len);
   const void *oviews[RJ_TENSOR_OTHERS_MAX] = {0};
   if ((s = other_inputs(ctx, o, t, &g, b, oviews))) return s;
   if (o->no_check) { /* no reference */
@@ -327,6 +328,7 @@ rj_status hr_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opt
   ir_tensor_view(t, &v);
   size_t bytes = (size_t)ir_dtype(t->dtype)->bytes, least = (size_t)256 << 20;
   b.slice = ((size_t)v.extent * bytes + 255) / 256 * 256;
+  if (b.slice == 0) b.slice = 256; /* an empty view (a dim of size 0) */
   b.nslice = b.slice >= least ? 2 : (least + b.slice - 1) / b.slice;
   enum { WARM = 5, RUNS = 30 };
   double ms[RUNS];

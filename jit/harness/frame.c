@@ -128,6 +128,8 @@ static uint64_t value_due(const rj_tensor *t, const ir_tview *v, const void *vie
 /* f16 / bf16 values pass through f32 in the kernel, and the GPU's conversion back writes a NaN
  * as its canonical NaN (0x7fff): a NaN element's value is then any NaN (docs/REQUESTS.md). */
 static bool nan16_alike(rj_dtype d, uint64_t got, uint64_t want) {
+  if (ir_dtype(d)->fp8) /* float8 too, through f32 */
+    return isnan(hr_load_f64(d, &got, 0)) && isnan(hr_load_f64(d, &want, 0));
   if (d != RJ_F16 && d != RJ_BF16) return false;
   unsigned exp = d == RJ_F16 ? 0x7c00u : 0x7f80u, man = d == RJ_F16 ? 0x03ffu : 0x007fu;
   bool gn = (got & exp) == exp && (got & man), wn = (want & exp) == exp && (want & man);

@@ -17,6 +17,9 @@ static double big(rj_dtype t, rj_op op, int style) {
   static const double var_off[4] = {100, 10, 1e4, 1e8}; /* f16 bf16 f32 f64 */
   static const double var_big[4] = {100, 1e15, 1e15, 1e100};
   static const double lse_big[4] = {6e4, 1e30, 1e30, 1e300};
+  if (ir_dtype(t)->fp8) /* within e4m3's 448 */
+    return op == RJ_OP_LOGSUMEXP ? (style == 1 ? 80 : 400) : style == 1 ? 8 : 100;
+  if (ir_dtype_tensor_only(t)) return style == 1 ? 20 : 1; /* i8 .. bool: their draws */
   int i = t <= RJ_F64 ? (int)t : 2;
   if (op == RJ_OP_LOGSUMEXP) return style == 1 ? 80 : style == 2 ? 1e4 : lse_big[i];
   return style == 1 ? var_off[i] : var_big[i];

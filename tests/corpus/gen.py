@@ -1142,6 +1142,46 @@ for prim in ["reduce_custom", "reduce_all_custom"]:
     add("sg-%s-argmax-f32-k3-comm0" % prim,
         sg(prim, "f32", log2_size=3, threads=64, combine=ARGMAX_COMBINE0), "sm_90")
 
+# ------------------------------------------------------------------ tensor-only dtypes, empty views
+# i8 u8 i16 u16 bool e4m3 e5m2 on every tensor variant (constant and runtime-size), their result
+# dtypes; zero-size dims and axes []; the other kinds' refusals.
+SMALL_DTYPES = ["i8", "u8", "i16", "u16", "bool", "e4m3", "e5m2"]
+SMALL_VIEWS = [("rows", [4099, 1000], [1], "tensor_rows"), ("cols", [1000, 4096], [0], "tensor_cols"),
+               ("generic", [5, 7, 11], [0, 2], "tensor_generic")]
+for di, dt in enumerate(SMALL_DTYPES):
+    fp8 = dt in ("e4m3", "e5m2")
+    ops = ["sum", "max", "argmax", "mean", "var"] + (["logsumexp"] if fp8 else ["prod", "xor"])
+    for oi, op in enumerate(ops):
+        for vname, shape, axes, var in SMALL_VIEWS:
+            tg = ["sm_90", "sm_80"][(di + oi) % 2]
+            add("tensor-%s-%s-%s" % (dt, op, vname),
+                tensor(op, dt, shape, axes, variant=var), tg)
+            if var != "tensor_generic":
+                add("tensor-%s-%s-%s-dyn" % (dt, op, vname),
+                    tensor(op, dt, shape, axes, variant=var, dynamic=True), tg)
+    n = 40000 * (8 if dt in ("i16", "u16") else 16) + 3
+    add("tensor-%s-sum-cluster" % dt, tensor("sum", dt, [n], variant="tensor_cluster"), "sm_90")
+    add("tensor-%s-max-values" % dt, tensor("argmax", dt, [33, 1025], [1], values=True),
+        "sm_90")
+    add("tensor-%s-and-accum" % dt if not fp8 else "tensor-%s-min-accum" % dt,
+        tensor("min" if fp8 else "and", dt, [1025, 33], [0], accum=True), "sm_90")
+    add("bad-tile-%s" % dt, tile("sum", dt, dict(WARP_LOCAL)), "sm_90")
+    add("bad-tensor-%s-accf64" % dt, tensor("sum", dt, [64], acc_dtype="f64"), "sm_90")
+for name, req in [
+        ("sum-4x0-ax1", tensor("sum", "f32", [4, 0], [1])),
+        ("mean-0-dyn", tensor("mean", "i8", [0], dynamic=True)),
+        ("var-3x0x5-ax01", tensor("var", "e4m3", [3, 0, 5], [0, 1])),
+        ("max-0x4-ax1", tensor("max", "f32", [0, 4], [1])),
+        ("logsumexp-6x0-ax1", tensor("logsumexp", "f16", [6, 0], [1])),
+        ("sum-37x41-noaxes", tensor("sum", "u8", [37, 41], [])),
+        ("var-37x41-noaxes", tensor("var", "f32", [37, 41], [])),
+        ("argmax-6x5-s7-noaxes", tensor("argmax", "i16", [6, 5], [], strides=[7, 1]))]:
+    add("tensor-empty-%s" % name, req, "sm_90")
+add("bad-tensor-empty-max-4x0-ax1", tensor("max", "f32", [4, 0], [1]), "sm_90")
+add("bad-tensor-empty-argmin-0", tensor("argmin", "u8", [0]), "sm_90")
+add("bad-tensor-logsumexp-i8", tensor("logsumexp", "i8", [64]), "sm_90")
+add("bad-tensor-prod-e5m2", tensor("prod", "e5m2", [64]), "sm_90")
+
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))

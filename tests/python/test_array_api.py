@@ -37,10 +37,12 @@ def test_dtype_names():
                           (f32, "f32"), (_numpy_dtype("float64"), "f64"), (float, "f64"),
                           (int, "i64"), (bool, "bool"), ("bfloat16", "bf16"), ("half", "f16"),
                           (torch_f16, "f16"), ("<f4", "f32"), ("uint32", "u32"), ("int64", "i64"),
-                          ("double", "f64"), ("bool", "bool"), ("u64", "u64")):
+                          ("double", "f64"), ("bool", "bool"), ("u64", "u64"), ("int8", "i8"),
+                          ("uint8", "u8"), ("torch.int16", "i16"), ("uint16", "u16"),
+                          ("float8_e4m3fn", "e4m3"), ("torch.float8_e5m2", "e5m2")):
         assert redjit.dtype_name(spelled) == want, (spelled, want)
     assert redjit.dtype_name(None) is None
-    for bad in ("float8", "complex64", 3, "int8"):
+    for bad in ("float8", "complex64", 3, "int4"):
         e = raises(redjit.InvalidRequest, redjit.dtype_name, bad)
         assert e.message.startswith("dtype: ") and isinstance(e, ValueError), e.message
 
@@ -56,6 +58,19 @@ def test_result_dtypes():
         ["f64", "f64", "f64", "i32", "i32"]
     assert rd("argmax", "f16") == "i64" and rd("all", "f32") == rd("any", "i64") == "bool"
     assert rd("sum", "f16", "f32") == "f32"  # dtype= wins
+    # the small integers, bool and float8, as the library's rj_result_dtype gives them
+    assert [rd("sum", d) for d in ("i8", "u8", "i16", "u16", "e4m3")] == \
+        ["i64", "u64", "i64", "u64", "f32"]
+    assert [rd(op, "e5m2") for op in ("max", "mean", "var", "logsumexp")] == \
+        ["e5m2", "f32", "f32", "f32"]
+    assert [rd(op, "u8") for op in ("max", "mean", "var")] == ["u8", "f64", "f64"]
+    L, D, O = _lib.lib(), _lib.DTYPE, _lib.OP
+    for op in ("sum", "prod", "max", "min", "mean", "var", "std", "argmax"):
+        for d in ("i8", "u8", "i16", "u16", "bool", "e4m3", "e5m2"):
+            if op == "prod" and d in ("e4m3", "e5m2"):
+                continue
+            want = rd(op, d)
+            assert L.rj_result_dtype(O[op], D[d]) == D[want], (op, d, want)
 
 
 def test_typed_errors():

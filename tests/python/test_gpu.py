@@ -547,5 +547,89 @@ def test_torch_memo_pins():
     assert st["memory_evictions"] == st["compiles"] - st["kernels"] > 0, st
 
 
+def test_torch_small_dtypes():
+    """int8 uint8 int16 (uint16) bool and float8 through redjit.reduce (the library's kernels on
+    the array as it is: no cast) against torch: sum / prod in int64 (exact), max / min / argmax /
+    argmin in the input's dtype (exact), and / or / xor (keep the dtype), mean / var of integers
+    in float64; float8 sums and means in float32 against torch's float64 of the same values, and
+    the array-API functions on the same inputs; empty axes and axis=() too."""
+    torch = _torch()
+    torch.manual_seed(1)
+    ints = [torch.int8, torch.uint8, torch.int16, torch.bool] + \
+        [getattr(torch, n) for n in ("uint16",) if hasattr(torch, n)]
+    fp8 = [getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n)]
+    bad = []
+    for dt in ints + fp8:
+        if dt == torch.bool:
+            base = torch.rand(37, 301, device="cuda") < 0.5
+        elif dt in fp8:
+            base = (torch.rand(37, 301, device="cuda") * 4 - 2).to(dt)
+        else:
+            lo = 0 if dt in (torch.uint8,) or "uint" in str(dt) else -100
+            base = torch.randint(lo, 101, (37, 301), device="cuda", dtype=torch.int32).to(dt)
+        wide = base.double() if dt in fp8 else base.long()
+        for x, w, vname in ((base, wide, "c"), (base[:, 1::3], wide[:, 1::3], "s"),
+                            (base.t(), wide.t(), "t")):
+            for axis in (1, 0, None):
+                ops = ["sum", "max", "min", "argmax", "argmin", "mean"]
+                if dt not in fp8:
+                    ops += ["prod", "and", "or", "xor", "var"]
+                for op in ops:
+                    try:
+                        y = redjit.reduce(x, op, axis)
+                    except Exception as e:
+                        bad.append((dt, vname, op, axis, repr(e)))
+                        continue
+                    torch.cuda.synchronize()
+                    ax = axis if axis is not None else tuple(range(x.dim()))
+                    if op in ("sum", "prod", "mean", "var"):
+                        if op == "prod":
+                            ref = w.prod(dim=ax) if isinstance(ax, int) else w.flatten().prod()
+                        else:
+                            f = {"sum": torch.sum, "mean": torch.mean, "var": torch.var}[op]
+                            ref = f(w.double() if op != "sum" else w, dim=ax)
+                        if dt in fp8 or op in ("mean", "var"):  # f32 roundoff of sum |x|
+                            mag = float(w.double().abs().sum()) + 1
+                            ok = float((y.double() - ref.double()).abs().max()) <= 1e-5 * mag
+                        else:
+                            ok = torch.equal(y.long() if y.dtype != torch.int64 else y,
+                                             ref.long())
+                    elif op in ("max", "min"):
+                        ref = (torch.amax if op == "max" else torch.amin)(w, dim=ax)
+                        ok = y.dtype == x.dtype and torch.equal(
+                            y.double() if dt in fp8 else y.long(), ref)
+                    elif op in ("argmax", "argmin"):
+                        ww = w if axis is not None else w.flatten()
+                        ref = (torch.argmax if op == "argmax" else torch.argmin)(
+                            ww, dim=axis if axis is not None else 0)
+                        ok = y.dtype == torch.int64 and torch.equal(y, ref)
+                    else:
+                        f = {"and": torch.bitwise_and, "or": torch.bitwise_or,
+                             "xor": torch.bitwise_xor}[op]
+                        v = w.movedim(axis, -1) if axis is not None else w.flatten()
+                        ref = v[..., 0]  # in int64: sign- / zero-extended as the kernel's
+                        for i in range(1, v.shape[-1]):
+                            ref = f(ref, v[..., i])
+                        ok = y.dtype == x.dtype and torch.equal(y.long(), ref)
+                    if not ok:
+                        bad.append((dt, vname, op, axis))
+    # the array-API functions and NumPy's result dtypes; axis=() and empty arrays
+    x = torch.randint(-100, 101, (33, 17), device="cuda", dtype=torch.int8)
+    s = redjit.sum(x, axis=1)
+    if s.dtype != torch.int64 or not torch.equal(s, x.long().sum(1)):
+        bad.append(("array-api sum int8",))
+    if not torch.equal(redjit.max(x, axis=0), x.amax(0)):
+        bad.append(("array-api max int8",))
+    if not torch.equal(redjit.sum(x, axis=()), x.long()):
+        bad.append(("array-api sum axis=()",))
+    e = torch.zeros((4, 0), device="cuda", dtype=torch.int16)
+    y = redjit.reduce(e, "sum", 1)
+    torch.cuda.synchronize()
+    if y.dtype != torch.int64 or not torch.equal(y, torch.zeros(4, dtype=torch.int64,
+                                                                  device="cuda")):
+        bad.append(("empty sum", y))
+    assert not bad, bad[:10]
+
+
 if __name__ == "__main__":
     _runner.main(globals())

@@ -330,7 +330,8 @@ static const bad_json reader_errors[] = {
      "logsumexp custom)"},
     {"{'kind':'tensor','op':'sum','shape':[4]}", "dtype", "required field is missing"},
     {"{'kind':'tensor','op':'sum','dtype':'f8','shape':[4]}", "dtype",
-     "unknown value \"f8\" (one of: f16 bf16 f32 f64 i32 u32 i64 u64)"},
+     "unknown value \"f8\" (one of: f16 bf16 f32 f64 i32 u32 i64 u64 i8 u8 i16 u16 bool e4m3 "
+     "e5m2)"},
     {TENSOR(",'nan':'skip'"), "nan", "unknown value \"skip\" (one of: propagate ignore)"},
     {TENSOR(",'nan':true"), "nan", "expected a string"},
     {TENSOR(",'acc_dtype':'f16'"), "acc_dtype", "unknown value \"f16\" (one of: f32 f64)"},

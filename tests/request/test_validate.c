@@ -180,8 +180,10 @@ static const bad_case bad[] = {
     {WARP_SRC32("\"1@lane\"") DST_REP("\"-9223372036854775808@lane\""), RJ_EINVAL,
      "dst.layout.replicate[0]: \"-9223372036854775808@lane\": the step is out of range"},
     /* tensor */
-    {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,0]}", RJ_EINVAL,
-     "shape[1]: every dim must be at least 1"},
+    {"{\"kind\":\"tensor\",\"op\":\"max\",\"dtype\":\"f32\",\"shape\":[4,0]}", RJ_EINVAL,
+     "shape[1]: 0 along a reduced axis (axes): op \"max\" of an empty reduction has no identity"},
+    {"{\"kind\":\"tensor\",\"op\":\"argmin\",\"dtype\":\"i8\",\"shape\":[0,3],\"axes\":[0]}",
+     RJ_EINVAL, "shape[0]: 0 along a reduced axis (axes)"},
     {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"axes\":[0,0]}",
      RJ_EINVAL, "axes[1]: axis 0 is repeated"},
     {"{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,4],\"axes\":[2]}",

@@ -13,7 +13,7 @@ typedef struct bad_case {
 #define T0 "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\","
 #define D0 "{\"kind\":\"tensor\",\"dynamic\":true,"
 static const bad_case bad[] = {
-    {T0 "\"shape\":[4,0],\"axes\":[1]}", "shape[1]: every dim must be at least 1"},
+    {T0 "\"shape\":[4,-1],\"axes\":[1]}", "shape[1]"},
     {T0 "\"shape\":[]}", "shape: expected 1 to 8 dims"},
     {T0 "\"shape\":[4,8],\"axes\":[1,1]}", "axis 1 is repeated"},
     {T0 "\"shape\":[4,8],\"axes\":[1,-1]}", "axis 1 is repeated"},
@@ -22,11 +22,11 @@ static const bad_case bad[] = {
     {T0 "\"shape\":[4,8],\"strides\":[1],\"axes\":[1]}", "strides"},
     {T0 "\"shape\":[4,8],\"strides\":[0,1],\"axes\":[1]}", "strides[0]"},
     {T0 "\"shape\":[4,8,3],\"strides\":[2,1,1],\"axes\":[1]}", "makes outputs overlap"},
-    {T0 "\"shape\":[4,4],\"strides\":[2,1],\"axes\":[]}", "axes"},
+    {T0 "\"shape\":[4,4],\"strides\":[2,1],\"axes\":[]}", "makes outputs overlap"},
     {T0 "\"shape\":[4,8],\"axes\":[1],\"colour\":1}", "colour: unknown field"},
     {T0 "\"shape\":[4,8],\"deterministic\":2}", "deterministic"},
     {T0 "\"shape\":[4,8],\"dynamic\":1}", "dynamic: expected true or false"},
-    {T0 "\"shape\":[4,0],\"axes\":[1],\"dynamic\":true}", "shape[1]"},
+    {T0 "\"shape\":[4,-1],\"axes\":[1],\"dynamic\":true}", "shape[1]"},
     {T0 "\"shape\":[4,8,3],\"strides\":[2,1,1],\"axes\":[1],\"dynamic\":true}",
      "makes outputs overlap"},
 };
@@ -242,7 +242,7 @@ START_TEST(reduce_args) {
   rj_request_init(&tile, RJ_KIND_TILE);
   ck_assert_int_eq(rj_reduce(ctx, &tile, NULL, x, x, NULL), RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "kind"), "%s", rj_errmsg(ctx));
-  r.u.tensor.shape[0] = 0; /* built in C: validated the same way */
+  r.u.tensor.shape[0] = -1; /* built in C: validated the same way */
   ck_assert_int_eq(rj_reduce(ctx, &r, NULL, x, x, NULL), RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "shape[0]"), "%s", rj_errmsg(ctx));
   r.u.tensor.dynamic = 1; /* dynamic requests are validated on every call too */

@@ -183,6 +183,68 @@ START_TEST(half_nans) {
 }
 END_TEST
 
+/* The tensor-only dtypes in the harness: float8 decodes and re-encodes each of its 256 bytes (NaN
+ * to a NaN; e4m3fn's definition: (1 + m/8) 2^(e-7), m/8 2^-6), rounds to nearest even and
+ * saturates at 448; the small integers load sign- or zero-extended and clamp on store; the oracle
+ * sums i8 in i64 and u8's and in the u8 domain; a one-byte result equal to its poison passes only
+ * when it is the reference. */
+START_TEST(small_dtypes) {
+  for (int b = 0; b < 256; b++) {
+    uint8_t x = (uint8_t)b, y[1] = {0};
+    int e = (b >> 3) & 15, m = b & 7;
+    double want = e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
+    double got = hr_load_f64(RJ_E4M3, &x, 0);
+    if ((b & 0x7f) == 0x7f) {
+      ck_assert(isnan(got));
+    } else {
+      ck_assert_msg(got == (b & 0x80 ? -want : want), "e4m3 0x%02x: %g", b, got);
+      hr_store_f64(RJ_E4M3, y, 0, got);
+      ck_assert_int_eq(y[0], b);
+    }
+    double g5 = hr_load_f64(RJ_E5M2, &x, 0);
+    if (!isnan(g5)) {
+      hr_store_f64(RJ_E5M2, y, 0, g5);
+      ck_assert_int_eq(y[0], b);
+    }
+  }
+  uint8_t y[1];
+  hr_store_f64(RJ_E4M3, y, 0, 1000.0); /* saturates */
+  ck_assert_int_eq(y[0], 0x7e);
+  hr_store_f64(RJ_E4M3, y, 0, 1.0625); /* halfway between 1 and 1.125: to even (1) */
+  ck_assert_int_eq(y[0], 0x38);
+  hr_store_f64(RJ_E5M2, y, 0, 1.125); /* halfway between 1 and 1.25: to even (1) */
+  ck_assert_int_eq(y[0], 0x3c);
+  int8_t i8[3] = {-100, 100, -1};
+  ck_assert(hr_load_f64(RJ_I8, i8, 2) == -1 && hr_load_f64(RJ_U8, i8, 2) == 255);
+  hr_store_f64(RJ_I8, i8, 0, -300);
+  hr_store_f64(RJ_U16, i8, 0, 1e9);
+  ck_assert_int_eq(i8[0], -1);
+  ck_assert_int_eq(i8[1], -1); /* u16 65535 over the first two bytes */
+  int8_t v[3] = {-100, 100, -128};
+  hr_value a;
+  hr_oracle_init(RJ_OP_SUM, ir_acc_dtype(RJ_OP_SUM, RJ_I8), &a);
+  for (int i = 0; i < 3; i++)
+    hr_oracle_add(RJ_OP_SUM, RJ_I8, RJ_NAN_PROPAGATE, &a, v, i);
+  ck_assert_int_eq((int64_t)a.u, -128);
+  hr_oracle_init(RJ_OP_AND, ir_acc_dtype(RJ_OP_AND, RJ_U8), &a);
+  uint8_t u[2] = {0xF3, 0x3E};
+  for (int i = 0; i < 2; i++)
+    hr_oracle_add(RJ_OP_AND, RJ_U8, RJ_NAN_PROPAGATE, &a, u, i);
+  ck_assert_int_eq(a.u, 0x32);
+  double ae, re;
+  uint8_t poison[1];
+  hr_fill_poison(RJ_U8, poison, 1);
+  hr_value ref = {.u = poison[0]};
+  ck_assert(hr_compare(RJ_OP_AND, RJ_U8, &ref, poison, 0, &ae, &re));
+  ref.u = 1;
+  ck_assert(!hr_compare(RJ_OP_AND, RJ_U8, &ref, poison, 0, &ae, &re));
+  int64_t sum = 7; /* an i64 result: poison never passes */
+  hr_fill_poison(RJ_I64, &sum, 1);
+  ref.u = (uint64_t)sum;
+  ck_assert(!hr_compare(RJ_OP_SUM, RJ_I64, &ref, &sum, 0, &ae, &re));
+}
+END_TEST
+
 int main(void) {
   ctx = rj_ctx_new();
   Suite *s = suite_create("harness_values");
@@ -190,6 +252,7 @@ int main(void) {
   tcase_add_test(tc, random_views);
   tcase_add_test(tc, ties_zeros_and_nans);
   tcase_add_test(tc, half_nans);
+  tcase_add_test(tc, small_dtypes);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

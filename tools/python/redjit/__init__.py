@@ -481,14 +481,22 @@ def _stream_of(stream, a):
 
 
 _NUMPY_NAMES = {"f16": "float16", "f32": "float32", "f64": "float64", "i32": "int32",
-                "i64": "int64", "u32": "uint32", "u64": "uint64"}
+                "i64": "int64", "u32": "uint32", "u64": "uint64", "i8": "int8", "u8": "uint8",
+                "i16": "int16", "u16": "uint16", "bool": "bool"}
 
 
 def _out_dtype(op, dtype):
     """The output's redjit dtype for op (a name or a Custom) on input dtype `dtype`."""
     if op.__class__ is Custom:
         return op.out_dtype(dtype)
-    return "i64" if op in INDEX_OPS else dtype
+    if op not in OP or dtype not in DTYPE:  # refused later, naming the field
+        return "i64" if op in INDEX_OPS else dtype
+    r = lib().rj_result_dtype(OP[op], DTYPE[dtype])  # the library's rule: one owner
+    return next((k for k, v in DTYPE.items() if v == r), dtype)
+
+
+# i8 .. bool and float8: results of another dtype (sum / prod in 64 bits, means in f64 / f32)
+_NARROW = ("i8", "u8", "i16", "u16", "bool", "e4m3", "e5m2")
 
 
 def _torch_dtype(t, name):
@@ -641,9 +649,13 @@ def reduce(x: Any, op: Union[str, Custom] = "sum", axis: Axis = None, *, out: An
         if e is not None:
             fn, h, arg, kept = e
             if out is None:
-                out = _EMPTY(kept, dtype=_INT64 if op in INDEX_OPS else x.dtype if
-                             op.__class__ is str or op.result_dtype is None else
-                             _torch_dtype(_arrays._torch, op.result_dtype), device=x.device)
+                if op.__class__ is str and _arrays._TORCH_DTYPES.get(x.dtype) in _NARROW:
+                    od = _torch_dtype(_arrays._torch,
+                                      _out_dtype(op, _arrays._TORCH_DTYPES[x.dtype]))
+                else:
+                    od = _INT64 if op in INDEX_OPS else x.dtype if op.__class__ is str or \
+                        op.result_dtype is None else _torch_dtype(_arrays._torch, op.result_dtype)
+                out = _EMPTY(kept, dtype=od, device=x.device)
             s = fn(c.vptr, h, arg, x.data_ptr(), out.data_ptr(),
                    _RAW_STREAM(dev) if stream is None else _stream_of(stream, None))
             if s:

@@ -34,7 +34,10 @@ _NAMES = {"f16": "f16", "float16": "f16", "half": "f16", "e": "f16",
           "u32": "u32", "uint32": "u32", "uintc": "u32", "I": "u32",
           "i64": "i64", "int64": "i64", "int": "i64", "long": "i64", "l": "i64", "q": "i64",
           "u64": "u64", "uint64": "u64", "L": "u64", "Q": "u64", "uint": "u64",
-          "bool": "bool", "bool_": "bool", "b1": "bool", "?": "bool"}
+          "bool": "bool", "bool_": "bool", "b1": "bool", "?": "bool",
+          "i8": "i8", "int8": "i8", "b": "i8", "u8": "u8", "uint8": "u8", "B": "u8",
+          "i16": "i16", "int16": "i16", "h": "i16", "u16": "u16", "uint16": "u16", "H": "u16",
+          "e4m3": "e4m3", "float8_e4m3fn": "e4m3", "e5m2": "e5m2", "float8_e5m2": "e5m2"}
 _FLOATS = ("f16", "bf16", "f32", "f64")
 Axis = Union[None, int, Sequence[int]]
 DType = Any  # "f32", "float32", torch.float32, numpy.float32, numpy.dtype, float, int, bool
@@ -70,7 +73,8 @@ def dtype_name(d: DType, what: str = "dtype") -> Optional[str]:
             r = None
     if r is None:
         raise InvalidRequest("RJ_EINVAL", f"{what}: {d!r} is not a dtype redjit knows (f16 bf16 "
-                             "f32 f64 i32 u32 i64 u64 bool, as redjit, NumPy or torch name them)")
+                             "f32 f64 i32 u32 i64 u64 i8 u8 i16 u16 bool e4m3 e5m2, as redjit, NumPy or torch "
+                             "name them)")
     return r
 
 
@@ -83,8 +87,11 @@ def result_dtype(op: str, d: str, dtype: Optional[str] = None) -> str:
         return "i64"
     if dtype is not None:
         return dtype
+    if d in ("e4m3", "e5m2"):  # float8: f32 (no NumPy rule; torch keeps fp8 for max / min)
+        return d if op in ("max", "min") else "f32"
     if op in ("sum", "prod"):
-        return {"i32": "i64", "u32": "u64", "bool": "i64"}.get(d, d)
+        return {"i32": "i64", "u32": "u64", "bool": "i64", "i8": "i64", "i16": "i64",
+                "u8": "u64", "u16": "u64"}.get(d, d)
     if op in ("mean", "var", "std", "logsumexp"):
         return d if d in _FLOATS else "f64"
     return d  # max, min

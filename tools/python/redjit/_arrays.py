@@ -8,7 +8,7 @@ from ._custom import Custom
 from ._lib import ITEMSIZE, RedjitError
 
 _TYPESTR = {"f2": "f16", "f4": "f32", "f8": "f64", "i4": "i32", "i8": "i64", "u4": "u32",
-            "u8": "u64"}
+            "u8": "u64", "i1": "i8", "u1": "u8", "i2": "i16", "u2": "u16", "b1": "bool"}
 _LITTLE = sys.byteorder == "little"
 
 
@@ -23,7 +23,8 @@ def dtype_of_typestr(typestr):
         if d:
             return d
     raise _einval(f"dtype: typestr {typestr!r} is not one redjit reduces "
-                  "(<f2 <f4 <f8 <i4 <i8 <u4 <u8; bf16 through a torch tensor)")
+                  "(<f2 <f4 <f8 <i4 <i8 <u4 <u8 |i1 |u1 <i2 <u2 |b1; bf16 and float8 through a "
+                  "torch tensor)")
 
 
 def element_strides(byte_strides, itemsize):
@@ -132,7 +133,9 @@ def _torch_mod():
             return None
         _TORCH_DTYPES = {t.float16: "f16", t.bfloat16: "bf16", t.float32: "f32",
                          t.float64: "f64", t.int32: "i32", t.int64: "i64"}
-        for name, d in (("uint32", "u32"), ("uint64", "u64")):
+        for name, d in (("uint32", "u32"), ("uint64", "u64"), ("int8", "i8"), ("uint8", "u8"),
+                        ("int16", "i16"), ("uint16", "u16"), ("bool", "bool"),
+                        ("float8_e4m3fn", "e4m3"), ("float8_e5m2", "e5m2")):
             if hasattr(t, name):
                 _TORCH_DTYPES[getattr(t, name)] = d
         _torch = t
@@ -216,7 +219,8 @@ class _DLTensor(ctypes.Structure):
 
 
 _DL_DTYPES = {(2, 16): "f16", (2, 32): "f32", (2, 64): "f64", (0, 32): "i32", (0, 64): "i64",
-              (1, 32): "u32", (1, 64): "u64", (4, 16): "bf16"}
+              (1, 32): "u32", (1, 64): "u64", (4, 16): "bf16", (0, 8): "i8", (1, 8): "u8",
+              (0, 16): "i16", (1, 16): "u16", (6, 8): "bool"}
 _capsule_ptr = ctypes.pythonapi.PyCapsule_GetPointer
 _capsule_ptr.restype = ctypes.c_void_p
 _capsule_ptr.argtypes = [ctypes.py_object, ctypes.c_char_p]

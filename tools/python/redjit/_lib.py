@@ -83,8 +83,11 @@ KIND = {"tile": 1, "subgroup": 2, "tensor": 3, "treduce": 4}
 OP = {"sum": 0, "max": 1, "min": 2, "prod": 3, "and": 4, "or": 5, "xor": 6, "argmax": 7,
       "argmin": 8, "mean": 9, "var": 10, "std": 11, "logsumexp": 12}
 INDEX_OPS = ("argmax", "argmin")  # their result is an int64 index
-DTYPE = {"f16": 0, "bf16": 1, "f32": 2, "f64": 3, "i32": 4, "u32": 5, "i64": 6, "u64": 7}
-ITEMSIZE = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8}
+# ORDER DTYPE (include/redjit.h rj_dtype; i8 .. e5m2: tensor reductions only)
+DTYPE = {"f16": 0, "bf16": 1, "f32": 2, "f64": 3, "i32": 4, "u32": 5, "i64": 6, "u64": 7,
+         "i8": 8, "u8": 9, "i16": 10, "u16": 11, "bool": 12, "e4m3": 13, "e5m2": 14}
+ITEMSIZE = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8,
+            "i8": 1, "u8": 1, "i16": 2, "u16": 2, "bool": 1, "e4m3": 1, "e5m2": 1}
 NAN = {"propagate": 0, "ignore": 1}
 TREDUCE_PATH = {"auto": 0, "peer": 1, "staged": 2, "split": 3, "split_equal": 4, "ring": 5}
 EMIT_PTX, EMIT_LLVM, EMIT_LLVM_OPT = 0, 1, 2
@@ -106,6 +109,7 @@ _PROTOS = {
     "rj_request_free": (None, [_vp]),
     "rj_request_parse": (_int, [_vp, _cp, _vp]),
     "rj_request_canonical": (_int, [_vp, _vp, ctypes.POINTER(_cp)]),
+    "rj_result_dtype": (_int, [_int, _int]),
     "rj_options_init": (None, [ctypes.POINTER(Options)]),
     "rj_target_resolve": (_int, [_vp, ctypes.POINTER(Options), _cp, _sz]),
     "rj_compile": (_int, [_vp, _vp, ctypes.POINTER(Options), ctypes.POINTER(_vp)]),
