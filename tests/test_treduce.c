@@ -2,6 +2,7 @@
  * group compiles as, the NCCL backend's refusals, and PTX properties of the treduce kernel.  The
  * split and ring plans (rj_treduce_plan_make, `redjit plan`) are tests/test_treduce_plan.c. */
 #include "redjit_check.h"
+#include "redjit_treduce.h"
 #include "rjtest.h"
 
 #include <stdbool.h>

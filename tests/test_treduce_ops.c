@@ -5,6 +5,7 @@
  * tests/test_gpu_treduce.c (CK_RUN_CASE=treduce_ops); f16 / bf16 and struct states:
  * tests/test_treduce_custom.c. */
 #include "redjit_check.h"
+#include "redjit_treduce.h"
 #include "rjtest.h"
 
 static rj_ctx *ctx;

@@ -23,7 +23,7 @@ class RedjitError(RuntimeError):
         return (type(self), (self.status, self.message))
 
 
-# ------------------------------------------------------------------ structs (include/redjit.h)
+# ------------------------------------------------ structs (include/redjit.h, redjit_treduce.h)
 class Options(ctypes.Structure):  # rj_options
     _fields_ = [("struct_size", ctypes.c_uint32), ("target", ctypes.c_char_p),
                 ("device", ctypes.c_int), ("ptx_version", ctypes.c_int),
