@@ -352,6 +352,7 @@ RJ_API void rj_request_init(rj_request *req, rj_kind kind); /* zeroes, sets the 
 RJ_API size_t rj_request_size(void);             /* sizeof(rj_request) as the library was built */
 RJ_API rj_request *rj_request_new(rj_kind kind); /* initialised; NULL out of memory */
 RJ_API void rj_request_free(rj_request *req);    /* NULL is a no-op */
+/* Op custom: out's combine_ir points at ctx's copy, kept while among the 32 latest texts parsed. */
 RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out);
 RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req); /* parse's checks */
 /* The canonical JSON (every default filled in); *json is ctx's until the next call. */
@@ -383,7 +384,8 @@ RJ_API rj_status rj_compile(rj_ctx *ctx, const rj_request *req, const rj_options
 /* The caller's NVPTX module: IR text (len 0: NUL-terminated) or bitcode; compiled in redjit-irc. */
 RJ_API rj_status rj_compile_ir(rj_ctx *ctx, const char *ir, size_t len, const char *entry,
                                const rj_options *opt, rj_kernel **out);
-RJ_API rj_status rj_kernel_release(rj_ctx *ctx, rj_kernel *k); /* drops one pin */
+/* Drops one pin; at none, k is the cache's and may be evicted (then unusable). */
+RJ_API rj_status rj_kernel_release(rj_ctx *ctx, rj_kernel *k);
 /* One line per variant ("NAME prio=P chosen" / "rejected: REASON" / "not tried"); ctx's text. */
 RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                             const char **text);
