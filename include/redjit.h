@@ -46,7 +46,7 @@ extern "C" {
 /* ---------------------------------------------------------------- version */
 /* The project's one version (CMake reads these three lines). */
 #define RJ_VERSION_MAJOR 0
-#define RJ_VERSION_MINOR 1
+#define RJ_VERSION_MINOR 2
 #define RJ_VERSION_PATCH 0
 #define RJ_VERSION (RJ_VERSION_MAJOR * 10000 + RJ_VERSION_MINOR * 100 + RJ_VERSION_PATCH)
 
@@ -121,7 +121,7 @@ typedef enum rj_op {
   RJ_OP_VAR = 10,
   RJ_OP_STD = 11,
   RJ_OP_LOGSUMEXP = 12,
-  RJ_OP_CUSTOM = 13 /* the caller's combine, given as LLVM IR (the combine_* fields) */
+  RJ_OP_CUSTOM = 13 /* the caller's combine, given as LLVM IR (rj_combine) */
 } rj_op;
 
 /* ORDER DTYPE: keep in step with ir/request.c's dtype table. */
@@ -152,9 +152,24 @@ typedef enum rj_unit { RJ_UNIT_SLOT = 0, RJ_UNIT_LANE = 1, RJ_UNIT_THREAD = 2 } 
 #define RJ_MAX_SUBDIMS 4
 #define RJ_MAX_REPLICATE 4
 #define RJ_NAME_MAX 32
-#define RJ_COMBINE_FN_MAX 128               /* a combine function's name, its NUL included */
-#define RJ_COMBINE_IR_MAX ((size_t)1 << 20) /* combine_ir: 1 MiB */
-#define RJ_COMBINE_FIELDS_MAX 4             /* a struct state's fields */
+#define RJ_COMBINE_FN_MAX 128               /* rj_combine.fn, its NUL included */
+#define RJ_COMBINE_IR_MAX ((size_t)1 << 20) /* rj_combine.ir: 1 MiB */
+#define RJ_COMBINE_FIELDS_MAX 4             /* rj_combine.nfields: a struct state's fields */
+
+/* Op custom's combine (JSON "combine"), embedded as `combine` in every kind that takes it. */
+typedef struct rj_combine {
+  const char *ir;    /* LLVM IR text, NUL-terminated; read during the call only */
+  uint64_t text;     /* set by rj_request_parse (ctx's kept copy); 0: ir is the caller's */
+  uint64_t identity; /* scalar state: fn's identity, its bits as the dtype stores them */
+  uint64_t field_identity[RJ_COMBINE_FIELDS_MAX]; /* struct state: each field's identity bits */
+  int commutative; /* 1: fn(a, b) == fn(b, a); 0: index order, fn(lower, higher) */
+  int nfields;     /* struct state: 1 .. RJ_COMBINE_FIELDS_MAX fields; 0: a scalar state */
+  rj_dtype fields[RJ_COMBINE_FIELDS_MAX]; /* struct state: each field's dtype */
+  int result;                             /* struct state: the output's field */
+  char fn[RJ_COMBINE_FN_MAX];             /* T fn(T, T) (struct state: S fn(S, S)) */
+  char lift[RJ_COMBINE_FN_MAX];           /* struct state: S lift(T x, i64 index), required */
+  char finish[RJ_COMBINE_FN_MAX]; /* struct state: R finish(S), optional ("": field result) */
+} rj_combine;
 
 typedef struct rj_stride {
   int64_t step;
@@ -203,18 +218,8 @@ typedef struct rj_tile {
   int axes[RJ_MAX_DIMS]; /* may be negative: counts from the end */
   int accum;
   rj_nan nan;
-  int correction;         /* var / std: the divisor N - correction (default 1) */
-  const char *combine_ir; /* op custom: as rj_tensor's combine_* fields */
-  char combine_fn[RJ_COMBINE_FN_MAX];
-  uint64_t combine_identity;
-  int combine_commutative;
-  int combine_nfields;
-  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
-  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX];
-  char combine_lift[RJ_COMBINE_FN_MAX];
-  char combine_finish[RJ_COMBINE_FN_MAX];
-  int combine_result;
-  uint64_t combine_text;
+  int correction;     /* var / std: the divisor N - correction (default 1) */
+  rj_combine combine; /* op custom: index order, fn(lower, higher) */
 } rj_tile;
 
 typedef enum rj_primitive {
@@ -248,7 +253,7 @@ typedef enum rj_primitive {
   RJ_PRIM_REDUCE_ALL_VAR = 27,
   RJ_PRIM_REDUCE_ALL_STD = 28,
   RJ_PRIM_REDUCE_ALL_LOGSUMEXP = 29,
-  RJ_PRIM_REDUCE_CUSTOM = 30, /* op custom: the caller's combine (rj_subgroup.combine_*) */
+  RJ_PRIM_REDUCE_CUSTOM = 30, /* op custom: the caller's combine (rj_subgroup.combine) */
   RJ_PRIM_REDUCE_ALL_CUSTOM = 31
 } rj_primitive;
 
@@ -261,19 +266,9 @@ typedef struct rj_subgroup {
   int blocks;
   int arg; /* broadcast lane, shuffle offset / mask, or the one shuffle index */
   int index_is_list;
-  int index[32];          /* shuffle: lane l reads lane index[l] */
-  int correction;         /* reduce_var / _std (and reduce_all_*): the divisor N - correction */
-  const char *combine_ir; /* reduce_custom, reduce_all_custom: as rj_tensor's combine_* fields */
-  char combine_fn[RJ_COMBINE_FN_MAX];
-  uint64_t combine_identity;
-  int combine_commutative;
-  int combine_nfields;
-  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
-  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX];
-  char combine_lift[RJ_COMBINE_FN_MAX];
-  char combine_finish[RJ_COMBINE_FN_MAX];
-  int combine_result;
-  uint64_t combine_text;
+  int index[32];      /* shuffle: lane l reads lane index[l] */
+  int correction;     /* reduce_var / _std (and reduce_all_*): the divisor N - correction */
+  rj_combine combine; /* reduce_custom, reduce_all_custom: lane order */
 } rj_subgroup;
 
 /* kind "tensor": a reduction over a whole array in global memory (rj_reduce). */
@@ -288,22 +283,12 @@ typedef struct rj_tensor {
   int axes[RJ_MAX_DIMS];
   int accum;
   rj_nan nan;
-  int deterministic;      /* default 1: bit-identical results run after run; no float atomics */
-  int dynamic;            /* 1: rows / columns views get a runtime-size kernel */
-  int correction;         /* var / std: the divisor N - correction (default 1) */
-  const char *combine_ir; /* op custom: LLVM IR text (at most RJ_COMBINE_IR_MAX), read in call */
-  char combine_fn[RJ_COMBINE_FN_MAX]; /* the combine's name in that module */
-  uint64_t combine_identity;          /* its identity's bits, as T stores them */
-  int combine_commutative;            /* 0: index order only, fn(lower, higher) */
-  int combine_nfields;                /* a struct state's fields (0: a scalar state) */
-  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
-  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX];
-  char combine_lift[RJ_COMBINE_FN_MAX];   /* S lift(T x, i64 index): required with a state */
-  char combine_finish[RJ_COMBINE_FN_MAX]; /* R finish(S), optional ("": field combine_result) */
-  int combine_result;                     /* the output's field, 0 .. combine_nfields - 1 */
-  int values;            /* argmax / argmin: also write the values (rj_reduce_values) */
-  uint64_t combine_text; /* rj_request_parse's kept text; 0: combine_ir is the caller's */
-  int acc_f64;           /* 1: sum / prod / mean of f16, bf16, f32 accumulate in f64 */
+  int deterministic;  /* default 1: bit-identical results run after run; no float atomics */
+  int dynamic;        /* 1: rows / columns views get a runtime-size kernel */
+  int correction;     /* var / std: the divisor N - correction (default 1) */
+  rj_combine combine; /* op custom: parsed and linked in redjit-irc only */
+  int values;         /* argmax / argmin: also write the values (rj_reduce_values) */
+  int acc_f64;        /* 1: sum / prod / mean of f16, bf16, f32 accumulate in f64 */
 } rj_tensor;
 
 /* kind "treduce": root reduce across ranks' buffers (run by redjit_treduce.h's rj_treduce_run). */
@@ -323,17 +308,7 @@ typedef struct rj_treduce {
   int64_t dst_strides[5]; /* the destination, in elements */
   int dynamic;            /* 1: a runtime-size kernel for dense row-major buffers */
   int64_t mean_count;     /* op mean: the divisor; 0: ranks */
-  const char *combine_ir; /* op custom: as rj_tensor's combine_* fields; fold order */
-  char combine_fn[RJ_COMBINE_FN_MAX];
-  uint64_t combine_identity;
-  int combine_commutative;
-  uint64_t combine_text;
-  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX]; /* first: 8-byte aligned */
-  int combine_nfields;
-  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
-  char combine_lift[RJ_COMBINE_FN_MAX];
-  char combine_finish[RJ_COMBINE_FN_MAX];
-  int combine_result;
+  rj_combine combine;     /* op custom: fold order, fn(earlier ranks, later ranks) */
 } rj_treduce;
 
 typedef struct rj_request {
@@ -352,7 +327,7 @@ RJ_API void rj_request_init(rj_request *req, rj_kind kind); /* zeroes, sets the 
 RJ_API size_t rj_request_size(void);             /* sizeof(rj_request) as the library was built */
 RJ_API rj_request *rj_request_new(rj_kind kind); /* initialised; NULL out of memory */
 RJ_API void rj_request_free(rj_request *req);    /* NULL is a no-op */
-/* Op custom: out's combine_ir points at ctx's copy, kept while among the 32 latest texts parsed. */
+/* Op custom: out's combine.ir points at ctx's copy, kept while among the 32 latest texts parsed. */
 RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out);
 RJ_API rj_status rj_request_validate(rj_ctx *ctx, const rj_request *req); /* parse's checks */
 /* The canonical JSON (every default filled in); *json is ctx's until the next call. */

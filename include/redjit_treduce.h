@@ -58,29 +58,12 @@ typedef struct rj_treduce_group {
   int async;               /* 1: return once enqueued (res->ms 0) */
   int64_t ring_timeout_ms; /* the ring's watchdog, 1..3600000; 0: 10000 */
   int dynamic;             /* 1: runtime-size kernels (rj_treduce's dynamic) */
-  const char *combine_ir;  /* op custom: as rj_tensor's; read during the call only */
-  char combine_fn[RJ_COMBINE_FN_MAX];
-  uint64_t combine_identity;
-  int combine_commutative;
-  uint64_t combine_field_identity[RJ_COMBINE_FIELDS_MAX]; /* first: 8-byte aligned */
-  int combine_nfields;
-  rj_dtype combine_fields[RJ_COMBINE_FIELDS_MAX];
-  char combine_lift[RJ_COMBINE_FN_MAX];
-  char combine_finish[RJ_COMBINE_FN_MAX];
-  int combine_result;
+  rj_combine combine;      /* op custom: as rj_treduce's; ir read during the call only */
 } rj_treduce_group;
-
-/* The older struct_size values rj_treduce_run accepts: a group that ends at `path` (V1), `async`
- * (V2), `ring_timeout_ms` (V3), `dynamic` (V4), `combine_commutative` (V5). */
-#define RJ_TREDUCE_GROUP_SIZE_V1 offsetof(rj_treduce_group, stream)
-#define RJ_TREDUCE_GROUP_SIZE_V2 offsetof(rj_treduce_group, ring_timeout_ms)
-#define RJ_TREDUCE_GROUP_SIZE_V3 offsetof(rj_treduce_group, dynamic)
-#define RJ_TREDUCE_GROUP_SIZE_V4 offsetof(rj_treduce_group, combine_ir)
-#define RJ_TREDUCE_GROUP_SIZE_V5 offsetof(rj_treduce_group, combine_field_identity)
 
 /* Zeroes `size` bytes of *g and sets struct_size (the defaults); the macro gives this header's. */
 RJ_API void rj_treduce_group_init_sized(rj_treduce_group *g, size_t size);
-RJ_API void rj_treduce_group_init(rj_treduce_group *g); /* exported: RJ_TREDUCE_GROUP_SIZE_V1 */
+RJ_API void rj_treduce_group_init(rj_treduce_group *g); /* exported too: the whole group */
 #define rj_treduce_group_init(g) rj_treduce_group_init_sized((g), sizeof(rj_treduce_group))
 
 /* ---------------------------------------------------------------- results */

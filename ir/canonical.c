@@ -77,30 +77,28 @@ static cJSON *buffer_json(const rj_buffer *b) {
 /* The combine verbatim: its IR text whole (so equal keys mean equal IR, byte for byte), the
  * identity as its bits. */
 static cJSON *combine_json(const rj_request *r) {
-  ir_combine t;
-  if (!ir_request_combine(r, &t)) return NULL;
+  const rj_combine *u = ir_request_combine(r);
+  if (!u) return NULL;
   cJSON *c = cJSON_CreateObject();
   char bits[24];
-  snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)*t.identity);
-  const rj_tensor *u = t.state;
-  int nfields = u ? u->combine_nfields : 0;
-  cJSON_AddStringToObject(c, "ir", *t.ir ? *t.ir : "");
-  cJSON_AddStringToObject(c, "function", t.fn);
-  if (nfields == 0) cJSON_AddStringToObject(c, "identity", bits);
-  cJSON_AddBoolToObject(c, "commutative", *t.commutative);
-  if (nfields == 0) return c;
+  snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)u->identity);
+  cJSON_AddStringToObject(c, "ir", u->ir ? u->ir : "");
+  cJSON_AddStringToObject(c, "function", u->fn);
+  if (u->nfields == 0) cJSON_AddStringToObject(c, "identity", bits);
+  cJSON_AddBoolToObject(c, "commutative", u->commutative);
+  if (u->nfields == 0) return c;
   cJSON *st = cJSON_AddArrayToObject(c, "state");
-  for (int i = 0; i < nfields && i < RJ_COMBINE_FIELDS_MAX; i++) {
+  for (int i = 0; i < u->nfields && i < RJ_COMBINE_FIELDS_MAX; i++) {
     cJSON *f = cJSON_CreateObject();
-    snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)u->combine_field_identity[i]);
-    const ir_dtype_info *d = ir_dtype(u->combine_fields[i]);
+    snprintf(bits, sizeof bits, "0x%llx", (unsigned long long)u->field_identity[i]);
+    const ir_dtype_info *d = ir_dtype(u->fields[i]);
     cJSON_AddStringToObject(f, "dtype", d ? d->name : "?");
     cJSON_AddStringToObject(f, "identity", bits);
     cJSON_AddItemToArray(st, f);
   }
-  cJSON_AddStringToObject(c, "lift", u->combine_lift);
-  if (u->combine_finish[0]) cJSON_AddStringToObject(c, "finish", u->combine_finish);
-  cJSON_AddNumberToObject(c, "result", u->combine_result);
+  cJSON_AddStringToObject(c, "lift", u->lift);
+  if (u->finish[0]) cJSON_AddStringToObject(c, "finish", u->finish);
+  cJSON_AddNumberToObject(c, "result", u->result);
   return c;
 }
 

@@ -43,70 +43,32 @@ const ir_op_info *ir_op(rj_op op); /* NULL: not an op */
 int ir_op_count(void);
 const char *ir_op_name(rj_op op);
 rj_dtype ir_op_result(rj_op op, rj_dtype t); /* the result's dtype: i64 for an index */
-/* A tensor request's output dtype: ir_op_result, or op custom's field combine_result of a struct
- * state. */
+/* A request's output dtype: ir_op_result, or op custom's struct state's field c->result (c may
+ * be NULL for other ops).  The kinds' wrappers (subgroup: the dtype for a primitive without an
+ * op). */
+rj_dtype ir_result_dtype(rj_op op, rj_dtype t, const rj_combine *c);
 rj_dtype ir_tensor_result(const rj_tensor *t);
-/* A struct state's fields (combine_nfields, combine_fields, combine_field_identity, combine_lift,
- * combine_finish, combine_result) copied between structs that carry them under these names
- * (rj_tensor, rj_tile, rj_subgroup, rj_treduce, rj_treduce_group). */
-#define IR_COPY_STATE(to, from)                                                                    \
-  do {                                                                                             \
-    (to)->combine_nfields = (from)->combine_nfields;                                               \
-    (to)->combine_result = (from)->combine_result;                                                 \
-    memcpy((to)->combine_fields, (from)->combine_fields, sizeof(to)->combine_fields);              \
-    memcpy((to)->combine_field_identity, (from)->combine_field_identity,                           \
-           sizeof(to)->combine_field_identity);                                                    \
-    memcpy((to)->combine_lift, (from)->combine_lift, sizeof(to)->combine_lift);                    \
-    memcpy((to)->combine_finish, (from)->combine_finish, sizeof(to)->combine_finish);              \
-  } while (0)
-/* Kind treduce's op, dtype, nan and combine fields as a tensor request's (the struct-state checks,
- * the canonical form and passes/state.c read a state from an rj_tensor), and its output dtype
- * (op custom with a struct state: field combine_result's; else the dtype). */
-rj_tensor ir_treduce_as_tensor(const rj_treduce *t);
-rj_dtype ir_treduce_result(const rj_treduce *t);
-/* The same for kinds tile (op dtype nan accum correction and the combine) and subgroup (the
- * primitive's op, RJ_OP_SUM for one without; nan propagate; correction and the combine), and
- * their output dtypes: ir_op_result, or field combine_result's of op custom's struct state
- * (subgroup: the dtype for a primitive without an op). */
-rj_tensor ir_tile_as_tensor(const rj_tile *t);
-rj_tensor ir_subgroup_as_tensor(const rj_subgroup *g);
 rj_dtype ir_tile_result(const rj_tile *t);
 rj_dtype ir_subgroup_result(const rj_subgroup *g);
+rj_dtype ir_treduce_result(const rj_treduce *t);
 /* RJ_EINVAL naming the field when op is unknown or does not take dtype t. */
 rj_status ir_check_op(rj_op op, rj_dtype t, ir_err *e);
 /* the request's op; -1 for kinds without one (kind subgroup: RJ_OP_CUSTOM for reduce_custom and
  * reduce_all_custom, else -1) */
 int ir_request_op(const rj_request *r);
-/* The combine fields of a request of op custom (kinds tensor, treduce, tile and subgroup keep the
- * same four
- * fields), or NULL: ir, fn, identity, commutative point into the request.  state: the tensor
- * whose struct-state fields apply (combine_nfields, combine_fields, combine_field_identity,
- * combine_lift, combine_finish, combine_result): the request's own for kind tensor, `view` (a
- * copy: ir_treduce_as_tensor, ir_tile_as_tensor, ir_subgroup_as_tensor) for kinds treduce, tile
- * and subgroup, so *c is used where it was filled. */
-typedef struct ir_combine {
-  const char *const *ir; /* the text (ir_request_combine_slots: to point it elsewhere) */
-  const char *fn;        /* RJ_COMBINE_FN_MAX bytes */
-  const uint64_t *identity;
-  const int *commutative;
-  const rj_tensor *state;
-  const uint64_t
-      *text; /* the context's kept copy *ir is (rj_request_parse), 0: the caller's text */
-  rj_tensor view;
-} ir_combine;
-bool ir_request_combine(const rj_request *r, ir_combine *c); /* false: not op custom */
-/* The two combine fields the owner of a request rewrites (jit/: the copies of the text it keeps,
- * ir/json.c: a failed parse's), in place in r; false: not op custom. */
-typedef struct ir_combine_slots {
-  const char **ir;
-  uint64_t *text;
-} ir_combine_slots;
-bool ir_request_combine_slots(rj_request *r, ir_combine_slots *c);
+/* The combine of a request of op custom (kinds tile, subgroup, tensor, treduce; every kind keeps
+ * one rj_combine), or NULL.  _mut: for the owner of the request that rewrites combine.ir and
+ * combine.text (jit/: the copies of the text it keeps; ir/json.c: a failed parse's). */
+const rj_combine *ir_request_combine(const rj_request *r);
+rj_combine *ir_request_combine_mut(rj_request *r);
+/* Two combines are one when every field but `text` is equal and their IR texts are (by their
+ * bytes, wherever they lie); false when either text is NULL.  A copy is an assignment. */
+bool ir_combine_equal(const rj_combine *a, const rj_combine *b);
 /* op custom: the names of the caller's functions as the compiler links them, "fn" (a scalar
  * state) or "fn lift" / "fn lift finish" (a struct state), space-separated (names hold no
  * spaces).  Returns the length snprintf would write (n: RJ_COMBINE_NAMES_MAX is enough). */
 #define RJ_COMBINE_NAMES_MAX (3 * RJ_COMBINE_FN_MAX)
-size_t ir_combine_names(const ir_combine *c, char *buf, size_t n);
+size_t ir_combine_names(const rj_combine *c, char *buf, size_t n);
 const char *ir_scope_name(rj_scope s);
 const char *ir_mem_name(rj_mem m);
 const char *ir_kind_name(rj_kind k);
@@ -122,7 +84,7 @@ const char *ir_primitive_dtype_reason(rj_primitive p, rj_dtype t);
 int ir_scope_threads(rj_scope s); /* 1 / 32 / 128 / 0 (cta: the whole CTA) */
 
 /* json.c — parsing and the canonical form */
-/* A request of op custom (any kind) comes back with combine_ir a malloc'd copy the caller frees. */
+/* A request of op custom (any kind) comes back with combine.ir a malloc'd copy the caller frees. */
 rj_status ir_parse(const char *json, rj_request *out, ir_err *e);
 /* Writes canonical JSON into a malloc'd string (*out); NULL on out-of-memory. */
 rj_status ir_canonical(const rj_request *r, char **out, ir_err *e);

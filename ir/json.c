@@ -368,9 +368,8 @@ static rj_status get_correction(P *p, const cJSON *o, int op, int *correction) {
   return get_int32(p, o, "correction", "0 .. 2^30", false, correction);
 }
 
-/* "combine" of kinds tile and subgroup (get_combine, below) */
-static rj_status tile_combine(P *p, const cJSON *o, rj_tile *t);
-static rj_status subgroup_combine(P *p, const cJSON *o, rj_subgroup *g);
+/* "combine" of op custom, every kind's (below) */
+static rj_status get_combine(P *p, const cJSON *o, rj_op op, rj_dtype dtype, rj_combine *c);
 
 static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
   static const char *const keys[] = {"kind",   "op",         "dtype",   "scope",   "threads",
@@ -409,7 +408,7 @@ static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_correction(p, o, t->op, &t->correction))) return s;
-  return tile_combine(p, o, t);
+  return get_combine(p, o, t->op, t->dtype, &t->combine);
 }
 
 static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
@@ -448,7 +447,12 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
     }
   }
   if ((s = get_correction(p, o, ir_primitive_op(g->primitive, NULL), &g->correction))) return s;
-  return subgroup_combine(p, o, g);
+  bool custom = ir_primitive_op(g->primitive, NULL) == RJ_OP_CUSTOM;
+  if (cJSON_GetObjectItemCaseSensitive(o, "combine") && !custom) { /* the custom primitives' */
+    at(p, "", "combine");
+    return bad(p, "applies only to the primitives reduce_custom and reduce_all_custom");
+  }
+  return get_combine(p, o, custom ? RJ_OP_CUSTOM : RJ_OP_SUM, g->dtype, &g->combine);
 }
 
 /* The bits of x as f16 (bf16: as bf16) when it holds x exactly (finite x; infinities too). */
@@ -525,7 +529,7 @@ static rj_status get_name(P *p, const cJSON *c, const char *key, char *out) {
 }
 
 /* "combine.state": [{"dtype", "identity"}, ...], 1 .. RJ_COMBINE_FIELDS_MAX fields. */
-static rj_status get_state(P *p, const cJSON *st, rj_tensor *t) {
+static rj_status get_state(P *p, const cJSON *st, rj_combine *t) {
   static const char *const keys[] = {"dtype", "identity", NULL};
   int n = cJSON_GetArraySize(st);
   at(p, "combine", "state");
@@ -541,56 +545,39 @@ static rj_status get_state(P *p, const cJSON *st, rj_tensor *t) {
     int v = 0;
     if (!s) s = get_enum(p, f, parent, "dtype", dtype_names, 8, true, &v);
     if (s) return s;
-    t->combine_fields[i] = (rj_dtype)v;
+    t->fields[i] = (rj_dtype)v;
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(f, "identity");
     at(p, parent, "identity");
     if (!id) return bad(p, "required field is missing");
-    if ((s = get_identity(p, id, t->combine_fields[i], &t->combine_field_identity[i]))) return s;
+    if ((s = get_identity(p, id, t->fields[i], &t->field_identity[i]))) return s;
   }
-  t->combine_nfields = n;
+  t->nfields = n;
   return RJ_OK;
 }
 
-/* The fields of a request's combine (every kind's are alike).  state: the tensor that takes a
- * struct state's fields (kinds treduce, tile, subgroup: a copy, IR_COPY_STATE). */
-typedef struct combine_out {
-  rj_op op;
-  rj_dtype dtype;
-  const char **ir;
-  char *fn; /* RJ_COMBINE_FN_MAX bytes */
-  uint64_t *identity;
-  int *commutative;
-  rj_tensor *state;
-} combine_out;
-#define COMBINE_OUT_OP(t, o, st)                                                                   \
-  (combine_out) {                                                                                  \
-    .op = (o), .dtype = (t)->dtype, .ir = &(t)->combine_ir, .fn = (t)->combine_fn,                 \
-    .identity = &(t)->combine_identity, .commutative = &(t)->combine_commutative, .state = (st)    \
-  }
-#define COMBINE_OUT(t, st) COMBINE_OUT_OP(t, (t)->op, st)
-
 /* A struct state's keys of "combine" (state, lift, finish, result) into u. */
-static rj_status get_struct_state(P *p, const cJSON *c, const cJSON *st, rj_tensor *u) {
+static rj_status get_struct_state(P *p, const cJSON *c, const cJSON *st, rj_combine *u) {
   rj_status s = st ? get_state(p, st, u) : RJ_OK;
-  if (!s) s = get_name(p, c, "lift", u->combine_lift);
-  if (!s) s = get_name(p, c, "finish", u->combine_finish);
+  if (!s) s = get_name(p, c, "lift", u->lift);
+  if (!s) s = get_name(p, c, "finish", u->finish);
   if (s) return s;
   int64_t r = 0;
   if ((s = get_int(p, c, "combine", "result", 0, RJ_COMBINE_FIELDS_MAX - 1, false, &r))) return s;
-  u->combine_result = (int)r;
+  u->result = (int)r;
   return RJ_OK;
 }
 
 /* "combine" (op custom only): {"ir", "function", "identity", "commutative"}, or for a struct
  * state {"ir", "function", "state", "lift", "finish", "result", "commutative"}.
- * The IR text is copied into *t->ir (malloc; ir_parse's caller owns it). */
-static rj_status get_combine(P *p, const cJSON *o, const combine_out *t) {
+ * The IR text is copied into t->ir (malloc; ir_parse's caller owns it).  op, dtype: the
+ * request's (kind subgroup: RJ_OP_CUSTOM for the custom primitives). */
+static rj_status get_combine(P *p, const cJSON *o, rj_op op, rj_dtype dtype, rj_combine *t) {
   static const char *const keys[] = {"ir",   "function", "identity", "commutative", "state",
                                      "lift", "finish",   "result",   NULL};
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "combine");
   at(p, "", "combine");
-  if (!c) return t->op == RJ_OP_CUSTOM ? bad(p, "required with op \"custom\"") : RJ_OK;
-  if (t->op != RJ_OP_CUSTOM) return bad(p, "applies only to op \"custom\"");
+  if (!c) return op == RJ_OP_CUSTOM ? bad(p, "required with op \"custom\"") : RJ_OK;
+  if (op != RJ_OP_CUSTOM) return bad(p, "applies only to op \"custom\"");
   if (!cJSON_IsObject(c)) return bad(p, "expected an object {ir, function, identity, commutative}");
   rj_status s = known_keys(p, c, "combine", keys);
   if (s) return s;
@@ -607,41 +594,11 @@ static rj_status get_combine(P *p, const cJSON *o, const combine_out *t) {
   at(p, "combine", "identity");
   if (st && id) return bad(p, "not with \"state\" (each field has its identity)");
   if (!st && !id) return bad(p, "required field is missing");
-  if (id && (s = get_identity(p, id, t->dtype, t->identity))) return s;
-  if (t->state && (s = get_struct_state(p, c, st, t->state))) return s;
-  if ((s = get_bool(p, c, "combine", "commutative", t->commutative))) return s;
-  if (!(*t->ir = strdup(ir->valuestring))) return ir_fail(p->e, RJ_ENOMEM, "out of memory");
+  if (id && (s = get_identity(p, id, dtype, &t->identity))) return s;
+  if ((s = get_struct_state(p, c, st, t))) return s;
+  if ((s = get_bool(p, c, "combine", "commutative", &t->commutative))) return s;
+  if (!(t->ir = strdup(ir->valuestring))) return ir_fail(p->e, RJ_ENOMEM, "out of memory");
   return RJ_OK;
-}
-
-/* A struct state's fields are read into tensor u, then copied over to t (IR_COPY_STATE). */
-static rj_status tile_combine(P *p, const cJSON *o, rj_tile *t) {
-  rj_tensor u = {.op = t->op, .dtype = t->dtype};
-  rj_status s = get_combine(p, o, &COMBINE_OUT(t, &u));
-  IR_COPY_STATE(t, &u);
-  return s;
-}
-
-/* the custom primitives take "combine", the others none */
-static rj_status subgroup_combine(P *p, const cJSON *o, rj_subgroup *g) {
-  bool custom = ir_primitive_op(g->primitive, NULL) == RJ_OP_CUSTOM;
-  const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "combine");
-  if (c && !custom) {
-    at(p, "", "combine");
-    return bad(p, "applies only to the primitives reduce_custom and reduce_all_custom");
-  }
-  rj_tensor u = {.op = custom ? RJ_OP_CUSTOM : RJ_OP_SUM, .dtype = g->dtype};
-  rj_status s = get_combine(p, o, &COMBINE_OUT_OP(g, u.op, &u));
-  IR_COPY_STATE(g, &u);
-  return s;
-}
-
-/* Kind treduce's "combine": a struct state's keys read as a tensor's, then copied over. */
-static rj_status get_treduce_combine(P *p, const cJSON *o, rj_treduce *t) {
-  rj_tensor u = {.op = t->op, .dtype = t->dtype};
-  rj_status s = get_combine(p, o, &COMBINE_OUT(t, &u));
-  IR_COPY_STATE(t, &u);
-  return s;
 }
 
 /* "acc_dtype" of a tensor request: "f64", or "f32" where that is the default (validation checks
@@ -693,7 +650,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_correction(p, o, t->op, &t->correction))) return s;
   if ((s = get_acc_dtype(p, o, t->dtype, &t->acc_f64))) return s;
-  return get_combine(p, o, &COMBINE_OUT(t, t));
+  return get_combine(p, o, t->op, t->dtype, &t->combine);
 }
 
 static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
@@ -727,7 +684,7 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_int(p, o, "", "mean_count", 0, 1 << 30, false, &t->mean_count))) return s;
-  if ((s = get_treduce_combine(p, o, t))) return s;
+  if ((s = get_combine(p, o, t->op, t->dtype, &t->combine))) return s;
   const char *sk[2] = {"strides", "dst_strides"};
   int64_t *sv[2] = {t->strides, t->dst_strides};
   for (int k = 0; k < 2; k++) {
@@ -802,10 +759,10 @@ rj_status ir_parse(const char *json, rj_request *out, ir_err *e) {
     break;
   }
 out:;
-  ir_combine_slots cb;
-  if (s && inited && ir_request_combine_slots(out, &cb)) { /* a failed parse keeps no copy */
-    free((char *)*cb.ir);
-    *cb.ir = NULL;
+  rj_combine *cb = s && inited ? ir_request_combine_mut(out) : NULL;
+  if (cb) { /* a failed parse keeps no copy */
+    free((char *)cb->ir);
+    cb->ir = NULL;
   }
   cJSON_Delete(o);
   return s;

@@ -65,66 +65,28 @@ rj_dtype ir_op_result(rj_op op, rj_dtype t) {
   return ir_op(op) && ops[op].index_result ? RJ_I64 : t;
 }
 
+rj_dtype ir_result_dtype(rj_op op, rj_dtype t, const rj_combine *c) {
+  if (op == RJ_OP_CUSTOM && c && c->nfields > 0 && c->result >= 0 && c->result < c->nfields &&
+      c->result < RJ_COMBINE_FIELDS_MAX)
+    return c->fields[c->result];
+  return ir_op_result(op, t);
+}
+
 rj_dtype ir_tensor_result(const rj_tensor *t) {
-  if (t->op == RJ_OP_CUSTOM && t->combine_nfields > 0 && t->combine_result >= 0 &&
-      t->combine_result < t->combine_nfields && t->combine_result < RJ_COMBINE_FIELDS_MAX)
-    return t->combine_fields[t->combine_result];
-  return ir_op_result(t->op, t->dtype);
-}
-
-/* The op, dtype, nan and combine fields every kind with a combine keeps alike, as a tensor's. */
-#define AS_TENSOR(t, o)                                                                            \
-  (rj_tensor) {                                                                                    \
-    .op = (o), .dtype = (t)->dtype, .combine_ir = (t)->combine_ir,                                 \
-    .combine_identity = (t)->combine_identity, .combine_commutative = (t)->combine_commutative,    \
-    .combine_text = (t)->combine_text                                                              \
-  }
-#define COPY_NAMES(v, t)                                                                           \
-  do {                                                                                             \
-    memcpy((v).combine_fn, (t)->combine_fn, sizeof(v).combine_fn);                                 \
-    IR_COPY_STATE(&(v), t);                                                                        \
-  } while (0)
-
-rj_tensor ir_treduce_as_tensor(const rj_treduce *t) {
-  rj_tensor v = AS_TENSOR(t, t->op);
-  v.nan = t->nan;
-  v.accum = t->accum;
-  COPY_NAMES(v, t);
-  return v;
-}
-
-rj_tensor ir_tile_as_tensor(const rj_tile *t) {
-  rj_tensor v = AS_TENSOR(t, t->op);
-  v.nan = t->nan;
-  v.accum = t->accum;
-  v.correction = t->correction;
-  COPY_NAMES(v, t);
-  return v;
-}
-
-rj_tensor ir_subgroup_as_tensor(const rj_subgroup *g) {
-  int op = ir_primitive_op(g->primitive, NULL);
-  rj_tensor v = AS_TENSOR(g, op >= 0 ? (rj_op)op : RJ_OP_SUM);
-  v.nan = RJ_NAN_PROPAGATE;
-  v.correction = g->correction;
-  COPY_NAMES(v, g);
-  return v;
+  return ir_result_dtype(t->op, t->dtype, &t->combine);
 }
 
 rj_dtype ir_tile_result(const rj_tile *t) {
-  rj_tensor v = ir_tile_as_tensor(t);
-  return ir_tensor_result(&v);
+  return ir_result_dtype(t->op, t->dtype, &t->combine);
 }
 
 rj_dtype ir_subgroup_result(const rj_subgroup *g) {
-  if (ir_primitive_op(g->primitive, NULL) < 0) return g->dtype;
-  rj_tensor v = ir_subgroup_as_tensor(g);
-  return ir_tensor_result(&v);
+  int op = ir_primitive_op(g->primitive, NULL);
+  return op < 0 ? g->dtype : ir_result_dtype((rj_op)op, g->dtype, &g->combine);
 }
 
 rj_dtype ir_treduce_result(const rj_treduce *t) {
-  rj_tensor v = ir_treduce_as_tensor(t);
-  return ir_tensor_result(&v);
+  return ir_result_dtype(t->op, t->dtype, &t->combine);
 }
 
 /* rj_treduce must not grow rj_request's union (rj_tile is its largest member, rj_tensor next) */
@@ -156,55 +118,40 @@ int ir_request_op(const rj_request *r) {
   }
 }
 
-#define COMBINE_OF(t, st)                                                                          \
-  (ir_combine) {                                                                                   \
-    .ir = &(t)->combine_ir, .fn = (t)->combine_fn, .identity = &(t)->combine_identity,             \
-    .commutative = &(t)->combine_commutative, .state = (st), .text = &(t)->combine_text            \
+rj_combine *ir_request_combine_mut(rj_request *r) {
+  if (!r || ir_request_op(r) != RJ_OP_CUSTOM) return NULL;
+  switch (r->kind) {
+  case RJ_KIND_TILE:
+    return &r->u.tile.combine;
+  case RJ_KIND_SUBGROUP:
+    return &r->u.subgroup.combine;
+  case RJ_KIND_TENSOR:
+    return &r->u.tensor.combine;
+  case RJ_KIND_TREDUCE:
+    return &r->u.treduce.combine;
   }
-#define SLOTS_OF(t)                                                                                \
-  (ir_combine_slots) {                                                                             \
-    .ir = &(t)->combine_ir, .text = &(t)->combine_text                                             \
-  }
-
-bool ir_request_combine(const rj_request *r, ir_combine *c) {
-  if (r->kind == RJ_KIND_TENSOR && r->u.tensor.op == RJ_OP_CUSTOM)
-    *c = COMBINE_OF(&r->u.tensor, &r->u.tensor);
-  else if (r->kind == RJ_KIND_TREDUCE && r->u.treduce.op == RJ_OP_CUSTOM) {
-    *c = COMBINE_OF(&r->u.treduce, NULL);
-    c->view = ir_treduce_as_tensor(&r->u.treduce);
-    c->state = &c->view;
-  } else if (r->kind == RJ_KIND_TILE && r->u.tile.op == RJ_OP_CUSTOM) {
-    *c = COMBINE_OF(&r->u.tile, NULL);
-    c->view = ir_tile_as_tensor(&r->u.tile);
-    c->state = &c->view;
-  } else if (r->kind == RJ_KIND_SUBGROUP && ir_request_op(r) == RJ_OP_CUSTOM) {
-    *c = COMBINE_OF(&r->u.subgroup, NULL);
-    c->view = ir_subgroup_as_tensor(&r->u.subgroup);
-    c->state = &c->view;
-  } else
-    return false;
-  return true;
+  return NULL;
 }
 
-bool ir_request_combine_slots(rj_request *r, ir_combine_slots *c) {
-  if (r->kind == RJ_KIND_TENSOR && r->u.tensor.op == RJ_OP_CUSTOM)
-    *c = SLOTS_OF(&r->u.tensor);
-  else if (r->kind == RJ_KIND_TREDUCE && r->u.treduce.op == RJ_OP_CUSTOM)
-    *c = SLOTS_OF(&r->u.treduce);
-  else if (r->kind == RJ_KIND_TILE && r->u.tile.op == RJ_OP_CUSTOM)
-    *c = SLOTS_OF(&r->u.tile);
-  else if (r->kind == RJ_KIND_SUBGROUP && ir_request_op(r) == RJ_OP_CUSTOM)
-    *c = SLOTS_OF(&r->u.subgroup);
-  else
-    return false;
-  return true;
+const rj_combine *ir_request_combine(const rj_request *r) {
+  return ir_request_combine_mut((rj_request *)r);
 }
 
-size_t ir_combine_names(const ir_combine *c, char *buf, size_t n) {
-  const rj_tensor *t = c->state;
-  int w = t && t->combine_nfields > 0 ? snprintf(buf, n, "%s %s%s%s", c->fn, t->combine_lift,
-                                                 t->combine_finish[0] ? " " : "", t->combine_finish)
-                                      : snprintf(buf, n, "%s", c->fn);
+bool ir_combine_equal(const rj_combine *a, const rj_combine *b) {
+  if (!a->ir || !b->ir || a->identity != b->identity || a->commutative != b->commutative ||
+      a->nfields != b->nfields || a->result != b->result ||
+      memcmp(a->fields, b->fields, sizeof a->fields) != 0 ||
+      memcmp(a->field_identity, b->field_identity, sizeof a->field_identity) != 0 ||
+      strncmp(a->fn, b->fn, sizeof a->fn) != 0 || strncmp(a->lift, b->lift, sizeof a->lift) != 0 ||
+      strncmp(a->finish, b->finish, sizeof a->finish) != 0)
+    return false;
+  return a->ir == b->ir || strcmp(a->ir, b->ir) == 0; /* the text decides, not where it lies */
+}
+
+size_t ir_combine_names(const rj_combine *c, char *buf, size_t n) {
+  int w = c->nfields > 0 ? snprintf(buf, n, "%s %s%s%s", c->fn, c->lift, c->finish[0] ? " " : "",
+                                    c->finish)
+                         : snprintf(buf, n, "%s", c->fn);
   return w < 0 ? 0 : (size_t)w;
 }
 

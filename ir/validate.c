@@ -195,16 +195,26 @@ static rj_status check_state(rj_op op, int accum, int correction, ir_err *e) {
   return RJ_OK;
 }
 
-/* op custom in kinds tile and subgroup (after validate_combine, below) */
-static rj_status validate_tile_combine(const rj_tile *t, ir_err *e);
-static rj_status validate_subgroup_combine(const rj_subgroup *g, int op, ir_err *e);
+/* How a kind uses its combine (every kind's, validate_combine below): the request's op (kind
+ * subgroup: RJ_OP_CUSTOM for the custom primitives, else RJ_OP_SUM), dtype, nan and accum; accum
+ * folds the old value first (accum_ordered: kind treduce), with a non-commutative combine or an
+ * f16 / bf16 state (the dtype's) too, which the other kinds refuse. */
+typedef struct combine_use {
+  rj_op op;
+  rj_dtype dtype;
+  rj_nan nan;
+  int accum;
+  bool accum_ordered;
+} combine_use;
+static rj_status validate_combine(combine_use u, const rj_combine *c, ir_err *e);
 
 static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   rj_status s;
   if ((s = ir_check_op(t->op, t->dtype, e))) return s;
   if ((s = check_mean(t->op, t->accum, t->nan, e))) return s;
   if ((s = check_state(t->op, t->accum, t->correction, e))) return s;
-  if ((s = validate_tile_combine(t, e))) return s;
+  combine_use u = {.op = t->op, .dtype = t->dtype, .nan = t->nan, .accum = t->accum};
+  if ((s = validate_combine(u, &t->combine, e))) return s;
   if ((unsigned)t->scope > RJ_SCOPE_CTA)
     return ir_fail(e, RJ_EINVAL, "scope: unknown value %d", t->scope);
   if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
@@ -298,7 +308,8 @@ static rj_status validate_subgroup(const rj_subgroup *g, ir_err *e) {
     return ir_fail(e, RJ_EINVAL, "blocks: %d is outside 1..65535", g->blocks);
   const char *why = ir_primitive_dtype_reason(g->primitive, g->dtype);
   if (why) return ir_fail(e, RJ_EINVAL, "dtype: %s", why);
-  rj_status s = validate_subgroup_combine(g, op, e);
+  combine_use u = {.op = op == RJ_OP_CUSTOM ? RJ_OP_CUSTOM : RJ_OP_SUM, .dtype = g->dtype};
+  rj_status s = validate_combine(u, &g->combine, e);
   if (s) return s;
   bool lane_arg = g->primitive == RJ_PRIM_BROADCAST || g->primitive == RJ_PRIM_SHUFFLE_DOWN ||
                   g->primitive == RJ_PRIM_SHUFFLE_UP || g->primitive == RJ_PRIM_SHUFFLE_XOR ||
@@ -341,70 +352,49 @@ static rj_status check_bits(uint64_t bits, rj_dtype t, const char *field, ir_err
   return RJ_OK;
 }
 
-/* A struct state's fields (combine_nfields > 0), or none of its fields for a scalar state. */
-static rj_status validate_state(const rj_tensor *t, ir_err *e) {
-  int n = t->combine_nfields;
+/* A struct state's fields (nfields > 0), or none of its fields for a scalar state. */
+static rj_status validate_state(const rj_combine *t, ir_err *e) {
+  int n = t->nfields;
   if (n == 0) {
-    if (t->combine_lift[0])
-      return ir_fail(e, RJ_EINVAL, "combine.lift: applies only with combine.state");
-    if (t->combine_finish[0])
+    if (t->lift[0]) return ir_fail(e, RJ_EINVAL, "combine.lift: applies only with combine.state");
+    if (t->finish[0])
       return ir_fail(e, RJ_EINVAL, "combine.finish: applies only with combine.state");
-    if (t->combine_result)
+    if (t->result)
       return ir_fail(e, RJ_EINVAL, "combine.result: applies only with combine.state");
     return RJ_OK;
   }
   if (n < 0 || n > RJ_COMBINE_FIELDS_MAX)
     return ir_fail(e, RJ_EINVAL, "combine.state: %d fields, expected 1 to %d", n,
                    RJ_COMBINE_FIELDS_MAX);
-  if (t->combine_identity)
+  if (t->identity)
     return ir_fail(e, RJ_EINVAL,
                    "combine.identity: not with combine.state (each field has its identity)");
   for (int i = 0; i < n; i++) {
     char field[48];
     snprintf(field, sizeof field, "combine.state[%d].dtype", i);
-    if (!ir_dtype(t->combine_fields[i]))
-      return ir_fail(e, RJ_EINVAL, "%s: unknown value %d", field, (int)t->combine_fields[i]);
+    if (!ir_dtype(t->fields[i]))
+      return ir_fail(e, RJ_EINVAL, "%s: unknown value %d", field, (int)t->fields[i]);
     snprintf(field, sizeof field, "combine.state[%d].identity", i);
-    rj_status s = check_bits(t->combine_field_identity[i], t->combine_fields[i], field, e);
+    rj_status s = check_bits(t->field_identity[i], t->fields[i], field, e);
     if (s) return s;
   }
-  rj_status s = check_name(t->combine_lift, "combine.lift", true, e);
-  if (!s) s = check_name(t->combine_finish, "combine.finish", false, e);
+  rj_status s = check_name(t->lift, "combine.lift", true, e);
+  if (!s) s = check_name(t->finish, "combine.finish", false, e);
   if (s) return s;
-  if (t->combine_result < 0 || t->combine_result >= n)
-    return ir_fail(e, RJ_EINVAL, "combine.result: %d, expected a field 0 .. %d", t->combine_result,
-                   n - 1);
+  if (t->result < 0 || t->result >= n)
+    return ir_fail(e, RJ_EINVAL, "combine.result: %d, expected a field 0 .. %d", t->result, n - 1);
   return RJ_OK;
 }
 
-/* A combine's fields (op custom: tensor's and treduce's alike), or none of them for the other
- * ops.  state: the tensor whose struct-state fields apply (kind treduce: ir_treduce_as_tensor's
- * copy).  accum (accum_ordered: kind treduce) folds the old value first, with a non-commutative
- * combine or an f16 / bf16 state (the dtype's) too; kind tensor refuses both. */
-typedef struct combine_in {
-  rj_op op;
-  rj_dtype dtype;
-  rj_nan nan;
-  int accum;
-  bool accum_ordered;
-  const char *ir, *fn;
-  uint64_t identity;
-  int commutative;
-  const rj_tensor *state;
-} combine_in;
-
-static bool any_state_field(const rj_tensor *t) {
-  return t &&
-         (t->combine_nfields || t->combine_lift[0] || t->combine_finish[0] || t->combine_result);
+static bool any_field(const rj_combine *t) {
+  return t->ir || t->fn[0] || t->identity || t->commutative || t->nfields || t->lift[0] ||
+         t->finish[0] || t->result;
 }
 
-/* The caller's combine (op custom): its fields, or none of them for the other ops. */
-static rj_status validate_combine(const combine_in *t, ir_err *e) {
-  if (t->op != RJ_OP_CUSTOM) {
-    if (t->ir || t->fn[0] || t->identity || t->commutative || any_state_field(t->state))
-      return ir_fail(e, RJ_EINVAL, "combine: applies only to op \"custom\"");
-    return RJ_OK;
-  }
+/* Op custom's combine as u uses it: its fields, or none of them for the other ops. */
+static rj_status validate_combine(combine_use u, const rj_combine *t, ir_err *e) {
+  if (u.op != RJ_OP_CUSTOM)
+    return any_field(t) ? ir_fail(e, RJ_EINVAL, "combine: applies only to op \"custom\"") : RJ_OK;
   if (!t->ir)
     return ir_fail(e, RJ_EINVAL, "combine.ir: required with op \"custom\" (LLVM IR text)");
   size_t n = strnlen(t->ir, RJ_COMBINE_IR_MAX + 1);
@@ -412,55 +402,30 @@ static rj_status validate_combine(const combine_in *t, ir_err *e) {
   if (n > RJ_COMBINE_IR_MAX)
     return ir_fail(e, RJ_EINVAL, "combine.ir: longer than %zu bytes (RJ_COMBINE_IR_MAX)",
                    (size_t)RJ_COMBINE_IR_MAX);
-  int nfields = t->state ? t->state->combine_nfields : 0;
+  int nfields = t->nfields;
   rj_status s = check_name(t->fn, "combine.function", true, e);
-  if (!s && t->state) s = validate_state(t->state, e);
-  if (!s && !nfields) s = check_bits(t->identity, t->dtype, "combine.identity", e);
+  if (!s) s = validate_state(t, e);
+  if (!s && !nfields) s = check_bits(t->identity, u.dtype, "combine.identity", e);
   if (s) return s;
   if ((unsigned)t->commutative > 1)
     return ir_fail(e, RJ_EINVAL, "combine.commutative: %d, expected 0 or 1", t->commutative);
-  if (t->nan != RJ_NAN_PROPAGATE)
+  if (u.nan != RJ_NAN_PROPAGATE)
     return ir_fail(e, RJ_EINVAL,
                    "nan: \"ignore\" applies to the built-in ops; a custom combine sees every "
                    "element (filter NaNs in it)");
-  if (t->accum && !t->commutative && !t->accum_ordered)
+  if (u.accum && !t->commutative && !u.accum_ordered)
     return ir_fail(e, RJ_EINVAL,
                    "accum: not with a non-commutative combine (the order of the old value and "
                    "the result is not defined yet)");
-  if (t->accum && nfields && t->accum_ordered)
+  if (u.accum && nfields && u.accum_ordered)
     return ir_fail(e, RJ_EINVAL,
                    "accum: not with a struct state (the destination holds the output, field "
                    "combine.result or finish's, not a state to fold into)");
-  if (t->accum && !t->accum_ordered && (nfields || t->dtype == RJ_F16 || t->dtype == RJ_BF16))
+  if (u.accum && !u.accum_ordered && (nfields || u.dtype == RJ_F16 || u.dtype == RJ_BF16))
     return ir_fail(e, RJ_EINVAL,
                    "accum: not with a struct state or an f16 / bf16 custom state (the output is "
                    "not a state to fold into)");
   return RJ_OK;
-}
-
-#define COMBINE_IN(t, ordered, st)                                                                 \
-  (combine_in) {                                                                                   \
-    .op = (t)->op, .dtype = (t)->dtype, .nan = (t)->nan, .accum = (t)->accum,                      \
-    .accum_ordered = (ordered), .ir = (t)->combine_ir, .fn = (t)->combine_fn,                      \
-    .identity = (t)->combine_identity, .commutative = (t)->combine_commutative, .state = (st)      \
-  }
-
-/* Kinds tile and subgroup: the combine, struct-state fields read through a tensor's view. */
-static rj_status validate_tile_combine(const rj_tile *t, ir_err *e) {
-  rj_tensor view = ir_tile_as_tensor(t);
-  return validate_combine(&COMBINE_IN(t, false, &view), e);
-}
-
-static rj_status validate_subgroup_combine(const rj_subgroup *g, int op, ir_err *e) {
-  rj_tensor view = ir_subgroup_as_tensor(g);
-  combine_in c = {.op = op == RJ_OP_CUSTOM ? RJ_OP_CUSTOM : RJ_OP_SUM,
-                  .dtype = g->dtype,
-                  .ir = g->combine_ir,
-                  .fn = g->combine_fn,
-                  .identity = g->combine_identity,
-                  .commutative = g->combine_commutative,
-                  .state = &view};
-  return validate_combine(&c, e);
 }
 
 /* acc_dtype "f64" (acc_f64): sums, products and means of floats. */
@@ -482,7 +447,8 @@ static rj_status check_acc_f64(const rj_tensor *t, ir_err *e) {
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
-  if ((s = validate_combine(&COMBINE_IN(t, false, t), e))) return s;
+  combine_use u = {.op = t->op, .dtype = t->dtype, .nan = t->nan, .accum = t->accum};
+  if ((s = validate_combine(u, &t->combine, e))) return s;
   if ((unsigned)t->values > 1)
     return ir_fail(e, RJ_EINVAL, "values: %d, expected 0 or 1", t->values);
   if (t->values && t->op != RJ_OP_ARGMAX && t->op != RJ_OP_ARGMIN)
@@ -567,8 +533,9 @@ static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
     return ir_fail(e, RJ_EINVAL, "mean_count: %lld is outside ranks..2^20 (%d..1048576; 0: ranks)",
                    (long long)t->mean_count, t->ranks);
   if ((s = check_mean(t->op, t->accum && t->mean_count <= t->ranks, t->nan, e))) return s;
-  rj_tensor view = ir_treduce_as_tensor(t); /* the struct state's fields, checked as tensor's */
-  if ((s = validate_combine(&COMBINE_IN(t, true, &view), e))) return s;
+  combine_use u = {
+      .op = t->op, .dtype = t->dtype, .nan = t->nan, .accum = t->accum, .accum_ordered = true};
+  if ((s = validate_combine(u, &t->combine, e))) return s;
   if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
   if (t->ranks < 1 || t->ranks > 1024)
     return ir_fail(e, RJ_EINVAL, "ranks: %d is outside 1..1024", t->ranks);
@@ -697,7 +664,7 @@ int64_t ir_dst_offset(const rj_tile *t, int64_t s) {
 }
 
 bool ir_treduce_rank_order(const rj_treduce *t) {
-  return t->op == RJ_OP_CUSTOM && !t->combine_commutative;
+  return t->op == RJ_OP_CUSTOM && !t->combine.commutative;
 }
 
 int ir_treduce_rank_at(const rj_treduce *t, int pos) {

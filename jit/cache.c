@@ -1,5 +1,5 @@
 /* The kernel cache: the key text of a request, and the context's compiled kernels, in a list
- * (rj_reduce's fast path looks at its head) and a hash table by the key's 64-bit hash (the text
+ * and a hash table by the key's 64-bit hash (the text
  * decides on a hash match), which grows to keep a bucket at one kernel on average. */
 #include "jit.h"
 
@@ -198,25 +198,66 @@ uint64_t jit_hash64(const void *p, size_t n, uint64_t seed) {
 
 /* A request as it arrived, with the options that decide its kernel, and what the pipeline made
  * of it: a repeated request finds its kernel and plan without validation, dispatch, planning or
- * key text.  Equal bytes are the same request; unequal bytes (padding, another spelling of one
- * request) take the pipeline, which finds the kernel by its key. */
+ * key text (rj_compile, rj_reduce and every other call go through it).  Equal bytes are the same
+ * request; unequal bytes (padding, another spelling of one request) take the pipeline, which
+ * finds the kernel by its key.  The bytes are the request's header and its kind's member of the
+ * union; op custom's combine.ir and combine.text are left out (zeroed in the copy keyed on):
+ * its IR text is hashed and compared instead, so that a buffer given new text at the same
+ * address is another request, and equal text at another address the same one. */
 #define JIT_MEMO_SLOTS 1024 /* direct-mapped: a collision replaces the slot */
 typedef struct jit_memo {
   uint64_t hash;
-  rj_request req;
+  rj_request req; /* op custom: combine.ir and combine.text zeroed */
+  const char *text; /* op custom: the IR text, the kernel's own copy (k->req's); else NULL */
   char target[32];
   int device, ptx_version, emulate;
   rj_kernel *k;
   pass_plan plan;
 } jit_memo;
 
-/* The memo of (req, opt) without its kernel and plan; false for what is never memoised (a
- * request of another struct size, a long target name, op custom). */
-static bool memo_key(const rj_request *req, const rj_options *opt, jit_memo *m) {
+/* The bytes of req that decide its kernel: its header and its kind's member of the union. */
+static size_t memo_len(const rj_request *req) {
+  size_t head = offsetof(rj_request, u);
+  switch (req->kind) {
+  case RJ_KIND_TILE:
+    return head + sizeof req->u.tile;
+  case RJ_KIND_SUBGROUP:
+    return head + sizeof req->u.subgroup;
+  case RJ_KIND_TENSOR:
+    return head + sizeof req->u.tensor;
+  case RJ_KIND_TREDUCE:
+    return head + sizeof req->u.treduce;
+  }
+  return sizeof *req;
+}
+
+/* What the memo keys req on, into *bytes: req itself, or for op custom a copy in *norm with
+ * combine.ir and combine.text zeroed and *text its IR text (NULL for the other ops).  False for a
+ * request of op custom without text. */
+static bool memo_bytes(const rj_request *req, rj_request *norm, const rj_request **bytes,
+                       const char **text) {
+  *bytes = req;
+  *text = NULL;
+  if (ir_request_op(req) != RJ_OP_CUSTOM) return true;
+  memcpy(norm, req, memo_len(req));
+  rj_combine *c = ir_request_combine_mut(norm);
+  if (!c || !c->ir) return false;
+  *text = c->ir;
+  c->ir = NULL;
+  c->text = 0;
+  *bytes = norm;
+  return true;
+}
+
+/* The memo of (req, opt) without its kernel and plan (*bytes, *text: memo_bytes'); false for
+ * what is never memoised (a request of another struct size, a long target name, op custom
+ * without text). */
+static bool memo_key(const rj_request *req, const rj_options *opt, jit_memo *m, rj_request *norm,
+                     const rj_request **bytes, const char **text) {
   const char *t = opt && opt->target ? opt->target : "auto";
-  if (!req || req->struct_size != sizeof *req || strlen(t) >= sizeof m->target) return false;
-  if (ir_request_op(req) == RJ_OP_CUSTOM)
-    return false; /* its bytes hold a pointer: the IR text behind it may change */
+  if (!req || req->struct_size != sizeof *req || strlen(t) >= sizeof m->target ||
+      !memo_bytes(req, norm, bytes, text))
+    return false;
   memset(m->target, 0, sizeof m->target);
   strcpy(m->target, t);
   m->device = opt ? opt->device : 0;
@@ -224,19 +265,27 @@ static bool memo_key(const rj_request *req, const rj_options *opt, jit_memo *m) 
   m->emulate = opt && opt->struct_size >= offsetof(rj_options, emulate_packed) + sizeof(int)
                    ? opt->emulate_packed
                    : 0;
-  m->hash = jit_hash64(req, sizeof *req,
-                       jit_hash64(m->target, sizeof m->target, 0) ^ (uint64_t)m->device << 32 ^
-                           (uint64_t)m->ptx_version << 8 ^ (uint64_t)m->emulate);
+  uint64_t seed = jit_hash64(m->target, sizeof m->target, 0) ^ (uint64_t)m->device << 32 ^
+                  (uint64_t)m->ptx_version << 8 ^ (uint64_t)m->emulate;
+  if (*text) seed = jit_hash64(*text, strlen(*text), seed);
+  m->hash = jit_hash64(*bytes, memo_len(req), seed);
   return true;
 }
 
 rj_kernel *jit_memo_find(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                          pass_plan *plan) {
   jit_memo key, *m;
-  if (!ctx->memo || !memo_key(req, opt, &key) || !(m = ctx->memo[key.hash % JIT_MEMO_SLOTS]) ||
-      m->hash != key.hash || m->device != key.device || m->ptx_version != key.ptx_version ||
-      m->emulate != key.emulate || memcmp(m->target, key.target, sizeof key.target) != 0 ||
-      memcmp(&m->req, req, sizeof *req) != 0)
+  rj_request norm;
+  const rj_request *bytes;
+  const char *text;
+  if (!ctx->memo || !req || jit_text_check(ctx, req)) /* a stale parsed text is not read */
+    return NULL;
+  if (!memo_key(req, opt, &key, &norm, &bytes, &text) ||
+      !(m = ctx->memo[key.hash % JIT_MEMO_SLOTS]) || m->hash != key.hash ||
+      m->device != key.device || m->ptx_version != key.ptx_version || m->emulate != key.emulate ||
+      memcmp(m->target, key.target, sizeof key.target) != 0 ||
+      memcmp(&m->req, bytes, memo_len(req)) != 0 || !m->text != !text ||
+      (text && strcmp(m->text, text) != 0))
     return NULL;
   *plan = m->plan;
   return m->k;
@@ -245,12 +294,18 @@ rj_kernel *jit_memo_find(rj_ctx *ctx, const rj_request *req, const rj_options *o
 void jit_memo_put(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_kernel *k,
                   const pass_plan *plan) {
   jit_memo key, **slot;
-  if (!memo_key(req, opt, &key)) return;
+  rj_request norm;
+  const rj_request *bytes;
+  const char *text;
+  if (!memo_key(req, opt, &key, &norm, &bytes, &text)) return;
+  const rj_combine *own = ir_request_combine(&k->req);
+  if (text && (!own || !own->ir)) return; /* op custom: the kernel keeps the text it was made of */
   if (!ctx->memo && !(ctx->memo = calloc(JIT_MEMO_SLOTS, sizeof *ctx->memo))) return;
   slot = &ctx->memo[key.hash % JIT_MEMO_SLOTS];
   if (!*slot && !(*slot = malloc(sizeof **slot))) return;
   **slot = key;
-  (*slot)->req = *req;
+  memcpy(&(*slot)->req, bytes, memo_len(req));
+  (*slot)->text = text ? own->ir : NULL;
   (*slot)->k = k;
   (*slot)->plan = *plan;
 }

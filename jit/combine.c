@@ -268,13 +268,12 @@ static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size
 
 rj_status jit_llvm_codegen_request(rj_ctx *ctx, LLVMModuleRef M, const rj_request *req,
                                    const ir_target *tg, rj_kernel *k) {
-  ir_combine t;
-  if (!ir_request_combine(req, &t))
-    return jit_codegen(ctx, M, tg, k, k->text_now ? JIT_CG_TEXT : 0);
+  const rj_combine *t = ir_request_combine(req);
+  if (!t) return jit_codegen(ctx, M, tg, k, k->text_now ? JIT_CG_TEXT : 0);
   if (k->custom_here) { /* the IR text made now: it has the caller's combine in it */
     char names[RJ_COMBINE_NAMES_MAX];
-    ir_combine_names(&t, names, sizeof names);
-    rj_status s = link_combine(ctx, M, *t.ir, strlen(*t.ir), names, tg);
+    ir_combine_names(t, names, sizeof names);
+    rj_status s = link_combine(ctx, M, t->ir, strlen(t->ir), names, tg);
     return s ? s : jit_codegen(ctx, M, tg, k, JIT_CG_THEIRS | JIT_CG_TEXT);
   }
   LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(M); /* for redjit-irc */

@@ -58,11 +58,12 @@ static rj_kernel *kernel_new(rj_ctx *ctx, char *key, const rj_request *req, cons
 
 /* ---------------------------------------------------------------- the pipeline */
 
-static void memory_hit(rj_ctx *ctx, rj_kernel *k) {
+/* by: "" for a hit by the key, " (memo)" for one by the request's bytes (jit_memo_find) */
+static void memory_hit(rj_ctx *ctx, rj_kernel *k, const char *by) {
   ctx->memory_hits++;
   jit_cache_touch(ctx, k);
   if (jit_log_on(ctx))
-    jit_log(ctx, "memory hit %016llx %s", (unsigned long long)k->hash, k->variant);
+    jit_log(ctx, "memory hit %016llx %s%s", (unsigned long long)k->hash, k->variant, by);
 }
 
 static rj_status remember(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_kernel *k,
@@ -79,7 +80,7 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   rj_kernel *k = NULL;
   rj_status s;
   *out = NULL;
-  if ((*out = jit_memo_find(ctx, req, opt, plan))) return memory_hit(ctx, *out), RJ_OK;
+  if ((*out = jit_memo_find(ctx, req, opt, plan))) return memory_hit(ctx, *out, " (memo)"), RJ_OK;
   if ((s = jit_validate(ctx, req))) return s;
   if ((s = jit_target(ctx, opt, &tg))) return s;
   double t0 = jit_now_ms(); /* compile time proper: after the target (auto may start the driver) */
@@ -87,7 +88,7 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   if ((s = jit_plan(ctx, v, req, tg, opt ? opt->device : 0, -1, plan))) return s;
   if ((s = jit_cache_key(ctx, req, tg, opt, plan, &key))) return s;
   if ((*out = jit_cache_find(ctx, key)))
-    return free(key), memory_hit(ctx, *out), remember(ctx, req, opt, *out, plan);
+    return free(key), memory_hit(ctx, *out, ""), remember(ctx, req, opt, *out, plan);
   if ((*out = jit_disk_find(ctx, key, plan))) { /* op custom: its request's IR text copied in */
     free(key);
     jit_evicted_free(ctx);

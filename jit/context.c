@@ -149,7 +149,7 @@ rj_status jit_busy(const rj_ctx *ctx) {
 #define JIT_TEXTS_KEPT 32
 typedef struct jit_text {
   struct jit_text *next;
-  uint64_t id; /* the requests' combine_text */
+  uint64_t id; /* the requests' combine.text */
   char s[];
 } jit_text;
 
@@ -301,14 +301,14 @@ RJ_API void rj_options_init(rj_options *opt) {
 }
 
 rj_status jit_text_check(rj_ctx *ctx, const rj_request *r) {
-  ir_combine cb;
-  if (!r || !ir_request_combine(r, &cb) || !*cb.text) return RJ_OK; /* NULL: ir_validate says so */
+  const rj_combine *cb = r ? ir_request_combine(r) : NULL;
+  if (!cb || !cb->text) return RJ_OK; /* NULL: ir_validate says so */
   for (const jit_text *t = ctx->texts; t; t = t->next)
-    if (t->id == *cb.text) return RJ_OK; /* kept (combine_ir is it, or the caller's own) */
+    if (t->id == cb->text) return RJ_OK; /* kept (combine.ir is it, or the caller's own) */
   return ir_fail(&ctx->err, RJ_EINVAL,
                  "combine.ir: the text this request was parsed with is no longer kept (a "
                  "context keeps the %d most recently parsed): parse the request again, or point "
-                 "combine_ir at your own text and set combine_text to 0",
+                 "combine.ir at your own text and set combine.text to 0",
                  JIT_TEXTS_KEPT);
 }
 
@@ -328,13 +328,12 @@ RJ_API rj_status rj_request_parse(rj_ctx *ctx, const char *json, rj_request *out
   JIT_NEED(ctx, out, "out");
   memset(&ctx->err, 0, sizeof ctx->err);
   rj_status s = ir_parse(json, out, &ctx->err);
-  ir_combine_slots cb;
-  if (!s && ir_request_combine_slots(out, &cb) && *cb.ir) { /* ctx keeps the text */
-    char *ir = (char *)*cb.ir;
-    const char **at = cb.ir;
-    *at = text_keep(ctx, ir, cb.text);
+  rj_combine *cb = s ? NULL : ir_request_combine_mut(out);
+  if (cb && cb->ir) { /* ctx keeps the text */
+    char *ir = (char *)cb->ir;
+    cb->ir = text_keep(ctx, ir, &cb->text);
     free(ir);
-    if (!*at) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+    if (!cb->ir) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   }
   if (!s) s = jit_validate(ctx, out);
   return jit_done(ctx, s);

@@ -12,30 +12,30 @@
 #include <string.h>
 
 rj_status jit_custom_keep(rj_kernel *k, const rj_request *req, const rj_options *opt) {
-  ir_combine from;
-  ir_combine_slots t;
-  if (!ir_request_combine(req, &from) || !ir_request_combine_slots(&k->req, &t)) return RJ_OK;
-  size_t n = strlen(*from.ir);
+  const rj_combine *from = ir_request_combine(req);
+  rj_combine *t = ir_request_combine_mut(&k->req);
+  if (!from || !t) return RJ_OK;
+  size_t n = strlen(from->ir);
   char *copy = malloc(n + 1);
   if (!copy) return RJ_ENOMEM;
-  memcpy(copy, *from.ir, n + 1);
+  memcpy(copy, from->ir, n + 1);
   free(k->src);
   k->src = copy;
   k->srclen = n;
-  *t.ir = copy;
-  *t.text = 0; /* the kernel's own copy, not the context's kept one */
+  t->ir = copy;
+  t->text = 0; /* the kernel's own copy, not the context's kept one */
   k->custom_here = jit_ir_in_process(opt);
   return RJ_OK;
 }
 
 rj_status jit_custom_finish(rj_ctx *ctx, const ir_target *tg, const rj_options *opt, rj_kernel *k) {
   if (!k->custom_bc) return RJ_OK;
-  ir_combine t;
-  if (!ir_request_combine(&k->req, &t)) return RJ_OK;
+  const rj_combine *t = ir_request_combine(&k->req);
+  if (!t) return RJ_OK;
   char names[RJ_COMBINE_NAMES_MAX];
-  ir_combine_names(&t, names, sizeof names);
-  rj_status s = jit_ir_isolated_combine(ctx, k->custom_bc, k->custom_bcn, k->entry, *t.ir,
-                                        strlen(*t.ir), names, tg, opt, k);
+  ir_combine_names(t, names, sizeof names);
+  rj_status s = jit_ir_isolated_combine(ctx, k->custom_bc, k->custom_bcn, k->entry, t->ir,
+                                        strlen(t->ir), names, tg, opt, k);
   free(k->custom_bc);
   k->custom_bc = NULL;
   k->custom_bcn = 0;

@@ -247,8 +247,8 @@ static rj_kernel *entry_kernel(const unsigned char *buf, const disk_head *h,
   }
   memcpy(&k->plan, buf + sizeof *h, sizeof k->plan);
   memcpy(&k->req, buf + sizeof *h + sizeof k->plan, sizeof k->req);
-  ir_combine_slots cb; /* the writer's pointer: op custom's caller sets it anew */
-  if (ir_request_combine_slots(&k->req, &cb)) *cb.ir = NULL, *cb.text = 0;
+  rj_combine *cb = ir_request_combine_mut(&k->req); /* the writer's pointer: the caller sets it */
+  if (cb) cb->ir = NULL, cb->text = 0;
   snprintf(k->variant, sizeof k->variant, "%s", h->variant);
   snprintf(k->target, sizeof k->target, "%s", h->target);
   snprintf(k->entry, sizeof k->entry, "%s", h->entry);

@@ -99,7 +99,7 @@ struct rj_ctx {
   void *treduce; /* the treduce layer's state (jit/treduce/), made on its first use */
   void (*treduce_free)(rj_ctx *ctx); /* set with it; rj_ctx_free calls it */
   struct jit_text *texts; /* combine IR texts of parsed requests, freed with ctx (context.c) */
-  uint64_t text_ids;      /* the last id given to a kept text (combine_text) */
+  uint64_t text_ids;      /* the last id given to a kept text (combine.text) */
   int log_state;          /* REDJIT_LOG: 0 not read yet, 1 on, 2 off (trace.c) */
   /* the bound of the kernels the cache owns (cache.c): those the library compiled for its own
    * calls, evicted least recently used first; pinned ones (pins > 0) are not counted */
@@ -249,7 +249,8 @@ void jit_cache_hold(rj_ctx *ctx, int delta);
 long long jit_cache_bound(rj_ctx *ctx); /* the bound of cache-owned kernels, 0: none */
 void jit_cache_evict(rj_ctx *ctx);      /* evicts down to the bound now (a new bound) */
 /* The kernel and plan the pipeline made of these very request bytes and options (NULL: none
- * remembered); put remembers them (a bounded table: 1024 requests). */
+ * remembered; op custom: its IR text by content, cache.c); put remembers them (a bounded table:
+ * 1024 requests).  The one fast path for a repeated request. */
 rj_kernel *jit_memo_find(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                          pass_plan *plan);
 void jit_memo_put(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_kernel *k,

@@ -30,8 +30,8 @@ static rj_status emit_module(rj_ctx *ctx, const char *variant, const rj_request 
                    variant);
   em->C = ctx->llvm;
   em->err = e;
-  ir_combine cb;
-  if (ir_request_combine(req, &cb)) em->custom = cb.identity;
+  const rj_combine *cb = ir_request_combine(req);
+  if (cb) em->custom = &cb->identity;
   em->values = req->kind == RJ_KIND_TENSOR && req->u.tensor.values;
   em->M = LLVMModuleCreateWithNameInContext("redjit", ctx->llvm);
   em->B = LLVMCreateBuilderInContext(ctx->llvm);

@@ -1,4 +1,4 @@
-/* The public tensor calls: rj_reduce (a fast path for repeated calls, else rj_compile's pipeline),
+/* The public tensor calls: rj_reduce (rj_compile's pipeline, whose memo serves repeated calls),
  * rj_tensor_launch (a kernel the caller kept), and the launch arguments of a tensor kernel from
  * its plan. */
 #include "jit.h"
@@ -7,74 +7,6 @@
 #include <string.h>
 
 _Static_assert(PASS_PLAN_NP <= JIT_TENSOR_MAXP, "jit_targs holds every size parameter");
-
-/* acc_dtype "f64" where it changes the kernel (an f64 input accumulates in f64 either way) */
-static bool wide_acc(const rj_tensor *t) {
-  return t->acc_f64 && t->dtype != RJ_F64;
-}
-
-static bool same_tensor(const rj_tensor *a, const rj_tensor *b) {
-  if (a->op != b->op || a->dtype != b->dtype || a->ndim != b->ndim || a->naxes != b->naxes ||
-      a->has_strides != b->has_strides || a->accum != b->accum || a->nan != b->nan ||
-      a->deterministic != b->deterministic || a->dynamic != b->dynamic || a->ndim < 1 ||
-      a->ndim > RJ_MAX_DIMS || a->naxes < 0 || a->naxes > RJ_MAX_DIMS)
-    return false;
-  if ((a->op == RJ_OP_VAR || a->op == RJ_OP_STD) && a->correction != b->correction) return false;
-  for (int d = 0; d < a->ndim; d++)
-    if (a->shape[d] != b->shape[d] || (a->has_strides && a->strides[d] != b->strides[d]))
-      return false;
-  for (int i = 0; i < a->naxes; i++)
-    if (a->axes[i] != b->axes[i]) return false;
-  if (a->values != b->values || wide_acc(a) != wide_acc(b)) return false;
-  if (a->op == RJ_OP_CUSTOM) /* the combine's text decides, not where it lies */
-    return a->combine_ir && b->combine_ir && a->combine_identity == b->combine_identity &&
-           a->combine_commutative == b->combine_commutative &&
-           strcmp(a->combine_fn, b->combine_fn) == 0 && strcmp(a->combine_ir, b->combine_ir) == 0 &&
-           a->combine_nfields == b->combine_nfields &&
-           memcmp(a->combine_fields, b->combine_fields, sizeof a->combine_fields) == 0 &&
-           memcmp(a->combine_field_identity, b->combine_field_identity,
-                  sizeof a->combine_field_identity) == 0 &&
-           strcmp(a->combine_lift, b->combine_lift) == 0 &&
-           strcmp(a->combine_finish, b->combine_finish) == 0 &&
-           a->combine_result == b->combine_result;
-  return true;
-}
-
-/* Repeated calls: the kernel at the head of the cache (rj_reduce moves the kernel it launches
- * there) is the one rj_compile would return when the request's fields are the same (so it was
- * validated), and its key ends as rj_compile's would (the target opt resolves to, opt's PTX
- * version, the SM count of opt's device when its plan read one), and it is loaded on opt's
- * device.  Skips validation, dispatch, the plan, the canonical JSON and the cache walk. */
-static rj_kernel *fast_kernel(rj_ctx *ctx, const rj_request *req, const rj_options *opt) {
-  rj_kernel *k = ctx->kernels;
-  if (jit_text_check(ctx, req))
-    return NULL; /* a stale parsed text, not read: jit_compile refuses */
-  if (!k || k->loaded_on != opt->device || k->req.kind != RJ_KIND_TENSOR ||
-      !same_tensor(&k->req.u.tensor, &req->u.tensor) || strcmp(k->req.variant, req->variant) != 0)
-    return NULL;
-  const ir_target *tg = NULL;
-  ir_err saved = ctx->err;
-  if (jit_target(ctx, opt, &tg) != RJ_OK) {
-    ctx->err = saved;
-    return NULL;
-  }
-  char tail[64]; /* the SM count the plan was made for (two GPUs of one target may differ) */
-  jit_key_tail(tail, sizeof tail, tg, opt->ptx_version,
-               k->plan.sms ? jit_device_sms(ctx, opt->device) : 0);
-  size_t n = strlen(k->key), m = strlen(tail);
-  return n >= m && strcmp(k->key + n - m, tail) == 0 ? k : NULL;
-}
-
-/* Moves k to the head of the cache list (the fast path looks there first). */
-static void to_front(rj_ctx *ctx, rj_kernel *k) {
-  for (rj_kernel **p = &ctx->kernels; *p; p = &(*p)->next)
-    if (*p == k) {
-      *p = k->next;
-      k->next = ctx->kernels;
-      ctx->kernels = k;
-      return;
-    }
-}
 
 /* The launch of a kernel planned as plan: its geometry, (src, dst) and the plan's size
  * parameters. */
@@ -146,20 +78,11 @@ static rj_status reduce(rj_ctx *ctx, const rj_request *req, const rj_options *op
     rj_options_init(&dflt);
     opt = &dflt;
   }
-  /* dynamic requests: the pipeline plans them and finds the bucket's kernel (no JSON) */
-  pass_plan fresh;
-  rj_kernel *k = req->u.tensor.dynamic ? NULL : fast_kernel(ctx, req, opt);
-  const pass_plan *plan = k ? &k->plan : &fresh;
-  if (k) {
-    ctx->memory_hits++;
-    jit_cache_touch(ctx, k);
-    if (jit_log_on(ctx))
-      jit_log(ctx, "memory hit %016llx %s", (unsigned long long)k->hash, k->variant);
-  } else {
-    if ((s = jit_compile(ctx, req, opt, &k, &fresh))) return jit_done(ctx, s);
-    to_front(ctx, k);
-  }
-  return jit_done(ctx, launch_plan(ctx, k, plan, opt->device, src, dst, values, stream));
+  /* a repeated request: the memo by its bytes (jit_memo_find), no validation, plan or JSON */
+  pass_plan plan;
+  rj_kernel *k = NULL;
+  if ((s = jit_compile(ctx, req, opt, &k, &plan))) return jit_done(ctx, s);
+  return jit_done(ctx, launch_plan(ctx, k, &plan, opt->device, src, dst, values, stream));
 }
 
 RJ_API rj_status rj_reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_devptr src,

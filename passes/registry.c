@@ -70,8 +70,8 @@ const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_t
              v->ops_why ? v->ops_why : "");
     return buf;
   }
-  ir_combine cb;
-  if (ir_request_combine(r, &cb) && !*cb.commutative && !v->keeps_order) {
+  const rj_combine *cb = ir_request_combine(r);
+  if (cb && !cb->commutative && !v->keeps_order) {
     snprintf(buf, n, "%s, and the combine is not commutative (combine.commutative: false)",
              v->order_why ? v->order_why
                           : "its folds reorder operands (lanes take strided elements; trees pair "

@@ -7,7 +7,19 @@ bool st_is(rj_op op) {
 }
 
 rj_tensor st_of_tile(const rj_tile *t) {
-  return ir_tile_as_tensor(t);
+  return (rj_tensor){.op = t->op, .dtype = t->dtype, .nan = t->nan, .accum = t->accum,
+                     .correction = t->correction, .combine = t->combine};
+}
+
+rj_tensor st_of_subgroup(const rj_subgroup *g) {
+  int op = ir_primitive_op(g->primitive, NULL);
+  return (rj_tensor){.op = op >= 0 ? (rj_op)op : RJ_OP_SUM, .dtype = g->dtype,
+                     .correction = g->correction, .combine = g->combine};
+}
+
+rj_tensor st_of_treduce(const rj_treduce *t) {
+  return (rj_tensor){
+      .op = t->op, .dtype = t->dtype, .nan = t->nan, .accum = t->accum, .combine = t->combine};
 }
 
 bool st_indexed(rj_op op) {
@@ -16,23 +28,23 @@ bool st_indexed(rj_op op) {
 
 bool st_on(const rj_tensor *t) {
   return st_is(t->op) || (t->op == RJ_OP_CUSTOM &&
-                          (t->combine_nfields > 0 || t->dtype == RJ_F16 || t->dtype == RJ_BF16));
+                          (t->combine.nfields > 0 || t->dtype == RJ_F16 || t->dtype == RJ_BF16));
 }
 
 bool st_wants_index(const rj_tensor *t) {
-  return st_indexed(t->op) || (t->op == RJ_OP_CUSTOM && t->combine_nfields > 0);
+  return st_indexed(t->op) || (t->op == RJ_OP_CUSTOM && t->combine.nfields > 0);
 }
 
-/* ---- op custom's states: a struct of the request's fields (combine_nfields > 0), or an f16 /
+/* ---- op custom's states: a struct of the request's fields (combine.nfields > 0), or an f16 /
  * bf16 scalar state held as a struct of one field (the built-in ops' accumulator of those dtypes
  * is f32, the caller's combine takes T itself).  Calls of the caller's functions are calls of
  * declarations (PASS_CUSTOM_*) linked to them in the compiler (jit/combine.c). */
 static int cst_n(const rj_tensor *t) {
-  return t->combine_nfields > 0 ? t->combine_nfields : 1;
+  return t->combine.nfields > 0 ? t->combine.nfields : 1;
 }
 
 static rj_dtype cst_field(const rj_tensor *t, int i) {
-  return t->combine_nfields > 0 ? t->combine_fields[i] : t->dtype;
+  return t->combine.nfields > 0 ? t->combine.fields[i] : t->dtype;
 }
 
 static LLVMTypeRef cst_type(pass_emit *e, const rj_tensor *t) {
@@ -54,7 +66,7 @@ static LLVMValueRef cst_const(pass_emit *e, rj_dtype d, uint64_t bits) {
 static LLVMValueRef cst_identity(pass_emit *e, const rj_tensor *t) {
   LLVMValueRef s = LLVMGetUndef(cst_type(e, t));
   for (int i = 0; i < cst_n(t); i++) {
-    uint64_t b = t->combine_nfields > 0 ? t->combine_field_identity[i] : t->combine_identity;
+    uint64_t b = t->combine.nfields > 0 ? t->combine.field_identity[i] : t->combine.identity;
     s = LLVMBuildInsertValue(e->B, s, cst_const(e, cst_field(t, i), b), (unsigned)i, "");
   }
   return s;
@@ -75,14 +87,14 @@ static LLVMValueRef cst_call(pass_emit *e, const char *name, LLVMTypeRef ret, LL
 /* x: the element in the acc type (f16 / bf16: f32, converted back exactly) */
 static LLVMValueRef cst_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef idx) {
   x = pass_from_acc(e, x, t->dtype);
-  if (t->combine_nfields == 0)
+  if (t->combine.nfields == 0)
     return LLVMBuildInsertValue(e->B, LLVMGetUndef(cst_type(e, t)), x, 0, "");
   LLVMValueRef args[2] = {x, idx ? idx : pass_i64(e, 0)};
   return cst_call(e, PASS_CUSTOM_LIFT, cst_type(e, t), args, 2);
 }
 
 static LLVMValueRef cst_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
-  if (t->combine_nfields > 0) {
+  if (t->combine.nfields > 0) {
     LLVMValueRef args[2] = {a, b};
     return cst_call(e, PASS_CUSTOM_COMBINE, cst_type(e, t), args, 2);
   }
@@ -93,9 +105,9 @@ static LLVMValueRef cst_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a
 }
 
 static LLVMValueRef cst_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s) {
-  if (t->combine_nfields == 0 || !t->combine_finish[0])
-    return LLVMBuildExtractValue(e->B, s, t->combine_nfields ? (unsigned)t->combine_result : 0, "");
-  return cst_call(e, PASS_CUSTOM_FINISH, pass_type(e, cst_field(t, t->combine_result)), &s, 1);
+  if (t->combine.nfields == 0 || !t->combine.finish[0])
+    return LLVMBuildExtractValue(e->B, s, t->combine.nfields ? (unsigned)t->combine.result : 0, "");
+  return cst_call(e, PASS_CUSTOM_FINISH, pass_type(e, cst_field(t, t->combine.result)), &s, 1);
 }
 
 /* the working float of var / std / logsumexp */
@@ -644,7 +656,7 @@ static LLVMValueRef ordered_tree(pass_emit *e, const rj_tile *t, LLVMValueRef v,
 LLVMValueRef st_tile_tree(pass_emit *e, const rj_tile *t, LLVMValueRef v, LLVMValueRef mm,
                           const int *masks, int n, int width) {
   rj_tensor s = st_of_tile(t);
-  if (t->op == RJ_OP_CUSTOM && !t->combine_commutative)
+  if (t->op == RJ_OP_CUSTOM && !t->combine.commutative)
     return ordered_tree(e, t, v, mm, masks, n, width);
   if (!st_on(&s)) return pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, width);
   return st_bfly_tree(e, &s, v, mm, masks, n, width);

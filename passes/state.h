@@ -29,9 +29,12 @@
    PASS_OP(RJ_OP_LOGSUMEXP))
 
 bool st_is(rj_op op); /* a state op */
-/* A tile request as a tensor's (ir_tile_as_tensor: op dtype nan correction and the combine,
- * a struct state's fields too): the tile variants fold the same states. */
+/* A tile request as a tensor's (op dtype nan accum correction and the combine): the tile
+ * variants fold the same states; kinds subgroup (the primitive's op, RJ_OP_SUM for one without;
+ * correction and the combine) and treduce (op dtype nan accum and the combine) alike. */
 rj_tensor st_of_tile(const rj_tile *t);
+rj_tensor st_of_subgroup(const rj_subgroup *g);
+rj_tensor st_of_treduce(const rj_treduce *t);
 bool st_indexed(rj_op op); /* argmax / argmin: folds need each element's index */
 /* t's accumulator is a state: a state op, or op custom with a struct state (or an f16 / bf16
  * input, whose scalar state is held as a struct of one field). */

@@ -25,10 +25,10 @@ static void custom_req(rj_request *r, rj_dtype dt, int64_t m, int64_t n, int axi
   t->shape[1] = n;
   t->naxes = 1;
   t->axes[0] = axis;
-  t->combine_ir = ir;
-  snprintf(t->combine_fn, sizeof t->combine_fn, "%s", fn);
-  t->combine_identity = identity;
-  t->combine_commutative = commutative;
+  t->combine.ir = ir;
+  snprintf(t->combine.fn, sizeof t->combine.fn, "%s", fn);
+  t->combine.identity = identity;
+  t->combine.commutative = commutative;
 }
 
 /* The PTX after redjit's header comment (which quotes the request, its IR text included). */
@@ -73,10 +73,10 @@ START_TEST(json_fields_and_canonical) {
               ir),
       &r);
   ck_assert_int_eq(r.u.tensor.op, RJ_OP_CUSTOM);
-  ck_assert_str_eq(r.u.tensor.combine_ir, ADD_F32);
-  ck_assert_str_eq(r.u.tensor.combine_fn, "add");
-  ck_assert_uint_eq(r.u.tensor.combine_identity, 0x80000000u);
-  ck_assert_int_eq(r.u.tensor.combine_commutative, 1);
+  ck_assert_str_eq(r.u.tensor.combine.ir, ADD_F32);
+  ck_assert_str_eq(r.u.tensor.combine.fn, "add");
+  ck_assert_uint_eq(r.u.tensor.combine.identity, 0x80000000u);
+  ck_assert_int_eq(r.u.tensor.combine.commutative, 1);
   const char *canon = NULL;
   ck_assert_int_eq(rj_request_canonical(ctx, &r, &canon), RJ_OK);
   ck_assert_msg(strstr(canon, "\"identity\":\"0x80000000\"") && strstr(canon, "fadd float"), "%s",
@@ -84,8 +84,8 @@ START_TEST(json_fields_and_canonical) {
   /* the canonical text parses back to the same request */
   rj_request back;
   rjt_parse(ctx, canon, &back);
-  ck_assert_str_eq(back.u.tensor.combine_ir, ADD_F32);
-  ck_assert_uint_eq(back.u.tensor.combine_identity, 0x80000000u);
+  ck_assert_str_eq(back.u.tensor.combine.ir, ADD_F32);
+  ck_assert_uint_eq(back.u.tensor.combine.identity, 0x80000000u);
   /* u64 identity by its bits; commutative defaults to false */
   rjt_parse(ctx,
             rjt_fmt("{\"kind\":\"tensor\",\"op\":\"custom\",\"dtype\":\"u64\",\"shape\":[9],"
@@ -93,8 +93,8 @@ START_TEST(json_fields_and_canonical) {
                     "\"0xffffffffffffffff\"}}",
                     ir),
             &r);
-  ck_assert_uint_eq(r.u.tensor.combine_identity, UINT64_MAX);
-  ck_assert_int_eq(r.u.tensor.combine_commutative, 0);
+  ck_assert_uint_eq(r.u.tensor.combine.identity, UINT64_MAX);
+  ck_assert_int_eq(r.u.tensor.combine.commutative, 0);
   free(ir);
   rj_ctx_free(ctx);
 }
@@ -246,16 +246,16 @@ START_TEST(custom_sum_is_sum_ptx) {
       char *ptx = strdup(body(rj_kernel_text(k, RJ_EMIT_PTX)));
       ck_assert_msg(!strstr(ptx, "call"), "a call is left");
       rj_request again = r; /* another IR text: not the kernel just cached */
-      again.u.tensor.combine_ir = d ? ADD_I64 "; in process\n" : ADD_F32 "; in process\n";
+      again.u.tensor.combine.ir = d ? ADD_I64 "; in process\n" : ADD_F32 "; in process\n";
       ck_assert_msg(compile(ctx, &again, 1, &kin) == RJ_OK, "%s", rj_errmsg(ctx));
       ck_assert_msg(strcmp(body(rj_kernel_text(kin, RJ_EMIT_PTX)), ptx) == 0, "in process differs");
       rj_request s = r; /* op sum on the same variant (unforced, some go to tensor_cluster) */
       snprintf(s.variant, sizeof s.variant, "%s", rj_kernel_variant(k));
       s.u.tensor.op = RJ_OP_SUM;
-      s.u.tensor.combine_ir = NULL;
-      s.u.tensor.combine_fn[0] = 0;
-      s.u.tensor.combine_identity = 0;
-      s.u.tensor.combine_commutative = 0;
+      s.u.tensor.combine.ir = NULL;
+      s.u.tensor.combine.fn[0] = 0;
+      s.u.tensor.combine.identity = 0;
+      s.u.tensor.combine.commutative = 0;
       ck_assert_msg(compile(ctx, &s, 0, &ks) == RJ_OK, "%s", rj_errmsg(ctx));
       ck_assert_str_eq(rj_kernel_variant(ks), rj_kernel_variant(k));
       ck_assert_msg(strcmp(body(rj_kernel_text(ks, RJ_EMIT_PTX)), ptx) == 0,
@@ -410,7 +410,7 @@ START_TEST(cache_by_text) {
   rj_kernel *k1 = NULL, *k2 = NULL, *k3 = NULL;
   ck_assert_int_eq(compile(ctx, &r, 0, &k1), RJ_OK);
   long long made = rjt_made(ctx);
-  r.u.tensor.combine_ir = copy;
+  r.u.tensor.combine.ir = copy;
   ck_assert_int_eq(compile(ctx, &r, 0, &k2), RJ_OK);
   ck_assert_ptr_eq(k1, k2);
   ck_assert_int_eq(rjt_made(ctx), made);
@@ -422,6 +422,59 @@ START_TEST(cache_by_text) {
   free(buf);
   free(copy);
   ck_assert_msg(strstr(body(rj_kernel_text(k1, RJ_EMIT_PTX)), "add.rn.f32"), "fadd's kernel");
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* The one fast path for a repeated request, the memo by the request's bytes (REDJIT_LOG marks its
+ * hits "(memo)"), keys op custom's combine by its text: the same text at another address is the
+ * same request, another text at the same address (a buffer the caller reused) is not. */
+START_TEST(memo_by_text) {
+  setenv("REDJIT_LOG", "1", 1); /* read at the context's first log line */
+  rj_ctx *ctx = rj_ctx_new();
+  char *buf = strdup(ADD_F32), *copy = strdup(ADD_F32), path[] = "/tmp/rjt-memo-XXXXXX";
+  int fd = mkstemp(path), saved = dup(2);
+  ck_assert_int_ge(fd, 0);
+  fflush(stderr);
+  dup2(fd, 2);
+  rj_request r;
+  custom_req(&r, RJ_F32, 64, 1000, 1, buf, "add", 0x80000000u, 1);
+  rj_kernel *k[5] = {NULL};
+  rj_status s[5];
+  s[0] = compile(ctx, &r, 0, &k[0]);
+  s[1] = compile(ctx, &r, 0, &k[1]); /* the same bytes, the same text */
+  r.u.tensor.combine.ir = copy;
+  s[2] = compile(ctx, &r, 0, &k[2]); /* equal text at another address */
+  memcpy(strstr(copy, "fadd"), "fmul", 4);
+  s[3] = compile(ctx, &r, 0, &k[3]); /* the same address, another text */
+  r.u.tensor.combine.text = 0;
+  r.u.tensor.combine.ir = buf;
+  s[4] = compile(ctx, &r, 0, &k[4]); /* back to the first text */
+  unsetenv("REDJIT_LOG");
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  char log[8192] = "";
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  log[fread(log, 1, sizeof log - 1, f)] = 0;
+  fclose(f);
+  unlink(path);
+  close(fd);
+  for (int i = 0; i < 5; i++)
+    ck_assert_msg(s[i] == RJ_OK, "compile %d: %s", i, rj_errmsg(ctx));
+  ck_assert_ptr_eq(k[1], k[0]);
+  ck_assert_ptr_eq(k[2], k[0]);
+  ck_assert_ptr_ne(k[3], k[0]);
+  ck_assert_ptr_eq(k[4], k[0]);
+  ck_assert_msg(rjt_count(log, "redjit: miss ") + rjt_count(log, "redjit: disk hit ") == 2, "%s",
+                log);
+  ck_assert_msg(rjt_count(log, " (memo)\n") == 3, "%s", log);
+  ck_assert_msg(strstr(body(rj_kernel_text(k[3], RJ_EMIT_PTX)), "mul.rn.f32"), "fmul's kernel");
+  for (int i = 0; i < 5; i++)
+    rj_kernel_release(ctx, k[i]);
+  free(buf);
+  free(copy);
   rj_ctx_free(ctx);
 }
 END_TEST
@@ -441,7 +494,7 @@ START_TEST(disk_cache_by_text) {
   ck_assert_int_eq(compile(a, &r, 0, &ka), RJ_OK);
   char *copy = strdup(ADD_F32);
   free(buf);
-  r.u.tensor.combine_ir = copy;
+  r.u.tensor.combine.ir = copy;
   ck_assert_int_eq(compile(b, &r, 0, &kb), RJ_OK);
   rj_cache_stats st = {.struct_size = sizeof st};
   ck_assert_int_eq(rj_ctx_cache_stats(b, &st), RJ_OK);
@@ -452,7 +505,7 @@ START_TEST(disk_cache_by_text) {
       "the disk's kernel differs");
   free(copy); /* the kernel read back keeps its own text: the same request finds it again */
   char *again = strdup(ADD_F32);
-  r.u.tensor.combine_ir = again;
+  r.u.tensor.combine.ir = again;
   ck_assert_int_eq(compile(b, &r, 0, &kc), RJ_OK);
   ck_assert_ptr_eq(kb, kc);
   free(again);
@@ -470,12 +523,12 @@ static void struct_req(rj_request *r, rj_dtype dt, int64_t m, int64_t n, int axi
                        const rj_dtype *fields, const uint64_t *ids, int result, int commutative) {
   custom_req(r, dt, m, n, axis, ir, fn, 0, commutative);
   rj_tensor *t = &r->u.tensor;
-  t->combine_nfields = nf;
+  t->combine.nfields = nf;
   for (int i = 0; i < nf; i++)
-    t->combine_fields[i] = fields[i], t->combine_field_identity[i] = ids[i];
-  snprintf(t->combine_lift, sizeof t->combine_lift, "%s", lift);
-  snprintf(t->combine_finish, sizeof t->combine_finish, "%s", finish);
-  t->combine_result = result;
+    t->combine.fields[i] = fields[i], t->combine.field_identity[i] = ids[i];
+  snprintf(t->combine.lift, sizeof t->combine.lift, "%s", lift);
+  snprintf(t->combine.finish, sizeof t->combine.finish, "%s", finish);
+  t->combine.result = result;
 }
 
 static const rj_dtype welford_fields[3] = {RJ_I64, RJ_F64, RJ_F64};
@@ -505,14 +558,14 @@ START_TEST(struct_json_and_canonical) {
             &r);
   free(ir);
   const rj_tensor *t = &r.u.tensor;
-  ck_assert_int_eq(t->combine_nfields, 2);
-  ck_assert_int_eq(t->combine_fields[0], RJ_F32);
-  ck_assert_int_eq(t->combine_fields[1], RJ_I64);
-  ck_assert_uint_eq(t->combine_field_identity[0], 0xff800000u);
-  ck_assert_uint_eq(t->combine_field_identity[1], 0x7fffffffffffffffull);
-  ck_assert_str_eq(t->combine_lift, "alift");
-  ck_assert_str_eq(t->combine_finish, "");
-  ck_assert_int_eq(t->combine_result, 1);
+  ck_assert_int_eq(t->combine.nfields, 2);
+  ck_assert_int_eq(t->combine.fields[0], RJ_F32);
+  ck_assert_int_eq(t->combine.fields[1], RJ_I64);
+  ck_assert_uint_eq(t->combine.field_identity[0], 0xff800000u);
+  ck_assert_uint_eq(t->combine.field_identity[1], 0x7fffffffffffffffull);
+  ck_assert_str_eq(t->combine.lift, "alift");
+  ck_assert_str_eq(t->combine.finish, "");
+  ck_assert_int_eq(t->combine.result, 1);
   const char *canon = NULL;
   ck_assert_int_eq(rj_request_canonical(ctx, &r, &canon), RJ_OK);
   ck_assert_msg(strstr(canon, "\"state\":[{\"dtype\":\"f32\",\"identity\":\"0xff800000\"}") &&
@@ -521,26 +574,26 @@ START_TEST(struct_json_and_canonical) {
                 "%s", canon);
   rjt_parse(ctx, canon, &back);
   ck_assert_int_eq(
-      memcmp(back.u.tensor.combine_fields, t->combine_fields, sizeof t->combine_fields), 0);
-  ck_assert_int_eq(back.u.tensor.combine_result, 1);
+      memcmp(back.u.tensor.combine.fields, t->combine.fields, sizeof t->combine.fields), 0);
+  ck_assert_int_eq(back.u.tensor.combine.result, 1);
   /* f16 / bf16 identities by value; a scalar state's canonical text has no "state" */
   rjt_parse(ctx,
             "{\"kind\":\"tensor\",\"op\":\"custom\",\"dtype\":\"f16\",\"shape\":[9],\"combine\":"
             "{\"ir\":\"x\",\"function\":\"f\",\"identity\":-65504}}",
             &r);
-  ck_assert_uint_eq(r.u.tensor.combine_identity, 0xfbffu);
+  ck_assert_uint_eq(r.u.tensor.combine.identity, 0xfbffu);
   ck_assert_int_eq(rj_request_canonical(ctx, &r, &canon), RJ_OK);
   ck_assert_msg(!strstr(canon, "state") && !strstr(canon, "lift"), "%s", canon);
   rjt_parse(ctx,
             "{\"kind\":\"tensor\",\"op\":\"custom\",\"dtype\":\"bf16\",\"shape\":[9],\"combine\":"
             "{\"ir\":\"x\",\"function\":\"f\",\"identity\":-1.5}}",
             &r);
-  ck_assert_uint_eq(r.u.tensor.combine_identity, 0xbfc0u);
+  ck_assert_uint_eq(r.u.tensor.combine.identity, 0xbfc0u);
   rjt_parse(ctx,
             "{\"kind\":\"tensor\",\"op\":\"custom\",\"dtype\":\"f16\",\"shape\":[9],\"combine\":"
             "{\"ir\":\"x\",\"function\":\"f\",\"identity\":5.960464477539063e-08}}",
             &r);
-  ck_assert_uint_eq(r.u.tensor.combine_identity, 1); /* the smallest subnormal */
+  ck_assert_uint_eq(r.u.tensor.combine.identity, 1); /* the smallest subnormal */
   rj_ctx_free(ctx);
 }
 END_TEST
@@ -590,24 +643,24 @@ START_TEST(struct_json_refusals) {
   /* C: a field's dtype or identity bits, the field count, the state's fields on another op */
   rj_request r;
   welford_req(&r, 4, 8, 1);
-  r.u.tensor.combine_fields[1] = (rj_dtype)99;
+  r.u.tensor.combine.fields[1] = (rj_dtype)99;
   ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "combine.state[1].dtype: unknown value 99"), "%s",
                 rj_errmsg(ctx));
   struct_req(&r, RJ_F32, 4, 8, 1, ARGMAX_IR, "acomb", "alift", "", 2, argmax_fields, argmax_ids, 1,
              1);
-  r.u.tensor.combine_field_identity[0] = 1ull << 32;
+  r.u.tensor.combine.field_identity[0] = 1ull << 32;
   ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "combine.state[0].identity: 0x100000000 has bits above"),
                 "%s", rj_errmsg(ctx));
   welford_req(&r, 4, 8, 1);
-  r.u.tensor.combine_nfields = 5;
+  r.u.tensor.combine.nfields = 5;
   ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "combine.state: 5 fields, expected 1 to 4"), "%s",
                 rj_errmsg(ctx));
   welford_req(&r, 4, 8, 1);
   r.u.tensor.op = RJ_OP_SUM;
-  r.u.tensor.combine_ir = NULL, r.u.tensor.combine_fn[0] = 0, r.u.tensor.combine_commutative = 0;
+  r.u.tensor.combine.ir = NULL, r.u.tensor.combine.fn[0] = 0, r.u.tensor.combine.commutative = 0;
   ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "combine: applies only to op \"custom\""), "%s",
                 rj_errmsg(ctx));
@@ -793,8 +846,8 @@ END_TEST
 static void stale_requests_are_refused(rj_ctx *ctx, rj_request *recent, int n) {
   const char *want = "combine.ir: the text this request was parsed with is no longer kept";
   rj_request *stale = &recent[n - 33], *kept = &recent[n - 1];
-  ck_assert_uint_ne(stale->u.tensor.combine_text, 0);
-  ck_assert_uint_ne(stale->u.tensor.combine_text, kept->u.tensor.combine_text);
+  ck_assert_uint_ne(stale->u.tensor.combine.text, 0);
+  ck_assert_uint_ne(stale->u.tensor.combine.text, kept->u.tensor.combine.text);
   rj_options o;
   rj_options_init(&o);
   o.target = "sm_90";
@@ -809,8 +862,8 @@ static void stale_requests_are_refused(rj_ctx *ctx, rj_request *recent, int n) {
   }
   ck_assert_ptr_null(k);
   ck_assert_int_eq(rj_request_validate(ctx, kept), RJ_OK);
-  stale->u.tensor.combine_ir = "; the caller's own text";
-  stale->u.tensor.combine_text = 0;
+  stale->u.tensor.combine.ir = "; the caller's own text";
+  stale->u.tensor.combine.text = 0;
   ck_assert_msg(rj_request_validate(ctx, stale) == RJ_OK, "%s", rj_errmsg(ctx));
 }
 
@@ -833,17 +886,17 @@ START_TEST(kept_texts_are_bounded) {
             (i), pad),                                                                             \
    json)
   rjt_parse(ctx, TEXT_REQ(0), &r);
-  const char *first = r.u.tensor.combine_ir;
+  const char *first = r.u.tensor.combine.ir;
   rjt_parse(ctx, TEXT_REQ(0), &r);
-  ck_assert_ptr_eq(r.u.tensor.combine_ir, first); /* one copy per distinct text */
+  ck_assert_ptr_eq(r.u.tensor.combine.ir, first); /* one copy per distinct text */
   for (int i = 1; i <= 31; i++)
     rjt_parse(ctx, TEXT_REQ(i), &r);
   rjt_parse(ctx, TEXT_REQ(0), &r); /* 32 texts: 0 still kept, and now the most recent */
-  ck_assert_ptr_eq(r.u.tensor.combine_ir, first);
+  ck_assert_ptr_eq(r.u.tensor.combine.ir, first);
   for (int i = 32; i <= 62; i++)
     rjt_parse(ctx, TEXT_REQ(i), &r);
   rjt_parse(ctx, TEXT_REQ(0), &r);
-  ck_assert_ptr_eq(r.u.tensor.combine_ir, first);
+  ck_assert_ptr_eq(r.u.tensor.combine.ir, first);
   struct mallinfo2 before = mallinfo2();
   rj_request recent[TEXTS];
   for (int i = 0; i < TEXTS; i++)
@@ -854,8 +907,8 @@ START_TEST(kept_texts_are_bounded) {
   for (int i = TEXTS - 32; i < TEXTS; i++) { /* the last 32 parsed read right */
     char want[32];
     snprintf(want, sizeof want, "; %d x", 1000 + i);
-    ck_assert_int_eq(strncmp(recent[i].u.tensor.combine_ir, want, strlen(want)), 0);
-    ck_assert_uint_eq(strlen(recent[i].u.tensor.combine_ir), strlen(want) - 1 + PAD);
+    ck_assert_int_eq(strncmp(recent[i].u.tensor.combine.ir, want, strlen(want)), 0);
+    ck_assert_uint_eq(strlen(recent[i].u.tensor.combine.ir), strlen(want) - 1 + PAD);
   }
   stale_requests_are_refused(ctx, recent, TEXTS);
 #undef TEXT_REQ
@@ -879,6 +932,7 @@ int main(void) {
   tcase_add_test(tc, screen_refusals);
   tcase_add_test(tc, crashing_ir_is_a_status);
   tcase_add_test(tc, cache_by_text);
+  tcase_add_test(tc, memo_by_text);
   tcase_add_test(tc, disk_cache_by_text);
   suite_add_tcase(s, tc);
   TCase *st = tcase_create("struct");

@@ -60,11 +60,11 @@ START_TEST(json_round_trip) {
   rjt_parse(ctx, tile_json("f32", WARP_SHARED, combine(FSUM_IR, "fsum", "-0.0", 1)), &r);
   const rj_tile *t = &r.u.tile;
   ck_assert_int_eq(t->op, RJ_OP_CUSTOM);
-  ck_assert_str_eq(t->combine_ir, FSUM_IR);
-  ck_assert_str_eq(t->combine_fn, "fsum");
-  ck_assert_uint_eq(t->combine_identity, 0x80000000u);
-  ck_assert_int_eq(t->combine_commutative, 1);
-  ck_assert_int_eq(t->combine_nfields, 0);
+  ck_assert_str_eq(t->combine.ir, FSUM_IR);
+  ck_assert_str_eq(t->combine.fn, "fsum");
+  ck_assert_uint_eq(t->combine.identity, 0x80000000u);
+  ck_assert_int_eq(t->combine.commutative, 1);
+  ck_assert_int_eq(t->combine.nfields, 0);
   const char *canon = NULL;
   ck_assert_int_eq(rj_request_canonical(ctx, &r, &canon), RJ_OK);
   ck_assert_msg(strstr(canon, "\"combine\":{") && strstr(canon, "\"identity\":\"0x80000000\"") &&
@@ -72,8 +72,8 @@ START_TEST(json_round_trip) {
                 "%s", canon);
   char *c1 = strdup(canon);
   rjt_parse(ctx, c1, &back);
-  ck_assert_str_eq(back.u.tile.combine_ir, FSUM_IR);
-  ck_assert_uint_eq(back.u.tile.combine_identity, 0x80000000u);
+  ck_assert_str_eq(back.u.tile.combine.ir, FSUM_IR);
+  ck_assert_uint_eq(back.u.tile.combine.identity, 0x80000000u);
   ck_assert_int_eq(rj_request_canonical(ctx, &back, &canon), RJ_OK);
   ck_assert_str_eq(canon, c1); /* a fixed point */
   free(c1);
@@ -91,9 +91,9 @@ START_TEST(json_round_trip) {
     free(j);
     free(id);
     ck_assert_int_eq(r.u.subgroup.primitive, a ? RJ_PRIM_REDUCE_ALL_CUSTOM : RJ_PRIM_REDUCE_CUSTOM);
-    ck_assert_str_eq(r.u.subgroup.combine_ir, MAT16_IR);
-    ck_assert_uint_eq(r.u.subgroup.combine_identity, MAT16_IDENTITY);
-    ck_assert_int_eq(r.u.subgroup.combine_commutative, 0);
+    ck_assert_str_eq(r.u.subgroup.combine.ir, MAT16_IR);
+    ck_assert_uint_eq(r.u.subgroup.combine.identity, MAT16_IDENTITY);
+    ck_assert_int_eq(r.u.subgroup.combine.commutative, 0);
     ck_assert_int_eq(rj_request_canonical(ctx, &r, &canon), RJ_OK);
     ck_assert_msg(strstr(canon, prims[a]) && strstr(canon, "\"commutative\":false") &&
                       strstr(canon, "\"identity\":\"0x1000000000001\""),
@@ -101,7 +101,7 @@ START_TEST(json_round_trip) {
     c1 = strdup(canon);
     rjt_parse(ctx, c1, &back);
     ck_assert_int_eq(back.u.subgroup.primitive, r.u.subgroup.primitive);
-    ck_assert_str_eq(back.u.subgroup.combine_ir, MAT16_IR);
+    ck_assert_str_eq(back.u.subgroup.combine.ir, MAT16_IR);
     ck_assert_int_eq(rj_request_canonical(ctx, &back, &canon), RJ_OK);
     ck_assert_str_eq(canon, c1);
     free(c1);
@@ -190,22 +190,22 @@ START_TEST(c_refusals) {
   rjt_parse(ctx, tile_json("f32", WARP_SHARED, combine(FSUM_IR, "fsum", "0", 1)), &r);
   ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_OK);
   rj_request q = r;
-  q.u.tile.combine_nfields = 2; /* a struct state without its lift */
+  q.u.tile.combine.nfields = 2; /* a struct state without its lift */
   invalid(&q, "combine.lift");
-  snprintf(q.u.tile.combine_lift, sizeof q.u.tile.combine_lift, "l");
+  snprintf(q.u.tile.combine.lift, sizeof q.u.tile.combine.lift, "l");
   ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_OK);
-  q.u.tile.combine_result = 2;
+  q.u.tile.combine.result = 2;
   invalid(&q, "combine.result: 2, expected a field 0 .. 1");
-  q.u.tile.combine_result = 0, q.u.tile.accum = 1;
+  q.u.tile.combine.result = 0, q.u.tile.accum = 1;
   invalid(&q, "accum: not with a struct state");
   q = r;
-  snprintf(q.u.tile.combine_finish, sizeof q.u.tile.combine_finish, "fin");
+  snprintf(q.u.tile.combine.finish, sizeof q.u.tile.combine.finish, "fin");
   invalid(&q, "combine.finish: applies only with combine.state");
   q = r;
-  q.u.tile.combine_ir = NULL;
+  q.u.tile.combine.ir = NULL;
   invalid(&q, "combine.ir: required with op \"custom\"");
   q = r;
-  q.u.tile.combine_commutative = 2;
+  q.u.tile.combine.commutative = 2;
   invalid(&q, "combine.commutative: 2, expected 0 or 1");
   /* op sum with a leftover combine field */
   q = r;
@@ -214,21 +214,21 @@ START_TEST(c_refusals) {
   rj_request_init(&q, RJ_KIND_TILE);
   q.u.tile = r.u.tile;
   q.u.tile.op = RJ_OP_SUM;
-  q.u.tile.combine_ir = NULL, q.u.tile.combine_fn[0] = 0, q.u.tile.combine_identity = 0;
-  q.u.tile.combine_commutative = 0, q.u.tile.combine_result = 1;
+  q.u.tile.combine.ir = NULL, q.u.tile.combine.fn[0] = 0, q.u.tile.combine.identity = 0;
+  q.u.tile.combine.commutative = 0, q.u.tile.combine.result = 1;
   invalid(&q, "combine: applies only to op \"custom\"");
   /* subgroup */
   rj_request_init(&q, RJ_KIND_SUBGROUP);
   q.u.subgroup.primitive = RJ_PRIM_REDUCE_ALL_CUSTOM;
   q.u.subgroup.dtype = RJ_U64;
   invalid(&q, "combine.ir: required with op \"custom\"");
-  q.u.subgroup.combine_ir = XOR64_IR;
+  q.u.subgroup.combine.ir = XOR64_IR;
   invalid(&q, "combine.function: required with op \"custom\"");
-  snprintf(q.u.subgroup.combine_fn, sizeof q.u.subgroup.combine_fn, "xor64");
+  snprintf(q.u.subgroup.combine.fn, sizeof q.u.subgroup.combine.fn, "xor64");
   ck_assert_int_eq(rj_request_validate(ctx, &q), RJ_OK);
-  q.u.subgroup.combine_nfields = 1; /* a struct state: no combine.identity, a lift */
+  q.u.subgroup.combine.nfields = 1; /* a struct state: no combine.identity, a lift */
   invalid(&q, "combine.lift");
-  q.u.subgroup.combine_nfields = 0;
+  q.u.subgroup.combine.nfields = 0;
   q.u.subgroup.primitive = RJ_PRIM_REDUCE_XOR;
   invalid(&q, "combine: applies only to op \"custom\"");
   q.u.subgroup.primitive = (rj_primitive)(RJ_PRIM_REDUCE_ALL_CUSTOM + 1);
@@ -426,10 +426,10 @@ START_TEST(parse_keeps_text) {
   rj_request t, g;
   rjt_parse(ctx, tile_json("f32", WARP_SHARED, combine(FSUM_IR, "fsum", "-0.0", 1)), &t);
   rjt_parse(ctx, sub_json("reduce_custom", "i32", 5, combine(WADD_IR, "wadd", "0", 1)), &g);
-  ck_assert_uint_ne(t.u.tile.combine_text, 0);
-  ck_assert_uint_ne(g.u.subgroup.combine_text, 0);
-  ck_assert_ptr_nonnull(strstr(t.u.tile.combine_ir, "define float @fsum"));
-  ck_assert_ptr_nonnull(strstr(g.u.subgroup.combine_ir, "define i32 @wadd"));
+  ck_assert_uint_ne(t.u.tile.combine.text, 0);
+  ck_assert_uint_ne(g.u.subgroup.combine.text, 0);
+  ck_assert_ptr_nonnull(strstr(t.u.tile.combine.ir, "define float @fsum"));
+  ck_assert_ptr_nonnull(strstr(g.u.subgroup.combine.ir, "define i32 @wadd"));
 }
 END_TEST
 
@@ -456,18 +456,18 @@ START_TEST(struct_round_trip) {
   char *w = strdup(struct_combine(WELFORD));
   rjt_parse(ctx, tile_json("f32", WARP_SHARED, w), &r);
   const rj_tile *t = &r.u.tile;
-  ck_assert_int_eq(t->combine_nfields, 3);
-  ck_assert_int_eq(t->combine_fields[0], RJ_I64);
-  ck_assert_int_eq(t->combine_fields[2], RJ_F64);
-  ck_assert_str_eq(t->combine_lift, "wlift");
-  ck_assert_str_eq(t->combine_finish, "wfin");
-  ck_assert_int_eq(t->combine_result, 2);
+  ck_assert_int_eq(t->combine.nfields, 3);
+  ck_assert_int_eq(t->combine.fields[0], RJ_I64);
+  ck_assert_int_eq(t->combine.fields[2], RJ_F64);
+  ck_assert_str_eq(t->combine.lift, "wlift");
+  ck_assert_str_eq(t->combine.finish, "wfin");
+  ck_assert_int_eq(t->combine.result, 2);
   ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_OK);
   struct_canonical(&r, "\"finish\":\"wfin\"");
   free(w);
   char *a = strdup(struct_combine(ARGMAX));
   rjt_parse(ctx, tile_json("f32", WARP_LOCAL, a), &r);
-  ck_assert_uint_eq(r.u.tile.combine_field_identity[1], 0x7fffffffffffffffull);
+  ck_assert_uint_eq(r.u.tile.combine.field_identity[1], 0x7fffffffffffffffull);
   struct_canonical(&r, "\"lift\":\"alift\"");
   free(a);
   static const char *const prims[2] = {"reduce_custom", "reduce_all_custom"};
@@ -475,10 +475,10 @@ START_TEST(struct_round_trip) {
   for (int i = 0; i < 2; i++) {
     rjt_parse(ctx, sub_json(prims[i], "u32", 4, m), &r);
     const rj_subgroup *g = &r.u.subgroup;
-    ck_assert_int_eq(g->combine_nfields, 4);
-    ck_assert_uint_eq(g->combine_field_identity[3], 1);
-    ck_assert_str_eq(g->combine_lift, "mlift");
-    ck_assert_int_eq(g->combine_commutative, 0);
+    ck_assert_int_eq(g->combine.nfields, 4);
+    ck_assert_uint_eq(g->combine.field_identity[3], 1);
+    ck_assert_str_eq(g->combine.lift, "mlift");
+    ck_assert_int_eq(g->combine.commutative, 0);
     ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_OK);
     struct_canonical(&r, "\"commutative\":false");
   }
@@ -504,7 +504,7 @@ START_TEST(struct_refusals) {
   ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "accum: not with a struct state"), "%s", rj_errmsg(ctx));
   rjt_parse(ctx, sub_json("reduce_all_custom", "f32", 5, w), &r);
-  snprintf(r.u.subgroup.combine_lift, sizeof r.u.subgroup.combine_lift, "nolift");
+  snprintf(r.u.subgroup.combine.lift, sizeof r.u.subgroup.combine.lift, "nolift");
   ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "combine.lift: the module defines no function \"nolift\""),
                 "%s", rj_errmsg(ctx));

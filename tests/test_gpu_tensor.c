@@ -504,10 +504,10 @@ START_TEST(custom_combines) {
     for (int d = 0; d < 2; d++) { /* f32, then i64 */
       rj_request r, q;
       tensor_req(&r, RJ_OP_CUSTOM, d ? RJ_I64 : RJ_F32, v->nd, v->shape, v->na, v->axes);
-      r.u.tensor.combine_ir = d ? add_i64 : add_f32;
-      snprintf(r.u.tensor.combine_fn, sizeof r.u.tensor.combine_fn, "add");
-      r.u.tensor.combine_identity = d ? 0 : 0x80000000u;
-      r.u.tensor.combine_commutative = 1;
+      r.u.tensor.combine.ir = d ? add_i64 : add_f32;
+      snprintf(r.u.tensor.combine.fn, sizeof r.u.tensor.combine.fn, "add");
+      r.u.tensor.combine.identity = d ? 0 : 0x80000000u;
+      r.u.tensor.combine.commutative = 1;
       rj_kernel *k = NULL;
       ck_assert_msg(rj_compile(ctx, &r, NULL, &k) == RJ_OK, "%s", rj_errmsg(ctx));
       tensor_req(&q, RJ_OP_SUM, d ? RJ_I64 : RJ_F32, v->nd, v->shape, v->na, v->axes);
@@ -522,9 +522,9 @@ START_TEST(custom_combines) {
     }
     rj_request m;
     tensor_req(&m, RJ_OP_CUSTOM, RJ_U64, v->nd, v->shape, v->na, v->axes);
-    m.u.tensor.combine_ir = mm_ir;
-    snprintf(m.u.tensor.combine_fn, sizeof m.u.tensor.combine_fn, "mm");
-    m.u.tensor.combine_identity = MM_ID;
+    m.u.tensor.combine.ir = mm_ir;
+    snprintf(m.u.tensor.combine.fn, sizeof m.u.tensor.combine.fn, "mm");
+    m.u.tensor.combine.identity = MM_ID;
     uint64_t off = (uint64_t)(c % 3);
     reduce_to_host(&m, dux + off * 8, dy, outs, a);
     for (int64_t o = 0; o < outs; o++) {
@@ -596,15 +596,15 @@ static void state_req(rj_request *r, const cview *v, rj_dtype dt, const char *ir
                       const uint64_t *ids, int result, int commutative) {
   tensor_req(r, RJ_OP_CUSTOM, dt, v->nd, v->shape, v->na, v->axes);
   rj_tensor *t = &r->u.tensor;
-  t->combine_ir = ir;
-  snprintf(t->combine_fn, sizeof t->combine_fn, "%s", fn);
-  snprintf(t->combine_lift, sizeof t->combine_lift, "%s", lift);
-  snprintf(t->combine_finish, sizeof t->combine_finish, "%s", finish);
-  t->combine_nfields = nf;
+  t->combine.ir = ir;
+  snprintf(t->combine.fn, sizeof t->combine.fn, "%s", fn);
+  snprintf(t->combine.lift, sizeof t->combine.lift, "%s", lift);
+  snprintf(t->combine.finish, sizeof t->combine.finish, "%s", finish);
+  t->combine.nfields = nf;
   for (int i = 0; i < nf; i++)
-    t->combine_fields[i] = fields[i], t->combine_field_identity[i] = ids[i];
-  t->combine_result = result;
-  t->combine_commutative = commutative;
+    t->combine.fields[i] = fields[i], t->combine.field_identity[i] = ids[i];
+  t->combine.result = result;
+  t->combine.commutative = commutative;
 }
 
 /* Welford's state {n, mean, M2} of f32 elements, finished as the sample variance (f64), against
@@ -747,10 +747,10 @@ START_TEST(custom_half_max) {
     cview_sizes(v, &outs, &len);
     rj_request r, q;
     tensor_req(&r, RJ_OP_CUSTOM, RJ_F16, v->nd, v->shape, v->na, v->axes);
-    r.u.tensor.combine_ir = HMAX_IR;
-    snprintf(r.u.tensor.combine_fn, sizeof r.u.tensor.combine_fn, "hmax");
-    r.u.tensor.combine_identity = 0xfc00u;
-    r.u.tensor.combine_commutative = 1;
+    r.u.tensor.combine.ir = HMAX_IR;
+    snprintf(r.u.tensor.combine.fn, sizeof r.u.tensor.combine.fn, "hmax");
+    r.u.tensor.combine.identity = 0xfc00u;
+    r.u.tensor.combine.commutative = 1;
     rj_kernel *k = NULL;
     ck_assert_msg(rj_compile(ctx, &r, NULL, &k) == RJ_OK, "%s", rj_errmsg(ctx));
     tensor_req(&q, RJ_OP_MAX, RJ_F16, v->nd, v->shape, v->na, v->axes);

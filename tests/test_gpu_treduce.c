@@ -799,10 +799,10 @@ static int ops_topology_refusal(rj_status s, rj_treduce_path path) {
 /* op custom's combine (a scalar state) on the group */
 static void ops_combine(ops_bufs *o, const char *ir, const char *fn, uint64_t identity,
                         int commutative) {
-  o->g.combine_ir = ir;
-  snprintf(o->g.combine_fn, sizeof o->g.combine_fn, "%s", fn);
-  o->g.combine_identity = identity;
-  o->g.combine_commutative = commutative;
+  o->g.combine.ir = ir;
+  snprintf(o->g.combine.fn, sizeof o->g.combine.fn, "%s", fn);
+  o->g.combine.identity = identity;
+  o->g.combine.commutative = commutative;
 }
 
 /* A commutative custom add is op sum's fold: on every path, the same bits as op sum on that
@@ -816,10 +816,10 @@ static void custom_as_sum(rj_dtype dt, int ranks, int root, int64_t rows, int64_
   for (int p = 0; p < 6; p++) {
     rj_treduce_result res;
     o.g.op = RJ_OP_SUM;
-    o.g.combine_ir = NULL;
-    o.g.combine_fn[0] = 0;
-    o.g.combine_identity = 0;
-    o.g.combine_commutative = 0;
+    o.g.combine.ir = NULL;
+    o.g.combine.fn[0] = 0;
+    o.g.combine.identity = 0;
+    o.g.combine.commutative = 0;
     rj_status s = ops_run(&o, OPS_PATHS[p], &res);
     if (ops_no_peer(s) || (s == RJ_EUNSUPPORTED && OPS_PATHS[p] == RJ_TREDUCE_RING)) continue;
     ck_assert_msg(s == RJ_OK, "sum, path %d: %s", OPS_PATHS[p], rj_errmsg(ctx));
@@ -1022,10 +1022,10 @@ static void half_as_sum(rj_dtype dt, int ranks, int root, int64_t rows, int64_t 
     rj_treduce_path path = OPS_PATHS[p];
     rj_treduce_result res;
     o.g.op = RJ_OP_SUM;
-    o.g.combine_ir = NULL;
-    o.g.combine_fn[0] = 0;
-    o.g.combine_identity = 0;
-    o.g.combine_commutative = 0;
+    o.g.combine.ir = NULL;
+    o.g.combine.fn[0] = 0;
+    o.g.combine.identity = 0;
+    o.g.combine.commutative = 0;
     rj_status s = ops_run(&o, path, &res);
     if (ops_no_peer(s)) continue;
     int have_sum = s == RJ_OK;
@@ -1155,17 +1155,17 @@ static void struct_state_fields(rj_treduce_group *g, const char *ir, const char 
                                 const char *lift, const char *fin, int nf, const rj_dtype *f,
                                 const uint64_t *id, int result, int comm) {
   g->op = RJ_OP_CUSTOM;
-  g->combine_ir = ir;
-  snprintf(g->combine_fn, sizeof g->combine_fn, "%s", fn);
-  snprintf(g->combine_lift, sizeof g->combine_lift, "%s", lift);
-  snprintf(g->combine_finish, sizeof g->combine_finish, "%s", fin);
-  g->combine_nfields = nf;
+  g->combine.ir = ir;
+  snprintf(g->combine.fn, sizeof g->combine.fn, "%s", fn);
+  snprintf(g->combine.lift, sizeof g->combine.lift, "%s", lift);
+  snprintf(g->combine.finish, sizeof g->combine.finish, "%s", fin);
+  g->combine.nfields = nf;
   for (int i = 0; i < nf; i++) {
-    g->combine_fields[i] = f[i];
-    g->combine_field_identity[i] = id[i];
+    g->combine.fields[i] = f[i];
+    g->combine.field_identity[i] = id[i];
   }
-  g->combine_result = result;
-  g->combine_commutative = comm;
+  g->combine.result = result;
+  g->combine.commutative = comm;
 }
 
 /* The Welford state {i64 n, f64 mean, f64 M2} over the ranks' f32 elements, finish the sample

@@ -754,9 +754,9 @@ static void ops_stream_case(int custom, rj_treduce_path path, int async) {
                     custom ? RJ_I64 : RJ_F32);
   g.path = path;
   if (custom) {
-    g.combine_ir = AFFINE;
-    snprintf(g.combine_fn, sizeof g.combine_fn, "aff");
-    g.combine_identity = 1;
+    g.combine.ir = AFFINE;
+    snprintf(g.combine.fn, sizeof g.combine.fn, "aff");
+    g.combine.identity = 1;
   }
   for (int r = 0; r < ranks; r++) {
     ck_assert_int_eq(rj_device_alloc(ctx, b[r].device, bytes, &b[r].ptr), RJ_OK);

@@ -143,10 +143,7 @@ static rj_status run(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
   grp.accum = t->accum;
   grp.dynamic = t->dynamic;
   grp.path = path;
-  grp.combine_ir = t->combine_ir; /* op custom (bench only: check has no oracle for it) */
-  memcpy(grp.combine_fn, t->combine_fn, sizeof grp.combine_fn);
-  grp.combine_identity = t->combine_identity;
-  grp.combine_commutative = t->combine_commutative;
+  grp.combine = t->combine; /* op custom (bench only: check has no oracle for it) */
   return rj_treduce_run(ctx, &grp, &o->compile, tr);
 }
 
@@ -305,7 +302,7 @@ rj_status hr_treduce(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                         "op: \"custom\" has no CPU oracle (the caller's IR does not run on the "
                         "CPU); check it with rj_treduce_run against your own reference, or "
                         "launch it unchecked (no_check, `redjit run --no-check`)");
-  if (req->u.treduce.op == RJ_OP_CUSTOM && req->u.treduce.combine_nfields)
+  if (req->u.treduce.op == RJ_OP_CUSTOM && req->u.treduce.combine.nfields)
     return rj_error_set(ctx, RJ_EUNSUPPORTED,
                         "combine.state: rj_check (no_check) and rj_bench of kind treduce run "
                         "scalar states (their buffers are of the dtype); launch a struct state "

@@ -14,10 +14,9 @@ RJ_API void rj_treduce_group_init_sized(rj_treduce_group *g, size_t size) {
   g->struct_size = (uint32_t)size;
 }
 
-/* The exported symbol (the header's macro of this name calls the sized one): what a binary built
- * against the header before `stream` and `async` calls, with a group of the older size. */
+/* The exported symbol (the header's macro of this name calls the sized one): for bindings. */
 RJ_API void(rj_treduce_group_init)(rj_treduce_group *g) {
-  rj_treduce_group_init_sized(g, RJ_TREDUCE_GROUP_SIZE_V1);
+  rj_treduce_group_init_sized(g, sizeof *g);
 }
 
 static bool same_shape(const rj_treduce_buf *a, const rj_treduce_buf *b, int *bad_dim) {
@@ -62,37 +61,16 @@ static rj_status check_buf(ir_err *e, const char *name, const rj_treduce_buf *b,
   return RJ_OK;
 }
 
-/* The group's combine into t (op custom; validation refuses them for other ops). */
-static void copy_combine(const rj_treduce_group *g, rj_treduce *t) {
-  t->op = g->op;
-  t->dtype = g->dtype;
-  t->combine_ir = g->combine_ir;
-  memcpy(t->combine_fn, g->combine_fn, sizeof t->combine_fn);
-  t->combine_identity = g->combine_identity;
-  t->combine_commutative = g->combine_commutative;
-  IR_COPY_STATE(t, g);
-}
-
-/* Checks the group (naming the field) and builds its request; *full = the group with the fields
- * a caller of an older header lacks at their defaults. */
+/* Checks the group (naming the field) and builds its request; *full = a copy of the group. */
 static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_treduce_group *full,
                                rj_request *out) {
   if (!caller) return ir_fail(e, RJ_EINVAL, "group: NULL");
-  if (caller->struct_size != sizeof *full && caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V1 &&
-      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V2 &&
-      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V3 &&
-      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V4 &&
-      caller->struct_size != RJ_TREDUCE_GROUP_SIZE_V5)
+  if (caller->struct_size != sizeof *full)
     return ir_fail(e, RJ_EINVAL,
-                   "group.struct_size: %u, this library expects %zu (or %zu, the group before "
-                   "stream and async, %zu, before ring_timeout_ms, %zu, before dynamic, %zu, "
-                   "before the combine, or %zu, before its struct state; use "
-                   "rj_treduce_group_init)",
-                   caller->struct_size, sizeof *full, (size_t)RJ_TREDUCE_GROUP_SIZE_V1,
-                   (size_t)RJ_TREDUCE_GROUP_SIZE_V2, (size_t)RJ_TREDUCE_GROUP_SIZE_V3,
-                   (size_t)RJ_TREDUCE_GROUP_SIZE_V4, (size_t)RJ_TREDUCE_GROUP_SIZE_V5);
-  memset(full, 0, sizeof *full);
-  memcpy(full, caller, caller->struct_size);
+                   "group.struct_size: %u, this library expects %zu (use rj_treduce_group_init; "
+                   "a group of a redjit 0.1 header is not read)",
+                   caller->struct_size, sizeof *full);
+  *full = *caller;
   const rj_treduce_group *g = full;
   if (g->async != 0 && g->async != 1)
     return ir_fail(e, RJ_EINVAL, "async: %d (expected 0 or 1)", g->async);
@@ -130,8 +108,10 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_tre
   }
   rj_request_init(out, RJ_KIND_TREDUCE);
   rj_treduce *t = &out->u.treduce;
-  copy_combine(g, t);
-  /* the destination holds the output: a struct state's field combine_result (ir_validate checks
+  t->op = g->op;
+  t->dtype = g->dtype;
+  t->combine = g->combine; /* op custom's (validation refuses one for other ops) */
+  /* the destination holds the output: a struct state's field combine.result (ir_validate checks
    * the field; a bad one reads as the dtype here) */
   int dbytes = ir_dtype(ir_treduce_result(t)) ? ir_dtype(ir_treduce_result(t))->bytes : bytes;
   if ((s = check_buf(e, "dst", &g->dst, dbytes, root, rname))) return s;

@@ -68,7 +68,7 @@ void jit_tr_mean_pass(const rj_treduce *t, rj_treduce *sub, bool final) {
 /* RJ_EUNSUPPORTED for a mean of f16 / bf16 in more than one pass (partial sums in the dtype),
  * and for a struct state in more than one pass (a launch stores the output, not the state). */
 static rj_status mean_passes(const rj_treduce *t, int passes, ir_err *e) {
-  if (t->op == RJ_OP_CUSTOM && t->combine_nfields && passes > 1)
+  if (t->op == RJ_OP_CUSTOM && t->combine.nfields && passes > 1)
     return ir_fail(e, RJ_EUNSUPPORTED,
                    "combine.state: a struct state over %d ranks takes %d passes here (launches of "
                    "at most %d ranks, staged ranks), and a launch stores the output (field "

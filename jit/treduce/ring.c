@@ -95,7 +95,7 @@ static const char *refusal(const rj_treduce *t, const int *dev, char *why, size_
              ir_dtype(t->dtype)->name);
     return why;
   }
-  if (t->op == RJ_OP_CUSTOM && t->combine_nfields) {
+  if (t->op == RJ_OP_CUSTOM && t->combine.nfields) {
     snprintf(why, nwhy,
              "a struct state (combine.state) would have to cross every hop as a state, and the "
              "hops hand on dtype values (the peer and split paths fold it in one pass)");
@@ -331,10 +331,7 @@ static void hop_request(const ring_call *rc, const hop *h, const uint64_t *mine,
   st->tile[0] = 1;
   st->tile[1] = any % 16 ? 1 : 16 / rc->rg->bytes;
   if (t->op == RJ_OP_MEAN) st->mean_count = t->ranks; /* the last hop divides by every rank */
-  st->combine_ir = t->combine_ir;                     /* op custom: the combine (none otherwise) */
-  memcpy(st->combine_fn, t->combine_fn, sizeof st->combine_fn);
-  st->combine_identity = t->combine_identity;
-  st->combine_commutative = t->combine_commutative;
+  st->combine = t->combine; /* op custom: the combine (none otherwise) */
 }
 
 /* Step 3: each hop's sources (under accum, hop 0 reads the destination's old value first) and

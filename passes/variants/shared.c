@@ -99,7 +99,7 @@ static LLVMValueRef member_mask(pass_emit *e, int T, LLVMValueRef tid) {
 
 /* Op custom with a non-commutative combine: lanes fold contiguous chunks, trees keep order. */
 static bool in_order(const rj_tile *t) {
-  return t->op == RJ_OP_CUSTOM && !t->combine_commutative;
+  return t->op == RJ_OP_CUSTOM && !t->combine.commutative;
 }
 
 /* acc over the reduced elements red = k*stride + lane (k = 0, 1, ...) of output spa; in_order:

@@ -266,13 +266,13 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     arg = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, table, pass_lane_id(e)), "index");
   }
   LLVMValueRef y = NULL;
-  rj_tensor st = ir_subgroup_as_tensor(g); /* op custom's struct state (combine_nfields > 0) */
+  rj_tensor st = st_of_subgroup(g); /* op custom's struct state (combine.nfields > 0) */
   bool all = false, custom = ir_primitive_op(g->primitive, &all) == RJ_OP_CUSTOM;
   rj_status s = RJ_OK;
-  if (custom && st.combine_nfields > 0)
-    y = reduce_custom(e, &st, all, g->dtype, g->log2_size, g->combine_commutative != 0, x);
+  if (custom && st.combine.nfields > 0)
+    y = reduce_custom(e, &st, all, g->dtype, g->log2_size, g->combine.commutative != 0, x);
   else if (custom)
-    s = pass_subgroup_custom(e, g->primitive, g->dtype, g->log2_size, g->combine_commutative != 0,
+    s = pass_subgroup_custom(e, g->primitive, g->dtype, g->log2_size, g->combine.commutative != 0,
                              x, &y);
   else
     s = pass_subgroup(e, g->primitive, g->dtype, g->log2_size, x, arg, g->correction, &y);

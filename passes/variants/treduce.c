@@ -23,7 +23,7 @@
  * PASS_CUSTOM_COMBINE, linked in redjit-irc), acc = fn(acc, next rank): a non-commutative one in
  * rank order, 0 .. N-1, whatever the root (ir_treduce_rank_at).  Its state is the dtype (f16 /
  * bf16 too: no f32 accumulator), or a struct state (passes/state.c): each element lifted,
- * lift(x, position in fold order), combined, and field combine_result or finish(S) stored into a
+ * lift(x, position in fold order), combined, and field combine.result or finish(S) stored into a
  * destination of that field's dtype. */
 #include "../state.h"
 
@@ -164,7 +164,7 @@ static void fold_slots(pass_emit *e, const void *cx, const LLVMValueRef *x, LLVM
     acc[s] = pass_fold(e, t->op, t->dtype, t->nan, acc[s], x[s]);
 }
 
-/* The result of slot acc: a struct state's field combine_result or finish(S), else the mean (the
+/* The result of slot acc: a struct state's field combine.result or finish(S), else the mean (the
  * other ops: acc); and that result as stored (the dtype; op custom: already it). */
 static LLVMValueRef result_of(pass_emit *e, const rj_treduce *t, const rj_tensor *st,
                               LLVMValueRef acc) {
@@ -364,8 +364,8 @@ static void store_slots(pass_emit *e, const rj_treduce *t, const rj_tensor *st, 
 static rj_status dyn_kernel(pass_emit *e, const rj_treduce *t) {
   int N = t->ranks, T = (int)e->plan->block[0];
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), ty = pass_type(e, ir_treduce_result(t));
-  rj_tensor view = ir_treduce_as_tensor(t);
-  const rj_tensor *st = t->op == RJ_OP_CUSTOM && t->combine_nfields ? &view : NULL;
+  rj_tensor view = st_of_treduce(t);
+  const rj_tensor *st = t->op == RJ_OP_CUSTOM && t->combine.nfields ? &view : NULL;
   declare_kernel(e, N, 1);
   memcpy(e->grid, e->plan->grid, sizeof e->grid);
   memcpy(e->block, e->plan->block, sizeof e->block);
@@ -422,8 +422,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   e->block[0] = (unsigned)T;
   e->grid[0] = (unsigned)(W < TR_MAX_GRID ? W : TR_MAX_GRID);
   LLVMTypeRef ty = pass_type(e, ir_treduce_result(t)); /* the destination's */
-  rj_tensor view = ir_treduce_as_tensor(t);
-  const rj_tensor *st = t->op == RJ_OP_CUSTOM && t->combine_nfields ? &view : NULL;
+  rj_tensor view = st_of_treduce(t);
+  const rj_tensor *st = t->op == RJ_OP_CUSTOM && t->combine.nfields ? &view : NULL;
   /* index type for positions inside a chunk */
   bool narrow = g.TR * g.TC + (int64_t)T * TR_SLOTS < ((int64_t)1 << 31);
   LLVMTypeRef ity = narrow ? i32 : i64;

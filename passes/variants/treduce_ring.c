@@ -66,7 +66,7 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
              (long long)t->tile[1], vec);
     return buf;
   }
-  if (t->op == RJ_OP_CUSTOM && t->combine_nfields) /* jit/treduce/ring.c refuses it first */
+  if (t->op == RJ_OP_CUSTOM && t->combine.nfields) /* jit/treduce/ring.c refuses it first */
     return "combine.state: the hops hand on dtype values, not struct states";
   if (t->ranks > RING_MAX_SRC) {
     snprintf(buf, n, "ranks: %d; a hop kernel reads at most %d sources", t->ranks, RING_MAX_SRC);

@@ -26,7 +26,7 @@ static void round_trip(const rj_request *r) {
     finding("the canonical text is not a fixed point", canon);
   free(canon);
   free(again);
-  if (back.kind == RJ_KIND_TENSOR) free((char *)back.u.tensor.combine_ir); /* op custom's copy */
+  if (back.kind == RJ_KIND_TENSOR) free((char *)back.u.tensor.combine.ir); /* op custom's copy */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!s) s = ir_validate(&r, &e);
   if (s && !e.msg[0]) finding("a refusal without a message", text);
   if (!s) round_trip(&r);
-  if (!parsed && r.kind == RJ_KIND_TENSOR) free((char *)r.u.tensor.combine_ir); /* op custom's */
+  if (!parsed && r.kind == RJ_KIND_TENSOR) free((char *)r.u.tensor.combine.ir); /* op custom's */
   free(text);
   return 0;
 }

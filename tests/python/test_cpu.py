@@ -630,7 +630,7 @@ def test_struct_layouts():
     if not cc:
         skip("no C compiler")
     structs = {"rj_options": _lib.Options, "rj_variant_info": _lib.VariantInfo,
-               "rj_cache_stats": _lib.CacheStats,
+               "rj_cache_stats": _lib.CacheStats, "rj_combine": _lib.Combine,
                "rj_treduce_buf": _lib.TreduceBuf, "rj_treduce_group": _lib.TreduceGroup,
                "rj_treduce_result": _lib.TreduceResult}
     lines = []

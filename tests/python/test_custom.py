@@ -243,14 +243,14 @@ def test_treduce_custom_without_gpu():
     from redjit import _custom, _lib
     g = _lib.TreduceGroup()
     keep = _custom.fill_group(g, welford(), "f32", redjit.canonical)
-    assert g.combine_ir == keep and g.combine_fn == b"wcomb" and g.combine_commutative == 1
-    assert g.combine_nfields == 3 and list(g.combine_fields)[:3] == [6, 3, 3]  # i64 f64 f64
-    assert list(g.combine_field_identity)[:3] == [0, 0, 0]
-    assert g.combine_lift == b"wlift" and g.combine_finish == b"wfin" and g.combine_result == 2
+    assert g.combine.ir == keep and g.combine.fn == b"wcomb" and g.combine.commutative == 1
+    assert g.combine.nfields == 3 and list(g.combine.fields)[:3] == [6, 3, 3]  # i64 f64 f64
+    assert list(g.combine.field_identity)[:3] == [0, 0, 0]
+    assert g.combine.lift == b"wlift" and g.combine.finish == b"wfin" and g.combine.result == 2
     g = _lib.TreduceGroup()
     _custom.fill_group(g, redjit.Custom(HMAX, "hmax", identity=-65504, commutative=True), "f16",
                        redjit.canonical)
-    assert g.combine_nfields == 0 and g.combine_identity == 0xfbff and g.combine_fn == b"hmax"
+    assert g.combine.nfields == 0 and g.combine.identity == 0xfbff and g.combine.fn == b"hmax"
     # the library's refusals reach the caller, naming the field
     bad = redjit.Custom(HMAX, "hmax", identity=0.1, commutative=True)
     e = raises(redjit.RedjitError, _custom.fill_group, _lib.TreduceGroup(), bad, "f16",

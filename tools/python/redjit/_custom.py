@@ -127,17 +127,17 @@ def fill_group(g, op, dtype, canonical):
             _GROUP_CACHE.clear()
         _GROUP_CACHE[key] = c
     ir = c["ir"].encode()
-    g.combine_ir = ir
-    g.combine_fn = c["function"].encode()
-    g.combine_commutative = int(bool(c["commutative"]))
+    g.combine.ir = ir
+    g.combine.fn = c["function"].encode()
+    g.combine.commutative = int(bool(c["commutative"]))
     if "state" not in c:
-        g.combine_identity = int(c["identity"], 16)
+        g.combine.identity = int(c["identity"], 16)
         return ir
-    g.combine_nfields = len(c["state"])
+    g.combine.nfields = len(c["state"])
     for i, f in enumerate(c["state"]):
-        g.combine_fields[i] = DTYPE[f["dtype"]]
-        g.combine_field_identity[i] = int(f["identity"], 16)
-    g.combine_lift = c["lift"].encode()
-    g.combine_finish = c.get("finish", "").encode()
-    g.combine_result = int(c["result"])
+        g.combine.fields[i] = DTYPE[f["dtype"]]
+        g.combine.field_identity[i] = int(f["identity"], 16)
+    g.combine.lift = c["lift"].encode()
+    g.combine.finish = c.get("finish", "").encode()
+    g.combine.result = int(c["result"])
     return ir

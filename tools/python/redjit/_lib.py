@@ -58,18 +58,22 @@ class TreduceBuf(ctypes.Structure):  # rj_treduce_buf
                 ("strides", ctypes.c_int64 * TREDUCE_MAX_DIMS)]
 
 
-class TreduceGroup(ctypes.Structure):  # rj_treduce_group (the current size, not V1 / V2)
+class Combine(ctypes.Structure):  # rj_combine
+    _fields_ = [("ir", ctypes.c_char_p), ("text", ctypes.c_uint64), ("identity", ctypes.c_uint64),
+                ("field_identity", ctypes.c_uint64 * 4), ("commutative", ctypes.c_int),
+                ("nfields", ctypes.c_int), ("fields", ctypes.c_int * 4), ("result", ctypes.c_int),
+                ("fn", ctypes.c_char * 128), ("lift", ctypes.c_char * 128),
+                ("finish", ctypes.c_char * 128)]
+
+
+class TreduceGroup(ctypes.Structure):  # rj_treduce_group
     _fields_ = [("struct_size", ctypes.c_uint32), ("ranks", ctypes.c_int), ("root", ctypes.c_int),
                 ("src", ctypes.POINTER(TreduceBuf)), ("dst", TreduceBuf), ("op", ctypes.c_int),
                 ("dtype", ctypes.c_int), ("nan", ctypes.c_int), ("tile", ctypes.c_int64 * 2),
                 ("pingpong", ctypes.c_int), ("accum", ctypes.c_int), ("path", ctypes.c_int),
                 ("stream", ctypes.c_void_p), ("async_", ctypes.c_int),
                 ("ring_timeout_ms", ctypes.c_int64), ("dynamic", ctypes.c_int),
-                ("combine_ir", ctypes.c_char_p), ("combine_fn", ctypes.c_char * 128),
-                ("combine_identity", ctypes.c_uint64), ("combine_commutative", ctypes.c_int),
-                ("combine_field_identity", ctypes.c_uint64 * 4), ("combine_nfields", ctypes.c_int),
-                ("combine_fields", ctypes.c_int * 4), ("combine_lift", ctypes.c_char * 128),
-                ("combine_finish", ctypes.c_char * 128), ("combine_result", ctypes.c_int)]
+                ("combine", Combine)]
 
 
 class TreduceResult(ctypes.Structure):  # rj_treduce_result
