@@ -149,9 +149,9 @@ bool ir_combine_equal(const rj_combine *a, const rj_combine *b) {
 }
 
 size_t ir_combine_names(const rj_combine *c, char *buf, size_t n) {
-  int w = c->nfields > 0 ? snprintf(buf, n, "%s %s%s%s", c->fn, c->lift, c->finish[0] ? " " : "",
-                                    c->finish)
-                         : snprintf(buf, n, "%s", c->fn);
+  int w = c->nfields > 0
+              ? snprintf(buf, n, "%s %s%s%s", c->fn, c->lift, c->finish[0] ? " " : "", c->finish)
+              : snprintf(buf, n, "%s", c->fn);
   return w < 0 ? 0 : (size_t)w;
 }
 

@@ -359,8 +359,7 @@ static rj_status validate_state(const rj_combine *t, ir_err *e) {
     if (t->lift[0]) return ir_fail(e, RJ_EINVAL, "combine.lift: applies only with combine.state");
     if (t->finish[0])
       return ir_fail(e, RJ_EINVAL, "combine.finish: applies only with combine.state");
-    if (t->result)
-      return ir_fail(e, RJ_EINVAL, "combine.result: applies only with combine.state");
+    if (t->result) return ir_fail(e, RJ_EINVAL, "combine.result: applies only with combine.state");
     return RJ_OK;
   }
   if (n < 0 || n > RJ_COMBINE_FIELDS_MAX)

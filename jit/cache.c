@@ -207,7 +207,7 @@ uint64_t jit_hash64(const void *p, size_t n, uint64_t seed) {
 #define JIT_MEMO_SLOTS 1024 /* direct-mapped: a collision replaces the slot */
 typedef struct jit_memo {
   uint64_t hash;
-  rj_request req; /* op custom: combine.ir and combine.text zeroed */
+  rj_request req;   /* op custom: combine.ir and combine.text zeroed */
   const char *text; /* op custom: the IR text, the kernel's own copy (k->req's); else NULL */
   char target[32];
   int device, ptx_version, emulate;
@@ -272,20 +272,25 @@ static bool memo_key(const rj_request *req, const rj_options *opt, jit_memo *m, 
   return true;
 }
 
+/* op custom: m's combine, its text the kernel's copy, is req's (ir_combine_equal: by text) */
+static bool same_combine(const jit_memo *m, const rj_request *req) {
+  rj_combine a = *ir_request_combine(&m->req);
+  a.ir = m->text;
+  return ir_combine_equal(&a, ir_request_combine(req));
+}
+
 rj_kernel *jit_memo_find(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                          pass_plan *plan) {
   jit_memo key, *m;
   rj_request norm;
   const rj_request *bytes;
   const char *text;
-  if (!ctx->memo || !req || jit_text_check(ctx, req)) /* a stale parsed text is not read */
-    return NULL;
-  if (!memo_key(req, opt, &key, &norm, &bytes, &text) ||
+  if (!ctx->memo || !memo_key(req, opt, &key, &norm, &bytes, &text) ||
       !(m = ctx->memo[key.hash % JIT_MEMO_SLOTS]) || m->hash != key.hash ||
       m->device != key.device || m->ptx_version != key.ptx_version || m->emulate != key.emulate ||
       memcmp(m->target, key.target, sizeof key.target) != 0 ||
       memcmp(&m->req, bytes, memo_len(req)) != 0 || !m->text != !text ||
-      (text && strcmp(m->text, text) != 0))
+      (text && !same_combine(m, req)))
     return NULL;
   *plan = m->plan;
   return m->k;

@@ -80,6 +80,7 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   rj_kernel *k = NULL;
   rj_status s;
   *out = NULL;
+  if ((s = jit_text_check(ctx, req))) return s; /* a stale parsed text: never read, not even here */
   if ((*out = jit_memo_find(ctx, req, opt, plan))) return memory_hit(ctx, *out, " (memo)"), RJ_OK;
   if ((s = jit_validate(ctx, req))) return s;
   if ((s = jit_target(ctx, opt, &tg))) return s;

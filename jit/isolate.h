@@ -25,7 +25,7 @@ RJ_API rj_status rj_irc_compile_combine(rj_ctx *ctx, const char *mod, size_t n, 
 rj_status jit_ir_isolated_combine(rj_ctx *ctx, const char *mod, size_t n, const char *entry,
                                   const char *ir, size_t irn, const char *fn, const ir_target *tg,
                                   const rj_options *opt, rj_kernel *k);
-/* For op custom, before lowering: points k->req's combine_ir at a copy of req's that k owns
+/* For op custom, before lowering: points k->req's combine.ir at a copy of req's that k owns
  * (k->src), and notes whether opt links in process (k->custom_here).  RJ_ENOMEM when no copy can
  * be made.  Other requests: nothing. */
 rj_status jit_custom_keep(rj_kernel *k, const rj_request *req, const rj_options *opt);

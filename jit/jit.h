@@ -249,8 +249,9 @@ void jit_cache_hold(rj_ctx *ctx, int delta);
 long long jit_cache_bound(rj_ctx *ctx); /* the bound of cache-owned kernels, 0: none */
 void jit_cache_evict(rj_ctx *ctx);      /* evicts down to the bound now (a new bound) */
 /* The kernel and plan the pipeline made of these very request bytes and options (NULL: none
- * remembered; op custom: its IR text by content, cache.c); put remembers them (a bounded table:
- * 1024 requests).  The one fast path for a repeated request. */
+ * remembered; op custom: its IR text by content, cache.c: the caller has checked that a parsed
+ * text is still kept, jit_text_check); put remembers them (a bounded table: 1024 requests).  The
+ * one fast path for a repeated request. */
 rj_kernel *jit_memo_find(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                          pass_plan *plan);
 void jit_memo_put(rj_ctx *ctx, const rj_request *req, const rj_options *opt, rj_kernel *k,

@@ -6,48 +6,50 @@ bool st_is(rj_op op) {
   return (unsigned)op < 32 && (ST_OPS & PASS_OP(op));
 }
 
-rj_tensor st_of_tile(const rj_tile *t) {
-  return (rj_tensor){.op = t->op, .dtype = t->dtype, .nan = t->nan, .accum = t->accum,
-                     .correction = t->correction, .combine = t->combine};
+st_req st_of_tensor(const rj_tensor *t) {
+  return (st_req){t->op, t->dtype, t->nan, t->correction, &t->combine};
 }
 
-rj_tensor st_of_subgroup(const rj_subgroup *g) {
+st_req st_of_tile(const rj_tile *t) {
+  return (st_req){t->op, t->dtype, t->nan, t->correction, &t->combine};
+}
+
+st_req st_of_subgroup(const rj_subgroup *g) {
   int op = ir_primitive_op(g->primitive, NULL);
-  return (rj_tensor){.op = op >= 0 ? (rj_op)op : RJ_OP_SUM, .dtype = g->dtype,
-                     .correction = g->correction, .combine = g->combine};
+  return (st_req){op >= 0 ? (rj_op)op : RJ_OP_SUM, g->dtype, RJ_NAN_PROPAGATE, g->correction,
+                  &g->combine};
 }
 
-rj_tensor st_of_treduce(const rj_treduce *t) {
-  return (rj_tensor){
-      .op = t->op, .dtype = t->dtype, .nan = t->nan, .accum = t->accum, .combine = t->combine};
+st_req st_of_treduce(const rj_treduce *t) {
+  return (st_req){t->op, t->dtype, t->nan, 0, &t->combine};
 }
 
 bool st_indexed(rj_op op) {
   return op == RJ_OP_ARGMAX || op == RJ_OP_ARGMIN;
 }
 
-bool st_on(const rj_tensor *t) {
+bool st_on(const st_req *t) {
   return st_is(t->op) || (t->op == RJ_OP_CUSTOM &&
-                          (t->combine.nfields > 0 || t->dtype == RJ_F16 || t->dtype == RJ_BF16));
+                          (t->combine->nfields > 0 || t->dtype == RJ_F16 || t->dtype == RJ_BF16));
 }
 
-bool st_wants_index(const rj_tensor *t) {
-  return st_indexed(t->op) || (t->op == RJ_OP_CUSTOM && t->combine.nfields > 0);
+bool st_wants_index(const st_req *t) {
+  return st_indexed(t->op) || (t->op == RJ_OP_CUSTOM && t->combine->nfields > 0);
 }
 
 /* ---- op custom's states: a struct of the request's fields (combine.nfields > 0), or an f16 /
  * bf16 scalar state held as a struct of one field (the built-in ops' accumulator of those dtypes
  * is f32, the caller's combine takes T itself).  Calls of the caller's functions are calls of
  * declarations (PASS_CUSTOM_*) linked to them in the compiler (jit/combine.c). */
-static int cst_n(const rj_tensor *t) {
-  return t->combine.nfields > 0 ? t->combine.nfields : 1;
+static int cst_n(const st_req *t) {
+  return t->combine->nfields > 0 ? t->combine->nfields : 1;
 }
 
-static rj_dtype cst_field(const rj_tensor *t, int i) {
-  return t->combine.nfields > 0 ? t->combine.fields[i] : t->dtype;
+static rj_dtype cst_field(const st_req *t, int i) {
+  return t->combine->nfields > 0 ? t->combine->fields[i] : t->dtype;
 }
 
-static LLVMTypeRef cst_type(pass_emit *e, const rj_tensor *t) {
+static LLVMTypeRef cst_type(pass_emit *e, const st_req *t) {
   LLVMTypeRef f[RJ_COMBINE_FIELDS_MAX];
   for (int i = 0; i < cst_n(t); i++)
     f[i] = pass_type(e, cst_field(t, i));
@@ -63,10 +65,10 @@ static LLVMValueRef cst_const(pass_emit *e, rj_dtype d, uint64_t bits) {
   return LLVMBuildBitCast(e->B, c, pass_type(e, d), "");
 }
 
-static LLVMValueRef cst_identity(pass_emit *e, const rj_tensor *t) {
+static LLVMValueRef cst_identity(pass_emit *e, const st_req *t) {
   LLVMValueRef s = LLVMGetUndef(cst_type(e, t));
   for (int i = 0; i < cst_n(t); i++) {
-    uint64_t b = t->combine.nfields > 0 ? t->combine.field_identity[i] : t->combine.identity;
+    uint64_t b = t->combine->nfields > 0 ? t->combine->field_identity[i] : t->combine->identity;
     s = LLVMBuildInsertValue(e->B, s, cst_const(e, cst_field(t, i), b), (unsigned)i, "");
   }
   return s;
@@ -85,16 +87,16 @@ static LLVMValueRef cst_call(pass_emit *e, const char *name, LLVMTypeRef ret, LL
 }
 
 /* x: the element in the acc type (f16 / bf16: f32, converted back exactly) */
-static LLVMValueRef cst_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef idx) {
+static LLVMValueRef cst_elem(pass_emit *e, const st_req *t, LLVMValueRef x, LLVMValueRef idx) {
   x = pass_from_acc(e, x, t->dtype);
-  if (t->combine.nfields == 0)
+  if (t->combine->nfields == 0)
     return LLVMBuildInsertValue(e->B, LLVMGetUndef(cst_type(e, t)), x, 0, "");
   LLVMValueRef args[2] = {x, idx ? idx : pass_i64(e, 0)};
   return cst_call(e, PASS_CUSTOM_LIFT, cst_type(e, t), args, 2);
 }
 
-static LLVMValueRef cst_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
-  if (t->combine.nfields > 0) {
+static LLVMValueRef cst_combine(pass_emit *e, const st_req *t, LLVMValueRef a, LLVMValueRef b) {
+  if (t->combine->nfields > 0) {
     LLVMValueRef args[2] = {a, b};
     return cst_call(e, PASS_CUSTOM_COMBINE, cst_type(e, t), args, 2);
   }
@@ -104,10 +106,11 @@ static LLVMValueRef cst_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a
   return LLVMBuildInsertValue(e->B, LLVMGetUndef(cst_type(e, t)), v, 0, "");
 }
 
-static LLVMValueRef cst_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s) {
-  if (t->combine.nfields == 0 || !t->combine.finish[0])
-    return LLVMBuildExtractValue(e->B, s, t->combine.nfields ? (unsigned)t->combine.result : 0, "");
-  return cst_call(e, PASS_CUSTOM_FINISH, pass_type(e, cst_field(t, t->combine.result)), &s, 1);
+static LLVMValueRef cst_finish(pass_emit *e, const st_req *t, LLVMValueRef s) {
+  if (t->combine->nfields == 0 || !t->combine->finish[0])
+    return LLVMBuildExtractValue(e->B, s, t->combine->nfields ? (unsigned)t->combine->result : 0,
+                                 "");
+  return cst_call(e, PASS_CUSTOM_FINISH, pass_type(e, cst_field(t, t->combine->result)), &s, 1);
 }
 
 /* the working float of var / std / logsumexp */
@@ -115,7 +118,7 @@ static bool wide(rj_dtype t) {
   return t == RJ_F64;
 }
 
-int st_bytes(const rj_tensor *tn) {
+int st_bytes(const st_req *tn) {
   rj_op op = tn->op;
   rj_dtype t = tn->dtype;
   int w = wide(t) ? 8 : 4;
@@ -129,7 +132,7 @@ static LLVMTypeRef wtype(pass_emit *e, rj_dtype t) {
   return wide(t) ? LLVMDoubleTypeInContext(e->C) : LLVMFloatTypeInContext(e->C);
 }
 
-LLVMTypeRef st_type(pass_emit *e, const rj_tensor *t) {
+LLVMTypeRef st_type(pass_emit *e, const st_req *t) {
   if (t->op == RJ_OP_CUSTOM) return cst_type(e, t);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), w = wtype(e, t->dtype);
   LLVMTypeRef f[3] = {pass_acc_type(e, t->dtype), i64};
@@ -145,7 +148,7 @@ static LLVMValueRef real(pass_emit *e, rj_dtype t, double v) {
   return LLVMConstReal(wtype(e, t), v);
 }
 
-LLVMValueRef st_identity(pass_emit *e, const rj_tensor *t) {
+LLVMValueRef st_identity(pass_emit *e, const st_req *t) {
   if (t->op == RJ_OP_CUSTOM) return cst_identity(e, t);
   LLVMValueRef f[3];
   int n = 2;
@@ -165,7 +168,7 @@ static LLVMValueRef field(pass_emit *e, LLVMValueRef s, unsigned i) {
   return LLVMBuildExtractValue(e->B, s, i, "");
 }
 
-static LLVMValueRef make(pass_emit *e, const rj_tensor *t, LLVMValueRef *f, int n) {
+static LLVMValueRef make(pass_emit *e, const st_req *t, LLVMValueRef *f, int n) {
   LLVMValueRef s = LLVMGetUndef(st_type(e, t));
   for (int i = 0; i < n; i++)
     s = LLVMBuildInsertValue(e->B, s, f[i], (unsigned)i, "");
@@ -176,7 +179,7 @@ static LLVMValueRef isnan_(pass_emit *e, LLVMValueRef x) {
   return LLVMBuildFCmp(e->B, LLVMRealUNO, x, x, "");
 }
 
-LLVMValueRef st_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef idx) {
+LLVMValueRef st_elem(pass_emit *e, const st_req *t, LLVMValueRef x, LLVMValueRef idx) {
   if (t->op == RJ_OP_CUSTOM) return cst_elem(e, t, x, idx);
   LLVMValueRef f[3];
   int n = 2;
@@ -196,7 +199,7 @@ LLVMValueRef st_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValue
 }
 
 /* ---- argmax / argmin */
-static LLVMValueRef combine_arg(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
+static LLVMValueRef combine_arg(pass_emit *e, const st_req *t, LLVMValueRef a, LLVMValueRef b) {
   LLVMValueRef va = field(e, a, 0), vb = field(e, b, 0), ia = field(e, a, 1), ib = field(e, b, 1);
   bool mx = t->op == RJ_OP_ARGMAX;
   LLVMValueRef better, eq;
@@ -228,8 +231,7 @@ static LLVMValueRef recip(pass_emit *e, rj_dtype t, LLVMValueRef n) {
 }
 
 /* ---- var / std: Chan et al.'s parallel combine; an empty side gives the other exactly */
-static LLVMValueRef combine_welford(pass_emit *e, const rj_tensor *t, LLVMValueRef a,
-                                    LLVMValueRef b) {
+static LLVMValueRef combine_welford(pass_emit *e, const st_req *t, LLVMValueRef a, LLVMValueRef b) {
   LLVMTypeRef w = wtype(e, t->dtype);
   LLVMValueRef na = field(e, a, 0), nb = field(e, b, 0);
   LLVMValueRef ma = field(e, a, 1), mb = field(e, b, 1);
@@ -329,7 +331,7 @@ static LLVMValueRef log_ge1(pass_emit *e, rj_dtype t, LLVMValueRef s) {
 }
 
 /* ---- logsumexp: the larger max keeps its sum, the other's is scaled by exp(its max - the max) */
-static LLVMValueRef combine_lse(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
+static LLVMValueRef combine_lse(pass_emit *e, const st_req *t, LLVMValueRef a, LLVMValueRef b) {
   LLVMTypeRef w = wtype(e, t->dtype);
   LLVMValueRef ma = field(e, a, 0), mb = field(e, b, 0), sa = field(e, a, 1), sb = field(e, b, 1);
   LLVMValueRef args[2] = {ma, mb};
@@ -347,7 +349,7 @@ static LLVMValueRef combine_lse(pass_emit *e, const rj_tensor *t, LLVMValueRef a
   return make(e, t, f, 2);
 }
 
-LLVMValueRef st_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
+LLVMValueRef st_combine(pass_emit *e, const st_req *t, LLVMValueRef a, LLVMValueRef b) {
   if (t->op == RJ_OP_CUSTOM) return cst_combine(e, t, a, b);
   if (st_indexed(t->op)) return combine_arg(e, t, a, b);
   if (t->op == RJ_OP_LOGSUMEXP) return combine_lse(e, t, a, b);
@@ -368,14 +370,14 @@ static bool welford(rj_op op) {
   return op == RJ_OP_VAR || op == RJ_OP_STD;
 }
 
-LLVMTypeRef st_slot_type(pass_emit *e, const rj_tensor *t) {
+LLVMTypeRef st_slot_type(pass_emit *e, const st_req *t) {
   if (!welford(t->op)) return st_type(e, t);
   LLVMTypeRef w = wtype(e, t->dtype);
   LLVMTypeRef f[4] = {LLVMInt64TypeInContext(e->C), w, w, w};
   return LLVMStructTypeInContext(e->C, f, 4, 0);
 }
 
-LLVMValueRef st_slot_identity(pass_emit *e, const rj_tensor *t) {
+LLVMValueRef st_slot_identity(pass_emit *e, const st_req *t) {
   if (!welford(t->op)) return st_identity(e, t);
   LLVMValueRef z = real(e, t->dtype, 0);
   LLVMValueRef f[4] = {pass_i64(e, 0), z, z, z};
@@ -383,7 +385,7 @@ LLVMValueRef st_slot_identity(pass_emit *e, const rj_tensor *t) {
 }
 
 /* the element counts: whether x is folded at all (NULL: always) */
-static LLVMValueRef slot_valid(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef ok) {
+static LLVMValueRef slot_valid(pass_emit *e, const st_req *t, LLVMValueRef x, LLVMValueRef ok) {
   if (!ir_dtype(t->dtype)->is_float || t->nan != RJ_NAN_IGNORE) return ok;
   LLVMValueRef num = LLVMBuildFCmp(e->B, LLVMRealORD, x, x, "");
   return ok ? LLVMBuildAnd(e->B, ok, num, "") : num;
@@ -391,7 +393,7 @@ static LLVMValueRef slot_valid(pass_emit *e, const rj_tensor *t, LLVMValueRef x,
 
 /* argmax / argmin: the slot's elements come in increasing index order, so an equal value keeps
  * the slot's earlier index; only the empty slot (index -1) takes an element that is not better */
-static LLVMValueRef slot_arg(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef x,
+static LLVMValueRef slot_arg(pass_emit *e, const st_req *t, LLVMValueRef s, LLVMValueRef x,
                              LLVMValueRef idx, LLVMValueRef ok) {
   LLVMValueRef v = field(e, s, 0), i = field(e, s, 1);
   bool mx = t->op == RJ_OP_ARGMAX;
@@ -417,7 +419,7 @@ static LLVMValueRef slot_arg(pass_emit *e, const rj_tensor *t, LLVMValueRef s, L
 }
 
 /* var / std: shifted sums about the slot's first element k */
-static LLVMValueRef slot_welford(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef x,
+static LLVMValueRef slot_welford(pass_emit *e, const st_req *t, LLVMValueRef s, LLVMValueRef x,
                                  LLVMValueRef ok) {
   LLVMValueRef n = field(e, s, 0), k = field(e, s, 1);
   LLVMValueRef valid = slot_valid(e, t, x, ok);
@@ -441,7 +443,7 @@ static LLVMValueRef slot_welford(pass_emit *e, const rj_tensor *t, LLVMValueRef 
 
 /* logsumexp: m' = max(m, x), s' = s * exp(m - m') + exp(x - m'), one of which is exp(0) = 1:
  * one exp of -|x - m| (0 when x and m are the same infinity) and selects */
-static LLVMValueRef slot_lse(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef x,
+static LLVMValueRef slot_lse(pass_emit *e, const st_req *t, LLVMValueRef s, LLVMValueRef x,
                              LLVMValueRef ok) {
   LLVMTypeRef w = wtype(e, t->dtype);
   LLVMValueRef m = field(e, s, 0), sum = field(e, s, 1);
@@ -465,7 +467,7 @@ static LLVMValueRef slot_lse(pass_emit *e, const rj_tensor *t, LLVMValueRef s, L
 /* logsumexp, a round of n elements: M = max(m, x...), s' = s exp(m - M) + sum exp(x - M), one exp
  * per element and none of the per-element selects; an infinite M is handled apart (-inf: the
  * shift 0 keeps every exp 0; +inf: s' = 1, the result being +inf) */
-static LLVMValueRef round_lse(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef *x,
+static LLVMValueRef round_lse(pass_emit *e, const st_req *t, LLVMValueRef s, LLVMValueRef *x,
                               LLVMValueRef *ok, int n) {
   LLVMTypeRef w = wtype(e, t->dtype);
   LLVMValueRef m = field(e, s, 0), ninf = real(e, t->dtype, -__builtin_inf());
@@ -493,7 +495,7 @@ static LLVMValueRef round_lse(pass_emit *e, const rj_tensor *t, LLVMValueRef s, 
   return make(e, t, f, 2);
 }
 
-LLVMValueRef st_slot_fold_round(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef *x,
+LLVMValueRef st_slot_fold_round(pass_emit *e, const st_req *t, LLVMValueRef s, LLVMValueRef *x,
                                 LLVMValueRef *idx, LLVMValueRef *ok, int n) {
   if (t->op == RJ_OP_LOGSUMEXP && n > 1 && n <= 64) return round_lse(e, t, s, x, ok, n);
   for (int i = 0; i < n; i++)
@@ -501,7 +503,7 @@ LLVMValueRef st_slot_fold_round(pass_emit *e, const rj_tensor *t, LLVMValueRef s
   return s;
 }
 
-LLVMValueRef st_slot_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef x,
+LLVMValueRef st_slot_fold(pass_emit *e, const st_req *t, LLVMValueRef s, LLVMValueRef x,
                           LLVMValueRef idx, LLVMValueRef ok) {
   if (!st_is(t->op)) { /* op custom: the element's state combined in, index order kept */
     LLVMValueRef xs = st_elem(e, t, x, idx);
@@ -515,7 +517,7 @@ LLVMValueRef st_slot_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVM
 
 /* var / std: b's sums moved to a's shift, d = kb - ka: s1 + nb d, s2 + d (2 s1b + nb d); no
  * division (k's are elements of one output: d is small beside them) */
-LLVMValueRef st_slot_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
+LLVMValueRef st_slot_combine(pass_emit *e, const st_req *t, LLVMValueRef a, LLVMValueRef b) {
   if (!welford(t->op)) return st_combine(e, t, a, b);
   LLVMTypeRef w = wtype(e, t->dtype);
   LLVMValueRef na = field(e, a, 0), nb = field(e, b, 0);
@@ -537,7 +539,7 @@ LLVMValueRef st_slot_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, L
 }
 
 /* var / std: (n, k + s1 / n, max(0, s2 - s1 * s1 / n)); an empty slot is the identity */
-LLVMValueRef st_slot_state(pass_emit *e, const rj_tensor *t, LLVMValueRef s) {
+LLVMValueRef st_slot_state(pass_emit *e, const st_req *t, LLVMValueRef s) {
   if (!welford(t->op)) return s;
   LLVMTypeRef w = wtype(e, t->dtype);
   LLVMValueRef n = field(e, s, 0), s1 = field(e, s, 2);
@@ -567,14 +569,14 @@ LLVMValueRef st_shfl_bfly(pass_emit *e, LLVMValueRef v, LLVMValueRef mm, int lan
   return v;
 }
 
-LLVMValueRef st_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
+LLVMValueRef st_bfly_tree(pass_emit *e, const st_req *t, LLVMValueRef v, LLVMValueRef mm,
                           const int *masks, int n, int width) {
   for (int i = 0; i < n; i++)
     v = st_combine(e, t, v, st_shfl_bfly(e, v, mm, masks[i], width));
   return v;
 }
 
-LLVMValueRef st_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s) {
+LLVMValueRef st_finish(pass_emit *e, const st_req *t, LLVMValueRef s) {
   if (t->op == RJ_OP_CUSTOM) return cst_finish(e, t, s);
   if (st_indexed(t->op)) return field(e, s, 1);
   LLVMTypeRef w = wtype(e, t->dtype);
@@ -610,23 +612,23 @@ LLVMValueRef st_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p) {
 }
 
 bool st_tile_on(const rj_tile *t) {
-  rj_tensor s = st_of_tile(t);
+  st_req s = st_of_tile(t);
   return st_on(&s);
 }
 
 LLVMTypeRef st_tile_acc_type(pass_emit *e, const rj_tile *t) {
-  rj_tensor s = st_of_tile(t);
+  st_req s = st_of_tile(t);
   return st_on(&s) ? st_type(e, &s) : pass_acc_type(e, t->dtype);
 }
 
 LLVMValueRef st_tile_identity(pass_emit *e, const rj_tile *t) {
-  rj_tensor s = st_of_tile(t);
+  st_req s = st_of_tile(t);
   return st_on(&s) ? st_identity(e, &s) : pass_identity(e, t->op, t->dtype);
 }
 
 LLVMValueRef st_tile_fold(pass_emit *e, const rj_tile *t, LLVMValueRef acc, LLVMValueRef x,
                           LLVMValueRef idx) {
-  rj_tensor s = st_of_tile(t);
+  st_req s = st_of_tile(t);
   if (!st_on(&s)) return pass_fold(e, t->op, t->dtype, t->nan, acc, x);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
   bool want = st_wants_index(&s);
@@ -639,7 +641,7 @@ LLVMValueRef st_tile_fold(pass_emit *e, const rj_tile *t, LLVMValueRef acc, LLVM
  * coset's lanes in lane order (a non-commutative combine reduced in index order). */
 static LLVMValueRef ordered_tree(pass_emit *e, const rj_tile *t, LLVMValueRef v, LLVMValueRef mm,
                                  const int *masks, int n, int width) {
-  rj_tensor s = st_of_tile(t);
+  st_req s = st_of_tile(t);
   bool state = st_on(&s);
   LLVMValueRef lane = LLVMBuildAnd(e->B, pass_tid_x(e), pass_i32(e, 31), "");
   for (int i = 0; i < n; i++) {
@@ -655,7 +657,7 @@ static LLVMValueRef ordered_tree(pass_emit *e, const rj_tile *t, LLVMValueRef v,
 
 LLVMValueRef st_tile_tree(pass_emit *e, const rj_tile *t, LLVMValueRef v, LLVMValueRef mm,
                           const int *masks, int n, int width) {
-  rj_tensor s = st_of_tile(t);
+  st_req s = st_of_tile(t);
   if (t->op == RJ_OP_CUSTOM && !t->combine.commutative)
     return ordered_tree(e, t, v, mm, masks, n, width);
   if (!st_on(&s)) return pass_bfly_tree(e, t->op, t->dtype, t->nan, v, mm, masks, n, width);

@@ -14,7 +14,7 @@
  *                    inf or nan when n <= correction), std its square root.
  *   logsumexp        {W m, W s}; one exp per combine (the smaller max's sum is scaled); result
  *                    m + log(s): -inf for -inf rows (and empty ones), +inf when an element is.
- *   custom           the caller's state (rj_tensor.combine_*): a literal struct of its fields, or
+ *   custom           the caller's state (rj_combine): a literal struct of its fields, or
  *                    {T} for an f16 / bf16 scalar state; element states, combines and the result
  *                    are calls of PASS_CUSTOM_LIFT / _COMBINE / _FINISH (or field selection),
  *                    linked to the caller's functions in the compiler (jit/combine.c).
@@ -29,25 +29,34 @@
    PASS_OP(RJ_OP_LOGSUMEXP))
 
 bool st_is(rj_op op); /* a state op */
-/* A tile request as a tensor's (op dtype nan accum correction and the combine): the tile
- * variants fold the same states; kinds subgroup (the primitive's op, RJ_OP_SUM for one without;
- * correction and the combine) and treduce (op dtype nan accum and the combine) alike. */
-rj_tensor st_of_tile(const rj_tile *t);
-rj_tensor st_of_subgroup(const rj_subgroup *g);
-rj_tensor st_of_treduce(const rj_treduce *t);
+/* What the state code reads of a request, whatever its kind: op, dtype, nan, correction and op
+ * custom's combine (a pointer into the request; NULL where there is none).  Kind subgroup: the
+ * primitive's op (RJ_OP_SUM for one without), nan propagate; kind treduce: correction (it has
+ * no var / std), 0. */
+typedef struct st_req {
+  rj_op op;
+  rj_dtype dtype;
+  rj_nan nan;
+  int correction;
+  const rj_combine *combine;
+} st_req;
+st_req st_of_tensor(const rj_tensor *t);
+st_req st_of_tile(const rj_tile *t);
+st_req st_of_subgroup(const rj_subgroup *g);
+st_req st_of_treduce(const rj_treduce *t);
 bool st_indexed(rj_op op); /* argmax / argmin: folds need each element's index */
 /* t's accumulator is a state: a state op, or op custom with a struct state (or an f16 / bf16
  * input, whose scalar state is held as a struct of one field). */
-bool st_on(const rj_tensor *t);
+bool st_on(const st_req *t);
 /* t's element states take each element's index: argmax / argmin, op custom's lift. */
-bool st_wants_index(const rj_tensor *t);
+bool st_wants_index(const st_req *t);
 /* Bytes of one state, at most (workspace sizing). */
-int st_bytes(const rj_tensor *t);
-LLVMTypeRef st_type(pass_emit *e, const rj_tensor *t);
-LLVMValueRef st_identity(pass_emit *e, const rj_tensor *t);
+int st_bytes(const st_req *t);
+LLVMTypeRef st_type(pass_emit *e, const st_req *t);
+LLVMValueRef st_identity(pass_emit *e, const st_req *t);
 /* The state of one element x (acc type) at index idx (i64; NULL unless st_indexed). */
-LLVMValueRef st_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef idx);
-LLVMValueRef st_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef st_elem(pass_emit *e, const st_req *t, LLVMValueRef x, LLVMValueRef idx);
+LLVMValueRef st_combine(pass_emit *e, const st_req *t, LLVMValueRef a, LLVMValueRef b);
 /* shfl.sync.bfly of a state, field by field (64-bit fields as two 32-bit shuffles). */
 LLVMValueRef st_shfl_bfly(pass_emit *e, LLVMValueRef v, LLVMValueRef mm, int lanemask, int width);
 /* A thread's slot: what one accumulator of a tensor kernel folds its elements into, one at a time
@@ -62,24 +71,24 @@ LLVMValueRef st_shfl_bfly(pass_emit *e, LLVMValueRef v, LLVMValueRef mm, int lan
  *                    round (st_slot_fold_round) takes its max first, then exp(x - max) each.
  *   custom           the state; each element's st_elem is combined in (st_combine), in order.
  * Under nan "ignore" a NaN element is skipped; ok (i1, or NULL: true) skips the element too. */
-LLVMTypeRef st_slot_type(pass_emit *e, const rj_tensor *t);
-LLVMValueRef st_slot_identity(pass_emit *e, const rj_tensor *t);
-LLVMValueRef st_slot_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef x,
+LLVMTypeRef st_slot_type(pass_emit *e, const st_req *t);
+LLVMValueRef st_slot_identity(pass_emit *e, const st_req *t);
+LLVMValueRef st_slot_fold(pass_emit *e, const st_req *t, LLVMValueRef s, LLVMValueRef x,
                           LLVMValueRef idx, LLVMValueRef ok);
-LLVMValueRef st_slot_state(pass_emit *e, const rj_tensor *t, LLVMValueRef s);
+LLVMValueRef st_slot_state(pass_emit *e, const st_req *t, LLVMValueRef s);
 /* A round of n elements x[0 .. n) of one slot at once (in index order; idx[i] as st_slot_fold's,
  * idx NULL when not st_indexed; ok[i] as its ok, NULL entries true).  logsumexp: the round's max
  * first, then one exp per element ("online softmax"); the others: st_slot_fold in turn. */
-LLVMValueRef st_slot_fold_round(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef *x,
+LLVMValueRef st_slot_fold_round(pass_emit *e, const st_req *t, LLVMValueRef s, LLVMValueRef *x,
                                 LLVMValueRef *idx, LLVMValueRef *ok, int n);
 /* Two slots of one output as one (var / std: b's sums moved to a's shift; the others:
  * st_combine), so that slots fold into one before their single st_slot_state. */
-LLVMValueRef st_slot_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef st_slot_combine(pass_emit *e, const st_req *t, LLVMValueRef a, LLVMValueRef b);
 /* The butterfly tree v = combine(v, st_shfl_bfly(v, m)) for each m in masks, in order. */
-LLVMValueRef st_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
+LLVMValueRef st_bfly_tree(pass_emit *e, const st_req *t, LLVMValueRef v, LLVMValueRef mm,
                           const int *masks, int n, int width);
 /* The result in the storage type of ir_op_result (argmax: the i64 index). */
-LLVMValueRef st_finish(pass_emit *e, const rj_tensor *t, LLVMValueRef s);
+LLVMValueRef st_finish(pass_emit *e, const st_req *t, LLVMValueRef s);
 /* A volatile load of a state, field by field. */
 LLVMValueRef st_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p);
 

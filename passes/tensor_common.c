@@ -70,7 +70,8 @@ LLVMValueRef tns_ctaid(pass_emit *e) {
 }
 
 rj_dtype tns_acc_dtype(const rj_tensor *t) {
-  return t->acc_f64 && !st_on(t) ? RJ_F64 : t->dtype;
+  st_req s = st_of_tensor(t);
+  return t->acc_f64 && !st_on(&s) ? RJ_F64 : t->dtype;
 }
 
 /* an element (t->dtype's acc type) in the accumulator's */
@@ -108,15 +109,19 @@ static LLVMValueRef narrow(pass_emit *e, const rj_tensor *t, LLVMValueRef v) {
 }
 
 LLVMTypeRef tns_acc_type(pass_emit *e, const rj_tensor *t) {
-  return st_on(t) ? st_type(e, t) : pass_acc_type(e, tns_acc_dtype(t));
+  st_req s = st_of_tensor(t);
+  return st_on(&s) ? st_type(e, &s) : pass_acc_type(e, tns_acc_dtype(t));
 }
 
 LLVMValueRef tns_identity(pass_emit *e, const rj_tensor *t) {
-  return st_on(t) ? st_identity(e, t) : pass_identity(e, t->op, tns_acc_dtype(t));
+  st_req s = st_of_tensor(t);
+  return st_on(&s) ? st_identity(e, &s) : pass_identity(e, t->op, tns_acc_dtype(t));
 }
 
 LLVMValueRef tns_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b) {
-  return st_on(t) ? st_combine(e, t, a, b) : pass_combine(e, t->op, tns_acc_dtype(t), t->nan, a, b);
+  st_req s = st_of_tensor(t);
+  if (st_on(&s)) return st_combine(e, &s, a, b);
+  return pass_combine(e, t->op, tns_acc_dtype(t), t->nan, a, b);
 }
 
 LLVMValueRef tns_mean(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef n) {
@@ -125,47 +130,54 @@ LLVMValueRef tns_mean(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValu
 
 LLVMValueRef tns_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
                            const int *masks, int n, int width) {
-  if (!st_on(t)) return pass_bfly_tree(e, t->op, tns_acc_dtype(t), t->nan, v, mm, masks, n, width);
-  return st_bfly_tree(e, t, v, mm, masks, n, width);
+  st_req s = st_of_tensor(t);
+  if (!st_on(&s)) return pass_bfly_tree(e, t->op, tns_acc_dtype(t), t->nan, v, mm, masks, n, width);
+  return st_bfly_tree(e, &s, v, mm, masks, n, width);
 }
 
 LLVMValueRef tns_elem_idx(pass_emit *e, const rj_tensor *t, LLVMValueRef base, LLVMValueRef off) {
-  if (!st_wants_index(t)) return NULL;
+  st_req s = st_of_tensor(t);
+  if (!st_wants_index(&s)) return NULL;
   return base ? LLVMBuildAdd(e->B, base, off, "") : off;
 }
 
 void tns_fold_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x,
                    LLVMValueRef idx, LLVMValueRef ok) {
-  if (!st_on(t)) {
+  st_req r = st_of_tensor(t);
+  if (!st_on(&r)) {
     tns_acc_fold(e, t, acc, ok ? tns_or_identity(e, t, ok, x) : x);
     return;
   }
-  LLVMValueRef s = LLVMBuildLoad2(e->B, st_slot_type(e, t), acc, "");
-  LLVMBuildStore(e->B, st_slot_fold(e, t, s, x, idx, ok), acc);
+  LLVMValueRef s = LLVMBuildLoad2(e->B, st_slot_type(e, &r), acc, "");
+  LLVMBuildStore(e->B, st_slot_fold(e, &r, s, x, idx, ok), acc);
 }
 
 void tns_fold_round(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef *x,
                     LLVMValueRef *idx, LLVMValueRef *ok, int n) {
-  LLVMValueRef s = LLVMBuildLoad2(e->B, st_slot_type(e, t), acc, "");
-  LLVMBuildStore(e->B, st_slot_fold_round(e, t, s, x, idx, ok, n), acc);
+  st_req r = st_of_tensor(t);
+  LLVMValueRef s = LLVMBuildLoad2(e->B, st_slot_type(e, &r), acc, "");
+  LLVMBuildStore(e->B, st_slot_fold_round(e, &r, s, x, idx, ok, n), acc);
 }
 
 void tns_acc_init(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
   bool st = st_is(t->op);
+  st_req r = st_of_tensor(t);
   for (int i = 0; i < n; i++) {
-    acc[i] = pass_entry_alloca(e, st ? st_slot_type(e, t) : tns_acc_type(e, t), "acc");
-    LLVMBuildStore(e->B, st ? st_slot_identity(e, t) : tns_identity(e, t), acc[i]);
+    acc[i] = pass_entry_alloca(e, st ? st_slot_type(e, &r) : tns_acc_type(e, t), "acc");
+    LLVMBuildStore(e->B, st ? st_slot_identity(e, &r) : tns_identity(e, t), acc[i]);
   }
 }
 
 LLVMValueRef tns_acc_value(pass_emit *e, const rj_tensor *t, LLVMValueRef acc) {
   if (!st_is(t->op)) return LLVMBuildLoad2(e->B, tns_acc_type(e, t), acc, "");
-  return st_slot_state(e, t, LLVMBuildLoad2(e->B, st_slot_type(e, t), acc, ""));
+  st_req r = st_of_tensor(t);
+  return st_slot_state(e, &r, LLVMBuildLoad2(e->B, st_slot_type(e, &r), acc, ""));
 }
 
 LLVMValueRef tns_acc_as_state(pass_emit *e, const rj_tensor *t, LLVMValueRef acc) {
-  if (!st_is(t->op) || st_slot_type(e, t) == st_type(e, t)) return acc;
-  return pass_entry_alloca(e, st_type(e, t), "state");
+  st_req r = st_of_tensor(t);
+  if (!st_is(t->op) || st_slot_type(e, &r) == st_type(e, &r)) return acc;
+  return pass_entry_alloca(e, st_type(e, &r), "state");
 }
 
 void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueRef x) {
@@ -176,13 +188,14 @@ void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueR
 LLVMValueRef tns_acc_total(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
   LLVMValueRef v[64];
   bool st = st_is(t->op);
+  st_req r = st_of_tensor(t);
   for (int i = 0; i < n; i++)
-    v[i] = st ? LLVMBuildLoad2(e->B, st_slot_type(e, t), acc[i], "")
+    v[i] = st ? LLVMBuildLoad2(e->B, st_slot_type(e, &r), acc[i], "")
               : LLVMBuildLoad2(e->B, tns_acc_type(e, t), acc[i], "");
   for (int w = 1; w < n; w *= 2)
     for (int i = 0; i + w < n; i += 2 * w)
-      v[i] = st ? st_slot_combine(e, t, v[i], v[i + w]) : tns_combine(e, t, v[i], v[i + w]);
-  return st ? st_slot_state(e, t, v[0]) : v[0];
+      v[i] = st ? st_slot_combine(e, &r, v[i], v[i + w]) : tns_combine(e, t, v[i], v[i + w]);
+  return st ? st_slot_state(e, &r, v[0]) : v[0];
 }
 
 LLVMValueRef tns_or_identity(pass_emit *e, const rj_tensor *t, LLVMValueRef ok, LLVMValueRef x) {
@@ -233,13 +246,14 @@ LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LL
 
 void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef idx64,
                LLVMValueRef v) {
-  if (st_on(t)) {                             /* no accum (validation refuses it) */
+  st_req r = st_of_tensor(t);
+  if (st_on(&r)) {                            /* no accum (validation refuses it) */
     if (e->values_dst && st_indexed(t->op)) { /* the extreme value too, in the input dtype */
       LLVMValueRef x = pass_from_acc(e, LLVMBuildExtractValue(e->B, v, 0, ""), t->dtype);
       LLVMValueRef sx = LLVMBuildStore(e->B, x, pass_gep(e, LLVMTypeOf(x), e->values_dst, idx64));
       LLVMSetAlignment(sx, (unsigned)ir_dtype(t->dtype)->bytes);
     }
-    v = st_finish(e, t, v);
+    v = st_finish(e, &r, v);
     LLVMValueRef st = LLVMBuildStore(e->B, v, pass_gep(e, LLVMTypeOf(v), dst, idx64));
     LLVMSetAlignment(st, (unsigned)ir_dtype(ir_tensor_result(t))->bytes);
     return;
@@ -344,6 +358,7 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
                      LLVMValueRef len, LLVMValueRef lane, LLVMValueRef idx0, LLVMValueRef *acc) {
   LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
   int64_t bytes = ir_dtype(t->dtype)->bytes;
+  st_req r = st_of_tensor(t);
   /* head: elements before the first 16-byte boundary */
   LLVMValueRef addr = LLVMBuildPtrToInt(e->B, base, i64, "");
   LLVMValueRef mis =
@@ -381,7 +396,7 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
     for (int u = 0; u < U; u++)
       for (int k = 0; k < vec; k++) {
         LLVMValueRef ix = NULL; /* the element's index in the row (indexed ops only) */
-        if (st_wants_index(t)) {
+        if (st_wants_index(&r)) {
           LLVMValueRef iv = LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * G), "");
           ix = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, iv, tns_i64(e, vec), ""), "");
           ix = tns_elem_idx(e, t, idx0, LLVMBuildAdd(e->B, ix, tns_i64(e, k), ""));

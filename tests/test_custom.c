@@ -842,7 +842,7 @@ END_TEST
 
 /* Requests parsed more than 32 distinct texts ago: every call refuses them naming combine.ir
  * (their text is gone; nothing reads it), and one pointed at the caller's own text with
- * combine_text 0 is taken again. */
+ * combine.text 0 is taken again. */
 static void stale_requests_are_refused(rj_ctx *ctx, rj_request *recent, int n) {
   const char *want = "combine.ir: the text this request was parsed with is no longer kept";
   rj_request *stale = &recent[n - 33], *kept = &recent[n - 1];

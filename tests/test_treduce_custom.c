@@ -274,8 +274,8 @@ START_TEST(struct_refusals) {
 END_TEST
 
 /* A group's struct state becomes the request's; the destination is checked against the output's
- * element size (f64 here, from f32 sources); a group of the size before the struct state (V5)
- * has a scalar state, whatever lies past it. */
+ * element size (f64 here, from f32 sources); a group of 0.1's size before the struct state is
+ * refused, naming struct_size. */
 START_TEST(struct_group) {
   static rj_treduce_buf bufs[3];
   rj_treduce_group g;

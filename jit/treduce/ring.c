@@ -331,7 +331,7 @@ static void hop_request(const ring_call *rc, const hop *h, const uint64_t *mine,
   st->tile[0] = 1;
   st->tile[1] = any % 16 ? 1 : 16 / rc->rg->bytes;
   if (t->op == RJ_OP_MEAN) st->mean_count = t->ranks; /* the last hop divides by every rank */
-  st->combine = t->combine; /* op custom: the combine (none otherwise) */
+  st->combine = t->combine;                           /* op custom: the combine (none otherwise) */
 }
 
 /* Step 3: each hop's sources (under accum, hop 0 reads the destination's old value first) and

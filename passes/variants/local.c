@@ -515,7 +515,7 @@ static void finish_slot(pass_emit *e, const rj_tile *t, const pass_tile_args *a,
   else
     acc = st_tile_tree(e, t, acc, pass_i32(e, -1), p->masks, p->nmask, 32);
   bool state = st_tile_on(t);
-  rj_tensor st = st_of_tile(t);
+  st_req st = st_of_tile(t);
   if (!state) acc = pass_mean(e, t->op, t->dtype, acc, pass_i32(e, f.reduce_len));
   if (state) ty = pass_type(e, ir_tile_result(t));
   LLVMValueRef dptr = pass_gep(e, ty, a->dst, jd);
@@ -547,7 +547,7 @@ typedef struct index_table {
 static bool make_index_table(pass_emit *e, const rj_tile *t, const pass_tile_args *a, const plan *p,
                              index_table *ix) {
   ix->tab = ix->row = NULL;
-  rj_tensor st = st_of_tile(t);
+  st_req st = st_of_tile(t);
   if (!st_wants_index(&st)) return true;
   ir_tile_shape f;
   ir_tile_facts(t, &f);

@@ -70,7 +70,7 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
   int64_t b = ir_dtype(t->dtype)->bytes, acc = t->dtype == RJ_F16 || t->dtype == RJ_BF16 ? 4 : b;
   int64_t bd = ir_dtype(ir_tile_result(t))->bytes;
   if (st_tile_on(t)) {
-    rj_tensor st = st_of_tile(t);
+    st_req st = st_of_tile(t);
     acc = st_bytes(&st);
   }
   int64_t bytes = IR_ALIGN16(ir_numel(&t->src) * b) + IR_ALIGN16(ir_numel(&t->dst) * bd) +
@@ -155,7 +155,7 @@ static void store(pass_emit *e, const rj_tile *t, const pass_tile_args *a, LLVMV
   for (int d = 0; d < RJ_MAX_DIMS; d++)
     all[d] = true;
   if (st_tile_on(t)) { /* no accum (validated) */
-    rj_tensor s = st_of_tile(t);
+    st_req s = st_of_tile(t);
     LLVMTypeRef rty = pass_type(e, ir_tile_result(t));
     LLVMValueRef ptr = pass_gep(e, rty, a->dst, pass_region_offset(e, &t->dst, all, spa, true));
     LLVMBuildStore(e->B, st_finish(e, &s, v), ptr);

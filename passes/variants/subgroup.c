@@ -110,7 +110,7 @@ static LLVMValueRef shfl_state(pass_emit *e, pass_shfl_mode m, LLVMValueRef s, L
  * index, or the input's dtype).  NaN propagates. */
 static LLVMValueRef reduce_state(pass_emit *e, rj_op op, bool all, rj_dtype t, int k,
                                  int correction, LLVMValueRef v) {
-  rj_tensor st = {.op = op, .dtype = t, .nan = RJ_NAN_PROPAGATE, .correction = correction};
+  st_req st = {op, t, RJ_NAN_PROPAGATE, correction, NULL};
   LLVMValueRef idx = NULL;
   if (st_indexed(op))
     idx = LLVMBuildZExt(e->B, LLVMBuildAnd(e->B, pass_lane_id(e), pass_i32(e, (1 << k) - 1), ""),
@@ -133,7 +133,7 @@ static LLVMValueRef reduce_state(pass_emit *e, rj_op op, bool all, rj_dtype t, i
  * group ends with its lanes in order: the lanes at multiples of 2^(i+1) hold contiguous runs),
  * reduce_all_custom the ordered butterfly (the lane with the mask's bit set takes the partner's
  * value first). */
-static LLVMValueRef reduce_custom(pass_emit *e, const rj_tensor *st, bool all, rj_dtype t, int k,
+static LLVMValueRef reduce_custom(pass_emit *e, const st_req *st, bool all, rj_dtype t, int k,
                                   bool commutative, LLVMValueRef v) {
   LLVMValueRef lane = all && !commutative ? pass_lane_id(e) : NULL;
   if (st) {
@@ -266,10 +266,10 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     arg = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, table, pass_lane_id(e)), "index");
   }
   LLVMValueRef y = NULL;
-  rj_tensor st = st_of_subgroup(g); /* op custom's struct state (combine.nfields > 0) */
+  st_req st = st_of_subgroup(g); /* op custom's struct state (combine.nfields > 0) */
   bool all = false, custom = ir_primitive_op(g->primitive, &all) == RJ_OP_CUSTOM;
   rj_status s = RJ_OK;
-  if (custom && st.combine.nfields > 0)
+  if (custom && st.combine->nfields > 0)
     y = reduce_custom(e, &st, all, g->dtype, g->log2_size, g->combine.commutative != 0, x);
   else if (custom)
     s = pass_subgroup_custom(e, g->primitive, g->dtype, g->log2_size, g->combine.commutative != 0,

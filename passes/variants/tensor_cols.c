@@ -41,7 +41,8 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, cols_plan 
   p->OS = n == 3 ? v->stride[0] : 0;
   int vec = tns_vec(t->dtype);
   bool vok = p->KS == 1 && p->RS % vec == 0 && p->OS % vec == 0 && p->K >= vec;
-  if (st_on(t) && 256 * vec * st_bytes(t) > 32768) vok = false; /* rj_cols: <= 32 KiB shared */
+  st_req sr = st_of_tensor(t);
+  if (st_on(&sr) && 256 * vec * st_bytes(&sr) > 32768) vok = false; /* rj_cols: <= 32 KiB shared */
   p->vec = vok ? vec : 1;
   int64_t ncv = (p->K + p->vec - 1) / p->vec;
   int64_t bxmax = tns_pow2(ncv);
@@ -50,7 +51,7 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, cols_plan 
   p->T = 256;
   p->U = 4;
   int64_t wave = (int64_t)sms * (65536 / TNS_REGS / p->T);
-  int64_t most_parts = st_on(t) ? ((int64_t)8 << 24) / st_bytes(t) : (int64_t)1 << 24;
+  int64_t most_parts = st_on(&sr) ? ((int64_t)8 << 24) / st_bytes(&sr) : (int64_t)1 << 24;
   for (int64_t bx = bxmax;; bx /= 2) {
     p->BX = (int)bx;
     p->BY = p->T / p->BX;
@@ -146,6 +147,7 @@ static void load_row(pass_emit *e, const rj_tensor *t, const cols_plan *p, const
                      LLVMValueRef rowbase, LLVMValueRef k0, bool fast, LLVMValueRef r,
                      LLVMValueRef *x) {
   LLVMTypeRef ty = pass_type(e, t->dtype);
+  st_req sr = st_of_tensor(t);
   LLVMValueRef ptr = pass_gep(e, ty, rowbase, LLVMBuildMul(e->B, r, z->RS, ""));
   if (fast) {
     tns_load_vec(e, t, pass_gep(e, ty, ptr, k0), p->vec, x);
@@ -157,7 +159,7 @@ static void load_row(pass_emit *e, const rj_tensor *t, const cols_plan *p, const
     LLVMValueRef cc =
         LLVMBuildSelect(e->B, in, col, LLVMBuildSub(e->B, z->K, tns_i64(e, 1), ""), "");
     LLVMValueRef v = tns_load(e, t, pass_gep(e, ty, ptr, LLVMBuildMul(e->B, cc, z->KS, "")));
-    x[k] = st_on(t) ? v : tns_or_identity(e, t, in, v); /* (states: never stored) */
+    x[k] = st_on(&sr) ? v : tns_or_identity(e, t, in, v); /* (states: never stored) */
   }
 }
 
@@ -168,6 +170,7 @@ static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, cons
                       LLVMValueRef rowbase, LLVMValueRef k0, bool fast, LLVMValueRef first,
                       LLVMValueRef rend, int U, LLVMValueRef *acc) {
   LLVMValueRef lastr = LLVMBuildSub(e->B, rend, tns_i64(e, 1), "");
+  st_req sr = st_of_tensor(t);
   pass_loop l1;
   pass_loop_begin(e, &l1, first, rend, tns_i64(e, (int64_t)U * p->BY));
   LLVMValueRef x[TNS_U][16], ok[TNS_U];
@@ -186,7 +189,7 @@ static void row_loops(pass_emit *e, const rj_tensor *t, const cols_plan *p, cons
   } else {
     for (int u = 0; u < U; u++) {
       LLVMValueRef ix = NULL; /* the row: the element's index (indexed ops only) */
-      if (st_wants_index(t))
+      if (st_wants_index(&sr))
         ix = tns_elem_idx(e, t, NULL, LLVMBuildAdd(e->B, l1.i, tns_i64(e, (int64_t)u * p->BY), ""));
       for (int k = 0; k < p->vec; k++)
         tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);

@@ -136,7 +136,7 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
 typedef struct tr_slots {
   const rj_treduce *t;
   const LLVMValueRef *soff;
-  const rj_tensor *st; /* op custom with a struct state: its fields (NULL: a scalar fold) */
+  const st_req *st; /* op custom with a struct state: its fields (NULL: a scalar fold) */
   LLVMValueRef pos;
 } tr_slots;
 
@@ -166,7 +166,7 @@ static void fold_slots(pass_emit *e, const void *cx, const LLVMValueRef *x, LLVM
 
 /* The result of slot acc: a struct state's field combine.result or finish(S), else the mean (the
  * other ops: acc); and that result as stored (the dtype; op custom: already it). */
-static LLVMValueRef result_of(pass_emit *e, const rj_treduce *t, const rj_tensor *st,
+static LLVMValueRef result_of(pass_emit *e, const rj_treduce *t, const st_req *st,
                               LLVMValueRef acc) {
   if (st) return st_finish(e, st, acc);
   return pass_mean(e, t->op, t->dtype, acc, pass_i64(e, ir_treduce_mean_count(t)));
@@ -280,7 +280,7 @@ static void slot_offsets(pass_emit *e, const ir_treduce_geom *g, int T, LLVMType
 
 /* acc[] = the op's identity, folded with the destination's old values (accum), then with each
  * rank's slots in fold order: from the table tab (many ranks), or unrolled from src[]. */
-static void fold_ranks(pass_emit *e, const rj_treduce *t, const rj_tensor *st, LLVMValueRef dst,
+static void fold_ranks(pass_emit *e, const rj_treduce *t, const st_req *st, LLVMValueRef dst,
                        const LLVMValueRef *src, LLVMValueRef tab, const LLVMValueRef *soff,
                        const LLVMValueRef *doff, LLVMValueRef *acc) {
   int N = t->ranks;
@@ -346,7 +346,7 @@ static LLVMValueRef rank_sources(pass_emit *e, const rj_treduce *t, LLVMValueRef
 }
 
 /* Each valid slot's result (a struct state's field result, or finish) into dst[off], of type ty. */
-static void store_slots(pass_emit *e, const rj_treduce *t, const rj_tensor *st, LLVMTypeRef ty,
+static void store_slots(pass_emit *e, const rj_treduce *t, const st_req *st, LLVMTypeRef ty,
                         LLVMValueRef dst, const LLVMValueRef *valid, const LLVMValueRef *off,
                         const LLVMValueRef *acc) {
   for (int s = 0; s < TR_SLOTS; s++) {
@@ -364,8 +364,8 @@ static void store_slots(pass_emit *e, const rj_treduce *t, const rj_tensor *st, 
 static rj_status dyn_kernel(pass_emit *e, const rj_treduce *t) {
   int N = t->ranks, T = (int)e->plan->block[0];
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), ty = pass_type(e, ir_treduce_result(t));
-  rj_tensor view = st_of_treduce(t);
-  const rj_tensor *st = t->op == RJ_OP_CUSTOM && t->combine.nfields ? &view : NULL;
+  st_req view = st_of_treduce(t);
+  const st_req *st = t->op == RJ_OP_CUSTOM && t->combine.nfields ? &view : NULL;
   declare_kernel(e, N, 1);
   memcpy(e->grid, e->plan->grid, sizeof e->grid);
   memcpy(e->block, e->plan->block, sizeof e->block);
@@ -422,8 +422,8 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   e->block[0] = (unsigned)T;
   e->grid[0] = (unsigned)(W < TR_MAX_GRID ? W : TR_MAX_GRID);
   LLVMTypeRef ty = pass_type(e, ir_treduce_result(t)); /* the destination's */
-  rj_tensor view = st_of_treduce(t);
-  const rj_tensor *st = t->op == RJ_OP_CUSTOM && t->combine.nfields ? &view : NULL;
+  st_req view = st_of_treduce(t);
+  const st_req *st = t->op == RJ_OP_CUSTOM && t->combine.nfields ? &view : NULL;
   /* index type for positions inside a chunk */
   bool narrow = g.TR * g.TC + (int64_t)T * TR_SLOTS < ((int64_t)1 << 31);
   LLVMTypeRef ity = narrow ? i32 : i64;

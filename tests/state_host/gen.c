@@ -40,7 +40,7 @@ static void host_intrinsics(void) {
  * (indices base + i) in order into two slots from their identity, even indices into one and odd
  * into the other (as a vector's lanes), with ok false where skip[i] is set, and stores
  * st_slot_state of their st_slot_combine. */
-static void build_tfold(const char *name, const rj_tensor *t, int d) {
+static void build_tfold(const char *name, const st_req *t, int d) {
   LLVMTypeRef ptr = LLVMPointerTypeInContext(E.C, 0), i64 = LLVMInt64TypeInContext(E.C);
   LLVMTypeRef dbl = LLVMDoubleTypeInContext(E.C), i8 = LLVMInt8TypeInContext(E.C);
   LLVMTypeRef p[5] = {ptr, ptr, i64, i64, ptr};
@@ -80,7 +80,7 @@ static void build_tfold(const char *name, const rj_tensor *t, int d) {
 }
 /* rfold_OP_DT_N(same arguments): x[0 .. n) in rounds of 4 into one slot (st_slot_fold_round; the
  * last round's missing elements re-read x[n - 1] with ok false), then st_slot_state. */
-static void build_rfold(const char *name, const rj_tensor *t, int d) {
+static void build_rfold(const char *name, const st_req *t, int d) {
   LLVMTypeRef ptr = LLVMPointerTypeInContext(E.C, 0), i64 = LLVMInt64TypeInContext(E.C);
   LLVMTypeRef dbl = LLVMDoubleTypeInContext(E.C), i8 = LLVMInt8TypeInContext(E.C);
   LLVMTypeRef p[5] = {ptr, ptr, i64, i64, ptr};
@@ -137,10 +137,10 @@ int main(int argc, char **argv) {
     for (int d = 0; d < 4; d++)
       for (int nan = 0; nan < 2; nan++) {
         if (d == 3 && o >= 2) continue;
-        rj_tensor t = {.op = ops[o],
-                       .dtype = dts[d],
-                       .nan = nan ? RJ_NAN_IGNORE : RJ_NAN_PROPAGATE,
-                       .correction = o == 5 ? 3 : 1};
+        st_req t = {.op = ops[o],
+                    .dtype = dts[d],
+                    .nan = nan ? RJ_NAN_IGNORE : RJ_NAN_PROPAGATE,
+                    .correction = o == 5 ? 3 : 1};
         LLVMTypeRef st = st_type(&E, &t);
         char nm[64];
         LLVMTypeRef p3[3] = {ptr, ptr, ptr};
