@@ -13,7 +13,7 @@ Printed: the median over the counted runs, in ms, as a markdown table; twice: wi
 own JIT cache as configured, and with CUDA_CACHE_DISABLE=1 (every PTX load pays the driver's JIT,
 so a system that loads a cubin stands apart).
 
-    REDJIT_LIBRARY=carry/libredjit.so.0 PYTHONPATH=tools/python python3 bench/fresh_process.py
+    REDJIT_LIBRARY=carry/libredjit.so.0.2 PYTHONPATH=tools/python python3 bench/fresh_process.py
 """
 import json
 import os

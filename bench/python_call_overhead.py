@@ -11,7 +11,7 @@ as the best of REPEATS runs of N calls (time.perf_counter around a loop of calls
 inside; the best run is the one least disturbed by other processes).
 
 Run (from the repository root, after a build):
-  REDJIT_LIBRARY=build/libredjit.so.0 PYTHONPATH=tools/python python3 bench/python_call_overhead.py
+  REDJIT_LIBRARY=build/libredjit.so.0.2 PYTHONPATH=tools/python python3 bench/python_call_overhead.py
 """
 import ctypes
 import os

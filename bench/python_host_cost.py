@@ -12,8 +12,8 @@ call (the launch included); a kernel slower than the host would show its own tim
 After timing, each case's redjit result is checked against torch's.
 
 Run on a GPU machine, from the repository root where scripts/carry.sh put the library:
-  REDJIT_LIBRARY=carry/libredjit.so.0 PYTHONPATH=tools/python python3 bench/python_host_cost.py
-(REDJIT_LIBRARY defaults to carry/libredjit.so.0, then build/libredjit.so.0, when unset.)  The
+  REDJIT_LIBRARY=carry/libredjit.so.0.2 PYTHONPATH=tools/python python3 bench/python_host_cost.py
+(REDJIT_LIBRARY defaults to carry/libredjit.so.0.2, then build/libredjit.so.0.2, when unset.)  The
 package imported is the first redjit on PYTHONPATH, then this tree's tools/python: pointing
 PYTHONPATH and REDJIT_LIBRARY at another checkout's measures that version with the same script.
 Environment: N (default 2000), REPEATS (default 15).
@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.append(os.path.join(REPO, "tools", "python"))
 if not os.environ.get("REDJIT_LIBRARY"):
-    for cand in ("carry/libredjit.so.0", "build/libredjit.so.0"):
+    for cand in ("carry/libredjit.so.0.2", "build/libredjit.so.0.2"):
         if os.path.exists(os.path.join(REPO, cand)):
             os.environ["REDJIT_LIBRARY"] = os.path.join(REPO, cand)
             break

@@ -17,7 +17,7 @@ torch's before timing: argmax / argmin exactly (the first index of ties), the ot
 relative 1e-4 (f32; a 2^28 sum within 1e-3).
 
 Run on a GPU machine from the repository root, after scripts/carry.sh on the build machine:
-  REDJIT_LIBRARY=carry/libredjit.so.0 PYTHONPATH=tools/python python3 bench/state_ops_peers.py
+  REDJIT_LIBRARY=carry/libredjit.so.0.2 PYTHONPATH=tools/python python3 bench/state_ops_peers.py
 Options: --shapes 1d24,1d28,rows,cols (a subset), --ops sum,argmax,... (a subset), --reps N
 (steady calls per rotation set, default 200), --dry (no GPU, no torch: compiles every redjit
 request of the run for sm_90 and prints the plan; what can be checked on a machine without one).
@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.append(os.path.join(REPO, "tools", "python"))
 if not os.environ.get("REDJIT_LIBRARY"):
-    for cand in ("carry/libredjit.so.0", "build/libredjit.so.0"):
+    for cand in ("carry/libredjit.so.0.2", "build/libredjit.so.0.2"):
         if os.path.exists(os.path.join(REPO, cand)):
             os.environ["REDJIT_LIBRARY"] = os.path.join(REPO, cand)
             break

@@ -4,7 +4,7 @@
  * f32 sum, root 0, shape [rows, cols], tile [64, cols], ping-pong; for each path asked, 20
  * warm-up calls, then CALLS timed (clock_gettime around each call), and the median and the 10th /
  * 90th percentiles printed as one JSON line per path.  Built against redjit.h only (it runs with
- * any libredjit.so.0 of the same ABI, e.g. to compare two builds: LD_LIBRARY_PATH).  ASYNC=1:
+ * any libredjit.so.0.2 of the same ABI, e.g. to compare two builds: LD_LIBRARY_PATH).  ASYNC=1:
  * the group's async flag on the legacy default stream, so a call only enqueues; the calls run
  * back to back and "per_call_us" is the whole loop (with its final wait) over CALLS.
  *   treduce_calls [RANKS=2] [ROWS=1] [COLS=1024] [CALLS=200] [PATHS=auto,peer,staged,split]

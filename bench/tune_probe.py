@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tensor tuning probe: one libredjit build's rj_reduce over the cases, do_bench (median, L2
 flushed, as bench/peers.py) next to a D2D copy of the same bytes, and the result checked against
-torch.  One process per build (each build is its own libredjit.so.0).  VARIANT=name forces a
+torch.  One process per build (each build is its own libredjit.so.0.2).  VARIANT=name forces a
 variant.  Usage: tune_probe.py LABEL LIBREDJIT cases.txt"""
 import os, sys, triton, torch
 sys.path.insert(0, __file__.rsplit("/", 1)[0])

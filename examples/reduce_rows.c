@@ -1,7 +1,10 @@
 /* A complete program on the C API (docs/C_API.md): sums the rows of a 1000 x 4096 f32 matrix.
  * It compiles the request and prints the kernel's variant, geometry and first PTX lines; with a
  * GPU it also reduces real data with rj_reduce and checks every row against the CPU.
- *   cc reduce_rows.c -I include -L build -lredjit -o reduce_rows && ./reduce_rows */
+ * Built from the source tree's root after the build (the rpath lets it find libredjit.so):
+ *   cc examples/reduce_rows.c -Iinclude -Lbuild -lredjit -lm -Wl,-rpath,$PWD/build -o rows
+ *   ./rows
+ */
 #include "redjit.h"
 
 #include <math.h>

@@ -2,7 +2,9 @@
  * into rank 1's destination.  It prints how the split path would cut the work if the ranks lived
  * on two GPUs (no GPU needed), and with a GPU it runs the reduction on real buffers, rank r on GPU
  * r mod the GPU count, and checks every element against the CPU.
- *   cc treduce_sum.c -I include -L build -lredjit -o treduce_sum && ./treduce_sum */
+ * Built from the source tree's root after the build (the rpath lets it find libredjit.so):
+ *   cc examples/treduce_sum.c -Iinclude -Lbuild -lredjit -Wl,-rpath,$PWD/build -o treduce_sum
+ *   ./treduce_sum */
 #include "redjit_treduce.h"
 
 #include <stdio.h>

@@ -6,7 +6,8 @@
  * (rj_treduce_run, by the peer, staged, split or ring path) or across processes (the NCCL
  * backend, rj_treduce_nccl).  The request it compiles is redjit.h's kind treduce (rj_treduce).
  *
- * Contents: paths · buffers and the group · results · run and sync · the split plan · NCCL.
+ * Contents: paths · buffers and the group · results · run and sync · the split plan · path
+ *   tables (auto's choice) · NCCL.
  * Guide and reference (fields, paths, streams, errors): docs/TREDUCE.md.  redjit.h's rules hold:
  * status and rj_errmsg, one thread per context, struct_size.
  */
@@ -21,12 +22,12 @@ extern "C" {
 
 /* ---------------------------------------------------------------- paths */
 typedef enum rj_treduce_path {
-  RJ_TREDUCE_AUTO = 0,        /* split where the link model says it pays; else peer / staged */
+  RJ_TREDUCE_AUTO = 0,        /* the fastest a path table measured; else by the link model */
   RJ_TREDUCE_PEER = 1,        /* every rank read directly by the root's kernel */
   RJ_TREDUCE_STAGED = 2,      /* every rank but the root's copied to it (cuMemcpyPeerAsync) */
   RJ_TREDUCE_SPLIT = 3,       /* one slice per GPU, sized by the link model */
   RJ_TREDUCE_SPLIT_EQUAL = 4, /* the split path with equal slices */
-  RJ_TREDUCE_RING = 5         /* a chain of hop kernels through the GPUs; only when asked for */
+  RJ_TREDUCE_RING = 5         /* a chain of hop kernels through the GPUs (never under capture) */
 } rj_treduce_path;
 
 /* ---------------------------------------------------------------- buffers and the group */
@@ -127,6 +128,19 @@ RJ_API void rj_treduce_plan_init(rj_treduce_plan *p);
 /* How a request's ranks on GPUs rank_device[r] are cut; path AUTO, SPLIT or SPLIT_EQUAL. */
 RJ_API rj_status rj_treduce_plan_make(rj_ctx *ctx, const rj_request *req, const int *rank_device,
                                       rj_treduce_path path, rj_treduce_plan *plan);
+
+/* ---------------------------------------------------------------- path tables (auto's choice) */
+/* Measured path times auto picks from (docs/TREDUCE.md, "How auto chooses": format, order). */
+RJ_API rj_status rj_treduce_table_load(rj_ctx *ctx, const char *file); /* NULL: forget; "": none */
+RJ_API rj_status rj_treduce_table_set(rj_ctx *ctx, const char *text, size_t len,
+                                      const char *origin);
+RJ_API rj_status rj_treduce_table_text(rj_ctx *ctx, const char **text); /* ctx's, to next call */
+RJ_API rj_status rj_treduce_table_save(rj_ctx *ctx, const char *file);  /* NULL: cache folder */
+/* Measures every path on this machine's GPUs and makes the result ctx's table (needs GPUs). */
+RJ_API rj_status rj_treduce_calibrate(rj_ctx *ctx, int ranks, int min_log2, int max_log2, int runs);
+/* The path auto takes for rank r on GPU rank_device[r], and why (ctx's text); no GPU needed. */
+RJ_API rj_status rj_treduce_choose(rj_ctx *ctx, const rj_request *req, const int *rank_device,
+                                   rj_treduce_path *path, const char **why);
 
 /* ---------------------------------------------------------------- NCCL backend */
 /* ncclReduce on the caller's communicator (libnccl.so.2 dlopen'ed); every rank calls it. */

@@ -1,9 +1,10 @@
 /* The compile pipeline: validate -> dispatch -> plan -> key -> cache -> lower -> codegen (verify,
- * optimise, PTX).  jit_compile reads top to bottom like QBE's func(): one stage per line, the
- * same for every kind of request; what differs between kinds is in the variants' plans.  Every
- * stage up to the caches runs here with no LLVM; lowering and codegen are the compiler library's
- * (jit/compiler.c loads it on the first miss, jit/lower.c is its side). */
-#include "isolate.h"
+ * optimise, PTX) -> op custom's combine.  jit_compile reads top to bottom like QBE's func(): one
+ * stage per line, the same for every kind of request; what differs between kinds is in the
+ * variants' plans, which decide the launch geometry too.  Every stage up to the caches runs here
+ * with no LLVM; lowering and codegen are the compiler library's (jit/compiler.c loads it on the
+ * first miss; jit/llvm/ is its side), and op custom's combine is linked in its own stage
+ * (jit/custom.c). */
 #include "jit.h"
 
 #include <stdio.h>
@@ -35,21 +36,23 @@ rj_status jit_plan(rj_ctx *ctx, const pass_variant *v, const rj_request *req, co
                    int device, int sms, pass_plan *out) {
   env_reader reader = {.ctx = ctx, .device = device, .sms = sms};
   pass_env env = {.target = tg, .sms = read_sms, .why_not = why_not, .reader = &reader};
-  return pass_plan_make(v, req, &env, out);
+  rj_status s = pass_plan_make(v, req, &env, out);
+  if (!s && !out->block[0]) /* the plan owns the launch geometry */
+    s = ir_fail(&ctx->err, RJ_ELLVM, "internal: variant %s planned no launch geometry", v->name);
+  return s;
 }
 
 /* ---------------------------------------------------------------- the kernel */
 
 /* A kernel for req as v plans it, with everything but the code: key (taken), names, the plan. */
 static rj_kernel *kernel_new(rj_ctx *ctx, char *key, const rj_request *req, const pass_variant *v,
-                             const ir_target *tg, const pass_plan *plan, const rj_options *opt) {
+                             const ir_target *tg, const pass_plan *plan) {
   rj_kernel *k = calloc(1, sizeof *k);
   if (!k) return NULL;
   k->ctx = ctx;
   k->text_now = jit_dump_on(); /* the dump has the IR text of the compile itself */
   k->key = key;
   k->req = *req;
-  if (jit_custom_keep(k, req, opt)) return free(k), NULL; /* op custom: k keeps its IR text */
   k->plan = *plan;
   snprintf(k->variant, sizeof k->variant, "%s", v->name);
   snprintf(k->target, sizeof k->target, "%s", tg->name);
@@ -90,17 +93,13 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   if ((s = jit_cache_key(ctx, req, tg, opt, plan, &key))) return s;
   if ((*out = jit_cache_find(ctx, key)))
     return free(key), memory_hit(ctx, *out, ""), remember(ctx, req, opt, *out, plan);
-  if ((*out = jit_disk_find(ctx, key, plan))) { /* op custom: its request's IR text copied in */
-    free(key);
-    jit_evicted_free(ctx);
-    if (jit_custom_keep(*out, req, opt))
-      return *out = NULL, ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-    return remember(ctx, req, opt, *out, plan);
-  }
-  if (!(k = kernel_new(ctx, key, req, v, tg, plan, opt)))
+  if ((*out = jit_disk_find(ctx, key)))
+    return free(key), jit_evicted_free(ctx), remember(ctx, req, opt, *out, plan);
+  if (!(k = kernel_new(ctx, key, req, v, tg, plan)))
     return free(key), ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-  if ((s = jit_lower(ctx, v, req, tg, opt, k, plan)) || (s = jit_custom_finish(ctx, tg, opt, k)) ||
-      (s = jit_ptx_header(ctx, k)))
+  if ((s = jit_lower(ctx, v, req, tg, opt, k)) ||      /* the variant's kernel, then codegen */
+      (s = jit_combine_stage(ctx, req, tg, opt, k)) || /* op custom: screen, isolate, link */
+      (s = jit_ptx_header(ctx, k)))                    /* the launch facts atop the PTX */
     return jit_kernel_free(k), s;
   k->compile_ms = jit_now_ms() - t0;
   jit_cache_add(ctx, k);

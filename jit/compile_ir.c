@@ -2,7 +2,7 @@
  * the rj_emit* functions of libredjit_emit.a) through redjit's pipeline: parse into the
  * context's LLVM, verify, O3, PTX; and the device calls a language runtime needs to run it
  * (memory, launch).  Nothing LLVM crosses the library boundary: only bytes.  The compile itself
- * is the compiler library's (jit/ir_module.c), in this process or in redjit-irc (isolate.c). */
+ * is the compiler library's (jit/llvm/ir_module.c), in process or in redjit-irc (isolate.c). */
 #include "../passes/passes.h"
 #include "isolate.h"
 #include "jit.h"

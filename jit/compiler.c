@@ -142,9 +142,9 @@ static const jit_compiler *get(rj_ctx *ctx) {
 }
 
 rj_status jit_lower(rj_ctx *ctx, const pass_variant *v, const rj_request *req, const ir_target *tg,
-                    const rj_options *opt, rj_kernel *k, pass_plan *plan) {
+                    const rj_options *opt, rj_kernel *k) {
   const jit_compiler *c = get(ctx);
-  return c ? c->lower(ctx, v->name, req, tg, opt, k, plan) : ctx->err.status;
+  return c ? c->lower(ctx, v->name, req, tg, opt, k) : ctx->err.status;
 }
 
 rj_status jit_compile_module(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
@@ -154,9 +154,9 @@ rj_status jit_compile_module(rj_ctx *ctx, const char *ir, size_t n, const char *
 }
 
 rj_status jit_compile_combine(rj_ctx *ctx, const char *mod, size_t n, const char *ir, size_t irn,
-                              const char *fn, const ir_target *tg, rj_kernel *k) {
+                              const char *names, const ir_target *tg, rj_kernel *k) {
   const jit_compiler *c = get(ctx);
-  return c ? c->combine(ctx, mod, n, ir, irn, fn, tg, k) : ctx->err.status;
+  return c ? c->combine(ctx, mod, n, ir, irn, names, tg, k) : ctx->err.status;
 }
 
 rj_status jit_lower_text(rj_ctx *ctx, const rj_kernel *k, const ir_target *tg, char **ll,

@@ -144,7 +144,7 @@ rj_status jit_busy(const rj_ctx *ctx) {
 /* The combine IR texts of parsed requests (op custom): one copy per distinct text, owned by
  * the context, most recently parsed first.  They are bounded: beyond JIT_TEXTS_KEPT distinct
  * texts the least recently parsed goes (at most JIT_TEXTS_KEPT x RJ_COMBINE_IR_MAX bytes per
- * context).  Kernels keep their own copy (jit_custom_keep): only the parsed requests point here,
+ * context).  Kernels keep their own copy (jit_combine_stage): only the parsed requests point here,
  * and a request parsed JIT_TEXTS_KEPT distinct texts ago is parsed again (redjit.h says so). */
 #define JIT_TEXTS_KEPT 32
 typedef struct jit_text {

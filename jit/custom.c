@@ -1,9 +1,10 @@
 /* op custom: a caller's own combine `T fn(T, T)`, given as LLVM IR text, in redjit's kernel.
  * redjit lowers its kernel as for any op (trusted code); its combines are calls of the
- * declaration PASS_CUSTOM_COMBINE.  The caller's IR is parsed only in the compiler process
- * (redjit-irc, as rj_compile_ir's modules are: jit/isolate.c), which gets the kernel as bitcode
- * and links, screens and compiles it (the compiler library's jit/combine.c).
- * REDJIT_IR_IN_PROCESS=1 (rj_options.ir_in_process) links in this process instead. */
+ * declaration PASS_CUSTOM_COMBINE, and lowering leaves the kernel as bitcode.  Then one stage of
+ * the pipeline, jit_combine_stage: the kernel keeps the request's combine text, and the caller's
+ * IR is parsed, screened and linked into the kernel, then compiled (the compiler library's
+ * jit/llvm/combine.c) -- in the compiler process redjit-irc (jit/isolate.c), as rj_compile_ir's
+ * modules are, or in this process under rj_options.ir_in_process (REDJIT_IR_IN_PROCESS=1). */
 #include "isolate.h"
 #include "jit.h"
 
@@ -11,31 +12,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-rj_status jit_custom_keep(rj_kernel *k, const rj_request *req, const rj_options *opt) {
+/* k keeps req's combine text: a copy in k->src, which k->req points at (the caller's request
+ * may be gone when k is next used). */
+static rj_status keep_text(rj_ctx *ctx, rj_kernel *k, const rj_request *req) {
   const rj_combine *from = ir_request_combine(req);
   rj_combine *t = ir_request_combine_mut(&k->req);
   if (!from || !t) return RJ_OK;
   size_t n = strlen(from->ir);
   char *copy = malloc(n + 1);
-  if (!copy) return RJ_ENOMEM;
+  if (!copy) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   memcpy(copy, from->ir, n + 1);
   free(k->src);
   k->src = copy;
   k->srclen = n;
   t->ir = copy;
   t->text = 0; /* the kernel's own copy, not the context's kept one */
-  k->custom_here = jit_ir_in_process(opt);
   return RJ_OK;
 }
 
-rj_status jit_custom_finish(rj_ctx *ctx, const ir_target *tg, const rj_options *opt, rj_kernel *k) {
-  if (!k->custom_bc) return RJ_OK;
-  const rj_combine *t = ir_request_combine(&k->req);
-  if (!t) return RJ_OK;
+rj_status jit_combine_stage(rj_ctx *ctx, const rj_request *req, const ir_target *tg,
+                            const rj_options *opt, rj_kernel *k) {
+  const rj_combine *t = ir_request_combine(req);
+  if (!k->custom_bc || !t) return RJ_OK;
+  rj_status s = keep_text(ctx, k, req);
   char names[RJ_COMBINE_NAMES_MAX];
   ir_combine_names(t, names, sizeof names);
-  rj_status s = jit_ir_isolated_combine(ctx, k->custom_bc, k->custom_bcn, k->entry, t->ir,
-                                        strlen(t->ir), names, tg, opt, k);
+  if (!s && jit_ir_in_process(opt))
+    s = jit_compile_combine(ctx, k->custom_bc, k->custom_bcn, k->src, k->srclen, names, tg, k);
+  else if (!s)
+    s = jit_ir_isolated_combine(ctx, k->custom_bc, k->custom_bcn, k->entry, k->src, k->srclen,
+                                names, tg, opt, k);
   free(k->custom_bc);
   k->custom_bc = NULL;
   k->custom_bcn = 0;

@@ -27,8 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DISK_FORMAT 2
-#define DISK_NSTR 5                   /* key, ptx, ll, ll_opt ("": not made), cubin_key */
+#define DISK_FORMAT 3 /* 3: no geometry in the head (the plan's), op custom's combine text */
+/* key, ptx, ll, ll_opt ("": not made), cubin_key, op custom's combine text ("": none) */
+#define DISK_NSTR 6
 #define DISK_MAX_FILE (64u << 20)     /* larger files are not entries */
 #define DISK_MAX_BYTES (256ull << 20) /* the default bound of the directory */
 #define DISK_SUFFIX ".rjk"
@@ -39,7 +40,6 @@ typedef struct disk_head {
   uint32_t format, head_size, plan_size, req_size;
   uint64_t len[DISK_NSTR]; /* each string is followed by its NUL */
   int32_t ptx_version;
-  uint32_t grid[3], block[3], shared_bytes;
   double compile_ms;
   char variant[RJ_NAME_MAX], target[16], entry[64];
   uint64_t cubin_len, cubin_sum; /* the cubin after the checksum (0: none), its own checksum */
@@ -247,20 +247,22 @@ static rj_kernel *entry_kernel(const unsigned char *buf, const disk_head *h,
   }
   memcpy(&k->plan, buf + sizeof *h, sizeof k->plan);
   memcpy(&k->req, buf + sizeof *h + sizeof k->plan, sizeof k->req);
-  rj_combine *cb = ir_request_combine_mut(&k->req); /* the writer's pointer: the caller sets it */
-  if (cb) cb->ir = NULL, cb->text = 0;
+  rj_combine *cb = ir_request_combine_mut(&k->req); /* op custom: the writer's pointer, */
+  if (cb) {                                         /* replaced by the kernel's own text */
+    cb->ir = k->src = strdup(str[5]);
+    cb->text = 0;
+    k->srclen = h->len[5];
+    if (!k->src) return jit_kernel_free(k), NULL;
+  }
   snprintf(k->variant, sizeof k->variant, "%s", h->variant);
   snprintf(k->target, sizeof k->target, "%s", h->target);
   snprintf(k->entry, sizeof k->entry, "%s", h->entry);
   k->ptx_version = h->ptx_version;
-  memcpy(k->grid, h->grid, sizeof k->grid);
-  memcpy(k->block, h->block, sizeof k->block);
-  k->shared_bytes = h->shared_bytes;
   k->compile_ms = h->compile_ms;
   return k;
 }
 
-rj_kernel *jit_disk_find(rj_ctx *ctx, const char *key, pass_plan *plan) {
+rj_kernel *jit_disk_find(rj_ctx *ctx, const char *key) {
   jit_disk *d = disk(ctx);
   char *fkey = d ? full_key(key) : NULL, path[sizeof d->dir + 64];
   if (!fkey) return NULL;
@@ -286,11 +288,6 @@ rj_kernel *jit_disk_find(rj_ctx *ctx, const char *key, pass_plan *plan) {
   free(fkey);
   if (!k) return NULL;
   k->ctx = ctx;
-  if (!plan->grid[0]) { /* geometry the emitter set, as a compile leaves it in the plan */
-    memcpy(plan->grid, k->grid, sizeof plan->grid);
-    memcpy(plan->block, k->block, sizeof plan->block);
-    plan->shared_bytes = k->shared_bytes;
-  }
   d->hits++;
   jit_cache_insert(ctx, k);
   if (jit_log_on(ctx))
@@ -378,6 +375,7 @@ static void disk_evict(jit_disk *d) {
 static unsigned char *entry_bytes(const rj_kernel *k, const char *fkey, size_t *size) {
   const char *str[DISK_NSTR] = {fkey, k->ptx, k->ll ? k->ll : "", k->ll_opt ? k->ll_opt : "",
                                 k->cubin ? k->cubin_key : ""};
+  str[5] = k->src ? k->src : ""; /* op custom's combine text (jit_combine_stage) */
   disk_head h;
   memset(&h, 0, sizeof h); /* padding too: the file's bytes are all defined */
   h.format = DISK_FORMAT;
@@ -385,11 +383,8 @@ static unsigned char *entry_bytes(const rj_kernel *k, const char *fkey, size_t *
   h.plan_size = sizeof(pass_plan);
   h.req_size = sizeof(rj_request);
   h.ptx_version = k->ptx_version;
-  h.shared_bytes = k->shared_bytes;
   h.compile_ms = k->compile_ms;
   memcpy(h.magic, "rjkcache", 8);
-  memcpy(h.grid, k->grid, sizeof h.grid);
-  memcpy(h.block, k->block, sizeof h.block);
   memcpy(h.variant, k->variant, sizeof h.variant);
   memcpy(h.target, k->target, sizeof h.target);
   memcpy(h.entry, k->entry, sizeof h.entry);

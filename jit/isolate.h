@@ -14,23 +14,17 @@ rj_status jit_ir_isolated(rj_ctx *ctx, const char *ir, size_t n, const char *ent
                           const ir_target *tg, const rj_options *opt, rj_kernel *k);
 
 /* custom.c: op custom, a caller's combine linked into redjit's kernel (the linking itself is the
- * compiler library's: jit/combine.c). */
+ * compiler library's: jit/llvm/combine.c). */
 /* The compiler process's side (tools/irc.c; exported for it, not public API): redjit's kernel
  * module (bitcode) with the caller's combine ir[0 .. irn) function fn linked in, compiled for
  * opt's target and PTX version into *out (owned by ctx). */
 RJ_API rj_status rj_irc_compile_combine(rj_ctx *ctx, const char *mod, size_t n, const char *entry,
                                         const char *ir, size_t irn, const char *fn,
                                         const rj_options *opt, rj_kernel **out);
-/* Compiles in redjit-irc: as jit_ir_isolated, with the combine's IR and name sent along. */
+/* op custom's link in redjit-irc: as jit_ir_isolated, with redjit's kernel (bitcode) as the
+ * module and the combine's IR and function names sent along. */
 rj_status jit_ir_isolated_combine(rj_ctx *ctx, const char *mod, size_t n, const char *entry,
                                   const char *ir, size_t irn, const char *fn, const ir_target *tg,
                                   const rj_options *opt, rj_kernel *k);
-/* For op custom, before lowering: points k->req's combine.ir at a copy of req's that k owns
- * (k->src), and notes whether opt links in process (k->custom_here).  RJ_ENOMEM when no copy can
- * be made.  Other requests: nothing. */
-rj_status jit_custom_keep(rj_kernel *k, const rj_request *req, const rj_options *opt);
-/* After lowering: a kernel the compiler library left as bitcode (op custom, linked in the
- * compiler process) compiled there; else nothing. */
-rj_status jit_custom_finish(rj_ctx *ctx, const ir_target *tg, const rj_options *opt, rj_kernel *k);
 
 #endif

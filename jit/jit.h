@@ -6,8 +6,6 @@
 #include "../passes/passes.h"
 #include "../runtime/rt.h"
 
-#include <llvm-c/Core.h>
-#include <llvm-c/TargetMachine.h>
 #include <stdatomic.h>
 
 /* One load of a kernel's PTX on one device (a kernel may be loaded on several GPUs at once: the
@@ -32,10 +30,11 @@ struct rj_kernel {
   char target[16];
   char entry[64];
   int ptx_version;
-  unsigned grid[3], block[3], shared_bytes; /* the plan's geometry, as the emitter left it */
   double compile_ms;
   rj_request req; /* the request it was compiled for (a runtime-size kernel serves others too) */
-  pass_plan plan; /* the variant's plan for req (the default plan for rj_compile_ir's) */
+  /* the variant's plan for req, its launch geometry too (rj_kernel_dims; zero for
+   * rj_compile_ir's, whose geometry is the caller's) */
+  pass_plan plan;
   void *module, *function; /* the last jit_load's device `loaded_on` (-1: not loaded) */
   int loaded_on;
   jit_module *loads; /* every device it is loaded on (module / function above is one of them) */
@@ -50,9 +49,7 @@ struct rj_kernel {
    * (loaded instead of the PTX: no PTX JIT); NULL: none yet */
   unsigned char *cubin;
   size_t cubin_len;
-  /* op custom: whether its combine is linked in this process (else in redjit-irc), and the
-   * lowered kernel's bitcode the compiler library leaves for redjit-irc (custom.c) */
-  bool custom_here;
+  /* op custom: the lowered kernel as bitcode, from lowering to the combine stage (custom.c) */
   char *custom_bc;
   size_t custom_bcn;
   char cubin_key[64];
@@ -71,26 +68,17 @@ typedef struct jit_disk {
   long long hits, writes, evictions;
 } jit_disk;
 
-typedef struct jit_tm {
-  char target[16];
-  int ptx;
-  LLVMTargetMachineRef tm;
-  void *emitter;   /* tm's codegen pipeline kept across compiles (emitter.cpp); NULL: none yet */
-  bool no_emitter; /* one could not be made: each module is emitted through a fresh one */
-} jit_tm;
-
 struct rj_ctx {
   ir_err err;
-  LLVMContextRef llvm; /* made by the compiler library on the context's first compile */
-  jit_tm tms[16];
-  int ntms;
+  /* the compiler library's state (its LLVMContext, target machines: jit/llvm/llvm.h), made on
+   * the context's first compile and freed by the library's `release` */
+  struct jit_llvm *llvm;
   rj_kernel *kernels; /* cache */
   char *text;         /* the last explain / canonical text handed out */
   rt_cuda *cuda;      /* opened on first use */
   bool cuda_tried;
-  char cuda_why[256];  /* why the driver could not be opened */
-  char llvm_diag[512]; /* the first error LLVM diagnosed during codegen ("" if none) */
-  long long compiles;  /* kernels added to the cache (rj_ctx_compile_count) */
+  char cuda_why[256]; /* why the driver could not be opened */
+  long long compiles; /* kernels added to the cache (rj_ctx_compile_count) */
   long long memory_hits, nkernels;
   rj_kernel **table; /* the cache by key hash: chained buckets, a power of two of them */
   size_t nbuckets;
@@ -177,6 +165,13 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
 rj_status jit_plan(rj_ctx *ctx, const pass_variant *v, const rj_request *req, const ir_target *tg,
                    int device, int sms, pass_plan *out);
 
+/* custom.c: op custom's stage, after lowering (other requests: nothing).  k keeps req's combine
+ * text (k->src, which k->req points at); the caller's combine is screened, linked into the
+ * kernel lowering left as bitcode, and compiled into k -- in redjit-irc (isolate.c), or in this
+ * process where opt asks (rj_options.ir_in_process). */
+rj_status jit_combine_stage(rj_ctx *ctx, const rj_request *req, const ir_target *tg,
+                            const rj_options *opt, rj_kernel *k);
+
 /* target.c: resolves opt's target into a table entry (auto: the device, else sm_90). */
 rj_status jit_target(rj_ctx *ctx, const rj_options *opt, const ir_target **out);
 /* ptx.c: the PTX version: opt's, or the least the target and `needed` allow; refuses every pair
@@ -186,15 +181,16 @@ rj_status jit_pick_ptx(rj_ctx *ctx, const ir_target *t, const rj_options *opt, i
 
 /* compiler.c: the compiler library (compiler.h), loaded on the first call that needs it; a
  * library that cannot be loaded is RJ_EUNSUPPORTED with the reason. */
-/* v's emitter lowers req (planned: plan) into k, then codegen. */
+/* v's emitter lowers req, planned by k->plan (read only), into k, then codegen (op custom: its
+ * kernel as bitcode, for jit_combine_stage). */
 rj_status jit_lower(rj_ctx *ctx, const pass_variant *v, const rj_request *req, const ir_target *tg,
-                    const rj_options *opt, rj_kernel *k, pass_plan *plan);
+                    const rj_options *opt, rj_kernel *k);
 /* A caller's module compiled in this process into k (k->ptx_version set). */
 rj_status jit_compile_module(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
                              const ir_target *tg, rj_kernel *k);
-/* op custom (jit/custom.c): the compiler library's `combine` (jit/compiler.h). */
+/* op custom's link in this process: the compiler library's `combine` (jit/compiler.h). */
 rj_status jit_compile_combine(rj_ctx *ctx, const char *mod, size_t n, const char *ir, size_t irn,
-                              const char *fn, const ir_target *tg, rj_kernel *k);
+                              const char *names, const ir_target *tg, rj_kernel *k);
 void jit_compiler_release(rj_ctx *ctx); /* the context's LLVM state, when it has any */
 /* The build id of the compiler library this libredjit.so loads, for the disk cache's keys: a
  * rebuilt compiler never reads entries an earlier one wrote, and a hit needs no compiler. */
@@ -210,23 +206,6 @@ rj_status jit_lower_text(rj_ctx *ctx, const rj_kernel *k, const ir_target *tg, c
  * theirs from their compile.  false: they cannot be made (k's context's message is left as it
  * was). */
 bool jit_kernel_ir(rj_kernel *k);
-
-/* codegen.c (the compiler library) */
-/* Codegen of a lowered module into k (k->ptx_version set): triple and data layout, verify, O3,
- * PTX.  how: JIT_CG_THEIRS (the caller's IR: a failure to verify is their RJ_EINVAL, not
- * internal), JIT_CG_TEXT (k->ll and k->ll_opt: the IR text before and after O3), JIT_CG_NO_PTX
- * (stop after O3: the text alone). */
-enum { JIT_CG_THEIRS = 1, JIT_CG_TEXT = 2, JIT_CG_NO_PTX = 4 };
-rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kernel *k,
-                      unsigned how);
-void jit_tm_dispose(jit_tm *t); /* t's emitter, then its target machine */
-
-/* emitter.cpp (the compiler library): NVPTX's codegen pipeline for one target machine, built once
- * and run on module after module.  jit_emitter_run: 0 *ptx made (malloc'ed), 1 M is not one a
- * kept pipeline may take (emit it afresh), -1 out of memory. */
-void *jit_emitter_new(LLVMTargetMachineRef tm);
-void jit_emitter_free(void *emitter);
-int jit_emitter_run(void *emitter, LLVMModuleRef M, char **ptx);
 
 /* cache.c */
 /* The key of req: the plan's key, or the request's canonical JSON, then jit_key_tail. */
@@ -261,9 +240,9 @@ void jit_memo_free(rj_ctx *ctx);
 uint64_t jit_hash64(const void *p, size_t n, uint64_t seed);
 
 /* diskcache.c: the persistent cache (off, read-only or unusable: find NULL, store nothing). */
-/* The kernel stored under key, rebuilt and put in the memory cache (NULL: none that verifies);
- * a plan without geometry gets the kernel's. */
-rj_kernel *jit_disk_find(rj_ctx *ctx, const char *key, pass_plan *plan);
+/* The kernel stored under key, rebuilt (op custom's combine text too) and put in the memory
+ * cache (NULL: none that verifies). */
+rj_kernel *jit_disk_find(rj_ctx *ctx, const char *key);
 void jit_disk_store(rj_ctx *ctx, const rj_kernel *k); /* a compiled kernel, for other processes */
 bool jit_disk_on(rj_ctx *ctx);      /* the disk cache is in use (resolved on first ask) */
 void jit_kernel_free(rj_kernel *k); /* a kernel never loaded */

@@ -114,7 +114,7 @@ RJ_API double rj_kernel_compile_ms(const rj_kernel *k) {
 RJ_API void rj_kernel_dims(const rj_kernel *k, unsigned grid[3], unsigned block[3],
                            unsigned *shared_bytes) {
   static const unsigned zero[3] = {0, 0, 0};
-  if (grid) memcpy(grid, k ? k->grid : zero, sizeof zero);
-  if (block) memcpy(block, k ? k->block : zero, sizeof zero);
-  if (shared_bytes) *shared_bytes = k ? k->shared_bytes : 0;
+  if (grid) memcpy(grid, k ? k->plan.grid : zero, sizeof zero); /* the plan's geometry */
+  if (block) memcpy(block, k ? k->plan.block : zero, sizeof zero);
+  if (shared_bytes) *shared_bytes = k ? k->plan.shared_bytes : 0;
 }

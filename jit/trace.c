@@ -70,10 +70,11 @@ static char *header_text(const rj_kernel *k) {
   if (plain[0]) used += (size_t)snprintf(h + used, cap - used, JIT_PTX_MARK " request %s\n", plain);
   if (bucket[0])
     used += (size_t)snprintf(h + used, cap - used, JIT_PTX_MARK " bucket %s\n", bucket);
-  if (k->block[0])
+  const pass_plan *p = &k->plan; /* the launch geometry is the plan's */
+  if (p->block[0])
     used += (size_t)snprintf(
         h + used, cap - used, JIT_PTX_MARK " launch grid %u %u %u, block %u %u %u, shared %u\n",
-        k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2], k->shared_bytes);
+        p->grid[0], p->grid[1], p->grid[2], p->block[0], p->block[1], p->block[2], p->shared_bytes);
   if (k->req.kind == RJ_KIND_TENSOR) { /* rj_reduce's arguments: (src, dst, sizes...) */
     used += (size_t)snprintf(h + used, cap - used, JIT_PTX_MARK " params src dst");
     for (int i = 0; i < k->plan.np && used < cap; i++)

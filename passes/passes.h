@@ -26,11 +26,13 @@ struct pass_env {
 };
 
 /* What a variant decides before it emits, made once per compile and kept with the kernel: the
- * cache key, the emitter, `explain` and the launch all read it. */
+ * cache key, the emitter, `explain` and the launch all read it.  It is the one owner of the
+ * launch geometry: every variant's plan step sets grid, block and shared bytes; the emitter and
+ * the launch read them (rj_kernel_dims: the kernel's plan). */
 #define PASS_PLAN_NP 9     /* i64 size parameters of a runtime-size kernel, at most */
 #define PASS_PLAN_PRIV 192 /* bytes of the variant's own plan */
 typedef struct pass_plan {
-  unsigned grid[3], block[3], shared_bytes; /* launch geometry (0: the emitter sets it) */
+  unsigned grid[3], block[3], shared_bytes; /* the launch geometry (the plan step's) */
   char key[192]; /* the cache key's request part ("": the request's canonical JSON) */
   int sms;       /* the SM count the plan was made for (0: none read); ends the cache key */
   int np;        /* size parameters after (src, dst): a runtime-size kernel when > 0 */
@@ -53,11 +55,9 @@ typedef struct pass_emit {
   unsigned barriers; /* named barrier ids taken in this module (bit i = id i) */
   int uniq;          /* counter for unique global names */
   ir_err *err;
-  /* kernel launch geometry, set by the kernel builder */
-  unsigned grid[3], block[3], shared_bytes;
   const char *entry;
   int nparams;            /* i64 size parameters after (src, dst), as built */
-  const pass_plan *plan;  /* the variant's plan (its default for variants without a plan step) */
+  const pass_plan *plan;  /* the variant's plan, read only (the launch geometry is its) */
   const uint64_t *custom; /* op custom: the request's combine identity (its bits), else NULL */
   /* argmax / argmin with rj_tensor.values: the kernel takes a third pointer after dst (tensor
    * kernels: tns_begin), where tns_store writes each extreme value; else false / NULL */
@@ -90,7 +90,7 @@ struct pass_variant {
   const char *order_why;
   /* NULL when the variant accepts, else the reason (static text, or written into buf). */
   const char *(*accepts)(const rj_request *r, const ir_target *t, char *buf, size_t n);
-  /* Plans an accepted request (NULL: pass_plan_make's default, an empty plan). */
+  /* Plans an accepted request: at least its launch geometry (grid, block, shared bytes). */
   rj_status (*plan)(const rj_request *r, const pass_env *env, pass_plan *out);
   /* Builds the whole kernel into e->M (tile variants: pass_tile_kernel). */
   rj_status (*kernel)(pass_emit *e, const rj_request *r, const pass_variant *self);
@@ -123,7 +123,7 @@ const pass_variant *pass_variant_find(const char *name);
 const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_target *t, char *buf,
                           size_t n);
 
-/* The plan of v for r (accepted by v): out zeroed, then v's plan step if it has one. */
+/* The plan of v for r (accepted by v): out zeroed, then v's plan step. */
 rj_status pass_plan_make(const pass_variant *v, const rj_request *r, const pass_env *env,
                          pass_plan *out);
 
@@ -237,8 +237,10 @@ LLVMValueRef pass_minmax3_f32(pass_emit *e, rj_op op, rj_nan nan, LLVMValueRef a
                               LLVMValueRef c);
 
 /* tile_kernel.c — the kernel around a tile primitive (global -> shared or registers -> primitive ->
- * global), used by every tile variant and by `run`. */
+ * global), used by every tile variant and by `run`; and its plan, every tile variant's: one CTA
+ * of the tile's threads, no dynamic shared memory. */
 rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant *v);
+rj_status pass_tile_plan(const rj_request *r, const pass_env *env, pass_plan *out);
 
 /* The variants (one file each). */
 extern const pass_variant pass_variant_shared;

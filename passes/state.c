@@ -40,7 +40,7 @@ bool st_wants_index(const st_req *t) {
 /* ---- op custom's states: a struct of the request's fields (combine.nfields > 0), or an f16 /
  * bf16 scalar state held as a struct of one field (the built-in ops' accumulator of those dtypes
  * is f32, the caller's combine takes T itself).  Calls of the caller's functions are calls of
- * declarations (PASS_CUSTOM_*) linked to them in the compiler (jit/combine.c). */
+ * declarations (PASS_CUSTOM_*) linked to them in the compiler (jit/llvm/combine.c). */
 static int cst_n(const st_req *t) {
   return t->combine->nfields > 0 ? t->combine->nfields : 1;
 }

@@ -17,7 +17,7 @@
  *   custom           the caller's state (rj_combine): a literal struct of its fields, or
  *                    {T} for an f16 / bf16 scalar state; element states, combines and the result
  *                    are calls of PASS_CUSTOM_LIFT / _COMBINE / _FINISH (or field selection),
- *                    linked to the caller's functions in the compiler (jit/combine.c).
+ *                    linked to the caller's functions in the compiler (jit/llvm/combine.c).
  * Under nan "ignore" a NaN element folds as the identity (st_elem). */
 #ifndef RJ_PASSES_STATE_H
 #define RJ_PASSES_STATE_H

@@ -52,8 +52,9 @@ rj_status pass_subgroup(pass_emit *e, rj_primitive p, rj_dtype t, int k, LLVMVal
                         LLVMValueRef arg, int correction, LLVMValueRef *out);
 
 /* reduce_custom / reduce_all_custom (p) of v (dtype t's storage type) over groups of 2^k lanes:
- * calls of PASS_CUSTOM_COMBINE, the request's combine linked in by the compiler (jit/combine.c),
- * so only the subgroup variant's kernel uses it; pass_subgroup refuses these primitives.
+ * calls of PASS_CUSTOM_COMBINE, the request's combine linked in by the compiler
+ * (jit/llvm/combine.c), so only the subgroup variant's kernel uses it; pass_subgroup refuses
+ * these primitives.
  * commutative: the built-in ops' trees; else lane order (fn(lower lanes, higher lanes)): a
  * shuffle-down tree of offsets 1 .. 2^(k-1) (lane 0 of each group holds the result), or an
  * ordered butterfly (every lane). */

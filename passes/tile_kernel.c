@@ -88,6 +88,17 @@ static void dump_slots(pass_emit *e, LLVMTypeRef ty, int nslots, LLVMValueRef ds
   if (looped) pass_loop_end(e, &l);
 }
 
+rj_status pass_tile_plan(const rj_request *r, const pass_env *env, pass_plan *out) {
+  (void)env;
+  ir_tile_shape f;
+  ir_tile_facts(&r->u.tile, &f);
+  for (int i = 0; i < 3; i++)
+    out->grid[i] = out->block[i] = 1;
+  out->block[0] = (unsigned)f.threads;
+  out->shared_bytes = 0; /* static shared memory: nothing to ask for at launch */
+  return RJ_OK;
+}
+
 rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant *v) {
   const rj_tile *t = &r->u.tile;
   ir_tile_shape f;
@@ -102,9 +113,6 @@ rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant
   LLVMSetFunctionCallConv(e->fn, LLVMPTXKernelCallConv);
   LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
   int threads = f.threads, T = t->scope == RJ_SCOPE_CTA ? threads : ir_scope_threads(t->scope);
-  e->grid[0] = e->grid[1] = e->grid[2] = 1;
-  e->block[0] = (unsigned)threads;
-  e->block[1] = e->block[2] = 1;
   LLVMValueRef tid = pass_tid_x(e);
   LLVMValueRef tin = T == threads ? tid : LLVMBuildURem(e->B, tid, pass_i32(e, T), "tid_in_scope");
   LLVMValueRef gsrc = LLVMGetParam(e->fn, 0), gdst = LLVMGetParam(e->fn, 1);
@@ -113,7 +121,6 @@ rj_status pass_tile_kernel(pass_emit *e, const rj_request *r, const pass_variant
     int64_t ns = ir_numel(&t->src), nd = ir_numel(&t->dst);
     LLVMValueRef ssrc = pass_global_array(e, ty, ns, AS_SHARED, "rj_src");
     LLVMValueRef sdst = pass_global_array(e, dty, nd, AS_SHARED, "rj_dst");
-    e->shared_bytes = 0; /* static shared memory: nothing to ask for at launch */
     copy(e, ty, ssrc, gsrc, ns, tid, threads);
     copy(e, dty, sdst, gdst, nd, tid, threads);
     pass_barrier_cta(e);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define RT_SYM_CACHE 48 /* entry points rt_sym keeps */
+
 struct rt_cuda {
   void *lib;
   CUresult (*Init)(unsigned);
@@ -41,6 +43,11 @@ struct rt_cuda {
   CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   int retained[64]; /* primary contexts retained, per device */
   CUcontext ctx[64];
+  struct {
+    const char *name; /* the caller's literal (compared by address) */
+    void *fn;
+  } syms[RT_SYM_CACHE]; /* entry points rt_sym found */
+  int nsyms;
 };
 
 static rj_status cu_fail(rt_cuda *rt, ir_err *e, const char *call, CUresult r) {
@@ -280,7 +287,16 @@ rj_status rt_launch(rt_cuda *rt, void *fn, const unsigned g[3], const unsigned b
 /* ---------------------------------------------------------------- treduce */
 
 void *rt_sym(rt_cuda *rt, const char *name) {
-  return dlsym(rt->lib, name);
+  /* callers pass string literals: a name is found by its address first, without a dlsym per
+   * call (the treduce calls look up a few entry points each time) */
+  for (int i = 0; i < rt->nsyms; i++)
+    if (rt->syms[i].name == name) return rt->syms[i].fn;
+  void *fn = dlsym(rt->lib, name);
+  if (fn && rt->nsyms < RT_SYM_CACHE) {
+    rt->syms[rt->nsyms].name = name;
+    rt->syms[rt->nsyms++].fn = fn;
+  }
+  return fn;
 }
 
 /* Looks driver function name up as var (returning CUresult, taking the rest), failing with the
@@ -288,6 +304,14 @@ void *rt_sym(rt_cuda *rt, const char *name) {
 #define SYM(var, name, ...)                                                                        \
   CUresult (*var)(__VA_ARGS__) = (CUresult(*)(__VA_ARGS__))rt_sym(rt, name);                       \
   if (!var) return ir_fail(e, RJ_ECUDA, "the CUDA driver lacks %s", name)
+
+rj_status rt_device_name(rt_cuda *rt, int dev, char *name, int n, ir_err *e) {
+  SYM(f, "cuDeviceGetName", char *, int, CUdevice);
+  CUdevice d;
+  CK("cuDeviceGet", rt->DeviceGet(&d, dev));
+  CK("cuDeviceGetName", f(name, n, d));
+  return RJ_OK;
+}
 
 rj_status rt_peer_can_access(rt_cuda *rt, int dev, int peer, int *can, ir_err *e) {
   SYM(f, "cuDeviceCanAccessPeer", int *, CUdevice, CUdevice);
@@ -371,6 +395,16 @@ rj_status rt_stream_check(rt_cuda *rt, void *stream, int dev, const char *what, 
     return ir_fail(e, RJ_EINVAL,
                    "%s: %p is not a stream of GPU %d's primary context (the root's GPU)", what,
                    stream, dev);
+  return RJ_OK;
+}
+
+rj_status rt_stream_capturing(rt_cuda *rt, void *stream, int *capturing, ir_err *e) {
+  *capturing = 0;
+  if (!stream) return RJ_OK;
+  SYM(f, "cuStreamIsCapturing", CUstream, CUstreamCaptureStatus *);
+  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+  CK("cuStreamIsCapturing", f((CUstream)stream, &st));
+  *capturing = st != CU_STREAM_CAPTURE_STATUS_NONE;
   return RJ_OK;
 }
 

@@ -13,6 +13,8 @@ rj_status rt_open(rt_cuda **out, ir_err *e);
 void rt_close(rt_cuda *rt);
 rj_status rt_device_count(rt_cuda *rt, int *n, ir_err *e);
 rj_status rt_device_cc(rt_cuda *rt, int dev, int *major, int *minor, ir_err *e);
+/* The device's name (cuDeviceGetName) into name[n]. */
+rj_status rt_device_name(rt_cuda *rt, int dev, char *name, int n, ir_err *e);
 /* Makes device dev's primary context current (pushed); rt_leave pops it. */
 rj_status rt_enter(rt_cuda *rt, int dev, ir_err *e);
 void rt_leave(rt_cuda *rt);
@@ -61,6 +63,9 @@ rj_status rt_copy_peer_async(rt_cuda *rt, uint64_t dst, int dst_dev, uint64_t sr
 /* RJ_EINVAL naming `what` unless stream belongs to dev's primary context (NULL and the special
  * handles are the current context's: call it inside rt_enter(dev)). */
 rj_status rt_stream_check(rt_cuda *rt, void *stream, int dev, const char *what, ir_err *e);
+/* *capturing = 1 when stream is being captured into a CUDA graph (cuStreamIsCapturing); NULL,
+ * the legacy default stream, never is. */
+rj_status rt_stream_capturing(rt_cuda *rt, void *stream, int *capturing, ir_err *e);
 /* Stream-ordered allocation and free on stream (cuMemAllocAsync / cuMemFreeAsync, the device's
  * default pool): the memory is usable by work ordered after the allocation on stream, and must
  * not be touched by work that may run after the free. */

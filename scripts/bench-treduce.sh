@@ -11,6 +11,7 @@
 # Writes JSON lines to $OUT/treduce-bench.jsonl, the table to stdout and $OUT/treduce-bench.txt.
 #   [CARRY=carry] [REDJIT_CLI=...] [NCCL_PY=...] [PY=python3] [MIN_LOG2=12] [MAX_LOG2=30] \
 #     [PATHS="auto split split-equal ring"] [EXTRA=1] \
+# (auto reads the path table REDJIT_TREDUCE_TABLE names, or the kernel cache folder's: docs/TREDUCE.md)
 #     scripts/bench-treduce.sh [RANKS]
 # The script may also be run from a carry folder (bash carry/bench-treduce.sh): it works from the
 # folder above its own.  NCCL_PY defaults to $CARRY/treduce_nccl.py when that exists, else
@@ -96,18 +97,22 @@ def sp(a, b): return "%.2fx" % (a / b) if a and b else "-"
 def col(r, k, i=0): return r[k][i] if k in r else None
 print("\ntreduce, f32 sum, %d ranks on %d GPUs, root 0: GPU time of one call (us, median by events);"
       " call = the host's time of the whole call" % (n, n))
-print("%12s %9s %6s %9s %9s %11s %9s %9s %9s %9s %9s %9s" % ("bytes/rank", "auto us", "path",
-      "call us", "split us", "split-eq us", "ring us", "nccl us", "auto/nccl", "split/ncl",
-      "ring/ncl", "split/eq"))
+print("%12s %9s %6s %9s %9s %9s %11s %9s %9s %9s %9s %9s %9s %11s %9s" % ("bytes/rank",
+      "auto us", "path", "call us", "peer us", "split us", "split-eq us", "ring us", "nccl us",
+      "auto/nccl", "split/ncl", "ring/ncl", "split/eq", "fastest", "best/auto"))
 for (k, b) in sorted(rows):
     if k != n: continue
     r = rows[(k, b)]
-    a, s, e, g, c = (col(r, "auto"), col(r, "split"), col(r, "split-equal"), col(r, "ring"),
-                     col(r, "nccl"))
-    print("%12d %9s %6s %9s %9s %11s %9s %9s %9s %9s %9s %9s" % (b, us(a), col(r, "auto", 1) or "-",
-          us(col(r, "auto", 4)), us(s), us(e), us(g), us(c), sp(c, a), sp(c, s), sp(c, g),
-          sp(e, s)))
-print("(x = the second time over the first: > 1 means the first named is faster)")
+    a, p, s, e, g, c = (col(r, "auto"), col(r, "peer"), col(r, "split"), col(r, "split-equal"),
+                        col(r, "ring"), col(r, "nccl"))
+    # the fastest path measured here (peer, split, split-equal, ring): what auto should take
+    best = min(((v, k2) for k2, v in (("peer", p), ("split", s), ("split-equal", e),
+               ("ring", g)) if v), default=(None, "-"))
+    print("%12d %9s %6s %9s %9s %9s %11s %9s %9s %9s %9s %9s %9s %11s %9s" % (b, us(a),
+          col(r, "auto", 1) or "-", us(col(r, "auto", 4)), us(p), us(s), us(e), us(g), us(c),
+          sp(c, a), sp(c, s), sp(c, g), sp(e, s), best[1], sp(best[0], a)))
+print("(x = the second time over the first: > 1 means the first named is faster; best/auto < 1:"
+      " auto missed the fastest path)")
 for per in (2, 3):
     keys = sorted(b for (k, b) in rows if k == per * n)
     if not keys: continue

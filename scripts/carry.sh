@@ -10,9 +10,9 @@ build=${BUILD:-build}   # the build folder to take binaries from
 carry=${CARRY:-carry}   # where to gather them (git-ignored)
 cmake --build "$build" -j"$(nproc)" >/dev/null
 rm -rf "$carry" && mkdir -p "$carry"
-cp -L "$build"/libredjit.so.0 "$build"/libredjit-llvm.so.* "$build"/redjit "$build"/redjit-irc "$carry"/
+cp -L "$build"/libredjit.so.0.2 "$build"/libredjit-llvm.so.* "$build"/redjit "$build"/redjit-irc "$carry"/
 cp -L "$build"/tests/test_* "$build"/tests/libfake_compiler.so "$carry"/ 2>/dev/null || true
 for f in "$build"/bench/*; do if [ -x "$f" ] && [ -f "$f" ]; then cp -L "$f" "$carry"/; fi; done
 for lib in libcjson.so.1 libsubunit.so.0; do cp -L "/usr/lib/x86_64-linux-gnu/$lib" "$carry"/; done
-strip --strip-unneeded "$carry"/libredjit.so.0 "$carry"/libredjit-llvm.so.* # build ids stay
+strip --strip-unneeded "$carry"/libredjit.so.0.2 "$carry"/libredjit-llvm.so.* # build ids stay
 du -sh "$carry"

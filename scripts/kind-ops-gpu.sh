@@ -11,9 +11,9 @@
 #            reduce_all_logsumexp x dtypes x k = 2, 5 x the four input styles, NaNs;
 #   cluster  the state ops on 1-D arrays tensor_cluster takes (sm_90+) x dtypes x four seeds.
 # JOBS=N runs N at a time (default 8).  Prints one line per failing case, then the counts; exit 1
-# on any failure.  The full suites: tests/test_gpu_tile.c (CK_RUN_CASE=state_shared, state_local),
-# tests/test_gpu_subgroup.c (CK_RUN_CASE=mul_bitwise, states), tests/test_gpu_tensor_state.c
-# (CK_RUN_CASE=cluster).
+# on any failure.  The full suites: tests/tile/test_gpu_tile.c (CK_RUN_CASE=state_shared,
+# state_local), tests/subgroup/test_gpu_subgroup.c (CK_RUN_CASE=mul_bitwise, states),
+# tests/ops/test_gpu_tensor_state.c (CK_RUN_CASE=cluster).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 cli=${CARRY:-carry}/redjit

@@ -31,4 +31,4 @@ echo "=== peers 1d-2^24 (copy_, then cupy.sum's kernels)" | tee -a "$out/ncu.txt
 "$ncu" --launch-skip 4 --launch-count 3 $sec $met python3 /tmp/peer24.py >>"$out/ncu.txt" 2>&1
 grep -E "^===|redjit_tensor|Kernel|Duration|DRAM Throughput|dram__bytes|Memory Throughput|Achieved Occupancy|Registers Per|Grid Size|Block Size|Waves Per SM|gpu__time|L2 Hit|Warp Cycles Per Issued|Stall" "$out/ncu.txt" | head -400
 echo "== flush probe"
-PYTHONUNBUFFERED=1 python3 bench/flush_probe.py "$PWD/$dir/libredjit.so.0" "$cases" | tee "$out/probe.md"
+PYTHONUNBUFFERED=1 python3 bench/flush_probe.py "$PWD/$dir/libredjit.so.0.2" "$cases" | tee "$out/probe.md"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ptx-reuse.sh: proof that a context's kept codegen pipelines (jit/emitter.cpp) emit what a fresh
+# ptx-reuse.sh: proof that a context's kept codegen pipelines (jit/llvm/emitter.cpp) emit what a fresh
 # process does.  Compiles every request of the PTX corpus in ONE context, each kernel after all
 # those before it (build/bench/jit_latency with JIT_LATENCY_PTX_DIR), and compares each PTX with
 # the record scripts/ptx-corpus.sh made (one process per request), "// redjit:" lines aside.

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # compute-sanitizer's four tools (memcheck, racecheck, synccheck, initcheck) over one request of
-# every variant and every treduce path, run through the carried CLI (`redjit run`: the request's
-# kernel on random input, checked against the CPU oracle; op custom, which has no oracle, under
-# `run --no-check`: launched, every output written, guards and sources unchanged) on the GPU
-# machine.  Each line of the summary is one tool on one request: "clean", or the sanitizer's
-# error summary.  Then GPU test suites from carry/ under each tool (`suites` below: tile and
-# subgroup op custom, which `redjit run` cannot launch unchecked, run in test_gpu_custom_kinds).
+# every variant and every treduce path, and of every tensor variant under every op (op custom
+# included), run through the carried CLI (`redjit run`: the request's kernel on random input,
+# checked against the CPU oracle; op custom, which has no oracle, under `run --no-check`:
+# launched, every output written, guards and sources unchanged) on the GPU machine.  Each line
+# of the summary is one tool on one request: "clean", or the sanitizer's error summary.  Then
+# GPU test suites from carry/ under each tool (`suites` below: tile and subgroup op custom,
+# which `redjit run` cannot launch unchecked, run in test_gpu_custom_kinds).
 # Exit 1 when any is not clean.
 #   scripts/sanitize-gpu.sh [TOOL ...]      (default: all four; logs under $OUT when set; ONLY=REGEX
 #                                            runs the cases whose names match, e.g. to split the
-#                                            run over several device calls)
+#                                            run over several device calls; JOBS=N runs N CLI
+#                                            cases at a time)
 #   scripts/sanitize-gpu.sh --dry           (no GPU, no sanitizer: every case compiles with
 #                                            `redjit ptx`, and `redjit run` takes its flags: a run
 #                                            without a GPU must end in status 3, not 2)
@@ -77,7 +79,31 @@ cases=(
   "tensor_rows_sum_acc_f64|{$t,\"op\":\"sum\",\"shape\":[37,100003],\"axes\":[1],\"acc_dtype\":\"f64\"}"
   "tensor_cols_mean_acc_f64|{\"kind\":\"tensor\",\"dtype\":\"bf16\",\"op\":\"mean\",\"shape\":[20011,33],\"axes\":[0],\"acc_dtype\":\"f64\"}"
 )
-suites=(test_gpu_custom_kinds) # run in process (CK_FORK=no), every case of the suite
+# Every tensor variant (forced) x every op: f32 for the float ops, i32 for and / or / xor, op custom
+# as a commutative sum (the variants that serve it) and a non-commutative first-non-zero
+# (tensor_ordered).
+csum='"combine":{"ir":"define float @add(float %a, float %b) {\n  %r = fadd float %a, %b\n  ret float %r\n}\n","function":"add","identity":0,"commutative":true}'
+for v in tensor_rows tensor_cols tensor_generic tensor_cluster; do
+  case $v in
+  tensor_rows) shp='"shape":[37,1003],"axes":[1]' ;;
+  tensor_cols) shp='"shape":[257,33],"axes":[0]' ;;
+  tensor_generic) shp='"shape":[5,7,11],"axes":[0,2]' ;;
+  tensor_cluster) shp='"shape":[100000]' ;;
+  esac
+  ops="sum max min prod argmax argmin mean var std logsumexp and or xor"
+  [ $v = tensor_cluster ] || ops+=" custom" # the cluster variant declines op custom
+  for op in $ops; do
+    case $op in
+    and | or | xor) d=i32 extra="" flags="" ;;
+    custom) d=f32 extra=",$csum" flags=" --no-check" ;;
+    *) d=f32 extra="" flags="" ;;
+    esac
+    cases+=("matrix_${v}_$op|{\"kind\":\"tensor\",\"dtype\":\"$d\",\"op\":\"$op\",$shp,\"variant\":\"$v\"$extra}$flags")
+  done
+done
+cases+=("matrix_tensor_ordered_custom|{\"kind\":\"tensor\",\"op\":\"custom\",\"dtype\":\"f32\",\"shape\":[37,1003],\"axes\":[1],\"variant\":\"tensor_ordered\",\"combine\":{\"ir\":\"define float @first_nonzero(float %a, float %b) {\\n  %z = fcmp oeq float %a, 0.0\\n  %r = select i1 %z, float %b, float %a\\n  ret float %r\\n}\\n\",\"function\":\"first_nonzero\",\"identity\":0,\"commutative\":false}} --no-check")
+# run in process (CK_FORK=no), every case of the suite; SUITES="..." names others ("" for none)
+read -r -a suites <<<"${SUITES-test_gpu_custom_kinds}"
 # --dry: each case's request compiles (ptx takes --emulate-packed, not run's flags), and run
 # takes the request and its flags (status 3 here: no GPU; 2 would be a refused request or flag).
 if [ $dry -eq 1 ]; then
@@ -103,24 +129,33 @@ if [ $dry -eq 1 ]; then
   [ $bad -eq 0 ]
   exit
 fi
-bad=0
+# one tool over one CLI case: prints "clean ..." or "FAIL ..."
+run_case() {
+  local tool=$1 name=$2 args=$3 req flags="" log rc
+  req=${args%% --*}; [ "$req" != "$args" ] && flags=${args#"$req"}
+  log=$out/$tool.$name.log
+  # shellcheck disable=SC2086
+  timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 99 "$cli" run "$req" $flags \
+    >"$log" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ] && grep -q '"ok": true' "$log"; then
+    echo "clean  $tool $name"
+  else
+    echo "FAIL   $tool $name (exit $rc): $(grep -E 'ERROR SUMMARY|Error|"ok": false' "$log" | head -2 | tr '\n' ' ')"
+  fi
+}
+# JOBS=N: N CLI cases at a time on the one GPU (default 1)
+results=$out/results.txt; : >"$results"
 for tool in "${tools[@]}"; do
   for c in "${cases[@]}"; do
     name=${c%%|*}; args=${c#*|}
     [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]] && continue
-    req=${args%% --*}; flags=""; [ "$req" != "$args" ] && flags=${args#"$req"}
-    log=$out/$tool.$name.log
-    # shellcheck disable=SC2086
-    timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 99 "$cli" run "$req" $flags \
-      >"$log" 2>&1
-    rc=$?
-    if [ $rc -eq 0 ] && grep -q '"ok": true' "$log"; then
-      echo "clean  $tool $name"
-    else
-      bad=$((bad + 1))
-      echo "FAIL   $tool $name (exit $rc): $(grep -E 'ERROR SUMMARY|Error|"ok": false' "$log" | head -2 | tr '\n' ' ')"
-    fi
+    while [ "$(jobs -rp | wc -l)" -ge "${JOBS:-1}" ]; do wait -n; done
+    run_case "$tool" "$name" "$args" >>"$results" &
   done
+done
+wait
+for tool in "${tools[@]}"; do
   for suite in "${suites[@]}"; do
     [ -n "${ONLY:-}" ] && ! [[ $suite =~ $ONLY ]] && continue
     log=$out/$tool.$suite.log
@@ -128,12 +163,13 @@ for tool in "${tools[@]}"; do
       "${CARRY:-carry}/$suite" >"$log" 2>&1
     rc=$?
     if [ $rc -eq 0 ] && grep -qE '^100%: Checks' "$log"; then
-      echo "clean  $tool $suite ($(grep -E 'cases run' "$log" | tail -1))"
+      echo "clean  $tool $suite ($(grep -E 'cases run' "$log" | tail -1))" >>"$results"
     else
-      bad=$((bad + 1))
-      echo "FAIL   $tool $suite (exit $rc): $(grep -E 'ERROR SUMMARY|:F:|:E:' "$log" | head -2 | tr '\n' ' ')"
+      echo "FAIL   $tool $suite (exit $rc): $(grep -E 'ERROR SUMMARY|:F:|:E:' "$log" | head -2 | tr '\n' ' ')" >>"$results"
     fi
   done
 done
+sort -k2,3 "$results"
+bad=$(grep -c '^FAIL' "$results")
 echo "$bad not clean"
-[ $bad -eq 0 ]
+[ "$bad" -eq 0 ]

@@ -12,7 +12,8 @@ cmake -S . -B build-asan -DCMAKE_C_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" 
 cmake --build build-asan -j"$(nproc)" || exit 1
 fail=0
 # rj_compile_ir's compiler process (redjit-irc) runs under ASan too, which reserves terabytes of
-# address space: no address-space limit on it here (tests/test_isolate.c then skips bc_oom.bc)
+# address space: no address-space limit on it here (tests/isolate/test_isolate.c then skips
+# bc_oom.bc)
 export REDJIT_IR_MEMORY_MB=0
 for t in build-asan/tests/test_*; do
   CK_FORK=no ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 "$t"

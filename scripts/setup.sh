@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=(cmake make gcc g++ pkg-config llvm-22-dev check libsubunit-dev libcjson-dev zlib1g-dev
-      libzstd-dev valgrind python3-pytest clang libclang-rt-14-dev)
+      libzstd-dev valgrind python3-pytest python3-venv python3-pip python3-setuptools python3-wheel
+      clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

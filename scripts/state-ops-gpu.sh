@@ -3,7 +3,7 @@
 # `run` (random input against the CPU reference): every op x dtype x five views (a long 1-D row
 # of 2^21+ elements: the streaming split, two rounds per thread) x the four input
 # styles (seed bits 3-4), NaN propagated (seeds 1, 9) and ignored (17, 25).  The full suite is
-# tests/test_gpu_tensor_state.c (longer than one device call on one H100 in one process: its
+# tests/ops/test_gpu_tensor_state.c (longer than one device call on one H100 in one process: its
 # cases, CK_RUN_CASE=shapes0 ... splits2, run side by side).  Prints one line per failing case,
 # then the counts; exit 1 on any failure.
 set -uo pipefail

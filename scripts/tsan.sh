@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The threaded tests under ThreadSanitizer: the library, its compiler process and
-# tests/test_threads.c (a context per thread; threads sharing one context, refused with RJ_EBUSY)
-# built by Debian's clang with -fsanitize=thread in a build folder of their own, then run.  Any
-# report fails the run (halt_on_error); no suppression is used.  LLVM itself is linked as it is
+# tests/api/test_threads.c (a context per thread; threads sharing one context, refused with
+# RJ_EBUSY) built by Debian's clang with -fsanitize=thread in a build folder of their own, then run.
+# Any report fails the run (halt_on_error); no suppression is used.  LLVM itself is linked as it is
 # installed (not instrumented): what LLVM does inside one context is not seen, what crosses
 # between threads through redjit's code is.
 #   scripts/tsan.sh [BUILD_DIR (default build-tsan)]

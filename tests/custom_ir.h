@@ -1,5 +1,6 @@
 /* Struct states of op custom as a language runtime would write them (LLVM IR text), shared by
- * tests/test_custom.c (no GPU) and tests/test_gpu_tensor.c (their results against CPU oracles).
+ * tests/custom/test_custom.c (no GPU) and tests/tensor/test_gpu_tensor.c (their results against CPU
+ * oracles).
  *
  *   Welford   {i64 n, f64 mean, f64 M2} from f32 elements; Chan's combine; finish: the sample
  *             variance M2 / (n - 1) as f64 (field 2's dtype).  Commutative.
@@ -97,11 +98,11 @@ static inline uint32_t matrix_finish(const uint32_t m[4]) {
   return m[0] + 3u * m[1] + 5u * m[2] + 7u * m[3];
 }
 
-/* Scalar combines for kinds tile and subgroup (tests/test_custom_kinds.c, test_gpu_custom_kinds.c):
- * fsum / dsum / hsum / bsum the float sums of f32 / f64 / f16 / bf16 (fn(a, b) = a + b),
- * fmax the f32 maximum (NaN propagates, as op max), wadd the wrapping i32 sum, xor64 the xor of
- * u64, and mat16 the product of 2x2 matrices of u16 packed in a u64 (entries m0 m1 / m2 m3, m0
- * lowest; identity 0x0001000000000001): associative, not commutative. */
+/* Scalar combines for kinds tile and subgroup (tests/custom/test_custom_kinds.c,
+ * test_gpu_custom_kinds.c): fsum / dsum / hsum / bsum the float sums of f32 / f64 / f16 / bf16
+ * (fn(a, b) = a + b), fmax the f32 maximum (NaN propagates, as op max), wadd the wrapping i32 sum,
+ * xor64 the xor of u64, and mat16 the product of 2x2 matrices of u16 packed in a u64 (entries m0 m1
+ * / m2 m3, m0 lowest; identity 0x0001000000000001): associative, not commutative. */
 #define FSUM_IR                                                                                    \
   "define float @fsum(float %a, float %b) {\n  %c = fadd float %a, %b\n  ret float %c\n}\n"
 #define DSUM_IR                                                                                    \

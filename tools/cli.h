@@ -51,6 +51,7 @@ typedef enum opt_id {
   OPT_GPUS,
   OPT_IR,
   OPT_ENTRY,
+  OPT_OUTPUT,
   OPT_TABLE,
   OPT_COUNT
 } opt_id;
@@ -72,6 +73,7 @@ typedef struct cli_option {
   const char *const *choices; /* OPT_CHOICE: NULL-terminated */
   const char *values, *deflt; /* help: the values taken (when not from lo/hi or choices), default */
   const char *help;           /* help: what it does */
+  char short_name;            /* 't' for -t, or 0 */
 } cli_option;
 
 extern const cli_option cli_options[OPT_COUNT];
@@ -101,6 +103,8 @@ void cli_overview(FILE *out);
 void cli_command_help(FILE *out, const cli_command *c);
 void cli_markdown_table(FILE *out);         /* the command -> option table of docs/CLI.md */
 void cli_command_list(char *buf, size_t n); /* "ptx explain ..." */
+/* "-t, --target T", "--emulate-packed": an option as help and the man page show it. */
+void cli_option_form(char *buf, size_t n, const cli_option *o);
 
 /* ---------------------------------------------------------------- JSON */
 /* An object printed as one line in the spacing of docs/CLI.md's examples ({"key": value, ...});

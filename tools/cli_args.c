@@ -10,6 +10,7 @@
 #include <string.h>
 
 #define REQUEST_CMDS (CMD_PTX | CMD_EXPLAIN | CMD_RUN | CMD_BENCH)
+#define OUTPUT_CMDS (REQUEST_CMDS | CMD_PLAN | CMD_VARIANTS)
 
 const cli_command cli_commands[] = {
     {"ptx", CMD_PTX, "REQUEST", true, false,
@@ -48,7 +49,8 @@ const cli_command cli_commands[] = {
      "this overview, or a command's options: redjit help COMMAND",
      "Prints the overview, or COMMAND's usage, options and an example (as redjit COMMAND --help).",
      "redjit help run"},
-    {"version", CMD_VERSION, NULL, false, false, "print redjit's version (also redjit --version)",
+    {"version", CMD_VERSION, NULL, false, false,
+     "print redjit's version (also redjit --version, redjit -V)",
      "Prints \"redjit X.Y.Z\": the version of the library the tool runs on.", "redjit --version"},
 };
 const int cli_command_count = (int)(sizeof cli_commands / sizeof cli_commands[0]);
@@ -60,29 +62,32 @@ static const char *const emit_names[] = {"ptx", "llvm", "llvm-opt", NULL};
 const cli_option cli_options[OPT_COUNT] = {
     [OPT_TARGET] = {"--target", "T", OPT_STRING, REQUEST_CMDS, 0, 0, NULL,
                     "auto, sm_XX, sm_XXa, sm_XXf", "auto",
-                    "what to compile for (auto: GPU --device's, else sm_90)"},
+                    "what to compile for (auto: GPU --device's, else sm_90)", 't'},
     [OPT_EMIT] = {"--emit", "W", OPT_CHOICE, CMD_PTX, 0, 0, emit_names, NULL, "ptx",
-                  "print the PTX, the LLVM IR as built, or after O3"},
+                  "print the PTX, the LLVM IR as built, or after O3", 'e'},
     [OPT_PTX_VERSION] = {"--ptx-version", "N", OPT_INT, REQUEST_CMDS, 0, 999, NULL, NULL, "0",
                          "PTX ISA version, 88 for 8.8 (0: the least needed)"},
     [OPT_EMULATE_PACKED] = {"--emulate-packed", NULL, OPT_FLAG, REQUEST_CMDS, 0, 0, NULL, NULL,
                             "off", "sm100_packed before sm_100: scalar equivalents"},
     [OPT_SEED] = {"--seed", "N", OPT_U64, CMD_RUN, 0, 0, NULL, "0..2^64-1", "0",
-                  "seed of the random inputs"},
+                  "seed of the random inputs", 's'},
     [OPT_DEVICE] = {"--device", "K", OPT_INT, REQUEST_CMDS, 0, 1023, NULL, NULL, "0",
-                    "the GPU to run on, and the one --target auto reads"},
+                    "the GPU to run on, and the one --target auto reads", 'd'},
     [OPT_NANS] = {"--nans", "K", OPT_INT, CMD_RUN, 0, 1 << 24, NULL, NULL, "0",
                   "turn K random float inputs into NaN"},
     [OPT_NO_CHECK] = {"--no-check", NULL, OPT_FLAG, CMD_RUN, 0, 0, NULL, NULL, "off",
                       "launch without comparing outputs (op custom: no oracle); tensor, treduce"},
     [OPT_PATH] = {"--path", "P", OPT_CHOICE, CMD_RUN | CMD_BENCH | CMD_PLAN, 0, 0, cli_path_names,
                   NULL, "auto", "treduce requests: the path to take (plan: not peer, staged)"},
-    [OPT_GPUS] = {"--gpus", "N", OPT_INT, CMD_PLAN, 1, RJ_TREDUCE_MAX_SLICES, NULL, NULL,
-                  "the GPUs present, else 1", "plan for rank r on GPU r mod N"},
+    [OPT_GPUS] = {"--gpus", "N", OPT_INT, CMD_PLAN | CMD_EXPLAIN, 1, RJ_TREDUCE_MAX_SLICES, NULL,
+                  NULL, "the GPUs present, else 1",
+                  "plan (explain: auto's path) for rank r on GPU r mod N"},
     [OPT_IR] = {"--ir", "MODULE", OPT_STRING, CMD_PTX, 0, 0, NULL, "a file or -", NULL,
                 "compile this LLVM IR / bitcode module instead of a REQUEST"},
     [OPT_ENTRY] = {"--entry", "KERNEL", OPT_STRING, CMD_PTX, 0, 0, NULL, "a function name", NULL,
                    "with --ir: the module's kernel"},
+    [OPT_OUTPUT] = {"--output", "FILE", OPT_STRING, OUTPUT_CMDS, 0, 0, NULL, "a file path",
+                    "standard output", "write the output to FILE (created or truncated)", 'o'},
     [OPT_TABLE] = {"--table", NULL, OPT_FLAG, CMD_HELP, 0, 0, NULL, NULL, "off",
                    "print the command/option table of docs/CLI.md"},
 };
@@ -93,8 +98,18 @@ const cli_command *cli_command_find(const char *name) {
   return NULL;
 }
 
-/* The option that arg names (arg "--x=v" names "--x"; *eq then points at "v"), or -1. */
+/* The option that arg names, or -1: "--x" or "--x=v" by its name (*eq then points at "v"), "-c"
+ * or "-cVALUE" by its short name (*eq then points at "VALUE"). */
 static int find_option(const char *arg, const char **eq) {
+  *eq = NULL;
+  if (arg[0] == '-' && arg[1] && arg[1] != '-') {
+    for (int i = 0; i < OPT_COUNT; i++)
+      if (cli_options[i].short_name == arg[1]) {
+        *eq = arg[2] ? arg + 2 : NULL;
+        return i;
+      }
+    return -1;
+  }
   const char *e = strchr(arg, '=');
   size_t len = e ? (size_t)(e - arg) : strlen(arg);
   *eq = e ? e + 1 : NULL;
@@ -206,7 +221,7 @@ static int parse_option(const cli_command *cmd, int argc, char **argv, int *i, c
     return eq ? -1 : set_value(id, NULL, a, err, n);
   }
   if (!eq && *i + 1 >= argc) {
-    snprintf(err, n, "%s: missing value (%s %s)", o->name, o->name, o->metavar);
+    snprintf(err, n, "%s: missing value (%s %s)", arg, arg, o->metavar);
     return -1;
   }
   return set_value(id, eq ? eq : argv[++*i], a, err, n);

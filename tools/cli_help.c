@@ -7,13 +7,14 @@
 static const char global_notes[] =
     "REQUEST: a JSON file, - for standard input, or the JSON text itself ({...}); files and\n"
     "standard input are read up to 16 MiB (an --ir MODULE up to 256 MiB).\n"
-    "Options take a value as --opt VALUE or --opt=VALUE; given twice, the last one counts.\n"
+    "Options take a value as --opt VALUE or --opt=VALUE (short: -t VALUE or -tVALUE); given\n"
+    "twice, the last one counts. -o FILE (--output FILE) writes the output to FILE.\n"
     "An option that does not apply to the command is an error. -- ends the options.\n"
     "run, bench and plan answer with exactly one JSON line on standard output, errors included.\n";
 
 static const char exit_notes[] =
-    "exit status: 0 success; 1 run found a wrong result; 2 usage error, invalid request or no\n"
-    "variant; 3 no usable GPU or a CUDA error.\n";
+    "exit status: 0 success; 1 run found a wrong result; 2 usage error, unreadable input,\n"
+    "invalid or unsupported request, or no variant; 3 no usable GPU or a CUDA error.\n";
 
 void cli_command_list(char *buf, size_t n) {
   size_t at = 0;
@@ -25,7 +26,8 @@ void cli_command_list(char *buf, size_t n) {
 void cli_overview(FILE *out) {
   fputs("redjit: JIT-compiled GPU reductions\n\n"
         "usage: redjit COMMAND [REQUEST] [OPTIONS]\n"
-        "       redjit COMMAND --help      that command's options\n\n"
+        "       redjit COMMAND --help      that command's options\n"
+        "       redjit --version, -V       the version\n\n"
         "commands:\n",
         out);
   for (int i = 0; i < cli_command_count; i++)
@@ -52,9 +54,18 @@ static void option_form(char *buf, size_t n, const cli_option *o) {
   snprintf(buf, n, "%s%s%s", o->name, o->metavar ? " " : "", o->metavar ? o->metavar : "");
 }
 
-static void option_help(FILE *out, const cli_option *o) {
-  char form[40], values[80];
+void cli_option_form(char *buf, size_t n, const cli_option *o) {
+  char form[40];
   option_form(form, sizeof form, o);
+  if (o->short_name)
+    snprintf(buf, n, "-%c, %s", o->short_name, form);
+  else
+    snprintf(buf, n, "%s", form);
+}
+
+static void option_help(FILE *out, const cli_option *o) {
+  char form[48], values[80];
+  cli_option_form(form, sizeof form, o);
   option_values(values, sizeof values, o);
   fprintf(out, "  %-20s %s\n", form, o->help);
   if (!values[0] && !o->deflt) return;

@@ -7,6 +7,8 @@
 
 #include "cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,8 +35,9 @@ static int exit_code(rj_status s) {
 }
 
 /* Reads f to its end into a NUL-terminated buffer, at most cap bytes: past that (reading
- * stops at cap + 1), or on a read error, writes why into err, naming the input (what, e.g.
- * request "x.json"), and returns NULL. */
+ * stops at cap + 1), on a read error (the OS's reason), or when there is nothing to read ("empty
+ * input"), writes why into err, naming the input (what, e.g. request "x.json"), and returns NULL.
+ */
 static char *read_capped(FILE *f, size_t cap, const char *what, size_t *len, char *err, size_t n) {
   size_t size = 4096, got = 0;
   char *buf = malloc(size);
@@ -54,8 +57,14 @@ static char *read_capped(FILE *f, size_t cap, const char *what, size_t *len, cha
     buf = b;
     size = grow;
   }
-  if (!buf || ferror(f)) {
-    snprintf(err, n, "%s: cannot read it%s", what, buf ? "" : " (out of memory)");
+  if (!buf || ferror(f) || got == 0) {
+    int e = errno;
+    if (!buf)
+      snprintf(err, n, "%s: cannot read it (out of memory)", what);
+    else if (got == 0 && !ferror(f))
+      snprintf(err, n, "%s: empty input", what);
+    else
+      snprintf(err, n, "%s: cannot read it: %s", what, strerror(e));
     free(buf);
     return NULL;
   }
@@ -78,7 +87,7 @@ static char *load_request(const char *arg, char *err, size_t n) {
   if (arg[0] == '{') return strdup(arg);
   FILE *f = strcmp(arg, "-") == 0 ? stdin : fopen(arg, "rb");
   if (!f) {
-    snprintf(err, n, "request: cannot open \"%s\"", arg);
+    snprintf(err, n, "%s: cannot open it: %s", input_name("request", arg), strerror(errno));
     return NULL;
   }
   char *text = read_capped(f, REQUEST_CAP, input_name("request", arg), NULL, err, n);
@@ -140,6 +149,10 @@ static int cmd_plan(job *j) {
   rj_treduce_plan *p = malloc(sizeof *p);
   if (p) rj_treduce_plan_init(p);
   rj_status s = p ? rj_treduce_plan_make(j->ctx, req, dev, j->path, p) : RJ_ENOMEM;
+  rj_treduce_path chosen = RJ_TREDUCE_AUTO;
+  const char *why = NULL;
+  char *why_copy = NULL; /* the why of auto's choice (kept: the next call on the context ends it) */
+  if (!s && rj_treduce_choose(j->ctx, req, dev, &chosen, &why) == RJ_OK) why_copy = strdup(why);
   free(dev);
   if (s) {
     free(p);
@@ -173,9 +186,40 @@ static int cmd_plan(job *j) {
   json_int(ring, "hops", p->hops);
   json_int(ring, "chunks", p->chunks);
   json_str(ring, "why_not", p->ring_why);
+  if (why_copy) json_str(o, "why", why_copy); /* why auto takes its path (table or model) */
   json_line(stdout, o);
+  free(why_copy);
   free(p);
   return 0;
+}
+
+/* `explain` of a treduce request: the path auto takes, rank r on GPU r mod --gpus (else the GPUs
+ * present), and why, at the end of the chosen line: " (path auto on 4 GPUs: ring: measured ...)";
+ * NULL (nothing to add) on one GPU without --gpus, where auto has nothing to choose. */
+static char *treduce_note(job *j, const char *lines) {
+  const rj_request *req = &j->req;
+  int gpus = (int)j->a->num[OPT_GPUS];
+  if (!gpus && rj_device_count(j->ctx, &gpus) != RJ_OK) gpus = 0;
+  if (gpus < 1 || (gpus == 1 && !j->a->val[OPT_GPUS])) return NULL;
+  int *dev = malloc(sizeof(int) * (size_t)req->u.treduce.ranks);
+  if (!dev) return NULL;
+  for (int r = 0; r < req->u.treduce.ranks; r++)
+    dev[r] = r % gpus;
+  char *copy = strdup(lines); /* the lines end with the next call on the context */
+  rj_treduce_path path = RJ_TREDUCE_AUTO;
+  const char *why = NULL;
+  rj_status s = copy ? rj_treduce_choose(j->ctx, req, dev, &path, &why) : RJ_ENOMEM;
+  free(dev);
+  const char *at = copy && !s ? strstr(copy, " chosen") : NULL;
+  if (!at) return copy;
+  at += strlen(" chosen");
+  size_t head = (size_t)(at - copy), n = strlen(copy) + strlen(why) + 64;
+  char *out = malloc(n);
+  if (out)
+    snprintf(out, n, "%.*s (path auto on %d GPU%s: %s)%s", (int)head, copy, gpus,
+             gpus > 1 ? "s" : "", why, at);
+  free(copy);
+  return out;
 }
 
 /* `redjit ptx --ir MODULE --entry KERNEL`: a caller's finished module through redjit's codegen. */
@@ -188,7 +232,8 @@ static int cmd_ptx_ir(job *j) {
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
   if (!f) {
     char msg[320];
-    snprintf(msg, sizeof msg, "--ir: cannot open \"%.256s\"", path);
+    snprintf(msg, sizeof msg, "%s: cannot open it: %s", input_name("--ir MODULE", path),
+             strerror(errno));
     return fail(j->c, msg, RJ_EINVAL, false);
   }
   size_t len = 0;
@@ -222,7 +267,9 @@ static int cmd_ptx(job *j) {
 static int cmd_explain(job *j) {
   const char *lines = NULL;
   rj_status s = rj_explain(j->ctx, &j->req, &j->opt.compile, &lines);
-  if (lines) fputs(lines, stdout);
+  char *noted = !s && lines && j->req.kind == RJ_KIND_TREDUCE ? treduce_note(j, lines) : NULL;
+  if (noted || lines) fputs(noted ? noted : lines, stdout);
+  free(noted);
   if (s && s != RJ_ENOVARIANT) fprintf(stderr, "redjit: %s\n", rj_errmsg(j->ctx));
   return exit_code(s);
 }
@@ -357,7 +404,7 @@ static const cli_command *command_of(int argc, char **argv) {
   }
   const char *name = argv[1];
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) name = "help";
-  if (strcmp(name, "--version") == 0) name = "version";
+  if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) name = "version";
   const cli_command *c = cli_command_find(name);
   if (!c) {
     char names[160], msg[256];
@@ -366,6 +413,28 @@ static const cli_command *command_of(int argc, char **argv) {
     fail(NULL, msg, RJ_EINVAL, true);
   }
   return c;
+}
+
+/* -o FILE: standard output becomes FILE (created or truncated), so that everything the command
+ * prints there, a JSON line saying an error included, goes to FILE.  When FILE cannot be opened,
+ * standard output stays as it is and err says why (the OS's reason). */
+static int open_output(const char *path, char *err, size_t n) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0 || fflush(stdout) != 0 || dup2(fd, STDOUT_FILENO) < 0) {
+    snprintf(err, n, "--output: cannot open \"%.200s\": %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  close(fd);
+  return 0;
+}
+
+/* The command's status, or 2 when -o FILE could not be written to the end (a full disk). */
+static int flush_output(const cli_args *a, int rc) {
+  if (!a->val[OPT_OUTPUT] || (fflush(stdout) == 0 && !ferror(stdout))) return rc;
+  fprintf(stderr, "redjit: --output: cannot write \"%.200s\": %s\n", a->val[OPT_OUTPUT],
+          strerror(errno));
+  return rc ? rc : 2;
 }
 
 int main(int argc, char **argv) {
@@ -383,6 +452,8 @@ int main(int argc, char **argv) {
     printf("redjit %s\n", rj_version());
     return 0;
   }
+  if (a.val[OPT_OUTPUT] && open_output(a.val[OPT_OUTPUT], why, sizeof why))
+    return fail(c, why, RJ_EINVAL, false);
   job j = {.a = &a, .c = c, .path = (rj_treduce_path)a.choice[OPT_PATH]};
   check_opts(&a, &j.opt);
   if (!(j.ctx = rj_ctx_new())) return fail(c, "out of memory", RJ_ENOMEM, false);
@@ -394,5 +465,5 @@ int main(int argc, char **argv) {
   else
     rc = request_command(&j);
   rj_ctx_free(j.ctx);
-  return rc;
+  return flush_output(&a, rc);
 }

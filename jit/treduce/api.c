@@ -167,30 +167,107 @@ RJ_API rj_status rj_treduce_run(rj_ctx *ctx, const rj_treduce_group *g, const rj
   return jit_done(ctx, s);
 }
 
-/* rj_treduce_run's work, into the library's full result. */
-static rj_status run_group(rj_ctx *ctx, const rj_treduce_group *g, const rj_options *opt,
-                           rj_treduce_result *res) {
+/* Whether g is the memo's group, byte for byte (its src[] and opt's target and PTX version too). */
+static bool memo_hit(const jit_tr_memo *m, const rj_treduce_group *g, const rj_options *opt) {
+  const char *target = opt && opt->target ? opt->target : "auto";
+  int ptx = opt ? opt->ptx_version : 0;
+  /* the struct size first: it was checked when remembered, so that many bytes may be read */
+  return m->valid && g->struct_size == m->caller.struct_size &&
+         memcmp(g, &m->caller, g->struct_size) == 0 && ptx == m->ptx_version &&
+         strcmp(target, m->target) == 0 &&
+         memcmp(g->src, m->bufs, sizeof *m->bufs * (size_t)g->ranks) == 0;
+}
+
+/* Remembers the checked group g (the caller's bytes), its full form and request; the arrays grow
+ * only for more ranks than before.  Not for op custom (its IR text may change behind the
+ * pointer) or a long target name. */
+static rj_status memo_put(rj_ctx *ctx, jit_tr_memo *m, const rj_treduce_group *g,
+                          const rj_treduce_group *full, const rj_request *req,
+                          const rj_options *opt) {
+  const char *target = opt && opt->target ? opt->target : "auto";
+  m->valid = false;
+  if (full->op == RJ_OP_CUSTOM || strlen(target) >= sizeof m->target) return RJ_OK;
+  if (m->cap < full->ranks) {
+    free(m->bufs);
+    free(m->src);
+    free(m->dev);
+    m->bufs = malloc(sizeof *m->bufs * (size_t)full->ranks);
+    m->src = malloc(sizeof *m->src * (size_t)full->ranks);
+    m->dev = malloc(sizeof *m->dev * (size_t)full->ranks);
+    m->cap = m->bufs && m->src && m->dev ? full->ranks : 0;
+    if (!m->cap) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  }
+  memset(&m->caller, 0, sizeof m->caller);
+  memcpy(&m->caller, g, g->struct_size);
+  m->group = *full;
+  memcpy(m->bufs, full->src, sizeof *m->bufs * (size_t)full->ranks);
+  for (int r = 0; r < full->ranks; r++) {
+    m->src[r] = full->src[r].ptr;
+    m->dev[r] = full->src[r].device;
+  }
+  m->req = *req;
+  snprintf(m->target, sizeof m->target, "%s", target);
+  m->ptx_version = opt ? opt->ptx_version : 0;
+  m->take = RJ_TREDUCE_AUTO;
+  m->split_for = RJ_TREDUCE_AUTO;
+  m->valid = true;
+  return RJ_OK;
+}
+
+/* The request of g, from the context's memo when g repeats the last call's bytes (nothing
+ * checked or built again), else checked field by field and remembered. */
+static rj_status group_memo(rj_ctx *ctx, const rj_treduce_group *g, const rj_options *opt,
+                            const jit_tr_memo **out) {
+  jit_treduce_state *st = jit_treduce_state_of(ctx);
+  if (!st) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  jit_tr_memo *m = &st->memo;
+  if (g && memo_hit(m, g, opt)) {
+    *out = m;
+    return RJ_OK;
+  }
+  m->valid = false;
   rj_request req;
   rj_treduce_group full;
   rj_status s = group_request(&ctx->err, g, &full, &req);
+  if (!s) s = memo_put(ctx, m, g, &full, &req, opt);
+  if (s || m->valid) {
+    *out = m;
+    return s;
+  }
+  /* not remembered (op custom): this call's own copy in the scratch */
+  size_t n = sizeof(jit_tr_memo) + (sizeof(uint64_t) + sizeof(int)) * (size_t)full.ranks;
+  char *mem = jit_tr_scratch_call(ctx, n);
+  if (!mem) return ctx->err.status;
+  jit_tr_memo *c = (jit_tr_memo *)mem;
+  memset(c, 0, sizeof *c);
+  c->group = full;
+  c->req = req;
+  c->src = (uint64_t *)(mem + sizeof *c);
+  c->dev = (int *)(c->src + full.ranks);
+  for (int r = 0; r < full.ranks; r++) {
+    c->src[r] = full.src[r].ptr;
+    c->dev[r] = full.src[r].device;
+  }
+  *out = c;
+  return RJ_OK;
+}
+
+/* rj_treduce_run's work, into the library's full result. */
+static rj_status run_group(rj_ctx *ctx, const rj_treduce_group *g, const rj_options *opt,
+                           rj_treduce_result *res) {
+  const jit_tr_memo *m = NULL;
+  rj_status s = group_memo(ctx, g, opt, &m);
   /* an earlier async ring call that gave up is reported before anything else runs */
   if (!s) s = jit_treduce_ring_deferred(ctx, "; this call did not run");
   if (s) return s;
-  g = &full;
-  uint64_t *src = malloc(sizeof(uint64_t) * (size_t)g->ranks);
-  int *dev = malloc(sizeof(int) * (size_t)g->ranks);
-  if (!src || !dev) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
-  for (int r = 0; !s && r < g->ranks; r++) {
-    src[r] = g->src[r].ptr;
-    dev[r] = g->src[r].device;
-  }
-  jit_tr_call call = {
-      .stream = g->stream, .async = g->async, .ring_timeout_ns = g->ring_timeout_ms * 1000000};
+  g = &m->group;
+  jit_tr_call call = {.stream = g->stream,
+                      .async = g->async,
+                      .ring_timeout_ns = g->ring_timeout_ms * 1000000,
+                      .memo = m->valid ? (jit_tr_memo *)m : NULL};
   jit_cache_hold(ctx, 1); /* the kernels compiled for this call stay until it launched them */
-  if (!s) s = jit_treduce_exec(ctx, &req, src, dev, g->dst.ptr, g->path, opt, &call, res);
+  s = jit_treduce_exec(ctx, &m->req, m->src, m->dev, g->dst.ptr, g->path, opt, &call, res);
   jit_cache_hold(ctx, -1);
-  free(src);
-  free(dev);
   return s;
 }
 

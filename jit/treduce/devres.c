@@ -13,6 +13,7 @@
 #include "treduce.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void state_free(rj_ctx *ctx);
 
@@ -50,6 +51,13 @@ static rj_status cached(rj_ctx *ctx, rt_cuda *rt, int dev, bool stream, int i, v
   }
   *out = *slot;
   return RJ_OK;
+}
+
+void *jit_dev_kept(rj_ctx *ctx, int dev, bool stream, int i) {
+  const jit_treduce_state *st = ctx->treduce;
+  for (const jit_devres *d = st ? st->devres : NULL; d; d = d->next)
+    if (d->dev == dev) return stream ? d->stream[i] : d->event[i];
+  return NULL;
 }
 
 rj_status jit_dev_stream(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out) {
@@ -136,6 +144,108 @@ rj_status jit_devres_sync(rj_ctx *ctx) {
   return first;
 }
 
+rj_status jit_tr_device_count(rj_ctx *ctx, rt_cuda *rt, int *n) {
+  jit_treduce_state *st = jit_treduce_state_of(ctx);
+  if (!st) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  if (!st->ndev) {
+    rj_status s = rt_device_count(rt, &st->ndev, &ctx->err);
+    if (s) return s;
+  }
+  *n = st->ndev;
+  return RJ_OK;
+}
+
+rj_status jit_tr_peer(rj_ctx *ctx, rt_cuda *rt, int dev, int peer, int *can) {
+  jit_treduce_state *st = jit_treduce_state_of(ctx);
+  if (!st) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  if (dev < 0 || dev >= RJ_TREDUCE_MAX_SLICES || peer < 0 || peer >= RJ_TREDUCE_MAX_SLICES)
+    return ir_fail(&ctx->err, RJ_ENODEV, "device: GPU %d or %d is beyond the %d redjit handles",
+                   dev, peer, RJ_TREDUCE_MAX_SLICES);
+  uint64_t bit = (uint64_t)1 << peer;
+  *can = (st->peer_on[dev] & bit) != 0;
+  if (*can || (st->peer_no[dev] & bit)) return RJ_OK; /* asked before */
+  rj_status s = rt_peer_can_access(rt, dev, peer, can, &ctx->err);
+  if (s) return s;
+  if (!*can) {
+    st->peer_no[dev] |= bit;
+    return RJ_OK;
+  }
+  if ((s = rt_enter(rt, dev, &ctx->err))) return s;
+  s = rt_peer_enable(rt, peer, &ctx->err);
+  rt_leave(rt);
+  if (!s) st->peer_on[dev] |= bit;
+  return s;
+}
+
+const char *jit_tr_gpu_name(rj_ctx *ctx, rt_cuda *rt, int dev) {
+  jit_treduce_state *st = jit_treduce_state_of(ctx);
+  if (!st || dev < 0 || dev >= RJ_TREDUCE_MAX_SLICES) return NULL;
+  if (!st->name[dev]) {
+    char name[256] = "";
+    ir_err ignored = {0};
+    if (rt_device_name(rt, dev, name, (int)sizeof name, &ignored)) return NULL;
+    st->name[dev] = strdup(name);
+  }
+  return st->name[dev];
+}
+
+const char *jit_tr_gpu_name_quiet(rj_ctx *ctx, int dev) {
+  ir_err saved = ctx->err;
+  rt_cuda *rt = NULL;
+  int n = 0;
+  const char *name = NULL;
+  if (!jit_cuda(ctx, &rt) && !jit_tr_device_count(ctx, rt, &n) && dev >= 0 && dev < n)
+    name = jit_tr_gpu_name(ctx, rt, dev);
+  ctx->err = saved;
+  return name;
+}
+
+/* At least `bytes` in *p (of *have bytes), grown (never shrunk); NULL when out of memory. */
+static void *grown(rj_ctx *ctx, void **p, size_t *have, size_t bytes) {
+  if (*have < bytes) {
+    size_t grow = bytes < 4096 ? 4096 : bytes;
+    void *q = malloc(grow); /* the old content is not kept */
+    if (q) {
+      free(*p);
+      *p = q;
+      *have = grow;
+    }
+  }
+  if (*have < bytes) {
+    ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+    return NULL;
+  }
+  return *p;
+}
+
+void *jit_tr_scratch(rj_ctx *ctx, size_t bytes) {
+  jit_treduce_state *st = jit_treduce_state_of(ctx);
+  if (st) return grown(ctx, &st->scratch, &st->scratch_bytes, bytes);
+  ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  return NULL;
+}
+
+void *jit_tr_scratch_call(rj_ctx *ctx, size_t bytes) {
+  jit_treduce_state *st = jit_treduce_state_of(ctx);
+  if (st) return grown(ctx, &st->scratch_call, &st->scratch_call_bytes, bytes);
+  ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  return NULL;
+}
+
+/* The state's host memory: tables, names, the memo, the scratch. */
+static void state_host_free(jit_treduce_state *st) {
+  free(st->table);
+  free(st->builtin);
+  for (int d = 0; d < RJ_TREDUCE_MAX_SLICES; d++)
+    free(st->name[d]);
+  free(st->memo.bufs);
+  free(st->memo.src);
+  free(st->memo.dev);
+  free(st->memo.split_plan);
+  free(st->scratch);
+  free(st->scratch_call);
+}
+
 /* ctx->treduce_free: drains and releases every device's resources, then the state. */
 static void state_free(rj_ctx *ctx) {
   jit_treduce_state *st = ctx->treduce;
@@ -160,6 +270,7 @@ static void state_free(rj_ctx *ctx) {
     }
     free(d);
   }
+  state_host_free(st);
   free(st);
   ctx->treduce = NULL;
   ctx->treduce_free = NULL;

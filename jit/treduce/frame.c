@@ -5,7 +5,7 @@
 #include "treduce.h"
 
 rj_status jit_tr_begin(rj_ctx *ctx, rt_cuda *rt, int root_dev, void *ks, const jit_tr_call *call,
-                       void *ev[2]) {
+                       bool mark, void *ev[2]) {
   ir_err *e = &ctx->err;
   void *evc = NULL;
   rj_status s = jit_dev_event(ctx, rt, root_dev, 0, &ev[0]);
@@ -16,7 +16,7 @@ rj_status jit_tr_begin(rj_ctx *ctx, rt_cuda *rt, int root_dev, void *ks, const j
   if (!s && call->stream) s = jit_dev_event(ctx, rt, root_dev, JIT_EV_CALLER, &evc);
   if (!s && evc) s = rt_event_record(rt, evc, call->stream, e);
   if (!s && evc) s = rt_stream_wait(rt, ks, evc, e);
-  if (!s) s = rt_event_record(rt, ev[0], ks, e);
+  if (!s && mark) s = rt_event_record(rt, ev[0], ks, e);
   return s;
 }
 

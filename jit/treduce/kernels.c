@@ -44,10 +44,10 @@ rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_option
   rj_status s = jit_compile(ctx, req, &o, k, &plan);
   if (s) return s;
   ctx->err = saved;
-  /* a runtime-size kernel's launch is req's plan's (the kernel's is the shape it was made for) */
+  /* the launch is req's plan's (a runtime-size kernel's own plan is the shape it was made for) */
   bool runtime = plan.np > 0;
-  memcpy(l->grid, runtime ? plan.grid : (*k)->grid, sizeof l->grid);
-  memcpy(l->block, runtime ? plan.block : (*k)->block, sizeof l->block);
+  memcpy(l->grid, plan.grid, sizeof l->grid);
+  memcpy(l->block, plan.block, sizeof l->block);
   l->np = plan.np;
   l->numel = runtime ? plan.p[0] : 0;
   if (!res->variant[0]) {

@@ -40,8 +40,9 @@ typedef struct staging {
 
 /* Step 1: each rank's path.  Direct where the root's GPU can load it (peer access enabled here);
  * a forced peer path refuses a rank it can't reach. */
-static rj_status sort_ranks(rt_cuda *rt, const rj_treduce *t, const int *dev, rj_treduce_path path,
-                            rank_paths *rp, rj_treduce_result *res, ir_err *e) {
+static rj_status sort_ranks(rj_ctx *ctx, rt_cuda *rt, const rj_treduce *t, const int *dev,
+                            rj_treduce_path path, rank_paths *rp, rj_treduce_result *res) {
+  ir_err *e = &ctx->err;
   int root_dev = dev[t->root];
   rj_status s = RJ_OK;
   bool in_rank_order = ir_treduce_rank_order(t); /* else the root first */
@@ -60,12 +61,8 @@ static rj_status sort_ranks(rt_cuda *rt, const rj_treduce *t, const int *dev, rj
       continue;
     }
     int can = 0;
-    if ((s = rt_peer_can_access(rt, root_dev, dev[r], &can, e))) break;
+    if ((s = jit_tr_peer(ctx, rt, root_dev, dev[r], &can))) break; /* enabled where it can */
     if (can) {
-      if ((s = rt_enter(rt, root_dev, e))) break;
-      s = rt_peer_enable(rt, dev[r], e);
-      rt_leave(rt);
-      if (s) break;
       rp->direct[rp->ndirect++] = r;
       res->peer_ranks++;
     } else if (path == RJ_TREDUCE_PEER) {
@@ -165,7 +162,8 @@ static rj_status enqueue(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const 
                          rj_treduce_result *res) {
   ir_err *e = &ctx->err;
   int root_dev = dev[req->u.treduce.root];
-  rj_status s = jit_tr_begin(ctx, rt, root_dev, sg->ks, call, sg->ev);
+  /* ev[0]: the staged copies start there, a waiting call's time too */
+  rj_status s = jit_tr_begin(ctx, rt, root_dev, sg->ks, call, rp->nstaged || !call->async, sg->ev);
   for (int i = 0; !s && i < nl; i++)
     s = jit_treduce_launch(ctx, &L[i], sg->ks, res);
   if (!s && rp->nstaged) s = rt_stream_wait(rt, sg->cs, sg->ev[0], e); /* copies start with it */
@@ -190,10 +188,11 @@ static rj_status enqueue(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const 
   return s;
 }
 
-/* Step 5: a waiting (or failed) call drains its streams; temporary buffers are freed after the
- * last fold (drained, or stream-ordered on the kernel stream). */
+/* Step 5: a failed call drains its streams (a waiting call that succeeded has waited for the
+ * operation's end, after every copy and fold); temporary buffers are freed after the last fold
+ * (waited for, or stream-ordered on the kernel stream). */
 static rj_status finish(rt_cuda *rt, const jit_tr_call *call, staging *sg, rj_status s, ir_err *e) {
-  bool drain = s || !call->async; /* a failed call drains before it frees */
+  bool drain = s != RJ_OK; /* a failed call drains before it frees */
   rj_status s2 = sg->ks && drain ? rt_stream_sync(rt, sg->ks, e) : RJ_OK;
   if (sg->cs && drain) {
     ir_err ignored = {0};
@@ -219,15 +218,14 @@ rj_status jit_treduce_peer(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   int N = t->ranks, root_dev = dev[t->root];
   ir_treduce_geom g;
   ir_treduce_facts(t, &g);
-  rank_paths rp = {.direct = malloc(sizeof(int) * (size_t)N * 2)};
-  uint64_t *table = malloc(sizeof(uint64_t) * (size_t)(N + 1));
-  if (!rp.direct || !table) {
-    free(rp.direct);
-    free(table);
-    return ir_fail(e, RJ_ENOMEM, "out of memory");
-  }
+  /* the context's scratch, kept between calls: the table, then the ranks by path */
+  size_t nt = sizeof(uint64_t) * (size_t)(N + 1);
+  char *mem = jit_tr_scratch(ctx, nt + sizeof(int) * (size_t)N * 2);
+  if (!mem) return ctx->err.status;
+  uint64_t *table = (uint64_t *)mem;
+  rank_paths rp = {.direct = (int *)(mem + nt)};
   rp.staged = rp.direct + N;
-  rj_status s = sort_ranks(rt, t, dev, path, &rp, res, e);
+  rj_status s = sort_ranks(ctx, rt, t, dev, path, &rp, res);
   res->direct_ranks = rp.ndirect;
   res->staged_ranks = rp.nstaged;
   res->slices = res->gpus = g.numel ? 1 : 0;
@@ -238,15 +236,14 @@ rj_status jit_treduce_peer(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
   jit_tr_launch kstaged[2] = {{.k = NULL}, {.k = NULL}};
   if (!s) s = make_kernels(ctx, req, src, root_dev, dst, opt, &rp, table, L, &nl, kstaged, res);
   /* nothing to move (an empty buffer): the destination stays as it is */
-  if (!s && g.numel && !(s = rt_enter(rt, root_dev, e))) {
+  bool pushed = false; /* the root's context pushed here (not when current already) */
+  if (!s && g.numel && !(s = rt_enter_lazy(rt, root_dev, &pushed, e))) {
     staging sg = {.nbuf = t->pingpong ? 2 : 1,
                   .span = (size_t)g.src_span * (size_t)ir_dtype(t->dtype)->bytes};
     s = prepare(ctx, rt, root_dev, L, nl, kstaged, rp.nstaged, call, &sg, res);
     if (!s) s = enqueue(ctx, rt, req, src, dev, dst, &rp, L, nl, kstaged, call, &sg, res);
     s = finish(rt, call, &sg, s, e);
-    rt_leave(rt);
+    if (pushed) rt_leave(rt);
   }
-  free(rp.direct);
-  free(table);
   return s;
 }

@@ -264,20 +264,17 @@ typedef struct ring_call {
 
 /* Peer access from GPU a to GPU b (a's kernels store into b's memory); RJ_EUNSUPPORTED naming
  * the pair where the driver has none. */
-static rj_status reach(rt_cuda *rt, int a, int b, ir_err *e) {
+static rj_status reach(ring_call *rc, int a, int b) {
   int can = 0;
   if (a == b) return RJ_OK;
-  rj_status s = rt_peer_can_access(rt, a, b, &can, e);
+  rj_status s = jit_tr_peer(rc->ctx, rc->rt, a, b, &can); /* enabled where it can */
   if (s) return s;
   if (!can)
-    return ir_fail(e, RJ_EUNSUPPORTED,
+    return ir_fail(rc->e, RJ_EUNSUPPORTED,
                    "path: ring, but GPU %d cannot access GPU %d (cuDeviceCanAccessPeer): the "
                    "ring's kernels store into the next hop's GPU",
                    a, b);
-  if ((s = rt_enter(rt, a, e))) return s;
-  s = rt_peer_enable(rt, b, e);
-  rt_leave(rt);
-  return s;
+  return RJ_OK;
 }
 
 /* Step 1: each hop's GPU stores into the next hop's (its inbox and ready counters), the previous
@@ -287,9 +284,9 @@ static rj_status reach_neighbours(ring_call *rc) {
   rj_status s = RJ_OK;
   for (int k = 0; !s && k < rg->nhops; k++) {
     int a = rg->h[k].dev;
-    s = reach(rc->rt, a, k + 1 < rg->nhops ? rg->h[k + 1].dev : rg->root_dev, rc->e);
-    if (!s && k) s = reach(rc->rt, a, rg->h[k - 1].dev, rc->e);
-    if (!s) s = reach(rc->rt, a, rg->root_dev, rc->e);
+    s = reach(rc, a, k + 1 < rg->nhops ? rg->h[k + 1].dev : rg->root_dev);
+    if (!s && k) s = reach(rc, a, rg->h[k - 1].dev);
+    if (!s) s = reach(rc, a, rg->root_dev);
   }
   return s;
 }
@@ -448,7 +445,7 @@ static rj_status start(ring_call *rc, jit_treduce_state *st, const jit_tr_call *
   }
   if (!s && !(s = rt_enter(rt, rg->root_dev, rc->e))) {
     if (prev) s = rt_stream_wait(rt, hs[0].stream, prev, rc->e);
-    if (!s) s = jit_tr_begin(rc->ctx, rt, rg->root_dev, hs[0].stream, call, rc->ev);
+    if (!s) s = jit_tr_begin(rc->ctx, rt, rg->root_dev, hs[0].stream, call, true, rc->ev);
     rt_leave(rt);
   }
   return s;
@@ -481,7 +478,7 @@ static rj_status launch_hops(ring_call *rc, uint64_t dst, rj_treduce_result *res
     for (int i = 0; i < h->L.n; i++)
       args[RING_FIXED + i] = (void *)&h->L.src[i];
     jit_launch_args la = {.grid = {(unsigned)rc->blocks, 1, 1}, .args = args, .stream = h->stream};
-    memcpy(la.block, h->L.k->block, sizeof la.block);
+    memcpy(la.block, h->L.k->plan.block, sizeof la.block);
     if ((s = rt_enter(rc->rt, rg->h[k].dev, rc->e))) break;
     if (h->stream != hs[0].stream) s = rt_stream_wait(rc->rt, h->stream, rc->ev[0], rc->e);
     if (!s) s = jit_launch(rc->ctx, h->L.k, h->L.dev, &la);

@@ -270,18 +270,29 @@ static int make_plan(const rj_request *req, const int *dev, bool equal, plan *p)
   return p->G;
 }
 
-/* Auto's path: split on two or more GPUs where it saves at least SPLIT_MIN_SAVED against the peer
- * path, else peer.  Never the ring: on 4 x H200 it measured slower than the split at every size
- * (docs/TREDUCE.md), so it stays a path to ask for. */
+/* The link model's path: split on two or more GPUs where it saves at least SPLIT_MIN_SAVED against
+ * the peer path, else peer (auto's choice where no path table has the ranks and GPUs: choose.c). */
 static rj_treduce_path auto_path(const plan *p) {
   return p->G >= 2 && (p->peer_load - p->split_load) * p->bytes >= SPLIT_MIN_SAVED
              ? RJ_TREDUCE_SPLIT
              : RJ_TREDUCE_PEER;
 }
 
-rj_treduce_path jit_treduce_auto(const rj_request *req, const int *dev) {
+rj_treduce_path jit_treduce_model(const rj_request *req, const int *dev, char *why, size_t n) {
   plan p;
-  return make_plan(req, dev, false, &p) >= 2 ? auto_path(&p) : RJ_TREDUCE_PEER;
+  int G = make_plan(req, dev, false, &p);
+  if (G < 2) {
+    snprintf(why, n, "model: peer (the ranks are on %s)",
+             G == 1 ? "one GPU" : "more GPUs than a split takes");
+    return RJ_TREDUCE_PEER;
+  }
+  rj_treduce_path take = auto_path(&p);
+  char saved[32];
+  jit_tr_size_text(fmax(0, (p.peer_load - p.split_load) * p.bytes), saved, sizeof saved);
+  snprintf(why, n,
+           "model: %s (the split saves %s of the busiest GPU's link time; auto splits from 8 MiB)",
+           jit_tr_path_name(take), saved);
+  return take;
 }
 
 RJ_API void rj_treduce_plan_init(rj_treduce_plan *p) {
@@ -290,50 +301,44 @@ RJ_API void rj_treduce_plan_init(rj_treduce_plan *p) {
   p->struct_size = sizeof *p;
 }
 
-RJ_API rj_status rj_treduce_plan_make(rj_ctx *ctx, const rj_request *req, const int *rank_device,
-                                      rj_treduce_path path, rj_treduce_plan *out) {
-  JIT_ENTER(ctx);
-  JIT_NEED(ctx, req, "req");
-  JIT_NEED(ctx, rank_device, "rank_device");
-  JIT_NEED(ctx, out, "plan");
-  memset(&ctx->err, 0, sizeof ctx->err);
+rj_status jit_treduce_plan(rj_ctx *ctx, const rj_request *req, const int *rank_device,
+                           rj_treduce_path path, rj_treduce_plan *out) {
   ir_err *e = &ctx->err;
   rj_status s = jit_validate(ctx, req);
-  if (s) return jit_done(ctx, s);
+  if (s) return s;
   if (out->struct_size != sizeof *out)
-    return jit_done(ctx, ir_fail(e, RJ_EINVAL,
-                                 "plan.struct_size: %u, this library expects %zu (use "
-                                 "rj_treduce_plan_init)",
-                                 out->struct_size, sizeof *out));
+    return ir_fail(e, RJ_EINVAL,
+                   "plan.struct_size: %u, this library expects %zu (use "
+                   "rj_treduce_plan_init)",
+                   out->struct_size, sizeof *out);
   if (req->kind != RJ_KIND_TREDUCE)
-    return jit_done(ctx, ir_fail(e, RJ_EINVAL, "kind: %s, plans are made for treduce requests",
-                                 ir_kind_name(req->kind)));
+    return ir_fail(e, RJ_EINVAL, "kind: %s, plans are made for treduce requests",
+                   ir_kind_name(req->kind));
   if (path != RJ_TREDUCE_AUTO && path != RJ_TREDUCE_SPLIT && path != RJ_TREDUCE_SPLIT_EQUAL &&
       path != RJ_TREDUCE_RING) {
     const char *name = path == RJ_TREDUCE_PEER     ? "peer"
                        : path == RJ_TREDUCE_STAGED ? "staged"
                                                    : "?";
-    return jit_done(ctx, ir_fail(e, RJ_EINVAL,
-                                 "path: %d (%s); plans are made for auto, split, split-equal "
-                                 "and ring",
-                                 path, name));
+    return ir_fail(e, RJ_EINVAL,
+                   "path: %d (%s); plans are made for auto, split, split-equal "
+                   "and ring",
+                   path, name);
   }
   for (int r = 0; r < req->u.treduce.ranks; r++)
     if (rank_device[r] < 0)
-      return jit_done(ctx,
-                      ir_fail(e, RJ_EINVAL, "rank_device[%d]: %d is negative", r, rank_device[r]));
+      return ir_fail(e, RJ_EINVAL, "rank_device[%d]: %d is negative", r, rank_device[r]);
   plan p;
   if (make_plan(req, rank_device, path == RJ_TREDUCE_SPLIT_EQUAL, &p) < 0)
-    return jit_done(ctx, ir_fail(e, RJ_EUNSUPPORTED,
-                                 "rank_device: the ranks live on more "
-                                 "than %d GPUs",
-                                 MAX_SLICES));
+    return ir_fail(e, RJ_EUNSUPPORTED,
+                   "rank_device: the ranks live on more "
+                   "than %d GPUs",
+                   MAX_SLICES);
   rj_treduce_plan_init(out);
   int64_t nc = 0;
   out->ring_load = jit_treduce_ring_facts(req, rank_device, &out->hops, &nc, out->ring_why,
                                           sizeof out->ring_why);
   out->chunks = (int)nc;
-  out->path = path != RJ_TREDUCE_AUTO ? path : auto_path(&p);
+  out->path = path != RJ_TREDUCE_AUTO ? path : p.G >= 2 ? auto_path(&p) : RJ_TREDUCE_PEER;
   out->gpus = p.G;
   int pad = 5 - req->u.treduce.ndim;
   bool cut = p.bytes > 0 && p.c.n > 1 && p.c.dim >= pad;
@@ -356,7 +361,7 @@ RJ_API rj_status rj_treduce_plan_make(rj_ctx *ctx, const rj_request *req, const 
     sl->out = p.out[i];
     sl->load = p.load[i];
   }
-  return jit_done(ctx, RJ_OK);
+  return RJ_OK;
 }
 
 /* Slice i of req: the cut dim's extent is the slice's, the strides the whole's (explicit). */
@@ -375,15 +380,15 @@ static void slice_request(const rj_request *req, const ir_treduce_geom *g, const
 
 /* Peer access between every pair of the GPUs.  Checks every pair first; *missing = 1 (nothing
  * enabled) when one can't, with the pair in *a -> *b. */
-static rj_status enable_pairs(rt_cuda *rt, const int *gpus, int G, int *missing, int *a, int *b,
-                              ir_err *e) {
+static rj_status enable_pairs(rj_ctx *ctx, rt_cuda *rt, const int *gpus, int G, int *missing,
+                              int *a, int *b) {
   rj_status s = RJ_OK;
   *missing = 0;
   for (int i = 0; !s && i < G; i++)
     for (int j = 0; !s && j < G; j++) {
       int can = 0;
       if (i == j) continue;
-      if ((s = rt_peer_can_access(rt, gpus[i], gpus[j], &can, e))) break;
+      if ((s = jit_tr_peer(ctx, rt, gpus[i], gpus[j], &can))) break;
       if (!can) {
         *missing = 1;
         *a = gpus[i];
@@ -391,12 +396,6 @@ static rj_status enable_pairs(rt_cuda *rt, const int *gpus, int G, int *missing,
         return RJ_OK;
       }
     }
-  for (int i = 0; !s && i < G; i++) {
-    if ((s = rt_enter(rt, gpus[i], e))) break;
-    for (int j = 0; !s && j < G; j++)
-      if (j != i) s = rt_peer_enable(rt, gpus[j], e);
-    rt_leave(rt);
-  }
   return s;
 }
 
@@ -415,21 +414,40 @@ static rj_status enqueue(rj_ctx *ctx, jit_tr_launch *L, int nl, int i, const sli
   return s;
 }
 
+/* make_plan, or the plan the call's memo keeps for the same group and path (a repeated call
+ * makes none). */
+static int memo_plan(const rj_request *req, const int *dev, bool equal, const jit_tr_call *call,
+                     plan *p) {
+  jit_tr_memo *m = call->memo;
+  rj_treduce_path want = equal ? RJ_TREDUCE_SPLIT_EQUAL : RJ_TREDUCE_SPLIT;
+  if (m && m->split_plan && m->split_for == want) {
+    memcpy(p, m->split_plan, sizeof *p);
+    return p->G;
+  }
+  int G = make_plan(req, dev, equal, p);
+  if (m && (m->split_plan || (m->split_plan = malloc(sizeof *p)))) {
+    memcpy(m->split_plan, p, sizeof *p);
+    m->split_for = want;
+  }
+  return G;
+}
+
 /* Step 1 of jit_treduce_split: the plan (the GPUs, the shares, the cut) and peer access between
  * every pair of GPUs.  *declined: auto should take another path (the status is then RJ_OK); a
  * forced split that cannot run fails instead. */
-static rj_status plan_gpus(rt_cuda *rt, const rj_request *req, const int *dev, rj_treduce_path path,
-                           plan *p, int *G, bool *declined, ir_err *e) {
-  bool forced = path != RJ_TREDUCE_AUTO;
+static rj_status plan_gpus(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const int *dev,
+                           rj_treduce_path path, bool forced, const jit_tr_call *call, plan *p,
+                           int *G, bool *declined) {
+  ir_err *e = &ctx->err;
   int missing = 0, pa = 0, pb = 0;
-  *G = make_plan(req, dev, path == RJ_TREDUCE_SPLIT_EQUAL, p);
+  *G = memo_plan(req, dev, path == RJ_TREDUCE_SPLIT_EQUAL, call, p);
   *declined = !forced && (*G < 0);
   if (*G < 0) {
     if (!forced) return RJ_OK;
     return ir_fail(e, RJ_EUNSUPPORTED, "path: split, but the ranks live on more than %d GPUs",
                    MAX_SLICES);
   }
-  rj_status s = enable_pairs(rt, p->gpus, *G, &missing, &pa, &pb, e);
+  rj_status s = enable_pairs(ctx, rt, p->gpus, *G, &missing, &pa, &pb);
   if (s) return s;
   *declined = !forced && missing;
   if (missing) {
@@ -484,12 +502,20 @@ static rj_status fold_slices(rj_ctx *ctx, const rj_request *req, const ir_treduc
   return s;
 }
 
+/* Whether k is loaded on dev already (no context to enter for it). */
+static bool loaded(const rj_kernel *k, int dev) {
+  for (const jit_module *m = k->loads; m; m = m->next)
+    if (m->dev == dev) return true;
+  return false;
+}
+
 /* Step 4: loads every kernel on its GPU. */
 static rj_status load_kernels(rj_ctx *ctx, rt_cuda *rt, jit_tr_launch *L, int nl,
                               rj_treduce_result *res) {
   rj_status s = RJ_OK;
   for (int j = 0; !s && j < nl; j++) {
     double ms = 0;
+    if (loaded(L[j].k, L[j].dev)) continue;
     if ((s = rt_enter(rt, L[j].dev, &ctx->err))) break;
     s = jit_load(ctx, L[j].k, L[j].dev, &ms);
     res->load_ms += ms;
@@ -505,6 +531,9 @@ static rj_status open_streams(rj_ctx *ctx, rt_cuda *rt, const cut *c, int G, sli
   rj_status s = RJ_OK;
   for (int i = 0; !s && i < c->n; i++) {
     if (i && c->len[i] == 0) continue;
+    ss[i].stream = jit_dev_kept(ctx, ss[i].dev, true, G >= 2 ? 0 : i);
+    ss[i].done = i ? jit_dev_kept(ctx, ss[i].dev, false, G >= 2 ? 2 : 2 + i) : NULL;
+    if (ss[i].stream && (!i || ss[i].done)) continue; /* kept: no context to enter */
     if ((s = rt_enter(rt, ss[i].dev, &ctx->err))) break;
     s = jit_dev_stream(ctx, rt, ss[i].dev, G >= 2 ? 0 : i, &ss[i].stream);
     if (!s && i) s = jit_dev_event(ctx, rt, ss[i].dev, G >= 2 ? 2 : 2 + i, &ss[i].done);
@@ -523,7 +552,7 @@ static rj_status run_slices(rj_ctx *ctx, rt_cuda *rt, const cut *c, int root_dev
   void *ev[2] = {NULL, NULL};
   rj_status s = rt_enter(rt, root_dev, e);
   if (!s) {
-    s = jit_tr_begin(ctx, rt, root_dev, ss[0].stream, call, ev);
+    s = jit_tr_begin(ctx, rt, root_dev, ss[0].stream, call, true, ev);
     rt_leave(rt);
   }
   for (int i = 1; !s && i < c->n; i++) {
@@ -545,7 +574,7 @@ static rj_status run_slices(rj_ctx *ctx, rt_cuda *rt, const cut *c, int root_dev
 }
 
 rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
-                            const int *dev, uint64_t dst, rj_treduce_path path,
+                            const int *dev, uint64_t dst, rj_treduce_path path, bool forced,
                             const rj_options *opt, const jit_tr_call *call, rj_treduce_result *res,
                             bool *declined) {
   const rj_treduce *t = &req->u.treduce;
@@ -553,26 +582,29 @@ rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, con
   ir_treduce_geom g;
   ir_treduce_facts(t, &g);
   plan p;
-  rj_status s = plan_gpus(rt, req, dev, path, &p, &G, declined, &ctx->err);
+  rj_status s = plan_gpus(ctx, rt, req, dev, path, forced, call, &p, &G, declined);
   if (s || *declined) return s;
   const cut *c = &p.c;
   describe_split(t, dev, &g, c, G, res);
   int per = (N + JIT_TR_PER_KERNEL - 1) / JIT_TR_PER_KERNEL, nl = 0;
-  uint64_t *table = malloc(sizeof(uint64_t) * (size_t)N * (size_t)c->n);
-  jit_tr_launch *L = malloc(sizeof *L * (size_t)per * (size_t)c->n);
-  slice_stream *ss = calloc((size_t)c->n, sizeof *ss);
-  if (!table || !L || !ss) s = ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
+  /* the context's scratch, kept between calls: the tables, the launches, the streams */
+  size_t nt = sizeof(uint64_t) * (size_t)N * (size_t)c->n,
+         nL = sizeof(jit_tr_launch) * (size_t)per * (size_t)c->n;
+  char *mem = jit_tr_scratch(ctx, nt + nL + sizeof(slice_stream) * (size_t)c->n);
+  if (!mem) return ctx->err.status;
+  uint64_t *table = (uint64_t *)mem;
+  jit_tr_launch *L = (jit_tr_launch *)(mem + nt);
+  slice_stream *ss = (slice_stream *)(mem + nt + nL);
+  memset(ss, 0, sizeof *ss * (size_t)c->n);
   if (!s) s = fold_slices(ctx, req, &g, &p, G, src, root_dev, dst, opt, table, L, &nl, ss, res);
   if (!s && g.numel) { /* g.numel == 0: nothing to move, the destination stays as it is */
     s = load_kernels(ctx, rt, L, nl, res);
     if (!s) s = open_streams(ctx, rt, c, G, ss);
     if (!s) s = run_slices(ctx, rt, c, root_dev, L, nl, ss, call, res);
-    /* drain every stream before returning (async: only after a failure) */
-    for (int i = c->n - 1; (s || !call->async) && i >= 0; i--) /* the others, then the root's */
+    /* a failed call drains every stream before returning (a waiting call that succeeded has
+     * waited for the end, which comes after every slice's done) */
+    for (int i = c->n - 1; s && i >= 0; i--) /* the others, then the root's */
       if (ss[i].stream) s = jit_tr_drain(rt, ss[i].dev, ss[i].stream, s, &ctx->err);
   }
-  free(table);
-  free(L);
-  free(ss);
   return s;
 }

@@ -10,11 +10,15 @@
  *   ring.c      the ring path (a chain of persistent hop kernels)
  *   kernels.c   what the paths share: compiling a fold, cutting it into launches, launching
  *   frame.c     the frame around every path's work on the caller's stream
- *   devres.c    the context's treduce state: streams, events, buffers, counters per device
+ *   devres.c    the context's treduce state: streams, events, buffers, counters per device, the
+ *               GPU count and names, peer access per pair, scratch memory
+ *   choose.c    auto's path: the path tables it reads, the choice and why; plan_make's frame
+ *   table.c     path tables: the text format, the built-in table, the pick among paths
+ *   calibrate.c rj_treduce_calibrate: a path table measured on the machine
  *   nccl.c      the NCCL backend (libnccl through runtime/nccl.c)
  *
- * The dispatcher calls the paths; the paths call kernels.c, frame.c and devres.c; nothing calls
- * back up. */
+ * The dispatcher calls choose.c and the paths; the paths call kernels.c, frame.c and devres.c;
+ * choose.c calls table.c, split.c's model and ring.c's facts; nothing calls back up. */
 #ifndef RJ_JIT_TREDUCE_H
 #define RJ_JIT_TREDUCE_H
 
@@ -26,9 +30,10 @@
 
 /* The caller's stream ordering (rj_treduce_group's stream and async). */
 typedef struct jit_tr_call {
-  void *stream;            /* of the root's GPU; NULL: the legacy default stream */
-  int async;               /* return once enqueued */
-  int64_t ring_timeout_ns; /* the ring's hops' wait before they give up; 0: RING_TIMEOUT_NS */
+  void *stream;             /* of the root's GPU; NULL: the legacy default stream */
+  int async;                /* return once enqueued */
+  int64_t ring_timeout_ns;  /* the ring's hops' wait before they give up; 0: RING_TIMEOUT_NS */
+  struct jit_tr_memo *memo; /* the repeated group's memo (auto's path kept there); NULL: none */
 } jit_tr_call;
 
 /* dispatch.c.  Runs a validated treduce request: src[r] on device dev[r], dst on dev[req root].
@@ -49,11 +54,35 @@ rj_status jit_treduce_peer(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, cons
  * model's saving, assuming peer access), and the split path itself (path: RJ_TREDUCE_SPLIT or
  * _SPLIT_EQUAL forced, or RJ_TREDUCE_AUTO).  Under auto it sets *declined, touching nothing, when
  * a pair of the GPUs cannot access each other; forced, that is RJ_EUNSUPPORTED naming the pair. */
-rj_treduce_path jit_treduce_auto(const rj_request *req, const int *dev);
+rj_treduce_path jit_treduce_model(const rj_request *req, const int *dev, char *why, size_t n);
 rj_status jit_treduce_split(rj_ctx *ctx, rt_cuda *rt, const rj_request *req, const uint64_t *src,
-                            const int *dev, uint64_t dst, rj_treduce_path path,
+                            const int *dev, uint64_t dst, rj_treduce_path path, bool forced,
                             const rj_options *opt, const jit_tr_call *call, rj_treduce_result *res,
                             bool *declined);
+/* rj_treduce_plan_make's work, without the call's frame: the plan of req for rank r on GPU
+ * rank_device[r], its path the one asked for or, for RJ_TREDUCE_AUTO, the link model's
+ * (choose.c then puts auto's own). */
+rj_status jit_treduce_plan(rj_ctx *ctx, const rj_request *req, const int *rank_device,
+                           rj_treduce_path path, rj_treduce_plan *out);
+/* choose.c: the path auto takes (peer, split, split-equal or ring; peer stages what it cannot read)
+ * for the ranks' GPUs, from the context's path tables where they have the ranks and GPUs, else from
+ * the link model (jit_treduce_model), with why.  gpu: the root GPU's name (NULL: unknown; a table
+ * of another GPU is then used too). */
+rj_treduce_path jit_treduce_auto(rj_ctx *ctx, const rj_request *req, const int *dev,
+                                 const char *gpu, char *why, size_t n);
+/* GPU dev's name (kept per device; NULL when it cannot be read).  _quiet: opens the driver if it
+ * can, and leaves ctx->err as it was (NULL without a driver or GPU). */
+const char *jit_tr_gpu_name(rj_ctx *ctx, rt_cuda *rt, int dev);
+const char *jit_tr_gpu_name_quiet(rj_ctx *ctx, int dev);
+/* Peer access from dev to peer: *can as cuDeviceCanAccessPeer says, enabled in dev's primary
+ * context (made current here) when it can; each pair asked of the driver once per context. */
+rj_status jit_tr_peer(rj_ctx *ctx, rt_cuda *rt, int dev, int peer, int *can);
+/* The GPU count, read once per context. */
+rj_status jit_tr_device_count(rj_ctx *ctx, rt_cuda *rt, int *n);
+/* At least `bytes` of scratch kept in the context (NULL: out of memory, said in ctx->err): the
+ * paths' (jit_tr_scratch) and a call's own, used across the path (jit_tr_scratch_call). */
+void *jit_tr_scratch(rj_ctx *ctx, size_t bytes);
+void *jit_tr_scratch_call(rj_ctx *ctx, size_t bytes);
 /* ring.c: the ring path's load (the busiest GPU's link traffic, in rank buffers, one way), hops
  * and chunks for a request with rank r on GPU dev[r]; -1 (and why) when the ring can't run it.
  * The path itself (only when asked for: RJ_EUNSUPPORTED, naming the cause, when it can't run the
@@ -114,12 +143,13 @@ rj_status jit_treduce_launch(rj_ctx *ctx, const jit_tr_launch *l, void *stream,
 /* frame.c.  The frame every path puts around an operation, on the root's GPU (the current context
  * must be its).  begin makes ks (the root's stream 0) start after the work enqueued on
  * call->stream before the call (by an event; for the legacy default stream, NULL, ks's being a
- * blocking stream does it), and records ev[0] on ks: every other stream of the operation waits
- * for it first.  end, once every other stream's done is joined into ks, records ev[1] there and
+ * blocking stream does it), and (mark) records ev[0] on ks: every other stream of the operation
+ * waits for it first, and a waiting call's time starts there (an async call on ks alone need not
+ * mark it).  end, once every other stream's done is joined into ks, records ev[1] there and
  * either makes call->stream wait for it (async: *ms = 0) or waits for it and times the
  * operation. */
 rj_status jit_tr_begin(rj_ctx *ctx, rt_cuda *rt, int root_dev, void *ks, const jit_tr_call *call,
-                       void *ev[2]);
+                       bool mark, void *ev[2]);
 rj_status jit_tr_end(rj_ctx *ctx, rt_cuda *rt, void *ks, const jit_tr_call *call, void *ev[2],
                      double *ms);
 /* Waits for stream on GPU dev (entering its context).  Returns s, or the wait's failure when s is
@@ -146,11 +176,80 @@ typedef struct jit_devres {
   uint64_t reported; /* of those calls, how many were reported */
   struct jit_devres *next;
 } jit_devres;
+/* table.c: path tables (the measured GPU time of each path at a ladder of bytes per rank). */
+#define JIT_TR_TABLE_ROWS 1024
+typedef struct jit_tr_row {
+  int ranks, gpus, line; /* line: where the row was read (messages) */
+  int64_t bytes;         /* per rank */
+  rj_treduce_path path;
+  double us; /* the GPU time of one operation */
+} jit_tr_row;
+typedef struct jit_tr_table {
+  char origin[320]; /* "default", "calibrated", a file name in quotes: in messages and `why` */
+  char device[128]; /* the GPU it was measured on; "any": every GPU */
+  char source[256]; /* how it was measured ("" : not said) */
+  int nrows;
+  jit_tr_row row[JIT_TR_TABLE_ROWS];
+} jit_tr_table;
+/* Parses len bytes of table text into t; RJ_EINVAL naming origin and the line that does not
+ * parse. */
+rj_status jit_tr_table_parse(const char *text, size_t len, const char *origin, jit_tr_table *t,
+                             ir_err *e);
+rj_status jit_tr_table_read(const char *file, jit_tr_table *t, ir_err *e); /* a file's */
+rj_status jit_tr_table_default(jit_tr_table *t, ir_err *e);                /* the built-in */
+char *jit_tr_table_format(const jit_tr_table *t); /* its text (malloc'd; NULL: out of memory) */
+/* The fastest of the `eligible` paths (bit 1 << path) t has for `ranks` ranks on `gpus` GPUs at
+ * `bytes` per rank, with why; false when t cannot say (no rows for ranks and gpus, bytes below
+ * its smallest size, no eligible path estimated there). */
+bool jit_tr_table_pick(const jit_tr_table *t, int ranks, int gpus, double bytes, unsigned eligible,
+                       rj_treduce_path *path, char *why, size_t n);
+const char *jit_tr_path_name(rj_treduce_path p); /* "peer", "split-equal" ... */
+/* choose.c: t (malloc'd) becomes the context's own table (rj_treduce_calibrate's). */
+rj_status jit_tr_table_own(rj_ctx *ctx, jit_tr_table *t);
+void jit_tr_size_text(double bytes, char *buf, size_t n); /* "4 KiB", "1 GiB", "1.5 MiB" */
+
+/* A repeated call's memo (api.c): the group's bytes as last seen and what they made. */
+typedef struct jit_tr_memo {
+  bool valid;
+  rj_treduce_group caller; /* the caller's struct_size bytes, zero beyond */
+  rj_treduce_group group;  /* with the fields an older header lacks at their defaults */
+  rj_treduce_buf *bufs;    /* the group's src[] as it was (group.src points here) */
+  int cap;                 /* entries of bufs, src and dev */
+  char target[32];         /* opt's target, ptx_version */
+  int ptx_version;
+  rj_treduce_path take;      /* auto's path for it (RJ_TREDUCE_AUTO: not chosen yet) */
+  void *split_plan;          /* split.c's plan for it (kept allocated), made for path split_for */
+  rj_treduce_path split_for; /* RJ_TREDUCE_SPLIT or _SPLIT_EQUAL; RJ_TREDUCE_AUTO: none */
+  uint64_t take_gen;         /* the tables' generation it was chosen with */
+  rj_request req;            /* the request it made */
+  uint64_t *src;             /* the ranks' pointers and devices */
+  int *dev;
+} jit_tr_memo;
+
 /* The context's treduce state (ctx->treduce). */
 typedef struct jit_treduce_state {
   jit_devres *devres; /* per device, made on first use */
   uint64_t ring_base; /* the next ring call's counter base (ring.c) */
   int ring_end_dev;   /* the GPU whose JIT_EV_RING_END marks the last ring call's end; -1 */
+  /* the path tables auto reads (choose.c): the context's own (set), else the resolved one
+   * (environment, cache folder); then the built-in one */
+  int table_mode;        /* 0 automatic, 1 the context's own (table), 2 none: the model alone */
+  uint64_t table_gen;    /* changes with the tables (a memo's path is chosen again) */
+  bool resolved;         /* table_mode 0: the environment and cache folder were read */
+  jit_tr_table *table;   /* the context's own, or the resolved one (NULL: none) */
+  jit_tr_table *builtin; /* parsed on first use; NULL with builtin_off (REDJIT_TREDUCE_TABLE=off) */
+  bool builtin_off;
+  char table_note[400]; /* why a table that was found is not read ("" : nothing to say) */
+  /* per device: the GPU count (0: not read yet), names, peer access from d to p (bit p of
+   * peer_on[d]: enabled in d's primary context; peer_no[d]: cannot) */
+  int ndev;
+  char *name[RJ_TREDUCE_MAX_SLICES];
+  uint64_t peer_on[RJ_TREDUCE_MAX_SLICES], peer_no[RJ_TREDUCE_MAX_SLICES];
+  jit_tr_memo memo;
+  /* scratch the paths reuse between calls (grown, never shrunk): bytes of `scratch` */
+  void *scratch, *scratch_call;
+  size_t scratch_bytes, scratch_call_bytes;
+  char why[400]; /* the last choice's reason (rj_treduce_choose) */
 } jit_treduce_state;
 /* The context's state, made on first use (which also sets ctx->treduce_free); NULL when out of
  * memory. */
@@ -161,6 +260,8 @@ jit_treduce_state *jit_treduce_state_of(rj_ctx *ctx);
  * stream `ordered` and the caller rt_free_asyncs it there after its last use); rj_ctx_free
  * drains and releases them all. */
 rj_status jit_dev_stream(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out);
+/* Stream (or event) i of dev if the context has made it already, else NULL (no context needed). */
+void *jit_dev_kept(rj_ctx *ctx, int dev, bool stream, int i);
 rj_status jit_dev_event(rj_ctx *ctx, rt_cuda *rt, int dev, int i, void **out);
 rj_status jit_dev_stage(rj_ctx *ctx, rt_cuda *rt, int dev, int b, size_t bytes, void *ordered,
                         uint64_t *out, bool *temporary);

@@ -672,6 +672,7 @@ const pass_variant pass_variant_local = {
     .order_why = "its folds reorder operands (the layout places elements in slots and lanes; "
                  "slots fold first, then the butterfly over the lane bits)",
     .accepts = accepts,
+    .plan = pass_tile_plan,
     .kernel = PASS_EMIT(pass_tile_kernel),
     .tile = PASS_EMIT(tile),
 };

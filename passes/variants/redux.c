@@ -119,6 +119,7 @@ const pass_variant pass_variant_redux = {
                "mean or multi-field state (argmax argmin var std logsumexp), and no caller's "
                "combine (op custom: the shared and local variants call it)",
     .accepts = accepts,
+    .plan = pass_tile_plan,
     .kernel = PASS_EMIT(pass_tile_kernel),
     .tile = PASS_EMIT(tile),
 };

@@ -292,6 +292,7 @@ const pass_variant pass_variant_shared = {
     .ops = PASS_OPS_SCALAR | ST_OPS | PASS_OP(RJ_OP_CUSTOM),
     .keeps_order = true, /* op custom, non-commutative: contiguous chunks, ordered trees */
     .accepts = accepts,
+    .plan = pass_tile_plan,
     .kernel = PASS_EMIT(pass_tile_kernel),
     .tile = PASS_EMIT(tile),
 };

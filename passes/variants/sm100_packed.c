@@ -182,6 +182,7 @@ const pass_variant pass_variant_sm100_packed = {
     .ops_why = "its packed instructions are add.f32x2 and 3-input max / min (op custom: the "
                "caller's combine is no packed instruction; the local variant calls it)",
     .accepts = accepts,
+    .plan = pass_tile_plan,
     .kernel = PASS_EMIT(pass_tile_kernel),
     .tile = PASS_EMIT(tile),
 };

@@ -236,6 +236,18 @@ static const char *accepts(const rj_request *r, const ir_target *t, char *buf, s
   return buf;
 }
 
+/* The launch: `blocks` CTAs of `threads` threads, no dynamic shared memory. */
+static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
+  (void)env;
+  const rj_subgroup *g = &r->u.subgroup;
+  out->grid[0] = (unsigned)g->blocks;
+  out->grid[1] = out->grid[2] = 1;
+  out->block[0] = (unsigned)g->threads;
+  out->block[1] = out->block[2] = 1;
+  out->shared_bytes = 0;
+  return RJ_OK;
+}
+
 static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
   (void)self;
   const rj_subgroup *g = &r->u.subgroup;
@@ -246,11 +258,6 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   e->fn = LLVMAddFunction(e->M, e->entry, fty);
   LLVMSetFunctionCallConv(e->fn, LLVMPTXKernelCallConv);
   LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
-  e->grid[0] = (unsigned)g->blocks;
-  e->grid[1] = e->grid[2] = 1;
-  e->block[0] = (unsigned)g->threads;
-  e->block[1] = e->block[2] = 1;
-  e->shared_bytes = 0;
   LLVMTypeRef ty = pass_type(e, g->dtype);
   LLVMValueRef bid = pass_call(e, "llvm.nvvm.read.ptx.sreg.ctaid.x", NULL, 0, NULL, 0);
   LLVMValueRef gid = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, bid, pass_i32(e, g->threads), ""),
@@ -294,6 +301,7 @@ const pass_variant pass_variant_subgroup = {
     .ops = PASS_OPS_BASIC | PASS_OP(RJ_OP_CUSTOM), /* kind subgroup's op: custom or none */
     .keeps_order = true, /* reduce_custom / reduce_all_custom: lane order kept when asked */
     .accepts = accepts,
+    .plan = plan,
     .kernel = PASS_EMIT(kernel),
     .tile = NULL,
 };

@@ -415,10 +415,7 @@ static void fold_cta(cols_emit *c, bool states, LLVMValueRef *tot) {
   LLVMValueRef v[16];
   for (int k = 0; k < c->p.vec; k++)
     v[k] = states ? LLVMBuildLoad2(e->B, acc_ty, c->acc[k], "") : tns_acc_value(e, c->t, c->acc[k]);
-  if (!c->sm.ty) {
-    smem_make(e, &c->p, acc_ty, &c->sm);
-    e->shared_bytes = 0; /* static shared memory */
-  }
+  if (!c->sm.ty) smem_make(e, &c->p, acc_ty, &c->sm);
   fold_rows(e, c->t, &c->p, &c->sm, c->tx, c->ty, v, tot);
 }
 

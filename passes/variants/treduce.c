@@ -67,14 +67,35 @@ static LLVMValueRef sreg(pass_emit *e, const char *name) {
                        "");
 }
 
-/* The kernel's thread count and work split for a geometry. */
-static void split(const ir_treduce_geom *g, int *T, int64_t *pieces, int64_t *work) {
+/* The constant kernel's thread count for a geometry (its plan's block). */
+static int threads_for(const ir_treduce_geom *g) {
   int64_t tile = g->TR * g->TC;
   int64_t t = (tile + TR_SLOTS - 1) / TR_SLOTS;
   t = (t + 31) / 32 * 32;
-  *T = (int)(t < 32 ? 32 : t > TR_THREADS ? TR_THREADS : t);
-  *pieces = (tile + (int64_t)*T * TR_SLOTS - 1) / ((int64_t)*T * TR_SLOTS);
+  return (int)(t < 32 ? 32 : t > TR_THREADS ? TR_THREADS : t);
+}
+
+/* The work split of T threads over a geometry: pieces per chunk, work items. */
+static void split(const ir_treduce_geom *g, int T, int64_t *pieces, int64_t *work) {
+  int64_t tile = g->TR * g->TC;
+  *pieces = (tile + (int64_t)T * TR_SLOTS - 1) / ((int64_t)T * TR_SLOTS);
   *work = g->nchunks * *pieces;
+}
+
+/* The constant kernel's launch: threads_for's T, one block per work item up to TR_MAX_GRID (a
+ * warp and one block where there is nothing to read or write: never launched). */
+static void constant_geometry(const ir_treduce_geom *g, pass_plan *out) {
+  for (int i = 0; i < 3; i++)
+    out->grid[i] = out->block[i] = 1;
+  if (g->numel == 0) {
+    out->block[0] = 32;
+    return;
+  }
+  int T = threads_for(g);
+  int64_t P, W;
+  split(g, T, &P, &W);
+  out->block[0] = (unsigned)T;
+  out->grid[0] = (unsigned)(W < TR_MAX_GRID ? W : TR_MAX_GRID);
 }
 
 /* ---- runtime-size kernels (rj_treduce.dynamic; docs/TREDUCE.md "Runtime-size kernels")
@@ -97,10 +118,12 @@ static int dyn_threads(const rj_treduce *t) {
 static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
   (void)env;
   const rj_treduce *t = &r->u.treduce;
-  if (!t->dynamic) return RJ_OK; /* the constant kernel: its key is the canonical request */
   ir_treduce_geom g;
   ir_treduce_facts(t, &g);
+  if (!t->dynamic) /* the constant kernel: its key is the canonical request */
+    return constant_geometry(&g, out), RJ_OK;
   if (g.numel && (!ir_treduce_dense(&g, g.src_st) || !ir_treduce_dense(&g, g.dst_st))) {
+    constant_geometry(&g, out);
     snprintf(out->note, sizeof out->note,
              " (dynamic: constant kernel, sizes are JIT constants: %s; the runtime-size kernel "
              "reads dense row-major buffers)",
@@ -177,8 +200,7 @@ static LLVMValueRef stored(pass_emit *e, const rj_treduce *t, LLVMValueRef v) {
 }
 
 /* The kernel's function, redjit_treduce(dst, src_0 .. src_{N-1}) and np i64 size parameters
- * after them (a runtime-size kernel: n), its entry block current; a launch of one thread until
- * the geometry is known. */
+ * after them (a runtime-size kernel: n), its entry block current. */
 static void declare_kernel(pass_emit *e, int N, int np) {
   LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
   LLVMTypeRef params[1 + TR_MAX_RANKS + 1];
@@ -193,8 +215,6 @@ static void declare_kernel(pass_emit *e, int N, int np) {
   e->fn = LLVMAddFunction(e->M, e->entry, fty);
   LLVMSetFunctionCallConv(e->fn, LLVMPTXKernelCallConv);
   LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
-  for (int i = 0; i < 3; i++)
-    e->grid[i] = e->block[i] = 1;
 }
 
 /* Where work item w's piece lies: its chunk's first row and col, and the chunk's element offsets
@@ -367,8 +387,6 @@ static rj_status dyn_kernel(pass_emit *e, const rj_treduce *t) {
   st_req view = st_of_treduce(t);
   const st_req *st = t->op == RJ_OP_CUSTOM && t->combine.nfields ? &view : NULL;
   declare_kernel(e, N, 1);
-  memcpy(e->grid, e->plan->grid, sizeof e->grid);
-  memcpy(e->block, e->plan->block, sizeof e->block);
   LLVMValueRef dst = LLVMGetParam(e->fn, 0), n = LLVMGetParam(e->fn, (unsigned)N + 1);
   LLVMSetValueName2(n, "n", 1);
   LLVMValueRef src[TR_MAX_RANKS], tid, bid, gdim;
@@ -409,18 +427,15 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   ir_treduce_facts(t, &g);
   int N = t->ranks;
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), i32 = LLVMInt32TypeInContext(e->C);
-  /* 1. the function and its geometry: T threads, P pieces per chunk, W work items */
+  /* 1. the function and the plan's geometry: T threads, P pieces per chunk, W work items */
   declare_kernel(e, N, 0);
   if (g.numel == 0) { /* nothing to read or write: never launched */
-    e->block[0] = 32;
     LLVMBuildRetVoid(e->B);
     return RJ_OK;
   }
-  int T;
+  int T = (int)e->plan->block[0];
   int64_t P, W;
-  split(&g, &T, &P, &W);
-  e->block[0] = (unsigned)T;
-  e->grid[0] = (unsigned)(W < TR_MAX_GRID ? W : TR_MAX_GRID);
+  split(&g, T, &P, &W);
   LLVMTypeRef ty = pass_type(e, ir_treduce_result(t)); /* the destination's */
   st_req view = st_of_treduce(t);
   const st_req *st = t->op == RJ_OP_CUSTOM && t->combine.nfields ? &view : NULL;

@@ -235,10 +235,21 @@ static void fold_access(pass_emit *e, const rj_treduce *t, int V, int E, LLVMVal
   }
 }
 
+/* The launch: RING_THREADS threads a block (at most 128 registers a thread, so that 512 fit on
+ * an SM: many sources spill instead), RING_MAXB blocks at most (the host picks B, the same for
+ * every hop: jit/treduce/ring.c launches the plan's block with its own grid). */
+static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
+  (void)r, (void)env;
+  for (int i = 0; i < 3; i++)
+    out->grid[i] = out->block[i] = 1;
+  out->grid[0] = RING_MAXB;
+  out->block[0] = RING_THREADS;
+  return RJ_OK;
+}
+
 /* The hop kernel's function, redjit_treduce_ring(RING_FIXED parameters, src_0 .. src_{N-1}), its
- * entry block current, and its parameters into P[]: RING_THREADS threads a block (at most 128
- * registers a thread, so that 512 fit on an SM: many sources spill instead), RING_MAXB blocks at
- * most (the host picks B, the same for every hop). */
+ * entry block current, and its parameters into P[]; at most RING_THREADS threads a block (the
+ * plan's). */
 static void declare_hop(pass_emit *e, int N, LLVMValueRef *P) {
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
   LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
@@ -251,13 +262,9 @@ static void declare_hop(pass_emit *e, int N, LLVMValueRef *P) {
   e->fn = LLVMAddFunction(e->M, e->entry, fty);
   LLVMSetFunctionCallConv(e->fn, LLVMPTXKernelCallConv);
   LLVMPositionBuilderAtEnd(e->B, LLVMAppendBasicBlockInContext(e->C, e->fn, "entry"));
-  for (int i = 0; i < 3; i++)
-    e->grid[i] = e->block[i] = 1;
-  e->block[0] = RING_THREADS;
   char nt[16];
   snprintf(nt, sizeof nt, "%d", RING_THREADS);
   LLVMAddTargetDependentFunctionAttr(e->fn, "nvvm.maxntid", nt);
-  e->grid[0] = RING_MAXB;
   if (e->ptx_needed < 60) e->ptx_needed = 60; /* ld.acquire / st.release / fence.sc */
   for (int i = 0; i < RING_FIXED + N; i++)
     P[i] = LLVMGetParam(e->fn, (unsigned)i);
@@ -460,5 +467,6 @@ const pass_variant pass_variant_treduce_ring = {
            PASS_OP(RJ_OP_XOR) | PASS_OP(RJ_OP_MEAN) | PASS_OP(RJ_OP_CUSTOM),
     .keeps_order = true, /* the inbox (earlier ranks) first, then the hop's sources in order */
     .accepts = accepts,
+    .plan = plan,
     .kernel = PASS_EMIT(kernel),
 };

@@ -36,10 +36,26 @@ for f in include/redjit.h include/redjit_treduce.h include/redjit_check.h includ
          share/doc/redjit/docs/EMBEDDING.md share/redjit/examples/tile_redux.json; do
   [ -e "$p/$f" ] || fail "$f is not installed"
 done
-for f in libredjit.so.0 "libredjit-llvm.so.$version" libredjit_emit.a cmake/redjit/redjitConfig.cmake \
+for f in libredjit.so.0.2 "libredjit-llvm.so.$version" libredjit_emit.a cmake/redjit/redjitConfig.cmake \
          cmake/redjit/redjitConfigVersion.cmake pkgconfig/redjit.pc; do
   [ -e "$libdir/$f" ] || fail "${libdir#"$p"/}/$f is not installed"
 done
+# the man page (made from the CLI's help) renders without warnings; the bash completion completes
+# from the installed CLI; every relative link of the installed documentation resolves
+[ -e "$p/share/man/man1/redjit.1" ] || fail "share/man/man1/redjit.1 is not installed"
+if command -v man >/dev/null; then
+  warn=$(MANWIDTH=100 man --warnings -l "$p/share/man/man1/redjit.1" 2>&1 >"$tmp/man.txt") ||
+    fail "man -l redjit.1 failed: $warn"
+  [ -z "$warn" ] || fail "redjit.1 renders with warnings: $warn"
+  grep -q "usage: redjit ptx REQUEST" "$tmp/man.txt" || fail "redjit.1 lacks ptx's usage"
+fi
+comp=$p/share/bash-completion/completions/redjit
+[ -e "$comp" ] || fail "share/bash-completion/completions/redjit is not installed"
+got=$(bash -c 'source "$1"; COMP_WORDS=("$2" ptx x --e); COMP_CWORD=3; _redjit; echo "${COMPREPLY[*]}"' \
+  _ "$comp" "$p/bin/redjit")
+[ "$got" = "--emit --emulate-packed --entry" ] || fail "completion of 'redjit ptx x --e' gave '$got'"
+python3 "$src/tests/consumers/links.py" "$p/share/doc/redjit" || fail "broken links in share/doc/redjit"
+python3 "$src/tests/consumers/links.py" "$p/share/redjit/examples" || fail "broken links in share/redjit/examples"
 # the embedding archive exports rj_emit* only; libredjit.so exports rj_* only
 bad=$(nm -g --defined-only "$libdir/libredjit_emit.a" | awk 'NF==3 && $3 !~ /^rj_emit/')
 [ -z "$bad" ] || fail "libredjit_emit.a exports more than rj_emit*: $bad"

@@ -66,18 +66,86 @@ class Tensor:
     def device(self):
         return device(self._dev)
 
+    # What redjit's array-API functions ask of a framework beyond the above (casts, fills,
+    # reshapes, copies, x != 0): each records what happened in `value` / `op`, nothing is computed.
+    value = None  # the fill value of full(), fill_(), or the source of an operation
+    op = None     # the operation that made this tensor ("to f32", "ne 0", ...)
+
+    def to(self, dt, copy=False):
+        t = Tensor(self.shape, dt, dev=self._dev)
+        t.value, t.op = self, f"to {dt.name}"
+        return t
+
+    def reshape(self, shape):
+        if not self.is_contiguous():
+            raise ValueError("stand-in: reshape of a strided tensor")
+        t = Tensor(tuple(shape), self.dtype, dev=self._dev, ptr=self._ptr)
+        t.value, t.op = self.value, self.op
+        return t
+
+    view = reshape
+
+    def fill_(self, v):
+        self.value, self.op = v, "fill"
+        return self
+
+    def copy_(self, src):
+        self.value, self.op = src, "copy"
+        return self
+
+    def __ne__(self, other):
+        t = Tensor(self.shape, _dtypes["bool"], dev=self._dev)
+        t.value, t.op = self, f"ne {other}"
+        return t
+
+    def __add__(self, v):
+        t = Tensor(self.shape, self.dtype, dev=self._dev)
+        t.value, t.op = (self, v), "add"
+        return t
+
+    __hash__ = object.__hash__
+
 
 def empty(shape, dtype=None, device=None):
     return Tensor(tuple(shape), dtype, dev=device.index if device is not None else 0)
 
 
+def full(shape, value, dtype=None, device=None):
+    t = Tensor(tuple(shape), dtype, dev=device.index if device is not None else 0)
+    t.value, t.op = value, "full"
+    return t
+
+
+class _Stream:
+    def __init__(self, ptr, device=None):
+        self.cuda_stream = ptr
+
+
+class _StreamContext:
+    def __init__(self, s):
+        self.s = s
+
+    def __enter__(self):
+        _current.append(self.s.cuda_stream)
+
+    def __exit__(self, *exc):
+        _current.pop()
+
+
+_dtypes = {}
+_current = []  # streams made current by torch.cuda.stream(...)
+
+
 def install(stream=0x5000):
     """sys.modules["torch"] = the stand-in; the current stream of every device: `stream`."""
     t = types.ModuleType("torch")
-    t.Tensor, t.Size, t.empty, t.device = Tensor, Size, empty, device
+    t.Tensor, t.Size, t.empty, t.device, t.full = Tensor, Size, empty, device, full
+    t.cuda = types.SimpleNamespace(ExternalStream=_Stream, stream=_StreamContext)
+    t.bool = _dtypes["bool"] = dtype("bool", 1)
     for name, size in (("float16", 2), ("bfloat16", 2), ("float32", 4), ("float64", 8),
                        ("int32", 4), ("int64", 8), ("uint32", 4), ("uint64", 8)):
         setattr(t, name, dtype(name, size))
-    t._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda d: stream)
+    t._C = types.SimpleNamespace(
+        _cuda_getCurrentRawStream=lambda d: _current[-1] if _current else stream)
     sys.modules["torch"] = t
     return t

@@ -57,9 +57,9 @@ done:
 
 
 def _example_table():
-    """(file, target, variant) rows of tests/examples.sh's table (the one examples/README.md
+    """(file, target, variant) rows of tests/cli/examples.sh's table (the one examples/README.md
     promises)."""
-    text = open(os.path.join(REPO, "tests", "examples.sh")).read()
+    text = open(os.path.join(REPO, "tests", "cli", "examples.sh")).read()
     block = re.search(r'table="\n(.*?)"', text, re.S).group(1)
     return [tuple(line.split()) for line in block.splitlines()
             if line.strip() and not line.startswith("#")]
@@ -84,7 +84,7 @@ def test_variants():
 def test_compile_examples():
     rows = _example_table()
     files = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".json"))
-    assert sorted(r[0] for r in rows) == files, "tests/examples.sh's table and examples/ differ"
+    assert sorted(r[0] for r in rows) == files, "tests/cli/examples.sh's table and examples/ differ"
     for f, target, variant in rows:
         text = open(os.path.join(EXAMPLES, f)).read()
         k = redjit.compile(text, target=target)
@@ -592,14 +592,14 @@ def test_torch_lane():
 
 
 def test_library_search():
-    env = dict(os.environ, REDJIT_LIBRARY="/nonexistent/libredjit.so.0",
+    env = dict(os.environ, REDJIT_LIBRARY="/nonexistent/libredjit.so.0.2",
                PYTHONPATH=os.path.join(REPO, "tools", "python"))
     code = ("import redjit\n"  # the import itself does not need the library
             "try:\n    redjit.version()\nexcept redjit.RedjitError as e:\n"
             "    print(e.status); print(e.message)\n")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout
-    assert out.startswith("library\n") and "/nonexistent/libredjit.so.0" in out, out
+    assert out.startswith("library\n") and "/nonexistent/libredjit.so.0.2" in out, out
     assert "REDJIT_LIBRARY" in out
     # without REDJIT_LIBRARY, the package's folder, <prefix>/lib and the source tree's build/
     old = os.environ.pop("REDJIT_LIBRARY", None)
@@ -609,19 +609,25 @@ def test_library_search():
         if old is not None:
             os.environ["REDJIT_LIBRARY"] = old
     pkg = os.path.dirname(redjit.__file__)
-    assert paths[0] == os.path.join(pkg, "libredjit.so.0")
-    assert os.path.join(REPO, "build", "libredjit.so.0") in paths
+    assert paths[0] == os.path.join(pkg, "libredjit.so.0.2")
+    assert os.path.join(REPO, "build", "libredjit.so.0.2") in paths
     # an installed layout: <prefix>/lib/python3/dist-packages/redjit next to <prefix>/lib
     with tempfile.TemporaryDirectory() as d:
         site = os.path.join(d, "lib", "python3", "dist-packages")
         shutil.copytree(pkg, os.path.join(site, "redjit"),
                         ignore=shutil.ignore_patterns("__pycache__"))
-        os.symlink(os.path.realpath(redjit.library_path()), os.path.join(d, "lib", "libredjit.so.0"))
+        real = os.path.realpath(redjit.library_path())
+        os.symlink(real, os.path.join(d, "lib", "libredjit.so.0.2"))
+        # $ORIGIN is the link's folder: a libcjson that lies beside the library (a carried or
+        # pip-installed copy) is linked too, as an install puts it where the system finds it
+        cjson = os.path.join(os.path.dirname(real), "libcjson.so.1")
+        if os.path.exists(cjson):
+            os.symlink(cjson, os.path.join(d, "lib", "libcjson.so.1"))
         env = {k: v for k, v in os.environ.items() if k != "REDJIT_LIBRARY"}
         env["PYTHONPATH"] = site
         out = subprocess.run([sys.executable, "-c", "import redjit; print(redjit.library_path())"],
                              env=env, capture_output=True, text=True, check=True).stdout
-        assert out.strip() == os.path.join(d, "lib", "libredjit.so.0"), out
+        assert out.strip() == os.path.join(d, "lib", "libredjit.so.0.2"), out
 
 
 def test_struct_layouts():

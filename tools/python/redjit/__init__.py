@@ -10,25 +10,38 @@ compiled kernels are reused; it is freed when the thread ends or at exit.  A Ker
 on its kernel (rj_kernel_release drops it when the Kernel is closed or dropped), and so does
 reduce's memo for each kernel it launches: unpinned kernels are the context's cache's, which keeps
 a bounded number.  Failures raise RedjitError(status, message).  docs/PYTHON.md has the details."""
+from __future__ import annotations
+
 import collections
 import ctypes
 import json
 import sys
 import threading
 import weakref
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from . import _arrays, _custom
+from . import _arrays, _custom, _options
 from ._custom import Custom
+from ._options import get_options, set_options  # noqa: F401
 from ._arrays import ArrayInfo, describe, kept_shape, normalize_axes, tensor_request
+from ._errors import (Busy, CompilerCrash, CudaError, InvalidRequest, LibraryNotFound,  # noqa
+                      LLVMError, NoDevice, NoVariant, OutOfMemory, TargetError, Timeout,
+                      Unsupported)
 from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, INDEX_OPS, KIND, NAN, OP,
                    TREDUCE_MAX_DIMS, TREDUCE_PATH, CacheStats, Options, RedjitError, TreduceBuf, TreduceGroup, TreduceResult,
                    VariantInfo, lib, search_paths)
 
 __all__ = ["RedjitError", "Custom", "Kernel", "Variant", "version", "variants", "compile",
            "compile_ir", "explain", "canonical", "reduce", "reduce_values", "treduce",
-           "tensor_request", "search_paths", "library_path", "compile_count", "cache_stats"]
+           "tensor_request", "search_paths", "library_path", "compile_count", "cache_stats",
+           "__version__", "InvalidRequest", "NoVariant", "TargetError", "LLVMError", "NoDevice",
+           "CudaError", "OutOfMemory", "Unsupported", "Timeout", "CompilerCrash", "Busy",
+           "LibraryNotFound", "set_options", "get_options"]
 
 Variant = collections.namedtuple("Variant", "name priority kinds summary")
+Request = Union[Dict[str, Any], str, bytes]  # a request as a dict or JSON text
+Axis = Union[None, int, Sequence[int]]
+Dims = Union[None, int, Sequence[int]]
 
 _MEMO_MAX = 4096  # reduce's prepared layouts kept per thread
 # rj_request_parse keeps a context's 32 most recently parsed combine texts (redjit.h): a parsed
@@ -75,6 +88,8 @@ class _Context:
         self.custom_parses = 0
         self.custom_kept = False  # requests holds a request of a Custom op
         weakref.finalize(self, _free_ctx, L, self.ptr, self.requests, self.live)
+        self.opts_gen = _options.generation[0]
+        _options.apply_caches(self)  # set_options' disk / memory cache settings
 
     def drop_memo(self):
         self.memo.clear()
@@ -131,8 +146,15 @@ class _Context:
             raise self.fail(s)
         return req
 
-    def options(self, device=0, target=None, ptx_version=0):
-        if target is None and not ptx_version:
+    def options(self, device=0, target=None, ptx_version=0, **overrides):
+        """rj_options for a call: set_options' defaults (_options.py), then the call's own
+        (overrides: emulate_packed, ir_in_process, ... where not None)."""
+        plain = target is None and not ptx_version and not any(
+            v is not None for v in overrides.values())
+        if self.opts_gen != _options.generation[0]:  # set_options was called since
+            self.opts.clear()
+            self.opts_gen = _options.generation[0]
+        if plain:
             o = self.opts.get(device)
             if o is not None:
                 return o
@@ -142,7 +164,8 @@ class _Context:
         o.ptx_version = int(ptx_version)
         if target is not None:
             o.target = target.encode()
-        if target is None and not ptx_version:
+        _options.fill(o, overrides)
+        if plain:
             self.opts[device] = o
         return o
 
@@ -159,18 +182,18 @@ def _ctx():
         return c
 
 
-def library_path():
+def library_path() -> str:
     """The path of the libredjit.so in use (loading it if needed)."""
     return lib().path
 
 
-def compile_count():
+def compile_count() -> int:
     """Kernels this thread's context has compiled so far (rj_ctx_compile_count)."""
     c = _ctx()
     return c.L.rj_ctx_compile_count(c.ptr)
 
 
-def cache_stats():
+def cache_stats() -> Dict[str, Any]:
     """This thread's context's cache counters (rj_ctx_cache_stats) as a dict: compiles,
     memory_hits, kernels, kernels_pinned (kernels a Kernel or reduce's memo holds), max_kernels,
     memory_evictions, the disk cache's (disk_dir None: off) and the cubin counters."""
@@ -186,12 +209,12 @@ def cache_stats():
 
 
 # ------------------------------------------------------------------ inspect
-def version():
+def version() -> str:
     """The library's version, "MAJOR.MINOR.PATCH"."""
     return lib().rj_version().decode()
 
 
-def variants():
+def variants() -> List[Variant]:
     """The registered variants in dispatch order: Variant(name, priority, kinds, summary)."""
     c = _ctx()
     out = []
@@ -205,14 +228,16 @@ def variants():
     return out
 
 
-def explain(request, target=None):
+def explain(request: Request, target: Optional[str] = None, *,
+            emulate_packed: Optional[bool] = None) -> str:
     """rj_explain's text: one line per variant, chosen / rejected with its reason / not tried.
     A request that no variant accepts still returns the text (every line a rejection)."""
     c = _ctx()
     req = c.parse(request)
     try:
         text = ctypes.c_char_p()
-        s = c.L.rj_explain(c.ptr, req, ctypes.byref(c.options(0, target)), ctypes.byref(text))
+        o = c.options(0, target, emulate_packed=emulate_packed)
+        s = c.L.rj_explain(c.ptr, req, ctypes.byref(o), ctypes.byref(text))
         if s not in (0, 2):  # RJ_OK, RJ_ENOVARIANT
             raise c.fail(s)
         return text.value.decode()
@@ -220,7 +245,7 @@ def explain(request, target=None):
         c.L.rj_request_free(req)
 
 
-def canonical(request):
+def canonical(request: Request) -> Dict[str, Any]:
     """The canonical form of a request (every default filled in), as a dict."""
     c = _ctx()
     req = c.parse(request)
@@ -258,7 +283,7 @@ class Kernel:
         self.entry = L.rj_kernel_entry(ptr).decode()
         self.compile_ms = L.rj_kernel_compile_ms(ptr)
 
-    def close(self):
+    def close(self) -> None:
         """Releases this Kernel's pin (rj_kernel_release; none when built with _owns_pin=False);
         the Kernel is unusable afterwards.  Closing again does nothing."""
         p, self._ptr = self._ptr, None
@@ -287,24 +312,24 @@ class Kernel:
         return t.decode() if t is not None else ""
 
     @property
-    def ptx(self):
+    def ptx(self) -> str:
         return self._text(EMIT_PTX)
 
     @property
-    def llvm_ir(self):
+    def llvm_ir(self) -> str:
         return self._text(EMIT_LLVM)
 
     @property
-    def llvm_ir_optimized(self):
+    def llvm_ir_optimized(self) -> str:
         return self._text(EMIT_LLVM_OPT)
 
-    def explain(self):
+    def explain(self) -> str:
         """rj_explain's text for this kernel's request on its target."""
         if self._request is None:
             raise RedjitError("RJ_EINVAL", "explain: a kernel from compile_ir has no request")
         return explain(self._request, self.target)
 
-    def load(self, device=0):
+    def load(self, device: int = 0) -> float:
         """Loads the kernel on GPU `device` now; returns the load's milliseconds."""
         c = self._owner()
         ms = ctypes.c_double()
@@ -317,7 +342,8 @@ class Kernel:
                               "context is single-threaded): compile it in this thread")
         return self._ctx
 
-    def launch(self, args, grid=None, block=None, shared_bytes=None, device=0):
+    def launch(self, args: Sequence[Any], grid: Dims = None, block: Dims = None,
+               shared_bytes: Optional[int] = None, device: int = 0) -> float:
         """rj_kernel_launch: runs the kernel on GPU `device` and waits for it; returns its
         milliseconds (CUDA events).  args: one per kernel parameter; an int is a 64-bit value
         (a device pointer), a ctypes instance (c_int32(5), c_float(1.0) ...) is passed as it is.
@@ -350,16 +376,20 @@ def _dim3(v, what):
     return (ctypes.c_uint * 3)(*(v + (1,) * (3 - len(v))))
 
 
-def compile(request, *, target=None, ptx_version=0, device=0):
+def compile(request: Request, *, target: Optional[str] = None, ptx_version: int = 0,
+            device: int = 0, emulate_packed: Optional[bool] = None,
+            ir_in_process: Optional[bool] = None) -> Kernel:
     """validate -> dispatch -> LLVM IR -> PTX (no GPU needed).  request: a dict or JSON text.
-    target None: GPU `device`'s, else sm_90."""
+    target None: GPU `device`'s, else sm_90.  emulate_packed / ir_in_process (a custom
+    combine's IR in this process): None takes set_options' default."""
     c = _ctx()
     c.release_deferred()
     text = request if isinstance(request, (str, bytes)) else json.dumps(request)
     req = c.parse(text)
     try:
         k = ctypes.c_void_p()
-        o = c.options(device, target, ptx_version)
+        o = c.options(device, target, ptx_version, emulate_packed=emulate_packed,
+                      ir_in_process=ir_in_process)
         c.check(c.L.rj_compile(c.ptr, req, ctypes.byref(o), ctypes.byref(k)))
     finally:
         c.L.rj_request_free(req)
@@ -369,9 +399,12 @@ def compile(request, *, target=None, ptx_version=0, device=0):
 _BITCODE = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 
 
-def compile_ir(ir, entry, *, target=None, ptx_version=0, device=0):
+def compile_ir(ir: Any, entry: str, *, target: Optional[str] = None, ptx_version: int = 0,
+               device: int = 0, ir_in_process: Optional[bool] = None,
+               ir_timeout_ms: Optional[int] = None, ir_memory_mb: Optional[int] = None) -> Kernel:
     """rj_compile_ir: an NVPTX module as LLVM IR text (str, or an object whose str() is IR, such
-    as an llvmlite module) or bitcode (bytes) -> a Kernel.  entry: the kernel function."""
+    as an llvmlite module) or bitcode (bytes) -> a Kernel.  entry: the kernel function.
+    ir_in_process / ir_timeout_ms / ir_memory_mb: rj_options' (None: set_options' default)."""
     c = _ctx()
     c.release_deferred()
     if isinstance(ir, (bytes, bytearray, memoryview)):
@@ -380,7 +413,8 @@ def compile_ir(ir, entry, *, target=None, ptx_version=0, device=0):
     else:
         data, n = str(ir).encode(), 0
     k = ctypes.c_void_p()
-    o = c.options(device, target, ptx_version)
+    o = c.options(device, target, ptx_version, ir_in_process=ir_in_process,
+                  ir_timeout_ms=ir_timeout_ms, ir_memory_mb=ir_memory_mb)
     c.check(c.L.rj_compile_ir(c.ptr, data, n, entry.encode(), ctypes.byref(o), ctypes.byref(k)))
     return Kernel(c, k.value)
 
@@ -525,8 +559,10 @@ def _torch_seen():
     _TENSOR = t.Tensor
 
 
-def reduce(x, op="sum", axis=None, *, out=None, nan="propagate", accum=False, stream=None,
-           deterministic=True, dynamic=False, correction=None, acc_dtype=None):
+def reduce(x: Any, op: Union[str, Custom] = "sum", axis: Axis = None, *, out: Any = None,
+           nan: str = "propagate", accum: bool = False, stream: Any = None,
+           deterministic: bool = True, dynamic: bool = False, correction: Optional[int] = None,
+           acc_dtype: Optional[str] = None) -> Any:
     """Reduces x (a torch CUDA tensor, a __cuda_array_interface__ array, or a CUDA __dlpack__
     object) over `axis` (None: every dim; an int or a tuple, negatives from the end) with op
     (a name of OP: "sum", "max", "min", "prod", "and" / "or" / "xor" of integers, "argmax" /
@@ -578,6 +614,9 @@ def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, determinist
     their layout looked up in the memo or prepared."""
     a = describe(x)
     o = None if out is None else describe(out, "out")
+    if 0 in a.shape:  # no kernel takes a zero-size dim: NumPy's results, by x's framework
+        from ._array_api import reduce_empty
+        return reduce_empty(a, out, op, axis, accum, stream)
     key = (a.shape, a.strides, a.dtype, a.device, axis, op, nan, accum, deterministic, dynamic,
            correction, acc_dtype, None if o is None else (o.shape, o.strides, o.dtype, o.device))
     _memo_room(c, 1 if tkey is None else 2)
@@ -601,7 +640,8 @@ def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, determinist
     return out
 
 
-def reduce_values(x, op="argmax", axis=None, *, out=None, values=None, stream=None):
+def reduce_values(x: Any, op: str = "argmax", axis: Axis = None, *, out: Any = None,
+                  values: Any = None, stream: Any = None) -> Tuple[Any, Any]:
     """argmax / argmin of x over `axis` with the extreme values too (the request's "values":
     rj_reduce_values): returns (indices, values), int64 indices (the first of ties) and the
     values in x's dtype, allocated by x's framework where out / values are None.  No memo of
@@ -655,8 +695,10 @@ def _treduce_buf(b, a, what):
             b.strides[i] = s
 
 
-def treduce(sources, dst, *, root=0, op="sum", nan="propagate", accum=False, path="auto",
-            stream=None, tile=None, pingpong=False, sync=True, dynamic=False):
+def treduce(sources: Sequence[Any], dst: Any, *, root: int = 0, op: Union[str, Custom] = "sum",
+            nan: str = "propagate", accum: bool = False, path: str = "auto", stream: Any = None,
+            tile: Optional[Sequence[int]] = None, pingpong: bool = False, sync: bool = True,
+            dynamic: bool = False) -> Dict[str, Any]:
     """Root reduce across devices (rj_treduce_run): dst (on sources[root]'s GPU) receives the
     element-wise op of every source.  path: auto peer staged split split_equal ring.  stream:
     of the root's GPU (None: the framework's current stream there).  sync=False returns once the
@@ -714,3 +756,44 @@ try:
     lib()
 except RedjitError:
     pass
+
+
+# The NumPy / array-API reductions (_array_api.py), reached as redjit.sum etc. through the module's
+# __getattr__: kept out of this module's globals, where sum / max / min / all / any would hide
+# the builtins from the code above.
+_ARRAY_API = ("sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin", "logsumexp",
+              "all", "any", "dtype_name", "result_dtype")
+
+
+if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ below
+    from ._array_api import (all, any, argmax, argmin, dtype_name, logsumexp, max,  # noqa
+                             mean, min, prod, result_dtype, std, sum, var)
+
+
+def __getattr__(name):
+    if name in _ARRAY_API:
+        from . import _array_api
+        return getattr(_array_api, name)
+    raise AttributeError(f"module 'redjit' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_ARRAY_API))
+
+
+def _package_version():
+    """The library's version (rj_version); without a library, the one the package was built
+    with (setup.py's _version.py, cmake --install's _installed.py), else "0+unknown"."""
+    try:
+        return version()
+    except RedjitError:
+        pass
+    for mod in ("_version", "_installed"):
+        try:
+            return __import__(f"{__name__}.{mod}", fromlist=["VERSION"]).VERSION
+        except (ImportError, AttributeError):
+            pass
+    return "0+unknown"
+
+
+__version__: str = _package_version()

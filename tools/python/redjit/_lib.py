@@ -10,17 +10,7 @@ __all__ = ["RedjitError", "lib", "search_paths", "Options", "VariantInfo", "Tred
            "TreduceGroup", "TreduceResult", "CacheStats"]
 
 
-class RedjitError(RuntimeError):
-    """A failed redjit call: .status is the status name ("RJ_EINVAL", ...; "library" when
-    libredjit.so could not be loaded), .message the library's message (rj_errmsg)."""
-
-    def __init__(self, status, message):
-        super().__init__(f"{status}: {message}")
-        self.status = status
-        self.message = message
-
-    def __reduce__(self):
-        return (type(self), (self.status, self.message))
+from ._errors import RedjitError  # noqa: E402 (one class per status: _errors.py)
 
 
 # ------------------------------------------------ structs (include/redjit.h, redjit_treduce.h)
@@ -109,6 +99,8 @@ _PROTOS = {
     "rj_ctx_new": (_vp, []),
     "rj_ctx_free": (None, [_vp]),
     "rj_ctx_compile_count": (ctypes.c_longlong, [_vp]),
+    "rj_ctx_set_disk_cache": (_int, [_vp, _cp]),
+    "rj_ctx_set_memory_cache": (_int, [_vp, ctypes.c_longlong]),
     "rj_request_size": (_sz, []),
     "rj_request_new": (_vp, [_int]),
     "rj_request_free": (None, [_vp]),
@@ -145,7 +137,7 @@ _PROTOS = {
     "rj_status_name": (_cp, [_int]),
 }
 
-_SONAMES = ("libredjit.so.0", "libredjit.so")
+_SONAMES = ("libredjit.so.0.2", "libredjit.so")
 
 
 def search_paths():
@@ -160,6 +152,11 @@ def search_paths():
         up3,                            # installed: <prefix>/lib/python3*/{dist,site}-packages/redjit
         os.path.join(up3, "build"),     # the source tree: <repo>/tools/python/redjit -> <repo>/build
     ]
+    try:  # cmake --install writes where its library directory is, relative to the package
+        from . import _installed
+        dirs.insert(1, os.path.join(pkg, _installed.LIBDIR))
+    except ImportError:
+        pass
     out = []
     for d in dirs:
         for so in _SONAMES:
@@ -196,7 +193,7 @@ def _load():
             tried.append("ctypes.util.find_library('redjit') (not found)")
     where = "REDJIT_LIBRARY=" if os.environ.get("REDJIT_LIBRARY") else ""
     raise RedjitError("library", "libredjit.so could not be loaded; searched: " + where +
-                      "; ".join(tried) + ". Set REDJIT_LIBRARY to the path of libredjit.so.0")
+                      "; ".join(tried) + ". Set REDJIT_LIBRARY to the path of libredjit.so.0.2")
 
 
 def lib():

@@ -1,0 +1,68 @@
+/* jit/llvm/ — the compiler library, libredjit-llvm.so.VERSION: lowering (a variant's emitter into
+ * a module), codegen, a caller's module, op custom's link; LLVM 22 linked in.  libredjit.so never
+ * includes this header: it reaches these functions through the table of jit/compiler.h alone,
+ * which compiler_lib.c fills. */
+#ifndef RJ_LLVM_H
+#define RJ_LLVM_H
+
+#include "../compiler.h"
+
+#include <llvm-c/TargetMachine.h>
+
+/* A target machine for one (target, PTX version), with its kept codegen pipeline. */
+typedef struct jit_tm {
+  char target[16];
+  int ptx;
+  LLVMTargetMachineRef tm;
+  void *emitter;   /* tm's codegen pipeline kept across compiles (emitter.cpp); NULL: none yet */
+  bool no_emitter; /* one could not be made: each module is emitted through a fresh one */
+} jit_tm;
+
+/* A context's LLVM (rj_ctx.llvm), made on its first compile (compiler_lib.c) and freed by the
+ * table's `release`. */
+struct jit_llvm {
+  LLVMContextRef C;
+  jit_tm tms[16];
+  int ntms;
+  char diag[512]; /* the first error LLVM diagnosed during codegen ("" if none) */
+};
+
+/* lower.c: the table's `lower` and `text`. */
+rj_status jit_llvm_lower(rj_ctx *ctx, const char *variant, const rj_request *req,
+                         const ir_target *tg, const rj_options *opt, rj_kernel *k);
+rj_status jit_llvm_text(rj_ctx *ctx, const rj_kernel *k, const ir_target *tg, char **ll,
+                        char **ll_opt);
+
+/* ir_module.c: the table's `module`, and the screens of a caller's module before codegen
+ * (RJ_EUNSUPPORTED naming what LLVM's backend would exit the process on): intrinsics NVPTX
+ * cannot select on tg, float types and conversions it cannot lower. */
+rj_status jit_llvm_module(rj_ctx *ctx, const char *ir, size_t n, const char *entry,
+                          const ir_target *tg, rj_kernel *k);
+rj_status jit_ir_check_intrinsics(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg);
+rj_status jit_ir_check_types(rj_ctx *ctx, LLVMModuleRef M);
+
+/* combine.c (op custom): lowering's codegen of M for req into k -- jit_codegen, except for op
+ * custom, whose kernel is left as bitcode in k->custom_bc for the combine stage; and that
+ * stage's link, the table's `combine`. */
+rj_status jit_llvm_codegen_request(rj_ctx *ctx, LLVMModuleRef M, const rj_request *req,
+                                   const ir_target *tg, rj_kernel *k);
+rj_status jit_llvm_combine(rj_ctx *ctx, const char *mod, size_t n, const char *ir, size_t irn,
+                           const char *names, const ir_target *tg, rj_kernel *k);
+
+/* codegen.c: codegen of a lowered module into k (k->ptx_version set): triple and data layout,
+ * verify, O3, PTX.  how: JIT_CG_THEIRS (the caller's IR: a failure to verify is their RJ_EINVAL,
+ * not internal), JIT_CG_TEXT (k->ll and k->ll_opt: the IR text before and after O3),
+ * JIT_CG_NO_PTX (stop after O3: the text alone). */
+enum { JIT_CG_THEIRS = 1, JIT_CG_TEXT = 2, JIT_CG_NO_PTX = 4 };
+rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kernel *k,
+                      unsigned how);
+void jit_tm_dispose(jit_tm *t); /* t's emitter, then its target machine */
+
+/* emitter.cpp: NVPTX's codegen pipeline for one target machine, built once and run on module
+ * after module.  jit_emitter_run: 0 *ptx made (malloc'ed), 1 M is not one a kept pipeline may
+ * take (emit it afresh), -1 out of memory. */
+void *jit_emitter_new(LLVMTargetMachineRef tm);
+void jit_emitter_free(void *emitter);
+int jit_emitter_run(void *emitter, LLVMModuleRef M, char **ptx);
+
+#endif
