@@ -8,6 +8,7 @@
  * Exit 0: all checks passed on this rank; 1: a wrong element; 2: setup failed; 77: skipped. */
 #define _DEFAULT_SOURCE /* usleep */
 #include "redjit.h"
+#include "redjit_treduce.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

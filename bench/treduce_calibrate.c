@@ -5,6 +5,7 @@
  *   treduce_calibrate RANKS[,RANKS...] [MIN_LOG2=12] [MAX_LOG2=30] [RUNS=7] [FILE]
  * A rank count after the first may end with :MAX_LOG2 (8:28: 8 ranks up to 256 MiB per rank). */
 #include "redjit.h"
+#include "redjit_treduce.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench_clock.h"
 #include "redjit.h"
+#include "redjit_treduce.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,9 @@
 /*
  * redjit_check — running requests against a CPU oracle (`redjit run`) and timing them
  * (`redjit bench`).  An auxiliary layer, as lauxlib.h is beside lua.h: everything declared here is
- * built on the calls of redjit.h (jit/harness/), plus the library's own plain-C helpers for request
- * data (shapes, tensor views, register placements); no call reaches the compiler's internals.
+ * built on the calls of redjit.h and redjit_treduce.h (jit/harness/), plus the library's own
+ * plain-C helpers for request data (shapes, tensor views, register placements); no call reaches the
+ * compiler's internals.
  *
  * Inputs, poison and tolerances: docs/CLI.md ("redjit run").  Every call returns an rj_status and
  * leaves its message in the context (rj_errmsg), as redjit.h's calls do; they need a GPU
@@ -12,6 +13,7 @@
 #define REDJIT_CHECK_H
 
 #include "redjit.h"
+#include "redjit_treduce.h" /* rj_treduce_check, rj_treduce_bench */
 
 #ifdef __cplusplus
 extern "C" {

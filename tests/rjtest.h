@@ -4,6 +4,7 @@
 
 #include "redjit.h"
 #include "redjit_check.h"
+#include "redjit_treduce.h"
 
 #include <check.h>
 #include <stdarg.h>

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "redjit.h"
+#include "redjit_treduce.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -3,6 +3,7 @@
  * help in cli_help.c, JSON output in cli_json.c. */
 #include "redjit.h"
 #include "redjit_check.h"
+#include "redjit_treduce.h"
 
 #include "cli.h"
 

@@ -15,6 +15,7 @@
 
 #include "../../ir/ir.h"
 #include "redjit_check.h"
+#include "redjit_treduce.h"
 
 /* ---------------------------------------------------------------- oracle.c */
 typedef struct hr_rng {

@@ -23,6 +23,7 @@
 #define RJ_JIT_TREDUCE_H
 
 #include "../jit.h"
+#include "redjit_treduce.h"
 
 #define JIT_TR_PER_KERNEL                                                                          \
   128 /* sources one kernel reads (passes/variants/treduce.c's TR_MAX_RANKS) */

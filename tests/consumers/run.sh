@@ -31,7 +31,7 @@ step "install to $tmp/prefix"
 p=$tmp/prefix
 libdir=$(dirname "$(find "$p" -name libredjit.so -print -quit)")
 [ -d "$libdir" ] || fail "no libredjit.so installed"
-for f in include/redjit.h include/redjit_check.h include/redjit_emit.h bin/redjit \
+for f in include/redjit.h include/redjit_treduce.h include/redjit_check.h include/redjit_emit.h bin/redjit \
          share/doc/redjit/LICENSE share/doc/redjit/README.md share/doc/redjit/CHANGELOG.md \
          share/doc/redjit/docs/EMBEDDING.md share/redjit/examples/tile_redux.json; do
   [ -e "$p/$f" ] || fail "$f is not installed"

@@ -1,5 +1,6 @@
 /* Dispatch: priority order, explain lines, forced variants, and the error that lists every
  * variant's reason when none accepts. */
+#include "redjit_treduce.h"
 #include "rjtest.h"
 
 #define SEED000                                                                                    \

@@ -4,6 +4,7 @@
  * policies where they apply, accum, shapes with tails and strided views, each against the
  * float64 / exact oracle of `run` (prod's inputs near 1, integer prod odd, and / or with sparse
  * bits: docs/CLI.md "redjit run").  Skips, saying so, without a GPU. */
+#include "redjit_treduce.h"
 #include "rjtest.h"
 
 #include <stdbool.h>

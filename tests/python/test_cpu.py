@@ -696,7 +696,7 @@ def test_library_search():
 
 
 def test_struct_layouts():
-    """The ctypes structs match include/redjit.h (sizes and offsets, by a C compiler)."""
+    """The ctypes structs match include/redjit.h and redjit_treduce.h (sizes and offsets, by a C compiler)."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
         skip("no C compiler")
@@ -710,7 +710,7 @@ def test_struct_layouts():
         for f, _ in cls._fields_:
             cf = "async" if f == "async_" else f
             lines.append(f'printf("{cname}.{f} %zu\\n", offsetof({cname}, {cf}));')
-    src = ("#include <stdio.h>\n#include <stddef.h>\n#include \"redjit.h\"\nint main(void){"
+    src = ("#include <stdio.h>\n#include <stddef.h>\n#include \"redjit_treduce.h\"\nint main(void){"
            + "\n".join(lines) + "return 0;}\n")
     with tempfile.TemporaryDirectory() as d:
         open(os.path.join(d, "l.c"), "w").write(src)

@@ -1,6 +1,7 @@
 /* Every validation error returns a status and a message naming the field; valid requests pass
  * and come back canonical. */
 #include "redjit_check.h"
+#include "redjit_treduce.h"
 #include "rjtest.h"
 
 typedef struct bad_case {

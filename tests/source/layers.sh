@@ -47,6 +47,8 @@ rule "${treduce[*]}" 'harness/|redjit_check\.h|cuda\.h|llvm-c/|llvm/' \
   "treduce uses the core's calls and runtime/, never the harness, LLVM or cuda.h"
 rule "${harness[*]}" 'jit\.h|rt\.h|runtime/|passes|treduce/|cuda\.h|llvm-c/|llvm/' \
   "the run/bench harness uses the public API (and ir/ request data) only"
+rule "${ir[*]} ${passes[*]} ${runtime[*]} ${core[*]}" 'redjit_treduce\.h|redjit_check\.h' \
+  "treduce and the harness are layers above the core: nothing below them includes their headers"
 rule "${users[*]}" 'jit/|passes/|runtime/|ir/|llvm-c/' \
   "the CLI, benchmarks and examples use the public headers only"
 

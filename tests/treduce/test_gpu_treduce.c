@@ -13,6 +13,7 @@
  * refuse a struct state saying why.  Without a GPU it prints "SKIP: no GPU" and passes. */
 #include "custom_ir.h"
 #include "redjit_check.h"
+#include "redjit_treduce.h"
 #include "rjtest.h"
 
 #include <math.h>

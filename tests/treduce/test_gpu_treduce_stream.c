@@ -5,6 +5,7 @@
  * through its public API only).  Ops mean and custom on the caller's stream:
  * CK_RUN_CASE=treduce_ops. Without a GPU it prints "SKIP: no GPU" and passes. */
 #define _POSIX_C_SOURCE 200809L
+#include "redjit_treduce.h"
 #include "rjtest.h"
 
 #include <dlfcn.h>

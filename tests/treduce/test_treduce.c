@@ -3,6 +3,7 @@
  * split and ring plans (rj_treduce_plan_make, `redjit plan`) are
  * tests/treduce/test_treduce_plan.c. */
 #include "redjit_check.h"
+#include "redjit_treduce.h"
 #include "rjtest.h"
 
 #include <stdbool.h>

@@ -6,6 +6,7 @@
  * destination aligned for the dtype but not for the output).  The GPU cases are in
  * tests/treduce/test_gpu_treduce.c (CK_RUN_CASE=treduce_custom). */
 #include "custom_ir.h"
+#include "redjit_treduce.h"
 #include "rjtest.h"
 
 #include <stdlib.h>

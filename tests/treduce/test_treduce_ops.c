@@ -5,6 +5,7 @@
  * tests/treduce/test_gpu_treduce.c (CK_RUN_CASE=treduce_ops); f16 / bf16 and struct states:
  * tests/treduce/test_treduce_custom.c. */
 #include "redjit_check.h"
+#include "redjit_treduce.h"
 #include "rjtest.h"
 
 static rj_ctx *ctx;

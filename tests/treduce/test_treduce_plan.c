@@ -1,6 +1,7 @@
 /* treduce's plans without a GPU (rj_treduce_plan_make, `redjit plan`): the split path's link
  * model re-derived and checked against random plans and share vectors, its fixed points and
  * errors; the ring path's hops, load, chunk rule and refusals. */
+#include "redjit_treduce.h"
 #include "rjtest.h"
 
 #include <math.h>

@@ -13,7 +13,7 @@ __all__ = ["RedjitError", "lib", "search_paths", "Options", "VariantInfo", "Tred
 from ._errors import RedjitError  # noqa: E402 (one class per status: _errors.py)
 
 
-# ------------------------------------------------------------------ structs (include/redjit.h)
+# ------------------------------------------------ structs (include/redjit.h, redjit_treduce.h)
 class Options(ctypes.Structure):  # rj_options
     _fields_ = [("struct_size", ctypes.c_uint32), ("target", ctypes.c_char_p),
                 ("device", ctypes.c_int), ("ptx_version", ctypes.c_int),
