@@ -7,7 +7,8 @@
 # (`… gpu-check.sh test_gpu_treduce test_gpu_treduce_stream`), then the others
 # (`… gpu-check.sh $(cd carry && ls test_* | grep -v '^test_gpu_treduce')`).
 # SANITIZE=1 adds scripts/sanitize-gpu.sh (compute-sanitizer over every variant and path).
-# JOBS=N runs N suites at a time (see below); a name SUITE:CASE runs one case of a suite.
+# JOBS=N runs N suites at a time (see below); a name SUITE:CASE runs one case of a suite;
+# SUITE_TIMEOUT=S stops a suite after S seconds (a failure).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${CARRY:-carry}
@@ -22,7 +23,8 @@ run_suite() {
   local name=$1 t=$dir/${1%%:*} log=$out/${1//:/.}.log start=$SECONDS r
   if [[ $name == *:* ]]; then export CK_RUN_CASE=${name#*:}; fi # (in the job's subshell)
   # on the GPU machine a suite that skipped for want of a GPU, or ran no check, has failed
-  if "$t" >"$log" 2>&1 && ! grep -q "SKIP: no GPU" "$log" && ! grep -q "Checks: 0," "$log"
+  if timeout "${SUITE_TIMEOUT:-0}" "$t" >"$log" 2>&1 && ! grep -q "SKIP: no GPU" "$log" &&
+    ! grep -q "Checks: 0," "$log"
   then r=PASS; else r=FAIL; fi
   echo "$r $name ($(grep -E '^[0-9]+%: Checks' "$log" | tail -1); $((SECONDS-start))s)" \
     >"${log%.log}.result"

@@ -102,6 +102,22 @@ for v in tensor_rows tensor_cols tensor_generic tensor_cluster; do
   done
 done
 cases+=("matrix_tensor_ordered_custom|{\"kind\":\"tensor\",\"op\":\"custom\",\"dtype\":\"f32\",\"shape\":[37,1003],\"axes\":[1],\"variant\":\"tensor_ordered\",\"combine\":{\"ir\":\"define float @first_nonzero(float %a, float %b) {\\n  %z = fcmp oeq float %a, 0.0\\n  %r = select i1 %z, float %b, float %a\\n  ret float %r\\n}\\n\",\"function\":\"first_nonzero\",\"identity\":0,\"commutative\":false}} --no-check")
+# The small integer, bool and float8 dtypes, zero-size dims, and the fused maps.
+cases+=(
+  "dtype_i8_sum_rows|{\"kind\":\"tensor\",\"dtype\":\"i8\",\"op\":\"sum\",\"shape\":[37,1003],\"axes\":[1]}"
+  "dtype_u8_max_cols|{\"kind\":\"tensor\",\"dtype\":\"u8\",\"op\":\"max\",\"shape\":[257,33],\"axes\":[0]}"
+  "dtype_bool_sum_generic|{\"kind\":\"tensor\",\"dtype\":\"bool\",\"op\":\"sum\",\"shape\":[5,7,11],\"axes\":[0,2]}"
+  "dtype_i16_mean_cluster|{\"kind\":\"tensor\",\"dtype\":\"i16\",\"op\":\"mean\",\"shape\":[200000],\"variant\":\"tensor_cluster\"}"
+  "dtype_e4m3_sum_rows|{\"kind\":\"tensor\",\"dtype\":\"e4m3\",\"op\":\"sum\",\"shape\":[37,1003],\"axes\":[1]}"
+  "dtype_e5m2_argmax_cols|{\"kind\":\"tensor\",\"dtype\":\"e5m2\",\"op\":\"argmax\",\"shape\":[257,33],\"axes\":[0]}"
+  "dtype_zero_size|{\"kind\":\"tensor\",\"dtype\":\"f32\",\"op\":\"mean\",\"shape\":[64,0],\"axes\":[1]}"
+  "fused_dot_rows|{\"kind\":\"tensor\",\"dtype\":\"f32\",\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\"}],\"shape\":[37,1003],\"axes\":[1]}"
+  "fused_norm_cols|{\"kind\":\"tensor\",\"dtype\":\"bf16\",\"op\":\"norm\",\"p\":2,\"shape\":[257,33],\"axes\":[0]}"
+  "fused_where_generic|{\"kind\":\"tensor\",\"dtype\":\"f16\",\"op\":\"sum\",\"map\":\"where\",\"others\":[{\"dtype\":\"u8\"}],\"shape\":[5,7,11],\"axes\":[0,2]}"
+  "fused_mse_cluster|{\"kind\":\"tensor\",\"dtype\":\"f32\",\"op\":\"mse\",\"others\":[{\"dtype\":\"f32\"}],\"shape\":[100000],\"variant\":\"tensor_cluster\"}"
+  "fused_where_i8|{\"kind\":\"tensor\",\"dtype\":\"i8\",\"op\":\"sum\",\"map\":\"where\",\"others\":[{\"dtype\":\"bool\"}],\"shape\":[64,1000],\"axes\":[1]}"
+  "fused_count_i16|{\"kind\":\"tensor\",\"dtype\":\"i16\",\"op\":\"count_nonzero\",\"shape\":[640]}"
+)
 # run in process (CK_FORK=no), every case of the suite; SUITES="..." names others ("" for none)
 read -r -a suites <<<"${SUITES-test_gpu_custom_kinds}"
 # --dry: each case's request compiles (ptx takes --emulate-packed, not run's flags), and run

@@ -10,8 +10,8 @@
 # The venv is made by that Python (PYTHON=, default /opt/torch/.venv/bin/python3, else python3)
 # and sees its packages (torch, numpy, CuPy) through a .pth file; the wheel goes in with
 # `pip install --no-index --no-deps`.  The suites (tests/python/test_gpu.py, test_custom.py,
-# test_gpu_array_api.py) run from a copy outside the source tree, so that nothing imports
-# tools/python.  Exit status: the suites'.  KEEP=1 keeps the temp dir.
+# test_gpu_array_api.py, test_gpu_fused.py) run from a copy outside the source tree, so that
+# nothing imports tools/python.  Exit status: the suites'.  KEEP=1 keeps the temp dir.
 set -euo pipefail
 wheels=$(cd "${1:?usage: wheel-gpu-check.sh WHEEL_DIR [PYTEST-ARGS...]}" && pwd)
 shift
@@ -60,7 +60,8 @@ except ImportError as e:
     print("wheel-gpu-check: no torch:", e)
 EOF
 "${run[@]}" -m redjit --version
-suites=(tests/python/test_gpu.py tests/python/test_custom.py tests/python/test_gpu_array_api.py)
+suites=(tests/python/test_gpu.py tests/python/test_custom.py tests/python/test_gpu_array_api.py
+        tests/python/test_gpu_fused.py)
 if "${run[@]}" -c 'import pytest' 2>/dev/null; then
   "${run[@]}" -m pytest -q -p no:cacheprovider -rs "${suites[@]}" "$@"
 else
