@@ -65,6 +65,7 @@ int64_t ir_tview_offset(const ir_tview *v, int64_t out, int64_t r) {
   int64_t off = 0;
   for (int d = v->n - 1; d >= 0; d--) {
     int64_t *x = v->red[d] ? &r : &out;
+    if (v->size[d] == 0) return 0; /* an empty view has no element: no offset to divide out */
     off += (*x % v->size[d]) * v->stride[d];
     *x /= v->size[d];
   }

@@ -264,7 +264,7 @@ void hr_fill_op(hr_rng *g, rj_op op, rj_dtype t, void *p, int64_t n, int64_t len
 }
 
 void hr_fill_nans(hr_rng *g, rj_dtype t, void *p, int64_t n, int count) {
-  if (ir_dtype(t)->is_float)
+  if (ir_dtype(t)->is_float && n > 0)
     for (int i = 0; i < count; i++)
       hr_store_f64(t, p, (int64_t)(hr_rng_next(g) % (uint64_t)n), NAN);
 }
@@ -391,7 +391,7 @@ void hr_oracle_add(rj_op op, rj_dtype t, rj_nan nan, hr_value *acc, const void *
     return;
   }
   uint64_t x = load_int(t, p, i);
-  bool sgn = ir_dtype(t)->is_signed;
+  bool sgn = ir_dtype(at)->is_signed; /* as the accumulator compares: bool's max / min in i64 */
   acc->n++;
   if (op == RJ_OP_SUM) {
     acc->u = wrap(at, acc->u + x);

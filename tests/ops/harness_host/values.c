@@ -245,6 +245,38 @@ START_TEST(small_dtypes) {
 }
 END_TEST
 
+/* bool's max / min fold in i64 (the kernel's accumulator): the oracle compares signed there; and
+ * an empty reduction (a reduced dim of size 0) has outputs whose reference is the identity, with
+ * no element offset divided by a zero size. */
+START_TEST(bool_and_empty) {
+  uint8_t b[4] = {0, 1, 1, 0};
+  hr_value a;
+  hr_oracle_init(RJ_OP_MAX, ir_acc_dtype(RJ_OP_MAX, RJ_BOOL), &a);
+  for (int i = 0; i < 4; i++)
+    hr_oracle_add(RJ_OP_MAX, RJ_BOOL, RJ_NAN_PROPAGATE, &a, b, i);
+  ck_assert_int_eq((int64_t)a.u, 1);
+  hr_oracle_init(RJ_OP_MIN, ir_acc_dtype(RJ_OP_MIN, RJ_BOOL), &a);
+  for (int i = 0; i < 4; i++)
+    hr_oracle_add(RJ_OP_MIN, RJ_BOOL, RJ_NAN_PROPAGATE, &a, b, i);
+  ck_assert_int_eq((int64_t)a.u, 0);
+  rj_request r;
+  ck_assert_int_eq(rj_request_parse(ctx,
+                                    "{\"kind\":\"tensor\",\"op\":\"mean\",\"dtype\":\"f32\","
+                                    "\"shape\":[64,0],\"axes\":[1]}",
+                                    &r),
+                   RJ_OK);
+  ir_tview v;
+  ir_tensor_view(&r.u.tensor, &v);
+  ck_assert_int_eq(v.outputs, 64);
+  ck_assert_int_eq(v.reduce_len, 0);
+  ck_assert_int_eq(ir_tview_offset(&v, 63, 0), 0);
+  hr_value ref[64];
+  float src[1] = {0};
+  hr_oracle_tensor(&r.u.tensor, &v, src, NULL, ref);
+  ck_assert(isnan(ref[0].f) && isnan(ref[63].f)); /* mean of nothing: NaN */
+}
+END_TEST
+
 int main(void) {
   ctx = rj_ctx_new();
   Suite *s = suite_create("harness_values");
@@ -253,6 +285,7 @@ int main(void) {
   tcase_add_test(tc, ties_zeros_and_nans);
   tcase_add_test(tc, half_nans);
   tcase_add_test(tc, small_dtypes);
+  tcase_add_test(tc, bool_and_empty);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
