@@ -121,6 +121,8 @@ for name, value in (("sum", 0), ("prod", 1), ("mean", math.nan), ("var", math.na
     assert tuple(r.shape) == (4, 1), (name, r.shape)
 r = redjit.sum(T((4, 0), i32), axis=1)
 assert r.dtype is i64 and r.value == 0
+r = redjit.reduce(T((4, 0), tbool), "sum", 1)  # the library's result dtype: bool sums in i64
+assert r.dtype is i64 and r.value == 0, (r.dtype, r.value)
 r = redjit.max(T((0, 3), f32), axis=1)  # an empty result: no reduction, no error
 assert tuple(r.shape) == (0,)
 r = redjit.max(T((4, 0), f32), axis=1, initial=7)

@@ -557,14 +557,16 @@ def reduce_empty(a, out, op, axis, accum, stream):
             raise InvalidRequest("RJ_EINVAL", f"axis: attempt to get {name} of an empty "
                                  f"sequence (the reduced dims {axes} of shape {a.shape} hold "
                                  "no element)")
-    rd = "i64" if name in ("argmax", "argmin") else a.dtype
+    from . import _out_dtype  # the library's result dtype (sum of i16: i64, as NumPy)
+    rd = a.dtype if name == "custom" else _out_dtype(name, a.dtype)
     if name == "custom":
         if op.result_dtype is not None:
             raise Unsupported("RJ_EUNSUPPORTED", "op: a struct-state Custom over no element "
                               "(its identity is a state, not a result)")
         v = op.combine()["identity"]
     else:
-        ones = {"i32": -1, "i64": -1, "u32": 2**32 - 1, "u64": 2**64 - 1}.get(a.dtype, 0)
+        ones = {"i8": -1, "i16": -1, "i32": -1, "i64": -1, "u8": 2**8 - 1, "u16": 2**16 - 1,
+                "u32": 2**32 - 1, "u64": 2**64 - 1, "bool": 1}.get(a.dtype, 0)
         v = {"sum": 0, "prod": 1, "and": ones, "or": 0, "xor": 0, "mean": math.nan,
              "var": math.nan, "std": math.nan, "logsumexp": -math.inf}.get(name, 0)
     if isinstance(v, str):  # "0x..." bits
