@@ -57,6 +57,7 @@ static LLVMValueRef f32_to_e4m3(pass_emit *e, LLVMValueRef v) {
   LLVMValueRef is_nan = LLVMBuildICmp(e->B, LLVMIntUGE, a, pass_i32(e, 0x7f800000), "");
   LLVMValueRef em = LLVMBuildSelect(e->B, is_sub, sub, norm, "");
   em = LLVMBuildSelect(e->B, is_nan, pass_i32(e, 0x7f), em, "");
+  sign = LLVMBuildSelect(e->B, is_nan, pass_i32(e, 0), sign, ""); /* NaN, and +-inf: 0x7f */
   return LLVMBuildTrunc(e->B, LLVMBuildOr(e->B, em, sign, ""), LLVMInt8TypeInContext(e->C), "");
 }
 
@@ -91,6 +92,9 @@ LLVMValueRef tns_narrow_exact(pass_emit *e, LLVMValueRef v, rj_dtype from, rj_dt
   if (from == to) return pass_from_acc(e, v, to);
   if (to == RJ_E4M3) return f32_to_e4m3(e, v);
   if (to == RJ_E5M2) return f32_to_e5m2(e, v);
+  if (to == RJ_BOOL && !ir_dtype(from)->is_float) /* 0 or 1: and's identity (all ones) is true */
+    return LLVMBuildZExt(e->B, LLVMBuildICmp(e->B, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), ""),
+                         pass_type(e, to), "");
   if (!ir_dtype(to)->is_float && !ir_dtype(from)->is_float &&
       ir_dtype(to)->bytes < ir_dtype(from)->bytes)
     return LLVMBuildTrunc(e->B, v, pass_type(e, to), "");

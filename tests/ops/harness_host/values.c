@@ -274,6 +274,16 @@ START_TEST(bool_and_empty) {
   float src[1] = {0};
   hr_oracle_tensor(&r.u.tensor, &v, src, NULL, ref);
   ck_assert(isnan(ref[0].f) && isnan(ref[63].f)); /* mean of nothing: NaN */
+  /* bool's and of nothing (all ones in its i64 accumulator) is true; e4m3 writes -inf as NaN */
+  hr_oracle_init(RJ_OP_AND, ir_acc_dtype(RJ_OP_AND, RJ_BOOL), &a);
+  uint8_t t1[1] = {1}, t0[1] = {0xff}, nan8[1] = {0x7f};
+  double ae, re;
+  ck_assert(hr_compare(RJ_OP_AND, RJ_BOOL, &a, t1, 0, &ae, &re));
+  ck_assert(!hr_compare(RJ_OP_AND, RJ_BOOL, &a, t0, 0, &ae, &re));
+  hr_value inf = {.f = -INFINITY};
+  ck_assert(hr_compare(RJ_OP_MAX, RJ_E4M3, &inf, nan8, 0, &ae, &re));
+  ck_assert(!hr_compare(RJ_OP_MAX, RJ_E4M3, &inf, t0, 0, &ae, &re)); /* 0xff: the poison */
+  ck_assert(!hr_compare(RJ_OP_MAX, RJ_E5M2, &inf, nan8, 0, &ae, &re));
 }
 END_TEST
 
