@@ -2,6 +2,8 @@
  * accumulation and butterfly trees are emit.c's, as in the tile variants. */
 #include "tensor.h"
 
+#include <stdarg.h>
+
 #include "state.h"
 
 #include <stdio.h>
@@ -333,18 +335,33 @@ void tns_plan_geometry(pass_plan *out, unsigned grid, unsigned block) {
   out->shared_bytes = 0;
 }
 
+/* appends to a key's text (cut at its size: the key is then refused below) */
+static void key_add(char *b, size_t cap, const char *fmt, ...) {
+  size_t n = strlen(b);
+  va_list ap;
+  va_start(ap, fmt);
+  if (n < cap) vsnprintf(b + n, cap - n, fmt, ap);
+  va_end(ap);
+}
+
 void tns_plan_runtime(pass_plan *out, const rj_request *r, const char *variant, const char *bucket,
                       const char *names) {
   const rj_tensor *t = &r->u.tensor;
-  /* what else is compiled in: var / std's correction, argmax's values, an f64 accumulator */
-  char more[64] = "";
+  /* what else is compiled in: var / std's correction, argmax's values, an f64 accumulator, the
+   * fused map with its inputs' dtypes, epilogue and scale (its bits) */
+  char more[160] = "";
   if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
-    snprintf(more, sizeof more, "|corr%d", t->correction);
-  if (t->values) snprintf(more, sizeof more, "|values");
-  if (tns_acc_dtype(t) != ir_acc_dtype(t->op, t->dtype)) snprintf(more, sizeof more, "|acc_f64");
-  if (t->map || t->epilogue || t->nothers) /* the fused map and its inputs' dtypes */
-    snprintf(more + strlen(more), sizeof more - strlen(more), "|map%d.%d.%d.%d", t->map,
-             t->epilogue, t->nothers ? (int)t->other_dtype[0] : -1, t->nothers);
+    key_add(more, sizeof more, "|corr%d", t->correction);
+  if (t->values) key_add(more, sizeof more, "|values");
+  if (tns_acc_dtype(t) != ir_acc_dtype(t->op, t->dtype)) key_add(more, sizeof more, "|acc_f64");
+  if (t->map || t->epilogue || t->nothers) {
+    uint64_t scale;
+    memcpy(&scale, &t->scale, sizeof scale);
+    key_add(more, sizeof more, "|map%d.%d.%d", t->map, t->epilogue, t->nothers);
+    for (int i = 0; i < t->nothers && i < RJ_TENSOR_OTHERS_MAX; i++)
+      key_add(more, sizeof more, ".%d", (int)t->other_dtype[i]);
+    key_add(more, sizeof more, "|scale%016llx", (unsigned long long)scale);
+  }
   snprintf(out->key, sizeof out->key, "{dynamic %s|%s|op%d|dtype%d|nan%d|accum%d|det%d%s}", variant,
            bucket, t->op, t->dtype, t->nan, t->accum, t->deterministic, more);
   snprintf(out->note, sizeof out->note,

@@ -45,6 +45,33 @@ static const char *fields(int m, const char *view, const char *more) {
 }
 
 /* every map x variant compiles; two-input maps take a fourth pointer parameter after dst */
+/* a runtime-size kernel compiles its epilogue's scale and every input's dtype in: requests that
+ * differ in them get kernels of their own (the plan key holds them) */
+START_TEST(dynamic_key) {
+  const char *j[] = {
+      "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[64,1000],\"axes\":[1],"
+      "\"dynamic\":true,\"epilogue\":\"scale\",\"scale\":3}",
+      "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[64,1000],\"axes\":[1],"
+      "\"dynamic\":true,\"epilogue\":\"scale\",\"scale\":5}",
+      "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[64,1000],\"axes\":[1],"
+      "\"dynamic\":true,\"map\":\"where\",\"others\":[{\"dtype\":\"f32\"}]}",
+      "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[64,1000],\"axes\":[1],"
+      "\"dynamic\":true,\"map\":\"where\",\"others\":[{\"dtype\":\"u8\"}]}"};
+  rj_kernel *k[4];
+  for (int i = 0; i < 4; i++) {
+    rj_request r;
+    rjt_parse(ctx, j[i], &r);
+    ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k[i]), RJ_OK);
+  }
+  ck_assert_ptr_ne(k[0], k[1]);
+  ck_assert_ptr_ne(k[2], k[3]);
+  ck_assert(strstr(rj_kernel_text(k[0], RJ_EMIT_PTX), "0f40400000"));
+  ck_assert(strstr(rj_kernel_text(k[1], RJ_EMIT_PTX), "0f40A00000"));
+  for (int i = 0; i < 4; i++)
+    rj_kernel_release(ctx, k[i]);
+}
+END_TEST
+
 START_TEST(ptx_every_map) {
   for (int v = 0; v < 7; v++)
     for (int m = 0; m < 7; m++) {
@@ -269,6 +296,7 @@ int main(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, ptx_every_map);
+  tcase_add_test(tc, dynamic_key);
   tcase_add_test(tc, named_ops);
   tcase_add_test(tc, refusals);
   tcase_add_test(tc, integer_maps);
