@@ -556,6 +556,10 @@ static rj_status check_map(const rj_tensor *t, ir_err *e) {
                    "map: \"%s\" applies to float dtypes, not %s (integers take \"where\" and "
                    "\"nonzero\")",
                    ir_map_name(t->map), ir_dtype(t->dtype)->name);
+  if (t->map && !ir_dtype(t->dtype)->is_float && t->op == RJ_OP_MEAN)
+    return ir_fail(e, RJ_EINVAL,
+                   "map: op mean of an integer dtype (%s) takes no map: reduce sum, and divide",
+                   ir_dtype(t->dtype)->name);
   if (t->map == RJ_MAP_WHERE && t->op == RJ_OP_MEAN)
     return ir_fail(e, RJ_EINVAL,
                    "map: \"where\" with op mean would divide by every element, not the selected "

@@ -88,6 +88,21 @@ LLVMValueRef tns_widen(pass_emit *e, LLVMValueRef x, rj_dtype from, rj_dtype to)
              : LLVMBuildZExt(e->B, x, pass_type(e, to), "");
 }
 
+/* v (a 64-bit accumulator) clamped to the range of the narrower integer dtype `to`: the results
+ * of max / min / and / or / xor are in it already; the identities of max / min (INT64_MIN ...)
+ * become to's own (-128 for i8), as a max over no selected element gives */
+static LLVMValueRef clamp_int(pass_emit *e, LLVMValueRef v, rj_dtype to) {
+  LLVMTypeRef ty = LLVMTypeOf(v);
+  int bits = 8 * ir_dtype(to)->bytes;
+  bool sgn = ir_dtype(to)->is_signed;
+  LLVMValueRef hi = LLVMConstInt(ty, sgn ? (1ull << (bits - 1)) - 1 : (1ull << bits) - 1, 0);
+  LLVMValueRef big = LLVMBuildICmp(e->B, sgn ? LLVMIntSGT : LLVMIntUGT, v, hi, "");
+  v = LLVMBuildSelect(e->B, big, hi, v, "");
+  if (!sgn) return v;
+  LLVMValueRef lo = LLVMConstInt(ty, (unsigned long long)-(1ll << (bits - 1)), 1);
+  return LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, v, lo, ""), lo, v, "");
+}
+
 LLVMValueRef tns_narrow_exact(pass_emit *e, LLVMValueRef v, rj_dtype from, rj_dtype to) {
   if (from == to) return pass_from_acc(e, v, to);
   if (to == RJ_E4M3) return f32_to_e4m3(e, v);
@@ -96,7 +111,7 @@ LLVMValueRef tns_narrow_exact(pass_emit *e, LLVMValueRef v, rj_dtype from, rj_dt
     return LLVMBuildZExt(e->B, LLVMBuildICmp(e->B, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), ""),
                          pass_type(e, to), "");
   if (!ir_dtype(to)->is_float && !ir_dtype(from)->is_float &&
-      ir_dtype(to)->bytes < ir_dtype(from)->bytes)
-    return LLVMBuildTrunc(e->B, v, pass_type(e, to), "");
+      ir_dtype(to)->bytes < ir_dtype(from)->bytes) /* saturated: max / min's identities */
+    return LLVMBuildTrunc(e->B, clamp_int(e, v, to), pass_type(e, to), "");
   return pass_from_acc(e, v, to);
 }

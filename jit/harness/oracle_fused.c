@@ -73,7 +73,7 @@ static void oracle_int(const rj_tensor *t, const ir_tview *v, const void *src,
   if (t->nothers) hr_other_view(t, 0, &ov);
   for (int64_t p = 0; p < v->outputs; p++) {
     hr_value *a = &ref[p];
-    hr_oracle_init(t->op, t->dtype, a);
+    hr_oracle_init(t->op, ir_acc_dtype(t->op, t->dtype), a); /* i8's max: from INT64_MIN */
     for (int64_t r = 0; r < v->reduce_len; r++) {
       int64_t off = ir_tview_offset(v, p, r);
       if (t->map == RJ_MAP_WHERE) {
@@ -84,7 +84,7 @@ static void oracle_int(const rj_tensor *t, const ir_tview *v, const void *src,
       uint64_t one = hr_load_f64(t->dtype, src, off) != 0; /* little-endian: the dtype's 0 / 1 */
       hr_oracle_add(t->op, t->dtype, t->nan, a, &one, 0);
     }
-    if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, p);
+    if (dst_old) hr_oracle_add(t->op, ir_tensor_result(t), t->nan, a, dst_old, p); /* i8 sum: i64 */
   }
 }
 
