@@ -236,5 +236,8 @@ typedef struct ir_tview {
 void ir_tensor_view(const rj_tensor *t, ir_tview *v); /* needs a validated request */
 /* Offset of reduced element r of output out (row-major over the kept / reduced dims). */
 int64_t ir_tview_offset(const ir_tview *v, int64_t out, int64_t r);
+/* src's logical strides (in elements) into st, and its dims of size > 1 by descending stride
+ * into ord; returns their count (the fused maps place other inputs by this order). */
+int ir_tensor_stride_order(const rj_tensor *t, int64_t *st, int *ord);
 
 #endif

@@ -71,3 +71,20 @@ int64_t ir_tview_offset(const ir_tview *v, int64_t out, int64_t r) {
   }
   return off;
 }
+
+int ir_tensor_stride_order(const rj_tensor *t, int64_t *st, int *ord) {
+  int64_t mul = 1;
+  int n = 0;
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    st[d] = t->has_strides ? t->strides[d] : mul;
+    mul *= t->shape[d];
+    if (t->shape[d] > 1) ord[n++] = d;
+  }
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && st[ord[j]] > st[ord[j - 1]]; j--) {
+      int x = ord[j];
+      ord[j] = ord[j - 1];
+      ord[j - 1] = x;
+    }
+  return n;
+}

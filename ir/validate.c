@@ -473,21 +473,9 @@ static int map_others(rj_map m) {
 /* Whether src's layout is nested (descending strides each above the span of the smaller ones,
  * every dim of size > 1 with a stride >= 1): an offset in it names one index. */
 static bool src_nested(const rj_tensor *t) {
-  int64_t st[RJ_MAX_DIMS], mul = 1;
-  int ord[RJ_MAX_DIMS], n = 0;
-  for (int d = t->ndim - 1; d >= 0; d--) {
-    st[d] = t->has_strides ? t->strides[d] : mul;
-    mul *= t->shape[d];
-    if (t->shape[d] > 1) ord[n++] = d;
-  }
-  for (int i = 1; i < n; i++) /* ascending strides */
-    for (int j = i; j > 0 && st[ord[j]] < st[ord[j - 1]]; j--) {
-      int x = ord[j];
-      ord[j] = ord[j - 1];
-      ord[j - 1] = x;
-    }
-  int64_t span = 1;
-  for (int i = 0; i < n; i++) {
+  int64_t st[RJ_MAX_DIMS], span = 1;
+  int ord[RJ_MAX_DIMS];
+  for (int i = ir_tensor_stride_order(t, st, ord) - 1; i >= 0; i--) { /* smallest stride first */
     if (st[ord[i]] < span) return false;
     span = st[ord[i]] * t->shape[ord[i]];
   }

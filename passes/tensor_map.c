@@ -15,30 +15,12 @@ int tns_map_inputs(const pass_emit *e) {
   return e->nothers;
 }
 
-/* src's logical strides (in elements) and dims by descending stride, size > 1 only */
-static int src_order(const rj_tensor *t, int64_t *st, int *ord) {
-  int64_t mul = 1;
-  int n = 0;
-  for (int d = t->ndim - 1; d >= 0; d--) {
-    st[d] = t->has_strides ? t->strides[d] : mul;
-    mul *= t->shape[d];
-    if (t->shape[d] > 1) ord[n++] = d;
-  }
-  for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && st[ord[j]] > st[ord[j - 1]]; j--) {
-      int x = ord[j];
-      ord[j] = ord[j - 1];
-      ord[j - 1] = x;
-    }
-  return n;
-}
-
 /* other input k's element offset of src's element offset o (i64) */
 static LLVMValueRef other_offset(pass_emit *e, const rj_tensor *t, int k, LLVMValueRef o) {
   if (!t->other_has_strides[k]) return o;
   int64_t st[RJ_MAX_DIMS];
   int ord[RJ_MAX_DIMS];
-  int n = src_order(t, st, ord);
+  int n = ir_tensor_stride_order(t, st, ord);
   LLVMValueRef off = i64c(e, 0);
   for (int i = 0; i < n; i++) {
     int d = ord[i];
