@@ -152,7 +152,8 @@ typedef enum rj_scope {
 
 typedef enum rj_mem { RJ_MEM_SHARED = 0, RJ_MEM_LOCAL = 1 } rj_mem;
 typedef enum rj_nan { RJ_NAN_PROPAGATE = 0, RJ_NAN_IGNORE = 1 } rj_nan;
-typedef enum rj_map { /* a tensor request's map at load; x: src, y: others[0] */
+/* A tensor request's map at load (x: src, y: others[0]), and its epilogue before the store. */
+typedef enum rj_map {
   RJ_MAP_NONE = 0,       /* x */
   RJ_MAP_ABS = 1,        /* |x| */
   RJ_MAP_SQUARE = 2,     /* x * x */
@@ -162,7 +163,7 @@ typedef enum rj_map { /* a tensor request's map at load; x: src, y: others[0] */
   RJ_MAP_WHERE = 6,      /* x where y != 0, else the op's identity */
   RJ_MAP_NONZERO = 7     /* 1 where x != 0, else 0 */
 } rj_map;
-typedef enum rj_epilogue { /* once per output, before the store */
+typedef enum rj_epilogue {
   RJ_EPI_NONE = 0,
   RJ_EPI_SQRT = 1,
   RJ_EPI_SCALE = 2, /* times rj_tensor.scale */
