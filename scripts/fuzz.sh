@@ -15,7 +15,9 @@
 #   (ir with SECONDS 0: judge the inputs already in OUT_DIR again)
 # Exits 77 (skipped) when clang or its libFuzzer runtime is missing.  Environment: FUZZ_TIMEOUT
 # (seconds an input may run), FUZZ_OBJ (ir: where the instrumented objects are kept), FUZZ_PLANT
-# (crash, leak or timeout on every input: tests/fuzz/fuzz_script.sh proves each fails the run).
+# (crash, leak or timeout on every input: tests/fuzz/fuzz_script.sh proves each fails the run),
+# FUZZ_JOBS (ir: children run side by side, default 1), FUZZ_BIN (ir: a fuzz_ir built earlier,
+# e.g. carried to a machine with more cores and no clang: nothing is built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -27,7 +29,7 @@ skip() {
   echo "fuzz: SKIP: clang with libFuzzer (Debian: clang, libclang-rt-14-dev) is not available"
   exit 77
 }
-command -v clang >/dev/null || skip
+[ -n "${FUZZ_BIN:-}" ] || command -v clang >/dev/null || skip
 mkdir -p "$out"
 
 # ---------------------------------------------------------------- request
@@ -58,6 +60,7 @@ fi
 [ "$target" = ir ] || { echo "fuzz: unknown target $target (request, ir)"; exit 2; }
 
 # ---------------------------------------------------------------- ir: build
+build_ir() {
 llvm_config=$(command -v llvm-config-22 || echo /usr/lib/llvm-22/bin/llvm-config)
 cuda_inc=${CUDA_HOME:-/usr/local/cuda}/include
 [ -e "$cuda_inc/cuda.h" ] || cuda_inc=/usr/include
@@ -95,19 +98,21 @@ for s in $(find jit -name '*.cpp' | sort); do
   fi
 done
 mv "$obj/stamp.new" "$obj/stamp"
-bin=$out/fuzz_ir
 clang $FUZZ_CFLAGS -c tests/fuzz/fuzz_ir.c -o "$obj/fuzz_ir.o"
 # shellcheck disable=SC2086
 clang++ -fsanitize=fuzzer $san "$obj/fuzz_ir.o" $objs \
   $($llvm_config --link-static --libfiles nvptx passes analysis) $(pkg-config --libs libcjson) \
   -lz -lzstd -ldl -lpthread -lm -o "$bin"
+}
+bin=${FUZZ_BIN:-$out/fuzz_ir}
+[ -n "${FUZZ_BIN:-}" ] || build_ir
 
 # ---------------------------------------------------------------- ir: run
 irc=${REDJIT_IRC:-$PWD/build/redjit-irc}
 if [ "$secs" != 0 ]; then # 0: judge the inputs already in OUT_DIR again, no fuzzing
   rm -rf "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* "$out/llvm" "$out/alone"
   mkdir -p "$out/corpus-ir"
-  "$bin" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -max_total_time="$secs" \
+  "$bin" -fork="${FUZZ_JOBS:-1}" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -max_total_time="$secs" \
     -max_len=16384 -timeout="${tmo:-20}" -rss_limit_mb=2048 -dict=tests/fuzz/ir.dict \
     -artifact_prefix="$out/" "$out/corpus-ir" tests/fuzz/ir_seeds >"$out/run.log" 2>&1 || true
   grep -E "^#[0-9]+: cov" "$out/run.log" | tail -1 || true

@@ -358,6 +358,37 @@ static rj_status inline_cost(screen *sc, fn_cost *c, int depth) {
 
 /* ---------------------------------------------------------------- the entry */
 
+/* A symbol PTX can spell: letters, digits, '_' and '$', not led by a digit.  NVPTX renames '.'
+ * and '@' in symbols local to the module; any other character ends LLVM ("Symbol name with
+ * unsupported characters").  Intrinsics and unused declarations are never emitted; an unnamed
+ * value gets a valid name. */
+static const char *bad_name(LLVMValueRef g) {
+  size_t n = 0;
+  const char *s = LLVMGetValueName2(g, &n);
+  if (n > 5 && strncmp(s, "llvm.", 5) == 0 && LLVMIsAFunction(g)) return NULL;
+  LLVMLinkage l = LLVMGetLinkage(g);
+  bool local = l == LLVMInternalLinkage || l == LLVMPrivateLinkage;
+  for (size_t k = 0; k < n; k++) {
+    char c = s[k];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' ||
+              (c >= '0' && c <= '9' && k > 0) || (local && (c == '.' || c == '@'));
+    if (!ok) return "a name PTX cannot spell (letters, digits, '_' and '$', not led by a digit)";
+  }
+  return NULL;
+}
+
+static rj_status screen_names(screen *sc, LLVMModuleRef M) {
+  for (LLVMValueRef f = LLVMGetFirstFunction(M); f; f = LLVMGetNextFunction(f)) {
+    if (LLVMIsDeclaration(f) && !LLVMGetFirstUse(f)) continue; /* never emitted */
+    int nl = 0;
+    const char *name = fname(f, &nl), *bad = bad_name(f);
+    if (bad)
+      return ir_fail(&sc->ctx->err, RJ_EUNSUPPORTED, "%s: function %.*s has %s", sc->field, nl,
+                     name, bad);
+  }
+  return RJ_OK;
+}
+
 static rj_status screen_globals(screen *sc, LLVMModuleRef M) {
   char why[160];
   for (LLVMValueRef g = LLVMGetFirstGlobal(M); g; g = LLVMGetNextGlobal(g)) {
@@ -365,7 +396,8 @@ static rj_status screen_globals(screen *sc, LLVMModuleRef M) {
     const char *name = fname(g, &nl);
     unsigned as = LLVMGetPointerAddressSpace(LLVMTypeOf(g));
     LLVMValueRef init = LLVMGetInitializer(g);
-    const char *bad = bad_type(LLVMGlobalGetValueType(g), 0, why, sizeof why);
+    const char *bad = bad_name(g);
+    if (!bad) bad = bad_type(LLVMGlobalGetValueType(g), 0, why, sizeof why);
     if (!bad && as != 0 && as != 1 && as != 3 && as != 4)
       bad = "an address space other than 0, 1 (global), 3 (shared) or 4 (constant)";
     else if (!bad && as == 3 && init && !LLVMIsUndef(init) && !LLVMIsPoison(init))
@@ -441,6 +473,7 @@ rj_status jit_ir_screen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, const
   qsort(sc.fns, sc.nfn, sizeof *sc.fns, by_fn);
   sc.td = LLVMGetModuleDataLayout(M);
   rj_status s = mode == JIT_SCREEN_LINKED ? RJ_OK : screen_globals(&sc, M);
+  if (!s && mode != JIT_SCREEN_LINKED) s = screen_names(&sc, M);
   if (!s) s = screen_functions(&sc, M);
   free(sc.fns);
   return s;

@@ -48,6 +48,8 @@ static const repro repros[] = {
     {"ir_fuzz_i256.ll", "sum", NULL, "an i256 (integers up to i128)", false, true},
     {"ir_fuzz_addrspace32.ll", "sum", NULL, "a pointer in addrspace(32)", false, true},
     {"ir_fuzz_index_past_global.ll", "sum", NULL, "a constant index 8 past a global", false, true},
+    {"ir_fuzz_symbol_dash.ll", "-sum", NULL, "function -sum has a name PTX cannot spell", false,
+     true},
 };
 
 static char *slurp(const char *name, size_t *n) {
