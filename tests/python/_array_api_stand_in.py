@@ -185,13 +185,29 @@ assert r.dtype is i64 and r.value == 0 and tuple(r.shape) == (4, 6, 8)
 assert len(calls) == n
 # ---------------------------------------------------------------- bool masks
 m = T((6, 5), tbool)
+n = len(calls)  # masks go to the kernels as they are: no conversion, no framework step
 r = redjit.all(m, axis=0)
+assert r.dtype is tbool and reqs[-1]["dtype"] == "bool" and reqs[-1]["op"] == "and"
+r = redjit.any(m, axis=0)
+assert r.dtype is tbool and reqs[-1]["dtype"] == "bool" and reqs[-1]["op"] == "or"
+r = redjit.sum(m)
+assert r.dtype is i64 and reqs[-1]["dtype"] == "bool" and reqs[-1]["op"] == "sum"
+r = redjit.max(m, axis=1)
+assert r.dtype is tbool and reqs[-1]["op"] == "max" and reqs[-1]["dtype"] == "bool"
+assert len(calls) == n + 4 and r.op is None
+# ---------------------------------------------------------------- small integers
+i8, u16, i16 = torch.int8, torch.uint16, torch.int16
+r = redjit.sum(T((6, 5), i8), axis=1)
+assert r.dtype is i64 and reqs[-1]["dtype"] == "i8"  # NumPy's int64 sum, no conversion
+r = redjit.mean(T((6, 5), u16), axis=0)
+assert r.dtype is f64 and reqs[-1]["dtype"] == "u16"
+r = redjit.any(T((6, 5), u16), axis=0)
+assert r.dtype is tbool and reqs[-1]["op"] == "or" and r.op == "ne 0"
+r = redjit.all(T((6, 5), i16), axis=0)  # signed: converted, then the 0 / 1 fold
 assert r.dtype is tbool and reqs[-1]["dtype"] == "i32" and "icmp ne i32" in \
     reqs[-1]["combine"]["ir"]
-r = redjit.sum(m)
-assert r.dtype is i64 and reqs[-1]["dtype"] == "i64"
-r = redjit.max(m, axis=1)
-assert r.dtype is tbool and reqs[-1]["op"] == "max"
+r = redjit.logsumexp(T((6, 5), i8), axis=0)
+assert r.dtype is f64 and reqs[-1]["dtype"] == "f64"
 # ---------------------------------------------------------------- repeated calls (the fast path)
 from redjit import _array_api  # noqa: E402
 xr = T((8, 16), f32)

@@ -83,7 +83,12 @@ class Tensor:
         t.value, t.op = self.value, self.op
         return t
 
-    view = reshape
+    def view(self, shape_or_dtype):
+        if isinstance(shape_or_dtype, dtype):  # the same bits as another dtype of that size
+            t = Tensor(self.shape, shape_or_dtype, dev=self._dev, ptr=self._ptr)
+            t.value, t.op = self.value, self.op
+            return t
+        return self.reshape(shape_or_dtype)
 
     def fill_(self, v):
         self.value, self.op = v, "fill"
@@ -143,7 +148,8 @@ def install(stream=0x5000):
     t.cuda = types.SimpleNamespace(ExternalStream=_Stream, stream=_StreamContext)
     t.bool = _dtypes["bool"] = dtype("bool", 1)
     for name, size in (("float16", 2), ("bfloat16", 2), ("float32", 4), ("float64", 8),
-                       ("int32", 4), ("int64", 8), ("uint32", 4), ("uint64", 8)):
+                       ("int32", 4), ("int64", 8), ("uint32", 4), ("uint64", 8), ("int8", 1),
+                       ("uint8", 1), ("int16", 2), ("uint16", 2)):
         setattr(t, name, dtype(name, size))
     t._C = types.SimpleNamespace(
         _cuda_getCurrentRawStream=lambda d: _current[-1] if _current else stream)

@@ -34,8 +34,9 @@ def _torch():
 
 
 def _dtypes(torch):
-    dts = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32, torch.int64]
-    for name, signed in (("uint32", torch.int32), ("uint64", torch.int64)):
+    dts = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32, torch.int64,
+           torch.int8, torch.uint8, torch.int16, torch.bool]  # the last four: no conversion
+    for name, signed in (("uint32", torch.int32), ("uint64", torch.int64), ("uint16", torch.int16)):
         dt = getattr(torch, name, None)  # torch >= 2.3: copies and views, little arithmetic
         if dt is None:
             continue
@@ -44,6 +45,7 @@ def _dtypes(torch):
             a.to(torch.float64), a.to(torch.int64)
             c = a.cuda()
             c.to(torch.uint64), c.to(torch.float64), c.to(torch.int64), (c.view(signed) != 0)
+            c != 0
             torch.empty(2, dtype=dt, device="cuda").to(dt, copy=True)
             dts.append(dt)
         except Exception as e:  # noqa: not in this torch
@@ -62,7 +64,8 @@ def _data(torch, shape, dt, op):
             if op in ("all", "any"):
                 x[torch.rand(shape, generator=g) < 0.02] = 0
     else:
-        lo = 0 if dt in (getattr(torch, "uint32", None), getattr(torch, "uint64", None)) else -5
+        lo = 0 if dt in (torch.uint8, torch.bool, getattr(torch, "uint16", None),
+                         getattr(torch, "uint32", None), getattr(torch, "uint64", None)) else -5
         x = torch.randint(lo, 6, shape, generator=g, dtype=torch.int64)
         if op == "prod":
             x = torch.where(torch.rand(shape, generator=g) < 0.9, 1, x.clamp(-2, 2))

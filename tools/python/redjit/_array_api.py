@@ -7,8 +7,9 @@ and bools in 64 bits, means of integers in float64, argmax in int64, all / any b
 kernels cannot express is done on the Python side by the array's framework (torch, CuPy, Numba),
 never by a kernel the C side refuses: a zero-size reduction gives the identity (NaN for a mean,
 an error for max / argmax of an empty axis), axis=() reduces nothing, a dtype= other than x's
-converts x first (one copy), and bool inputs pass as int32 (one copy; the kernels have no 8-bit
-dtypes yet)."""
+converts x first (one copy).  Small integers, bool and float8 go to the kernels as they are
+(sums of them in 64 bits, as NumPy's); only what no kernel takes is converted first (one copy):
+logsumexp of integers, prod of float8, all of signed small integers and of float8."""
 from __future__ import annotations
 
 import contextlib
@@ -135,8 +136,8 @@ class _Torch:
         out.copy_(r.reshape(out.shape))
 
     def nonzero(self, x):
-        signed = {getattr(self.t, "uint32", None): self.t.int32,
-                  getattr(self.t, "uint64", None): self.t.int64}.get(x.dtype)
+        signed = {getattr(self.t, "uint" + b, None): getattr(self.t, "int" + b, None)
+                  for b in ("16", "32", "64")}.get(x.dtype)
         if signed is not None:  # torch compares few unsigned dtypes: the same bits, signed
             x = x.view(signed)
         return x != 0
@@ -299,13 +300,27 @@ _EMPTY_VALUE = {"sum": 0, "prod": 1, "mean": math.nan, "var": math.nan, "std": m
 _NUMPY_NAME = {"max": "maximum", "min": "minimum"}
 
 
+def _work_dtype(op, d, rd):
+    """The dtype the kernel reads for op on input dtype d with result rd: d itself where the
+    library takes it and writes rd from it, else rd (or i32 / f32 for all / any): a conversion."""
+    from . import _out_dtype
+    if op in ("all", "any"):
+        if d in ("i8", "i16") and op == "all":
+            return "i32"  # no kernel folds "every element non-zero" of these directly
+        return "f32" if d in ("e4m3", "e5m2") else d
+    if op in ("max", "min", "argmax", "argmin"):
+        return d
+    if op == "logsumexp" and d not in _FLOATS and d not in ("e4m3", "e5m2"):
+        return rd
+    if op == "prod" and d in ("e4m3", "e5m2"):
+        return rd
+    return d if _out_dtype(op, d) == rd else rd
+
+
 def _plan(op, x, axis, keepdims, dtype):
     """(a, axes, kept, result shape, result dtype, work dtype, input was bool)."""
-    is_bool = _is_bool(x)
-    if is_bool:
-        a = describe(_framework(_described_fw(x), "a bool reduction").cast(x, "i32"))
-    else:
-        a = describe(x)
+    a = describe(x)
+    is_bool = a.dtype == "bool"
     if axis.__class__ is list:
         axis = tuple(axis)
     if axis is not None and not isinstance(axis, (int, tuple)):
@@ -314,19 +329,13 @@ def _plan(op, x, axis, keepdims, dtype):
     axes = normalize_axes(axis, len(a.shape))
     kept = kept_shape(a.shape, axes)
     res_shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape)) if keepdims else kept
-    d_in = "bool" if is_bool else a.dtype
-    rd = result_dtype(op, d_in, dtype)
-    if op in ("max", "min"):
-        wd = "i32" if is_bool else a.dtype
-    elif op in ("sum", "prod", "mean", "var", "std", "logsumexp"):
-        wd = rd
+    rd = result_dtype(op, a.dtype, dtype)
+    if op in ("sum", "prod", "mean", "var", "std", "logsumexp"):
         if rd == "bool":
             raise InvalidRequest("RJ_EINVAL", f"dtype: {op} does not give bool")
         if op not in ("sum", "prod") and rd not in _FLOATS:
             raise InvalidRequest("RJ_EINVAL", f"dtype: {op} takes a floating dtype, not {rd}")
-    else:  # argmax argmin all any: the input as it is
-        wd = "i32" if is_bool else a.dtype
-    return a, axes, kept, res_shape, rd, wd, is_bool
+    return a, axes, kept, res_shape, rd, _work_dtype(op, a.dtype, rd), is_bool
 
 
 class _Described:
@@ -359,17 +368,14 @@ def _finish(fw, r, res_shape, out):
 
 
 def _check_out(out, res_shape, rd):
-    o_shape = tuple(out.shape)
-    if o_shape != tuple(res_shape):
-        raise InvalidRequest("RJ_EINVAL", f"out: shape {o_shape}, expected {tuple(res_shape)}")
-    if _is_bool(out):
-        od = "bool"  # written by the framework (a copy of the 0 / 1 result)
-    else:
-        o = describe(out, "out")
-        od = o.dtype
-        if not _arrays.is_row_major(o.shape, o.strides):  # the kernel writes it in place
-            raise InvalidRequest("RJ_EINVAL", f"out: must be contiguous (row-major); strides "
-                                 f"{o.strides}")
+    o = describe(out, "out")
+    if tuple(o.shape) != tuple(res_shape):
+        raise InvalidRequest("RJ_EINVAL", f"out: shape {tuple(o.shape)}, expected "
+                             f"{tuple(res_shape)}")
+    od = o.dtype
+    if not _arrays.is_row_major(o.shape, o.strides):  # the kernel writes it in place
+        raise InvalidRequest("RJ_EINVAL", f"out: must be contiguous (row-major); strides "
+                             f"{o.strides}")
     if od != rd:
         raise InvalidRequest("RJ_EINVAL", f"out: dtype {od}, expected {rd} (the result's)")
 
@@ -428,7 +434,7 @@ _plan_tls = threading.local()  # .entry: what _kernel found for this call's fast
 def _slow(op, x, axis, keepdims, dtype, out, initial, correction, stream, acc_dtype, nan):
     if dtype is None and out is not None and op in ("sum", "prod", "mean", "var", "std",
                                                     "logsumexp"):
-        dtype = "bool" if _is_bool(out) else describe(out, "out").dtype  # NumPy: out's dtype
+        dtype = describe(out, "out").dtype  # NumPy: out's dtype
     dtype = dtype_name(dtype)
     a, axes, kept, res_shape, rd, wd, is_bool = _plan(op, x, axis, keepdims, dtype)
     if out is not None:
@@ -450,7 +456,7 @@ def _slow(op, x, axis, keepdims, dtype, out, initial, correction, stream, acc_dt
     if not axes:  # axis=(): reduces nothing
         return _elementwise(op, a, res_shape, rd, wd, out, initial, correction, stream)
     return _kernel(op, a, axes, kept, res_shape, rd, wd, out, initial, correction, stream,
-                   acc_dtype, nan, is_bool)
+                   acc_dtype, nan)
 
 
 def _elementwise(op, a, res_shape, rd, wd, out, initial, correction, stream):
@@ -472,13 +478,24 @@ def _elementwise(op, a, res_shape, rd, wd, out, initial, correction, stream):
         return _finish(fw, r, res_shape, out)
 
 
+def _kernel_op(op, wd):
+    """(the op the kernel runs, the dtype it writes) for op on work dtype wd."""
+    from . import _out_dtype
+    if op in ("all", "any"):
+        if wd == "bool":
+            return ("and" if op == "all" else "or"), "bool"
+        if wd in ("i8", "u8", "i16", "u16"):  # non-zero iff some / every element is
+            return ("min" if op == "all" else "or"), wd
+        return _truth_op(op, wd), "i32"
+    return op, _out_dtype(op, wd)
+
+
 def _kernel(op, a, axes, kept, res_shape, rd, wd, out, initial, correction, stream, acc_dtype,
-            nan, is_bool):
+            nan):
     from . import reduce
     x = a.obj
-    cop = _truth_op(op, wd) if op in ("all", "any") else op
-    kd = {"all": "i32", "any": "i32", "argmax": "i64", "argmin": "i64"}.get(op, wd)  # written
-    if a.framework == "torch" and wd == a.dtype and initial is None and not is_bool and \
+    cop, kd = _kernel_op(op, wd)  # kd: the dtype the kernel writes
+    if a.framework == "torch" and wd == a.dtype and initial is None and \
             (kd == rd or (op in ("all", "any") and out is None)):
         _plan_tls.entry = (cop, axes, tuple(kept), None if tuple(res_shape) == tuple(kept)
                            else tuple(res_shape), kd != rd)
@@ -500,7 +517,7 @@ def _kernel(op, a, axes, kept, res_shape, rd, wd, out, initial, correction, stre
             fw.fill(target, initial)
         r = reduce(x, cop, axes, out=target, stream=stream, accum=initial is not None,
                    correction=correction, acc_dtype=acc_dtype, nan=nan)
-        if kd != rd:  # all / any, max / min of a bool input: 0 / 1 as bool
+        if kd != rd:  # all / any folded as integers: 0 / non-zero as bool
             r = fw.nonzero(r)
         if out is not None:
             if kd == rd:
@@ -516,7 +533,8 @@ def _kernel(op, a, axes, kept, res_shape, rd, wd, out, initial, correction, stre
 
 def _as_kept(out, kept, a):
     """out (contiguous, of the result's shape) seen with the kept shape, for the kernel."""
-    if tuple(out.shape) == tuple(kept):
+    shape = tuple(describe(out, "out").shape)
+    if shape == tuple(kept):
         return out
     reshape = getattr(out, "reshape", None)
     if reshape is not None and a.framework in ("torch", "cupy", "numba"):
@@ -524,7 +542,7 @@ def _as_kept(out, kept, a):
     cai = getattr(out, "__cuda_array_interface__", None)
     if cai is None:
         raise Unsupported("RJ_EUNSUPPORTED", f"out: a {a.framework} array of shape "
-                          f"{tuple(out.shape)} seen as {tuple(kept)}: give out of the kept "
+                          f"{shape} seen as {tuple(kept)}: give out of the kept "
                           "shape (keepdims=False), or a __cuda_array_interface__ array")
     cai = dict(cai)
     cai["shape"], cai["strides"] = tuple(kept), None
