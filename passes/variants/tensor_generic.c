@@ -79,6 +79,7 @@ const pass_variant pass_variant_tensor_generic = {
     .kind = RJ_KIND_TENSOR,
     .summary = "any strided view: lanes per output, index math with constant divisors (untuned)",
     .ops = PASS_OPS_SCALAR | ST_OPS | PASS_OP(RJ_OP_CUSTOM),
+    .invariant = true,
     .accepts = tns_accepts_any_view,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),
