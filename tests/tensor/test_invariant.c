@@ -13,9 +13,8 @@
 static const char *req(const char *op, const char *dt, const char *shape, const char *axes,
                        bool inv) {
   static char buf[512];
-  snprintf(buf, sizeof buf,
-           TREQ "\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":%s,\"axes\":%s%s}", op, dt, shape,
-           axes, inv ? ",\"invariant\":true" : "");
+  snprintf(buf, sizeof buf, TREQ "\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":%s,\"axes\":%s%s}", op,
+           dt, shape, axes, inv ? ",\"invariant\":true" : "");
   return buf;
 }
 
@@ -31,17 +30,18 @@ static const char *explain(rj_ctx *ctx, const char *json, const rj_options *o) {
 START_TEST(validation) {
   rj_ctx *ctx = rj_ctx_new();
   rj_request r;
-  ck_assert_int_eq(rj_request_parse(ctx, TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[8],"
-                                              "\"invariant\":1}",
+  ck_assert_int_eq(rj_request_parse(ctx,
+                                    TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[8],"
+                                         "\"invariant\":1}",
                                     &r),
                    RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "invariant"), "%s", rj_errmsg(ctx));
-  ck_assert_int_eq(rj_request_parse(ctx, TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[8],"
-                                              "\"invariant\":true,\"deterministic\":false}",
+  ck_assert_int_eq(rj_request_parse(ctx,
+                                    TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[8],"
+                                         "\"invariant\":true,\"deterministic\":false}",
                                     &r),
                    RJ_EINVAL);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "invariant: needs \"deterministic\""), "%s",
-                rj_errmsg(ctx));
+  ck_assert_msg(strstr(rj_errmsg(ctx), "invariant: needs \"deterministic\""), "%s", rj_errmsg(ctx));
   rjt_parse(ctx, req("sum", "f32", "[8]", "[0]", false), &r);
   r.u.tensor.invariant = 2; /* C callers: 0 or 1 */
   ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_EINVAL);
@@ -65,9 +65,9 @@ START_TEST(dispatch) {
   rj_options o;
   rj_options_init(&o);
   o.target = "sm_90a";
-  static const char *const views[][2] = {{"[100000]", "[0]"},        {"[64,1000]", "[1]"},
-                                         {"[1000,64]", "[0]"},       {"[4,300,32]", "[1]"},
-                                         {"[4,300,32]", "[0,2]"},    {"[65536]", "[0]"}};
+  static const char *const views[][2] = {{"[100000]", "[0]"},     {"[64,1000]", "[1]"},
+                                         {"[1000,64]", "[0]"},    {"[4,300,32]", "[1]"},
+                                         {"[4,300,32]", "[0,2]"}, {"[65536]", "[0]"}};
   for (int i = 0; i < 6; i++) {
     const char *t = explain(ctx, req("sum", "f32", views[i][0], views[i][1], true), &o);
     ck_assert_msg(strstr(t, "tensor_generic prio=5 chosen"), "%s", t);
@@ -202,14 +202,14 @@ static bool fp_op(const char *line, char *op, size_t n) {
   if (k == 0 || k >= n) return false;
   memcpy(op, line, k);
   op[k] = 0;
-  static const char *const heads[] = {"add.", "sub.", "mul.", "fma.",   "div.", "rcp.",
-                                      "sqrt.", "max.", "min.", "ex2.", "lg2.", "neg.",
-                                      "abs.", "cvt.", "copysign.", "testp.", "setp."};
+  static const char *const heads[] = {"add.",  "sub.", "mul.",      "fma.",   "div.", "rcp.",
+                                      "sqrt.", "max.", "min.",      "ex2.",   "lg2.", "neg.",
+                                      "abs.",  "cvt.", "copysign.", "testp.", "setp."};
   bool head = false;
   for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++)
     head |= strncmp(op, heads[i], strlen(heads[i])) == 0;
-  if (!head || !(strstr(op, ".f16") || strstr(op, ".bf16") || strstr(op, ".f32") ||
-                 strstr(op, ".f64")))
+  if (!head ||
+      !(strstr(op, ".f16") || strstr(op, ".bf16") || strstr(op, ".f32") || strstr(op, ".f64")))
     return false;
   static const char *const exact[] = {"cvt.f32.f16", "cvt.f32.bf16", "cvt.f64.f32", "cvt.f64.f16",
                                       "cvt.f64.bf16"};
@@ -263,10 +263,23 @@ static char *fp_blocks(const char *ptx) {
  * text from its opcode on, the operands' names cut), one per line.  The integer instructions
  * around them may be ordered differently for each target (its cost model); these may not. */
 static char *ir_fp_sequence(const char *ir) {
-  static const char *const heads[] = {"fadd ", "fsub ", "fmul ", "fdiv ", "frem ", "fneg ",
-                                      "fcmp ", "fptrunc ", "fpext ", "sitofp ", "uitofp ",
-                                      "fptosi ", "fptoui ", "call float @llvm.", "call double @llvm.",
-                                      "call half @llvm.", "call bfloat @llvm."};
+  static const char *const heads[] = {"fadd ",
+                                      "fsub ",
+                                      "fmul ",
+                                      "fdiv ",
+                                      "frem ",
+                                      "fneg ",
+                                      "fcmp ",
+                                      "fptrunc ",
+                                      "fpext ",
+                                      "sitofp ",
+                                      "uitofp ",
+                                      "fptosi ",
+                                      "fptoui ",
+                                      "call float @llvm.",
+                                      "call double @llvm.",
+                                      "call half @llvm.",
+                                      "call bfloat @llvm."};
   size_t cap = strlen(ir) + 16, used = 0;
   char *out = malloc(cap);
   ck_assert_ptr_nonnull(out);
@@ -293,8 +306,7 @@ static char *ptx_for(rj_ctx *ctx, const char *json, const char *target, rj_emit 
   rj_options_init(&o);
   o.target = target;
   rj_kernel *k = NULL;
-  ck_assert_msg(rj_compile(ctx, &r, &o, &k) == RJ_OK, "%s on %s: %s", json, target,
-                rj_errmsg(ctx));
+  ck_assert_msg(rj_compile(ctx, &r, &o, &k) == RJ_OK, "%s on %s: %s", json, target, rj_errmsg(ctx));
   return strdup(rj_kernel_text(k, what));
 }
 
@@ -316,11 +328,12 @@ static void same_fp_ops(rj_ctx *ctx, const char *json, bool fp) {
     ir_text = ptx_for(ctx, json, targets[t], RJ_EMIT_LLVM_OPT);
     char *ir = ir_fp_sequence(ir_text);
     free(ir_text);
-    ck_assert_msg(strcmp(ir, ir0) == 0, "%s: the FP instructions of the optimised IR for %s:\n%s\n%s:\n%s",
-                  json, targets[t], ir, targets[0], ir0);
+    ck_assert_msg(strcmp(ir, ir0) == 0,
+                  "%s: the FP instructions of the optimised IR for %s:\n%s\n%s:\n%s", json,
+                  targets[t], ir, targets[0], ir0);
     char *ops = fp_blocks(ptx);
-    ck_assert_msg(strcmp(ops, ops0) == 0, "%s: FP operations on %s:\n%s\n%s:\n%s", json,
-                  targets[t], ops, targets[0], ops0);
+    ck_assert_msg(strcmp(ops, ops0) == 0, "%s: FP operations on %s:\n%s\n%s:\n%s", json, targets[t],
+                  ops, targets[0], ops0);
     free(ptx);
     free(ir);
     free(ops);
@@ -330,8 +343,8 @@ static void same_fp_ops(rj_ctx *ctx, const char *json, bool fp) {
   free(ops0);
 }
 
-static const char *const ops_all[] = {"sum", "prod",   "mean",   "max", "min",
-                                      "var", "std",    "argmax", "argmin", "logsumexp"};
+static const char *const ops_all[] = {"sum", "prod", "mean",   "max",    "min",
+                                      "var", "std",  "argmax", "argmin", "logsumexp"};
 static const char *const dts_all[] = {"f32", "f16", "bf16", "f64", "i32", "u8", "e4m3"};
 
 static bool takes(const char *op, const char *dt) {
@@ -348,18 +361,20 @@ START_TEST(same_ops_every_target) {
   int d = _i;
   for (size_t o = 0; o < sizeof ops_all / sizeof ops_all[0]; o++) {
     if (!takes(ops_all[o], dts_all[d])) continue;
-        bool fp = dts_all[d][0] != 'i' && dts_all[d][0] != 'u';
+    bool fp = dts_all[d][0] != 'i' && dts_all[d][0] != 'u';
     same_fp_ops(ctx, req(ops_all[o], dts_all[d], "[64,1000]", "[1]", true), fp);
     same_fp_ops(ctx, req(ops_all[o], dts_all[d], "[1000,3,24]", "[1]", true), fp);
   }
   /* a 1-D reduction, a fused dot and f64 accumulation of a float */
   if (d == 0) {
     same_fp_ops(ctx, req("sum", "f32", "[1000003]", "[0]", true), true);
-    same_fp_ops(ctx, TREQ "\"op\":\"dot\",\"dtype\":\"f32\",\"shape\":[64,1000],\"axes\":[1],"
-                          "\"others\":[{\"dtype\":\"f32\"}],\"invariant\":true}",
+    same_fp_ops(ctx,
+                TREQ "\"op\":\"dot\",\"dtype\":\"f32\",\"shape\":[64,1000],\"axes\":[1],"
+                     "\"others\":[{\"dtype\":\"f32\"}],\"invariant\":true}",
                 true);
-    same_fp_ops(ctx, TREQ "\"op\":\"norm\",\"dtype\":\"bf16\",\"shape\":[64,1000],\"axes\":[1],"
-                          "\"invariant\":true}",
+    same_fp_ops(ctx,
+                TREQ "\"op\":\"norm\",\"dtype\":\"bf16\",\"shape\":[64,1000],\"axes\":[1],"
+                     "\"invariant\":true}",
                 true);
   }
   rj_ctx_free(ctx);
@@ -370,8 +385,7 @@ END_TEST
  * approximations (f32 logsumexp), and two different ops give different operations. */
 START_TEST(check_sees_differences) {
   rj_ctx *ctx = rj_ctx_new();
-  char *p = ptx_for(ctx, req("logsumexp", "f32", "[64,1000]", "[1]", false), "sm_90a",
-                    RJ_EMIT_PTX);
+  char *p = ptx_for(ctx, req("logsumexp", "f32", "[64,1000]", "[1]", false), "sm_90a", RJ_EMIT_PTX);
   ck_assert_msg(strstr(p, "ex2.approx.ftz.f32"), "the default logsumexp uses ex2.approx");
   free(p);
   p = ptx_for(ctx, req("logsumexp", "f32", "[64,1000]", "[1]", true), "sm_90a", RJ_EMIT_PTX);
