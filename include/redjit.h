@@ -342,6 +342,7 @@ typedef struct rj_treduce {
   int dynamic;            /* 1: a runtime-size kernel for dense row-major buffers */
   int64_t mean_count;     /* op mean: the divisor; 0: ranks */
   rj_combine combine;     /* op custom: fold order, fn(earlier ranks, later ranks) */
+  int invariant;          /* 1: refuse what would fold in another order (staged float sums, NCCL) */
 } rj_treduce;
 
 typedef struct rj_request {

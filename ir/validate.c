@@ -703,6 +703,8 @@ static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
   if ((unsigned)t->accum > 1) return ir_fail(e, RJ_EINVAL, "accum: expected 0 or 1");
   if ((unsigned)t->dynamic > 1)
     return ir_fail(e, RJ_EINVAL, "dynamic: %d, expected 0 or 1", t->dynamic);
+  if ((unsigned)t->invariant > 1)
+    return ir_fail(e, RJ_EINVAL, "invariant: %d, expected 0 or 1", t->invariant);
   if (t->has_strides) {
     for (int k = 0; k < 2; k++) {
       const int64_t *st = k ? t->dst_strides : t->strides;

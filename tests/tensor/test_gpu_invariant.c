@@ -27,10 +27,10 @@ static void teardown(void) {
   rj_ctx_free(ctx);
 }
 
-static const char *const op_names[] = {"sum", "prod",   "mean",   "max",      "min",
-                                       "var", "std",    "argmax", "argmin",   "logsumexp"};
-static const rj_op op_ids[] = {RJ_OP_SUM, RJ_OP_PROD,   RJ_OP_MEAN,   RJ_OP_MAX,    RJ_OP_MIN,
-                               RJ_OP_VAR, RJ_OP_STD,    RJ_OP_ARGMAX, RJ_OP_ARGMIN, RJ_OP_LOGSUMEXP};
+static const char *const op_names[] = {"sum", "prod", "mean",   "max",    "min",
+                                       "var", "std",  "argmax", "argmin", "logsumexp"};
+static const rj_op op_ids[] = {RJ_OP_SUM, RJ_OP_PROD, RJ_OP_MEAN,   RJ_OP_MAX,    RJ_OP_MIN,
+                               RJ_OP_VAR, RJ_OP_STD,  RJ_OP_ARGMAX, RJ_OP_ARGMIN, RJ_OP_LOGSUMEXP};
 #define NOPS 10
 static const char *const dt_names[] = {"f32", "f16", "bf16", "f64", "i32", "e4m3"};
 static const rj_dtype dt_ids[] = {RJ_F32, RJ_F16, RJ_BF16, RJ_F64, RJ_I32, RJ_E4M3};
@@ -138,7 +138,7 @@ static void one_case(int o, int d, int64_t N, bool cols, uint64_t seed) {
   for (int b = 0; b < 4; b++) {
     int64_t B = batches[b];
     if (B * N > (int64_t)1 << 25) continue; /* long lines: batches up to 2^25 elements */
-    int64_t at = (B - 1) / 2;                /* the test line in the middle of the batch */
+    int64_t at = (B - 1) / 2;               /* the test line in the middle of the batch */
     size_t bytes = (size_t)(B * N) * (size_t)esz;
     unsigned char *h = malloc(bytes);
     ck_assert_ptr_nonnull(h);
@@ -205,16 +205,17 @@ END_TEST
  * columns and a middle axis, constant and dynamic requests (which keep a constant kernel). */
 START_TEST(against_reference) {
   static const char *const views[] = {
-      "\"shape\":[37,1000],\"axes\":[1]",      "\"shape\":[3,300000],\"axes\":[1]",
-      "\"shape\":[5000,9],\"axes\":[0]",       "\"shape\":[6,7000,5],\"axes\":[1]",
-      "\"shape\":[2000003],\"axes\":[0]",      "\"shape\":[40,50,60],\"axes\":[0,2]"};
+      "\"shape\":[37,1000],\"axes\":[1]", "\"shape\":[3,300000],\"axes\":[1]",
+      "\"shape\":[5000,9],\"axes\":[0]",  "\"shape\":[6,7000,5],\"axes\":[1]",
+      "\"shape\":[2000003],\"axes\":[0]", "\"shape\":[40,50,60],\"axes\":[0,2]"};
   int o = _i / NDTS, d = _i % NDTS;
   if (!takes(o, d)) return;
   for (int v = 0; v < 6; v++)
     for (int dyn = 0; dyn < (v == 0 || v == 1 ? 2 : 1); dyn++) {
-      const char *json = rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s,"
-                                 "\"invariant\":true%s}",
-                                 op_names[o], dt_names[d], views[v], dyn ? ",\"dynamic\":true" : "");
+      const char *json =
+          rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s,"
+                  "\"invariant\":true%s}",
+                  op_names[o], dt_names[d], views[v], dyn ? ",\"dynamic\":true" : "");
       char req[256];
       snprintf(req, sizeof req, "%s", json);
       rjt_run_ok(ctx, req, 11 + (uint64_t)v, 0);

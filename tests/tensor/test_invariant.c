@@ -414,6 +414,36 @@ START_TEST(check_sees_differences) {
 }
 END_TEST
 
+/* treduce: the field, its canonical text, and the NCCL backend's plain refusal */
+START_TEST(treduce_field) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_request r;
+  const char *text = NULL;
+  rjt_parse(ctx,
+            "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,"
+            "\"shape\":[1024],\"invariant\":true}",
+            &r);
+  ck_assert_int_eq(r.u.treduce.invariant, 1);
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &text), RJ_OK);
+  ck_assert_msg(strstr(text, "\"invariant\":true"), "%s", text);
+  rj_nccl_args a;
+  rj_nccl_args_init(&a);
+  int fake = 0;
+  a.comm = &fake; /* refused before NCCL is opened or the communicator used */
+  a.src = 4096;
+  ck_assert_int_eq(rj_treduce_nccl(ctx, &r, &a), RJ_EUNSUPPORTED);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "invariant: ncclReduce is not invariant"), "%s",
+                rj_errmsg(ctx));
+  r.u.treduce.invariant = 3;
+  ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_EINVAL);
+  ck_assert_str_eq(rj_errmsg(ctx), "invariant: 3, expected 0 or 1");
+  r.u.treduce.invariant = 0;
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &text), RJ_OK);
+  ck_assert_msg(!strstr(text, "invariant"), "%s", text);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("invariant");
   TCase *tc = tcase_create("invariant");
@@ -423,6 +453,7 @@ int main(void) {
   tcase_add_test(tc, sm_knob);
   tcase_add_test(tc, sm_knob_env);
   tcase_add_test(tc, check_sees_differences);
+  tcase_add_test(tc, treduce_field);
   tcase_add_loop_test(tc, same_ops_every_target, 0, (int)(sizeof dts_all / sizeof dts_all[0]));
   suite_add_tcase(s, tc);
   return rjt_main(s);
