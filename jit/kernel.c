@@ -59,8 +59,10 @@ static void add_invariance(char *buf, size_t n, const rj_request *req, const pas
              "approximations; \"invariant\": true promises it)\n",
              v->name);
   else
-    snprintf(buf + k, n - k, "invariant: no (%s: its tree depends on %s; SM count read: %d)\n",
-             v->name, v->invariant_why ? v->invariant_why : "its plan", plan->sms);
+    snprintf(buf + k, n - k, "invariant: no (%s: its tree depends on %s; %s%.0d%s)\n", v->name,
+             v->invariant_why ? v->invariant_why : "its plan",
+             plan->sms ? "planned for " : "no SM count read: the default", plan->sms,
+             plan->sms ? " SMs" : "");
 }
 
 RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
