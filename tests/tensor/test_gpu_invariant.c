@@ -3,9 +3,11 @@
  * identical, and so are those of one column among 1, 7, 128 and 4096 columns; with the SM-count
  * knob at 1, 16, 78, 132, 148 and 1024 they are identical too.  rj_check holds invariant requests
  * to the float64 reference.  The bits go to a results file ($REDJIT_INVARIANT_OUT, else
- * $OUT/invariant_bits.txt when $OUT is set) so that two GPU models can be compared with diff. */
+ * $OUT/invariant_bits.txt when $OUT is set) so that two GPU models can be compared with diff.
+ * treduce: the same ranks on one GPU and on two give the same bits on every path. */
 #include "rjtest.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -224,6 +226,97 @@ START_TEST(against_reference) {
 }
 END_TEST
 
+/* treduce: 6 f32 ranks summed, root 2, every rank on GPU 0 (path peer) gives the reference bits;
+ * forced split (3 slices on one GPU) and ring (3 hops) give them too, and so does every path with
+ * rank r on GPU r mod 2 where there are 2 GPUs (refused without peer access: said and skipped).
+ * "invariant" with path staged is refused, naming why. */
+static void treduce_run(rj_treduce_group *g, rj_treduce_buf *b, const float *const *host, int64_t n,
+                        rj_treduce_path path, float *got, rj_status *st) {
+  size_t bytes = (size_t)n * 4;
+  for (int r = 0; r < g->ranks; r++) {
+    ck_assert_int_eq(rj_device_alloc(ctx, b[r].device, bytes, &b[r].ptr), RJ_OK);
+    ck_assert_int_eq(rj_memcpy_htod(ctx, b[r].device, b[r].ptr, host[r], bytes), RJ_OK);
+  }
+  g->dst = b[g->root];
+  ck_assert_int_eq(rj_device_alloc(ctx, g->dst.device, bytes, &g->dst.ptr), RJ_OK);
+  g->path = path;
+  rj_treduce_result res = {.struct_size = sizeof(rj_treduce_result)};
+  *st = rj_treduce_run(ctx, g, NULL, &res);
+  if (!*st) ck_assert_int_eq(rj_memcpy_dtoh(ctx, g->dst.device, got, g->dst.ptr, bytes), RJ_OK);
+  for (int r = 0; r < g->ranks; r++)
+    rj_device_free(ctx, b[r].device, b[r].ptr);
+  rj_device_free(ctx, g->dst.device, g->dst.ptr);
+}
+
+START_TEST(treduce_gpus) {
+  enum { RANKS = 6 };
+  int64_t rows = 300, cols = 1000, n = rows * cols;
+  float *host[RANKS], *want = malloc((size_t)n * 4), *got = malloc((size_t)n * 4);
+  uint64_t s = 77;
+  ck_assert(want && got);
+  for (int r = 0; r < RANKS; r++) {
+    host[r] = malloc((size_t)n * 4);
+    ck_assert_ptr_nonnull(host[r]);
+    for (int64_t i = 0; i < n; i++)
+      draw(&s, RJ_F32, false, (unsigned char *)&host[r][i]);
+  }
+  int ndev = 0;
+  ck_assert_int_eq(rj_device_count(ctx, &ndev), RJ_OK);
+  rj_treduce_group g;
+  rj_treduce_buf b[RANKS];
+  rj_status st;
+  rjt_treduce_group(&g, b, RANKS, 2, rows, cols, 1, RJ_OP_SUM, RJ_F32);
+  g.invariant = 1;
+  treduce_run(&g, b, (const float *const *)host, n, RJ_TREDUCE_PEER, want, &st);
+  ck_assert_msg(st == RJ_OK, "peer on one GPU: %s", rj_errmsg(ctx));
+  double err = 0; /* against the float64 sum */
+  for (int64_t i = 0; i < n; i++) {
+    double d = 0;
+    for (int r = 0; r < RANKS; r++)
+      d += host[r][i];
+    err = fabs(d - want[i]) > err ? fabs(d - want[i]) : err;
+  }
+  ck_assert_msg(err < 1e-5, "treduce f32 sum of 6 ranks: error %g", err);
+  static const rj_treduce_path one[] = {RJ_TREDUCE_SPLIT, RJ_TREDUCE_RING};
+  for (int p = 0; p < 2; p++) {
+    treduce_run(&g, b, (const float *const *)host, n, one[p], got, &st);
+    if (st == RJ_EUNSUPPORTED) { /* said, not failed: the path's own suites cover it */
+      fprintf(stderr, "treduce path %d on one GPU: %s\n", one[p], rj_errmsg(ctx));
+      continue;
+    }
+    ck_assert_msg(st == RJ_OK, "path %d on one GPU: %s", one[p], rj_errmsg(ctx));
+    ck_assert_msg(memcmp(got, want, (size_t)n * 4) == 0, "path %d on one GPU: other bits", one[p]);
+  }
+  treduce_run(&g, b, (const float *const *)host, n, RJ_TREDUCE_STAGED, got, &st);
+  ck_assert_int_eq(st, RJ_EUNSUPPORTED);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "invariant: staged ranks"), "%s", rj_errmsg(ctx));
+  if (ndev >= 2) {
+    rjt_treduce_group(&g, b, RANKS, 2, rows, cols, 2, RJ_OP_SUM, RJ_F32);
+    g.invariant = 1;
+    static const rj_treduce_path two[] = {RJ_TREDUCE_AUTO, RJ_TREDUCE_PEER, RJ_TREDUCE_SPLIT,
+                                          RJ_TREDUCE_SPLIT_EQUAL, RJ_TREDUCE_RING};
+    for (int p = 0; p < 5; p++) {
+      treduce_run(&g, b, (const float *const *)host, n, two[p], got, &st);
+      if (st == RJ_EUNSUPPORTED) {
+        fprintf(stderr, "treduce path %d on 2 GPUs: %s\n", two[p], rj_errmsg(ctx));
+        continue;
+      }
+      ck_assert_msg(st == RJ_OK, "path %d on 2 GPUs: %s", two[p], rj_errmsg(ctx));
+      ck_assert_msg(memcmp(got, want, (size_t)n * 4) == 0,
+                    "path %d on 2 GPUs: other bits than on one GPU", two[p]);
+      cases_run++;
+    }
+  } else {
+    fprintf(stderr, "treduce_gpus: one GPU: the 2-GPU comparison needs two\n");
+  }
+  for (int r = 0; r < RANKS; r++)
+    free(host[r]);
+  free(want);
+  free(got);
+  cases_run++;
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   const char *path = getenv("REDJIT_INVARIANT_OUT");
@@ -244,6 +337,11 @@ int main(void) {
   tcase_add_checked_fixture(rc, setup, teardown);
   tcase_add_loop_test(rc, against_reference, 0, NOPS * NDTS);
   suite_add_tcase(s, rc);
+  TCase *tr = tcase_create("treduce"); /* CK_RUN_CASE=treduce (2 GPUs: nvidia-h100-x2) */
+  tcase_set_timeout(tr, 300);
+  tcase_add_checked_fixture(tr, setup, teardown);
+  tcase_add_test(tr, treduce_gpus);
+  suite_add_tcase(s, tr);
   int failed = rjt_run_in_process(s);
   if (bits_out) fclose(bits_out);
   printf("%d invariant cases run%s%s\n", cases_run, path ? "; bits in " : "", path ? path : "");

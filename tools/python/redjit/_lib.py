@@ -63,7 +63,7 @@ class TreduceGroup(ctypes.Structure):  # rj_treduce_group
                 ("pingpong", ctypes.c_int), ("accum", ctypes.c_int), ("path", ctypes.c_int),
                 ("stream", ctypes.c_void_p), ("async_", ctypes.c_int),
                 ("ring_timeout_ms", ctypes.c_int64), ("dynamic", ctypes.c_int),
-                ("combine", Combine)]
+                ("combine", Combine), ("invariant", ctypes.c_int)]
 
 
 class TreduceResult(ctypes.Structure):  # rj_treduce_result
