@@ -66,8 +66,17 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   return RJ_OK;
 }
 
+/* The offset of reduced element ri (< the reduced length): one reduced dim needs no division. */
+static LLVMValueRef red_offset(pass_emit *e, const ir_tview *v, LLVMValueRef ri) {
+  int one = -1, n = 0;
+  for (int d = 0; d < v->n; d++)
+    if (v->red[d]) one = d, n++;
+  if (n == 1) return LLVMBuildMul(e->B, ri, tns_i64(e, v->stride[one]), "");
+  return tns_fused_offset(e, v, true, ri);
+}
+
 /* Lane `lane` of G folds the reduced elements [lo, hi) it owns (lo + lane, + G, ...) of the
- * output at offset base into acc[GEN_U], in turn. */
+ * output at offset base into acc[GEN_U], in turn (invariant requests). */
 static void fold_range(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVMValueRef src,
                        LLVMValueRef base, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef lane,
                        int G, LLVMValueRef *acc) {
@@ -78,7 +87,7 @@ static void fold_range(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVM
     LLVMValueRef ri = LLVMBuildAdd(e->B, l.i, tns_i64(e, (int64_t)u * G), "");
     pass_if in;
     pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, ri, hi, ""));
-    LLVMValueRef off = LLVMBuildAdd(e->B, base, tns_fused_offset(e, v, true, ri), "");
+    LLVMValueRef off = LLVMBuildAdd(e->B, base, red_offset(e, v, ri), "");
     tns_fold_elem(e, t, acc[u], tns_load(e, t, pass_gep(e, ty, src, off)),
                   tns_elem_idx(e, t, NULL, ri), NULL);
     pass_if_end(e, &in);
@@ -181,8 +190,11 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   tns_acc_init(e, t, acc, GEN_U);
   pass_loop l;
   LLVMValueRef len = LLVMBuildSelect(e->B, valid, tns_i64(e, v.reduce_len), tns_i64(e, 0), "");
-  pass_loop_begin(e, &l, lane, len, tns_i64(e, (int64_t)G * GEN_U));
-  for (int u = 0; u < GEN_U; u++) {
+  if (t->invariant) /* the same tree, the offset without a division where it can */
+    fold_range(e, t, &v, src, base, tns_i64(e, 0), len, lane, G, acc);
+  else
+    pass_loop_begin(e, &l, lane, len, tns_i64(e, (int64_t)G * GEN_U));
+  for (int u = 0; !t->invariant && u < GEN_U; u++) {
     LLVMValueRef ri = LLVMBuildAdd(e->B, l.i, tns_i64(e, (int64_t)u * G), "");
     pass_if in;
     pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, ri, len, ""));
@@ -191,7 +203,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
                   tns_elem_idx(e, t, NULL, ri), NULL);
     pass_if_end(e, &in);
   }
-  pass_loop_end(e, &l);
+  if (!t->invariant) pass_loop_end(e, &l);
   LLVMValueRef val = tns_acc_total(e, t, acc, GEN_U);
   int masks[5], nm = 0;
   for (int m = G / 2; m >= 1; m /= 2)
