@@ -321,6 +321,7 @@ typedef struct rj_tensor {
   rj_map map;                                               /* applied at load */
   rj_epilogue epilogue;                                     /* once per output */
   double scale;                                             /* epilogue "scale"'s factor */
+  int invariant; /* 1: each output's bits depend on its reduced length and dtype only */
 } rj_tensor;
 
 /* kind "treduce": root reduce across ranks' buffers (run by redjit_treduce.h's rj_treduce_run). */
@@ -341,6 +342,7 @@ typedef struct rj_treduce {
   int dynamic;            /* 1: a runtime-size kernel for dense row-major buffers */
   int64_t mean_count;     /* op mean: the divisor; 0: ranks */
   rj_combine combine;     /* op custom: fold order, fn(earlier ranks, later ranks) */
+  int invariant;          /* 1: refuse what would fold in another order (staged float sums, NCCL) */
 } rj_treduce;
 
 typedef struct rj_request {
@@ -377,7 +379,8 @@ typedef struct rj_options {
   int ir_in_process;    /* rj_compile_ir: 1 compiles in this process (no redjit-irc) */
   int ir_timeout_ms;    /* rj_compile_ir: its process's wall-clock limit; 0: default (2 s) */
   int ir_memory_mb;     /* rj_compile_ir: its address-space limit; 0: default (512); -1: none */
-  int reserved[8];      /* zero: room for later options */
+  int sm_count;         /* > 0: plan as if the GPU had this many SMs (tests); 0: the device's */
+  int reserved[7];      /* zero: room for later options */
 } rj_options;
 
 RJ_API void rj_options_init(rj_options *opt); /* target "auto", device 0; NULL opt: the same */

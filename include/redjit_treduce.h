@@ -60,6 +60,7 @@ typedef struct rj_treduce_group {
   int64_t ring_timeout_ms; /* the ring's watchdog, 1..3600000; 0: 10000 */
   int dynamic;             /* 1: runtime-size kernels (rj_treduce's dynamic) */
   rj_combine combine;      /* op custom: as rj_treduce's; ir read during the call only */
+  int invariant;           /* 1: rj_treduce's invariant (refuse staged float sums) */
 } rj_treduce_group;
 
 /* Zeroes `size` bytes of *g and sets struct_size (the defaults); the macro gives this header's. */

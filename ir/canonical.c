@@ -188,7 +188,8 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     cJSON_AddBoolToObject(o, "accum", t->accum);
     cJSON_AddStringToObject(o, "nan", t->nan == RJ_NAN_IGNORE ? "ignore" : "propagate");
     cJSON_AddBoolToObject(o, "deterministic", t->deterministic);
-    if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1); /* absent: false (older texts) */
+    if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1);     /* absent: false (older texts) */
+    if (t->invariant) cJSON_AddBoolToObject(o, "invariant", 1); /* absent: false */
     if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
       cJSON_AddNumberToObject(o, "correction", t->correction);
     if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
@@ -214,7 +215,8 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
       cJSON_AddItemToObject(o, "strides", ints(t->strides, t->ndim));
       cJSON_AddItemToObject(o, "dst_strides", ints(t->dst_strides, t->ndim));
     }
-    if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1); /* absent: false (older texts) */
+    if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1);     /* absent: false (older texts) */
+    if (t->invariant) cJSON_AddBoolToObject(o, "invariant", 1); /* absent: false */
     if (t->mean_count) cJSON_AddNumberToObject(o, "mean_count", (double)t->mean_count);
     if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
     break;

@@ -741,11 +741,10 @@ static rj_status get_map(P *p, const cJSON *o, rj_tensor *t, int named) {
 
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   static const char *const keys[] = {
-      "kind",    "op",         "dtype",    "shape",         "axes",
-      "strides", "accum",      "nan",      "deterministic", "variant",
-      "dynamic", "correction", "combine",  "values",        "acc_dtype",
-      "others",  "map",        "epilogue", "scale",         "p",
-      NULL};
+      "kind",    "op",     "dtype",         "shape",   "axes",    "strides",
+      "accum",   "nan",    "deterministic", "variant", "dynamic", "correction",
+      "combine", "values", "acc_dtype",     "others",  "map",     "epilogue",
+      "scale",   "p",      "invariant",     NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   int named = 0;
@@ -773,6 +772,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_bool(p, o, "", "deterministic", &t->deterministic))) return s;
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
+  if ((s = get_bool(p, o, "", "invariant", &t->invariant))) return s;
   if ((s = get_bool(p, o, "", "values", &t->values))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_correction(p, o, t->op, &t->correction))) return s;
@@ -784,10 +784,10 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
 }
 
 static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
-  static const char *const keys[] = {"kind",    "op",      "dtype",       "ranks",   "root",
-                                     "shape",   "tile",    "pingpong",    "variant", "nan",
-                                     "accum",   "strides", "dst_strides", "dynamic", "mean_count",
-                                     "combine", NULL};
+  static const char *const keys[] = {"kind",    "op",        "dtype",       "ranks",   "root",
+                                     "shape",   "tile",      "pingpong",    "variant", "nan",
+                                     "accum",   "strides",   "dst_strides", "dynamic", "mean_count",
+                                     "combine", "invariant", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   if (s) return s;
@@ -812,6 +812,7 @@ static rj_status parse_treduce(P *p, const cJSON *o, rj_treduce *t) {
   if ((s = get_bool(p, o, "", "pingpong", &t->pingpong))) return s;
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_bool(p, o, "", "dynamic", &t->dynamic))) return s;
+  if ((s = get_bool(p, o, "", "invariant", &t->invariant))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_int(p, o, "", "mean_count", 0, 1 << 30, false, &t->mean_count))) return s;
   if ((s = get_combine(p, o, t->op, t->dtype, &t->combine))) return s;

@@ -595,6 +595,11 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   if ((s = check_acc_f64(t, e))) return s;
   if ((unsigned)t->dynamic > 1)
     return ir_fail(e, RJ_EINVAL, "dynamic: %d, expected 0 or 1", t->dynamic);
+  if ((unsigned)t->invariant > 1)
+    return ir_fail(e, RJ_EINVAL, "invariant: %d, expected 0 or 1", t->invariant);
+  if (t->invariant && !t->deterministic)
+    return ir_fail(e, RJ_EINVAL,
+                   "invariant: needs \"deterministic\" (an invariant result is deterministic)");
   s = check_dims(e, "shape", t->shape, t->ndim, RJ_MAX_DIMS, NULL, 0);
   if (s) return s;
   bool red[RJ_MAX_DIMS];
@@ -698,6 +703,8 @@ static rj_status validate_treduce(const rj_treduce *t, ir_err *e) {
   if ((unsigned)t->accum > 1) return ir_fail(e, RJ_EINVAL, "accum: expected 0 or 1");
   if ((unsigned)t->dynamic > 1)
     return ir_fail(e, RJ_EINVAL, "dynamic: %d, expected 0 or 1", t->dynamic);
+  if ((unsigned)t->invariant > 1)
+    return ir_fail(e, RJ_EINVAL, "invariant: %d, expected 0 or 1", t->invariant);
   if (t->has_strides) {
     for (int k = 0; k < 2; k++) {
       const int64_t *st = k ? t->dst_strides : t->strides;

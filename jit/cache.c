@@ -211,6 +211,7 @@ typedef struct jit_memo {
   const char *text; /* op custom: the IR text, the kernel's own copy (k->req's); else NULL */
   char target[32];
   int device, ptx_version, emulate;
+  int sms; /* rj_options.sm_count */
   rj_kernel *k;
   pass_plan plan;
 } jit_memo;
@@ -265,8 +266,10 @@ static bool memo_key(const rj_request *req, const rj_options *opt, jit_memo *m, 
   m->emulate = opt && opt->struct_size >= offsetof(rj_options, emulate_packed) + sizeof(int)
                    ? opt->emulate_packed
                    : 0;
+  m->sms =
+      opt && opt->struct_size >= offsetof(rj_options, sm_count) + sizeof(int) ? opt->sm_count : 0;
   uint64_t seed = jit_hash64(m->target, sizeof m->target, 0) ^ (uint64_t)m->device << 32 ^
-                  (uint64_t)m->ptx_version << 8 ^ (uint64_t)m->emulate;
+                  (uint64_t)m->ptx_version << 8 ^ (uint64_t)m->emulate ^ (uint64_t)m->sms << 40;
   if (*text) seed = jit_hash64(*text, strlen(*text), seed);
   m->hash = jit_hash64(*bytes, memo_len(req), seed);
   return true;
@@ -288,7 +291,7 @@ rj_kernel *jit_memo_find(rj_ctx *ctx, const rj_request *req, const rj_options *o
   if (!ctx->memo || !memo_key(req, opt, &key, &norm, &bytes, &text) ||
       !(m = ctx->memo[key.hash % JIT_MEMO_SLOTS]) || m->hash != key.hash ||
       m->device != key.device || m->ptx_version != key.ptx_version || m->emulate != key.emulate ||
-      memcmp(m->target, key.target, sizeof key.target) != 0 ||
+      m->sms != key.sms || memcmp(m->target, key.target, sizeof key.target) != 0 ||
       memcmp(&m->req, bytes, memo_len(req)) != 0 || !m->text != !text ||
       (text && !same_combine(m, req)))
     return NULL;

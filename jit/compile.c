@@ -7,6 +7,7 @@
  * (jit/custom.c). */
 #include "jit.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,28 @@ static const char *why_not(const pass_env *env, const char *name, const rj_reque
                            size_t n) {
   const pass_variant *v = pass_variant_find(name);
   return v ? pass_declines(v, r, env->target, buf, n) : "no such variant";
+}
+
+#define JIT_SMS_MAX 65536
+
+rj_status jit_sms_asked(rj_ctx *ctx, const rj_options *opt, int *sms) {
+  *sms = -1;
+  if (opt && opt->struct_size >= offsetof(rj_options, sm_count) + sizeof(int) && opt->sm_count) {
+    if (opt->sm_count < 1 || opt->sm_count > JIT_SMS_MAX)
+      return ir_fail(&ctx->err, RJ_EINVAL, "sm_count: %d, expected 1 .. %d (0: the device's)",
+                     opt->sm_count, JIT_SMS_MAX);
+    *sms = opt->sm_count;
+    return RJ_OK;
+  }
+  const char *env = getenv("REDJIT_SM_COUNT");
+  if (!env || !*env) return RJ_OK;
+  char *end = NULL;
+  long n = strtol(env, &end, 10);
+  if (*end || n < 1 || n > JIT_SMS_MAX)
+    return ir_fail(&ctx->err, RJ_EINVAL, "REDJIT_SM_COUNT: \"%.32s\", expected 1 .. %d", env,
+                   JIT_SMS_MAX);
+  *sms = (int)n;
+  return RJ_OK;
 }
 
 rj_status jit_plan(rj_ctx *ctx, const pass_variant *v, const rj_request *req, const ir_target *tg,
@@ -89,7 +112,9 @@ rj_status jit_compile(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
   if ((s = jit_target(ctx, opt, &tg))) return s;
   double t0 = jit_now_ms(); /* compile time proper: after the target (auto may start the driver) */
   if (!(v = pass_dispatch(req, tg, NULL, 0, &ctx->err))) return ctx->err.status;
-  if ((s = jit_plan(ctx, v, req, tg, opt ? opt->device : 0, -1, plan))) return s;
+  int sms = -1;
+  if ((s = jit_sms_asked(ctx, opt, &sms))) return s;
+  if ((s = jit_plan(ctx, v, req, tg, opt ? opt->device : 0, sms, plan))) return s;
   if ((s = jit_cache_key(ctx, req, tg, opt, plan, &key))) return s;
   if ((*out = jit_cache_find(ctx, key)))
     return free(key), memory_hit(ctx, *out, ""), remember(ctx, req, opt, *out, plan);

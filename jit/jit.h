@@ -146,6 +146,9 @@ rj_status jit_done(rj_ctx *ctx, rj_status s);
 rj_status jit_cuda(rj_ctx *ctx, rt_cuda **out); /* the driver, opened once */
 double jit_now_ms(void);                        /* a monotonic clock */
 int jit_device_sms(rj_ctx *ctx, int device); /* its SM count, 0 when none is usable (no message) */
+/* The SM count plans are made for instead of the device's: rj_options.sm_count, else
+ * $REDJIT_SM_COUNT; *sms = -1 when neither is set.  A value outside 1 .. 65536: RJ_EINVAL. */
+rj_status jit_sms_asked(rj_ctx *ctx, const rj_options *opt, int *sms);
 /* An evicted kernel (out of the cache already): its loads are kept to be unloaded later, in a
  * batch after the devices' work has finished; the rest is freed now. */
 void jit_retire(rj_ctx *ctx, rj_kernel *k);

@@ -39,6 +39,32 @@ static void add_fused(char *buf, size_t n, const rj_request *req) {
   if (k < n) snprintf(buf + k, n - k, "\n");
 }
 
+/* A tensor request's invariance, one line: whether the bits of each output depend only on its
+ * reduced length and dtype (docs/INVARIANCE.md), and when not, on what. */
+static void add_invariance(char *buf, size_t n, const rj_request *req, const pass_variant *v,
+                           const pass_plan *plan) {
+  size_t k = strlen(buf);
+  if (req->kind != RJ_KIND_TENSOR || k >= n) return;
+  ir_tview tv;
+  ir_tensor_view(&req->u.tensor, &tv);
+  if (req->u.tensor.invariant)
+    snprintf(buf + k, n - k,
+             "invariant: yes (%s: the tree of each output depends only on its reduced length %lld "
+             "and the dtype; IEEE-rounded operations, the same on every target)\n",
+             v->name, (long long)tv.reduce_len);
+  else if (v->invariant)
+    snprintf(buf + k, n - k,
+             "invariant: no (not asked: %s's tree depends only on the reduced length here, but "
+             "another view's variant may differ and f32 var / std / logsumexp use the hardware's "
+             "approximations; \"invariant\": true promises it)\n",
+             v->name);
+  else
+    snprintf(buf + k, n - k, "invariant: no (%s: its tree depends on %s; %s%.0d%s)\n", v->name,
+             v->invariant_why ? v->invariant_why : "its plan",
+             plan->sms ? "planned for " : "no SM count read: the default", plan->sms,
+             plan->sms ? " SMs" : "");
+}
+
 RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
                             const char **text) {
   JIT_ENTER(ctx);
@@ -52,9 +78,12 @@ RJ_API rj_status rj_explain(rj_ctx *ctx, const rj_request *req, const rj_options
   if (!buf) return jit_done(ctx, ir_fail(&ctx->err, RJ_ENOMEM, "out of memory"));
   const pass_variant *v = pass_dispatch(req, tg, buf, n, &ctx->err);
   pass_plan plan;
-  s = v ? jit_plan(ctx, v, req, tg, opt ? opt->device : 0, -1, &plan) : ctx->err.status;
+  int sms = -1;
+  s = v ? jit_sms_asked(ctx, opt, &sms) : ctx->err.status;
+  if (!s) s = jit_plan(ctx, v, req, tg, opt ? opt->device : 0, sms, &plan);
   if (!s) add_note(buf, n, plan.note);
   if (!s) add_fused(buf, n, req);
+  if (!s) add_invariance(buf, n, req, v, &plan);
   free(ctx->text);
   ctx->text = buf;
   *text = buf;

@@ -93,6 +93,12 @@ struct pass_variant {
   bool keeps_order;
   /* Where it does not: why its folds reorder operands (NULL: lanes take strided elements). */
   const char *order_why;
+  /* Tensor variants: the reduction tree of each output depends only on its reduced length, the
+   * dtype and the op (never on the outputs, grid, SM count, target or address), with the same
+   * floating-point operations on every target: it serves "invariant": true (others decline it,
+   * saying invariant_why: what their tree depends on). */
+  bool invariant;
+  const char *invariant_why;
   /* NULL when the variant accepts, else the reason (static text, or written into buf). */
   const char *(*accepts)(const rj_request *r, const ir_target *t, char *buf, size_t n);
   /* Plans an accepted request: at least its launch geometry (grid, block, shared bytes). */

@@ -9,21 +9,22 @@ bool st_is(rj_op op) {
 }
 
 st_req st_of_tensor(const rj_tensor *t) { /* i8 .. bool, float8: in the dtype they reduce in */
-  return (st_req){t->op, ir_acc_dtype(t->op, t->dtype), t->nan, t->correction, &t->combine};
+  return (st_req){t->op,       ir_acc_dtype(t->op, t->dtype), t->nan, t->correction, &t->combine,
+                  t->invariant};
 }
 
 st_req st_of_tile(const rj_tile *t) {
-  return (st_req){t->op, t->dtype, t->nan, t->correction, &t->combine};
+  return (st_req){t->op, t->dtype, t->nan, t->correction, &t->combine, 0};
 }
 
 st_req st_of_subgroup(const rj_subgroup *g) {
   int op = ir_primitive_op(g->primitive, NULL);
-  return (st_req){op >= 0 ? (rj_op)op : RJ_OP_SUM, g->dtype, RJ_NAN_PROPAGATE, g->correction,
-                  &g->combine};
+  return (st_req){
+      op >= 0 ? (rj_op)op : RJ_OP_SUM, g->dtype, RJ_NAN_PROPAGATE, g->correction, &g->combine, 0};
 }
 
 st_req st_of_treduce(const rj_treduce *t) {
-  return (st_req){t->op, t->dtype, t->nan, 0, &t->combine};
+  return (st_req){t->op, t->dtype, t->nan, 0, &t->combine, 0};
 }
 
 bool st_indexed(rj_op op) {
@@ -226,9 +227,11 @@ static LLVMValueRef combine_arg(pass_emit *e, const st_req *t, LLVMValueRef a, L
 }
 
 /* 1 / n for a count n >= 1: f32 rcp.approx.ftz (one MUFU.RCP, within 1 ulp: the ratios of
- * counts in Chan's combine need no more), f64 a correctly rounded division */
-static LLVMValueRef recip(pass_emit *e, rj_dtype t, LLVMValueRef n) {
-  if (wide(t)) return LLVMBuildFDiv(e->B, real(e, t, 1), n, "");
+ * counts in Chan's combine need no more), f64 or an exact request (invariant: the hardware's
+ * approximation is not promised alike on every GPU model) a correctly rounded division */
+static LLVMValueRef recip(pass_emit *e, const st_req *r, LLVMValueRef n) {
+  rj_dtype t = r->dtype;
+  if (wide(t) || r->exact) return LLVMBuildFDiv(e->B, real(e, t, 1), n, "");
   return pass_call(e, "llvm.nvvm.rcp.approx.ftz.f", NULL, 0, &n, 1);
 }
 
@@ -241,7 +244,7 @@ static LLVMValueRef combine_welford(pass_emit *e, const st_req *t, LLVMValueRef 
   LLVMValueRef fa = LLVMBuildSIToFP(e->B, na, w, ""), fb = LLVMBuildSIToFP(e->B, nb, w, "");
   LLVMValueRef fn = LLVMBuildSIToFP(e->B, n, w, "");
   LLVMValueRef delta = LLVMBuildFSub(e->B, mb, ma, "");
-  LLVMValueRef r = LLVMBuildFMul(e->B, fb, recip(e, t->dtype, fn), ""); /* nb / n */
+  LLVMValueRef r = LLVMBuildFMul(e->B, fb, recip(e, t, fn), ""); /* nb / n */
   LLVMValueRef mean = LLVMBuildFAdd(e->B, ma, LLVMBuildFMul(e->B, delta, r, ""), "");
   LLVMValueRef cross = LLVMBuildFMul(
       e->B, LLVMBuildFMul(e->B, LLVMBuildFMul(e->B, delta, delta, ""), fa, ""), r, "");
@@ -265,9 +268,10 @@ static LLVMValueRef horner(pass_emit *e, rj_dtype t, LLVMValueRef x, const doubl
 /* exp(d) for d <= 0, -inf or NaN (NaN stays NaN; results below the smallest normal are 0).
  * f32: ex2.approx.ftz of d * log2(e) (one MUFU.EX2; relative error about 2^-22, far inside the
  * tolerance of a logsumexp); f64: the polynomial below. */
-static LLVMValueRef exp_nonpos(pass_emit *e, rj_dtype t, LLVMValueRef d) {
+static LLVMValueRef exp_nonpos(pass_emit *e, const st_req *q, LLVMValueRef d) {
+  rj_dtype t = q->dtype;
   bool wd = wide(t);
-  if (!wd) {
+  if (!wd && !q->exact) { /* exact (invariant): f32 takes the polynomial, IEEE operations only */
     LLVMTypeRef w = wtype(e, t);
     LLVMValueRef y = LLVMBuildFMul(e->B, d, real(e, t, 1.4426950408889634), "");
     return pass_call(e, "llvm.nvvm.ex2.approx.ftz", &w, 1, &y, 1);
@@ -362,8 +366,7 @@ static LLVMValueRef combine_lse(pass_emit *e, const st_req *t, LLVMValueRef a, L
   LLVMValueRef d = LLVMBuildSelect(e->B, ge, LLVMBuildFSub(e->B, mb, ma, ""),
                                    LLVMBuildFSub(e->B, ma, mb, ""), "");
   LLVMValueRef same = LLVMBuildFCmp(e->B, LLVMRealOEQ, ma, mb, ""); /* -inf, +inf: no exp */
-  LLVMValueRef sc =
-      LLVMBuildSelect(e->B, same, real(e, t->dtype, 1), exp_nonpos(e, t->dtype, d), "");
+  LLVMValueRef sc = LLVMBuildSelect(e->B, same, real(e, t->dtype, 1), exp_nonpos(e, t, d), "");
   LLVMValueRef f[2] = {m, LLVMBuildFAdd(e->B, sbig, LLVMBuildFMul(e->B, ssmall, sc, ""), "")};
   return make(e, t, f, 2);
 }
@@ -473,7 +476,7 @@ static LLVMValueRef slot_lse(pass_emit *e, const st_req *t, LLVMValueRef s, LLVM
       LLVMBuildSelect(e->B, same, real(e, t->dtype, 0), LLVMBuildFSub(e->B, x, m, ""), "");
   LLVMValueRef up = LLVMBuildFCmp(e->B, LLVMRealOGT, d, real(e, t->dtype, 0), "");
   LLVMValueRef ad = pass_call(e, "llvm.fabs", &w, 1, &d, 1);
-  LLVMValueRef ex = exp_nonpos(e, t->dtype, LLVMBuildFNeg(e->B, ad, ""));
+  LLVMValueRef ex = exp_nonpos(e, t, LLVMBuildFNeg(e->B, ad, ""));
   LLVMValueRef fa[3] = {sum, ex, real(e, t->dtype, 1)};
   LLVMValueRef ns = LLVMBuildSelect(e->B, up, pass_call(e, "llvm.fma", &w, 1, fa, 3),
                                     LLVMBuildFAdd(e->B, sum, ex, ""), "");
@@ -502,11 +505,10 @@ static LLVMValueRef round_lse(pass_emit *e, const st_req *t, LLVMValueRef s, LLV
   LLVMValueRef sh = LLVMBuildSelect(e->B, inf, real(e, t->dtype, 0), mx, "");
   LLVMValueRef sum = NULL;
   for (int i = 0; i < n; i++) {
-    LLVMValueRef ex = exp_nonpos(e, t->dtype, LLVMBuildFSub(e->B, xv[i], sh, ""));
+    LLVMValueRef ex = exp_nonpos(e, t, LLVMBuildFSub(e->B, xv[i], sh, ""));
     sum = sum ? LLVMBuildFAdd(e->B, sum, ex, "") : ex;
   }
-  LLVMValueRef fa[3] = {field(e, s, 1), exp_nonpos(e, t->dtype, LLVMBuildFSub(e->B, m, sh, "")),
-                        sum};
+  LLVMValueRef fa[3] = {field(e, s, 1), exp_nonpos(e, t, LLVMBuildFSub(e->B, m, sh, "")), sum};
   LLVMValueRef ns = pass_call(e, "llvm.fma", &w, 1, fa, 3);
   LLVMValueRef pinf = LLVMBuildFCmp(e->B, LLVMRealOEQ, mx, real(e, t->dtype, __builtin_inf()), "");
   ns = LLVMBuildSelect(e->B, pinf, real(e, t->dtype, 1), ns, "");
@@ -562,8 +564,7 @@ LLVMValueRef st_slot_state(pass_emit *e, const st_req *t, LLVMValueRef s) {
   if (!welford(t->op)) return s;
   LLVMTypeRef w = wtype(e, t->dtype);
   LLVMValueRef n = field(e, s, 0), s1 = field(e, s, 2);
-  LLVMValueRef dm =
-      LLVMBuildFMul(e->B, s1, recip(e, t->dtype, LLVMBuildSIToFP(e->B, n, w, "")), "");
+  LLVMValueRef dm = LLVMBuildFMul(e->B, s1, recip(e, t, LLVMBuildSIToFP(e->B, n, w, "")), "");
   LLVMValueRef fa[3] = {LLVMBuildFNeg(e->B, s1, ""), dm, field(e, s, 3)};
   LLVMValueRef m2 = pass_call(e, "llvm.fma", &w, 1, fa, 3);
   LLVMValueRef neg = LLVMBuildFCmp(e->B, LLVMRealOLT, m2, real(e, t->dtype, 0), ""); /* NaN kept */

@@ -39,6 +39,7 @@ typedef struct st_req {
   rj_nan nan;
   int correction;
   const rj_combine *combine;
+  int exact; /* 1: IEEE-rounded operations only (no MUFU approximations): invariant requests */
 } st_req;
 st_req st_of_tensor(const rj_tensor *t);
 st_req st_of_tile(const rj_tile *t);

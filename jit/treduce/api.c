@@ -132,6 +132,7 @@ static rj_status group_request(ir_err *e, const rj_treduce_group *caller, rj_tre
   t->pingpong = g->pingpong != 0;
   t->accum = g->accum != 0;
   t->dynamic = g->dynamic;
+  t->invariant = g->invariant;
   if (root->has_strides || g->dst.has_strides) {
     t->has_strides = 1;
     memcpy(t->strides, rst, sizeof rst);

@@ -27,6 +27,11 @@ RJ_API rj_status rj_nccl_version(rj_ctx *ctx, int *version) {
 
 /* What ncclReduce cannot express, as RJ_EUNSUPPORTED with the reason. */
 static rj_status nccl_limits(ir_err *e, const rj_treduce *t) {
+  if (t->invariant)
+    return ir_fail(e, RJ_EUNSUPPORTED,
+                   "invariant: ncclReduce is not invariant (its summation order follows NCCL's "
+                   "algorithm, protocol and topology, so the bits change with the GPUs and their "
+                   "count): use rj_treduce_run in one process");
   if (t->has_strides) {
     int64_t m = 1;
     for (int d = t->ndim - 1; d >= 0; d--) {

@@ -74,6 +74,15 @@ static rj_status sort_ranks(rj_ctx *ctx, rt_cuda *rt, const rj_treduce *t, const
       rp->staged[rp->nstaged++] = r;
     }
   }
+  bool fl = ir_dtype(t->dtype)->is_float;
+  bool arith =
+      t->op == RJ_OP_SUM || t->op == RJ_OP_PROD || t->op == RJ_OP_MEAN || t->op == RJ_OP_CUSTOM;
+  if (!s && t->invariant && fl && arith && rp->nstaged)
+    s = ir_fail(e, RJ_EUNSUPPORTED,
+                "invariant: staged ranks (rank %d: GPU %d without peer access from the root's GPU "
+                "%d, or path staged) are folded after the direct ones, so the bits would depend on "
+                "the GPUs' links (path peer or split, every rank readable by the root)",
+                rp->staged[0], dev[rp->staged[0]], root_dev);
   if (!s && in_rank_order && rp->nstaged)
     s = ir_fail(e, RJ_EUNSUPPORTED,
                 "path: %s; staged ranks (rank %d: GPU %d without peer access from the root's GPU "

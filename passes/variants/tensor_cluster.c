@@ -155,6 +155,8 @@ const pass_variant pass_variant_tensor_cluster = {
     .summary = "mid-size 1-D reductions: one cluster of 8 CTAs, finished in distributed shared "
                "memory (no workspace, no atomics; sm_90+)",
     .ops = PASS_OPS_SCALAR | ST_OPS,
+    .invariant_why =
+        "the target (sm_90 and later only: another variant elsewhere) and the address (its scalar head)",
     .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),

@@ -1,7 +1,16 @@
 /* tensor_generic: any view the other tensor variants decline (several separated reduced dims,
  * non-unit innermost strides, broadcast dims).  G lanes per output (G = 1..32), each lane folds
  * reduced elements lane, lane + G, ... through constant-divisor index math, then a butterfly
- * tree of width G.  Correct for every valid view; not tuned. */
+ * tree of width G.  Correct for every valid view; not tuned.
+ *
+ * It is also the variant of "invariant": true (docs/INVARIANCE.md), every view: each element's
+ * lane and accumulator follow from its index in the reduced extent, so the tree of an output
+ * depends on its reduced length N alone.  N <= INV_LANES_MAX: the lanes above.  Longer: S =
+ * min(ceil(N / INV_SEG), INV_S_MAX) segments of chunk = ceil(N / S) elements (rounded up to a
+ * whole round), a CTA of INV_T threads each, thread t folding the segment's elements t, t + T,
+ * ... into GEN_U accumulators in turn, then tns_cta_reduce's fixed tree; with S > 1 the last CTA
+ * of an output folds its S partials in segment order (thread t: partials t, t + T, ...) and the
+ * same tree. */
 #include "../tensor.h"
 
 #include <stdio.h>
@@ -9,9 +18,19 @@
 
 #define GEN_U 4 /* guarded loads per lane per round (index math per load: kept small) */
 
-/* G lanes per output (the reduced length, rounded up to a power of two, at most 32), CTAs of T. */
+/* invariant plans: constants, so that the tree depends on the reduced length alone */
+#define INV_LANES_MAX 4096           /* up to here: G lanes per output */
+#define INV_T 256                    /* longer: CTAs of INV_T threads per segment */
+#define INV_SEG 16384                /* elements per segment, about */
+#define INV_S_MAX 4096               /* segments per output, at most */
+#define INV_PARTS ((int64_t)1 << 22) /* outputs x segments: the workspace bound */
+
+/* G lanes per output (the reduced length, rounded up to a power of two, at most 32), CTAs of T;
+ * invariant segments: S > 0 segments of chunk elements per output, a CTA each. */
 typedef struct generic_plan {
   int G, T;
+  int S;
+  int64_t chunk;
 } generic_plan;
 _Static_assert(sizeof(generic_plan) <= PASS_PLAN_PRIV, "generic_plan fits the plan");
 
@@ -21,11 +40,129 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   ir_tensor_view(&r->u.tensor, &v);
   int64_t g = tns_pow2(v.reduce_len);
   generic_plan p = {.G = (int)(g > 32 ? 32 : g), .T = 256};
-  tns_plan_geometry(out, (unsigned)((v.outputs + p.T / p.G - 1) / (p.T / p.G)), (unsigned)p.T);
+  if (r->u.tensor.invariant && v.reduce_len > INV_LANES_MAX) {
+    int64_t S = (v.reduce_len + INV_SEG - 1) / INV_SEG;
+    if (S > INV_S_MAX) S = INV_S_MAX;
+    int64_t round = (int64_t)INV_T * GEN_U, ch = (v.reduce_len + S - 1) / S;
+    p = (generic_plan){.G = INV_T, .T = INV_T, .chunk = (ch + round - 1) / round * round};
+    p.S = (int)((v.reduce_len + p.chunk - 1) / p.chunk);
+    tns_plan_geometry(out, (unsigned)(v.outputs * p.S), (unsigned)p.T);
+  } else {
+    tns_plan_geometry(out, (unsigned)((v.outputs + p.T / p.G - 1) / (p.T / p.G)), (unsigned)p.T);
+  }
   char buf[256];
-  if (r->u.tensor.dynamic) tns_plan_constant(out, tns_why_constant(r, env, buf, sizeof buf));
+  if (r->u.tensor.dynamic)
+    tns_plan_constant(out, r->u.tensor.invariant
+                               ? "an invariant request's tree is fixed by its reduced length"
+                               : tns_why_constant(r, env, buf, sizeof buf));
+  size_t k = strlen(out->note);
+  if (r->u.tensor.invariant && p.S)
+    snprintf(out->note + k, sizeof out->note - k,
+             " (invariant: %d segments of %lld elements per output, a CTA of %d threads each)", p.S,
+             (long long)p.chunk, p.T);
+  else if (r->u.tensor.invariant)
+    snprintf(out->note + k, sizeof out->note - k, " (invariant: %d lanes per output)", p.G);
   memcpy(out->priv.bytes, &p, sizeof p);
   return RJ_OK;
+}
+
+/* The offset of reduced element ri (< the reduced length): one reduced dim needs no division. */
+static LLVMValueRef red_offset(pass_emit *e, const ir_tview *v, LLVMValueRef ri) {
+  int one = -1, n = 0;
+  for (int d = 0; d < v->n; d++)
+    if (v->red[d]) one = d, n++;
+  if (n == 1) return LLVMBuildMul(e->B, ri, tns_i64(e, v->stride[one]), "");
+  return tns_fused_offset(e, v, true, ri);
+}
+
+/* Lane `lane` of G folds the reduced elements [lo, hi) it owns (lo + lane, + G, ...) of the
+ * output at offset base into acc[GEN_U], in turn (invariant requests). */
+static void fold_range(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVMValueRef src,
+                       LLVMValueRef base, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef lane,
+                       int G, LLVMValueRef *acc) {
+  LLVMTypeRef ty = pass_type(e, t->dtype);
+  pass_loop l;
+  pass_loop_begin(e, &l, LLVMBuildAdd(e->B, lo, lane, ""), hi, tns_i64(e, (int64_t)G * GEN_U));
+  for (int u = 0; u < GEN_U; u++) {
+    LLVMValueRef ri = LLVMBuildAdd(e->B, l.i, tns_i64(e, (int64_t)u * G), "");
+    pass_if in;
+    pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, ri, hi, ""));
+    LLVMValueRef off = LLVMBuildAdd(e->B, base, red_offset(e, v, ri), "");
+    tns_fold_elem(e, t, acc[u], tns_load(e, t, pass_gep(e, ty, src, off)),
+                  tns_elem_idx(e, t, NULL, ri), NULL);
+    pass_if_end(e, &in);
+  }
+  pass_loop_end(e, &l);
+}
+
+/* Invariant segments: a CTA per (output, segment); the last CTA of an output folds its S
+ * partials in segment order. */
+static rj_status segments_kernel(pass_emit *e, const rj_tensor *t, const ir_tview *v,
+                                 const generic_plan *p) {
+  LLVMValueRef src, dst;
+  tns_begin(e, &src, &dst, 0, NULL);
+  tns_launch_bounds(e, p->T, 4);
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMTypeRef acc_ty = tns_acc_type(e, t);
+  LLVMValueRef tid = pass_tid_x(e), bid = LLVMBuildZExt(e->B, tns_ctaid(e), i64, "");
+  LLVMValueRef tid64 = LLVMBuildZExt(e->B, tid, i64, "");
+  LLVMValueRef S = tns_i64(e, p->S), N = tns_i64(e, v->reduce_len);
+  LLVMValueRef out = LLVMBuildUDiv(e->B, bid, S, "out");
+  LLVMValueRef lo = LLVMBuildMul(e->B, LLVMBuildURem(e->B, bid, S, ""), tns_i64(e, p->chunk), "");
+  LLVMValueRef hi = tns_min64(e, LLVMBuildAdd(e->B, lo, tns_i64(e, p->chunk), ""), N);
+  LLVMValueRef base = tns_fused_offset(e, v, false, out);
+  LLVMValueRef acc[GEN_U];
+  tns_acc_init(e, t, acc, GEN_U);
+  fold_range(e, t, v, src, base, lo, hi, tid64, p->T, acc);
+  LLVMValueRef val = tns_cta_reduce(e, t, tns_acc_total(e, t, acc, GEN_U), tid, p->T);
+  LLVMValueRef t0 = LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), "");
+  pass_if w;
+  if (p->S == 1) {
+    pass_if_begin(e, &w, t0);
+    tns_store(e, t, dst, out, tns_mean(e, t, val, N));
+    pass_if_end(e, &w);
+    LLVMBuildRetVoid(e->B);
+    return RJ_OK;
+  }
+  LLVMValueRef ws = pass_global_array(e, acc_ty, v->outputs * p->S, AS_GLOBAL, "rj_ws_part");
+  LLVMValueRef cnt = pass_global_array(e, i32, v->outputs, AS_GLOBAL, "rj_ws_count");
+  LLVMValueRef cntp = pass_gep(e, i32, cnt, out);
+  pass_if_begin(e, &w, t0);
+  LLVMBuildStore(e->B, val, pass_gep(e, acc_ty, ws, bid));
+  pass_if_end(e, &w);
+  pass_if l;
+  pass_if_begin(e, &l, tns_last_cta(e, cntp, tid, S));
+  LLVMValueRef a = tns_acc_as_state(e, t, acc[0]);
+  LLVMBuildStore(e->B, tns_identity(e, t), a);
+  pass_loop fl;
+  pass_loop_begin(e, &fl, tid64, S, tns_i64(e, p->T));
+  LLVMValueRef ix = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, out, S, ""), fl.i, "");
+  LLVMValueRef part = tns_load_volatile(e, acc_ty, pass_gep(e, acc_ty, ws, ix));
+  LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, a, "");
+  LLVMBuildStore(e->B, tns_combine(e, t, cur, part), a);
+  pass_loop_end(e, &fl);
+  val = tns_cta_reduce(e, t, LLVMBuildLoad2(e->B, acc_ty, a, ""), tid, p->T);
+  pass_if w2;
+  pass_if_begin(e, &w2, t0);
+  tns_store(e, t, dst, out, tns_mean(e, t, val, N));
+  LLVMBuildStore(e->B, pass_i32(e, 0), cntp);
+  pass_if_end(e, &w2);
+  pass_if_end(e, &l);
+  LLVMBuildRetVoid(e->B);
+  return RJ_OK;
+}
+
+/* any view; invariant segments within the workspace bound */
+static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
+  const char *no = tns_accepts_any_view(r, tg, buf, n);
+  ir_tview v;
+  ir_tensor_view(&r->u.tensor, &v);
+  if (no || !r->u.tensor.invariant || v.reduce_len <= INV_LANES_MAX) return no;
+  int64_t S = (v.reduce_len + INV_SEG - 1) / INV_SEG;
+  if (v.outputs * (S > INV_S_MAX ? INV_S_MAX : S) <= INV_PARTS) return NULL;
+  snprintf(buf, n, "invariant: %lld outputs of %lld segments exceed %lld partials",
+           (long long)v.outputs, (long long)(S > INV_S_MAX ? INV_S_MAX : S), (long long)INV_PARTS);
+  return buf;
 }
 
 static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
@@ -35,6 +172,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   ir_tensor_view(t, &v);
   generic_plan p;
   memcpy(&p, e->plan->priv.bytes, sizeof p);
+  if (p.S > 0) return segments_kernel(e, t, &v, &p);
   int G = p.G, T = p.T;
   LLVMValueRef src, dst;
   tns_begin(e, &src, &dst, 0, NULL);
@@ -52,8 +190,11 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   tns_acc_init(e, t, acc, GEN_U);
   pass_loop l;
   LLVMValueRef len = LLVMBuildSelect(e->B, valid, tns_i64(e, v.reduce_len), tns_i64(e, 0), "");
-  pass_loop_begin(e, &l, lane, len, tns_i64(e, (int64_t)G * GEN_U));
-  for (int u = 0; u < GEN_U; u++) {
+  if (t->invariant) /* the same tree, the offset without a division where it can */
+    fold_range(e, t, &v, src, base, tns_i64(e, 0), len, lane, G, acc);
+  else
+    pass_loop_begin(e, &l, lane, len, tns_i64(e, (int64_t)G * GEN_U));
+  for (int u = 0; !t->invariant && u < GEN_U; u++) {
     LLVMValueRef ri = LLVMBuildAdd(e->B, l.i, tns_i64(e, (int64_t)u * G), "");
     pass_if in;
     pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, ri, len, ""));
@@ -62,7 +203,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
                   tns_elem_idx(e, t, NULL, ri), NULL);
     pass_if_end(e, &in);
   }
-  pass_loop_end(e, &l);
+  if (!t->invariant) pass_loop_end(e, &l);
   LLVMValueRef val = tns_acc_total(e, t, acc, GEN_U);
   int masks[5], nm = 0;
   for (int m = G / 2; m >= 1; m /= 2)
@@ -79,7 +220,8 @@ const pass_variant pass_variant_tensor_generic = {
     .kind = RJ_KIND_TENSOR,
     .summary = "any strided view: lanes per output, index math with constant divisors (untuned)",
     .ops = PASS_OPS_SCALAR | ST_OPS | PASS_OP(RJ_OP_CUSTOM),
-    .accepts = tns_accepts_any_view,
+    .invariant = true,
+    .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),
 };

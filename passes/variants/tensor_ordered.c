@@ -68,6 +68,7 @@ const pass_variant pass_variant_tensor_ordered = {
                "fold contiguous chunks, an ascending butterfly (untuned)",
     .ops = PASS_OP(RJ_OP_CUSTOM),
     .keeps_order = true,
+    .invariant = true,
     .accepts = tns_accepts_any_view,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),

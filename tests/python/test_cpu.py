@@ -253,6 +253,11 @@ def test_tensor_request():
     assert "tensor_cols prio=30 chosen" in t, t
     t = redjit.explain(A.tensor_request((64, 512), None, (1,), "f32"), target="sm_90")
     assert "tensor_rows prio=30 chosen" in t, t
+    # invariant: the field, the one variant whose tree is fixed by the reduced length
+    r = A.tensor_request((64, 512), None, (1,), "f32", invariant=True)
+    assert r["invariant"] is True and "invariant" not in A.tensor_request((4,), None, (0,), "f32")
+    t = redjit.explain(r, target="sm_90")
+    assert "tensor_generic prio=5 chosen" in t and "invariant: yes" in t, t
 
 
 class FakeCAI:

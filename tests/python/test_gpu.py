@@ -104,6 +104,21 @@ def test_torch_dtypes_ops_views_axes():
     assert not bad, bad[:10]
 
 
+def test_torch_invariant():
+    """invariant=True: a row's bits alone and in batches of 7 and 300 rows are the same, close to
+    torch's float64 sum."""
+    torch = _torch()
+    g = torch.Generator(device="cuda").manual_seed(5)
+    for n in (1000, 70001):
+        x = torch.rand(300, n, device="cuda", generator=g, dtype=torch.float32) - 0.5
+        full = redjit.reduce(x, "sum", 1, invariant=True)
+        seven = redjit.reduce(x[290:297].clone(), "sum", 1, invariant=True)
+        one = redjit.reduce(x[293:294].clone(), "sum", 1, invariant=True)
+        assert torch.equal(full[290:297], seven) and torch.equal(full[293:294], one)
+        ref = x.double().sum(1)
+        assert torch.allclose(full.double(), ref, rtol=1e-4, atol=1e-3 * math.sqrt(n))
+
+
 def test_torch_out_accum_nan():
     torch = _torch()
     x = torch.randn(256, 1000, device="cuda")

@@ -497,7 +497,9 @@ START_TEST(dynamic_explain) {
       strstr(text, "tensor_rows prio=30 chosen (dynamic: bucket \"rows lanes T=256 G=4 U=8 r=64\""),
       "%s", text);
   ck_assert_msg(strstr(text, "M N RS S chunk are kernel parameters"), "%s", text);
-  ck_assert_int_eq(rjt_count(text, "\n"), rj_variant_count(ctx)); /* one line per variant */
+  /* one line per variant, then the invariance line */
+  ck_assert_int_eq(rjt_count(text, "\n"), rj_variant_count(ctx) + 1);
+  ck_assert_msg(strstr(text, "\ninvariant: no (tensor_rows"), "%s", text);
   rjt_parse(ctx, F32S "\"shape\":[4096,4096],\"axes\":[0]}", &r);
   ck_assert_int_eq(rj_explain(ctx, &r, &o, &text), RJ_OK);
   ck_assert_msg(strstr(text, "bucket \"cols vector BX=32 split\""), "%s", text);

@@ -540,7 +540,8 @@ def _check_out(o, a, kept, want):
         raise RedjitError("RJ_EINVAL", f"out: must be contiguous (row-major); strides {o.strides}")
 
 
-def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction, acc_dtype):
+def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction, acc_dtype,
+             invariant=False):
     """What a repeated reduce of this layout needs: (C function, handle, third argument, kept
     shape).  Not dynamic: rj_tensor_launch of the kernel rj_compile made for the request (the
     context owns it), then the parsed request is freed.  Dynamic: rj_reduce of the parsed
@@ -554,7 +555,7 @@ def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction, 
     else:
         _check_out(o, a, kept, _out_dtype(op, a.dtype))
     rq = tensor_request(a.shape, a.strides, axes, a.dtype, op, nan, accum, deterministic, dynamic,
-                        correction, acc_dtype)
+                        correction, acc_dtype, invariant)
     opts = c.options(a.device)
     if dynamic:
         rkey = json.dumps(rq, sort_keys=True)
@@ -603,7 +604,7 @@ def reduce(x: Any, op: Union[str, Custom] = "sum", axis: Axis = None, *, out: An
            deterministic: bool = True, dynamic: bool = False, correction: Optional[int] = None,
            acc_dtype: Optional[str] = None, others: Sequence[Any] = (), map: Optional[str] = None,
            epilogue: Optional[str] = None, scale: Optional[float] = None,
-           p: Any = None) -> Any:
+           p: Any = None, invariant: bool = False) -> Any:
     """Reduces x (a torch CUDA tensor, a __cuda_array_interface__ array, or a CUDA __dlpack__
     object) over `axis` (None: every dim; an int or a tuple, negatives from the end) with op
     (a name of OP: "sum", "max", "min", "prod", "and" / "or" / "xor" of integers, "argmax" /
@@ -619,13 +620,19 @@ def reduce(x: Any, op: Union[str, Custom] = "sum", axis: Axis = None, *, out: An
     Fused maps (docs/TENSOR.md "Fused maps"): map ("abs", "square", "mul", "sub_square",
     "abs_sub", "where", "nonzero") of x and `others` (arrays broadcasting to x's shape; "where":
     the mask), epilogue ("sqrt", "log", "scale" by `scale`), or a named op ("dot", "sumsq",
-    "norm" with p = 1, 2, "inf", "amax", "mse", "l1", "count_nonzero")."""
+    "norm" with p = 1, 2, "inf", "amax", "mse", "l1", "count_nonzero").
+
+    invariant=True: the bits of each output depend only on its reduced length and x's dtype, not
+    on the batch, the GPU model or its SM count (docs/INVARIANCE.md)."""
     try:
         c = _tls.ctx
     except AttributeError:
         c = _ctx()
     if others or map is not None or epilogue is not None or (op.__class__ is str and
                                                               op in _fused.FUSED_OPS):
+        if invariant:
+            raise RedjitError("RJ_EINVAL", "reduce: invariant with a fused map: give the JSON "
+                              "request (\"invariant\": true) to redjit.compile / the C API")
         if accum or dynamic or not deterministic or correction is not None:
             raise RedjitError("RJ_EINVAL", "reduce: a fused map takes out, nan, stream and "
                               "acc_dtype (not accum, dynamic, deterministic or correction)")
@@ -640,11 +647,11 @@ def reduce(x: Any, op: Union[str, Custom] = "sum", axis: Axis = None, *, out: An
         dev = x.get_device()
         if out is None:
             tkey = (x.shape, x.stride(), x.dtype, dev, axis, op, nan, accum, deterministic,
-                    dynamic, correction, acc_dtype)
+                    dynamic, correction, acc_dtype, invariant)
         elif out.__class__ is _TENSOR and out.is_cuda:
             tkey = (x.shape, x.stride(), x.dtype, dev, axis, op, nan, accum, deterministic,
-                    dynamic, correction, acc_dtype, out.shape, out.is_contiguous(), out.dtype,
-                    out.get_device())
+                    dynamic, correction, acc_dtype, invariant, out.shape, out.is_contiguous(),
+                    out.dtype, out.get_device())
         e = c.memo.get(tkey)
         if e is not None:
             fn, h, arg, kept = e
@@ -662,11 +669,11 @@ def reduce(x: Any, op: Union[str, Custom] = "sum", axis: Axis = None, *, out: An
                 raise c.fail(s)
             return out
     return _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, deterministic,
-                             dynamic, correction, acc_dtype)
+                             dynamic, correction, acc_dtype, invariant)
 
 
 def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, deterministic, dynamic,
-                      correction, acc_dtype):
+                      correction, acc_dtype, invariant=False):
     """reduce for any array (and a torch layout seen for the first time): the arrays described,
     their layout looked up in the memo or prepared."""
     a = describe(x)
@@ -675,14 +682,15 @@ def _reduce_described(c, tkey, x, op, axis, out, nan, accum, stream, determinist
         from ._array_api import reduce_empty
         return reduce_empty(a, out, op, axis, accum, stream)
     key = (a.shape, a.strides, a.dtype, a.device, axis, op, nan, accum, deterministic, dynamic,
-           correction, acc_dtype, None if o is None else (o.shape, o.strides, o.dtype, o.device))
+           correction, acc_dtype, invariant,
+           None if o is None else (o.shape, o.strides, o.dtype, o.device))
     _memo_room(c, 1 if tkey is None else 2)
     if c.deferred:
         c.release_deferred()
     e = c.memo.get(key)
     if e is None:
         e = c.memo[key] = _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic,
-                                   correction, acc_dtype)
+                                   correction, acc_dtype, invariant)
     if tkey is not None:
         c.memo[tkey] = e
     elif a.framework == "torch" and _TENSOR is None:

@@ -74,11 +74,13 @@ def kept_shape(shape, axes):
 
 
 def tensor_request(shape, strides, axes, dtype, op="sum", nan="propagate", accum=False,
-                   deterministic=True, dynamic=False, correction=None, acc_dtype=None):
+                   deterministic=True, dynamic=False, correction=None, acc_dtype=None,
+                   invariant=False):
     """The JSON dict of a tensor request (op: a name, or a redjit.Custom).  shape: the source view's sizes (a 0-d array is [1]);
     strides: element strides or None (row-major); axes: normalised dims (normalize_axes);
     correction: var / std's divisor N - correction (None: the default, 1); acc_dtype: "f64" to
-    accumulate sum / prod / mean of f16, bf16, f32 in f64 (None: the default)."""
+    accumulate sum / prod / mean of f16, bf16, f32 in f64 (None: the default); invariant: each
+    output's bits fixed by its reduced length and the dtype (docs/INVARIANCE.md)."""
     if dtype not in ITEMSIZE:
         raise _einval(f"dtype: unknown value {dtype!r}")
     if len(shape) == 0:  # a 0-d array: one element
@@ -97,6 +99,8 @@ def tensor_request(shape, strides, axes, dtype, op="sum", nan="propagate", accum
         req["deterministic"] = False
     if dynamic:
         req["dynamic"] = True
+    if invariant:
+        req["invariant"] = True
     if correction is not None:
         req["correction"] = int(correction)
     if acc_dtype is not None:

@@ -19,7 +19,7 @@ class Options(ctypes.Structure):  # rj_options
                 ("device", ctypes.c_int), ("ptx_version", ctypes.c_int),
                 ("emulate_packed", ctypes.c_int), ("ir_in_process", ctypes.c_int),
                 ("ir_timeout_ms", ctypes.c_int), ("ir_memory_mb", ctypes.c_int),
-                ("reserved", ctypes.c_int * 8)]
+                ("sm_count", ctypes.c_int), ("reserved", ctypes.c_int * 7)]
 
 
 class VariantInfo(ctypes.Structure):  # rj_variant_info
@@ -63,7 +63,7 @@ class TreduceGroup(ctypes.Structure):  # rj_treduce_group
                 ("pingpong", ctypes.c_int), ("accum", ctypes.c_int), ("path", ctypes.c_int),
                 ("stream", ctypes.c_void_p), ("async_", ctypes.c_int),
                 ("ring_timeout_ms", ctypes.c_int64), ("dynamic", ctypes.c_int),
-                ("combine", Combine)]
+                ("combine", Combine), ("invariant", ctypes.c_int)]
 
 
 class TreduceResult(ctypes.Structure):  # rj_treduce_result

@@ -1,0 +1,461 @@
+/* "invariant": true with no GPU (docs/INVARIANCE.md): validation and the canonical text, dispatch
+ * (only variants whose tree depends on the reduced length alone), explain's invariance line, the
+ * SM-count knob (rj_options.sm_count, $REDJIT_SM_COUNT) changing the plans of other requests but
+ * not of invariant ones, and the same floating-point operations on sm_80, sm_90a and sm_100a:
+ * the optimised LLVM IR's FP instructions in the same order, and the PTX's FP instructions with
+ * their rounding and ftz modifiers the same multiset, with no ftz and no approximation. */
+#include "rjtest.h"
+
+#include <stdbool.h>
+
+#define TREQ "{\"kind\":\"tensor\","
+
+static const char *req(const char *op, const char *dt, const char *shape, const char *axes,
+                       bool inv) {
+  static char buf[512];
+  snprintf(buf, sizeof buf, TREQ "\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":%s,\"axes\":%s%s}", op,
+           dt, shape, axes, inv ? ",\"invariant\":true" : "");
+  return buf;
+}
+
+static const char *explain(rj_ctx *ctx, const char *json, const rj_options *o) {
+  rj_request r;
+  rjt_parse(ctx, json, &r);
+  const char *text = NULL;
+  rj_status s = rj_explain(ctx, &r, o, &text);
+  ck_assert_msg(s == RJ_OK, "%s: %s", json, rj_errmsg(ctx));
+  return text;
+}
+
+START_TEST(validation) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_request r;
+  ck_assert_int_eq(rj_request_parse(ctx,
+                                    TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[8],"
+                                         "\"invariant\":1}",
+                                    &r),
+                   RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "invariant"), "%s", rj_errmsg(ctx));
+  ck_assert_int_eq(rj_request_parse(ctx,
+                                    TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[8],"
+                                         "\"invariant\":true,\"deterministic\":false}",
+                                    &r),
+                   RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "invariant: needs \"deterministic\""), "%s", rj_errmsg(ctx));
+  rjt_parse(ctx, req("sum", "f32", "[8]", "[0]", false), &r);
+  r.u.tensor.invariant = 2; /* C callers: 0 or 1 */
+  ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_EINVAL);
+  ck_assert_str_eq(rj_errmsg(ctx), "invariant: 2, expected 0 or 1");
+  /* the canonical text: present when true, absent otherwise (older texts and keys unchanged) */
+  const char *text = NULL;
+  rjt_parse(ctx, req("sum", "f32", "[8]", "[0]", true), &r);
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &text), RJ_OK);
+  ck_assert_msg(strstr(text, "\"invariant\":true"), "%s", text);
+  rjt_parse(ctx, req("sum", "f32", "[8]", "[0]", false), &r);
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &text), RJ_OK);
+  ck_assert_msg(!strstr(text, "invariant"), "%s", text);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* Every view class goes to tensor_generic (tensor_ordered for a non-commutative custom); a
+ * forced rows, cols or cluster variant is refused, naming what its tree depends on. */
+START_TEST(dispatch) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90a";
+  static const char *const views[][2] = {{"[100000]", "[0]"},     {"[64,1000]", "[1]"},
+                                         {"[1000,64]", "[0]"},    {"[4,300,32]", "[1]"},
+                                         {"[4,300,32]", "[0,2]"}, {"[65536]", "[0]"}};
+  for (int i = 0; i < 6; i++) {
+    const char *t = explain(ctx, req("sum", "f32", views[i][0], views[i][1], true), &o);
+    ck_assert_msg(strstr(t, "tensor_generic prio=5 chosen"), "%s", t);
+    ck_assert_msg(strstr(t, "invariant: yes (tensor_generic"), "%s", t);
+    t = explain(ctx, req("sum", "f32", views[i][0], views[i][1], false), &o);
+    ck_assert_msg(strstr(t, "invariant: no ("), "%s", t);
+  }
+  const char *t = explain(ctx, req("sum", "f32", "[64,1000]", "[1]", false), &o);
+  ck_assert_msg(strstr(t, "invariant: no (tensor_rows: its tree depends on the number of rows"),
+                "%s", t);
+  if (!rjt_have_gpu(ctx)) ck_assert_msg(strstr(t, "no SM count read: the default)"), "%s", t);
+  static const char *const forced[] = {"tensor_rows", "tensor_cols", "tensor_cluster"};
+  for (int i = 0; i < 3; i++) {
+    rj_request r;
+    rjt_parse(ctx,
+              rjt_fmt(TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[65536],\"invariant\":true,"
+                           "\"variant\":\"%s\"}",
+                      forced[i]),
+              &r);
+    rj_kernel *k = NULL;
+    ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ENOVARIANT);
+    ck_assert_msg(strstr(rj_errmsg(ctx), "not invariant"), "%s", rj_errmsg(ctx));
+  }
+  /* dynamic: an invariant request keeps a constant kernel, and says so */
+  t = explain(ctx,
+              TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[64,1000],\"axes\":[1],"
+                   "\"dynamic\":true,\"invariant\":true}",
+              &o);
+  ck_assert_msg(strstr(t, "tensor_generic prio=5 chosen (dynamic: constant kernel"), "%s", t);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* The kernel of req planned for sms SMs: its PTX (a copy) and grid. */
+static char *planned(rj_ctx *ctx, const char *json, int sms, unsigned grid[3]) {
+  rj_request r;
+  rjt_parse(ctx, json, &r);
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90a";
+  o.sm_count = sms;
+  rj_kernel *k = NULL;
+  ck_assert_msg(rj_compile(ctx, &r, &o, &k) == RJ_OK, "%s: %s", json, rj_errmsg(ctx));
+  rj_kernel_dims(k, grid, NULL, NULL);
+  return strdup(rj_kernel_text(k, RJ_EMIT_PTX));
+}
+
+static const int knob[] = {1, 16, 78, 132, 148, 1024};
+
+START_TEST(sm_knob) {
+  rj_ctx *ctx = rj_ctx_new();
+  static const char *const views[][2] = {
+      {"[1048576]", "[0]"}, {"[8,262144]", "[1]"}, {"[16384,16]", "[0]"}, {"[200,3000]", "[1]"}};
+  for (int i = 0; i < 4; i++) {
+    unsigned g0[3], g[3];
+    /* another request: the plan follows the SM count (the grid of a split or lanes plan) */
+    char *base = planned(ctx, req("sum", "f32", views[i][0], views[i][1], false), 1, g0);
+    bool differs = false;
+    for (int j = 1; j < 6; j++) {
+      char *p = planned(ctx, req("sum", "f32", views[i][0], views[i][1], false), knob[j], g);
+      differs |= g[0] != g0[0] || strcmp(p, base) != 0;
+      free(p);
+    }
+    ck_assert_msg(differs, "%s: no SM count changed the plan", views[i][0]);
+    free(base);
+    /* an invariant request: the same kernel and grid for every SM count */
+    base = planned(ctx, req("sum", "f32", views[i][0], views[i][1], true), knob[0], g0);
+    for (int j = 1; j < 6; j++) {
+      char *p = planned(ctx, req("sum", "f32", views[i][0], views[i][1], true), knob[j], g);
+      ck_assert_msg(strcmp(p, base) == 0 && g[0] == g0[0], "%s: %d SMs changed the kernel",
+                    views[i][0], knob[j]);
+      free(p);
+    }
+    free(base);
+  }
+  rj_request r;
+  rjt_parse(ctx, req("sum", "f32", "[64]", "[0]", false), &r);
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90a";
+  o.sm_count = -3;
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "sm_count: -3"), "%s", rj_errmsg(ctx));
+  o.sm_count = 78;
+  const char *t = explain(ctx, req("sum", "f32", "[64,1000]", "[1]", false), &o);
+  ck_assert_msg(strstr(t, "planned for 78 SMs"), "%s", t);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(sm_knob_env) { /* Check forks each test: the variable stays in this one */
+  rj_ctx *ctx = rj_ctx_new();
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90a";
+  setenv("REDJIT_SM_COUNT", "16", 1);
+  const char *t = explain(ctx, req("sum", "f32", "[64,1000]", "[1]", false), &o);
+  ck_assert_msg(strstr(t, "planned for 16 SMs"), "%s", t);
+  o.sm_count = 148; /* the option wins */
+  t = explain(ctx, req("sum", "f32", "[64,1000]", "[1]", false), &o);
+  ck_assert_msg(strstr(t, "planned for 148 SMs"), "%s", t);
+  o.sm_count = 0;
+  setenv("REDJIT_SM_COUNT", "12x", 1);
+  rj_request r;
+  rjt_parse(ctx, req("sum", "f32", "[64,1000]", "[1]", false), &r);
+  ck_assert_int_eq(rj_explain(ctx, &r, &o, &t), RJ_EINVAL);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "REDJIT_SM_COUNT: \"12x\""), "%s", rj_errmsg(ctx));
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_EINVAL);
+  unsetenv("REDJIT_SM_COUNT");
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- the same FP operations on every target */
+
+/* An FP arithmetic opcode of one PTX line into op (normalised), or false.  Exact widenings
+ * (f16 / bf16 -> f32 or f64, f32 -> f64) are dropped, and a mixed-precision add / sub / mul / fma
+ * (sm_100a: add.rn.f32.bf16, an exact widening fused into the f32 operation, one rounding) is
+ * written as the f32 operation it equals; so is a comparison of f16 / bf16 values (sm_90:
+ * setp.eq.bf16), exact either way. */
+static bool fp_op(const char *line, char *op, size_t n) {
+  while (*line == ' ' || *line == '\t')
+    line++;
+  if (*line == '@') { /* a predicate */
+    while (*line && *line != ' ' && *line != '\t')
+      line++;
+    while (*line == ' ' || *line == '\t')
+      line++;
+  }
+  size_t k = strcspn(line, " \t;");
+  if (k == 0 || k >= n) return false;
+  memcpy(op, line, k);
+  op[k] = 0;
+  static const char *const heads[] = {"add.",  "sub.", "mul.",      "fma.",   "div.", "rcp.",
+                                      "sqrt.", "max.", "min.",      "ex2.",   "lg2.", "neg.",
+                                      "abs.",  "cvt.", "copysign.", "testp.", "setp."};
+  bool head = false;
+  for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++)
+    head |= strncmp(op, heads[i], strlen(heads[i])) == 0;
+  if (!head ||
+      !(strstr(op, ".f16") || strstr(op, ".bf16") || strstr(op, ".f32") || strstr(op, ".f64")))
+    return false;
+  static const char *const exact[] = {"cvt.f32.f16", "cvt.f32.bf16", "cvt.f64.f32", "cvt.f64.f16",
+                                      "cvt.f64.bf16"};
+  for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+    if (!strcmp(op, exact[i])) return false;
+  if (!strncmp(op, "setp.", 5)) { /* a comparison is exact: bf16 / f16 as the f32 it widens to */
+    char *h = strstr(op, ".bf16");
+    if (!h) h = strstr(op, ".f16");
+    if (h && !h[h[1] == 'b' ? 5 : 4]) strcpy(h, ".f32");
+  }
+  char *mixed = strstr(op, ".f32.bf16");
+  if (!mixed) mixed = strstr(op, ".f32.f16");
+  if (mixed && strncmp(op, "cvt.", 4) != 0) mixed[4] = 0;
+  return true;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The PTX's FP opcodes, sorted, in one string.  Not their order: the optimised IR's FP sequence
+ * (checked beside) fixes the order of every dependent operation, while the backend's
+ * scheduler may move an independent one (sm_100a moves a subtraction of var's Welford update
+ * across a block boundary), which rounds the same. */
+static char *fp_blocks(const char *ptx) {
+  size_t cap = strlen(ptx) + 16, used = 0;
+  char *out = malloc(cap), *ops[4096];
+  int nops = 0;
+  char line[512], op[64];
+  ck_assert_ptr_nonnull(out);
+  out[0] = 0;
+  for (const char *p = ptx; *p;) {
+    size_t k = strcspn(p, "\n");
+    snprintf(line, sizeof line, "%.*s", (int)(k < sizeof line - 1 ? k : sizeof line - 1), p);
+    p += k + (p[k] == '\n');
+    if (fp_op(line, op, sizeof op) && nops < 4096) ops[nops++] = strdup(op);
+    if (!*p) {
+      qsort(ops, (size_t)nops, sizeof ops[0], cmp_str);
+      for (int i = 0; i < nops; i++) {
+        used += (size_t)snprintf(out + used, cap - used, "%s ", ops[i]);
+        free(ops[i]);
+      }
+      used += (size_t)snprintf(out + used, cap - used, "|");
+      nops = 0;
+    }
+  }
+  return out;
+}
+
+/* The optimised IR's floating-point instructions in order, with their types (an instruction's
+ * text from its opcode on, the operands' names cut), one per line.  The integer instructions
+ * around them may be ordered differently for each target (its cost model); these may not. */
+static char *ir_fp_sequence(const char *ir) {
+  static const char *const heads[] = {"fadd ",
+                                      "fsub ",
+                                      "fmul ",
+                                      "fdiv ",
+                                      "frem ",
+                                      "fneg ",
+                                      "fcmp ",
+                                      "fptrunc ",
+                                      "fpext ",
+                                      "sitofp ",
+                                      "uitofp ",
+                                      "fptosi ",
+                                      "fptoui ",
+                                      "call float @llvm.",
+                                      "call double @llvm.",
+                                      "call half @llvm.",
+                                      "call bfloat @llvm."};
+  size_t cap = strlen(ir) + 16, used = 0;
+  char *out = malloc(cap);
+  ck_assert_ptr_nonnull(out);
+  out[0] = 0;
+  for (const char *p = ir; *p;) {
+    size_t k = strcspn(p, "\n");
+    const char *eq = memchr(p, '=', k);
+    for (size_t i = 0; eq && i < sizeof heads / sizeof heads[0]; i++) {
+      const char *at = strstr(eq, heads[i]);
+      if (!at || at >= p + k) continue;
+      size_t len = strcspn(at, "%(\n"); /* the opcode, its flags and type */
+      used += (size_t)snprintf(out + used, cap - used, "%.*s\n", (int)len, at);
+      break;
+    }
+    p += k + (p[k] == '\n');
+  }
+  return out;
+}
+
+static char *ptx_for(rj_ctx *ctx, const char *json, const char *target, rj_emit what) {
+  rj_request r;
+  rjt_parse(ctx, json, &r);
+  rj_options o;
+  rj_options_init(&o);
+  o.target = target;
+  rj_kernel *k = NULL;
+  ck_assert_msg(rj_compile(ctx, &r, &o, &k) == RJ_OK, "%s on %s: %s", json, target, rj_errmsg(ctx));
+  return strdup(rj_kernel_text(k, what));
+}
+
+static const char *const targets[] = {"sm_80", "sm_90a", "sm_100a"};
+
+/* json's kernels for the three targets: the same FP instructions in the same order in the
+ * optimised IR, the same FP operations in the PTX, no ftz and no approximation */
+static void same_fp_ops(rj_ctx *ctx, const char *json, bool fp) {
+  char *ir_text = ptx_for(ctx, json, targets[0], RJ_EMIT_LLVM_OPT);
+  char *ir0 = ir_fp_sequence(ir_text);
+  free(ir_text);
+  char *ptx0 = ptx_for(ctx, json, targets[0], RJ_EMIT_PTX);
+  char *ops0 = fp_blocks(ptx0);
+  ck_assert_msg(!fp || strlen(ops0) > 8, "%s: no FP operations found: %s", json, ops0);
+  for (int t = 0; t < 3; t++) {
+    char *ptx = ptx_for(ctx, json, targets[t], RJ_EMIT_PTX);
+    ck_assert_msg(!strstr(ptx, ".ftz") && !strstr(ptx, ".approx"),
+                  "%s on %s: ftz or an approximation", json, targets[t]);
+    ir_text = ptx_for(ctx, json, targets[t], RJ_EMIT_LLVM_OPT);
+    char *ir = ir_fp_sequence(ir_text);
+    free(ir_text);
+    ck_assert_msg(strcmp(ir, ir0) == 0,
+                  "%s: the FP instructions of the optimised IR for %s:\n%s\n%s:\n%s", json,
+                  targets[t], ir, targets[0], ir0);
+    char *ops = fp_blocks(ptx);
+    ck_assert_msg(strcmp(ops, ops0) == 0, "%s: FP operations on %s:\n%s\n%s:\n%s", json, targets[t],
+                  ops, targets[0], ops0);
+    free(ptx);
+    free(ir);
+    free(ops);
+  }
+  free(ir0);
+  free(ptx0);
+  free(ops0);
+}
+
+static const char *const ops_all[] = {"sum", "prod", "mean",   "max",    "min",
+                                      "var", "std",  "argmax", "argmin", "logsumexp"};
+static const char *const dts_all[] = {"f32", "f16", "bf16", "f64", "i32", "u8", "e4m3"};
+
+static bool takes(const char *op, const char *dt) {
+  bool fl = dt[0] == 'f' || dt[0] == 'b' || dt[0] == 'e';
+  if (!strcmp(op, "logsumexp")) return fl;
+  if (!strcmp(op, "var") || !strcmp(op, "std") || !strcmp(op, "mean"))
+    return fl || !strcmp(dt, "u8"); /* the small integers: f64 results */
+  if (!strcmp(op, "prod")) return strcmp(dt, "e4m3") != 0;
+  return true;
+}
+
+START_TEST(same_ops_every_target) {
+  rj_ctx *ctx = rj_ctx_new();
+  int d = _i;
+  for (size_t o = 0; o < sizeof ops_all / sizeof ops_all[0]; o++) {
+    if (!takes(ops_all[o], dts_all[d])) continue;
+    bool fp = dts_all[d][0] != 'i' && dts_all[d][0] != 'u';
+    same_fp_ops(ctx, req(ops_all[o], dts_all[d], "[64,1000]", "[1]", true), fp);
+    same_fp_ops(ctx, req(ops_all[o], dts_all[d], "[1000,3,24]", "[1]", true), fp);
+  }
+  /* a 1-D reduction, a fused dot and f64 accumulation of a float */
+  if (d == 0) {
+    same_fp_ops(ctx, req("sum", "f32", "[1000003]", "[0]", true), true);
+    same_fp_ops(ctx,
+                TREQ "\"op\":\"dot\",\"dtype\":\"f32\",\"shape\":[64,1000],\"axes\":[1],"
+                     "\"others\":[{\"dtype\":\"f32\"}],\"invariant\":true}",
+                true);
+    same_fp_ops(ctx,
+                TREQ "\"op\":\"norm\",\"dtype\":\"bf16\",\"shape\":[64,1000],\"axes\":[1],"
+                     "\"invariant\":true}",
+                true);
+  }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* The check itself sees what it rejects: a request that is not invariant uses the hardware's
+ * approximations (f32 logsumexp), and two different ops give different operations. */
+START_TEST(check_sees_differences) {
+  rj_ctx *ctx = rj_ctx_new();
+  char *p = ptx_for(ctx, req("logsumexp", "f32", "[64,1000]", "[1]", false), "sm_90a", RJ_EMIT_PTX);
+  ck_assert_msg(strstr(p, "ex2.approx.ftz.f32"), "the default logsumexp uses ex2.approx");
+  free(p);
+  p = ptx_for(ctx, req("logsumexp", "f32", "[64,1000]", "[1]", true), "sm_90a", RJ_EMIT_PTX);
+  ck_assert_msg(!strstr(p, "approx") && !strstr(p, "ftz"), "the invariant one does not");
+  free(p);
+  char *a = ptx_for(ctx, req("sum", "f32", "[64,1000]", "[1]", true), "sm_90a", RJ_EMIT_PTX);
+  char *b = ptx_for(ctx, req("max", "f32", "[64,1000]", "[1]", true), "sm_90a", RJ_EMIT_PTX);
+  char *oa = fp_blocks(a), *ob = fp_blocks(b);
+  ck_assert_msg(strcmp(oa, ob) != 0, "sum and max: the same FP operations?");
+  ck_assert_msg(strstr(oa, "add.rn.f32") && strstr(ob, "max."), "%s\n%s", oa, ob);
+  free(a);
+  free(b);
+  free(oa);
+  free(ob);
+  char op[64];
+  ck_assert(fp_op("\t@%p3 add.rn.f32.bf16 %f1, %f2, %rs1;", op, sizeof op));
+  ck_assert_str_eq(op, "add.rn.f32");
+  ck_assert(!fp_op("\tcvt.f32.bf16 %f1, %rs1;", op, sizeof op));
+  ck_assert(fp_op("\tcvt.rn.bf16.f32 %rs1, %f1;", op, sizeof op));
+  ck_assert(fp_op("\t@!%p1 setp.eq.bf16 %p2, %rs1, %rs2;", op, sizeof op));
+  ck_assert_str_eq(op, "setp.eq.f32");
+  ck_assert(!fp_op("\tadd.s64 %rd1, %rd2, %rd3;", op, sizeof op));
+  ck_assert(fp_op("\tadd.rn.ftz.f32x2 %rd1, %rd2, %rd3;", op, sizeof op));
+  ck_assert_str_eq(op, "add.rn.ftz.f32x2");
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* treduce: the field, its canonical text, and the NCCL backend's plain refusal */
+START_TEST(treduce_field) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_request r;
+  const char *text = NULL;
+  rjt_parse(ctx,
+            "{\"kind\":\"treduce\",\"op\":\"sum\",\"dtype\":\"f32\",\"ranks\":4,"
+            "\"shape\":[1024],\"invariant\":true}",
+            &r);
+  ck_assert_int_eq(r.u.treduce.invariant, 1);
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &text), RJ_OK);
+  ck_assert_msg(strstr(text, "\"invariant\":true"), "%s", text);
+  rj_nccl_args a;
+  rj_nccl_args_init(&a);
+  int fake = 0;
+  a.comm = &fake; /* refused before NCCL is opened or the communicator used */
+  a.src = 4096;
+  ck_assert_int_eq(rj_treduce_nccl(ctx, &r, &a), RJ_EUNSUPPORTED);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "invariant: ncclReduce is not invariant"), "%s",
+                rj_errmsg(ctx));
+  r.u.treduce.invariant = 3;
+  ck_assert_int_eq(rj_request_validate(ctx, &r), RJ_EINVAL);
+  ck_assert_str_eq(rj_errmsg(ctx), "invariant: 3, expected 0 or 1");
+  r.u.treduce.invariant = 0;
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &text), RJ_OK);
+  ck_assert_msg(!strstr(text, "invariant"), "%s", text);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("invariant");
+  TCase *tc = tcase_create("invariant");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, validation);
+  tcase_add_test(tc, dispatch);
+  tcase_add_test(tc, sm_knob);
+  tcase_add_test(tc, sm_knob_env);
+  tcase_add_test(tc, check_sees_differences);
+  tcase_add_test(tc, treduce_field);
+  tcase_add_loop_test(tc, same_ops_every_target, 0, (int)(sizeof dts_all / sizeof dts_all[0]));
+  suite_add_tcase(s, tc);
+  return rjt_main(s);
+}
