@@ -74,7 +74,8 @@ class TreduceResult(ctypes.Structure):  # rj_treduce_result
                 ("compile_ms", ctypes.c_double), ("load_ms", ctypes.c_double),
                 ("ms", ctypes.c_double), ("slices", ctypes.c_int), ("gpus", ctypes.c_int),
                 ("dst_digest", ctypes.c_uint64), ("root_share", ctypes.c_double),
-                ("call_ms", ctypes.c_double), ("hops", ctypes.c_int)]
+                ("call_ms", ctypes.c_double), ("hops", ctypes.c_int),
+                ("cache", ctypes.c_char * 8), ("cache_ms", ctypes.c_double)]
 
 
 # Stable enum values of include/redjit.h.
