@@ -279,6 +279,27 @@ static void report(const miss *m, int n, int rounds, const char *kind, int st) {
   free(t);
 }
 
+/* JIT_LATENCY_TOP=N: the N slowest requests (their first round), with their stages. */
+static int slower(const void *a, const void *b) {
+  double x = (*(miss *const *)a)->us[0][ST_ALL], y = (*(miss *const *)b)->us[0][ST_ALL];
+  return (x < y) - (x > y);
+}
+
+static void slowest(miss *m, int n) {
+  int top = getenv("JIT_LATENCY_TOP") ? atoi(getenv("JIT_LATENCY_TOP")) : 0;
+  miss **p = malloc(sizeof *p * (size_t)n);
+  for (int i = 0; i < n; i++)
+    p[i] = &m[i];
+  qsort(p, (size_t)n, sizeof *p, slower);
+  for (int i = 0; i < top && i < n; i++) {
+    printf("%-48s", p[i]->name);
+    for (int st = 0; st < NST; st++)
+      printf(" %s %.2f", st_name[st], p[i]->us[0][st] / 1e3);
+    printf("\n");
+  }
+  free(p);
+}
+
 static int corpus(const char *file, int rounds) {
   miss *m = NULL;
   if (rounds < 1 || rounds > 64) rounds = 3;
@@ -294,6 +315,7 @@ static int corpus(const char *file, int rounds) {
   for (int st = 0; st < NST; st++) /* "compile" (the whole) first, then its stages */
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
       report(m, n, rounds, kinds[i], st);
+  slowest(m, n);
   return 0;
 }
 
