@@ -4,7 +4,6 @@
 #include "treduce.h"
 
 #include <inttypes.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,7 +149,7 @@ RJ_API rj_status rj_treduce_request(rj_ctx *ctx, const rj_treduce_group *g, rj_r
 }
 
 /* The size of rj_treduce_result's first version (fields are only appended). */
-#define TREDUCE_RESULT_V1 offsetof(rj_treduce_result, cache)
+#define TREDUCE_RESULT_V1 sizeof(rj_treduce_result)
 
 static rj_status run_group(rj_ctx *ctx, const rj_treduce_group *g, const rj_options *opt,
                            rj_treduce_result *res);

@@ -852,7 +852,7 @@ def treduce(sources: Sequence[Any], dst: Any, *, root: int = 0, op: Union[str, C
     c.check(c.L.rj_treduce_run(c.ptr, ctypes.byref(g), None, ctypes.byref(res)))
     del keep  # the combine's IR bytes lived through the call
     out = {f: getattr(res, f) for f, _ in TreduceResult._fields_ if f != "struct_size"}
-    for f in ("variant", "target", "path"):
+    for f in ("variant", "target", "path", "cache"):
         out[f] = out[f].decode()
     return out
 
