@@ -6,7 +6,9 @@
  *   jit_latency [EXAMPLES_DIR]   (default: examples)
  * With --corpus, the warm miss of every request of a corpus file (tests/corpus/requests.jsonl:
  * one {"name", "target", "request"} per line; lines with "flags" or that fail are left out), each
- * the median of ROUNDS fresh contexts, then its median and 90th percentile per kind:
+ * the median of ROUNDS fresh contexts, then its median, 90th and 99th percentile per kind, and the
+ * same per stage (rj_kernel_stage_ms: lowering, verify, O3, PTX; "other" is the rest of the
+ * compile: dispatch, plan, cache key, target machine, PTX header):
  *   jit_latency --corpus FILE [ROUNDS]   (default 3) */
 #include "bench_clock.h"
 #include "redjit.h"
@@ -148,10 +150,14 @@ static void flatness(void) {
 
 /* ---------------------------------------------------------------- --corpus */
 
+/* The figures of one compile: the whole, its stages (rj_kernel_stage_ms) and the rest. */
+enum { ST_ALL, ST_LOWER, ST_VERIFY, ST_O3, ST_PTX, ST_OTHER, NST };
+static const char *const st_name[NST] = {"compile", "lower", "verify", "O3", "PTX", "other"};
+
 typedef struct miss {
   char kind[16], target[16], name[128];
   char *json;
-  double *us; /* one per round; negative: it failed */
+  double (*us)[NST]; /* one per round; us[r][ST_ALL] negative: it failed */
 } miss;
 
 /* The value of the first string field `name` in line, or "" (a bench's reading of a known file
@@ -232,7 +238,13 @@ static void one_round(miss *m, int n, int round) {
     if (!rj_request_parse(ctx, x->json, &r) && (t0 = now(), !rj_compile(ctx, &r, &opt, &k)) &&
         rj_ctx_compile_count(ctx) > before) /* a hit (the same request twice) is left out */
       us = now() - t0;
-    if (i >= 0) x->us[round] = us;
+    if (i >= 0) { /* the stages by the wall clock; "other": the rest of the whole */
+      double *f = x->us[round], staged = 0;
+      f[ST_ALL] = us;
+      for (int st = 0; st < 4; st++)
+        staged += f[ST_LOWER + st] = us >= 0 ? rj_kernel_stage_ms(k, st) * 1e3 : 0;
+      f[ST_OTHER] = us >= 0 && us > staged ? us - staged : 0;
+    }
     if (i >= 0 && us >= 0 && round == 0 && ptx_dir()) write_ptx(x, k);
     if (i >= 0 && i % 64 == 63 &&
         !ptx_dir()) { /* a fresh context now and then: its caches stay small */
@@ -245,24 +257,47 @@ static void one_round(miss *m, int n, int round) {
   rj_ctx_free(ctx);
 }
 
-/* Median and 90th percentile of the requests whose kind is kind (NULL: all), in ms. */
-static void report(const miss *m, int n, int rounds, const char *kind) {
+/* The median, 90th and 99th percentile of figure st of the requests whose kind is kind (NULL:
+ * all), in ms; each request's figure is its median over the rounds. */
+static void report(const miss *m, int n, int rounds, const char *kind, int st) {
   double *t = malloc(sizeof *t * (size_t)(n + 1)), r[64];
   int c = 0;
   for (int i = 0; i < n; i++) {
     if (kind && strcmp(m[i].kind, kind)) continue;
     int ok = 0;
     for (int j = 0; j < rounds; j++)
-      if (m[i].us[j] >= 0) r[ok++] = m[i].us[j];
+      if (m[i].us[j][ST_ALL] >= 0) r[ok++] = m[i].us[j][st];
     if (ok < rounds) continue;
     qsort(r, (size_t)ok, sizeof *r, cmp);
     t[c++] = r[ok / 2];
   }
   qsort(t, (size_t)c, sizeof *t, cmp);
   if (c)
-    printf("%-9s %6d %10.2f %10.2f %10.2f %10.2f\n", kind ? kind : "all", c, t[c / 2] / 1e3,
-           t[c * 9 / 10] / 1e3, t[c - 1] / 1e3, t[0] / 1e3);
+    printf("%-9s %-8s %6d %10.2f %10.2f %10.2f %10.2f %10.2f\n", kind ? kind : "all", st_name[st],
+           c, t[c / 2] / 1e3, t[c * 9 / 10] / 1e3, t[c * 99 / 100] / 1e3, t[c - 1] / 1e3,
+           t[0] / 1e3);
   free(t);
+}
+
+/* JIT_LATENCY_TOP=N: the N slowest requests (their first round), with their stages. */
+static int slower(const void *a, const void *b) {
+  double x = (*(miss *const *)a)->us[0][ST_ALL], y = (*(miss *const *)b)->us[0][ST_ALL];
+  return (x < y) - (x > y);
+}
+
+static void slowest(miss *m, int n) {
+  int top = getenv("JIT_LATENCY_TOP") ? atoi(getenv("JIT_LATENCY_TOP")) : 0;
+  miss **p = malloc(sizeof *p * (size_t)n);
+  for (int i = 0; i < n; i++)
+    p[i] = &m[i];
+  qsort(p, (size_t)n, sizeof *p, slower);
+  for (int i = 0; i < top && i < n; i++) {
+    printf("%-48s", p[i]->name);
+    for (int st = 0; st < NST; st++)
+      printf(" %s %.2f", st_name[st], p[i]->us[0][st] / 1e3);
+    printf("\n");
+  }
+  free(p);
 }
 
 static int corpus(const char *file, int rounds) {
@@ -274,11 +309,13 @@ static int corpus(const char *file, int rounds) {
     one_round(m, n, j);
   printf("warm miss per request (median of %d rounds, %s), disk cache off\n", rounds,
          getenv("JIT_LATENCY_CPU") && atoi(getenv("JIT_LATENCY_CPU")) ? "thread CPU time" : "wall");
-  printf("%-9s %6s %10s %10s %10s %10s\n", "kind", "n", "median ms", "p90 ms", "max ms", "min ms");
-  static const char *const kinds[] = {"tile", "subgroup", "tensor", "treduce"};
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-    report(m, n, rounds, kinds[i]);
-  report(m, n, rounds, NULL);
+  printf("%-9s %-8s %6s %10s %10s %10s %10s %10s\n", "kind", "stage", "n", "median ms", "p90 ms",
+         "p99 ms", "max ms", "min ms");
+  static const char *const kinds[] = {"tile", "subgroup", "tensor", "treduce", NULL};
+  for (int st = 0; st < NST; st++) /* "compile" (the whole) first, then its stages */
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+      report(m, n, rounds, kinds[i], st);
+  slowest(m, n);
   return 0;
 }
 

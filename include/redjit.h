@@ -421,6 +421,8 @@ RJ_API const char *rj_kernel_variant(const rj_kernel *k);            /* "ir" for
 RJ_API const char *rj_kernel_target(const rj_kernel *k);
 RJ_API const char *rj_kernel_entry(const rj_kernel *k);
 RJ_API double rj_kernel_compile_ms(const rj_kernel *k); /* wall-clock ms of its compile */
+RJ_API double rj_kernel_disk_ms(const rj_kernel *k); /* ms this process read it from disk; -1 not */
+RJ_API double rj_kernel_stage_ms(const rj_kernel *k, int stage); /* 0 lower 1 verify 2 O3 3 PTX */
 /* Launch geometry (shared_bytes: dynamic shared memory); none for rj_compile_ir's kernels. */
 RJ_API void rj_kernel_dims(const rj_kernel *k, unsigned grid[3], unsigned block[3],
                            unsigned *shared_bytes);

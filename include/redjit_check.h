@@ -45,6 +45,10 @@ typedef struct rj_check_result {
   double max_abs_err, max_rel_err;
   double compile_ms, load_ms, kernel_ms;
   char first_error[256]; /* the first wrong element, described */
+  /* where this call got its kernels: "miss" (compiled here: compile_ms), "disk" (read from the
+   * disk cache: cache_ms, compile_ms 0) or "memory" (held already: both 0) */
+  char cache[8];
+  double cache_ms; /* ms reading kernels from the disk cache */
 } rj_check_result;
 
 RJ_API void rj_check_opts_init(rj_check_opts *opt);

@@ -86,6 +86,8 @@ typedef struct rj_treduce_result {
   double root_share;   /* of the elements, those the root's GPU reduced */
   double call_ms;      /* the whole call by the host's clock */
   int hops;            /* the ring path: hops of the chain; else 0 */
+  char cache[8];   /* as rj_check_result's: "miss", "disk" or "memory" (compile_ms: this call's) */
+  double cache_ms; /* ms reading kernels from the disk cache */
 } rj_treduce_result;
 
 /* ---------------------------------------------------------------- run and sync */

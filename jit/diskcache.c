@@ -294,11 +294,13 @@ rj_kernel *jit_disk_find(rj_ctx *ctx, const char *key) {
   free(fkey);
   if (!k) return NULL;
   k->ctx = ctx;
+  k->from_disk = true;
+  k->disk_ms = jit_now_ms() - t0;
   d->hits++;
   jit_cache_insert(ctx, k);
   if (jit_log_on(ctx))
     jit_log(ctx, "disk hit %016llx %s%s: read in %.3f ms", (unsigned long long)k->hash, k->variant,
-            k->cubin ? " with a cubin" : "", jit_now_ms() - t0);
+            k->cubin ? " with a cubin" : "", k->disk_ms);
   return k;
 }
 

@@ -31,6 +31,9 @@ struct rj_kernel {
   char entry[64];
   int ptx_version;
   double compile_ms;
+  bool from_disk;     /* read from the disk cache by this process (compile_ms is the writer's) */
+  double stage_ms[4]; /* of compile_ms: lowering, verify, O3, PTX (the compiler library's) */
+  double disk_ms;     /* from_disk: ms this process spent reading it */
   rj_request req; /* the request it was compiled for (a runtime-size kernel serves others too) */
   /* the variant's plan for req, its launch geometry too (rj_kernel_dims; zero for
    * rj_compile_ir's, whose geometry is the caller's) */

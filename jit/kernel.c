@@ -162,6 +162,12 @@ RJ_API const char *rj_kernel_entry(const rj_kernel *k) {
 RJ_API double rj_kernel_compile_ms(const rj_kernel *k) {
   return k ? k->compile_ms : 0;
 }
+RJ_API double rj_kernel_stage_ms(const rj_kernel *k, int stage) {
+  return k && stage >= 0 && stage < 4 ? k->stage_ms[stage] : -1;
+}
+RJ_API double rj_kernel_disk_ms(const rj_kernel *k) {
+  return k && k->from_disk ? k->disk_ms : -1;
+}
 RJ_API void rj_kernel_dims(const rj_kernel *k, unsigned grid[3], unsigned block[3],
                            unsigned *shared_bytes) {
   static const unsigned zero[3] = {0, 0, 0};

@@ -302,6 +302,8 @@ static int cmd_run(job *j) {
   json_num(o, "max_abs_err", "%.6g", r.max_abs_err);
   json_num(o, "max_rel_err", "%.6g", r.max_rel_err);
   json_num(o, "compile_ms", "%.3f", r.compile_ms);
+  json_str(o, "cache", r.cache);
+  json_num(o, "cache_ms", "%.3f", r.cache_ms);
   json_num(o, "load_ms", "%.3f", r.load_ms);
   json_num(o, "kernel_ms", "%.4f", r.kernel_ms);
   json_int(o, "wrong", (long long)r.wrong);

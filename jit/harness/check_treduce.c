@@ -151,6 +151,8 @@ static void copy_result(rj_check_result *res, const rj_treduce_result *tr) {
   snprintf(res->variant, sizeof res->variant, "%s", tr->variant);
   snprintf(res->target, sizeof res->target, "%s", tr->target);
   res->compile_ms = tr->compile_ms;
+  snprintf(res->cache, sizeof res->cache, "%s", tr->cache);
+  res->cache_ms = tr->cache_ms;
   res->load_ms = tr->load_ms;
   res->kernel_ms = tr->ms;
 }

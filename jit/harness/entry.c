@@ -6,17 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Compiles req and loads it on o->compile.device, naming its variant and target; *compile_ms
- * and *load_ms may be NULL. */
+/* Compiles req and loads it on o->compile.device, naming its variant and target; c (NULL: not
+ * asked) gets the cache, compile, disk-read and load times. */
 static rj_status prepare(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
-                         char variant[RJ_NAME_MAX], char target[16], double *compile_ms,
-                         double *load_ms, rj_kernel **k) {
+                         char variant[RJ_NAME_MAX], char target[16], rj_check_result *c,
+                         rj_kernel **k) {
+  rj_cache_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+  long long compiles = rj_ctx_compile_count(ctx);
+  rj_ctx_cache_stats(ctx, &before);
   rj_status s = rj_compile(ctx, req, &o->compile, k);
   if (s) return s;
+  rj_ctx_cache_stats(ctx, &after);
   snprintf(variant, RJ_NAME_MAX, "%s", rj_kernel_variant(*k));
   snprintf(target, 16, "%s", rj_kernel_target(*k));
-  if (compile_ms) *compile_ms = rj_kernel_compile_ms(*k);
-  return rj_kernel_load(ctx, *k, o->compile.device, load_ms);
+  if (c) { /* the time this call spent: a compile here, a disk read, or nothing (memory) */
+    bool miss = rj_ctx_compile_count(ctx) > compiles, disk = after.disk_hits > before.disk_hits;
+    snprintf(c->cache, sizeof c->cache, "%s", miss ? "miss" : disk ? "disk" : "memory");
+    c->compile_ms = miss ? rj_kernel_compile_ms(*k) : 0;
+    c->cache_ms = disk ? rj_kernel_disk_ms(*k) : 0;
+  }
+  return rj_kernel_load(ctx, *k, o->compile.device, c ? &c->load_ms : NULL);
 }
 
 /* run and bench, per request kind (ORDER KIND: rj_kind values index this table); treduce's
@@ -80,10 +89,10 @@ static rj_status run_body(rj_ctx *ctx, const rj_request *req, const rj_check_opt
   rj_status s;
   if (c && (s = check_reach(ctx, req, o))) return s;
   if (c) {
-    s = prepare(ctx, req, o, c->variant, c->target, &c->compile_ms, &c->load_ms, &k);
+    s = prepare(ctx, req, o, c->variant, c->target, c, &k);
     return let_go(ctx, k, s ? s : by_kind[req->kind].check(ctx, req, o, k, c));
   }
-  s = prepare(ctx, req, o, r->bench.variant, r->bench.target, NULL, NULL, &k);
+  s = prepare(ctx, req, o, r->bench.variant, r->bench.target, NULL, &k);
   return let_go(ctx, k, s ? s : by_kind[req->kind].bench(ctx, req, o, k, &r->bench));
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define TRIPLE "nvptx64-nvidia-cuda"
 
@@ -63,6 +64,12 @@ void jit_tm_dispose(jit_tm *t) {
 }
 
 /* ---------------------------------------------------------------- stages */
+
+double jit_llvm_now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
 
 static char *module_text(LLVMModuleRef M) {
   char *s = LLVMPrintModuleToString(M), *copy = strdup(s);
@@ -134,13 +141,19 @@ rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kern
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(M, dl);
   LLVMDisposeTargetData(dl);
+  double t0 = jit_llvm_now_ms();
   if ((s = verify(ctx, M, theirs))) return s;
+  k->stage_ms[1] += jit_llvm_now_ms() - t0;
   if (text && !(k->ll = module_text(M))) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   ctx->llvm->diag[0] = 0;
+  t0 = jit_llvm_now_ms();
   if ((s = optimize(ctx, M, tm))) return s;
+  k->stage_ms[2] += jit_llvm_now_ms() - t0;
   if (text && !(k->ll_opt = module_text(M))) return ir_fail(&ctx->err, RJ_ENOMEM, "out of memory");
   if (how & JIT_CG_NO_PTX) return RJ_OK;
+  t0 = jit_llvm_now_ms();
   s = emit_ptx(ctx, t, M, &k->ptx);
+  k->stage_ms[3] += jit_llvm_now_ms() - t0;
   if (ctx->llvm->diag[0] && t->emitter) { /* a kept pipeline is not reused after an error */
     jit_emitter_free(t->emitter);
     t->emitter = NULL;

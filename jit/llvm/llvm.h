@@ -79,6 +79,7 @@ enum { JIT_CG_THEIRS = 1, JIT_CG_TEXT = 2, JIT_CG_NO_PTX = 4 };
 rj_status jit_codegen(rj_ctx *ctx, LLVMModuleRef M, const ir_target *tg, rj_kernel *k,
                       unsigned how);
 void jit_tm_dispose(jit_tm *t); /* t's emitter, then its target machine */
+double jit_llvm_now_ms(void);   /* a monotonic clock (the stage times of rj_kernel) */
 
 /* emitter.cpp: NVPTX's codegen pipeline for one target machine, built once and run on module
  * after module.  jit_emitter_run: 0 *ptx made (malloc'ed), 1 M is not one a kept pipeline may

@@ -36,7 +36,9 @@ static rj_status emit_module(rj_ctx *ctx, const char *variant, const rj_request 
 rj_status jit_llvm_lower(rj_ctx *ctx, const char *variant, const rj_request *req,
                          const ir_target *tg, const rj_options *opt, rj_kernel *k) {
   pass_emit em = {.target = tg, .plan = &k->plan};
+  double t0 = jit_llvm_now_ms();
   rj_status s = emit_module(ctx, variant, req, &k->plan, &em);
+  k->stage_ms[0] += jit_llvm_now_ms() - t0;
   if (!s) s = jit_pick_ptx(ctx, tg, opt, em.ptx_needed, &k->ptx_version);
   if (!s) s = jit_llvm_codegen_request(ctx, em.M, req, tg, k);
   if (!s) snprintf(k->entry, sizeof k->entry, "%s", em.entry);

@@ -41,6 +41,7 @@ rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_option
   pass_plan plan;
   /* the cache owns the kernel (rj_treduce_run holds evictions until its kernels are launched) */
   memset(&ctx->err, 0, sizeof ctx->err); /* as a public call starts */
+  long long compiles = ctx->compiles, memory_hits = ctx->memory_hits;
   rj_status s = jit_compile(ctx, req, &o, k, &plan);
   if (s) return s;
   ctx->err = saved;
@@ -54,7 +55,16 @@ rj_status jit_treduce_kernel(rj_ctx *ctx, const rj_request *req, const rj_option
     snprintf(res->variant, sizeof res->variant, "%s", (*k)->variant);
     snprintf(res->target, sizeof res->target, "%s", (*k)->target);
   }
-  res->compile_ms += (*k)->compile_ms;
+  /* the time this call spent: a compile here, a disk read, or nothing (a memory hit) */
+  bool miss = ctx->compiles > compiles,
+       disk = !miss && ctx->memory_hits == memory_hits && (*k)->from_disk;
+  if (miss) res->compile_ms += (*k)->compile_ms;
+  if (disk) res->cache_ms += (*k)->disk_ms;
+  if (miss || strcmp(res->cache, "miss"))
+    snprintf(res->cache, sizeof res->cache, "%s",
+             miss                                  ? "miss"
+             : disk || !strcmp(res->cache, "disk") ? "disk"
+                                                   : "memory");
   return RJ_OK;
 }
 

@@ -140,6 +140,10 @@ START_TEST(disk_kernel_is_the_compiled_one) {
   ck_assert_str_eq(rj_kernel_entry(ka), rj_kernel_entry(kb));
   ck_assert_str_eq(rj_kernel_target(ka), rj_kernel_target(kb));
   ck_assert(rj_kernel_compile_ms(ka) == rj_kernel_compile_ms(kb));
+  ck_assert(rj_kernel_disk_ms(ka) == -1); /* compiled by a, read from disk by b */
+  ck_assert_msg(rj_kernel_disk_ms(kb) >= 0 && rj_kernel_disk_ms(kb) < 1000, "disk read %g ms",
+                rj_kernel_disk_ms(kb));
+  ck_assert(rj_kernel_disk_ms(NULL) == -1);
   unsigned ga[3], gb[3], ba[3], bb[3], sa, sb;
   rj_kernel_dims(ka, ga, ba, &sa);
   rj_kernel_dims(kb, gb, bb, &sb);

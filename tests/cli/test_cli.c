@@ -310,6 +310,38 @@ START_TEST(run_status) {
 }
 END_TEST
 
+/* run reports the time this process spent: a miss its compile; a disk-cache hit "cache": "disk",
+ * the read's time and no compile (not the compile time the entry keeps).  With a GPU only. */
+START_TEST(run_reports_disk_hit) {
+  rj_ctx *ctx = rj_ctx_new();
+  int gpu = rjt_have_gpu(ctx);
+  rj_ctx_free(ctx);
+  if (!gpu) return;
+  char dir[] = "/tmp/rjclicacheXXXXXX", args[512];
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  snprintf(args, sizeof args, "run '" SEED000 "' --seed 3");
+  const char *was = getenv("REDJIT_CACHE_DIR");
+  char *saved = was ? strdup(was) : NULL;
+  setenv("REDJIT_CACHE_DIR", dir, 1); /* the child's cache: fresh, so the first run compiles */
+  double ms[2][2];
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(cli(out, sizeof out, rjt_fmt("%s", args)), 0);
+    const char *c = strstr(out, "\"compile_ms\": "), *d = strstr(out, "\"cache_ms\": ");
+    ck_assert_msg(c && d, "%s", out);
+    ms[i][0] = atof(c + 14);
+    ms[i][1] = atof(d + 12);
+    ck_assert_msg(strstr(out, i ? "\"cache\": \"disk\"" : "\"cache\": \"miss\""), "%s", out);
+  }
+  ck_assert_msg(ms[0][0] > 0 && ms[0][1] == 0, "miss: compile %g, read %g", ms[0][0], ms[0][1]);
+  ck_assert_msg(ms[1][0] == 0 && ms[1][1] > 0, "disk: compile %g, read %g", ms[1][0], ms[1][1]);
+  if (saved)
+    setenv("REDJIT_CACHE_DIR", saved, 1);
+  else
+    unsetenv("REDJIT_CACHE_DIR");
+  free(saved);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- conventions: help, version,
  * option syntax, applicability, JSON escaping */
 
@@ -534,6 +566,7 @@ int main(void) {
   tcase_add_test(tc, ptx_of_caller_ir);
   tcase_add_test(tc, bad_input_is_status_2);
   tcase_add_test(tc, run_status);
+  tcase_add_test(tc, run_reports_disk_hit);
   tcase_add_test(tc, numbers_are_checked);
   tcase_add_test(tc, inputs_are_capped);
   tcase_add_test(tc, repro_requests);

@@ -560,6 +560,44 @@ def test_kernels_at_shutdown():
     assert "Exception ignored" not in r.stderr and "Error" not in r.stderr, r.stderr
 
 
+_IMPORT_ONLY = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+before = set(sys.modules)
+import redjit
+print(" ".join(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_import_loads_only_what_a_call_needs():
+    """import redjit imports ctypes and its own modules: no json, typing, numbers, threading or
+    collections (a call of plain requests needs none), no torch / CuPy / Numba / NumPy (detected
+    on first sight)."""
+    r = subprocess.run([sys.executable, "-S", "-c", _IMPORT_ONLY,  # -S: site loads nothing first
+                        os.path.join(REPO, "tools", "python")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    added = set(r.stdout.split())
+    assert "redjit._lib" in added, added
+    for m in ("json", "typing", "numbers", "threading", "collections", "functools", "torch", "cupy",
+              "numba", "numpy", "tempfile", "re"):
+        assert m not in added, (m, sorted(added))
+
+
+def test_request_text_is_json_dumps():
+    """The request text built without json is json.dumps's, byte for byte, and what it cannot
+    spell goes to json itself."""
+    cases = [_arrays.tensor_request([4099, 1000], None, [1], "f32"),
+             _arrays.tensor_request([7, 3, 5], [15, 1, 3], [0, 2], "bf16", "var", "omit", True,
+                                    False, True, 0, "f64"),
+             {"kind": "tensor", "x": [1.5, -0.0, 1e300, 2**70, None, True, False, (1, 2)]},
+             {"s": 'a "quoted" \\ name\n', "u": "\u00e9", "f": float("nan")}, {1: 2, 3: []}, {}]
+    for c in cases:
+        for sort_keys in (False, True):
+            assert _lib.dumps(c, sort_keys) == json.dumps(c, sort_keys=sort_keys), c
+    raises(TypeError, _lib.dumps, {"x": object()})
+
+
 _TORCH_LANE = r"""
 import sys
 sys.path.insert(0, sys.argv[1])

@@ -12,14 +12,17 @@ reduce's memo for each kernel it launches: unpinned kernels are the context's ca
 a bounded number.  Failures raise RedjitError(status, message).  docs/PYTHON.md has the details."""
 from __future__ import annotations
 
-import collections
 import ctypes
-import json
-import numbers
 import sys
-import threading
+import _thread  # threading's primitives, without threading's imports (functools, collections)
 import weakref
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
+
+# typing is not imported at run time (it costs more than the rest of the import where nothing
+# loaded it before): annotations are strings (__future__ above), and the aliases below are made
+# on first use by __getattr__.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _arrays, _custom, _fused, _options
 from ._custom import Custom
@@ -30,7 +33,7 @@ from ._errors import (Busy, CompilerCrash, CudaError, InvalidRequest, LibraryNot
                       Unsupported)
 from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, INDEX_OPS, KIND, NAN, OP,
                    TREDUCE_MAX_DIMS, TREDUCE_PATH, CacheStats, Options, RedjitError, TreduceBuf, TreduceGroup, TreduceResult,
-                   VariantInfo, lib, search_paths)
+                   VariantInfo, dumps, lib, search_paths)
 
 __all__ = ["RedjitError", "Custom", "Kernel", "Variant", "version", "variants", "compile",
            "compile_ir", "explain", "canonical", "reduce", "reduce_values", "treduce",
@@ -40,10 +43,40 @@ __all__ = ["RedjitError", "Custom", "Kernel", "Variant", "version", "variants", 
            "CudaError", "OutOfMemory", "Unsupported", "Timeout", "CompilerCrash", "Busy",
            "LibraryNotFound", "set_options", "get_options"]
 
-Variant = collections.namedtuple("Variant", "name priority kinds summary")
-Request = Union[Dict[str, Any], str, bytes]  # a request as a dict or JSON text
-Axis = Union[None, int, Sequence[int]]
-Dims = Union[None, int, Sequence[int]]
+
+
+def _variant_class():
+    """Variant, the namedtuple variants() returns, made on first use (collections costs an
+    import where nothing loaded it before)."""
+    global Variant
+    if "Variant" not in globals():
+        import collections
+        Variant = collections.namedtuple("Variant", "name priority kinds summary")
+        Variant.__module__ = __name__
+    return Variant
+
+
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    class Variant(NamedTuple):
+        name: str
+        priority: int
+        kinds: str
+        summary: str
+if TYPE_CHECKING:
+    Request = Union[Dict[str, Any], str, bytes]  # a request as a dict or JSON text
+    Axis = Union[None, int, Sequence[int]]
+    Dims = Union[None, int, Sequence[int]]
+
+
+def _alias(name):
+    """The type aliases Request, Axis and Dims, made when first asked for (they need typing)."""
+    from typing import Any, Dict, Sequence, Union
+    aliases = {"Request": Union[Dict[str, Any], str, bytes], "Axis": Union[None, int, Sequence[int]],
+               "Dims": Union[None, int, Sequence[int]]}
+    globals().update(aliases)
+    return aliases[name]
 
 _MEMO_MAX = 4096  # reduce's prepared layouts kept per thread
 # rj_request_parse keeps a context's 32 most recently parsed combine texts (redjit.h): a parsed
@@ -79,7 +112,7 @@ class _Context:
             raise RedjitError("RJ_ENOMEM", "rj_ctx_new: out of memory")
         self.vptr = ctypes.c_void_p(self.ptr)  # built once: passed to every launch as it is
         self.launch = L.rj_tensor_launch
-        self.thread = threading.get_ident()
+        self.thread = _thread.get_ident()
         self.memo = {}      # reduce: layout key -> (C function, handle, argument, kept shape)
         self.requests = {}  # reduce: request JSON -> rj_request * (dynamic requests)
         self.opts = {}      # device -> Options (target auto)
@@ -106,7 +139,7 @@ class _Context:
         release_deferred); nothing once the context is freed or the interpreter shuts down."""
         if not self.live[0] or sys.is_finalizing():
             return
-        if threading.get_ident() != self.thread:
+        if _thread.get_ident() != self.thread:
             self.deferred.append(k)  # list.append: atomic under the GIL
             return
         if self.L.rj_kernel_release(self.ptr, k) == _EBUSY:  # another thread inside (misuse)
@@ -130,7 +163,7 @@ class _Context:
 
     def parse(self, request):
         """A new rj_request * parsed from a dict or JSON text; the caller frees it."""
-        text = request if isinstance(request, (str, bytes)) else json.dumps(request)
+        text = request if isinstance(request, (str, bytes)) else dumps(request)
         if isinstance(text, str):
             text = text.encode()
         if b'"combine"' in text:  # maybe a custom request: its text may push a kept one's out
@@ -183,8 +216,10 @@ _INT_MAX = 2**31 - 1  # the C int the library reads
 def _int_arg(name, v):
     """v as an int 0 .. INT_MAX, or InvalidRequest naming the argument (never a value cut to 32
     bits)."""
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise RedjitError("RJ_EINVAL", f"{name}: expected an int, not {type(v).__name__} {v!r}")
+    if v.__class__ is not int:  # numbers only for another type: its import costs every process
+        import numbers
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise RedjitError("RJ_EINVAL", f"{name}: expected an int, not {type(v).__name__} {v!r}")
     if not 0 <= v <= _INT_MAX:
         raise RedjitError("RJ_EINVAL", f"{name}: {int(v)} is out of range (0..{_INT_MAX})")
     return int(v)
@@ -197,7 +232,7 @@ def _str_arg(name, v):
     if "\0" in v:
         raise RedjitError("RJ_EINVAL", f"{name}: holds a NUL character at {v.index(chr(0))}")
     return v.encode()
-_tls = threading.local()
+_tls = _thread._local()
 
 
 def _ctx():
@@ -250,7 +285,8 @@ def variants() -> List[Variant]:
         st = c.L.rj_variant_get(c.ptr, i, ctypes.byref(v))
         if st:  # rj_variant_get leaves no message: the status is the whole answer
             raise RedjitError(c.L.rj_status_name(st).decode(), f"rj_variant_get({i}) failed")
-        out.append(Variant(v.name.decode(), v.priority, v.kinds.decode(), v.summary.decode()))
+        out.append(_variant_class()(v.name.decode(), v.priority, v.kinds.decode(),
+                                    v.summary.decode()))
     return out
 
 
@@ -278,6 +314,7 @@ def canonical(request: Request) -> Dict[str, Any]:
     try:
         text = ctypes.c_char_p()
         c.check(c.L.rj_request_canonical(c.ptr, req, ctypes.byref(text)))
+        import json
         return json.loads(text.value.decode())
     finally:
         c.L.rj_request_free(req)
@@ -364,7 +401,7 @@ class Kernel:
         return ms.value
 
     def _owner(self):
-        if self._ctx.thread != threading.get_ident():
+        if self._ctx.thread != _thread.get_ident():
             raise RedjitError("RJ_EINVAL", "kernel: compiled by another thread's context (a "
                               "context is single-threaded): compile it in this thread")
         return self._ctx
@@ -412,7 +449,7 @@ def compile(request: Request, *, target: Optional[str] = None, ptx_version: int 
     combine's IR in this process): None takes set_options' default."""
     c = _ctx()
     c.release_deferred()
-    text = request if isinstance(request, (str, bytes)) else json.dumps(request)
+    text = request if isinstance(request, (str, bytes)) else dumps(request)
     req = c.parse(text)
     try:
         k = ctypes.c_void_p()
@@ -558,7 +595,7 @@ def _prepare(c, a, o, axis, op, nan, accum, deterministic, dynamic, correction, 
                         correction, acc_dtype, invariant)
     opts = c.options(a.device)
     if dynamic:
-        rkey = json.dumps(rq, sort_keys=True)
+        rkey = dumps(rq, sort_keys=True)
         req = c.requests.get(rkey)
         if req is None:
             req = c.requests[rkey] = c.parse(rq)
@@ -744,7 +781,7 @@ def reduce_values(x: Any, op: str = "argmax", axis: Axis = None, *, out: Any = N
         outs.append((arr, d))
     rq = tensor_request(a.shape, a.strides, axes, a.dtype, op)
     rq["values"] = True
-    rkey = json.dumps(rq, sort_keys=True)
+    rkey = dumps(rq, sort_keys=True)
     req = c.requests.get(rkey)
     if req is None:
         if len(c.requests) >= _MEMO_MAX:
@@ -823,7 +860,7 @@ def treduce(sources: Sequence[Any], dst: Any, *, root: int = 0, op: Union[str, C
     c.check(c.L.rj_treduce_run(c.ptr, ctypes.byref(g), None, ctypes.byref(res)))
     del keep  # the combine's IR bytes lived through the call
     out = {f: getattr(res, f) for f, _ in TreduceResult._fields_ if f != "struct_size"}
-    for f in ("variant", "target", "path"):
+    for f in ("variant", "target", "path", "cache"):
         out[f] = out[f].decode()
     return out
 
@@ -850,6 +887,10 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ below
 
 
 def __getattr__(name):
+    if name in ("Request", "Axis", "Dims"):
+        return _alias(name)
+    if name == "Variant":
+        return _variant_class()
     if name in _ARRAY_API:
         from . import _array_api
         return getattr(_array_api, name)

@@ -1,8 +1,7 @@
 """op custom from Python: redjit.Custom, a caller's combine given as LLVM IR text (docs/PYTHON.md,
 "Custom combines"; the request's fields: docs/REQUESTS.md, "Custom combine")."""
-import json
 
-from ._lib import DTYPE, ITEMSIZE, RedjitError
+from ._lib import DTYPE, ITEMSIZE, RedjitError, dumps
 
 _FIELDS_MAX = 4  # RJ_COMBINE_FIELDS_MAX
 
@@ -90,10 +89,11 @@ class Custom:
             c["result"] = result
             self.result_dtype = state[result]
         self._combine = c
-        self._key = json.dumps(c, sort_keys=True)
+        self._key = dumps(c, sort_keys=True)
 
     def combine(self):
         """The request's "combine" object (a new dict)."""
+        import json
         return json.loads(self._key)
 
     def out_dtype(self, dtype):

@@ -3,11 +3,11 @@ logical shape (broadcast as NumPy broadcasts: a size-1 or missing dim has stride
 epilogue; redjit.dot and redjit.norm on top.  One launch of rj_reduce_n; the parsed request is
 kept per layout, the kernel found by rj_reduce's cache."""
 import ctypes
-import json
 
 from . import _arrays
 from ._arrays import describe, kept_shape, normalize_axes, tensor_request
 from ._errors import RedjitError
+from ._lib import dumps
 
 FUSED_OPS = ("dot", "sumsq", "norm", "amax", "mse", "l1", "count_nonzero")
 MAPS = ("abs", "square", "mul", "sub_square", "abs_sub", "where", "nonzero")
@@ -72,7 +72,7 @@ def fused_reduce(c, x, op, axis, others, map, epilogue, scale, p, out, nan, stre
             rq[k] = v
     if len(a.shape) == 0:
         raise _einval("x: a 0-d array (give a 1-element array)")
-    rkey = json.dumps(rq, sort_keys=True)
+    rkey = dumps(rq, sort_keys=True)
     req = c.requests.get(rkey)
     if req is None:
         req = c.requests[rkey] = c.parse(rq)

@@ -4,7 +4,7 @@ Nothing here is loaded at import time: the first call that needs the library loa
 failure is a RedjitError (status "library") naming every place searched."""
 import ctypes
 import os
-import threading
+import _thread  # threading's primitives, without threading's imports (functools, collections)
 
 __all__ = ["RedjitError", "lib", "search_paths", "Options", "VariantInfo", "TreduceBuf",
            "TreduceGroup", "TreduceResult", "CacheStats"]
@@ -74,7 +74,8 @@ class TreduceResult(ctypes.Structure):  # rj_treduce_result
                 ("compile_ms", ctypes.c_double), ("load_ms", ctypes.c_double),
                 ("ms", ctypes.c_double), ("slices", ctypes.c_int), ("gpus", ctypes.c_int),
                 ("dst_digest", ctypes.c_uint64), ("root_share", ctypes.c_double),
-                ("call_ms", ctypes.c_double), ("hops", ctypes.c_int)]
+                ("call_ms", ctypes.c_double), ("hops", ctypes.c_int),
+                ("cache", ctypes.c_char * 8), ("cache_ms", ctypes.c_double)]
 
 
 # Stable enum values of include/redjit.h.
@@ -143,6 +144,52 @@ _PROTOS = {
     "rj_status_name": (_cp, [_int]),
 }
 
+# ------------------------------------------------ JSON text of a request
+# json.dumps's text (its default separators) of the dicts a call builds, without importing json
+# (about a millisecond of every process's import): str keys, plain ASCII strings, bool, int,
+# finite float, None, lists and tuples.  Anything else (an escape, NaN, another type) goes to json.
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:+@ /")
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _text(v, sort_keys):
+    t = v.__class__
+    if t is str:
+        if _PLAIN.issuperset(v):
+            return '"' + v + '"'
+    elif t is bool:
+        return "true" if v else "false"
+    elif t is int:
+        return int.__repr__(v)
+    elif v is None:
+        return "null"
+    elif t is float:
+        if v - v == 0:  # finite
+            return float.__repr__(v)
+    elif t is list or t is tuple:
+        return "[" + ", ".join([_text(x, sort_keys) for x in v]) + "]"
+    elif t is dict:
+        for k in v:
+            if k.__class__ is not str:
+                raise _NotPlain
+        return "{" + ", ".join([_text(k, sort_keys) + ": " + _text(v[k], sort_keys)
+                                for k in (sorted(v) if sort_keys else v)]) + "}"
+    raise _NotPlain
+
+
+def dumps(obj, sort_keys=False):
+    """json.dumps(obj, sort_keys=sort_keys), the same text; json is imported only where obj
+    holds something _text leaves to it."""
+    try:
+        return _text(obj, sort_keys)
+    except _NotPlain:
+        import json
+        return json.dumps(obj, sort_keys=sort_keys)
+
+
 _SONAMES = ("libredjit.so.0.2", "libredjit.so")
 
 
@@ -172,7 +219,7 @@ def search_paths():
     return out
 
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 _lib = None
 
 

@@ -4,15 +4,18 @@ of every thread's context (rj_ctx_set_disk_cache, rj_ctx_set_memory_cache) — d
 "Options"."""
 from __future__ import annotations
 
-import threading
-from typing import Any, Dict, Optional
+import _thread  # threading's primitives, without threading's imports (functools, collections)
+
+TYPE_CHECKING = False  # typing is not imported at run time (annotations are strings)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Optional
 
 from ._errors import InvalidRequest
 
 __all__ = ["set_options", "get_options"]
 
 _UNSET = object()
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 # rj_options fields, as every compile gets them unless its call says otherwise
 _FIELDS = {"emulate_packed": False, "ptx_version": 0, "ir_in_process": False,
            "ir_timeout_ms": 0, "ir_memory_mb": 0}
