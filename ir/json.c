@@ -652,7 +652,10 @@ static const fused_op fused_ops[] = {
     {"norm", RJ_OP_SUM, RJ_MAP_SQUARE, RJ_EPI_SQRT, 1}, /* p 2 (default) */
     {"norm", RJ_OP_SUM, RJ_MAP_ABS, RJ_EPI_NONE, 0},    /* p 1 */
     {"norm", RJ_OP_MAX, RJ_MAP_ABS, RJ_EPI_NONE, 0},    /* p "inf" */
+    {"masked_sum", RJ_OP_SUM, RJ_MAP_WHERE, RJ_EPI_NONE, 0},
+    {"masked_mean", RJ_OP_MEAN, RJ_MAP_WHERE, RJ_EPI_NONE, 0}, /* divided by the selected count */
 };
+#define NFUSED_OPS ((int)(sizeof fused_ops / sizeof fused_ops[0]))
 
 /* "p" of op norm: 1, 2 (default) or "inf"; the row of fused_ops. */
 static rj_status norm_p(P *p, const cJSON *o, int *row) {
@@ -672,8 +675,8 @@ static rj_status get_tensor_op(P *p, const cJSON *o, rj_tensor *t, int *named) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "op");
   int row = -1;
   *named = 0;
-  for (int i = 0; v && cJSON_IsString(v) && i < 7; i++)
-    if (strcmp(v->valuestring, fused_ops[i].name) == 0) row = i;
+  for (int i = 0; v && cJSON_IsString(v) && i < NFUSED_OPS; i++)
+    if (row < 0 && strcmp(v->valuestring, fused_ops[i].name) == 0) row = i; /* norm: row 6 */
   rj_status s;
   if (row == 6 && (s = norm_p(p, o, &row))) return s;
   if (row < 0) {

@@ -548,10 +548,6 @@ static rj_status check_map(const rj_tensor *t, ir_err *e) {
     return ir_fail(e, RJ_EINVAL,
                    "map: op mean of an integer dtype (%s) takes no map: reduce sum, and divide",
                    ir_dtype(t->dtype)->name);
-  if (t->map == RJ_MAP_WHERE && t->op == RJ_OP_MEAN)
-    return ir_fail(e, RJ_EINVAL,
-                   "map: \"where\" with op mean would divide by every element, not the selected "
-                   "ones: reduce sum, and count_nonzero of the mask");
   if (t->epilogue && t->accum)
     return ir_fail(e, RJ_EINVAL, "epilogue: not with accum (the old value has had its epilogue)");
   if (t->epilogue != RJ_EPI_SCALE && t->scale != 0)

@@ -31,7 +31,10 @@ static void add_fused(char *buf, size_t n, const rj_request *req) {
                           ir_dtype(t->other_dtype[i])->name,
                           t->other_has_strides[i] ? "its own strides" : "src's layout");
   if (k < n)
-    k += (size_t)snprintf(buf + k, n - k, "; %s; epilogue %s", ir_op_name(t->op),
+    k += (size_t)snprintf(buf + k, n - k, "; %s%s; epilogue %s", ir_op_name(t->op),
+                          t->op == RJ_OP_MEAN && t->map == RJ_MAP_WHERE
+                              ? " of the selected elements (divided by their count)"
+                              : "",
                           ir_epilogue_name(t->epilogue));
   if (k < n && t->epilogue == RJ_EPI_SCALE)
     k += (size_t)snprintf(buf + k, n - k, " by %.17g", t->scale);

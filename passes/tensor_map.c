@@ -97,6 +97,15 @@ static LLVMValueRef map1(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMV
   }
 }
 
+/* The masked mean's element state {x or 0, 1 or 0} (passes/state.h) of x with mask element m. */
+static LLVMValueRef masked_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef m) {
+  LLVMValueRef on = nonzero(e, t->other_dtype[0], m);
+  LLVMTypeRef f[2] = {LLVMTypeOf(x), LLVMInt64TypeInContext(e->C)};
+  LLVMValueRef s = LLVMGetUndef(LLVMStructTypeInContext(e->C, f, 2, 0));
+  s = LLVMBuildInsertValue(e->B, s, LLVMBuildSelect(e->B, on, x, LLVMConstNull(f[0]), ""), 0, "");
+  return LLVMBuildInsertValue(e->B, s, LLVMBuildZExt(e->B, on, f[1], ""), 1, "");
+}
+
 LLVMValueRef tns_map(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int n, LLVMValueRef *x,
                      LLVMValueRef id, LLVMValueRef *out) {
   LLVMValueRef y[16] = {0};
@@ -107,8 +116,10 @@ LLVMValueRef tns_map(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int n, LL
     LLVMValueRef o = LLVMBuildExactSDiv(e->B, d, i64c(e, ir_dtype(t->dtype)->bytes), "");
     load_other(e, t, 0, o, n, y);
   }
+  bool masked = t->map == RJ_MAP_WHERE && t->op == RJ_OP_MEAN;
   for (int i = 0; i < n; i++)
-    out[i] = map1(e, t, x[i], t->nothers ? y[i] : NULL, id);
+    out[i] =
+        masked ? masked_elem(e, t, x[i], y[i]) : map1(e, t, x[i], t->nothers ? y[i] : NULL, id);
   return out[0];
 }
 

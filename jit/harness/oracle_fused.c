@@ -1,6 +1,7 @@
 /* The float64 reference of fused tensor requests (docs/TENSOR.md "Fused maps"): each element's
  * map from src and the other inputs (each other input placed by its own view of the same logical
- * shape), folded as hr_oracle_add folds, then the epilogue, whose tolerance scale (mag) follows
+ * shape), folded as hr_oracle_add folds (mean: divided by the count of elements folded, the
+ * selected ones under map where), then the epilogue, whose tolerance scale (mag) follows
  * it: sqrt halves a relative error, log turns it into an absolute one, scale multiplies both. */
 #include "harness.h"
 
@@ -99,15 +100,17 @@ void hr_oracle_fused(const rj_tensor *t, const ir_tview *v, const void *src,
   for (int64_t p = 0; p < v->outputs; p++) {
     hr_value *a = &ref[p];
     hr_oracle_init(t->op, RJ_F64, a);
+    int64_t count = 0; /* the elements folded: mean's divisor (the masked mean: the selected) */
     for (int64_t r = 0; r < v->reduce_len; r++) {
       double x = hr_load_f64(t->dtype, src, ir_tview_offset(v, p, r)), y = 0;
       if (t->nothers) y = hr_load_f64(t->other_dtype[0], others[0], ir_tview_offset(&ov, p, r));
       bool skip;
       double m = map1(t, x, y, &skip);
       if (!skip) hr_oracle_add(t->op, RJ_F64, t->nan, a, &m, 0);
+      count += !skip;
     }
     if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, p);
-    hr_oracle_finish(t->op, a, v->reduce_len);
+    hr_oracle_finish(t->op, a, count); /* no element selected: 0 / 0, NaN */
     if (t->op == RJ_OP_MAX || t->op == RJ_OP_MIN) a->mag = fabs(a->f); /* checked as a sum */
     epilogue(t, a);
     a->acc_f64 = t->acc_f64 && t->dtype != RJ_F64;

@@ -115,8 +115,10 @@ START_TEST(named_ops) {
       {"\"op\":\"mse\",\"others\":[{\"dtype\":\"f32\"}]", "\"op\":\"mean\""},
       {"\"op\":\"l1\",\"others\":[{\"dtype\":\"f32\"}]", "\"map\":\"abs_sub\""},
       {"\"op\":\"count_nonzero\"", "\"map\":\"nonzero\""},
+      {"\"op\":\"masked_sum\",\"others\":[{\"dtype\":\"u8\"}]", "\"map\":\"where\""},
+      {"\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"i8\"}]", "\"op\":\"mean\""},
   };
-  for (int i = 0; i < 9; i++) {
+  for (int i = 0; i < 11; i++) {
     rj_request r, r2;
     const char *c;
     char rest[160];
@@ -191,9 +193,6 @@ START_TEST(refusals) {
   refused(rjt_fmt(T, "f32", "\"op\":\"argmax\",\"map\":\"abs\"," ROWS),
           "map: applies to ops sum, mean, max, min and prod, not \"argmax\"");
   refused(rjt_fmt(T, "f32", "\"op\":\"var\",\"epilogue\":\"sqrt\"," ROWS), "epilogue: applies to");
-  refused(
-      rjt_fmt(T, "f32", "\"op\":\"mean\",\"map\":\"where\",\"others\":[{\"dtype\":\"f32\"}]," ROWS),
-      "map: \"where\" with op mean");
   refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"epilogue\":\"sqrt\",\"accum\":true," ROWS),
           "epilogue: not with accum");
   refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"epilogue\":\"exp\"," ROWS),
@@ -253,6 +252,49 @@ START_TEST(integer_maps) {
 }
 END_TEST
 
+/* the masked mean (op mean of map where) on every view: a state {sum, i64 count} whose sum is
+ * divided by the count once per output (div.rn, as plain mean's), an epilogue after it, f64
+ * under acc_dtype; what mean refuses it refuses too */
+START_TEST(masked_mean) {
+  static const char *const masks[] = {"f32", "i8", "bool", "f16"};
+  for (int v = 0; v < 7; v++)
+    for (int m = 0; m < 4; m++) {
+      char rest[300];
+      snprintf(rest, sizeof rest, "\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"%s\"}],%s",
+               masks[m], views[v]);
+      char *p = strdup(rjt_ptx(ctx, rjt_fmt(T, m % 2 ? "f16" : "f32", rest), "sm_90"));
+      ck_assert_msg(rjt_count(p, "others[0]") == 1, "%s %s", masks[m], views[v]);
+      ck_assert_msg(rjt_count(p, "div.rn.f32") >= 1, "%s %s", masks[m], views[v]);
+      ck_assert_msg(rjt_count(p, "cvt.rn.f32.s64") >= 1, "%s %s", masks[m], views[v]);
+      free(p);
+    }
+  char *p = strdup(rjt_ptx(ctx,
+                           rjt_fmt(T, "bf16",
+                                   "\"op\":\"mean\",\"map\":\"where\",\"others\":[{\"dtype\":"
+                                   "\"u8\"}],\"epilogue\":\"sqrt\",\"acc_dtype\":\"f64\"," ROWS),
+                           "sm_90"));
+  ck_assert(rjt_count(p, "div.rn.f64") >= 1 && rjt_count(p, "sqrt.rn.f64") >= 1);
+  free(p);
+  refused(rjt_fmt(T, "i16", "\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"u8\"}]," ROWS),
+          "map: op mean of an integer dtype (i16) takes no map");
+  refused(rjt_fmt(T, "f32",
+                  "\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"u8\"}],\"accum\":true," ROWS),
+          "accum:");
+  refused(
+      rjt_fmt(T, "f32",
+              "\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"u8\"}],\"nan\":\"ignore\"," ROWS),
+      "nan:");
+  refused(rjt_fmt(T, "f32", "\"op\":\"masked_mean\"," ROWS), "others: 0 inputs");
+  rj_request r;
+  const char *text;
+  rjt_parse(ctx, rjt_fmt(T, "f16", "\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"i8\"}]," ROWS),
+            &r);
+  ck_assert_int_eq(rj_explain(ctx, &r, NULL, &text), RJ_OK);
+  HAS(text, "fused: map where of src (f16), others[0] (i8, src's layout); mean of the selected "
+            "elements (divided by their count); epilogue none\n");
+}
+END_TEST
+
 /* explain names the map, the inputs and the epilogue */
 START_TEST(explain) {
   rj_request r;
@@ -301,6 +343,7 @@ int main(void) {
   tcase_add_test(tc, refusals);
   tcase_add_test(tc, integer_maps);
   tcase_add_test(tc, explain);
+  tcase_add_test(tc, masked_mean);
   tcase_add_test(tc, launch_checks);
   suite_add_tcase(s, tc);
   return rjt_main(s);
