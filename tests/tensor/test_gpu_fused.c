@@ -2,8 +2,11 @@
  * tensor variant (rows, cols, generic, cluster forced; runtime-size rows and cols) x NaN policy,
  * the epilogues, broadcast (stride 0) and strided other inputs, masks of other dtypes (f16 data
  * with an f32 / u32 / i64 mask), all-zero masks (seeds whose bits 6-7 are 0: `run`'s inputs),
- * each against the float64 oracle of `run`; and the L2 norm of values whose squares overflow the
- * dtype (and f32), read back from rj_reduce, against the exact result.  Skips without a GPU. */
+ * each against the float64 oracle of `run`; the masked mean (f16 / bf16 / f32 / f64 data with f32,
+ * i8, u8 and bool masks on every view; all-zero masks give NaN) against the oracle and, read back
+ * from rj_reduce, against a host reference; and the L2 norm of values whose squares overflow the
+ * dtype (and f32), read back from rj_reduce, against the exact result.  Skips without a GPU.
+ * One part: CK_RUN_CASE=masked build/tests/test_gpu_fused. */
 #include "rjtest.h"
 
 #include <math.h>
@@ -37,9 +40,10 @@ typedef struct mcase {
   bool two;
 } mcase;
 static const mcase maps[] = {
-    {"abs", "sum", false},  {"abs", "max", false},        {"square", "sum", false},
-    {"mul", "sum", true},   {"sub_square", "mean", true}, {"abs_sub", "mean", true},
-    {"where", "sum", true}, {"where", "min", true},       {"nonzero", "sum", false},
+    {"abs", "sum", false},   {"abs", "max", false},        {"square", "sum", false},
+    {"mul", "sum", true},    {"sub_square", "mean", true}, {"abs_sub", "mean", true},
+    {"where", "sum", true},  {"where", "min", true},       {"nonzero", "sum", false},
+    {"where", "mean", true}, /* the masked mean: divided by the selected count */
 };
 #define NMAPS ((int)(sizeof maps / sizeof maps[0]))
 
@@ -259,6 +263,101 @@ START_TEST(l2_no_overflow) {
 }
 END_TEST
 
+/* ---- the masked mean: mixed dtypes through `run`'s oracle (seed 3: all-zero masks, NaN) */
+START_TEST(masked_views) {
+  if (!gpu) return;
+  static const char *const masks[] = {"f32", "i8", "u8", "bool"};
+  static const char *const data[] = {"f16", "bf16", "f32"};
+  for (int v = 0; v < NVIEWS; v++)
+    for (int m = 0; m < 4; m++)
+      for (int d = 0; d < 3; d++)
+        run(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"masked_mean\",\"dtype\":\"%s\",%s,"
+                    "\"others\":[{\"dtype\":\"%s\"}]}",
+                    data[d], view_of(v, d < 2 ? 0 : 2), masks[m]),
+            m == 0 ? 2 : 0);
+  /* a per-row mask broadcast along the reduced dim, an epilogue, an f64 accumulator */
+  run("{\"kind\":\"tensor\",\"op\":\"mean\",\"dtype\":\"f16\",\"shape\":[64,1000],\"axes\":[1],"
+      "\"map\":\"where\",\"others\":[{\"dtype\":\"i8\",\"strides\":[1,0]}],\"epilogue\":\"sqrt\"}",
+      0);
+  run("{\"kind\":\"tensor\",\"op\":\"masked_mean\",\"dtype\":\"bf16\",\"shape\":[3,100003],"
+      "\"axes\":[1],\"others\":[{\"dtype\":\"f32\"}],\"acc_dtype\":\"f64\"}",
+      0);
+}
+END_TEST
+
+/* f16 data (element i of row r: (i % 7) - 3 + r / 8) with an f32 and an i8 mask (i % 3 == 0 in
+ * even rows; none in odd rows) through rj_reduce_n, against the host's mean of the selected
+ * elements: odd rows NaN */
+static void masked_rows(const char *mdt, int mbytes, int R, int N, bool cols) {
+  uint16_t *x = malloc((size_t)R * (size_t)N * 2);
+  unsigned char *m = calloc((size_t)R * (size_t)N, (size_t)mbytes);
+  double *want = calloc((size_t)R, sizeof *want);
+  int *cnt = calloc((size_t)R, sizeof *cnt);
+  for (int r = 0; r < R; r++)
+    for (int i = 0; i < N; i++) {
+      double v = (i % 7) - 3 + r / 8.0; /* exact in f16 */
+      size_t at = cols ? (size_t)i * (size_t)R + (size_t)r : (size_t)r * (size_t)N + (size_t)i;
+      int sign = v < 0, e = 0;
+      double a = fabs(v);
+      uint16_t b = 0;
+      if (a != 0) {
+        double f = frexp(a, &e); /* a = f 2^e, f in [0.5, 1) */
+        b = (uint16_t)(((e - 1 + 15) << 10) | (int)((f * 2 - 1) * 1024));
+      }
+      x[at] = (uint16_t)(b | sign << 15);
+      bool on = r % 2 == 0 && i % 3 == 0;
+      if (on && mbytes == 4) {
+        float one = 1;
+        memcpy(m + at * 4, &one, 4);
+      } else if (on) {
+        m[at] = 1;
+      }
+      if (on) want[r] += v, cnt[r]++;
+    }
+  rj_devptr src = 0, msk = 0, dst = 0;
+  size_t n = (size_t)R * (size_t)N;
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, n * 2, &src), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, n * (size_t)mbytes, &msk), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, (size_t)R * 2, &dst), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, src, x, n * 2), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, msk, m, n * (size_t)mbytes), RJ_OK);
+  rj_request q;
+  rjt_parse(ctx,
+            rjt_fmt("{\"kind\":\"tensor\",\"op\":\"masked_mean\",\"dtype\":\"f16\",\"shape\":[%d,"
+                    "%d],\"axes\":[%d],\"others\":[{\"dtype\":\"%s\"}]}",
+                    cols ? N : R, cols ? R : N, cols ? 0 : 1, mdt),
+            &q);
+  ck_assert_int_eq(rj_reduce_n(ctx, &q, NULL, src, &msk, 1, dst, 0, NULL), RJ_OK);
+  uint16_t *got = malloc((size_t)R * 2);
+  ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, got, dst, (size_t)R * 2), RJ_OK);
+  for (int r = 0; r < R; r++) {
+    unsigned b = got[r];
+    bool nan = (b & 0x7c00) == 0x7c00 && (b & 0x3ff);
+    if (cnt[r] == 0) {
+      ck_assert_msg(nan, "%s row %d: 0x%04x, expected NaN (no element selected)", mdt, r, b);
+      continue;
+    }
+    double e = (b >> 10) & 31, f = b & 0x3ff;
+    double g = (e ? ldexp(1 + f / 1024, (int)e - 15) : ldexp(f / 1024, -14)) * (b >> 15 ? -1 : 1);
+    double w = want[r] / cnt[r];
+    ck_assert_msg(fabs(g - w) <= 2e-3 * fabs(w) + 1e-3, "%s row %d: %g, expected %g", mdt, r, g, w);
+  }
+  rj_device_free(ctx, 0, src);
+  rj_device_free(ctx, 0, msk);
+  rj_device_free(ctx, 0, dst);
+  free(x), free(m), free(want), free(cnt), free(got);
+  cases_run++;
+}
+
+START_TEST(masked_host) {
+  if (!gpu) return;
+  masked_rows("f32", 4, 64, 1000, false);
+  masked_rows("i8", 1, 64, 1000, false);
+  masked_rows("i8", 1, 64, 4099, true);
+  masked_rows("f32", 4, 1, 1 << 20, false); /* one row of 2^20: split, all selected in row 0 */
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_fused");
@@ -270,6 +369,12 @@ int main(void) {
   tcase_add_test(tc, layouts);
   tcase_add_test(tc, l2_no_overflow);
   suite_add_tcase(s, tc);
+  TCase *mk = tcase_create("masked");
+  tcase_set_timeout(mk, 600);
+  tcase_add_checked_fixture(mk, setup, teardown);
+  tcase_add_test(mk, masked_views);
+  tcase_add_test(mk, masked_host);
+  suite_add_tcase(s, mk);
   int failed = rjt_run_in_process(s);
   printf("%d fused request cases run\n", cases_run);
   return failed ? 1 : 0;
