@@ -383,11 +383,28 @@ static rj_status get_correction(P *p, const cJSON *o, int op, int *correction) {
 /* "combine" of op custom, every kind's (below) */
 static rj_status get_combine(P *p, const cJSON *o, rj_op op, rj_dtype dtype, rj_combine *c);
 
+/* A tile or subgroup request given a tensor's fused-map field: refused naming it (a register
+ * tile or a lane's value is the caller's own, mapped before the call). */
+static rj_status no_fused_map(P *p, const cJSON *o, const char *kind) {
+  static const char *const keys[] = {"map", "epilogue", "others", "scale", NULL};
+  for (int i = 0; keys[i]; i++)
+    if (cJSON_GetObjectItemCaseSensitive(o, keys[i])) {
+      char why[160];
+      snprintf(why, sizeof why,
+               "kind \"%s\" takes no fused map (kind tensor does; apply it to the values "
+               "before the reduction)",
+               kind);
+      return at(p, "", keys[i]), bad(p, why);
+    }
+  return RJ_OK;
+}
+
 static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
   static const char *const keys[] = {"kind",   "op",         "dtype",   "scope",   "threads",
                                      "active", "src",        "dst",     "axes",    "accum",
                                      "nan",    "correction", "variant", "combine", NULL};
-  rj_status s = known_keys(p, o, "", keys);
+  rj_status s = no_fused_map(p, o, "tile");
+  if (!s) s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
   if (s) return s;
@@ -427,7 +444,8 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
   static const char *const keys[] = {"kind",       "primitive", "dtype",   "log2_size",
                                      "threads",    "blocks",    "index",   "arg",
                                      "correction", "variant",   "combine", NULL};
-  rj_status s = known_keys(p, o, "", keys);
+  rj_status s = no_fused_map(p, o, "subgroup");
+  if (!s) s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
   if (s) return s;

@@ -209,7 +209,7 @@ START_TEST(refusals) {
       "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":64,"
       "\"src\":{\"mem\":\"shared\",\"shape\":[16,40]},\"dst\":{\"mem\":\"shared\",\"shape\":[16]},"
       "\"map\":\"square\"}",
-      "map: unknown field");
+      "map: kind \"tile\" takes no fused map");
   /* the C API's request, not only JSON */
   rj_request r;
   rj_kernel *k = NULL;
@@ -295,6 +295,24 @@ START_TEST(masked_mean) {
 }
 END_TEST
 
+/* tile and subgroup requests take no fused map: refused naming the field */
+START_TEST(other_kinds) {
+  refused("{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"map\":"
+          "\"square\",\"src\":{\"mem\":\"shared\",\"shape\":[32]},\"dst\":{\"mem\":\"shared\","
+          "\"shape\":[1]},\"axes\":[0]}",
+          "map: kind \"tile\" takes no fused map (kind tensor does; apply it to the values before "
+          "the reduction)");
+  refused("{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"epilogue\":\"sqrt\"}",
+          "epilogue: kind \"tile\" takes no fused map");
+  refused("{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"f32\",\"others\":"
+          "[{\"dtype\":\"f32\"}]}",
+          "others: kind \"subgroup\" takes no fused map");
+  refused("{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"f32\",\"map\":"
+          "\"abs\"}",
+          "map: kind \"subgroup\" takes no fused map");
+}
+END_TEST
+
 /* explain names the map, the inputs and the epilogue */
 START_TEST(explain) {
   rj_request r;
@@ -344,6 +362,7 @@ int main(void) {
   tcase_add_test(tc, integer_maps);
   tcase_add_test(tc, explain);
   tcase_add_test(tc, masked_mean);
+  tcase_add_test(tc, other_kinds);
   tcase_add_test(tc, launch_checks);
   suite_add_tcase(s, tc);
   return rjt_main(s);
