@@ -161,7 +161,8 @@ typedef enum rj_map {
   RJ_MAP_SUB_SQUARE = 4, /* (x - y)^2 */
   RJ_MAP_ABS_SUB = 5,    /* |x - y| */
   RJ_MAP_WHERE = 6,      /* x where y != 0, else the op's identity */
-  RJ_MAP_NONZERO = 7     /* 1 where x != 0, else 0 */
+  RJ_MAP_NONZERO = 7,    /* 1 where x != 0, else 0 */
+  RJ_MAP_IR = 8          /* the caller's: combine.ir's function map_fn (x, others...) -> acc */
 } rj_map;
 typedef enum rj_epilogue {
   RJ_EPI_NONE = 0,
@@ -321,6 +322,7 @@ typedef struct rj_tensor {
   rj_map map;                                               /* applied at load */
   rj_epilogue epilogue;                                     /* once per output */
   double scale;                                             /* epilogue "scale"'s factor */
+  char map_fn[RJ_COMBINE_FN_MAX]; /* map RJ_MAP_IR: its function (IR text: combine.ir) */
 } rj_tensor;
 
 /* kind "treduce": root reduce across ranks' buffers (run by redjit_treduce.h's rj_treduce_run). */

@@ -741,6 +741,30 @@ static rj_status get_others(P *p, const cJSON *o, rj_tensor *t) {
   return RJ_OK;
 }
 
+/* "map": {"ir", "function"}, the caller's map as LLVM IR: the text copied into combine.ir
+ * (malloc; ir_parse's caller owns it, as op custom's), the name into map_fn. */
+static rj_status get_map_ir(P *p, const cJSON *m, rj_tensor *t) {
+  static const char *const keys[] = {"ir", "function", NULL};
+  rj_status s = known_keys(p, m, "map", keys);
+  if (s) return s;
+  at(p, "", "map");
+  if (t->op == RJ_OP_CUSTOM)
+    return bad(p, "a caller's map is not with op \"custom\" (its combine.lift is the map)");
+  const cJSON *ir = cJSON_GetObjectItemCaseSensitive(m, "ir");
+  const cJSON *fn = cJSON_GetObjectItemCaseSensitive(m, "function");
+  at(p, "map", "ir");
+  if (!ir) return bad(p, "required field is missing");
+  if (!cJSON_IsString(ir)) return bad(p, "expected a string (LLVM IR text)");
+  at(p, "map", "function");
+  if (!fn) return bad(p, "required field is missing");
+  if (!cJSON_IsString(fn) || strlen(fn->valuestring) >= RJ_COMBINE_FN_MAX)
+    return bad(p, "expected a function name of at most 127 characters");
+  snprintf(t->map_fn, sizeof t->map_fn, "%s", fn->valuestring);
+  t->map = RJ_MAP_IR;
+  if (!(t->combine.ir = strdup(ir->valuestring))) return ir_fail(p->e, RJ_ENOMEM, "out of memory");
+  return RJ_OK;
+}
+
 /* "map", "epilogue", "scale" (a named op's are its own: not given again) */
 static rj_status get_map(P *p, const cJSON *o, rj_tensor *t, int named) {
   static const char *const keys[] = {"map", "epilogue"};
@@ -748,9 +772,11 @@ static rj_status get_map(P *p, const cJSON *o, rj_tensor *t, int named) {
     if (cJSON_GetObjectItemCaseSensitive(o, keys[i]))
       return at(p, "", keys[i]), bad(p, "not with a named fused op (it sets its own)");
   int m = t->map, e = t->epilogue;
-  rj_status s = get_enum(p, o, "", "map", map_names, 8, false, &m);
+  const cJSON *mo = cJSON_GetObjectItemCaseSensitive(o, "map");
+  rj_status s = mo && cJSON_IsObject(mo) ? get_map_ir(p, mo, t)
+                                         : get_enum(p, o, "", "map", map_names, 8, false, &m);
   if (s || (s = get_enum(p, o, "", "epilogue", epi_names, 4, false, &e))) return s;
-  t->map = (rj_map)m;
+  if (!(mo && cJSON_IsObject(mo))) t->map = (rj_map)m;
   t->epilogue = (rj_epilogue)e;
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "scale");
   at(p, "", "scale");

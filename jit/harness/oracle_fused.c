@@ -90,13 +90,16 @@ static void oracle_int(const rj_tensor *t, const ir_tview *v, const void *src,
 }
 
 void hr_oracle_fused(const rj_tensor *t, const ir_tview *v, const void *src,
-                     const void *const *others, const void *dst_old, hr_value *ref) {
+                     const void *const *others, const void *dst_old, const rj_check_opts *o,
+                     hr_value *ref) {
   if (!ir_dtype(t->dtype)->is_float) {
     oracle_int(t, v, src, others, dst_old, ref);
     return;
   }
-  ir_tview ov;
+  ir_tview ov, ovs[RJ_TENSOR_OTHERS_MAX];
   if (t->nothers) hr_other_view(t, 0, &ov);
+  for (int k = 0; k < t->nothers; k++)
+    hr_other_view(t, k, &ovs[k]);
   for (int64_t p = 0; p < v->outputs; p++) {
     hr_value *a = &ref[p];
     hr_oracle_init(t->op, RJ_F64, a);
@@ -106,6 +109,12 @@ void hr_oracle_fused(const rj_tensor *t, const ir_tview *v, const void *src,
       if (t->nothers) y = hr_load_f64(t->other_dtype[0], others[0], ir_tview_offset(&ov, p, r));
       bool skip;
       double m = map1(t, x, y, &skip);
+      if (t->map == RJ_MAP_IR) { /* the caller's C reference (check_reach: there is one) */
+        double in[1 + RJ_TENSOR_OTHERS_MAX] = {x};
+        for (int k = 0; k < t->nothers; k++)
+          in[k + 1] = hr_load_f64(t->other_dtype[k], others[k], ir_tview_offset(&ovs[k], p, r));
+        m = o->map_ref(in, t->nothers, o->map_ud);
+      }
       if (!skip) hr_oracle_add(t->op, RJ_F64, t->nan, a, &m, 0);
       count += !skip;
     }

@@ -295,6 +295,85 @@ START_TEST(masked_mean) {
 }
 END_TEST
 
+/* a caller's map (LLVM IR, JSON-escaped): Huber's loss of x - y (delta 1), f32 */
+#define HUBER_IR                                                                                   \
+  "define float @huber(float %x, float %y) {\\n  %d = fsub float %x, %y\\n"                        \
+  "  %a = call float @llvm.fabs.f32(float %d)\\n  %s = fcmp olt float %a, 1.0\\n"                  \
+  "  %q = fmul float %d, %d\\n  %h = fmul float %q, 0.5\\n  %l = fsub float %a, 0.5\\n"            \
+  "  %r = select i1 %s, float %h, float %l\\n  ret float %r\\n}\\n"                                \
+  "declare float @llvm.fabs.f32(float)\\n"
+#define HUBER                                                                                      \
+  ",\"others\":[{\"dtype\":\"f32\"}],\"map\":{\"ir\":\"" HUBER_IR "\",\"function\":\"huber\"}"
+
+/* the caller's map on every view: linked and inlined (no call left), its compare in the PTX;
+ * explain and canonical text; a runtime-size kernel keyed on the IR text; refusals naming
+ * map.function / map.ir / map */
+START_TEST(map_ir) {
+  for (int v = 0; v < 7; v++) {
+    char rest[1200];
+    snprintf(rest, sizeof rest, "\"op\":\"mean\",%s%s", views[v], HUBER);
+    char *p = strdup(rjt_ptx(ctx, rjt_fmt(T, "f32", rest), "sm_90"));
+    ck_assert_msg(rjt_count(p, "setp.lt.f32") >= 1 && rjt_count(p, "\tcall") == 0, "%s", views[v]);
+    free(p);
+  }
+  rj_request r;
+  const char *text;
+  rjt_parse(ctx, rjt_fmt(T, "f32", "\"op\":\"sum\"," ROWS HUBER), &r);
+  ck_assert_int_eq(rj_explain(ctx, &r, NULL, &text), RJ_OK);
+  HAS(text, "fused: map ir huber of src (f32), others[0] (f32, src's layout); sum; epilogue none");
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &text), RJ_OK);
+  HAS(text, "\"map\":{\"ir\":\"define float @huber");
+  HAS(text, "\"function\":\"huber\"}");
+  /* two texts behind one runtime-size plan: two kernels */
+  rj_kernel *k[2];
+  for (int i = 0; i < 2; i++) {
+    rjt_parse(ctx,
+              rjt_fmt(T, "f32",
+                      i ? "\"op\":\"sum\",\"dynamic\":true," ROWS HUBER
+                        : "\"op\":\"sum\",\"dynamic\":true," ROWS
+                          ",\"others\":[{\"dtype\":\"f32\"}],\"map\":{\"ir\":\"define float "
+                          "@m(float %x, float %y) {\\n  %r = fmul float %x, %y\\n  ret float "
+                          "%r\\n}\\n\",\"function\":\"m\"}"),
+              &r);
+    ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k[i]), RJ_OK);
+  }
+  ck_assert_ptr_ne(k[0], k[1]);
+  ck_assert(strstr(rj_kernel_text(k[1], RJ_EMIT_PTX), "setp.lt.f32"));
+  ck_assert(!strstr(rj_kernel_text(k[0], RJ_EMIT_PTX), "setp.lt.f32"));
+  rj_kernel_release(ctx, k[0]);
+  rj_kernel_release(ctx, k[1]);
+  /* refusals */
+  refused(rjt_fmt(T, "f32", "\"op\":\"custom\"," ROWS HUBER), "map: a caller's map is not with op");
+  refused(rjt_fmt(T, "i32", "\"op\":\"sum\"," ROWS HUBER), "map: a caller's map applies to");
+  refused(rjt_fmt(T, "f32", "\"op\":\"sum\"," ROWS ",\"map\":{\"function\":\"f\"}"),
+          "map.ir: required field is missing");
+  refused(rjt_fmt(T, "f32", "\"op\":\"sum\"," ROWS ",\"map\":{\"ir\":\"x\",\"fn\":\"f\"}"),
+          "map.fn: unknown field");
+  static const struct {
+    const char *tail, *msg;
+  } bad[] = {
+      {",\"others\":[{\"dtype\":\"f16\"}],\"map\":{\"ir\":\"" HUBER_IR "\",\"function\":\"huber\"}",
+       "map.function: \"huber\" has type float (float, float); the map of these inputs is"},
+      {",\"others\":[{\"dtype\":\"f32\"}],\"map\":{\"ir\":\"" HUBER_IR "\",\"function\":\"nope\"}",
+       "map.function: the module defines no function \"nope\""},
+      {",\"map\":{\"ir\":\"define float @f(float %x) {\\n  store float %x, ptr null\\n  ret "
+       "float %x\\n}\\n\",\"function\":\"f\"}",
+       "map.ir: function f has a store to memory other than its own locals; a map is a pure "
+       "function of its inputs"},
+      {",\"map\":{\"ir\":\"bogus\",\"function\":\"f\"}", "map.ir: not LLVM 22 IR text"},
+  };
+  for (int i = 0; i < 4; i++) {
+    rjt_parse(
+        ctx,
+        rjt_fmt("{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\"," ROWS "%s}", bad[i].tail),
+        &r);
+    rj_kernel *kk = NULL;
+    ck_assert_int_eq(rj_compile(ctx, &r, NULL, &kk), RJ_EINVAL);
+    HAS(rj_errmsg(ctx), bad[i].msg);
+  }
+}
+END_TEST
+
 /* tile and subgroup requests take no fused map: refused naming the field */
 START_TEST(other_kinds) {
   refused("{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"map\":"
@@ -363,6 +442,7 @@ int main(void) {
   tcase_add_test(tc, explain);
   tcase_add_test(tc, masked_mean);
   tcase_add_test(tc, other_kinds);
+  tcase_add_test(tc, map_ir);
   tcase_add_test(tc, launch_checks);
   suite_add_tcase(s, tc);
   return rjt_main(s);
