@@ -5,8 +5,10 @@
  * each against the float64 oracle of `run`; the masked mean (f16 / bf16 / f32 / f64 data with f32,
  * i8, u8 and bool masks on every view; all-zero masks give NaN) against the oracle and, read back
  * from rj_reduce, against a host reference; and the L2 norm of values whose squares overflow the
- * dtype (and f32), read back from rj_reduce, against the exact result.  Skips without a GPU.
- * One part: CK_RUN_CASE=masked build/tests/test_gpu_fused. */
+ * dtype (and f32), read back from rj_reduce, against the exact result; a caller's map as LLVM IR
+ * (Huber's loss of f32 x, y; an f16 x with an i8 weight) on every view under mean / sum / max,
+ * against its C reference (rj_check_opts.map_ref).  Skips without a GPU.
+ * One part: CK_RUN_CASE=masked (or map_ir) build/tests/test_gpu_fused. */
 #include "rjtest.h"
 
 #include <math.h>
@@ -358,6 +360,78 @@ START_TEST(masked_host) {
 }
 END_TEST
 
+/* ---- a caller's map (LLVM IR) against its C reference (rj_check_opts.map_ref) */
+#define HUBER_IR                                                                                   \
+  "define float @huber(float %x, float %y) {\\n  %d = fsub float %x, %y\\n"                        \
+  "  %a = call float @llvm.fabs.f32(float %d)\\n  %s = fcmp olt float %a, 1.0\\n"                  \
+  "  %q = fmul float %d, %d\\n  %h = fmul float %q, 0.5\\n  %l = fsub float %a, 0.5\\n"            \
+  "  %r = select i1 %s, float %h, float %l\\n  ret float %r\\n}\\n"                                \
+  "declare float @llvm.fabs.f32(float)\\n"
+/* f16 x, an i8 weight: float(x) * float(w) + 0.25 */
+#define AFFINE_IR                                                                                  \
+  "define float @aff(half %x, i8 %w) {\\n  %f = fpext half %x to float\\n"                         \
+  "  %g = sitofp i8 %w to float\\n  %p = fmul float %f, %g\\n  %r = fadd float %p, 0.25\\n"        \
+  "  ret float %r\\n}\\n"
+
+static double huber_ref(const double *in, int n, void *ud) {
+  (void)n, (void)ud;
+  double d = in[0] - in[1], a = fabs(d);
+  return a < 1 ? 0.5 * d * d : a - 0.5;
+}
+
+static double affine_ref(const double *in, int n, void *ud) {
+  (void)n, (void)ud;
+  return in[0] * in[1] + 0.25;
+}
+
+static void run_ref(const char *json, double (*ref)(const double *, int, void *)) {
+  rj_request r;
+  rjt_parse(ctx, json, &r);
+  for (int s = 0; s < 3; s++) {
+    rj_check_opts o;
+    rj_check_opts_init(&o);
+    o.seed = (uint64_t)(s * 7919 + 3);
+    o.map_ref = ref;
+    rj_check_result res = {.struct_size = sizeof res};
+    rj_status st = rj_check(ctx, &r, &o, &res);
+    ck_assert_msg(st == RJ_OK, "%s: %s", rj_status_name(st), rj_errmsg(ctx));
+    ck_assert_msg(res.ok, "variant %s: %lld wrong of %lld: %s\n  %s", res.variant,
+                  (long long)res.wrong, (long long)res.checked, res.first_error, json);
+  }
+  cases_run++;
+}
+
+START_TEST(map_ir) {
+  if (!gpu) return;
+  static const char *const ops[] = {"mean", "sum", "max"};
+  for (int v = 0; v < NVIEWS; v++)
+    for (int k = 0; k < 3; k++) {
+      run_ref(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"f32\",%s,\"others\":[{"
+                      "\"dtype\":\"f32\"}],\"map\":{\"ir\":\"%s\",\"function\":\"huber\"}}",
+                      ops[k], view_of(v, 2), HUBER_IR),
+              huber_ref);
+      if (k == 1) continue; /* an f16 sum of |x w| up to 127 |x| may pass 65504 */
+      run_ref(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"f16\",%s,\"others\":[{"
+                      "\"dtype\":\"i8\"}],\"map\":{\"ir\":\"%s\",\"function\":\"aff\"}}",
+                      ops[k], view_of(v, 0), AFFINE_IR),
+              affine_ref);
+    }
+  /* without a reference: refused, naming the field */
+  rj_request r;
+  rjt_parse(ctx,
+            rjt_fmt("{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[64,100],"
+                    "\"axes\":[1],\"others\":[{\"dtype\":\"f32\"}],\"map\":{\"ir\":\"%s\","
+                    "\"function\":\"huber\"}}",
+                    HUBER_IR),
+            &r);
+  rj_check_opts o;
+  rj_check_opts_init(&o);
+  rj_check_result res = {.struct_size = sizeof res};
+  ck_assert_int_eq(rj_check(ctx, &r, &o, &res), RJ_EUNSUPPORTED);
+  ck_assert(strstr(rj_errmsg(ctx), "map: a caller's map (LLVM IR) has no CPU oracle"));
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_fused");
@@ -375,6 +449,11 @@ int main(void) {
   tcase_add_test(mk, masked_views);
   tcase_add_test(mk, masked_host);
   suite_add_tcase(s, mk);
+  TCase *ir = tcase_create("map_ir");
+  tcase_set_timeout(ir, 600);
+  tcase_add_checked_fixture(ir, setup, teardown);
+  tcase_add_test(ir, map_ir);
+  suite_add_tcase(s, ir);
   int failed = rjt_run_in_process(s);
   printf("%d fused request cases run\n", cases_run);
   return failed ? 1 : 0;
