@@ -1,7 +1,8 @@
 """redjit's fused maps from Python on a GPU, against torch: dot ((x * y).sum(dim), torch.dot),
 torch.linalg.vector_norm (p = 1, 2, inf; f16 / bf16 / f32 values whose squares overflow),
 masked sums and means (a bool-like mask of another dtype, broadcast; NumPy's where=), mse / l1
-against torch.nn.functional, and an epilogue.  Each test skips, with the reason, without torch
+against torch.nn.functional, an epilogue, and a caller's map as LLVM IR (Huber's loss against
+F.huber_loss).  Each test skips, with the reason, without torch
 or a GPU.
 Run: pytest tests/python/test_gpu_fused.py, or python3 tests/python/test_gpu_fused.py [NAME...]."""
 import _runner
@@ -137,6 +138,36 @@ def test_masked_mean():
         mv = (torch.rand(v.numel(), device="cuda", generator=g) > 0.5).to(torch.int8)
         _close(torch, redjit.mean(v, where=mv), v.double()[mv != 0].mean(), x)
         assert bool(torch.isnan(redjit.mean(v, where=torch.zeros_like(mv)).double()))
+
+
+HUBER_IR = """define float @huber(float %x, float %y) {
+  %d = fsub float %x, %y
+  %a = call float @llvm.fabs.f32(float %d)
+  %s = fcmp olt float %a, 1.0
+  %q = fmul float %d, %d
+  %h = fmul float %q, 0.5
+  %l = fsub float %a, 0.5
+  %r = select i1 %s, float %h, float %l
+  ret float %r
+}
+declare float @llvm.fabs.f32(float)
+"""
+
+
+def test_map_ir_huber():
+    """A caller's map as LLVM IR (Huber's loss, delta 1) against torch.nn.functional.huber_loss:
+    the mean per row and per column, and the whole mean."""
+    torch = _torch()
+    F = torch.nn.functional
+    g = torch.Generator(device="cuda").manual_seed(6)
+    x = torch.randn(300, 1000, device="cuda", generator=g) * 2
+    y = torch.randn(300, 1000, device="cuda", generator=g)
+    m = {"ir": HUBER_IR, "function": "huber"}
+    for dim in (0, 1):
+        want = F.huber_loss(x.double(), y.double(), reduction="none").mean(dim)
+        _close(torch, redjit.reduce(x, "mean", dim, others=(y,), map=m), want, x)
+    want = F.huber_loss(x.double(), y.double())
+    _close(torch, redjit.reduce(x, "mean", others=(y,), map=m), want, x)
 
 
 if __name__ == "__main__":
