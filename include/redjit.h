@@ -168,7 +168,8 @@ typedef enum rj_epilogue {
   RJ_EPI_NONE = 0,
   RJ_EPI_SQRT = 1,
   RJ_EPI_SCALE = 2, /* times rj_tensor.scale */
-  RJ_EPI_LOG = 3
+  RJ_EPI_LOG = 3,
+  RJ_EPI_IR = 4 /* the caller's: A epilogue_fn(A) of combine.ir (the map's module, or its own) */
 } rj_epilogue;
 #define RJ_TENSOR_OTHERS_MAX 3 /* inputs besides src */
 /* A layout stride's unit: register slots, lane id, thread index ("K", "K@lane", "K@thread"). */
@@ -322,7 +323,8 @@ typedef struct rj_tensor {
   rj_map map;                                               /* applied at load */
   rj_epilogue epilogue;                                     /* once per output */
   double scale;                                             /* epilogue "scale"'s factor */
-  char map_fn[RJ_COMBINE_FN_MAX]; /* map RJ_MAP_IR: its function (IR text: combine.ir) */
+  char map_fn[RJ_COMBINE_FN_MAX];      /* map RJ_MAP_IR: its function (IR text: combine.ir) */
+  char epilogue_fn[RJ_COMBINE_FN_MAX]; /* epilogue RJ_EPI_IR: its function (in combine.ir) */
 } rj_tensor;
 
 /* kind "treduce": root reduce across ranks' buffers (run by redjit_treduce.h's rj_treduce_run). */

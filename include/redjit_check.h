@@ -37,7 +37,9 @@ typedef struct rj_check_opts {
    * other inputs', n of them, as float64); NULL: rj_check refuses the request (no_check runs it).
    */
   double (*map_ref)(const double *in, int n, void *ud);
-  void *map_ud; /* map_ref's ud */
+  void *map_ud; /* map_ref's and epilogue_ref's ud */
+  /* a caller's epilogue (RJ_EPI_IR): its C reference of one output's value, as float64 */
+  double (*epilogue_ref)(double v, void *ud);
 } rj_check_opts;
 
 typedef struct rj_check_result {

@@ -765,6 +765,32 @@ static rj_status get_map_ir(P *p, const cJSON *m, rj_tensor *t) {
   return RJ_OK;
 }
 
+/* "epilogue": {"function", "ir"}, the caller's epilogue as LLVM IR: "ir" its own module, or
+ * none when the map's module (a caller's map) holds the function. */
+static rj_status get_epilogue_ir(P *p, const cJSON *m, rj_tensor *t) {
+  static const char *const keys[] = {"ir", "function", NULL};
+  rj_status s = known_keys(p, m, "epilogue", keys);
+  if (s) return s;
+  at(p, "", "epilogue");
+  if (t->op == RJ_OP_CUSTOM)
+    return bad(p, "a caller's epilogue is not with op \"custom\" (its combine.finish is one)");
+  const cJSON *ir = cJSON_GetObjectItemCaseSensitive(m, "ir");
+  const cJSON *fn = cJSON_GetObjectItemCaseSensitive(m, "function");
+  at(p, "epilogue", "ir");
+  if (ir && t->map == RJ_MAP_IR) return bad(p, "not with a caller's map (its module holds it)");
+  if (!ir && t->map != RJ_MAP_IR) return bad(p, "required field is missing");
+  if (ir && !cJSON_IsString(ir)) return bad(p, "expected a string (LLVM IR text)");
+  at(p, "epilogue", "function");
+  if (!fn) return bad(p, "required field is missing");
+  if (!cJSON_IsString(fn) || strlen(fn->valuestring) >= RJ_COMBINE_FN_MAX)
+    return bad(p, "expected a function name of at most 127 characters");
+  snprintf(t->epilogue_fn, sizeof t->epilogue_fn, "%s", fn->valuestring);
+  t->epilogue = RJ_EPI_IR;
+  if (ir && !(t->combine.ir = strdup(ir->valuestring)))
+    return ir_fail(p->e, RJ_ENOMEM, "out of memory");
+  return RJ_OK;
+}
+
 /* "map", "epilogue", "scale" (a named op's are its own: not given again) */
 static rj_status get_map(P *p, const cJSON *o, rj_tensor *t, int named) {
   static const char *const keys[] = {"map", "epilogue"};
@@ -775,9 +801,12 @@ static rj_status get_map(P *p, const cJSON *o, rj_tensor *t, int named) {
   const cJSON *mo = cJSON_GetObjectItemCaseSensitive(o, "map");
   rj_status s = mo && cJSON_IsObject(mo) ? get_map_ir(p, mo, t)
                                          : get_enum(p, o, "", "map", map_names, 8, false, &m);
-  if (s || (s = get_enum(p, o, "", "epilogue", epi_names, 4, false, &e))) return s;
-  if (!(mo && cJSON_IsObject(mo))) t->map = (rj_map)m;
-  t->epilogue = (rj_epilogue)e;
+  if (!s && !(mo && cJSON_IsObject(mo))) t->map = (rj_map)m;
+  const cJSON *eo = cJSON_GetObjectItemCaseSensitive(o, "epilogue");
+  if (s || (s = eo && cJSON_IsObject(eo) ? get_epilogue_ir(p, eo, t)
+                                         : get_enum(p, o, "", "epilogue", epi_names, 4, false, &e)))
+    return s;
+  if (!(eo && cJSON_IsObject(eo))) t->epilogue = (rj_epilogue)e;
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "scale");
   at(p, "", "scale");
   if (!c) return RJ_OK;

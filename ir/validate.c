@@ -550,8 +550,22 @@ static rj_status check_map(const rj_tensor *t, ir_err *e) {
     return ir_fail(e, RJ_EINVAL, "map.function: applies only to a caller's map (RJ_MAP_IR)");
   rj_status s0 = t->map == RJ_MAP_IR ? check_map_ir(t, e) : RJ_OK;
   if (s0) return s0;
-  if ((unsigned)t->epilogue > RJ_EPI_LOG)
+  if ((unsigned)t->epilogue > RJ_EPI_IR)
     return ir_fail(e, RJ_EINVAL, "epilogue: %d, not an epilogue", t->epilogue);
+  if (t->epilogue != RJ_EPI_IR && t->epilogue_fn[0])
+    return ir_fail(e, RJ_EINVAL,
+                   "epilogue.function: applies only to a caller's epilogue (RJ_EPI_IR)");
+  if (t->epilogue == RJ_EPI_IR) {
+    if (t->op == RJ_OP_CUSTOM)
+      return ir_fail(e, RJ_EINVAL, "epilogue: a caller's epilogue is not with op \"custom\"");
+    if (!t->combine.ir || !t->combine.ir[0])
+      return ir_fail(e, RJ_EINVAL, "epilogue.ir: required (LLVM IR text in combine.ir)");
+    if (strnlen(t->combine.ir, RJ_COMBINE_IR_MAX + 1) > RJ_COMBINE_IR_MAX)
+      return ir_fail(e, RJ_EINVAL, "epilogue.ir: longer than %zu bytes (RJ_COMBINE_IR_MAX)",
+                     (size_t)RJ_COMBINE_IR_MAX);
+    rj_status se = check_name(t->epilogue_fn, "epilogue.function", true, e);
+    if (se) return se;
+  }
   bool base = t->op == RJ_OP_SUM || t->op == RJ_OP_MEAN || t->op == RJ_OP_MAX ||
               t->op == RJ_OP_MIN || t->op == RJ_OP_PROD;
   if ((t->map || t->epilogue) && !base)
@@ -606,7 +620,8 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
   combine_use u = {.op = t->op, .dtype = t->dtype, .nan = t->nan, .accum = t->accum};
   rj_combine cb = t->combine;
-  if (t->map == RJ_MAP_IR && t->op != RJ_OP_CUSTOM) /* combine.ir holds the map's text */
+  if ((t->map == RJ_MAP_IR || t->epilogue == RJ_EPI_IR) && t->op != RJ_OP_CUSTOM)
+    /* combine.ir holds the map's (the epilogue's) text */
     cb.ir = NULL, cb.text = 0;
   if ((s = validate_combine(u, &cb, e))) return s;
   if ((unsigned)t->values > 1)

@@ -37,6 +37,8 @@ static void add_fused(char *buf, size_t n, const rj_request *req) {
                               ? " of the selected elements (divided by their count)"
                               : "",
                           ir_epilogue_name(t->epilogue));
+  if (k < n && t->epilogue == RJ_EPI_IR)
+    k += (size_t)snprintf(buf + k, n - k, " %s", t->epilogue_fn);
   if (k < n && t->epilogue == RJ_EPI_SCALE)
     k += (size_t)snprintf(buf + k, n - k, " by %.17g", t->scale);
   if (k < n && t->acc_f64) k += (size_t)snprintf(buf + k, n - k, "; accumulated in f64");

@@ -266,5 +266,7 @@ extern const pass_variant pass_variant_tensor_ordered;
 /* a tensor's caller map (RJ_MAP_IR): A map(T x, O1 y1 ...), the inputs' storage types, A the
  * accumulator's type (passes/tensor_map.c) */
 #define PASS_CUSTOM_MAP "rj.custom.map"
+/* a tensor's caller epilogue (RJ_EPI_IR): A epilogue(A) */
+#define PASS_CUSTOM_EPILOGUE "rj.custom.epilogue"
 
 #endif

@@ -168,6 +168,12 @@ LLVMValueRef tns_epilogue(pass_emit *e, const rj_tensor *t, LLVMValueRef v) {
     return LLVMBuildFMul(e->B, v, LLVMConstReal(w, t->scale), "");
   case RJ_EPI_LOG:
     return st_log(e, LLVMGetTypeKind(w) == LLVMDoubleTypeKind ? RJ_F64 : RJ_F32, v);
+  case RJ_EPI_IR: { /* the caller's, linked in the compiler (jit/llvm/combine.c) */
+    LLVMTypeRef fty = LLVMFunctionType(w, &w, 1, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(e->M, PASS_CUSTOM_EPILOGUE);
+    if (!fn) fn = LLVMAddFunction(e->M, PASS_CUSTOM_EPILOGUE, fty);
+    return LLVMBuildCall2(e->B, fty, fn, &v, 1, "");
+  }
   default:
     return v;
   }

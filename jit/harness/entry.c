@@ -50,6 +50,12 @@ static rj_status check_reach(rj_ctx *ctx, const rj_request *req, const rj_check_
                         "map: a caller's map (LLVM IR) has no CPU oracle of its own; give its C "
                         "reference (rj_check_opts.map_ref), or launch it unchecked (no_check, "
                         "`redjit run --no-check`)");
+  if (req->kind == RJ_KIND_TENSOR && req->u.tensor.epilogue == RJ_EPI_IR && !o->no_check &&
+      !o->epilogue_ref)
+    return rj_error_set(ctx, RJ_EUNSUPPORTED,
+                        "epilogue: a caller's epilogue (LLVM IR) has no CPU oracle of its own; "
+                        "give its C reference (rj_check_opts.epilogue_ref), or launch it "
+                        "unchecked (no_check, `redjit run --no-check`)");
   if (o->no_check && req->kind != RJ_KIND_TENSOR)
     return rj_error_set(ctx, RJ_EINVAL,
                         custom ? "no_check: tensor and treduce requests only (a %s request of op "

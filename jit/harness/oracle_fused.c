@@ -46,10 +46,15 @@ static double map1(const rj_tensor *t, double x, double y, bool *skip) {
   }
 }
 
-/* the epilogue of a finished output, and its tolerance scale */
-static void epilogue(const rj_tensor *t, hr_value *a) {
+/* the epilogue of a finished output, and its tolerance scale (a caller's: its C reference, the
+ * scale the larger of the value's and the result's) */
+static void epilogue(const rj_tensor *t, const rj_check_opts *o, hr_value *a) {
   double s = a->f;
   switch (t->epilogue) {
+  case RJ_EPI_IR:
+    a->f = o->epilogue_ref(s, o->map_ud);
+    a->mag = fmax(a->mag, fabs(a->f));
+    break;
   case RJ_EPI_SQRT:
     a->f = sqrt(s);
     a->mag = a->f > 0 ? a->mag / (2 * a->f) + a->f : sqrt(a->mag);
@@ -121,7 +126,7 @@ void hr_oracle_fused(const rj_tensor *t, const ir_tview *v, const void *src,
     if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, p);
     hr_oracle_finish(t->op, a, count); /* no element selected: 0 / 0, NaN */
     if (t->op == RJ_OP_MAX || t->op == RJ_OP_MIN) a->mag = fabs(a->f); /* checked as a sum */
-    epilogue(t, a);
+    epilogue(t, o, a);
     a->acc_f64 = t->acc_f64 && t->dtype != RJ_F64;
   }
 }

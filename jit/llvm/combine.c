@@ -67,7 +67,7 @@ static const char *impure(LLVMModuleRef M, LLVMValueRef i) {
 /* Every function the module defines: pure (impure() above), no mutable globals, no module
  * inline assembly. */
 static rj_status screen(rj_ctx *ctx, LLVMModuleRef M, const char *field) {
-  bool map = strcmp(field, "map.ir") == 0;
+  bool map = strcmp(field, "combine.ir") != 0; /* a map's or an epilogue's module */
   size_t an = 0;
   if (LLVMGetModuleInlineAsm(M, &an) && an)
     return ir_fail(&ctx->err, RJ_EINVAL, "%s: module-level inline assembly is refused", field);
@@ -137,6 +137,8 @@ static rj_status check_signature(rj_ctx *ctx, LLVMValueRef fn, LLVMValueRef decl
       ir_fail(&ctx->err, RJ_EINVAL, "%s: \"%s\" has type %.200s; %s %.200s", role, name, h,
               strcmp(role, "map.function") == 0
                   ? "the map of these inputs is (the accumulator's type of the storage types)"
+              : strcmp(role, "epilogue.function") == 0
+                  ? "the epilogue is (the accumulator's type, in and out)"
               : LLVMGetTypeKind(st) == LLVMStructTypeKind ? "the state's function is"
                                                           : "the dtype's combine is",
               w);
@@ -170,13 +172,13 @@ static void prepare(LLVMModuleRef C) {
 
 /* The roles of the caller's functions: redjit's declaration, the request field naming it (a
  * tensor's caller map: the fourth). */
-#define NROLES 4
+#define NROLES 5
 static const char *const decls[NROLES] = {PASS_CUSTOM_COMBINE, PASS_CUSTOM_LIFT, PASS_CUSTOM_FINISH,
-                                          PASS_CUSTOM_MAP};
+                                          PASS_CUSTOM_MAP, PASS_CUSTOM_EPILOGUE};
 static const char *const roles[NROLES] = {"combine.function", "combine.lift", "combine.finish",
-                                          "map.function"};
+                                          "map.function", "epilogue.function"};
 
-/* names "fn[ lift[ finish[ map]]]" (ir_combine_names; jit/custom.c adds the map) split into
+/* names "fn[ lift[ finish[ map[ epilogue]]]]" (ir_combine_names; jit/custom.c adds the rest):
  * name[NROLES] ("" where absent) */
 static void split_names(const char *names, char name[NROLES][RJ_COMBINE_FN_MAX]) {
   for (int r = 0; r < NROLES; r++) {
@@ -208,7 +210,7 @@ static rj_status find_roles(rj_ctx *ctx, LLVMModuleRef M, LLVMModuleRef C, const
   }
   for (int r = 0; r < NROLES; r++) {
     LLVMValueRef other = LLVMGetNamedFunction(C, decls[r]);
-    if (other && other != f[0] && other != f[1] && other != f[2] && other != f[3])
+    if (other && other != f[0] && other != f[1] && other != f[2] && other != f[3] && other != f[4])
       return ir_fail(&ctx->err, RJ_EINVAL, "combine.ir: defines %s, a name redjit keeps for itself",
                      decls[r]);
   }
@@ -227,9 +229,12 @@ static rj_status find_roles(rj_ctx *ctx, LLVMModuleRef M, LLVMModuleRef C, const
 static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size_t n,
                               const char *names, const ir_target *tg) {
   ir_err *e = &ctx->err;
-  const char *field = LLVMGetNamedFunction(M, PASS_CUSTOM_MAP) ? "map.ir" : "combine.ir";
+  const char *field = LLVMGetNamedFunction(M, PASS_CUSTOM_MAP)        ? "map.ir"
+                      : LLVMGetNamedFunction(M, PASS_CUSTOM_EPILOGUE) ? "epilogue.ir"
+                                                                      : "combine.ir";
   if (!LLVMGetNamedFunction(M, PASS_CUSTOM_COMBINE) && !LLVMGetNamedFunction(M, PASS_CUSTOM_LIFT) &&
-      !LLVMGetNamedFunction(M, PASS_CUSTOM_FINISH) && !LLVMGetNamedFunction(M, PASS_CUSTOM_MAP))
+      !LLVMGetNamedFunction(M, PASS_CUSTOM_FINISH) && !LLVMGetNamedFunction(M, PASS_CUSTOM_MAP) &&
+      !LLVMGetNamedFunction(M, PASS_CUSTOM_EPILOGUE))
     return RJ_OK; /* nothing calls them (a group of one lane lifts and finishes, combines none) */
   LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, n, "combine");
   LLVMModuleRef C = NULL;

@@ -374,6 +374,51 @@ START_TEST(map_ir) {
 }
 END_TEST
 
+/* a caller's epilogue (LLVM IR): in the map's module, or its own; every view; refusals */
+#define SQRT_IR                                                                                    \
+  "define float @rt(float %v) {\\n  %r = call float @llvm.sqrt.f32(float %v)\\n  ret float "       \
+  "%r\\n}\\ndeclare float @llvm.sqrt.f32(float)\\n"
+START_TEST(epilogue_ir) {
+  for (int v = 0; v < 7; v++) {
+    char rest[1200];
+    snprintf(rest, sizeof rest, "\"op\":\"sum\",\"map\":\"square\",%s,%s", views[v],
+             "\"epilogue\":{\"ir\":\"" SQRT_IR "\",\"function\":\"rt\"}");
+    char *p = strdup(rjt_ptx(ctx, rjt_fmt(T, "bf16", rest), "sm_90"));
+    ck_assert_msg(rjt_count(p, "sqrt.rn.f32") >= 1 && rjt_count(p, "\tcall") == 0, "%s", views[v]);
+    free(p);
+  }
+  rj_request r;
+  const char *text;
+  rjt_parse(ctx,
+            rjt_fmt(T, "f32",
+                    "\"op\":\"mean\"," ROWS ",\"others\":[{\"dtype\":\"f32\"}],\"map\":{\"ir\":"
+                    "\"" HUBER_IR SQRT_IR "\",\"function\":\"huber\"},\"epilogue\":{\"function\":"
+                    "\"rt\"}"),
+            &r);
+  ck_assert_int_eq(rj_explain(ctx, &r, NULL, &text), RJ_OK);
+  HAS(text, "; mean; epilogue ir rt\n");
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &text), RJ_OK);
+  HAS(text, "\"epilogue\":{\"function\":\"rt\"}");
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_OK);
+  ck_assert(strstr(rj_kernel_text(k, RJ_EMIT_PTX), "sqrt.rn.f32"));
+  rj_kernel_release(ctx, k);
+  refused(rjt_fmt(T, "f32", "\"op\":\"sum\"," ROWS ",\"epilogue\":{\"function\":\"rt\"}"),
+          "epilogue.ir: required field is missing");
+  refused(rjt_fmt(T, "f32",
+                  "\"op\":\"sum\"," ROWS ",\"epilogue\":{\"ir\":\"" SQRT_IR
+                  "\",\"function\":\"rt\"},\"accum\":true"),
+          "epilogue: not with accum");
+  rjt_parse(ctx,
+            rjt_fmt(T, "f64",
+                    "\"op\":\"sum\"," ROWS ",\"epilogue\":{\"ir\":\"" SQRT_IR
+                    "\",\"function\":\"rt\"}"),
+            &r);
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "epilogue.function: \"rt\" has type float (float); the epilogue is");
+}
+END_TEST
+
 /* tile and subgroup requests take no fused map: refused naming the field */
 START_TEST(other_kinds) {
   refused("{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"map\":"
@@ -443,6 +488,7 @@ int main(void) {
   tcase_add_test(tc, masked_mean);
   tcase_add_test(tc, other_kinds);
   tcase_add_test(tc, map_ir);
+  tcase_add_test(tc, epilogue_ir);
   tcase_add_test(tc, launch_checks);
   suite_add_tcase(s, tc);
   return rjt_main(s);

@@ -7,7 +7,8 @@
  * from rj_reduce, against a host reference; and the L2 norm of values whose squares overflow the
  * dtype (and f32), read back from rj_reduce, against the exact result; a caller's map as LLVM IR
  * (Huber's loss of f32 x, y; an f16 x with an i8 weight) on every view under mean / sum / max,
- * against its C reference (rj_check_opts.map_ref).  Skips without a GPU.
+ * against its C reference (rj_check_opts.map_ref), and a caller's epilogue (a square root in IR)
+ * against its own (epilogue_ref).  Skips without a GPU.
  * One part: CK_RUN_CASE=masked (or map_ir) build/tests/test_gpu_fused. */
 #include "rjtest.h"
 
@@ -384,7 +385,13 @@ static double affine_ref(const double *in, int n, void *ud) {
   return in[0] * in[1] + 0.25;
 }
 
-static void run_ref(const char *json, double (*ref)(const double *, int, void *)) {
+static double sqrt_ref(double v, void *ud) {
+  (void)ud;
+  return sqrt(v);
+}
+
+static void run_refs(const char *json, double (*ref)(const double *, int, void *),
+                     double (*eref)(double, void *)) {
   rj_request r;
   rjt_parse(ctx, json, &r);
   for (int s = 0; s < 3; s++) {
@@ -392,6 +399,7 @@ static void run_ref(const char *json, double (*ref)(const double *, int, void *)
     rj_check_opts_init(&o);
     o.seed = (uint64_t)(s * 7919 + 3);
     o.map_ref = ref;
+    o.epilogue_ref = eref;
     rj_check_result res = {.struct_size = sizeof res};
     rj_status st = rj_check(ctx, &r, &o, &res);
     ck_assert_msg(st == RJ_OK, "%s: %s", rj_status_name(st), rj_errmsg(ctx));
@@ -400,6 +408,14 @@ static void run_ref(const char *json, double (*ref)(const double *, int, void *)
   }
   cases_run++;
 }
+
+static void run_ref(const char *json, double (*ref)(const double *, int, void *)) {
+  run_refs(json, ref, NULL);
+}
+
+#define SQRT_IR                                                                                    \
+  "define float @rt(float %v) {\\n  %r = call float @llvm.sqrt.f32(float %v)\\n  ret float "       \
+  "%r\\n}\\ndeclare float @llvm.sqrt.f32(float)\\n"
 
 START_TEST(map_ir) {
   if (!gpu) return;
@@ -416,6 +432,18 @@ START_TEST(map_ir) {
                       ops[k], view_of(v, 0), AFFINE_IR),
               affine_ref);
     }
+  /* a caller's epilogue: its own module after a built-in map, or in the map's module */
+  for (int v = 0; v < NVIEWS; v++) {
+    run_refs(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"bf16\",%s,\"map\":"
+                     "\"square\",\"epilogue\":{\"ir\":\"%s\",\"function\":\"rt\"}}",
+                     view_of(v, 0), SQRT_IR),
+             NULL, sqrt_ref);
+    run_refs(rjt_fmt("{\"kind\":\"tensor\",\"op\":\"mean\",\"dtype\":\"f32\",%s,\"others\":[{"
+                     "\"dtype\":\"f32\"}],\"map\":{\"ir\":\"%s%s\",\"function\":\"huber\"},"
+                     "\"epilogue\":{\"function\":\"rt\"}}",
+                     view_of(v, 2), HUBER_IR, SQRT_IR),
+             huber_ref, sqrt_ref);
+  }
   /* without a reference: refused, naming the field */
   rj_request r;
   rjt_parse(ctx,
