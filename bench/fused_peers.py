@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Fused maps against their peers: redjit's dot, norm (p = 2, summed in f64), sumsq, masked_sum,
+"""Fused maps against their peers: redjit's dot, dot_ir (the same with the product as a caller's
+map in LLVM IR: its cost beside the built-in map), norm (p = 2, summed in f64), sumsq, masked_sum,
 masked_mean and mse (through the Python package: redjit.dot / norm / reduce) against redjit's
 plain sum of the same shape, torch's unfused expressions ((x * y).sum(dim), (x * x).sum(dim),
 torch.where(m, x, 0).sum(dim), ...), torch's fused functions where they exist (torch.dot,
@@ -51,16 +52,22 @@ SHAPES = {  # name: (shape, axes)
     "1d24": ([1 << 24], [0]),
     "1d28": ([1 << 28], [0]),
 }
-OPS = ["sum", "dot", "norm", "sumsq", "masked_sum", "masked_mean", "mse"]
-TWO = {"dot": "y", "mse": "y", "masked_sum": "m", "masked_mean": "m"}  # the second input
+OPS = ["sum", "dot", "dot_ir", "norm", "sumsq", "masked_sum", "masked_mean", "mse"]
+TWO = {"dot": "y", "dot_ir": "y", "mse": "y", "masked_sum": "m", "masked_mean": "m"}  # input 2
+# dot_ir: the dot with the product as the caller's map (LLVM IR): its cost beside dot's built-in
+# map (the goal: within 3 %); f32 only (the IR's types)
+MUL_IR = ("define float @mul(float %x, float %y) {\n  %r = fmul float %x, %y\n"
+          "  ret float %r\n}\n")
 STEADY_BYTES = 2 << 30
-TRITON_OP = {"dot": 0, "sumsq": 1, "norm": 2, "masked_sum": 3, "masked_mean": 4, "mse": 5}
+TRITON_OP = {"dot": 0, "dot_ir": 0, "sumsq": 1, "norm": 2, "masked_sum": 3, "masked_mean": 4, "mse": 5}
 
 
 def request(op, shape, axes, dtype):
     r = {"kind": "tensor", "op": op, "dtype": dtype, "shape": shape, "axes": axes}
     if op in TWO:
         r["others"] = [{"dtype": dtype if TWO[op] == "y" else "u8"}]
+    if op == "dot_ir":
+        r.update(op="sum", map={"ir": MUL_IR, "function": "mul"})
     return r
 
 
@@ -86,6 +93,9 @@ def ours(op, axes):
             return redjit.reduce(x, "sum", ax, out=o)
         if op == "dot":
             return redjit.dot(x, it["y"], ax, out=o)
+        if op == "dot_ir":
+            return redjit.reduce(x, "sum", ax, others=(it["y"],), out=o,
+                                 map={"ir": MUL_IR, "function": "mul"})
         if op == "norm":
             return redjit.norm(x, 2, ax, out=o)
         if op == "sumsq":
@@ -100,6 +110,7 @@ def reference(torch, op, it, dim):
     y = it["y"].double()
     m = it["mb"]
     return {"sum": lambda: x.sum(dim), "dot": lambda: (x * y).sum(dim),
+            "dot_ir": lambda: (x * y).sum(dim),
             "norm": lambda: torch.linalg.vector_norm(x, 2, dim), "sumsq": lambda: (x * x).sum(dim),
             "masked_sum": lambda: torch.where(m, x, 0).sum(dim),
             "masked_mean": lambda: torch.where(m, x, 0).sum(dim) / m.sum(dim),
@@ -112,7 +123,7 @@ def torch_peers(torch, op, dim, one_d):
     p = {}
     if op == "sum":
         p["torch"] = lambda it: torch.sum(it["x"], dim=dim)
-    elif op == "dot":
+    elif op in ("dot", "dot_ir"):
         p["torch unfused"] = lambda it: (it["x"] * it["y"]).sum(dim)
         p["torch fused"] = ((lambda it: torch.dot(it["x"], it["y"])) if one_d else
                             (lambda it: torch.linalg.vecdot(it["x"], it["y"], dim=dim)))
@@ -138,6 +149,7 @@ def cupy_peer(cupy, op, dim):
     RK = cupy.ReductionKernel
     k = {"sum": RK("T x", "T z", "x", "a + b", "z = a", "0", "rj_sum"),
          "dot": RK("T x, T y", "T z", "x * y", "a + b", "z = a", "0", "rj_dot"),
+         "dot_ir": RK("T x, T y", "T z", "x * y", "a + b", "z = a", "0", "rj_dot"),
          "norm": RK("T x", "T z", "(float)x * (float)x", "a + b", "z = sqrt(a)", "0", "rj_nrm2"),
          "sumsq": RK("T x", "T z", "x * x", "a + b", "z = a", "0", "rj_sumsq"),
          "masked_sum": RK("T x, M m", "T z", "m ? x : T(0)", "a + b", "z = a", "0", "rj_msum"),
@@ -364,6 +376,8 @@ def main():
         if o not in OPS:
             ap.error(f"--ops: unknown {o!r} (one of {', '.join(OPS)})")
     args.ops = ["sum"] + [o for o in args.ops if o != "sum"]  # the reference rate first
+    if args.dtype != "f32":  # the caller's IR map is written for f32
+        args.ops = [o for o in args.ops if o != "dot_ir"]
     if args.dry:
         dry(args)
         return
