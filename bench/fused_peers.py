@@ -59,7 +59,8 @@ TWO = {"dot": "y", "dot_ir": "y", "mse": "y", "masked_sum": "m", "masked_mean": 
 MUL_IR = ("define float @mul(float %x, float %y) {\n  %r = fmul float %x, %y\n"
           "  ret float %r\n}\n")
 STEADY_BYTES = 2 << 30
-TRITON_OP = {"dot": 0, "dot_ir": 0, "sumsq": 1, "norm": 2, "masked_sum": 3, "masked_mean": 4, "mse": 5}
+TRITON_OP = {"dot": 0, "dot_ir": 0, "sumsq": 1, "norm": 2, "masked_sum": 3, "masked_mean": 4,
+             "mse": 5}
 
 
 def request(op, shape, axes, dtype):
