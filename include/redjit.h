@@ -161,13 +161,15 @@ typedef enum rj_map {
   RJ_MAP_SUB_SQUARE = 4, /* (x - y)^2 */
   RJ_MAP_ABS_SUB = 5,    /* |x - y| */
   RJ_MAP_WHERE = 6,      /* x where y != 0, else the op's identity */
-  RJ_MAP_NONZERO = 7     /* 1 where x != 0, else 0 */
+  RJ_MAP_NONZERO = 7,    /* 1 where x != 0, else 0 */
+  RJ_MAP_IR = 8          /* the caller's: combine.ir's function map_fn (x, others...) -> acc */
 } rj_map;
 typedef enum rj_epilogue {
   RJ_EPI_NONE = 0,
   RJ_EPI_SQRT = 1,
   RJ_EPI_SCALE = 2, /* times rj_tensor.scale */
-  RJ_EPI_LOG = 3
+  RJ_EPI_LOG = 3,
+  RJ_EPI_IR = 4 /* the caller's: A epilogue_fn(A) of combine.ir (the map's module, or its own) */
 } rj_epilogue;
 #define RJ_TENSOR_OTHERS_MAX 3 /* inputs besides src */
 /* A layout stride's unit: register slots, lane id, thread index ("K", "K@lane", "K@thread"). */
@@ -322,6 +324,8 @@ typedef struct rj_tensor {
   rj_epilogue epilogue;                                     /* once per output */
   double scale;                                             /* epilogue "scale"'s factor */
   int invariant; /* 1: each output's bits depend on its reduced length and dtype only */
+  char map_fn[RJ_COMBINE_FN_MAX];      /* map RJ_MAP_IR: its function (IR text: combine.ir) */
+  char epilogue_fn[RJ_COMBINE_FN_MAX]; /* epilogue RJ_EPI_IR: its function (in combine.ir) */
 } rj_tensor;
 
 /* kind "treduce": root reduce across ranks' buffers (run by redjit_treduce.h's rj_treduce_run). */

@@ -32,6 +32,14 @@ typedef struct rj_check_opts {
    * naming "no_check" for tile and subgroup, before any compile; their op custom: compile it with
    * rj_compile and launch it with rj_kernel_launch). */
   int no_check;
+  /* A tensor request's caller map (RJ_MAP_IR, LLVM IR) has no CPU oracle of its own: rj_check
+   * takes its C reference, the map of one index's inputs (in[0] src's element, in[1 ..] the
+   * other inputs', n of them, as float64); NULL: rj_check refuses the request (no_check runs it).
+   */
+  double (*map_ref)(const double *in, int n, void *ud);
+  void *map_ud; /* map_ref's and epilogue_ref's ud */
+  /* a caller's epilogue (RJ_EPI_IR): its C reference of one output's value, as float64 */
+  double (*epilogue_ref)(double v, void *ud);
 } rj_check_opts;
 
 typedef struct rj_check_result {

@@ -21,8 +21,21 @@ static void fused_json(cJSON *o, const rj_tensor *t) {
       cJSON_AddItemToArray(l, x);
     }
   }
-  if (t->map) cJSON_AddStringToObject(o, "map", ir_map_name(t->map));
-  if (t->epilogue) cJSON_AddStringToObject(o, "epilogue", ir_epilogue_name(t->epilogue));
+  if (t->map == RJ_MAP_IR) { /* the IR text whole, as op custom's combine */
+    cJSON *m = cJSON_AddObjectToObject(o, "map");
+    if (m) cJSON_AddStringToObject(m, "ir", t->combine.ir ? t->combine.ir : "");
+    if (m) cJSON_AddStringToObject(m, "function", t->map_fn);
+  } else if (t->map) {
+    cJSON_AddStringToObject(o, "map", ir_map_name(t->map));
+  }
+  if (t->epilogue == RJ_EPI_IR) { /* its own text, unless the map's module holds it */
+    cJSON *m = cJSON_AddObjectToObject(o, "epilogue");
+    if (m && t->map != RJ_MAP_IR)
+      cJSON_AddStringToObject(m, "ir", t->combine.ir ? t->combine.ir : "");
+    if (m) cJSON_AddStringToObject(m, "function", t->epilogue_fn);
+  } else if (t->epilogue) {
+    cJSON_AddStringToObject(o, "epilogue", ir_epilogue_name(t->epilogue));
+  }
   if (t->epilogue == RJ_EPI_SCALE) cJSON_AddNumberToObject(o, "scale", t->scale);
 }
 

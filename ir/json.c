@@ -383,11 +383,28 @@ static rj_status get_correction(P *p, const cJSON *o, int op, int *correction) {
 /* "combine" of op custom, every kind's (below) */
 static rj_status get_combine(P *p, const cJSON *o, rj_op op, rj_dtype dtype, rj_combine *c);
 
+/* A tile or subgroup request given a tensor's fused-map field: refused naming it (a register
+ * tile or a lane's value is the caller's own, mapped before the call). */
+static rj_status no_fused_map(P *p, const cJSON *o, const char *kind) {
+  static const char *const keys[] = {"map", "epilogue", "others", "scale", NULL};
+  for (int i = 0; keys[i]; i++)
+    if (cJSON_GetObjectItemCaseSensitive(o, keys[i])) {
+      char why[160];
+      snprintf(why, sizeof why,
+               "kind \"%s\" takes no fused map (kind tensor does; apply it to the values "
+               "before the reduction)",
+               kind);
+      return at(p, "", keys[i]), bad(p, why);
+    }
+  return RJ_OK;
+}
+
 static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
   static const char *const keys[] = {"kind",   "op",         "dtype",   "scope",   "threads",
                                      "active", "src",        "dst",     "axes",    "accum",
                                      "nan",    "correction", "variant", "combine", NULL};
-  rj_status s = known_keys(p, o, "", keys);
+  rj_status s = no_fused_map(p, o, "tile");
+  if (!s) s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
   if (s) return s;
@@ -427,7 +444,8 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
   static const char *const keys[] = {"kind",       "primitive", "dtype",   "log2_size",
                                      "threads",    "blocks",    "index",   "arg",
                                      "correction", "variant",   "combine", NULL};
-  rj_status s = known_keys(p, o, "", keys);
+  rj_status s = no_fused_map(p, o, "subgroup");
+  if (!s) s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
   if (s) return s;
@@ -652,7 +670,10 @@ static const fused_op fused_ops[] = {
     {"norm", RJ_OP_SUM, RJ_MAP_SQUARE, RJ_EPI_SQRT, 1}, /* p 2 (default) */
     {"norm", RJ_OP_SUM, RJ_MAP_ABS, RJ_EPI_NONE, 0},    /* p 1 */
     {"norm", RJ_OP_MAX, RJ_MAP_ABS, RJ_EPI_NONE, 0},    /* p "inf" */
+    {"masked_sum", RJ_OP_SUM, RJ_MAP_WHERE, RJ_EPI_NONE, 0},
+    {"masked_mean", RJ_OP_MEAN, RJ_MAP_WHERE, RJ_EPI_NONE, 0}, /* divided by the selected count */
 };
+#define NFUSED_OPS ((int)(sizeof fused_ops / sizeof fused_ops[0]))
 
 /* "p" of op norm: 1, 2 (default) or "inf"; the row of fused_ops. */
 static rj_status norm_p(P *p, const cJSON *o, int *row) {
@@ -672,8 +693,8 @@ static rj_status get_tensor_op(P *p, const cJSON *o, rj_tensor *t, int *named) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "op");
   int row = -1;
   *named = 0;
-  for (int i = 0; v && cJSON_IsString(v) && i < 7; i++)
-    if (strcmp(v->valuestring, fused_ops[i].name) == 0) row = i;
+  for (int i = 0; v && cJSON_IsString(v) && i < NFUSED_OPS; i++)
+    if (row < 0 && strcmp(v->valuestring, fused_ops[i].name) == 0) row = i; /* norm: row 6 */
   rj_status s;
   if (row == 6 && (s = norm_p(p, o, &row))) return s;
   if (row < 0) {
@@ -720,6 +741,56 @@ static rj_status get_others(P *p, const cJSON *o, rj_tensor *t) {
   return RJ_OK;
 }
 
+/* "map": {"ir", "function"}, the caller's map as LLVM IR: the text copied into combine.ir
+ * (malloc; ir_parse's caller owns it, as op custom's), the name into map_fn. */
+static rj_status get_map_ir(P *p, const cJSON *m, rj_tensor *t) {
+  static const char *const keys[] = {"ir", "function", NULL};
+  rj_status s = known_keys(p, m, "map", keys);
+  if (s) return s;
+  at(p, "", "map");
+  if (t->op == RJ_OP_CUSTOM)
+    return bad(p, "a caller's map is not with op \"custom\" (its combine.lift is the map)");
+  const cJSON *ir = cJSON_GetObjectItemCaseSensitive(m, "ir");
+  const cJSON *fn = cJSON_GetObjectItemCaseSensitive(m, "function");
+  at(p, "map", "ir");
+  if (!ir) return bad(p, "required field is missing");
+  if (!cJSON_IsString(ir)) return bad(p, "expected a string (LLVM IR text)");
+  at(p, "map", "function");
+  if (!fn) return bad(p, "required field is missing");
+  if (!cJSON_IsString(fn) || strlen(fn->valuestring) >= RJ_COMBINE_FN_MAX)
+    return bad(p, "expected a function name of at most 127 characters");
+  snprintf(t->map_fn, sizeof t->map_fn, "%s", fn->valuestring);
+  t->map = RJ_MAP_IR;
+  if (!(t->combine.ir = strdup(ir->valuestring))) return ir_fail(p->e, RJ_ENOMEM, "out of memory");
+  return RJ_OK;
+}
+
+/* "epilogue": {"function", "ir"}, the caller's epilogue as LLVM IR: "ir" its own module, or
+ * none when the map's module (a caller's map) holds the function. */
+static rj_status get_epilogue_ir(P *p, const cJSON *m, rj_tensor *t) {
+  static const char *const keys[] = {"ir", "function", NULL};
+  rj_status s = known_keys(p, m, "epilogue", keys);
+  if (s) return s;
+  at(p, "", "epilogue");
+  if (t->op == RJ_OP_CUSTOM)
+    return bad(p, "a caller's epilogue is not with op \"custom\" (its combine.finish is one)");
+  const cJSON *ir = cJSON_GetObjectItemCaseSensitive(m, "ir");
+  const cJSON *fn = cJSON_GetObjectItemCaseSensitive(m, "function");
+  at(p, "epilogue", "ir");
+  if (ir && t->map == RJ_MAP_IR) return bad(p, "not with a caller's map (its module holds it)");
+  if (!ir && t->map != RJ_MAP_IR) return bad(p, "required field is missing");
+  if (ir && !cJSON_IsString(ir)) return bad(p, "expected a string (LLVM IR text)");
+  at(p, "epilogue", "function");
+  if (!fn) return bad(p, "required field is missing");
+  if (!cJSON_IsString(fn) || strlen(fn->valuestring) >= RJ_COMBINE_FN_MAX)
+    return bad(p, "expected a function name of at most 127 characters");
+  snprintf(t->epilogue_fn, sizeof t->epilogue_fn, "%s", fn->valuestring);
+  t->epilogue = RJ_EPI_IR;
+  if (ir && !(t->combine.ir = strdup(ir->valuestring)))
+    return ir_fail(p->e, RJ_ENOMEM, "out of memory");
+  return RJ_OK;
+}
+
 /* "map", "epilogue", "scale" (a named op's are its own: not given again) */
 static rj_status get_map(P *p, const cJSON *o, rj_tensor *t, int named) {
   static const char *const keys[] = {"map", "epilogue"};
@@ -727,10 +798,15 @@ static rj_status get_map(P *p, const cJSON *o, rj_tensor *t, int named) {
     if (cJSON_GetObjectItemCaseSensitive(o, keys[i]))
       return at(p, "", keys[i]), bad(p, "not with a named fused op (it sets its own)");
   int m = t->map, e = t->epilogue;
-  rj_status s = get_enum(p, o, "", "map", map_names, 8, false, &m);
-  if (s || (s = get_enum(p, o, "", "epilogue", epi_names, 4, false, &e))) return s;
-  t->map = (rj_map)m;
-  t->epilogue = (rj_epilogue)e;
+  const cJSON *mo = cJSON_GetObjectItemCaseSensitive(o, "map");
+  rj_status s = mo && cJSON_IsObject(mo) ? get_map_ir(p, mo, t)
+                                         : get_enum(p, o, "", "map", map_names, 8, false, &m);
+  if (!s && !(mo && cJSON_IsObject(mo))) t->map = (rj_map)m;
+  const cJSON *eo = cJSON_GetObjectItemCaseSensitive(o, "epilogue");
+  if (s || (s = eo && cJSON_IsObject(eo) ? get_epilogue_ir(p, eo, t)
+                                         : get_enum(p, o, "", "epilogue", epi_names, 4, false, &e)))
+    return s;
+  if (!(eo && cJSON_IsObject(eo))) t->epilogue = (rj_epilogue)e;
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "scale");
   at(p, "", "scale");
   if (!c) return RJ_OK;

@@ -168,6 +168,9 @@ int ir_request_op(const rj_request *r) {
 }
 
 rj_combine *ir_request_combine_mut(rj_request *r) {
+  if (r && r->kind == RJ_KIND_TENSOR &&
+      (r->u.tensor.map == RJ_MAP_IR || r->u.tensor.epilogue == RJ_EPI_IR)) /* the IR's holder */
+    return &r->u.tensor.combine;
   if (!r || ir_request_op(r) != RJ_OP_CUSTOM) return NULL;
   switch (r->kind) {
   case RJ_KIND_TILE:
@@ -361,12 +364,12 @@ void ir_result_out(void *res, const void *full, size_t full_size) {
 }
 
 const char *ir_map_name(rj_map m) {
-  static const char *const n[] = {"none",       "abs",     "square", "mul",
-                                  "sub_square", "abs_sub", "where",  "nonzero"};
-  return (unsigned)m <= RJ_MAP_NONZERO ? n[m] : "?";
+  static const char *const n[] = {"none",    "abs",   "square",  "mul", "sub_square",
+                                  "abs_sub", "where", "nonzero", "ir"};
+  return (unsigned)m <= RJ_MAP_IR ? n[m] : "?";
 }
 
 const char *ir_epilogue_name(rj_epilogue e) {
-  static const char *const n[] = {"none", "sqrt", "scale", "log"};
-  return (unsigned)e <= RJ_EPI_LOG ? n[e] : "?";
+  static const char *const n[] = {"none", "sqrt", "scale", "log", "ir"};
+  return (unsigned)e <= RJ_EPI_IR ? n[e] : "?";
 }

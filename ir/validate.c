@@ -486,7 +486,7 @@ static rj_status check_others(const rj_tensor *t, ir_err *e) {
   if (t->nothers < 0 || t->nothers > RJ_TENSOR_OTHERS_MAX)
     return ir_fail(e, RJ_EINVAL, "others: %d inputs, expected 0 .. %d", t->nothers,
                    RJ_TENSOR_OTHERS_MAX);
-  if (t->nothers != map_others(t->map))
+  if (t->map != RJ_MAP_IR && t->nothers != map_others(t->map))
     return ir_fail(e, RJ_EINVAL, "others: %d inputs, map \"%s\" takes %d besides src", t->nothers,
                    ir_map_name(t->map), map_others(t->map));
   for (int i = 0; i < t->nothers; i++) {
@@ -495,7 +495,7 @@ static rj_status check_others(const rj_tensor *t, ir_err *e) {
     if (ir_dtype(t->other_dtype[i])->fp8)
       return ir_fail(e, RJ_EINVAL, "others[%d].dtype: %s, the fused maps do not take float8 inputs",
                      i, ir_dtype(t->other_dtype[i])->name);
-    if (t->map != RJ_MAP_WHERE && t->other_dtype[i] != t->dtype)
+    if (t->map != RJ_MAP_WHERE && t->map != RJ_MAP_IR && t->other_dtype[i] != t->dtype)
       return ir_fail(e, RJ_EINVAL,
                      "others[%d].dtype: %s, map \"%s\" takes src's dtype %s (a mask of map "
                      "\"where\" may differ)",
@@ -523,10 +523,49 @@ static rj_status check_others(const rj_tensor *t, ir_err *e) {
   return RJ_OK;
 }
 
+/* map RJ_MAP_IR: the text in combine.ir, a float src (its elements pass as they are), any other
+ * inputs' (0 .. RJ_TENSOR_OTHERS_MAX), not with op custom (whose combine holds its own text) */
+static rj_status check_map_ir(const rj_tensor *t, ir_err *e) {
+  if (t->op == RJ_OP_CUSTOM)
+    return ir_fail(e, RJ_EINVAL,
+                   "map: a caller's map is not with op \"custom\" (its combine.lift is the map)");
+  if (!t->combine.ir) return ir_fail(e, RJ_EINVAL, "map.ir: required (LLVM IR text in combine.ir)");
+  size_t n = strnlen(t->combine.ir, RJ_COMBINE_IR_MAX + 1);
+  if (n == 0) return ir_fail(e, RJ_EINVAL, "map.ir: empty");
+  if (n > RJ_COMBINE_IR_MAX)
+    return ir_fail(e, RJ_EINVAL, "map.ir: longer than %zu bytes (RJ_COMBINE_IR_MAX)",
+                   (size_t)RJ_COMBINE_IR_MAX);
+  if (!t->map_fn[0]) return ir_fail(e, RJ_EINVAL, "map.function: required (the map's name)");
+  rj_status s = check_name(t->map_fn, "map.function", true, e);
+  if (s) return s;
+  if (!ir_dtype(t->dtype)->is_float || ir_dtype(t->dtype)->fp8)
+    return ir_fail(e, RJ_EINVAL, "map: a caller's map applies to f16, bf16, f32 and f64, not %s",
+                   ir_dtype(t->dtype)->name);
+  return RJ_OK;
+}
+
 static rj_status check_map(const rj_tensor *t, ir_err *e) {
-  if ((unsigned)t->map > RJ_MAP_NONZERO) return ir_fail(e, RJ_EINVAL, "map: %d, not a map", t->map);
-  if ((unsigned)t->epilogue > RJ_EPI_LOG)
+  if ((unsigned)t->map > RJ_MAP_IR) return ir_fail(e, RJ_EINVAL, "map: %d, not a map", t->map);
+  if (t->map != RJ_MAP_IR && t->map_fn[0])
+    return ir_fail(e, RJ_EINVAL, "map.function: applies only to a caller's map (RJ_MAP_IR)");
+  rj_status s0 = t->map == RJ_MAP_IR ? check_map_ir(t, e) : RJ_OK;
+  if (s0) return s0;
+  if ((unsigned)t->epilogue > RJ_EPI_IR)
     return ir_fail(e, RJ_EINVAL, "epilogue: %d, not an epilogue", t->epilogue);
+  if (t->epilogue != RJ_EPI_IR && t->epilogue_fn[0])
+    return ir_fail(e, RJ_EINVAL,
+                   "epilogue.function: applies only to a caller's epilogue (RJ_EPI_IR)");
+  if (t->epilogue == RJ_EPI_IR) {
+    if (t->op == RJ_OP_CUSTOM)
+      return ir_fail(e, RJ_EINVAL, "epilogue: a caller's epilogue is not with op \"custom\"");
+    if (!t->combine.ir || !t->combine.ir[0])
+      return ir_fail(e, RJ_EINVAL, "epilogue.ir: required (LLVM IR text in combine.ir)");
+    if (strnlen(t->combine.ir, RJ_COMBINE_IR_MAX + 1) > RJ_COMBINE_IR_MAX)
+      return ir_fail(e, RJ_EINVAL, "epilogue.ir: longer than %zu bytes (RJ_COMBINE_IR_MAX)",
+                     (size_t)RJ_COMBINE_IR_MAX);
+    rj_status se = check_name(t->epilogue_fn, "epilogue.function", true, e);
+    if (se) return se;
+  }
   bool base = t->op == RJ_OP_SUM || t->op == RJ_OP_MEAN || t->op == RJ_OP_MAX ||
               t->op == RJ_OP_MIN || t->op == RJ_OP_PROD;
   if ((t->map || t->epilogue) && !base)
@@ -548,10 +587,6 @@ static rj_status check_map(const rj_tensor *t, ir_err *e) {
     return ir_fail(e, RJ_EINVAL,
                    "map: op mean of an integer dtype (%s) takes no map: reduce sum, and divide",
                    ir_dtype(t->dtype)->name);
-  if (t->map == RJ_MAP_WHERE && t->op == RJ_OP_MEAN)
-    return ir_fail(e, RJ_EINVAL,
-                   "map: \"where\" with op mean would divide by every element, not the selected "
-                   "ones: reduce sum, and count_nonzero of the mask");
   if (t->epilogue && t->accum)
     return ir_fail(e, RJ_EINVAL, "epilogue: not with accum (the old value has had its epilogue)");
   if (t->epilogue != RJ_EPI_SCALE && t->scale != 0)
@@ -584,7 +619,11 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   rj_status s = ir_check_op(t->op, t->dtype, e);
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
   combine_use u = {.op = t->op, .dtype = t->dtype, .nan = t->nan, .accum = t->accum};
-  if ((s = validate_combine(u, &t->combine, e))) return s;
+  rj_combine cb = t->combine;
+  if ((t->map == RJ_MAP_IR || t->epilogue == RJ_EPI_IR) && t->op != RJ_OP_CUSTOM)
+    /* combine.ir holds the map's (the epilogue's) text */
+    cb.ir = NULL, cb.text = 0;
+  if ((s = validate_combine(u, &cb, e))) return s;
   if ((unsigned)t->values > 1)
     return ir_fail(e, RJ_EINVAL, "values: %d, expected 0 or 1", t->values);
   if (t->values && t->op != RJ_OP_ARGMAX && t->op != RJ_OP_ARGMIN)

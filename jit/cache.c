@@ -21,7 +21,7 @@ rj_status jit_cache_key(rj_ctx *ctx, const rj_request *req, const ir_target *tg,
   /* op custom: the canonical text (its combine's IR whole) even behind a runtime-size plan key;
    * kind treduce's plan key holds the rest of the request, so there the combine alone (one kernel
    * for every count) */
-  bool custom = ir_request_op(req) == RJ_OP_CUSTOM;
+  bool custom = ir_request_combine(req) != NULL; /* op custom, or a tensor's caller map */
   rj_status s = RJ_OK;
   if (!plan->key[0] || (custom && req->kind != RJ_KIND_TREDUCE))
     s = ir_canonical(req, &canon, &ctx->err);
@@ -239,7 +239,7 @@ static bool memo_bytes(const rj_request *req, rj_request *norm, const rj_request
                        const char **text) {
   *bytes = req;
   *text = NULL;
-  if (ir_request_op(req) != RJ_OP_CUSTOM) return true;
+  if (!ir_request_combine(req)) return true;
   memcpy(norm, req, memo_len(req));
   rj_combine *c = ir_request_combine_mut(norm);
   if (!c || !c->ir) return false;

@@ -35,8 +35,12 @@ rj_status jit_combine_stage(rj_ctx *ctx, const rj_request *req, const ir_target 
   const rj_combine *t = ir_request_combine(req);
   if (!k->custom_bc || !t) return RJ_OK;
   rj_status s = keep_text(ctx, k, req);
-  char names[RJ_COMBINE_NAMES_MAX];
-  ir_combine_names(t, names, sizeof names);
+  char names[RJ_COMBINE_NAMES_MAX + RJ_COMBINE_FN_MAX];
+  ir_combine_names(t, names, RJ_COMBINE_NAMES_MAX);
+  const rj_tensor *tn = req->kind == RJ_KIND_TENSOR ? &req->u.tensor : NULL;
+  if (tn && (tn->map == RJ_MAP_IR || tn->epilogue == RJ_EPI_IR)) /* the fourth and fifth roles */
+    snprintf(names, sizeof names, "   %s %s", tn->map == RJ_MAP_IR ? tn->map_fn : "",
+             tn->epilogue == RJ_EPI_IR ? tn->epilogue_fn : "");
   if (!s && jit_ir_in_process(opt))
     s = jit_compile_combine(ctx, k->custom_bc, k->custom_bcn, k->src, k->srclen, names, tg, k);
   else if (!s)

@@ -24,15 +24,21 @@ static void add_fused(char *buf, size_t n, const rj_request *req) {
   if (req->kind != RJ_KIND_TENSOR || (!t->map && !t->epilogue)) return;
   size_t k = strlen(buf);
   if (k >= n) return;
-  k += (size_t)snprintf(buf + k, n - k, "fused: map %s of src (%s)", ir_map_name(t->map),
+  k += (size_t)snprintf(buf + k, n - k, "fused: map %s%s%s of src (%s)", ir_map_name(t->map),
+                        t->map == RJ_MAP_IR ? " " : "", t->map == RJ_MAP_IR ? t->map_fn : "",
                         ir_dtype(t->dtype)->name);
   for (int i = 0; i < t->nothers && k < n; i++)
     k += (size_t)snprintf(buf + k, n - k, ", others[%d] (%s, %s)", i,
                           ir_dtype(t->other_dtype[i])->name,
                           t->other_has_strides[i] ? "its own strides" : "src's layout");
   if (k < n)
-    k += (size_t)snprintf(buf + k, n - k, "; %s; epilogue %s", ir_op_name(t->op),
+    k += (size_t)snprintf(buf + k, n - k, "; %s%s; epilogue %s", ir_op_name(t->op),
+                          t->op == RJ_OP_MEAN && t->map == RJ_MAP_WHERE
+                              ? " of the selected elements (divided by their count)"
+                              : "",
                           ir_epilogue_name(t->epilogue));
+  if (k < n && t->epilogue == RJ_EPI_IR)
+    k += (size_t)snprintf(buf + k, n - k, " %s", t->epilogue_fn);
   if (k < n && t->epilogue == RJ_EPI_SCALE)
     k += (size_t)snprintf(buf + k, n - k, " by %.17g", t->scale);
   if (k < n && t->acc_f64) k += (size_t)snprintf(buf + k, n - k, "; accumulated in f64");
@@ -125,7 +131,7 @@ bool jit_kernel_ir(rj_kernel *k) {
   if (k->ll && k->ll_opt) return true;
   rj_ctx *ctx = k->ctx;
   const ir_target *tg = kernel_target(k);
-  bool custom = ir_request_op(&k->req) == RJ_OP_CUSTOM;
+  bool custom = ir_request_combine(&k->req) != NULL; /* op custom, a caller's map: linked */
   if (!ctx || !tg || custom || !k->req.kind || !pass_variant_find(k->variant)) return false;
   ir_err saved = ctx->err; /* a text getter leaves the context's last message alone */
   char *ll = NULL, *ll_opt = NULL;

@@ -269,5 +269,10 @@ extern const pass_variant pass_variant_tensor_ordered;
 /* op custom with a struct state S (passes/state.c): S lift(T x, i64 index), R finish(S) */
 #define PASS_CUSTOM_LIFT "rj.custom.lift"
 #define PASS_CUSTOM_FINISH "rj.custom.finish"
+/* a tensor's caller map (RJ_MAP_IR): A map(T x, O1 y1 ...), the inputs' storage types, A the
+ * accumulator's type (passes/tensor_map.c) */
+#define PASS_CUSTOM_MAP "rj.custom.map"
+/* a tensor's caller epilogue (RJ_EPI_IR): A epilogue(A) */
+#define PASS_CUSTOM_EPILOGUE "rj.custom.epilogue"
 
 #endif

@@ -70,7 +70,7 @@ const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_t
              v->ops_why ? v->ops_why : "");
     return buf;
   }
-  const rj_combine *cb = ir_request_combine(r);
+  const rj_combine *cb = op == RJ_OP_CUSTOM ? ir_request_combine(r) : NULL; /* not a map's */
   if (cb && !cb->commutative && !v->keeps_order) {
     snprintf(buf, n, "%s, and the combine is not commutative (combine.commutative: false)",
              v->order_why ? v->order_why

@@ -9,22 +9,33 @@ bool st_is(rj_op op) {
 }
 
 st_req st_of_tensor(const rj_tensor *t) { /* i8 .. bool, float8: in the dtype they reduce in */
-  return (st_req){t->op,       ir_acc_dtype(t->op, t->dtype), t->nan, t->correction, &t->combine,
-                  t->invariant};
+  if (t->op == RJ_OP_MEAN && t->map == RJ_MAP_WHERE) /* W: the accumulator, f64 under acc_f64 */
+    return (st_req){t->op,       t->acc_f64 ? RJ_F64 : ir_acc_dtype(t->op, t->dtype),
+                    t->nan,      0,
+                    &t->combine, t->invariant,
+                    true};
+  return (st_req){
+      t->op, ir_acc_dtype(t->op, t->dtype), t->nan, t->correction, &t->combine, t->invariant,
+      false};
 }
 
 st_req st_of_tile(const rj_tile *t) {
-  return (st_req){t->op, t->dtype, t->nan, t->correction, &t->combine, 0};
+  return (st_req){t->op, t->dtype, t->nan, t->correction, &t->combine, 0, false};
 }
 
 st_req st_of_subgroup(const rj_subgroup *g) {
   int op = ir_primitive_op(g->primitive, NULL);
-  return (st_req){
-      op >= 0 ? (rj_op)op : RJ_OP_SUM, g->dtype, RJ_NAN_PROPAGATE, g->correction, &g->combine, 0};
+  return (st_req){op >= 0 ? (rj_op)op : RJ_OP_SUM,
+                  g->dtype,
+                  RJ_NAN_PROPAGATE,
+                  g->correction,
+                  &g->combine,
+                  0,
+                  false};
 }
 
 st_req st_of_treduce(const rj_treduce *t) {
-  return (st_req){t->op, t->dtype, t->nan, 0, &t->combine, 0};
+  return (st_req){t->op, t->dtype, t->nan, 0, &t->combine, 0, false};
 }
 
 bool st_indexed(rj_op op) {
@@ -32,8 +43,9 @@ bool st_indexed(rj_op op) {
 }
 
 bool st_on(const st_req *t) {
-  return st_is(t->op) || (t->op == RJ_OP_CUSTOM &&
-                          (t->combine->nfields > 0 || t->dtype == RJ_F16 || t->dtype == RJ_BF16));
+  return st_is(t->op) || t->masked ||
+         (t->op == RJ_OP_CUSTOM &&
+          (t->combine->nfields > 0 || t->dtype == RJ_F16 || t->dtype == RJ_BF16));
 }
 
 bool st_wants_index(const st_req *t) {
@@ -126,6 +138,7 @@ int st_bytes(const st_req *tn) {
   rj_dtype t = tn->dtype;
   int w = wide(t) ? 8 : 4;
   if (op == RJ_OP_CUSTOM) return 8 * cst_n(tn); /* at most: every field padded to 8 bytes */
+  if (tn->masked) return 16;
   if (st_indexed(op)) return 16;
   if (op == RJ_OP_LOGSUMEXP) return 2 * w;
   return 8 + 2 * w;
@@ -140,7 +153,9 @@ LLVMTypeRef st_type(pass_emit *e, const st_req *t) {
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C), w = wtype(e, t->dtype);
   LLVMTypeRef f[3] = {pass_acc_type(e, t->dtype), i64};
   int n = 2;
-  if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
+  if (t->masked)
+    f[0] = w;
+  else if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
     f[0] = i64, f[1] = w, f[2] = w, n = 3;
   else if (t->op == RJ_OP_LOGSUMEXP)
     f[0] = w, f[1] = w;
@@ -155,7 +170,10 @@ LLVMValueRef st_identity(pass_emit *e, const st_req *t) {
   if (t->op == RJ_OP_CUSTOM) return cst_identity(e, t);
   LLVMValueRef f[3];
   int n = 2;
-  if (st_indexed(t->op)) {
+  if (t->masked) {
+    f[0] = real(e, t->dtype, 0);
+    f[1] = pass_i64(e, 0);
+  } else if (st_indexed(t->op)) {
     f[0] = pass_identity(e, t->op == RJ_OP_ARGMAX ? RJ_OP_MAX : RJ_OP_MIN, t->dtype);
     f[1] = pass_i64(e, -1);
   } else if (t->op == RJ_OP_LOGSUMEXP) {
@@ -371,8 +389,16 @@ static LLVMValueRef combine_lse(pass_emit *e, const st_req *t, LLVMValueRef a, L
   return make(e, t, f, 2);
 }
 
+/* ---- the masked mean: sums of the selected elements and of their count */
+static LLVMValueRef combine_masked(pass_emit *e, const st_req *t, LLVMValueRef a, LLVMValueRef b) {
+  LLVMValueRef f[2] = {LLVMBuildFAdd(e->B, field(e, a, 0), field(e, b, 0), ""),
+                       LLVMBuildAdd(e->B, field(e, a, 1), field(e, b, 1), "")};
+  return make(e, t, f, 2);
+}
+
 LLVMValueRef st_combine(pass_emit *e, const st_req *t, LLVMValueRef a, LLVMValueRef b) {
   if (t->op == RJ_OP_CUSTOM) return cst_combine(e, t, a, b);
+  if (t->masked) return combine_masked(e, t, a, b);
   if (st_indexed(t->op)) return combine_arg(e, t, a, b);
   if (t->op == RJ_OP_LOGSUMEXP) return combine_lse(e, t, a, b);
   return combine_welford(e, t, a, b);
@@ -526,6 +552,8 @@ LLVMValueRef st_slot_fold_round(pass_emit *e, const st_req *t, LLVMValueRef s, L
 
 LLVMValueRef st_slot_fold(pass_emit *e, const st_req *t, LLVMValueRef s, LLVMValueRef x,
                           LLVMValueRef idx, LLVMValueRef ok) {
+  if (t->masked) /* x: the element's state, from the map (tns_map) */
+    return combine_masked(e, t, s, ok ? LLVMBuildSelect(e->B, ok, x, st_identity(e, t), "") : x);
   if (!st_is(t->op)) { /* op custom: the element's state combined in, index order kept */
     LLVMValueRef xs = st_elem(e, t, x, idx);
     if (ok) xs = LLVMBuildSelect(e->B, ok, xs, st_identity(e, t), "");
@@ -600,6 +628,8 @@ LLVMValueRef st_finish(pass_emit *e, const st_req *t, LLVMValueRef s) {
   if (t->op == RJ_OP_CUSTOM) return cst_finish(e, t, s);
   if (st_indexed(t->op)) return field(e, s, 1);
   LLVMTypeRef w = wtype(e, t->dtype);
+  if (t->masked) /* a correctly rounded division, as pass_mean's; no element: 0 / 0, NaN */
+    return LLVMBuildFDiv(e->B, field(e, s, 0), LLVMBuildSIToFP(e->B, field(e, s, 1), w, ""), "");
   LLVMValueRef v;
   if (t->op == RJ_OP_LOGSUMEXP) {
     LLVMValueRef m = field(e, s, 0);

@@ -14,6 +14,9 @@
  *                    inf or nan when n <= correction), std its square root.
  *   logsumexp        {W m, W s}; one exp per combine (the smaller max's sum is scaled); result
  *                    m + log(s): -inf for -inf rows (and empty ones), +inf when an element is.
+ *   masked mean      {W s, i64 n} (a tensor's op mean of map "where", W its accumulator): the
+ *                    selected elements' sum and count, each element {x or 0, 1 or 0} from the map
+ *                    (tns_map); result s / n in W (NaN for no element), rounded by tns_store.
  *   custom           the caller's state (rj_combine): a literal struct of its fields, or
  *                    {T} for an f16 / bf16 scalar state; element states, combines and the result
  *                    are calls of PASS_CUSTOM_LIFT / _COMBINE / _FINISH (or field selection),
@@ -39,7 +42,8 @@ typedef struct st_req {
   rj_nan nan;
   int correction;
   const rj_combine *combine;
-  int exact; /* 1: IEEE-rounded operations only (no MUFU approximations): invariant requests */
+  int exact;   /* 1: IEEE-rounded operations only (no MUFU approximations): invariant requests */
+  bool masked; /* a tensor's op mean of map "where": the masked mean state (dtype: its W) */
 } st_req;
 st_req st_of_tensor(const rj_tensor *t);
 st_req st_of_tile(const rj_tile *t);
@@ -88,7 +92,8 @@ LLVMValueRef st_slot_combine(pass_emit *e, const st_req *t, LLVMValueRef a, LLVM
 /* The butterfly tree v = combine(v, st_shfl_bfly(v, m)) for each m in masks, in order. */
 LLVMValueRef st_bfly_tree(pass_emit *e, const st_req *t, LLVMValueRef v, LLVMValueRef mm,
                           const int *masks, int n, int width);
-/* The result in the storage type of ir_op_result (argmax: the i64 index). */
+/* The result in the storage type of ir_op_result (argmax: the i64 index); the masked mean: s / n
+ * in its W (tns_store applies the epilogue and rounds). */
 LLVMValueRef st_finish(pass_emit *e, const st_req *t, LLVMValueRef s);
 /* A volatile load of a state, field by field. */
 LLVMValueRef st_load_volatile(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p);

@@ -57,7 +57,9 @@ void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLV
 int tns_map_inputs(const pass_emit *e);
 /* The map of t at n consecutive src elements from p (their values x[0 .. n), already in the
  * accumulator's type): out[i] = map(x[i], the other inputs at the same index); id: the op's
- * identity in that type (map where's masked-out value).  Calls nothing of tensor_common.c. */
+ * identity in that type (map where's masked-out value).  Op mean of map where (the masked mean):
+ * out[i] is the element's state {x or 0, 1 or 0} (passes/state.h).  Calls nothing of
+ * tensor_common.c. */
 LLVMValueRef tns_map(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int n, LLVMValueRef *x,
                      LLVMValueRef id, LLVMValueRef *out);
 /* t's epilogue of an output v (acc type): sqrt, scale or log. */
@@ -71,7 +73,8 @@ LLVMValueRef tns_identity(pass_emit *e, const rj_tensor *t);
 LLVMValueRef tns_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef tns_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
                            const int *masks, int n, int width);
-/* op mean: v / n in the accumulator (pass_mean); the other ops: v. */
+/* op mean: v / n in the accumulator (pass_mean); the other ops, and the masked mean (a state
+ * divided by its own count in tns_store): v. */
 LLVMValueRef tns_mean(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef n);
 /* The index of an element in its reduction, base + off (base NULL: off), for the ops that fold
  * indices (argmax / argmin); NULL for the others (nothing emitted). */

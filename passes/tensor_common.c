@@ -82,6 +82,7 @@ LLVMValueRef tns_ctaid(pass_emit *e) {
 
 rj_dtype tns_acc_dtype(const rj_tensor *t) {
   st_req s = st_of_tensor(t);
+  if (s.masked) return s.dtype; /* the masked mean's W: its elements arrive in it */
   return t->acc_f64 && !st_on(&s) ? RJ_F64 : ir_acc_dtype(t->op, t->dtype);
 }
 
@@ -143,6 +144,8 @@ LLVMValueRef tns_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMV
 }
 
 LLVMValueRef tns_mean(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef n) {
+  st_req s = st_of_tensor(t);
+  if (s.masked) return v;
   return pass_mean(e, t->op, tns_acc_dtype(t), v, n);
 }
 
@@ -265,7 +268,8 @@ LLVMValueRef tns_cta_reduce(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LL
 void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef idx64,
                LLVMValueRef v) {
   st_req r = st_of_tensor(t);
-  if (st_on(&r)) {                            /* no accum (validation refuses it) */
+  if (r.masked) v = st_finish(e, &r, v);      /* s / n in W: epilogue and rounding below */
+  if (st_on(&r) && !r.masked) {               /* no accum (validation refuses it) */
     if (e->values_dst && st_indexed(t->op)) { /* the extreme value too, in the input dtype */
       LLVMValueRef x = narrow(e, r.dtype, t->dtype, LLVMBuildExtractValue(e->B, v, 0, ""));
       LLVMValueRef sx = LLVMBuildStore(e->B, x, pass_gep(e, LLVMTypeOf(x), e->values_dst, idx64));

@@ -97,9 +97,54 @@ static LLVMValueRef map1(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMV
   }
 }
 
+/* The masked mean's element state {x or 0, 1 or 0} (passes/state.h) of x with mask element m. */
+static LLVMValueRef masked_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef m) {
+  LLVMValueRef on = nonzero(e, t->other_dtype[0], m);
+  LLVMTypeRef f[2] = {LLVMTypeOf(x), LLVMInt64TypeInContext(e->C)};
+  LLVMValueRef s = LLVMGetUndef(LLVMStructTypeInContext(e->C, f, 2, 0));
+  s = LLVMBuildInsertValue(e->B, s, LLVMBuildSelect(e->B, on, x, LLVMConstNull(f[0]), ""), 0, "");
+  return LLVMBuildInsertValue(e->B, s, LLVMBuildZExt(e->B, on, f[1], ""), 1, "");
+}
+
+/* The caller's map (RJ_MAP_IR) of x (acc type) and the other inputs' raw elements ys: a call of
+ * PASS_CUSTOM_MAP, A (T, O1 ...), linked to the caller's function in the compiler
+ * (jit/llvm/combine.c) and inlined; x passes in its storage type T (exact: widened from it). */
+static LLVMValueRef map_ir(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef *ys) {
+  LLVMTypeRef ps[1 + RJ_TENSOR_OTHERS_MAX];
+  LLVMValueRef args[1 + RJ_TENSOR_OTHERS_MAX];
+  args[0] = pass_from_acc(e, x, t->dtype);
+  if (LLVMTypeOf(args[0]) != pass_type(e, t->dtype)) /* an f64 accumulator of f32 */
+    args[0] = LLVMBuildFPTrunc(e->B, args[0], pass_type(e, t->dtype), "");
+  ps[0] = pass_type(e, t->dtype);
+  for (int k = 0; k < t->nothers; k++)
+    args[k + 1] = ys[k], ps[k + 1] = pass_type(e, t->other_dtype[k]);
+  LLVMTypeRef fty = LLVMFunctionType(LLVMTypeOf(x), ps, (unsigned)(1 + t->nothers), 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(e->M, PASS_CUSTOM_MAP);
+  if (!fn) fn = LLVMAddFunction(e->M, PASS_CUSTOM_MAP, fty);
+  return LLVMBuildCall2(e->B, fty, fn, args, (unsigned)(1 + t->nothers), "");
+}
+
 LLVMValueRef tns_map(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int n, LLVMValueRef *x,
                      LLVMValueRef id, LLVMValueRef *out) {
   LLVMValueRef y[16] = {0};
+  if (t->map == RJ_MAP_IR) {
+    LLVMValueRef ys[RJ_TENSOR_OTHERS_MAX][16], o = NULL;
+    if (t->nothers) {
+      LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+      LLVMValueRef d = LLVMBuildSub(e->B, LLVMBuildPtrToInt(e->B, p, i64, ""),
+                                    LLVMBuildPtrToInt(e->B, e->src, i64, ""), "");
+      o = LLVMBuildExactSDiv(e->B, d, i64c(e, ir_dtype(t->dtype)->bytes), "");
+    }
+    for (int k = 0; k < t->nothers; k++)
+      load_other(e, t, k, o, n, ys[k]);
+    for (int i = 0; i < n; i++) {
+      LLVMValueRef yi[RJ_TENSOR_OTHERS_MAX];
+      for (int k = 0; k < t->nothers; k++)
+        yi[k] = ys[k][i];
+      out[i] = map_ir(e, t, x[i], yi);
+    }
+    return out[0];
+  }
   if (t->nothers) {
     LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
     LLVMValueRef d = LLVMBuildSub(e->B, LLVMBuildPtrToInt(e->B, p, i64, ""),
@@ -107,8 +152,10 @@ LLVMValueRef tns_map(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int n, LL
     LLVMValueRef o = LLVMBuildExactSDiv(e->B, d, i64c(e, ir_dtype(t->dtype)->bytes), "");
     load_other(e, t, 0, o, n, y);
   }
+  bool masked = t->map == RJ_MAP_WHERE && t->op == RJ_OP_MEAN;
   for (int i = 0; i < n; i++)
-    out[i] = map1(e, t, x[i], t->nothers ? y[i] : NULL, id);
+    out[i] =
+        masked ? masked_elem(e, t, x[i], y[i]) : map1(e, t, x[i], t->nothers ? y[i] : NULL, id);
   return out[0];
 }
 
@@ -121,6 +168,12 @@ LLVMValueRef tns_epilogue(pass_emit *e, const rj_tensor *t, LLVMValueRef v) {
     return LLVMBuildFMul(e->B, v, LLVMConstReal(w, t->scale), "");
   case RJ_EPI_LOG:
     return st_log(e, LLVMGetTypeKind(w) == LLVMDoubleTypeKind ? RJ_F64 : RJ_F32, v);
+  case RJ_EPI_IR: { /* the caller's, linked in the compiler (jit/llvm/combine.c) */
+    LLVMTypeRef fty = LLVMFunctionType(w, &w, 1, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(e->M, PASS_CUSTOM_EPILOGUE);
+    if (!fn) fn = LLVMAddFunction(e->M, PASS_CUSTOM_EPILOGUE, fty);
+    return LLVMBuildCall2(e->B, fty, fn, &v, 1, "");
+  }
   default:
     return v;
   }

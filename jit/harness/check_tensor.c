@@ -124,7 +124,7 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
   if ((s = other_inputs(ctx, o, t, &g, b, oviews))) return s;
   if (o->no_check) { /* no reference */
   } else if (hr_fused(t)) {
-    hr_oracle_fused(t, v, view, oviews, t->accum ? hr_payload(&b->dst) : NULL, b->ref);
+    hr_oracle_fused(t, v, view, oviews, t->accum ? hr_payload(&b->dst) : NULL, o, b->ref);
   } else if (hr_state_op(t->op)) {
     hr_state_fill(&g, t, v, view, (int)(o->seed >> 3) & 3);
     put_nans(&g, o, t, v, view); /* again: the redraw kept no NaN */

@@ -67,7 +67,8 @@ void hr_oracle_tensor(const rj_tensor *t, const ir_tview *v, const void *src, co
 bool hr_fused(const rj_tensor *t);
 void hr_other_view(const rj_tensor *t, int k, ir_tview *v);
 void hr_oracle_fused(const rj_tensor *t, const ir_tview *v, const void *src,
-                     const void *const *others, const void *dst_old, hr_value *ref);
+                     const void *const *others, const void *dst_old, const rj_check_opts *o,
+                     hr_value *ref);
 /* Compares got (element i of a dtype buffer) with ref; fills the error. */
 bool hr_compare(rj_op op, rj_dtype t, const hr_value *ref, const void *got, int64_t i,
                 double *abs_err, double *rel_err);

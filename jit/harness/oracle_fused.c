@@ -1,6 +1,7 @@
 /* The float64 reference of fused tensor requests (docs/TENSOR.md "Fused maps"): each element's
  * map from src and the other inputs (each other input placed by its own view of the same logical
- * shape), folded as hr_oracle_add folds, then the epilogue, whose tolerance scale (mag) follows
+ * shape), folded as hr_oracle_add folds (mean: divided by the count of elements folded, the
+ * selected ones under map where), then the epilogue, whose tolerance scale (mag) follows
  * it: sqrt halves a relative error, log turns it into an absolute one, scale multiplies both. */
 #include "harness.h"
 
@@ -45,10 +46,15 @@ static double map1(const rj_tensor *t, double x, double y, bool *skip) {
   }
 }
 
-/* the epilogue of a finished output, and its tolerance scale */
-static void epilogue(const rj_tensor *t, hr_value *a) {
+/* the epilogue of a finished output, and its tolerance scale (a caller's: its C reference, the
+ * scale the larger of the value's and the result's) */
+static void epilogue(const rj_tensor *t, const rj_check_opts *o, hr_value *a) {
   double s = a->f;
   switch (t->epilogue) {
+  case RJ_EPI_IR:
+    a->f = o->epilogue_ref(s, o->map_ud);
+    a->mag = fmax(a->mag, fabs(a->f));
+    break;
   case RJ_EPI_SQRT:
     a->f = sqrt(s);
     a->mag = a->f > 0 ? a->mag / (2 * a->f) + a->f : sqrt(a->mag);
@@ -89,27 +95,38 @@ static void oracle_int(const rj_tensor *t, const ir_tview *v, const void *src,
 }
 
 void hr_oracle_fused(const rj_tensor *t, const ir_tview *v, const void *src,
-                     const void *const *others, const void *dst_old, hr_value *ref) {
+                     const void *const *others, const void *dst_old, const rj_check_opts *o,
+                     hr_value *ref) {
   if (!ir_dtype(t->dtype)->is_float) {
     oracle_int(t, v, src, others, dst_old, ref);
     return;
   }
-  ir_tview ov;
+  ir_tview ov, ovs[RJ_TENSOR_OTHERS_MAX];
   if (t->nothers) hr_other_view(t, 0, &ov);
+  for (int k = 0; k < t->nothers; k++)
+    hr_other_view(t, k, &ovs[k]);
   for (int64_t p = 0; p < v->outputs; p++) {
     hr_value *a = &ref[p];
     hr_oracle_init(t->op, RJ_F64, a);
+    int64_t count = 0; /* the elements folded: mean's divisor (the masked mean: the selected) */
     for (int64_t r = 0; r < v->reduce_len; r++) {
       double x = hr_load_f64(t->dtype, src, ir_tview_offset(v, p, r)), y = 0;
       if (t->nothers) y = hr_load_f64(t->other_dtype[0], others[0], ir_tview_offset(&ov, p, r));
       bool skip;
       double m = map1(t, x, y, &skip);
+      if (t->map == RJ_MAP_IR) { /* the caller's C reference (check_reach: there is one) */
+        double in[1 + RJ_TENSOR_OTHERS_MAX] = {x};
+        for (int k = 0; k < t->nothers; k++)
+          in[k + 1] = hr_load_f64(t->other_dtype[k], others[k], ir_tview_offset(&ovs[k], p, r));
+        m = o->map_ref(in, t->nothers, o->map_ud);
+      }
       if (!skip) hr_oracle_add(t->op, RJ_F64, t->nan, a, &m, 0);
+      count += !skip;
     }
     if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, p);
-    hr_oracle_finish(t->op, a, v->reduce_len);
+    hr_oracle_finish(t->op, a, count); /* no element selected: 0 / 0, NaN */
     if (t->op == RJ_OP_MAX || t->op == RJ_OP_MIN) a->mag = fabs(a->f); /* checked as a sum */
-    epilogue(t, a);
+    epilogue(t, o, a);
     a->acc_f64 = t->acc_f64 && t->dtype != RJ_F64;
   }
 }

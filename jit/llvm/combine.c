@@ -66,17 +66,17 @@ static const char *impure(LLVMModuleRef M, LLVMValueRef i) {
 
 /* Every function the module defines: pure (impure() above), no mutable globals, no module
  * inline assembly. */
-static rj_status screen(rj_ctx *ctx, LLVMModuleRef M) {
+static rj_status screen(rj_ctx *ctx, LLVMModuleRef M, const char *field) {
+  bool map = strcmp(field, "combine.ir") != 0; /* a map's or an epilogue's module */
   size_t an = 0;
   if (LLVMGetModuleInlineAsm(M, &an) && an)
-    return ir_fail(&ctx->err, RJ_EINVAL, "combine.ir: module-level inline assembly is refused");
+    return ir_fail(&ctx->err, RJ_EINVAL, "%s: module-level inline assembly is refused", field);
   for (LLVMValueRef g = LLVMGetFirstGlobal(M); g; g = LLVMGetNextGlobal(g))
     if (!LLVMIsGlobalConstant(g)) {
       size_t n = 0;
       const char *name = LLVMGetValueName2(g, &n);
-      return ir_fail(&ctx->err, RJ_EINVAL,
-                     "combine.ir: global @%.*s is not constant (a combine keeps no state)",
-                     (int)(n > 100 ? 100 : n), name);
+      return ir_fail(&ctx->err, RJ_EINVAL, "%s: global @%.*s is not constant (a %s keeps no state)",
+                     field, (int)(n > 100 ? 100 : n), name, map ? "map" : "combine");
     }
   for (LLVMValueRef f = LLVMGetFirstFunction(M); f; f = LLVMGetNextFunction(f))
     for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
@@ -85,10 +85,10 @@ static rj_status screen(rj_ctx *ctx, LLVMModuleRef M) {
         size_t n = 0;
         const char *name = LLVMGetValueName2(f, &n);
         if (why)
-          return ir_fail(&ctx->err, RJ_EINVAL,
-                         "combine.ir: function %.*s has %s; a combine is a pure function of its "
-                         "two operands",
-                         (int)(n > 100 ? 100 : n), name, why);
+          return ir_fail(&ctx->err, RJ_EINVAL, "%s: function %.*s has %s; a %s", field,
+                         (int)(n > 100 ? 100 : n), name, why,
+                         map ? "map is a pure function of its inputs"
+                             : "combine is a pure function of its two operands");
       }
   return RJ_OK;
 }
@@ -135,8 +135,12 @@ static rj_status check_signature(rj_ctx *ctx, LLVMValueRef fn, LLVMValueRef decl
   char *h = LLVMPrintTypeToString(ft), *w = LLVMPrintTypeToString(want);
   rj_status s =
       ir_fail(&ctx->err, RJ_EINVAL, "%s: \"%s\" has type %.200s; %s %.200s", role, name, h,
-              LLVMGetTypeKind(st) == LLVMStructTypeKind ? "the state's function is"
-                                                        : "the dtype's combine is",
+              strcmp(role, "map.function") == 0
+                  ? "the map of these inputs is (the accumulator's type of the storage types)"
+              : strcmp(role, "epilogue.function") == 0
+                  ? "the epilogue is (the accumulator's type, in and out)"
+              : LLVMGetTypeKind(st) == LLVMStructTypeKind ? "the state's function is"
+                                                          : "the dtype's combine is",
               w);
   LLVMDisposeMessage(h);
   LLVMDisposeMessage(w);
@@ -166,13 +170,18 @@ static void prepare(LLVMModuleRef C) {
     LLVMSetLinkage(g, LLVMInternalLinkage);
 }
 
-/* The roles of the caller's functions: redjit's declaration, the request field naming it. */
-static const char *const decls[3] = {PASS_CUSTOM_COMBINE, PASS_CUSTOM_LIFT, PASS_CUSTOM_FINISH};
-static const char *const roles[3] = {"combine.function", "combine.lift", "combine.finish"};
+/* The roles of the caller's functions: redjit's declaration, the request field naming it (a
+ * tensor's caller map: the fourth). */
+#define NROLES 5
+static const char *const decls[NROLES] = {PASS_CUSTOM_COMBINE, PASS_CUSTOM_LIFT, PASS_CUSTOM_FINISH,
+                                          PASS_CUSTOM_MAP, PASS_CUSTOM_EPILOGUE};
+static const char *const roles[NROLES] = {"combine.function", "combine.lift", "combine.finish",
+                                          "map.function", "epilogue.function"};
 
-/* names "fn[ lift[ finish]]" (ir_combine_names) split into name[3] ("" where absent) */
-static void split_names(const char *names, char name[3][RJ_COMBINE_FN_MAX]) {
-  for (int r = 0; r < 3; r++) {
+/* names "fn[ lift[ finish[ map[ epilogue]]]]" (ir_combine_names; jit/custom.c adds the rest):
+ * name[NROLES] ("" where absent) */
+static void split_names(const char *names, char name[NROLES][RJ_COMBINE_FN_MAX]) {
+  for (int r = 0; r < NROLES; r++) {
     size_t n = strcspn(names, " ");
     snprintf(name[r], RJ_COMBINE_FN_MAX, "%.*s", (int)(n < RJ_COMBINE_FN_MAX ? n : 0), names);
     names += n;
@@ -183,10 +192,10 @@ static void split_names(const char *names, char name[3][RJ_COMBINE_FN_MAX]) {
 /* The caller's function of each role whose declaration M has (f[r]; NULL where M has none),
  * defined in C with the declaration's type; no other function of C takes a name of redjit's. */
 static rj_status find_roles(rj_ctx *ctx, LLVMModuleRef M, LLVMModuleRef C, const char *names,
-                            LLVMValueRef f[3]) {
-  char name[3][RJ_COMBINE_FN_MAX];
+                            LLVMValueRef f[NROLES]) {
+  char name[NROLES][RJ_COMBINE_FN_MAX];
   split_names(names, name);
-  for (int r = 0; r < 3; r++) {
+  for (int r = 0; r < NROLES; r++) {
     LLVMValueRef decl = LLVMGetNamedFunction(M, decls[r]);
     f[r] = NULL;
     if (!decl) continue;
@@ -199,9 +208,9 @@ static rj_status find_roles(rj_ctx *ctx, LLVMModuleRef M, LLVMModuleRef C, const
     rj_status s = check_signature(ctx, f[r], decl, roles[r], name[r]);
     if (s) return s;
   }
-  for (int r = 0; r < 3; r++) {
+  for (int r = 0; r < NROLES; r++) {
     LLVMValueRef other = LLVMGetNamedFunction(C, decls[r]);
-    if (other && other != f[0] && other != f[1] && other != f[2])
+    if (other && other != f[0] && other != f[1] && other != f[2] && other != f[3] && other != f[4])
       return ir_fail(&ctx->err, RJ_EINVAL, "combine.ir: defines %s, a name redjit keeps for itself",
                      decls[r]);
   }
@@ -220,40 +229,44 @@ static rj_status find_roles(rj_ctx *ctx, LLVMModuleRef M, LLVMModuleRef C, const
 static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size_t n,
                               const char *names, const ir_target *tg) {
   ir_err *e = &ctx->err;
+  const char *field = LLVMGetNamedFunction(M, PASS_CUSTOM_MAP)        ? "map.ir"
+                      : LLVMGetNamedFunction(M, PASS_CUSTOM_EPILOGUE) ? "epilogue.ir"
+                                                                      : "combine.ir";
   if (!LLVMGetNamedFunction(M, PASS_CUSTOM_COMBINE) && !LLVMGetNamedFunction(M, PASS_CUSTOM_LIFT) &&
-      !LLVMGetNamedFunction(M, PASS_CUSTOM_FINISH))
+      !LLVMGetNamedFunction(M, PASS_CUSTOM_FINISH) && !LLVMGetNamedFunction(M, PASS_CUSTOM_MAP) &&
+      !LLVMGetNamedFunction(M, PASS_CUSTOM_EPILOGUE))
     return RJ_OK; /* nothing calls them (a group of one lane lifts and finishes, combines none) */
   LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, n, "combine");
   LLVMModuleRef C = NULL;
   char *msg = NULL;
   if (!buf) return ir_fail(e, RJ_ENOMEM, "out of memory");
   if (LLVMParseIRInContext(LLVMGetModuleContext(M), buf, &C, &msg)) {
-    rj_status s = ir_fail(e, RJ_EINVAL, "combine.ir: not LLVM 22 IR text: %.700s", msg ? msg : "?");
+    rj_status s = ir_fail(e, RJ_EINVAL, "%s: not LLVM 22 IR text: %.700s", field, msg ? msg : "?");
     LLVMDisposeMessage(msg);
     return s;
   }
-  LLVMValueRef f[3];
+  LLVMValueRef f[NROLES];
   rj_status s = find_roles(ctx, M, C, names, f);
-  if (!s) s = screen(ctx, C);
+  if (!s) s = screen(ctx, C, field);
   if (!s) s = jit_ir_check_intrinsics(ctx, C, tg);
   if (!s) s = jit_ir_check_types(ctx, C);
-  if (!s) s = jit_ir_screen(ctx, C, tg, "combine.ir", JIT_SCREEN_COMBINE);
+  if (!s) s = jit_ir_screen(ctx, C, tg, field, JIT_SCREEN_COMBINE);
   if (s) {
     LLVMDisposeModule(C);
     return s;
   }
   prepare(C);
-  for (int r = 0; r < 3; r++)
+  for (int r = 0; r < NROLES; r++)
     if (f[r]) {
       LLVMSetValueName2(f[r], decls[r], strlen(decls[r]));
       LLVMSetLinkage(f[r], LLVMExternalLinkage);
     }
   ctx->llvm->diag[0] = 0;
   if (LLVMLinkModules2(M, C)) /* C is destroyed either way */
-    return ir_fail(e, RJ_EINVAL, "combine.ir: does not link with redjit's kernel: %s",
+    return ir_fail(e, RJ_EINVAL, "%s: does not link with redjit's kernel: %s", field,
                    ctx->llvm->diag[0] ? ctx->llvm->diag : "?");
   unsigned ai = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
-  for (int r = 0; r < 3; r++) {
+  for (int r = 0; r < NROLES; r++) {
     LLVMValueRef g = LLVMGetNamedFunction(M, decls[r]);
     if (!g) continue;
     if (LLVMCountBasicBlocks(g) == 0) /* a kernel whose PTX would not load: never handed out */
@@ -262,7 +275,7 @@ static rj_status link_combine(rj_ctx *ctx, LLVMModuleRef M, const char *ir, size
     LLVMAddAttributeAtIndex(g, LLVMAttributeFunctionIndex,
                             LLVMCreateEnumAttribute(LLVMGetModuleContext(M), ai, 0));
   }
-  return jit_ir_screen(ctx, M, tg, "combine.ir", JIT_SCREEN_LINKED); /* inlined everywhere */
+  return jit_ir_screen(ctx, M, tg, field, JIT_SCREEN_LINKED); /* inlined everywhere */
 }
 
 /* ---------------------------------------------------------------- the entries */

@@ -176,9 +176,30 @@ def test_version_and_main():
     assert os.path.exists(os.path.join(os.path.dirname(redjit.__file__), "py.typed"))
 
 
+def test_masked_mean_compiles():
+    """mean(where=): op masked_mean, f16 data with an int8 mask, divided by the selected count."""
+    req = {"kind": "tensor", "op": "masked_mean", "dtype": "f16", "shape": [64, 1000],
+           "axes": [1], "others": [{"dtype": "i8"}]}
+    k = redjit.compile(req, target="sm_90")
+    assert k.variant == "tensor_rows" and "div.rn.f32" in k.ptx and "cvt.rn.f32.s64" in k.ptx
+
+
+def test_map_ir_compiles():
+    """A caller's map as LLVM IR through redjit.compile: linked and inlined (no call left)."""
+    ir = ("define float @sq(float %x) {\n  %r = fmul float %x, %x\n  ret float %r\n}\n")
+    req = {"kind": "tensor", "op": "sum", "dtype": "f32", "shape": [64, 1000], "axes": [1],
+           "map": {"ir": ir, "function": "sq"}}
+    k = redjit.compile(req, target="sm_90")
+    assert "mul.f32" in k.ptx or "mul.rn.f32" in k.ptx or "fma" in k.ptx
+    assert "\tcall" not in k.ptx
+
+
 def test_not_an_array():
     for fn in (redjit.sum, redjit.max, redjit.argmax, redjit.all):
         e = raises(redjit.InvalidRequest, fn, [1.0, 2.0])
+        assert e.message.startswith("x: list is not a GPU array"), e.message
+    for fn in (redjit.sum, redjit.mean):  # where=: the masked ops, x described first
+        e = raises(redjit.InvalidRequest, fn, [1.0, 2.0], where=[1, 0])
         assert e.message.startswith("x: list is not a GPU array"), e.message
     e = raises(TypeError, redjit.sum, object(), 0)  # keyword-only options
     assert "positional" in str(e)

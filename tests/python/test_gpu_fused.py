@@ -1,7 +1,9 @@
 """redjit's fused maps from Python on a GPU, against torch: dot ((x * y).sum(dim), torch.dot),
 torch.linalg.vector_norm (p = 1, 2, inf; f16 / bf16 / f32 values whose squares overflow),
-masked sums (a bool-like mask of another dtype, broadcast), mse / l1 against
-torch.nn.functional, and an epilogue.  Each test skips, with the reason, without torch or a GPU.
+masked sums and means (a bool-like mask of another dtype, broadcast; NumPy's where=), mse / l1
+against torch.nn.functional, an epilogue, and a caller's map as LLVM IR (Huber's loss against
+F.huber_loss).  Each test skips, with the reason, without torch
+or a GPU.
 Run: pytest tests/python/test_gpu_fused.py, or python3 tests/python/test_gpu_fused.py [NAME...]."""
 import _runner
 
@@ -103,6 +105,69 @@ def test_losses_and_epilogue():
         _close(torch, got, x.double().mean(), x)
         got = redjit.reduce(x, "mean", map="abs", epilogue="log")
         _close(torch, got, x.double().abs().mean().log(), x)
+
+
+def test_masked_mean():
+    """redjit.mean(x, axis=, where=) as numpy.mean(x, axis, where=): the selected elements' sum
+    over their count, NaN where a row selects none; f16 data with f32, int8 and bool masks,
+    broadcast masks, keepdims, and reduce(..., "mean", map="where")."""
+    torch = _torch()
+    g = torch.Generator(device="cuda").manual_seed(5)
+    for dt in _dtypes(torch):
+        x = torch.randn(300, 1000, device="cuda", generator=g).to(dt)
+        for mdt in (torch.float32, torch.int8, torch.bool):
+            m = (torch.rand(300, 1000, device="cuda", generator=g) > 0.7).to(mdt)
+            m[7] = 0  # a row selecting nothing: NaN
+            sel = (m != 0).double()
+            for dim in (0, 1):
+                want = (x.double() * sel).sum(dim) / sel.sum(dim)
+                got = redjit.mean(x, axis=dim, where=m)
+                assert got.dtype == x.dtype and got.shape == want.shape
+                nan = torch.isnan(want)
+                assert bool((torch.isnan(got.double()) == nan).all()), (dt, mdt, dim)
+                _close(torch, got.double()[~nan], want[~nan], x)
+            got = redjit.reduce(x, "mean", 1, others=(m,), map="where")
+            assert bool(torch.isnan(got[7].double()))
+            s = redjit.sum(x, axis=1, where=m, keepdims=True)
+            assert s.shape == (300, 1) and float(s[7, 0]) == 0.0
+            _close(torch, s[:, 0], (x.double() * sel).sum(1), x)
+        row = (torch.rand(1000, device="cuda", generator=g) > 0.5)  # one mask for every row
+        want = (x.double() * row.double()).sum(1) / row.double().sum()
+        _close(torch, redjit.mean(x, axis=1, where=row), want, x)
+        v = x.flatten()
+        mv = (torch.rand(v.numel(), device="cuda", generator=g) > 0.5).to(torch.int8)
+        _close(torch, redjit.mean(v, where=mv), v.double()[mv != 0].mean(), x)
+        assert bool(torch.isnan(redjit.mean(v, where=torch.zeros_like(mv)).double()))
+
+
+HUBER_IR = """define float @huber(float %x, float %y) {
+  %d = fsub float %x, %y
+  %a = call float @llvm.fabs.f32(float %d)
+  %s = fcmp olt float %a, 1.0
+  %q = fmul float %d, %d
+  %h = fmul float %q, 0.5
+  %l = fsub float %a, 0.5
+  %r = select i1 %s, float %h, float %l
+  ret float %r
+}
+declare float @llvm.fabs.f32(float)
+"""
+
+
+def test_map_ir_huber():
+    """A caller's map as LLVM IR (Huber's loss, delta 1) against torch.nn.functional.huber_loss:
+    the mean per row and per column, and the whole mean."""
+    torch = _torch()
+    F = torch.nn.functional
+    g = torch.Generator(device="cuda").manual_seed(6)
+    x = torch.randn(300, 1000, device="cuda", generator=g) * 2
+    y = torch.randn(300, 1000, device="cuda", generator=g)
+    m = {"ir": HUBER_IR, "function": "huber"}
+    for dim in (0, 1):
+        want = F.huber_loss(x.double(), y.double(), reduction="none").mean(dim)
+        _close(torch, redjit.reduce(x, "mean", dim, others=(y,), map=m), want, x)
+    want = F.huber_loss(x.double(), y.double())
+    _close(torch, redjit.reduce(x, "mean", others=(y,), map=m), want, x)
 
 
 if __name__ == "__main__":

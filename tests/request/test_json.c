@@ -138,9 +138,10 @@ static void keeps_fields(const char *name, const char *json, const char *canon) 
   cJSON *g = cJSON_Parse(json), *c = cJSON_Parse(canon);
   ck_assert_msg(g && c, "%s: not JSON", name);
   /* a named fused op (docs/TENSOR.md "Fused maps") is spelled out as op, map and epilogue */
-  static const char *const named[] = {"dot", "sumsq", "norm", "amax", "mse", "l1", "count_nonzero"};
+  static const char *const named[] = {"dot", "sumsq",         "norm",       "amax",       "mse",
+                                      "l1",  "count_nonzero", "masked_sum", "masked_mean"};
   const cJSON *op = cJSON_GetObjectItemCaseSensitive(g, "op");
-  for (int i = 0; i < 7 && cJSON_IsString(op); i++)
+  for (int i = 0; i < 9 && cJSON_IsString(op); i++)
     if (strcmp(op->valuestring, named[i]) == 0) {
       cJSON_DeleteItemFromObjectCaseSensitive(g, "op");
       cJSON_DeleteItemFromObjectCaseSensitive(g, "p");

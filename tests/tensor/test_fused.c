@@ -115,8 +115,10 @@ START_TEST(named_ops) {
       {"\"op\":\"mse\",\"others\":[{\"dtype\":\"f32\"}]", "\"op\":\"mean\""},
       {"\"op\":\"l1\",\"others\":[{\"dtype\":\"f32\"}]", "\"map\":\"abs_sub\""},
       {"\"op\":\"count_nonzero\"", "\"map\":\"nonzero\""},
+      {"\"op\":\"masked_sum\",\"others\":[{\"dtype\":\"u8\"}]", "\"map\":\"where\""},
+      {"\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"i8\"}]", "\"op\":\"mean\""},
   };
-  for (int i = 0; i < 9; i++) {
+  for (int i = 0; i < 11; i++) {
     rj_request r, r2;
     const char *c;
     char rest[160];
@@ -191,9 +193,6 @@ START_TEST(refusals) {
   refused(rjt_fmt(T, "f32", "\"op\":\"argmax\",\"map\":\"abs\"," ROWS),
           "map: applies to ops sum, mean, max, min and prod, not \"argmax\"");
   refused(rjt_fmt(T, "f32", "\"op\":\"var\",\"epilogue\":\"sqrt\"," ROWS), "epilogue: applies to");
-  refused(
-      rjt_fmt(T, "f32", "\"op\":\"mean\",\"map\":\"where\",\"others\":[{\"dtype\":\"f32\"}]," ROWS),
-      "map: \"where\" with op mean");
   refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"epilogue\":\"sqrt\",\"accum\":true," ROWS),
           "epilogue: not with accum");
   refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"epilogue\":\"exp\"," ROWS),
@@ -210,7 +209,7 @@ START_TEST(refusals) {
       "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":64,"
       "\"src\":{\"mem\":\"shared\",\"shape\":[16,40]},\"dst\":{\"mem\":\"shared\",\"shape\":[16]},"
       "\"map\":\"square\"}",
-      "map: unknown field");
+      "map: kind \"tile\" takes no fused map");
   /* the C API's request, not only JSON */
   rj_request r;
   rj_kernel *k = NULL;
@@ -250,6 +249,191 @@ START_TEST(integer_maps) {
                     views[v]);
       free(p);
     }
+}
+END_TEST
+
+/* the masked mean (op mean of map where) on every view: a state {sum, i64 count} whose sum is
+ * divided by the count once per output (div.rn, as plain mean's), an epilogue after it, f64
+ * under acc_dtype; what mean refuses it refuses too */
+START_TEST(masked_mean) {
+  static const char *const masks[] = {"f32", "i8", "bool", "f16"};
+  for (int v = 0; v < 7; v++)
+    for (int m = 0; m < 4; m++) {
+      char rest[300];
+      snprintf(rest, sizeof rest, "\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"%s\"}],%s",
+               masks[m], views[v]);
+      char *p = strdup(rjt_ptx(ctx, rjt_fmt(T, m % 2 ? "f16" : "f32", rest), "sm_90"));
+      ck_assert_msg(rjt_count(p, "others[0]") == 1, "%s %s", masks[m], views[v]);
+      ck_assert_msg(rjt_count(p, "div.rn.f32") >= 1, "%s %s", masks[m], views[v]);
+      ck_assert_msg(rjt_count(p, "cvt.rn.f32.s64") >= 1, "%s %s", masks[m], views[v]);
+      free(p);
+    }
+  char *p = strdup(rjt_ptx(ctx,
+                           rjt_fmt(T, "bf16",
+                                   "\"op\":\"mean\",\"map\":\"where\",\"others\":[{\"dtype\":"
+                                   "\"u8\"}],\"epilogue\":\"sqrt\",\"acc_dtype\":\"f64\"," ROWS),
+                           "sm_90"));
+  ck_assert(rjt_count(p, "div.rn.f64") >= 1 && rjt_count(p, "sqrt.rn.f64") >= 1);
+  free(p);
+  refused(rjt_fmt(T, "i16", "\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"u8\"}]," ROWS),
+          "map: op mean of an integer dtype (i16) takes no map");
+  refused(rjt_fmt(T, "f32",
+                  "\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"u8\"}],\"accum\":true," ROWS),
+          "accum:");
+  refused(
+      rjt_fmt(T, "f32",
+              "\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"u8\"}],\"nan\":\"ignore\"," ROWS),
+      "nan:");
+  refused(rjt_fmt(T, "f32", "\"op\":\"masked_mean\"," ROWS), "others: 0 inputs");
+  rj_request r;
+  const char *text;
+  rjt_parse(ctx, rjt_fmt(T, "f16", "\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"i8\"}]," ROWS),
+            &r);
+  ck_assert_int_eq(rj_explain(ctx, &r, NULL, &text), RJ_OK);
+  HAS(text, "fused: map where of src (f16), others[0] (i8, src's layout); mean of the selected "
+            "elements (divided by their count); epilogue none\n");
+}
+END_TEST
+
+/* a caller's map (LLVM IR, JSON-escaped): Huber's loss of x - y (delta 1), f32 */
+#define HUBER_IR                                                                                   \
+  "define float @huber(float %x, float %y) {\\n  %d = fsub float %x, %y\\n"                        \
+  "  %a = call float @llvm.fabs.f32(float %d)\\n  %s = fcmp olt float %a, 1.0\\n"                  \
+  "  %q = fmul float %d, %d\\n  %h = fmul float %q, 0.5\\n  %l = fsub float %a, 0.5\\n"            \
+  "  %r = select i1 %s, float %h, float %l\\n  ret float %r\\n}\\n"                                \
+  "declare float @llvm.fabs.f32(float)\\n"
+#define HUBER                                                                                      \
+  ",\"others\":[{\"dtype\":\"f32\"}],\"map\":{\"ir\":\"" HUBER_IR "\",\"function\":\"huber\"}"
+
+/* the caller's map on every view: linked and inlined (no call left), its compare in the PTX;
+ * explain and canonical text; a runtime-size kernel keyed on the IR text; refusals naming
+ * map.function / map.ir / map */
+START_TEST(map_ir) {
+  for (int v = 0; v < 7; v++) {
+    char rest[1200];
+    snprintf(rest, sizeof rest, "\"op\":\"mean\",%s%s", views[v], HUBER);
+    char *p = strdup(rjt_ptx(ctx, rjt_fmt(T, "f32", rest), "sm_90"));
+    ck_assert_msg(rjt_count(p, "setp.lt.f32") >= 1 && rjt_count(p, "\tcall") == 0, "%s", views[v]);
+    free(p);
+  }
+  rj_request r;
+  const char *text;
+  rjt_parse(ctx, rjt_fmt(T, "f32", "\"op\":\"sum\"," ROWS HUBER), &r);
+  ck_assert_int_eq(rj_explain(ctx, &r, NULL, &text), RJ_OK);
+  HAS(text, "fused: map ir huber of src (f32), others[0] (f32, src's layout); sum; epilogue none");
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &text), RJ_OK);
+  HAS(text, "\"map\":{\"ir\":\"define float @huber");
+  HAS(text, "\"function\":\"huber\"}");
+  /* two texts behind one runtime-size plan: two kernels */
+  rj_kernel *k[2];
+  for (int i = 0; i < 2; i++) {
+    rjt_parse(ctx,
+              rjt_fmt(T, "f32",
+                      i ? "\"op\":\"sum\",\"dynamic\":true," ROWS HUBER
+                        : "\"op\":\"sum\",\"dynamic\":true," ROWS
+                          ",\"others\":[{\"dtype\":\"f32\"}],\"map\":{\"ir\":\"define float "
+                          "@m(float %x, float %y) {\\n  %r = fmul float %x, %y\\n  ret float "
+                          "%r\\n}\\n\",\"function\":\"m\"}"),
+              &r);
+    ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k[i]), RJ_OK);
+  }
+  ck_assert_ptr_ne(k[0], k[1]);
+  ck_assert(strstr(rj_kernel_text(k[1], RJ_EMIT_PTX), "setp.lt.f32"));
+  ck_assert(!strstr(rj_kernel_text(k[0], RJ_EMIT_PTX), "setp.lt.f32"));
+  rj_kernel_release(ctx, k[0]);
+  rj_kernel_release(ctx, k[1]);
+  /* refusals */
+  refused(rjt_fmt(T, "f32", "\"op\":\"custom\"," ROWS HUBER), "map: a caller's map is not with op");
+  refused(rjt_fmt(T, "i32", "\"op\":\"sum\"," ROWS HUBER), "map: a caller's map applies to");
+  refused(rjt_fmt(T, "f32", "\"op\":\"sum\"," ROWS ",\"map\":{\"function\":\"f\"}"),
+          "map.ir: required field is missing");
+  refused(rjt_fmt(T, "f32", "\"op\":\"sum\"," ROWS ",\"map\":{\"ir\":\"x\",\"fn\":\"f\"}"),
+          "map.fn: unknown field");
+  static const struct {
+    const char *tail, *msg;
+  } bad[] = {
+      {",\"others\":[{\"dtype\":\"f16\"}],\"map\":{\"ir\":\"" HUBER_IR "\",\"function\":\"huber\"}",
+       "map.function: \"huber\" has type float (float, float); the map of these inputs is"},
+      {",\"others\":[{\"dtype\":\"f32\"}],\"map\":{\"ir\":\"" HUBER_IR "\",\"function\":\"nope\"}",
+       "map.function: the module defines no function \"nope\""},
+      {",\"map\":{\"ir\":\"define float @f(float %x) {\\n  store float %x, ptr null\\n  ret "
+       "float %x\\n}\\n\",\"function\":\"f\"}",
+       "map.ir: function f has a store to memory other than its own locals; a map is a pure "
+       "function of its inputs"},
+      {",\"map\":{\"ir\":\"bogus\",\"function\":\"f\"}", "map.ir: not LLVM 22 IR text"},
+  };
+  for (int i = 0; i < 4; i++) {
+    rjt_parse(
+        ctx,
+        rjt_fmt("{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\"," ROWS "%s}", bad[i].tail),
+        &r);
+    rj_kernel *kk = NULL;
+    ck_assert_int_eq(rj_compile(ctx, &r, NULL, &kk), RJ_EINVAL);
+    HAS(rj_errmsg(ctx), bad[i].msg);
+  }
+}
+END_TEST
+
+/* a caller's epilogue (LLVM IR): in the map's module, or its own; every view; refusals */
+#define SQRT_IR                                                                                    \
+  "define float @rt(float %v) {\\n  %r = call float @llvm.sqrt.f32(float %v)\\n  ret float "       \
+  "%r\\n}\\ndeclare float @llvm.sqrt.f32(float)\\n"
+START_TEST(epilogue_ir) {
+  for (int v = 0; v < 7; v++) {
+    char rest[1200];
+    snprintf(rest, sizeof rest, "\"op\":\"sum\",\"map\":\"square\",%s,%s", views[v],
+             "\"epilogue\":{\"ir\":\"" SQRT_IR "\",\"function\":\"rt\"}");
+    char *p = strdup(rjt_ptx(ctx, rjt_fmt(T, "bf16", rest), "sm_90"));
+    ck_assert_msg(rjt_count(p, "sqrt.rn.f32") >= 1 && rjt_count(p, "\tcall") == 0, "%s", views[v]);
+    free(p);
+  }
+  rj_request r;
+  const char *text;
+  rjt_parse(ctx,
+            rjt_fmt(T, "f32",
+                    "\"op\":\"mean\"," ROWS ",\"others\":[{\"dtype\":\"f32\"}],\"map\":{\"ir\":"
+                    "\"" HUBER_IR SQRT_IR "\",\"function\":\"huber\"},\"epilogue\":{\"function\":"
+                    "\"rt\"}"),
+            &r);
+  ck_assert_int_eq(rj_explain(ctx, &r, NULL, &text), RJ_OK);
+  HAS(text, "; mean; epilogue ir rt\n");
+  ck_assert_int_eq(rj_request_canonical(ctx, &r, &text), RJ_OK);
+  HAS(text, "\"epilogue\":{\"function\":\"rt\"}");
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_OK);
+  ck_assert(strstr(rj_kernel_text(k, RJ_EMIT_PTX), "sqrt.rn.f32"));
+  rj_kernel_release(ctx, k);
+  refused(rjt_fmt(T, "f32", "\"op\":\"sum\"," ROWS ",\"epilogue\":{\"function\":\"rt\"}"),
+          "epilogue.ir: required field is missing");
+  refused(rjt_fmt(T, "f32",
+                  "\"op\":\"sum\"," ROWS ",\"epilogue\":{\"ir\":\"" SQRT_IR
+                  "\",\"function\":\"rt\"},\"accum\":true"),
+          "epilogue: not with accum");
+  rjt_parse(ctx,
+            rjt_fmt(T, "f64",
+                    "\"op\":\"sum\"," ROWS ",\"epilogue\":{\"ir\":\"" SQRT_IR
+                    "\",\"function\":\"rt\"}"),
+            &r);
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "epilogue.function: \"rt\" has type float (float); the epilogue is");
+}
+END_TEST
+
+/* tile and subgroup requests take no fused map: refused naming the field */
+START_TEST(other_kinds) {
+  refused("{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"map\":"
+          "\"square\",\"src\":{\"mem\":\"shared\",\"shape\":[32]},\"dst\":{\"mem\":\"shared\","
+          "\"shape\":[1]},\"axes\":[0]}",
+          "map: kind \"tile\" takes no fused map (kind tensor does; apply it to the values before "
+          "the reduction)");
+  refused("{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"epilogue\":\"sqrt\"}",
+          "epilogue: kind \"tile\" takes no fused map");
+  refused("{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"f32\",\"others\":"
+          "[{\"dtype\":\"f32\"}]}",
+          "others: kind \"subgroup\" takes no fused map");
+  refused("{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"f32\",\"map\":"
+          "\"abs\"}",
+          "map: kind \"subgroup\" takes no fused map");
 }
 END_TEST
 
@@ -301,6 +485,10 @@ int main(void) {
   tcase_add_test(tc, refusals);
   tcase_add_test(tc, integer_maps);
   tcase_add_test(tc, explain);
+  tcase_add_test(tc, masked_mean);
+  tcase_add_test(tc, other_kinds);
+  tcase_add_test(tc, map_ir);
+  tcase_add_test(tc, epilogue_ir);
   tcase_add_test(tc, launch_checks);
   suite_add_tcase(s, tc);
   return rjt_main(s);

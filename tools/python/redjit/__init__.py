@@ -657,7 +657,8 @@ def reduce(x: Any, op: Union[str, Custom] = "sum", axis: Axis = None, *, out: An
     Fused maps (docs/TENSOR.md "Fused maps"): map ("abs", "square", "mul", "sub_square",
     "abs_sub", "where", "nonzero") of x and `others` (arrays broadcasting to x's shape; "where":
     the mask), epilogue ("sqrt", "log", "scale" by `scale`), or a named op ("dot", "sumsq",
-    "norm" with p = 1, 2, "inf", "amax", "mse", "l1", "count_nonzero").
+    "norm" with p = 1, 2, "inf", "amax", "mse", "l1", "count_nonzero", "masked_sum",
+    "masked_mean": others=(mask,), the mean divided by the count of selected elements).
 
     invariant=True: the bits of each output depend only on its reduced length and x's dtype, not
     on the batch, the GPU model or its SM count (docs/INVARIANCE.md)."""

@@ -612,11 +612,35 @@ def _corr(correction, ddof):
     return int(c)
 
 
+def _masked(op, x, axis, keepdims, dtype, out, initial, where, stream, acc_dtype):
+    """sum / mean of the elements where `where` is non-zero (NumPy's where=): one launch of the
+    named op masked_sum / masked_mean, the mask read as it is (any dtype, broadcast to x's
+    shape); a mean divides by the count of selected elements (NaN where none is)."""
+    from . import reduce
+    a = describe(x)
+    if dtype is not None and dtype_name(dtype) != a.dtype:
+        raise InvalidRequest("RJ_EINVAL", f"dtype: {dtype!r} with where= (the masked reductions "
+                             f"keep x's dtype {a.dtype}; convert x first)")
+    if initial is not None:
+        raise InvalidRequest("RJ_EINVAL", "initial: not with where= (add it to the result)")
+    axes = normalize_axes(tuple(axis) if axis.__class__ is list else axis, len(a.shape))
+    kept = kept_shape(a.shape, axes)
+    shape = tuple(1 if d in axes else n for d, n in enumerate(a.shape)) if keepdims else kept
+    dst = out.reshape(kept) if out is not None and keepdims else out
+    r = reduce(x, "masked_" + op, axes, others=(where,), out=dst, stream=stream,
+               acc_dtype=acc_dtype)
+    return out if out is not None else (r.reshape(shape) if keepdims else r)
+
+
 def sum(x: Any, /, *, axis: Axis = None, dtype: DType = None, keepdims: bool = False,
-        out: Any = None, initial: Any = None, stream: Any = None,
+        out: Any = None, initial: Any = None, where: Any = None, stream: Any = None,
         acc_dtype: Optional[str] = None) -> Any:
     """NumPy's sum: 32-bit integers and bools sum in 64 bits unless dtype= says otherwise;
-    initial is added; acc_dtype="f64" accumulates floats in float64 with x's dtype kept."""
+    initial is added; acc_dtype="f64" accumulates floats in float64 with x's dtype kept;
+    where= (a mask of any dtype, broadcast to x's shape) sums the selected elements in one
+    pass, in x's dtype (op masked_sum)."""
+    if where is not None:
+        return _masked("sum", x, axis, keepdims, dtype, out, initial, where, stream, acc_dtype)
     return _reduction("sum", x, axis, keepdims, dtype, out, initial, None, stream, acc_dtype)
 
 
@@ -640,8 +664,13 @@ def min(x: Any, /, *, axis: Axis = None, keepdims: bool = False, out: Any = None
 
 
 def mean(x: Any, /, *, axis: Axis = None, dtype: DType = None, keepdims: bool = False,
-         out: Any = None, stream: Any = None, acc_dtype: Optional[str] = None) -> Any:
-    """NumPy's mean: integers in float64; NaN for an empty reduction."""
+         out: Any = None, where: Any = None, stream: Any = None,
+         acc_dtype: Optional[str] = None) -> Any:
+    """NumPy's mean: integers in float64; NaN for an empty reduction.  where= (a mask of any
+    dtype, broadcast to x's shape; float x) divides the selected elements' sum by their count,
+    NaN where the mask selects none, in one pass (op masked_mean)."""
+    if where is not None:
+        return _masked("mean", x, axis, keepdims, dtype, out, None, where, stream, acc_dtype)
     return _reduction("mean", x, axis, keepdims, dtype, out, None, None, stream, acc_dtype)
 
 

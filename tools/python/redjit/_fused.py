@@ -9,7 +9,8 @@ from ._arrays import describe, kept_shape, normalize_axes, tensor_request
 from ._errors import RedjitError
 from ._lib import dumps
 
-FUSED_OPS = ("dot", "sumsq", "norm", "amax", "mse", "l1", "count_nonzero")
+FUSED_OPS = ("dot", "sumsq", "norm", "amax", "mse", "l1", "count_nonzero", "masked_sum",
+             "masked_mean")
 MAPS = ("abs", "square", "mul", "sub_square", "abs_sub", "where", "nonzero")
 EPILOGUES = ("sqrt", "scale", "log")
 
