@@ -27,8 +27,8 @@ static rj_status check_call(rj_ctx *ctx, const rj_request *req, rj_devptr table,
 }
 
 /* Launches k (planned as plan) with (table, dst, total, n) on dev's primary context. */
-static rj_status launch(rj_ctx *ctx, rj_kernel *k, const pass_plan *plan, int dev,
-                        uint64_t ptr[3], int64_t n, void *stream) {
+static rj_status launch(rj_ctx *ctx, rj_kernel *k, const pass_plan *plan, int dev, uint64_t ptr[3],
+                        int64_t n, void *stream) {
   rt_cuda *rt = NULL;
   bool pushed = false;
   rj_status s = jit_cuda(ctx, &rt);

@@ -16,11 +16,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MULTI_T 256       /* threads per CTA */
-#define MULTI_CHUNK 8192  /* elements per chunk, at least */
-#define MULTI_PARTS 256   /* chunks per tensor, at most (a longer tensor gets longer chunks) */
-#define MULTI_ALIGN 1024  /* chunk lengths are multiples of this */
-#define MULTI_ENTRY 4     /* i64 fields per table entry (rj_multi_entry) */
+#define MULTI_T 256      /* threads per CTA */
+#define MULTI_CHUNK 8192 /* elements per chunk, at least */
+#define MULTI_PARTS 256  /* chunks per tensor, at most (a longer tensor gets longer chunks) */
+#define MULTI_ALIGN 1024 /* chunk lengths are multiples of this */
+#define MULTI_ENTRY 4    /* i64 fields per table entry (rj_multi_entry) */
 
 typedef struct multi_plan {
   int C; /* the count class: tensors at most (sizes the shared prefix and the workspace) */
@@ -107,8 +107,8 @@ static void begin(mk *k) {
 
 /* field f (0 ptr, 1 len, 2 stride) of table entry i (i64) */
 static LLVMValueRef entry_field(mk *k, LLVMValueRef i, int f) {
-  LLVMValueRef ix = LLVMBuildAdd(k->e->B, LLVMBuildMul(k->e->B, i, c64(k, MULTI_ENTRY), ""),
-                                 c64(k, f), "");
+  LLVMValueRef ix =
+      LLVMBuildAdd(k->e->B, LLVMBuildMul(k->e->B, i, c64(k, MULTI_ENTRY), ""), c64(k, f), "");
   return LLVMBuildLoad2(k->e->B, k->i64, pass_gep(k->e, k->i64, k->table, ix), "");
 }
 
@@ -126,8 +126,8 @@ static LLVMValueRef chunk_len(mk *k, LLVMValueRef len) {
 static LLVMValueRef nchunks(mk *k, LLVMValueRef len) {
   LLVMBuilderRef B = k->e->B;
   LLVMValueRef cl = chunk_len(k, len);
-  LLVMValueRef c = LLVMBuildUDiv(B, LLVMBuildAdd(B, len, LLVMBuildSub(B, cl, c64(k, 1), ""), ""),
-                                 cl, "");
+  LLVMValueRef c =
+      LLVMBuildUDiv(B, LLVMBuildAdd(B, len, LLVMBuildSub(B, cl, c64(k, 1), ""), ""), cl, "");
   LLVMValueRef zero = LLVMBuildICmp(B, LLVMIntEQ, c, c64(k, 0), "");
   return LLVMBuildSelect(B, zero, c64(k, 1), c, "nch");
 }
@@ -301,8 +301,8 @@ static void do_chunk(mk *k, LLVMValueRef ti, LLVMValueRef j) {
   LLVMValueRef v = fold_chunk(k, entry_field(k, t64, 0), st, s, end);
   v = tns_cta_reduce(e, k->t, v, k->tid, MULTI_T);
   LLVMValueRef p0 = LLVMBuildLoad2(e->B, k->i32, pre_at(k, ti), "");
-  LLVMValueRef p1 = LLVMBuildLoad2(e->B, k->i32,
-                                   pre_at(k, LLVMBuildAdd(e->B, ti, c32(k, 1), "")), "");
+  LLVMValueRef p1 =
+      LLVMBuildLoad2(e->B, k->i32, pre_at(k, LLVMBuildAdd(e->B, ti, c32(k, 1), "")), "");
   LLVMValueRef nch = LLVMBuildZExt(e->B, LLVMBuildSub(e->B, p1, p0, ""), k->i64, "nch");
   pass_if one, many, last;
   pass_if_begin(e, &one, LLVMBuildICmp(e->B, LLVMIntEQ, nch, c64(k, 1), ""));
@@ -340,8 +340,8 @@ static void chunk_loop(mk *k) {
   pass_if_begin(e, &t0, is_t0(k));
   unsigned gpu = LLVMGetSyncScopeID(e->C, "device", 6);
   LLVMValueRef c = LLVMBuildAtomicRMWSyncScope(e->B, LLVMAtomicRMWBinOpAdd,
-                                               pass_gep(e, k->i32, k->ticket, c32(k, 0)),
-                                               c32(k, 1), LLVMAtomicOrderingMonotonic, gpu);
+                                               pass_gep(e, k->i32, k->ticket, c32(k, 0)), c32(k, 1),
+                                               LLVMAtomicOrderingMonotonic, gpu);
   LLVMBuildStore(e->B, c, sp);
   pass_if_end(e, &t0);
   pass_barrier_cta(e);
