@@ -2,7 +2,7 @@
  *
  * run: list.count tensors of lengths drawn from the seed (every 16th empty, every 16th of one
  * element, 31 and 33, then mostly up to 4 Ki, some up to 64 Ki and 1 Mi, a few up to 4 Mi, all
- * within 2^26 elements), most of unit stride and every 7th of stride 2 or 3, at element offsets
+ * within 2^25 elements), most of unit stride and every 7th of stride 2 or 3, at element offsets
  * 0..3 in one poisoned device buffer; the table is uploaded once.  The per-tensor outputs and the
  * total go to poisoned buffers with guards; the float64 reference of each tensor is the 1-D
  * tensor request's (hr_oracle_tensor / hr_oracle_fused), and the total's that of every element
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MULTI_BUDGET ((int64_t)1 << 26) /* elements of a run's list, at most */
+#define MULTI_BUDGET ((int64_t)1 << 25) /* elements of a run's list, at most */
 
 /* A run's list: lengths, strides, element offsets into src, and the buffers. */
 typedef struct mlist {
@@ -59,8 +59,8 @@ static rj_status upload_table(rj_ctx *ctx, int dev, mlist *m) {
   if (!e) return hr_nomem(ctx);
   size_t eb = (size_t)ir_dtype(m->src.t)->bytes;
   for (int64_t i = 0; i < m->n; i++)
-    e[i] = (rj_multi_entry){hr_payload_dev(&m->src) + (uint64_t)m->off[i] * eb, m->len[i],
-                            m->st[i], 0};
+    e[i] = (rj_multi_entry){hr_payload_dev(&m->src) + (uint64_t)m->off[i] * eb, m->len[i], m->st[i],
+                            0};
   size_t bytes = (size_t)m->n * sizeof *e;
   rj_status s = rj_device_alloc(ctx, dev, bytes, &m->table);
   if (!s) s = rj_memcpy_htod(ctx, dev, m->table, e, bytes);
@@ -78,7 +78,10 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
   if ((s = hr_buf_make(ctx, &m->tot, dev, ir_tensor_result(t), 1))) return s;
   hr_rng g;
   hr_rng_seed(&g, o->seed);
-  hr_fill_op(&g, t->op, t->dtype, hr_payload(&m->src), extent, 4096);
+  int64_t most = 1; /* prod's draw is scaled by the longest reduction */
+  for (int64_t i = 0; i < m->n; i++)
+    most = m->len[i] > most ? m->len[i] : most;
+  hr_fill_op(&g, t->op, t->dtype, hr_payload(&m->src), extent, most);
   if (extent) hr_fill_nans(&g, t->dtype, hr_payload(&m->src), extent, o->nan_count);
   for (int k = 0; k < 2; k++) {
     m->got[k] = malloc(hr_buf_bytes(&m->dst));
@@ -102,8 +105,8 @@ static rj_status enqueue(rj_ctx *ctx, void *ud) {
 }
 
 /* launch k (0, 1): poisoned outputs up, the launch, both down into got[k] / gtot[k] */
-static rj_status launch(rj_ctx *ctx, const rj_check_opts *o, const rj_request *req, mlist *m,
-                        int k, rj_check_result *res) {
+static rj_status launch(rj_ctx *ctx, const rj_check_opts *o, const rj_request *req, mlist *m, int k,
+                        rj_check_result *res) {
   mcall c = {req, &o->compile, m->table, hr_payload_dev(&m->dst), 0};
   if (req->u.tensor.list_total) c.total = hr_payload_dev(&m->tot);
   double ms = 0;
@@ -166,8 +169,8 @@ static rj_status verify(rj_ctx *ctx, const rj_tensor *t, mlist *m, rj_check_resu
   const char *got = (const char *)m->got[0] + HR_GUARD * rb;
   for (int64_t i = 0; i < m->n; i++) {
     hr_value r = reference(t, m->len[i], m->st[i], (char *)hr_payload(&m->src) + m->off[i] * eb);
-    hr_check_elem(res, op, rt, &r, got, i, "tensor %lld (%lld elements, stride %lld)",
-                  (long long)i, (long long)m->len[i], (long long)m->st[i]);
+    hr_check_elem(res, op, rt, &r, got, i, "tensor %lld (%lld elements, stride %lld)", (long long)i,
+                  (long long)m->len[i], (long long)m->st[i]);
   }
   if (t->list_total) {
     hr_value r;

@@ -15,14 +15,14 @@ static const bad_case bad[] = {
     {LIST("sum", "f32", ",\"list\":{\"count\":10241}"), "list.count: 10241 is outside 1..10240"},
     {LIST("sum", "f32", ",\"list\":{}"), "list.count: required field is missing"},
     {LIST("sum", "f32", ",\"list\":{\"count\":3,\"rows\":2}"), "list.rows: unknown field"},
-    {LIST("sum", "f32", ",\"list\":{\"count\":3,\"total\":1}"), "list.total: expected true or false"},
+    {LIST("sum", "f32", ",\"list\":{\"count\":3,\"total\":1}"),
+     "list.total: expected true or false"},
     {LIST("sum", "f32", ",\"list\":[3]"), "list: expected an object"},
     {LIST("sum", "f32", ",\"list\":{\"count\":3},\"shape\":[4]"), "shape: not with \"list\""},
     {LIST("sum", "f32", ",\"list\":{\"count\":3},\"axes\":[0]"), "axes: not with \"list\""},
     {LIST("argmax", "f32", ",\"list\":{\"count\":3}"), "op: \"argmax\" is not served over a list"},
     {LIST("var", "f32", ",\"list\":{\"count\":3}"), "op: \"var\" is not served over a list"},
-    {LIST("mean", "f32", ",\"list\":{\"count\":3,\"total\":true}"),
-     "list.total: not with op mean"},
+    {LIST("mean", "f32", ",\"list\":{\"count\":3,\"total\":true}"), "list.total: not with op mean"},
     {LIST("sum", "f32", ",\"list\":{\"count\":3},\"accum\":true"), "accum: not with \"list\""},
     {LIST("sum", "f32", ",\"list\":{\"count\":3},\"dynamic\":true"), "dynamic: not with \"list\""},
     {LIST("dot", "f32", ",\"list\":{\"count\":3},\"others\":[{\"dtype\":\"f32\"}]"),
@@ -105,14 +105,16 @@ START_TEST(dispatch) {
   ck_assert_msg(strstr(text, "tensor_multi prio=25 chosen (list: count class 256"), "%s", text);
   ck_assert_msg(strstr(text, "tensor_rows prio=30 rejected: a list request"), "%s", text);
   ck_assert_msg(strstr(text, "fused: map square of src (f32); sum; epilogue sqrt"), "%s", text);
-  rjt_parse(ctx,
-            "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,6,8],\"axes\":[0,2]}",
-            &r); /* a generic view: every tensor variant is asked */
+  rjt_parse(
+      ctx,
+      "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4,6,8],\"axes\":[0,2]}",
+      &r); /* a generic view: every tensor variant is asked */
   ck_assert_int_eq(rj_explain(ctx, &r, &opt, &text), RJ_OK);
   ck_assert_msg(strstr(text, "tensor_multi prio=25 rejected: serves list requests only"), "%s",
                 text);
-  rjt_parse(ctx, "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096],"
-                 "\"variant\":\"tensor_multi\"}",
+  rjt_parse(ctx,
+            "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096],"
+            "\"variant\":\"tensor_multi\"}",
             &r);
   rj_kernel *k = NULL;
   ck_assert_int_eq(rj_compile(ctx, &r, &opt, &k), RJ_ENOVARIANT);
