@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Un
 
 from . import _arrays, _custom, _fused, _options
 from ._custom import Custom
+from ._multi import MultiList, multi_reduce  # noqa: F401
 from ._options import get_options, set_options  # noqa: F401
 from ._arrays import ArrayInfo, describe, kept_shape, normalize_axes, tensor_request
 from ._errors import (Busy, CompilerCrash, CudaError, InvalidRequest, LibraryNotFound,  # noqa
