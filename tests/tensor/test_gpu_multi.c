@@ -1,9 +1,10 @@
 /* GPU suite for list requests (rj_reduce_multi, docs/TENSOR.md "Many tensors"): lists of 1, 150,
  * 2000 and 10000 tensors of mixed lengths (empty, 1, 31, 33, up to 4 Mi; strides 1 to 3) x ops x
- * f16 / bf16 / f32 / f64 (f16 sumsq aside: its sums pass f16's range), per-tensor outputs and the total against `run`'s float64 reference
- * (which also launches twice and compares the bits); NaNs both ways; and bitwise independence:
- * each tensor's output equals the same tensor reduced alone (a list of one) and in a list of
- * the tensors reversed, and the total is the same launch after launch.  Skips without a GPU. */
+ * f16 / bf16 / f32 / f64 (f16 sumsq aside: its sums pass f16's range), per-tensor outputs and the
+ * total against `run`'s float64 reference (which also launches twice and compares the bits); NaNs
+ * both ways; and bitwise independence: each tensor's output equals the same tensor reduced alone (a
+ * list of one) and in a list of the tensors reversed, and the total is the same launch after
+ * launch.  Skips without a GPU. */
 #include "rjtest.h"
 
 #include <stdint.h>
@@ -144,15 +145,15 @@ START_TEST(independent) {
     ck_assert_msg(memcmp(&t0, &t1, 4) == 0, "%s: total %a then %a", op3[o], t0, t1);
     reduce_list(&l, op3[o], order, 300, rev, &t2);
     for (int i = 0; i < 300; i++) {
-      ck_assert_msg(memcmp(&all[i], &rev[299 - i], 4) == 0, "%s: tensor %d %a, reversed %a",
-                    op3[o], i, all[i], rev[299 - i]);
+      ck_assert_msg(memcmp(&all[i], &rev[299 - i], 4) == 0, "%s: tensor %d %a, reversed %a", op3[o],
+                    i, all[i], rev[299 - i]);
       if (i % 7) continue;
       int idx[1] = {i};
       reduce_list(&l, op3[o], idx, 1, &one, &t2);
       ck_assert_msg(memcmp(&all[i], &one, 4) == 0, "%s: tensor %d (%lld elements) %a, alone %a",
                     op3[o], i, (long long)l.e[i].len, all[i], one);
-      ck_assert_msg(memcmp(&one, &t2, 4) == 0, "%s: a list of one: total %a, output %a", op3[o],
-                    t2, one);
+      ck_assert_msg(memcmp(&one, &t2, 4) == 0, "%s: a list of one: total %a, output %a", op3[o], t2,
+                    one);
     }
     cases_run++;
   }
