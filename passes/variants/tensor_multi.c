@@ -16,11 +16,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MULTI_T 256      /* threads per CTA */
-#define MULTI_CHUNK 8192 /* elements per chunk, at least */
-#define MULTI_PARTS 256  /* chunks per tensor, at most (a longer tensor gets longer chunks) */
-#define MULTI_ALIGN 1024 /* chunk lengths are multiples of this */
-#define MULTI_ENTRY 4    /* i64 fields per table entry (rj_multi_entry) */
+#define MULTI_T 256       /* threads per CTA */
+#define MULTI_CHUNK 16384 /* elements per chunk, at least */
+#define MULTI_PARTS 256   /* chunks per tensor, at most (a longer tensor gets longer chunks) */
+#define MULTI_ALIGN 1024  /* chunk lengths are multiples of this */
+#define MULTI_ENTRY 4     /* i64 fields per table entry (rj_multi_entry) */
 
 typedef struct multi_plan {
   int C; /* the count class: tensors at most (sizes the shared prefix and the workspace) */
@@ -326,29 +326,42 @@ static void do_chunk(mk *k, LLVMValueRef ti, LLVMValueRef j) {
   pass_if_end(e, &many);
 }
 
-/* the chunk loop: take a ticket, find its tensor, fold it; until the tickets run out */
-static void chunk_loop(mk *k) {
+/* thread 0: the next ticket into *mine (its wait lands where it is read: the next round) */
+static void take_ticket(mk *k, LLVMValueRef mine) {
   pass_emit *e = k->e;
-  LLVMValueRef slot = pass_global_array(e, k->i32, 1, AS_SHARED, "rj_ticket");
-  LLVMValueRef sp = pass_gep(e, k->i32, slot, c32(k, 0));
-  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(e->C, e->fn, "chunk.head");
-  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(e->C, e->fn, "chunk.body");
-  LLVMBasicBlockRef out = LLVMAppendBasicBlockInContext(e->C, e->fn, "chunk.out");
-  LLVMBuildBr(e->B, head);
-  LLVMPositionBuilderAtEnd(e->B, head);
   pass_if t0;
   pass_if_begin(e, &t0, is_t0(k));
   unsigned gpu = LLVMGetSyncScopeID(e->C, "device", 6);
   LLVMValueRef c = LLVMBuildAtomicRMWSyncScope(e->B, LLVMAtomicRMWBinOpAdd,
                                                pass_gep(e, k->i32, k->ticket, c32(k, 0)), c32(k, 1),
                                                LLVMAtomicOrderingMonotonic, gpu);
-  LLVMBuildStore(e->B, c, sp);
+  LLVMBuildStore(e->B, c, mine);
+  pass_if_end(e, &t0);
+}
+
+/* the chunk loop: a ticket's chunk, its tensor found, folded; the next ticket is taken as a
+ * chunk starts, so its round trip overlaps the chunk's loads; until the tickets run out */
+static void chunk_loop(mk *k) {
+  pass_emit *e = k->e;
+  LLVMValueRef slot = pass_global_array(e, k->i32, 1, AS_SHARED, "rj_ticket");
+  LLVMValueRef sp = pass_gep(e, k->i32, slot, c32(k, 0));
+  LLVMValueRef mine = pass_entry_alloca(e, k->i32, "mine");
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(e->C, e->fn, "chunk.head");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(e->C, e->fn, "chunk.body");
+  LLVMBasicBlockRef out = LLVMAppendBasicBlockInContext(e->C, e->fn, "chunk.out");
+  take_ticket(k, mine);
+  LLVMBuildBr(e->B, head);
+  LLVMPositionBuilderAtEnd(e->B, head);
+  pass_if t0;
+  pass_if_begin(e, &t0, is_t0(k));
+  LLVMBuildStore(e->B, LLVMBuildLoad2(e->B, k->i32, mine, ""), sp);
   pass_if_end(e, &t0);
   pass_barrier_cta(e);
-  c = LLVMBuildLoad2(e->B, k->i32, sp, "c");
+  LLVMValueRef c = LLVMBuildLoad2(e->B, k->i32, sp, "c");
   LLVMValueRef all = LLVMBuildLoad2(e->B, k->i32, pre_at(k, k->n32), "");
   LLVMBuildCondBr(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, c, all, ""), body, out);
   LLVMPositionBuilderAtEnd(e->B, body);
+  take_ticket(k, mine);
   LLVMValueRef ti = find_tensor(k, c);
   do_chunk(k, ti, LLVMBuildSub(e->B, c, LLVMBuildLoad2(e->B, k->i32, pre_at(k, ti), ""), "j"));
   pass_barrier_cta(e); /* every thread has read the ticket's slot */
