@@ -15,6 +15,9 @@ static rj_status check_call(rj_ctx *ctx, const rj_request *req, rj_devptr table,
                    "the others)");
   const rj_tensor *t = &req->u.tensor;
   if (!table) return ir_fail(&ctx->err, RJ_EINVAL, "table: NULL device pointer");
+  if (table % 8)
+    return ir_fail(&ctx->err, RJ_EINVAL, "table: 0x%llx is not 8-byte aligned (int64 fields)",
+                   (unsigned long long)table);
   if (n != t->list_count)
     return ir_fail(&ctx->err, RJ_EINVAL, "n: %lld tensors, the request's list.count is %lld",
                    (long long)n, (long long)t->list_count);

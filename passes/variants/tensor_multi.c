@@ -17,6 +17,7 @@
 #include <string.h>
 
 #define MULTI_T 256       /* threads per CTA */
+#define MULTI_CTAS 3      /* CTAs per SM (85 registers a thread: the vector path without spills) */
 #define MULTI_CHUNK 16384 /* elements per chunk, at least */
 #define MULTI_PARTS 256   /* chunks per tensor, at most (a longer tensor gets longer chunks) */
 #define MULTI_ALIGN 1024  /* chunk lengths are multiples of this */
@@ -40,8 +41,8 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
 static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
   const rj_tensor *t = &r->u.tensor;
   int bytes = ir_dtype(t->dtype)->bytes;
-  multi_plan p = {.C = count_class(t->list_count), .U = bytes >= 8 ? 4 : 8};
-  int64_t grid = tns_wave(env->sms(env), MULTI_T);
+  multi_plan p = {.C = count_class(t->list_count), .U = bytes >= 8 ? 2 : 8};
+  int64_t grid = (int64_t)tns_sms(env->sms(env)) * MULTI_CTAS;
   tns_plan_geometry(out, (unsigned)grid, MULTI_T);
   snprintf(out->key, sizeof out->key,
            "tensor_multi C=%d U=%d op=%s dtype=%s nan=%d map=%d epi=%d scale=%.17g f64=%d total=%d",
@@ -93,7 +94,7 @@ static void begin(mk *k) {
   k->n = LLVMGetParam(e->fn, 3);
   k->n32 = LLVMBuildTrunc(e->B, k->n, k->i32, "n32");
   e->nparams = 0; /* n is no plan size parameter: rj_reduce_multi passes it */
-  tns_launch_bounds(e, MULTI_T, 4);
+  tns_launch_bounds(e, MULTI_T, MULTI_CTAS);
   k->tid = pass_tid_x(e);
   k->tid64 = LLVMBuildZExt(e->B, k->tid, k->i64, "");
   int64_t C = k->p.C;
@@ -109,7 +110,9 @@ static void begin(mk *k) {
 static LLVMValueRef entry_field(mk *k, LLVMValueRef i, int f) {
   LLVMValueRef ix =
       LLVMBuildAdd(k->e->B, LLVMBuildMul(k->e->B, i, c64(k, MULTI_ENTRY), ""), c64(k, f), "");
-  return LLVMBuildLoad2(k->e->B, k->i64, pass_gep(k->e, k->i64, k->table, ix), "");
+  LLVMValueRef v = LLVMBuildLoad2(k->e->B, k->i64, pass_gep(k->e, k->i64, k->table, ix), "");
+  LLVMSetAlignment(v, 8); /* rj_multi_entry's fields: one 8-byte load each */
+  return v;
 }
 
 /* a tensor's chunk length: max(MULTI_CHUNK, ceil(len / MULTI_PARTS) rounded up to MULTI_ALIGN) */
@@ -261,6 +264,59 @@ static LLVMValueRef fold_chunk(mk *k, LLVMValueRef ptr, LLVMValueRef st, LLVMVal
   return tns_acc_total(e, t, acc, U);
 }
 
+/* fold_chunk for a unit-stride tensor whose element 0 is 16-byte aligned (so is every chunk's,
+ * a multiple of MULTI_ALIGN elements in): U 16-byte vectors in flight per thread, vector i of
+ * the chunk to thread i mod T, each vector's elements into one accumulator in order; the < vec
+ * elements after the last whole vector one a thread, into accumulator 0. */
+static LLVMValueRef fold_chunk_vec(mk *k, LLVMValueRef ptr, LLVMValueRef s, LLVMValueRef end) {
+  pass_emit *e = k->e;
+  const rj_tensor *t = k->t;
+  const int vec = tns_vec(t->dtype), U = vec == 2 || vec == 16 ? 2 : 4; /* registers: f64, i8 */
+  LLVMValueRef acc[4], x[4][16];
+  tns_acc_init(e, t, acc, U);
+  LLVMTypeRef ty = pass_type(e, t->dtype);
+  LLVMValueRef base = LLVMBuildIntToPtr(e->B, ptr, LLVMPointerTypeInContext(e->C, AS_GLOBAL), "");
+  LLVMValueRef vs = LLVMBuildUDiv(e->B, s, c64(k, vec), "");
+  LLVMValueRef ve = LLVMBuildUDiv(e->B, end, c64(k, vec), "");
+  pass_loop l;
+  pass_loop_begin(e, &l, LLVMBuildAdd(e->B, vs, k->tid64, ""), ve, c64(k, (int64_t)MULTI_T * U));
+  LLVMValueRef ok[4];
+  for (int u = 0; u < U; u++) { /* every load of the round before any fold */
+    LLVMValueRef i = LLVMBuildAdd(e->B, l.i, c64(k, (int64_t)u * MULTI_T), "");
+    ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, i, ve, "");
+    i = LLVMBuildMul(e->B, LLVMBuildSelect(e->B, ok[u], i, vs, ""), c64(k, vec), "");
+    tns_load_vec(e, t, pass_gep(e, ty, base, i), vec, x[u]);
+  }
+  for (int u = 0; u < U; u++)
+    for (int v = 0; v < vec; v++)
+      tns_fold_elem(e, t, acc[u], x[u][v], NULL, ok[u]);
+  pass_loop_end(e, &l);
+  LLVMValueRef ti = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, ve, c64(k, vec), ""), k->tid64, "");
+  pass_if tail;
+  pass_if_begin(e, &tail, LLVMBuildICmp(e->B, LLVMIntSLT, ti, end, ""));
+  tns_fold_elem(e, t, acc[0], tns_load(e, t, pass_gep(e, ty, base, ti)), NULL, NULL);
+  pass_if_end(e, &tail);
+  return tns_acc_total(e, t, acc, U);
+}
+
+/* the thread's fold of chunk [s, end): vectors where the tensor allows, else scalars */
+static LLVMValueRef fold_any(mk *k, LLVMValueRef ptr, LLVMValueRef st, LLVMValueRef s,
+                             LLVMValueRef end) {
+  pass_emit *e = k->e;
+  LLVMValueRef res = pass_entry_alloca(e, k->acc, "chunk_val");
+  LLVMValueRef al = LLVMBuildAnd(e->B, ptr, c64(k, 15), "");
+  LLVMValueRef fast = LLVMBuildAnd(e->B, LLVMBuildICmp(e->B, LLVMIntEQ, st, c64(k, 1), ""),
+                                   LLVMBuildICmp(e->B, LLVMIntEQ, al, c64(k, 0), ""), "fast");
+  pass_if f, g;
+  pass_if_begin(e, &f, fast);
+  LLVMBuildStore(e->B, fold_chunk_vec(k, ptr, s, end), res);
+  pass_if_end(e, &f);
+  pass_if_begin(e, &g, LLVMBuildNot(e->B, fast, ""));
+  LLVMBuildStore(e->B, fold_chunk(k, ptr, st, s, end), res);
+  pass_if_end(e, &g);
+  return LLVMBuildLoad2(e->B, k->acc, res, "");
+}
+
 /* thread 0: tensor ti's value v (acc type) of len elements into dst and the values' table */
 static void finish_tensor(mk *k, LLVMValueRef ti, LLVMValueRef v, LLVMValueRef len) {
   pass_emit *e = k->e;
@@ -298,7 +354,7 @@ static void do_chunk(mk *k, LLVMValueRef ti, LLVMValueRef j) {
   LLVMValueRef cl = chunk_len(k, len);
   LLVMValueRef s = LLVMBuildMul(e->B, LLVMBuildZExt(e->B, j, k->i64, ""), cl, "");
   LLVMValueRef end = tns_min64(e, len, LLVMBuildAdd(e->B, s, cl, ""));
-  LLVMValueRef v = fold_chunk(k, entry_field(k, t64, 0), st, s, end);
+  LLVMValueRef v = fold_any(k, entry_field(k, t64, 0), st, s, end);
   v = tns_cta_reduce(e, k->t, v, k->tid, MULTI_T);
   LLVMValueRef p0 = LLVMBuildLoad2(e->B, k->i32, pre_at(k, ti), "");
   LLVMValueRef p1 =

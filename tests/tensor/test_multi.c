@@ -206,6 +206,8 @@ START_TEST(call_errors) {
   rjt_parse(ctx, LIST("sum", "f32", ",\"list\":{\"count\":3}"), &r);
   ck_assert_int_eq(rj_reduce_multi(ctx, &r, NULL, 0, 3, 64, 0, NULL), RJ_EINVAL);
   ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "table: NULL"));
+  ck_assert_int_eq(rj_reduce_multi(ctx, &r, NULL, 68, 3, 64, 0, NULL), RJ_EINVAL);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "table: 0x44 is not 8-byte aligned"));
   ck_assert_int_eq(rj_reduce_multi(ctx, &r, NULL, 64, 4, 64, 0, NULL), RJ_EINVAL);
   ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "n: 4 tensors, the request's list.count is 3"));
   ck_assert_int_eq(rj_reduce_multi(ctx, &r, NULL, 64, 3, 64, 128, NULL), RJ_EINVAL);
