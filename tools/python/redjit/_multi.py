@@ -71,32 +71,42 @@ class MultiList:
             self.lengths.append(n)
         self.first, self.dtype, self.device, self.count = a, a.dtype, a.device, len(infos)
         self.table = _table_array(a, flat)
+        self._keys = {}
         self.table_ptr = describe(self.table, "table").ptr
 
     def reduce(self, op="sum", *, total=False, per_tensor=True, out=None, total_out=None,
                nan="propagate", stream=None):
-        from . import _ctx, _empty, _stream_of, _out_dtype
+        from . import _ctx, _empty, _stream_of
         if not per_tensor and not total:
             raise _einval("per_tensor: False with total False asks for nothing")
         c = _ctx()
-        rq = {"kind": "tensor", "op": op, "dtype": self.dtype, "nan": nan,
-              "list": {"count": self.count, "total": bool(total)}}
-        rkey = json.dumps(rq, sort_keys=True)
+        key = (op, bool(total), nan)
+        rkey, rdt = self._keys.get(key) or self._key(key)
         req = c.requests.get(rkey)
         if req is None:
-            req = c.requests[rkey] = c.parse(rq)
-        rdt = _out_dtype("sum" if op in ("sumsq", "norm", "amax") else op, self.dtype)
+            req = c.requests[rkey] = c.parse(rkey)
         outs = self._out(out, (self.count,), rdt, "out", _empty) if per_tensor else None
         tot = self._out(total_out, (), rdt, "total_out", _empty) if total else None
         s = c.L.rj_reduce_multi(c.ptr, req, c.options(self.device), self.table_ptr, self.count,
-                                describe(outs, "out").ptr if per_tensor else 0,
-                                describe(tot, "total_out").ptr if total else 0,
+                                _ptr(outs, "out") if per_tensor else 0,
+                                _ptr(tot, "total_out") if total else 0,
                                 _stream_of(stream, self.first))
         if s:
             raise c.fail(s)
         if per_tensor and total:
             return outs, tot
         return outs if per_tensor else tot
+
+    def _key(self, key):
+        """The request's JSON text and result dtype of (op, total, nan), kept per list."""
+        from . import _out_dtype
+        op, total, nan = key
+        rq = {"kind": "tensor", "op": op, "dtype": self.dtype, "nan": nan,
+              "list": {"count": self.count, "total": total}}
+        named = op in ("sumsq", "norm", "amax", "count_nonzero")
+        e = self._keys[key] = (json.dumps(rq, sort_keys=True),
+                               _out_dtype("sum" if named else op, self.dtype))
+        return e
 
     def _out(self, given, shape, dtype, what, empty):
         if given is None:
@@ -111,6 +121,11 @@ class MultiList:
         if o.strides is not None and n > 1 and o.strides[-1] != 1:
             raise _einval(f"{what}: must be contiguous")
         return given
+
+
+def _ptr(x, what):
+    dp = getattr(x, "data_ptr", None)  # torch: the tensor's own attribute, no interface built
+    return dp() if dp is not None else describe(x, what).ptr
 
 
 def multi_reduce(tensors, op="sum", *, total=False, per_tensor=True, out=None, total_out=None,
