@@ -115,6 +115,15 @@ static LLVMValueRef entry_field(mk *k, LLVMValueRef i, int f) {
   return v;
 }
 
+/* tensor i's length, taken in 0 .. 2^46 (a negative or huge length in the table reads no more
+ * than that, and keeps every chunk index within the workspace) */
+static LLVMValueRef entry_len(mk *k, LLVMValueRef i) {
+  LLVMBuilderRef B = k->e->B;
+  LLVMValueRef len = entry_field(k, i, 1);
+  len = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, len, c64(k, 0), ""), c64(k, 0), len, "");
+  return tns_min64(k->e, len, c64(k, IR_MAX_SPAN));
+}
+
 /* a tensor's chunk length: max(MULTI_CHUNK, ceil(len / MULTI_PARTS) rounded up to MULTI_ALIGN) */
 static LLVMValueRef chunk_len(mk *k, LLVMValueRef len) {
   LLVMBuilderRef B = k->e->B;
@@ -148,7 +157,7 @@ static void prefix_counts(mk *k) {
   pass_if_end(e, &z);
   pass_loop l;
   pass_loop_begin(e, &l, k->tid64, k->n, c64(k, MULTI_T));
-  LLVMValueRef c = LLVMBuildTrunc(e->B, nchunks(k, entry_field(k, l.i, 1)), k->i32, "");
+  LLVMValueRef c = LLVMBuildTrunc(e->B, nchunks(k, entry_len(k, l.i)), k->i32, "");
   LLVMValueRef at = LLVMBuildTrunc(e->B, LLVMBuildAdd(e->B, l.i, c64(k, 1), ""), k->i32, "");
   LLVMBuildStore(e->B, c, pre_at(k, at));
   pass_loop_end(e, &l);
@@ -350,7 +359,7 @@ static LLVMValueRef fold_values(mk *k, LLVMValueRef vals, LLVMValueRef first, LL
 static void do_chunk(mk *k, LLVMValueRef ti, LLVMValueRef j) {
   pass_emit *e = k->e;
   LLVMValueRef t64 = LLVMBuildZExt(e->B, ti, k->i64, "");
-  LLVMValueRef len = entry_field(k, t64, 1), st = entry_field(k, t64, 2);
+  LLVMValueRef len = entry_len(k, t64), st = entry_field(k, t64, 2);
   LLVMValueRef cl = chunk_len(k, len);
   LLVMValueRef s = LLVMBuildMul(e->B, LLVMBuildZExt(e->B, j, k->i64, ""), cl, "");
   LLVMValueRef end = tns_min64(e, len, LLVMBuildAdd(e->B, s, cl, ""));
