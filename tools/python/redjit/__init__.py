@@ -36,6 +36,7 @@ from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, INDEX_OPS, KIND, N
 __all__ = ["RedjitError", "Custom", "Kernel", "Variant", "version", "variants", "compile",
            "compile_ir", "explain", "canonical", "reduce", "reduce_values", "treduce",
            "dot", "norm",
+           "multi_reduce", "MultiList",
            "tensor_request", "search_paths", "library_path", "compile_count", "cache_stats",
            "__version__", "InvalidRequest", "NoVariant", "TargetError", "LLVMError", "NoDevice",
            "CudaError", "OutOfMemory", "Unsupported", "Timeout", "CompilerCrash", "Busy",
