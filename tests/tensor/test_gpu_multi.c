@@ -1,7 +1,8 @@
 /* GPU suite for list requests (rj_reduce_multi, docs/TENSOR.md "Many tensors"): lists of 1, 150,
  * 2000 and 10000 tensors of mixed lengths (empty, 1, 31, 33, up to 4 Mi; strides 1 to 3) x ops x
  * f16 / bf16 / f32 / f64 (f16 sumsq aside: its sums pass f16's range), per-tensor outputs and the
- * total against `run`'s float64 reference (which also launches twice and compares the bits); NaNs
+ * total against `run`'s float64 reference (which also launches twice and compares the bits);
+ * integers, bool and float8 (150 tensors); NaNs
  * both ways; and bitwise independence: each tensor's output equals the same tensor reduced alone (a
  * list of one) and in a list of the tensors reversed, and the total is the same launch after
  * launch.  Skips without a GPU. */
@@ -57,6 +58,21 @@ START_TEST(ten_thousand) {
     char json[512];
     snprintf(json, sizeof json, "%s", list_req(op4[d], dtypes[d], 10000, ""));
     rjt_run_ok(ctx, json, 17, 0);
+    cases_run++;
+  }
+}
+END_TEST
+
+/* integers (exact), bool and float8 */
+START_TEST(other_dtypes) {
+  if (!gpu) return;
+  static const char *const req[][2] = {
+      {"sum", "i32"}, {"count_nonzero", "i32"}, {"xor", "u64"}, {"max", "bool"}, {"sum", "e4m3"},
+      {"min", "i8"},  {"prod", "i64"},          {"sum", "u16"}};
+  for (int i = 0; i < 8; i++) {
+    char json[512];
+    snprintf(json, sizeof json, "%s", list_req(req[i][0], req[i][1], 150, ""));
+    rjt_run_ok(ctx, json, 29, 0);
     cases_run++;
   }
 }
@@ -175,6 +191,7 @@ int main(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_loop_test(tc, oracle, 0, 3);
   tcase_add_test(tc, ten_thousand);
+  tcase_add_test(tc, other_dtypes);
   tcase_add_test(tc, nans);
   tcase_add_test(tc, independent);
   suite_add_tcase(s, tc);
