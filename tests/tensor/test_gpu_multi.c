@@ -2,10 +2,9 @@
  * 2000 and 10000 tensors of mixed lengths (empty, 1, 31, 33, up to 4 Mi; strides 1 to 3) x ops x
  * f16 / bf16 / f32 / f64 (f16 sumsq aside: its sums pass f16's range), per-tensor outputs and the
  * total against `run`'s float64 reference (which also launches twice and compares the bits);
- * integers, bool and float8 (150 tensors); NaNs
- * both ways; and bitwise independence: each tensor's output equals the same tensor reduced alone (a
- * list of one) and in a list of the tensors reversed, and the total is the same launch after
- * launch.  Skips without a GPU. */
+ * integers, bool and float8 (150 tensors); NaNs both ways; and bitwise independence: each
+ * tensor's output equals the same tensor reduced alone (a list of one) and in a list of the
+ * tensors reversed, and the total is the same launch after launch.  Skips without a GPU. */
 #include "rjtest.h"
 
 #include <stdint.h>
