@@ -26,7 +26,8 @@ typedef struct mlist {
 
 static int64_t draw_len(hr_rng *g, int64_t i, int64_t used) {
   static const int64_t fixed[4] = {0, 1, 31, 33};
-  if (i % 16 < 4) return fixed[i % 16];
+  int f = (int)(i % 16) - 1; /* tensors 1 .. 4 of every 16: 0, 1, 31, 33 elements */
+  if (f >= 0 && f < 4) return fixed[f];
   uint64_t r = hr_rng_next(g) % 1000;
   int64_t cap = r < 700 ? 4096 : r < 950 ? 65536 : r < 995 ? 1 << 20 : 1 << 22;
   if (used + cap > MULTI_BUDGET) cap = 4096;
