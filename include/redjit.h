@@ -326,6 +326,8 @@ typedef struct rj_tensor {
   int invariant; /* 1: each output's bits depend on its reduced length and dtype only */
   char map_fn[RJ_COMBINE_FN_MAX];      /* map RJ_MAP_IR: its function (IR text: combine.ir) */
   char epilogue_fn[RJ_COMBINE_FN_MAX]; /* epilogue RJ_EPI_IR: its function (in combine.ir) */
+  int64_t list_count; /* "list": a list of this many 1-D tensors (rj_reduce_multi); 0: no list */
+  int list_total; /* "list.total": also the op over every tensor, into rj_reduce_multi's total */
 } rj_tensor;
 
 /* kind "treduce": root reduce across ranks' buffers (run by redjit_treduce.h's rj_treduce_run). */
@@ -473,6 +475,17 @@ RJ_API rj_status rj_reduce_n(rj_ctx *ctx, const rj_request *req, const rj_option
 RJ_API rj_status rj_tensor_launch_n(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
                                     const rj_devptr *others, int nothers, rj_devptr dst,
                                     rj_devptr values, void *stream);
+
+/* A list request's table entry (docs/TENSOR.md "Many tensors"): element i at ptr + i*stride*size.
+ */
+typedef struct rj_multi_entry {
+  rj_devptr ptr;
+  int64_t len, stride, reserved;
+} rj_multi_entry;
+/* table: device array of n == list.count entries; dst: n outputs (0: none); total: 1 (0: none). */
+RJ_API rj_status rj_reduce_multi(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                                 rj_devptr table, int64_t n, rj_devptr dst, rj_devptr total,
+                                 void *stream);
 
 /* ---------------------------------------------------------------- errors */
 RJ_API const char *rj_errmsg(const rj_ctx *ctx); /* "" if none; until the next call on ctx */

@@ -8,6 +8,25 @@
 #include <string.h>
 
 static cJSON *ints(const int64_t *v, int n);
+static cJSON *int32s(const int *v, int n);
+
+/* "shape", "strides" and "axes" of a tensor request (a list request has none). */
+static void view_json(cJSON *o, const rj_tensor *t) {
+  cJSON_AddItemToObject(o, "shape", ints(t->shape, t->ndim));
+  if (t->has_strides) cJSON_AddItemToObject(o, "strides", ints(t->strides, t->ndim));
+  int ax[RJ_MAX_DIMS]; /* negative axes counted from the end, as for tiles */
+  for (int i = 0; i < t->naxes; i++)
+    ax[i] = t->axes[i] < 0 ? t->axes[i] + t->ndim : t->axes[i];
+  cJSON_AddItemToObject(o, "axes", int32s(ax, t->naxes));
+}
+
+/* "list": {"count", "total"} of a list request */
+static cJSON *list_json(const rj_tensor *t) {
+  cJSON *l = cJSON_CreateObject();
+  cJSON_AddNumberToObject(l, "count", (double)t->list_count);
+  cJSON_AddBoolToObject(l, "total", t->list_total);
+  return l;
+}
 
 /* "others", "map", "epilogue" and "scale" of a tensor request, each only when set. */
 static void fused_json(cJSON *o, const rj_tensor *t) {
@@ -192,12 +211,8 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     const rj_tensor *t = &r->u.tensor;
     cJSON_AddStringToObject(o, "op", ir_op_name(t->op));
     cJSON_AddStringToObject(o, "dtype", ir_dtype(t->dtype)->name);
-    cJSON_AddItemToObject(o, "shape", ints(t->shape, t->ndim));
-    if (t->has_strides) cJSON_AddItemToObject(o, "strides", ints(t->strides, t->ndim));
-    int ax[RJ_MAX_DIMS]; /* negative axes counted from the end, as for tiles */
-    for (int i = 0; i < t->naxes; i++)
-      ax[i] = t->axes[i] < 0 ? t->axes[i] + t->ndim : t->axes[i];
-    cJSON_AddItemToObject(o, "axes", int32s(ax, t->naxes));
+    if (t->list_count) cJSON_AddItemToObject(o, "list", list_json(t)); /* in place of the view */
+    if (!t->list_count) view_json(o, t);
     cJSON_AddBoolToObject(o, "accum", t->accum);
     cJSON_AddStringToObject(o, "nan", t->nan == RJ_NAN_IGNORE ? "ignore" : "propagate");
     cJSON_AddBoolToObject(o, "deterministic", t->deterministic);

@@ -234,6 +234,11 @@ typedef struct ir_tview {
   int64_t extent;     /* elements from the first to the last one the view touches, plus one */
 } ir_tview;
 void ir_tensor_view(const rj_tensor *t, ir_tview *v); /* needs a validated request */
+/* A list request (rj_tensor.list_count, rj_reduce_multi): its most tensors, and its ops. */
+#define IR_LIST_MAX 10240
+#define IR_LIST_OPS                                                                                \
+  ((1u << RJ_OP_SUM) | (1u << RJ_OP_MAX) | (1u << RJ_OP_MIN) | (1u << RJ_OP_PROD) |                \
+   (1u << RJ_OP_MEAN) | (1u << RJ_OP_AND) | (1u << RJ_OP_OR) | (1u << RJ_OP_XOR))
 /* Offset of reduced element r of output out (row-major over the kept / reduced dims). */
 int64_t ir_tview_offset(const ir_tview *v, int64_t out, int64_t r);
 /* src's logical strides (in elements) into st, and its dims of size > 1 by descending stride

@@ -815,18 +815,37 @@ static rj_status get_map(P *p, const cJSON *o, rj_tensor *t, int named) {
   return RJ_OK;
 }
 
+/* "list": {"count": N, "total": bool}, a list of 1-D tensors given at launch (rj_reduce_multi),
+ * which takes the place of "shape", "strides" and "axes" (each tensor is reduced whole). */
+static rj_status get_list(P *p, const cJSON *o, rj_tensor *t) {
+  const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "list");
+  at(p, "", "list");
+  if (!l) return RJ_OK;
+  if (!cJSON_IsObject(l)) return bad(p, "expected an object {\"count\", \"total\"}");
+  static const char *const keys[] = {"count", "total", NULL};
+  static const char *const views[] = {"shape", "strides", "axes"};
+  for (int i = 0; i < 3; i++)
+    if (cJSON_GetObjectItemCaseSensitive(o, views[i]))
+      return at(p, "", views[i]),
+             bad(p, "not with \"list\" (each tensor's length and stride are in the table)");
+  rj_status s = known_keys(p, l, "list", keys);
+  if (s || (s = get_int(p, l, "list", "count", 1, BIG, true, &t->list_count))) return s;
+  return get_bool(p, l, "list", "total", &t->list_total);
+}
+
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   static const char *const keys[] = {
       "kind",    "op",     "dtype",         "shape",   "axes",    "strides",
       "accum",   "nan",    "deterministic", "variant", "dynamic", "correction",
       "combine", "values", "acc_dtype",     "others",  "map",     "epilogue",
-      "scale",   "p",      "invariant",     NULL};
+      "scale",   "p",      "invariant",     "list",    NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   int named = 0;
   if (s) return s;
   if ((s = get_tensor_op(p, o, t, &named))) return s;
-  if ((s = get_shape(p, o, RJ_MAX_DIMS, t->shape, &t->ndim))) return s;
+  if ((s = get_list(p, o, t))) return s;
+  if (!t->list_count && (s = get_shape(p, o, RJ_MAX_DIMS, t->shape, &t->ndim))) return s;
   int ns = -1;
   if ((s = get_ints(p, o, "", "strides", RJ_MAX_DIMS, -BIG, BIG, false, vals, &ns))) return s;
   if (ns >= 0) {

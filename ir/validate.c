@@ -615,7 +615,46 @@ static rj_status check_empty(const rj_tensor *t, const bool *red, ir_err *e) {
                  zero, ir_op_name(t->op));
 }
 
+/* A list request ("list", rj_reduce_multi): N 1-D tensors each reduced whole, the view's
+ * fields unused; the scalar ops, maps and epilogues, no second input. */
+static rj_status validate_list(const rj_tensor *t, ir_err *e) {
+  if (t->list_count < 1 || t->list_count > IR_LIST_MAX)
+    return ir_fail(e, RJ_EINVAL, "list.count: %lld is outside 1..%d", (long long)t->list_count,
+                   IR_LIST_MAX);
+  if ((unsigned)t->list_total > 1)
+    return ir_fail(e, RJ_EINVAL, "list.total: %d, expected 0 or 1", t->list_total);
+  if (t->ndim || t->naxes || t->has_strides)
+    return ir_fail(e, RJ_EINVAL, "shape: not with \"list\" (lengths and strides are in the table)");
+  if (!(IR_LIST_OPS & (1u << t->op)))
+    return ir_fail(e, RJ_EINVAL,
+                   "op: \"%s\" is not served over a list (sum, max, min, prod, mean, and, or, "
+                   "xor and the named fused ops are)",
+                   ir_op_name(t->op));
+  if (t->op == RJ_OP_MEAN && t->list_total)
+    return ir_fail(e, RJ_EINVAL,
+                   "list.total: not with op mean (reduce sum with total, and divide by the "
+                   "lengths' sum)");
+  static const char *const no[] = {"accum", "values", "dynamic"};
+  int on[] = {t->accum, t->values, t->dynamic};
+  for (int i = 0; i < 3; i++)
+    if (on[i]) return ir_fail(e, RJ_EINVAL, "%s: not with \"list\"", no[i]);
+  if (t->nothers || t->map == RJ_MAP_WHERE || t->map == RJ_MAP_MUL || t->map == RJ_MAP_SUB_SQUARE ||
+      t->map == RJ_MAP_ABS_SUB)
+    return ir_fail(e, RJ_EINVAL,
+                   "others: a list takes one input per tensor (maps abs, square and nonzero)");
+  if (t->map == RJ_MAP_IR || t->epilogue == RJ_EPI_IR)
+    return ir_fail(e, RJ_EINVAL, "%s: a caller's IR is not served over a list (built-in ones are)",
+                   t->map == RJ_MAP_IR ? "map" : "epilogue");
+  rj_status s = check_acc_f64(t, e);
+  return s ? s : check_map(t, e);
+}
+
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
+  if (t->list_count || t->list_total) {
+    rj_status s = ir_check_op(t->op, t->dtype, e);
+    if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
+    return validate_list(t, e);
+  }
   rj_status s = ir_check_op(t->op, t->dtype, e);
   if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
   combine_use u = {.op = t->op, .dtype = t->dtype, .nan = t->nan, .accum = t->accum};

@@ -79,6 +79,12 @@ static rj_status check_others(rj_ctx *ctx, const rj_tensor *t, const tptrs *q) {
   return RJ_OK;
 }
 
+/* A list request's kernel takes a table, not src: rj_reduce_multi launches it. */
+static rj_status not_list(rj_ctx *ctx) {
+  return ir_fail(&ctx->err, RJ_EINVAL,
+                 "list: a list request launches through rj_reduce_multi (a table of tensors)");
+}
+
 static rj_status reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, const tptrs *q,
                         bool with, void *stream) {
   rj_devptr src = q->src, dst = q->dst, values = q->values;
@@ -90,6 +96,7 @@ static rj_status reduce(rj_ctx *ctx, const rj_request *req, const rj_options *op
     return jit_done(ctx,
                     ir_fail(&ctx->err, RJ_EINVAL, "kind: rj_reduce takes tensor requests (got %s)",
                             ir_kind_name(req->kind) ? ir_kind_name(req->kind) : "?"));
+  if (req->u.tensor.list_count) return jit_done(ctx, not_list(ctx));
   if (!src) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "src: NULL device pointer"));
   if (!dst) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "dst: NULL device pointer"));
   rj_status s = check_values(ctx, &req->u.tensor, with, values);
@@ -143,6 +150,7 @@ static rj_status tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, const tptr
     return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL,
                                  "kernel: a runtime-size kernel (a dynamic request) takes its "
                                  "sizes from the request: use rj_reduce"));
+  if (k->req.u.tensor.list_count) return jit_done(ctx, not_list(ctx));
   if (!src) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "src: NULL device pointer"));
   if (!dst) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "dst: NULL device pointer"));
   rj_status s = check_values(ctx, &k->req.u.tensor, with, values);

@@ -77,7 +77,9 @@ static char *header_text(const rj_kernel *k) {
     used += (size_t)snprintf(
         h + used, cap - used, JIT_PTX_MARK " launch grid %u %u %u, block %u %u %u, shared %u\n",
         p->grid[0], p->grid[1], p->grid[2], p->block[0], p->block[1], p->block[2], p->shared_bytes);
-  if (k->req.kind == RJ_KIND_TENSOR) { /* rj_reduce's arguments: (src, dst, sizes...) */
+  if (k->req.kind == RJ_KIND_TENSOR && k->req.u.tensor.list_count) /* rj_reduce_multi's */
+    used += (size_t)snprintf(h + used, cap - used, JIT_PTX_MARK " params table dst total i64=n\n");
+  else if (k->req.kind == RJ_KIND_TENSOR) { /* rj_reduce's arguments: (src, dst, sizes...) */
     used += (size_t)snprintf(h + used, cap - used, JIT_PTX_MARK " params src dst");
     for (int i = 0; i < k->req.u.tensor.nothers && used < cap; i++) /* after dst (values) */
       used += (size_t)snprintf(h + used, cap - used, " others[%d]", i);

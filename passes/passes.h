@@ -99,6 +99,7 @@ struct pass_variant {
    * saying invariant_why: what their tree depends on). */
   bool invariant;
   const char *invariant_why;
+  bool lists; /* serves list requests (rj_tensor.list_count) and only those */
   /* NULL when the variant accepts, else the reason (static text, or written into buf). */
   const char *(*accepts)(const rj_request *r, const ir_target *t, char *buf, size_t n);
   /* Plans an accepted request: at least its launch geometry (grid, block, shared bytes). */
@@ -263,6 +264,7 @@ extern const pass_variant pass_variant_tensor_rows, pass_variant_tensor_cols,
     pass_variant_tensor_cluster, pass_variant_tensor_generic;
 extern const pass_variant pass_variant_subgroup;
 extern const pass_variant pass_variant_tensor_ordered;
+extern const pass_variant pass_variant_tensor_multi;
 /* op custom: the kernel calls this declaration of the state type, T (T, T); the caller's function
  * is linked to it in the compiler process (jit/custom.c). */
 #define PASS_CUSTOM_COMBINE "rj.custom.combine"

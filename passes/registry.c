@@ -11,6 +11,7 @@ static const pass_variant *const all[] = {
     &pass_variant_sm100_packed,   &pass_variant_redux,          &pass_variant_tensor_rows,
     &pass_variant_tensor_cols,    &pass_variant_tensor_generic, &pass_variant_subgroup,
     &pass_variant_tensor_cluster, &pass_variant_treduce_ring,   &pass_variant_tensor_ordered,
+    &pass_variant_tensor_multi,
 };
 #define NVAR ((int)(sizeof all / sizeof all[0]))
 
@@ -62,6 +63,13 @@ const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_t
                           size_t n) {
   if (v->kind != r->kind) {
     snprintf(buf, n, "serves kind %s, not %s", ir_kind_name(v->kind), ir_kind_name(r->kind));
+    return buf;
+  }
+  bool list = r->kind == RJ_KIND_TENSOR && r->u.tensor.list_count;
+  if (list != v->lists) {
+    snprintf(buf, n,
+             list ? "a list request (list.count): tensor_multi serves lists"
+                  : "serves list requests only (list.count)");
     return buf;
   }
   int op = ir_request_op(r);

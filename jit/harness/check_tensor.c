@@ -231,6 +231,7 @@ static rj_status verify(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
 
 rj_status hr_check_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o, rj_kernel *k,
                           rj_check_result *res) {
+  if (req->u.tensor.list_count) return hr_check_multi(ctx, req, o, k, res);
   (void)k; /* rj_reduce finds it in the cache */
   const rj_tensor *t = &req->u.tensor;
   /* op custom: entry.c refused it unless no_check */
@@ -321,6 +322,7 @@ static rj_status bench_other(rj_ctx *ctx, const rj_check_opts *o, const rj_tenso
 
 rj_status hr_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o, rj_kernel *k,
                           rj_bench_result *res) {
+  if (req->u.tensor.list_count) return hr_bench_multi(ctx, req, o, k, res);
   (void)k; /* rj_reduce finds it in the cache */
   tbench b = {.c = {.req = req, .opt = &o->compile}};
   const rj_tensor *t = &req->u.tensor;

@@ -186,6 +186,9 @@ rj_status hr_enter(rj_ctx *ctx, const rj_check_opts *o, const rj_check_result *c
  * kernels are rj_treduce_run's). */
 hr_check_fn hr_check_tile, hr_check_subgroup, hr_check_tensor;
 hr_bench_fn hr_bench_tile, hr_bench_subgroup, hr_bench_tensor;
+/* check_multi.c: list requests (rj_reduce_multi), from hr_check_tensor / hr_bench_tensor */
+hr_check_fn hr_check_multi;
+hr_bench_fn hr_bench_multi;
 /* rj_treduce_check / rj_treduce_bench's work, after validation (cres or bres: which). */
 rj_status hr_treduce(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                      rj_treduce_path path, rj_check_result *cres, rj_bench_result *bres,

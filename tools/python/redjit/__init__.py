@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 from . import _arrays, _custom, _fused, _options
 from ._custom import Custom
+from ._multi import MultiList, multi_reduce  # noqa: F401
 from ._options import get_options, set_options  # noqa: F401
 from ._arrays import ArrayInfo, describe, kept_shape, normalize_axes, tensor_request
 from ._errors import (Busy, CompilerCrash, CudaError, InvalidRequest, LibraryNotFound,  # noqa
@@ -38,6 +39,7 @@ from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, INDEX_OPS, KIND, N
 __all__ = ["RedjitError", "Custom", "Kernel", "Variant", "version", "variants", "compile",
            "compile_ir", "explain", "canonical", "reduce", "reduce_values", "treduce",
            "dot", "norm",
+           "multi_reduce", "MultiList",
            "tensor_request", "search_paths", "library_path", "compile_count", "cache_stats",
            "__version__", "InvalidRequest", "NoVariant", "TargetError", "LLVMError", "NoDevice",
            "CudaError", "OutOfMemory", "Unsupported", "Timeout", "CompilerCrash", "Busy",

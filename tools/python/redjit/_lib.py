@@ -136,6 +136,8 @@ _PROTOS = {
     "rj_reduce_values": (_int, [_vp, _vp, ctypes.POINTER(Options), _u64, _u64, _u64, _vp]),
     "rj_reduce_n": (_int, [_vp, _vp, ctypes.POINTER(Options), _u64, ctypes.POINTER(_u64), _int,
                            _u64, _u64, _vp]),
+    "rj_reduce_multi": (_int, [_vp, _vp, ctypes.POINTER(Options), _u64, ctypes.c_int64, _u64, _u64,
+                               _vp]),
     "rj_treduce_group_init_sized": (None, [ctypes.POINTER(TreduceGroup), _sz]),
     "rj_treduce_run": (_int, [_vp, ctypes.POINTER(TreduceGroup), ctypes.POINTER(Options),
                               ctypes.POINTER(TreduceResult)]),
