@@ -233,6 +233,7 @@ rj_status hr_check_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opt
                           rj_check_result *res) {
   (void)k; /* rj_reduce finds it in the cache */
   const rj_tensor *t = &req->u.tensor;
+  if (t->segments) return hr_check_segments(ctx, req, o, res);
   /* op custom: entry.c refused it unless no_check */
   ir_tview v;
   ir_tensor_view(t, &v);
@@ -322,6 +323,7 @@ static rj_status bench_other(rj_ctx *ctx, const rj_check_opts *o, const rj_tenso
 rj_status hr_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o, rj_kernel *k,
                           rj_bench_result *res) {
   (void)k; /* rj_reduce finds it in the cache */
+  if (req->u.tensor.segments) return hr_bench_segments(ctx, req, o, res);
   tbench b = {.c = {.req = req, .opt = &o->compile}};
   const rj_tensor *t = &req->u.tensor;
   ir_tview v;

@@ -185,6 +185,15 @@ rj_status hr_enter(rj_ctx *ctx, const rj_check_opts *o, const rj_check_result *c
  * kernels are rj_treduce_run's). */
 hr_check_fn hr_check_tile, hr_check_subgroup, hr_check_tensor;
 hr_bench_fn hr_bench_tile, hr_bench_subgroup, hr_bench_tensor;
+/* check_segments.c: tensor requests with "segments" (hr_check_tensor / hr_bench_tensor pass them
+ * on).  hr_seg_offsets: S + 1 random ragged offsets over N rows for a seed (docs/CLI.md);
+ * hr_seg_ref: the reference of each segment's C outputs (src: element 0, off: S + 1 offsets). */
+void hr_seg_offsets(uint64_t seed, int64_t N, int64_t S, int64_t *off);
+void hr_seg_ref(const rj_tensor *t, const void *src, const int64_t *off, hr_value *ref);
+rj_status hr_check_segments(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                            rj_check_result *res);
+rj_status hr_bench_segments(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                            rj_bench_result *res);
 /* rj_treduce_check / rj_treduce_bench's work, after validation (cres or bres: which). */
 rj_status hr_treduce(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                      rj_treduce_path path, rj_check_result *cres, rj_bench_result *bres,

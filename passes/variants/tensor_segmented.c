@@ -1,0 +1,333 @@
+/* tensor_segmented: requests with "segments" (docs/TENSOR.md "Segmented reductions").  S segments
+ * of axis 0 given by offsets in device memory (S + 1 entries, read by the kernel: no host
+ * synchronisation, no hint).  Each segment's fold is chosen on the device by its length alone:
+ *   - 1-D src (or [N, 1]):
+ *     warp phase: each warp takes batches of 32 consecutive segments (lane l: segment b0 + l; the
+ *       offsets load coalesced).  A segment of at most SEG_LANE elements is folded by its lane in
+ *       index order; one of at most wmax elements by the whole warp (tns_row_segment: 16-byte
+ *       vectors, then a butterfly), one after another over the batch's set bits;
+ *     CTA phase: each CTA takes segments b, b + grid, ... 256 at a time; the longer ones are folded
+ *       by the whole CTA (tns_row_segment over 256 lanes, then tns_cta_reduce).
+ *   - 2-D [N, C] (C > 1): a thread per (segment, column), rows in order into 4 slots.
+ * Every fold order depends only on the segment's length (and, for the vector loads, its start
+ * address modulo 16 bytes), never on the other segments: results are deterministic.  Offsets are
+ * clamped before any read (a = clamp(off[s], 0, N), b = clamp(off[s + 1], a, N)); the warp phase
+ * ORs RJ_SEG_* bits into the status word (when not NULL) for a segment whose offsets were out of
+ * order or range.  One CTA folds a long segment: no multi-CTA split yet. */
+#include "../tensor.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SEG_T 256    /* threads per CTA */
+#define SEG_LANE 8   /* segments of at most this many elements: one lane, in index order */
+#define SEG_ROUNDS 4 /* a warp takes segments of up to this many rounds of its loads */
+#define SEG_U2 4     /* 2-D: slots per thread (row r into slot (r - a) mod 4) */
+
+typedef struct seg_plan {
+  int T, vec, U; /* U: vectors in flight per lane (4 for states and 1-byte dtypes: registers) */
+  int64_t wmax, N, C, S;
+} seg_plan;
+_Static_assert(sizeof(seg_plan) <= PASS_PLAN_PRIV, "seg_plan fits the plan");
+
+static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
+  (void)tg;
+  (void)buf;
+  (void)n;
+  return r->u.tensor.segments ? NULL : "takes requests with \"segments\" only";
+}
+
+static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
+  const rj_tensor *t = &r->u.tensor;
+  seg_plan p = {.T = SEG_T, .vec = tns_vec(t->dtype), .N = t->shape[0], .S = t->segments};
+  p.C = t->ndim == 2 ? t->shape[1] : 1;
+  p.U = st_is(t->op) || ir_dtype(t->dtype)->bytes == 1 ? 4 : TNS_U;
+  p.wmax = (int64_t)32 * p.vec * p.U * SEG_ROUNDS;
+  out->sms = env->sms(env);
+  int64_t wave = tns_wave(tns_sms(out->sms), SEG_T);
+  int64_t want = p.C > 1 ? (p.S * p.C + SEG_T - 1) / SEG_T : p.S;
+  int64_t grid = p.C == 0 ? 0 : want < 1 ? 1 : want > wave ? wave : want; /* 0: no outputs */
+  tns_plan_geometry(out, (unsigned)grid, SEG_T);
+  if (p.C > 1)
+    snprintf(out->note, sizeof out->note,
+             " (segments: %lld of [N, %lld] rows; a thread per segment and column; grid %lld x %d)",
+             (long long)p.S, (long long)p.C, (long long)grid, SEG_T);
+  else
+    snprintf(out->note, sizeof out->note,
+             " (segments: %lld over %lld elements; a lane up to %d elements, a warp up to %lld, "
+             "else a CTA; grid %lld x %d)",
+             (long long)p.S, (long long)p.N, SEG_LANE, (long long)p.wmax, (long long)grid, SEG_T);
+  memcpy(out->priv.bytes, &p, sizeof p);
+  return RJ_OK;
+}
+
+/* offsets[i] as i64 */
+static LLVMValueRef offset_at(pass_emit *e, const rj_tensor *t, LLVMValueRef i) {
+  LLVMTypeRef ot = pass_type(e, t->segments_dtype), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef x = LLVMBuildLoad2(e->B, ot, pass_gep(e, ot, e->seg_offsets, i), "");
+  return t->segments_dtype == RJ_I64 ? x : LLVMBuildSExt(e->B, x, i64, "");
+}
+
+static LLVMValueRef bit_if(pass_emit *e, LLVMValueRef c, unsigned bit) {
+  return LLVMBuildSelect(e->B, c, pass_i32(e, bit), pass_i32(e, 0), "");
+}
+
+/* Segment s's clamped start *a and length *len; with report (i1; NULL: none), the RJ_SEG_* bits
+ * of its offsets ORed into the status word when it is not NULL. */
+static void seg_range(pass_emit *e, const rj_tensor *t, int64_t N, LLVMValueRef s,
+                      LLVMValueRef report, LLVMValueRef *a, LLVMValueRef *len) {
+  LLVMValueRef a0 = offset_at(e, t, s);
+  LLVMValueRef b0 = offset_at(e, t, LLVMBuildAdd(e->B, s, tns_i64(e, 1), ""));
+  LLVMValueRef zero = tns_i64(e, 0), n = tns_i64(e, N);
+  LLVMValueRef lo = LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, a0, zero, ""), zero, a0, "");
+  lo = tns_min64(e, lo, n);
+  LLVMValueRef hi = LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, b0, lo, ""), lo, b0, "");
+  hi = tns_min64(e, hi, n);
+  *a = lo;
+  *len = LLVMBuildSub(e->B, hi, lo, "len");
+  if (!report) return;
+  LLVMValueRef neg = LLVMBuildOr(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, a0, zero, ""),
+                                 LLVMBuildICmp(e->B, LLVMIntSLT, b0, zero, ""), "");
+  LLVMValueRef past = LLVMBuildOr(e->B, LLVMBuildICmp(e->B, LLVMIntSGT, a0, n, ""),
+                                  LLVMBuildICmp(e->B, LLVMIntSGT, b0, n, ""), "");
+  LLVMValueRef bits = LLVMBuildOr(e->B, bit_if(e, neg, RJ_SEG_NEGATIVE),
+                                  bit_if(e, past, RJ_SEG_PAST_END), "");
+  bits = LLVMBuildOr(e->B, bits,
+                     bit_if(e, LLVMBuildICmp(e->B, LLVMIntSLT, b0, a0, ""), RJ_SEG_DECREASING), "");
+  LLVMValueRef bad = LLVMBuildICmp(e->B, LLVMIntNE, bits, pass_i32(e, 0), "");
+  LLVMValueRef has = LLVMBuildIsNotNull(e->B, e->seg_status, "");
+  pass_if f;
+  pass_if_begin(e, &f, LLVMBuildAnd(e->B, LLVMBuildAnd(e->B, report, bad, ""), has, ""));
+  unsigned gpu = LLVMGetSyncScopeID(e->C, "device", 6);
+  LLVMBuildAtomicRMWSyncScope(e->B, LLVMAtomicRMWBinOpOr, e->seg_status, bits,
+                              LLVMAtomicOrderingMonotonic, gpu);
+  pass_if_end(e, &f);
+}
+
+/* A segment of at most SEG_LANE elements folded by one thread in index order (loads first, then
+ * the folds); stored at dst[s] where `mine`. */
+static void lane_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef src, LLVMValueRef dst,
+                      LLVMValueRef s, LLVMValueRef a, LLVMValueRef len, LLVMValueRef mine) {
+  LLVMTypeRef ty = pass_type(e, t->dtype);
+  LLVMValueRef acc;
+  tns_acc_init(e, t, &acc, 1);
+  pass_if any;
+  pass_if_begin(e, &any, LLVMBuildAnd(e->B, mine, LLVMBuildICmp(e->B, LLVMIntSGT, len, tns_i64(e, 0), ""), ""));
+  LLVMValueRef base = pass_gep(e, ty, src, a), last = LLVMBuildSub(e->B, len, tns_i64(e, 1), "");
+  LLVMValueRef x[SEG_LANE], ok[SEG_LANE];
+  for (int i = 0; i < SEG_LANE; i++) {
+    ok[i] = LLVMBuildICmp(e->B, LLVMIntSLT, tns_i64(e, i), len, "");
+    x[i] = tns_load(e, t, pass_gep(e, ty, base, tns_min64(e, tns_i64(e, i), last)));
+  }
+  for (int i = 0; i < SEG_LANE; i++)
+    tns_fold_elem(e, t, acc, x[i], tns_elem_idx(e, t, NULL, tns_i64(e, i)), i ? ok[i] : NULL);
+  pass_if_end(e, &any);
+  pass_if st;
+  pass_if_begin(e, &st, mine);
+  tns_store(e, t, dst, s, tns_mean(e, t, tns_acc_total(e, t, &acc, 1), len));
+  pass_if_end(e, &st);
+}
+
+/* Segment s (start a, length len) folded by G lanes (lane: i64) into one value, in lane 0. */
+static LLVMValueRef group_fold(pass_emit *e, const rj_tensor *t, const seg_plan *p,
+                               LLVMValueRef src, LLVMValueRef a, LLVMValueRef len, int G,
+                               LLVMValueRef lane) {
+  LLVMValueRef acc[16];
+  tns_acc_init(e, t, acc, p->vec);
+  tns_row_segment(e, t, p->vec, G, p->U, pass_gep(e, pass_type(e, t->dtype), src, a), len, lane,
+                  NULL, acc);
+  return tns_acc_total(e, t, acc, p->vec);
+}
+
+/* The warp phase's segments of one batch longer than SEG_LANE and at most wmax (mask: a ballot,
+ * bit l for segment b0 + l), each folded by the warp in turn. */
+static void warp_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                       LLVMValueRef dst, LLVMValueRef b0, LLVMValueRef mask, LLVMValueRef lane) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef m = pass_entry_alloca(e, i32, "mask");
+  LLVMBuildStore(e->B, mask, m);
+  LLVMValueRef cnt = pass_call(e, "llvm.ctpop", &i32, 1, &mask, 1);
+  pass_loop k;
+  pass_loop_begin(e, &k, pass_i32(e, 0), cnt, pass_i32(e, 1));
+  LLVMValueRef cur = LLVMBuildLoad2(e->B, i32, m, "");
+  LLVMValueRef zu[2] = {cur, LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0)};
+  LLVMValueRef j = pass_call(e, "llvm.cttz", &i32, 1, zu, 2);
+  LLVMBuildStore(e->B, LLVMBuildAnd(e->B, cur, LLVMBuildSub(e->B, cur, pass_i32(e, 1), ""), ""), m);
+  LLVMValueRef s = LLVMBuildAdd(e->B, b0, LLVMBuildZExt(e->B, j, i64, ""), "");
+  LLVMValueRef a, len;
+  seg_range(e, t, p->N, s, NULL, &a, &len);
+  LLVMValueRef v = group_fold(e, t, p, src, a, len, 32, lane);
+  static const int masks[5] = {16, 8, 4, 2, 1};
+  v = tns_bfly_tree(e, t, v, pass_i32(e, -1), masks, 5, 32);
+  tns_store_lane0(e, t, dst, s, tns_mean(e, t, v, len), LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0), lane);
+  pass_loop_end(e, &k);
+}
+
+static void warp_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                       LLVMValueRef dst) {
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef tid = pass_tid_x(e), bid = tns_ctaid(e);
+  int wpc = p->T / 32;
+  LLVMValueRef lane = LLVMBuildZExt(e->B, LLVMBuildAnd(e->B, tid, pass_i32(e, 31), ""), i64, "");
+  LLVMValueRef gw = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, LLVMBuildZExt(e->B, bid, i64, ""),
+                                                    tns_i64(e, wpc), ""),
+                                 LLVMBuildZExt(e->B, LLVMBuildLShr(e->B, tid, pass_i32(e, 5), ""), i64, ""), "");
+  int64_t step = (int64_t)e->plan->grid[0] * wpc * 32;
+  pass_loop l;
+  pass_loop_begin(e, &l, LLVMBuildMul(e->B, gw, tns_i64(e, 32), ""), tns_i64(e, p->S),
+                  tns_i64(e, step));
+  LLVMValueRef s = LLVMBuildAdd(e->B, l.i, lane, "s");
+  LLVMValueRef ok = LLVMBuildICmp(e->B, LLVMIntSLT, s, tns_i64(e, p->S), "");
+  LLVMValueRef a, len;
+  seg_range(e, t, p->N, LLVMBuildSelect(e->B, ok, s, tns_i64(e, 0), ""), ok, &a, &len);
+  LLVMValueRef small = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, SEG_LANE), "");
+  lane_fold(e, t, src, dst, s, a, len, LLVMBuildAnd(e->B, ok, small, ""));
+  LLVMValueRef mid = LLVMBuildAnd(
+      e->B, LLVMBuildAnd(e->B, ok, LLVMBuildNot(e->B, small, ""), ""),
+      LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->wmax), ""), "");
+  LLVMValueRef bv[2] = {pass_i32(e, -1), mid};
+  LLVMValueRef mask = pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2);
+  warp_batch(e, t, p, src, dst, l.i, mask, lane);
+  pass_loop_end(e, &l);
+}
+
+/* The CTA phase's batch of up to T segments b + grid * (k0 + i): those longer than wmax, each
+ * folded by the whole CTA in turn (flags: one i32 per thread, any[2]: a flag per batch parity,
+ * shared). */
+static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                      LLVMValueRef dst, LLVMValueRef k0, LLVMValueRef kmax, LLVMValueRef flags,
+                      LLVMValueRef any) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef tid = pass_tid_x(e), tid64 = LLVMBuildZExt(e->B, tid, i64, "");
+  LLVMValueRef bid = LLVMBuildZExt(e->B, tns_ctaid(e), i64, ""), G = tns_i64(e, e->plan->grid[0]);
+  LLVMValueRef par = LLVMBuildTrunc(
+      e->B, LLVMBuildAnd(e->B, LLVMBuildUDiv(e->B, k0, tns_i64(e, p->T), ""), tns_i64(e, 1), ""),
+      i32, "");
+  LLVMValueRef i = LLVMBuildAdd(e->B, k0, tid64, "");
+  LLVMValueRef ok = LLVMBuildICmp(e->B, LLVMIntSLT, i, kmax, "");
+  LLVMValueRef s = LLVMBuildAdd(e->B, bid, LLVMBuildMul(e->B, G, i, ""), "");
+  LLVMValueRef a, len;
+  seg_range(e, t, p->N, LLVMBuildSelect(e->B, ok, s, tns_i64(e, 0), ""), NULL, &a, &len);
+  LLVMValueRef big =
+      LLVMBuildAnd(e->B, ok, LLVMBuildICmp(e->B, LLVMIntSGT, len, tns_i64(e, p->wmax), ""), "");
+  LLVMBuildStore(e->B, LLVMBuildZExt(e->B, big, i32, ""), pass_gep(e, i32, flags, tid));
+  pass_if z;
+  pass_if_begin(e, &z, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
+  LLVMBuildStore(e->B, pass_i32(e, 0), pass_gep(e, i32, any, LLVMBuildXor(e->B, par, pass_i32(e, 1), "")));
+  pass_if_end(e, &z);
+  pass_if b;
+  pass_if_begin(e, &b, big);
+  LLVMBuildStore(e->B, pass_i32(e, 1), pass_gep(e, i32, any, par));
+  pass_if_end(e, &b);
+  pass_barrier_cta(e);
+  pass_if some;
+  LLVMValueRef anyv = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, any, par), "");
+  pass_if_begin(e, &some, LLVMBuildICmp(e->B, LLVMIntNE, anyv, pass_i32(e, 0), ""));
+  pass_loop l;
+  pass_loop_begin(e, &l, pass_i32(e, 0), pass_i32(e, p->T), pass_i32(e, 1));
+  LLVMValueRef f = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, flags, l.i), "");
+  pass_if one;
+  pass_if_begin(e, &one, LLVMBuildICmp(e->B, LLVMIntNE, f, pass_i32(e, 0), ""));
+  LLVMValueRef sj = LLVMBuildAdd(
+      e->B, bid,
+      LLVMBuildMul(e->B, G, LLVMBuildAdd(e->B, k0, LLVMBuildZExt(e->B, l.i, i64, ""), ""), ""), "");
+  LLVMValueRef aj, lenj;
+  seg_range(e, t, p->N, sj, NULL, &aj, &lenj);
+  LLVMValueRef v = tns_cta_reduce(e, t, group_fold(e, t, p, src, aj, lenj, p->T, tid64), tid, p->T);
+  tns_store_lane0(e, t, dst, sj, tns_mean(e, t, v, lenj),
+                  LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0), tid64);
+  pass_barrier_cta(e); /* tns_cta_reduce's scratch, before the next segment */
+  pass_if_end(e, &one);
+  pass_loop_end(e, &l);
+  pass_if_end(e, &some);
+  pass_barrier_cta(e); /* flags, before the next batch */
+}
+
+static void cta_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                      LLVMValueRef dst) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef flags = pass_global_array(e, i32, p->T, AS_SHARED, "seg_long");
+  LLVMValueRef any = pass_global_array(e, i32, 2, AS_SHARED, "seg_any");
+  LLVMValueRef tid = pass_tid_x(e);
+  pass_if z;
+  pass_if_begin(e, &z, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
+  LLVMBuildStore(e->B, pass_i32(e, 0), pass_gep(e, i32, any, pass_i32(e, 0)));
+  pass_if_end(e, &z);
+  pass_barrier_cta(e);
+  /* kmax: the CTA's segments b, b + grid, ... below S */
+  int64_t G = e->plan->grid[0];
+  LLVMValueRef bid = LLVMBuildZExt(e->B, tns_ctaid(e), i64, "");
+  LLVMValueRef kmax = LLVMBuildSDiv(
+      e->B, LLVMBuildSub(e->B, tns_i64(e, p->S + G - 1), bid, ""), tns_i64(e, G), "kmax");
+  pass_loop l;
+  pass_loop_begin(e, &l, tns_i64(e, 0), kmax, tns_i64(e, p->T));
+  cta_batch(e, t, p, src, dst, l.i, kmax, flags, any);
+  pass_loop_end(e, &l);
+}
+
+/* [N, C], C > 1: a thread per (segment, column), grid-stride; rows a .. b into SEG_U2 slots in
+ * turn (row r into slot (r - a) mod SEG_U2), then the slots' fixed tree. */
+static void cols_kernel(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                        LLVMValueRef dst) {
+  LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef tid = LLVMBuildZExt(e->B, pass_tid_x(e), i64, "");
+  LLVMValueRef bid = LLVMBuildZExt(e->B, tns_ctaid(e), i64, "");
+  LLVMValueRef o0 = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, bid, tns_i64(e, p->T), ""), tid, "");
+  pass_loop l;
+  pass_loop_begin(e, &l, o0, tns_i64(e, p->S * p->C),
+                  tns_i64(e, (int64_t)e->plan->grid[0] * p->T));
+  LLVMValueRef s = LLVMBuildUDiv(e->B, l.i, tns_i64(e, p->C), "");
+  LLVMValueRef c = LLVMBuildURem(e->B, l.i, tns_i64(e, p->C), "");
+  LLVMValueRef a, len;
+  seg_range(e, t, p->N, s, LLVMBuildICmp(e->B, LLVMIntEQ, c, tns_i64(e, 0), ""), &a, &len);
+  LLVMValueRef acc[SEG_U2];
+  tns_acc_init(e, t, acc, SEG_U2);
+  LLVMValueRef base = pass_gep(e, ty, src, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, a, tns_i64(e, p->C), ""), c, ""));
+  LLVMValueRef last = LLVMBuildSub(e->B, len, tns_i64(e, 1), "");
+  pass_loop r;
+  pass_loop_begin(e, &r, tns_i64(e, 0), len, tns_i64(e, SEG_U2));
+  LLVMValueRef x[SEG_U2], ok[SEG_U2], ri[SEG_U2];
+  for (int u = 0; u < SEG_U2; u++) {
+    ri[u] = LLVMBuildAdd(e->B, r.i, tns_i64(e, u), "");
+    ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, ri[u], len, "");
+    LLVMValueRef row = tns_min64(e, ri[u], last);
+    x[u] = tns_load(e, t, pass_gep(e, ty, base, LLVMBuildMul(e->B, row, tns_i64(e, p->C), "")));
+  }
+  for (int u = 0; u < SEG_U2; u++)
+    tns_fold_elem(e, t, acc[u], x[u], tns_elem_idx(e, t, NULL, ri[u]), u ? ok[u] : NULL);
+  pass_loop_end(e, &r);
+  tns_store(e, t, dst, l.i, tns_mean(e, t, tns_acc_total(e, t, acc, SEG_U2), len));
+  pass_loop_end(e, &l);
+}
+
+static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
+  (void)self;
+  const rj_tensor *t = &r->u.tensor;
+  seg_plan p;
+  memcpy(&p, e->plan->priv.bytes, sizeof p);
+  LLVMValueRef src, dst;
+  tns_begin(e, &src, &dst, 0, NULL);
+  tns_launch_bounds(e, p.T, 65536 / (TNS_REGS * p.T));
+  if (p.C == 0) { /* no outputs: never launched */
+  } else if (p.C > 1) {
+    cols_kernel(e, t, &p, src, dst);
+  } else {
+    warp_phase(e, t, &p, src, dst);
+    cta_phase(e, t, &p, src, dst);
+  }
+  LLVMBuildRetVoid(e->B);
+  return RJ_OK;
+}
+
+const pass_variant pass_variant_tensor_segmented = {
+    .name = "tensor_segmented",
+    .prio = 40,
+    .kind = RJ_KIND_TENSOR,
+    .summary = "segments by device offsets: a lane, a warp or a CTA per segment, chosen on the "
+               "device by its length",
+    .ops = PASS_OPS_SCALAR | ST_OPS,
+    .segmented = true,
+    .accepts = accepts,
+    .plan = plan,
+    .kernel = PASS_EMIT(kernel),
+};
