@@ -22,8 +22,7 @@ RJ_API rj_status rj_segments_status(rj_ctx *ctx, int device, rj_devptr status) {
   JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
-  if (!status)
-    return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "status: NULL device pointer"));
+  if (!status) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "status: NULL device pointer"));
   rt_cuda *rt = NULL;
   rj_status s = jit_cuda(ctx, &rt);
   if (s || (s = rt_enter(rt, device, &ctx->err))) return jit_done(ctx, s);

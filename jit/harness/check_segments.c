@@ -145,8 +145,11 @@ static rj_status seg_enqueue(rj_ctx *ctx, void *ud) {
 /* Launch `run` (0 or 1) into the poisoned destination; the second compared bit for bit. */
 static rj_status seg_launch(rj_ctx *ctx, const rj_check_opts *o, const rj_request *req, int run,
                             srun *b, rj_check_result *res) {
-  seg_call c = {.req = req, .opt = &o->compile, .src = hr_payload_dev(&b->src),
-                .off = hr_payload_dev(&b->off), .dst = hr_payload_dev(&b->dst),
+  seg_call c = {.req = req,
+                .opt = &o->compile,
+                .src = hr_payload_dev(&b->src),
+                .off = hr_payload_dev(&b->off),
+                .dst = hr_payload_dev(&b->dst),
                 .status = hr_payload_dev(&b->status)};
   double ms = 0;
   rj_status s = hr_buf_up(ctx, &b->dst);
@@ -168,18 +171,19 @@ static rj_status seg_launch(rj_ctx *ctx, const rj_check_opts *o, const rj_reques
   return RJ_OK;
 }
 
-static void seg_verify(const rj_check_opts *o, const rj_tensor *t, srun *b,
-                       rj_check_result *res) {
+static void seg_verify(const rj_check_opts *o, const rj_tensor *t, srun *b, rj_check_result *res) {
   const void *d = (const char *)b->first + (size_t)HR_GUARD * (size_t)ir_dtype(b->dst.t)->bytes;
   int64_t C = t->ndim == 2 ? t->shape[1] : 1;
   for (int64_t y = 0; y < b->dst.n; y++) {
     if (o->no_check) {
-      if (hr_is_poison(b->dst.t, d, y)) res->wrong++, hr_note(res, "dst %lld unwritten", (long long)y);
+      if (hr_is_poison(b->dst.t, d, y))
+        res->wrong++, hr_note(res, "dst %lld unwritten", (long long)y);
       continue;
     }
     int64_t s = y / C;
-    hr_check_elem(res, t->op, b->dst.t, &b->ref[y], d, y, "dst element %lld (segment %lld of %lld elements)",
-                  (long long)y, (long long)s, (long long)(b->offs[s + 1] - b->offs[s]));
+    hr_check_elem(res, t->op, b->dst.t, &b->ref[y], d, y,
+                  "dst element %lld (segment %lld of %lld elements)", (long long)y, (long long)s,
+                  (long long)(b->offs[s + 1] - b->offs[s]));
   }
   int64_t hits = hr_guard_hits(b->dst.t, b->first, b->dst.n);
   hr_outside(res, hits, "%lld guard elements around dst were written", (long long)hits);
@@ -225,8 +229,7 @@ static rj_status sbench_run(rj_ctx *ctx, void *ud, int i, double *ms) {
   return rj_stream_time(ctx, b->c.opt->device, NULL, seg_enqueue, &b->c, ms);
 }
 
-static rj_status sbench_fill(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t,
-                             sbench *b) {
+static rj_status sbench_fill(rj_ctx *ctx, const rj_check_opts *o, const rj_tensor *t, sbench *b) {
   int64_t N = t->shape[0], C = t->ndim == 2 ? t->shape[1] : 1, S = t->segments;
   int dev = o->compile.device;
   size_t ob = (size_t)ir_dtype(t->segments_dtype)->bytes, ot = (size_t)(S + 1) * ob;
@@ -239,7 +242,8 @@ static rj_status sbench_fill(rj_ctx *ctx, const rj_check_opts *o, const rj_tenso
   if (!s) s = rj_device_alloc(ctx, dev, db ? db : 8, &b->c.dst);
   hr_rng g;
   hr_rng_seed(&g, o->seed);
-  if (!s) hr_fill_random(&g, t->dtype, host, (int64_t)(b->slice / (size_t)ir_dtype(t->dtype)->bytes));
+  if (!s)
+    hr_fill_random(&g, t->dtype, host, (int64_t)(b->slice / (size_t)ir_dtype(t->dtype)->bytes));
   for (size_t i = 0; !s && i < b->nslice; i++)
     s = rj_memcpy_htod(ctx, dev, b->big + i * b->slice, host, b->slice);
   if (!s) {

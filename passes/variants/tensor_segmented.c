@@ -79,7 +79,8 @@ static void seg_range(pass_emit *e, const rj_tensor *t, int64_t N, LLVMValueRef 
   LLVMValueRef a0 = offset_at(e, t, s);
   LLVMValueRef b0 = offset_at(e, t, LLVMBuildAdd(e->B, s, tns_i64(e, 1), ""));
   LLVMValueRef zero = tns_i64(e, 0), n = tns_i64(e, N);
-  LLVMValueRef lo = LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, a0, zero, ""), zero, a0, "");
+  LLVMValueRef lo =
+      LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, a0, zero, ""), zero, a0, "");
   lo = tns_min64(e, lo, n);
   LLVMValueRef hi = LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, b0, lo, ""), lo, b0, "");
   hi = tns_min64(e, hi, n);
@@ -90,8 +91,8 @@ static void seg_range(pass_emit *e, const rj_tensor *t, int64_t N, LLVMValueRef 
                                  LLVMBuildICmp(e->B, LLVMIntSLT, b0, zero, ""), "");
   LLVMValueRef past = LLVMBuildOr(e->B, LLVMBuildICmp(e->B, LLVMIntSGT, a0, n, ""),
                                   LLVMBuildICmp(e->B, LLVMIntSGT, b0, n, ""), "");
-  LLVMValueRef bits = LLVMBuildOr(e->B, bit_if(e, neg, RJ_SEG_NEGATIVE),
-                                  bit_if(e, past, RJ_SEG_PAST_END), "");
+  LLVMValueRef bits =
+      LLVMBuildOr(e->B, bit_if(e, neg, RJ_SEG_NEGATIVE), bit_if(e, past, RJ_SEG_PAST_END), "");
   bits = LLVMBuildOr(e->B, bits,
                      bit_if(e, LLVMBuildICmp(e->B, LLVMIntSLT, b0, a0, ""), RJ_SEG_DECREASING), "");
   LLVMValueRef bad = LLVMBuildICmp(e->B, LLVMIntNE, bits, pass_i32(e, 0), "");
@@ -112,7 +113,9 @@ static void lane_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef src, LLVMVa
   LLVMValueRef acc;
   tns_acc_init(e, t, &acc, 1);
   pass_if any;
-  pass_if_begin(e, &any, LLVMBuildAnd(e->B, mine, LLVMBuildICmp(e->B, LLVMIntSGT, len, tns_i64(e, 0), ""), ""));
+  pass_if_begin(
+      e, &any,
+      LLVMBuildAnd(e->B, mine, LLVMBuildICmp(e->B, LLVMIntSGT, len, tns_i64(e, 0), ""), ""));
   LLVMValueRef base = pass_gep(e, ty, src, a), last = LLVMBuildSub(e->B, len, tns_i64(e, 1), "");
   LLVMValueRef x[SEG_LANE], ok[SEG_LANE];
   for (int i = 0; i < SEG_LANE; i++) {
@@ -159,7 +162,8 @@ static void warp_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVM
   LLVMValueRef v = group_fold(e, t, p, src, a, len, 32, lane);
   static const int masks[5] = {16, 8, 4, 2, 1};
   v = tns_bfly_tree(e, t, v, pass_i32(e, -1), masks, 5, 32);
-  tns_store_lane0(e, t, dst, s, tns_mean(e, t, v, len), LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0), lane);
+  tns_store_lane0(e, t, dst, s, tns_mean(e, t, v, len),
+                  LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0), lane);
   pass_loop_end(e, &k);
 }
 
@@ -169,9 +173,9 @@ static void warp_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVM
   LLVMValueRef tid = pass_tid_x(e), bid = tns_ctaid(e);
   int wpc = p->T / 32;
   LLVMValueRef lane = LLVMBuildZExt(e->B, LLVMBuildAnd(e->B, tid, pass_i32(e, 31), ""), i64, "");
-  LLVMValueRef gw = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, LLVMBuildZExt(e->B, bid, i64, ""),
-                                                    tns_i64(e, wpc), ""),
-                                 LLVMBuildZExt(e->B, LLVMBuildLShr(e->B, tid, pass_i32(e, 5), ""), i64, ""), "");
+  LLVMValueRef gw =
+      LLVMBuildAdd(e->B, LLVMBuildMul(e->B, LLVMBuildZExt(e->B, bid, i64, ""), tns_i64(e, wpc), ""),
+                   LLVMBuildZExt(e->B, LLVMBuildLShr(e->B, tid, pass_i32(e, 5), ""), i64, ""), "");
   int64_t step = (int64_t)e->plan->grid[0] * wpc * 32;
   pass_loop l;
   pass_loop_begin(e, &l, LLVMBuildMul(e->B, gw, tns_i64(e, 32), ""), tns_i64(e, p->S),
@@ -182,9 +186,9 @@ static void warp_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVM
   seg_range(e, t, p->N, LLVMBuildSelect(e->B, ok, s, tns_i64(e, 0), ""), ok, &a, &len);
   LLVMValueRef small = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, SEG_LANE), "");
   lane_fold(e, t, src, dst, s, a, len, LLVMBuildAnd(e->B, ok, small, ""));
-  LLVMValueRef mid = LLVMBuildAnd(
-      e->B, LLVMBuildAnd(e->B, ok, LLVMBuildNot(e->B, small, ""), ""),
-      LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->wmax), ""), "");
+  LLVMValueRef mid =
+      LLVMBuildAnd(e->B, LLVMBuildAnd(e->B, ok, LLVMBuildNot(e->B, small, ""), ""),
+                   LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->wmax), ""), "");
   LLVMValueRef bv[2] = {pass_i32(e, -1), mid};
   LLVMValueRef mask = pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2);
   warp_batch(e, t, p, src, dst, l.i, mask, lane);
@@ -213,7 +217,8 @@ static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   LLVMBuildStore(e->B, LLVMBuildZExt(e->B, big, i32, ""), pass_gep(e, i32, flags, tid));
   pass_if z;
   pass_if_begin(e, &z, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
-  LLVMBuildStore(e->B, pass_i32(e, 0), pass_gep(e, i32, any, LLVMBuildXor(e->B, par, pass_i32(e, 1), "")));
+  LLVMBuildStore(e->B, pass_i32(e, 0),
+                 pass_gep(e, i32, any, LLVMBuildXor(e->B, par, pass_i32(e, 1), "")));
   pass_if_end(e, &z);
   pass_if b;
   pass_if_begin(e, &b, big);
@@ -257,8 +262,8 @@ static void cta_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   /* kmax: the CTA's segments b, b + grid, ... below S */
   int64_t G = e->plan->grid[0];
   LLVMValueRef bid = LLVMBuildZExt(e->B, tns_ctaid(e), i64, "");
-  LLVMValueRef kmax = LLVMBuildSDiv(
-      e->B, LLVMBuildSub(e->B, tns_i64(e, p->S + G - 1), bid, ""), tns_i64(e, G), "kmax");
+  LLVMValueRef kmax = LLVMBuildSDiv(e->B, LLVMBuildSub(e->B, tns_i64(e, p->S + G - 1), bid, ""),
+                                    tns_i64(e, G), "kmax");
   pass_loop l;
   pass_loop_begin(e, &l, tns_i64(e, 0), kmax, tns_i64(e, p->T));
   cta_batch(e, t, p, src, dst, l.i, kmax, flags, any);
@@ -274,15 +279,15 @@ static void cols_kernel(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLV
   LLVMValueRef bid = LLVMBuildZExt(e->B, tns_ctaid(e), i64, "");
   LLVMValueRef o0 = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, bid, tns_i64(e, p->T), ""), tid, "");
   pass_loop l;
-  pass_loop_begin(e, &l, o0, tns_i64(e, p->S * p->C),
-                  tns_i64(e, (int64_t)e->plan->grid[0] * p->T));
+  pass_loop_begin(e, &l, o0, tns_i64(e, p->S * p->C), tns_i64(e, (int64_t)e->plan->grid[0] * p->T));
   LLVMValueRef s = LLVMBuildUDiv(e->B, l.i, tns_i64(e, p->C), "");
   LLVMValueRef c = LLVMBuildURem(e->B, l.i, tns_i64(e, p->C), "");
   LLVMValueRef a, len;
   seg_range(e, t, p->N, s, LLVMBuildICmp(e->B, LLVMIntEQ, c, tns_i64(e, 0), ""), &a, &len);
   LLVMValueRef acc[SEG_U2];
   tns_acc_init(e, t, acc, SEG_U2);
-  LLVMValueRef base = pass_gep(e, ty, src, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, a, tns_i64(e, p->C), ""), c, ""));
+  LLVMValueRef base =
+      pass_gep(e, ty, src, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, a, tns_i64(e, p->C), ""), c, ""));
   LLVMValueRef last = LLVMBuildSub(e->B, len, tns_i64(e, 1), "");
   pass_loop r;
   pass_loop_begin(e, &r, tns_i64(e, 0), len, tns_i64(e, SEG_U2));
