@@ -11,7 +11,8 @@
 #define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "\"%s\" not in \"%s\"", (sub), (s))
 
 #define SEG1 "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[100000],%s}"
-#define SEG2 "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[5000,7],\"axes\":[0],%s}"
+#define SEG2                                                                                       \
+  "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[5000,7],\"axes\":[0],%s}"
 
 static rj_ctx *ctx;
 static void setup(void) {
@@ -52,7 +53,8 @@ START_TEST(refusals) {
           "segments: not with strides");
   refused(seg("sum", "f32", "\"map\":\"abs\",\"segments\":{\"count\":2}"),
           "segments: not with others, map or epilogue");
-  refused(seg("sum", "f32", "\"accum\":true,\"segments\":{\"count\":2}"), "segments: not with accum");
+  refused(seg("sum", "f32", "\"accum\":true,\"segments\":{\"count\":2}"),
+          "segments: not with accum");
   refused(seg("argmax", "f32", "\"values\":true,\"segments\":{\"count\":2}"),
           "segments: not with values");
   refused(seg("sum", "f32", "\"dynamic\":true,\"segments\":{\"count\":2}"),
@@ -126,7 +128,7 @@ END_TEST
 
 static const char *const ops[] = {"sum", "max",    "min", "prod", "mean",     "and",
                                   "or",  "argmax", "var", "std",  "logsumexp"};
-static const char *const dts[] = {"f32", "f16", "bf16", "f64", "i32", "u32", "i64", "u64",
+static const char *const dts[] = {"f32", "f16", "bf16", "f64", "i32",  "u32",  "i64", "u64",
                                   "i8",  "u8",  "i16",  "u16", "bool", "e4m3", "e5m2"};
 
 /* the request of op o and dtype d is valid (ops x dtypes the tensor kind takes) */
@@ -161,8 +163,8 @@ END_TEST
 
 /* the offsets' dtype reaches the loads: i32 offsets widened (cvt.s64.s32), i64 loaded whole */
 START_TEST(ptx_offsets) {
-  const char *p = rjt_ptx(ctx, seg("sum", "f32", "\"segments\":{\"count\":5,\"dtype\":\"i32\"}"),
-                          "sm_90a");
+  const char *p =
+      rjt_ptx(ctx, seg("sum", "f32", "\"segments\":{\"count\":5,\"dtype\":\"i32\"}"), "sm_90a");
   ck_assert_msg(strstr(p, "cvt.s64.s32") || strstr(p, ".s32"), "i32 offsets widened");
   ck_assert_str_ne(p, rjt_ptx(ctx, seg("sum", "f32", "\"segments\":{\"count\":5}"), "sm_90a"));
 }
