@@ -23,6 +23,9 @@
 #define SEG_LANE 8   /* segments of at most this many elements: one lane, in index order */
 #define SEG_ROUNDS 4 /* a warp takes segments of up to this many rounds of its loads */
 #define SEG_U2 4     /* 2-D: slots per thread (row r into slot (r - a) mod 4) */
+#define SEG_CH                                                                                     \
+  65536 /* longer segments: chunks of this many elements, a CTA each (a power of 2)                \
+         */
 
 typedef struct seg_plan {
   int T, vec, U; /* U: vectors in flight per lane (4 for states and 1-byte dtypes: registers) */
@@ -45,7 +48,8 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   p.wmax = (int64_t)32 * p.vec * p.U * SEG_ROUNDS;
   out->sms = env->sms(env);
   int64_t wave = tns_wave(tns_sms(out->sms), SEG_T);
-  int64_t want = p.C > 1 ? (p.S * p.C + SEG_T - 1) / SEG_T : p.S;
+  int64_t nw = (p.N + SEG_CH - 1) / SEG_CH; /* the chunk phase's windows */
+  int64_t want = p.C > 1 ? (p.S * p.C + SEG_T - 1) / SEG_T : p.S > nw ? p.S : nw;
   int64_t grid = p.C == 0 ? 0 : want < 1 ? 1 : want > wave ? wave : want; /* 0: no outputs */
   tns_plan_geometry(out, (unsigned)grid, SEG_T);
   if (p.C > 1)
@@ -55,8 +59,9 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   else
     snprintf(out->note, sizeof out->note,
              " (segments: %lld over %lld elements; a lane up to %d elements, a warp up to %lld, "
-             "else a CTA; grid %lld x %d)",
-             (long long)p.S, (long long)p.N, SEG_LANE, (long long)p.wmax, (long long)grid, SEG_T);
+             "a CTA up to %d, longer ones in chunks of %d, a CTA each; grid %lld x %d)",
+             (long long)p.S, (long long)p.N, SEG_LANE, (long long)p.wmax, SEG_CH, SEG_CH,
+             (long long)grid, SEG_T);
   memcpy(out->priv.bytes, &p, sizeof p);
   return RJ_OK;
 }
@@ -214,6 +219,7 @@ static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   seg_range(e, t, p->N, LLVMBuildSelect(e->B, ok, s, tns_i64(e, 0), ""), NULL, &a, &len);
   LLVMValueRef big =
       LLVMBuildAnd(e->B, ok, LLVMBuildICmp(e->B, LLVMIntSGT, len, tns_i64(e, p->wmax), ""), "");
+  big = LLVMBuildAnd(e->B, big, LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, SEG_CH), ""), "");
   LLVMBuildStore(e->B, LLVMBuildZExt(e->B, big, i32, ""), pass_gep(e, i32, flags, tid));
   pass_if z;
   pass_if_begin(e, &z, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
@@ -246,6 +252,163 @@ static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   pass_loop_end(e, &l);
   pass_if_end(e, &some);
   pass_barrier_cta(e); /* flags, before the next batch */
+}
+
+/* ---- the chunk phase: segments longer than SEG_CH, in chunks of SEG_CH elements from the
+ * segment's start, one CTA each; window w (elements w * SEG_CH .. (w + 1) * SEG_CH - 1) holds at
+ * most two chunk starts of such segments: one of the segment covering its first element, one of
+ * a segment starting inside it (it covers the window's last element).  The partial of the chunk
+ * starting in window w goes to slot 2w (the segment started at or before the window) or 2w + 1;
+ * the last CTA of a segment (counter at its first chunk's slot) folds its partials in chunk
+ * order, thread t taking chunks t, t + T, ..., then the CTA tree: an order fixed by the length. */
+
+/* The largest s in [0, S) with offsets[s] <= q (0 when none), by a 32-ary search of each warp
+ * (every warp the same answer; a fixed number of rounds for S). */
+static LLVMValueRef seg_search(pass_emit *e, const rj_tensor *t, int64_t S, LLVMValueRef q,
+                               LLVMValueRef lane) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef lo = tns_i64(e, 0), n = tns_i64(e, S);
+  for (int64_t m = S; m > 1; m = (m + 31) / 32) {
+    LLVMValueRef stride =
+        LLVMBuildUDiv(e->B, LLVMBuildAdd(e->B, n, tns_i64(e, 31), ""), tns_i64(e, 32), "");
+    LLVMValueRef off = LLVMBuildMul(e->B, lane, stride, "");
+    LLVMValueRef in = LLVMBuildICmp(e->B, LLVMIntSLT, off, n, "");
+    LLVMValueRef idx =
+        LLVMBuildAdd(e->B, lo, LLVMBuildSelect(e->B, in, off, tns_i64(e, 0), ""), "");
+    LLVMValueRef ok =
+        LLVMBuildAnd(e->B, in, LLVMBuildICmp(e->B, LLVMIntSLE, offset_at(e, t, idx), q, ""), "");
+    LLVMValueRef bv[2] = {pass_i32(e, -1), ok};
+    LLVMValueRef bal = pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2);
+    LLVMValueRef k = LLVMBuildZExt(e->B, pass_call(e, "llvm.ctpop", &i32, 1, &bal, 1), i64, "");
+    LLVMValueRef some = LLVMBuildICmp(e->B, LLVMIntSGT, k, tns_i64(e, 0), "");
+    LLVMValueRef step = LLVMBuildMul(e->B, LLVMBuildSub(e->B, k, tns_i64(e, 1), ""), stride, "");
+    LLVMValueRef nlo =
+        LLVMBuildAdd(e->B, lo, LLVMBuildSelect(e->B, some, step, tns_i64(e, 0), ""), "");
+    n = tns_min64(e, stride, LLVMBuildSub(e->B, LLVMBuildAdd(e->B, lo, n, ""), nlo, ""));
+    lo = nlo;
+  }
+  return lo;
+}
+
+/* The slot of the chunk of a segment starting at a whose first element is c (i64s). */
+static LLVMValueRef chunk_slot(pass_emit *e, const seg_plan *p, LLVMValueRef a, LLVMValueRef c) {
+  LLVMValueRef w = LLVMBuildUDiv(e->B, c, tns_i64(e, SEG_CH), "");
+  LLVMValueRef after =
+      LLVMBuildICmp(e->B, LLVMIntSGT, a, LLVMBuildMul(e->B, w, tns_i64(e, SEG_CH), ""), "");
+  LLVMValueRef slot =
+      LLVMBuildAdd(e->B, LLVMBuildMul(e->B, w, tns_i64(e, 2), ""),
+                   LLVMBuildZExt(e->B, after, LLVMInt64TypeInContext(e->C), ""), "");
+  return tns_min64(e, slot, tns_i64(e, 2 * ((p->N + SEG_CH - 1) / SEG_CH) - 1));
+}
+
+/* The last CTA of segment s (start a, length len, nch chunks): its partials in chunk order,
+ * folded and stored; its counter reset. */
+static void chunk_finish(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef dst,
+                         LLVMValueRef ws, LLVMValueRef s, LLVMValueRef a, LLVMValueRef len,
+                         LLVMValueRef nch, LLVMValueRef cntp) {
+  LLVMTypeRef acc_ty = tns_acc_type(e, t);
+  LLVMValueRef tid = pass_tid_x(e),
+               tid64 = LLVMBuildZExt(e->B, tid, LLVMInt64TypeInContext(e->C), "");
+  LLVMValueRef acc = pass_entry_alloca(e, acc_ty, "seg_fold");
+  LLVMBuildStore(e->B, tns_identity(e, t), acc);
+  pass_loop fl;
+  pass_loop_begin(e, &fl, tid64, nch, tns_i64(e, p->T));
+  LLVMValueRef c = LLVMBuildAdd(e->B, a, LLVMBuildMul(e->B, fl.i, tns_i64(e, SEG_CH), ""), "");
+  LLVMValueRef part = tns_load_volatile(e, acc_ty, pass_gep(e, acc_ty, ws, chunk_slot(e, p, a, c)));
+  LLVMBuildStore(e->B, tns_combine(e, t, LLVMBuildLoad2(e->B, acc_ty, acc, ""), part), acc);
+  pass_loop_end(e, &fl);
+  LLVMValueRef v = tns_cta_reduce(e, t, LLVMBuildLoad2(e->B, acc_ty, acc, ""), tid, p->T);
+  pass_if w;
+  pass_if_begin(e, &w, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
+  tns_store(e, t, dst, s, tns_mean(e, t, v, len));
+  LLVMBuildStore(e->B, pass_i32(e, 0), cntp);
+  pass_if_end(e, &w);
+}
+
+/* Candidate segment s of window [q0, q1], which must cover element q: its chunk starting in the
+ * window, if any (uniform over the CTA), folded into its slot; the segment's last CTA finishes. */
+static void chunk_one(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                      LLVMValueRef dst, LLVMValueRef ws, LLVMValueRef cnt, LLVMValueRef s,
+                      LLVMValueRef q0, LLVMValueRef q1, LLVMValueRef q) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef a, len, tid = pass_tid_x(e);
+  seg_range(e, t, p->N, s, NULL, &a, &len);
+  LLVMValueRef end = LLVMBuildAdd(e->B, a, len, "");
+  LLVMValueRef ch = tns_i64(e, SEG_CH);
+  LLVMValueRef before = LLVMBuildSub(e->B, q0, a, "");
+  LLVMValueRef j = LLVMBuildSelect(
+      e->B, LLVMBuildICmp(e->B, LLVMIntSGT, before, tns_i64(e, 0), ""),
+      LLVMBuildUDiv(e->B, LLVMBuildAdd(e->B, before, tns_i64(e, SEG_CH - 1), ""), ch, ""),
+      tns_i64(e, 0), "j");
+  LLVMValueRef c = LLVMBuildAdd(e->B, a, LLVMBuildMul(e->B, j, ch, ""), "");
+  LLVMValueRef go = LLVMBuildICmp(e->B, LLVMIntSGT, len, ch, "");
+  go = LLVMBuildAnd(e->B, go, LLVMBuildICmp(e->B, LLVMIntSLE, a, q, ""), "");
+  go = LLVMBuildAnd(e->B, go, LLVMBuildICmp(e->B, LLVMIntSGT, end, q, ""), "");
+  go = LLVMBuildAnd(e->B, go, LLVMBuildICmp(e->B, LLVMIntSLE, c, q1, ""), "");
+  go = LLVMBuildAnd(e->B, go, LLVMBuildICmp(e->B, LLVMIntSLT, c, end, ""), "");
+  pass_if g;
+  pass_if_begin(e, &g, go);
+  LLVMValueRef clen = tns_min64(e, ch, LLVMBuildSub(e->B, end, c, ""));
+  LLVMValueRef tid64 = LLVMBuildZExt(e->B, tid, i64, "");
+  LLVMValueRef v = tns_cta_reduce(e, t, group_fold(e, t, p, src, c, clen, p->T, tid64), tid, p->T);
+  pass_if w;
+  pass_if_begin(e, &w, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
+  LLVMTypeRef acc_ty = tns_acc_type(e, t);
+  LLVMBuildStore(e->B, v, pass_gep(e, acc_ty, ws, chunk_slot(e, p, a, c)));
+  pass_if_end(e, &w);
+  LLVMValueRef nch =
+      LLVMBuildUDiv(e->B, LLVMBuildAdd(e->B, len, tns_i64(e, SEG_CH - 1), ""), ch, "");
+  LLVMValueRef cntp = pass_gep(e, i32, cnt, chunk_slot(e, p, a, a));
+  pass_if l;
+  pass_if_begin(e, &l, tns_last_cta(e, cntp, tid, nch));
+  chunk_finish(e, t, p, dst, ws, s, a, len, nch, cntp);
+  pass_if_end(e, &l);
+  pass_barrier_cta(e); /* shared scratch, before the next chunk */
+  pass_if_end(e, &g);
+}
+
+/* Windows b, b + grid, ...: the segments covering each one's first and last elements. */
+static void chunk_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                        LLVMValueRef dst, LLVMValueRef ws, LLVMValueRef cnt) {
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+  int64_t nw = (p->N + SEG_CH - 1) / SEG_CH;
+  LLVMValueRef lane =
+      LLVMBuildZExt(e->B, LLVMBuildAnd(e->B, pass_tid_x(e), pass_i32(e, 31), ""), i64, "");
+  pass_loop l;
+  pass_loop_begin(e, &l, LLVMBuildZExt(e->B, tns_ctaid(e), i64, ""), tns_i64(e, nw),
+                  tns_i64(e, e->plan->grid[0]));
+  LLVMValueRef q0 = LLVMBuildMul(e->B, l.i, tns_i64(e, SEG_CH), "");
+  LLVMValueRef q1 = LLVMBuildSub(
+      e->B, tns_min64(e, LLVMBuildAdd(e->B, q0, tns_i64(e, SEG_CH), ""), tns_i64(e, p->N)),
+      tns_i64(e, 1), "");
+  LLVMValueRef s0 = seg_search(e, t, p->S, q0, lane);
+  chunk_one(e, t, p, src, dst, ws, cnt, s0, q0, q1, q0);
+  LLVMValueRef s1 = seg_search(e, t, p->S, q1, lane);
+  pass_if other;
+  pass_if_begin(e, &other, LLVMBuildICmp(e->B, LLVMIntNE, s1, s0, ""));
+  chunk_one(e, t, p, src, dst, ws, cnt, s1, q0, q1, q1);
+  pass_if_end(e, &other);
+  pass_loop_end(e, &l);
+}
+
+/* The grid's last CTA zeroes every segment counter (n of them): a launch over invalid offsets
+ * leaves none behind for the next. */
+static void grid_reset(pass_emit *e, LLVMValueRef cnt, int64_t n) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef done = pass_global_array(e, i32, 1, AS_GLOBAL, "seg_done");
+  LLVMValueRef donep = pass_gep(e, i32, done, pass_i32(e, 0));
+  LLVMValueRef tid = pass_tid_x(e);
+  pass_if l;
+  pass_if_begin(e, &l, tns_last_cta(e, donep, tid, tns_i64(e, e->plan->grid[0])));
+  pass_loop z;
+  pass_loop_begin(e, &z, LLVMBuildZExt(e->B, tid, i64, ""), tns_i64(e, n), tns_i64(e, SEG_T));
+  LLVMBuildStore(e->B, pass_i32(e, 0), pass_gep(e, i32, cnt, z.i));
+  pass_loop_end(e, &z);
+  pass_if t0;
+  pass_if_begin(e, &t0, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
+  LLVMBuildStore(e->B, pass_i32(e, 0), donep);
+  pass_if_end(e, &t0);
+  pass_if_end(e, &l);
 }
 
 static void cta_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
@@ -319,6 +482,14 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   } else {
     warp_phase(e, t, &p, src, dst);
     cta_phase(e, t, &p, src, dst);
+    if (p.N > SEG_CH) { /* segments longer than a chunk can exist */
+      int64_t slots = 2 * ((p.N + SEG_CH - 1) / SEG_CH);
+      LLVMValueRef ws = pass_global_array(e, tns_acc_type(e, t), slots, AS_GLOBAL, "seg_ws");
+      LLVMValueRef cnt =
+          pass_global_array(e, LLVMInt32TypeInContext(e->C), slots, AS_GLOBAL, "seg_count");
+      chunk_phase(e, t, &p, src, dst, ws, cnt);
+      grid_reset(e, cnt, slots);
+    }
   }
   LLVMBuildRetVoid(e->B);
   return RJ_OK;

@@ -171,9 +171,8 @@ START_TEST(invalid) {
   if (!gpu) return;
   const char *json = "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[1000],"
                      "\"segments\":{\"count\":4}}";
-  static const int64_t bad[3][5] = {{0, 500, 400, 900, 1000},
-                                    {-7, 10, 20, 30, 40},
-                                    {0, 10, 20, 30, 1 << 30}};
+  static const int64_t bad[3][5] = {
+      {0, 500, 400, 900, 1000}, {-7, 10, 20, 30, 40}, {0, 10, 20, 30, 1 << 30}};
   static const uint32_t bits[3] = {RJ_SEG_DECREASING, RJ_SEG_NEGATIVE, RJ_SEG_PAST_END};
   float h[1000];
   for (int i = 0; i < 1000; i++)
