@@ -6,14 +6,15 @@
  *       offsets load coalesced).  A segment of at most SEG_LANE elements is folded by its lane in
  *       index order; one of at most wmax elements by the whole warp (tns_row_segment: 16-byte
  *       vectors, then a butterfly), one after another over the batch's set bits;
- *     CTA phase: each CTA takes segments b, b + grid, ... 256 at a time; the longer ones are folded
- *       by the whole CTA (tns_row_segment over 256 lanes, then tns_cta_reduce).
+ *     CTA phase: each CTA takes segments b, b + grid, ... 256 at a time; those of at most SEG_CH
+ *       elements are folded by the whole CTA (tns_row_segment over 256 lanes, tns_cta_reduce);
+ *     chunk phase (N > SEG_CH): longer segments in chunks of SEG_CH, a CTA each (below).
  *   - 2-D [N, C] (C > 1): a thread per (segment, column), rows in order into 4 slots.
  * Every fold order depends only on the segment's length (and, for the vector loads, its start
  * address modulo 16 bytes), never on the other segments: results are deterministic.  Offsets are
  * clamped before any read (a = clamp(off[s], 0, N), b = clamp(off[s + 1], a, N)); the warp phase
  * ORs RJ_SEG_* bits into the status word (when not NULL) for a segment whose offsets were out of
- * order or range.  One CTA folds a long segment: no multi-CTA split yet. */
+ * order or range. */
 #include "../tensor.h"
 
 #include <stdio.h>
