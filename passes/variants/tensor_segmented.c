@@ -500,8 +500,8 @@ const pass_variant pass_variant_tensor_segmented = {
     .name = "tensor_segmented",
     .prio = 40,
     .kind = RJ_KIND_TENSOR,
-    .summary = "segments by device offsets: a lane, a warp or a CTA per segment, chosen on the "
-               "device by its length",
+    .summary = "segments by device offsets: a lane, a warp, a CTA or chunks over CTAs per segment, "
+               "chosen on the device by its length",
     .ops = PASS_OPS_SCALAR | ST_OPS,
     .segmented = true,
     .accepts = accepts,
