@@ -42,12 +42,12 @@ static bool valid(const char *json) {
 }
 
 /* op _i over every dtype: 1-D of 200003 elements in 2000 segments (NaNs under ignore and
- * propagate for the floats), and 2-D [20011, 5] in 300 for f32, f16, i32, u8 */
+ * propagate; ignore too for f32, bf16 and e4m3), and 2-D [20011, 5] in 300 for f32 and u8 */
 START_TEST(matrix) {
   if (!gpu) return;
   for (int d = 0; d < NDT; d++)
     for (int two = 0; two < 2; two++) {
-      if (two && d != 0 && d != 1 && d != 4 && d != 9) continue;
+      if (two && d != 0 && d != 9) continue;
       for (int nan = 0; nan < 2; nan++) {
         char json[512];
         snprintf(json, sizeof json,
@@ -59,7 +59,7 @@ START_TEST(matrix) {
         bool fl = d < 4 || d >= 13;
         rjt_run_ok(ctx, json, (uint64_t)(d * 31 + nan * 7 + 3), fl ? 5 : 0);
         cases_run++;
-        if (!fl) break; /* nan: floats only */
+        if (!fl || (d != 0 && d != 2 && d != 13)) break; /* ignore: f32, bf16, e4m3 */
       }
     }
 }
