@@ -73,7 +73,7 @@ static void empty_extreme(const rj_tensor *t, hr_value *r) {
   if (t->dtype == RJ_BOOL)
     r->u = mx ? 0 : 1;
   else if (d->is_signed)
-    r->u = mx ? (uint64_t)(-((int64_t)1 << (bits - 1))) : ((uint64_t)1 << (bits - 1)) - 1;
+    r->u = mx ? ~(((uint64_t)1 << (bits - 1)) - 1) : ((uint64_t)1 << (bits - 1)) - 1;
   else
     r->u = mx ? 0 : bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
 }
