@@ -111,6 +111,23 @@ static void seg_range(pass_emit *e, const rj_tensor *t, int64_t N, LLVMValueRef 
   pass_if_end(e, &f);
 }
 
+/* The stored value of a segment of len elements folded into v: tns_mean's, and for an empty
+ * segment's max / min of a dtype narrower than its 64-bit accumulator (i8 .. u16, bool) the
+ * dtype's own least / greatest value (the accumulator's identity would not survive the store's
+ * truncation). */
+static LLVMValueRef seg_result(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef len) {
+  v = tns_mean(e, t, v, len);
+  const ir_dtype_info *d = ir_dtype(t->dtype);
+  if ((t->op != RJ_OP_MAX && t->op != RJ_OP_MIN) || d->is_float || d->bytes >= 4) return v;
+  bool mx = t->op == RJ_OP_MAX;
+  int bits = d->bytes * 8;
+  int64_t x = t->dtype == RJ_BOOL ? (mx ? 0 : 1)
+              : d->is_signed ? (mx ? -((int64_t)1 << (bits - 1)) : ((int64_t)1 << (bits - 1)) - 1)
+                             : (mx ? 0 : ((int64_t)1 << bits) - 1);
+  LLVMValueRef none = LLVMBuildICmp(e->B, LLVMIntEQ, len, tns_i64(e, 0), "");
+  return LLVMBuildSelect(e->B, none, LLVMConstInt(LLVMTypeOf(v), (unsigned long long)x, 1), v, "");
+}
+
 /* A segment of at most SEG_LANE elements folded by one thread in index order (loads first, then
  * the folds); stored at dst[s] where `mine`. */
 static void lane_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef src, LLVMValueRef dst,
@@ -133,7 +150,7 @@ static void lane_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef src, LLVMVa
   pass_if_end(e, &any);
   pass_if st;
   pass_if_begin(e, &st, mine);
-  tns_store(e, t, dst, s, tns_mean(e, t, tns_acc_total(e, t, &acc, 1), len));
+  tns_store(e, t, dst, s, seg_result(e, t, tns_acc_total(e, t, &acc, 1), len));
   pass_if_end(e, &st);
 }
 
@@ -168,7 +185,7 @@ static void warp_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVM
   LLVMValueRef v = group_fold(e, t, p, src, a, len, 32, lane);
   static const int masks[5] = {16, 8, 4, 2, 1};
   v = tns_bfly_tree(e, t, v, pass_i32(e, -1), masks, 5, 32);
-  tns_store_lane0(e, t, dst, s, tns_mean(e, t, v, len),
+  tns_store_lane0(e, t, dst, s, seg_result(e, t, v, len),
                   LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0), lane);
   pass_loop_end(e, &k);
 }
@@ -246,7 +263,7 @@ static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   LLVMValueRef aj, lenj;
   seg_range(e, t, p->N, sj, NULL, &aj, &lenj);
   LLVMValueRef v = tns_cta_reduce(e, t, group_fold(e, t, p, src, aj, lenj, p->T, tid64), tid, p->T);
-  tns_store_lane0(e, t, dst, sj, tns_mean(e, t, v, lenj),
+  tns_store_lane0(e, t, dst, sj, seg_result(e, t, v, lenj),
                   LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0), tid64);
   pass_barrier_cta(e); /* tns_cta_reduce's scratch, before the next segment */
   pass_if_end(e, &one);
@@ -321,7 +338,7 @@ static void chunk_finish(pass_emit *e, const rj_tensor *t, const seg_plan *p, LL
   LLVMValueRef v = tns_cta_reduce(e, t, LLVMBuildLoad2(e->B, acc_ty, acc, ""), tid, p->T);
   pass_if w;
   pass_if_begin(e, &w, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
-  tns_store(e, t, dst, s, tns_mean(e, t, v, len));
+  tns_store(e, t, dst, s, seg_result(e, t, v, len));
   LLVMBuildStore(e->B, pass_i32(e, 0), cntp);
   pass_if_end(e, &w);
 }
@@ -465,7 +482,7 @@ static void cols_kernel(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLV
   for (int u = 0; u < SEG_U2; u++)
     tns_fold_elem(e, t, acc[u], x[u], tns_elem_idx(e, t, NULL, ri[u]), u ? ok[u] : NULL);
   pass_loop_end(e, &r);
-  tns_store(e, t, dst, l.i, tns_mean(e, t, tns_acc_total(e, t, acc, SEG_U2), len));
+  tns_store(e, t, dst, l.i, seg_result(e, t, tns_acc_total(e, t, acc, SEG_U2), len));
   pass_loop_end(e, &l);
 }
 
