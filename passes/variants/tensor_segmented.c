@@ -154,14 +154,15 @@ static void lane_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef src, LLVMVa
   pass_if_end(e, &st);
 }
 
-/* Segment s (start a, length len) folded by G lanes (lane: i64) into one value, in lane 0. */
+/* Elements a .. a + len - 1 folded by G lanes (lane: i64) into one value, in lane 0; idx0: the
+ * index of element a in its segment (NULL: 0), for argmax / argmin. */
 static LLVMValueRef group_fold(pass_emit *e, const rj_tensor *t, const seg_plan *p,
                                LLVMValueRef src, LLVMValueRef a, LLVMValueRef len, int G,
-                               LLVMValueRef lane) {
+                               LLVMValueRef lane, LLVMValueRef idx0) {
   LLVMValueRef acc[16];
   tns_acc_init(e, t, acc, p->vec);
   tns_row_segment(e, t, p->vec, G, p->U, pass_gep(e, pass_type(e, t->dtype), src, a), len, lane,
-                  NULL, acc);
+                  idx0, acc);
   return tns_acc_total(e, t, acc, p->vec);
 }
 
@@ -182,7 +183,7 @@ static void warp_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVM
   LLVMValueRef s = LLVMBuildAdd(e->B, b0, LLVMBuildZExt(e->B, j, i64, ""), "");
   LLVMValueRef a, len;
   seg_range(e, t, p->N, s, NULL, &a, &len);
-  LLVMValueRef v = group_fold(e, t, p, src, a, len, 32, lane);
+  LLVMValueRef v = group_fold(e, t, p, src, a, len, 32, lane, NULL);
   static const int masks[5] = {16, 8, 4, 2, 1};
   v = tns_bfly_tree(e, t, v, pass_i32(e, -1), masks, 5, 32);
   tns_store_lane0(e, t, dst, s, seg_result(e, t, v, len),
@@ -262,7 +263,8 @@ static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
       LLVMBuildMul(e->B, G, LLVMBuildAdd(e->B, k0, LLVMBuildZExt(e->B, l.i, i64, ""), ""), ""), "");
   LLVMValueRef aj, lenj;
   seg_range(e, t, p->N, sj, NULL, &aj, &lenj);
-  LLVMValueRef v = tns_cta_reduce(e, t, group_fold(e, t, p, src, aj, lenj, p->T, tid64), tid, p->T);
+  LLVMValueRef v =
+      tns_cta_reduce(e, t, group_fold(e, t, p, src, aj, lenj, p->T, tid64, NULL), tid, p->T);
   tns_store_lane0(e, t, dst, sj, seg_result(e, t, v, lenj),
                   LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0), tid64);
   pass_barrier_cta(e); /* tns_cta_reduce's scratch, before the next segment */
@@ -368,7 +370,9 @@ static void chunk_one(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   pass_if_begin(e, &g, go);
   LLVMValueRef clen = tns_min64(e, ch, LLVMBuildSub(e->B, end, c, ""));
   LLVMValueRef tid64 = LLVMBuildZExt(e->B, tid, i64, "");
-  LLVMValueRef v = tns_cta_reduce(e, t, group_fold(e, t, p, src, c, clen, p->T, tid64), tid, p->T);
+  LLVMValueRef v = tns_cta_reduce(
+      e, t, group_fold(e, t, p, src, c, clen, p->T, tid64, LLVMBuildSub(e->B, c, a, "")), tid,
+      p->T);
   pass_if w;
   pass_if_begin(e, &w, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
   LLVMTypeRef acc_ty = tns_acc_type(e, t);
