@@ -345,11 +345,12 @@ static void chunk_finish(pass_emit *e, const rj_tensor *t, const seg_plan *p, LL
   pass_if_end(e, &w);
 }
 
-/* Candidate segment s of window [q0, q1], which must cover element q: its chunk starting in the
- * window, if any (uniform over the CTA), folded into its slot; the segment's last CTA finishes. */
+/* Candidate segment s of window [q0, q1], which must cover element q (and with `inside` start
+ * after q0): its chunk starting in the window, if any (uniform over the CTA), folded into its
+ * slot; the segment's last CTA finishes. */
 static void chunk_one(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
                       LLVMValueRef dst, LLVMValueRef ws, LLVMValueRef cnt, LLVMValueRef s,
-                      LLVMValueRef q0, LLVMValueRef q1, LLVMValueRef q) {
+                      LLVMValueRef q0, LLVMValueRef q1, LLVMValueRef q, bool inside) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
   LLVMValueRef a, len, tid = pass_tid_x(e);
   seg_range(e, t, p->N, s, NULL, &a, &len);
@@ -366,6 +367,8 @@ static void chunk_one(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   go = LLVMBuildAnd(e->B, go, LLVMBuildICmp(e->B, LLVMIntSGT, end, q, ""), "");
   go = LLVMBuildAnd(e->B, go, LLVMBuildICmp(e->B, LLVMIntSLE, c, q1, ""), "");
   go = LLVMBuildAnd(e->B, go, LLVMBuildICmp(e->B, LLVMIntSLT, c, end, ""), "");
+  if (inside) /* the segment starts inside the window (else it was the first candidate) */
+    go = LLVMBuildAnd(e->B, go, LLVMBuildICmp(e->B, LLVMIntSGT, a, q0, ""), "");
   pass_if g;
   pass_if_begin(e, &g, go);
   LLVMValueRef clen = tns_min64(e, ch, LLVMBuildSub(e->B, end, c, ""));
@@ -403,13 +406,8 @@ static void chunk_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLV
   LLVMValueRef q1 = LLVMBuildSub(
       e->B, tns_min64(e, LLVMBuildAdd(e->B, q0, tns_i64(e, SEG_CH), ""), tns_i64(e, p->N)),
       tns_i64(e, 1), "");
-  LLVMValueRef s0 = seg_search(e, t, p->S, q0, lane);
-  chunk_one(e, t, p, src, dst, ws, cnt, s0, q0, q1, q0);
-  LLVMValueRef s1 = seg_search(e, t, p->S, q1, lane);
-  pass_if other;
-  pass_if_begin(e, &other, LLVMBuildICmp(e->B, LLVMIntNE, s1, s0, ""));
-  chunk_one(e, t, p, src, dst, ws, cnt, s1, q0, q1, q1);
-  pass_if_end(e, &other);
+  chunk_one(e, t, p, src, dst, ws, cnt, seg_search(e, t, p->S, q0, lane), q0, q1, q0, false);
+  chunk_one(e, t, p, src, dst, ws, cnt, seg_search(e, t, p->S, q1, lane), q0, q1, q1, true);
   pass_loop_end(e, &l);
 }
 
