@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """Segmented reductions against their peers: redjit's "segments" requests (rj_reduce_segments
 through ctypes, the request parsed once: no Python argument handling in the timed call) against
-torch.segment_reduce (offsets; atomics-free in recent torch, CUDA kernels of its own) and, where
-CuPy is importable and exposes it, cupy's CUB segmented reduce (cupy.cuda.cub's device segmented
-reduce over the same offsets).  f32 over N = 2^26 elements (256 MiB) by default, cut into
+torch.segment_reduce (offsets) and CUB's DeviceSegmentedReduce without a hint (bench/cub_segmented.cu,
+built with nvcc at the start of the run when nvcc is there; its result is checked too).  f32 over N = 2^26 elements (256 MiB) by default, cut into
 segments of one length each (1, 8, 64, 1 Ki, 64 Ki, 16 Mi) and a power-law mix (lengths drawn
 from a Pareto law, alpha 1.2, from 1 to 16 Mi, shuffled); int32 offsets for redjit, int64 for
 torch (what it takes).
@@ -124,25 +123,49 @@ def reference(torch, x, lens_t, op):
     return torch.segment_reduce(x.double(), op, lengths=lens_t, unsafe=True)
 
 
-def cub_peer(cupy, op):
-    """cupy's CUB device segmented reduce, if this CuPy exposes it: fn(x, off64) or None."""
-    try:
-        from cupy.cuda import cub
-    except Exception:  # noqa
+def cub_peer(torch, op):
+    """CUB's DeviceSegmentedReduce (bench/cub_segmented.cu, built here with nvcc into a temporary
+    directory, once): fn(x, off32, y), or None with the reason printed."""
+    global _CUB
+    if op not in ("sum", "max", "min"):
         return None
-    fn = getattr(cub, "device_segmented_reduce", None)
-    if fn is None or op not in ("sum", "max", "min"):
+    if _CUB is None:
+        import shutil
+        import subprocess
+        import tempfile
+        _CUB = False
+        nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
+                                         if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+        if not nvcc:
+            print("(cub: no nvcc: the CUB column is empty)", flush=True)
+            return None
+        so = os.path.join(tempfile.mkdtemp(), "libcub_segmented.so")
+        cmd = [nvcc, "-O3", "-shared", "-Xcompiler", "-fPIC", "-o", so,
+               os.path.join(HERE, "cub_segmented.cu")]
+        r = subprocess.run(cmd[:1] + ["-arch=native"] + cmd[1:], capture_output=True, text=True)
+        if r.returncode:  # an nvcc without -arch=native: its default target, JIT-compiled
+            r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            print(f"(cub: nvcc failed: {r.stderr.strip()[:200]})", flush=True)
+            return None
+        L = ctypes.CDLL(so)
+        L.cub_segmented_reduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                           ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+        _CUB = L
+    if not _CUB:
         return None
-    code = {"sum": getattr(cub, "CUPY_CUB_SUM", None), "max": getattr(cub, "CUPY_CUB_MAX", None),
-            "min": getattr(cub, "CUPY_CUB_MIN", None)}[op]
-    if code is None:
-        return None
+    code = {"sum": 0, "max": 1, "min": 2}[op]
 
-    def run(x, off):
-        cx, co = cupy.asarray(x), cupy.asarray(off)
-        out = cupy.empty(co.size - 1, dtype=cx.dtype)
-        return fn(cx, code, co[:-1], co[1:], out, co.size - 1)
+    def run(x, off, y):
+        s = _CUB.cub_segmented_reduce(x.data_ptr(), y.data_ptr(), y.numel(), off.data_ptr(), code,
+                                      torch.cuda.current_stream().cuda_stream)
+        if s:
+            raise RuntimeError(f"cub_segmented_reduce: {s}")
+        return y
     return run
+
+
+_CUB = None
 
 
 def run_case(torch, triton, cupy, args, name, op):
@@ -169,9 +192,15 @@ def run_case(torch, triton, cupy, args, name, op):
     fns = {"ours": (lambda x: ours(x, off32, y), 4 * (s + 1)),
            "torch": (lambda x: torch.segment_reduce(x, op, offsets=off64, unsafe=True),
                      8 * (s + 1))}
-    cub = cub_peer(cupy, op) if cupy is not None else None
+    cub = cub_peer(torch, op)
     if cub is not None:
-        fns["cub"] = (lambda x: cub(x, off64), 8 * (s + 1))
+        yc = torch.empty_like(y)
+        fns["cub"] = (lambda x: cub(x, off32, yc), 4 * (s + 1))
+        cub(x, off32, yc)
+        torch.cuda.synchronize()
+        okc = bool(torch.allclose(yc.double()[keep], ref[keep], rtol=1e-4, atol=1e-4))
+        if not okc:
+            print(f"  (cub {name} {op}: its result differs from torch's float64 reference)")
     for k, (f, ob) in fns.items():
         try:
             ms = triton.testing.do_bench(lambda: f(x), warmup=10, rep=50, return_mode="median")
