@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Segmented reductions against their peers: redjit's "segments" requests (rj_reduce_segments
 through ctypes, the request parsed once: no Python argument handling in the timed call) against
-torch.segment_reduce (offsets) and CUB's DeviceSegmentedReduce without a hint (bench/cub_segmented.cu,
-built with nvcc at the start of the run when nvcc is there; its result is checked too).  f32 over N = 2^26 elements (256 MiB) by default, cut into
-segments of one length each (1, 8, 64, 1 Ki, 64 Ki, 16 Mi) and a power-law mix (lengths drawn
+torch.segment_reduce (offsets) and CUB's DeviceSegmentedReduce without a hint
+(bench/cub_segmented.cu, built with nvcc at the start of the run when nvcc is there; its result
+is checked too).  f32 over N = 2^26 elements (256 MiB) by default, cut into segments of one
+length each (1, 8, 64, 1 Ki, 64 Ki, 16 Mi) and a power-law mix (lengths drawn
 from a Pareto law, alpha 1.2, from 1 to 16 Mi, shuffled); int32 offsets for redjit, int64 for
 torch (what it takes).
 
