@@ -24,13 +24,17 @@
 #define SEG_LANE 8   /* segments of at most this many elements: one lane, in index order */
 #define SEG_ROUNDS 4 /* a warp takes segments of up to this many rounds of its loads */
 #define SEG_U2 4     /* 2-D: slots per thread (row r into slot (r - a) mod 4) */
-#define SEG_CH                                                                                     \
-  65536 /* longer segments: chunks of this many elements, a CTA each (a power of 2)                \
-         */
+/* longer segments: chunks of this many elements, a CTA each (a power of 2) */
+#define SEG_CH 65536
+/* 2-D with at most SEG_C2 columns: segments of more than SEG_ROWS rows are folded by a CTA, T / C
+ * rows at once (else a thread per column) */
+#define SEG_C2 128
+#define SEG_ROWS 256
 
 typedef struct seg_plan {
   int T, vec, U; /* U: vectors in flight per lane (4 for states and 1-byte dtypes: registers) */
   int64_t wmax, N, C, S;
+  int64_t clo, chi; /* the CTA phase takes segments of clo < len <= chi */
 } seg_plan;
 _Static_assert(sizeof(seg_plan) <= PASS_PLAN_PRIV, "seg_plan fits the plan");
 
@@ -47,16 +51,22 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   p.C = t->ndim == 2 ? t->shape[1] : 1;
   p.U = st_is(t->op) || ir_dtype(t->dtype)->bytes == 1 ? 4 : TNS_U;
   p.wmax = (int64_t)32 * p.vec * p.U * SEG_ROUNDS;
+  p.clo = p.C > 1 ? SEG_ROWS : p.wmax;
+  p.chi = p.C > 1 ? INT64_MAX : SEG_CH;
   out->sms = env->sms(env);
   int64_t wave = tns_wave(tns_sms(out->sms), SEG_T);
-  int64_t nw = (p.N + SEG_CH - 1) / SEG_CH; /* the chunk phase's windows */
-  int64_t want = p.C > 1 ? (p.S * p.C + SEG_T - 1) / SEG_T : p.S > nw ? p.S : nw;
+  int64_t nw = (p.N + SEG_CH - 1) / SEG_CH;        /* the chunk phase's windows */
+  int64_t pairs = (p.S * p.C + SEG_T - 1) / SEG_T; /* 2-D: threads per (segment, column) */
+  int64_t want = p.C > 1 ? (p.C <= SEG_C2 && p.S > pairs ? p.S : pairs) : p.S > nw ? p.S : nw;
   int64_t grid = p.C == 0 ? 0 : want < 1 ? 1 : want > wave ? wave : want; /* 0: no outputs */
   tns_plan_geometry(out, (unsigned)grid, SEG_T);
   if (p.C > 1)
     snprintf(out->note, sizeof out->note,
-             " (segments: %lld of [N, %lld] rows; a thread per segment and column; grid %lld x %d)",
-             (long long)p.S, (long long)p.C, (long long)grid, SEG_T);
+             " (segments: %lld of [N, %lld] rows; a thread per segment and column%s; grid %lld x "
+             "%d)",
+             (long long)p.S, (long long)p.C,
+             p.C <= SEG_C2 ? ", a CTA for segments of more than 256 rows" : "", (long long)grid,
+             SEG_T);
   else
     snprintf(out->note, sizeof out->note,
              " (segments: %lld over %lld elements; a lane up to %d elements, a warp up to %lld, "
@@ -219,6 +229,52 @@ static void warp_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVM
   pass_loop_end(e, &l);
 }
 
+/* 2-D, C <= SEG_C2: segment s (rows a .. a + len - 1) by the CTA, R = T / C rows at once (thread
+ * r * C + c: column c, rows r, r + R, ... into SEG_U2 slots in turn, coalesced over the flat
+ * rows), then per column the R partials in order from shared memory; dst[s * C + c]. */
+static void rows_fold(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                      LLVMValueRef dst, LLVMValueRef s, LLVMValueRef a, LLVMValueRef len) {
+  LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMTypeRef acc_ty = tns_acc_type(e, t);
+  int64_t C = p->C, R = p->T / C;
+  LLVMValueRef tid = pass_tid_x(e), tid64 = LLVMBuildZExt(e->B, tid, i64, "");
+  LLVMValueRef col = LLVMBuildURem(e->B, tid64, tns_i64(e, C), "");
+  LLVMValueRef r0 = LLVMBuildUDiv(e->B, tid64, tns_i64(e, C), "");
+  r0 = LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, r0, tns_i64(e, R), ""), r0, len, "");
+  LLVMValueRef base =
+      pass_gep(e, ty, src, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, a, tns_i64(e, C), ""), col, ""));
+  LLVMValueRef acc[SEG_U2], last = LLVMBuildSub(e->B, len, tns_i64(e, 1), "");
+  tns_acc_init(e, t, acc, SEG_U2);
+  pass_loop l;
+  pass_loop_begin(e, &l, r0, len, tns_i64(e, R * SEG_U2));
+  LLVMValueRef x[SEG_U2], ok[SEG_U2], ri[SEG_U2];
+  for (int u = 0; u < SEG_U2; u++) {
+    ri[u] = LLVMBuildAdd(e->B, l.i, tns_i64(e, R * u), "");
+    ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, ri[u], len, "");
+    LLVMValueRef row = tns_min64(e, ri[u], last);
+    x[u] = tns_load(e, t, pass_gep(e, ty, base, LLVMBuildMul(e->B, row, tns_i64(e, C), "")));
+  }
+  for (int u = 0; u < SEG_U2; u++)
+    tns_fold_elem(e, t, acc[u], x[u], tns_elem_idx(e, t, NULL, ri[u]), u ? ok[u] : NULL);
+  pass_loop_end(e, &l);
+  LLVMValueRef scr = pass_global_array(e, acc_ty, p->T, AS_SHARED, "seg_rows");
+  LLVMBuildStore(e->B, tns_acc_total(e, t, acc, SEG_U2), pass_gep(e, acc_ty, scr, tid));
+  pass_barrier_cta(e);
+  pass_if w;
+  pass_if_begin(e, &w, LLVMBuildICmp(e->B, LLVMIntSLT, tid64, tns_i64(e, C), ""));
+  LLVMValueRef v = pass_entry_alloca(e, acc_ty, "seg_col");
+  LLVMBuildStore(e->B, LLVMBuildLoad2(e->B, acc_ty, pass_gep(e, acc_ty, scr, tid), ""), v);
+  pass_loop r;
+  pass_loop_begin(e, &r, tns_i64(e, 1), tns_i64(e, R), tns_i64(e, 1));
+  LLVMValueRef at = LLVMBuildAdd(e->B, tid64, LLVMBuildMul(e->B, r.i, tns_i64(e, C), ""), "");
+  LLVMValueRef part = LLVMBuildLoad2(e->B, acc_ty, pass_gep(e, acc_ty, scr, at), "");
+  LLVMBuildStore(e->B, tns_combine(e, t, LLVMBuildLoad2(e->B, acc_ty, v, ""), part), v);
+  pass_loop_end(e, &r);
+  LLVMValueRef o = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, s, tns_i64(e, C), ""), tid64, "");
+  tns_store(e, t, dst, o, seg_result(e, t, LLVMBuildLoad2(e->B, acc_ty, v, ""), len));
+  pass_if_end(e, &w);
+}
+
 /* The CTA phase's batch of up to T segments b + grid * (k0 + i): those longer than wmax, each
  * folded by the whole CTA in turn (flags: one i32 per thread, any[2]: a flag per batch parity,
  * shared). */
@@ -237,8 +293,8 @@ static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   LLVMValueRef a, len;
   seg_range(e, t, p->N, LLVMBuildSelect(e->B, ok, s, tns_i64(e, 0), ""), NULL, &a, &len);
   LLVMValueRef big =
-      LLVMBuildAnd(e->B, ok, LLVMBuildICmp(e->B, LLVMIntSGT, len, tns_i64(e, p->wmax), ""), "");
-  big = LLVMBuildAnd(e->B, big, LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, SEG_CH), ""), "");
+      LLVMBuildAnd(e->B, ok, LLVMBuildICmp(e->B, LLVMIntSGT, len, tns_i64(e, p->clo), ""), "");
+  big = LLVMBuildAnd(e->B, big, LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->chi), ""), "");
   LLVMBuildStore(e->B, LLVMBuildZExt(e->B, big, i32, ""), pass_gep(e, i32, flags, tid));
   pass_if z;
   pass_if_begin(e, &z, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
@@ -263,11 +319,15 @@ static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
       LLVMBuildMul(e->B, G, LLVMBuildAdd(e->B, k0, LLVMBuildZExt(e->B, l.i, i64, ""), ""), ""), "");
   LLVMValueRef aj, lenj;
   seg_range(e, t, p->N, sj, NULL, &aj, &lenj);
-  LLVMValueRef v =
-      tns_cta_reduce(e, t, group_fold(e, t, p, src, aj, lenj, p->T, tid64, NULL), tid, p->T);
-  tns_store_lane0(e, t, dst, sj, seg_result(e, t, v, lenj),
-                  LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0), tid64);
-  pass_barrier_cta(e); /* tns_cta_reduce's scratch, before the next segment */
+  if (p->C > 1) {
+    rows_fold(e, t, p, src, dst, sj, aj, lenj);
+  } else {
+    LLVMValueRef v =
+        tns_cta_reduce(e, t, group_fold(e, t, p, src, aj, lenj, p->T, tid64, NULL), tid, p->T);
+    tns_store_lane0(e, t, dst, sj, seg_result(e, t, v, lenj),
+                    LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0), tid64);
+  }
+  pass_barrier_cta(e); /* the shared scratch, before the next segment */
   pass_if_end(e, &one);
   pass_loop_end(e, &l);
   pass_if_end(e, &some);
@@ -467,6 +527,10 @@ static void cols_kernel(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLV
   LLVMValueRef c = LLVMBuildURem(e->B, l.i, tns_i64(e, p->C), "");
   LLVMValueRef a, len;
   seg_range(e, t, p->N, s, LLVMBuildICmp(e->B, LLVMIntEQ, c, tns_i64(e, 0), ""), &a, &len);
+  LLVMValueRef mine = LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0);
+  if (p->C <= SEG_C2) /* longer ones: the CTA phase's */
+    mine = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, SEG_ROWS), "");
+  len = LLVMBuildSelect(e->B, mine, len, tns_i64(e, 0), "");
   LLVMValueRef acc[SEG_U2];
   tns_acc_init(e, t, acc, SEG_U2);
   LLVMValueRef base =
@@ -484,7 +548,10 @@ static void cols_kernel(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLV
   for (int u = 0; u < SEG_U2; u++)
     tns_fold_elem(e, t, acc[u], x[u], tns_elem_idx(e, t, NULL, ri[u]), u ? ok[u] : NULL);
   pass_loop_end(e, &r);
+  pass_if st;
+  pass_if_begin(e, &st, mine);
   tns_store(e, t, dst, l.i, seg_result(e, t, tns_acc_total(e, t, acc, SEG_U2), len));
+  pass_if_end(e, &st);
   pass_loop_end(e, &l);
 }
 
@@ -499,6 +566,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   if (p.C == 0) { /* no outputs: never launched */
   } else if (p.C > 1) {
     cols_kernel(e, t, &p, src, dst);
+    if (p.C <= SEG_C2) cta_phase(e, t, &p, src, dst);
   } else {
     warp_phase(e, t, &p, src, dst);
     cta_phase(e, t, &p, src, dst);

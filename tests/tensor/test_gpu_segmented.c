@@ -66,7 +66,8 @@ START_TEST(matrix) {
 END_TEST
 
 /* S = 1 over 10^7; S = 10^6 over 3 * 10^6 (mostly tiny); 2^24 elements in 1000 segments (one of
- * about 15 M among the small); i32 offsets */
+ * about 15 M among the small); i32 offsets; 2-D of 3 columns (a CTA per long segment) and of 200
+ * (a thread per column) */
 START_TEST(shapes) {
   if (!gpu) return;
   static const char *const v[] = {
@@ -74,9 +75,10 @@ START_TEST(shapes) {
       "\"shape\":[3000000],\"segments\":{\"count\":1000000}",
       "\"shape\":[16777216],\"segments\":{\"count\":1000,\"dtype\":\"i32\"}",
       "\"shape\":[300001,3],\"axes\":[0],\"segments\":{\"count\":7}",
+      "\"shape\":[20000,200],\"axes\":[0],\"segments\":{\"count\":40}",
   };
   static const char *const o[] = {"sum", "max", "argmax", "var", "mean"};
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 5; i++)
     for (int k = 0; k < 5; k++) {
       const char *j = rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s}", o[k],
                               k % 2 ? "bf16" : "f32", v[i]);

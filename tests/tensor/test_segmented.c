@@ -115,7 +115,8 @@ START_TEST(dispatch) {
       "elements, a warp up to 4096, a CTA up to 65536, longer ones in chunks of 65536, a CTA each;");
   rjt_parse(ctx, rjt_fmt(SEG2, "sum", "f32", "\"segments\":{\"count\":10}"), &r);
   ck_assert_int_eq(rj_explain(ctx, &r, NULL, &text), RJ_OK);
-  HAS(text, "chosen (segments: 10 of [N, 7] rows; a thread per segment and column;");
+  HAS(text, "chosen (segments: 10 of [N, 7] rows; a thread per segment and column, a CTA for "
+            "segments of more than 256 rows;");
   rjt_parse(ctx, seg("sum", "f32", "\"segments\":{\"count\":3},\"variant\":\"tensor_rows\""), &r);
   rj_kernel *k = NULL;
   ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_ENOVARIANT);
