@@ -2,7 +2,8 @@
  * field validated, each refusal naming it; the canonical text round-trips; dispatch sends them to
  * tensor_segmented alone (explain's note), which every other variant declines; the PTX of every
  * op x dtype, 1-D and 2-D, for sm_80, sm_90a and sm_100a (the offsets and status pointers, the
- * status atomic, the ballot, 16-byte loads, no float atomics); the launch calls' checks.  Their
+ * status atomic, the ballot, 16-byte loads, no float atomics; the chunk phase past 65536
+ * elements, the 2-D CTA path up to 128 columns); the launch calls' checks.  Their
  * results on the GPU: test_gpu_segmented.c. */
 #include "rjtest.h"
 
@@ -172,6 +173,34 @@ START_TEST(ptx_offsets) {
 }
 END_TEST
 
+/* the chunk phase (workspace, counters, the offsets' search) exists when a segment can be longer
+ * than 65536 elements; the 2-D CTA path when there are at most 128 columns */
+START_TEST(ptx_phases) {
+  const char *p = rjt_ptx(ctx,
+                          "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[65536],"
+                          "\"segments\":{\"count\":5}}",
+                          "sm_90a");
+  ck_assert_msg(!strstr(p, "seg_ws") && !strstr(p, "seg_count"), "no chunk phase at 65536");
+  p = rjt_ptx(ctx,
+              "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[65537],"
+              "\"segments\":{\"count\":5}}",
+              "sm_90a");
+  HAS(p, "seg_ws");
+  HAS(p, "seg_count");
+  HAS(p, "seg_done");
+  p = rjt_ptx(ctx,
+              "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[9000,128],"
+              "\"axes\":[0],\"segments\":{\"count\":5}}",
+              "sm_90a");
+  HAS(p, "seg_rows");
+  p = rjt_ptx(ctx,
+              "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[9000,129],"
+              "\"axes\":[0],\"segments\":{\"count\":5}}",
+              "sm_90a");
+  ck_assert_msg(!strstr(p, "seg_rows"), "a thread per column above 128 columns");
+}
+END_TEST
+
 /* the launch calls check the pointers and the kind of call before any GPU work */
 START_TEST(launch_checks) {
   rj_request r;
@@ -202,6 +231,7 @@ int main(void) {
   tcase_add_test(tc, dispatch);
   tcase_add_test(tc, ptx_matrix);
   tcase_add_test(tc, ptx_offsets);
+  tcase_add_test(tc, ptx_phases);
   tcase_add_test(tc, launch_checks);
   suite_add_tcase(s, tc);
   return rjt_main(s);
