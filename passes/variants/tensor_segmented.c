@@ -4,8 +4,9 @@
  *   - 1-D src (or [N, 1]):
  *     warp phase: each warp takes batches of 32 consecutive segments (lane l: segment b0 + l; the
  *       offsets load coalesced).  A segment of at most SEG_LANE elements is folded by its lane in
- *       index order; one of at most wmax elements by the whole warp (tns_row_segment: 16-byte
- *       vectors, then a butterfly), one after another over the batch's set bits;
+ *       index order; one of at most gmax elements by a group of 8 lanes (group g: segments
+ *       b0 + 8g .. b0 + 8g + 7), one of at most wmax by the whole warp (tns_row_segment: 16-byte
+ *       vectors, then a butterfly), each group one after another over its set ballot bits;
  *     CTA phase: each CTA takes segments b, b + grid, ... 256 at a time; those of at most SEG_CH
  *       elements are folded by the whole CTA (tns_row_segment over 256 lanes, tns_cta_reduce);
  *     chunk phase (N > SEG_CH): longer segments in chunks of SEG_CH, a CTA each (below).
@@ -33,8 +34,8 @@
 
 typedef struct seg_plan {
   int T, vec, U; /* U: vectors in flight per lane (4 for states and 1-byte dtypes: registers) */
-  int64_t wmax, N, C, S;
-  int64_t clo, chi; /* the CTA phase takes segments of clo < len <= chi */
+  int64_t gmax, wmax, N, C, S; /* a group of 8 lanes up to gmax elements, a warp up to wmax */
+  int64_t clo, chi;            /* the CTA phase takes segments of clo < len <= chi */
 } seg_plan;
 _Static_assert(sizeof(seg_plan) <= PASS_PLAN_PRIV, "seg_plan fits the plan");
 
@@ -50,6 +51,7 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   seg_plan p = {.T = SEG_T, .vec = tns_vec(t->dtype), .N = t->shape[0], .S = t->segments};
   p.C = t->ndim == 2 ? t->shape[1] : 1;
   p.U = st_is(t->op) || ir_dtype(t->dtype)->bytes == 1 ? 4 : TNS_U;
+  p.gmax = (int64_t)8 * p.vec * p.U;
   p.wmax = (int64_t)32 * p.vec * p.U * SEG_ROUNDS;
   p.clo = p.C > 1 ? SEG_ROWS : p.wmax;
   p.chi = p.C > 1 ? INT64_MAX : SEG_CH;
@@ -69,10 +71,11 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
              SEG_T);
   else
     snprintf(out->note, sizeof out->note,
-             " (segments: %lld over %lld elements; a lane up to %d elements, a warp up to %lld, "
+             " (segments: %lld over %lld elements; a lane up to %d elements, 8 lanes up to %lld, "
+             "a warp up to %lld, "
              "a CTA up to %d, longer ones in chunks of %d, a CTA each; grid %lld x %d)",
-             (long long)p.S, (long long)p.N, SEG_LANE, (long long)p.wmax, SEG_CH, SEG_CH,
-             (long long)grid, SEG_T);
+             (long long)p.S, (long long)p.N, SEG_LANE, (long long)p.gmax, (long long)p.wmax, SEG_CH,
+             SEG_CH, (long long)grid, SEG_T);
   memcpy(out->priv.bytes, &p, sizeof p);
   return RJ_OK;
 }
@@ -176,28 +179,39 @@ static LLVMValueRef group_fold(pass_emit *e, const rj_tensor *t, const seg_plan 
   return tns_acc_total(e, t, acc, p->vec);
 }
 
-/* The warp phase's segments of one batch longer than SEG_LANE and at most wmax (mask: a ballot,
- * bit l for segment b0 + l), each folded by the warp in turn. */
-static void warp_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
-                       LLVMValueRef dst, LLVMValueRef b0, LLVMValueRef mask, LLVMValueRef lane) {
+/* The warp phase's segments of one batch folded by groups of G lanes (G = 8: four groups, group g
+ * taking segments b0 + 8g .. b0 + 8g + 7; G = 32: the warp): mask, a ballot, has bit l for
+ * segment b0 + l; each group folds its segments in turn (its own shuffles: member mask its
+ * lanes). */
+static void group_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                        LLVMValueRef dst, LLVMValueRef b0, LLVMValueRef mask, LLVMValueRef lane,
+                        int G) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef g = LLVMBuildTrunc(e->B, LLVMBuildUDiv(e->B, lane, tns_i64(e, G), ""), i32, "");
+  LLVMValueRef sh = LLVMBuildMul(e->B, g, pass_i32(e, G), "");
+  LLVMValueRef ones = pass_i32(e, G == 32 ? -1 : (1 << G) - 1);
+  LLVMValueRef mm = LLVMBuildShl(e->B, ones, sh, "");
+  LLVMValueRef mine = LLVMBuildAnd(e->B, LLVMBuildLShr(e->B, mask, sh, ""), ones, "");
+  LLVMValueRef gl = LLVMBuildURem(e->B, lane, tns_i64(e, G), "");
   LLVMValueRef m = pass_entry_alloca(e, i32, "mask");
-  LLVMBuildStore(e->B, mask, m);
-  LLVMValueRef cnt = pass_call(e, "llvm.ctpop", &i32, 1, &mask, 1);
+  LLVMBuildStore(e->B, mine, m);
+  LLVMValueRef cnt = pass_call(e, "llvm.ctpop", &i32, 1, &mine, 1);
   pass_loop k;
   pass_loop_begin(e, &k, pass_i32(e, 0), cnt, pass_i32(e, 1));
   LLVMValueRef cur = LLVMBuildLoad2(e->B, i32, m, "");
   LLVMValueRef zu[2] = {cur, LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0)};
-  LLVMValueRef j = pass_call(e, "llvm.cttz", &i32, 1, zu, 2);
+  LLVMValueRef j = LLVMBuildAdd(e->B, pass_call(e, "llvm.cttz", &i32, 1, zu, 2), sh, "");
   LLVMBuildStore(e->B, LLVMBuildAnd(e->B, cur, LLVMBuildSub(e->B, cur, pass_i32(e, 1), ""), ""), m);
   LLVMValueRef s = LLVMBuildAdd(e->B, b0, LLVMBuildZExt(e->B, j, i64, ""), "");
   LLVMValueRef a, len;
   seg_range(e, t, p->N, s, NULL, &a, &len);
-  LLVMValueRef v = group_fold(e, t, p, src, a, len, 32, lane, NULL);
-  static const int masks[5] = {16, 8, 4, 2, 1};
-  v = tns_bfly_tree(e, t, v, pass_i32(e, -1), masks, 5, 32);
+  LLVMValueRef v = group_fold(e, t, p, src, a, len, G, gl, NULL);
+  int masks[5], nm = 0;
+  for (int x = G / 2; x >= 1; x /= 2)
+    masks[nm++] = x;
+  v = tns_bfly_tree(e, t, v, mm, masks, nm, G);
   tns_store_lane0(e, t, dst, s, seg_result(e, t, v, len),
-                  LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0), lane);
+                  LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0), gl);
   pass_loop_end(e, &k);
 }
 
@@ -220,12 +234,17 @@ static void warp_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVM
   seg_range(e, t, p->N, LLVMBuildSelect(e->B, ok, s, tns_i64(e, 0), ""), ok, &a, &len);
   LLVMValueRef small = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, SEG_LANE), "");
   lane_fold(e, t, src, dst, s, a, len, LLVMBuildAnd(e->B, ok, small, ""));
-  LLVMValueRef mid =
-      LLVMBuildAnd(e->B, LLVMBuildAnd(e->B, ok, LLVMBuildNot(e->B, small, ""), ""),
+  LLVMValueRef mid = LLVMBuildAnd(e->B, ok, LLVMBuildNot(e->B, small, ""), "");
+  LLVMValueRef eight = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->gmax), "");
+  LLVMValueRef bv[2] = {pass_i32(e, -1), LLVMBuildAnd(e->B, mid, eight, "")};
+  group_batch(e, t, p, src, dst, l.i, pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2),
+              lane, 8);
+  LLVMValueRef whole =
+      LLVMBuildAnd(e->B, LLVMBuildNot(e->B, eight, ""),
                    LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->wmax), ""), "");
-  LLVMValueRef bv[2] = {pass_i32(e, -1), mid};
-  LLVMValueRef mask = pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2);
-  warp_batch(e, t, p, src, dst, l.i, mask, lane);
+  bv[1] = LLVMBuildAnd(e->B, mid, whole, "");
+  group_batch(e, t, p, src, dst, l.i, pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2),
+              lane, 32);
   pass_loop_end(e, &l);
 }
 

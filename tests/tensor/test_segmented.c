@@ -113,7 +113,7 @@ START_TEST(dispatch) {
   ck_assert_int_eq(rj_explain(ctx, &r, NULL, &text), RJ_OK);
   HAS(text,
       "tensor_segmented prio=40 chosen (segments: 1000 over 100000 elements; a lane up to 8 "
-      "elements, a warp up to 4096, a CTA up to 65536, longer ones in chunks of 65536, a CTA each;");
+      "elements, 8 lanes up to 256, a warp up to 4096, a CTA up to 65536, longer ones in chunks of 65536, a CTA each;");
   rjt_parse(ctx, rjt_fmt(SEG2, "sum", "f32", "\"segments\":{\"count\":10}"), &r);
   ck_assert_int_eq(rj_explain(ctx, &r, NULL, &text), RJ_OK);
   HAS(text, "chosen (segments: 10 of [N, 7] rows; a thread per segment and column, a CTA for "
