@@ -107,6 +107,25 @@ class Ours:
         return y
 
 
+def flushed(torch, triton, fn):
+    """ms: triton.testing.do_bench's median (L2 flushed before each run), or without triton the
+    same by hand: 256 MiB written before each of 30 runs, CUDA events around each."""
+    if triton is not None:
+        return triton.testing.do_bench(fn, warmup=10, rep=50, return_mode="median")
+    junk = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
+    times = []
+    for i in range(35):
+        junk.zero_()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        torch.cuda.synchronize()
+        if i >= 5:
+            times.append(s.elapsed_time(e))
+    return sorted(times)[len(times) // 2]
+
+
 def steady(torch, fn, xs, reps):
     for i in range(3):
         fn(xs[i % len(xs)])
@@ -204,7 +223,7 @@ def run_case(torch, triton, cupy, args, name, op):
             print(f"  (cub {name} {op}: its result differs from torch's float64 reference)")
     for k, (f, ob) in fns.items():
         try:
-            ms = triton.testing.do_bench(lambda: f(x), warmup=10, rep=50, return_mode="median")
+            ms = flushed(torch, triton, lambda: f(x))
             mss = steady(torch, f, xs, args.reps)
             res[k] = (eff(ms), allb(ms, ob), eff(mss), ms * 1e3)
         except Exception as e:  # noqa: a peer that cannot run this case
@@ -241,7 +260,10 @@ def main():
         dry(args)
         return
     import torch
-    import triton
+    try:
+        import triton
+    except ImportError:  # flushed timings by the fallback below
+        triton = None
     try:
         import cupy
     except Exception:  # noqa
@@ -249,7 +271,7 @@ def main():
     torch.manual_seed(0)
     print(f"GPU: {torch.cuda.get_device_name()}  date: "
           f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  torch "
-          f"{torch.__version__}  triton {triton.__version__}  cupy "
+          f"{torch.__version__}  triton {triton.__version__ if triton else '- (flushed: own loop)'}  cupy "
           f"{cupy.__version__ if cupy else '-'}  redjit {redjit.version()}\n")
     print(f"f32, N = 2^{args.log2n}; GB/s eff: x read once; all: + offsets + outputs; flushed: "
           f"do_bench median, L2 flushed; steady: inputs rotated through >= "
