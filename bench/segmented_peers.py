@@ -271,7 +271,8 @@ def main():
     torch.manual_seed(0)
     print(f"GPU: {torch.cuda.get_device_name()}  date: "
           f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  torch "
-          f"{torch.__version__}  triton {triton.__version__ if triton else '- (flushed: own loop)'}  cupy "
+          f"{torch.__version__}  triton "
+          f"{triton.__version__ if triton else '- (flushed: own loop)'}  cupy "
           f"{cupy.__version__ if cupy else '-'}  redjit {redjit.version()}\n")
     print(f"f32, N = 2^{args.log2n}; GB/s eff: x read once; all: + offsets + outputs; flushed: "
           f"do_bench median, L2 flushed; steady: inputs rotated through >= "
