@@ -56,6 +56,9 @@ void hr_oracle_init(rj_op op, rj_dtype t, hr_value *acc);
 void hr_oracle_add(rj_op op, rj_dtype t, rj_nan nan, hr_value *acc, const void *p, int64_t i);
 /* After the last add of a reduction of `count` elements: mean divides the sum (and mag) by it. */
 void hr_oracle_finish(rj_op op, hr_value *acc, int64_t count);
+/* An integer result of i8 .. u16 (res) in its dtype's range, saturated as the kernels' store
+ * narrows: and's identity (all ones of the u64 accumulator) is 255 for u8, max's is -128 for i8. */
+void hr_oracle_narrow(rj_dtype res, hr_value *acc);
 /* Tile reference: dst_old may be NULL (no accum).  ref has spatial_len entries. */
 void hr_oracle_tile(const rj_tile *t, const void *src, const void *dst_old, hr_value *ref);
 /* Tensor reference of every output; dst_old NULL without accum. */
