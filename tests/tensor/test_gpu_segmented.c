@@ -8,7 +8,8 @@
  *            over the same source) gives the bits it gets among the others;
  *   invalid: decreasing, negative and past-the-end offsets: no fault, the RJ_SEG_* bits, and
  *            rj_segments_status's RJ_EINVAL naming segments; a valid launch after them is right;
- *   empty:   every segment empty: sum 0, max -inf, argmax -1, mean NaN.
+ *   empty:   every segment empty: sum 0, max -inf, argmax -1, mean NaN; of the small dtypes, bit
+ *            for bit, and all ones (u8 255, bool 1), max / min the dtype's least / greatest.
  * Skips, saying so, without a GPU.  CK_RUN_CASE=matrix / more run its halves. */
 #include "rjtest.h"
 
@@ -238,6 +239,30 @@ START_TEST(empty) {
                     : k == 2 ? d.i[s] == -1
                              : isnan(d.f[s]),
                     "%s of an empty segment", o[k]);
+    cases_run++;
+  }
+  /* small dtypes, bit for bit: and all ones of the dtype (bool 1), max / min its least / greatest
+   */
+  static const struct {
+    const char *op, *dt;
+    uint8_t lo, hi; /* the element's bytes (little-endian) */
+  } sm[] = {{"and", "u8", 0xff, 0},     {"and", "u16", 0xff, 0xff}, {"and", "i8", 0xff, 0},
+            {"and", "i16", 0xff, 0xff}, {"and", "bool", 1, 0},      {"or", "u16", 0, 0},
+            {"max", "i8", 0x80, 0},     {"min", "u16", 0xff, 0xff}, {"max", "i16", 0, 0x80}};
+  for (int k = 0; k < 9; k++) {
+    char json[256];
+    snprintf(json, sizeof json,
+             "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[0],"
+             "\"segments\":{\"count\":5}}",
+             sm[k].op, sm[k].dt);
+    uint8_t d[10], w = sm[k].dt[1] == '1' ? 2 : 1; /* u16 / i16: 2 bytes */
+    memset(d, 0x5a, sizeof d);
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, b.dst, d, sizeof d), RJ_OK);
+    launch(json, &b, b.off);
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, d, b.dst, sizeof d), RJ_OK);
+    for (int s = 0; s < 5; s++)
+      ck_assert_msg(d[s * w] == sm[k].lo && (w == 1 || d[s * w + 1] == sm[k].hi),
+                    "%s of an empty %s segment: byte 0x%02x", sm[k].op, sm[k].dt, d[s * w]);
     cases_run++;
   }
   dfree(&b);
