@@ -1,8 +1,11 @@
 /* `run` and `bench` for tensor requests with "segments", through rj_reduce_segments.
  *
  * Offsets: random ragged lengths drawn from {0, 1, 31, 33, 0..7, 0..99, 0..4999} (empty segments
- * about one in five), one segment (seed-chosen) taking what the others leave of N, so that a
- * large one sits among the small; off[0] is (seed mod 3) clamped to N, and odd seeds leave the
+ * about one in four; the last range narrowed, to as little as 0..7, where S of them would use up
+ * more than half of N), one segment (seed-chosen) taking what the others leave of N, so that a
+ * large one sits among the small, and with S >= 8 four of (at most) 20000, 4000, 1000 and 400
+ * elements an eighth of S apart from it (where the short lengths alone pass half of N, the later
+ * segments are empty); off[0] is (seed mod 3) clamped to N, and odd seeds leave the
  * last (seed mod 5) elements unread.  The reference of segment s is the float64 / exact oracle
  * of the tensor request reduced over its rows alone (the empty ones: the op's identity, as the
  * oracle folds nothing).  The kernel runs twice (bits equal) and the status word must stay 0.
@@ -13,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* hr_seg_offsets' lengths: a menu, most of them small */
-static int64_t draw_len(hr_rng *g) {
+/* hr_seg_offsets' lengths: a menu, most of them small (the longest below `most`) */
+static int64_t draw_len(hr_rng *g, int64_t most) {
   uint64_t r = hr_rng_next(g);
   switch (r % 8) {
   case 0:
@@ -31,9 +34,23 @@ static int64_t draw_len(hr_rng *g) {
   case 6:
     return (int64_t)(r >> 8) % 100;
   default:
-    return (int64_t)(r >> 8) % 5000;
+    return (int64_t)(r >> 8) % most;
   }
 }
+
+/* draw_len's bound for S segments sharing `room` elements: 5000, or less where the menu's mean
+ * (about 15 + most / 16) would pass three quarters of room / S (else the draws would use up N
+ * early and every later segment be empty); at least 8. */
+static int64_t menu_most(int64_t room, int64_t S) {
+  int64_t per = S > 0 ? room / S : room;
+  if (per >= 5240 / 12) return 5000; /* (and no overflow below) */
+  int64_t most = 12 * per - 240;
+  return most < 8 ? 8 : most;
+}
+
+/* With S >= 8, segments big + k S / 8 for k = 1 .. 4 have these lengths (at most the extent
+ * shifted right by 2 + k): a CTA's, and warps' for every dtype. */
+static const int64_t seg_mid_len[5] = {0, 20000, 4000, 1000, 400};
 
 void hr_seg_offsets(uint64_t seed, int64_t N, int64_t S, int64_t *off) {
   hr_rng g;
@@ -42,9 +59,19 @@ void hr_seg_offsets(uint64_t seed, int64_t N, int64_t S, int64_t *off) {
   int64_t start = (int64_t)(seed % 3) < N ? (int64_t)(seed % 3) : N;
   int64_t end = N - ((seed & 1) ? (int64_t)(seed % 5) : 0);
   if (end < start) end = start;
-  int64_t used = 0; /* the lengths of the segments other than big */
+  int64_t mid[5] = {0}, set = 0, e8 = S >= 8 ? S / 8 : 0; /* segments big + k e8, k = 1 .. 4 */
+  for (int k = 1; k <= 4 && e8; k++) {
+    mid[k] = seg_mid_len[k] < (end - start) >> (2 + k) ? seg_mid_len[k] : (end - start) >> (2 + k);
+    set += mid[k];
+  }
+  int64_t used = 0; /* the lengths of the segments other than big: about half of the extent */
+  int64_t most = menu_most((end - start) / 2 - set, S);
   for (int64_t s = 0; s < S; s++) {
-    int64_t l = s == big ? 0 : draw_len(&g);
+    int64_t k = e8 ? (s - big + S) % S : 0, l = 0;
+    if (e8 && k % e8 == 0 && k / e8 >= 1 && k / e8 <= 4 && mid[k / e8])
+      l = mid[k / e8];
+    else if (s != big)
+      l = draw_len(&g, most);
     if (l > end - start - used) l = end - start - used;
     off[s + 1] = l;
     used += l;
