@@ -327,7 +327,9 @@ typedef struct rj_tensor {
   char map_fn[RJ_COMBINE_FN_MAX];      /* map RJ_MAP_IR: its function (IR text: combine.ir) */
   char epilogue_fn[RJ_COMBINE_FN_MAX]; /* epilogue RJ_EPI_IR: its function (in combine.ir) */
   int64_t list_count; /* "list": a list of this many 1-D tensors (rj_reduce_multi); 0: no list */
-  int list_total; /* "list.total": also the op over every tensor, into rj_reduce_multi's total */
+  int list_total;   /* "list.total": also the op over every tensor, into rj_reduce_multi's total */
+  int64_t segments; /* "segments".count: S segments by offsets (rj_reduce_segments); 0: none */
+  rj_dtype segments_dtype; /* the offsets' dtype: RJ_I32 or RJ_I64 */
 } rj_tensor;
 
 /* kind "treduce": root reduce across ranks' buffers (run by redjit_treduce.h's rj_treduce_run). */
@@ -475,6 +477,20 @@ RJ_API rj_status rj_reduce_n(rj_ctx *ctx, const rj_request *req, const rj_option
 RJ_API rj_status rj_tensor_launch_n(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
                                     const rj_devptr *others, int nothers, rj_devptr dst,
                                     rj_devptr values, void *stream);
+/* A request with "segments" (docs/TENSOR.md "Segmented reductions"): offsets, S + 1 entries of
+ * segments_dtype; status (0: none) a u32 the kernel ORs RJ_SEG_* bits into on invalid offsets. */
+RJ_API rj_status rj_reduce_segments(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                                    rj_devptr src, rj_devptr offsets, rj_devptr dst,
+                                    rj_devptr status, void *stream);
+RJ_API rj_status rj_tensor_launch_segments(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
+                                           rj_devptr offsets, rj_devptr dst, rj_devptr status,
+                                           void *stream);
+/* Waits for device, reads and zeroes *status: RJ_OK, or RJ_EINVAL naming "segments" and the bits.
+ */
+RJ_API rj_status rj_segments_status(rj_ctx *ctx, int device, rj_devptr status);
+#define RJ_SEG_NEGATIVE 1u   /* status bit: an offset below 0 */
+#define RJ_SEG_DECREASING 2u /* status bit: offsets[s + 1] < offsets[s] */
+#define RJ_SEG_PAST_END 4u   /* status bit: an offset past the reduced extent */
 
 /* A list request's table entry (docs/TENSOR.md "Many tensors"): element i at ptr + i*stride*size.
  */

@@ -224,7 +224,12 @@ rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
     if (t->values) cJSON_AddBoolToObject(o, "values", 1); /* absent: false (older texts) */
     if (t->acc_f64 && t->dtype != RJ_F64)                 /* absent: the dtype's own accumulator */
       cJSON_AddStringToObject(o, "acc_dtype", "f64");
-    fused_json(o, t); /* absent: one input, no map, no epilogue (older texts) */
+    fused_json(o, t);  /* absent: one input, no map, no epilogue (older texts) */
+    if (t->segments) { /* absent: no segments (older texts) */
+      cJSON *g = cJSON_AddObjectToObject(o, "segments");
+      cJSON_AddNumberToObject(g, "count", (double)t->segments);
+      cJSON_AddStringToObject(g, "dtype", ir_dtype(t->segments_dtype)->name);
+    }
     break;
   }
   case RJ_KIND_TREDUCE: {

@@ -833,12 +833,28 @@ static rj_status get_list(P *p, const cJSON *o, rj_tensor *t) {
   return get_bool(p, l, "list", "total", &t->list_total);
 }
 
+/* "segments": {"count": S, "dtype": "i32" | "i64" (default)}, offsets given at launch. */
+static rj_status get_segments(P *p, const cJSON *o, rj_tensor *t) {
+  const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "segments");
+  at(p, "", "segments");
+  if (!g) return RJ_OK;
+  if (!cJSON_IsObject(g)) return bad(p, "expected an object {\"count\", \"dtype\"}");
+  static const char *const keys[] = {"count", "dtype", NULL};
+  rj_status s = known_keys(p, g, "segments", keys);
+  int d = RJ_I64;
+  if (s || (s = get_int(p, g, "segments", "count", 1, (int64_t)1 << 31, true, &t->segments)))
+    return s;
+  if ((s = get_enum(p, g, "segments", "dtype", dtype_names, NDTYPES, false, &d))) return s;
+  t->segments_dtype = (rj_dtype)d;
+  return RJ_OK;
+}
+
 static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   static const char *const keys[] = {
-      "kind",    "op",     "dtype",         "shape",   "axes",    "strides",
-      "accum",   "nan",    "deterministic", "variant", "dynamic", "correction",
-      "combine", "values", "acc_dtype",     "others",  "map",     "epilogue",
-      "scale",   "p",      "invariant",     "list",    NULL};
+      "kind",    "op",     "dtype",         "shape",   "axes",     "strides",
+      "accum",   "nan",    "deterministic", "variant", "dynamic",  "correction",
+      "combine", "values", "acc_dtype",     "others",  "map",      "epilogue",
+      "scale",   "p",      "invariant",     "list",    "segments", NULL};
   rj_status s = known_keys(p, o, "", keys);
   int64_t vals[RJ_MAX_DIMS];
   int named = 0;
@@ -875,6 +891,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if (named && fused_ops[named - 1].acc_f64 && !cJSON_GetObjectItemCaseSensitive(o, "acc_dtype"))
     t->acc_f64 = t->dtype != RJ_F64 && ir_dtype(t->dtype) && ir_dtype(t->dtype)->is_float;
   if ((s = get_others(p, o, t)) || (s = get_map(p, o, t, named))) return s;
+  if ((s = get_segments(p, o, t))) return s;
   return get_combine(p, o, t->op, t->dtype, &t->combine);
 }
 

@@ -645,8 +645,41 @@ static rj_status validate_list(const rj_tensor *t, ir_err *e) {
   if (t->map == RJ_MAP_IR || t->epilogue == RJ_EPI_IR)
     return ir_fail(e, RJ_EINVAL, "%s: a caller's IR is not served over a list (built-in ones are)",
                    t->map == RJ_MAP_IR ? "map" : "epilogue");
+  if (t->segments) return ir_fail(e, RJ_EINVAL, "segments: not with \"list\"");
   rj_status s = check_acc_f64(t, e);
   return s ? s : check_map(t, e);
+}
+
+/* "segments" (docs/TENSOR.md "Segmented reductions"): S segments of axis 0 of a contiguous 1-D
+ * src, or of the rows of a contiguous 2-D one; the fields it does not combine with yet refused. */
+static rj_status check_segments(const rj_tensor *t, ir_err *e) {
+  if (t->segments < 0 || t->segments >= ((int64_t)1 << 31))
+    return ir_fail(e, RJ_EINVAL, "segments.count: %lld, expected 1 .. 2^31 - 1",
+                   (long long)t->segments);
+  if (!t->segments) return RJ_OK;
+  if (t->segments_dtype != RJ_I32 && t->segments_dtype != RJ_I64)
+    return ir_fail(e, RJ_EINVAL, "segments.dtype: %s, expected i32 or i64",
+                   ir_dtype(t->segments_dtype) ? ir_dtype(t->segments_dtype)->name : "?");
+  if (t->ndim < 1 || t->ndim > 2 || t->naxes != 1 || t->axes[0] != 0)
+    return ir_fail(e, RJ_EINVAL,
+                   "segments: need a 1-D src, or a 2-D [N, C] one, reduced over axis 0 (axes: "
+                   "[0])");
+  const char *no = t->has_strides                        ? "strides (src must be contiguous)"
+                   : t->nothers || t->map || t->epilogue ? "others, map or epilogue"
+                   : t->accum                            ? "accum"
+                   : t->values                           ? "values"
+                   : t->dynamic                          ? "dynamic"
+                   : t->op == RJ_OP_CUSTOM               ? "op custom"
+                                                         : NULL;
+  if (no) return ir_fail(e, RJ_EINVAL, "segments: not with %s", no);
+  if (t->segments_dtype == RJ_I32 && t->shape[0] > INT32_MAX)
+    return ir_fail(e, RJ_EINVAL, "segments.dtype: i32 offsets cannot reach shape[0] = %lld",
+                   (long long)t->shape[0]);
+  int64_t cols = t->ndim == 2 ? t->shape[1] : 1;
+  if (cols && t->segments > ((int64_t)1 << 31) / cols)
+    return ir_fail(e, RJ_EINVAL, "segments.count: %lld segments x %lld columns exceed 2^31 outputs",
+                   (long long)t->segments, (long long)cols);
+  return RJ_OK;
 }
 
 static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
@@ -682,7 +715,8 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   if (s) return s;
   bool red[RJ_MAX_DIMS];
   if ((s = check_axes(e, t->axes, t->naxes, t->ndim, red, 0))) return s;
-  if ((s = check_empty(t, red, e))) return s;
+  if ((s = check_segments(t, e))) return s;
+  if (!t->segments && (s = check_empty(t, red, e))) return s;
   if (t->has_strides)
     for (int d = 0; d < t->ndim; d++)
       if (t->strides[d] < 0 || (t->strides[d] == 0 && t->shape[d] > 1 && !red[d]))

@@ -293,9 +293,9 @@ rj_status jit_launch(rj_ctx *ctx, rj_kernel *k, int dev, const jit_launch_args *
 #define JIT_TENSOR_MAXP 16
 typedef struct jit_targs {
   unsigned grid[3], block[3];
-  uint64_t ptr[3 + RJ_TENSOR_OTHERS_MAX]; /* src, dst, values?, the other inputs */
+  uint64_t ptr[5 + RJ_TENSOR_OTHERS_MAX]; /* src, dst, values?, the other inputs, segments' 2 */
   int64_t p[JIT_TENSOR_MAXP];
-  void *args[3 + RJ_TENSOR_OTHERS_MAX + JIT_TENSOR_MAXP];
+  void *args[5 + RJ_TENSOR_OTHERS_MAX + JIT_TENSOR_MAXP];
 } jit_targs;
 
 #endif

@@ -8,11 +8,14 @@
 
 _Static_assert(PASS_PLAN_NP <= JIT_TENSOR_MAXP, "jit_targs holds every size parameter");
 
-/* A launch's pointers: src, dst, values (0: none), the request's other inputs. */
+/* A launch's pointers: src, dst, values (0: none), the request's other inputs, and with
+ * "segments" (seg) the offsets and the status word (0: none). */
 typedef struct tptrs {
   uint64_t src, dst, values;
   const rj_devptr *others;
   int nothers;
+  bool seg;
+  uint64_t offsets, status;
 } tptrs;
 
 /* The launch of a kernel planned as plan: its geometry, (src, dst, values?, others...) and the
@@ -24,6 +27,7 @@ static void plan_args(const pass_plan *plan, const tptrs *q, jit_targs *a) {
   a->ptr[2] = q->values;
   for (int i = 0; i < q->nothers; i++)
     a->ptr[n++] = q->others[i];
+  if (q->seg) a->ptr[n++] = q->offsets, a->ptr[n++] = q->status;
   for (int i = 0; i < n; i++)
     a->args[i] = &a->ptr[i];
   memcpy(a->grid, plan->grid, sizeof a->grid);
@@ -76,6 +80,13 @@ static rj_status check_others(rj_ctx *ctx, const rj_tensor *t, const tptrs *q) {
   for (int i = 0; i < q->nothers; i++)
     if (!q->others || !q->others[i])
       return ir_fail(&ctx->err, RJ_EINVAL, "others[%d]: NULL device pointer", i);
+  if (!t->segments != !q->seg)
+    return ir_fail(&ctx->err, RJ_EINVAL,
+                   q->seg ? "segments: the request has none (use rj_reduce / rj_tensor_launch)"
+                          : "segments: the request reduces segments: launch it with "
+                            "rj_reduce_segments / rj_tensor_launch_segments");
+  if (q->seg && !q->offsets)
+    return ir_fail(&ctx->err, RJ_EINVAL, "segments: NULL offsets device pointer");
   return RJ_OK;
 }
 
@@ -176,4 +187,18 @@ RJ_API rj_status rj_tensor_launch_n(rj_ctx *ctx, rj_kernel *k, int device, rj_de
   tptrs q = {.src = src, .dst = dst, .values = values, .others = others, .nothers = nothers};
   bool with = k && k->req.kind == RJ_KIND_TENSOR && k->req.u.tensor.values;
   return tensor_launch(ctx, k, device, &q, with, stream);
+}
+
+RJ_API rj_status rj_reduce_segments(rj_ctx *ctx, const rj_request *req, const rj_options *opt,
+                                    rj_devptr src, rj_devptr offsets, rj_devptr dst,
+                                    rj_devptr status, void *stream) {
+  tptrs q = {.src = src, .dst = dst, .seg = true, .offsets = offsets, .status = status};
+  return reduce(ctx, req, opt, &q, false, stream);
+}
+
+RJ_API rj_status rj_tensor_launch_segments(rj_ctx *ctx, rj_kernel *k, int device, rj_devptr src,
+                                           rj_devptr offsets, rj_devptr dst, rj_devptr status,
+                                           void *stream) {
+  tptrs q = {.src = src, .dst = dst, .seg = true, .offsets = offsets, .status = status};
+  return tensor_launch(ctx, k, device, &q, false, stream);
 }

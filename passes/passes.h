@@ -68,6 +68,9 @@ typedef struct pass_emit {
   int nothers; /* the request's rj_tensor.nothers (0 for the other kinds) */
   LLVMValueRef src;
   LLVMValueRef others[RJ_TENSOR_OTHERS_MAX];
+  /* tensor kernels with "segments" (tns_begin): the offsets and status pointers after the others */
+  bool segmented;
+  LLVMValueRef seg_offsets, seg_status;
 } pass_emit;
 
 /* Operands of a tile primitive.  src / dst: for shared memory, a pointer in addrspace(3) to
@@ -100,6 +103,8 @@ struct pass_variant {
   bool invariant;
   const char *invariant_why;
   bool lists; /* serves list requests (rj_tensor.list_count) and only those */
+  /* Serves only tensor requests with "segments"; the variants without it decline those. */
+  bool segmented;
   /* NULL when the variant accepts, else the reason (static text, or written into buf). */
   const char *(*accepts)(const rj_request *r, const ir_target *t, char *buf, size_t n);
   /* Plans an accepted request: at least its launch geometry (grid, block, shared bytes). */
@@ -265,6 +270,7 @@ extern const pass_variant pass_variant_tensor_rows, pass_variant_tensor_cols,
 extern const pass_variant pass_variant_subgroup;
 extern const pass_variant pass_variant_tensor_ordered;
 extern const pass_variant pass_variant_tensor_multi;
+extern const pass_variant pass_variant_tensor_segmented;
 /* op custom: the kernel calls this declaration of the state type, T (T, T); the caller's function
  * is linked to it in the compiler process (jit/custom.c). */
 #define PASS_CUSTOM_COMBINE "rj.custom.combine"

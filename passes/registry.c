@@ -7,11 +7,13 @@
 
 /* Every registered variant, in any order: pass_variant_at() sorts. */
 static const pass_variant *const all[] = {
-    &pass_variant_shared,         &pass_variant_local,          &pass_variant_treduce,
-    &pass_variant_sm100_packed,   &pass_variant_redux,          &pass_variant_tensor_rows,
-    &pass_variant_tensor_cols,    &pass_variant_tensor_generic, &pass_variant_subgroup,
-    &pass_variant_tensor_cluster, &pass_variant_treduce_ring,   &pass_variant_tensor_ordered,
-    &pass_variant_tensor_multi,
+    &pass_variant_shared,       &pass_variant_local,
+    &pass_variant_treduce,      &pass_variant_sm100_packed,
+    &pass_variant_redux,        &pass_variant_tensor_rows,
+    &pass_variant_tensor_cols,  &pass_variant_tensor_generic,
+    &pass_variant_subgroup,     &pass_variant_tensor_cluster,
+    &pass_variant_treduce_ring, &pass_variant_tensor_ordered,
+    &pass_variant_tensor_multi, &pass_variant_tensor_segmented,
 };
 #define NVAR ((int)(sizeof all / sizeof all[0]))
 
@@ -72,6 +74,9 @@ const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_t
                   : "serves list requests only (list.count)");
     return buf;
   }
+  bool seg = r->kind == RJ_KIND_TENSOR && r->u.tensor.segments;
+  if (seg != v->segmented)
+    return seg ? "takes no \"segments\" (tensor_segmented does)" : "serves \"segments\" only";
   int op = ir_request_op(r);
   if (op >= 0 && !((v->ops ? v->ops : PASS_OPS_BASIC) & PASS_OP(op))) {
     snprintf(buf, n, "does not serve op \"%s\"%s%s", ir_op_name((rj_op)op), v->ops_why ? ": " : "",

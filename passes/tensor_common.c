@@ -45,10 +45,14 @@ static void add_attr(pass_emit *e, unsigned idx, const char *name) {
 
 void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst, int np, LLVMValueRef *p) {
   LLVMTypeRef gptr = LLVMPointerTypeInContext(e->C, AS_GLOBAL);
-  LLVMTypeRef params[3 + RJ_TENSOR_OTHERS_MAX + TNS_NP] = {gptr, gptr, gptr, gptr, gptr, gptr};
+  LLVMTypeRef params[5 + RJ_TENSOR_OTHERS_MAX + TNS_NP];
+  for (int i = 0; i < 5 + RJ_TENSOR_OTHERS_MAX; i++)
+    params[i] = gptr;
   unsigned first = e->values ? 3 : 2; /* argmax / argmin values: a third pointer */
   unsigned nothers = (unsigned)tns_map_inputs(e);
   first += nothers; /* the other inputs: after dst (and values) */
+  unsigned seg = first;
+  first += e->segmented ? 2 : 0; /* segments: offsets and status, after those */
   for (int i = 0; i < np; i++)
     params[first + (unsigned)i] = LLVMInt64TypeInContext(e->C);
   LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(e->C), params, first + (unsigned)np, 0);
@@ -67,9 +71,14 @@ void tns_begin(pass_emit *e, LLVMValueRef *src, LLVMValueRef *dst, int np, LLVMV
   }
   e->src = *src;
   for (unsigned i = 0; i < nothers; i++) {
-    add_attr(e, first - nothers + i + 1, "noalias");
-    add_attr(e, first - nothers + i + 1, "readonly");
-    e->others[i] = LLVMGetParam(e->fn, first - nothers + i);
+    add_attr(e, seg - nothers + i + 1, "noalias");
+    add_attr(e, seg - nothers + i + 1, "readonly");
+    e->others[i] = LLVMGetParam(e->fn, seg - nothers + i);
+  }
+  if (e->segmented) {
+    add_attr(e, seg + 1, "readonly");
+    e->seg_offsets = LLVMGetParam(e->fn, seg);
+    e->seg_status = LLVMGetParam(e->fn, seg + 1);
   }
   for (int i = 0; i < np; i++)
     p[i] = LLVMGetParam(e->fn, first + (unsigned)i);

@@ -234,6 +234,7 @@ rj_status hr_check_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opt
   if (req->u.tensor.list_count) return hr_check_multi(ctx, req, o, k, res);
   (void)k; /* rj_reduce finds it in the cache */
   const rj_tensor *t = &req->u.tensor;
+  if (t->segments) return hr_check_segments(ctx, req, o, res);
   /* op custom: entry.c refused it unless no_check */
   ir_tview v;
   ir_tensor_view(t, &v);
@@ -324,6 +325,7 @@ rj_status hr_bench_tensor(rj_ctx *ctx, const rj_request *req, const rj_check_opt
                           rj_bench_result *res) {
   if (req->u.tensor.list_count) return hr_bench_multi(ctx, req, o, k, res);
   (void)k; /* rj_reduce finds it in the cache */
+  if (req->u.tensor.segments) return hr_bench_segments(ctx, req, o, res);
   tbench b = {.c = {.req = req, .opt = &o->compile}};
   const rj_tensor *t = &req->u.tensor;
   ir_tview v;

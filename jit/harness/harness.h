@@ -56,6 +56,9 @@ void hr_oracle_init(rj_op op, rj_dtype t, hr_value *acc);
 void hr_oracle_add(rj_op op, rj_dtype t, rj_nan nan, hr_value *acc, const void *p, int64_t i);
 /* After the last add of a reduction of `count` elements: mean divides the sum (and mag) by it. */
 void hr_oracle_finish(rj_op op, hr_value *acc, int64_t count);
+/* An integer result of i8 .. u16 (res) in its dtype's range, saturated as the kernels' store
+ * narrows: and's identity (all ones of the u64 accumulator) is 255 for u8, max's is -128 for i8. */
+void hr_oracle_narrow(rj_dtype res, hr_value *acc);
 /* Tile reference: dst_old may be NULL (no accum).  ref has spatial_len entries. */
 void hr_oracle_tile(const rj_tile *t, const void *src, const void *dst_old, hr_value *ref);
 /* Tensor reference of every output; dst_old NULL without accum. */
@@ -189,6 +192,15 @@ hr_bench_fn hr_bench_tile, hr_bench_subgroup, hr_bench_tensor;
 /* check_multi.c: list requests (rj_reduce_multi), from hr_check_tensor / hr_bench_tensor */
 hr_check_fn hr_check_multi;
 hr_bench_fn hr_bench_multi;
+/* check_segments.c: tensor requests with "segments" (hr_check_tensor / hr_bench_tensor pass them
+ * on).  hr_seg_offsets: S + 1 random ragged offsets over N rows for a seed (docs/CLI.md);
+ * hr_seg_ref: the reference of each segment's C outputs (src: element 0, off: S + 1 offsets). */
+void hr_seg_offsets(uint64_t seed, int64_t N, int64_t S, int64_t *off);
+void hr_seg_ref(const rj_tensor *t, const void *src, const int64_t *off, hr_value *ref);
+rj_status hr_check_segments(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                            rj_check_result *res);
+rj_status hr_bench_segments(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
+                            rj_bench_result *res);
 /* rj_treduce_check / rj_treduce_bench's work, after validation (cres or bres: which). */
 rj_status hr_treduce(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o,
                      rj_treduce_path path, rj_check_result *cres, rj_bench_result *bres,

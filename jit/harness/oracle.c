@@ -406,6 +406,19 @@ void hr_oracle_add(rj_op op, rj_dtype t, rj_nan nan, hr_value *acc, const void *
   }
 }
 
+void hr_oracle_narrow(rj_dtype res, hr_value *acc) {
+  const ir_dtype_info *d = ir_dtype(res);
+  if (d->is_float || res == RJ_BOOL || d->bytes >= 4) return;
+  int bits = d->bytes * 8;
+  if (!d->is_signed) { /* u8 / u16: from the u64 accumulator, unsigned */
+    uint64_t hi = ((uint64_t)1 << bits) - 1;
+    acc->u = acc->u > hi ? hi : acc->u;
+    return;
+  }
+  int64_t v = (int64_t)acc->u, hi = ((int64_t)1 << (bits - 1)) - 1;
+  acc->u = (uint64_t)(v > hi ? hi : v < -hi - 1 ? -hi - 1 : v);
+}
+
 void hr_oracle_finish(rj_op op, hr_value *acc, int64_t count) {
   if (op != RJ_OP_MEAN) return;
   acc->f /= (double)count; /* 0 elements: NaN, as torch */
@@ -435,6 +448,7 @@ void hr_oracle_tensor(const rj_tensor *t, const ir_tview *v, const void *src, co
       hr_oracle_add(t->op, t->dtype, t->nan, a, src, base + ir_tview_offset(v, 0, r));
     if (dst_old) hr_oracle_add(t->op, ir_tensor_result(t), t->nan, a, dst_old, p);
     hr_oracle_finish(t->op, a, v->reduce_len);
+    hr_oracle_narrow(ir_tensor_result(t), a);
     a->acc_f64 = t->acc_f64 && t->dtype != RJ_F64;
   }
 }

@@ -91,6 +91,7 @@ static void oracle_int(const rj_tensor *t, const ir_tview *v, const void *src,
       hr_oracle_add(t->op, t->dtype, t->nan, a, &one, 0);
     }
     if (dst_old) hr_oracle_add(t->op, ir_tensor_result(t), t->nan, a, dst_old, p); /* i8 sum: i64 */
+    hr_oracle_narrow(ir_tensor_result(t), a);
   }
 }
 

@@ -21,6 +21,7 @@ static rj_status emit_module(rj_ctx *ctx, const char *variant, const rj_request 
   if (cb) em->custom = &cb->identity;
   em->values = req->kind == RJ_KIND_TENSOR && req->u.tensor.values;
   em->nothers = req->kind == RJ_KIND_TENSOR ? req->u.tensor.nothers : 0;
+  em->segmented = req->kind == RJ_KIND_TENSOR && req->u.tensor.segments;
   em->M = LLVMModuleCreateWithNameInContext("redjit", ctx->llvm->C);
   em->B = LLVMCreateBuilderInContext(ctx->llvm->C);
   rj_status s = v->kernel(em, req, v);

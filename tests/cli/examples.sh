@@ -27,6 +27,7 @@ tensor_generic.json           sm_90     tensor_generic
 tensor_mean_f64_acc.json      sm_90     tensor_rows
 tensor_fused_dot.json         sm_90     tensor_rows
 tensor_fused_huber.json       sm_90     tensor_rows
+tensor_segmented.json         sm_90     tensor_segmented
 tensor_custom_welford.json    sm_90     tensor_rows
 tensor_custom_ordered.json    sm_90     tensor_ordered
 treduce_custom.json           sm_90     treduce

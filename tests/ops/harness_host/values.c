@@ -287,6 +287,55 @@ START_TEST(bool_and_empty) {
 }
 END_TEST
 
+/* An empty reduction's reference in the result dtype, as the kernels store it (saturating from
+ * the 64-bit accumulator): `and` is all ones of the dtype (u8 255, u16 65535, i8 -1, bool 1, not
+ * the u64 accumulator's all ones), `or` / `xor` 0; the same reference serves an empty segment. */
+START_TEST(empty_bitwise_small) {
+  static const char *const dt[] = {"u8", "u16", "i8", "i16", "bool", "u32", "i32", "u64", "i64"};
+  static const char *const op[] = {"and", "or", "xor"};
+  for (int d = 0; d < 9; d++)
+    for (int o = 0; o < 3; o++) {
+      char json[160];
+      snprintf(json, sizeof json,
+               "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[0],"
+               "\"axes\":[0]}",
+               op[o], dt[d]);
+      rj_request r;
+      ck_assert_msg(rj_request_parse(ctx, json, &r) == RJ_OK, "%s: %s", json, rj_errmsg(ctx));
+      ir_tview v;
+      ir_tensor_view(&r.u.tensor, &v);
+      ck_assert_int_eq(v.outputs, 1);
+      hr_value ref[1];
+      uint8_t src[8] = {0}, ones[8], zero[8] = {0};
+      memset(ones, 0xff, sizeof ones);
+      if (r.u.tensor.dtype == RJ_BOOL) ones[0] = 1;
+      hr_oracle_tensor(&r.u.tensor, &v, src, NULL, ref);
+      rj_dtype res = ir_tensor_result(&r.u.tensor);
+      double ae, re;
+      ck_assert_msg(hr_compare(r.u.tensor.op, res, ref, o == 0 ? ones : zero, 0, &ae, &re),
+                    "%s: the identity", json);
+      ck_assert_msg(!hr_compare(r.u.tensor.op, res, ref, o == 0 ? zero : ones, 0, &ae, &re),
+                    "%s: not the identity", json);
+    }
+  hr_value a = {.u = (uint64_t)INT64_MIN}; /* i8 max over nothing selected: -128 */
+  hr_oracle_narrow(RJ_I8, &a);
+  ck_assert_int_eq((int64_t)a.u, -128);
+  a.u = UINT64_MAX;
+  hr_oracle_narrow(RJ_U16, &a);
+  ck_assert_int_eq(a.u, 65535);
+  a.u = (uint64_t)-5;
+  hr_oracle_narrow(RJ_I16, &a);
+  ck_assert_int_eq((int64_t)a.u, -5);
+  a.u = 0xf3;
+  hr_oracle_narrow(RJ_U8, &a);
+  ck_assert_int_eq(a.u, 0xf3);
+  a.u = UINT64_MAX; /* 4 and 8 bytes, bool: as they were */
+  hr_oracle_narrow(RJ_U32, &a);
+  hr_oracle_narrow(RJ_BOOL, &a);
+  ck_assert(a.u == UINT64_MAX);
+}
+END_TEST
+
 int main(void) {
   ctx = rj_ctx_new();
   Suite *s = suite_create("harness_values");
@@ -296,6 +345,7 @@ int main(void) {
   tcase_add_test(tc, half_nans);
   tcase_add_test(tc, small_dtypes);
   tcase_add_test(tc, bool_and_empty);
+  tcase_add_test(tc, empty_bitwise_small);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -24,7 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from . import _arrays, _custom, _fused, _options
+from . import _arrays, _custom, _fused, _options, _segment
 from ._custom import Custom
 from ._multi import MultiList, multi_reduce  # noqa: F401
 from ._options import get_options, set_options  # noqa: F401
@@ -38,7 +38,7 @@ from ._lib import (DTYPE, EMIT_LLVM, EMIT_LLVM_OPT, EMIT_PTX, INDEX_OPS, KIND, N
 
 __all__ = ["RedjitError", "Custom", "Kernel", "Variant", "version", "variants", "compile",
            "compile_ir", "explain", "canonical", "reduce", "reduce_values", "treduce",
-           "dot", "norm",
+           "dot", "norm", "segment_reduce",
            "multi_reduce", "MultiList",
            "tensor_request", "search_paths", "library_path", "compile_count", "cache_stats",
            "__version__", "InvalidRequest", "NoVariant", "TargetError", "LLVMError", "NoDevice",
@@ -757,6 +757,27 @@ def norm(x: Any, p: Any = 2, axis: Axis = None, *, out: Any = None, stream: Any 
     if p == float("inf"):
         p = "inf"
     return reduce(x, "norm", axis, p=p, out=out, stream=stream)
+
+
+def segment_reduce(x: Any, offsets: Any, op: str = "sum", *, out: Any = None,
+                   nan: str = "propagate", correction: Optional[int] = None, check: bool = False,
+                   stream: Any = None) -> Any:
+    """Reduces the segments of axis 0 of x (1-D, or 2-D [N, C]: segments of rows) that offsets
+    (an int32 / int64 array of S + 1 entries on x's device) cut: segment s is x[offsets[s] :
+    offsets[s + 1]] (docs/TENSOR.md "Segmented reductions").  One launch, no host
+    synchronisation; returns out (shape (S,) or (S, C); allocated by x's framework when None).
+    Every op of reduce but custom (argmax / argmin: the index within the segment, -1 for an
+    empty one; empty segments get the op's identity).  check=True waits for the GPU and raises
+    RJ_EINVAL naming "segments" when offsets were invalid (the kernel clamps them: it never
+    reads outside x)."""
+    try:
+        c = _tls.ctx
+    except AttributeError:
+        c = _ctx()
+    if op.__class__ is not str:
+        raise RedjitError("RJ_EINVAL", "op: segment_reduce takes an op name (not a Custom)")
+    return _segment.segment_reduce(c, x, offsets, op, out, nan, correction, check, stream,
+                                   _stream_of, _empty, _check_out, _out_dtype)
 
 
 def reduce_values(x: Any, op: str = "argmax", axis: Axis = None, *, out: Any = None,

@@ -1,0 +1,616 @@
+/* tensor_segmented: requests with "segments" (docs/TENSOR.md "Segmented reductions").  S segments
+ * of axis 0 given by offsets in device memory (S + 1 entries, read by the kernel: no host
+ * synchronisation, no hint).  Each segment's fold is chosen on the device by its length alone:
+ *   - 1-D src (or [N, 1]):
+ *     warp phase: each warp takes batches of 32 consecutive segments (lane l: segment b0 + l; the
+ *       offsets load coalesced).  A segment of at most SEG_LANE elements is folded by its lane in
+ *       index order; one of at most gmax elements by a group of 8 lanes (group g: segments
+ *       b0 + 8g .. b0 + 8g + 7), one of at most wmax by the whole warp (tns_row_segment: 16-byte
+ *       vectors, then a butterfly), each group one after another over its set ballot bits;
+ *     CTA phase: each CTA takes segments b, b + grid, ... 256 at a time; those of at most SEG_CH
+ *       elements are folded by the whole CTA (tns_row_segment over 256 lanes, tns_cta_reduce);
+ *     chunk phase (N > SEG_CH): longer segments in chunks of SEG_CH, a CTA each (below).
+ *   - 2-D [N, C] (C > 1): a thread per (segment, column), rows in order into 4 slots.
+ * Every fold order depends only on the segment's length (and, for the vector loads, its start
+ * address modulo 16 bytes), never on the other segments: results are deterministic.  Offsets are
+ * clamped before any read (a = clamp(off[s], 0, N), b = clamp(off[s + 1], a, N)); the warp phase
+ * ORs RJ_SEG_* bits into the status word (when not NULL) for a segment whose offsets were out of
+ * order or range. */
+#include "../tensor.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SEG_T 256    /* threads per CTA */
+#define SEG_LANE 8   /* segments of at most this many elements: one lane, in index order */
+#define SEG_ROUNDS 4 /* a warp takes segments of up to this many rounds of its loads */
+#define SEG_U2 4     /* 2-D: slots per thread (row r into slot (r - a) mod 4) */
+/* longer segments: chunks of this many elements, a CTA each (a power of 2) */
+#define SEG_CH 65536
+/* 2-D with at most SEG_C2 columns: segments of more than SEG_ROWS rows are folded by a CTA, T / C
+ * rows at once (else a thread per column) */
+#define SEG_C2 128
+#define SEG_ROWS 256
+
+typedef struct seg_plan {
+  int T, vec, U; /* U: vectors in flight per lane (4 for states and 1-byte dtypes: registers) */
+  int64_t gmax, wmax, N, C, S; /* a group of 8 lanes up to gmax elements, a warp up to wmax */
+  int64_t clo, chi;            /* the CTA phase takes segments of clo < len <= chi */
+} seg_plan;
+_Static_assert(sizeof(seg_plan) <= PASS_PLAN_PRIV, "seg_plan fits the plan");
+
+static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
+  (void)tg;
+  (void)buf;
+  (void)n;
+  return r->u.tensor.segments ? NULL : "takes requests with \"segments\" only";
+}
+
+static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
+  const rj_tensor *t = &r->u.tensor;
+  seg_plan p = {.T = SEG_T, .vec = tns_vec(t->dtype), .N = t->shape[0], .S = t->segments};
+  p.C = t->ndim == 2 ? t->shape[1] : 1;
+  p.U = st_is(t->op) || ir_dtype(t->dtype)->bytes == 1 ? 4 : TNS_U;
+  p.gmax = (int64_t)8 * p.vec * p.U;
+  p.wmax = (int64_t)32 * p.vec * p.U * SEG_ROUNDS;
+  p.clo = p.C > 1 ? SEG_ROWS : p.wmax;
+  p.chi = p.C > 1 ? INT64_MAX : SEG_CH;
+  out->sms = env->sms(env);
+  int64_t wave = tns_wave(tns_sms(out->sms), SEG_T);
+  int64_t nw = (p.N + SEG_CH - 1) / SEG_CH;        /* the chunk phase's windows */
+  int64_t pairs = (p.S * p.C + SEG_T - 1) / SEG_T; /* 2-D: threads per (segment, column) */
+  int64_t want = p.C > 1 ? (p.C <= SEG_C2 && p.S > pairs ? p.S : pairs) : p.S > nw ? p.S : nw;
+  int64_t grid = p.C == 0 ? 0 : want < 1 ? 1 : want > wave ? wave : want; /* 0: no outputs */
+  tns_plan_geometry(out, (unsigned)grid, SEG_T);
+  if (p.C > 1)
+    snprintf(out->note, sizeof out->note,
+             " (segments: %lld of [N, %lld] rows; a thread per segment and column%s; grid %lld x "
+             "%d)",
+             (long long)p.S, (long long)p.C,
+             p.C <= SEG_C2 ? ", a CTA for segments of more than 256 rows" : "", (long long)grid,
+             SEG_T);
+  else
+    snprintf(out->note, sizeof out->note,
+             " (segments: %lld over %lld elements; a lane up to %d elements, 8 lanes up to %lld, "
+             "a warp up to %lld, "
+             "a CTA up to %d, longer ones in chunks of %d, a CTA each; grid %lld x %d)",
+             (long long)p.S, (long long)p.N, SEG_LANE, (long long)p.gmax, (long long)p.wmax, SEG_CH,
+             SEG_CH, (long long)grid, SEG_T);
+  memcpy(out->priv.bytes, &p, sizeof p);
+  return RJ_OK;
+}
+
+/* offsets[i] as i64 */
+static LLVMValueRef offset_at(pass_emit *e, const rj_tensor *t, LLVMValueRef i) {
+  LLVMTypeRef ot = pass_type(e, t->segments_dtype), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef x = LLVMBuildLoad2(e->B, ot, pass_gep(e, ot, e->seg_offsets, i), "");
+  return t->segments_dtype == RJ_I64 ? x : LLVMBuildSExt(e->B, x, i64, "");
+}
+
+static LLVMValueRef bit_if(pass_emit *e, LLVMValueRef c, unsigned bit) {
+  return LLVMBuildSelect(e->B, c, pass_i32(e, bit), pass_i32(e, 0), "");
+}
+
+/* Segment s's clamped start *a and length *len; with report (i1; NULL: none), the RJ_SEG_* bits
+ * of its offsets ORed into the status word when it is not NULL. */
+static void seg_range(pass_emit *e, const rj_tensor *t, int64_t N, LLVMValueRef s,
+                      LLVMValueRef report, LLVMValueRef *a, LLVMValueRef *len) {
+  LLVMValueRef a0 = offset_at(e, t, s);
+  LLVMValueRef b0 = offset_at(e, t, LLVMBuildAdd(e->B, s, tns_i64(e, 1), ""));
+  LLVMValueRef zero = tns_i64(e, 0), n = tns_i64(e, N);
+  LLVMValueRef lo =
+      LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, a0, zero, ""), zero, a0, "");
+  lo = tns_min64(e, lo, n);
+  LLVMValueRef hi = LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, b0, lo, ""), lo, b0, "");
+  hi = tns_min64(e, hi, n);
+  *a = lo;
+  *len = LLVMBuildSub(e->B, hi, lo, "len");
+  if (!report) return;
+  LLVMValueRef neg = LLVMBuildOr(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, a0, zero, ""),
+                                 LLVMBuildICmp(e->B, LLVMIntSLT, b0, zero, ""), "");
+  LLVMValueRef past = LLVMBuildOr(e->B, LLVMBuildICmp(e->B, LLVMIntSGT, a0, n, ""),
+                                  LLVMBuildICmp(e->B, LLVMIntSGT, b0, n, ""), "");
+  LLVMValueRef bits =
+      LLVMBuildOr(e->B, bit_if(e, neg, RJ_SEG_NEGATIVE), bit_if(e, past, RJ_SEG_PAST_END), "");
+  bits = LLVMBuildOr(e->B, bits,
+                     bit_if(e, LLVMBuildICmp(e->B, LLVMIntSLT, b0, a0, ""), RJ_SEG_DECREASING), "");
+  LLVMValueRef bad = LLVMBuildICmp(e->B, LLVMIntNE, bits, pass_i32(e, 0), "");
+  LLVMValueRef has = LLVMBuildIsNotNull(e->B, e->seg_status, "");
+  pass_if f;
+  pass_if_begin(e, &f, LLVMBuildAnd(e->B, LLVMBuildAnd(e->B, report, bad, ""), has, ""));
+  unsigned gpu = LLVMGetSyncScopeID(e->C, "device", 6);
+  LLVMBuildAtomicRMWSyncScope(e->B, LLVMAtomicRMWBinOpOr, e->seg_status, bits,
+                              LLVMAtomicOrderingMonotonic, gpu);
+  pass_if_end(e, &f);
+}
+
+/* The stored value of a segment of len elements folded into v: tns_mean's, and for an empty
+ * segment's max / min of a dtype narrower than its 64-bit accumulator (i8 .. u16, bool) the
+ * dtype's own least / greatest value (the accumulator's identity would not survive the store's
+ * truncation). */
+static LLVMValueRef seg_result(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef len) {
+  v = tns_mean(e, t, v, len);
+  const ir_dtype_info *d = ir_dtype(t->dtype);
+  if ((t->op != RJ_OP_MAX && t->op != RJ_OP_MIN) || d->is_float || d->bytes >= 4) return v;
+  bool mx = t->op == RJ_OP_MAX;
+  int bits = d->bytes * 8;
+  int64_t x = t->dtype == RJ_BOOL ? (mx ? 0 : 1)
+              : d->is_signed ? (mx ? -((int64_t)1 << (bits - 1)) : ((int64_t)1 << (bits - 1)) - 1)
+                             : (mx ? 0 : ((int64_t)1 << bits) - 1);
+  LLVMValueRef none = LLVMBuildICmp(e->B, LLVMIntEQ, len, tns_i64(e, 0), "");
+  return LLVMBuildSelect(e->B, none, LLVMConstInt(LLVMTypeOf(v), (unsigned long long)x, 1), v, "");
+}
+
+/* A segment of at most SEG_LANE elements folded by one thread in index order (loads first, then
+ * the folds); stored at dst[s] where `mine`. */
+static void lane_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef src, LLVMValueRef dst,
+                      LLVMValueRef s, LLVMValueRef a, LLVMValueRef len, LLVMValueRef mine) {
+  LLVMTypeRef ty = pass_type(e, t->dtype);
+  LLVMValueRef acc;
+  tns_acc_init(e, t, &acc, 1);
+  pass_if any;
+  pass_if_begin(
+      e, &any,
+      LLVMBuildAnd(e->B, mine, LLVMBuildICmp(e->B, LLVMIntSGT, len, tns_i64(e, 0), ""), ""));
+  LLVMValueRef base = pass_gep(e, ty, src, a), last = LLVMBuildSub(e->B, len, tns_i64(e, 1), "");
+  LLVMValueRef x[SEG_LANE], ok[SEG_LANE];
+  for (int i = 0; i < SEG_LANE; i++) {
+    ok[i] = LLVMBuildICmp(e->B, LLVMIntSLT, tns_i64(e, i), len, "");
+    x[i] = tns_load(e, t, pass_gep(e, ty, base, tns_min64(e, tns_i64(e, i), last)));
+  }
+  for (int i = 0; i < SEG_LANE; i++)
+    tns_fold_elem(e, t, acc, x[i], tns_elem_idx(e, t, NULL, tns_i64(e, i)), i ? ok[i] : NULL);
+  pass_if_end(e, &any);
+  pass_if st;
+  pass_if_begin(e, &st, mine);
+  tns_store(e, t, dst, s, seg_result(e, t, tns_acc_total(e, t, &acc, 1), len));
+  pass_if_end(e, &st);
+}
+
+/* Elements a .. a + len - 1 folded by G lanes (lane: i64) into one value, in lane 0; idx0: the
+ * index of element a in its segment (NULL: 0), for argmax / argmin. */
+static LLVMValueRef group_fold(pass_emit *e, const rj_tensor *t, const seg_plan *p,
+                               LLVMValueRef src, LLVMValueRef a, LLVMValueRef len, int G,
+                               LLVMValueRef lane, LLVMValueRef idx0) {
+  LLVMValueRef acc[16];
+  tns_acc_init(e, t, acc, p->vec);
+  tns_row_segment(e, t, p->vec, G, p->U, pass_gep(e, pass_type(e, t->dtype), src, a), len, lane,
+                  idx0, acc);
+  return tns_acc_total(e, t, acc, p->vec);
+}
+
+/* The warp phase's segments of one batch folded by groups of G lanes (G = 8: four groups, group g
+ * taking segments b0 + 8g .. b0 + 8g + 7; G = 32: the warp): mask, a ballot, has bit l for
+ * segment b0 + l; each group folds its segments in turn (its own shuffles: member mask its
+ * lanes). */
+static void group_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                        LLVMValueRef dst, LLVMValueRef b0, LLVMValueRef mask, LLVMValueRef lane,
+                        int G) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef g = LLVMBuildTrunc(e->B, LLVMBuildUDiv(e->B, lane, tns_i64(e, G), ""), i32, "");
+  LLVMValueRef sh = LLVMBuildMul(e->B, g, pass_i32(e, G), "");
+  LLVMValueRef ones = pass_i32(e, G == 32 ? -1 : (1 << G) - 1);
+  LLVMValueRef mm = LLVMBuildShl(e->B, ones, sh, "");
+  LLVMValueRef mine = LLVMBuildAnd(e->B, LLVMBuildLShr(e->B, mask, sh, ""), ones, "");
+  LLVMValueRef gl = LLVMBuildURem(e->B, lane, tns_i64(e, G), "");
+  LLVMValueRef m = pass_entry_alloca(e, i32, "mask");
+  LLVMBuildStore(e->B, mine, m);
+  LLVMValueRef cnt = pass_call(e, "llvm.ctpop", &i32, 1, &mine, 1);
+  pass_loop k;
+  pass_loop_begin(e, &k, pass_i32(e, 0), cnt, pass_i32(e, 1));
+  LLVMValueRef cur = LLVMBuildLoad2(e->B, i32, m, "");
+  LLVMValueRef zu[2] = {cur, LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0)};
+  LLVMValueRef j = LLVMBuildAdd(e->B, pass_call(e, "llvm.cttz", &i32, 1, zu, 2), sh, "");
+  LLVMBuildStore(e->B, LLVMBuildAnd(e->B, cur, LLVMBuildSub(e->B, cur, pass_i32(e, 1), ""), ""), m);
+  LLVMValueRef s = LLVMBuildAdd(e->B, b0, LLVMBuildZExt(e->B, j, i64, ""), "");
+  LLVMValueRef a, len;
+  seg_range(e, t, p->N, s, NULL, &a, &len);
+  LLVMValueRef v = group_fold(e, t, p, src, a, len, G, gl, NULL);
+  int masks[5], nm = 0;
+  for (int x = G / 2; x >= 1; x /= 2)
+    masks[nm++] = x;
+  v = tns_bfly_tree(e, t, v, mm, masks, nm, G);
+  tns_store_lane0(e, t, dst, s, seg_result(e, t, v, len),
+                  LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0), gl);
+  pass_loop_end(e, &k);
+}
+
+static void warp_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                       LLVMValueRef dst) {
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef tid = pass_tid_x(e), bid = tns_ctaid(e);
+  int wpc = p->T / 32;
+  LLVMValueRef lane = LLVMBuildZExt(e->B, LLVMBuildAnd(e->B, tid, pass_i32(e, 31), ""), i64, "");
+  LLVMValueRef gw =
+      LLVMBuildAdd(e->B, LLVMBuildMul(e->B, LLVMBuildZExt(e->B, bid, i64, ""), tns_i64(e, wpc), ""),
+                   LLVMBuildZExt(e->B, LLVMBuildLShr(e->B, tid, pass_i32(e, 5), ""), i64, ""), "");
+  int64_t step = (int64_t)e->plan->grid[0] * wpc * 32;
+  pass_loop l;
+  pass_loop_begin(e, &l, LLVMBuildMul(e->B, gw, tns_i64(e, 32), ""), tns_i64(e, p->S),
+                  tns_i64(e, step));
+  LLVMValueRef s = LLVMBuildAdd(e->B, l.i, lane, "s");
+  LLVMValueRef ok = LLVMBuildICmp(e->B, LLVMIntSLT, s, tns_i64(e, p->S), "");
+  LLVMValueRef a, len;
+  seg_range(e, t, p->N, LLVMBuildSelect(e->B, ok, s, tns_i64(e, 0), ""), ok, &a, &len);
+  LLVMValueRef small = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, SEG_LANE), "");
+  lane_fold(e, t, src, dst, s, a, len, LLVMBuildAnd(e->B, ok, small, ""));
+  LLVMValueRef mid = LLVMBuildAnd(e->B, ok, LLVMBuildNot(e->B, small, ""), "");
+  LLVMValueRef eight = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->gmax), "");
+  LLVMValueRef bv[2] = {pass_i32(e, -1), LLVMBuildAnd(e->B, mid, eight, "")};
+  group_batch(e, t, p, src, dst, l.i, pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2),
+              lane, 8);
+  LLVMValueRef whole =
+      LLVMBuildAnd(e->B, LLVMBuildNot(e->B, eight, ""),
+                   LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->wmax), ""), "");
+  bv[1] = LLVMBuildAnd(e->B, mid, whole, "");
+  group_batch(e, t, p, src, dst, l.i, pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2),
+              lane, 32);
+  pass_loop_end(e, &l);
+}
+
+/* 2-D, C <= SEG_C2: segment s (rows a .. a + len - 1) by the CTA, R = T / C rows at once (thread
+ * r * C + c: column c, rows r, r + R, ... into SEG_U2 slots in turn, coalesced over the flat
+ * rows), then per column the R partials in order from shared memory; dst[s * C + c]. */
+static void rows_fold(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                      LLVMValueRef dst, LLVMValueRef s, LLVMValueRef a, LLVMValueRef len) {
+  LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMTypeRef acc_ty = tns_acc_type(e, t);
+  int64_t C = p->C, R = p->T / C;
+  LLVMValueRef tid = pass_tid_x(e), tid64 = LLVMBuildZExt(e->B, tid, i64, "");
+  LLVMValueRef col = LLVMBuildURem(e->B, tid64, tns_i64(e, C), "");
+  LLVMValueRef r0 = LLVMBuildUDiv(e->B, tid64, tns_i64(e, C), "");
+  r0 = LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, r0, tns_i64(e, R), ""), r0, len, "");
+  LLVMValueRef base =
+      pass_gep(e, ty, src, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, a, tns_i64(e, C), ""), col, ""));
+  LLVMValueRef acc[SEG_U2], last = LLVMBuildSub(e->B, len, tns_i64(e, 1), "");
+  tns_acc_init(e, t, acc, SEG_U2);
+  pass_loop l;
+  pass_loop_begin(e, &l, r0, len, tns_i64(e, R * SEG_U2));
+  LLVMValueRef x[SEG_U2], ok[SEG_U2], ri[SEG_U2];
+  for (int u = 0; u < SEG_U2; u++) {
+    ri[u] = LLVMBuildAdd(e->B, l.i, tns_i64(e, R * u), "");
+    ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, ri[u], len, "");
+    LLVMValueRef row = tns_min64(e, ri[u], last);
+    x[u] = tns_load(e, t, pass_gep(e, ty, base, LLVMBuildMul(e->B, row, tns_i64(e, C), "")));
+  }
+  for (int u = 0; u < SEG_U2; u++)
+    tns_fold_elem(e, t, acc[u], x[u], tns_elem_idx(e, t, NULL, ri[u]), u ? ok[u] : NULL);
+  pass_loop_end(e, &l);
+  LLVMValueRef scr = pass_global_array(e, acc_ty, p->T, AS_SHARED, "seg_rows");
+  LLVMBuildStore(e->B, tns_acc_total(e, t, acc, SEG_U2), pass_gep(e, acc_ty, scr, tid));
+  pass_barrier_cta(e);
+  pass_if w;
+  pass_if_begin(e, &w, LLVMBuildICmp(e->B, LLVMIntSLT, tid64, tns_i64(e, C), ""));
+  LLVMValueRef v = pass_entry_alloca(e, acc_ty, "seg_col");
+  LLVMBuildStore(e->B, LLVMBuildLoad2(e->B, acc_ty, pass_gep(e, acc_ty, scr, tid), ""), v);
+  pass_loop r;
+  pass_loop_begin(e, &r, tns_i64(e, 1), tns_i64(e, R), tns_i64(e, 1));
+  LLVMValueRef at = LLVMBuildAdd(e->B, tid64, LLVMBuildMul(e->B, r.i, tns_i64(e, C), ""), "");
+  LLVMValueRef part = LLVMBuildLoad2(e->B, acc_ty, pass_gep(e, acc_ty, scr, at), "");
+  LLVMBuildStore(e->B, tns_combine(e, t, LLVMBuildLoad2(e->B, acc_ty, v, ""), part), v);
+  pass_loop_end(e, &r);
+  LLVMValueRef o = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, s, tns_i64(e, C), ""), tid64, "");
+  tns_store(e, t, dst, o, seg_result(e, t, LLVMBuildLoad2(e->B, acc_ty, v, ""), len));
+  pass_if_end(e, &w);
+}
+
+/* The CTA phase's batch of up to T segments b + grid * (k0 + i): those longer than wmax, each
+ * folded by the whole CTA in turn (flags: one i32 per thread, any[2]: a flag per batch parity,
+ * shared). */
+static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                      LLVMValueRef dst, LLVMValueRef k0, LLVMValueRef kmax, LLVMValueRef flags,
+                      LLVMValueRef any) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef tid = pass_tid_x(e), tid64 = LLVMBuildZExt(e->B, tid, i64, "");
+  LLVMValueRef bid = LLVMBuildZExt(e->B, tns_ctaid(e), i64, ""), G = tns_i64(e, e->plan->grid[0]);
+  LLVMValueRef par = LLVMBuildTrunc(
+      e->B, LLVMBuildAnd(e->B, LLVMBuildUDiv(e->B, k0, tns_i64(e, p->T), ""), tns_i64(e, 1), ""),
+      i32, "");
+  LLVMValueRef i = LLVMBuildAdd(e->B, k0, tid64, "");
+  LLVMValueRef ok = LLVMBuildICmp(e->B, LLVMIntSLT, i, kmax, "");
+  LLVMValueRef s = LLVMBuildAdd(e->B, bid, LLVMBuildMul(e->B, G, i, ""), "");
+  LLVMValueRef a, len;
+  seg_range(e, t, p->N, LLVMBuildSelect(e->B, ok, s, tns_i64(e, 0), ""), NULL, &a, &len);
+  LLVMValueRef big =
+      LLVMBuildAnd(e->B, ok, LLVMBuildICmp(e->B, LLVMIntSGT, len, tns_i64(e, p->clo), ""), "");
+  big = LLVMBuildAnd(e->B, big, LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->chi), ""), "");
+  LLVMBuildStore(e->B, LLVMBuildZExt(e->B, big, i32, ""), pass_gep(e, i32, flags, tid));
+  pass_if z;
+  pass_if_begin(e, &z, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
+  LLVMBuildStore(e->B, pass_i32(e, 0),
+                 pass_gep(e, i32, any, LLVMBuildXor(e->B, par, pass_i32(e, 1), "")));
+  pass_if_end(e, &z);
+  pass_if b;
+  pass_if_begin(e, &b, big);
+  LLVMBuildStore(e->B, pass_i32(e, 1), pass_gep(e, i32, any, par));
+  pass_if_end(e, &b);
+  pass_barrier_cta(e);
+  pass_if some;
+  LLVMValueRef anyv = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, any, par), "");
+  pass_if_begin(e, &some, LLVMBuildICmp(e->B, LLVMIntNE, anyv, pass_i32(e, 0), ""));
+  pass_loop l;
+  pass_loop_begin(e, &l, pass_i32(e, 0), pass_i32(e, p->T), pass_i32(e, 1));
+  LLVMValueRef f = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, flags, l.i), "");
+  pass_if one;
+  pass_if_begin(e, &one, LLVMBuildICmp(e->B, LLVMIntNE, f, pass_i32(e, 0), ""));
+  LLVMValueRef sj = LLVMBuildAdd(
+      e->B, bid,
+      LLVMBuildMul(e->B, G, LLVMBuildAdd(e->B, k0, LLVMBuildZExt(e->B, l.i, i64, ""), ""), ""), "");
+  LLVMValueRef aj, lenj;
+  seg_range(e, t, p->N, sj, NULL, &aj, &lenj);
+  if (p->C > 1) {
+    rows_fold(e, t, p, src, dst, sj, aj, lenj);
+  } else {
+    LLVMValueRef v =
+        tns_cta_reduce(e, t, group_fold(e, t, p, src, aj, lenj, p->T, tid64, NULL), tid, p->T);
+    tns_store_lane0(e, t, dst, sj, seg_result(e, t, v, lenj),
+                    LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0), tid64);
+  }
+  pass_barrier_cta(e); /* the shared scratch, before the next segment */
+  pass_if_end(e, &one);
+  pass_loop_end(e, &l);
+  pass_if_end(e, &some);
+  pass_barrier_cta(e); /* flags, before the next batch */
+}
+
+/* ---- the chunk phase: segments longer than SEG_CH, in chunks of SEG_CH elements from the
+ * segment's start, one CTA each; window w (elements w * SEG_CH .. (w + 1) * SEG_CH - 1) holds at
+ * most two chunk starts of such segments: one of the segment covering its first element, one of
+ * a segment starting inside it (it covers the window's last element).  The partial of the chunk
+ * starting in window w goes to slot 2w (the segment started at or before the window) or 2w + 1;
+ * the last CTA of a segment (counter at its first chunk's slot) folds its partials in chunk
+ * order, thread t taking chunks t, t + T, ..., then the CTA tree: an order fixed by the length. */
+
+/* The largest s in [0, S) with offsets[s] <= q (0 when none), by a 32-ary search of each warp
+ * (every warp the same answer; a fixed number of rounds for S). */
+static LLVMValueRef seg_search(pass_emit *e, const rj_tensor *t, int64_t S, LLVMValueRef q,
+                               LLVMValueRef lane) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef lo = tns_i64(e, 0), n = tns_i64(e, S);
+  for (int64_t m = S; m > 1; m = (m + 31) / 32) {
+    LLVMValueRef stride =
+        LLVMBuildUDiv(e->B, LLVMBuildAdd(e->B, n, tns_i64(e, 31), ""), tns_i64(e, 32), "");
+    LLVMValueRef off = LLVMBuildMul(e->B, lane, stride, "");
+    LLVMValueRef in = LLVMBuildICmp(e->B, LLVMIntSLT, off, n, "");
+    LLVMValueRef idx =
+        LLVMBuildAdd(e->B, lo, LLVMBuildSelect(e->B, in, off, tns_i64(e, 0), ""), "");
+    LLVMValueRef ok =
+        LLVMBuildAnd(e->B, in, LLVMBuildICmp(e->B, LLVMIntSLE, offset_at(e, t, idx), q, ""), "");
+    LLVMValueRef bv[2] = {pass_i32(e, -1), ok};
+    LLVMValueRef bal = pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2);
+    LLVMValueRef k = LLVMBuildZExt(e->B, pass_call(e, "llvm.ctpop", &i32, 1, &bal, 1), i64, "");
+    LLVMValueRef some = LLVMBuildICmp(e->B, LLVMIntSGT, k, tns_i64(e, 0), "");
+    LLVMValueRef step = LLVMBuildMul(e->B, LLVMBuildSub(e->B, k, tns_i64(e, 1), ""), stride, "");
+    LLVMValueRef nlo =
+        LLVMBuildAdd(e->B, lo, LLVMBuildSelect(e->B, some, step, tns_i64(e, 0), ""), "");
+    n = tns_min64(e, stride, LLVMBuildSub(e->B, LLVMBuildAdd(e->B, lo, n, ""), nlo, ""));
+    lo = nlo;
+  }
+  return lo;
+}
+
+/* The slot of the chunk of a segment starting at a whose first element is c (i64s). */
+static LLVMValueRef chunk_slot(pass_emit *e, const seg_plan *p, LLVMValueRef a, LLVMValueRef c) {
+  LLVMValueRef w = LLVMBuildUDiv(e->B, c, tns_i64(e, SEG_CH), "");
+  LLVMValueRef after =
+      LLVMBuildICmp(e->B, LLVMIntSGT, a, LLVMBuildMul(e->B, w, tns_i64(e, SEG_CH), ""), "");
+  LLVMValueRef slot =
+      LLVMBuildAdd(e->B, LLVMBuildMul(e->B, w, tns_i64(e, 2), ""),
+                   LLVMBuildZExt(e->B, after, LLVMInt64TypeInContext(e->C), ""), "");
+  return tns_min64(e, slot, tns_i64(e, 2 * ((p->N + SEG_CH - 1) / SEG_CH) - 1));
+}
+
+/* The last CTA of segment s (start a, length len, nch chunks): its partials in chunk order,
+ * folded and stored; its counter reset. */
+static void chunk_finish(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef dst,
+                         LLVMValueRef ws, LLVMValueRef s, LLVMValueRef a, LLVMValueRef len,
+                         LLVMValueRef nch, LLVMValueRef cntp) {
+  LLVMTypeRef acc_ty = tns_acc_type(e, t);
+  LLVMValueRef tid = pass_tid_x(e),
+               tid64 = LLVMBuildZExt(e->B, tid, LLVMInt64TypeInContext(e->C), "");
+  LLVMValueRef acc = pass_entry_alloca(e, acc_ty, "seg_fold");
+  LLVMBuildStore(e->B, tns_identity(e, t), acc);
+  pass_loop fl;
+  pass_loop_begin(e, &fl, tid64, nch, tns_i64(e, p->T));
+  LLVMValueRef c = LLVMBuildAdd(e->B, a, LLVMBuildMul(e->B, fl.i, tns_i64(e, SEG_CH), ""), "");
+  LLVMValueRef part = tns_load_volatile(e, acc_ty, pass_gep(e, acc_ty, ws, chunk_slot(e, p, a, c)));
+  LLVMBuildStore(e->B, tns_combine(e, t, LLVMBuildLoad2(e->B, acc_ty, acc, ""), part), acc);
+  pass_loop_end(e, &fl);
+  LLVMValueRef v = tns_cta_reduce(e, t, LLVMBuildLoad2(e->B, acc_ty, acc, ""), tid, p->T);
+  pass_if w;
+  pass_if_begin(e, &w, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
+  tns_store(e, t, dst, s, seg_result(e, t, v, len));
+  LLVMBuildStore(e->B, pass_i32(e, 0), cntp);
+  pass_if_end(e, &w);
+}
+
+/* Candidate segment s of window [q0, q1], which must cover element q (and with `inside` start
+ * after q0): its chunk starting in the window, if any (uniform over the CTA), folded into its
+ * slot; the segment's last CTA finishes. */
+static void chunk_one(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                      LLVMValueRef dst, LLVMValueRef ws, LLVMValueRef cnt, LLVMValueRef s,
+                      LLVMValueRef q0, LLVMValueRef q1, LLVMValueRef q, bool inside) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef a, len, tid = pass_tid_x(e);
+  seg_range(e, t, p->N, s, NULL, &a, &len);
+  LLVMValueRef end = LLVMBuildAdd(e->B, a, len, "");
+  LLVMValueRef ch = tns_i64(e, SEG_CH);
+  LLVMValueRef before = LLVMBuildSub(e->B, q0, a, "");
+  LLVMValueRef j = LLVMBuildSelect(
+      e->B, LLVMBuildICmp(e->B, LLVMIntSGT, before, tns_i64(e, 0), ""),
+      LLVMBuildUDiv(e->B, LLVMBuildAdd(e->B, before, tns_i64(e, SEG_CH - 1), ""), ch, ""),
+      tns_i64(e, 0), "j");
+  LLVMValueRef c = LLVMBuildAdd(e->B, a, LLVMBuildMul(e->B, j, ch, ""), "");
+  LLVMValueRef go = LLVMBuildICmp(e->B, LLVMIntSGT, len, ch, "");
+  go = LLVMBuildAnd(e->B, go, LLVMBuildICmp(e->B, LLVMIntSLE, a, q, ""), "");
+  go = LLVMBuildAnd(e->B, go, LLVMBuildICmp(e->B, LLVMIntSGT, end, q, ""), "");
+  go = LLVMBuildAnd(e->B, go, LLVMBuildICmp(e->B, LLVMIntSLE, c, q1, ""), "");
+  go = LLVMBuildAnd(e->B, go, LLVMBuildICmp(e->B, LLVMIntSLT, c, end, ""), "");
+  if (inside) /* the segment starts inside the window (else it was the first candidate) */
+    go = LLVMBuildAnd(e->B, go, LLVMBuildICmp(e->B, LLVMIntSGT, a, q0, ""), "");
+  pass_if g;
+  pass_if_begin(e, &g, go);
+  LLVMValueRef clen = tns_min64(e, ch, LLVMBuildSub(e->B, end, c, ""));
+  LLVMValueRef tid64 = LLVMBuildZExt(e->B, tid, i64, "");
+  LLVMValueRef v = tns_cta_reduce(
+      e, t, group_fold(e, t, p, src, c, clen, p->T, tid64, LLVMBuildSub(e->B, c, a, "")), tid,
+      p->T);
+  pass_if w;
+  pass_if_begin(e, &w, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
+  LLVMTypeRef acc_ty = tns_acc_type(e, t);
+  LLVMBuildStore(e->B, v, pass_gep(e, acc_ty, ws, chunk_slot(e, p, a, c)));
+  pass_if_end(e, &w);
+  LLVMValueRef nch =
+      LLVMBuildUDiv(e->B, LLVMBuildAdd(e->B, len, tns_i64(e, SEG_CH - 1), ""), ch, "");
+  LLVMValueRef cntp = pass_gep(e, i32, cnt, chunk_slot(e, p, a, a));
+  pass_if l;
+  pass_if_begin(e, &l, tns_last_cta(e, cntp, tid, nch));
+  chunk_finish(e, t, p, dst, ws, s, a, len, nch, cntp);
+  pass_if_end(e, &l);
+  pass_barrier_cta(e); /* shared scratch, before the next chunk */
+  pass_if_end(e, &g);
+}
+
+/* Windows b, b + grid, ...: the segments covering each one's first and last elements. */
+static void chunk_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                        LLVMValueRef dst, LLVMValueRef ws, LLVMValueRef cnt) {
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+  int64_t nw = (p->N + SEG_CH - 1) / SEG_CH;
+  LLVMValueRef lane =
+      LLVMBuildZExt(e->B, LLVMBuildAnd(e->B, pass_tid_x(e), pass_i32(e, 31), ""), i64, "");
+  pass_loop l;
+  pass_loop_begin(e, &l, LLVMBuildZExt(e->B, tns_ctaid(e), i64, ""), tns_i64(e, nw),
+                  tns_i64(e, e->plan->grid[0]));
+  LLVMValueRef q0 = LLVMBuildMul(e->B, l.i, tns_i64(e, SEG_CH), "");
+  LLVMValueRef q1 = LLVMBuildSub(
+      e->B, tns_min64(e, LLVMBuildAdd(e->B, q0, tns_i64(e, SEG_CH), ""), tns_i64(e, p->N)),
+      tns_i64(e, 1), "");
+  chunk_one(e, t, p, src, dst, ws, cnt, seg_search(e, t, p->S, q0, lane), q0, q1, q0, false);
+  chunk_one(e, t, p, src, dst, ws, cnt, seg_search(e, t, p->S, q1, lane), q0, q1, q1, true);
+  pass_loop_end(e, &l);
+}
+
+/* The grid's last CTA zeroes every segment counter (n of them): a launch over invalid offsets
+ * leaves none behind for the next. */
+static void grid_reset(pass_emit *e, LLVMValueRef cnt, int64_t n) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef done = pass_global_array(e, i32, 1, AS_GLOBAL, "seg_done");
+  LLVMValueRef donep = pass_gep(e, i32, done, pass_i32(e, 0));
+  LLVMValueRef tid = pass_tid_x(e);
+  pass_if l;
+  pass_if_begin(e, &l, tns_last_cta(e, donep, tid, tns_i64(e, e->plan->grid[0])));
+  pass_loop z;
+  pass_loop_begin(e, &z, LLVMBuildZExt(e->B, tid, i64, ""), tns_i64(e, n), tns_i64(e, SEG_T));
+  LLVMBuildStore(e->B, pass_i32(e, 0), pass_gep(e, i32, cnt, z.i));
+  pass_loop_end(e, &z);
+  pass_if t0;
+  pass_if_begin(e, &t0, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
+  LLVMBuildStore(e->B, pass_i32(e, 0), donep);
+  pass_if_end(e, &t0);
+  pass_if_end(e, &l);
+}
+
+static void cta_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                      LLVMValueRef dst) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef flags = pass_global_array(e, i32, p->T, AS_SHARED, "seg_long");
+  LLVMValueRef any = pass_global_array(e, i32, 2, AS_SHARED, "seg_any");
+  LLVMValueRef tid = pass_tid_x(e);
+  pass_if z;
+  pass_if_begin(e, &z, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
+  LLVMBuildStore(e->B, pass_i32(e, 0), pass_gep(e, i32, any, pass_i32(e, 0)));
+  pass_if_end(e, &z);
+  pass_barrier_cta(e);
+  /* kmax: the CTA's segments b, b + grid, ... below S */
+  int64_t G = e->plan->grid[0];
+  LLVMValueRef bid = LLVMBuildZExt(e->B, tns_ctaid(e), i64, "");
+  LLVMValueRef kmax = LLVMBuildSDiv(e->B, LLVMBuildSub(e->B, tns_i64(e, p->S + G - 1), bid, ""),
+                                    tns_i64(e, G), "kmax");
+  pass_loop l;
+  pass_loop_begin(e, &l, tns_i64(e, 0), kmax, tns_i64(e, p->T));
+  cta_batch(e, t, p, src, dst, l.i, kmax, flags, any);
+  pass_loop_end(e, &l);
+}
+
+/* [N, C], C > 1: a thread per (segment, column), grid-stride; rows a .. b into SEG_U2 slots in
+ * turn (row r into slot (r - a) mod SEG_U2), then the slots' fixed tree. */
+static void cols_kernel(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                        LLVMValueRef dst) {
+  LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef tid = LLVMBuildZExt(e->B, pass_tid_x(e), i64, "");
+  LLVMValueRef bid = LLVMBuildZExt(e->B, tns_ctaid(e), i64, "");
+  LLVMValueRef o0 = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, bid, tns_i64(e, p->T), ""), tid, "");
+  pass_loop l;
+  pass_loop_begin(e, &l, o0, tns_i64(e, p->S * p->C), tns_i64(e, (int64_t)e->plan->grid[0] * p->T));
+  LLVMValueRef s = LLVMBuildUDiv(e->B, l.i, tns_i64(e, p->C), "");
+  LLVMValueRef c = LLVMBuildURem(e->B, l.i, tns_i64(e, p->C), "");
+  LLVMValueRef a, len;
+  seg_range(e, t, p->N, s, LLVMBuildICmp(e->B, LLVMIntEQ, c, tns_i64(e, 0), ""), &a, &len);
+  LLVMValueRef mine = LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0);
+  if (p->C <= SEG_C2) /* longer ones: the CTA phase's */
+    mine = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, SEG_ROWS), "");
+  len = LLVMBuildSelect(e->B, mine, len, tns_i64(e, 0), "");
+  LLVMValueRef acc[SEG_U2];
+  tns_acc_init(e, t, acc, SEG_U2);
+  LLVMValueRef base =
+      pass_gep(e, ty, src, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, a, tns_i64(e, p->C), ""), c, ""));
+  LLVMValueRef last = LLVMBuildSub(e->B, len, tns_i64(e, 1), "");
+  pass_loop r;
+  pass_loop_begin(e, &r, tns_i64(e, 0), len, tns_i64(e, SEG_U2));
+  LLVMValueRef x[SEG_U2], ok[SEG_U2], ri[SEG_U2];
+  for (int u = 0; u < SEG_U2; u++) {
+    ri[u] = LLVMBuildAdd(e->B, r.i, tns_i64(e, u), "");
+    ok[u] = LLVMBuildICmp(e->B, LLVMIntSLT, ri[u], len, "");
+    LLVMValueRef row = tns_min64(e, ri[u], last);
+    x[u] = tns_load(e, t, pass_gep(e, ty, base, LLVMBuildMul(e->B, row, tns_i64(e, p->C), "")));
+  }
+  for (int u = 0; u < SEG_U2; u++)
+    tns_fold_elem(e, t, acc[u], x[u], tns_elem_idx(e, t, NULL, ri[u]), u ? ok[u] : NULL);
+  pass_loop_end(e, &r);
+  pass_if st;
+  pass_if_begin(e, &st, mine);
+  tns_store(e, t, dst, l.i, seg_result(e, t, tns_acc_total(e, t, acc, SEG_U2), len));
+  pass_if_end(e, &st);
+  pass_loop_end(e, &l);
+}
+
+static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
+  (void)self;
+  const rj_tensor *t = &r->u.tensor;
+  seg_plan p;
+  memcpy(&p, e->plan->priv.bytes, sizeof p);
+  LLVMValueRef src, dst;
+  tns_begin(e, &src, &dst, 0, NULL);
+  tns_launch_bounds(e, p.T, 65536 / (TNS_REGS * p.T));
+  if (p.C == 0) { /* no outputs: never launched */
+  } else if (p.C > 1) {
+    cols_kernel(e, t, &p, src, dst);
+    if (p.C <= SEG_C2) cta_phase(e, t, &p, src, dst);
+  } else {
+    warp_phase(e, t, &p, src, dst);
+    cta_phase(e, t, &p, src, dst);
+    if (p.N > SEG_CH) { /* segments longer than a chunk can exist */
+      int64_t slots = 2 * ((p.N + SEG_CH - 1) / SEG_CH);
+      LLVMValueRef ws = pass_global_array(e, tns_acc_type(e, t), slots, AS_GLOBAL, "seg_ws");
+      LLVMValueRef cnt =
+          pass_global_array(e, LLVMInt32TypeInContext(e->C), slots, AS_GLOBAL, "seg_count");
+      chunk_phase(e, t, &p, src, dst, ws, cnt);
+      grid_reset(e, cnt, slots);
+    }
+  }
+  LLVMBuildRetVoid(e->B);
+  return RJ_OK;
+}
+
+const pass_variant pass_variant_tensor_segmented = {
+    .name = "tensor_segmented",
+    .prio = 40,
+    .kind = RJ_KIND_TENSOR,
+    .summary = "segments by device offsets: a lane, a warp, a CTA or chunks over CTAs per segment, "
+               "chosen on the device by its length",
+    .ops = PASS_OPS_SCALAR | ST_OPS,
+    .segmented = true,
+    .accepts = accepts,
+    .plan = plan,
+    .kernel = PASS_EMIT(kernel),
+};
