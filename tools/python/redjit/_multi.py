@@ -6,7 +6,6 @@ CuPy); each call then is one launch and no allocation but the outputs (none with
 total_out=), so a loop over the same parameter list, or a CUDA graph capturing it, pays nothing
 per tensor.  multi_reduce(tensors, ...) keeps the last few tables by the tensors' pointers,
 lengths and strides, so calling it on the same list again reuses them."""
-import json
 
 from ._arrays import describe
 from ._errors import RedjitError
@@ -104,6 +103,7 @@ class MultiList:
         rq = {"kind": "tensor", "op": op, "dtype": self.dtype, "nan": nan,
               "list": {"count": self.count, "total": total}}
         named = op in ("sumsq", "norm", "amax", "count_nonzero")
+        import json  # on first use: `import redjit` loads no json
         e = self._keys[key] = (json.dumps(rq, sort_keys=True),
                                _out_dtype("sum" if named else op, self.dtype))
         return e

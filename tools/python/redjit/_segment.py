@@ -4,7 +4,6 @@ S + 1 entries), in one launch of rj_reduce_segments; with check=True, rj_segment
 waits and raises on invalid offsets.  The parsed request is kept per layout, the kernel found
 by rj_reduce's cache."""
 import ctypes
-import json
 
 from ._arrays import describe
 from ._errors import RedjitError
@@ -54,6 +53,7 @@ def segment_reduce(c, x, offsets, op, out, nan, correction, check, stream, strea
           "nan": nan, "segments": {"count": S, "dtype": o.dtype}}
     if correction is not None:
         rq["correction"] = correction
+    import json  # on first use: `import redjit` loads no json
     rkey = json.dumps(rq, sort_keys=True)
     req = c.requests.get(rkey)
     if req is None:
