@@ -32,7 +32,8 @@ _TOL = {"float16": 1e-2, "bfloat16": 5e-2, "float32": 1e-4, "float64": 1e-10}
 def _list(torch, dt, n=40, seed=1):
     g = torch.Generator(device="cuda").manual_seed(seed)
     sizes = [0, 1, 31, 33, 1000, 70000, 300001] + [int(s) for s in
-                                                    torch.randint(0, 20000, (n,), generator=g)]
+                                                    torch.randint(0, 20000, (n,), generator=g,
+                                                                  device="cuda")]
     xs = [(torch.rand(s, device="cuda", generator=g) * 2 - 1).to(dt) for s in sizes]
     xs.append((torch.rand(64, 48, device="cuda", generator=g) * 2 - 1).to(dt)[:, 3])  # strided
     return xs
