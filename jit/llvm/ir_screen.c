@@ -362,12 +362,14 @@ static rj_status inline_cost(screen *sc, fn_cost *c, int depth) {
  * and '@' in symbols local to the module; any other character ends LLVM ("Symbol name with
  * unsupported characters").  Intrinsics and unused declarations are never emitted; an unnamed
  * value gets a valid name. */
-static const char *bad_name(LLVMValueRef g) {
+static const char *bad_name(const screen *sc, LLVMValueRef g) {
   size_t n = 0;
   const char *s = LLVMGetValueName2(g, &n);
   if (n > 5 && strncmp(s, "llvm.", 5) == 0 && LLVMIsAFunction(g)) return NULL;
   LLVMLinkage l = LLVMGetLinkage(g);
-  bool local = l == LLVMInternalLinkage || l == LLVMPrivateLinkage;
+  /* a combine's (a map's) symbols are all made internal before linking: NVPTX renames them */
+  bool local =
+      l == LLVMInternalLinkage || l == LLVMPrivateLinkage || sc->mode == JIT_SCREEN_COMBINE;
   for (size_t k = 0; k < n; k++) {
     char c = s[k];
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' ||
@@ -377,11 +379,22 @@ static const char *bad_name(LLVMValueRef g) {
   return NULL;
 }
 
+/* Names PTX can spell; no alias or ifunc (NVPTX aborts on aliases of kernels and spells no
+ * alias's name of its own: one that is not a plain symbol ends LLVM) */
 static rj_status screen_names(screen *sc, LLVMModuleRef M) {
+  LLVMValueRef a = LLVMGetFirstGlobalAlias(M), i = LLVMGetFirstGlobalIFunc(M);
+  if (a || i) {
+    int nl = 0;
+    const char *name = fname(a ? a : i, &nl);
+    return ir_fail(&sc->ctx->err, RJ_EUNSUPPORTED,
+                   "%s: @%.*s is an %s (refused: a module of "
+                   "functions and globals only)",
+                   sc->field, nl, name, a ? "alias" : "ifunc");
+  }
   for (LLVMValueRef f = LLVMGetFirstFunction(M); f; f = LLVMGetNextFunction(f)) {
     if (LLVMIsDeclaration(f) && !LLVMGetFirstUse(f)) continue; /* never emitted */
     int nl = 0;
-    const char *name = fname(f, &nl), *bad = bad_name(f);
+    const char *name = fname(f, &nl), *bad = bad_name(sc, f);
     if (bad)
       return ir_fail(&sc->ctx->err, RJ_EUNSUPPORTED, "%s: function %.*s has %s", sc->field, nl,
                      name, bad);
@@ -396,7 +409,7 @@ static rj_status screen_globals(screen *sc, LLVMModuleRef M) {
     const char *name = fname(g, &nl);
     unsigned as = LLVMGetPointerAddressSpace(LLVMTypeOf(g));
     LLVMValueRef init = LLVMGetInitializer(g);
-    const char *bad = bad_name(g);
+    const char *bad = bad_name(sc, g);
     if (!bad) bad = bad_type(LLVMGlobalGetValueType(g), 0, why, sizeof why);
     if (!bad && as != 0 && as != 1 && as != 3 && as != 4)
       bad = "an address space other than 0, 1 (global), 3 (shared) or 4 (constant)";

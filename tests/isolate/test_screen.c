@@ -302,6 +302,29 @@ static void bounded(const char *what, const char *json, const char *ir, int want
   "[2,300]},\"dst\":{\"mem\":\"shared\",\"shape\":[2]},\"axes\":[-1]"
 #define TENSOR0 "\"kind\":\"tensor\",\"shape\":[64,1000],\"axes\":[0]"
 
+/* A combine's symbols are made internal, so NVPTX renames '.' and '@' in them (front ends such as
+ * Numba emit such names); other characters, and aliases, are refused. */
+START_TEST(names) {
+  custom_is("define internal float @h.1(float %x) {\n ret float %x\n}\n"
+            "@k.tbl = constant [2 x float] [float 0.0, float 0.0]\n"
+            "define float @f(float %a, float %b) {\n %v = load float, ptr @k.tbl\n"
+            " %c = call float @h.1(float %a)\n %s = fadd float %c, %b\n"
+            " %r = fadd float %s, %v\n ret float %r\n}\n",
+            RJ_OK, NULL);
+  custom_is("define float @h-1(float %x) {\n ret float %x\n}\n"
+            "define float @f(float %a, float %b) {\n %c = call float @h-1(float %a)\n"
+            " %r = fadd float %c, %b\n ret float %r\n}\n",
+            RJ_EUNSUPPORTED, "function h-1 has a name PTX cannot spell");
+  custom_is("define float @f(float %a, float %b) {\n %r = fadd float %a, %b\n ret float %r\n}\n"
+            "@g = alias float (float, float), ptr @f\n",
+            RJ_EUNSUPPORTED, "@g is an alias");
+  refused(HEAD "@a = alias void (ptr addrspace(1), i64), ptr @k\n" KSIG " ret void\n}\n",
+          "@a is an alias");
+  refused(HEAD "@t.x = global i32 0\n" KSIG " store i32 1, ptr @t.x\n ret void\n}\n",
+          "global @t.x has a name PTX cannot spell");
+}
+END_TEST
+
 START_TEST(largest_accepted) {
   /* combines just under the bound on the kernels that inline them most (an unrolled register
    * tile of 287 slots, a column fold, a row fold, a shared tile), and just over it */
@@ -363,6 +386,7 @@ int main(void) {
   tcase_add_test(tc, types_and_spaces);
   tcase_add_test(tc, size);
   tcase_add_test(tc, combine_bounds);
+  tcase_add_test(tc, names);
   tcase_add_test(tc, largest_accepted);
   suite_add_tcase(s, tc);
   return rjt_main(s);
