@@ -87,6 +87,14 @@ static rj_status check_others(rj_ctx *ctx, const rj_tensor *t, const tptrs *q) {
                             "rj_reduce_segments / rj_tensor_launch_segments");
   if (q->seg && !q->offsets)
     return ir_fail(&ctx->err, RJ_EINVAL, "segments: NULL offsets device pointer");
+  unsigned ob = t->segments_dtype == RJ_I32 ? 4 : 8; /* a misaligned read faults the context */
+  if (q->seg && q->offsets % ob)
+    return ir_fail(&ctx->err, RJ_EINVAL,
+                   "segments: offsets 0x%llx not aligned to its %u-byte dtype",
+                   (unsigned long long)q->offsets, ob);
+  if (q->seg && q->status % 4)
+    return ir_fail(&ctx->err, RJ_EINVAL, "segments: status 0x%llx not aligned to 4 bytes",
+                   (unsigned long long)q->status);
   return RJ_OK;
 }
 

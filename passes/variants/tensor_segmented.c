@@ -610,6 +610,7 @@ const pass_variant pass_variant_tensor_segmented = {
                "chosen on the device by its length",
     .ops = PASS_OPS_SCALAR | ST_OPS,
     .segmented = true,
+    .invariant_why = "a segment's start address mod 16 bytes (vector or scalar loads)",
     .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),
