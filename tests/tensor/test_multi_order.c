@@ -9,8 +9,8 @@
 #include <math.h>
 #include <stdint.h>
 
-#define T 256          /* threads a CTA */
-#define CHUNK 16384    /* elements a chunk, at least */
+#define T 256       /* threads a CTA */
+#define CHUNK 16384 /* elements a chunk, at least */
 #define PARTS_ALIGN (256 * 1024)
 
 /* a tensor's chunk length: max(16384, ceil(len / 256) rounded up to 1024) */
@@ -63,7 +63,7 @@ static void cover(uint8_t *hits, int64_t len, int bytes, uint64_t addr) {
 }
 
 START_TEST(coverage_model) {
-  static const int64_t fixed[] = {0,     1,     7,     8,       9,       1023,    1024,    16383,
+  static const int64_t fixed[] = {0,     1,     7,     8,       9,       1023,    1024,   16383,
                                   16384, 16385, 32767, 4194303, 4194304, 4194305, 5000001};
   uint8_t *hits = malloc(6000000 + 64);
   for (int c = 0; c < 120; c++) {
