@@ -4,9 +4,14 @@
  * total against `run`'s float64 reference (which also launches twice and compares the bits);
  * integers, bool and float8 (150 tensors); NaNs both ways; and bitwise independence: each
  * tensor's output equals the same tensor reduced alone (a list of one) and in a list of the
- * tensors reversed, and the total is the same launch after launch.  Skips without a GPU. */
+ * tensors reversed, and the total is the same launch after launch; exact coverage (i32 and u8
+ * sums, f16 and f64 products of 1 with marks 2 and 0.5 around every multiple of 1024 and both
+ * ends, lengths about the chunks' edges, 16-byte aligned and not: an element read twice or
+ * missed changes an output); products of 4 Mi f16 factors near 1 within f16's rounding and
+ * f32's random roundoff.  Skips without a GPU. */
 #include "rjtest.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +187,192 @@ START_TEST(independent) {
 }
 END_TEST
 
+/* ---- exact coverage: every element 1 but marks 2 (sum) or 2 and 0.5 in turn (prod) within 3 of
+ * every multiple of 1024 (the chunks' and the vector rounds' edges) and the first and last 20 */
+
+typedef struct btype {
+  const char *op, *dt;
+  int bytes, rbytes; /* element, result */
+} btype;
+
+static const btype btypes[] = {
+    {"sum", "i32", 4, 4}, {"sum", "u8", 1, 8}, {"prod", "f16", 2, 2}, {"prod", "f64", 8, 8}};
+static const int64_t blens[] = {1,      7,       8,       9,       17,     1023,
+                                1025,   16383,   16384,   16385,   32759,  49153,
+                                100003, 1048581, 4194304, 4194305, 5000001};
+#define NBLEN (int)(sizeof blens / sizeof blens[0])
+
+/* element i of a tensor of len: 0 plain, 1 marked */
+static int marked(int64_t i, int64_t len) {
+  int64_t d = i % 1024;
+  return i < 20 || len - i <= 20 || d <= 3 || d >= 1021;
+}
+
+/* element bits of b: plain 1, a mark 2 (sum), 2 or 0.5 (prod, `half`) */
+static void put(const btype *b, char *h, int64_t at, int mark, int half) {
+  static const uint16_t f16[3] = {0x3C00, 0x4000, 0x3800};
+  const double f64[3] = {1.0, 2.0, 0.5};
+  int k = mark ? 1 + half : 0;
+  if (b->bytes == 4) ((int32_t *)h)[at] = 1 + mark;
+  if (b->bytes == 1) ((uint8_t *)h)[at] = (uint8_t)(1 + mark);
+  if (b->bytes == 2) ((uint16_t *)h)[at] = f16[k];
+  if (b->bytes == 8) memcpy(h + at * 8, &f64[k], 8);
+}
+
+/* a tensor of len elements at h[at ..]: marks 2 and 0.5 in turn over the whole list (*marks so
+ * far), so that every product is 0.5, 1 or 2; its expected output */
+static double fill_tensor(const btype *b, char *h, int64_t at, int64_t len, int64_t *marks) {
+  int64_t first = *marks;
+  for (int64_t i = 0; i < len; i++) {
+    int m = marked(i, len);
+    put(b, h, at + i, m, (int)(*marks % 2));
+    *marks += m;
+  }
+  int64_t k = *marks - first; /* 2s less 0.5s: 0, or +-1 when k is odd */
+  if (strcmp(b->op, "sum") == 0) return (double)(len + k);
+  return k % 2 == 0 ? 1.0 : first % 2 ? 0.5 : 2.0;
+}
+
+static double result_at(const btype *b, const char *r, int64_t i) {
+  if (b->rbytes == 4) return ((const int32_t *)r)[i];
+  if (b->rbytes == 2) { /* f16: 0.5, 1 or 2 */
+    uint16_t u = ((const uint16_t *)r)[i];
+    return u == 0x3800 ? 0.5 : u == 0x3C00 ? 1.0 : u == 0x4000 ? 2.0 : -1.0;
+  }
+  if (!strcmp(b->dt, "u8")) return (double)((const uint64_t *)r)[i];
+  double v;
+  memcpy(&v, r + i * 8, 8);
+  return v;
+}
+
+/* the list on the device, its launch, and every output and the total against want */
+static void run_boundaries(const btype *b, char *h, int64_t elems, const int64_t *off,
+                           const double *want, int n, double total) {
+  rj_devptr data, table, dst, tot;
+  rj_multi_entry e[2 * NBLEN];
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, (size_t)elems * (size_t)b->bytes, &data), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, data, h, (size_t)elems * (size_t)b->bytes), RJ_OK);
+  for (int k = 0; k < n; k++)
+    e[k] = (rj_multi_entry){data + (uint64_t)(off[k] * b->bytes), blens[k / 2], 1, 0};
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, sizeof e, &table), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, table, e, (size_t)n * sizeof e[0]), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, (size_t)n * 8, &dst), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, 8, &tot), RJ_OK);
+  rj_request r;
+  rjt_parse(ctx, list_req(b->op, b->dt, n, ""), &r);
+  ck_assert_msg(rj_reduce_multi(ctx, &r, NULL, table, n, dst, tot, NULL) == RJ_OK, "%s",
+                rj_errmsg(ctx));
+  ck_assert_int_eq(rj_device_sync(ctx, 0), RJ_OK);
+  char got[2 * NBLEN * 8], gt[8];
+  ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, got, dst, (size_t)n * (size_t)b->rbytes), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, gt, tot, (size_t)b->rbytes), RJ_OK);
+  for (int k = 0; k < n; k++)
+    ck_assert_msg(result_at(b, got, k) == want[k],
+                  "%s %s: tensor %d (%lld elements at offset %lld): %.17g, want %.17g", b->op,
+                  b->dt, k, (long long)blens[k / 2], (long long)(off[k] % 16), result_at(b, got, k),
+                  want[k]);
+  ck_assert_msg(result_at(b, gt, 0) == total, "%s %s: total %.17g, want %.17g", b->op, b->dt,
+                result_at(b, gt, 0), total);
+  rj_device_free(ctx, 0, data);
+  rj_device_free(ctx, 0, table);
+  rj_device_free(ctx, 0, dst);
+  rj_device_free(ctx, 0, tot);
+}
+
+START_TEST(boundaries) {
+  if (!gpu) return;
+  const btype *b = &btypes[_i];
+  int n = 2 * NBLEN, sum = strcmp(b->op, "sum") == 0;
+  int64_t off[2 * NBLEN], at = 0, marks = 0;
+  /* even tensors 16-byte aligned, odd ones 1, 3, 5, 7 elements past */
+  for (int k = 0; k < n; k++) {
+    off[k] = (at + 15) / 16 * 16 + (k % 2 ? 1 + 2 * (k / 2 % 4) : 0);
+    at = off[k] + blens[k / 2];
+  }
+  char *h = malloc((size_t)at * (size_t)b->bytes);
+  double want[2 * NBLEN], total = sum ? 0 : 1;
+  for (int k = 0; k < n; k++) {
+    want[k] = fill_tensor(b, h, off[k], blens[k / 2], &marks);
+    total = sum ? total + want[k] : total * want[k];
+  }
+  run_boundaries(b, h, at, off, want, n, total);
+  free(h);
+  cases_run++;
+}
+END_TEST
+
+/* ---- products near 1: f16 factors exp(U(-2^-8, 2^-8)) (`run`'s draw for long products) */
+
+static double f16_near_one(uint16_t b) { /* 0.5 .. 2 */
+  return b >= 0x3C00 ? 1.0 + (b - 0x3C00) / 1024.0 : 1.0 - (0x3C00 - b) / 2048.0;
+}
+
+/* n such factors (their f16 bits) from the generator r; their exact product */
+static double draw_near_one(uint16_t *h, int64_t n, uint64_t *r) {
+  double p = 1;
+  for (int64_t i = 0; i < n; i++) {
+    *r = *r * 6364136223846793005ull + 1442695040888963407ull;
+    double v = exp(0x1p-8 * ((double)(*r >> 11) * 0x1p-53 * 2.0 - 1.0));
+    h[i] = (uint16_t)(v >= 1 ? 0x3C00 + lround((v - 1) * 1024) : 0x3C00 - lround((1 - v) * 2048));
+    p *= f16_near_one(h[i]);
+  }
+  return p;
+}
+
+static double f16_value(uint16_t b) { /* a normal f16 */
+  int e = (b >> 10) & 31;
+  return (b & 0x8000 ? -1 : 1) * ldexp(1.0 + (b & 1023) / 1024.0, e - 15);
+}
+
+/* three tensors of 3.6 to 4 Mi factors, element-wise and in vectors: each output within f16's
+ * rounding (2^-11) and 16 sqrt(n) f32 roundoff units of the exact product; U accumulators of 8
+ * factors a thread ended 0.4 % high (a bias of one sign) */
+START_TEST(prod_near_one) {
+  if (!gpu) return;
+  static const int64_t len[3] = {4194303, 3650422, 4000000}, off[3] = {3, 4194320, 7844757};
+  int64_t elems = off[2] + len[2];
+  uint16_t *h = calloc((size_t)elems, 2);
+  uint64_t r = 2026;
+  double want[4] = {0, 0, 0, 1};
+  for (int k = 0; k < 3; k++) {
+    want[k] = draw_near_one(h + off[k], len[k], &r);
+    want[3] *= want[k];
+  }
+  dlist l = {.n = 3};
+  rj_multi_entry e[3];
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, (size_t)elems * 2, &l.data), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, l.data, h, (size_t)elems * 2), RJ_OK);
+  for (int k = 0; k < 3; k++)
+    e[k] = (rj_multi_entry){l.data + (uint64_t)off[k] * 2, len[k], 1, 0};
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, sizeof e, &l.table), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, l.table, e, sizeof e), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, 8, &l.dst), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, 8, &l.total), RJ_OK);
+  rj_request q;
+  rjt_parse(ctx, list_req("prod", "f16", 3, ""), &q);
+  ck_assert_msg(rj_reduce_multi(ctx, &q, NULL, l.table, 3, l.dst, l.total, NULL) == RJ_OK, "%s",
+                rj_errmsg(ctx));
+  ck_assert_int_eq(rj_device_sync(ctx, 0), RJ_OK);
+  uint16_t got[4];
+  ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, got, l.dst, 6), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, got + 3, l.total, 2), RJ_OK);
+  for (int k = 0; k < 4; k++) {
+    int64_t n = k < 3 ? len[k] : len[0] + len[1] + len[2];
+    double tol = 0x1p-11 + 16.0 * sqrt((double)n) * 0x1p-24, rel = f16_value(got[k]) / want[k] - 1;
+    ck_assert_msg(fabs(rel) <= tol,
+                  "%s %d (%lld factors): %.9g (bits %#x), exact %.17g: relative %.3g > %.3g",
+                  k < 3 ? "tensor" : "total", k, (long long)n, f16_value(got[k]), got[k], want[k],
+                  rel, tol);
+  }
+  rj_device_free(ctx, 0, l.data);
+  rj_device_free(ctx, 0, l.table);
+  rj_device_free(ctx, 0, l.dst);
+  rj_device_free(ctx, 0, l.total);
+  free(h);
+  cases_run++;
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_multi");
@@ -193,6 +384,8 @@ int main(void) {
   tcase_add_test(tc, other_dtypes);
   tcase_add_test(tc, nans);
   tcase_add_test(tc, independent);
+  tcase_add_loop_test(tc, boundaries, 0, 4);
+  tcase_add_test(tc, prod_near_one);
   suite_add_tcase(s, tc);
   int failed = rjt_run_in_process(s);
   printf("%d list request cases run\n", cases_run);
