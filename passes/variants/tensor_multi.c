@@ -91,7 +91,11 @@ static void begin(mk *k) {
   k->table = LLVMGetParam(e->fn, 0);
   k->dst = LLVMGetParam(e->fn, 1);
   k->total = LLVMGetParam(e->fn, 2);
-  k->n = LLVMGetParam(e->fn, 3);
+  /* n taken in 0 .. C: a kernel launched by hand (rj_kernel_launch) with a larger n would index
+   * the shared prefix and the workspace past their C tensors */
+  LLVMValueRef n = LLVMGetParam(e->fn, 3);
+  n = LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, n, c64(k, 0), ""), c64(k, 0), n, "");
+  k->n = tns_min64(e, n, c64(k, k->p.C));
   k->n32 = LLVMBuildTrunc(e->B, k->n, k->i32, "n32");
   e->nparams = 0; /* n is no plan size parameter: rj_reduce_multi passes it */
   tns_launch_bounds(e, MULTI_T, MULTI_CTAS);
@@ -493,6 +497,8 @@ const pass_variant pass_variant_tensor_multi = {
                "folds in a fixed order by whichever CTA ends them",
     .ops = PASS_OPS_SCALAR,
     .lists = true,
+    .invariant_why = "each tensor's stride and the 16-byte alignment of its first element (vector "
+                     "or scalar loads)",
     .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),
