@@ -7,10 +7,13 @@ total_out=), so a loop over the same parameter list, or a CUDA graph capturing i
 per tensor.  multi_reduce(tensors, ...) keeps the last few tables by the tensors' pointers,
 lengths and strides, so calling it on the same list again reuses them."""
 
+import _thread
+
 from ._arrays import describe
 from ._errors import RedjitError
 
 _TABLES_KEPT = 8
+_cache_lock = _thread.allocate_lock()  # multi_reduce's tables, shared by the threads
 
 
 def _einval(msg):
@@ -149,9 +152,10 @@ def multi_reduce(tensors, op="sum", *, total=False, per_tensor=True, out=None, t
     if m is None:
         m = MultiList(tensors)
         if key is not None:
-            if len(_cache) >= _TABLES_KEPT:
-                _cache.pop(next(iter(_cache)))
-            _cache[key] = m
+            with _cache_lock:
+                if len(_cache) >= _TABLES_KEPT:
+                    _cache.pop(next(iter(_cache)))
+                _cache[key] = m
     return m.reduce(op, total=total, per_tensor=per_tensor, out=out, total_out=total_out,
                     nan=nan, stream=stream)
 
