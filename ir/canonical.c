@@ -162,98 +162,110 @@ rj_status ir_combine_canonical(const rj_request *r, char **out, ir_err *e) {
   return *out ? RJ_OK : ir_fail(e, RJ_ENOMEM, "out of memory");
 }
 
+static void tile_fields(cJSON *o, const rj_request *r) {
+  const rj_tile *t = &r->u.tile;
+  cJSON_AddStringToObject(o, "op", ir_op_name(t->op));
+  cJSON_AddStringToObject(o, "dtype", ir_dtype(t->dtype)->name);
+  cJSON_AddStringToObject(o, "scope", ir_scope_name(t->scope));
+  cJSON_AddNumberToObject(o, "threads", t->threads ? t->threads : ir_scope_threads(t->scope));
+  if (t->active) {
+    static const char *const ak[] = {NULL, "warp", "warpgroup", "thread"};
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddNumberToObject(a, ak[t->active], t->active_index);
+    cJSON_AddItemToObject(o, "active", a);
+  }
+  cJSON_AddItemToObject(o, "src", buffer_json(&t->src));
+  cJSON_AddItemToObject(o, "dst", buffer_json(&t->dst));
+  int ax[RJ_MAX_DIMS];
+  for (int i = 0; i < t->naxes; i++)
+    ax[i] = t->axes[i] < 0 ? t->axes[i] + t->src.ndim : t->axes[i];
+  cJSON_AddItemToObject(o, "axes", int32s(ax, t->naxes));
+  cJSON_AddBoolToObject(o, "accum", t->accum);
+  cJSON_AddStringToObject(o, "nan", t->nan == RJ_NAN_IGNORE ? "ignore" : "propagate");
+  if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
+    cJSON_AddNumberToObject(o, "correction", t->correction);
+  if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
+}
+
+static void subgroup_fields(cJSON *o, const rj_request *r) {
+  const rj_subgroup *g = &r->u.subgroup;
+  cJSON_AddStringToObject(o, "primitive", ir_primitive_name(g->primitive));
+  cJSON_AddStringToObject(o, "dtype", ir_dtype(g->dtype)->name);
+  cJSON_AddNumberToObject(o, "log2_size", g->log2_size);
+  cJSON_AddNumberToObject(o, "threads", g->threads);
+  cJSON_AddNumberToObject(o, "blocks", g->blocks);
+  cJSON_AddNumberToObject(o, "arg", g->arg);
+  if (g->index_is_list) cJSON_AddItemToObject(o, "index", int32s(g->index, 32));
+  int op = ir_primitive_op(g->primitive, NULL);
+  if (op == RJ_OP_VAR || op == RJ_OP_STD) cJSON_AddNumberToObject(o, "correction", g->correction);
+  if (op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
+}
+
+static void tensor_fields(cJSON *o, const rj_request *r) {
+  const rj_tensor *t = &r->u.tensor;
+  cJSON_AddStringToObject(o, "op", ir_op_name(t->op));
+  cJSON_AddStringToObject(o, "dtype", ir_dtype(t->dtype)->name);
+  if (t->list_count) cJSON_AddItemToObject(o, "list", list_json(t)); /* in place of the view */
+  if (!t->list_count) view_json(o, t);
+  cJSON_AddBoolToObject(o, "accum", t->accum);
+  cJSON_AddStringToObject(o, "nan", t->nan == RJ_NAN_IGNORE ? "ignore" : "propagate");
+  cJSON_AddBoolToObject(o, "deterministic", t->deterministic);
+  if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1);     /* absent: false (older texts) */
+  if (t->invariant) cJSON_AddBoolToObject(o, "invariant", 1); /* absent: false */
+  if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
+    cJSON_AddNumberToObject(o, "correction", t->correction);
+  if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
+  if (t->values) cJSON_AddBoolToObject(o, "values", 1); /* absent: false (older texts) */
+  if (t->acc_f64 && t->dtype != RJ_F64)                 /* absent: the dtype's own accumulator */
+    cJSON_AddStringToObject(o, "acc_dtype", "f64");
+  fused_json(o, t);  /* absent: one input, no map, no epilogue (older texts) */
+  if (t->segments) { /* absent: no segments (older texts) */
+    cJSON *g = cJSON_AddObjectToObject(o, "segments");
+    cJSON_AddNumberToObject(g, "count", (double)t->segments);
+    cJSON_AddStringToObject(g, "dtype", ir_dtype(t->segments_dtype)->name);
+  }
+}
+
+static void treduce_fields(cJSON *o, const rj_request *r) {
+  const rj_treduce *t = &r->u.treduce;
+  cJSON_AddStringToObject(o, "op", ir_op_name(t->op));
+  cJSON_AddStringToObject(o, "dtype", ir_dtype(t->dtype)->name);
+  cJSON_AddNumberToObject(o, "ranks", t->ranks);
+  cJSON_AddNumberToObject(o, "root", t->root);
+  cJSON_AddItemToObject(o, "shape", ints(t->shape, t->ndim));
+  if (t->tile[0] || t->tile[1]) /* [0, 0], no bound, is the absent field (a given one is >= 1) */
+    cJSON_AddItemToObject(o, "tile", ints(t->tile, 2));
+  cJSON_AddBoolToObject(o, "pingpong", t->pingpong);
+  cJSON_AddStringToObject(o, "nan", t->nan == RJ_NAN_IGNORE ? "ignore" : "propagate");
+  cJSON_AddBoolToObject(o, "accum", t->accum);
+  if (t->has_strides) {
+    cJSON_AddItemToObject(o, "strides", ints(t->strides, t->ndim));
+    cJSON_AddItemToObject(o, "dst_strides", ints(t->dst_strides, t->ndim));
+  }
+  if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1);     /* absent: false (older texts) */
+  if (t->invariant) cJSON_AddBoolToObject(o, "invariant", 1); /* absent: false */
+  if (t->mean_count) cJSON_AddNumberToObject(o, "mean_count", (double)t->mean_count);
+  if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
+}
+
 rj_status ir_canonical(const rj_request *r, char **out, ir_err *e) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return ir_fail(e, RJ_ENOMEM, "out of memory");
   cJSON_AddStringToObject(o, "kind", ir_kind_name(r->kind));
   cJSON_AddStringToObject(o, "variant", r->variant[0] ? r->variant : "auto");
   switch (r->kind) {
-  case RJ_KIND_TILE: {
-    const rj_tile *t = &r->u.tile;
-    cJSON_AddStringToObject(o, "op", ir_op_name(t->op));
-    cJSON_AddStringToObject(o, "dtype", ir_dtype(t->dtype)->name);
-    cJSON_AddStringToObject(o, "scope", ir_scope_name(t->scope));
-    cJSON_AddNumberToObject(o, "threads", t->threads ? t->threads : ir_scope_threads(t->scope));
-    if (t->active) {
-      static const char *const ak[] = {NULL, "warp", "warpgroup", "thread"};
-      cJSON *a = cJSON_CreateObject();
-      cJSON_AddNumberToObject(a, ak[t->active], t->active_index);
-      cJSON_AddItemToObject(o, "active", a);
-    }
-    cJSON_AddItemToObject(o, "src", buffer_json(&t->src));
-    cJSON_AddItemToObject(o, "dst", buffer_json(&t->dst));
-    int ax[RJ_MAX_DIMS];
-    for (int i = 0; i < t->naxes; i++)
-      ax[i] = t->axes[i] < 0 ? t->axes[i] + t->src.ndim : t->axes[i];
-    cJSON_AddItemToObject(o, "axes", int32s(ax, t->naxes));
-    cJSON_AddBoolToObject(o, "accum", t->accum);
-    cJSON_AddStringToObject(o, "nan", t->nan == RJ_NAN_IGNORE ? "ignore" : "propagate");
-    if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
-      cJSON_AddNumberToObject(o, "correction", t->correction);
-    if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
+  case RJ_KIND_TILE:
+    tile_fields(o, r);
     break;
-  }
-  case RJ_KIND_SUBGROUP: {
-    const rj_subgroup *g = &r->u.subgroup;
-    cJSON_AddStringToObject(o, "primitive", ir_primitive_name(g->primitive));
-    cJSON_AddStringToObject(o, "dtype", ir_dtype(g->dtype)->name);
-    cJSON_AddNumberToObject(o, "log2_size", g->log2_size);
-    cJSON_AddNumberToObject(o, "threads", g->threads);
-    cJSON_AddNumberToObject(o, "blocks", g->blocks);
-    cJSON_AddNumberToObject(o, "arg", g->arg);
-    if (g->index_is_list) cJSON_AddItemToObject(o, "index", int32s(g->index, 32));
-    int op = ir_primitive_op(g->primitive, NULL);
-    if (op == RJ_OP_VAR || op == RJ_OP_STD) cJSON_AddNumberToObject(o, "correction", g->correction);
-    if (op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
+  case RJ_KIND_SUBGROUP:
+    subgroup_fields(o, r);
     break;
-  }
-  case RJ_KIND_TENSOR: {
-    const rj_tensor *t = &r->u.tensor;
-    cJSON_AddStringToObject(o, "op", ir_op_name(t->op));
-    cJSON_AddStringToObject(o, "dtype", ir_dtype(t->dtype)->name);
-    if (t->list_count) cJSON_AddItemToObject(o, "list", list_json(t)); /* in place of the view */
-    if (!t->list_count) view_json(o, t);
-    cJSON_AddBoolToObject(o, "accum", t->accum);
-    cJSON_AddStringToObject(o, "nan", t->nan == RJ_NAN_IGNORE ? "ignore" : "propagate");
-    cJSON_AddBoolToObject(o, "deterministic", t->deterministic);
-    if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1);     /* absent: false (older texts) */
-    if (t->invariant) cJSON_AddBoolToObject(o, "invariant", 1); /* absent: false */
-    if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
-      cJSON_AddNumberToObject(o, "correction", t->correction);
-    if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
-    if (t->values) cJSON_AddBoolToObject(o, "values", 1); /* absent: false (older texts) */
-    if (t->acc_f64 && t->dtype != RJ_F64)                 /* absent: the dtype's own accumulator */
-      cJSON_AddStringToObject(o, "acc_dtype", "f64");
-    fused_json(o, t);  /* absent: one input, no map, no epilogue (older texts) */
-    if (t->segments) { /* absent: no segments (older texts) */
-      cJSON *g = cJSON_AddObjectToObject(o, "segments");
-      cJSON_AddNumberToObject(g, "count", (double)t->segments);
-      cJSON_AddStringToObject(g, "dtype", ir_dtype(t->segments_dtype)->name);
-    }
+  case RJ_KIND_TENSOR:
+    tensor_fields(o, r);
     break;
-  }
-  case RJ_KIND_TREDUCE: {
-    const rj_treduce *t = &r->u.treduce;
-    cJSON_AddStringToObject(o, "op", ir_op_name(t->op));
-    cJSON_AddStringToObject(o, "dtype", ir_dtype(t->dtype)->name);
-    cJSON_AddNumberToObject(o, "ranks", t->ranks);
-    cJSON_AddNumberToObject(o, "root", t->root);
-    cJSON_AddItemToObject(o, "shape", ints(t->shape, t->ndim));
-    if (t->tile[0] || t->tile[1]) /* [0, 0], no bound, is the absent field (a given one is >= 1) */
-      cJSON_AddItemToObject(o, "tile", ints(t->tile, 2));
-    cJSON_AddBoolToObject(o, "pingpong", t->pingpong);
-    cJSON_AddStringToObject(o, "nan", t->nan == RJ_NAN_IGNORE ? "ignore" : "propagate");
-    cJSON_AddBoolToObject(o, "accum", t->accum);
-    if (t->has_strides) {
-      cJSON_AddItemToObject(o, "strides", ints(t->strides, t->ndim));
-      cJSON_AddItemToObject(o, "dst_strides", ints(t->dst_strides, t->ndim));
-    }
-    if (t->dynamic) cJSON_AddBoolToObject(o, "dynamic", 1);     /* absent: false (older texts) */
-    if (t->invariant) cJSON_AddBoolToObject(o, "invariant", 1); /* absent: false */
-    if (t->mean_count) cJSON_AddNumberToObject(o, "mean_count", (double)t->mean_count);
-    if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
+  case RJ_KIND_TREDUCE:
+    treduce_fields(o, r);
     break;
-  }
   }
   *out = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);

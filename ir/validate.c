@@ -682,49 +682,15 @@ static rj_status check_segments(const rj_tensor *t, ir_err *e) {
   return RJ_OK;
 }
 
-static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
-  if (t->list_count || t->list_total) {
-    rj_status s = ir_check_op(t->op, t->dtype, e);
-    if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
-    return validate_list(t, e);
-  }
-  rj_status s = ir_check_op(t->op, t->dtype, e);
-  if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
-  combine_use u = {.op = t->op, .dtype = t->dtype, .nan = t->nan, .accum = t->accum};
-  rj_combine cb = t->combine;
-  if ((t->map == RJ_MAP_IR || t->epilogue == RJ_EPI_IR) && t->op != RJ_OP_CUSTOM)
-    /* combine.ir holds the map's (the epilogue's) text */
-    cb.ir = NULL, cb.text = 0;
-  if ((s = validate_combine(u, &cb, e))) return s;
-  if ((unsigned)t->values > 1)
-    return ir_fail(e, RJ_EINVAL, "values: %d, expected 0 or 1", t->values);
-  if (t->values && t->op != RJ_OP_ARGMAX && t->op != RJ_OP_ARGMIN)
-    return ir_fail(e, RJ_EINVAL,
-                   "values: applies only to op \"argmax\" or \"argmin\" (the extreme value "
-                   "beside its index)");
-  if ((s = check_state(t->op, t->accum, t->correction, e))) return s;
-  if ((s = check_acc_f64(t, e))) return s;
-  if ((unsigned)t->dynamic > 1)
-    return ir_fail(e, RJ_EINVAL, "dynamic: %d, expected 0 or 1", t->dynamic);
-  if ((unsigned)t->invariant > 1)
-    return ir_fail(e, RJ_EINVAL, "invariant: %d, expected 0 or 1", t->invariant);
-  if (t->invariant && !t->deterministic)
-    return ir_fail(e, RJ_EINVAL,
-                   "invariant: needs \"deterministic\" (an invariant result is deterministic)");
-  s = check_dims(e, "shape", t->shape, t->ndim, RJ_MAX_DIMS, NULL, 0);
-  if (s) return s;
-  bool red[RJ_MAX_DIMS];
-  if ((s = check_axes(e, t->axes, t->naxes, t->ndim, red, 0))) return s;
-  if ((s = check_segments(t, e))) return s;
-  if (!t->segments && (s = check_empty(t, red, e))) return s;
-  if (t->has_strides)
-    for (int d = 0; d < t->ndim; d++)
-      if (t->strides[d] < 0 || (t->strides[d] == 0 && t->shape[d] > 1 && !red[d]))
-        return ir_fail(e, RJ_EINVAL,
-                       "strides[%d]: %lld; strides are non-negative and a kept dim of size > 1 "
-                       "needs a non-zero stride",
-                       d, (long long)t->strides[d]);
-  if (t->has_strides) { /* the view's span, before anything multiplies strides by sizes */
+/* A strided view: non-negative strides, a span within 2^46 elements, kept dims not overlapping */
+static rj_status check_tensor_strides(const rj_tensor *t, const bool *red, ir_err *e) {
+  for (int d = 0; d < t->ndim; d++)
+    if (t->strides[d] < 0 || (t->strides[d] == 0 && t->shape[d] > 1 && !red[d]))
+      return ir_fail(e, RJ_EINVAL,
+                     "strides[%d]: %lld; strides are non-negative and a kept dim of size > 1 "
+                     "needs a non-zero stride",
+                     d, (long long)t->strides[d]);
+  { /* the view's span, before anything multiplies strides by sizes */
     int64_t span = 0, step = 0;
     for (int d = 0; d < t->ndim; d++)
       if (t->strides[d] > IR_MAX_SPAN ||
@@ -732,7 +698,7 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
           (span += step) > IR_MAX_SPAN)
         return ir_fail(e, RJ_EINVAL, "strides[%d]: the view would span more than 2^46 elements", d);
   }
-  if (t->has_strides) { /* kept dims must not overlap: distinct outputs read distinct elements */
+  { /* kept dims must not overlap: distinct outputs read distinct elements */
     int ord[RJ_MAX_DIMS], n = 0;
     for (int d = 0; d < t->ndim; d++)
       if (!red[d] && t->shape[d] > 1) ord[n++] = d;
@@ -753,6 +719,47 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
       span += (t->shape[d] - 1) * t->strides[d];
     }
   }
+  return RJ_OK;
+}
+
+/* values, dynamic and invariant: 0 or 1, and where they apply */
+static rj_status check_tensor_flags(const rj_tensor *t, ir_err *e) {
+  if ((unsigned)t->values > 1)
+    return ir_fail(e, RJ_EINVAL, "values: %d, expected 0 or 1", t->values);
+  if (t->values && t->op != RJ_OP_ARGMAX && t->op != RJ_OP_ARGMIN)
+    return ir_fail(e, RJ_EINVAL,
+                   "values: applies only to op \"argmax\" or \"argmin\" (the extreme value "
+                   "beside its index)");
+  if ((unsigned)t->dynamic > 1)
+    return ir_fail(e, RJ_EINVAL, "dynamic: %d, expected 0 or 1", t->dynamic);
+  if ((unsigned)t->invariant > 1)
+    return ir_fail(e, RJ_EINVAL, "invariant: %d, expected 0 or 1", t->invariant);
+  if (t->invariant && !t->deterministic)
+    return ir_fail(e, RJ_EINVAL,
+                   "invariant: needs \"deterministic\" (an invariant result is deterministic)");
+  return RJ_OK;
+}
+
+static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
+  rj_status s = ir_check_op(t->op, t->dtype, e);
+  if (s || (s = check_mean(t->op, t->accum, t->nan, e))) return s;
+  if (t->list_count || t->list_total) return validate_list(t, e);
+  combine_use u = {.op = t->op, .dtype = t->dtype, .nan = t->nan, .accum = t->accum};
+  rj_combine cb = t->combine;
+  if ((t->map == RJ_MAP_IR || t->epilogue == RJ_EPI_IR) && t->op != RJ_OP_CUSTOM)
+    /* combine.ir holds the map's (the epilogue's) text */
+    cb.ir = NULL, cb.text = 0;
+  if ((s = validate_combine(u, &cb, e))) return s;
+  if ((s = check_tensor_flags(t, e))) return s;
+  if ((s = check_state(t->op, t->accum, t->correction, e))) return s;
+  if ((s = check_acc_f64(t, e))) return s;
+  s = check_dims(e, "shape", t->shape, t->ndim, RJ_MAX_DIMS, NULL, 0);
+  if (s) return s;
+  bool red[RJ_MAX_DIMS];
+  if ((s = check_axes(e, t->axes, t->naxes, t->ndim, red, 0))) return s;
+  if ((s = check_segments(t, e))) return s;
+  if (!t->segments && (s = check_empty(t, red, e))) return s;
+  if (t->has_strides && (s = check_tensor_strides(t, red, e))) return s;
   return check_map(t, e);
 }
 
