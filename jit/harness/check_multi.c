@@ -2,11 +2,11 @@
  *
  * run: list.count tensors of lengths drawn from the seed (every 16th empty, every 16th of one
  * element, 31 and 33, then mostly up to 4 Ki, some up to 64 Ki and 1 Mi, a few up to 4 Mi; once
- * 2^23 elements are drawn, the rest up to 4 Ki each), most of unit stride and every 7th of stride 2 or 3, at element offsets
- * 0..3 in one poisoned device buffer; the table is uploaded once.  The per-tensor outputs and the
- * total go to poisoned buffers with guards; the float64 reference of each tensor is the 1-D
- * tensor request's (hr_oracle_tensor / hr_oracle_fused), and the total's that of every element
- * in one array.  Two launches from the same inputs must agree bit for bit.
+ * 2^23 elements are drawn, the rest up to 4 Ki each), most of unit stride and every 7th of stride 2
+ * or 3, at element offsets 0..3 in one poisoned device buffer; the table is uploaded once.  The
+ * per-tensor outputs and the total go to poisoned buffers with guards; the float64 reference of
+ * each tensor is the 1-D tensor request's (hr_oracle_tensor / hr_oracle_fused), and the total's
+ * that of every element in one array.  Two launches from the same inputs must agree bit for bit.
  * bench: the same list, CUDA events around each launch; bytes = every element read once + the
  * outputs written. */
 #include "harness.h"
