@@ -46,7 +46,9 @@ def _table_array(a, flat):
     if a.framework == "cupy":
         import cupy
         with cupy.cuda.Device(a.device):
-            return cupy.asarray(flat, dtype=cupy.int64)
+            t = cupy.asarray(flat, dtype=cupy.int64)
+            cupy.cuda.get_current_stream().synchronize()  # landed before a launch on any stream
+            return t
     raise _einval(f"tensors: {a.framework} arrays: give torch tensors or CuPy arrays (redjit "
                   "builds the table with their framework)")
 
