@@ -701,9 +701,11 @@ add("tns-fused-int-count-u32", tensor("count_nonzero", "u32", [64, 1000], [1], d
 for label, r in (("map-int", tensor("sum", "i32", [64, 1000], [1], map="abs")),
                  ("map-argmax", tensor("argmax", "f32", [64, 1000], [1], map="abs")),
                  ("others-missing", tensor("sum", "f32", [64, 1000], [1], map="mul")),
-                 ("where-mean", tensor("mean", "f32", [64, 1000], [1], map="where",
-                                       others=[{"dtype": "f32"}]))):
+                 ):
     add("bad-tns-fused-" + label, r)
+# the masked mean: op mean with map "where" divides by the count of selected elements
+add("tns-fused-where-mean", tensor("mean", "f32", [64, 1000], [1], map="where",
+                                   others=[{"dtype": "f32"}]))
 
 # ------------------------------------------------------------------ treduce (peer kernel)
 def tred(op, dt, ranks, shape, root=None, tile_=None, pingpong=None, **kw):
@@ -1181,6 +1183,53 @@ add("bad-tensor-empty-max-4x0-ax1", tensor("max", "f32", [4, 0], [1]), "sm_90")
 add("bad-tensor-empty-argmin-0", tensor("argmin", "u8", [0]), "sm_90")
 add("bad-tensor-logsumexp-i8", tensor("logsumexp", "i8", [64]), "sm_90")
 add("bad-tensor-prod-e5m2", tensor("prod", "e5m2", [64]), "sm_90")
+
+# ------------------------------------------------------------------ tensor: segments, lists, invariant
+def seg(op, dt, shape, count, odt="i32", **kw):
+    return tensor(op, dt, shape, [0], segments={"count": count, "dtype": odt}, **kw)
+
+
+for name, req in [
+        ("sum-f32-1d", seg("sum", "f32", [1000003], 1000)),
+        ("max-bf16-2d", seg("max", "bf16", [200000, 3], 77, "i64", nan="ignore")),
+        ("argmax-f16-1d", seg("argmax", "f16", [65537], 33)),
+        ("mean-f32-2d-wide", seg("mean", "f32", [9000, 129], 5)),
+        ("var-f64-1d", seg("var", "f64", [100003], 100, "i64")),
+        ("and-u8-1d", seg("and", "u8", [200003], 2000)),
+        ("logsumexp-f32-1d", seg("logsumexp", "f32", [1 << 20], 4096)),
+        ("prod-i16-1d", seg("prod", "i16", [4099], 7))]:
+    add("tns-seg-" + name, req)
+add("bad-tns-seg-strided", seg("sum", "f32", [1000, 4], 10, strides=[8, 1]), "sm_90")
+add("bad-tns-seg-axis1", tensor("sum", "f32", [100, 40], [1], segments={"count": 10}), "sm_90")
+
+
+def lst(op, dt, count, total=False, **kw):
+    r = {"kind": "tensor", "op": op, "dtype": dt, "list": {"count": count, "total": total}}
+    r.update(kw)
+    return r
+
+
+for name, req in [
+        ("sum-f32-150-total", lst("sum", "f32", 150, True)),
+        ("norm-bf16-2000-total", lst("norm", "bf16", 2000, True)),
+        ("max-i32-10", lst("max", "i32", 10)),
+        ("prod-f16-300", lst("prod", "f16", 300, True)),
+        ("count-u8-10240", lst("count_nonzero", "u8", 10240)),
+        ("sumsq-f64-7-total", lst("sumsq", "f64", 7, True))]:
+    add("tns-list-" + name, req)
+add("bad-tns-list-mean-total", lst("mean", "f32", 4, True), "sm_90")
+add("bad-tns-list-count", lst("sum", "f32", 10241), "sm_90")
+for name, req in [
+        ("sum-f32-rows", tensor("sum", "f32", [4096, 100000], [1], invariant=True)),
+        ("sum-bf16-cols", tensor("sum", "bf16", [1024, 32768], [0], invariant=True)),
+        ("var-f32-rows", tensor("var", "f32", [64, 5000], [1], invariant=True)),
+        ("logsumexp-f32-1d", tensor("logsumexp", "f32", [1 << 20], invariant=True)),
+        ("argmax-f16-rows", tensor("argmax", "f16", [300, 777], [1], invariant=True)),
+        ("mean-f16-dyn", tensor("mean", "f16", [64, 4096], [1], invariant=True, dynamic=True))]:
+    for tg in ("sm_80", "sm_90a", "sm_100a"):
+        add("tns-inv-" + name, req, tg)
+add("bad-tns-inv-nondet", tensor("sum", "f32", [64, 64], [1], invariant=True,
+                                 deterministic=False), "sm_90")
 
 
 def main():
