@@ -25,6 +25,23 @@ def skip(reason=""):
     raise Skip(reason)
 
 
+def cuda_torch():
+    """torch, when it sees a CUDA GPU; else the test is skipped, saying why (pytest's skip under
+    pytest)."""
+    try:
+        import pytest
+        sk = pytest.skip
+    except ImportError:
+        sk = skip
+    try:
+        import torch
+    except ImportError as e:
+        sk(f"torch is not importable ({e})")
+    if not torch.cuda.is_available():
+        sk("torch sees no CUDA GPU")
+    return torch
+
+
 def raises(exc, fn, *a, **kw):
     """Calls fn; returns the exception of type exc it raised, fails if it raised none."""
     try:

@@ -23,14 +23,7 @@ except ImportError:
     skip = _runner.skip
 
 
-def _torch():
-    try:
-        import torch
-    except ImportError as e:
-        skip(f"torch is not importable ({e})")
-    if not torch.cuda.is_available():
-        skip("torch sees no CUDA GPU")
-    return torch
+_torch = _runner.cuda_torch  # torch with a GPU, or the test skipped
 
 
 def _cupy():

@@ -9,21 +9,8 @@ import _runner
 _runner.setup_path()
 import redjit  # noqa: E402
 
-try:
-    import pytest
-    skip = pytest.skip
-except ImportError:
-    skip = _runner.skip
 
-
-def _torch():
-    try:
-        import torch
-    except ImportError as e:
-        skip(f"torch is not importable ({e})")
-    if not torch.cuda.is_available():
-        skip("torch sees no CUDA GPU")
-    return torch
+_torch = _runner.cuda_torch  # torch with a GPU, or the test skipped
 
 
 _TOL = {"float16": 1e-2, "bfloat16": 5e-2, "float32": 1e-4, "float64": 1e-10}

@@ -19,14 +19,7 @@ except ImportError:
     skip = _runner.skip
 
 
-def _torch():
-    try:
-        import torch
-    except ImportError as e:
-        skip(f"torch is not importable ({e})")
-    if not torch.cuda.is_available():
-        skip("torch sees no CUDA GPU")
-    return torch
+_torch = _runner.cuda_torch  # torch with a GPU, or the test skipped
 
 
 _TOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 1e-5, "float64": 1e-12}
