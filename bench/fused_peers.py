@@ -36,14 +36,10 @@ import math
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path.append(os.path.join(REPO, "tools", "python"))
-if not os.environ.get("REDJIT_LIBRARY"):
-    for cand in ("carry/libredjit.so.0.2", "build/libredjit.so.0.2"):
-        if os.path.exists(os.path.join(REPO, cand)):
-            os.environ["REDJIT_LIBRARY"] = os.path.join(REPO, cand)
-            break
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import STEADY_BYTES, flushed, steady, use_checkout  # noqa: E402
+
+use_checkout()
 
 import redjit  # noqa: E402
 
@@ -59,7 +55,6 @@ TWO = {"dot": "y", "dot_ir": "y", "mse": "y", "masked_sum": "m", "masked_mean": 
 # map (the goal: within 3 %); f32 only (the IR's types)
 MUL_IR = ("define float @mul(float %x, float %y) {\n  %r = fmul float %x, %y\n"
           "  ret float %r\n}\n")
-STEADY_BYTES = 2 << 30
 TRITON_OP = {"dot": 0, "dot_ir": 0, "sumsq": 1, "norm": 2, "norm_f32": 2, "masked_sum": 3,
              "masked_mean": 4, "mse": 5}
 
@@ -269,20 +264,6 @@ def triton_peer(torch, triton, kernels, op, shape):
     return None if op == "sum" else call1
 
 
-def steady(torch, fn, items, reps):
-    """ms per call: reps calls of fn back to back over the rotated inputs, CUDA events around"""
-    for i in range(3):
-        fn(items[i % len(items)])
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for i in range(reps):
-        fn(items[i % len(items)])
-    e.record()
-    torch.cuda.synchronize()
-    return s.elapsed_time(e) / reps
-
-
 def close(torch, got, ref, dtype):
     g, r = got.reshape(ref.shape).double(), ref
     tol = 1e-4 if dtype == "f32" else 2e-2
@@ -314,8 +295,7 @@ def time_all(torch, triton, fns, items, reps, gb):
     res = {}
     for name, f in fns.items():
         it = items[0]
-        res[name] = gb(triton.testing.do_bench(lambda f=f: f(it), warmup=25, rep=100,
-                                               return_mode="median"))
+        res[name] = gb(flushed(torch, triton, lambda f=f: f(it)))
         res[name + " steady"] = gb(steady(torch, f, items, reps))
     return res
 
