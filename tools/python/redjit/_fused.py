@@ -6,6 +6,7 @@ to rj_tensor_launch_n of its pinned kernel, as a plain reduce does; every check 
 layout is first seen.  Calls the memo does not keep (a Custom op, a map or epilogue as LLVM IR)
 launch rj_reduce_n of their parsed request, kept per request text."""
 import ctypes
+import sys
 
 from . import _arrays
 from ._arrays import describe, kept_shape, normalize_axes, tensor_request
@@ -109,8 +110,7 @@ def _request(c, a, bs, axis, op, map, epilogue, scale, p, nan, acc_dtype):
     rkey = dumps(rq, sort_keys=True)
     req = c.requests.get(rkey)
     if req is None:
-        from . import _MEMO_MAX
-        if len(c.requests) >= _MEMO_MAX:
+        if len(c.requests) >= sys.modules[__package__]._MEMO_MAX:
             c.drop_memo()  # the memo's entries go with the requests they use
         req = c.requests[rkey] = c.parse(rq)
         c.custom_kept = c.custom_kept or op.__class__ is not str
@@ -144,8 +144,8 @@ def fused_reduce(c, x, op, axis, others, map, epilogue, scale, p, out, nan, stre
     if key is None:
         return _unkept(c, a, bs, o, axis, op, map, epilogue, scale, p, out, nan, stream,
                        acc_dtype, stream_of, empty, check_out)
-    from . import _memo_room
-    _memo_room(c, 1 if tkey is None else 2)
+    pkg = sys.modules[__package__]  # the package (which imports this module)
+    pkg._memo_room(c, 1 if tkey is None else 2)
     if c.deferred:
         c.release_deferred()
     try:
@@ -159,8 +159,7 @@ def fused_reduce(c, x, op, axis, others, map, epilogue, scale, p, out, nan, stre
     if tkey is not None:
         c.memo[tkey] = e
     elif a.framework == "torch":
-        from . import _torch_seen
-        _torch_seen()
+        pkg._torch_seen()
     k, dev, kept, arr, n = e
     if out is None:
         out = empty(a, kept, a.dtype)
