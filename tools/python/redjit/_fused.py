@@ -179,7 +179,7 @@ def _unkept(c, a, bs, o, axis, op, map, epilogue, scale, p, out, nan, stream, ac
     req, kept = _request(c, a, bs, axis, op, map, epilogue, scale, p, nan, acc_dtype)
     if out is None:
         out = empty(a, kept, a.dtype)
-    o = describe(out, "out")
+        o = describe(out, "out")
     check_out(o, a, kept, a.dtype)
     ptrs = (ctypes.c_uint64 * max(1, len(bs)))(*[b.ptr for b in bs])
     s = c.L.rj_reduce_n(c.ptr, req, c.options(a.device), a.ptr, ptrs, len(bs), o.ptr, 0,
