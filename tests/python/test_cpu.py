@@ -782,6 +782,14 @@ redjit.dot(x, y, 0, out=T((32,), f32))
 assert len(c.memo) == 2 and len(c.pins) == 1 and len(c.requests) == 1, (c.memo, c.requests)
 redjit.dot(x, y, 0, out=T((32,), f32))
 assert len(c.memo) == 2 and len(c.pins) == 1
+# a map as LLVM IR stays out of the memo: rj_reduce_n of its parsed request, kept per text
+c.L.rj_reduce_n = lambda *a: calls.append(("reduce_n",) + a) or 0
+ir = {"ir": "define float @sq(float %x) {\n  %r = fmul float %x, %x\n  ret float %r\n}\n",
+      "function": "sq"}
+for i in range(2):
+    assert redjit.reduce(x, "sum", 1, map=ir, out=o) is o
+assert calls[-1][0] == calls[-2][0] == "reduce_n" and calls[-1][2] == calls[-2][2], calls[-2:]
+assert calls[-1][4] == x.data_ptr() and calls[-1][7] == o.data_ptr() and len(c.memo) == 2
 print("fused lane ok")
 """
 
