@@ -138,6 +138,8 @@ _PROTOS = {
     "rj_segments_status": (_int, [_vp, _int, _u64]),
     "rj_reduce": (_int, [_vp, _vp, ctypes.POINTER(Options), _u64, _u64, _vp]),
     "rj_tensor_launch": (_int, [_vp, _vp, _int, _u64, _u64, _vp]),
+    "rj_tensor_launch_n": (_int, [_vp, _vp, _int, _u64, ctypes.POINTER(_u64), _int, _u64, _u64,
+                                  _vp]),
     "rj_reduce_values": (_int, [_vp, _vp, ctypes.POINTER(Options), _u64, _u64, _u64, _vp]),
     "rj_reduce_n": (_int, [_vp, _vp, ctypes.POINTER(Options), _u64, ctypes.POINTER(_u64), _int,
                            _u64, _u64, _vp]),
