@@ -93,9 +93,12 @@ def _free_requests(L, requests):
     requests.clear()
 
 
-def _free_ctx(L, ptr, requests, live):
+def _free_ctx(L, ptr, requests, live, seg_status):
     live[0] = False  # first: a Kernel dropped after this calls nothing in the freed context
     _free_requests(L, requests)
+    for dev, word in seg_status.items():  # segment_reduce's status words
+        L.rj_device_free(ptr, dev, word)  # (a failure leaves nothing to do: the context goes)
+    seg_status.clear()
     L.rj_ctx_free(ptr)  # every kernel with it, pinned or not
 
 
@@ -125,7 +128,8 @@ class _Context:
         # custom requests parsed since the kept ones (requests of a Custom op) were last let go
         self.custom_parses = 0
         self.custom_kept = False  # requests holds a request of a Custom op
-        weakref.finalize(self, _free_ctx, L, self.ptr, self.requests, self.live)
+        self.seg_status = {}  # device -> segment_reduce's status word there (_segment.py)
+        weakref.finalize(self, _free_ctx, L, self.ptr, self.requests, self.live, self.seg_status)
         self.opts_gen = _options.generation[0]
         _options.apply_caches(self)  # set_options' disk / memory cache settings
 

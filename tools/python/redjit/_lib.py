@@ -132,6 +132,7 @@ _PROTOS = {
     "rj_device_count": (_int, [_vp, ctypes.POINTER(_int)]),
     "rj_device_sync": (_int, [_vp, _int]),
     "rj_device_alloc": (_int, [_vp, _int, _sz, ctypes.POINTER(_u64)]),
+    "rj_device_free": (_int, [_vp, _int, _u64]),
     "rj_memcpy_htod": (_int, [_vp, _int, _u64, _vp, _sz]),
     "rj_reduce_segments": (_int, [_vp, _vp, ctypes.POINTER(Options), _u64, _u64, _u64, _u64,
                                   _vp]),
