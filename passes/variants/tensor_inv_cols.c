@@ -166,8 +166,8 @@ static void fold(ick *k, LLVMValueRef start, LLVMValueRef hi, int64_t step, LLVM
 }
 
 static LLVMValueRef slot(ick *k, LLVMValueRef lane) {
-  LLVMValueRef i = LLVMBuildAdd(k->e->B, LLVMBuildMul(k->e->B, lane, pass_i32(k->e, k->p.CW), ""),
-                                k->col, "");
+  LLVMValueRef i =
+      LLVMBuildAdd(k->e->B, LLVMBuildMul(k->e->B, lane, pass_i32(k->e, k->p.CW), ""), k->col, "");
   return pass_gep(k->e, k->acc, k->slots, i);
 }
 
@@ -224,8 +224,7 @@ static LLVMValueRef lane_value(ick *k, LLVMValueRef start, LLVMValueRef hi, int6
 static void lanes_kernel(ick *k) {
   pass_emit *e = k->e;
   place(k, LLVMBuildZExt(e->B, tns_ctaid(e), k->i64, ""));
-  LLVMValueRef v =
-      lane_value(k, LLVMBuildZExt(e->B, k->lane, k->i64, ""), c64(k, k->p.N), k->p.G);
+  LLVMValueRef v = lane_value(k, LLVMBuildZExt(e->B, k->lane, k->i64, ""), c64(k, k->p.N), k->p.G);
   store_out(k, butterfly(k, v, k->p.G));
 }
 
@@ -233,7 +232,8 @@ static void lanes_kernel(ick *k) {
 static LLVMValueRef ws_at(ick *k, LLVMValueRef ws, LLVMValueRef s, LLVMValueRef w) {
   LLVMBuilderRef B = k->e->B;
   LLVMValueRef os = LLVMBuildAdd(B, LLVMBuildMul(B, k->out, c64(k, k->p.S), ""), s, "");
-  return pass_gep(k->e, k->acc, ws, LLVMBuildAdd(B, LLVMBuildMul(B, os, c64(k, IC_WARPS), ""), w, ""));
+  return pass_gep(k->e, k->acc, ws,
+                  LLVMBuildAdd(B, LLVMBuildMul(B, os, c64(k, IC_WARPS), ""), w, ""));
 }
 
 /* The last CTA of a tile, step 1: each segment's CTA tree over its 8 warp values (warp 0's
@@ -266,8 +266,8 @@ static void partials_value(ick *k, LLVMValueRef ws) {
   LLVMValueRef hi = LLVMBuildSelect(e->B, k->valid, c64(k, k->p.S), c64(k, 0), "");
   for (int w = 0; w < IC_WARPS; w++) {
     LLVMBuildStore(e->B, tns_identity(e, k->t), a);
-    LLVMValueRef t0 = LLVMBuildAdd(e->B, LLVMBuildZExt(e->B, k->lane, k->i64, ""),
-                                   c64(k, (int64_t)w * 32), "");
+    LLVMValueRef t0 =
+        LLVMBuildAdd(e->B, LLVMBuildZExt(e->B, k->lane, k->i64, ""), c64(k, (int64_t)w * 32), "");
     pass_loop l;
     pass_loop_begin(e, &l, t0, hi, c64(k, IC_T));
     LLVMValueRef x = tns_load_volatile(e, k->acc, ws_at(k, ws, l.i, c64(k, 0)));
