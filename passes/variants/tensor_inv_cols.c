@@ -35,7 +35,7 @@
 #define IC_S_MAX 4096
 #define IC_WARPS (IC_T / 32)
 #define IC_PARTS ((int64_t)1 << 22) /* outputs x segments x warps: the workspace bound */
-#define IC_R 8                      /* loads in flight per thread: two rounds of IC_U */
+#define IC_R_MAX 32                 /* loads in flight per thread, at most (a multiple of IC_U) */
 /* threads a grid should have: four waves of 1024 threads per SM on TNS_DEFAULT_SMS (no SM count
  * is read: the kernel depends on the shape alone) */
 #define IC_THREADS ((int64_t)4 * TNS_DEFAULT_SMS * 1024)
@@ -47,6 +47,7 @@ typedef struct inv_cols_plan {
   int G;                   /* lanes per column (short: pow2(N) <= 32; long: a warp's 32) */
   int S;                   /* segments (0: short) */
   int CW;                  /* columns per CTA */
+  int R;                   /* loads in flight per thread (a multiple of IC_U) */
 } inv_cols_plan;
 _Static_assert(sizeof(inv_cols_plan) <= PASS_PLAN_PRIV, "inv_cols_plan fits the plan");
 
@@ -73,6 +74,10 @@ static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
   int64_t g = tns_pow2(p->N);
   p->G = p->N <= IC_LANES_MAX ? (int)(g > 32 ? 32 : g) : 32;
   if (p->N > IC_LANES_MAX) p->S = segments(p->N, &p->chunk);
+  /* loads in flight: 8 (states: registers), 16 of 4 and 8 bytes, 32 of 1 and 2 (but prod's) */
+  st_req sr = st_of_tensor(t);
+  bool small = ir_dtype(t->dtype)->bytes < 4 && t->op != RJ_OP_PROD;
+  p->R = st_on(&sr) ? 8 : small ? 32 : 16;
   int64_t cw = tns_pow2(p->K) > 32 ? 32 : tns_pow2(p->K);
   int cwmin = ir_dtype(t->dtype)->bytes <= 2 ? 16 : 8;
   for (;; cw /= 2) {
@@ -142,21 +147,22 @@ static void place(ick *k, LLVMValueRef tile) {
 
 /* The thread's elements start, start + step, ... below hi (i64 reduced indices) into acc[IC_U],
  * element r of the thread into acc[r mod IC_U], in index order: tensor_generic's fold_range.
- * IC_R loads issued before their folds. */
+ * R loads issued before their folds. */
 static void fold(ick *k, LLVMValueRef start, LLVMValueRef hi, int64_t step, LLVMValueRef *acc) {
   pass_emit *e = k->e;
   LLVMTypeRef ty = pass_type(e, k->t->dtype);
   pass_loop l;
-  pass_loop_begin(e, &l, start, hi, c64(k, step * IC_R));
-  LLVMValueRef x[IC_R], ok[IC_R], ri[IC_R];
-  for (int j = 0; j < IC_R; j++) {
+  int R = k->p.R;
+  pass_loop_begin(e, &l, start, hi, c64(k, step * R));
+  LLVMValueRef x[IC_R_MAX], ok[IC_R_MAX], ri[IC_R_MAX];
+  for (int j = 0; j < R; j++) {
     ri[j] = LLVMBuildAdd(e->B, l.i, c64(k, step * j), "");
     ok[j] = LLVMBuildICmp(e->B, LLVMIntSLT, ri[j], hi, "");
     LLVMValueRef at = LLVMBuildSelect(e->B, ok[j], ri[j], l.i, "");
     LLVMValueRef off = LLVMBuildAdd(e->B, k->base, LLVMBuildMul(e->B, at, c64(k, k->p.RS), ""), "");
     x[j] = tns_load(e, k->t, pass_gep(e, ty, k->src, off));
   }
-  for (int j = 0; j < IC_R; j++) {
+  for (int j = 0; j < R; j++) {
     pass_if in;
     if (j) pass_if_begin(e, &in, ok[j]);
     tns_fold_elem(e, k->t, acc[j % IC_U], x[j], tns_elem_idx(e, k->t, NULL, ri[j]), NULL);
@@ -244,10 +250,11 @@ static void segment_values(ick *k, LLVMValueRef ws) {
   pass_loop l;
   LLVMValueRef hi = LLVMBuildSelect(e->B, k->valid, c64(k, k->p.S), c64(k, 0), "");
   pass_loop_begin(e, &l, LLVMBuildZExt(e->B, k->lane, k->i64, ""), hi, c64(k, 32));
-  LLVMValueRef v[IC_WARPS];
-  for (int w = 0; w < IC_WARPS; w++)
-    v[w] = tns_load_volatile(e, k->acc, ws_at(k, ws, l.i, c64(k, w)));
-  LLVMValueRef r = reg_tree(k, v, IC_WARPS);
+  LLVMValueRef v[IC_WARPS / 2]; /* the first step as the values come: fewer live registers */
+  for (int w = 0; w < IC_WARPS / 2; w++)
+    v[w] = tns_combine(e, k->t, tns_load_volatile(e, k->acc, ws_at(k, ws, l.i, c64(k, w))),
+                       tns_load_volatile(e, k->acc, ws_at(k, ws, l.i, c64(k, w + IC_WARPS / 2))));
+  LLVMValueRef r = reg_tree(k, v, IC_WARPS / 2);
   if (k->p.S == 1)
     tns_store(e, k->t, k->dst, k->out, tns_mean(e, k->t, r, c64(k, k->p.N)));
   else
@@ -274,8 +281,10 @@ static void partials_value(ick *k, LLVMValueRef ws) {
     LLVMBuildStore(e->B, tns_combine(e, k->t, LLVMBuildLoad2(e->B, k->acc, a, ""), x), a);
     pass_loop_end(e, &l);
     wv[w] = butterfly(k, LLVMBuildLoad2(e->B, k->acc, a, ""), 32);
+    if (w >= IC_WARPS / 2) /* the first step of the tree over the warps, as they come */
+      wv[w - IC_WARPS / 2] = tns_combine(e, k->t, wv[w - IC_WARPS / 2], wv[w]);
   }
-  store_out(k, reg_tree(k, wv, IC_WARPS));
+  store_out(k, reg_tree(k, wv, IC_WARPS / 2));
 }
 
 /* long: a CTA per (tile, segment, warp); the tile's last CTA ends its outputs */
