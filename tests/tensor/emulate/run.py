@@ -8,7 +8,7 @@ address spaces dropped), built by LLVM 22's llc and run CTA by CTA with a thread
 host, so equal trees give equal bits and another tree (checked: a request that is not invariant)
 other bits.  Exit 0: all equal; 1: a difference; 77: no llc or C compiler.
 
-    run.py SRC_DIR BUILD_DIR LLVM_BINDIR [--full]
+    run.py SRC_DIR BUILD_DIR LLVM_BINDIR [--full] [--dtypes=bf16,f16]
     run.py --retarget LLC IR_IN SO_OUT          (harness.c calls this)
 """
 import itertools
@@ -100,7 +100,9 @@ def main():
                     "-ldl", "-rdynamic", "-Wl,-rpath," + build], check=True)
     rcmd = "%s %s --retarget %s" % (sys.executable, os.path.abspath(__file__), llc)
     full = "--full" in sys.argv
-    cases = ([(o, d, s) for o, d, s in itertools.product(OPS, ESZ, SHAPES)] if full else QUICK)
+    dts = [a[9:].split(",") for a in sys.argv if a.startswith("--dtypes=")]
+    dts = dts[0] if dts else list(ESZ)
+    cases = [(o, d, s) for o, d, s in itertools.product(OPS, dts, SHAPES)] if full else QUICK
     bad = ran = 0
     for op, dt, (shape, axes) in cases:
         try:
