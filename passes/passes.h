@@ -270,6 +270,7 @@ extern const pass_variant pass_variant_tensor_rows, pass_variant_tensor_cols,
 extern const pass_variant pass_variant_subgroup;
 extern const pass_variant pass_variant_tensor_ordered;
 extern const pass_variant pass_variant_tensor_multi;
+extern const pass_variant pass_variant_tensor_inv_cols;
 extern const pass_variant pass_variant_tensor_segmented;
 /* op custom: the kernel calls this declaration of the state type, T (T, T); the caller's function
  * is linked to it in the compiler process (jit/custom.c). */

@@ -7,13 +7,14 @@
 
 /* Every registered variant, in any order: pass_variant_at() sorts. */
 static const pass_variant *const all[] = {
-    &pass_variant_shared,       &pass_variant_local,
-    &pass_variant_treduce,      &pass_variant_sm100_packed,
-    &pass_variant_redux,        &pass_variant_tensor_rows,
-    &pass_variant_tensor_cols,  &pass_variant_tensor_generic,
-    &pass_variant_subgroup,     &pass_variant_tensor_cluster,
-    &pass_variant_treduce_ring, &pass_variant_tensor_ordered,
-    &pass_variant_tensor_multi, &pass_variant_tensor_segmented,
+    &pass_variant_shared,          &pass_variant_local,
+    &pass_variant_treduce,         &pass_variant_sm100_packed,
+    &pass_variant_redux,           &pass_variant_tensor_rows,
+    &pass_variant_tensor_cols,     &pass_variant_tensor_generic,
+    &pass_variant_subgroup,        &pass_variant_tensor_cluster,
+    &pass_variant_treduce_ring,    &pass_variant_tensor_ordered,
+    &pass_variant_tensor_multi,    &pass_variant_tensor_segmented,
+    &pass_variant_tensor_inv_cols,
 };
 #define NVAR ((int)(sizeof all / sizeof all[0]))
 

@@ -98,8 +98,8 @@ def test_torch_dtypes_ops_views_axes():
 
 
 def test_torch_invariant():
-    """invariant=True: a row's bits alone and in batches of 7 and 300 rows are the same, close to
-    torch's float64 sum."""
+    """invariant=True: a row's bits alone, in batches of 7 and 300 rows and as a column of the
+    transposed batch (tensor_inv_cols) are the same, close to torch's float64 sum."""
     torch = _torch()
     g = torch.Generator(device="cuda").manual_seed(5)
     for n in (1000, 70001):
@@ -108,6 +108,8 @@ def test_torch_invariant():
         seven = redjit.reduce(x[290:297].clone(), "sum", 1, invariant=True)
         one = redjit.reduce(x[293:294].clone(), "sum", 1, invariant=True)
         assert torch.equal(full[290:297], seven) and torch.equal(full[293:294], one)
+        cols = redjit.reduce(x.t().contiguous(), "sum", 0, invariant=True)
+        assert torch.equal(cols, full)
         ref = x.double().sum(1)
         assert torch.allclose(full.double(), ref, rtol=1e-4, atol=1e-3 * math.sqrt(n))
 

@@ -1,6 +1,7 @@
 /* "invariant": true on the GPU (docs/INVARIANCE.md): for random lengths, every op and dtype, the
  * bits of one row reduced in a batch of 1, 7 (at an odd element offset), 128 and 4096 rows are
- * identical, and so are those of one column among 1, 7, 128 and 4096 columns; with the SM-count
+ * identical, and so are those of one column among 1, 7, 128 and 4096 columns (of a 2-D array and
+ * of a middle axis: tensor_inv_cols against tensor_generic's 1-D array); with the SM-count
  * knob at 1, 16, 78, 132, 148 and 1024 they are identical too.  rj_check holds invariant requests
  * to the float64 reference.  The bits go to a results file ($REDJIT_INVARIANT_OUT, else
  * $OUT/invariant_bits.txt when $OUT is set) so that two GPU models can be compared with diff.
@@ -124,9 +125,15 @@ static void hex(char *buf, const unsigned char *b, int n) {
 static const int batches[] = {1, 7, 128, 4096};
 static const int knob[] = {1, 16, 78, 132, 148, 1024};
 
-/* One (op, dtype, length, layout): the output of the test line (a row, or a column when cols)
- * in every batch, at every SM count, bit for bit. */
-static void one_case(int o, int d, int64_t N, bool cols, uint64_t seed) {
+/* The test line's layout: a row of [B, N], a column of [N, B] or of the middle axis of
+ * [3, N, B] (outer index 2).  A batch of 1 is a 1-D array (tensor_generic); columns of B > 1 go
+ * to tensor_inv_cols, which plays tensor_generic's tree. */
+enum { ROWS, COLS, MID };
+static const char *const layout_names[] = {"rows", "cols", "mid"};
+
+/* One (op, dtype, length, layout): the output of the test line in every batch (and with knobs at
+ * every SM count), bit for bit. */
+static void one_case(int o, int d, int64_t N, int layout, bool knobs, uint64_t seed) {
   rj_dtype dt = dt_ids[d];
   int esz = dt_bytes(dt), rbytes = dt_bytes(rj_result_dtype(op_ids[o], dt));
   bool prod = op_ids[o] == RJ_OP_PROD;
@@ -139,32 +146,39 @@ static void one_case(int o, int d, int64_t N, bool cols, uint64_t seed) {
   char text[32];
   for (int b = 0; b < 4; b++) {
     int64_t B = batches[b];
-    if (B * N > (int64_t)1 << 25) continue; /* long lines: batches up to 2^25 elements */
-    int64_t at = (B - 1) / 2;               /* the test line in the middle of the batch */
-    size_t bytes = (size_t)(B * N) * (size_t)esz;
+    int64_t outer = layout == MID ? 3 : 1;
+    if (outer * B * N > (int64_t)1 << 25) continue; /* long lines: batches up to 2^25 elements */
+    int64_t at = (B - 1) / 2;                       /* the test line in the middle of the batch */
+    size_t bytes = (size_t)(outer * B * N) * (size_t)esz;
     unsigned char *h = malloc(bytes);
     ck_assert_ptr_nonnull(h);
-    for (int64_t i = 0; i < B * N; i++)
+    for (int64_t i = 0; i < outer * B * N; i++)
       draw(&s, dt, prod, h + i * esz);
-    for (int64_t i = 0; i < N; i++) /* rows: [B, N]; columns: [N, B] */
-      memcpy(h + (cols ? i * B + at : at * N + i) * esz, line + i * esz, (size_t)esz);
+    for (int64_t i = 0; i < N; i++) /* rows: [B, N]; columns: [N, B]; mid: [3, N, B] at 2 */
+      memcpy(h + (layout == ROWS ? at * N + i : (outer - 1) * N * B + i * B + at) * esz,
+             line + i * esz, (size_t)esz);
     const char *json =
-        rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[%lld,%lld],"
-                "\"axes\":[%d],\"invariant\":true}",
-                op_names[o], dt_names[d], (long long)(cols ? N : B), (long long)(cols ? B : N),
-                cols ? 0 : 1);
+        layout == ROWS
+            ? rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[%lld,"
+                      "%lld],\"axes\":[1],\"invariant\":true}",
+                      op_names[o], dt_names[d], (long long)B, (long long)N)
+            : rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[%s%lld,"
+                      "%lld],\"axes\":[%d],\"invariant\":true}",
+                      op_names[o], dt_names[d], layout == MID ? "3," : "", (long long)N,
+                      (long long)B, layout == MID ? 1 : 0);
     char req[256];
     snprintf(req, sizeof req, "%s", json);
     int shift = b == 1 ? 1 : 0; /* the batch of 7 at an odd element offset */
-    reduce_one(req, h, bytes, shift, 0, at, rbytes, got, esz);
+    int64_t out = (outer - 1) * B + at;
+    reduce_one(req, h, bytes, shift, 0, out, rbytes, got, esz);
     if (b == 0) memcpy(first, got, (size_t)rbytes);
     hex(text, got, rbytes);
     ck_assert_msg(memcmp(first, got, (size_t)rbytes) == 0,
                   "%s: the line's bits %s in a batch of %lld differ from a batch of 1's", req, text,
                   (long long)B);
-    if (b == 2)
+    if (b == 2 && knobs)
       for (int k = 0; k < 6; k++) {
-        reduce_one(req, h, bytes, 0, knob[k], at, rbytes, got, esz);
+        reduce_one(req, h, bytes, 0, knob[k], out, rbytes, got, esz);
         ck_assert_msg(memcmp(first, got, (size_t)rbytes) == 0,
                       "%s: %d SMs give other bits than the device's", req, knob[k]);
       }
@@ -173,7 +187,7 @@ static void one_case(int o, int d, int64_t N, bool cols, uint64_t seed) {
   hex(text, first, rbytes);
   if (bits_out)
     fprintf(bits_out, "%s %s %lld %s seed=%llu %s\n", op_names[o], dt_names[d], (long long)N,
-            cols ? "cols" : "rows", (unsigned long long)seed, text);
+            layout_names[layout], (unsigned long long)seed, text);
   cases_run++;
   free(line);
 }
@@ -190,15 +204,32 @@ static int64_t draw_len(uint64_t *s, int kind) {
   }
 }
 
+/* column lengths: short (most below 32, few powers of two), around 4096 (lanes, and one
+ * segment past it), long (2 to 5 segments) */
+static int64_t draw_col_len(uint64_t *s, int kind) {
+  switch (kind) {
+  case 0:
+    return 2 + (int64_t)(rng(s) % 40);
+  case 1:
+    return 4000 + (int64_t)(rng(s) % 2000);
+  default:
+    return 16385 + (int64_t)(rng(s) % 60000);
+  }
+}
+
 START_TEST(batches_and_sms) {
   int o = _i / NDTS, d = _i % NDTS;
   if (!takes(o, d)) return;
   uint64_t s = 1000 + (uint64_t)_i;
   for (int kind = 0; kind < 3; kind++) {
     int64_t N = draw_len(&s, kind);
-    one_case(o, d, N, false, s);
-    bool col_op = op_ids[o] == RJ_OP_SUM || op_ids[o] == RJ_OP_VAR || op_ids[o] == RJ_OP_ARGMAX;
-    if (col_op || kind == 0) one_case(o, d, N, true, s + 7);
+    one_case(o, d, N, ROWS, true, s);
+    /* columns: the SM-count knob at the short length (test_invariant: no plan reads the count) */
+    one_case(o, d, draw_col_len(&s, kind), COLS, kind == 0, s + 7);
+    bool mid_op = op_ids[o] == RJ_OP_SUM || op_ids[o] == RJ_OP_VAR || op_ids[o] == RJ_OP_ARGMAX ||
+                  op_ids[o] == RJ_OP_LOGSUMEXP;
+    if (kind == 1 || (kind == 2 && mid_op))
+      one_case(o, d, draw_col_len(&s, kind), MID, false, s + 13);
   }
 }
 END_TEST
@@ -207,12 +238,13 @@ END_TEST
  * columns and a middle axis, constant and dynamic requests (which keep a constant kernel). */
 START_TEST(against_reference) {
   static const char *const views[] = {
-      "\"shape\":[37,1000],\"axes\":[1]", "\"shape\":[3,300000],\"axes\":[1]",
-      "\"shape\":[5000,9],\"axes\":[0]",  "\"shape\":[6,7000,5],\"axes\":[1]",
-      "\"shape\":[2000003],\"axes\":[0]", "\"shape\":[40,50,60],\"axes\":[0,2]"};
+      "\"shape\":[37,1000],\"axes\":[1]",  "\"shape\":[3,300000],\"axes\":[1]",
+      "\"shape\":[5000,9],\"axes\":[0]",   "\"shape\":[6,7000,5],\"axes\":[1]",
+      "\"shape\":[2000003],\"axes\":[0]",  "\"shape\":[40,50,60],\"axes\":[0,2]",
+      "\"shape\":[40000,33],\"axes\":[0]", "\"shape\":[2,21,100],\"axes\":[1]"};
   int o = _i / NDTS, d = _i % NDTS;
   if (!takes(o, d)) return;
-  for (int v = 0; v < 6; v++)
+  for (int v = 0; v < 8; v++)
     for (int dyn = 0; dyn < (v == 0 || v == 1 ? 2 : 1); dyn++) {
       const char *json =
           rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s,"

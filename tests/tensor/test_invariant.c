@@ -58,8 +58,9 @@ START_TEST(validation) {
 }
 END_TEST
 
-/* Every view class goes to tensor_generic (tensor_ordered for a non-commutative custom); a
- * forced rows, cols or cluster variant is refused, naming what its tree depends on. */
+/* Every view class goes to tensor_generic (columns with a unit-stride kept innermost dim to
+ * tensor_inv_cols, tensor_ordered for a non-commutative custom); a forced rows, cols or cluster
+ * variant is refused, naming what its tree depends on. */
 START_TEST(dispatch) {
   rj_ctx *ctx = rj_ctx_new();
   rj_options o;
@@ -68,10 +69,12 @@ START_TEST(dispatch) {
   static const char *const views[][2] = {{"[100000]", "[0]"},     {"[64,1000]", "[1]"},
                                          {"[1000,64]", "[0]"},    {"[4,300,32]", "[1]"},
                                          {"[4,300,32]", "[0,2]"}, {"[65536]", "[0]"}};
+  static const bool col[] = {false, false, true, true, false, false};
   for (int i = 0; i < 6; i++) {
     const char *t = explain(ctx, req("sum", "f32", views[i][0], views[i][1], true), &o);
-    ck_assert_msg(strstr(t, "tensor_generic prio=5 chosen"), "%s", t);
-    ck_assert_msg(strstr(t, "invariant: yes (tensor_generic"), "%s", t);
+    const char *name = col[i] ? "tensor_inv_cols" : "tensor_generic";
+    ck_assert_msg(strstr(t, rjt_fmt("%s prio=%d chosen", name, col[i] ? 6 : 5)), "%s", t);
+    ck_assert_msg(strstr(t, rjt_fmt("invariant: yes (%s", name)), "%s", t);
     t = explain(ctx, req("sum", "f32", views[i][0], views[i][1], false), &o);
     ck_assert_msg(strstr(t, "invariant: no ("), "%s", t);
   }
@@ -97,6 +100,90 @@ START_TEST(dispatch) {
                    "\"dynamic\":true,\"invariant\":true}",
               &o);
   ck_assert_msg(strstr(t, "tensor_generic prio=5 chosen (dynamic: constant kernel"), "%s", t);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* The tree part of the variant's note of an invariant request (from "(invariant: " to " per
+ * output"), forcing the variant. */
+static char *tree_note(rj_ctx *ctx, const char *shape, const char *axes, const char *variant) {
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90a";
+  const char *t = explain(ctx,
+                          rjt_fmt(TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":%s,\"axes\":%s,"
+                                       "\"invariant\":true,\"variant\":\"%s\"}",
+                                  shape, axes, variant),
+                          &o);
+  char name[64];
+  snprintf(name, sizeof name, "%s prio", variant);
+  const char *a = strstr(t, name);
+  ck_assert_msg(a && strstr(a, " chosen (invariant: "), "%s", t);
+  a = strstr(a, "(invariant: ");
+  const char *b = strstr(a, " per output");
+  ck_assert_msg(b, "%s", t);
+  return strndup(a, (size_t)(b - a));
+}
+
+/* tensor_inv_cols plays tensor_generic's tree: the same lanes or segments for every length
+ * (its kernel's bits against tensor_generic's: test_gpu_invariant); the views it declines go
+ * to tensor_generic, and a forced tensor_inv_cols refuses what it does not serve. */
+START_TEST(inv_cols_plans) {
+  rj_ctx *ctx = rj_ctx_new();
+  static const long long lens[] = {2,     3,       5,       31,       32,      33,    1000,
+                                   4095,  4096,    4097,    16384,    16385,   20000, 65536,
+                                   99999, 1 << 20, 5000001, 67108864, 70000000};
+  for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+    int k = lens[i] > 1000000 ? 2 : 40; /* few columns for the long ones (the workspace) */
+    char cols[64], mid[64], one[64];
+    snprintf(cols, sizeof cols, "[%lld,%d]", lens[i], k);
+    snprintf(mid, sizeof mid, "[3,%lld,%d]", lens[i], k);
+    snprintf(one, sizeof one, "[%lld]", lens[i]);
+    char *c = tree_note(ctx, cols, "[0]", "tensor_inv_cols");
+    char *g = tree_note(ctx, cols, "[0]", "tensor_generic");
+    ck_assert_msg(strcmp(c, g) == 0, "%lld: %s / %s", lens[i], c, g);
+    free(c);
+    free(g);
+    c = tree_note(ctx, mid, "[1]", "tensor_inv_cols");
+    g = tree_note(ctx, one, "[0]", "tensor_generic");
+    ck_assert_msg(strcmp(c, g) == 0, "%lld: a middle axis %s / a 1-D array %s", lens[i], c, g);
+    free(c);
+    free(g);
+  }
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90a";
+  /* a strided kept innermost dim, and a workspace over 2^22 partials: tensor_generic */
+  const char *t = explain(ctx,
+                          TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[1000,64],"
+                               "\"strides\":[128,2],\"axes\":[0],\"invariant\":true}",
+                          &o);
+  ck_assert_msg(strstr(t, "tensor_inv_cols prio=6 rejected: the kept innermost dim is not "
+                          "unit-stride") &&
+                    strstr(t, "tensor_generic prio=5 chosen"),
+                "%s", t);
+  t = explain(ctx, req("sum", "f32", "[200000,65536]", "[0]", true), &o);
+  ck_assert_msg(strstr(t, "tensor_inv_cols prio=6 rejected: invariant: 65536 outputs x 13 "
+                          "segments x 8 warps exceed 4194304 partials") &&
+                    strstr(t, "tensor_generic prio=5 chosen"),
+                "%s", t);
+  /* not invariant: tensor_cols, and a forced tensor_inv_cols is refused */
+  t = explain(ctx, req("sum", "f32", "[1000,64]", "[0]", false), &o);
+  ck_assert_msg(strstr(t, "tensor_cols prio=30 chosen"), "%s", t);
+  rj_request r;
+  rjt_parse(ctx,
+            TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[1000,64],\"axes\":[0],"
+                 "\"variant\":\"tensor_inv_cols\"}",
+            &r);
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ENOVARIANT);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "serves \"invariant\": true only"), "%s", rj_errmsg(ctx));
+  /* dynamic: a constant kernel, saying why */
+  t = explain(ctx,
+              TREQ "\"op\":\"var\",\"dtype\":\"bf16\",\"shape\":[1000,64],\"axes\":[0],"
+                   "\"dynamic\":true,\"invariant\":true}",
+              &o);
+  ck_assert_msg(strstr(t, "tensor_inv_cols prio=6 chosen (dynamic: constant kernel"), "%s", t);
   rj_ctx_free(ctx);
 }
 END_TEST
@@ -451,6 +538,7 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, validation);
   tcase_add_test(tc, dispatch);
+  tcase_add_test(tc, inv_cols_plans);
   tcase_add_test(tc, sm_knob);
   tcase_add_test(tc, sm_knob_env);
   tcase_add_test(tc, check_sees_differences);

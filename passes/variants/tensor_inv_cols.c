@@ -1,0 +1,379 @@
+/* tensor_inv_cols: "invariant": true for column views (outer, reduced, kept innermost unit-stride
+ * dims: a reduction over axis 0 of [R, K], or over a middle axis).  The bits are tensor_generic's
+ * invariant tree's for every output (docs/INVARIANCE.md), but the loads are coalesced: the
+ * threads of a warp take consecutive columns, and each thread plays one lane of the fixed tree
+ * for its column, so a warp reads one row's contiguous bytes where tensor_generic's lanes read one
+ * element from each of 32 rows.
+ *
+ * A CTA is CW columns (threads tid mod CW) by up to 32 lanes (tid / CW).  The tree, as
+ * tensor_generic builds it from the reduced length N alone:
+ * - N <= IC_LANES_MAX: G = pow2(N) <= 32 lanes; lane l folds elements l, l + G, ... into IC_U
+ *   accumulators in turn (tns_fold_elem), tns_acc_total, then tns_bfly_tree over G lanes, whose
+ *   lane 0 ends with: for m = G/2 .. 1, value(l) = combine(value(l), value(l + m)) for l < m.
+ *   Here: a CTA of G lanes per column, that butterfly through shared memory.
+ * - Longer: S segments of chunk elements, each a CTA of IC_T threads (8 warps) folding elements
+ *   t, t + IC_T, ... into IC_U accumulators; tns_cta_reduce: the 32-lane butterfly per warp, then
+ *   warp 0's over the 8 warp values; with S > 1 the S partials folded from the identity in
+ *   segment order by thread t (partials t, t + IC_T, ...) and the same CTA tree.  Here a CTA
+ *   plays one warp of one segment (the grid: tiles x S x 8, enough CTAs for any column count);
+ *   its warp value goes to the workspace, and the last CTA of a column tile plays the rest: each
+ *   segment's tree over its 8 warp values (registers), then the 256 threads of the partials'
+ *   fold, a virtual warp at a time, through the same shared-memory butterfly.
+ * Every fold, combine and state is tensor_common.c's, so every op, dtype and NaN policy of
+ * tensor_generic is served with its bits; the GPU suite compares them (test_gpu_invariant). */
+#include "../tensor.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* tensor_generic's invariant tree: its constants (GEN_U, INV_LANES_MAX, INV_T, INV_SEG,
+ * INV_S_MAX); the two files must agree, and test_invariant compares their plans */
+#define IC_U 4
+#define IC_LANES_MAX 4096
+#define IC_T 256
+#define IC_SEG 16384
+#define IC_S_MAX 4096
+#define IC_WARPS (IC_T / 32)
+#define IC_PARTS ((int64_t)1 << 22) /* outputs x segments x warps: the workspace bound */
+#define IC_R_MAX 32                 /* loads in flight per thread, at most (a multiple of IC_U) */
+/* threads a grid should have: four waves of 1024 threads per SM on TNS_DEFAULT_SMS (no SM count
+ * is read: the kernel depends on the shape alone) */
+#define IC_THREADS ((int64_t)4 * TNS_DEFAULT_SMS * 1024)
+
+typedef struct inv_cols_plan {
+  int64_t O, K, OS, N, RS; /* outer dims, columns, reduced length and stride (inner stride 1) */
+  int64_t CB;              /* column tiles per outer index */
+  int64_t chunk;           /* segment length (long) */
+  int G;                   /* lanes per column (short: pow2(N) <= 32; long: a warp's 32) */
+  int S;                   /* segments (0: short) */
+  int CW;                  /* columns per CTA */
+  int R;                   /* loads in flight per thread (a multiple of IC_U) */
+} inv_cols_plan;
+_Static_assert(sizeof(inv_cols_plan) <= PASS_PLAN_PRIV, "inv_cols_plan fits the plan");
+
+/* tensor_generic's segments of a reduced length n > IC_LANES_MAX: their count, and *chunk */
+static int segments(int64_t n, int64_t *chunk) {
+  int64_t S = (n + IC_SEG - 1) / IC_SEG;
+  if (S > IC_S_MAX) S = IC_S_MAX;
+  int64_t round = (int64_t)IC_T * IC_U, ch = (n + S - 1) / S;
+  *chunk = (ch + round - 1) / round * round;
+  return (int)((n + *chunk - 1) / *chunk);
+}
+
+/* The tree is the reduced length's; the tile width CW is free (the bits do not depend on it):
+ * the widest of 32, 16, 8 (not past the columns) whose grid fills IC_THREADS, 1- and 2-byte
+ * dtypes at least 16 (a warp row: 32 contiguous bytes or more). */
+static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
+  int n = v->n;
+  memset(p, 0, sizeof *p);
+  p->K = v->size[n - 1];
+  p->N = v->size[n - 2];
+  p->RS = v->stride[n - 2];
+  p->O = n == 3 ? v->size[0] : 1;
+  p->OS = n == 3 ? v->stride[0] : 0;
+  int64_t g = tns_pow2(p->N);
+  p->G = p->N <= IC_LANES_MAX ? (int)(g > 32 ? 32 : g) : 32;
+  if (p->N > IC_LANES_MAX) p->S = segments(p->N, &p->chunk);
+  /* loads in flight: 8 (states: registers), 16 of 4 and 8 bytes, 32 of 1 and 2 (but prod's) */
+  st_req sr = st_of_tensor(t);
+  bool small = ir_dtype(t->dtype)->bytes < 4 && t->op != RJ_OP_PROD;
+  p->R = st_on(&sr) ? 8 : small ? 32 : 16;
+  int64_t cw = tns_pow2(p->K) > 32 ? 32 : tns_pow2(p->K);
+  int cwmin = ir_dtype(t->dtype)->bytes <= 2 ? 16 : 8;
+  for (;; cw /= 2) {
+    p->CW = (int)cw;
+    p->CB = (p->K + cw - 1) / cw;
+    int64_t ctas = p->O * p->CB * (p->S ? (int64_t)p->S * IC_WARPS : 1);
+    if (cw <= cwmin || ctas * cw * p->G >= IC_THREADS) break;
+  }
+}
+
+static unsigned grid_of(const inv_cols_plan *p) {
+  return (unsigned)(p->O * p->CB * (p->S ? (int64_t)p->S * IC_WARPS : 1));
+}
+
+/* needs a request this variant accepts */
+static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
+  (void)env;
+  ir_tview v;
+  ir_tensor_view(&r->u.tensor, &v);
+  inv_cols_plan p;
+  make_plan(&r->u.tensor, &v, &p);
+  tns_plan_geometry(out, grid_of(&p), (unsigned)(p.CW * p.G));
+  if (r->u.tensor.dynamic)
+    tns_plan_constant(out, "an invariant request's tree is fixed by its reduced length");
+  size_t k = strlen(out->note);
+  if (p.S)
+    snprintf(out->note + k, sizeof out->note - k,
+             " (invariant: %d segments of %lld elements per output, a CTA of %d threads each; "
+             "played by CTAs of %d columns x 32 lanes, one warp of a segment each)",
+             p.S, (long long)p.chunk, IC_T, p.CW);
+  else
+    snprintf(out->note + k, sizeof out->note - k,
+             " (invariant: %d lanes per output; CTAs of %d columns x %d lanes)", p.G, p.CW, p.G);
+  memcpy(out->priv.bytes, &p, sizeof p);
+  return RJ_OK;
+}
+
+#ifndef RJ_PLAN_ONLY
+/* What the emitter's pieces share. */
+typedef struct ick {
+  pass_emit *e;
+  const rj_tensor *t;
+  inv_cols_plan p;
+  LLVMTypeRef acc, i32, i64;
+  LLVMValueRef src, dst, tid, col, lane; /* i32: the thread, its column in the tile, its lane */
+  LLVMValueRef out, valid, base;         /* i64 output index, i1, i64 offset of its element 0 */
+  LLVMValueRef slots;                    /* shared [32][CW] of the acc type: the butterfly */
+} ick;
+
+static LLVMValueRef c64(ick *k, int64_t v) {
+  return tns_i64(k->e, v);
+}
+
+/* The thread's column of tile `tile` (i64): out, valid and base. */
+static void place(ick *k, LLVMValueRef tile) {
+  pass_emit *e = k->e;
+  LLVMBuilderRef B = e->B;
+  LLVMValueRef o = LLVMBuildUDiv(B, tile, c64(k, k->p.CB), "o");
+  LLVMValueRef cb = LLVMBuildURem(B, tile, c64(k, k->p.CB), "");
+  LLVMValueRef kk = LLVMBuildAdd(B, LLVMBuildMul(B, cb, c64(k, k->p.CW), ""),
+                                 LLVMBuildZExt(B, k->col, k->i64, ""), "k");
+  k->valid = LLVMBuildICmp(B, LLVMIntULT, kk, c64(k, k->p.K), "valid");
+  kk = LLVMBuildSelect(B, k->valid, kk, c64(k, 0), "");
+  k->out = LLVMBuildAdd(B, LLVMBuildMul(B, o, c64(k, k->p.K), ""), kk, "out");
+  k->base = LLVMBuildAdd(B, LLVMBuildMul(B, o, c64(k, k->p.OS), ""), kk, "base");
+}
+
+/* The thread's elements start, start + step, ... below hi (i64 reduced indices) into acc[IC_U],
+ * element r of the thread into acc[r mod IC_U], in index order: tensor_generic's fold_range.
+ * R loads issued before their folds. */
+static void fold(ick *k, LLVMValueRef start, LLVMValueRef hi, int64_t step, LLVMValueRef *acc) {
+  pass_emit *e = k->e;
+  LLVMTypeRef ty = pass_type(e, k->t->dtype);
+  pass_loop l;
+  int R = k->p.R;
+  pass_loop_begin(e, &l, start, hi, c64(k, step * R));
+  LLVMValueRef x[IC_R_MAX], ok[IC_R_MAX], ri[IC_R_MAX];
+  for (int j = 0; j < R; j++) {
+    ri[j] = LLVMBuildAdd(e->B, l.i, c64(k, step * j), "");
+    ok[j] = LLVMBuildICmp(e->B, LLVMIntSLT, ri[j], hi, "");
+    LLVMValueRef at = LLVMBuildSelect(e->B, ok[j], ri[j], l.i, "");
+    LLVMValueRef off = LLVMBuildAdd(e->B, k->base, LLVMBuildMul(e->B, at, c64(k, k->p.RS), ""), "");
+    x[j] = tns_load(e, k->t, pass_gep(e, ty, k->src, off));
+  }
+  for (int j = 0; j < R; j++) {
+    pass_if in;
+    if (j) pass_if_begin(e, &in, ok[j]);
+    tns_fold_elem(e, k->t, acc[j % IC_U], x[j], tns_elem_idx(e, k->t, NULL, ri[j]), NULL);
+    if (j) pass_if_end(e, &in);
+  }
+  pass_loop_end(e, &l);
+}
+
+static LLVMValueRef slot(ick *k, LLVMValueRef lane) {
+  LLVMValueRef i =
+      LLVMBuildAdd(k->e->B, LLVMBuildMul(k->e->B, lane, pass_i32(k->e, k->p.CW), ""), k->col, "");
+  return pass_gep(k->e, k->acc, k->slots, i);
+}
+
+/* The butterfly of n lanes (tns_bfly_tree, masks n/2 .. 1) of each column, lane l of the
+ * column holding v: lane 0's value, in lane 0 (the CTA's threads all call it). */
+static LLVMValueRef butterfly(ick *k, LLVMValueRef v, int n) {
+  pass_emit *e = k->e;
+  pass_barrier_cta(e); /* the previous butterfly's readers are done */
+  LLVMBuildStore(e->B, v, slot(k, k->lane));
+  pass_barrier_cta(e);
+  for (int m = n / 2; m >= 1; m /= 2) {
+    pass_if w;
+    pass_if_begin(e, &w, LLVMBuildICmp(e->B, LLVMIntULT, k->lane, pass_i32(e, m), ""));
+    LLVMValueRef a = LLVMBuildLoad2(e->B, k->acc, slot(k, k->lane), "");
+    LLVMValueRef hi = LLVMBuildAdd(e->B, k->lane, pass_i32(e, m), "");
+    LLVMValueRef b = LLVMBuildLoad2(e->B, k->acc, slot(k, hi), "");
+    LLVMBuildStore(e->B, tns_combine(e, k->t, a, b), slot(k, k->lane));
+    pass_if_end(e, &w);
+    pass_barrier_cta(e);
+  }
+  return LLVMBuildLoad2(e->B, k->acc, slot(k, pass_i32(e, 0)), "");
+}
+
+/* The same butterfly over n values in registers: v[0]'s end value. */
+static LLVMValueRef reg_tree(ick *k, LLVMValueRef *v, int n) {
+  for (int m = n / 2; m >= 1; m /= 2)
+    for (int l = 0; l < m; l++)
+      v[l] = tns_combine(k->e, k->t, v[l], v[l + m]);
+  return v[0];
+}
+
+/* lane 0 of a valid column stores v (the output's value, before the mean) */
+static void store_out(ick *k, LLVMValueRef v) {
+  pass_emit *e = k->e;
+  pass_if w;
+  LLVMValueRef l0 = LLVMBuildICmp(e->B, LLVMIntEQ, k->lane, pass_i32(e, 0), "");
+  pass_if_begin(e, &w, LLVMBuildAnd(e->B, l0, k->valid, ""));
+  tns_store(e, k->t, k->dst, k->out, tns_mean(e, k->t, v, c64(k, k->p.N)));
+  pass_if_end(e, &w);
+}
+
+/* The thread's lane value of elements start, start + step, ... below hi: its fold, then
+ * tns_acc_total (an invalid column's lanes fold nothing). */
+static LLVMValueRef lane_value(ick *k, LLVMValueRef start, LLVMValueRef hi, int64_t step) {
+  pass_emit *e = k->e;
+  LLVMValueRef acc[IC_U];
+  tns_acc_init(e, k->t, acc, IC_U);
+  hi = LLVMBuildSelect(e->B, k->valid, hi, start, "");
+  fold(k, start, hi, step, acc);
+  return tns_acc_total(e, k->t, acc, IC_U);
+}
+
+/* short: a CTA per tile, G lanes per column */
+static void lanes_kernel(ick *k) {
+  pass_emit *e = k->e;
+  place(k, LLVMBuildZExt(e->B, tns_ctaid(e), k->i64, ""));
+  LLVMValueRef v = lane_value(k, LLVMBuildZExt(e->B, k->lane, k->i64, ""), c64(k, k->p.N), k->p.G);
+  store_out(k, butterfly(k, v, k->p.G));
+}
+
+/* The workspace slot of (the thread's output, segment s, warp w): [outputs][S][IC_WARPS] */
+static LLVMValueRef ws_at(ick *k, LLVMValueRef ws, LLVMValueRef s, LLVMValueRef w) {
+  LLVMBuilderRef B = k->e->B;
+  LLVMValueRef os = LLVMBuildAdd(B, LLVMBuildMul(B, k->out, c64(k, k->p.S), ""), s, "");
+  return pass_gep(k->e, k->acc, ws,
+                  LLVMBuildAdd(B, LLVMBuildMul(B, os, c64(k, IC_WARPS), ""), w, ""));
+}
+
+/* The last CTA of a tile, step 1: each segment's CTA tree over its 8 warp values (warp 0's
+ * butterfly over the slots, tns_fold_slots), lanes taking segments lane, lane + 32, ...; its
+ * value back into the segment's warp-0 slot, or the output when S is 1. */
+static void segment_values(ick *k, LLVMValueRef ws) {
+  pass_emit *e = k->e;
+  pass_loop l;
+  LLVMValueRef hi = LLVMBuildSelect(e->B, k->valid, c64(k, k->p.S), c64(k, 0), "");
+  pass_loop_begin(e, &l, LLVMBuildZExt(e->B, k->lane, k->i64, ""), hi, c64(k, 32));
+  LLVMValueRef v[IC_WARPS / 2]; /* the first step as the values come: fewer live registers */
+  for (int w = 0; w < IC_WARPS / 2; w++)
+    v[w] = tns_combine(e, k->t, tns_load_volatile(e, k->acc, ws_at(k, ws, l.i, c64(k, w))),
+                       tns_load_volatile(e, k->acc, ws_at(k, ws, l.i, c64(k, w + IC_WARPS / 2))));
+  LLVMValueRef r = reg_tree(k, v, IC_WARPS / 2);
+  if (k->p.S == 1)
+    tns_store(e, k->t, k->dst, k->out, tns_mean(e, k->t, r, c64(k, k->p.N)));
+  else
+    LLVMBuildStore(e->B, r, ws_at(k, ws, l.i, c64(k, 0)));
+  pass_loop_end(e, &l);
+}
+
+/* Step 2 (S > 1): the partials' fold, thread t = 32 w + lane of the CTA folding partials t,
+ * t + IC_T, ... from the identity, then the CTA tree: per warp the butterfly, then over the 8
+ * warp values. */
+static void partials_value(ick *k, LLVMValueRef ws) {
+  pass_emit *e = k->e;
+  pass_barrier_cta(e); /* step 1's segment values are written */
+  LLVMValueRef wv[IC_WARPS];
+  LLVMValueRef a = pass_entry_alloca(e, k->acc, "part");
+  LLVMValueRef hi = LLVMBuildSelect(e->B, k->valid, c64(k, k->p.S), c64(k, 0), "");
+  for (int w = 0; w < IC_WARPS; w++) {
+    LLVMBuildStore(e->B, tns_identity(e, k->t), a);
+    LLVMValueRef t0 =
+        LLVMBuildAdd(e->B, LLVMBuildZExt(e->B, k->lane, k->i64, ""), c64(k, (int64_t)w * 32), "");
+    pass_loop l;
+    pass_loop_begin(e, &l, t0, hi, c64(k, IC_T));
+    LLVMValueRef x = tns_load_volatile(e, k->acc, ws_at(k, ws, l.i, c64(k, 0)));
+    LLVMBuildStore(e->B, tns_combine(e, k->t, LLVMBuildLoad2(e->B, k->acc, a, ""), x), a);
+    pass_loop_end(e, &l);
+    wv[w] = butterfly(k, LLVMBuildLoad2(e->B, k->acc, a, ""), 32);
+    if (w >= IC_WARPS / 2) /* the first step of the tree over the warps, as they come */
+      wv[w - IC_WARPS / 2] = tns_combine(e, k->t, wv[w - IC_WARPS / 2], wv[w]);
+  }
+  store_out(k, reg_tree(k, wv, IC_WARPS / 2));
+}
+
+/* long: a CTA per (tile, segment, warp); the tile's last CTA ends its outputs */
+static void segments_kernel(ick *k) {
+  pass_emit *e = k->e;
+  LLVMBuilderRef B = e->B;
+  LLVMValueRef bid = LLVMBuildZExt(B, tns_ctaid(e), k->i64, "");
+  int64_t per = (int64_t)k->p.S * IC_WARPS;
+  LLVMValueRef tile = LLVMBuildUDiv(B, bid, c64(k, per), "tile");
+  LLVMValueRef sw = LLVMBuildURem(B, bid, c64(k, per), "");
+  LLVMValueRef s = LLVMBuildUDiv(B, sw, c64(k, IC_WARPS), "seg");
+  LLVMValueRef w = LLVMBuildURem(B, sw, c64(k, IC_WARPS), "warp");
+  place(k, tile);
+  LLVMValueRef lo = LLVMBuildMul(B, s, c64(k, k->p.chunk), "");
+  LLVMValueRef hi = tns_min64(e, LLVMBuildAdd(B, lo, c64(k, k->p.chunk), ""), c64(k, k->p.N));
+  LLVMValueRef t = LLVMBuildAdd(B, LLVMBuildMul(B, w, c64(k, 32), ""),
+                                LLVMBuildZExt(B, k->lane, k->i64, ""), "");
+  LLVMValueRef v = butterfly(k, lane_value(k, LLVMBuildAdd(B, lo, t, ""), hi, IC_T), 32);
+  int64_t nparts = k->p.O * k->p.K * per;
+  LLVMValueRef ws = pass_global_array(e, k->acc, nparts, AS_GLOBAL, "rj_ws_part");
+  LLVMValueRef cnt = pass_global_array(e, k->i32, k->p.O * k->p.CB, AS_GLOBAL, "rj_ws_count");
+  pass_if st;
+  LLVMValueRef l0 = LLVMBuildICmp(B, LLVMIntEQ, k->lane, pass_i32(e, 0), "");
+  pass_if_begin(e, &st, LLVMBuildAnd(B, l0, k->valid, ""));
+  LLVMBuildStore(B, v, ws_at(k, ws, s, w));
+  pass_if_end(e, &st);
+  LLVMValueRef cntp = pass_gep(e, k->i32, cnt, tile);
+  pass_if last;
+  pass_if_begin(e, &last, tns_last_cta(e, cntp, k->tid, c64(k, per)));
+  segment_values(k, ws);
+  if (k->p.S > 1) partials_value(k, ws);
+  pass_if z;
+  pass_if_begin(e, &z, LLVMBuildICmp(B, LLVMIntEQ, k->tid, pass_i32(e, 0), ""));
+  LLVMBuildStore(B, pass_i32(e, 0), cntp);
+  pass_if_end(e, &z);
+  pass_if_end(e, &last);
+}
+
+static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
+  (void)self;
+  ick k = {.e = e, .t = &r->u.tensor};
+  memcpy(&k.p, e->plan->priv.bytes, sizeof k.p);
+  k.i32 = LLVMInt32TypeInContext(e->C);
+  k.i64 = LLVMInt64TypeInContext(e->C);
+  tns_begin(e, &k.src, &k.dst, 0, NULL);
+  int T = k.p.CW * k.p.G;
+  tns_launch_bounds(e, T, T >= 64 ? 1024 / T : 16);
+  k.acc = tns_acc_type(e, k.t);
+  k.tid = pass_tid_x(e);
+  k.col = LLVMBuildURem(e->B, k.tid, pass_i32(e, k.p.CW), "col");
+  k.lane = LLVMBuildUDiv(e->B, k.tid, pass_i32(e, k.p.CW), "lane");
+  k.slots = pass_global_array(e, k.acc, T, AS_SHARED, "rj_lanes");
+  if (k.p.S)
+    segments_kernel(&k);
+  else
+    lanes_kernel(&k);
+  LLVMBuildRetVoid(e->B);
+  return RJ_OK;
+}
+#endif
+
+/* invariant requests of column views with a unit-stride kept innermost dim, within the
+ * workspace bound */
+static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
+  const rj_tensor *t = &r->u.tensor;
+  if (!t->invariant) return "serves \"invariant\": true only (tensor_cols serves other columns)";
+  const char *no = tns_accepts_any_view(r, tg, buf, n);
+  if (no) return no;
+  ir_tview v;
+  ir_tensor_view(t, &v);
+  if (tns_classify(&v) != TNS_COLS) return "not a column view (a kept innermost dim)";
+  if (v.stride[v.n - 1] != 1) return "the kept innermost dim is not unit-stride";
+  if (v.reduce_len <= IC_LANES_MAX) return NULL;
+  int64_t chunk, S = segments(v.reduce_len, &chunk);
+  if (v.outputs * S * IC_WARPS <= IC_PARTS) return NULL;
+  snprintf(buf, n, "invariant: %lld outputs x %lld segments x %d warps exceed %lld partials",
+           (long long)v.outputs, (long long)S, IC_WARPS, (long long)IC_PARTS);
+  return buf;
+}
+
+const pass_variant pass_variant_tensor_inv_cols = {
+    .name = "tensor_inv_cols",
+    .prio = 6,
+    .kind = RJ_KIND_TENSOR,
+    .summary = "invariant column reductions: tensor_generic's tree per output, a warp reading a "
+               "row of consecutive columns",
+    .ops = PASS_OPS_SCALAR | ST_OPS | PASS_OP(RJ_OP_CUSTOM),
+    .invariant = true,
+    .accepts = accepts,
+    .plan = plan,
+    .kernel = PASS_EMIT(kernel),
+};
