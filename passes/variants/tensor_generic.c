@@ -17,6 +17,7 @@
 #include <string.h>
 
 #define GEN_U 4 /* guarded loads per lane per round (index math per load: kept small) */
+#define GEN_R 4 /* invariant: rounds per trip of unguarded loads, at most */
 
 /* invariant plans: constants, so that the tree depends on the reduced length alone */
 #define INV_LANES_MAX 4096           /* up to here: G lanes per output */
@@ -75,24 +76,59 @@ static LLVMValueRef red_offset(pass_emit *e, const ir_tview *v, LLVMValueRef ri)
   return tns_fused_offset(e, v, true, ri);
 }
 
+/* The n elements i, i + G, ... (all below the reduced length) folded into acc[k % GEN_U] in
+ * turn, every load issued before the first fold. */
+static void fold_trip(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVMValueRef src,
+                      LLVMValueRef base, LLVMValueRef i, int G, int n, LLVMValueRef *acc) {
+  LLVMTypeRef ty = pass_type(e, t->dtype);
+  LLVMValueRef x[GEN_U * GEN_R], ri[GEN_U * GEN_R];
+  for (int k = 0; k < n; k++) {
+    ri[k] = LLVMBuildAdd(e->B, i, tns_i64(e, (int64_t)k * G), "");
+    LLVMValueRef off = LLVMBuildAdd(e->B, base, red_offset(e, v, ri[k]), "");
+    x[k] = tns_load(e, t, pass_gep(e, ty, src, off));
+  }
+  for (int k = 0; k < n; k++)
+    tns_fold_elem(e, t, acc[k % GEN_U], x[k], tns_elem_idx(e, t, NULL, ri[k]), NULL);
+}
+
+/* Rounds per trip, as many as the registers allow (64 a thread): 4 for a scalar 1- to 4-byte
+ * input over one reduced dim (offsets by immediates), 1 for f64 states, else 2. */
+static int trip_rounds(const rj_tensor *t, const ir_tview *v) {
+  int nred = 0;
+  for (int d = 0; d < v->n; d++)
+    nred += v->red[d] != 0;
+  if (st_is(t->op)) return ir_dtype(tns_acc_dtype(t))->bytes > 4 ? 1 : 2;
+  return !t->nothers && nred == 1 && ir_dtype(t->dtype)->bytes <= 4 ? GEN_R : 2;
+}
+
 /* Lane `lane` of G folds the reduced elements [lo, hi) it owns (lo + lane, + G, ...) of the
- * output at offset base into acc[GEN_U], in turn (invariant requests). */
+ * output at offset base into acc[GEN_U], in turn (invariant requests): element lo + lane + j G
+ * into acc[j mod GEN_U].  Trips of R rounds while they are whole (unguarded loads, all in
+ * flight before the folds), then rounds guarded element by element: the same folds in the same
+ * order as rounds guarded throughout. */
 static void fold_range(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVMValueRef src,
                        LLVMValueRef base, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef lane,
                        int G, LLVMValueRef *acc) {
-  LLVMTypeRef ty = pass_type(e, t->dtype);
+  int R = trip_rounds(t, v);
+  int64_t round = (int64_t)G * GEN_U;
+  LLVMValueRef whole = LLVMBuildSub(e->B, hi, tns_i64(e, round * R - G), "");
   pass_loop l;
-  pass_loop_begin(e, &l, LLVMBuildAdd(e->B, lo, lane, ""), hi, tns_i64(e, (int64_t)G * GEN_U));
+  pass_loop_begin(e, &l, LLVMBuildAdd(e->B, lo, lane, ""), whole, tns_i64(e, round * R));
+  fold_trip(e, t, v, src, base, l.i, G, GEN_U * R, acc);
+  pass_loop_end(e, &l);
+  LLVMValueRef from = LLVMBuildLoad2(e->B, LLVMInt64TypeInContext(e->C), l.var, "");
+  pass_loop r;
+  pass_loop_begin(e, &r, from, hi, tns_i64(e, round));
   for (int u = 0; u < GEN_U; u++) {
-    LLVMValueRef ri = LLVMBuildAdd(e->B, l.i, tns_i64(e, (int64_t)u * G), "");
+    LLVMValueRef ri = LLVMBuildAdd(e->B, r.i, tns_i64(e, (int64_t)u * G), "");
     pass_if in;
     pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, ri, hi, ""));
     LLVMValueRef off = LLVMBuildAdd(e->B, base, red_offset(e, v, ri), "");
-    tns_fold_elem(e, t, acc[u], tns_load(e, t, pass_gep(e, ty, src, off)),
+    tns_fold_elem(e, t, acc[u], tns_load(e, t, pass_gep(e, pass_type(e, t->dtype), src, off)),
                   tns_elem_idx(e, t, NULL, ri), NULL);
     pass_if_end(e, &in);
   }
-  pass_loop_end(e, &l);
+  pass_loop_end(e, &r);
 }
 
 /* Invariant segments: a CTA per (output, segment); the last CTA of an output folds its S
