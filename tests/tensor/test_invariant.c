@@ -449,6 +449,7 @@ START_TEST(same_ops_every_target) {
   /* a 1-D reduction, a fused dot and f64 accumulation of a float */
   if (d == 0) {
     same_fp_ops(ctx, req("sum", "f32", "[1000003]", "[0]", true), true);
+    same_fp_ops(ctx, req("logsumexp", "f32", "[1000003]", "[0]", true), true);
     same_fp_ops(ctx,
                 TREQ "\"op\":\"dot\",\"dtype\":\"f32\",\"shape\":[64,1000],\"axes\":[1],"
                      "\"others\":[{\"dtype\":\"f32\"}],\"invariant\":true}",
@@ -471,6 +472,9 @@ START_TEST(check_sees_differences) {
   free(p);
   p = ptx_for(ctx, req("logsumexp", "f32", "[64,1000]", "[1]", true), "sm_90a", RJ_EMIT_PTX);
   ck_assert_msg(!strstr(p, "approx") && !strstr(p, "ftz"), "the invariant one does not");
+  /* its exp: fma Horner steps, the scale by integer operations, no conversion instruction */
+  ck_assert_msg(strstr(p, "fma.rn.f32") && !strstr(p, "cvt.rni") && !strstr(p, "cvt.rzi"),
+                "the invariant exp");
   free(p);
   char *a = ptx_for(ctx, req("sum", "f32", "[64,1000]", "[1]", true), "sm_90a", RJ_EMIT_PTX);
   char *b = ptx_for(ctx, req("max", "f32", "[64,1000]", "[1]", true), "sm_90a", RJ_EMIT_PTX);
