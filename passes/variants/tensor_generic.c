@@ -92,11 +92,13 @@ static void fold_trip(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVMV
 }
 
 /* Rounds per trip, as many as the registers allow (64 a thread): 4 for a scalar 1- to 4-byte
- * input over one reduced dim (offsets by immediates), 1 for f64 states, else 2. */
+ * input over one reduced dim (offsets by immediates), 1 for f64 states and a caller's combine,
+ * else 2. */
 static int trip_rounds(const rj_tensor *t, const ir_tview *v) {
   int nred = 0;
   for (int d = 0; d < v->n; d++)
     nred += v->red[d] != 0;
+  if (t->op == RJ_OP_CUSTOM) return 1;
   if (st_is(t->op)) return ir_dtype(tns_acc_dtype(t))->bytes > 4 ? 1 : 2;
   return !t->nothers && nred == 1 && ir_dtype(t->dtype)->bytes <= 4 ? GEN_R : 2;
 }
