@@ -17,7 +17,7 @@
 #include <string.h>
 
 #define GEN_U 4 /* guarded loads per lane per round (index math per load: kept small) */
-#define GEN_R 4 /* invariant: rounds per trip of unguarded loads, at most */
+#define GEN_R 8 /* invariant: rounds per trip of unguarded loads, at most */
 
 /* invariant plans: constants, so that the tree depends on the reduced length alone */
 #define INV_LANES_MAX 4096           /* up to here: G lanes per output */
@@ -91,7 +91,7 @@ static void fold_trip(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVMV
     tns_fold_elem(e, t, acc[k % GEN_U], x[k], tns_elem_idx(e, t, NULL, ri[k]), NULL);
 }
 
-/* Rounds per trip, as many as the registers allow (64 a thread): 4 for a scalar 1- to 4-byte
+/* Rounds per trip, as many as the registers allow (64 a thread): 8 for a scalar 1- to 4-byte
  * input over one reduced dim (offsets by immediates), 1 for f64 states and a caller's combine,
  * else 2. */
 static int trip_rounds(const rj_tensor *t, const ir_tview *v) {
