@@ -91,36 +91,48 @@ static void fold_trip(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVMV
     tns_fold_elem(e, t, acc[k % GEN_U], x[k], tns_elem_idx(e, t, NULL, ri[k]), NULL);
 }
 
-/* Rounds per trip, as many as the registers allow (64 a thread): 8 for a scalar 1- to 4-byte
- * input over one reduced dim (offsets by immediates), 1 for f64 states and a caller's combine,
- * else 2. */
-static int trip_rounds(const rj_tensor *t, const ir_tview *v) {
-  int nred = 0;
+/* Rounds per trip: the whole rounds of a range of len elements over G lanes, at most what the
+ * registers allow (64 a thread): 8 for a scalar 1- to 4-byte input over one reduced dim (offsets
+ * by immediates), 1 for f64 states and a caller's combine, else 2. */
+static int trip_rounds(const rj_tensor *t, const ir_tview *v, int64_t len, int G) {
+  int nred = 0, most = 2;
   for (int d = 0; d < v->n; d++)
     nred += v->red[d] != 0;
-  if (t->op == RJ_OP_CUSTOM) return 1;
-  if (st_is(t->op)) return ir_dtype(tns_acc_dtype(t))->bytes > 4 ? 1 : 2;
-  return !t->nothers && nred == 1 && ir_dtype(t->dtype)->bytes <= 4 ? GEN_R : 2;
+  if (t->op == RJ_OP_CUSTOM || (st_is(t->op) && ir_dtype(tns_acc_dtype(t))->bytes > 4))
+    most = 1;
+  else if (!st_is(t->op) && !t->nothers && nred == 1 && ir_dtype(t->dtype)->bytes <= 4)
+    most = GEN_R;
+  int64_t whole = len / ((int64_t)G * GEN_U);
+  return whole < 1 ? 1 : whole < most ? (int)whole : most;
+}
+
+/* Trips of n rounds from *at while they are whole (below hi), unguarded; *at: where they end. */
+static void fold_trips(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVMValueRef src,
+                       LLVMValueRef base, LLVMValueRef *at, LLVMValueRef hi, int G, int n,
+                       LLVMValueRef *acc) {
+  int64_t trip = (int64_t)G * GEN_U * n;
+  pass_loop l;
+  pass_loop_begin(e, &l, *at, LLVMBuildSub(e->B, hi, tns_i64(e, trip - G), ""), tns_i64(e, trip));
+  fold_trip(e, t, v, src, base, l.i, G, GEN_U * n, acc);
+  pass_loop_end(e, &l);
+  *at = LLVMBuildLoad2(e->B, LLVMInt64TypeInContext(e->C), l.var, "");
 }
 
 /* Lane `lane` of G folds the reduced elements [lo, hi) it owns (lo + lane, + G, ...) of the
  * output at offset base into acc[GEN_U], in turn (invariant requests): element lo + lane + j G
- * into acc[j mod GEN_U].  Trips of R rounds while they are whole (unguarded loads, all in
- * flight before the folds), then rounds guarded element by element: the same folds in the same
- * order as rounds guarded throughout. */
+ * into acc[j mod GEN_U].  len: the length of the range, about (hi - lo at most).  Trips of R
+ * rounds while they are whole, then of one round, unguarded (every load of a trip in flight
+ * before its folds), then rounds guarded element by element: the same folds in the same order
+ * as rounds guarded throughout. */
 static void fold_range(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVMValueRef src,
-                       LLVMValueRef base, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef lane,
-                       int G, LLVMValueRef *acc) {
-  int R = trip_rounds(t, v);
-  int64_t round = (int64_t)G * GEN_U;
-  LLVMValueRef whole = LLVMBuildSub(e->B, hi, tns_i64(e, round * R - G), "");
-  pass_loop l;
-  pass_loop_begin(e, &l, LLVMBuildAdd(e->B, lo, lane, ""), whole, tns_i64(e, round * R));
-  fold_trip(e, t, v, src, base, l.i, G, GEN_U * R, acc);
-  pass_loop_end(e, &l);
-  LLVMValueRef from = LLVMBuildLoad2(e->B, LLVMInt64TypeInContext(e->C), l.var, "");
+                       LLVMValueRef base, LLVMValueRef lo, LLVMValueRef hi, int64_t len,
+                       LLVMValueRef lane, int G, LLVMValueRef *acc) {
+  int R = trip_rounds(t, v, len, G);
+  LLVMValueRef at = LLVMBuildAdd(e->B, lo, lane, "");
+  fold_trips(e, t, v, src, base, &at, hi, G, R, acc);
+  if (R > 1) fold_trips(e, t, v, src, base, &at, hi, G, 1, acc);
   pass_loop r;
-  pass_loop_begin(e, &r, from, hi, tns_i64(e, round));
+  pass_loop_begin(e, &r, at, hi, tns_i64(e, (int64_t)G * GEN_U));
   for (int u = 0; u < GEN_U; u++) {
     LLVMValueRef ri = LLVMBuildAdd(e->B, r.i, tns_i64(e, (int64_t)u * G), "");
     pass_if in;
@@ -151,7 +163,8 @@ static rj_status segments_kernel(pass_emit *e, const rj_tensor *t, const ir_tvie
   LLVMValueRef base = tns_fused_offset(e, v, false, out);
   LLVMValueRef acc[GEN_U];
   tns_acc_init(e, t, acc, GEN_U);
-  fold_range(e, t, v, src, base, lo, hi, tid64, p->T, acc);
+  fold_range(e, t, v, src, base, lo, hi, p->chunk < v->reduce_len ? p->chunk : v->reduce_len, tid64,
+             p->T, acc);
   LLVMValueRef val = tns_cta_reduce(e, t, tns_acc_total(e, t, acc, GEN_U), tid, p->T);
   LLVMValueRef t0 = LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), "");
   pass_if w;
@@ -229,7 +242,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_loop l;
   LLVMValueRef len = LLVMBuildSelect(e->B, valid, tns_i64(e, v.reduce_len), tns_i64(e, 0), "");
   if (t->invariant) /* the same tree, the offset without a division where it can */
-    fold_range(e, t, &v, src, base, tns_i64(e, 0), len, lane, G, acc);
+    fold_range(e, t, &v, src, base, tns_i64(e, 0), len, v.reduce_len, lane, G, acc);
   else
     pass_loop_begin(e, &l, lane, len, tns_i64(e, (int64_t)G * GEN_U));
   for (int u = 0; !t->invariant && u < GEN_U; u++) {
