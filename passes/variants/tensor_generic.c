@@ -145,6 +145,36 @@ static void fold_range(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVM
   pass_loop_end(e, &r);
 }
 
+/* Thread tid of the last CTA folds its output's partials tid, tid + T, ... (< S; the first at
+ * ws[at]) into a, from the identity in that order: groups of them loaded before their combines
+ * (volatile: other CTAs wrote them). */
+static void fold_partials(pass_emit *e, const rj_tensor *t, LLVMValueRef at, LLVMValueRef ws,
+                          const generic_plan *p, LLVMValueRef tid, LLVMValueRef a) {
+  LLVMTypeRef acc_ty = tns_acc_type(e, t);
+  int full = p->S / p->T, rest = p->S % p->T;
+  int g = !st_is(t->op) && t->op != RJ_OP_CUSTOM && ir_dtype(tns_acc_dtype(t))->bytes <= 4 ? 16 : 4;
+  LLVMValueRef cur = tns_identity(e, t), part[16];
+  for (int j0 = 0; j0 < full; j0 += g) {
+    int n = full - j0 < g ? full - j0 : g;
+    for (int k = 0; k < n; k++)
+      part[k] = tns_load_volatile(
+          e, acc_ty,
+          pass_gep(e, acc_ty, ws,
+                   LLVMBuildAdd(e->B, at, tns_i64(e, (int64_t)(j0 + k) * p->T), "")));
+    for (int k = 0; k < n; k++)
+      cur = tns_combine(e, t, cur, part[k]);
+  }
+  LLVMBuildStore(e->B, cur, a);
+  if (!rest) return;
+  pass_if in;
+  pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntULT, tid, pass_i32(e, rest), ""));
+  LLVMValueRef last = tns_load_volatile(
+      e, acc_ty,
+      pass_gep(e, acc_ty, ws, LLVMBuildAdd(e->B, at, tns_i64(e, (int64_t)full * p->T), "")));
+  LLVMBuildStore(e->B, tns_combine(e, t, LLVMBuildLoad2(e->B, acc_ty, a, ""), last), a);
+  pass_if_end(e, &in);
+}
+
 /* Invariant segments: a CTA per (output, segment); the last CTA of an output folds its S
  * partials in segment order. */
 static rj_status segments_kernel(pass_emit *e, const rj_tensor *t, const ir_tview *v,
@@ -184,14 +214,7 @@ static rj_status segments_kernel(pass_emit *e, const rj_tensor *t, const ir_tvie
   pass_if l;
   pass_if_begin(e, &l, tns_last_cta(e, cntp, tid, S));
   LLVMValueRef a = tns_acc_as_state(e, t, acc[0]);
-  LLVMBuildStore(e->B, tns_identity(e, t), a);
-  pass_loop fl;
-  pass_loop_begin(e, &fl, tid64, S, tns_i64(e, p->T));
-  LLVMValueRef ix = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, out, S, ""), fl.i, "");
-  LLVMValueRef part = tns_load_volatile(e, acc_ty, pass_gep(e, acc_ty, ws, ix));
-  LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, a, "");
-  LLVMBuildStore(e->B, tns_combine(e, t, cur, part), a);
-  pass_loop_end(e, &fl);
+  fold_partials(e, t, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, out, S, ""), tid64, ""), ws, p, tid, a);
   val = tns_cta_reduce(e, t, LLVMBuildLoad2(e->B, acc_ty, a, ""), tid, p->T);
   pass_if w2;
   pass_if_begin(e, &w2, t0);
