@@ -357,10 +357,11 @@ START_TEST(against_reference) {
   static const char *const views[] = {
       "\"shape\":[37,1000],\"axes\":[1]", "\"shape\":[3,300000],\"axes\":[1]",
       "\"shape\":[5000,9],\"axes\":[0]",  "\"shape\":[6,7000,5],\"axes\":[1]",
-      "\"shape\":[2000003],\"axes\":[0]", "\"shape\":[40,50,60],\"axes\":[0,2]"};
+      "\"shape\":[2000003],\"axes\":[0]", "\"shape\":[40,50,60],\"axes\":[0,2]",
+      "\"shape\":[5000003],\"axes\":[0]"}; /* 306 segments: a thread folds 2 partials */
   int o = _i / NDTS, d = _i % NDTS;
   if (!takes(o, d)) return;
-  for (int v = 0; v < 6; v++)
+  for (int v = 0; v < 7; v++)
     for (int dyn = 0; dyn < (v == 0 || v == 1 ? 2 : 1); dyn++) {
       const char *json =
           rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s,"
