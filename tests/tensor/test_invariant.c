@@ -163,6 +163,11 @@ START_TEST(order_free) {
                    "\"axes\":[1],\"invariant\":true}",
               &o);
   ck_assert_msg(chosen_line(t, "tensor_rows"), "%s", t);
+  /* list requests: max served by tensor_multi */
+  t = explain(ctx,
+              TREQ "\"op\":\"max\",\"dtype\":\"f32\",\"list\":{\"count\":150},\"invariant\":true}",
+              &o);
+  ck_assert_msg(chosen_line(t, "tensor_multi"), "%s", t);
   /* segmented requests: argmax served, a float sum refused */
   t = explain(ctx,
               TREQ "\"op\":\"argmax\",\"dtype\":\"f16\",\"shape\":[65537],\"axes\":[0],"
