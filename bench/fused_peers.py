@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fused maps against their peers: redjit's dot, dot_ir (the same with the product as a caller's
-map in LLVM IR: its cost beside the built-in map), norm (p = 2, summed in f64), sumsq, masked_sum,
-masked_mean and mse (through the Python package: redjit.dot / norm / reduce) against redjit's
+map in LLVM IR: its cost beside the built-in map), norm (p = 2, summed in f64), norm_f32 (the
+same with "acc_dtype": "f32", the peers' accumulator: f32 squares, which overflow past 1.8e19),
+sumsq, masked_sum, masked_mean and mse (through the Python package: redjit.dot / norm / reduce) against redjit's
 plain sum of the same shape, torch's unfused expressions ((x * y).sum(dim), (x * x).sum(dim),
 torch.where(m, x, 0).sum(dim), ...), torch's fused functions where they exist (torch.dot,
 torch.linalg.vecdot, torch.linalg.vector_norm, torch.nn.functional.mse_loss), a CuPy
@@ -35,14 +36,10 @@ import math
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path.append(os.path.join(REPO, "tools", "python"))
-if not os.environ.get("REDJIT_LIBRARY"):
-    for cand in ("carry/libredjit.so.0.2", "build/libredjit.so.0.2"):
-        if os.path.exists(os.path.join(REPO, cand)):
-            os.environ["REDJIT_LIBRARY"] = os.path.join(REPO, cand)
-            break
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import STEADY_BYTES, flushed, steady, use_checkout  # noqa: E402
+
+use_checkout()
 
 import redjit  # noqa: E402
 
@@ -52,15 +49,14 @@ SHAPES = {  # name: (shape, axes)
     "1d24": ([1 << 24], [0]),
     "1d28": ([1 << 28], [0]),
 }
-OPS = ["sum", "dot", "dot_ir", "norm", "sumsq", "masked_sum", "masked_mean", "mse"]
+OPS = ["sum", "dot", "dot_ir", "norm", "norm_f32", "sumsq", "masked_sum", "masked_mean", "mse"]
 TWO = {"dot": "y", "dot_ir": "y", "mse": "y", "masked_sum": "m", "masked_mean": "m"}  # input 2
 # dot_ir: the dot with the product as the caller's map (LLVM IR): its cost beside dot's built-in
 # map (the goal: within 3 %); f32 only (the IR's types)
 MUL_IR = ("define float @mul(float %x, float %y) {\n  %r = fmul float %x, %y\n"
           "  ret float %r\n}\n")
-STEADY_BYTES = 2 << 30
-TRITON_OP = {"dot": 0, "dot_ir": 0, "sumsq": 1, "norm": 2, "masked_sum": 3, "masked_mean": 4,
-             "mse": 5}
+TRITON_OP = {"dot": 0, "dot_ir": 0, "sumsq": 1, "norm": 2, "norm_f32": 2, "masked_sum": 3,
+             "masked_mean": 4, "mse": 5}
 
 
 def request(op, shape, axes, dtype):
@@ -69,6 +65,8 @@ def request(op, shape, axes, dtype):
         r["others"] = [{"dtype": dtype if TWO[op] == "y" else "u8"}]
     if op == "dot_ir":
         r.update(op="sum", map={"ir": MUL_IR, "function": "mul"})
+    if op == "norm_f32":
+        r.update(op="norm", acc_dtype="f32")
     return r
 
 
@@ -99,6 +97,8 @@ def ours(op, axes):
                                  map={"ir": MUL_IR, "function": "mul"})
         if op == "norm":
             return redjit.norm(x, 2, ax, out=o)
+        if op == "norm_f32":  # the peers' accumulator: f32 squares (may overflow)
+            return redjit.reduce(x, "norm", ax, out=o, acc_dtype="f32")
         if op == "sumsq":
             return redjit.reduce(x, "sumsq", ax, out=o)
         other = it["y"] if TWO[op] == "y" else it["m"]
@@ -112,7 +112,8 @@ def reference(torch, op, it, dim):
     m = it["mb"]
     return {"sum": lambda: x.sum(dim), "dot": lambda: (x * y).sum(dim),
             "dot_ir": lambda: (x * y).sum(dim),
-            "norm": lambda: torch.linalg.vector_norm(x, 2, dim), "sumsq": lambda: (x * x).sum(dim),
+            "norm": lambda: torch.linalg.vector_norm(x, 2, dim),
+            "norm_f32": lambda: torch.linalg.vector_norm(x, 2, dim), "sumsq": lambda: (x * x).sum(dim),
             "masked_sum": lambda: torch.where(m, x, 0).sum(dim),
             "masked_mean": lambda: torch.where(m, x, 0).sum(dim) / m.sum(dim),
             "mse": lambda: ((x - y) ** 2).mean(dim)}[op]()
@@ -128,7 +129,7 @@ def torch_peers(torch, op, dim, one_d):
         p["torch unfused"] = lambda it: (it["x"] * it["y"]).sum(dim)
         p["torch fused"] = ((lambda it: torch.dot(it["x"], it["y"])) if one_d else
                             (lambda it: torch.linalg.vecdot(it["x"], it["y"], dim=dim)))
-    elif op == "norm":
+    elif op in ("norm", "norm_f32"):
         p["torch unfused"] = lambda it: (it["x"] * it["x"]).sum(dim).sqrt()
         p["torch fused"] = lambda it: torch.linalg.vector_norm(it["x"], 2, dim)
     elif op == "sumsq":
@@ -152,6 +153,8 @@ def cupy_peer(cupy, op, dim):
          "dot": RK("T x, T y", "T z", "x * y", "a + b", "z = a", "0", "rj_dot"),
          "dot_ir": RK("T x, T y", "T z", "x * y", "a + b", "z = a", "0", "rj_dot"),
          "norm": RK("T x", "T z", "(float)x * (float)x", "a + b", "z = sqrt(a)", "0", "rj_nrm2"),
+         "norm_f32": RK("T x", "T z", "(float)x * (float)x", "a + b", "z = sqrt(a)", "0",
+                        "rj_nrm2"),
          "sumsq": RK("T x", "T z", "x * x", "a + b", "z = a", "0", "rj_sumsq"),
          "masked_sum": RK("T x, M m", "T z", "m ? x : T(0)", "a + b", "z = a", "0", "rj_msum"),
          "mse": RK("T x, T y", "T z", "(x - y) * (x - y)", "a + b",
@@ -251,7 +254,7 @@ def triton_peer(torch, triton, kernels, op, shape):
             c.zero_()
         other = it["y"] if TWO.get(op) == "y" else it["m"]
         flat[grid](it["x"], other, z, c, n, OP=code, BLOCK=BLOCK, ITERS=ITERS)
-        if op == "norm":
+        if op in ("norm", "norm_f32"):
             return z.sqrt()
         if op == "masked_mean":
             return z / c
@@ -259,20 +262,6 @@ def triton_peer(torch, triton, kernels, op, shape):
             return z / n
         return z
     return None if op == "sum" else call1
-
-
-def steady(torch, fn, items, reps):
-    """ms per call: reps calls of fn back to back over the rotated inputs, CUDA events around"""
-    for i in range(3):
-        fn(items[i % len(items)])
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for i in range(reps):
-        fn(items[i % len(items)])
-    e.record()
-    torch.cuda.synchronize()
-    return s.elapsed_time(e) / reps
 
 
 def close(torch, got, ref, dtype):
@@ -306,8 +295,7 @@ def time_all(torch, triton, fns, items, reps, gb):
     res = {}
     for name, f in fns.items():
         it = items[0]
-        res[name] = gb(triton.testing.do_bench(lambda f=f: f(it), warmup=25, rep=100,
-                                               return_mode="median"))
+        res[name] = gb(flushed(torch, triton, lambda f=f: f(it)))
         res[name + " steady"] = gb(steady(torch, f, items, reps))
     return res
 

@@ -1,5 +1,6 @@
 """The Python package's own per-call cost of a repeated redjit.reduce, with no GPU: the C entry
-points that would launch (rj_reduce, rj_tensor_launch) are replaced by no-op C functions of the
+points that would launch (rj_reduce, rj_tensor_launch, and the fused calls' rj_reduce_n and
+rj_tensor_launch_n) are replaced by no-op C functions of the
 same signature (built here with cc), so what is timed is the package's work plus the ctypes call.
 The arrays are stand-ins: objects exposing __cuda_array_interface__ (a property building a new
 dict per access, as CuPy's and Numba's do), and "CUDA tensors" of tests/python/_fake_torch.py (a
@@ -38,6 +39,12 @@ int rj_stub6(void *ctx, void *k, int dev, uint64_t src, uint64_t dst, void *stre
   (void)ctx; (void)k; (void)dev; (void)src; (void)dst; (void)stream;
   return 0;
 }
+int rj_stub9(void *ctx, void *k, void *opt_or_dev, uint64_t src, const uint64_t *others,
+             int nothers, uint64_t dst, uint64_t values, void *stream) {
+  (void)ctx; (void)k; (void)opt_or_dev; (void)src; (void)others; (void)nothers; (void)dst;
+  (void)values; (void)stream;
+  return 0;
+}
 """
 
 
@@ -73,14 +80,38 @@ def best_ns(fn):
     return best * 1e9
 
 
+def fused_rows():
+    """Fused calls on 65536 x 128 f32 along rows: dot, sumsq, norm, the masked mean (a uint8
+    mask), CAI stand-ins and torch stand-ins (rj_reduce_n and rj_tensor_launch_n stubbed)."""
+    f32, u8 = torch.float32, torch.uint8
+    shape = (65536, 128)
+    cai = (FakeArray(shape, 0x7f0000100000), FakeArray(shape, 0x7f0010100000),
+           FakeArray(shape, 0x7f0020100000, "|u1"), FakeArray((65536,), 0x7f0030100000))
+    tch = (torch.Tensor(shape, f32), torch.Tensor(shape, f32), torch.Tensor(shape, u8),
+           torch.Tensor((65536,), f32))
+    rows = []
+    for kind, (x, y, m, o) in (("CAI", cai), ("torch stand-in", tch)):
+        for label, fn in (("redjit.dot(x, y, 1, out=o)", lambda: redjit.dot(x, y, 1, out=o)),
+                          ("redjit.reduce(x, \"sumsq\", 1, out=o)",
+                           lambda: redjit.reduce(x, "sumsq", 1, out=o)),
+                          ("redjit.norm(x, 2, 1, out=o)", lambda: redjit.norm(x, 2, 1, out=o)),
+                          ("redjit.reduce(x, \"masked_mean\", 1, others=(m,), out=o)",
+                           lambda: redjit.reduce(x, "masked_mean", 1, others=(m,), out=o))):
+            for _ in range(3):
+                fn()
+            rows.append((f"{label}: {kind}, 65536 x 128 f32, rows", best_ns(fn)))
+    return rows
+
+
 def main():
     L = _lib.lib()
     with tempfile.TemporaryDirectory() as d:
         S = stub_library(d)
-        for name in ("rj_reduce", "rj_tensor_launch"):
+        for name in ("rj_reduce", "rj_tensor_launch", "rj_reduce_n", "rj_tensor_launch_n"):
             real = getattr(L, name, None)
             if real is not None:  # a new function object with the real entry's argtypes
-                f = ctypes.CDLL(S._name).rj_stub6
+                f = getattr(ctypes.CDLL(S._name), "rj_stub9" if name.endswith("_n") else
+                            "rj_stub6")
                 f.restype, f.argtypes = real.restype, real.argtypes
                 setattr(L, name, f)
         bare = S.rj_stub6
@@ -113,6 +144,7 @@ def main():
             redjit.reduce(x)
         rows.append(("redjit.reduce(x): torch stand-in, 1 Ki f32 (allocates out)",
                      best_ns(lambda: redjit.reduce(x))))
+        rows += fused_rows()
     print(f"python {sys.version.split()[0]}, best of {REPEATS} x {N} calls, launch stubbed\n")
     print("| call | ns per call |\n| --- | --- |")
     for name, ns in rows:

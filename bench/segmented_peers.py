@@ -28,19 +28,14 @@ import json
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path.append(os.path.join(REPO, "tools", "python"))
-if not os.environ.get("REDJIT_LIBRARY"):
-    for cand in ("carry/libredjit.so.0.2", "build/libredjit.so.0.2"):
-        if os.path.exists(os.path.join(REPO, cand)):
-            os.environ["REDJIT_LIBRARY"] = os.path.join(REPO, cand)
-            break
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import HERE, STEADY_BYTES, flushed, steady, use_checkout  # noqa: E402
+
+use_checkout()
 
 import redjit  # noqa: E402
 
 LENGTHS = ["1", "8", "64", "1024", "65536", "16777216", "mix"]
-STEADY_BYTES = 2 << 30
 
 
 def lengths_of(name, n, seed=0):
@@ -105,38 +100,6 @@ class Ours:
         if s:
             raise RuntimeError(self.L.rj_errmsg(self.ctx).decode())
         return y
-
-
-def flushed(torch, triton, fn):
-    """ms: triton.testing.do_bench's median (L2 flushed before each run), or without triton the
-    same by hand: 256 MiB written before each of 30 runs, CUDA events around each."""
-    if triton is not None:
-        return triton.testing.do_bench(fn, warmup=10, rep=50, return_mode="median")
-    junk = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
-    times = []
-    for i in range(35):
-        junk.zero_()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        if i >= 5:
-            times.append(s.elapsed_time(e))
-    return sorted(times)[len(times) // 2]
-
-
-def steady(torch, fn, xs, reps):
-    for i in range(3):
-        fn(xs[i % len(xs)])
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for i in range(reps):
-        fn(xs[i % len(xs)])
-    e.record()
-    torch.cuda.synchronize()
-    return s.elapsed_time(e) / reps
 
 
 def reference(torch, x, lens_t, op):
@@ -223,7 +186,7 @@ def run_case(torch, triton, cupy, args, name, op):
             print(f"  (cub {name} {op}: its result differs from torch's float64 reference)")
     for k, (f, ob) in fns.items():
         try:
-            ms = flushed(torch, triton, lambda: f(x))
+            ms = flushed(torch, triton, lambda: f(x), warmup=10, rep=50)
             mss = steady(torch, f, xs, args.reps)
             res[k] = (eff(ms), allb(ms, ob), eff(mss), ms * 1e3)
         except Exception as e:  # noqa: a peer that cannot run this case

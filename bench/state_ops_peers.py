@@ -30,14 +30,10 @@ import math
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path.append(os.path.join(REPO, "tools", "python"))
-if not os.environ.get("REDJIT_LIBRARY"):
-    for cand in ("carry/libredjit.so.0.2", "build/libredjit.so.0.2"):
-        if os.path.exists(os.path.join(REPO, cand)):
-            os.environ["REDJIT_LIBRARY"] = os.path.join(REPO, cand)
-            break
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import STEADY_BYTES, flushed, steady, use_checkout  # noqa: E402
+
+use_checkout()
 
 import redjit  # noqa: E402
 
@@ -49,7 +45,6 @@ SHAPES = {  # name: (shape, axes)
 }
 OPS = ["sum", "sum64", "custom", "argmax", "argmin", "var", "std", "logsumexp"]
 ADD_IR = "define float @add(float %a, float %b) {\n  %c = fadd float %a, %b\n  ret float %c\n}\n"
-STEADY_BYTES = 2 << 30
 
 
 def request(op, shape, axes):
@@ -128,21 +123,6 @@ def peers(torch, cupy, cupyx_lse, op, dim):
     return out
 
 
-def steady(torch, fn, items, reps):
-    """ms per call: reps calls fn(x, cupy view of x) back to back, the inputs rotated, CUDA events
-    around the whole loop"""
-    for i in range(3):
-        fn(*items[i % len(items)])
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for i in range(reps):
-        fn(*items[i % len(items)])
-    e.record()
-    torch.cuda.synchronize()
-    return s.elapsed_time(e) / reps
-
-
 def check(torch, op, got, ref, n):
     if op in ("argmax", "argmin"):
         return torch.equal(got.reshape(ref.shape).to(torch.int64), ref.to(torch.int64))
@@ -183,13 +163,11 @@ def run_shape(torch, triton, cupy, cupyx_lse, args, name, custom):
         got = ours(x)
         torch.cuda.synchronize()
         ok = check(torch, op, got, ref, n)
-        res = {"ours": gb(triton.testing.do_bench(lambda: ours(x), warmup=25, rep=100,
-                                                  return_mode="median")),
-               "ours steady": gb(steady(torch, ours, items, args.reps))}
+        res = {"ours": gb(flushed(torch, triton, lambda: ours(x))),
+               "ours steady": gb(steady(torch, lambda it: ours(*it), items, args.reps))}
         for pname, pf in peers(torch, cupy, cupyx_lse, op, dim).items():
-            res[pname] = gb(triton.testing.do_bench(lambda: pf(x, cx), warmup=25, rep=100,
-                                                    return_mode="median"))
-            res[pname + " steady"] = gb(steady(torch, pf, items, args.reps))
+            res[pname] = gb(flushed(torch, triton, lambda: pf(x, cx)))
+            res[pname + " steady"] = gb(steady(torch, lambda it, pf=pf: pf(*it), items, args.reps))
         if op == "sum":
             sums = res
         rows.append((op, res, ok))

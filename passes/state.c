@@ -9,18 +9,26 @@ bool st_is(rj_op op) {
 }
 
 st_req st_of_tensor(const rj_tensor *t) { /* i8 .. bool, float8: in the dtype they reduce in */
-  if (t->op == RJ_OP_MEAN && t->map == RJ_MAP_WHERE) /* W: the accumulator, f64 under acc_f64 */
+  if (t->op == RJ_OP_MEAN && t->map == RJ_MAP_WHERE) { /* W: the accumulator, f64 under acc_f64 */
+    bool red[RJ_MAX_DIMS] = {0}; /* the reduced length, as ir_tensor_view counts it */
+    for (int a = 0; a < t->naxes; a++)
+      red[t->axes[a] < 0 ? t->axes[a] + t->ndim : t->axes[a]] = true;
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++)
+      n *= red[d] ? t->shape[d] : 1;
+    bool count32 = !t->dynamic && !t->segments && !t->list_count && n <= INT32_MAX;
     return (st_req){t->op,       t->acc_f64 ? RJ_F64 : ir_acc_dtype(t->op, t->dtype),
                     t->nan,      0,
                     &t->combine, t->invariant,
-                    true};
+                    true,        count32};
+  }
   return (st_req){
-      t->op, ir_acc_dtype(t->op, t->dtype), t->nan, t->correction, &t->combine, t->invariant,
+      t->op, ir_acc_dtype(t->op, t->dtype), t->nan, t->correction, &t->combine, t->invariant, false,
       false};
 }
 
 st_req st_of_tile(const rj_tile *t) {
-  return (st_req){t->op, t->dtype, t->nan, t->correction, &t->combine, 0, false};
+  return (st_req){t->op, t->dtype, t->nan, t->correction, &t->combine, 0, false, false};
 }
 
 st_req st_of_subgroup(const rj_subgroup *g) {
@@ -31,11 +39,12 @@ st_req st_of_subgroup(const rj_subgroup *g) {
                   g->correction,
                   &g->combine,
                   0,
+                  false,
                   false};
 }
 
 st_req st_of_treduce(const rj_treduce *t) {
-  return (st_req){t->op, t->dtype, t->nan, 0, &t->combine, 0, false};
+  return (st_req){t->op, t->dtype, t->nan, 0, &t->combine, 0, false, false};
 }
 
 bool st_indexed(rj_op op) {
@@ -154,7 +163,7 @@ LLVMTypeRef st_type(pass_emit *e, const st_req *t) {
   LLVMTypeRef f[3] = {pass_acc_type(e, t->dtype), i64};
   int n = 2;
   if (t->masked)
-    f[0] = w;
+    f[0] = w, f[1] = t->count32 ? LLVMInt32TypeInContext(e->C) : i64;
   else if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
     f[0] = i64, f[1] = w, f[2] = w, n = 3;
   else if (t->op == RJ_OP_LOGSUMEXP)
@@ -172,7 +181,7 @@ LLVMValueRef st_identity(pass_emit *e, const st_req *t) {
   int n = 2;
   if (t->masked) {
     f[0] = real(e, t->dtype, 0);
-    f[1] = pass_i64(e, 0);
+    f[1] = t->count32 ? pass_i32(e, 0) : pass_i64(e, 0);
   } else if (st_indexed(t->op)) {
     f[0] = pass_identity(e, t->op == RJ_OP_ARGMAX ? RJ_OP_MAX : RJ_OP_MIN, t->dtype);
     f[1] = pass_i64(e, -1);

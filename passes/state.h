@@ -15,7 +15,8 @@
  *   logsumexp        {W m, W s}; one exp per combine (the smaller max's sum is scaled); result
  *                    m + log(s): -inf for -inf rows (and empty ones), +inf when an element is.
  *   masked mean      {W s, i64 n} (a tensor's op mean of map "where", W its accumulator): the
- *                    selected elements' sum and count, each element {x or 0, 1 or 0} from the map
+ *                    selected elements' sum and count (n an i32 where every output's count fits:
+ *                    count32), each element {x or 0, 1 or 0} from the map
  *                    (tns_map); result s / n in W (NaN for no element), rounded by tns_store.
  *   custom           the caller's state (rj_combine): a literal struct of its fields, or
  *                    {T} for an f16 / bf16 scalar state; element states, combines and the result
@@ -42,8 +43,9 @@ typedef struct st_req {
   rj_nan nan;
   int correction;
   const rj_combine *combine;
-  int exact;   /* 1: IEEE-rounded operations only (no MUFU approximations): invariant requests */
-  bool masked; /* a tensor's op mean of map "where": the masked mean state (dtype: its W) */
+  int exact;    /* 1: IEEE-rounded operations only (no MUFU approximations): invariant requests */
+  bool masked;  /* a tensor's op mean of map "where": the masked mean state (dtype: its W) */
+  bool count32; /* the masked mean's count in an i32: a constant kernel of reduced length < 2^31 */
 } st_req;
 st_req st_of_tensor(const rj_tensor *t);
 st_req st_of_tile(const rj_tile *t);

@@ -100,8 +100,9 @@ static LLVMValueRef map1(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMV
 /* The masked mean's element state {x or 0, 1 or 0} (passes/state.h) of x with mask element m. */
 static LLVMValueRef masked_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef m) {
   LLVMValueRef on = nonzero(e, t->other_dtype[0], m);
-  LLVMTypeRef f[2] = {LLVMTypeOf(x), LLVMInt64TypeInContext(e->C)};
-  LLVMValueRef s = LLVMGetUndef(LLVMStructTypeInContext(e->C, f, 2, 0));
+  st_req sr = st_of_tensor(t);
+  LLVMTypeRef st = st_type(e, &sr), f[2] = {LLVMTypeOf(x), LLVMStructGetTypeAtIndex(st, 1)};
+  LLVMValueRef s = LLVMGetUndef(st);
   s = LLVMBuildInsertValue(e->B, s, LLVMBuildSelect(e->B, on, x, LLVMConstNull(f[0]), ""), 0, "");
   return LLVMBuildInsertValue(e->B, s, LLVMBuildZExt(e->B, on, f[1], ""), 1, "");
 }

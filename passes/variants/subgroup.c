@@ -110,7 +110,7 @@ static LLVMValueRef shfl_state(pass_emit *e, pass_shfl_mode m, LLVMValueRef s, L
  * index, or the input's dtype).  NaN propagates. */
 static LLVMValueRef reduce_state(pass_emit *e, rj_op op, bool all, rj_dtype t, int k,
                                  int correction, LLVMValueRef v) {
-  st_req st = {op, t, RJ_NAN_PROPAGATE, correction, NULL, 0, false};
+  st_req st = {op, t, RJ_NAN_PROPAGATE, correction, NULL, 0, false, false};
   LLVMValueRef idx = NULL;
   if (st_indexed(op))
     idx = LLVMBuildZExt(e->B, LLVMBuildAnd(e->B, pass_lane_id(e), pass_i32(e, (1 << k) - 1), ""),

@@ -181,7 +181,7 @@ def test_masked_mean_compiles():
     req = {"kind": "tensor", "op": "masked_mean", "dtype": "f16", "shape": [64, 1000],
            "axes": [1], "others": [{"dtype": "i8"}]}
     k = redjit.compile(req, target="sm_90")
-    assert k.variant == "tensor_rows" and "div.rn.f32" in k.ptx and "cvt.rn.f32.s64" in k.ptx
+    assert k.variant == "tensor_rows" and "div.rn.f32" in k.ptx and "cvt.rn.f32.s32" in k.ptx
 
 
 def test_map_ir_compiles():

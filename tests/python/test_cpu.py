@@ -699,6 +699,112 @@ def test_torch_lane():
     assert r.returncode == 0 and "torch lane ok" in r.stdout, r.stdout + r.stderr
 
 
+_FUSED_LANE = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import _fake_torch
+torch = _fake_torch.install(stream=0x5000)
+import redjit
+c = redjit._ctx()
+calls = []  # (vptr, kernel, device, x, [others' pointers], nothers, out, values, stream)
+c.launch_n = lambda *a: calls.append(a[:4] + (list(a[4][:a[5]]) if a[5] else None,) + a[5:]) or 0
+f32, f16, u8 = torch.float32, torch.float16, torch.uint8
+T = torch.Tensor
+x, y, m, o = T((64, 32), f32), T((64, 32), f32), T((64, 32), u8), T((64,), f32)
+OPS = (("dot", (y,), {}), ("sumsq", (), {}), ("masked_sum", (m,), {}),
+       ("masked_mean", (m,), {}), ("norm", (), {"p": 2}), ("mean", (), {"map": "square"}))
+for j, (op, oth, kw) in enumerate(OPS):
+    for i in range(3):  # the first call prepares (and keeps both keys), the others launch
+        assert redjit.reduce(x, op, 1, others=oth, out=o, **kw) is o
+    assert redjit.compile_count() == j + 1 and len(calls) == 3 * (j + 1), (op, calls)
+    k = calls[-1][1]
+    for cl in calls[-3:]:
+        assert cl[0] is c.vptr and cl[1] is k and cl[2] == 0 and cl[3] == x.data_ptr(), cl
+        assert cl[4] == ([t.data_ptr() for t in oth] or None) and cl[5] == len(oth), cl
+        assert cl[6] == o.data_ptr() and cl[7] == 0 and cl[8] == 0x5000, cl
+    rq = {"kind": "tensor", "op": op, "dtype": "f32", "shape": [64, 32], "axes": [1]}
+    if oth:
+        rq["others"] = [{"dtype": "f32" if oth[0] is y else "u8"}]
+    rq.update(kw)
+    want = redjit.compile(rq)
+    assert redjit.Kernel(c, k.value, _owns_pin=False).ptx == want.ptx, op
+    want.close()
+assert len(c.memo) == 2 * len(OPS) and len(c.pins) == len(OPS), (c.memo.keys(), c.pins)
+n = redjit.compile_count()
+# sum of map where is masked_sum's request: a memo entry of its own, the same kernel
+redjit.reduce(x, "sum", 1, others=(m,), map="where", out=o)
+assert redjit.compile_count() == n and calls[-1][1].value == calls[8][1].value
+# the same layouts at other addresses, an axis as a list, a stream: no new compile
+x2, y2, o2 = T((64, 32), f32), T((64, 32), f32), T((64,), f32)
+assert redjit.dot(x2, y2, [1], out=o2, stream=0x77) is o2
+assert calls[-1][3:] == (x2.data_ptr(), [y2.data_ptr()], 1, o2.data_ptr(), 0, 0x77), calls[-1]
+assert redjit.compile_count() == n
+# what decides the request is in the key: each of these is a kernel of its own
+yb = T((32,), f32)  # broadcast along the rows: stride 0
+for i in range(2):
+    redjit.dot(x, yb, 1, out=o)
+    assert calls[-1][4] == [yb.data_ptr()]
+assert any(json.loads(k).get("others") == [{"dtype": "f32", "strides": [0, 1]}]
+           for k in c.requests), list(c.requests)
+for kw in ({"p": 1}, {"p": "inf"}, {"nan": "ignore"}, {"acc_dtype": "f64"}):
+    for i in range(2):
+        redjit.reduce(x, "norm" if "p" in kw else "sumsq", 1, out=o, **kw)
+assert redjit.compile_count() == n + 5, redjit.compile_count()
+for sc in (0.5, 0.25, 0.25):
+    redjit.reduce(x, "sum", 1, epilogue="scale", scale=sc, out=o)
+assert redjit.compile_count() == n + 7
+xt = T((64, 32), f32, strides=(1, 64))  # x transposed in memory: its strides in the request
+for i in range(2):
+    redjit.dot(xt, y, 1, out=o)
+assert redjit.compile_count() == n + 8 and calls[-1][3] == xt.data_ptr()
+# out allocated (x's dtype, the kept dims) on every call, by torch.empty
+outs = [redjit.dot(x, y, 0) for i in range(3)]
+assert all(t.shape == (32,) and t.dtype is f32 for t in outs) and len({id(t) for t in outs}) == 3
+assert calls[-1][6] == outs[-1].data_ptr()
+# refusals are made every time (nothing invalid is remembered)
+x16 = T((64, 32), f16)
+for i in range(3):
+    for args, kw, what in (((x16, "dot"), {"others": (T((64, 32), f16),), "out": o}, "out: dtype"),
+                           ((x, "dot"), {"others": (y,), "out": T((32,), f32)}, "out: shape"),
+                           ((x, "dot"), {"others": (T((64, 32), f32, dev=1),), "out": o},
+                            "others[0]: on device"),
+                           ((x, "dot"), {"others": (T((3,), f32),), "out": o}, "others[0]: shape"),
+                           ((x, "dot"), {"others": (y,), "out": T((64,), f32, strides=(2,))},
+                            "contiguous")):
+        try:
+            redjit.reduce(*args, 1, **kw)
+            raise SystemExit(f"no error for {what}")
+        except redjit.RedjitError as e:
+            assert what in e.message, (what, e.message)
+# a full memo is dropped as a whole (pins released, requests freed) and filled again
+redjit._MEMO_MAX = len(c.memo)
+redjit.dot(x, y, 0, out=T((32,), f32))
+assert len(c.memo) == 2 and len(c.pins) == 1 and len(c.requests) == 1, (c.memo, c.requests)
+redjit.dot(x, y, 0, out=T((32,), f32))
+assert len(c.memo) == 2 and len(c.pins) == 1
+# a map as LLVM IR stays out of the memo: rj_reduce_n of its parsed request, kept per text
+c.L.rj_reduce_n = lambda *a: calls.append(("reduce_n",) + a) or 0
+ir = {"ir": "define float @sq(float %x) {\n  %r = fmul float %x, %x\n  ret float %r\n}\n",
+      "function": "sq"}
+for i in range(2):
+    assert redjit.reduce(x, "sum", 1, map=ir, out=o) is o
+assert calls[-1][0] == calls[-2][0] == "reduce_n" and calls[-1][2] == calls[-2][2], calls[-2:]
+assert calls[-1][4] == x.data_ptr() and calls[-1][7] == o.data_ptr() and len(c.memo) == 2
+print("fused lane ok")
+"""
+
+
+def test_fused_torch_lane():
+    """reduce's fused calls with a stand-in torch (tests/python/_fake_torch.py) and the launch
+    replaced: a layout is prepared once and launched from the memo after, with every argument
+    that decides the request in its key; refusals are made every time."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "tools", "python"),
+               REDJIT_CACHE_DISABLE="1")  # every new kernel counted as compiled
+    r = subprocess.run([sys.executable, "-c", _FUSED_LANE, os.path.dirname(__file__)], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "fused lane ok" in r.stdout, r.stdout + r.stderr
+
+
 def test_library_search():
     env = dict(os.environ, REDJIT_LIBRARY="/nonexistent/libredjit.so.0.2",
                PYTHONPATH=os.path.join(REPO, "tools", "python"))

@@ -127,6 +127,90 @@ def test_masked_mean():
         assert bool(torch.isnan(redjit.mean(v, where=torch.zeros_like(mv)).double()))
 
 
+def _fused_ref(torch, op, x, y, m, dim, p=None):
+    """op of x (and y or the mask m) over dim in float64, as redjit's named fused ops define it"""
+    x, y, sel = x.double(), y.double(), (m != 0).double()
+    return {"dot": lambda: (x * y).sum(dim), "sumsq": lambda: (x * x).sum(dim),
+            "norm": lambda: torch.linalg.vector_norm(x, p, dim),
+            "amax": lambda: x.abs().amax(dim), "mse": lambda: ((x - y) ** 2).mean(dim),
+            "l1": lambda: (x - y).abs().mean(dim),
+            "count_nonzero": lambda: (x != 0).double().sum(dim),
+            "masked_sum": lambda: (x * sel).sum(dim),
+            "masked_mean": lambda: (x * sel).sum(dim) / sel.sum(dim)}[op]()
+
+
+_FUSED_CALLS = (("dot", "y", None), ("sumsq", None, None), ("norm", None, 2), ("norm", None, 1),
+                ("norm", None, "inf"), ("amax", None, None), ("mse", "y", None), ("l1", "y", None),
+                ("count_nonzero", None, None), ("masked_sum", "m", None),
+                ("masked_mean", "m", None))
+
+
+def test_repeated_layouts():
+    """Each named fused op called again and again as reduce's memo serves it: the same layout
+    with new data (and new addresses), into a given out, then another layout of each kind
+    (x transposed, the other input broadcast, another axis, another dtype): every result against
+    torch's float64 one (a stale memo entry gives a wrong result or a wrong shape); a wrong out
+    is refused on every call."""
+    torch = _torch()
+    g = torch.Generator(device="cuda").manual_seed(7)
+    for dt in (torch.float32, torch.bfloat16, torch.float16):
+        def data(shape):
+            x = (torch.rand(shape, device="cuda", generator=g) - 0.4).to(dt)
+            x = torch.where(x.float() > 0.3, torch.zeros_like(x), x)  # zeros for count_nonzero
+            y = (torch.rand(shape, device="cuda", generator=g) - 0.5).to(dt)
+            m = (torch.rand(shape, device="cuda", generator=g) > 0.5).to(torch.uint8)
+            return x, y, m
+
+        for op, other, p in _FUSED_CALLS:
+            def check(x, y, m, dim, out=None, oth=None):
+                o = (oth,) if oth is not None else (y,) if other == "y" else \
+                    (m,) if other == "m" else ()
+                got = redjit.reduce(x, op, dim, others=o, p=p, out=out)
+                if out is not None:
+                    assert got is out
+                ref_y = oth if oth is not None and other == "y" else y
+                ref_m = oth if oth is not None and other == "m" else m
+                want = _fused_ref(torch, op, x, ref_y.expand_as(x), ref_m.expand_as(x), dim,
+                                  float(p) if p == "inf" else p)
+                assert got.shape == want.shape and got.dtype == x.dtype, (op, got.shape)
+                _close(torch, got, want, x)
+
+            for i in range(3):  # the first call prepares the layout, the others are memo hits
+                x, y, m = data((96, 200))
+                check(x, y, m, 1)
+            out = torch.empty(96, device="cuda", dtype=dt)
+            for i in range(2):
+                x, y, m = data((96, 200))
+                check(x, y, m, 1, out=out)
+            for i in range(2):  # transposed in memory, then the other axis
+                x, y, m = data((200, 96))
+                check(x.t(), y.t(), m.t(), 1)
+                check(x, y, m, 0)
+            if other is not None:
+                for i in range(2):  # one row of the other input for every row: broadcast
+                    x, y, m = data((96, 200))
+                    check(x, y, m, 1, oth=(y if other == "y" else m)[0])
+            bad = torch.empty(96, device="cuda", dtype=torch.float64)
+            for i in range(2):
+                x, y, m = data((96, 200))
+                o = (y,) if other == "y" else (m,) if other == "m" else ()
+                try:
+                    redjit.reduce(x, op, 1, others=o, p=p, out=bad)
+                    raise AssertionError(f"{op}: an f64 out for {dt} was taken")
+                except redjit.RedjitError as e:
+                    assert "out: dtype" in e.message, e.message
+    x = torch.randn(96, 200, device="cuda", generator=g)
+    for i in range(3):  # NumPy's where= and redjit.dot / norm: the same memo
+        m = (torch.rand(96, 200, device="cuda", generator=g) > 0.5)
+        sel = m.double()
+        _close(torch, redjit.sum(x, axis=1, where=m), (x.double() * sel).sum(1), x)
+        _close(torch, redjit.mean(x, axis=1, where=m),
+               (x.double() * sel).sum(1) / sel.sum(1), x)
+        y = torch.randn(96, 200, device="cuda", generator=g)
+        _close(torch, redjit.dot(x, y, 1), (x.double() * y.double()).sum(1), x)
+        _close(torch, redjit.norm(y, 2, 1), torch.linalg.vector_norm(y.double(), 2, 1), x)
+
+
 HUBER_IR = """define float @huber(float %x, float %y) {
   %d = fsub float %x, %y
   %a = call float @llvm.fabs.f32(float %d)

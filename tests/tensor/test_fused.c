@@ -252,8 +252,9 @@ START_TEST(integer_maps) {
 }
 END_TEST
 
-/* the masked mean (op mean of map where) on every view: a state {sum, i64 count} whose sum is
- * divided by the count once per output (div.rn, as plain mean's), an epilogue after it, f64
+/* the masked mean (op mean of map where) on every view: a state {sum, count} whose sum is
+ * divided by the count once per output (div.rn, as plain mean's), the count an i32 in constant
+ * kernels (reduced lengths < 2^31) and an i64 in runtime-size ones, an epilogue after it, f64
  * under acc_dtype; what mean refuses it refuses too */
 START_TEST(masked_mean) {
   static const char *const masks[] = {"f32", "i8", "bool", "f16"};
@@ -265,14 +266,22 @@ START_TEST(masked_mean) {
       char *p = strdup(rjt_ptx(ctx, rjt_fmt(T, m % 2 ? "f16" : "f32", rest), "sm_90"));
       ck_assert_msg(rjt_count(p, "others[0]") == 1, "%s %s", masks[m], views[v]);
       ck_assert_msg(rjt_count(p, "div.rn.f32") >= 1, "%s %s", masks[m], views[v]);
-      ck_assert_msg(rjt_count(p, "cvt.rn.f32.s64") >= 1, "%s %s", masks[m], views[v]);
+      const char *count = strstr(views[v], "dynamic") ? "cvt.rn.f32.s64" : "cvt.rn.f32.s32";
+      ck_assert_msg(rjt_count(p, count) >= 1, "%s %s: %s", masks[m], views[v], count);
       free(p);
     }
   char *p = strdup(rjt_ptx(ctx,
-                           rjt_fmt(T, "bf16",
-                                   "\"op\":\"mean\",\"map\":\"where\",\"others\":[{\"dtype\":"
-                                   "\"u8\"}],\"epilogue\":\"sqrt\",\"acc_dtype\":\"f64\"," ROWS),
+                           rjt_fmt(T, "f32",
+                                   "\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"u8\"}],"
+                                   "\"dynamic\":true," ROWS),
                            "sm_90"));
+  ck_assert(rjt_count(p, "cvt.rn.f32.s64") >= 1); /* a runtime length: the i64 count */
+  free(p);
+  p = strdup(rjt_ptx(ctx,
+                     rjt_fmt(T, "bf16",
+                             "\"op\":\"mean\",\"map\":\"where\",\"others\":[{\"dtype\":"
+                             "\"u8\"}],\"epilogue\":\"sqrt\",\"acc_dtype\":\"f64\"," ROWS),
+                     "sm_90"));
   ck_assert(rjt_count(p, "div.rn.f64") >= 1 && rjt_count(p, "sqrt.rn.f64") >= 1);
   free(p);
   refused(rjt_fmt(T, "i16", "\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"u8\"}]," ROWS),

@@ -6,7 +6,7 @@
  * $OUT/invariant_bits.txt when $OUT is set) so that two GPU models can be compared with diff.
  * max / min / argmax / argmin over signed zeros and NaNs: the same bits as a row, a column or a
  * 1-D array, and the host's answer (+0 above -0, a NaN when any, ties to the first index).
- * treduce: the same ranks on one GPU and on two give the same bits on every path. */
+ * treduce: the same ranks on one GPU, on two and on four give the same bits on every path. */
 #include "rjtest.h"
 
 #include <math.h>
@@ -442,24 +442,27 @@ START_TEST(treduce_gpus) {
   treduce_run(&g, b, (const float *const *)host, n, RJ_TREDUCE_STAGED, got, &st);
   ck_assert_int_eq(st, RJ_EUNSUPPORTED);
   ck_assert_msg(strstr(treduce_why, "invariant: staged ranks"), "%s", treduce_why);
-  if (ndev >= 2) {
-    rjt_treduce_group(&g, b, RANKS, 2, rows, cols, 2, RJ_OP_SUM, RJ_F32);
-    g.invariant = 1;
-    static const rj_treduce_path two[] = {RJ_TREDUCE_AUTO, RJ_TREDUCE_PEER, RJ_TREDUCE_SPLIT,
+  static const rj_treduce_path paths[] = {RJ_TREDUCE_AUTO, RJ_TREDUCE_PEER, RJ_TREDUCE_SPLIT,
                                           RJ_TREDUCE_SPLIT_EQUAL, RJ_TREDUCE_RING};
+  for (int gpus = 2; gpus <= 4; gpus += 2) { /* rank r on GPU r mod gpus */
+    if (ndev < gpus) {
+      fprintf(stderr, "treduce_gpus: %d GPU(s): the %d-GPU comparison needs %d\n", ndev, gpus,
+              gpus);
+      continue;
+    }
+    rjt_treduce_group(&g, b, RANKS, 2, rows, cols, gpus, RJ_OP_SUM, RJ_F32);
+    g.invariant = 1;
     for (int p = 0; p < 5; p++) {
-      treduce_run(&g, b, (const float *const *)host, n, two[p], got, &st);
+      treduce_run(&g, b, (const float *const *)host, n, paths[p], got, &st);
       if (st == RJ_EUNSUPPORTED) {
-        fprintf(stderr, "treduce path %d on 2 GPUs: %s\n", two[p], treduce_why);
+        fprintf(stderr, "treduce path %d on %d GPUs: %s\n", paths[p], gpus, treduce_why);
         continue;
       }
-      ck_assert_msg(st == RJ_OK, "path %d on 2 GPUs: %s", two[p], treduce_why);
+      ck_assert_msg(st == RJ_OK, "path %d on %d GPUs: %s", paths[p], gpus, treduce_why);
       ck_assert_msg(memcmp(got, want, (size_t)n * 4) == 0,
-                    "path %d on 2 GPUs: other bits than on one GPU", two[p]);
+                    "path %d on %d GPUs: other bits than on one GPU", paths[p], gpus);
       cases_run++;
     }
-  } else {
-    fprintf(stderr, "treduce_gpus: one GPU: the 2-GPU comparison needs two\n");
   }
   for (int r = 0; r < RANKS; r++)
     free(host[r]);

@@ -93,9 +93,12 @@ def _free_requests(L, requests):
     requests.clear()
 
 
-def _free_ctx(L, ptr, requests, live):
+def _free_ctx(L, ptr, requests, live, seg_status):
     live[0] = False  # first: a Kernel dropped after this calls nothing in the freed context
     _free_requests(L, requests)
+    for dev, word in seg_status.items():  # segment_reduce's status words
+        L.rj_device_free(ptr, dev, word)  # (a failure leaves nothing to do: the context goes)
+    seg_status.clear()
     L.rj_ctx_free(ptr)  # every kernel with it, pinned or not
 
 
@@ -114,6 +117,7 @@ class _Context:
             raise RedjitError("RJ_ENOMEM", "rj_ctx_new: out of memory")
         self.vptr = ctypes.c_void_p(self.ptr)  # built once: passed to every launch as it is
         self.launch = L.rj_tensor_launch
+        self.launch_n = L.rj_tensor_launch_n  # fused calls (_fused.py)
         self.thread = _thread.get_ident()
         self.memo = {}      # reduce: layout key -> (C function, handle, argument, kept shape)
         self.requests = {}  # reduce: request JSON -> rj_request * (dynamic requests)
@@ -124,7 +128,8 @@ class _Context:
         # custom requests parsed since the kept ones (requests of a Custom op) were last let go
         self.custom_parses = 0
         self.custom_kept = False  # requests holds a request of a Custom op
-        weakref.finalize(self, _free_ctx, L, self.ptr, self.requests, self.live)
+        self.seg_status = {}  # device -> segment_reduce's status word there (_segment.py)
+        weakref.finalize(self, _free_ctx, L, self.ptr, self.requests, self.live, self.seg_status)
         self.opts_gen = _options.generation[0]
         _options.apply_caches(self)  # set_options' disk / memory cache settings
 
@@ -676,8 +681,32 @@ def reduce(x: Any, op: Union[str, Custom] = "sum", axis: Axis = None, *, out: An
         if accum or dynamic or not deterministic or correction is not None:
             raise RedjitError("RJ_EINVAL", "reduce: a fused map takes out, nan, stream and "
                               "acc_dtype (not accum, dynamic, deterministic or correction)")
-        return _fused.fused_reduce(c, x, op, axis, tuple(others), map, epilogue, scale, p, out,
-                                   nan, stream, acc_dtype, _stream_of, _empty, _check_out)
+        if axis.__class__ is list:
+            axis = tuple(axis)
+        others = tuple(others)
+        tkey = None
+        if x.__class__ is _TENSOR and op.__class__ is str and x.is_cuda:
+            # torch: a fused layout seen before (x's, each other's and out's shape, strides,
+            # dtype and device, and the arguments) goes straight to its launch, as below
+            tkey = _fused.torch_key(x, others, out, axis, op, map, epilogue, scale, p, nan,
+                                    acc_dtype, _TENSOR)
+            try:
+                e = c.memo.get(tkey)
+            except TypeError:  # an argument that cannot be a key: the described path decides
+                e = tkey = None
+            if e is not None:
+                k, dev, kept, arr, n = e
+                if out is None:
+                    out = _EMPTY(kept, dtype=x.dtype, device=x.device)
+                for i in range(n):
+                    arr[i] = others[i].data_ptr()
+                s = c.launch_n(c.vptr, k, dev, x.data_ptr(), arr, n, out.data_ptr(), 0,
+                               _RAW_STREAM(dev) if stream is None else _stream_of(stream, None))
+                if s:
+                    raise c.fail(s)
+                return out
+        return _fused.fused_reduce(c, x, op, axis, others, map, epilogue, scale, p, out, nan,
+                                   stream, acc_dtype, _stream_of, _empty, _check_out, tkey)
     if axis.__class__ is list:
         axis = tuple(axis)
     tkey = None

@@ -32,10 +32,8 @@ def _inputs(x, offsets):
 
 
 def _status(c, dev):
-    """A zeroed device status word of c's for device dev, allocated once."""
-    words = getattr(c, "seg_status", None)
-    if words is None:
-        words = c.seg_status = {}
+    """A zeroed device status word of c's for device dev, allocated once (freed with c)."""
+    words = c.seg_status
     if dev not in words:
         p = ctypes.c_uint64()
         c.check(c.L.rj_device_alloc(c.ptr, dev, 4, ctypes.byref(p)))
