@@ -53,7 +53,13 @@ static void add_invariance(char *buf, size_t n, const rj_request *req, const pas
   if (req->kind != RJ_KIND_TENSOR || k >= n) return;
   ir_tview tv;
   ir_tensor_view(&req->u.tensor, &tv);
-  if (req->u.tensor.invariant)
+  const char *free = pass_order_free(req);
+  if (req->u.tensor.invariant && free)
+    snprintf(buf + k, n - k,
+             "invariant: yes (%s: the result of %s does not depend on the order of its combines "
+             "(%s), so every tree gives the same bits)\n",
+             v->name, ir_op_name(req->u.tensor.op), free);
+  else if (req->u.tensor.invariant)
     snprintf(buf + k, n - k,
              "invariant: yes (%s: the tree of each output depends only on its reduced length %lld "
              "and the dtype; IEEE-rounded operations, the same on every target)\n",

@@ -136,6 +136,11 @@ const pass_variant *pass_variant_find(const char *name);
 #define PASS_OPS_SCALAR                                                                            \
   (PASS_OPS_BASIC | PASS_OP(RJ_OP_PROD) | PASS_OP(RJ_OP_AND) | PASS_OP(RJ_OP_OR) |                 \
    PASS_OP(RJ_OP_XOR) | PASS_OP(RJ_OP_MEAN))
+/* Why the result of r's op does not depend on the order of its combines (a tensor request: integer
+ * sum / prod, and / or / xor, argmax / argmin, max / min), in a few words; NULL where it does
+ * (float sums, products, means, var / std, logsumexp, custom).  Every variant serves such a request
+ * under "invariant": true, whatever its tree (docs/INVARIANCE.md). */
+const char *pass_order_free(const rj_request *r);
 /* Why v declines r on target t (NULL: it accepts): the kind, the op, then v's own predicates. */
 const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_target *t, char *buf,
                           size_t n);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #define GEN_U 4 /* guarded loads per lane per round (index math per load: kept small) */
+#define GEN_R 8 /* invariant: rounds per trip of unguarded loads, at most */
 
 /* invariant plans: constants, so that the tree depends on the reduced length alone */
 #define INV_LANES_MAX 4096           /* up to here: G lanes per output */
@@ -75,24 +76,103 @@ static LLVMValueRef red_offset(pass_emit *e, const ir_tview *v, LLVMValueRef ri)
   return tns_fused_offset(e, v, true, ri);
 }
 
-/* Lane `lane` of G folds the reduced elements [lo, hi) it owns (lo + lane, + G, ...) of the
- * output at offset base into acc[GEN_U], in turn (invariant requests). */
-static void fold_range(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVMValueRef src,
-                       LLVMValueRef base, LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef lane,
-                       int G, LLVMValueRef *acc) {
+/* The n elements i, i + G, ... (all below the reduced length) folded into acc[k % GEN_U] in
+ * turn, every load issued before the first fold. */
+static void fold_trip(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVMValueRef src,
+                      LLVMValueRef base, LLVMValueRef i, int G, int n, LLVMValueRef *acc) {
   LLVMTypeRef ty = pass_type(e, t->dtype);
+  LLVMValueRef x[GEN_U * GEN_R], ri[GEN_U * GEN_R];
+  for (int k = 0; k < n; k++) {
+    ri[k] = LLVMBuildAdd(e->B, i, tns_i64(e, (int64_t)k * G), "");
+    LLVMValueRef off = LLVMBuildAdd(e->B, base, red_offset(e, v, ri[k]), "");
+    x[k] = tns_load(e, t, pass_gep(e, ty, src, off));
+  }
+  for (int k = 0; k < n; k++)
+    tns_fold_elem(e, t, acc[k % GEN_U], x[k], tns_elem_idx(e, t, NULL, ri[k]), NULL);
+}
+
+/* Rounds per trip: the whole rounds of a range of len elements over G lanes, at most what the
+ * registers allow (64 a thread): 8 for a scalar 1- to 4-byte input over one reduced dim (offsets
+ * by immediates), 1 for f64 states and a caller's combine, else 2. */
+static int trip_rounds(const rj_tensor *t, const ir_tview *v, int64_t len, int G) {
+  int nred = 0, most = 2;
+  for (int d = 0; d < v->n; d++)
+    nred += v->red[d] != 0;
+  if (t->op == RJ_OP_CUSTOM || (st_is(t->op) && ir_dtype(tns_acc_dtype(t))->bytes > 4))
+    most = 1;
+  else if (!st_is(t->op) && !t->nothers && nred == 1 && ir_dtype(t->dtype)->bytes <= 4)
+    most = GEN_R;
+  int64_t whole = len / ((int64_t)G * GEN_U);
+  return whole < 1 ? 1 : whole < most ? (int)whole : most;
+}
+
+/* Trips of n rounds from *at while they are whole (below hi), unguarded; *at: where they end. */
+static void fold_trips(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVMValueRef src,
+                       LLVMValueRef base, LLVMValueRef *at, LLVMValueRef hi, int G, int n,
+                       LLVMValueRef *acc) {
+  int64_t trip = (int64_t)G * GEN_U * n;
   pass_loop l;
-  pass_loop_begin(e, &l, LLVMBuildAdd(e->B, lo, lane, ""), hi, tns_i64(e, (int64_t)G * GEN_U));
+  pass_loop_begin(e, &l, *at, LLVMBuildSub(e->B, hi, tns_i64(e, trip - G), ""), tns_i64(e, trip));
+  fold_trip(e, t, v, src, base, l.i, G, GEN_U * n, acc);
+  pass_loop_end(e, &l);
+  *at = LLVMBuildLoad2(e->B, LLVMInt64TypeInContext(e->C), l.var, "");
+}
+
+/* Lane `lane` of G folds the reduced elements [lo, hi) it owns (lo + lane, + G, ...) of the
+ * output at offset base into acc[GEN_U], in turn (invariant requests): element lo + lane + j G
+ * into acc[j mod GEN_U].  len: the length of the range, about (hi - lo at most).  Trips of R
+ * rounds while they are whole, then of one round, unguarded (every load of a trip in flight
+ * before its folds), then rounds guarded element by element: the same folds in the same order
+ * as rounds guarded throughout. */
+static void fold_range(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVMValueRef src,
+                       LLVMValueRef base, LLVMValueRef lo, LLVMValueRef hi, int64_t len,
+                       LLVMValueRef lane, int G, LLVMValueRef *acc) {
+  int R = trip_rounds(t, v, len, G);
+  LLVMValueRef at = LLVMBuildAdd(e->B, lo, lane, "");
+  fold_trips(e, t, v, src, base, &at, hi, G, R, acc);
+  if (R > 1) fold_trips(e, t, v, src, base, &at, hi, G, 1, acc);
+  pass_loop r;
+  pass_loop_begin(e, &r, at, hi, tns_i64(e, (int64_t)G * GEN_U));
   for (int u = 0; u < GEN_U; u++) {
-    LLVMValueRef ri = LLVMBuildAdd(e->B, l.i, tns_i64(e, (int64_t)u * G), "");
+    LLVMValueRef ri = LLVMBuildAdd(e->B, r.i, tns_i64(e, (int64_t)u * G), "");
     pass_if in;
     pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntSLT, ri, hi, ""));
     LLVMValueRef off = LLVMBuildAdd(e->B, base, red_offset(e, v, ri), "");
-    tns_fold_elem(e, t, acc[u], tns_load(e, t, pass_gep(e, ty, src, off)),
+    tns_fold_elem(e, t, acc[u], tns_load(e, t, pass_gep(e, pass_type(e, t->dtype), src, off)),
                   tns_elem_idx(e, t, NULL, ri), NULL);
     pass_if_end(e, &in);
   }
-  pass_loop_end(e, &l);
+  pass_loop_end(e, &r);
+}
+
+/* Thread tid of the last CTA folds its output's partials tid, tid + T, ... (< S; the first at
+ * ws[at]) into a, from the identity in that order: groups of them loaded before their combines
+ * (volatile: other CTAs wrote them). */
+static void fold_partials(pass_emit *e, const rj_tensor *t, LLVMValueRef at, LLVMValueRef ws,
+                          const generic_plan *p, LLVMValueRef tid, LLVMValueRef a) {
+  LLVMTypeRef acc_ty = tns_acc_type(e, t);
+  int full = p->S / p->T, rest = p->S % p->T;
+  int g = !st_is(t->op) && t->op != RJ_OP_CUSTOM && ir_dtype(tns_acc_dtype(t))->bytes <= 4 ? 16 : 4;
+  LLVMValueRef cur = tns_identity(e, t), part[16];
+  for (int j0 = 0; j0 < full; j0 += g) {
+    int n = full - j0 < g ? full - j0 : g;
+    for (int k = 0; k < n; k++)
+      part[k] = tns_load_volatile(
+          e, acc_ty,
+          pass_gep(e, acc_ty, ws,
+                   LLVMBuildAdd(e->B, at, tns_i64(e, (int64_t)(j0 + k) * p->T), "")));
+    for (int k = 0; k < n; k++)
+      cur = tns_combine(e, t, cur, part[k]);
+  }
+  LLVMBuildStore(e->B, cur, a);
+  if (!rest) return;
+  pass_if in;
+  pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntULT, tid, pass_i32(e, rest), ""));
+  LLVMValueRef last = tns_load_volatile(
+      e, acc_ty,
+      pass_gep(e, acc_ty, ws, LLVMBuildAdd(e->B, at, tns_i64(e, (int64_t)full * p->T), "")));
+  LLVMBuildStore(e->B, tns_combine(e, t, LLVMBuildLoad2(e->B, acc_ty, a, ""), last), a);
+  pass_if_end(e, &in);
 }
 
 /* Invariant segments: a CTA per (output, segment); the last CTA of an output folds its S
@@ -113,7 +193,8 @@ static rj_status segments_kernel(pass_emit *e, const rj_tensor *t, const ir_tvie
   LLVMValueRef base = tns_fused_offset(e, v, false, out);
   LLVMValueRef acc[GEN_U];
   tns_acc_init(e, t, acc, GEN_U);
-  fold_range(e, t, v, src, base, lo, hi, tid64, p->T, acc);
+  fold_range(e, t, v, src, base, lo, hi, p->chunk < v->reduce_len ? p->chunk : v->reduce_len, tid64,
+             p->T, acc);
   LLVMValueRef val = tns_cta_reduce(e, t, tns_acc_total(e, t, acc, GEN_U), tid, p->T);
   LLVMValueRef t0 = LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), "");
   pass_if w;
@@ -133,14 +214,7 @@ static rj_status segments_kernel(pass_emit *e, const rj_tensor *t, const ir_tvie
   pass_if l;
   pass_if_begin(e, &l, tns_last_cta(e, cntp, tid, S));
   LLVMValueRef a = tns_acc_as_state(e, t, acc[0]);
-  LLVMBuildStore(e->B, tns_identity(e, t), a);
-  pass_loop fl;
-  pass_loop_begin(e, &fl, tid64, S, tns_i64(e, p->T));
-  LLVMValueRef ix = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, out, S, ""), fl.i, "");
-  LLVMValueRef part = tns_load_volatile(e, acc_ty, pass_gep(e, acc_ty, ws, ix));
-  LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, a, "");
-  LLVMBuildStore(e->B, tns_combine(e, t, cur, part), a);
-  pass_loop_end(e, &fl);
+  fold_partials(e, t, LLVMBuildAdd(e->B, LLVMBuildMul(e->B, out, S, ""), tid64, ""), ws, p, tid, a);
   val = tns_cta_reduce(e, t, LLVMBuildLoad2(e->B, acc_ty, a, ""), tid, p->T);
   pass_if w2;
   pass_if_begin(e, &w2, t0);
@@ -191,7 +265,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_loop l;
   LLVMValueRef len = LLVMBuildSelect(e->B, valid, tns_i64(e, v.reduce_len), tns_i64(e, 0), "");
   if (t->invariant) /* the same tree, the offset without a division where it can */
-    fold_range(e, t, &v, src, base, tns_i64(e, 0), len, lane, G, acc);
+    fold_range(e, t, &v, src, base, tns_i64(e, 0), len, v.reduce_len, lane, G, acc);
   else
     pass_loop_begin(e, &l, lane, len, tns_i64(e, (int64_t)G * GEN_U));
   for (int u = 0; !t->invariant && u < GEN_U; u++) {

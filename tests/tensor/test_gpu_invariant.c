@@ -5,6 +5,8 @@
  * knob at 1, 16, 78, 132, 148 and 1024 they are identical too.  rj_check holds invariant requests
  * to the float64 reference.  The bits go to a results file ($REDJIT_INVARIANT_OUT, else
  * $OUT/invariant_bits.txt when $OUT is set) so that two GPU models can be compared with diff.
+ * max / min / argmax / argmin over signed zeros and NaNs: the same bits as a row, a column or a
+ * 1-D array, and the host's answer (+0 above -0, a NaN when any, ties to the first index).
  * treduce: the same ranks on one GPU, on two and on four give the same bits on every path. */
 #include "rjtest.h"
 
@@ -234,6 +236,152 @@ START_TEST(batches_and_sms) {
 }
 END_TEST
 
+/* ---- max / min / argmax / argmin over signed zeros and NaNs (the fast variants serve them
+ * invariant: their results do not depend on the order of the combines) */
+
+/* element i of a line of dtype d (f32, bf16 or f64): a zero of either sign, or a number of the
+ * sign that cannot beat a zero (below 0 for max / argmax, above for min / argmin) */
+static double zn_value(uint64_t *s, bool lower) {
+  uint64_t k = rng(s) % 3;
+  if (k < 2) return k ? 0.0 : -0.0;
+  double u = 0.25 + (double)(rng(s) % 1000) / 1000;
+  return lower ? -u : u;
+}
+
+static void zn_store(rj_dtype d, double x, int nan_kind, unsigned char *p) {
+  if (d == RJ_F64) {
+    uint64_t b = nan_kind == 1 ? 0x7ff8000000000123ULL : 0xfff8000000000456ULL;
+    if (nan_kind)
+      memcpy(p, &b, 8);
+    else
+      memcpy(p, &x, 8);
+    return;
+  }
+  float f = (float)x;
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  if (nan_kind) b = nan_kind == 1 ? 0x7fc00123u : 0xffc20456u;
+  if (d == RJ_F32)
+    memcpy(p, &b, 4);
+  else {
+    uint16_t h = (uint16_t)(b >> 16); /* truncated: the host reads back what is stored */
+    memcpy(p, &h, 2);
+  }
+}
+
+static double zn_load(rj_dtype d, const unsigned char *p) {
+  if (d == RJ_F64) {
+    double x;
+    memcpy(&x, p, 8);
+    return x;
+  }
+  uint32_t b = 0;
+  if (d == RJ_F32)
+    memcpy(&b, p, 4);
+  else {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    b = (uint32_t)h << 16;
+  }
+  float f;
+  memcpy(&f, &b, 4);
+  return f;
+}
+
+/* x beats y for max (mx) or min: +0 above -0 */
+static bool zn_beats(double x, double y, bool mx) {
+  if (x == y) return x == 0 && (signbit(x) != signbit(y)) && (mx ? !signbit(x) : signbit(x));
+  return mx ? x > y : x < y;
+}
+
+/* The expected result of op o (3 max, 4 min, 7 argmax, 8 argmin) over line: the value (max /
+ * min) or the index */
+static void zn_expect(int o, rj_dtype d, const unsigned char *line, int64_t N, bool ignore,
+                      double *val, int64_t *idx) {
+  bool mx = o == 3 || o == 7, arg = o >= 7;
+  int esz = dt_bytes(d);
+  *idx = -1;
+  *val = mx ? -INFINITY : INFINITY;
+  for (int64_t i = 0; i < N; i++) {
+    double x = zn_load(d, line + i * esz);
+    if (isnan(x)) {
+      if (ignore) continue;
+      if (!isnan(*val)) *val = x, *idx = i;
+      continue;
+    }
+    if (isnan(*val)) continue;
+    bool better = arg ? (mx ? x > *val : x < *val) : zn_beats(x, *val, mx);
+    if (*idx < 0 || better) *val = x, *idx = i;
+  }
+}
+
+START_TEST(zeros_and_nans) {
+  static const int ops[] = {3, 4, 7, 8};
+  static const rj_dtype dts[] = {RJ_F32, RJ_BF16, RJ_F64};
+  static const char *const dtn[] = {"f32", "bf16", "f64"};
+  static const int64_t lens[] = {5, 100003};
+  int o = ops[_i / 3], d = _i % 3;
+  rj_dtype dt = dts[d];
+  int esz = dt_bytes(dt), rbytes = o >= 7 ? 8 : esz;
+  uint64_t s = 4242 + (uint64_t)_i;
+  for (int l = 0; l < 2; l++)
+    for (int mode = 0; mode < 3; mode++) { /* propagate, propagate with NaNs, ignore with NaNs */
+      int64_t N = lens[l];
+      bool ignore = mode == 2, nans = mode > 0;
+      unsigned char *line = malloc((size_t)N * (size_t)esz), first[8] = {0}, got[8];
+      ck_assert_ptr_nonnull(line);
+      for (int64_t i = 0; i < N; i++)
+        zn_store(dt, zn_value(&s, o == 3 || o == 7), 0, line + i * esz);
+      if (nans) /* two NaNs of other payloads and signs, the second at the end */
+        zn_store(dt, 0, 1, line + (int64_t)(rng(&s) % (uint64_t)N) * esz),
+            zn_store(dt, 0, 2, line + (N - 1) * esz);
+      double want;
+      int64_t widx;
+      zn_expect(o, dt, line, N, ignore, &want, &widx);
+      for (int lay = 0; lay < 7; lay++) { /* rows in 1, 7, 128; columns in 1, 7, 128; 1-D */
+        int64_t B = lay == 6 ? 1 : batches[lay % 3], at = (B - 1) / 2;
+        bool cols = lay >= 3 && lay < 6;
+        size_t bytes = (size_t)(B * N) * (size_t)esz;
+        unsigned char *h = malloc(bytes);
+        ck_assert_ptr_nonnull(h);
+        for (int64_t i = 0; i < B * N; i++)
+          draw(&s, dt, false, h + i * esz);
+        for (int64_t i = 0; i < N; i++)
+          memcpy(h + (cols ? i * B + at : at * N + i) * esz, line + i * esz, (size_t)esz);
+        char req[320];
+        if (lay == 6)
+          snprintf(req, sizeof req,
+                   "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[%lld],"
+                   "\"nan\":\"%s\",\"invariant\":true}",
+                   op_names[o], dtn[d], (long long)N, ignore ? "ignore" : "propagate");
+        else
+          snprintf(req, sizeof req,
+                   "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":[%lld,%lld],"
+                   "\"axes\":[%d],\"nan\":\"%s\",\"invariant\":true}",
+                   op_names[o], dtn[d], (long long)(cols ? N : B), (long long)(cols ? B : N),
+                   cols ? 0 : 1, ignore ? "ignore" : "propagate");
+        reduce_one(req, h, bytes, 0, 0, at, rbytes, got, esz);
+        free(h);
+        if (lay == 0) memcpy(first, got, (size_t)rbytes);
+        ck_assert_msg(memcmp(first, got, (size_t)rbytes) == 0, "%s: other bits than the row alone",
+                      req);
+        if (o >= 7) {
+          int64_t i;
+          memcpy(&i, got, 8);
+          ck_assert_msg(i == widx, "%s: index %lld, expected %lld", req, (long long)i,
+                        (long long)widx);
+        } else {
+          double x = zn_load(dt, got);
+          ck_assert_msg(isnan(want) ? isnan(x) : x == want && signbit(x) == signbit(want),
+                        "%s: %g, expected %g", req, x, want);
+        }
+        cases_run++;
+      }
+      free(line);
+    }
+}
+END_TEST
+
 /* The invariant kernels are right: the float64 reference of rj_check, lanes and segments, rows
  * columns and a middle axis, constant and dynamic requests (which keep a constant kernel). */
 START_TEST(against_reference) {
@@ -241,10 +389,11 @@ START_TEST(against_reference) {
       "\"shape\":[37,1000],\"axes\":[1]",  "\"shape\":[3,300000],\"axes\":[1]",
       "\"shape\":[5000,9],\"axes\":[0]",   "\"shape\":[6,7000,5],\"axes\":[1]",
       "\"shape\":[2000003],\"axes\":[0]",  "\"shape\":[40,50,60],\"axes\":[0,2]",
-      "\"shape\":[40000,33],\"axes\":[0]", "\"shape\":[2,21,100],\"axes\":[1]"};
+      "\"shape\":[40000,33],\"axes\":[0]", "\"shape\":[2,21,100],\"axes\":[1]",
+      "\"shape\":[5000003],\"axes\":[0]"}; /* 306 segments: a thread folds 2 partials */
   int o = _i / NDTS, d = _i % NDTS;
   if (!takes(o, d)) return;
-  for (int v = 0; v < 8; v++)
+  for (int v = 0; v < 9; v++)
     for (int dyn = 0; dyn < (v == 0 || v == 1 ? 2 : 1); dyn++) {
       const char *json =
           rjt_fmt("{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s,"
@@ -369,6 +518,7 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_loop_test(tc, batches_and_sms, 0, NOPS * NDTS);
+  tcase_add_loop_test(tc, zeros_and_nans, 0, 12);
   suite_add_tcase(s, tc);
   TCase *rc = tcase_create("reference"); /* CK_RUN_CASE=reference */
   tcase_set_timeout(rc, 600);

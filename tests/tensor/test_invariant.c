@@ -58,9 +58,9 @@ START_TEST(validation) {
 }
 END_TEST
 
-/* Every view class goes to tensor_generic (columns with a unit-stride kept innermost dim to
- * tensor_inv_cols, tensor_ordered for a non-commutative custom); a forced rows, cols or cluster
- * variant is refused, naming what its tree depends on. */
+/* Every view class of a float sum goes to tensor_generic (columns with a unit-stride kept
+ * innermost dim to tensor_inv_cols, tensor_ordered for a non-commutative custom); a forced rows,
+ * cols or cluster variant is refused, naming what its tree depends on. */
 START_TEST(dispatch) {
   rj_ctx *ctx = rj_ctx_new();
   rj_options o;
@@ -184,6 +184,91 @@ START_TEST(inv_cols_plans) {
                    "\"dynamic\":true,\"invariant\":true}",
               &o);
   ck_assert_msg(strstr(t, "tensor_inv_cols prio=6 chosen (dynamic: constant kernel"), "%s", t);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+/* The explain line of variant v, when v is the chosen one (else NULL). */
+static const char *chosen_line(const char *text, const char *v) {
+  const char *at = strstr(text, rjt_fmt("%s prio=", v));
+  if (!at) return NULL;
+  const char *end = strchr(at, '\n');
+  const char *ch = strstr(at, " chosen");
+  return ch && (!end || ch < end) ? at : NULL;
+}
+
+/* Ops whose result does not depend on the order of its combines (integer sum / prod, and / or /
+ * xor, argmax / argmin, max / min): every variant serves them invariant, so they take the fast
+ * variants, and explain says why; float sums, products, means and the state ops keep
+ * tensor_generic's fixed tree, and a forced fast variant refuses them. */
+START_TEST(order_free) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90a";
+  static const char *const fast[][5] = {{"argmax", "f32", "[64,1000]", "[1]", "tensor_rows"},
+                                        {"argmin", "bf16", "[1000,64]", "[0]", "tensor_cols"},
+                                        {"max", "f32", "[100000]", "[0]", "tensor_cluster"},
+                                        {"min", "f64", "[64,1000]", "[1]", "tensor_rows"},
+                                        {"max", "e4m3", "[1000,64]", "[0]", "tensor_cols"},
+                                        {"sum", "i32", "[64,1000]", "[1]", "tensor_rows"},
+                                        {"sum", "u8", "[1000,64]", "[0]", "tensor_cols"},
+                                        {"prod", "i64", "[64,1000]", "[1]", "tensor_rows"},
+                                        {"xor", "u32", "[64,1000]", "[1]", "tensor_rows"},
+                                        {"and", "i32", "[1000,64]", "[0]", "tensor_cols"},
+                                        {"or", "u8", "[64,1000]", "[1]", "tensor_rows"}};
+  for (size_t i = 0; i < sizeof fast / sizeof fast[0]; i++) {
+    const char *json = req(fast[i][0], fast[i][1], fast[i][2], fast[i][3], true);
+    const char *t = explain(ctx, json, &o);
+    ck_assert_msg(chosen_line(t, fast[i][4]), "%s: not %s:\n%s", json, fast[i][4], t);
+    ck_assert_msg(strstr(t, rjt_fmt("invariant: yes (%s: the result of %s does not depend on the "
+                                    "order of its combines",
+                                    fast[i][4], fast[i][0])),
+                  "%s", t);
+    rj_request r;
+    rjt_parse(ctx, json, &r);
+    snprintf(r.variant, sizeof r.variant, "%s", fast[i][4]); /* forced: served, not refused */
+    rj_kernel *k = NULL;
+    ck_assert_msg(rj_compile(ctx, &r, &o, &k) == RJ_OK, "%s: %s", json, rj_errmsg(ctx));
+  }
+  static const char *const tree[][2] = {{"sum", "f32"}, {"prod", "f64"}, {"sum", "e4m3"},
+                                        {"mean", "u8"}, {"var", "f16"},  {"logsumexp", "bf16"}};
+  for (size_t i = 0; i < sizeof tree / sizeof tree[0]; i++) {
+    const char *t = explain(ctx, req(tree[i][0], tree[i][1], "[64,1000]", "[1]", true), &o);
+    ck_assert_msg(chosen_line(t, "tensor_generic"), "%s %s:\n%s", tree[i][0], tree[i][1], t);
+    ck_assert_msg(strstr(t, "invariant: yes (tensor_generic: the tree of each output"), "%s", t);
+  }
+  /* a float count (sum of a map over f32) rounds: the fixed tree */
+  const char *t = explain(ctx,
+                          TREQ "\"op\":\"count_nonzero\",\"dtype\":\"f32\",\"shape\":[64,1000],"
+                               "\"axes\":[1],\"invariant\":true}",
+                          &o);
+  ck_assert_msg(chosen_line(t, "tensor_generic"), "%s", t);
+  /* an integer count: exact, fast */
+  t = explain(ctx,
+              TREQ "\"op\":\"count_nonzero\",\"dtype\":\"i32\",\"shape\":[64,1000],"
+                   "\"axes\":[1],\"invariant\":true}",
+              &o);
+  ck_assert_msg(chosen_line(t, "tensor_rows"), "%s", t);
+  /* list requests: max served by tensor_multi */
+  t = explain(ctx,
+              TREQ "\"op\":\"max\",\"dtype\":\"f32\",\"list\":{\"count\":150},\"invariant\":true}",
+              &o);
+  ck_assert_msg(chosen_line(t, "tensor_multi"), "%s", t);
+  /* segmented requests: argmax served, a float sum refused */
+  t = explain(ctx,
+              TREQ "\"op\":\"argmax\",\"dtype\":\"f16\",\"shape\":[65537],\"axes\":[0],"
+                   "\"segments\":{\"count\":33,\"dtype\":\"i32\"},\"invariant\":true}",
+              &o);
+  ck_assert_msg(chosen_line(t, "tensor_segmented"), "%s", t);
+  rj_request r;
+  rjt_parse(ctx,
+            TREQ "\"op\":\"sum\",\"dtype\":\"f16\",\"shape\":[65537],\"axes\":[0],"
+                 "\"segments\":{\"count\":33,\"dtype\":\"i32\"},\"invariant\":true}",
+            &r);
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ENOVARIANT);
+  ck_assert_msg(strstr(rj_errmsg(ctx), "not invariant"), "%s", rj_errmsg(ctx));
   rj_ctx_free(ctx);
 }
 END_TEST
@@ -456,6 +541,7 @@ START_TEST(same_ops_every_target) {
   /* a 1-D reduction, a fused dot and f64 accumulation of a float */
   if (d == 0) {
     same_fp_ops(ctx, req("sum", "f32", "[1000003]", "[0]", true), true);
+    same_fp_ops(ctx, req("logsumexp", "f32", "[1000003]", "[0]", true), true);
     same_fp_ops(ctx,
                 TREQ "\"op\":\"dot\",\"dtype\":\"f32\",\"shape\":[64,1000],\"axes\":[1],"
                      "\"others\":[{\"dtype\":\"f32\"}],\"invariant\":true}",
@@ -478,6 +564,9 @@ START_TEST(check_sees_differences) {
   free(p);
   p = ptx_for(ctx, req("logsumexp", "f32", "[64,1000]", "[1]", true), "sm_90a", RJ_EMIT_PTX);
   ck_assert_msg(!strstr(p, "approx") && !strstr(p, "ftz"), "the invariant one does not");
+  /* its exp: fma Horner steps, the scale by integer operations, no conversion instruction */
+  ck_assert_msg(strstr(p, "fma.rn.f32") && !strstr(p, "cvt.rni") && !strstr(p, "cvt.rzi"),
+                "the invariant exp");
   free(p);
   char *a = ptx_for(ctx, req("sum", "f32", "[64,1000]", "[1]", true), "sm_90a", RJ_EMIT_PTX);
   char *b = ptx_for(ctx, req("max", "f32", "[64,1000]", "[1]", true), "sm_90a", RJ_EMIT_PTX);
@@ -539,6 +628,7 @@ int main(void) {
   tcase_add_test(tc, validation);
   tcase_add_test(tc, dispatch);
   tcase_add_test(tc, inv_cols_plans);
+  tcase_add_test(tc, order_free);
   tcase_add_test(tc, sm_knob);
   tcase_add_test(tc, sm_knob_env);
   tcase_add_test(tc, check_sees_differences);
