@@ -26,6 +26,10 @@ int tns_sms(int read);       /* an SM count read by a plan, or TNS_DEFAULT_SMS w
 int tns_vec(rj_dtype t);     /* elements per 16-byte vector */
 int64_t tns_pow2(int64_t x); /* the next power of two >= x */
 
+/* Elements per vector load of tensor_rows and tensor_cols: a 16-byte vector, 8 bytes for the
+ * 1-byte dtypes (8 slots, not 16: no spills at 64 registers, and half the IR to compile). */
+int tns_vec_rc(rj_dtype t);
+
 /* Kernel skeleton: the function redjit_tensor(ptr addrspace(1) noalias readonly src,
  * ptr addrspace(1) noalias dst, i64 p0 .. i64 p{np-1}), builder at its entry.  Returns the
  * params; np = 0 (constant kernels): just src and dst.  Sets e->nparams = np.  The launch
@@ -48,8 +52,8 @@ rj_dtype tns_acc_dtype(const rj_tensor *t);
  * from a value it holds; else pass_from_acc). */
 LLVMValueRef tns_widen(pass_emit *e, LLVMValueRef x, rj_dtype from, rj_dtype to);
 LLVMValueRef tns_narrow_exact(pass_emit *e, LLVMValueRef v, rj_dtype from, rj_dtype to);
-/* Loads one element of t's dtype (in the acc type of tns_acc_dtype) / a 16-byte vector (vec
- * values) at p. */
+/* Loads one element of t's dtype (in the acc type of tns_acc_dtype) / a vector of vec values at
+ * p (aligned to its size: 16 bytes, or 8 for tns_vec_rc's 1-byte vectors). */
 LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p);
 void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLVMValueRef *out);
 /* ---- tensor_map.c: fused maps and epilogues (docs/TENSOR.md "Fused maps") */

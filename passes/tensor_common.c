@@ -27,6 +27,10 @@ int tns_vec(rj_dtype t) {
   return 16 / ir_dtype(t)->bytes;
 }
 
+int tns_vec_rc(rj_dtype t) {
+  return ir_dtype(t)->bytes == 1 ? 8 : tns_vec(t);
+}
+
 int64_t tns_pow2(int64_t x) {
   int64_t p = 1;
   while (p < x)
@@ -113,7 +117,7 @@ LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
 void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLVMValueRef *out) {
   LLVMTypeRef vt = LLVMVectorType(pass_type(e, t->dtype), (unsigned)vec);
   LLVMValueRef v = LLVMBuildLoad2(e->B, vt, p, "");
-  LLVMSetAlignment(v, 16);
+  LLVMSetAlignment(v, (unsigned)(vec * ir_dtype(t->dtype)->bytes));
   for (int i = 0; i < vec; i++)
     out[i] = widen(e, t, LLVMBuildExtractElement(e->B, v, pass_i32(e, i), ""));
   if (t->map) tns_map(e, t, p, vec, out, tns_identity(e, t), out);

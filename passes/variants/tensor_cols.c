@@ -2,9 +2,10 @@
  * reductions (R x K, reduce R) and (O x R x K, reduce R) patterns.
  *
  * A CTA of BX x BY threads (256) owns BX column vectors (vec consecutive columns each, 16-byte
- * loads when the inner stride is 1 and the row strides keep vectors aligned, else one column
- * each) of one outer index; its BY thread rows stride down the reduced dim, U = 4 rows in flight
- * per thread, so a warp reads 32 / BX rows of BX * 16 contiguous bytes per load.  The BY partials
+ * loads, 8-byte for 1-byte dtypes (tns_vec_rc), when the inner stride is 1 and the row strides
+ * keep vectors aligned, else one column each) of one outer index; its BY thread rows stride down
+ * the reduced dim, U = 4 rows in flight per thread, so a warp reads 32 / BX rows of BX * 16 (8)
+ * contiguous bytes per load.  The BY partials
  * fold in shared memory in a fixed order.  When the column tiles cannot fill the chip the reduced
  * dim is split over S CTAs; their partials go to a module workspace laid out [S][O*K] and the last
  * CTA of a tile folds them in split order. */
@@ -39,10 +40,12 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, cols_plan 
   p->RS = v->stride[n - 2];
   p->O = n == 3 ? v->size[0] : 1;
   p->OS = n == 3 ? v->stride[0] : 0;
-  int vec = tns_vec(t->dtype);
+  int vec = tns_vec_rc(t->dtype);
   bool vok = p->KS == 1 && p->RS % vec == 0 && p->OS % vec == 0 && p->K >= vec;
   st_req sr = st_of_tensor(t);
-  if (st_on(&sr) && 256 * vec * st_bytes(&sr) > 32768) vok = false; /* rj_cols: <= 32 KiB shared */
+  /* rj_cols: <= 32 KiB shared, judged on the 16-byte vector (a state op of a 1-byte dtype whose
+   * 16-byte vector would not fit keeps scalar columns: argmax / var of float8 and i8 .. bool) */
+  if (st_on(&sr) && 256 * tns_vec(t->dtype) * st_bytes(&sr) > 32768) vok = false;
   p->vec = vok ? vec : 1;
   int64_t ncv = (p->K + p->vec - 1) / p->vec;
   int64_t bxmax = tns_pow2(ncv);
@@ -377,8 +380,10 @@ static void fold_split(cols_emit *c) {
   LLVMValueRef fast = NULL;
   if (p->vec > 1) {
     LLVMValueRef addr = LLVMBuildPtrToInt(e->B, c->src, i64, "");
-    LLVMValueRef al = LLVMBuildICmp(e->B, LLVMIntEQ, LLVMBuildAnd(e->B, addr, tns_i64(e, 15), ""),
-                                    tns_i64(e, 0), "");
+    LLVMValueRef al = LLVMBuildICmp(
+        e->B, LLVMIntEQ,
+        LLVMBuildAnd(e->B, addr, tns_i64(e, p->vec * ir_dtype(c->t->dtype)->bytes - 1), ""),
+        tns_i64(e, 0), "");
     LLVMValueRef full = LLVMBuildICmp(e->B, LLVMIntSLE,
                                       LLVMBuildAdd(e->B, c->k0, tns_i64(e, p->vec), ""), z->K, "");
     fast = LLVMBuildAnd(e->B, al, full, "fast");

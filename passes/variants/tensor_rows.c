@@ -6,9 +6,9 @@
  *   one small row (1-D up to 2^16 f32): one CTA of up to 1024 threads, no hand-off;
  *   long rows: a CTA per row segment; a row is split into S segments when there are too few rows
  *     to fill the chip, and the last CTA of a row folds its S partials in a fixed order.
- * Every segment is read with 16-byte vector loads, TNS_U in flight per thread: a scalar head up
- * to the first 16-byte boundary (the row's alignment is only known at run time: views and
- * caller pointers), the aligned vector body, a scalar tail. */
+ * Every segment is read with 16-byte vector loads (8-byte for 1-byte dtypes: tns_vec_rc), TNS_U
+ * in flight per thread: a scalar head up to the first vector boundary (the row's alignment is
+ * only known at run time: views and caller pointers), the aligned vector body, a scalar tail. */
 #include "../tensor.h"
 
 #include <stdio.h>
@@ -52,7 +52,7 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, rows_plan 
   p->N = v->size[rd];
   p->M = v->n == 2 ? v->size[1 - rd] : 1;
   p->RS = v->n == 2 ? v->stride[1 - rd] : 0;
-  p->vec = tns_vec(t->dtype);
+  p->vec = tns_vec_rc(t->dtype);
   int64_t nv = (p->N + p->vec - 1) / p->vec;
   /* lanes per row: enough for about 4 vectors each (short rows then spread over twice the
    * threads of an 8-deep plan: measured faster for 65536 x 128, docs/PERFORMANCE.md), at most 32 */
