@@ -29,14 +29,10 @@ import os
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path.append(os.path.join(REPO, "tools", "python"))
-if not os.environ.get("REDJIT_LIBRARY"):
-    for cand in ("carry/libredjit.so.0.2", "build/libredjit.so.0.2"):
-        if os.path.exists(os.path.join(REPO, cand)):
-            os.environ["REDJIT_LIBRARY"] = os.path.join(REPO, cand)
-            break
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import steady, use_checkout  # noqa: E402
+
+use_checkout()
 
 import redjit  # noqa: E402
 
@@ -84,19 +80,6 @@ def host_us(torch, fn, items, n=200):
     dt = (time.perf_counter() - t) / n * 1e6
     torch.cuda.synchronize()
     return dt
-
-
-def steady_us(torch, fn, items, n=600):
-    for i in range(3):
-        fn(items[i % len(items)])
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for i in range(n):
-        fn(items[i % len(items)])
-    e.record()
-    torch.cuda.synchronize()
-    return s.elapsed_time(e) / n * 1e3
 
 
 def sync_us(torch, fn, items, n=50):
@@ -163,8 +146,8 @@ def main():
         bare = bare_call(torch, op, items)
         h = host_us(torch, fn, items)
         cb = f"{host_us(torch, bare, items):.1f}" if bare else "-"
-        st = steady_us(torch, fn, items)
-        one = steady_us(torch, fn, items[:1])
+        st = steady(torch, fn, items, 600) * 1e3
+        one = steady(torch, fn, items[:1], 600) * 1e3
         sy = sync_us(torch, fn, items)
         nk, means, api = profile(torch, fn, items)
         ks = "; ".join(f"{k} {v:.1f}" for k, v in means.items())

@@ -29,14 +29,10 @@ import statistics
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path.append(os.path.join(REPO, "tools", "python"))
-if not os.environ.get("REDJIT_LIBRARY"):
-    for cand in ("carry/libredjit.so.0.2", "build/libredjit.so.0.2"):
-        if os.path.exists(os.path.join(REPO, cand)):
-            os.environ["REDJIT_LIBRARY"] = os.path.join(REPO, cand)
-            break
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import use_checkout  # noqa: E402
+
+use_checkout()
 
 import redjit  # noqa: E402
 
