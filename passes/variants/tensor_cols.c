@@ -541,8 +541,8 @@ const pass_variant pass_variant_tensor_cols = {
     .name = "tensor_cols",
     .prio = 30,
     .kind = RJ_KIND_TENSOR,
-    .summary = "column / middle-axis reductions: coalesced 16-byte column vectors, rows split over "
-               "CTAs, last CTA folds in a fixed order",
+    .summary = "column / middle-axis reductions: coalesced 16-byte column vectors (8 for 1-byte "
+               "dtypes), rows split over CTAs, last CTA folds in a fixed order",
     .ops = PASS_OPS_SCALAR | ST_OPS | PASS_OP(RJ_OP_CUSTOM),
     .invariant_why =
         "the number of outer indices and columns and the SM count (the tile width and the splits of the reduced dim)",

@@ -282,8 +282,8 @@ const pass_variant pass_variant_tensor_rows = {
     .name = "tensor_rows",
     .prio = 30,
     .kind = RJ_KIND_TENSOR,
-    .summary = "1-D and row reductions: lanes or a CTA per row, 16-byte loads, split rows finish "
-               "in one launch (last CTA folds, fixed order)",
+    .summary = "1-D and row reductions: lanes or a CTA per row, 16-byte loads (8 for 1-byte "
+               "dtypes), split rows finish in one launch (last CTA folds, fixed order)",
     .ops = PASS_OPS_SCALAR | ST_OPS | PASS_OP(RJ_OP_CUSTOM),
     .invariant_why =
         "the number of rows and the SM count (lanes per row, CTA or split mode, segments per row) and the row's address (its scalar head)",

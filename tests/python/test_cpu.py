@@ -753,6 +753,10 @@ assert redjit.compile_count() == n + 5, redjit.compile_count()
 for sc in (0.5, 0.25, 0.25):
     redjit.reduce(x, "sum", 1, epilogue="scale", scale=sc, out=o)
 assert redjit.compile_count() == n + 7
+for sc in (0.0, -0.0, -0.0):  # equal floats, other requests: -0.0 * s is not 0.0 * s
+    redjit.reduce(x, "sum", 1, epilogue="scale", scale=sc, out=o)
+assert redjit.compile_count() == n + 9
+n += 2
 xt = T((64, 32), f32, strides=(1, 64))  # x transposed in memory: its strides in the request
 for i in range(2):
     redjit.dot(xt, y, 1, out=o)

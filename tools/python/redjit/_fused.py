@@ -74,7 +74,13 @@ def torch_key(x, others, out, axis, op, map, epilogue, scale, p, nan, acc_dtype,
     else:
         return None
     return ("fused torch", x.shape, x.stride(), x.dtype, x.get_device(), axis, op, map, epilogue,
-            scale.__class__, scale, p.__class__, p, nan, acc_dtype, tuple(ys), o)
+            scale.__class__, _exact(scale), p.__class__, _exact(p), nan, acc_dtype, tuple(ys), o)
+
+
+def _exact(v):
+    """v as a key part: a float by its text, so that -0.0 and 0.0 (equal floats) differ and a NaN
+    equals itself"""
+    return repr(v) if v.__class__ is float else v
 
 
 def _key(a, bs, o, axis, op, map, epilogue, scale, p, nan, acc_dtype):
@@ -83,7 +89,7 @@ def _key(a, bs, o, axis, op, map, epilogue, scale, p, nan, acc_dtype):
             epilogue is not None and epilogue.__class__ is not str):
         return None
     return ("fused", a.shape, a.strides, a.dtype, a.device, axis, op, map, epilogue,
-            scale.__class__, scale, p.__class__, p, nan, acc_dtype,
+            scale.__class__, _exact(scale), p.__class__, _exact(p), nan, acc_dtype,
             tuple([(b.shape, b.strides, b.dtype, b.device) for b in bs]),
             None if o is None else (o.shape, o.strides, o.dtype, o.device))
 
