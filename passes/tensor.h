@@ -30,6 +30,15 @@ int64_t tns_pow2(int64_t x); /* the next power of two >= x */
  * 1-byte dtypes (8 slots, not 16: no spills at 64 registers, and half the IR to compile). */
 int tns_vec_rc(rj_dtype t);
 
+/* The invariant tree of a reduced length N (docs/INVARIANCE.md), one owner for tensor_generic
+ * and tensor_inv_cols: N <= TNS_INV_LANES_MAX, pow2(N) <= 32 lanes of TNS_INV_U accumulators;
+ * longer, tns_inv_segments(N, &chunk) segments of chunk elements, a CTA of TNS_INV_T threads
+ * folding each into TNS_INV_U accumulators. */
+#define TNS_INV_U 4
+#define TNS_INV_LANES_MAX 4096
+#define TNS_INV_T 256
+int tns_inv_segments(int64_t n, int64_t *chunk);
+
 /* Kernel skeleton: the function redjit_tensor(ptr addrspace(1) noalias readonly src,
  * ptr addrspace(1) noalias dst, i64 p0 .. i64 p{np-1}), builder at its entry.  Returns the
  * params; np = 0 (constant kernels): just src and dst.  Sets e->nparams = np.  The launch

@@ -31,6 +31,16 @@ int tns_vec_rc(rj_dtype t) {
   return ir_dtype(t)->bytes == 1 ? 8 : tns_vec(t);
 }
 
+/* about 16384 elements a segment, at most 4096 segments; chunk a whole round of TNS_INV_T x
+ * TNS_INV_U elements */
+int tns_inv_segments(int64_t n, int64_t *chunk) {
+  int64_t S = (n + 16383) / 16384;
+  if (S > 4096) S = 4096;
+  int64_t round = (int64_t)TNS_INV_T * TNS_INV_U, ch = (n + S - 1) / S;
+  *chunk = (ch + round - 1) / round * round;
+  return (int)((n + *chunk - 1) / *chunk);
+}
+
 int64_t tns_pow2(int64_t x) {
   int64_t p = 1;
   while (p < x)

@@ -5,25 +5,20 @@
  *
  * It is also the variant of "invariant": true (docs/INVARIANCE.md), every view: each element's
  * lane and accumulator follow from its index in the reduced extent, so the tree of an output
- * depends on its reduced length N alone.  N <= INV_LANES_MAX: the lanes above.  Longer: S =
- * min(ceil(N / INV_SEG), INV_S_MAX) segments of chunk = ceil(N / S) elements (rounded up to a
- * whole round), a CTA of INV_T threads each, thread t folding the segment's elements t, t + T,
- * ... into GEN_U accumulators in turn, then tns_cta_reduce's fixed tree; with S > 1 the last CTA
- * of an output folds its S partials in segment order (thread t: partials t, t + T, ...) and the
- * same tree. */
+ * depends on its reduced length N alone.  N <= TNS_INV_LANES_MAX: the lanes above.  Longer: S =
+ * tns_inv_segments(N) segments of chunk = ceil(N / S) elements (about 16384, rounded up to a
+ * whole round; at most 4096 segments), a CTA of TNS_INV_T threads each, thread t folding the
+ * segment's elements t, t + T, ... into GEN_U accumulators in turn, then tns_cta_reduce's fixed
+ * tree; with S > 1 the last CTA of an output folds its S partials in segment order (thread t:
+ * partials t, t + T, ...) and the same tree. */
 #include "../tensor.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define GEN_U 4 /* guarded loads per lane per round (index math per load: kept small) */
-#define GEN_R 8 /* invariant: rounds per trip of unguarded loads, at most */
+#define GEN_U TNS_INV_U /* accumulators per lane (the invariant tree's; plain lanes too) */
+#define GEN_R 8         /* invariant: rounds per trip of unguarded loads, at most */
 
-/* invariant plans: constants, so that the tree depends on the reduced length alone */
-#define INV_LANES_MAX 4096           /* up to here: G lanes per output */
-#define INV_T 256                    /* longer: CTAs of INV_T threads per segment */
-#define INV_SEG 16384                /* elements per segment, about */
-#define INV_S_MAX 4096               /* segments per output, at most */
 #define INV_PARTS ((int64_t)1 << 22) /* outputs x segments: the workspace bound */
 
 /* G lanes per output (the reduced length, rounded up to a power of two, at most 32), CTAs of T;
@@ -41,12 +36,9 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   ir_tensor_view(&r->u.tensor, &v);
   int64_t g = tns_pow2(v.reduce_len);
   generic_plan p = {.G = (int)(g > 32 ? 32 : g), .T = 256};
-  if (r->u.tensor.invariant && v.reduce_len > INV_LANES_MAX) {
-    int64_t S = (v.reduce_len + INV_SEG - 1) / INV_SEG;
-    if (S > INV_S_MAX) S = INV_S_MAX;
-    int64_t round = (int64_t)INV_T * GEN_U, ch = (v.reduce_len + S - 1) / S;
-    p = (generic_plan){.G = INV_T, .T = INV_T, .chunk = (ch + round - 1) / round * round};
-    p.S = (int)((v.reduce_len + p.chunk - 1) / p.chunk);
+  if (r->u.tensor.invariant && v.reduce_len > TNS_INV_LANES_MAX) {
+    p = (generic_plan){.G = TNS_INV_T, .T = TNS_INV_T};
+    p.S = tns_inv_segments(v.reduce_len, &p.chunk);
     tns_plan_geometry(out, (unsigned)(v.outputs * p.S), (unsigned)p.T);
   } else {
     tns_plan_geometry(out, (unsigned)((v.outputs + p.T / p.G - 1) / (p.T / p.G)), (unsigned)p.T);
@@ -231,11 +223,11 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
   const char *no = tns_accepts_any_view(r, tg, buf, n);
   ir_tview v;
   ir_tensor_view(&r->u.tensor, &v);
-  if (no || !r->u.tensor.invariant || v.reduce_len <= INV_LANES_MAX) return no;
-  int64_t S = (v.reduce_len + INV_SEG - 1) / INV_SEG;
-  if (v.outputs * (S > INV_S_MAX ? INV_S_MAX : S) <= INV_PARTS) return NULL;
+  if (no || !r->u.tensor.invariant || v.reduce_len <= TNS_INV_LANES_MAX) return no;
+  int64_t chunk, S = tns_inv_segments(v.reduce_len, &chunk);
+  if (v.outputs * S <= INV_PARTS) return NULL;
   snprintf(buf, n, "invariant: %lld outputs of %lld segments exceed %lld partials",
-           (long long)v.outputs, (long long)(S > INV_S_MAX ? INV_S_MAX : S), (long long)INV_PARTS);
+           (long long)v.outputs, (long long)S, (long long)INV_PARTS);
   return buf;
 }
 

@@ -26,13 +26,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* tensor_generic's invariant tree: its constants (GEN_U, INV_LANES_MAX, INV_T, INV_SEG,
- * INV_S_MAX); the two files must agree, and test_invariant compares their plans */
-#define IC_U 4
-#define IC_LANES_MAX 4096
-#define IC_T 256
-#define IC_SEG 16384
-#define IC_S_MAX 4096
+/* tensor_generic's invariant tree (passes/tensor.h: TNS_INV_*, tns_inv_segments) */
+#define IC_U TNS_INV_U
+#define IC_LANES_MAX TNS_INV_LANES_MAX
+#define IC_T TNS_INV_T
 #define IC_WARPS (IC_T / 32)
 #define IC_PARTS ((int64_t)1 << 22) /* outputs x segments x warps: the workspace bound */
 #define IC_R_MAX 32                 /* loads in flight per thread, at most (a multiple of IC_U) */
@@ -51,15 +48,6 @@ typedef struct inv_cols_plan {
 } inv_cols_plan;
 _Static_assert(sizeof(inv_cols_plan) <= PASS_PLAN_PRIV, "inv_cols_plan fits the plan");
 
-/* tensor_generic's segments of a reduced length n > IC_LANES_MAX: their count, and *chunk */
-static int segments(int64_t n, int64_t *chunk) {
-  int64_t S = (n + IC_SEG - 1) / IC_SEG;
-  if (S > IC_S_MAX) S = IC_S_MAX;
-  int64_t round = (int64_t)IC_T * IC_U, ch = (n + S - 1) / S;
-  *chunk = (ch + round - 1) / round * round;
-  return (int)((n + *chunk - 1) / *chunk);
-}
-
 /* The tree is the reduced length's; the tile width CW is free (the bits do not depend on it):
  * the widest of 32, 16, 8 (not past the columns) whose grid fills IC_THREADS, 1- and 2-byte
  * dtypes at least 16 (a warp row: 32 contiguous bytes or more). */
@@ -73,7 +61,7 @@ static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
   p->OS = n == 3 ? v->stride[0] : 0;
   int64_t g = tns_pow2(p->N);
   p->G = p->N <= IC_LANES_MAX ? (int)(g > 32 ? 32 : g) : 32;
-  if (p->N > IC_LANES_MAX) p->S = segments(p->N, &p->chunk);
+  if (p->N > IC_LANES_MAX) p->S = tns_inv_segments(p->N, &p->chunk);
   /* loads in flight: 8 (states: registers), 16 of 4 and 8 bytes, 32 of 1 and 2 (but prod's) */
   st_req sr = st_of_tensor(t);
   bool small = ir_dtype(t->dtype)->bytes < 4 && t->op != RJ_OP_PROD;
@@ -358,7 +346,7 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
   if (tns_classify(&v) != TNS_COLS) return "not a column view (a kept innermost dim)";
   if (v.stride[v.n - 1] != 1) return "the kept innermost dim is not unit-stride";
   if (v.reduce_len <= IC_LANES_MAX) return NULL;
-  int64_t chunk, S = segments(v.reduce_len, &chunk);
+  int64_t chunk, S = tns_inv_segments(v.reduce_len, &chunk);
   if (v.outputs * S * IC_WARPS <= IC_PARTS) return NULL;
   snprintf(buf, n, "invariant: %lld outputs x %lld segments x %d warps exceed %lld partials",
            (long long)v.outputs, (long long)S, IC_WARPS, (long long)IC_PARTS);
