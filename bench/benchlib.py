@@ -23,6 +23,16 @@ def use_checkout():
             return
 
 
+def names(ap, value, known, flag):
+    """An option's comma-separated value as a list, each a name of known (else ap.error naming
+    the option)"""
+    out = value.split(",")
+    for v in out:
+        if v not in known:
+            ap.error(f"{flag}: unknown {v!r} (one of {', '.join(known)})")
+    return out
+
+
 def flushed(torch, triton, fn, warmup=25, rep=100):
     """ms: triton.testing.do_bench's median (L2 flushed before each run), or without triton the
     same by hand: 256 MiB written before each of 30 runs, CUDA events around each."""

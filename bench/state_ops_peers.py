@@ -31,7 +31,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import STEADY_BYTES, flushed, steady, use_checkout  # noqa: E402
+from benchlib import STEADY_BYTES, flushed, names, steady, use_checkout  # noqa: E402
 
 use_checkout()
 
@@ -197,14 +197,8 @@ def main():
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--dry", action="store_true")
     args = ap.parse_args()
-    args.shapes = args.shapes.split(",")
-    args.ops = args.ops.split(",")
-    for s in args.shapes:
-        if s not in SHAPES:
-            ap.error(f"--shapes: unknown {s!r} (one of {', '.join(SHAPES)})")
-    for o in args.ops:
-        if o not in OPS:
-            ap.error(f"--ops: unknown {o!r} (one of {', '.join(OPS)})")
+    args.shapes = names(ap, args.shapes, SHAPES, "--shapes")
+    args.ops = names(ap, args.ops, OPS, "--ops")
     if "sum" in args.ops:  # the reference rate comes first
         args.ops = ["sum"] + [o for o in args.ops if o != "sum"]
     if args.dry:
