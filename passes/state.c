@@ -10,13 +10,9 @@ bool st_is(rj_op op) {
 
 st_req st_of_tensor(const rj_tensor *t) { /* i8 .. bool, float8: in the dtype they reduce in */
   if (t->op == RJ_OP_MEAN && t->map == RJ_MAP_WHERE) { /* W: the accumulator, f64 under acc_f64 */
-    bool red[RJ_MAX_DIMS] = {0}; /* the reduced length, as ir_tensor_view counts it */
-    for (int a = 0; a < t->naxes; a++)
-      red[t->axes[a] < 0 ? t->axes[a] + t->ndim : t->axes[a]] = true;
-    int64_t n = 1;
-    for (int d = 0; d < t->ndim; d++)
-      n *= red[d] ? t->shape[d] : 1;
-    bool count32 = !t->dynamic && !t->segments && !t->list_count && n <= INT32_MAX;
+    ir_tview v;
+    ir_tensor_view(t, &v);
+    bool count32 = !t->dynamic && !t->segments && !t->list_count && v.reduce_len <= INT32_MAX;
     return (st_req){t->op,       t->acc_f64 ? RJ_F64 : ir_acc_dtype(t->op, t->dtype),
                     t->nan,      0,
                     &t->combine, t->invariant,
