@@ -27,6 +27,15 @@ static const char *explain(rj_ctx *ctx, const char *json, const rj_options *o) {
   return text;
 }
 
+/* json compiles to no kernel (RJ_ENOVARIANT), the message saying why */
+static void no_variant(rj_ctx *ctx, const char *json, const rj_options *o, const char *why) {
+  rj_request r;
+  rjt_parse(ctx, json, &r);
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &r, o, &k), RJ_ENOVARIANT);
+  ck_assert_msg(strstr(rj_errmsg(ctx), why), "%s: %s", json, rj_errmsg(ctx));
+}
+
 START_TEST(validation) {
   rj_ctx *ctx = rj_ctx_new();
   rj_request r;
@@ -83,17 +92,12 @@ START_TEST(dispatch) {
                 "%s", t);
   if (!rjt_have_gpu(ctx)) ck_assert_msg(strstr(t, "no SM count read: the default)"), "%s", t);
   static const char *const forced[] = {"tensor_rows", "tensor_cols", "tensor_cluster"};
-  for (int i = 0; i < 3; i++) {
-    rj_request r;
-    rjt_parse(ctx,
-              rjt_fmt(TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[65536],\"invariant\":true,"
-                           "\"variant\":\"%s\"}",
-                      forced[i]),
-              &r);
-    rj_kernel *k = NULL;
-    ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ENOVARIANT);
-    ck_assert_msg(strstr(rj_errmsg(ctx), "not invariant"), "%s", rj_errmsg(ctx));
-  }
+  for (int i = 0; i < 3; i++)
+    no_variant(ctx,
+               rjt_fmt(TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[65536],\"invariant\":true,"
+                            "\"variant\":\"%s\"}",
+                       forced[i]),
+               &o, "not invariant");
   /* dynamic: an invariant request keeps a constant kernel, and says so */
   t = explain(ctx,
               TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[64,1000],\"axes\":[1],"
@@ -170,14 +174,10 @@ START_TEST(inv_cols_plans) {
   /* not invariant: tensor_cols, and a forced tensor_inv_cols is refused */
   t = explain(ctx, req("sum", "f32", "[1000,64]", "[0]", false), &o);
   ck_assert_msg(strstr(t, "tensor_cols prio=30 chosen"), "%s", t);
-  rj_request r;
-  rjt_parse(ctx,
-            TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[1000,64],\"axes\":[0],"
-                 "\"variant\":\"tensor_inv_cols\"}",
-            &r);
-  rj_kernel *k = NULL;
-  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ENOVARIANT);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "serves \"invariant\": true only"), "%s", rj_errmsg(ctx));
+  no_variant(ctx,
+             TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[1000,64],\"axes\":[0],"
+                  "\"variant\":\"tensor_inv_cols\"}",
+             &o, "serves \"invariant\": true only");
   /* dynamic: a constant kernel, saying why */
   t = explain(ctx,
               TREQ "\"op\":\"var\",\"dtype\":\"bf16\",\"shape\":[1000,64],\"axes\":[0],"
@@ -261,14 +261,10 @@ START_TEST(order_free) {
                    "\"segments\":{\"count\":33,\"dtype\":\"i32\"},\"invariant\":true}",
               &o);
   ck_assert_msg(chosen_line(t, "tensor_segmented"), "%s", t);
-  rj_request r;
-  rjt_parse(ctx,
-            TREQ "\"op\":\"sum\",\"dtype\":\"f16\",\"shape\":[65537],\"axes\":[0],"
-                 "\"segments\":{\"count\":33,\"dtype\":\"i32\"},\"invariant\":true}",
-            &r);
-  rj_kernel *k = NULL;
-  ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_ENOVARIANT);
-  ck_assert_msg(strstr(rj_errmsg(ctx), "not invariant"), "%s", rj_errmsg(ctx));
+  no_variant(ctx,
+             TREQ "\"op\":\"sum\",\"dtype\":\"f16\",\"shape\":[65537],\"axes\":[0],"
+                  "\"segments\":{\"count\":33,\"dtype\":\"i32\"},\"invariant\":true}",
+             &o, "not invariant");
   rj_ctx_free(ctx);
 }
 END_TEST
