@@ -98,6 +98,36 @@ static rj_status check_others(rj_ctx *ctx, const rj_tensor *t, const tptrs *q) {
   return RJ_OK;
 }
 
+/* An array's element 0 aligned to its dtype: a misaligned element load faults the CUDA context. */
+static rj_status check_aligned(rj_ctx *ctx, const char *name, int i, uint64_t ptr, rj_dtype dt) {
+  unsigned b = (unsigned)ir_dtype(dt)->bytes;
+  if (!ptr || ptr % b == 0) return RJ_OK;
+  char field[32];
+  snprintf(field, sizeof field, i < 0 ? "%s" : "%s[%d]", name, i);
+  return ir_fail(&ctx->err, RJ_EINVAL, "%s: 0x%llx is not aligned to its %u-byte dtype %s", field,
+                 (unsigned long long)ptr, b, ir_dtype(dt)->name);
+}
+
+/* A launch's pointers against the request: non-NULL, as many as it takes. */
+static rj_status check_ptrs(rj_ctx *ctx, const rj_tensor *t, const tptrs *q, bool with) {
+  if (!q->src) return ir_fail(&ctx->err, RJ_EINVAL, "src: NULL device pointer");
+  if (!q->dst) return ir_fail(&ctx->err, RJ_EINVAL, "dst: NULL device pointer");
+  rj_status s = check_values(ctx, t, with, q->values);
+  return s ? s : check_others(ctx, t, q);
+}
+
+/* ... and aligned to their dtypes (t validated: its dtypes are known). */
+static rj_status check_alignment(rj_ctx *ctx, const rj_tensor *t, const tptrs *q) {
+  rj_status s;
+  if ((s = check_aligned(ctx, "src", -1, q->src, t->dtype)) ||
+      (s = check_aligned(ctx, "dst", -1, q->dst, ir_tensor_result(t))) ||
+      (s = check_aligned(ctx, "values", -1, q->values, t->dtype)))
+    return s;
+  for (int i = 0; i < q->nothers && !s; i++)
+    s = check_aligned(ctx, "others", i, q->others[i], t->other_dtype[i]);
+  return s;
+}
+
 /* A list request's kernel takes a table, not src: rj_reduce_multi launches it. */
 static rj_status not_list(rj_ctx *ctx) {
   return ir_fail(&ctx->err, RJ_EINVAL,
@@ -106,7 +136,6 @@ static rj_status not_list(rj_ctx *ctx) {
 
 static rj_status reduce(rj_ctx *ctx, const rj_request *req, const rj_options *opt, const tptrs *q,
                         bool with, void *stream) {
-  rj_devptr src = q->src, dst = q->dst, values = q->values;
   JIT_ENTER(ctx);
   if (!ctx) return RJ_EINVAL;
   memset(&ctx->err, 0, sizeof ctx->err);
@@ -116,10 +145,8 @@ static rj_status reduce(rj_ctx *ctx, const rj_request *req, const rj_options *op
                     ir_fail(&ctx->err, RJ_EINVAL, "kind: rj_reduce takes tensor requests (got %s)",
                             ir_kind_name(req->kind) ? ir_kind_name(req->kind) : "?"));
   if (req->u.tensor.list_count) return jit_done(ctx, not_list(ctx));
-  if (!src) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "src: NULL device pointer"));
-  if (!dst) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "dst: NULL device pointer"));
-  rj_status s = check_values(ctx, &req->u.tensor, with, values);
-  if (s || (s = check_others(ctx, &req->u.tensor, q))) return jit_done(ctx, s);
+  rj_status s = check_ptrs(ctx, &req->u.tensor, q, with);
+  if (s) return jit_done(ctx, s);
   rj_options dflt;
   if (!opt) {
     rj_options_init(&dflt);
@@ -128,7 +155,9 @@ static rj_status reduce(rj_ctx *ctx, const rj_request *req, const rj_options *op
   /* a repeated request: the memo by its bytes (jit_memo_find), no validation, plan or JSON */
   pass_plan plan;
   rj_kernel *k = NULL;
-  if ((s = jit_compile(ctx, req, opt, &k, &plan))) return jit_done(ctx, s);
+  if ((s = jit_compile(ctx, req, opt, &k, &plan)) ||
+      (s = check_alignment(ctx, &k->req.u.tensor, q)))
+    return jit_done(ctx, s);
   return jit_done(ctx, launch_plan(ctx, k, &plan, opt->device, q, stream));
 }
 
@@ -154,7 +183,6 @@ RJ_API rj_status rj_reduce_n(rj_ctx *ctx, const rj_request *req, const rj_option
 
 static rj_status tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, const tptrs *q, bool with,
                                void *stream) {
-  rj_devptr src = q->src, dst = q->dst, values = q->values;
   JIT_ENTER(ctx);
   JIT_NEED(ctx, k, "kernel");
   ctx->err.status = RJ_OK;
@@ -170,10 +198,8 @@ static rj_status tensor_launch(rj_ctx *ctx, rj_kernel *k, int device, const tptr
                                  "kernel: a runtime-size kernel (a dynamic request) takes its "
                                  "sizes from the request: use rj_reduce"));
   if (k->req.u.tensor.list_count) return jit_done(ctx, not_list(ctx));
-  if (!src) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "src: NULL device pointer"));
-  if (!dst) return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "dst: NULL device pointer"));
-  rj_status s = check_values(ctx, &k->req.u.tensor, with, values);
-  if (s || (s = check_others(ctx, &k->req.u.tensor, q))) return jit_done(ctx, s);
+  rj_status s = check_ptrs(ctx, &k->req.u.tensor, q, with);
+  if (s || (s = check_alignment(ctx, &k->req.u.tensor, q))) return jit_done(ctx, s);
   return jit_done(ctx, launch_plan(ctx, k, &k->plan, device, q, stream));
 }
 

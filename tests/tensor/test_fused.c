@@ -480,6 +480,20 @@ START_TEST(launch_checks) {
   ck_assert_int_eq(rj_reduce_n(ctx, &r, NULL, 256, NULL, 1, 512, 0, NULL), RJ_EINVAL);
   HAS(rj_errmsg(ctx), "others[0]: NULL device pointer");
   ck_assert_int_eq(rj_tensor_launch_n(ctx, NULL, 0, 256, o, 1, 512, 0, NULL), RJ_EINVAL);
+  /* every pointer aligned to its dtype (a misaligned load would fault the CUDA context) */
+  o[0] = 0x202;
+  ck_assert_int_eq(rj_reduce_n(ctx, &r, NULL, 256, o, 1, 512, 0, NULL), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "others[0]: 0x202 is not aligned to its 4-byte dtype f32");
+  o[0] = 0x200;
+  ck_assert_int_eq(rj_reduce_n(ctx, &r, NULL, 0x101, o, 1, 512, 0, NULL), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "src: 0x101 is not aligned to its 4-byte dtype f32");
+  ck_assert_int_eq(rj_reduce_n(ctx, &r, NULL, 256, o, 1, 0x206, 0, NULL), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "dst: 0x206 is not aligned to its 4-byte dtype f32");
+  rj_kernel *k = NULL;
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_OK);
+  ck_assert_int_eq(rj_tensor_launch_n(ctx, k, 0, 256, o, 1, 0x203, 0, NULL), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "dst: 0x203 is not aligned to its 4-byte dtype f32");
+  ck_assert_int_eq(rj_kernel_release(ctx, k), RJ_OK);
 }
 END_TEST
 

@@ -231,7 +231,7 @@ START_TEST(reduce_args) {
   rj_ctx *ctx = rj_ctx_new();
   rj_request r;
   rjt_parse(ctx, T0 "\"shape\":[1024]}", &r);
-  rj_devptr x = 1; /* any non-zero address: every call fails before using it */
+  rj_devptr x = 256; /* any aligned non-zero address: every call fails before using it */
   ck_assert_int_eq(rj_reduce(ctx, &r, NULL, 0, x, NULL), RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "src: NULL"), "%s", rj_errmsg(ctx));
   ck_assert_int_eq(rj_reduce(ctx, &r, NULL, x, 0, NULL), RJ_EINVAL);
@@ -276,7 +276,7 @@ START_TEST(tensor_launch_args) {
   ck_assert_int_eq(rj_compile(ctx, &r, &o, &k), RJ_OK);
   ck_assert_int_eq(rj_compile(ctx, &tile, &o, &kt), RJ_OK);
   ck_assert_int_eq(rj_compile(ctx, &dyn, &o, &kd), RJ_OK);
-  rj_devptr x = 1; /* any non-zero address: every call below fails before using it */
+  rj_devptr x = 256; /* any aligned non-zero address: every call below fails before using it */
   ck_assert_int_eq(rj_tensor_launch(NULL, k, 0, x, x, NULL), RJ_EINVAL);
   ck_assert_int_eq(rj_tensor_launch(ctx, NULL, 0, x, x, NULL), RJ_EINVAL);
   ck_assert_msg(strstr(rj_errmsg(ctx), "kernel: NULL"), "%s", rj_errmsg(ctx));
