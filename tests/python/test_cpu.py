@@ -786,14 +786,23 @@ redjit.dot(x, y, 0, out=T((32,), f32))
 assert len(c.memo) == 2 and len(c.pins) == 1 and len(c.requests) == 1, (c.memo, c.requests)
 redjit.dot(x, y, 0, out=T((32,), f32))
 assert len(c.memo) == 2 and len(c.pins) == 1
-# a map as LLVM IR stays out of the memo: rj_reduce_n of its parsed request, kept per text
+# a map or epilogue as LLVM IR is kept by its text: one compile, then launches of that kernel
 c.L.rj_reduce_n = lambda *a: calls.append(("reduce_n",) + a) or 0
-ir = {"ir": "define float @sq(float %x) {\n  %r = fmul float %x, %x\n  ret float %r\n}\n",
-      "function": "sq"}
+sq = "define float @sq(float %x) {\n  %r = fmul float %x, %x\n  ret float %r\n}\n"
+n = redjit.compile_count()
+for i in range(3):  # a new dict of the same text each time
+    assert redjit.reduce(x, "sum", 1, map={"ir": sq, "function": "sq"}, out=o) is o
+assert redjit.compile_count() == n + 1 and calls[-1][1] is calls[-3][1], calls[-3:]
+assert calls[-1][3] == x.data_ptr() and calls[-1][6] == o.data_ptr(), calls[-1]
+cube = sq.replace("%r = fmul float %x, %x", "%q = fmul float %x, %x\n  %r = fmul float %q, %x")
+redjit.reduce(x, "sum", 1, map={"ir": cube, "function": "sq"}, out=o)  # another text
+assert redjit.compile_count() == n + 2 and calls[-1][1] is not calls[-2][1]
+ep = {"ir": "define float @h(float %x) {\n  %r = fmul float %x, 0.5\n  ret float %r\n}\n",
+      "function": "h"}
 for i in range(2):
-    assert redjit.reduce(x, "sum", 1, map=ir, out=o) is o
-assert calls[-1][0] == calls[-2][0] == "reduce_n" and calls[-1][2] == calls[-2][2], calls[-2:]
-assert calls[-1][4] == x.data_ptr() and calls[-1][7] == o.data_ptr() and len(c.memo) == 2
+    redjit.reduce(x, "sum", 1, epilogue=ep, out=o)
+assert redjit.compile_count() == n + 3 and calls[-1][1] is calls[-2][1]
+assert not any(cl[0] == "reduce_n" for cl in calls)
 print("fused lane ok")
 """
 

@@ -3,8 +3,8 @@ logical shape (broadcast as NumPy broadcasts: a size-1 or missing dim has stride
 epilogue; redjit.dot and redjit.norm on top.  One launch per call: a layout seen before (the
 arrays' shapes, strides, dtypes and devices, and the arguments) goes from reduce's memo straight
 to rj_tensor_launch_n of its pinned kernel, as a plain reduce does; every check is made when the
-layout is first seen.  Calls the memo does not keep (a Custom op, a map or epilogue as LLVM IR)
-launch rj_reduce_n of their parsed request, kept per request text."""
+layout is first seen.  A map or epilogue as LLVM IR is kept by its text.  Calls the memo does not
+keep (a Custom op) launch rj_reduce_n of their parsed request, kept per request text."""
 import ctypes
 import sys
 
@@ -55,12 +55,28 @@ def _other_strides(a, b, i):
     return None if same else out
 
 
+_NOKEY = object()
+
+
+def _code_part(v):
+    """A map or epilogue as a key part: None, its name, or a caller's LLVM IR ({"ir": text,
+    "function": name}: the sorted items, texts hashed once by Python); _NOKEY for anything else
+    (refused by the checks of an unkept call)."""
+    if v is None or v.__class__ is str:
+        return v
+    if v.__class__ is dict and all(k.__class__ is str and t.__class__ is str
+                                   for k, t in v.items()):
+        return ("ir",) + tuple(sorted(v.items()))
+    return _NOKEY
+
+
 def torch_key(x, others, out, axis, op, map, epilogue, scale, p, nan, acc_dtype, tensor):
     """The memo key of a fused call on torch CUDA tensors from their own attributes (x, every
     other array and out, if given, of class `tensor`), as reduce's torch lane makes it; None
-    where the call is not kept (another framework among the arrays, an IR map or epilogue)."""
-    if (map is not None and map.__class__ is not str) or (
-            epilogue is not None and epilogue.__class__ is not str):
+    where the call is not kept (another framework among the arrays, a map that is neither a
+    name nor IR)."""
+    map, epilogue = _code_part(map), _code_part(epilogue)
+    if map is _NOKEY or epilogue is _NOKEY:
         return None
     ys = []
     for y in others:
@@ -85,8 +101,8 @@ def _exact(v):
 
 def _key(a, bs, o, axis, op, map, epilogue, scale, p, nan, acc_dtype):
     """The memo key of a fused call from its described arrays; None where it is not kept."""
-    if op.__class__ is not str or (map is not None and map.__class__ is not str) or (
-            epilogue is not None and epilogue.__class__ is not str):
+    map, epilogue = _code_part(map), _code_part(epilogue)
+    if op.__class__ is not str or map is _NOKEY or epilogue is _NOKEY:
         return None
     return ("fused", a.shape, a.strides, a.dtype, a.device, axis, op, map, epilogue,
             scale.__class__, _exact(scale), p.__class__, _exact(p), nan, acc_dtype,
