@@ -91,10 +91,14 @@ static void make_plan(int sms, const rj_tensor *t, const ir_tview *v, rows_plan 
     p->regs = 32;
     threads_sm = 65536 / p->regs;
     waves = 4;
-    /* f32 into an f64 accumulator (norm, acc_dtype f64) spills at 32: the same grid at 64
-     * registers, twice the waves (measured on the H100, 1-D 2^28 f32 norm 2860 -> 2970 GB/s,
-     * sum's rate; the H200 1.8 % faster; u8 into u64, which does not spill, 9 % slower) */
-    if (t->dtype == RJ_F32 && tns_acc_dtype(t) == RJ_F64) p->regs = TNS_REGS;
+    /* The same grid at 64 registers, twice the waves, for f32 into an f64 accumulator (norm,
+     * acc_dtype f64), which spills at 32, and for fused inputs on rows of 2^26 or more
+     * (measured on the H100, 1-D 2^28 f32: norm 2860 -> 2970 GB/s, sum's rate; dot, mse, masked
+     * sum / mean 1 to 1.5 % faster; at 2^24 dot and masked sum 1 % slower; u8 into u64, which
+     * does not spill, 9 % slower) */
+    if ((t->dtype == RJ_F32 && tns_acc_dtype(t) == RJ_F64) ||
+        (t->nothers && p->N >= ((int64_t)1 << 26)))
+      p->regs = TNS_REGS;
   } else if (p->N >= ((int64_t)1 << 21)) {
     waves = state_waves(sms, threads_sm, p->M * p->N);
     if (waves > 1) p->U = 4;
