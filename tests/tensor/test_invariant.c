@@ -288,7 +288,7 @@ static const int knob[] = {1, 16, 78, 132, 148, 1024};
 START_TEST(sm_knob) {
   rj_ctx *ctx = rj_ctx_new();
   static const char *const views[][2] = {
-      {"[1048576]", "[0]"}, {"[8,262144]", "[1]"}, {"[16384,16]", "[0]"}, {"[200,3000]", "[1]"}};
+      {"[1048576]", "[0]"}, {"[8,262144]", "[1]"}, {"[16384,16]", "[0]"}, {"[200,2000]", "[1]"}};
   for (int i = 0; i < 4; i++) {
     unsigned g0[3], g[3];
     /* another request: the plan follows the SM count (the grid of a split or lanes plan) */
