@@ -116,6 +116,8 @@ cases+=(
   "fused_where_generic|{\"kind\":\"tensor\",\"dtype\":\"f16\",\"op\":\"sum\",\"map\":\"where\",\"others\":[{\"dtype\":\"u8\"}],\"shape\":[5,7,11],\"axes\":[0,2]}"
   "fused_mse_cluster|{\"kind\":\"tensor\",\"dtype\":\"f32\",\"op\":\"mse\",\"others\":[{\"dtype\":\"f32\"}],\"shape\":[100000],\"variant\":\"tensor_cluster\"}"
   "fused_where_i8|{\"kind\":\"tensor\",\"dtype\":\"i8\",\"op\":\"sum\",\"map\":\"where\",\"others\":[{\"dtype\":\"bool\"}],\"shape\":[64,1000],\"axes\":[1]}"
+  "fused_where_rows_u8|{\"kind\":\"tensor\",\"dtype\":\"f32\",\"op\":\"sum\",\"map\":\"where\",\"others\":[{\"dtype\":\"u8\"}],\"shape\":[37,1003],\"axes\":[1]}"
+  "fused_masked_mean_1d_u8|{\"kind\":\"tensor\",\"dtype\":\"bf16\",\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"u8\"}],\"shape\":[100003]}"
   "fused_count_i16|{\"kind\":\"tensor\",\"dtype\":\"i16\",\"op\":\"count_nonzero\",\"shape\":[640]}"
 )
 # run in process (CK_FORK=no), every case of the suite; SUITES="..." names others ("" for none)
