@@ -243,6 +243,10 @@ static rj_status check_tile_map(const rj_tile *t, ir_err *e) {
                    "caller's epilogue as LLVM IR: kind tensor)");
   if ((unsigned)t->epilogue > RJ_EPI_IR)
     return ir_fail(e, RJ_EINVAL, "epilogue: %d, not an epilogue", t->epilogue);
+  if (t->map && t->map != RJ_MAP_NONZERO && ir_dtype(t->dtype) && !ir_dtype(t->dtype)->is_float)
+    return ir_fail(e, RJ_EINVAL,
+                   "map: \"%s\" applies to float dtypes, not %s (integers take \"nonzero\")",
+                   ir_map_name(t->map), ir_dtype(t->dtype)->name);
   return check_fused_op(t->op, t->dtype, t->map, t->epilogue, t->scale, t->accum, e);
 }
 
