@@ -20,15 +20,15 @@
 #define THREAD_SH                                                                                  \
   "\"scope\":\"thread\",\"src\":{\"mem\":\"shared\",\"shape\":[3,50]},\"dst\":{\"mem\":"           \
   "\"shared\",\"shape\":[3]}"
-#define WARP_LOC                                                                                   \
-  "\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32,4],\"layout\":{\"shape\":[32,4],"   \
+#define WARP_LOC                                                                                    \
+  "\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32,4],\"layout\":{\"shape\":[32,4],"    \
   "\"stride\":[\"1@lane\",1]}},\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1]," \
   "\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}},\"axes\":[0,1]"
 #define THREAD_LOC                                                                                 \
   "\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[6,10]},\"dst\":{\"mem\":\"local\","  \
   "\"shape\":[6]}"
 #define LOOPED                                                                                     \
-  "\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[300,4]},\"dst\":{\"mem\":\"local\","  \
+  "\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[300,4]},\"dst\":{\"mem\":\"local\"," \
   "\"shape\":[4]},\"axes\":[0]"
 
 static rj_ctx *ctx;
@@ -68,7 +68,8 @@ START_TEST(ptx_every_body) {
       free(sq);
       free(plain);
       char *am = body_of(rjt_fmt(TILE, fl[d], "\"op\":\"amax\"", bodies[b]));
-      ck_assert_msg(rjt_count(am, "abs.f") + rjt_count(am, "abs.bf") >= 1, "amax %s %s", fl[d], bodies[b]);
+      ck_assert_msg(rjt_count(am, "abs.f") + rjt_count(am, "abs.bf") >= 1, "amax %s %s", fl[d],
+                    bodies[b]);
       free(am);
       char *sc = body_of(rjt_fmt(TILE, fl[d],
                                  "\"op\":\"mean\",\"map\":\"abs\",\"epilogue\":\"scale\",\"scale\":"
@@ -80,7 +81,8 @@ START_TEST(ptx_every_body) {
     char *n = body_of(rjt_fmt(TILE, "f16", "\"op\":\"norm\"", bodies[b]));
     ck_assert_msg(rjt_count(n, "sqrt.rn.f32") >= 1, "norm %s", bodies[b]);
     free(n);
-    char *lg = body_of(rjt_fmt(TILE, "f32", "\"op\":\"sum\",\"map\":\"square\",\"epilogue\":\"log\"", bodies[b]));
+    char *lg = body_of(
+        rjt_fmt(TILE, "f32", "\"op\":\"sum\",\"map\":\"square\",\"epilogue\":\"log\"", bodies[b]));
     ck_assert_msg(rjt_count(lg, "div.rn.f32") >= 1, "log %s", bodies[b]);
     free(lg);
     char *plain = body_of(rjt_fmt(TILE, "i32", "\"op\":\"sum\"", bodies[b]));
@@ -196,10 +198,10 @@ START_TEST(refusals) {
   refused(rjt_fmt(TILE, "f32", "\"op\":\"sum\",\"map\":{\"ir\":\"x\",\"function\":\"f\"}", CTA),
           "map: kind \"tile\" takes the built-in maps abs, square and nonzero (a caller's map as "
           "LLVM IR: kind tensor)");
-  refused(rjt_fmt(TILE, "f32", "\"op\":\"sum\",\"epilogue\":{\"ir\":\"x\",\"function\":\"f\"}",
-                  CTA),
-          "epilogue: kind \"tile\" takes the built-in epilogues sqrt, scale and log (a caller's "
-          "epilogue as LLVM IR: kind tensor)");
+  refused(
+      rjt_fmt(TILE, "f32", "\"op\":\"sum\",\"epilogue\":{\"ir\":\"x\",\"function\":\"f\"}", CTA),
+      "epilogue: kind \"tile\" takes the built-in epilogues sqrt, scale and log (a caller's "
+      "epilogue as LLVM IR: kind tensor)");
   refused(rjt_fmt(TILE, "bf16", "\"op\":\"norm\"", CTA),
           "op: \"norm\" (p 2) of bf16: kind \"tile\" accumulates in f32, where the squares of "
           "large bf16 values overflow (kind tensor accumulates in f64); f16 and f64 tiles take it");
