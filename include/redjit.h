@@ -245,8 +245,11 @@ typedef struct rj_tile {
   int axes[RJ_MAX_DIMS]; /* may be negative: counts from the end */
   int accum;
   rj_nan nan;
-  int correction;     /* var / std: the divisor N - correction (default 1) */
-  rj_combine combine; /* op custom: index order, fn(lower, higher) */
+  int correction;       /* var / std: the divisor N - correction (default 1) */
+  rj_combine combine;   /* op custom: index order, fn(lower, higher) */
+  rj_map map;           /* applied at load: RJ_MAP_NONE, ABS, SQUARE or NONZERO (one input) */
+  rj_epilogue epilogue; /* once per output: RJ_EPI_NONE, SQRT, SCALE or LOG */
+  double scale;         /* epilogue "scale"'s factor */
 } rj_tile;
 
 typedef enum rj_primitive {

@@ -185,6 +185,9 @@ static void tile_fields(cJSON *o, const rj_request *r) {
   if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
     cJSON_AddNumberToObject(o, "correction", t->correction);
   if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
+  if (t->map) cJSON_AddStringToObject(o, "map", ir_map_name(t->map)); /* absent: none */
+  if (t->epilogue) cJSON_AddStringToObject(o, "epilogue", ir_epilogue_name(t->epilogue));
+  if (t->epilogue == RJ_EPI_SCALE) cJSON_AddNumberToObject(o, "scale", t->scale);
 }
 
 static void subgroup_fields(cJSON *o, const rj_request *r) {

@@ -383,32 +383,36 @@ static rj_status get_correction(P *p, const cJSON *o, int op, int *correction) {
 /* "combine" of op custom, every kind's (below) */
 static rj_status get_combine(P *p, const cJSON *o, rj_op op, rj_dtype dtype, rj_combine *c);
 
-/* A tile or subgroup request given a tensor's fused-map field: refused naming it (a register
- * tile or a lane's value is the caller's own, mapped before the call). */
-static rj_status no_fused_map(P *p, const cJSON *o, const char *kind) {
-  static const char *const keys[] = {"map", "epilogue", "others", "scale", NULL};
+/* A subgroup request given a tensor's fused-map field: refused naming it (a lane's value is the
+ * caller's own register, mapped by the caller before the call). */
+static rj_status no_fused_map(P *p, const cJSON *o) {
+  static const char *const keys[] = {"map", "epilogue", "others", "scale", "p", NULL};
   for (int i = 0; keys[i]; i++)
-    if (cJSON_GetObjectItemCaseSensitive(o, keys[i])) {
-      char why[160];
-      snprintf(why, sizeof why,
-               "kind \"%s\" takes no fused map (kind tensor does; apply it to the values "
-               "before the reduction)",
-               kind);
-      return at(p, "", keys[i]), bad(p, why);
-    }
+    if (cJSON_GetObjectItemCaseSensitive(o, keys[i]))
+      return at(p, "", keys[i]),
+             bad(p, "kind \"subgroup\" takes no fused map: a lane's value is the caller's own "
+                    "register, so map it before the call (kinds tile and tensor take maps)");
   return RJ_OK;
 }
 
+/* "op" and "dtype" of a tile request (a named one-input fused op sets op, map and epilogue;
+ * *named: its row + 1), and its "map", "epilogue", "scale": the fused maps section below */
+static rj_status get_tile_op(P *p, const cJSON *o, rj_tile *t, int *named);
+static rj_status get_tile_map(P *p, const cJSON *o, rj_tile *t, int named);
+
 static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
-  static const char *const keys[] = {"kind",   "op",         "dtype",   "scope",   "threads",
-                                     "active", "src",        "dst",     "axes",    "accum",
-                                     "nan",    "correction", "variant", "combine", NULL};
-  rj_status s = no_fused_map(p, o, "tile");
-  if (!s) s = known_keys(p, o, "", keys);
-  int v = 0;
+  static const char *const keys[] = {"kind",     "op",         "dtype",   "scope",   "threads",
+                                     "active",   "src",        "dst",     "axes",    "accum",
+                                     "nan",      "correction", "variant", "combine", "map",
+                                     "epilogue", "scale",      "p",       NULL};
+  if (cJSON_GetObjectItemCaseSensitive(o, "others"))
+    return at(p, "", "others"),
+           bad(p, "kind \"tile\" reduces one input (kind tensor takes others)");
+  rj_status s = known_keys(p, o, "", keys);
+  int v = 0, named = 0;
   int64_t i64 = 0;
   if (s) return s;
-  if ((s = get_op_dtype(p, o, &t->op, &t->dtype))) return s;
+  if ((s = get_tile_op(p, o, t, &named))) return s;
   if ((s = get_enum(p, o, "", "scope", scope_names, 4, true, &v))) return s;
   t->scope = (rj_scope)v;
   if ((s = get_int(p, o, "", "threads", 1, 1024, t->scope == RJ_SCOPE_CTA, &i64))) return s;
@@ -437,6 +441,7 @@ static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_correction(p, o, t->op, &t->correction))) return s;
+  if ((s = get_tile_map(p, o, t, named))) return s;
   return get_combine(p, o, t->op, t->dtype, &t->combine);
 }
 
@@ -444,7 +449,7 @@ static rj_status parse_subgroup(P *p, const cJSON *o, rj_subgroup *g) {
   static const char *const keys[] = {"kind",       "primitive", "dtype",   "log2_size",
                                      "threads",    "blocks",    "index",   "arg",
                                      "correction", "variant",   "combine", NULL};
-  rj_status s = no_fused_map(p, o, "subgroup");
+  rj_status s = no_fused_map(p, o);
   if (!s) s = known_keys(p, o, "", keys);
   int v = 0;
   int64_t i64 = 0;
@@ -807,6 +812,85 @@ static rj_status get_map(P *p, const cJSON *o, rj_tensor *t, int named) {
                                          : get_enum(p, o, "", "epilogue", epi_names, 4, false, &e)))
     return s;
   if (!(eo && cJSON_IsObject(eo))) t->epilogue = (rj_epilogue)e;
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "scale");
+  at(p, "", "scale");
+  if (!c) return RJ_OK;
+  if (!cJSON_IsNumber(c)) return bad(p, "expected a number");
+  t->scale = c->valuedouble;
+  return RJ_OK;
+}
+
+/* A tile's fused maps: the one-input built-ins (abs, square, nonzero) and epilogues (sqrt,
+ * scale, log), and the named ops made of them; the rest is kind tensor's, refused naming it. */
+static rj_status get_tile_op(P *p, const cJSON *o, rj_tile *t, int *named) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "op");
+  int row = -1;
+  *named = 0;
+  for (int i = 0; v && cJSON_IsString(v) && i < NFUSED_OPS; i++)
+    if (row < 0 && strcmp(v->valuestring, fused_ops[i].name) == 0) row = i;
+  rj_status s;
+  if (row < 0) {
+    if (cJSON_GetObjectItemCaseSensitive(o, "p"))
+      return at(p, "", "p"), bad(p, "applies only to op \"norm\"");
+    return get_op_dtype(p, o, &t->op, &t->dtype);
+  }
+  at(p, "", "op");
+  if (fused_ops[row].map == RJ_MAP_MUL || fused_ops[row].map == RJ_MAP_SUB_SQUARE ||
+      fused_ops[row].map == RJ_MAP_ABS_SUB || fused_ops[row].map == RJ_MAP_WHERE) {
+    char m[160];
+    snprintf(m, sizeof m,
+             "\"%s\" takes a second input; kind \"tile\" reduces one (kind tensor "
+             "takes others)",
+             fused_ops[row].name);
+    return bad(p, m);
+  }
+  if (row == 6 && (s = norm_p(p, o, &row))) return s;
+  int d = 0;
+  if ((s = get_enum(p, o, "", "dtype", dtype_names, NDTYPES, true, &d))) return s;
+  t->dtype = (rj_dtype)d;
+  if (fused_ops[row].acc_f64 && (t->dtype == RJ_F32 || t->dtype == RJ_BF16)) {
+    char m[256];
+    snprintf(m, sizeof m,
+             "\"norm\" (p 2) of %s: kind \"tile\" accumulates in f32, where the "
+             "squares of large %s values overflow (kind tensor accumulates in f64); f16 and f64 "
+             "tiles take it",
+             dtype_names[d], dtype_names[d]);
+    return at(p, "", "op"), bad(p, m);
+  }
+  t->op = fused_ops[row].op;
+  t->map = fused_ops[row].map;
+  t->epilogue = fused_ops[row].epi;
+  *named = row + 1;
+  return RJ_OK;
+}
+
+static rj_status get_tile_map(P *p, const cJSON *o, rj_tile *t, int named) {
+  static const char *const keys[] = {"map", "epilogue"};
+  for (int i = 0; named && i < 2; i++)
+    if (cJSON_GetObjectItemCaseSensitive(o, keys[i]))
+      return at(p, "", keys[i]), bad(p, "not with a named fused op (it sets its own)");
+  const cJSON *mo = cJSON_GetObjectItemCaseSensitive(o, "map");
+  const cJSON *eo = cJSON_GetObjectItemCaseSensitive(o, "epilogue");
+  if (mo && cJSON_IsObject(mo))
+    return at(p, "", "map"), bad(p, "kind \"tile\" takes the built-in maps abs, square and "
+                                    "nonzero (a caller's map as LLVM IR: kind tensor)");
+  if (eo && cJSON_IsObject(eo))
+    return at(p, "", "epilogue"), bad(p, "kind \"tile\" takes the built-in epilogues sqrt, scale "
+                                         "and log (a caller's epilogue as LLVM IR: kind tensor)");
+  int m = t->map, e = t->epilogue;
+  rj_status s = get_enum(p, o, "", "map", map_names, 8, false, &m);
+  if (s) return s;
+  if (m == RJ_MAP_MUL || m == RJ_MAP_SUB_SQUARE || m == RJ_MAP_ABS_SUB || m == RJ_MAP_WHERE) {
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "\"%s\" takes a second input; kind \"tile\" reduces one (abs, "
+             "square, nonzero; kind tensor takes others)",
+             map_names[m]);
+    return bad(p, msg);
+  }
+  t->map = (rj_map)m;
+  if ((s = get_enum(p, o, "", "epilogue", epi_names, 4, false, &e))) return s;
+  t->epilogue = (rj_epilogue)e;
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "scale");
   at(p, "", "scale");
   if (!c) return RJ_OK;

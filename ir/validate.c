@@ -222,6 +222,34 @@ static rj_status check_kind_dtype(rj_dtype t, rj_kind k, ir_err *e) {
                  ir_dtype(t)->name, ir_kind_name(k));
 }
 
+/* A tile's map and epilogue: the one-input built-ins (kind tensor takes the rest). */
+static rj_status check_fused_op(rj_op op, rj_dtype dt, rj_map map, rj_epilogue epi, double scale,
+                                int accum, ir_err *e);
+static rj_status check_tile_map(const rj_tile *t, ir_err *e) {
+  if (t->map == RJ_MAP_MUL || t->map == RJ_MAP_SUB_SQUARE || t->map == RJ_MAP_ABS_SUB ||
+      t->map == RJ_MAP_WHERE)
+    return ir_fail(e, RJ_EINVAL,
+                   "map: \"%s\" takes a second input; kind \"tile\" reduces one (abs, square, "
+                   "nonzero; kind tensor takes others)",
+                   ir_map_name(t->map));
+  if (t->map == RJ_MAP_IR)
+    return ir_fail(e, RJ_EINVAL,
+                   "map: kind \"tile\" takes the built-in maps abs, square and nonzero (a "
+                   "caller's map as LLVM IR: kind tensor)");
+  if ((unsigned)t->map > RJ_MAP_IR) return ir_fail(e, RJ_EINVAL, "map: %d, not a map", t->map);
+  if (t->epilogue == RJ_EPI_IR)
+    return ir_fail(e, RJ_EINVAL,
+                   "epilogue: kind \"tile\" takes the built-in epilogues sqrt, scale and log (a "
+                   "caller's epilogue as LLVM IR: kind tensor)");
+  if ((unsigned)t->epilogue > RJ_EPI_IR)
+    return ir_fail(e, RJ_EINVAL, "epilogue: %d, not an epilogue", t->epilogue);
+  if (t->map && t->map != RJ_MAP_NONZERO && ir_dtype(t->dtype) && !ir_dtype(t->dtype)->is_float)
+    return ir_fail(e, RJ_EINVAL,
+                   "map: \"%s\" applies to float dtypes, not %s (integers take \"nonzero\")",
+                   ir_map_name(t->map), ir_dtype(t->dtype)->name);
+  return check_fused_op(t->op, t->dtype, t->map, t->epilogue, t->scale, t->accum, e);
+}
+
 static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   rj_status s;
   if ((s = check_kind_dtype(t->dtype, RJ_KIND_TILE, e))) return s;
@@ -230,6 +258,7 @@ static rj_status validate_tile(const rj_tile *t, ir_err *e) {
   if ((s = check_state(t->op, t->accum, t->correction, e))) return s;
   combine_use u = {.op = t->op, .dtype = t->dtype, .nan = t->nan, .accum = t->accum};
   if ((s = validate_combine(u, &t->combine, e))) return s;
+  if ((s = check_tile_map(t, e))) return s;
   if ((unsigned)t->scope > RJ_SCOPE_CTA)
     return ir_fail(e, RJ_EINVAL, "scope: unknown value %d", t->scope);
   if ((unsigned)t->nan > RJ_NAN_IGNORE) return ir_fail(e, RJ_EINVAL, "nan: unknown value");
@@ -544,6 +573,38 @@ static rj_status check_map_ir(const rj_tensor *t, ir_err *e) {
   return RJ_OK;
 }
 
+/* The built-in maps and epilogues a base op and dtype take (kinds tensor and tile). */
+static rj_status check_fused_op(rj_op op, rj_dtype dt, rj_map map, rj_epilogue epi, double scale,
+                                int accum, ir_err *e) {
+  bool base =
+      op == RJ_OP_SUM || op == RJ_OP_MEAN || op == RJ_OP_MAX || op == RJ_OP_MIN || op == RJ_OP_PROD;
+  if ((map || epi) && !base)
+    return ir_fail(e, RJ_EINVAL, "%s: applies to ops sum, mean, max, min and prod, not \"%s\"",
+                   map ? "map" : "epilogue", ir_op_name(op));
+  bool int_map = map == RJ_MAP_WHERE || map == RJ_MAP_NONZERO; /* integers take these */
+  if ((map || epi) && ir_dtype(dt)->fp8)
+    return ir_fail(e, RJ_EINVAL, "%s: the fused maps do not take float8 dtypes (%s)",
+                   map ? "map" : "epilogue", ir_dtype(dt)->name);
+  if (epi && !ir_dtype(dt)->is_float)
+    return ir_fail(e, RJ_EINVAL, "epilogue: applies to float dtypes, not %s", ir_dtype(dt)->name);
+  if (map && !int_map && !ir_dtype(dt)->is_float)
+    return ir_fail(e, RJ_EINVAL,
+                   "map: \"%s\" applies to float dtypes, not %s (integers take \"where\" and "
+                   "\"nonzero\")",
+                   ir_map_name(map), ir_dtype(dt)->name);
+  if (map && !ir_dtype(dt)->is_float && op == RJ_OP_MEAN)
+    return ir_fail(e, RJ_EINVAL,
+                   "map: op mean of an integer dtype (%s) takes no map: reduce sum, and divide",
+                   ir_dtype(dt)->name);
+  if (epi && accum)
+    return ir_fail(e, RJ_EINVAL, "epilogue: not with accum (the old value has had its epilogue)");
+  if (epi != RJ_EPI_SCALE && scale != 0)
+    return ir_fail(e, RJ_EINVAL, "scale: applies only to epilogue \"scale\"");
+  if (epi == RJ_EPI_SCALE && !isfinite(scale))
+    return ir_fail(e, RJ_EINVAL, "scale: %g, expected a finite number", scale);
+  return RJ_OK;
+}
+
 static rj_status check_map(const rj_tensor *t, ir_err *e) {
   if ((unsigned)t->map > RJ_MAP_IR) return ir_fail(e, RJ_EINVAL, "map: %d, not a map", t->map);
   if (t->map != RJ_MAP_IR && t->map_fn[0])
@@ -566,34 +627,9 @@ static rj_status check_map(const rj_tensor *t, ir_err *e) {
     rj_status se = check_name(t->epilogue_fn, "epilogue.function", true, e);
     if (se) return se;
   }
-  bool base = t->op == RJ_OP_SUM || t->op == RJ_OP_MEAN || t->op == RJ_OP_MAX ||
-              t->op == RJ_OP_MIN || t->op == RJ_OP_PROD;
-  if ((t->map || t->epilogue) && !base)
-    return ir_fail(e, RJ_EINVAL, "%s: applies to ops sum, mean, max, min and prod, not \"%s\"",
-                   t->map ? "map" : "epilogue", ir_op_name(t->op));
-  bool int_map = t->map == RJ_MAP_WHERE || t->map == RJ_MAP_NONZERO; /* integers take these */
-  if ((t->map || t->epilogue) && ir_dtype(t->dtype)->fp8)
-    return ir_fail(e, RJ_EINVAL, "%s: the fused maps do not take float8 dtypes (%s)",
-                   t->map ? "map" : "epilogue", ir_dtype(t->dtype)->name);
-  if (t->epilogue && !ir_dtype(t->dtype)->is_float)
-    return ir_fail(e, RJ_EINVAL, "epilogue: applies to float dtypes, not %s",
-                   ir_dtype(t->dtype)->name);
-  if (t->map && !int_map && !ir_dtype(t->dtype)->is_float)
-    return ir_fail(e, RJ_EINVAL,
-                   "map: \"%s\" applies to float dtypes, not %s (integers take \"where\" and "
-                   "\"nonzero\")",
-                   ir_map_name(t->map), ir_dtype(t->dtype)->name);
-  if (t->map && !ir_dtype(t->dtype)->is_float && t->op == RJ_OP_MEAN)
-    return ir_fail(e, RJ_EINVAL,
-                   "map: op mean of an integer dtype (%s) takes no map: reduce sum, and divide",
-                   ir_dtype(t->dtype)->name);
-  if (t->epilogue && t->accum)
-    return ir_fail(e, RJ_EINVAL, "epilogue: not with accum (the old value has had its epilogue)");
-  if (t->epilogue != RJ_EPI_SCALE && t->scale != 0)
-    return ir_fail(e, RJ_EINVAL, "scale: applies only to epilogue \"scale\"");
-  if (t->epilogue == RJ_EPI_SCALE && !isfinite(t->scale))
-    return ir_fail(e, RJ_EINVAL, "scale: %g, expected a finite number", t->scale);
-  return check_others(t, e);
+  return (s0 = check_fused_op(t->op, t->dtype, t->map, t->epilogue, t->scale, t->accum, e))
+             ? s0
+             : check_others(t, e);
 }
 
 /* An empty reduction (a reduced dim of size 0) with outputs: max min argmax argmin have no

@@ -21,6 +21,18 @@ static void add_note(char *buf, size_t n, const char *note) {
 /* A tensor request's fused map and epilogue, appended as one line (nothing without them). */
 static void add_fused(char *buf, size_t n, const rj_request *req) {
   const rj_tensor *t = &req->u.tensor;
+  if (req->kind == RJ_KIND_TILE) { /* one input, built-ins only */
+    const rj_tile *l = &req->u.tile;
+    size_t k = strlen(buf);
+    if ((!l->map && !l->epilogue) || k >= n) return;
+    k += (size_t)snprintf(buf + k, n - k, "fused: map %s of src (%s); %s; epilogue %s",
+                          ir_map_name(l->map), ir_dtype(l->dtype)->name, ir_op_name(l->op),
+                          ir_epilogue_name(l->epilogue));
+    if (k < n && l->epilogue == RJ_EPI_SCALE)
+      k += (size_t)snprintf(buf + k, n - k, " by %.17g", l->scale);
+    if (k < n) snprintf(buf + k, n - k, "\n");
+    return;
+  }
   if (req->kind != RJ_KIND_TENSOR || (!t->map && !t->epilogue)) return;
   size_t k = strlen(buf);
   if (k >= n) return;

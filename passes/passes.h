@@ -175,6 +175,10 @@ LLVMValueRef pass_fold(pass_emit *e, rj_op op, rj_dtype t, rj_nan nan, LLVMValue
  * div.rn, as torch divides; 0 elements give NaN); the other ops: v unchanged.  Mean's identity,
  * combine and fold are sum's. */
 LLVMValueRef pass_mean(pass_emit *e, rj_op op, rj_dtype t, LLVMValueRef v, LLVMValueRef n);
+/* fused.c: a built-in one-input map (abs, square, nonzero; else x) of x in the accumulation
+ * type, and a built-in epilogue (sqrt, scale by scale, log; else v) of an output v. */
+LLVMValueRef pass_map_one(pass_emit *e, rj_map m, LLVMValueRef x);
+LLVMValueRef pass_epilogue(pass_emit *e, rj_epilogue ep, double scale, LLVMValueRef v);
 LLVMValueRef pass_call(pass_emit *e, const char *intrinsic, LLVMTypeRef *ovl, int novl,
                        LLVMValueRef *args, int nargs);
 LLVMValueRef pass_tid_x(pass_emit *e);

@@ -128,10 +128,6 @@ static LLVMValueRef map1(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMV
     if (LLVMTypeOf(y) != w) y = LLVMBuildFPExt(e->B, y, w, "");
   }
   switch (t->map) {
-  case RJ_MAP_ABS:
-    return pass_call(e, "llvm.fabs", &w, 1, &x, 1);
-  case RJ_MAP_SQUARE:
-    return LLVMBuildFMul(e->B, x, x, "");
   case RJ_MAP_MUL:
     return LLVMBuildFMul(e->B, x, y, "");
   case RJ_MAP_SUB_SQUARE: {
@@ -144,13 +140,8 @@ static LLVMValueRef map1(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMV
   }
   case RJ_MAP_WHERE:
     return LLVMBuildSelect(e->B, nonzero(e, t->other_dtype[0], y), x, id, "");
-  case RJ_MAP_NONZERO:
-    if (LLVMGetTypeKind(w) == LLVMIntegerTypeKind)
-      return LLVMBuildZExt(e->B, nonzero(e, RJ_I64, x), w, "");
-    return LLVMBuildSelect(e->B, nonzero(e, RJ_F64, x), LLVMConstReal(w, 1), LLVMConstReal(w, 0),
-                           "");
-  default:
-    return x;
+  default: /* the one-input maps: fused.c's */
+    return pass_map_one(e, t->map, x);
   }
 }
 
@@ -218,21 +209,10 @@ LLVMValueRef tns_map(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int n, LL
 }
 
 LLVMValueRef tns_epilogue(pass_emit *e, const rj_tensor *t, LLVMValueRef v) {
-  LLVMTypeRef w = LLVMTypeOf(v);
-  switch (t->epilogue) {
-  case RJ_EPI_SQRT:
-    return pass_call(e, "llvm.sqrt", &w, 1, &v, 1);
-  case RJ_EPI_SCALE:
-    return LLVMBuildFMul(e->B, v, LLVMConstReal(w, t->scale), "");
-  case RJ_EPI_LOG:
-    return st_log(e, LLVMGetTypeKind(w) == LLVMDoubleTypeKind ? RJ_F64 : RJ_F32, v);
-  case RJ_EPI_IR: { /* the caller's, linked in the compiler (jit/llvm/combine.c) */
-    LLVMTypeRef fty = LLVMFunctionType(w, &w, 1, 0);
-    LLVMValueRef fn = LLVMGetNamedFunction(e->M, PASS_CUSTOM_EPILOGUE);
-    if (!fn) fn = LLVMAddFunction(e->M, PASS_CUSTOM_EPILOGUE, fty);
-    return LLVMBuildCall2(e->B, fty, fn, &v, 1, "");
-  }
-  default:
-    return v;
-  }
+  if (t->epilogue != RJ_EPI_IR) return pass_epilogue(e, t->epilogue, t->scale, v);
+  /* the caller's, linked in the compiler (jit/llvm/combine.c) */
+  LLVMTypeRef w = LLVMTypeOf(v), fty = LLVMFunctionType(w, &w, 1, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(e->M, PASS_CUSTOM_EPILOGUE);
+  if (!fn) fn = LLVMAddFunction(e->M, PASS_CUSTOM_EPILOGUE, fty);
+  return LLVMBuildCall2(e->B, fty, fn, &v, 1, "");
 }

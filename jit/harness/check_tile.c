@@ -12,6 +12,7 @@
 typedef struct tilerun {
   const rj_tile *t;
   rj_dtype rt; /* dst's dtype: the op's result (argmax / argmin: i64) */
+  rj_op cmp;   /* the op whose tolerance checks it: a mapped max / min's is sum's */
   ir_tile_shape f;
   int Ts; /* threads of one scope instance */
   bool local;
@@ -50,6 +51,8 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, tilerun *u) {
   if ((s = hr_buf_up(ctx, &u->src)) || (s = hr_buf_up(ctx, &u->dst))) return s;
   if (hr_state_op(t->op))
     hr_state_ref_tile(t, hr_payload(&u->src), u->ref);
+  else if (t->map || t->epilogue)
+    hr_oracle_tile_fused(t, hr_payload(&u->src), t->accum ? u->dst_init : NULL, u->ref);
   else
     hr_oracle_tile(t, hr_payload(&u->src), t->accum ? u->dst_init : NULL, u->ref);
   for (int64_t y = 0; y < ndst; y++)
@@ -83,10 +86,9 @@ static rj_status launch(rj_ctx *ctx, const rj_check_opts *o, rj_kernel *k, tiler
 
 /* 3a. shared dst: every element of the region checked, every other element unchanged. */
 static void compare_dst(tilerun *u, const void *d, rj_check_result *res) {
-  const rj_tile *t = u->t;
   for (int64_t y = 0; y < u->dst.n; y++) {
     if (u->dsp[y] >= 0) {
-      hr_check_elem(res, t->op, u->rt, &u->ref[u->dsp[y]], d, y, "dst element %lld", (long long)y);
+      hr_check_elem(res, u->cmp, u->rt, &u->ref[u->dsp[y]], d, y, "dst element %lld", (long long)y);
     } else if (hr_load_bits(u->rt, d, y) != hr_load_bits(u->rt, u->dst_init, y)) {
       hr_outside(res, 1, "dst element %lld, outside the destination region, was written",
                  (long long)y);
@@ -109,7 +111,7 @@ static void compare_slots(tilerun *u, const void *d, rj_check_result *res) {
           hr_outside(res, 1, "thread %d is not active but wrote its registers", tid);
         }
       } else if (y >= 0 && u->dsp[y] >= 0) {
-        hr_check_elem(res, t->op, u->rt, &u->ref[u->dsp[y]], d, i,
+        hr_check_elem(res, u->cmp, u->rt, &u->ref[u->dsp[y]], d, i,
                       "thread %d dst slot %d (element %lld)", tid, j, (long long)y);
       } else if (y >= 0 && hr_load_bits(u->rt, d, i) != hr_load_bits(u->rt, u->dst_init, y)) {
         hr_outside(res, 1,
@@ -149,6 +151,8 @@ rj_status hr_check_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts 
   const rj_tile *t = u.t;
   ir_tile_facts(t, &u.f);
   u.local = t->src.mem == RJ_MEM_LOCAL;
+  bool mapped_mm = t->map && (t->op == RJ_OP_MAX || t->op == RJ_OP_MIN);
+  u.cmp = mapped_mm && ir_dtype(t->dtype)->is_float ? RJ_OP_SUM : t->op;
   u.Ts = t->scope == RJ_SCOPE_THREAD ? 1
          : t->scope == RJ_SCOPE_CTA  ? u.f.threads
                                      : u.f.scope_threads;

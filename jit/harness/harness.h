@@ -68,6 +68,9 @@ void hr_oracle_tensor(const rj_tensor *t, const ir_tview *v, const void *src, co
  * maps").  hr_other_view: other input k's view (its strides, or src's).  hr_oracle_fused:
  * others[k] is input k + 1's element 0; max / min outputs are checked as sums (mag: |ref|). */
 bool hr_fused(const rj_tensor *t);
+/* A tile request with a map or an epilogue (one input, built-ins only): the same reference over
+ * ir_src_offset's elements, outputs in fused spatial order. */
+void hr_oracle_tile_fused(const rj_tile *t, const void *src, const void *dst_old, hr_value *ref);
 void hr_other_view(const rj_tensor *t, int k, ir_tview *v);
 void hr_oracle_fused(const rj_tensor *t, const ir_tview *v, const void *src,
                      const void *const *others, const void *dst_old, const rj_check_opts *o,

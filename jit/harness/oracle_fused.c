@@ -23,9 +23,9 @@ void hr_other_view(const rj_tensor *t, int k, ir_tview *v) {
 
 /* the map of element x (y: input 1's element, NaN-free masks included); *skip: not folded (a
  * masked-out element, the op's identity) */
-static double map1(const rj_tensor *t, double x, double y, bool *skip) {
+static double map1(rj_map map, double x, double y, bool *skip) {
   *skip = false;
-  switch (t->map) {
+  switch (map) {
   case RJ_MAP_ABS:
     return fabs(x);
   case RJ_MAP_SQUARE:
@@ -48,9 +48,9 @@ static double map1(const rj_tensor *t, double x, double y, bool *skip) {
 
 /* the epilogue of a finished output, and its tolerance scale (a caller's: its C reference, the
  * scale the larger of the value's and the result's) */
-static void epilogue(const rj_tensor *t, const rj_check_opts *o, hr_value *a) {
+static void epilogue(rj_epilogue ep, double scale, const rj_check_opts *o, hr_value *a) {
   double s = a->f;
-  switch (t->epilogue) {
+  switch (ep) {
   case RJ_EPI_IR:
     a->f = o->epilogue_ref(s, o->map_ud);
     a->mag = fmax(a->mag, fabs(a->f));
@@ -64,8 +64,8 @@ static void epilogue(const rj_tensor *t, const rj_check_opts *o, hr_value *a) {
     a->mag = (s != 0 ? a->mag / fabs(s) : INFINITY) + fabs(a->f);
     break;
   case RJ_EPI_SCALE:
-    a->f = s * t->scale;
-    a->mag *= fabs(t->scale);
+    a->f = s * scale;
+    a->mag *= fabs(scale);
     break;
   default:
     break;
@@ -114,7 +114,7 @@ void hr_oracle_fused(const rj_tensor *t, const ir_tview *v, const void *src,
       double x = hr_load_f64(t->dtype, src, ir_tview_offset(v, p, r)), y = 0;
       if (t->nothers) y = hr_load_f64(t->other_dtype[0], others[0], ir_tview_offset(&ov, p, r));
       bool skip;
-      double m = map1(t, x, y, &skip);
+      double m = map1(t->map, x, y, &skip);
       if (t->map == RJ_MAP_IR) { /* the caller's C reference (check_reach: there is one) */
         double in[1 + RJ_TENSOR_OTHERS_MAX] = {x};
         for (int k = 0; k < t->nothers; k++)
@@ -127,7 +127,33 @@ void hr_oracle_fused(const rj_tensor *t, const ir_tview *v, const void *src,
     if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, p);
     hr_oracle_finish(t->op, a, count); /* no element selected: 0 / 0, NaN */
     if (t->op == RJ_OP_MAX || t->op == RJ_OP_MIN) a->mag = fabs(a->f); /* checked as a sum */
-    epilogue(t, o, a);
+    epilogue(t->epilogue, t->scale, o, a);
     a->acc_f64 = t->acc_f64 && t->dtype != RJ_F64;
+  }
+}
+
+void hr_oracle_tile_fused(const rj_tile *t, const void *src, const void *dst_old, hr_value *ref) {
+  ir_tile_shape f;
+  ir_tile_facts(t, &f);
+  bool fl = ir_dtype(t->dtype)->is_float; /* integers: map nonzero, exact as hr_oracle_add */
+  for (int64_t s = 0; s < f.spatial_len; s++) {
+    hr_value *a = &ref[s];
+    hr_oracle_init(t->op, fl ? RJ_F64 : t->dtype, a);
+    for (int64_t r = 0; r < f.reduce_len; r++) {
+      double x = hr_load_f64(t->dtype, src, ir_src_offset(t, s, r));
+      bool skip;
+      double m = map1(t->map, x, 0, &skip);
+      uint64_t one = x != 0; /* little-endian: the dtype's 0 / 1 */
+      if (fl)
+        hr_oracle_add(t->op, RJ_F64, t->nan, a, &m, 0);
+      else if (t->map == RJ_MAP_NONZERO)
+        hr_oracle_add(t->op, t->dtype, t->nan, a, &one, 0);
+      else
+        hr_oracle_add(t->op, t->dtype, t->nan, a, src, ir_src_offset(t, s, r));
+    }
+    if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, ir_dst_offset(t, s));
+    hr_oracle_finish(t->op, a, f.reduce_len);
+    if (fl && (t->op == RJ_OP_MAX || t->op == RJ_OP_MIN)) a->mag = fabs(a->f); /* as a sum */
+    epilogue(t->epilogue, t->scale, NULL, a);
   }
 }

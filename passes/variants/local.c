@@ -517,6 +517,7 @@ static void finish_slot(pass_emit *e, const rj_tile *t, const pass_tile_args *a,
   bool state = st_tile_on(t);
   st_req st = st_of_tile(t);
   if (!state) acc = pass_mean(e, t->op, t->dtype, acc, pass_i32(e, f.reduce_len));
+  if (!state) acc = pass_epilogue(e, t->epilogue, t->scale, acc); /* not with accum (validated) */
   if (state) ty = pass_type(e, ir_tile_result(t));
   LLVMValueRef dptr = pass_gep(e, ty, a->dst, jd);
   bool everyone = memcmp(write, all, sizeof all) == 0;
@@ -579,14 +580,19 @@ static LLVMValueRef slot_index(pass_emit *e, const index_table *ix, LLVMValueRef
                         "");
 }
 
+/* A loaded src element x as the fold takes it: widened, then the fused map (none: x). */
+static LLVMValueRef load_acc(pass_emit *e, const rj_tile *t, LLVMValueRef x) {
+  return pass_map_one(e, t->map, pass_to_acc(e, x, t->dtype));
+}
+
 /* acc (an alloca) folds the src slots off + nest, level lev down to 0, in ascending order */
 static void fold_nest(pass_emit *e, const rj_tile *t, const pass_tile_args *a, LLVMValueRef acc,
                       const pass_local_nest *q, int lev, LLVMValueRef off, const index_table *ix) {
   LLVMTypeRef ty = pass_type(e, t->dtype), aty = LLVMGetAllocatedType(acc);
   if (lev < 0) {
     LLVMValueRef x = LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, a->src, off), "");
-    LLVMValueRef v = st_tile_fold(e, t, LLVMBuildLoad2(e->B, aty, acc, ""),
-                                  pass_to_acc(e, x, t->dtype), slot_index(e, ix, off));
+    LLVMValueRef v = st_tile_fold(e, t, LLVMBuildLoad2(e->B, aty, acc, ""), load_acc(e, t, x),
+                                  slot_index(e, ix, off));
     LLVMBuildStore(e->B, v, acc);
     return;
   }
@@ -643,8 +649,7 @@ rj_status pass_local_emit(pass_emit *e, const rj_tile *t, const pass_tile_args *
     LLVMValueRef acc = st_tile_identity(e, t);
     for (const int32_t *j = p->fold[jd]; *j >= 0; j++) {
       LLVMValueRef x = LLVMBuildLoad2(e->B, ty, slot_ptr(e, ty, a->src, *j), "");
-      acc =
-          st_tile_fold(e, t, acc, pass_to_acc(e, x, t->dtype), slot_index(e, &ix, pass_i32(e, *j)));
+      acc = st_tile_fold(e, t, acc, load_acc(e, t, x), slot_index(e, &ix, pass_i32(e, *j)));
     }
     finish_slot(e, t, a, p, cross, acc, pass_i32(e, (int32_t)jd), p->write[jd]);
   }

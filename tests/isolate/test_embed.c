@@ -423,6 +423,54 @@ START_TEST(looped_local_tile) {
 }
 END_TEST
 
+/* A fused map and epilogue (docs/TENSOR.md "Fused maps") through the embedding library: the
+ * square at each slot before the fold, the square root before the store. */
+START_TEST(mapped_local_tile) {
+  rj_ctx *ctx = rj_ctx_new();
+  rt r;
+  rt_init(&r, "m");
+  LLVMTypeRef params[2] = {r.ptr1, r.ptr1};
+  r.fn = LLVMAddFunction(r.M, "k", LLVMFunctionType(LLVMVoidTypeInContext(r.C), params, 2, 0));
+  LLVMPositionBuilderAtEnd(r.B, LLVMAppendBasicBlockInContext(r.C, r.fn, "entry"));
+  LLVMValueRef tid = intrinsic(&r, "llvm.nvvm.read.ptx.sreg.tid.x", NULL, 0);
+  LLVMValueRef src = LLVMBuildAlloca(r.B, LLVMArrayType2(r.f32, 4), "slots");
+  LLVMValueRef dst = LLVMBuildAlloca(r.B, LLVMArrayType2(r.f32, 1), "out");
+  for (int j = 0; j < 4; j++) {
+    LLVMValueRef gi = LLVMBuildAdd(r.B, LLVMBuildMul(r.B, tid, ci(&r, 4), ""), ci(&r, j), "");
+    LLVMBuildStore(r.B, LLVMBuildLoad2(r.B, r.f32, at(&r, r.f32, LLVMGetParam(r.fn, 0), gi), ""),
+                   at(&r, r.f32, src, ci(&r, j)));
+  }
+  rj_request req;
+  rjt_parse(ctx,
+            "{\"kind\":\"tile\",\"op\":\"sum\",\"map\":\"square\",\"epilogue\":\"sqrt\",\"dtype\":"
+            "\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32,4],\"layout\":{"
+            "\"shape\":[32,4],\"stride\":[\"1@lane\",1]}},\"dst\":{\"mem\":\"local\",\"shape\":[1],"
+            "\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}},\"axes\":"
+            "[0,1]}",
+            &req);
+  rj_emitter em;
+  rj_emitter_init(&em, r.M, r.B);
+  LLVMValueRef lane = LLVMBuildAnd(r.B, tid, ci(&r, 31), "lane");
+  ck_assert_msg(rj_emit_tile(&em, &req, src, dst, lane) == RJ_OK, "%s", em.errmsg);
+  LLVMValueRef v = LLVMBuildLoad2(r.B, r.f32, at(&r, r.f32, dst, ci(&r, 0)), "");
+  LLVMBuildStore(r.B, v, at(&r, r.f32, LLVMGetParam(r.fn, 1), tid));
+  LLVMBuildRetVoid(r.B);
+  char *ir = module_text(&r);
+  rj_kernel *k = NULL;
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90";
+  ck_assert_msg(rj_compile_ir(ctx, ir, 0, "k", &o, &k) == RJ_OK, "%s", rj_errmsg(ctx));
+  const char *ptx = rj_kernel_text(k, RJ_EMIT_PTX);
+  ck_assert_int_ge(rjt_count(ptx, "mul.rn.f32"), 4); /* each slot squared */
+  ck_assert_int_eq(rjt_count(ptx, "sqrt.rn.f32"), 1);
+  ck_assert_int_eq(rjt_count(ptx, "shfl.sync"), 5);
+  free(ir);
+  rt_free(&r);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(emitter_errors) {
   rj_ctx *ctx = rj_ctx_new();
   rt r;
@@ -507,6 +555,7 @@ int main(void) {
   tcase_add_test(tc, runtime_kernel);
   tcase_add_test(tc, every_primitive_compiles);
   tcase_add_test(tc, looped_local_tile);
+  tcase_add_test(tc, mapped_local_tile);
   tcase_add_test(tc, emitter_errors);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

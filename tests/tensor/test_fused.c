@@ -204,12 +204,12 @@ START_TEST(refusals) {
   refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"p\":2," ROWS), "p: applies only to op \"norm\"");
   refused(rjt_fmt(T, "f32", "\"op\":\"sumsq\",\"map\":\"abs\"," ROWS),
           "map: not with a named fused op");
-  /* tile and subgroup requests have no map (planned) */
+  /* a tile request takes the one-input built-ins only (tests/tile/test_tile_fused.c) */
   refused(
       "{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"cta\",\"threads\":64,"
       "\"src\":{\"mem\":\"shared\",\"shape\":[16,40]},\"dst\":{\"mem\":\"shared\",\"shape\":[16]},"
-      "\"map\":\"square\"}",
-      "map: kind \"tile\" takes no fused map");
+      "\"map\":\"mul\"}",
+      "map: \"mul\" takes a second input; kind \"tile\" reduces one");
   /* the C API's request, not only JSON */
   rj_request r;
   rj_kernel *k = NULL;
@@ -428,18 +428,19 @@ START_TEST(epilogue_ir) {
 }
 END_TEST
 
-/* tile and subgroup requests take no fused map: refused naming the field */
+/* a tile request's two-input maps, a subgroup request's every map: refused naming the field */
 START_TEST(other_kinds) {
   refused("{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"scope\":\"warp\",\"map\":"
-          "\"square\",\"src\":{\"mem\":\"shared\",\"shape\":[32]},\"dst\":{\"mem\":\"shared\","
+          "\"where\",\"src\":{\"mem\":\"shared\",\"shape\":[32]},\"dst\":{\"mem\":\"shared\","
           "\"shape\":[1]},\"axes\":[0]}",
-          "map: kind \"tile\" takes no fused map (kind tensor does; apply it to the values before "
-          "the reduction)");
-  refused("{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"epilogue\":\"sqrt\"}",
-          "epilogue: kind \"tile\" takes no fused map");
+          "map: \"where\" takes a second input; kind \"tile\" reduces one (abs, square, nonzero; "
+          "kind tensor takes others)");
+  refused("{\"kind\":\"tile\",\"op\":\"sum\",\"dtype\":\"f32\",\"others\":[]}",
+          "others: kind \"tile\" reduces one input (kind tensor takes others)");
   refused("{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"f32\",\"others\":"
           "[{\"dtype\":\"f32\"}]}",
-          "others: kind \"subgroup\" takes no fused map");
+          "others: kind \"subgroup\" takes no fused map: a lane's value is the caller's own "
+          "register, so map it before the call (kinds tile and tensor take maps)");
   refused("{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"f32\",\"map\":"
           "\"abs\"}",
           "map: kind \"subgroup\" takes no fused map");

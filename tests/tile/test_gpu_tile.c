@@ -358,6 +358,58 @@ START_TEST(state_local) {
 }
 END_TEST
 
+/* Fused maps and epilogues (docs/TENSOR.md "Fused maps"): the named one-input ops and explicit
+ * map / epilogue pairs over shared tiles (one level, two levels, a warp, one thread) and local
+ * tiles (a whole warp, lane groups, a warpgroup, thread-wise, looped slots), each dtype that
+ * takes them, NaNs propagated and ignored, against the float64 oracle's map and epilogue. */
+START_TEST(fused) {
+  if (!gpu) return;
+  static const char *const bodies[] = {
+      "\"scope\":\"cta\",\"threads\":64,\"src\":{\"mem\":\"shared\",\"shape\":[16,40]},\"dst\":{\"mem\":\"shared\",\"shape\":[16]}",
+      "\"scope\":\"cta\",\"threads\":256,\"src\":{\"mem\":\"shared\",\"shape\":[1,4096]},\"dst\":{\"mem\":\"shared\",\"shape\":[1]}",
+      "\"scope\":\"warp\",\"threads\":128,\"active\":{\"warp\":2},\"src\":{\"mem\":\"shared\",\"shape\":[100,3]},\"dst\":{\"mem\":\"shared\",\"shape\":[100]}",
+      "\"scope\":\"thread\",\"threads\":64,\"active\":{\"thread\":33},\"src\":{\"mem\":\"shared\",\"shape\":[3,50]},\"dst\":{\"mem\":\"shared\",\"shape\":[3]}",
+      "\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32,4],\"layout\":{\"shape\":[32,4],\"stride\":[\"1@lane\",1]}},"
+      "\"dst\":{\"mem\":\"local\",\"shape\":[1],\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}},\"axes\":[0,1]",
+      "\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[4,8,3],\"layout\":{\"shape\":[4,8,3],\"stride\":[\"8@lane\",\"1@lane\",1]}},"
+      "\"dst\":{\"mem\":\"local\",\"shape\":[4],\"layout\":{\"shape\":[4],\"stride\":[\"8@lane\"],\"replicate\":[[8,\"1@lane\"]]}},\"axes\":[1,2]",
+      "\"scope\":\"warpgroup\",\"src\":{\"mem\":\"local\",\"shape\":[128,16],\"layout\":{\"shape\":[128,16],\"stride\":[\"1@thread\",1]}},"
+      "\"dst\":{\"mem\":\"local\",\"shape\":[128,1],\"layout\":{\"shape\":[128,1],\"stride\":[\"1@thread\",1]}}",
+      "\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[6,10]},\"dst\":{\"mem\":\"local\",\"shape\":[6]}",
+      "\"scope\":\"thread\",\"src\":{\"mem\":\"local\",\"shape\":[300,4]},\"dst\":{\"mem\":\"local\",\"shape\":[4]},\"axes\":[0]",
+  };
+  static const struct {
+    const char *op, *dtypes[4];
+  } maps[] = {
+      {"\"op\":\"sumsq\"", {"f32", "bf16", "f16", "f64"}},
+      {"\"op\":\"norm\"", {"f16", "f64"}},
+      {"\"op\":\"norm\",\"p\":1", {"f32", "bf16"}},
+      {"\"op\":\"norm\",\"p\":\"inf\"", {"f16"}},
+      {"\"op\":\"amax\"", {"f32", "bf16", "f64"}},
+      {"\"op\":\"count_nonzero\"", {"i32", "f32", "u64"}},
+      {"\"op\":\"sum\",\"map\":\"square\",\"epilogue\":\"sqrt\"", {"f32", "bf16"}},
+      {"\"op\":\"mean\",\"map\":\"abs\",\"epilogue\":\"scale\",\"scale\":0.25", {"f32", "f16"}},
+      {"\"op\":\"sum\",\"map\":\"square\",\"epilogue\":\"log\"", {"f32"}},
+      {"\"op\":\"min\",\"map\":\"abs\"", {"f32"}},
+      {"\"op\":\"max\",\"map\":\"nonzero\"", {"i32"}},
+  };
+  for (int b = 0; b < (int)(sizeof bodies / sizeof bodies[0]); b++)
+    for (int m = 0; m < (int)(sizeof maps / sizeof maps[0]); m++)
+      for (int d = 0; d < 4 && maps[m].dtypes[d]; d++) {
+        bool fl = maps[m].dtypes[d][0] == 'f' || maps[m].dtypes[d][0] == 'b';
+        bool ign = fl && !strstr(maps[m].op, "mean"); /* mean: NaNs propagate only */
+        for (int nan = 0; nan < (ign ? 2 : 1); nan++) {
+          const char *j =
+              rjt_fmt("{\"kind\":\"tile\",%s,\"dtype\":\"%s\",%s,\"nan\":\"%s\"}", maps[m].op,
+                      maps[m].dtypes[d], bodies[b], nan ? "ignore" : "propagate");
+          for (int s = 0; s < 2; s++)
+            rjt_run_ok(ctx, j, 31 + (uint64_t)s, fl ? s * 2 : 0);
+          cases_run++;
+        }
+      }
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_tile");
@@ -374,10 +426,10 @@ int main(void) {
   tcase_add_test(tc, local_looped);
   tcase_add_test(tc, nan_policies);
   suite_add_tcase(s, tc);
-  /* CK_RUN_CASE=state_shared or state_local: one alone */
-  static const char *const state_cases[] = {"state_shared", "state_local"};
-  const TTest *state_tests[] = {state_shared, state_local};
-  for (int i = 0; i < 2; i++) {
+  /* CK_RUN_CASE=state_shared, state_local or fused: one alone */
+  static const char *const state_cases[] = {"state_shared", "state_local", "fused"};
+  const TTest *state_tests[] = {state_shared, state_local, fused};
+  for (int i = 0; i < 3; i++) {
     TCase *t = tcase_create(state_cases[i]);
     tcase_set_timeout(t, 600);
     tcase_add_checked_fixture(t, setup, teardown);
