@@ -34,24 +34,21 @@ typedef struct generic_plan {
 } generic_plan;
 _Static_assert(sizeof(generic_plan) <= PASS_PLAN_PRIV, "generic_plan fits the plan");
 
-/* Invariant vector loads (docs/INVARIANCE.md): a float sum, mean or prod (NaNs propagated; no
- * map) of 2- or 4-byte elements over one unit-stride innermost reduced dim, every output's
- * first element and the reduced length a multiple of VEC_N, G = 32 lanes or segments.  R: loads
- * in flight (32 registers of elements; 16 where one CTA per SM runs, with 128 registers); W: the
- * outputs of a lane group whose loads are all issued together (short rows). */
+/* Invariant vector loads (docs/INVARIANCE.md): a request of tns_vfoldable over one unit-stride
+ * innermost reduced dim, every output's first element and the reduced length a multiple of VEC_N, G
+ * = 32 lanes or segments.  R: loads in flight (32 registers of elements; 16 where one CTA per SM
+ * runs, with 128 registers); W: the outputs of a lane group whose loads are all issued together
+ * (short rows). */
 static void vec_plan(const rj_tensor *t, const ir_tview *v, generic_plan *p) {
-  const ir_dtype_info *di = ir_dtype(t->dtype);
   int last = v->n - 1, nred = 0;
   for (int d = 0; d < v->n; d++)
     nred += v->red[d] != 0;
-  bool op = t->op == RJ_OP_SUM || t->op == RJ_OP_MEAN || t->op == RJ_OP_PROD;
-  if (!t->invariant || !op || t->nan != RJ_NAN_PROPAGATE || t->map || t->nothers || nred != 1 ||
-      !v->red[last] || v->stride[last] != 1 || !di->is_float || di->fp8 ||
-      (di->bytes != 2 && di->bytes != 4) || v->reduce_len % VEC_N || (!p->S && p->G != 32))
+  if (!t->invariant || !tns_vfoldable(t) || nred != 1 || !v->red[last] || v->stride[last] != 1 ||
+      v->reduce_len % VEC_N || (!p->S && p->G != 32))
     return;
   for (int d = 0; d < last; d++)
     if (v->stride[d] % VEC_N) return;
-  int most = di->bytes == 2 ? 16 : 8;
+  int most = ir_dtype(t->dtype)->bytes == 2 ? 16 : 8;
   if (p->S && v->outputs * p->S <= TNS_DEFAULT_SMS) most = 16, p->minctas = 2;
   int64_t block = (int64_t)VEC_N * p->G;
   int64_t steps = p->S ? p->chunk / block : (v->reduce_len + block - 1) / block;
@@ -196,35 +193,6 @@ static LLVMValueRef vec_aligned(pass_emit *e, const rj_tensor *t, LLVMValueRef s
                        "aligned");
 }
 
-/* The VEC_N chains of a thread: one vector of the acc type (its element i: chain i), so that the
- * IR holds the same vector operations for every target (the SLP vectoriser of sm_100a would
- * otherwise pack scalar chains its own way). */
-static LLVMValueRef vec_acc(pass_emit *e, const rj_tensor *t) {
-  LLVMTypeRef ty = LLVMVectorType(tns_acc_type(e, t), VEC_N);
-  LLVMValueRef a = pass_entry_alloca(e, ty, "chains"), v = LLVMGetUndef(ty);
-  for (int i = 0; i < VEC_N; i++)
-    v = LLVMBuildInsertElement(e->B, v, tns_identity(e, t), pass_i32(e, i), "");
-  LLVMBuildStore(e->B, v, a);
-  return a;
-}
-
-/* The vector at element off of src, in the acc type */
-static LLVMValueRef vec_load(pass_emit *e, const rj_tensor *t, LLVMValueRef src, LLVMValueRef off) {
-  LLVMValueRef x[VEC_N], v = LLVMGetUndef(LLVMVectorType(tns_acc_type(e, t), VEC_N));
-  tns_load_vec(e, t, pass_gep(e, pass_type(e, t->dtype), src, off), VEC_N, x);
-  for (int i = 0; i < VEC_N; i++)
-    v = LLVMBuildInsertElement(e->B, v, x[i], pass_i32(e, i), "");
-  return v;
-}
-
-/* chain i folds element i of x: pass_combine's add or multiply, element-wise */
-static void vec_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef acc) {
-  LLVMValueRef cur = LLVMBuildLoad2(e->B, LLVMTypeOf(x), acc, "");
-  LLVMBuildStore(
-      e->B, t->op == RJ_OP_PROD ? LLVMBuildFMul(e->B, cur, x, "") : LLVMBuildFAdd(e->B, cur, x, ""),
-      acc);
-}
-
 /* The thread's vectors at base + at, at + VEC_N G, ... below hi (a multiple of VEC_N, as at is)
  * into acc[VEC_N]: trips of R loads while whole, every load before its folds, then one by one. */
 static void fold_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef src, LLVMValueRef base,
@@ -236,11 +204,11 @@ static void fold_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef src, LLVMVal
     pass_loop_begin(e, &l, at, LLVMBuildSub(e->B, hi, tns_i64(e, step * (n - 1)), ""),
                     tns_i64(e, step * n));
     for (int k = 0; k < n; k++)
-      x[k] =
-          vec_load(e, t, src,
-                   LLVMBuildAdd(e->B, base, LLVMBuildAdd(e->B, l.i, tns_i64(e, step * k), ""), ""));
+      x[k] = tns_vload(
+          e, t, VEC_N, src,
+          LLVMBuildAdd(e->B, base, LLVMBuildAdd(e->B, l.i, tns_i64(e, step * k), ""), ""));
     for (int k = 0; k < n; k++)
-      vec_fold(e, t, x[k], acc);
+      tns_vfold(e, t, x[k], acc);
     pass_loop_end(e, &l);
     at = LLVMBuildLoad2(e->B, LLVMInt64TypeInContext(e->C), l.var, "");
     if (n == 1) return;
@@ -284,7 +252,7 @@ static LLVMValueRef seg_vec_value(pass_emit *e, const rj_tensor *t, const ir_tvi
   pass_if w;
   pass_if_begin(e, &w, al);
   LLVMValueRef xs = pass_global_array(e, ty, (int64_t)VEC_N * p->T, AS_SHARED, "rj_chains");
-  LLVMValueRef va = vec_acc(e, t);
+  LLVMValueRef va = tns_vacc(e, t, VEC_N);
   LLVMValueRef at = LLVMBuildAdd(e->B, lo, LLVMBuildMul(e->B, tid64, tns_i64(e, VEC_N), ""), "");
   fold_vec(e, t, src, base, at, hi, p->T, p->R, va);
   LLVMBuildStore(e->B, vec_exchange(e, t, xs, tid, p->T, va, true), res);
@@ -398,12 +366,12 @@ static void fold_rows_vec(pass_emit *e, const rj_tensor *t, int64_t N, LLVMValue
       ok[k] = LLVMBuildICmp(e->B, LLVMIntSLT, off, tns_i64(e, N), "");
       off = LLVMBuildSelect(e->B, ok[k], off, tns_i64(e, 0), "");
     }
-    x[k] = vec_load(e, t, src, LLVMBuildAdd(e->B, base[k / R], off, ""));
+    x[k] = tns_vload(e, t, VEC_N, src, LLVMBuildAdd(e->B, base[k / R], off, ""));
   }
   for (int k = 0; k < W * R; k++) {
     pass_if in;
     if (ok[k]) pass_if_begin(e, &in, ok[k]);
-    vec_fold(e, t, x[k], acc[k / R]);
+    tns_vfold(e, t, x[k], acc[k / R]);
     if (ok[k]) pass_if_end(e, &in);
   }
 }
@@ -453,7 +421,7 @@ static rj_status lanes_vec_kernel(pass_emit *e, const rj_tensor *t, const ir_tvi
   xs = pass_gep(e, ty, xs, LLVMBuildMul(e->B, gi, pass_i32(e, VEC_N * G), ""));
   LLVMValueRef at = LLVMBuildMul(e->B, lane, tns_i64(e, VEC_N), "");
   for (int r = 0; r < W; r++)
-    acc[r] = vec_acc(e, t);
+    acc[r] = tns_vacc(e, t, VEC_N);
   if (W == 1)
     fold_vec(e, t, src, base[0], at, LLVMBuildSelect(e->B, valid[0], N, tns_i64(e, 0), ""), G, p->R,
              acc[0]);
