@@ -33,6 +33,7 @@
 #define IC_WARPS (IC_T / 32)
 #define IC_PARTS ((int64_t)1 << 22) /* outputs x segments x warps: the workspace bound */
 #define IC_R_MAX 32                 /* loads in flight per thread, at most (a multiple of IC_U) */
+#define IC_V 4 /* columns per thread of the short 2-byte vector plan (8-byte loads) */
 /* threads a grid should have: four waves of 1024 threads per SM on TNS_DEFAULT_SMS (no SM count
  * is read: the kernel depends on the shape alone) */
 #define IC_THREADS ((int64_t)4 * TNS_DEFAULT_SMS * 1024)
@@ -45,6 +46,7 @@ typedef struct inv_cols_plan {
   int S;                   /* segments (0: short) */
   int CW;                  /* columns per CTA */
   int R;                   /* loads in flight per thread (a multiple of IC_U) */
+  int V;                   /* columns per thread: 1, or IC_V (short, vector loads) */
 } inv_cols_plan;
 _Static_assert(sizeof(inv_cols_plan) <= PASS_PLAN_PRIV, "inv_cols_plan fits the plan");
 
@@ -68,6 +70,15 @@ static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
   p->R = st_on(&sr) ? 8 : small ? 32 : 16;
   int64_t cw = tns_pow2(p->K) > 32 ? 32 : tns_pow2(p->K);
   int cwmin = ir_dtype(t->dtype)->bytes <= 2 ? 16 : 8;
+  p->V = 1;
+  if (!p->S && p->G >= IC_V && tns_vfoldable(t) && !t->acc_f64 && ir_dtype(t->dtype)->bytes == 2 &&
+      p->K % IC_V == 0 && p->RS % IC_V == 0 && p->OS % IC_V == 0) {
+    /* IC_V adjacent columns per thread (one vector load each row), 32 column groups a CTA */
+    p->V = IC_V, p->R = 16;
+    p->CW = (int)(tns_pow2(p->K) > 32 * IC_V ? 32 * IC_V : tns_pow2(p->K));
+    p->CB = (p->K + p->CW - 1) / p->CW;
+    return;
+  }
   for (;; cw /= 2) {
     p->CW = (int)cw;
     p->CB = (p->K + cw - 1) / cw;
@@ -87,7 +98,7 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   ir_tensor_view(&r->u.tensor, &v);
   inv_cols_plan p;
   make_plan(&r->u.tensor, &v, &p);
-  tns_plan_geometry(out, grid_of(&p), (unsigned)(p.CW * p.G));
+  tns_plan_geometry(out, grid_of(&p), (unsigned)(p.CW / p.V * p.G));
   if (r->u.tensor.dynamic)
     tns_plan_constant(out, "an invariant request's tree is fixed by its reduced length");
   size_t k = strlen(out->note);
@@ -98,7 +109,8 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
              p.S, (long long)p.chunk, IC_T, p.CW);
   else
     snprintf(out->note + k, sizeof out->note - k,
-             " (invariant: %d lanes per output; CTAs of %d columns x %d lanes)", p.G, p.CW, p.G);
+             " (invariant: %d lanes per output; CTAs of %d columns x %d lanes%s)", p.G, p.CW, p.G,
+             p.V > 1 ? "; 4 columns a thread, vector loads where src is aligned" : "");
   memcpy(out->priv.bytes, &p, sizeof p);
   return RJ_OK;
 }
@@ -125,8 +137,9 @@ static void place(ick *k, LLVMValueRef tile) {
   LLVMBuilderRef B = e->B;
   LLVMValueRef o = LLVMBuildUDiv(B, tile, c64(k, k->p.CB), "o");
   LLVMValueRef cb = LLVMBuildURem(B, tile, c64(k, k->p.CB), "");
-  LLVMValueRef kk = LLVMBuildAdd(B, LLVMBuildMul(B, cb, c64(k, k->p.CW), ""),
-                                 LLVMBuildZExt(B, k->col, k->i64, ""), "k");
+  LLVMValueRef col = LLVMBuildZExt(B, k->col, k->i64, "");
+  if (k->p.V > 1) col = LLVMBuildMul(B, col, c64(k, k->p.V), "");
+  LLVMValueRef kk = LLVMBuildAdd(B, LLVMBuildMul(B, cb, c64(k, k->p.CW), ""), col, "k");
   k->valid = LLVMBuildICmp(B, LLVMIntULT, kk, c64(k, k->p.K), "valid");
   kk = LLVMBuildSelect(B, k->valid, kk, c64(k, 0), "");
   k->out = LLVMBuildAdd(B, LLVMBuildMul(B, o, c64(k, k->p.K), ""), kk, "out");
@@ -220,6 +233,118 @@ static void lanes_kernel(ick *k) {
   place(k, LLVMBuildZExt(e->B, tns_ctaid(e), k->i64, ""));
   LLVMValueRef v = lane_value(k, LLVMBuildZExt(e->B, k->lane, k->i64, ""), c64(k, k->p.N), k->p.G);
   store_out(k, butterfly(k, v, k->p.G));
+}
+
+/* ---- short 2-byte columns, IC_V adjacent columns a thread (col: its column group): the same
+ * lanes and accumulators per column, each accumulator a vector over the thread's columns
+ * (tns_vacc: column c in element c), so one load of IC_V elements serves a row. */
+
+/* The vector of IC_V columns at element off: one load where src is aligned (vec), else IC_V. */
+static LLVMValueRef vcols(ick *k, LLVMValueRef off, bool vec) {
+  pass_emit *e = k->e;
+  if (vec) return tns_vload(e, k->t, IC_V, k->src, off);
+  LLVMValueRef v = LLVMGetUndef(LLVMVectorType(k->acc, IC_V));
+  LLVMTypeRef ty = pass_type(e, k->t->dtype);
+  for (int c = 0; c < IC_V; c++) {
+    LLVMValueRef p = pass_gep(e, ty, k->src, LLVMBuildAdd(e->B, off, c64(k, c), ""));
+    v = LLVMBuildInsertElement(e->B, v, tns_load(e, k->t, p), pass_i32(e, c), "");
+  }
+  return v;
+}
+
+/* fold's rows for the thread's IC_V columns into acc[IC_U] (vectors) */
+static void vfold(ick *k, LLVMValueRef start, LLVMValueRef hi, int64_t step, LLVMValueRef *acc,
+                  bool vec) {
+  pass_emit *e = k->e;
+  pass_loop l;
+  int R = k->p.R;
+  pass_loop_begin(e, &l, start, hi, c64(k, step * R));
+  LLVMValueRef x[IC_R_MAX], ok[IC_R_MAX];
+  for (int j = 0; j < R; j++) {
+    LLVMValueRef ri = LLVMBuildAdd(e->B, l.i, c64(k, step * j), "");
+    ok[j] = LLVMBuildICmp(e->B, LLVMIntSLT, ri, hi, "");
+    LLVMValueRef at = LLVMBuildSelect(e->B, ok[j], ri, l.i, "");
+    x[j] =
+        vcols(k, LLVMBuildAdd(e->B, k->base, LLVMBuildMul(e->B, at, c64(k, k->p.RS), ""), ""), vec);
+  }
+  for (int j = 0; j < R; j++) {
+    pass_if in;
+    if (j) pass_if_begin(e, &in, ok[j]);
+    tns_vfold(e, k->t, x[j], acc[j % IC_U]);
+    if (j) pass_if_end(e, &in);
+  }
+  pass_loop_end(e, &l);
+}
+
+/* pass_fold's combine of two column vectors (tns_vfoldable ops) */
+static LLVMValueRef vcomb(ick *k, LLVMValueRef a, LLVMValueRef b) {
+  return k->t->op == RJ_OP_PROD ? LLVMBuildFMul(k->e->B, a, b, "")
+                                : LLVMBuildFAdd(k->e->B, a, b, "");
+}
+
+static LLVMValueRef vslot(ick *k, LLVMValueRef lane) {
+  pass_emit *e = k->e;
+  LLVMValueRef c = LLVMBuildMul(e->B, k->col, pass_i32(e, IC_V), "");
+  LLVMValueRef i = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, lane, pass_i32(e, k->p.CW), ""), c, "");
+  return pass_gep(e, k->acc, k->slots, i);
+}
+
+/* butterfly for the thread's IC_V columns at once; the values end in the slots of lane 0 */
+static void vbutterfly(ick *k, LLVMValueRef v, int n) {
+  pass_emit *e = k->e;
+  LLVMTypeRef vt = LLVMTypeOf(v);
+  LLVMBuildStore(e->B, v, vslot(k, k->lane));
+  pass_barrier_cta(e);
+  for (int m = n / 2; m >= 1; m /= 2) {
+    pass_if w;
+    pass_if_begin(e, &w, LLVMBuildICmp(e->B, LLVMIntULT, k->lane, pass_i32(e, m), ""));
+    LLVMValueRef a = LLVMBuildLoad2(e->B, vt, vslot(k, k->lane), "");
+    LLVMValueRef hi = LLVMBuildAdd(e->B, k->lane, pass_i32(e, m), "");
+    LLVMValueRef b = LLVMBuildLoad2(e->B, vt, vslot(k, hi), "");
+    LLVMBuildStore(e->B, vcomb(k, a, b), vslot(k, k->lane));
+    pass_if_end(e, &w);
+    pass_barrier_cta(e);
+  }
+}
+
+/* short, IC_V columns a thread: the lanes' folds (vector loads where src is aligned), each
+ * column's tns_acc_total and butterfly element-wise, lane c storing column c's output (G >= IC_V)
+ */
+static void lanes_vec_kernel(ick *k) {
+  pass_emit *e = k->e;
+  place(k, LLVMBuildZExt(e->B, tns_ctaid(e), k->i64, ""));
+  LLVMValueRef acc[IC_U];
+  for (int j = 0; j < IC_U; j++)
+    acc[j] = tns_vacc(e, k->t, IC_V);
+  LLVMValueRef start = LLVMBuildZExt(e->B, k->lane, k->i64, "");
+  LLVMValueRef hi = LLVMBuildSelect(e->B, k->valid, c64(k, k->p.N), start, "");
+  int64_t mask = (int64_t)IC_V * ir_dtype(k->t->dtype)->bytes - 1;
+  LLVMValueRef al = LLVMBuildICmp(
+      e->B, LLVMIntEQ,
+      LLVMBuildAnd(e->B, LLVMBuildPtrToInt(e->B, k->src, k->i64, ""), c64(k, mask), ""), c64(k, 0),
+      "aligned");
+  pass_if w;
+  pass_if_begin(e, &w, al);
+  vfold(k, start, hi, k->p.G, acc, true);
+  pass_if_end(e, &w);
+  pass_if_begin(e, &w, LLVMBuildNot(e->B, al, ""));
+  vfold(k, start, hi, k->p.G, acc, false);
+  pass_if_end(e, &w);
+  LLVMTypeRef vt = LLVMVectorType(k->acc, IC_V);
+  LLVMValueRef a[IC_U];
+  for (int j = 0; j < IC_U; j++)
+    a[j] = LLVMBuildLoad2(e->B, vt, acc[j], "");
+  vbutterfly(k, vcomb(k, vcomb(k, a[0], a[1]), vcomb(k, a[2], a[3])), k->p.G);
+  /* lane c < IC_V stores column c: one scalar store a thread, the same on every target */
+  LLVMValueRef lc = LLVMBuildICmp(e->B, LLVMIntULT, k->lane, pass_i32(e, IC_V), "");
+  pass_if_begin(e, &w, LLVMBuildAnd(e->B, lc, k->valid, ""));
+  LLVMValueRef c =
+      LLVMBuildAdd(e->B, LLVMBuildMul(e->B, k->col, pass_i32(e, IC_V), ""), k->lane, "");
+  LLVMValueRef x = LLVMBuildLoad2(e->B, k->acc, pass_gep(e, k->acc, k->slots, c), "");
+  tns_store(e, k->t, k->dst,
+            LLVMBuildAdd(e->B, k->out, LLVMBuildZExt(e->B, k->lane, k->i64, ""), ""),
+            tns_mean(e, k->t, x, c64(k, k->p.N)));
+  pass_if_end(e, &w);
 }
 
 /* The workspace slot of (the thread's output, segment s, warp w): [outputs][S][IC_WARPS] */
@@ -318,15 +443,17 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   k.i32 = LLVMInt32TypeInContext(e->C);
   k.i64 = LLVMInt64TypeInContext(e->C);
   tns_begin(e, &k.src, &k.dst, 0, NULL);
-  int T = k.p.CW * k.p.G;
+  int T = k.p.CW / k.p.V * k.p.G;
   tns_launch_bounds(e, T, T >= 64 ? 1024 / T : 16);
   k.acc = tns_acc_type(e, k.t);
   k.tid = pass_tid_x(e);
-  k.col = LLVMBuildURem(e->B, k.tid, pass_i32(e, k.p.CW), "col");
-  k.lane = LLVMBuildUDiv(e->B, k.tid, pass_i32(e, k.p.CW), "lane");
-  k.slots = pass_global_array(e, k.acc, T, AS_SHARED, "rj_lanes");
+  k.col = LLVMBuildURem(e->B, k.tid, pass_i32(e, k.p.CW / k.p.V), "col");
+  k.lane = LLVMBuildUDiv(e->B, k.tid, pass_i32(e, k.p.CW / k.p.V), "lane");
+  k.slots = pass_global_array(e, k.acc, (int64_t)k.p.CW * k.p.G, AS_SHARED, "rj_lanes");
   if (k.p.S)
     segments_kernel(&k);
+  else if (k.p.V > 1)
+    lanes_vec_kernel(&k);
   else
     lanes_kernel(&k);
   LLVMBuildRetVoid(e->B);
