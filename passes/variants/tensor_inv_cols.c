@@ -64,10 +64,11 @@ static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
   int64_t g = tns_pow2(p->N);
   p->G = p->N <= IC_LANES_MAX ? (int)(g > 32 ? 32 : g) : 32;
   if (p->N > IC_LANES_MAX) p->S = tns_inv_segments(p->N, &p->chunk);
-  /* loads in flight: 8 (states: registers), 16 of 4 and 8 bytes, 32 of 1 and 2 (but prod's) */
+  /* loads in flight: 8 (states: registers); 32 of 1 and 2 bytes (but prod's) and of 4 bytes
+   * in short columns; else 16 (segments of 4 bytes: 32 would spill at 64 registers) */
   st_req sr = st_of_tensor(t);
   bool small = ir_dtype(t->dtype)->bytes < 4 && t->op != RJ_OP_PROD;
-  p->R = st_on(&sr) ? 8 : small ? 32 : 16;
+  p->R = st_on(&sr) ? 8 : small || (!p->S && ir_dtype(t->dtype)->bytes == 4) ? 32 : 16;
   int64_t cw = tns_pow2(p->K) > 32 ? 32 : tns_pow2(p->K);
   int cwmin = ir_dtype(t->dtype)->bytes <= 2 ? 16 : 8;
   p->V = 1;
@@ -375,27 +376,77 @@ static void segment_values(ick *k, LLVMValueRef ws) {
   pass_loop_end(e, &l);
 }
 
+/* Warps whose butterflies run together in step 2: as many of the 8 as 16 KiB of shared memory
+ * hold (plain accumulators); 1 for states and a caller's combine. */
+static int batch_warps(const ick *k) {
+  if (st_is(k->t->op) || k->t->op == RJ_OP_CUSTOM) return 1;
+  int64_t one = (int64_t)32 * k->p.CW * ir_dtype(tns_acc_dtype(k->t))->bytes, nb = IC_WARPS;
+  while (nb > 1 && nb * one > 16384)
+    nb /= 2;
+  return (int)nb;
+}
+
+/* butterfly() of nb warps' values v[] at once (shared ms: [nb][32 lanes][CW]): each warp's
+ * combines in butterfly's order, one barrier a step for all; lane 0's values back in v[] */
+static void butterflies(ick *k, LLVMValueRef ms, LLVMValueRef *v, int nb) {
+  pass_emit *e = k->e;
+  LLVMValueRef at[IC_WARPS], up[IC_WARPS];
+  pass_barrier_cta(e); /* the previous batch's readers are done */
+  for (int j = 0; j < nb; j++) {
+    LLVMValueRef row = LLVMBuildAdd(e->B, k->lane, pass_i32(e, j * 32), "");
+    at[j] = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, pass_i32(e, k->p.CW), ""), k->col, "");
+    LLVMBuildStore(e->B, v[j], pass_gep(e, k->acc, ms, at[j]));
+  }
+  pass_barrier_cta(e);
+  for (int m = 16; m >= 1; m /= 2) {
+    pass_if w;
+    pass_if_begin(e, &w, LLVMBuildICmp(e->B, LLVMIntULT, k->lane, pass_i32(e, m), ""));
+    for (int j = 0; j < nb; j++) {
+      up[j] = LLVMBuildAdd(e->B, at[j], pass_i32(e, m * k->p.CW), "");
+      LLVMValueRef a = LLVMBuildLoad2(e->B, k->acc, pass_gep(e, k->acc, ms, at[j]), "");
+      LLVMValueRef b = LLVMBuildLoad2(e->B, k->acc, pass_gep(e, k->acc, ms, up[j]), "");
+      LLVMBuildStore(e->B, tns_combine(e, k->t, a, b), pass_gep(e, k->acc, ms, at[j]));
+    }
+    pass_if_end(e, &w);
+    pass_barrier_cta(e);
+  }
+  for (int j = 0; j < nb; j++) {
+    LLVMValueRef l0 =
+        LLVMBuildAdd(e->B, pass_i32(e, j * 32 * k->p.CW), k->col, ""); /* lane 0 of warp j */
+    v[j] = LLVMBuildLoad2(e->B, k->acc, pass_gep(e, k->acc, ms, l0), "");
+  }
+}
+
 /* Step 2 (S > 1): the partials' fold, thread t = 32 w + lane of the CTA folding partials t,
- * t + IC_T, ... from the identity, then the CTA tree: per warp the butterfly, then over the 8
- * warp values. */
+ * t + IC_T, ... from the identity, then the CTA tree: per warp the butterfly (batch_warps of
+ * them together), then over the 8 warp values. */
 static void partials_value(ick *k, LLVMValueRef ws) {
   pass_emit *e = k->e;
   pass_barrier_cta(e); /* step 1's segment values are written */
   LLVMValueRef wv[IC_WARPS];
   LLVMValueRef a = pass_entry_alloca(e, k->acc, "part");
   LLVMValueRef hi = LLVMBuildSelect(e->B, k->valid, c64(k, k->p.S), c64(k, 0), "");
-  for (int w = 0; w < IC_WARPS; w++) {
-    LLVMBuildStore(e->B, tns_identity(e, k->t), a);
-    LLVMValueRef t0 =
-        LLVMBuildAdd(e->B, LLVMBuildZExt(e->B, k->lane, k->i64, ""), c64(k, (int64_t)w * 32), "");
-    pass_loop l;
-    pass_loop_begin(e, &l, t0, hi, c64(k, IC_T));
-    LLVMValueRef x = tns_load_volatile(e, k->acc, ws_at(k, ws, l.i, c64(k, 0)));
-    LLVMBuildStore(e->B, tns_combine(e, k->t, LLVMBuildLoad2(e->B, k->acc, a, ""), x), a);
-    pass_loop_end(e, &l);
-    wv[w] = butterfly(k, LLVMBuildLoad2(e->B, k->acc, a, ""), 32);
-    if (w >= IC_WARPS / 2) /* the first step of the tree over the warps, as they come */
-      wv[w - IC_WARPS / 2] = tns_combine(e, k->t, wv[w - IC_WARPS / 2], wv[w]);
+  int nb = batch_warps(k);
+  LLVMValueRef ms =
+      nb > 1 ? pass_global_array(e, k->acc, (int64_t)nb * 32 * k->p.CW, AS_SHARED, "rj_warps")
+             : NULL;
+  for (int w0 = 0; w0 < IC_WARPS; w0 += nb) {
+    for (int w = w0; w < w0 + nb; w++) {
+      LLVMBuildStore(e->B, tns_identity(e, k->t), a);
+      LLVMValueRef t0 =
+          LLVMBuildAdd(e->B, LLVMBuildZExt(e->B, k->lane, k->i64, ""), c64(k, (int64_t)w * 32), "");
+      pass_loop l;
+      pass_loop_begin(e, &l, t0, hi, c64(k, IC_T));
+      LLVMValueRef x = tns_load_volatile(e, k->acc, ws_at(k, ws, l.i, c64(k, 0)));
+      LLVMBuildStore(e->B, tns_combine(e, k->t, LLVMBuildLoad2(e->B, k->acc, a, ""), x), a);
+      pass_loop_end(e, &l);
+      wv[w] = LLVMBuildLoad2(e->B, k->acc, a, "");
+      if (nb == 1) wv[w] = butterfly(k, wv[w], 32);
+    }
+    if (nb > 1) butterflies(k, ms, wv + w0, nb);
+    for (int w = w0; w < w0 + nb; w++)
+      if (w >= IC_WARPS / 2) /* the first step of the tree over the warps, as they come */
+        wv[w - IC_WARPS / 2] = tns_combine(e, k->t, wv[w - IC_WARPS / 2], wv[w]);
   }
   store_out(k, reg_tree(k, wv, IC_WARPS / 2));
 }

@@ -35,7 +35,8 @@ QUICK = [("sum", "f32", ("[31,40]", "[0]")), ("sum", "bf16", ("[16385,3]", "[0]"
          ("logsumexp", "f32", ("[5,300,40]", "[1]")), ("mean", "f64", ("[7,33]", "[0]")),
          ("prod", "f32", ("[33,8]", "[0]")), ("min", "e4m3", ("[70000,3]", "[0]")),
          ("sum", "bf16", ("[31,40]", "[0]")), ("mean", "f16", ("[5,300,40]", "[1]")),
-         ("sum", "bf16", ("[100,520]", "[0]"))]
+         ("sum", "bf16", ("[100,520]", "[0]")), ("sum", "f32", ("[70000,3]", "[0]")),
+         ("mean", "f32", ("[2,20000,9]", "[1]"))]
 
 # rows and 1-D (shape, axes, the stride-2 view's strides): 32 lanes of whole and partial blocks,
 # short rows (several per lane group, rows past the end), a row shorter than a block, 2 and 5
