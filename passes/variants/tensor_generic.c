@@ -10,7 +10,10 @@
  * whole round; at most 4096 segments), a CTA of TNS_INV_T threads each, thread t folding the
  * segment's elements t, t + T, ... into GEN_U accumulators in turn, then tns_cta_reduce's fixed
  * tree; with S > 1 the last CTA of an output folds its S partials in segment order (thread t:
- * partials t, t + T, ...) and the same tree. */
+ * partials t, t + T, ...) and the same tree.  Float sums, means and products of unit-stride rows
+ * load VEC_N elements at a time where src is aligned (vec_plan; thread p takes the VEC_N chains of
+ * the block elements VEC_N p ..., then hands each lane its own through shared memory): the same
+ * chains, folded in the same order. */
 #include "../tensor.h"
 
 #include <stdio.h>
@@ -91,11 +94,15 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   else if (r->u.tensor.invariant)
     snprintf(out->note + k, sizeof out->note - k, " (invariant: %d lanes per output)", p.G);
   k = strlen(out->note);
-  if (p.V)
+  if (p.V && p.W > 1)
+    snprintf(
+        out->note + k, sizeof out->note - k,
+        " (%d-element vector loads where src is aligned: %d outputs per lane group, every load "
+        "in flight)",
+        p.V, p.W);
+  else if (p.V)
     snprintf(out->note + k, sizeof out->note - k,
-             " (vectors of %d elements where src is aligned, %d in flight, %d outputs per lane "
-             "group)",
-             p.V, p.R, p.W);
+             " (%d-element vector loads where src is aligned, %d in flight)", p.V, p.R);
   memcpy(out->priv.bytes, &p, sizeof p);
   return RJ_OK;
 }

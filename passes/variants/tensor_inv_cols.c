@@ -19,6 +19,9 @@
  *   its warp value goes to the workspace, and the last CTA of a column tile plays the rest: each
  *   segment's tree over its 8 warp values (registers), then the 256 threads of the partials'
  *   fold, a virtual warp at a time, through the same shared-memory butterfly.
+ * Short 2-byte float sums, means and products: IC_V adjacent columns a thread (one vector load a
+ * row where src is aligned), each accumulator a vector over them.  The last CTA runs the 8 warps'
+ * butterflies of the partials' fold together where shared memory holds them (batch_warps).
  * Every fold, combine and state is tensor_common.c's, so every op, dtype and NaN policy of
  * tensor_generic is served with its bits; the GPU suite compares them (test_gpu_invariant). */
 #include "../tensor.h"
