@@ -67,11 +67,10 @@ static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
   int64_t g = tns_pow2(p->N);
   p->G = p->N <= IC_LANES_MAX ? (int)(g > 32 ? 32 : g) : 32;
   if (p->N > IC_LANES_MAX) p->S = tns_inv_segments(p->N, &p->chunk);
-  /* loads in flight: 8 (states: registers); 32 of 1 and 2 bytes (but prod's) and of 4 bytes
-   * in short columns; else 16 (segments of 4 bytes: 32 would spill at 64 registers) */
+  /* loads in flight: 8 (states: registers); 32 of 1, 2 and 4 bytes (but 2-byte prod's); else 16 */
   st_req sr = st_of_tensor(t);
   bool small = ir_dtype(t->dtype)->bytes < 4 && t->op != RJ_OP_PROD;
-  p->R = st_on(&sr) ? 8 : small || (!p->S && ir_dtype(t->dtype)->bytes == 4) ? 32 : 16;
+  p->R = st_on(&sr) ? 8 : small || ir_dtype(t->dtype)->bytes == 4 ? 32 : 16;
   int64_t cw = tns_pow2(p->K) > 32 ? 32 : tns_pow2(p->K);
   int cwmin = ir_dtype(t->dtype)->bytes <= 2 ? 16 : 8;
   p->V = 1;
@@ -150,14 +149,38 @@ static void place(ick *k, LLVMValueRef tile) {
   k->base = LLVMBuildAdd(B, LLVMBuildMul(B, o, c64(k, k->p.OS), ""), kk, "base");
 }
 
+/* Whole trips of R elements from *start (below hi) unguarded, each trip's loads before its folds;
+ * *start: where they end. */
+static void fold_whole(ick *k, LLVMValueRef *start, LLVMValueRef hi, int64_t step,
+                       LLVMValueRef *acc) {
+  pass_emit *e = k->e;
+  LLVMTypeRef ty = pass_type(e, k->t->dtype);
+  int R = k->p.R;
+  pass_loop l;
+  pass_loop_begin(e, &l, *start, LLVMBuildSub(e->B, hi, c64(k, step * (R - 1)), ""),
+                  c64(k, step * R));
+  LLVMValueRef x[IC_R_MAX], ri[IC_R_MAX];
+  for (int j = 0; j < R; j++) {
+    ri[j] = LLVMBuildAdd(e->B, l.i, c64(k, step * j), "");
+    LLVMValueRef off =
+        LLVMBuildAdd(e->B, k->base, LLVMBuildMul(e->B, ri[j], c64(k, k->p.RS), ""), "");
+    x[j] = tns_load(e, k->t, pass_gep(e, ty, k->src, off));
+  }
+  for (int j = 0; j < R; j++)
+    tns_fold_elem(e, k->t, acc[j % IC_U], x[j], tns_elem_idx(e, k->t, NULL, ri[j]), NULL);
+  pass_loop_end(e, &l);
+  *start = LLVMBuildLoad2(e->B, k->i64, l.var, "");
+}
+
 /* The thread's elements start, start + step, ... below hi (i64 reduced indices) into acc[IC_U],
  * element r of the thread into acc[r mod IC_U], in index order: tensor_generic's fold_range.
- * R loads issued before their folds. */
+ * R loads issued before their folds: whole trips unguarded, then the last one guarded. */
 static void fold(ick *k, LLVMValueRef start, LLVMValueRef hi, int64_t step, LLVMValueRef *acc) {
   pass_emit *e = k->e;
   LLVMTypeRef ty = pass_type(e, k->t->dtype);
   pass_loop l;
   int R = k->p.R;
+  fold_whole(k, &start, hi, step, acc);
   pass_loop_begin(e, &l, start, hi, c64(k, step * R));
   LLVMValueRef x[IC_R_MAX], ok[IC_R_MAX], ri[IC_R_MAX];
   for (int j = 0; j < R; j++) {
