@@ -114,6 +114,16 @@ void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueR
 /* Combines the n slots, of one output, in order (a fixed tree: pairs, then pairs of pairs; state
  * ops: st_slot_combine, then one st_slot_state). */
 LLVMValueRef tns_acc_total(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n);
+/* Invariant vector folds: n chains of one thread as one vector of the acc type (element i: chain
+ * i), so that the IR holds the same vector operations for every target (sm_100a's SLP vectoriser
+ * would pack scalar chains its own way).  tns_vfoldable: the requests they serve (float sum,
+ * mean, prod of 2- or 4-byte elements, NaNs propagated, no map: pass_fold's add or multiply).
+ * tns_vacc: the identity's vector (an alloca); tns_vload: the n elements at src[off] (aligned to
+ * the vector) in the acc type; tns_vfold: chain i folds element i of x. */
+bool tns_vfoldable(const rj_tensor *t);
+LLVMValueRef tns_vacc(pass_emit *e, const rj_tensor *t, int n);
+LLVMValueRef tns_vload(pass_emit *e, const rj_tensor *t, int n, LLVMValueRef src, LLVMValueRef off);
+void tns_vfold(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef acc);
 /* x when ok, else the op's identity (acc type): a predicated slot of an unrolled round. */
 LLVMValueRef tns_or_identity(pass_emit *e, const rj_tensor *t, LLVMValueRef ok, LLVMValueRef x);
 /* min(a, b), signed i64 */

@@ -229,6 +229,38 @@ void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueR
   LLVMBuildStore(e->B, pass_fold(e, t->op, tns_acc_dtype(t), t->nan, cur, x), acc);
 }
 
+bool tns_vfoldable(const rj_tensor *t) {
+  const ir_dtype_info *di = ir_dtype(t->dtype);
+  bool op = t->op == RJ_OP_SUM || t->op == RJ_OP_MEAN || t->op == RJ_OP_PROD;
+  return op && t->nan == RJ_NAN_PROPAGATE && !t->map && !t->nothers && di->is_float && !di->fp8 &&
+         (di->bytes == 2 || di->bytes == 4);
+}
+
+LLVMValueRef tns_vacc(pass_emit *e, const rj_tensor *t, int n) {
+  LLVMTypeRef ty = LLVMVectorType(tns_acc_type(e, t), (unsigned)n);
+  LLVMValueRef a = pass_entry_alloca(e, ty, "chains"), v = LLVMGetUndef(ty);
+  for (int i = 0; i < n; i++)
+    v = LLVMBuildInsertElement(e->B, v, tns_identity(e, t), pass_i32(e, i), "");
+  LLVMBuildStore(e->B, v, a);
+  return a;
+}
+
+LLVMValueRef tns_vload(pass_emit *e, const rj_tensor *t, int n, LLVMValueRef src,
+                       LLVMValueRef off) {
+  LLVMValueRef x[16], v = LLVMGetUndef(LLVMVectorType(tns_acc_type(e, t), (unsigned)n));
+  tns_load_vec(e, t, pass_gep(e, pass_type(e, t->dtype), src, off), n, x);
+  for (int i = 0; i < n; i++)
+    v = LLVMBuildInsertElement(e->B, v, x[i], pass_i32(e, i), "");
+  return v;
+}
+
+void tns_vfold(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef acc) {
+  LLVMValueRef cur = LLVMBuildLoad2(e->B, LLVMTypeOf(x), acc, "");
+  LLVMBuildStore(
+      e->B, t->op == RJ_OP_PROD ? LLVMBuildFMul(e->B, cur, x, "") : LLVMBuildFAdd(e->B, cur, x, ""),
+      acc);
+}
+
 LLVMValueRef tns_acc_total(pass_emit *e, const rj_tensor *t, LLVMValueRef *acc, int n) {
   LLVMValueRef v[64];
   bool st = st_is(t->op);

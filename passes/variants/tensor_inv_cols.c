@@ -19,6 +19,9 @@
  *   its warp value goes to the workspace, and the last CTA of a column tile plays the rest: each
  *   segment's tree over its 8 warp values (registers), then the 256 threads of the partials'
  *   fold, a virtual warp at a time, through the same shared-memory butterfly.
+ * Short 2-byte float sums, means and products: IC_V adjacent columns a thread (one vector load a
+ * row where src is aligned), each accumulator a vector over them.  The last CTA runs the 8 warps'
+ * butterflies of the partials' fold together where shared memory holds them (batch_warps).
  * Every fold, combine and state is tensor_common.c's, so every op, dtype and NaN policy of
  * tensor_generic is served with its bits; the GPU suite compares them (test_gpu_invariant). */
 #include "../tensor.h"
@@ -33,6 +36,7 @@
 #define IC_WARPS (IC_T / 32)
 #define IC_PARTS ((int64_t)1 << 22) /* outputs x segments x warps: the workspace bound */
 #define IC_R_MAX 32                 /* loads in flight per thread, at most (a multiple of IC_U) */
+#define IC_V 4 /* columns per thread of the short 2-byte vector plan (8-byte loads) */
 /* threads a grid should have: four waves of 1024 threads per SM on TNS_DEFAULT_SMS (no SM count
  * is read: the kernel depends on the shape alone) */
 #define IC_THREADS ((int64_t)4 * TNS_DEFAULT_SMS * 1024)
@@ -45,6 +49,7 @@ typedef struct inv_cols_plan {
   int S;                   /* segments (0: short) */
   int CW;                  /* columns per CTA */
   int R;                   /* loads in flight per thread (a multiple of IC_U) */
+  int V;                   /* columns per thread: 1, or IC_V (short, vector loads) */
 } inv_cols_plan;
 _Static_assert(sizeof(inv_cols_plan) <= PASS_PLAN_PRIV, "inv_cols_plan fits the plan");
 
@@ -62,12 +67,21 @@ static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
   int64_t g = tns_pow2(p->N);
   p->G = p->N <= IC_LANES_MAX ? (int)(g > 32 ? 32 : g) : 32;
   if (p->N > IC_LANES_MAX) p->S = tns_inv_segments(p->N, &p->chunk);
-  /* loads in flight: 8 (states: registers), 16 of 4 and 8 bytes, 32 of 1 and 2 (but prod's) */
+  /* loads in flight: 8 (states: registers); 32 of 1, 2 and 4 bytes (but 2-byte prod's); else 16 */
   st_req sr = st_of_tensor(t);
   bool small = ir_dtype(t->dtype)->bytes < 4 && t->op != RJ_OP_PROD;
-  p->R = st_on(&sr) ? 8 : small ? 32 : 16;
+  p->R = st_on(&sr) ? 8 : small || ir_dtype(t->dtype)->bytes == 4 ? 32 : 16;
   int64_t cw = tns_pow2(p->K) > 32 ? 32 : tns_pow2(p->K);
   int cwmin = ir_dtype(t->dtype)->bytes <= 2 ? 16 : 8;
+  p->V = 1;
+  if (!p->S && p->G >= IC_V && tns_vfoldable(t) && !t->acc_f64 && ir_dtype(t->dtype)->bytes == 2 &&
+      p->K % IC_V == 0 && p->RS % IC_V == 0 && p->OS % IC_V == 0) {
+    /* IC_V adjacent columns per thread (one vector load each row), 32 column groups a CTA */
+    p->V = IC_V, p->R = 16;
+    p->CW = (int)(tns_pow2(p->K) > 32 * IC_V ? 32 * IC_V : tns_pow2(p->K));
+    p->CB = (p->K + p->CW - 1) / p->CW;
+    return;
+  }
   for (;; cw /= 2) {
     p->CW = (int)cw;
     p->CB = (p->K + cw - 1) / cw;
@@ -87,7 +101,7 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   ir_tensor_view(&r->u.tensor, &v);
   inv_cols_plan p;
   make_plan(&r->u.tensor, &v, &p);
-  tns_plan_geometry(out, grid_of(&p), (unsigned)(p.CW * p.G));
+  tns_plan_geometry(out, grid_of(&p), (unsigned)(p.CW / p.V * p.G));
   if (r->u.tensor.dynamic)
     tns_plan_constant(out, "an invariant request's tree is fixed by its reduced length");
   size_t k = strlen(out->note);
@@ -98,7 +112,8 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
              p.S, (long long)p.chunk, IC_T, p.CW);
   else
     snprintf(out->note + k, sizeof out->note - k,
-             " (invariant: %d lanes per output; CTAs of %d columns x %d lanes)", p.G, p.CW, p.G);
+             " (invariant: %d lanes per output; CTAs of %d columns x %d lanes%s)", p.G, p.CW, p.G,
+             p.V > 1 ? "; 4 columns a thread, vector loads where src is aligned" : "");
   memcpy(out->priv.bytes, &p, sizeof p);
   return RJ_OK;
 }
@@ -125,22 +140,47 @@ static void place(ick *k, LLVMValueRef tile) {
   LLVMBuilderRef B = e->B;
   LLVMValueRef o = LLVMBuildUDiv(B, tile, c64(k, k->p.CB), "o");
   LLVMValueRef cb = LLVMBuildURem(B, tile, c64(k, k->p.CB), "");
-  LLVMValueRef kk = LLVMBuildAdd(B, LLVMBuildMul(B, cb, c64(k, k->p.CW), ""),
-                                 LLVMBuildZExt(B, k->col, k->i64, ""), "k");
+  LLVMValueRef col = LLVMBuildZExt(B, k->col, k->i64, "");
+  if (k->p.V > 1) col = LLVMBuildMul(B, col, c64(k, k->p.V), "");
+  LLVMValueRef kk = LLVMBuildAdd(B, LLVMBuildMul(B, cb, c64(k, k->p.CW), ""), col, "k");
   k->valid = LLVMBuildICmp(B, LLVMIntULT, kk, c64(k, k->p.K), "valid");
   kk = LLVMBuildSelect(B, k->valid, kk, c64(k, 0), "");
   k->out = LLVMBuildAdd(B, LLVMBuildMul(B, o, c64(k, k->p.K), ""), kk, "out");
   k->base = LLVMBuildAdd(B, LLVMBuildMul(B, o, c64(k, k->p.OS), ""), kk, "base");
 }
 
+/* Whole trips of R elements from *start (below hi) unguarded, each trip's loads before its folds;
+ * *start: where they end. */
+static void fold_whole(ick *k, LLVMValueRef *start, LLVMValueRef hi, int64_t step,
+                       LLVMValueRef *acc) {
+  pass_emit *e = k->e;
+  LLVMTypeRef ty = pass_type(e, k->t->dtype);
+  int R = k->p.R;
+  pass_loop l;
+  pass_loop_begin(e, &l, *start, LLVMBuildSub(e->B, hi, c64(k, step * (R - 1)), ""),
+                  c64(k, step * R));
+  LLVMValueRef x[IC_R_MAX], ri[IC_R_MAX];
+  for (int j = 0; j < R; j++) {
+    ri[j] = LLVMBuildAdd(e->B, l.i, c64(k, step * j), "");
+    LLVMValueRef off =
+        LLVMBuildAdd(e->B, k->base, LLVMBuildMul(e->B, ri[j], c64(k, k->p.RS), ""), "");
+    x[j] = tns_load(e, k->t, pass_gep(e, ty, k->src, off));
+  }
+  for (int j = 0; j < R; j++)
+    tns_fold_elem(e, k->t, acc[j % IC_U], x[j], tns_elem_idx(e, k->t, NULL, ri[j]), NULL);
+  pass_loop_end(e, &l);
+  *start = LLVMBuildLoad2(e->B, k->i64, l.var, "");
+}
+
 /* The thread's elements start, start + step, ... below hi (i64 reduced indices) into acc[IC_U],
  * element r of the thread into acc[r mod IC_U], in index order: tensor_generic's fold_range.
- * R loads issued before their folds. */
+ * R loads issued before their folds: whole trips unguarded, then the last one guarded. */
 static void fold(ick *k, LLVMValueRef start, LLVMValueRef hi, int64_t step, LLVMValueRef *acc) {
   pass_emit *e = k->e;
   LLVMTypeRef ty = pass_type(e, k->t->dtype);
   pass_loop l;
   int R = k->p.R;
+  fold_whole(k, &start, hi, step, acc);
   pass_loop_begin(e, &l, start, hi, c64(k, step * R));
   LLVMValueRef x[IC_R_MAX], ok[IC_R_MAX], ri[IC_R_MAX];
   for (int j = 0; j < R; j++) {
@@ -222,6 +262,118 @@ static void lanes_kernel(ick *k) {
   store_out(k, butterfly(k, v, k->p.G));
 }
 
+/* ---- short 2-byte columns, IC_V adjacent columns a thread (col: its column group): the same
+ * lanes and accumulators per column, each accumulator a vector over the thread's columns
+ * (tns_vacc: column c in element c), so one load of IC_V elements serves a row. */
+
+/* The vector of IC_V columns at element off: one load where src is aligned (vec), else IC_V. */
+static LLVMValueRef vcols(ick *k, LLVMValueRef off, bool vec) {
+  pass_emit *e = k->e;
+  if (vec) return tns_vload(e, k->t, IC_V, k->src, off);
+  LLVMValueRef v = LLVMGetUndef(LLVMVectorType(k->acc, IC_V));
+  LLVMTypeRef ty = pass_type(e, k->t->dtype);
+  for (int c = 0; c < IC_V; c++) {
+    LLVMValueRef p = pass_gep(e, ty, k->src, LLVMBuildAdd(e->B, off, c64(k, c), ""));
+    v = LLVMBuildInsertElement(e->B, v, tns_load(e, k->t, p), pass_i32(e, c), "");
+  }
+  return v;
+}
+
+/* fold's rows for the thread's IC_V columns into acc[IC_U] (vectors) */
+static void vfold(ick *k, LLVMValueRef start, LLVMValueRef hi, int64_t step, LLVMValueRef *acc,
+                  bool vec) {
+  pass_emit *e = k->e;
+  pass_loop l;
+  int R = k->p.R;
+  pass_loop_begin(e, &l, start, hi, c64(k, step * R));
+  LLVMValueRef x[IC_R_MAX], ok[IC_R_MAX];
+  for (int j = 0; j < R; j++) {
+    LLVMValueRef ri = LLVMBuildAdd(e->B, l.i, c64(k, step * j), "");
+    ok[j] = LLVMBuildICmp(e->B, LLVMIntSLT, ri, hi, "");
+    LLVMValueRef at = LLVMBuildSelect(e->B, ok[j], ri, l.i, "");
+    x[j] =
+        vcols(k, LLVMBuildAdd(e->B, k->base, LLVMBuildMul(e->B, at, c64(k, k->p.RS), ""), ""), vec);
+  }
+  for (int j = 0; j < R; j++) {
+    pass_if in;
+    if (j) pass_if_begin(e, &in, ok[j]);
+    tns_vfold(e, k->t, x[j], acc[j % IC_U]);
+    if (j) pass_if_end(e, &in);
+  }
+  pass_loop_end(e, &l);
+}
+
+/* pass_fold's combine of two column vectors (tns_vfoldable ops) */
+static LLVMValueRef vcomb(ick *k, LLVMValueRef a, LLVMValueRef b) {
+  return k->t->op == RJ_OP_PROD ? LLVMBuildFMul(k->e->B, a, b, "")
+                                : LLVMBuildFAdd(k->e->B, a, b, "");
+}
+
+static LLVMValueRef vslot(ick *k, LLVMValueRef lane) {
+  pass_emit *e = k->e;
+  LLVMValueRef c = LLVMBuildMul(e->B, k->col, pass_i32(e, IC_V), "");
+  LLVMValueRef i = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, lane, pass_i32(e, k->p.CW), ""), c, "");
+  return pass_gep(e, k->acc, k->slots, i);
+}
+
+/* butterfly for the thread's IC_V columns at once; the values end in the slots of lane 0 */
+static void vbutterfly(ick *k, LLVMValueRef v, int n) {
+  pass_emit *e = k->e;
+  LLVMTypeRef vt = LLVMTypeOf(v);
+  LLVMBuildStore(e->B, v, vslot(k, k->lane));
+  pass_barrier_cta(e);
+  for (int m = n / 2; m >= 1; m /= 2) {
+    pass_if w;
+    pass_if_begin(e, &w, LLVMBuildICmp(e->B, LLVMIntULT, k->lane, pass_i32(e, m), ""));
+    LLVMValueRef a = LLVMBuildLoad2(e->B, vt, vslot(k, k->lane), "");
+    LLVMValueRef hi = LLVMBuildAdd(e->B, k->lane, pass_i32(e, m), "");
+    LLVMValueRef b = LLVMBuildLoad2(e->B, vt, vslot(k, hi), "");
+    LLVMBuildStore(e->B, vcomb(k, a, b), vslot(k, k->lane));
+    pass_if_end(e, &w);
+    pass_barrier_cta(e);
+  }
+}
+
+/* short, IC_V columns a thread: the lanes' folds (vector loads where src is aligned), each
+ * column's tns_acc_total and butterfly element-wise, lane c storing column c's output (G >= IC_V)
+ */
+static void lanes_vec_kernel(ick *k) {
+  pass_emit *e = k->e;
+  place(k, LLVMBuildZExt(e->B, tns_ctaid(e), k->i64, ""));
+  LLVMValueRef acc[IC_U];
+  for (int j = 0; j < IC_U; j++)
+    acc[j] = tns_vacc(e, k->t, IC_V);
+  LLVMValueRef start = LLVMBuildZExt(e->B, k->lane, k->i64, "");
+  LLVMValueRef hi = LLVMBuildSelect(e->B, k->valid, c64(k, k->p.N), start, "");
+  int64_t mask = (int64_t)IC_V * ir_dtype(k->t->dtype)->bytes - 1;
+  LLVMValueRef al = LLVMBuildICmp(
+      e->B, LLVMIntEQ,
+      LLVMBuildAnd(e->B, LLVMBuildPtrToInt(e->B, k->src, k->i64, ""), c64(k, mask), ""), c64(k, 0),
+      "aligned");
+  pass_if w;
+  pass_if_begin(e, &w, al);
+  vfold(k, start, hi, k->p.G, acc, true);
+  pass_if_end(e, &w);
+  pass_if_begin(e, &w, LLVMBuildNot(e->B, al, ""));
+  vfold(k, start, hi, k->p.G, acc, false);
+  pass_if_end(e, &w);
+  LLVMTypeRef vt = LLVMVectorType(k->acc, IC_V);
+  LLVMValueRef a[IC_U];
+  for (int j = 0; j < IC_U; j++)
+    a[j] = LLVMBuildLoad2(e->B, vt, acc[j], "");
+  vbutterfly(k, vcomb(k, vcomb(k, a[0], a[1]), vcomb(k, a[2], a[3])), k->p.G);
+  /* lane c < IC_V stores column c: one scalar store a thread, the same on every target */
+  LLVMValueRef lc = LLVMBuildICmp(e->B, LLVMIntULT, k->lane, pass_i32(e, IC_V), "");
+  pass_if_begin(e, &w, LLVMBuildAnd(e->B, lc, k->valid, ""));
+  LLVMValueRef c =
+      LLVMBuildAdd(e->B, LLVMBuildMul(e->B, k->col, pass_i32(e, IC_V), ""), k->lane, "");
+  LLVMValueRef x = LLVMBuildLoad2(e->B, k->acc, pass_gep(e, k->acc, k->slots, c), "");
+  tns_store(e, k->t, k->dst,
+            LLVMBuildAdd(e->B, k->out, LLVMBuildZExt(e->B, k->lane, k->i64, ""), ""),
+            tns_mean(e, k->t, x, c64(k, k->p.N)));
+  pass_if_end(e, &w);
+}
+
 /* The workspace slot of (the thread's output, segment s, warp w): [outputs][S][IC_WARPS] */
 static LLVMValueRef ws_at(ick *k, LLVMValueRef ws, LLVMValueRef s, LLVMValueRef w) {
   LLVMBuilderRef B = k->e->B;
@@ -250,27 +402,77 @@ static void segment_values(ick *k, LLVMValueRef ws) {
   pass_loop_end(e, &l);
 }
 
+/* Warps whose butterflies run together in step 2: as many of the 8 as 16 KiB of shared memory
+ * hold (plain accumulators); 1 for states and a caller's combine. */
+static int batch_warps(const ick *k) {
+  if (st_is(k->t->op) || k->t->op == RJ_OP_CUSTOM) return 1;
+  int64_t one = (int64_t)32 * k->p.CW * ir_dtype(tns_acc_dtype(k->t))->bytes, nb = IC_WARPS;
+  while (nb > 1 && nb * one > 16384)
+    nb /= 2;
+  return (int)nb;
+}
+
+/* butterfly() of nb warps' values v[] at once (shared ms: [nb][32 lanes][CW]): each warp's
+ * combines in butterfly's order, one barrier a step for all; lane 0's values back in v[] */
+static void butterflies(ick *k, LLVMValueRef ms, LLVMValueRef *v, int nb) {
+  pass_emit *e = k->e;
+  LLVMValueRef at[IC_WARPS], up[IC_WARPS];
+  pass_barrier_cta(e); /* the previous batch's readers are done */
+  for (int j = 0; j < nb; j++) {
+    LLVMValueRef row = LLVMBuildAdd(e->B, k->lane, pass_i32(e, j * 32), "");
+    at[j] = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, row, pass_i32(e, k->p.CW), ""), k->col, "");
+    LLVMBuildStore(e->B, v[j], pass_gep(e, k->acc, ms, at[j]));
+  }
+  pass_barrier_cta(e);
+  for (int m = 16; m >= 1; m /= 2) {
+    pass_if w;
+    pass_if_begin(e, &w, LLVMBuildICmp(e->B, LLVMIntULT, k->lane, pass_i32(e, m), ""));
+    for (int j = 0; j < nb; j++) {
+      up[j] = LLVMBuildAdd(e->B, at[j], pass_i32(e, m * k->p.CW), "");
+      LLVMValueRef a = LLVMBuildLoad2(e->B, k->acc, pass_gep(e, k->acc, ms, at[j]), "");
+      LLVMValueRef b = LLVMBuildLoad2(e->B, k->acc, pass_gep(e, k->acc, ms, up[j]), "");
+      LLVMBuildStore(e->B, tns_combine(e, k->t, a, b), pass_gep(e, k->acc, ms, at[j]));
+    }
+    pass_if_end(e, &w);
+    pass_barrier_cta(e);
+  }
+  for (int j = 0; j < nb; j++) {
+    LLVMValueRef l0 =
+        LLVMBuildAdd(e->B, pass_i32(e, j * 32 * k->p.CW), k->col, ""); /* lane 0 of warp j */
+    v[j] = LLVMBuildLoad2(e->B, k->acc, pass_gep(e, k->acc, ms, l0), "");
+  }
+}
+
 /* Step 2 (S > 1): the partials' fold, thread t = 32 w + lane of the CTA folding partials t,
- * t + IC_T, ... from the identity, then the CTA tree: per warp the butterfly, then over the 8
- * warp values. */
+ * t + IC_T, ... from the identity, then the CTA tree: per warp the butterfly (batch_warps of
+ * them together), then over the 8 warp values. */
 static void partials_value(ick *k, LLVMValueRef ws) {
   pass_emit *e = k->e;
   pass_barrier_cta(e); /* step 1's segment values are written */
   LLVMValueRef wv[IC_WARPS];
   LLVMValueRef a = pass_entry_alloca(e, k->acc, "part");
   LLVMValueRef hi = LLVMBuildSelect(e->B, k->valid, c64(k, k->p.S), c64(k, 0), "");
-  for (int w = 0; w < IC_WARPS; w++) {
-    LLVMBuildStore(e->B, tns_identity(e, k->t), a);
-    LLVMValueRef t0 =
-        LLVMBuildAdd(e->B, LLVMBuildZExt(e->B, k->lane, k->i64, ""), c64(k, (int64_t)w * 32), "");
-    pass_loop l;
-    pass_loop_begin(e, &l, t0, hi, c64(k, IC_T));
-    LLVMValueRef x = tns_load_volatile(e, k->acc, ws_at(k, ws, l.i, c64(k, 0)));
-    LLVMBuildStore(e->B, tns_combine(e, k->t, LLVMBuildLoad2(e->B, k->acc, a, ""), x), a);
-    pass_loop_end(e, &l);
-    wv[w] = butterfly(k, LLVMBuildLoad2(e->B, k->acc, a, ""), 32);
-    if (w >= IC_WARPS / 2) /* the first step of the tree over the warps, as they come */
-      wv[w - IC_WARPS / 2] = tns_combine(e, k->t, wv[w - IC_WARPS / 2], wv[w]);
+  int nb = batch_warps(k);
+  LLVMValueRef ms =
+      nb > 1 ? pass_global_array(e, k->acc, (int64_t)nb * 32 * k->p.CW, AS_SHARED, "rj_warps")
+             : NULL;
+  for (int w0 = 0; w0 < IC_WARPS; w0 += nb) {
+    for (int w = w0; w < w0 + nb; w++) {
+      LLVMBuildStore(e->B, tns_identity(e, k->t), a);
+      LLVMValueRef t0 =
+          LLVMBuildAdd(e->B, LLVMBuildZExt(e->B, k->lane, k->i64, ""), c64(k, (int64_t)w * 32), "");
+      pass_loop l;
+      pass_loop_begin(e, &l, t0, hi, c64(k, IC_T));
+      LLVMValueRef x = tns_load_volatile(e, k->acc, ws_at(k, ws, l.i, c64(k, 0)));
+      LLVMBuildStore(e->B, tns_combine(e, k->t, LLVMBuildLoad2(e->B, k->acc, a, ""), x), a);
+      pass_loop_end(e, &l);
+      wv[w] = LLVMBuildLoad2(e->B, k->acc, a, "");
+      if (nb == 1) wv[w] = butterfly(k, wv[w], 32);
+    }
+    if (nb > 1) butterflies(k, ms, wv + w0, nb);
+    for (int w = w0; w < w0 + nb; w++)
+      if (w >= IC_WARPS / 2) /* the first step of the tree over the warps, as they come */
+        wv[w - IC_WARPS / 2] = tns_combine(e, k->t, wv[w - IC_WARPS / 2], wv[w]);
   }
   store_out(k, reg_tree(k, wv, IC_WARPS / 2));
 }
@@ -318,15 +520,17 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   k.i32 = LLVMInt32TypeInContext(e->C);
   k.i64 = LLVMInt64TypeInContext(e->C);
   tns_begin(e, &k.src, &k.dst, 0, NULL);
-  int T = k.p.CW * k.p.G;
+  int T = k.p.CW / k.p.V * k.p.G;
   tns_launch_bounds(e, T, T >= 64 ? 1024 / T : 16);
   k.acc = tns_acc_type(e, k.t);
   k.tid = pass_tid_x(e);
-  k.col = LLVMBuildURem(e->B, k.tid, pass_i32(e, k.p.CW), "col");
-  k.lane = LLVMBuildUDiv(e->B, k.tid, pass_i32(e, k.p.CW), "lane");
-  k.slots = pass_global_array(e, k.acc, T, AS_SHARED, "rj_lanes");
+  k.col = LLVMBuildURem(e->B, k.tid, pass_i32(e, k.p.CW / k.p.V), "col");
+  k.lane = LLVMBuildUDiv(e->B, k.tid, pass_i32(e, k.p.CW / k.p.V), "lane");
+  k.slots = pass_global_array(e, k.acc, (int64_t)k.p.CW * k.p.G, AS_SHARED, "rj_lanes");
   if (k.p.S)
     segments_kernel(&k);
+  else if (k.p.V > 1)
+    lanes_vec_kernel(&k);
   else
     lanes_kernel(&k);
   LLVMBuildRetVoid(e->B);

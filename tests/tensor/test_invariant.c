@@ -399,7 +399,8 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The PTX's FP opcodes, sorted, in one string.  Not their order: the optimised IR's FP sequence
+/* The PTX's FP opcodes, sorted, in one string (a packed f32x2 op without ftz, which rounds each
+ * half as the f32 op does, as two of them).  Not their order: the optimised IR's FP sequence
  * (checked beside) fixes the order of every dependent operation, while the backend's
  * scheduler may move an independent one (sm_100a moves a subtraction of var's Welford update
  * across a block boundary), which rounds the same. */
@@ -414,7 +415,12 @@ static char *fp_blocks(const char *ptx) {
     size_t k = strcspn(p, "\n");
     snprintf(line, sizeof line, "%.*s", (int)(k < sizeof line - 1 ? k : sizeof line - 1), p);
     p += k + (p[k] == '\n');
-    if (fp_op(line, op, sizeof op) && nops < 4096) ops[nops++] = strdup(op);
+    if (fp_op(line, op, sizeof op) && nops < 4095) {
+      size_t l = strlen(op); /* a packed f32x2 op without ftz: the two f32 ops it equals */
+      bool pair = l > 6 && !strcmp(op + l - 6, ".f32x2") && !strstr(op, ".ftz");
+      if (pair) op[l - 2] = 0, ops[nops++] = strdup(op);
+      ops[nops++] = strdup(op);
+    }
     if (!*p) {
       qsort(ops, (size_t)nops, sizeof ops[0], cmp_str);
       for (int i = 0; i < nops; i++) {

@@ -3,8 +3,13 @@
  * object (nvvm intrinsics -> the emu_* functions below), then runs its CTAs one after another
  * with one POSIX thread per GPU thread: barriers are a CTA's pthread barrier, a shuffle an
  * exchange between a warp's threads.  The source is deterministic bytes from a seed (the
- * exponent's top bit cleared: no NaN or infinity); the first MiB of dst goes to a file.
- *   harness JSON SRC_BYTES SEED ELEMENT_BYTES OUT_FILE WORK_DIR RETARGET_COMMAND */
+ * exponent's top bit cleared: no NaN or infinity); the first MiB of dst goes to a file.  SPREAD
+ * (default 1) puts element i at element i * SPREAD (a strided view of the same values), OFFSET
+ * (default 0) bytes move the whole source off its 16-byte alignment; NARROW 1 (f32, bf16) or 2
+ * (f16) keeps every value within [0.5, 2) in magnitude, so that every add rounds and any change of
+ * order shows in the bits.
+ *   harness JSON SRC_BYTES SEED ELEMENT_BYTES OUT_FILE WORK_DIR RETARGET_COMMAND
+ *           [SPREAD OFFSET [NARROW]] */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -128,8 +133,10 @@ static void launch(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 8) {
-    fprintf(stderr, "usage: harness JSON SRC_BYTES SEED ELEMENT_BYTES OUT WORK_DIR RETARGET\n");
+  if (argc != 8 && argc != 10 && argc != 11) {
+    fprintf(
+        stderr,
+        "usage: harness JSON SRC_BYTES SEED ELEMENT_BYTES OUT WORK_DIR RETARGET [SPREAD OFFSET]\n");
     return 2;
   }
   size_t n = strtoull(argv[2], NULL, 10), esz = strtoull(argv[4], NULL, 10);
@@ -153,7 +160,17 @@ int main(int argc, char **argv) {
   }
   for (size_t i = esz - 1; i < n; i += esz)
     p[i] &= 0xbf; /* floats below 2 in magnitude (e4m3: no NaN) */
-  src = p;
+  int narrow = argc == 11 ? atoi(argv[10]) : 0;
+  for (size_t i = esz - 1; narrow && i < n; i += esz)
+    p[i] = narrow == 1 ? (unsigned char)((p[i] & 0x80) | 0x3f)  /* exponent 126 or 127 */
+                       : (unsigned char)((p[i] & 0x83) | 0x38); /* f16: exponent 14 */
+  size_t spread = argc >= 10 ? strtoull(argv[8], NULL, 10) : 1;
+  size_t off = argc >= 10 ? strtoull(argv[9], NULL, 10) : 0;
+  unsigned char *q = calloc(1, n * spread + off + 64);
+  if (!q || !spread || off > 64) return 3;
+  for (size_t i = 0; i < n; i += esz)
+    memcpy(q + off + i * spread, p + i, esz);
+  src = q + off;
   nthreads = block;
   nctas = grid[0];
   launch();

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""tensor_inv_cols against tensor_generic on the CPU, bit for bit (docs/INVARIANCE.md, "Tests").
+"""tensor_inv_cols against tensor_generic on the CPU, bit for bit (docs/INVARIANCE.md, "Tests");
+tensor_generic's vector loads (rows and 1-D) against its element loads of the same values.
 
 Both variants' kernels of an invariant column request (forced with "variant") are compiled to
 LLVM IR by libredjit, retargeted to the host (nvvm intrinsics -> harness.c's emu_* functions,
 address spaces dropped), built by LLVM 22's llc and run CTA by CTA with a thread per GPU thread
 (harness.c); their outputs are compared byte for byte.  IEEE operations round the same on the
 host, so equal trees give equal bits and another tree (checked: a request that is not invariant)
-other bits.  Exit 0: all equal; 1: a difference; 77: no llc or C compiler.
+other bits.  Rows and 1-D arrays: the contiguous request (vector loads) against the same values
+as a view of stride 2 and at an address one element off the vector alignment (element loads).
+Exit 0: all equal; 1: a difference; 77: no llc or C compiler.
 
     run.py SRC_DIR BUILD_DIR LLVM_BINDIR [--full] [--dtypes=bf16,f16]
     run.py --retarget LLC IR_IN SO_OUT          (harness.c calls this)
@@ -21,15 +24,31 @@ import tempfile
 
 ESZ = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i32": 4, "u8": 1, "e4m3": 1}
 OPS = ["sum", "prod", "mean", "max", "min", "var", "std", "argmax", "argmin", "logsumexp"]
-# (shape, axes): below 32, not a power of two, 4096, one segment past it, 2 and 5 segments,
-# middle axes short and long
+# (shape, axes): below 32, not a power of two, a partial tile of 128 columns, 4096, one segment
+# past it, 2 and 5 segments, middle axes short and long
 SHAPES = [("[2,3]", "[0]"), ("[7,33]", "[0]"), ("[31,40]", "[0]"), ("[33,8]", "[0]"),
+          ("[100,520]", "[0]"),
           ("[4096,9]", "[0]"), ("[4097,9]", "[0]"), ("[16385,3]", "[0]"), ("[5,300,40]", "[1]"),
           ("[2,20000,9]", "[1]"), ("[70000,3]", "[0]")]
 QUICK = [("sum", "f32", ("[31,40]", "[0]")), ("sum", "bf16", ("[16385,3]", "[0]")),
          ("var", "f32", ("[2,20000,9]", "[1]")), ("argmax", "f16", ("[4097,9]", "[0]")),
          ("logsumexp", "f32", ("[5,300,40]", "[1]")), ("mean", "f64", ("[7,33]", "[0]")),
-         ("prod", "f32", ("[33,8]", "[0]")), ("min", "e4m3", ("[70000,3]", "[0]"))]
+         ("prod", "f32", ("[33,8]", "[0]")), ("min", "e4m3", ("[70000,3]", "[0]")),
+         ("sum", "bf16", ("[31,40]", "[0]")), ("mean", "f16", ("[5,300,40]", "[1]")),
+         ("sum", "bf16", ("[100,520]", "[0]")), ("sum", "f32", ("[70000,3]", "[0]")),
+         ("mean", "f32", ("[2,20000,9]", "[1]"))]
+
+# rows and 1-D (shape, axes, the stride-2 view's strides): 32 lanes of whole and partial blocks,
+# short rows (several per lane group, rows past the end), a row shorter than a block, 2 and 5
+# segments (120 CTAs, one per SM: the deeper trips), a 1-D array of 64 segments
+ROWS = [("[64,4096]", "[1]", "[8192,2]"), ("[1000,128]", "[1]", "[256,2]"),
+        ("[37,132]", "[1]", "[264,2]"), ("[75,20]", "[1]", "[40,2]"),
+        ("[60,20000]", "[1]", "[40000,2]"), ("[70000]", "[0]", "[2]"),
+        ("[1048576]", "[0]", "[2]")]
+ROW_OPS = ["sum", "mean", "prod", "max", "min"]
+QUICK_ROWS = [("sum", "bf16", ROWS[0]), ("sum", "bf16", ROWS[1]), ("mean", "f16", ROWS[2]),
+              ("sum", "f32", ROWS[3]), ("sum", "bf16", ROWS[4]), ("sum", "f32", ROWS[5]),
+              ("sum", "f32", ROWS[6])]
 
 INTRINSICS = {
     "llvm.nvvm.read.ptx.sreg.tid.x": "emu_tid",
@@ -66,17 +85,20 @@ def retarget(llc, src, so):
     subprocess.run(["cc", "-shared", "-o", so, src + ".o", "-lm"], check=True)
 
 
-def one(tmp, harness, retarget_cmd, op, dt, shape, axes, variant, inv=True):
+def one(tmp, harness, retarget_cmd, op, dt, shape, axes, variant, inv=True, strides=None,
+        spread=1, offset=0, narrow=0):
     n = 1
     for d in shape.strip("[]").split(","):
         n *= int(d)
-    json = ('{"kind":"tensor","op":"%s","dtype":"%s","shape":%s,"axes":%s%s,"variant":"%s"}' %
-            (op, dt, shape, axes, ',"invariant":true' if inv else "", variant))
+    json = ('{"kind":"tensor","op":"%s","dtype":"%s","shape":%s,"axes":%s%s%s,"variant":"%s"}' %
+            (op, dt, shape, axes, ',"strides":%s' % strides if strides else "",
+             ',"invariant":true' if inv else "", variant))
     work = os.path.join(tmp, variant)
     os.makedirs(work, exist_ok=True)
     out = os.path.join(work, "dst")
     p = subprocess.run([harness, json, str(n * ESZ[dt]), "7", str(ESZ[dt]), out, work,
-                        retarget_cmd], capture_output=True, text=True)
+                        retarget_cmd, str(spread), str(offset), str(narrow)], capture_output=True,
+                       text=True)
     if p.returncode:
         sys.exit("%s: exit %d\n%s" % (json, p.returncode, p.stderr))
     return open(out, "rb").read()
@@ -104,19 +126,50 @@ def main():
     dts = dts[0] if dts else list(ESZ)
     cases = [(o, d, s) for o, d, s in itertools.product(OPS, dts, SHAPES)] if full else QUICK
     bad = ran = 0
+    narrow = {"f32": 1, "bf16": 1, "f16": 2}  # values in [0.5, 2): every add rounds
     for op, dt, (shape, axes) in cases:
+        nw = narrow.get(dt, 0)
         try:
-            a = one(tmp, harness, rcmd, op, dt, shape, axes, "tensor_generic")
+            a = one(tmp, harness, rcmd, op, dt, shape, axes, "tensor_generic", narrow=nw)
         except SystemExit as e:
             if full and "takes" in str(e):  # an op the dtype does not take
                 continue
             raise
-        b = one(tmp, harness, rcmd, op, dt, shape, axes, "tensor_inv_cols")
+        b = one(tmp, harness, rcmd, op, dt, shape, axes, "tensor_inv_cols", narrow=nw)
+        # the same values one element off the vector alignment (tensor_inv_cols' element loads)
+        c = one(tmp, harness, rcmd, op, dt, shape, axes, "tensor_inv_cols", offset=ESZ[dt],
+                narrow=nw)
         ran += 1
-        same = a == b
+        same = a == b == c
         bad += not same
         print("%s %s %s %s axes %s: %s" % ("same" if same else "DIFFERENT", op, dt, shape, axes,
                                            a[:8].hex()), flush=True)
+    rows = ([(o, d, r) for o, d, r in itertools.product(ROW_OPS, dts, ROWS)] if full else
+            [c for c in QUICK_ROWS if c[1] in dts])
+    for op, dt, (shape, axes, strides) in rows:
+        nw = narrow.get(dt, 0)
+        try:
+            a = one(tmp, harness, rcmd, op, dt, shape, axes, "tensor_generic", narrow=nw)
+        except SystemExit as e:
+            if full and "takes" in str(e):
+                continue
+            raise
+        b = one(tmp, harness, rcmd, op, dt, shape, axes, "tensor_generic", strides=strides,
+                spread=2, narrow=nw)
+        c = one(tmp, harness, rcmd, op, dt, shape, axes, "tensor_generic", offset=ESZ[dt],
+                narrow=nw)
+        ran += 1
+        same = a == b == c
+        bad += not same
+        print("%s %s %s %s axes %s (vector, stride 2, unaligned): %s" %
+              ("same" if same else "DIFFERENT", op, dt, shape, axes, a[:8].hex()), flush=True)
+    # the rows check sees another tree: tensor_rows's (not invariant)
+    if "f32" in dts:
+        c = one(tmp, harness, rcmd, "sum", "f32", "[64,4096]", "[1]", "tensor_rows", inv=False)
+        d = one(tmp, harness, rcmd, "sum", "f32", "[64,4096]", "[1]", "tensor_generic")
+        if c == d:
+            print("DIFFERENT expected: tensor_rows against the invariant lanes gave the same bits")
+            bad += 1
     # the check sees another tree: tensor_generic's plan of the request without "invariant"
     c = one(tmp, harness, rcmd, "sum", "f32", "[20000,5]", "[0]", "tensor_generic", inv=False)
     d = one(tmp, harness, rcmd, "sum", "f32", "[20000,5]", "[0]", "tensor_inv_cols")
