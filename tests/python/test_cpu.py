@@ -787,6 +787,7 @@ assert len(c.memo) == 2 and len(c.pins) == 1 and len(c.requests) == 1, (c.memo, 
 redjit.dot(x, y, 0, out=T((32,), f32))
 assert len(c.memo) == 2 and len(c.pins) == 1
 # a map or epilogue as LLVM IR is kept by its text: one compile, then launches of that kernel
+redjit._MEMO_MAX = 4096  # as shipped again: no drop of a full memo below
 c.L.rj_reduce_n = lambda *a: calls.append(("reduce_n",) + a) or 0
 sq = "define float @sq(float %x) {\n  %r = fmul float %x, %x\n  ret float %r\n}\n"
 n = redjit.compile_count()
@@ -803,6 +804,23 @@ for i in range(2):
     redjit.reduce(x, "sum", 1, epilogue=ep, out=o)
 assert redjit.compile_count() == n + 3 and calls[-1][1] is calls[-2][1]
 assert not any(cl[0] == "reduce_n" for cl in calls)
+# the same text under another function name is another request
+sq2 = sq.replace("@sq", "@sq2")
+redjit.reduce(x, "sum", 1, map={"ir": sq2, "function": "sq2"}, out=o)
+assert redjit.compile_count() == n + 4
+# more than the 32 IR texts a context keeps: a layout first seen after them (out allocated, a
+# new key) still compiles: the requests that pointed at dropped texts went with the memo
+for i in range(34):
+    t = sq.replace("%r = fmul float %x, %x", f"%q = fmul float %x, {i}.0\n  %r = fmul float %q, %x")
+    redjit.reduce(x, "sum", 1, map={"ir": t, "function": "sq"}, out=o)
+assert redjit.reduce(x, "sum", 1, map={"ir": sq, "function": "sq"}).shape == (64,)
+# a bad IR map is refused on every call (nothing invalid is remembered)
+for i in range(2):
+    try:
+        redjit.reduce(x, "sum", 1, map={"ir": "define float @f(", "function": "f"}, out=o)
+        raise SystemExit("no error for a bad IR map")
+    except redjit.RedjitError as e:
+        assert "map" in e.message or "ir" in e.message, e.message
 print("fused lane ok")
 """
 

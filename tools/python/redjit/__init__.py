@@ -81,8 +81,9 @@ def _alias(name):
     return aliases[name]
 
 _MEMO_MAX = 4096  # reduce's prepared layouts kept per thread
-# rj_request_parse keeps a context's 32 most recently parsed combine texts (redjit.h): a parsed
-# custom request points at its text, which goes once 32 other distinct texts have been parsed
+# rj_request_parse keeps a context's 32 most recently parsed IR texts (combines, fused maps and
+# epilogues; redjit.h): a parsed request points at its text, which goes once 32 other distinct
+# texts have been parsed
 _TEXTS_KEPT = 32
 
 
@@ -127,7 +128,7 @@ class _Context:
         self.live = [True]  # False once the context is freed (the finalizer, or at exit)
         # custom requests parsed since the kept ones (requests of a Custom op) were last let go
         self.custom_parses = 0
-        self.custom_kept = False  # requests holds a request of a Custom op
+        self.custom_kept = False  # requests holds a request with IR (a Custom op, an IR map)
         self.seg_status = {}  # device -> segment_reduce's status word there (_segment.py)
         weakref.finalize(self, _free_ctx, L, self.ptr, self.requests, self.live, self.seg_status)
         self.opts_gen = _options.generation[0]
@@ -173,7 +174,7 @@ class _Context:
         text = request if isinstance(request, (str, bytes)) else dumps(request)
         if isinstance(text, str):
             text = text.encode()
-        if b'"combine"' in text:  # maybe a custom request: its text may push a kept one's out
+        if b'"combine"' in text or b'"ir"' in text:  # maybe IR: may push a kept text out
             if self.custom_parses >= _TEXTS_KEPT:
                 if self.custom_kept:
                     self.drop_memo()  # before the library frees a text they point at

@@ -135,7 +135,8 @@ def _request(c, a, bs, axis, op, map, epilogue, scale, p, nan, acc_dtype):
         if len(c.requests) >= sys.modules[__package__]._MEMO_MAX:
             c.drop_memo()  # the memo's entries go with the requests they use
         req = c.requests[rkey] = c.parse(rq)
-        c.custom_kept = c.custom_kept or op.__class__ is not str
+        c.custom_kept = (c.custom_kept or op.__class__ is not str or map.__class__ is dict or
+                         epilogue.__class__ is dict)
     return req, kept
 
 
