@@ -3,6 +3,7 @@
  * allocated or waited for per call, so the launch can be captured in a CUDA graph and replayed. */
 #include "jit.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The call's arguments against the request. */
@@ -15,9 +16,8 @@ static rj_status check_call(rj_ctx *ctx, const rj_request *req, rj_devptr table,
                    "the others)");
   const rj_tensor *t = &req->u.tensor;
   if (!table) return ir_fail(&ctx->err, RJ_EINVAL, "table: NULL device pointer");
-  if (table % 8)
-    return ir_fail(&ctx->err, RJ_EINVAL, "table: 0x%llx is not 8-byte aligned (int64 fields)",
-                   (unsigned long long)table);
+  rj_status s = jit_aligned(ctx, "table", table, 8, "fields (int64)");
+  if (s) return s;
   if (n != t->list_count)
     return ir_fail(&ctx->err, RJ_EINVAL, "n: %lld tensors, the request's list.count is %lld",
                    (long long)n, (long long)t->list_count);
@@ -27,6 +27,16 @@ static rj_status check_call(rj_ctx *ctx, const rj_request *req, rj_devptr table,
   if (!dst && !total)
     return ir_fail(&ctx->err, RJ_EINVAL, "dst: NULL device pointer, and no total either");
   return RJ_OK;
+}
+
+/* dst and total aligned to the result's dtype (k's request: validated). */
+static rj_status check_outputs(rj_ctx *ctx, const rj_kernel *k, rj_devptr dst, rj_devptr total) {
+  rj_dtype r = ir_tensor_result(&k->req.u.tensor);
+  char what[32];
+  snprintf(what, sizeof what, "dtype %s", ir_dtype(r)->name);
+  unsigned b = (unsigned)ir_dtype(r)->bytes;
+  rj_status s = dst ? jit_aligned(ctx, "dst", dst, b, what) : RJ_OK;
+  return s || !total ? s : jit_aligned(ctx, "total", total, b, what);
 }
 
 /* Launches k (planned as plan) with (table, dst, total, n) on dev's primary context. */
@@ -60,7 +70,8 @@ RJ_API rj_status rj_reduce_multi(rj_ctx *ctx, const rj_request *req, const rj_op
   }
   pass_plan plan;
   rj_kernel *k = NULL;
-  if ((s = jit_compile(ctx, req, opt, &k, &plan))) return jit_done(ctx, s);
+  if ((s = jit_compile(ctx, req, opt, &k, &plan)) || (s = check_outputs(ctx, k, dst, total)))
+    return jit_done(ctx, s);
   uint64_t ptr[3] = {table, dst, total};
   return jit_done(ctx, launch(ctx, k, &plan, opt->device, ptr, n, stream));
 }

@@ -87,25 +87,19 @@ static rj_status check_others(rj_ctx *ctx, const rj_tensor *t, const tptrs *q) {
                             "rj_reduce_segments / rj_tensor_launch_segments");
   if (q->seg && !q->offsets)
     return ir_fail(&ctx->err, RJ_EINVAL, "segments: NULL offsets device pointer");
-  unsigned ob = t->segments_dtype == RJ_I32 ? 4 : 8; /* a misaligned read faults the context */
-  if (q->seg && q->offsets % ob)
-    return ir_fail(&ctx->err, RJ_EINVAL,
-                   "segments: offsets 0x%llx not aligned to its %u-byte dtype",
-                   (unsigned long long)q->offsets, ob);
-  if (q->seg && q->status % 4)
-    return ir_fail(&ctx->err, RJ_EINVAL, "segments: status 0x%llx not aligned to 4 bytes",
-                   (unsigned long long)q->status);
-  return RJ_OK;
+  if (!q->seg) return RJ_OK;
+  bool i32 = t->segments_dtype == RJ_I32;
+  rj_status s = jit_aligned(ctx, "segments: offsets", q->offsets, i32 ? 4 : 8,
+                            i32 ? "dtype i32" : "dtype i64");
+  return s ? s : jit_aligned(ctx, "segments: status", q->status, 4, "status word (u32)");
 }
 
-/* An array's element 0 aligned to its dtype: a misaligned element load faults the CUDA context. */
+/* An array's element 0 aligned to its dtype (0: not given). */
 static rj_status check_aligned(rj_ctx *ctx, const char *name, int i, uint64_t ptr, rj_dtype dt) {
-  unsigned b = (unsigned)ir_dtype(dt)->bytes;
-  if (!ptr || ptr % b == 0) return RJ_OK;
-  char field[32];
+  char field[32], what[32];
   snprintf(field, sizeof field, i < 0 ? "%s" : "%s[%d]", name, i);
-  return ir_fail(&ctx->err, RJ_EINVAL, "%s: 0x%llx is not aligned to its %u-byte dtype %s", field,
-                 (unsigned long long)ptr, b, ir_dtype(dt)->name);
+  snprintf(what, sizeof what, "dtype %s", ir_dtype(dt)->name);
+  return ptr ? jit_aligned(ctx, field, ptr, (unsigned)ir_dtype(dt)->bytes, what) : RJ_OK;
 }
 
 /* A launch's pointers against the request: non-NULL, as many as it takes. */

@@ -495,6 +495,22 @@ START_TEST(launch_checks) {
   ck_assert_int_eq(rj_tensor_launch_n(ctx, k, 0, 256, o, 1, 0x203, 0, NULL), RJ_EINVAL);
   HAS(rj_errmsg(ctx), "dst: 0x203 is not aligned to its 4-byte dtype f32");
   ck_assert_int_eq(rj_kernel_release(ctx, k), RJ_OK);
+  /* each pointer against its own dtype: a u8 sum's dst is u64, a u8 mask any byte, argmax's
+   * values x's dtype (past the checks, a call without a GPU ends in RJ_ENODEV) */
+  rjt_parse(ctx,
+            rjt_fmt(T, "u8",
+                    "\"op\":\"sum\",\"map\":\"where\",\"others\":[{\"dtype\":"
+                    "\"u8\"}]," ROWS),
+            &r);
+  o[0] = 0x203;
+  ck_assert_int_eq(rj_reduce_n(ctx, &r, NULL, 0x101, o, 1, 0x204, 0, NULL), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "dst: 0x204 is not aligned to its 8-byte dtype u64");
+  int ngpu = 0;
+  if (rj_device_count(ctx, &ngpu) != RJ_OK) /* (with a GPU it would launch on these addresses) */
+    ck_assert_int_eq(rj_reduce_n(ctx, &r, NULL, 0x101, o, 1, 0x208, 0, NULL), RJ_ENODEV);
+  rjt_parse(ctx, rjt_fmt(T, "f16", "\"op\":\"argmax\",\"values\":true," ROWS), &r);
+  ck_assert_int_eq(rj_reduce_values(ctx, &r, NULL, 0x100, 0x200, 0x301, NULL), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "values: 0x301 is not aligned to its 2-byte dtype f16");
 }
 END_TEST
 

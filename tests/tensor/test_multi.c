@@ -207,7 +207,8 @@ START_TEST(call_errors) {
   ck_assert_int_eq(rj_reduce_multi(ctx, &r, NULL, 0, 3, 64, 0, NULL), RJ_EINVAL);
   ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "table: NULL"));
   ck_assert_int_eq(rj_reduce_multi(ctx, &r, NULL, 68, 3, 64, 0, NULL), RJ_EINVAL);
-  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "table: 0x44 is not 8-byte aligned"));
+  ck_assert_ptr_nonnull(
+      strstr(rj_errmsg(ctx), "table: 0x44 is not aligned to its 8-byte fields (int64)"));
   ck_assert_int_eq(rj_reduce_multi(ctx, &r, NULL, 64, 4, 64, 0, NULL), RJ_EINVAL);
   ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "n: 4 tensors, the request's list.count is 3"));
   ck_assert_int_eq(rj_reduce_multi(ctx, &r, NULL, 64, 3, 64, 128, NULL), RJ_EINVAL);
@@ -220,6 +221,13 @@ START_TEST(call_errors) {
   rjt_parse(ctx, LIST("sum", "f32", ",\"list\":{\"count\":3}"), &r);
   ck_assert_int_eq(rj_reduce(ctx, &r, NULL, 64, 64, NULL), RJ_EINVAL);
   ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "list: a list request launches through"));
+  /* dst and total aligned to the result's dtype (checked after the compile, before the GPU) */
+  rjt_parse(ctx, LIST("sum", "f32", ",\"list\":{\"count\":3,\"total\":true}"), &r);
+  ck_assert_int_eq(rj_reduce_multi(ctx, &r, NULL, 64, 3, 66, 0, NULL), RJ_EINVAL);
+  ck_assert_ptr_nonnull(strstr(rj_errmsg(ctx), "dst: 0x42 is not aligned to its 4-byte dtype f32"));
+  ck_assert_int_eq(rj_reduce_multi(ctx, &r, NULL, 64, 3, 0, 129, NULL), RJ_EINVAL);
+  ck_assert_ptr_nonnull(
+      strstr(rj_errmsg(ctx), "total: 0x81 is not aligned to its 4-byte dtype f32"));
   rj_ctx_free(ctx);
 }
 END_TEST

@@ -210,9 +210,9 @@ START_TEST(launch_checks) {
   ck_assert_int_eq(rj_reduce_segments(ctx, &r, NULL, 256, 0, 512, 0, NULL), RJ_EINVAL);
   HAS(rj_errmsg(ctx), "segments: NULL offsets device pointer");
   ck_assert_int_eq(rj_reduce_segments(ctx, &r, NULL, 256, 772, 512, 0, NULL), RJ_EINVAL);
-  HAS(rj_errmsg(ctx), "segments: offsets 0x304 not aligned to its 8-byte dtype");
+  HAS(rj_errmsg(ctx), "segments: offsets: 0x304 is not aligned to its 8-byte dtype i64");
   ck_assert_int_eq(rj_reduce_segments(ctx, &r, NULL, 256, 768, 512, 66, NULL), RJ_EINVAL);
-  HAS(rj_errmsg(ctx), "segments: status 0x42 not aligned to 4 bytes");
+  HAS(rj_errmsg(ctx), "segments: status: 0x42 is not aligned to its 4-byte status word (u32)");
   ck_assert_int_eq(rj_reduce_segments(ctx, &r, NULL, 0, 768, 512, 0, NULL), RJ_EINVAL);
   HAS(rj_errmsg(ctx), "src: NULL device pointer");
   rjt_parse(ctx, "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[1000]}", &r);
