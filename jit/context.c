@@ -259,10 +259,10 @@ rj_status jit_null(rj_ctx *ctx, const char *what) {
   return jit_done(ctx, ir_fail(&ctx->err, RJ_EINVAL, "%s: NULL", what));
 }
 
-rj_status jit_aligned(rj_ctx *ctx, const char *field, uint64_t ptr, unsigned bytes,
+rj_status jit_aligned(ir_err *e, const char *field, uint64_t ptr, unsigned bytes,
                       const char *what) {
   if (ptr % bytes == 0) return RJ_OK;
-  return ir_fail(&ctx->err, RJ_EINVAL, "%s: 0x%llx is not aligned to its %u-byte %s", field,
+  return ir_fail(e, RJ_EINVAL, "%s: 0x%llx is not aligned to its %u-byte %s", field,
                  (unsigned long long)ptr, bytes, what);
 }
 

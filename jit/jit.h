@@ -125,8 +125,7 @@ rj_status jit_null(rj_ctx *ctx, const char *what);
 /* RJ_EINVAL "FIELD: 0x... is not aligned to its N-byte WHAT" unless ptr % bytes == 0: a device
  * pointer the kernel reads or writes in units of `bytes` (a misaligned access faults the CUDA
  * context).  Checked before any GPU work by every launch call. */
-rj_status jit_aligned(rj_ctx *ctx, const char *field, uint64_t ptr, unsigned bytes,
-                      const char *what);
+rj_status jit_aligned(ir_err *e, const char *field, uint64_t ptr, unsigned bytes, const char *what);
 
 /* One thread at a time inside a context.  Every public entry point that takes a context enters it
  * first with JIT_ENTER (JIT_ENTER_OR where it returns no status) and leaves it on every return

@@ -16,7 +16,7 @@ static rj_status check_call(rj_ctx *ctx, const rj_request *req, rj_devptr table,
                    "the others)");
   const rj_tensor *t = &req->u.tensor;
   if (!table) return ir_fail(&ctx->err, RJ_EINVAL, "table: NULL device pointer");
-  rj_status s = jit_aligned(ctx, "table", table, 8, "fields (int64)");
+  rj_status s = jit_aligned(&ctx->err, "table", table, 8, "fields (int64)");
   if (s) return s;
   if (n != t->list_count)
     return ir_fail(&ctx->err, RJ_EINVAL, "n: %lld tensors, the request's list.count is %lld",
@@ -35,8 +35,8 @@ static rj_status check_outputs(rj_ctx *ctx, const rj_kernel *k, rj_devptr dst, r
   char what[32];
   snprintf(what, sizeof what, "dtype %s", ir_dtype(r)->name);
   unsigned b = (unsigned)ir_dtype(r)->bytes;
-  rj_status s = dst ? jit_aligned(ctx, "dst", dst, b, what) : RJ_OK;
-  return s || !total ? s : jit_aligned(ctx, "total", total, b, what);
+  rj_status s = dst ? jit_aligned(&ctx->err, "dst", dst, b, what) : RJ_OK;
+  return s || !total ? s : jit_aligned(&ctx->err, "total", total, b, what);
 }
 
 /* Launches k (planned as plan) with (table, dst, total, n) on dev's primary context. */

@@ -89,9 +89,9 @@ static rj_status check_others(rj_ctx *ctx, const rj_tensor *t, const tptrs *q) {
     return ir_fail(&ctx->err, RJ_EINVAL, "segments: NULL offsets device pointer");
   if (!q->seg) return RJ_OK;
   bool i32 = t->segments_dtype == RJ_I32;
-  rj_status s = jit_aligned(ctx, "segments: offsets", q->offsets, i32 ? 4 : 8,
+  rj_status s = jit_aligned(&ctx->err, "segments: offsets", q->offsets, i32 ? 4 : 8,
                             i32 ? "dtype i32" : "dtype i64");
-  return s ? s : jit_aligned(ctx, "segments: status", q->status, 4, "status word (u32)");
+  return s ? s : jit_aligned(&ctx->err, "segments: status", q->status, 4, "status word (u32)");
 }
 
 /* An array's element 0 aligned to its dtype (0: not given). */
@@ -99,7 +99,7 @@ static rj_status check_aligned(rj_ctx *ctx, const char *name, int i, uint64_t pt
   char field[32], what[32];
   snprintf(field, sizeof field, i < 0 ? "%s" : "%s[%d]", name, i);
   snprintf(what, sizeof what, "dtype %s", ir_dtype(dt)->name);
-  return ptr ? jit_aligned(ctx, field, ptr, (unsigned)ir_dtype(dt)->bytes, what) : RJ_OK;
+  return ptr ? jit_aligned(&ctx->err, field, ptr, (unsigned)ir_dtype(dt)->bytes, what) : RJ_OK;
 }
 
 /* A launch's pointers against the request: non-NULL, as many as it takes. */

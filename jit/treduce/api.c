@@ -41,9 +41,10 @@ static void strides_of(const rj_treduce_buf *b, int64_t *st) {
 static rj_status check_buf(ir_err *e, const char *name, const rj_treduce_buf *b, int bytes,
                            const rj_treduce_buf *root, const char *root_name) {
   if (!b->ptr) return ir_fail(e, RJ_EINVAL, "%s.ptr: NULL", name);
-  if (b->ptr % (uint64_t)bytes)
-    return ir_fail(e, RJ_EINVAL, "%s.ptr: 0x%" PRIx64 " is not aligned to the element size (%d)",
-                   name, b->ptr, bytes);
+  char field[48];
+  snprintf(field, sizeof field, "%s.ptr", name);
+  rj_status s = jit_aligned(e, field, b->ptr, (unsigned)bytes, "element");
+  if (s) return s;
   if (b->device < 0) return ir_fail(e, RJ_EINVAL, "%s.device: %d is negative", name, b->device);
   if (b->ndim < 1 || b->ndim > RJ_TREDUCE_MAX_DIMS)
     return ir_fail(e, RJ_EINVAL, "%s.ndim: expected 1 to 5 dims (got %d)", name, b->ndim);
