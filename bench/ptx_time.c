@@ -94,6 +94,8 @@ static int run(CUfunction fn, const launch *l, CUdeviceptr in[][MAX_IN], int nin
   }
   qsort(t, RUNS, sizeof t[0], by_value);
   *ms = t[RUNS / 2];
+  cuEventDestroy(e0);
+  cuEventDestroy(e1);
   return 0;
 }
 
@@ -113,8 +115,12 @@ int main(int argc, char **argv) {
   if (read_header(ptx, &l)) return fprintf(stderr, "ptx_time: no redjit launch header\n"), 2;
   int nin = argc - 2;
   size_t bytes[MAX_IN], total = 0;
-  for (int i = 0; i < nin; i++)
-    total += bytes[i] = strtoull(argv[i + 2], NULL, 0);
+  for (int i = 0; i < nin; i++) {
+    char *end = NULL;
+    total += bytes[i] = strtoull(argv[i + 2], &end, 0);
+    if (!end || *end || bytes[i] < 4)
+      return fprintf(stderr, "ptx_time: %s: a size in bytes, at least 4\n", argv[i + 2]), 2;
+  }
   int copies = (int)((2ull << 30) / total) + 1;
   if (copies > MAX_COPIES) copies = MAX_COPIES;
   CUdevice dev;

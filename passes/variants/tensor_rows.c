@@ -1,8 +1,9 @@
 /* tensor_rows: reductions of one unit-stride dim — 1-D full reductions and row reductions of M
  * rows of N elements (row stride RS, any; a transposed view reduced along its unit-stride dim).
  *
- *   short rows (N <= 2048 and enough rows, or N <= 16384 and rows enough to fill the chip):
- *     G lanes per row (G = 1..32, about TNS_U vectors per lane), a butterfly tree of width G;
+ *   short rows (N <= 2048 and enough rows, or, for state ops and 1- / 2-byte dtypes, N <= 16384
+ *     and rows enough to fill the chip): G lanes per row (G = 1..32, about TNS_U vectors per
+ *     lane), a butterfly tree of width G;
  *   one small row (1-D up to 2^16 f32): one CTA of up to 1024 threads, no hand-off;
  *   long rows: a CTA per row segment; a row is split into S segments when there are too few rows
  *     to fill the chip, and the last CTA of a row folds its S partials in a fixed order.

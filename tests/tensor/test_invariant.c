@@ -287,24 +287,29 @@ static const int knob[] = {1, 16, 78, 132, 148, 1024};
 
 START_TEST(sm_knob) {
   rj_ctx *ctx = rj_ctx_new();
-  static const char *const views[][2] = {
-      {"[1048576]", "[0]"}, {"[8,262144]", "[1]"}, {"[16384,16]", "[0]"}, {"[200,2000]", "[1]"}};
-  for (int i = 0; i < 4; i++) {
+  /* (shape, axes, dtype): a split, a column split, short rows, and the long rows that state ops
+   * and 1- / 2-byte dtypes fold with lanes (bf16 [200,3000]) */
+  static const char *const views[][3] = {{"[1048576]", "[0]", "f32"},
+                                         {"[8,262144]", "[1]", "f32"},
+                                         {"[16384,16]", "[0]", "f32"},
+                                         {"[200,2000]", "[1]", "f32"},
+                                         {"[200,3000]", "[1]", "bf16"}};
+  for (int i = 0; i < 5; i++) {
     unsigned g0[3], g[3];
     /* another request: the plan follows the SM count (the grid of a split or lanes plan) */
-    char *base = planned(ctx, req("sum", "f32", views[i][0], views[i][1], false), 1, g0);
+    char *base = planned(ctx, req("sum", views[i][2], views[i][0], views[i][1], false), 1, g0);
     bool differs = false;
     for (int j = 1; j < 6; j++) {
-      char *p = planned(ctx, req("sum", "f32", views[i][0], views[i][1], false), knob[j], g);
+      char *p = planned(ctx, req("sum", views[i][2], views[i][0], views[i][1], false), knob[j], g);
       differs |= g[0] != g0[0] || strcmp(p, base) != 0;
       free(p);
     }
     ck_assert_msg(differs, "%s: no SM count changed the plan", views[i][0]);
     free(base);
     /* an invariant request: the same kernel and grid for every SM count */
-    base = planned(ctx, req("sum", "f32", views[i][0], views[i][1], true), knob[0], g0);
+    base = planned(ctx, req("sum", views[i][2], views[i][0], views[i][1], true), knob[0], g0);
     for (int j = 1; j < 6; j++) {
-      char *p = planned(ctx, req("sum", "f32", views[i][0], views[i][1], true), knob[j], g);
+      char *p = planned(ctx, req("sum", views[i][2], views[i][0], views[i][1], true), knob[j], g);
       ck_assert_msg(strcmp(p, base) == 0 && g[0] == g0[0], "%s: %d SMs changed the kernel",
                     views[i][0], knob[j]);
       free(p);

@@ -503,6 +503,26 @@ START_TEST(dynamic_explain) {
   rjt_parse(ctx, F32S "\"shape\":[4096,4096],\"axes\":[0]}", &r);
   ck_assert_int_eq(rj_explain(ctx, &r, &o, &text), RJ_OK);
   ck_assert_msg(strstr(text, "bucket \"cols vector BX=32 split\""), "%s", text);
+  /* the plans' register and lane choices (docs/TENSOR.md, tensor_rows): many rows of 4096 f32
+   * take a CTA each, an argmax a warp; an f32 norm streams at 64 registers, a fused input from
+   * 2^26 elements too, below it at 32 */
+  static const char *const plans[][2] = {
+      {"\"op\":\"sum\",\"shape\":[4096,4096],\"axes\":[1]", "\"rows cta T=128 G=128 U=8 r=64\""},
+      {"\"op\":\"argmax\",\"shape\":[4096,4096],\"axes\":[1]", "\"rows lanes T=256 G=32"},
+      {"\"op\":\"norm\",\"shape\":[268435456]", "U=4 r=64\""},
+      {"\"op\":\"sum\",\"shape\":[268435456]", "U=4 r=32\""},
+      {"\"op\":\"sum\",\"map\":\"where\",\"others\":[{\"dtype\":\"u8\"}],\"shape\":[67108864]",
+       "U=4 r=64\""},
+      {"\"op\":\"sum\",\"map\":\"where\",\"others\":[{\"dtype\":\"u8\"}],\"shape\":[67108863]",
+       "U=4 r=32\""}};
+  for (int i = 0; i < 6; i++) {
+    char json[256];
+    snprintf(json, sizeof json, "{\"kind\":\"tensor\",\"dtype\":\"f32\",\"dynamic\":true,%s}",
+             plans[i][0]);
+    rjt_parse(ctx, json, &r);
+    ck_assert_int_eq(rj_explain(ctx, &r, &o, &text), RJ_OK);
+    ck_assert_msg(strstr(text, plans[i][1]), "%s: %s", json, text);
+  }
   rjt_parse(ctx, F32S "\"shape\":[4,5,6],\"axes\":[0,2]}", &r);
   ck_assert_int_eq(rj_explain(ctx, &r, &o, &text), RJ_OK);
   ck_assert_msg(strstr(text, "tensor_generic prio=5 chosen (dynamic: constant kernel"), "%s", text);
