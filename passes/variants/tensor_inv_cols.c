@@ -67,10 +67,12 @@ static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
   int64_t g = tns_pow2(p->N);
   p->G = p->N <= IC_LANES_MAX ? (int)(g > 32 ? 32 : g) : 32;
   if (p->N > IC_LANES_MAX) p->S = tns_inv_segments(p->N, &p->chunk);
-  /* loads in flight: 8 (states: registers); 32 of 1, 2 and 4 bytes (but 2-byte prod's); else 16 */
+  /* loads in flight: 8 (states: registers); 32 of 1 and 2 bytes (but 2-byte prod's), and of 4
+   * bytes in the lanes kernel (its segments kernel spills at 32); else 16 */
   st_req sr = st_of_tensor(t);
   bool small = ir_dtype(t->dtype)->bytes < 4 && t->op != RJ_OP_PROD;
-  p->R = st_on(&sr) ? 8 : small || ir_dtype(t->dtype)->bytes == 4 ? 32 : 16;
+  bool word = ir_dtype(t->dtype)->bytes == 4 && !p->S;
+  p->R = st_on(&sr) ? 8 : small || word ? 32 : 16;
   int64_t cw = tns_pow2(p->K) > 32 ? 32 : tns_pow2(p->K);
   int cwmin = ir_dtype(t->dtype)->bytes <= 2 ? 16 : 8;
   p->V = 1;
