@@ -50,7 +50,8 @@ typedef struct ir_op_info {
 const ir_op_info *ir_op(rj_op op); /* NULL: not an op */
 int ir_op_count(void);
 const char *ir_op_name(rj_op op);
-const char *ir_map_name(rj_map m);           /* "abs", ...; "none" for RJ_MAP_NONE */
+const char *ir_map_name(rj_map m); /* "abs", ...; "none" for RJ_MAP_NONE */
+int ir_map_others(rj_map m); /* inputs besides src a built-in map reads: 1 (mul ... where) or 0 */
 const char *ir_epilogue_name(rj_epilogue e); /* "sqrt", ...; "none" */
 /* The result's dtype (NumPy's): i64 for an index; sum / prod of i8 i16 bool i64, of u8 u16 u64;
  * mean / var / std of those f64; float8's f32 but for max / min (t); else t. */

@@ -398,7 +398,8 @@ static rj_status no_fused_map(P *p, const cJSON *o) {
 /* "op" and "dtype" of a tile request (a named one-input fused op sets op, map and epilogue;
  * *named: its row + 1), and its "map", "epilogue", "scale": the fused maps section below */
 static rj_status get_tile_op(P *p, const cJSON *o, rj_tile *t, int *named);
-static rj_status get_tile_map(P *p, const cJSON *o, rj_tile *t, int named);
+static rj_status get_fused_map(P *p, const cJSON *o, rj_map *map, rj_epilogue *epi, double *scale,
+                               int named, rj_tensor *t);
 
 static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
   static const char *const keys[] = {"kind",     "op",         "dtype",   "scope",   "threads",
@@ -441,7 +442,7 @@ static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_correction(p, o, t->op, &t->correction))) return s;
-  if ((s = get_tile_map(p, o, t, named))) return s;
+  if ((s = get_fused_map(p, o, &t->map, &t->epilogue, &t->scale, named, NULL))) return s;
   return get_combine(p, o, t->op, t->dtype, &t->combine);
 }
 
@@ -692,9 +693,10 @@ static rj_status norm_p(P *p, const cJSON *o, int *row) {
   return bad(p, "expected 1, 2 or \"inf\" (op norm)");
 }
 
-/* "op" and "dtype" of a tensor request: a named fused op sets op, map and epilogue (*named: its
- * row + 1); the others are get_op_dtype's. */
-static rj_status get_tensor_op(P *p, const cJSON *o, rj_tensor *t, int *named) {
+/* "op" and "dtype" of a tensor or tile request: a named fused op sets op, map and epilogue
+ * (*named: its row + 1; "p" only with norm); the others are get_op_dtype's. */
+static rj_status get_fused_op(P *p, const cJSON *o, rj_op *op, rj_dtype *dtype, rj_map *map,
+                              rj_epilogue *epi, int *named) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "op");
   int row = -1;
   *named = 0;
@@ -702,17 +704,15 @@ static rj_status get_tensor_op(P *p, const cJSON *o, rj_tensor *t, int *named) {
     if (row < 0 && strcmp(v->valuestring, fused_ops[i].name) == 0) row = i; /* norm: row 6 */
   rj_status s;
   if (row == 6 && (s = norm_p(p, o, &row))) return s;
-  if (row < 0) {
-    if (cJSON_GetObjectItemCaseSensitive(o, "p"))
-      return at(p, "", "p"), bad(p, "applies only to op \"norm\"");
-    return get_op_dtype(p, o, &t->op, &t->dtype);
-  }
+  if (row != 6 && row != 7 && row != 8 && cJSON_GetObjectItemCaseSensitive(o, "p"))
+    return at(p, "", "p"), bad(p, "applies only to op \"norm\"");
+  if (row < 0) return get_op_dtype(p, o, op, dtype);
   int d = 0;
   if ((s = get_enum(p, o, "", "dtype", dtype_names, NDTYPES, true, &d))) return s;
-  t->dtype = (rj_dtype)d;
-  t->op = fused_ops[row].op;
-  t->map = fused_ops[row].map;
-  t->epilogue = fused_ops[row].epi;
+  *dtype = (rj_dtype)d;
+  *op = fused_ops[row].op;
+  *map = fused_ops[row].map;
+  *epi = fused_ops[row].epi;
   *named = row + 1;
   return RJ_OK;
 }
@@ -796,106 +796,60 @@ static rj_status get_epilogue_ir(P *p, const cJSON *m, rj_tensor *t) {
   return RJ_OK;
 }
 
-/* "map", "epilogue", "scale" (a named op's are its own: not given again) */
-static rj_status get_map(P *p, const cJSON *o, rj_tensor *t, int named) {
-  static const char *const keys[] = {"map", "epilogue"};
-  for (int i = 0; named && i < 2; i++)
-    if (cJSON_GetObjectItemCaseSensitive(o, keys[i]))
-      return at(p, "", keys[i]), bad(p, "not with a named fused op (it sets its own)");
-  int m = t->map, e = t->epilogue;
-  const cJSON *mo = cJSON_GetObjectItemCaseSensitive(o, "map");
-  rj_status s = mo && cJSON_IsObject(mo) ? get_map_ir(p, mo, t)
-                                         : get_enum(p, o, "", "map", map_names, 8, false, &m);
-  if (!s && !(mo && cJSON_IsObject(mo))) t->map = (rj_map)m;
-  const cJSON *eo = cJSON_GetObjectItemCaseSensitive(o, "epilogue");
-  if (s || (s = eo && cJSON_IsObject(eo) ? get_epilogue_ir(p, eo, t)
-                                         : get_enum(p, o, "", "epilogue", epi_names, 4, false, &e)))
-    return s;
-  if (!(eo && cJSON_IsObject(eo))) t->epilogue = (rj_epilogue)e;
-  const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "scale");
-  at(p, "", "scale");
-  if (!c) return RJ_OK;
-  if (!cJSON_IsNumber(c)) return bad(p, "expected a number");
-  t->scale = c->valuedouble;
-  return RJ_OK;
-}
-
-/* A tile's fused maps: the one-input built-ins (abs, square, nonzero) and epilogues (sqrt,
- * scale, log), and the named ops made of them; the rest is kind tensor's, refused naming it. */
-static rj_status get_tile_op(P *p, const cJSON *o, rj_tile *t, int *named) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "op");
-  int row = -1;
-  *named = 0;
-  for (int i = 0; v && cJSON_IsString(v) && i < NFUSED_OPS; i++)
-    if (row < 0 && strcmp(v->valuestring, fused_ops[i].name) == 0) row = i;
-  rj_status s;
-  if (row < 0) {
-    if (cJSON_GetObjectItemCaseSensitive(o, "p"))
-      return at(p, "", "p"), bad(p, "applies only to op \"norm\"");
-    return get_op_dtype(p, o, &t->op, &t->dtype);
-  }
-  at(p, "", "op");
-  if (fused_ops[row].map == RJ_MAP_MUL || fused_ops[row].map == RJ_MAP_SUB_SQUARE ||
-      fused_ops[row].map == RJ_MAP_ABS_SUB || fused_ops[row].map == RJ_MAP_WHERE) {
-    char m[160];
-    snprintf(m, sizeof m,
-             "\"%s\" takes a second input; kind \"tile\" reduces one (kind tensor "
-             "takes others)",
-             fused_ops[row].name);
-    return bad(p, m);
-  }
-  if (row == 6 && (s = norm_p(p, o, &row))) return s;
-  int d = 0;
-  if ((s = get_enum(p, o, "", "dtype", dtype_names, NDTYPES, true, &d))) return s;
-  t->dtype = (rj_dtype)d;
-  if (fused_ops[row].acc_f64 && (t->dtype == RJ_F32 || t->dtype == RJ_BF16)) {
-    char m[256];
-    snprintf(m, sizeof m,
-             "\"norm\" (p 2) of %s: kind \"tile\" accumulates in f32, where the "
-             "squares of large %s values overflow (kind tensor accumulates in f64); f16 and f64 "
-             "tiles take it",
-             dtype_names[d], dtype_names[d]);
-    return at(p, "", "op"), bad(p, m);
-  }
-  t->op = fused_ops[row].op;
-  t->map = fused_ops[row].map;
-  t->epilogue = fused_ops[row].epi;
-  *named = row + 1;
-  return RJ_OK;
-}
-
-static rj_status get_tile_map(P *p, const cJSON *o, rj_tile *t, int named) {
+/* "map", "epilogue", "scale" of a tensor (t) or tile (t NULL: a map or epilogue as LLVM IR is
+ * refused) request; a named op's map and epilogue are its own (not given again). */
+static rj_status get_fused_map(P *p, const cJSON *o, rj_map *map, rj_epilogue *epi, double *scale,
+                               int named, rj_tensor *t) {
   static const char *const keys[] = {"map", "epilogue"};
   for (int i = 0; named && i < 2; i++)
     if (cJSON_GetObjectItemCaseSensitive(o, keys[i]))
       return at(p, "", keys[i]), bad(p, "not with a named fused op (it sets its own)");
   const cJSON *mo = cJSON_GetObjectItemCaseSensitive(o, "map");
   const cJSON *eo = cJSON_GetObjectItemCaseSensitive(o, "epilogue");
-  if (mo && cJSON_IsObject(mo))
+  bool mir = mo && cJSON_IsObject(mo), eir = eo && cJSON_IsObject(eo);
+  if (!t && mir)
     return at(p, "", "map"), bad(p, "kind \"tile\" takes the built-in maps abs, square and "
                                     "nonzero (a caller's map as LLVM IR: kind tensor)");
-  if (eo && cJSON_IsObject(eo))
+  if (!t && eir)
     return at(p, "", "epilogue"), bad(p, "kind \"tile\" takes the built-in epilogues sqrt, scale "
                                          "and log (a caller's epilogue as LLVM IR: kind tensor)");
-  int m = t->map, e = t->epilogue;
-  rj_status s = get_enum(p, o, "", "map", map_names, 8, false, &m);
-  if (s) return s;
-  if (m == RJ_MAP_MUL || m == RJ_MAP_SUB_SQUARE || m == RJ_MAP_ABS_SUB || m == RJ_MAP_WHERE) {
-    char msg[160];
-    snprintf(msg, sizeof msg,
-             "\"%s\" takes a second input; kind \"tile\" reduces one (abs, "
-             "square, nonzero; kind tensor takes others)",
-             map_names[m]);
-    return bad(p, msg);
-  }
-  t->map = (rj_map)m;
-  if ((s = get_enum(p, o, "", "epilogue", epi_names, 4, false, &e))) return s;
-  t->epilogue = (rj_epilogue)e;
+  int m = *map, e = *epi;
+  rj_status s = mir ? get_map_ir(p, mo, t) : get_enum(p, o, "", "map", map_names, 8, false, &m);
+  if (!s && !mir) *map = (rj_map)m;
+  if (s || (s = eir ? get_epilogue_ir(p, eo, t)
+                    : get_enum(p, o, "", "epilogue", epi_names, 4, false, &e)))
+    return s;
+  if (!eir) *epi = (rj_epilogue)e;
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "scale");
   at(p, "", "scale");
-  if (!c) return RJ_OK;
+  if (!c) return *epi == RJ_EPI_SCALE ? bad(p, "required with epilogue \"scale\"") : RJ_OK;
   if (!cJSON_IsNumber(c)) return bad(p, "expected a number");
-  t->scale = c->valuedouble;
+  *scale = c->valuedouble;
+  return RJ_OK;
+}
+
+/* A tile's op: get_fused_op's, but the named ops of two inputs and the f64-accumulated norm
+ * (a tile accumulates f16 / bf16 / f32 in f32), refused naming "op". */
+static rj_status get_tile_op(P *p, const cJSON *o, rj_tile *t, int *named) {
+  rj_status s = get_fused_op(p, o, &t->op, &t->dtype, &t->map, &t->epilogue, named);
+  if (s || !*named) return s;
+  const fused_op *f = &fused_ops[*named - 1];
+  char m[256];
+  at(p, "", "op");
+  if (ir_map_others(f->map)) {
+    snprintf(m, sizeof m,
+             "\"%s\" takes a second input; kind \"tile\" reduces one (kind tensor takes others)",
+             f->name);
+    return bad(p, m);
+  }
+  if (f->acc_f64 && (t->dtype == RJ_F32 || t->dtype == RJ_BF16)) {
+    const char *d = ir_dtype(t->dtype)->name;
+    snprintf(m, sizeof m,
+             "\"norm\" (p 2) of %s: kind \"tile\" accumulates in f32, where the squares of "
+             "large %s values overflow (kind tensor accumulates in f64); f16 and f64 tiles take it",
+             d, d);
+    return bad(p, m);
+  }
   return RJ_OK;
 }
 
@@ -943,7 +897,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   int64_t vals[RJ_MAX_DIMS];
   int named = 0;
   if (s) return s;
-  if ((s = get_tensor_op(p, o, t, &named))) return s;
+  if ((s = get_fused_op(p, o, &t->op, &t->dtype, &t->map, &t->epilogue, &named))) return s;
   if ((s = get_list(p, o, t))) return s;
   if (!t->list_count && (s = get_shape(p, o, RJ_MAX_DIMS, t->shape, &t->ndim))) return s;
   int ns = -1;
@@ -974,7 +928,9 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_acc_dtype(p, o, t->dtype, &t->acc_f64))) return s;
   if (named && fused_ops[named - 1].acc_f64 && !cJSON_GetObjectItemCaseSensitive(o, "acc_dtype"))
     t->acc_f64 = t->dtype != RJ_F64 && ir_dtype(t->dtype) && ir_dtype(t->dtype)->is_float;
-  if ((s = get_others(p, o, t)) || (s = get_map(p, o, t, named))) return s;
+  if ((s = get_others(p, o, t)) ||
+      (s = get_fused_map(p, o, &t->map, &t->epilogue, &t->scale, named, t)))
+    return s;
   if ((s = get_segments(p, o, t))) return s;
   return get_combine(p, o, t->op, t->dtype, &t->combine);
 }

@@ -369,6 +369,10 @@ const char *ir_map_name(rj_map m) {
   return (unsigned)m <= RJ_MAP_IR ? n[m] : "?";
 }
 
+int ir_map_others(rj_map m) {
+  return m == RJ_MAP_MUL || m == RJ_MAP_SUB_SQUARE || m == RJ_MAP_ABS_SUB || m == RJ_MAP_WHERE;
+}
+
 const char *ir_epilogue_name(rj_epilogue e) {
   static const char *const n[] = {"none", "sqrt", "scale", "log", "ir"};
   return (unsigned)e <= RJ_EPI_IR ? n[e] : "?";

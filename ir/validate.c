@@ -3,6 +3,7 @@
  * passes/, not here. */
 #include "ir.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -224,10 +225,9 @@ static rj_status check_kind_dtype(rj_dtype t, rj_kind k, ir_err *e) {
 
 /* A tile's map and epilogue: the one-input built-ins (kind tensor takes the rest). */
 static rj_status check_fused_op(rj_op op, rj_dtype dt, rj_map map, rj_epilogue epi, double scale,
-                                int accum, ir_err *e);
+                                int accum, bool acc64, ir_err *e);
 static rj_status check_tile_map(const rj_tile *t, ir_err *e) {
-  if (t->map == RJ_MAP_MUL || t->map == RJ_MAP_SUB_SQUARE || t->map == RJ_MAP_ABS_SUB ||
-      t->map == RJ_MAP_WHERE)
+  if (ir_map_others(t->map))
     return ir_fail(e, RJ_EINVAL,
                    "map: \"%s\" takes a second input; kind \"tile\" reduces one (abs, square, "
                    "nonzero; kind tensor takes others)",
@@ -247,7 +247,8 @@ static rj_status check_tile_map(const rj_tile *t, ir_err *e) {
     return ir_fail(e, RJ_EINVAL,
                    "map: \"%s\" applies to float dtypes, not %s (integers take \"nonzero\")",
                    ir_map_name(t->map), ir_dtype(t->dtype)->name);
-  return check_fused_op(t->op, t->dtype, t->map, t->epilogue, t->scale, t->accum, e);
+  return check_fused_op(t->op, t->dtype, t->map, t->epilogue, t->scale, t->accum,
+                        t->dtype == RJ_F64, e);
 }
 
 static rj_status validate_tile(const rj_tile *t, ir_err *e) {
@@ -494,11 +495,6 @@ static rj_status check_acc_f64(const rj_tensor *t, ir_err *e) {
 
 /* ---- fused maps: "others", "map", "epilogue", "scale" (docs/TENSOR.md "Fused maps") */
 
-/* inputs besides src each map takes */
-static int map_others(rj_map m) {
-  return m == RJ_MAP_MUL || m == RJ_MAP_SUB_SQUARE || m == RJ_MAP_ABS_SUB || m == RJ_MAP_WHERE;
-}
-
 /* Whether src's layout is nested (descending strides each above the span of the smaller ones,
  * every dim of size > 1 with a stride >= 1): an offset in it names one index. */
 static bool src_nested(const rj_tensor *t) {
@@ -515,9 +511,9 @@ static rj_status check_others(const rj_tensor *t, ir_err *e) {
   if (t->nothers < 0 || t->nothers > RJ_TENSOR_OTHERS_MAX)
     return ir_fail(e, RJ_EINVAL, "others: %d inputs, expected 0 .. %d", t->nothers,
                    RJ_TENSOR_OTHERS_MAX);
-  if (t->map != RJ_MAP_IR && t->nothers != map_others(t->map))
+  if (t->map != RJ_MAP_IR && t->nothers != ir_map_others(t->map))
     return ir_fail(e, RJ_EINVAL, "others: %d inputs, map \"%s\" takes %d besides src", t->nothers,
-                   ir_map_name(t->map), map_others(t->map));
+                   ir_map_name(t->map), ir_map_others(t->map));
   for (int i = 0; i < t->nothers; i++) {
     if (!ir_dtype(t->other_dtype[i]))
       return ir_fail(e, RJ_EINVAL, "others[%d].dtype: unknown dtype %d", i, t->other_dtype[i]);
@@ -573,9 +569,10 @@ static rj_status check_map_ir(const rj_tensor *t, ir_err *e) {
   return RJ_OK;
 }
 
-/* The built-in maps and epilogues a base op and dtype take (kinds tensor and tile). */
+/* The built-in maps and epilogues a base op and dtype take (kinds tensor and tile); acc64: the
+ * accumulator is f64 (else f32 for floats: the scale must fit it). */
 static rj_status check_fused_op(rj_op op, rj_dtype dt, rj_map map, rj_epilogue epi, double scale,
-                                int accum, ir_err *e) {
+                                int accum, bool acc64, ir_err *e) {
   bool base =
       op == RJ_OP_SUM || op == RJ_OP_MEAN || op == RJ_OP_MAX || op == RJ_OP_MIN || op == RJ_OP_PROD;
   if ((map || epi) && !base)
@@ -602,6 +599,10 @@ static rj_status check_fused_op(rj_op op, rj_dtype dt, rj_map map, rj_epilogue e
     return ir_fail(e, RJ_EINVAL, "scale: applies only to epilogue \"scale\"");
   if (epi == RJ_EPI_SCALE && !isfinite(scale))
     return ir_fail(e, RJ_EINVAL, "scale: %g, expected a finite number", scale);
+  if (epi == RJ_EPI_SCALE && !acc64 && fabs(scale) > FLT_MAX)
+    return ir_fail(e, RJ_EINVAL,
+                   "scale: %g does not fit the f32 accumulator of %s (at most %g in magnitude)",
+                   scale, ir_dtype(dt)->name, (double)FLT_MAX);
   return RJ_OK;
 }
 
@@ -627,7 +628,8 @@ static rj_status check_map(const rj_tensor *t, ir_err *e) {
     rj_status se = check_name(t->epilogue_fn, "epilogue.function", true, e);
     if (se) return se;
   }
-  return (s0 = check_fused_op(t->op, t->dtype, t->map, t->epilogue, t->scale, t->accum, e))
+  return (s0 = check_fused_op(t->op, t->dtype, t->map, t->epilogue, t->scale, t->accum,
+                              t->dtype == RJ_F64 || t->acc_f64, e))
              ? s0
              : check_others(t, e);
 }
@@ -674,8 +676,7 @@ static rj_status validate_list(const rj_tensor *t, ir_err *e) {
   int on[] = {t->accum, t->values, t->dynamic};
   for (int i = 0; i < 3; i++)
     if (on[i]) return ir_fail(e, RJ_EINVAL, "%s: not with \"list\"", no[i]);
-  if (t->nothers || t->map == RJ_MAP_WHERE || t->map == RJ_MAP_MUL || t->map == RJ_MAP_SUB_SQUARE ||
-      t->map == RJ_MAP_ABS_SUB)
+  if (t->nothers || ir_map_others(t->map))
     return ir_fail(e, RJ_EINVAL,
                    "others: a list takes one input per tensor (maps abs, square and nonzero)");
   if (t->map == RJ_MAP_IR || t->epilogue == RJ_EPI_IR)

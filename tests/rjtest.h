@@ -21,6 +21,14 @@ static inline void rjt_parse(rj_ctx *ctx, const char *json, rj_request *r) {
                 rj_errmsg(ctx), json);
 }
 
+/* Parses a request that must be refused with RJ_EINVAL and a message holding msg. */
+static inline void rjt_refused(rj_ctx *ctx, const char *json, const char *msg) {
+  rj_request r;
+  rj_status s = rj_request_parse(ctx, json, &r);
+  ck_assert_msg(s == RJ_EINVAL, "%s: %s (%s)", json, rj_status_name(s), rj_errmsg(ctx));
+  ck_assert_msg(strstr(rj_errmsg(ctx), msg), "\"%s\" not in \"%s\"", msg, rj_errmsg(ctx));
+}
+
 /* Kernels ctx compiled or read from the disk cache: the distinct kernels its calls needed (a
  * kernel another process compiled is read, not compiled). */
 static inline long long rjt_made(rj_ctx *ctx) {

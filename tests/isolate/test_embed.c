@@ -110,6 +110,39 @@ static char *module_text(rt *r) {
   return copy;
 }
 
+/* A test kernel k(float *in, float *out) begun in r (rt_init'ed here); its thread index. */
+static LLVMValueRef tile_kernel_begin(rt *r) {
+  rt_init(r, "m");
+  LLVMTypeRef params[2] = {r->ptr1, r->ptr1};
+  r->fn = LLVMAddFunction(r->M, "k", LLVMFunctionType(LLVMVoidTypeInContext(r->C), params, 2, 0));
+  LLVMPositionBuilderAtEnd(r->B, LLVMAppendBasicBlockInContext(r->C, r->fn, "entry"));
+  return intrinsic(r, "llvm.nvvm.read.ptx.sreg.tid.x", NULL, 0);
+}
+
+/* The rest of a test kernel around a register tile: rj_emit_tile of json (src, dst: the tile's
+ * allocas; the lane from tid), dst[out] stored to the kernel's parameter 1 at tid, and the module
+ * compiled for sm_90; its PTX (ctx's, with the kernel). */
+static const char *tile_kernel_ptx(rj_ctx *ctx, rt *r, const char *json, LLVMValueRef src,
+                                   LLVMValueRef dst, LLVMValueRef tid, int out) {
+  rj_request req;
+  rjt_parse(ctx, json, &req);
+  rj_emitter em;
+  rj_emitter_init(&em, r->M, r->B);
+  LLVMValueRef lane = LLVMBuildAnd(r->B, tid, ci(r, 31), "lane");
+  ck_assert_msg(rj_emit_tile(&em, &req, src, dst, lane) == RJ_OK, "%s", em.errmsg);
+  LLVMValueRef v = LLVMBuildLoad2(r->B, r->f32, at(r, r->f32, dst, ci(r, out)), "");
+  LLVMBuildStore(r->B, v, at(r, r->f32, LLVMGetParam(r->fn, 1), tid));
+  LLVMBuildRetVoid(r->B);
+  char *ir = module_text(r);
+  rj_kernel *k = NULL;
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90";
+  ck_assert_msg(rj_compile_ir(ctx, ir, 0, "k", &o, &k) == RJ_OK, "%s", rj_errmsg(ctx));
+  free(ir);
+  return rj_kernel_text(k, RJ_EMIT_PTX);
+}
+
 /* ---------------------------------------------------------------- the kernel
  * rt_kernel(a, b, c, out_a, out_b, out_c, k):
  *  A: acc = sum of a[gid*k .. gid*k+k) (the runtime's loop); out_a[gid] = reduce_all_add(acc, 5)
@@ -380,11 +413,7 @@ END_TEST
 START_TEST(looped_local_tile) {
   rj_ctx *ctx = rj_ctx_new();
   rt r;
-  rt_init(&r, "m");
-  LLVMTypeRef params[2] = {r.ptr1, r.ptr1};
-  r.fn = LLVMAddFunction(r.M, "k", LLVMFunctionType(LLVMVoidTypeInContext(r.C), params, 2, 0));
-  LLVMPositionBuilderAtEnd(r.B, LLVMAppendBasicBlockInContext(r.C, r.fn, "entry"));
-  LLVMValueRef tid = intrinsic(&r, "llvm.nvvm.read.ptx.sreg.tid.x", NULL, 0);
+  LLVMValueRef tid = tile_kernel_begin(&r);
   LLVMValueRef src = LLVMBuildAlloca(r.B, LLVMArrayType2(r.f32, 300), "slots");
   LLVMValueRef dst = LLVMBuildAlloca(r.B, LLVMArrayType2(r.f32, 300), "out");
   loop l;
@@ -394,30 +423,15 @@ START_TEST(looped_local_tile) {
                  at(&r, r.f32, src, l.i));
   LLVMBuildStore(r.B, LLVMConstReal(r.f32, 0), at(&r, r.f32, dst, l.i));
   loop_end(&r, &l);
-  rj_request req;
-  rjt_parse(ctx,
-            "{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":"
-            "{\"mem\":\"local\",\"shape\":[32,300],\"layout\":{\"shape\":[32,300],\"stride\":"
-            "[\"1@lane\",1]}},\"dst\":{\"mem\":\"local\",\"shape\":[300],\"layout\":{\"shape\":"
-            "[300],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}},\"axes\":[0],\"accum\":true}",
-            &req);
-  rj_emitter em;
-  rj_emitter_init(&em, r.M, r.B);
-  LLVMValueRef lane = LLVMBuildAnd(r.B, tid, ci(&r, 31), "lane");
-  ck_assert_msg(rj_emit_tile(&em, &req, src, dst, lane) == RJ_OK, "%s", em.errmsg);
-  LLVMValueRef v = LLVMBuildLoad2(r.B, r.f32, at(&r, r.f32, dst, ci(&r, 299)), "");
-  LLVMBuildStore(r.B, v, at(&r, r.f32, LLVMGetParam(r.fn, 1), tid));
-  LLVMBuildRetVoid(r.B);
-  char *ir = module_text(&r);
-  rj_kernel *k = NULL;
-  rj_options o;
-  rj_options_init(&o);
-  o.target = "sm_90";
-  ck_assert_msg(rj_compile_ir(ctx, ir, 0, "k", &o, &k) == RJ_OK, "%s", rj_errmsg(ctx));
-  const char *ptx = rj_kernel_text(k, RJ_EMIT_PTX);
+  const char *ptx = tile_kernel_ptx(
+      ctx, &r,
+      "{\"kind\":\"tile\",\"op\":\"max\",\"dtype\":\"f32\",\"scope\":\"warp\",\"src\":"
+      "{\"mem\":\"local\",\"shape\":[32,300],\"layout\":{\"shape\":[32,300],\"stride\":"
+      "[\"1@lane\",1]}},\"dst\":{\"mem\":\"local\",\"shape\":[300],\"layout\":{\"shape\":"
+      "[300],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}},\"axes\":[0],\"accum\":true}",
+      src, dst, tid, 299);
   ck_assert_int_eq(rjt_count(ptx, "shfl.sync"), 5); /* one butterfly, in the loop */
   ck_assert_ptr_nonnull(strstr(ptx, "__local_depot"));
-  free(ir);
   rt_free(&r);
   rj_ctx_free(ctx);
 }
@@ -428,11 +442,7 @@ END_TEST
 START_TEST(mapped_local_tile) {
   rj_ctx *ctx = rj_ctx_new();
   rt r;
-  rt_init(&r, "m");
-  LLVMTypeRef params[2] = {r.ptr1, r.ptr1};
-  r.fn = LLVMAddFunction(r.M, "k", LLVMFunctionType(LLVMVoidTypeInContext(r.C), params, 2, 0));
-  LLVMPositionBuilderAtEnd(r.B, LLVMAppendBasicBlockInContext(r.C, r.fn, "entry"));
-  LLVMValueRef tid = intrinsic(&r, "llvm.nvvm.read.ptx.sreg.tid.x", NULL, 0);
+  LLVMValueRef tid = tile_kernel_begin(&r);
   LLVMValueRef src = LLVMBuildAlloca(r.B, LLVMArrayType2(r.f32, 4), "slots");
   LLVMValueRef dst = LLVMBuildAlloca(r.B, LLVMArrayType2(r.f32, 1), "out");
   for (int j = 0; j < 4; j++) {
@@ -440,32 +450,17 @@ START_TEST(mapped_local_tile) {
     LLVMBuildStore(r.B, LLVMBuildLoad2(r.B, r.f32, at(&r, r.f32, LLVMGetParam(r.fn, 0), gi), ""),
                    at(&r, r.f32, src, ci(&r, j)));
   }
-  rj_request req;
-  rjt_parse(ctx,
-            "{\"kind\":\"tile\",\"op\":\"sum\",\"map\":\"square\",\"epilogue\":\"sqrt\",\"dtype\":"
-            "\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32,4],\"layout\":{"
-            "\"shape\":[32,4],\"stride\":[\"1@lane\",1]}},\"dst\":{\"mem\":\"local\",\"shape\":[1],"
-            "\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}},\"axes\":"
-            "[0,1]}",
-            &req);
-  rj_emitter em;
-  rj_emitter_init(&em, r.M, r.B);
-  LLVMValueRef lane = LLVMBuildAnd(r.B, tid, ci(&r, 31), "lane");
-  ck_assert_msg(rj_emit_tile(&em, &req, src, dst, lane) == RJ_OK, "%s", em.errmsg);
-  LLVMValueRef v = LLVMBuildLoad2(r.B, r.f32, at(&r, r.f32, dst, ci(&r, 0)), "");
-  LLVMBuildStore(r.B, v, at(&r, r.f32, LLVMGetParam(r.fn, 1), tid));
-  LLVMBuildRetVoid(r.B);
-  char *ir = module_text(&r);
-  rj_kernel *k = NULL;
-  rj_options o;
-  rj_options_init(&o);
-  o.target = "sm_90";
-  ck_assert_msg(rj_compile_ir(ctx, ir, 0, "k", &o, &k) == RJ_OK, "%s", rj_errmsg(ctx));
-  const char *ptx = rj_kernel_text(k, RJ_EMIT_PTX);
+  const char *ptx = tile_kernel_ptx(
+      ctx, &r,
+      "{\"kind\":\"tile\",\"op\":\"sum\",\"map\":\"square\",\"epilogue\":\"sqrt\",\"dtype\":"
+      "\"f32\",\"scope\":\"warp\",\"src\":{\"mem\":\"local\",\"shape\":[32,4],\"layout\":{"
+      "\"shape\":[32,4],\"stride\":[\"1@lane\",1]}},\"dst\":{\"mem\":\"local\",\"shape\":[1],"
+      "\"layout\":{\"shape\":[1],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}},\"axes\":"
+      "[0,1]}",
+      src, dst, tid, 0);
   ck_assert_int_ge(rjt_count(ptx, "mul.rn.f32"), 4); /* each slot squared */
   ck_assert_int_eq(rjt_count(ptx, "sqrt.rn.f32"), 1);
   ck_assert_int_eq(rjt_count(ptx, "shfl.sync"), 5);
-  free(ir);
   rt_free(&r);
   rj_ctx_free(ctx);
 }

@@ -27,10 +27,7 @@ static void teardown(void) {
 }
 
 static void refused(const char *json, const char *msg) {
-  rj_request r;
-  rj_status s = rj_request_parse(ctx, json, &r);
-  ck_assert_msg(s == RJ_EINVAL, "%s: %s (%s)", json, rj_status_name(s), rj_errmsg(ctx));
-  ck_assert_msg(strstr(rj_errmsg(ctx), msg), "\"%s\" not in \"%s\"", msg, rj_errmsg(ctx));
+  rjt_refused(ctx, json, msg);
 }
 
 static const char *const maps[] = {"abs",     "square", "mul",    "sub_square",
@@ -157,6 +154,21 @@ END_TEST
 
 START_TEST(refusals) {
   refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"map\":\"cube\"," ROWS), "map: unknown value");
+  /* "p" only with norm; "scale" required with epilogue scale, and within the accumulator */
+  refused(rjt_fmt(T, "f32", "\"op\":\"count_nonzero\",\"p\":\"inf\"," ROWS),
+          "p: applies only to op \"norm\"");
+  refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"epilogue\":\"scale\"," ROWS),
+          "scale: required with epilogue \"scale\"");
+  refused(rjt_fmt(T, "f16", "\"op\":\"sum\",\"epilogue\":\"scale\",\"scale\":1e300," ROWS),
+          "scale: 1e+300 does not fit the f32 accumulator of f16");
+  rj_request r;
+  rjt_parse(ctx, rjt_fmt(T, "f64", "\"op\":\"sum\",\"epilogue\":\"scale\",\"scale\":1e300," ROWS),
+            &r);
+  rjt_parse(
+      ctx,
+      rjt_fmt(T, "f32",
+              "\"op\":\"sum\",\"acc_dtype\":\"f64\",\"epilogue\":\"scale\",\"scale\":-1e300," ROWS),
+      &r);
   refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"map\":\"mul\"," ROWS),
           "others: 0 inputs, map \"mul\" takes 1 besides src");
   refused(rjt_fmt(T, "f32", "\"op\":\"sum\",\"others\":[{\"dtype\":\"f32\"}]," ROWS),
@@ -211,7 +223,6 @@ START_TEST(refusals) {
       "\"map\":\"mul\"}",
       "map: \"mul\" takes a second input; kind \"tile\" reduces one");
   /* the C API's request, not only JSON */
-  rj_request r;
   rj_kernel *k = NULL;
   rjt_parse(ctx, rjt_fmt(T, "f32", "\"op\":\"sum\"," ROWS), &r);
   r.u.tensor.map = (rj_map)9;

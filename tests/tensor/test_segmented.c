@@ -24,10 +24,7 @@ static void teardown(void) {
 }
 
 static void refused(const char *json, const char *msg) {
-  rj_request r;
-  rj_status s = rj_request_parse(ctx, json, &r);
-  ck_assert_msg(s == RJ_EINVAL, "%s: %s (%s)", json, rj_status_name(s), rj_errmsg(ctx));
-  ck_assert_msg(strstr(rj_errmsg(ctx), msg), "\"%s\" not in \"%s\"", msg, rj_errmsg(ctx));
+  rjt_refused(ctx, json, msg);
 }
 
 static const char *seg(const char *op, const char *dt, const char *more) {

@@ -40,10 +40,7 @@ static void teardown(void) {
 }
 
 static void refused(const char *json, const char *msg) {
-  rj_request r;
-  rj_status s = rj_request_parse(ctx, json, &r);
-  ck_assert_msg(s == RJ_EINVAL, "%s: %s (%s)", json, rj_status_name(s), rj_errmsg(ctx));
-  ck_assert_msg(strcmp(rj_errmsg(ctx), msg) == 0, "\"%s\" is not \"%s\"", rj_errmsg(ctx), msg);
+  rjt_refused(ctx, json, msg);
 }
 
 static const char *const bodies[] = {CTA, WARP_SH, THREAD_SH, WARP_LOC, THREAD_LOC, LOOPED};
@@ -172,6 +169,12 @@ END_TEST
 
 /* kind tensor's fields that a tile does not take, each refused naming it */
 START_TEST(refusals) {
+  refused(rjt_fmt(TILE, "f16", "\"op\":\"sumsq\",\"p\":1", CTA), "p: applies only to op \"norm\"");
+  refused(rjt_fmt(TILE, "f32", "\"op\":\"sum\",\"epilogue\":\"scale\"", CTA),
+          "scale: required with epilogue \"scale\"");
+  refused(
+      rjt_fmt(TILE, "f16", "\"op\":\"sum\",\"epilogue\":\"scale\",\"scale\":1e300", CTA),
+      "scale: 1e+300 does not fit the f32 accumulator of f16 (at most 3.40282e+38 in magnitude)");
   refused(rjt_fmt(TILE, "f32", "\"op\":\"sum\",\"others\":[{\"dtype\":\"f32\"}]", CTA),
           "others: kind \"tile\" reduces one input (kind tensor takes others)");
   static const char *const two[] = {"mul", "sub_square", "abs_sub", "where"};
