@@ -392,6 +392,8 @@ START_TEST(fused) {
       {"\"op\":\"sum\",\"map\":\"square\",\"epilogue\":\"log\"", {"f32"}},
       {"\"op\":\"min\",\"map\":\"abs\"", {"f32"}},
       {"\"op\":\"max\",\"map\":\"nonzero\"", {"i32"}},
+      {"\"op\":\"amax\",\"accum\":true", {"f32", "bf16"}}, /* max(old dst, max |x|) */
+      {"\"op\":\"sumsq\",\"accum\":true", {"f32"}},
   };
   for (int b = 0; b < (int)(sizeof bodies / sizeof bodies[0]); b++)
     for (int m = 0; m < (int)(sizeof maps / sizeof maps[0]); m++)
