@@ -167,7 +167,7 @@ typedef enum rj_map {
 typedef enum rj_epilogue {
   RJ_EPI_NONE = 0,
   RJ_EPI_SQRT = 1,
-  RJ_EPI_SCALE = 2, /* times rj_tensor.scale */
+  RJ_EPI_SCALE = 2, /* times rj_fused.scale */
   RJ_EPI_LOG = 3,
   RJ_EPI_IR = 4 /* the caller's: A epilogue_fn(A) of combine.ir (the map's module, or its own) */
 } rj_epilogue;
@@ -197,6 +197,16 @@ typedef struct rj_combine {
   char lift[RJ_COMBINE_FN_MAX];           /* struct state: S lift(T x, i64 index), required */
   char finish[RJ_COMBINE_FN_MAX]; /* struct state: R finish(S), optional ("": field result) */
 } rj_combine;
+
+/* A fused map and epilogue (docs/TENSOR.md "Fused maps"): one record, `fused` in rj_tensor and
+ * rj_tile (a tile takes the one-input built-ins; the caller's IR roles are kind tensor's). */
+typedef struct rj_fused {
+  rj_map map;                          /* applied at load (RJ_MAP_NONE: the element itself) */
+  rj_epilogue epilogue;                /* once per output, before the store */
+  double scale;                        /* epilogue RJ_EPI_SCALE's factor */
+  char map_fn[RJ_COMBINE_FN_MAX];      /* map RJ_MAP_IR: its function (IR text: combine.ir) */
+  char epilogue_fn[RJ_COMBINE_FN_MAX]; /* epilogue RJ_EPI_IR: its function (in combine.ir) */
+} rj_fused;
 
 typedef struct rj_stride {
   int64_t step;
@@ -245,11 +255,9 @@ typedef struct rj_tile {
   int axes[RJ_MAX_DIMS]; /* may be negative: counts from the end */
   int accum;
   rj_nan nan;
-  int correction;       /* var / std: the divisor N - correction (default 1) */
-  rj_combine combine;   /* op custom: index order, fn(lower, higher) */
-  rj_map map;           /* applied at load: RJ_MAP_NONE, ABS, SQUARE or NONZERO (one input) */
-  rj_epilogue epilogue; /* once per output: RJ_EPI_NONE, SQRT, SCALE or LOG */
-  double scale;         /* epilogue "scale"'s factor */
+  int correction;     /* var / std: the divisor N - correction (default 1) */
+  rj_combine combine; /* op custom: index order, fn(lower, higher) */
+  rj_fused fused;     /* map at load, epilogue per output: the one-input built-ins */
 } rj_tile;
 
 typedef enum rj_primitive {
@@ -323,12 +331,8 @@ typedef struct rj_tensor {
   rj_dtype other_dtype[RJ_TENSOR_OTHERS_MAX];               /* each other input's dtype */
   int other_has_strides[RJ_TENSOR_OTHERS_MAX];              /* 0: src's strides */
   int64_t other_strides[RJ_TENSOR_OTHERS_MAX][RJ_MAX_DIMS]; /* in elements; 0 broadcasts */
-  rj_map map;                                               /* applied at load */
-  rj_epilogue epilogue;                                     /* once per output */
-  double scale;                                             /* epilogue "scale"'s factor */
-  int invariant; /* 1: each output's bits depend on its reduced length and dtype only */
-  char map_fn[RJ_COMBINE_FN_MAX];      /* map RJ_MAP_IR: its function (IR text: combine.ir) */
-  char epilogue_fn[RJ_COMBINE_FN_MAX]; /* epilogue RJ_EPI_IR: its function (in combine.ir) */
+  rj_fused fused;                                           /* map at load, epilogue per output */
+  int invariant;      /* 1: each output's bits depend on its reduced length and dtype only */
   int64_t list_count; /* "list": a list of this many 1-D tensors (rj_reduce_multi); 0: no list */
   int list_total;   /* "list.total": also the op over every tensor, into rj_reduce_multi's total */
   int64_t segments; /* "segments".count: S segments by offsets (rj_reduce_segments); 0: none */

@@ -28,6 +28,26 @@ static cJSON *list_json(const rj_tensor *t) {
   return l;
 }
 
+/* "map", "epilogue" and "scale" of a tensor or tile request (rj_fused), each only when set; a
+ * caller's map or epilogue with its IR text (ir: combine.ir) whole, as op custom's combine. */
+static void map_json(cJSON *o, const rj_fused *f, const char *ir) {
+  if (f->map == RJ_MAP_IR) {
+    cJSON *m = cJSON_AddObjectToObject(o, "map");
+    if (m) cJSON_AddStringToObject(m, "ir", ir ? ir : "");
+    if (m) cJSON_AddStringToObject(m, "function", f->map_fn);
+  } else if (f->map) {
+    cJSON_AddStringToObject(o, "map", ir_map_name(f->map));
+  }
+  if (f->epilogue == RJ_EPI_IR) { /* its own text, unless the map's module holds it */
+    cJSON *m = cJSON_AddObjectToObject(o, "epilogue");
+    if (m && f->map != RJ_MAP_IR) cJSON_AddStringToObject(m, "ir", ir ? ir : "");
+    if (m) cJSON_AddStringToObject(m, "function", f->epilogue_fn);
+  } else if (f->epilogue) {
+    cJSON_AddStringToObject(o, "epilogue", ir_epilogue_name(f->epilogue));
+  }
+  if (f->epilogue == RJ_EPI_SCALE) cJSON_AddNumberToObject(o, "scale", f->scale);
+}
+
 /* "others", "map", "epilogue" and "scale" of a tensor request, each only when set. */
 static void fused_json(cJSON *o, const rj_tensor *t) {
   if (t->nothers) {
@@ -40,22 +60,7 @@ static void fused_json(cJSON *o, const rj_tensor *t) {
       cJSON_AddItemToArray(l, x);
     }
   }
-  if (t->map == RJ_MAP_IR) { /* the IR text whole, as op custom's combine */
-    cJSON *m = cJSON_AddObjectToObject(o, "map");
-    if (m) cJSON_AddStringToObject(m, "ir", t->combine.ir ? t->combine.ir : "");
-    if (m) cJSON_AddStringToObject(m, "function", t->map_fn);
-  } else if (t->map) {
-    cJSON_AddStringToObject(o, "map", ir_map_name(t->map));
-  }
-  if (t->epilogue == RJ_EPI_IR) { /* its own text, unless the map's module holds it */
-    cJSON *m = cJSON_AddObjectToObject(o, "epilogue");
-    if (m && t->map != RJ_MAP_IR)
-      cJSON_AddStringToObject(m, "ir", t->combine.ir ? t->combine.ir : "");
-    if (m) cJSON_AddStringToObject(m, "function", t->epilogue_fn);
-  } else if (t->epilogue) {
-    cJSON_AddStringToObject(o, "epilogue", ir_epilogue_name(t->epilogue));
-  }
-  if (t->epilogue == RJ_EPI_SCALE) cJSON_AddNumberToObject(o, "scale", t->scale);
+  map_json(o, &t->fused, t->combine.ir);
 }
 
 static cJSON *ints(const int64_t *v, int n) {
@@ -185,9 +190,7 @@ static void tile_fields(cJSON *o, const rj_request *r) {
   if (t->op == RJ_OP_VAR || t->op == RJ_OP_STD)
     cJSON_AddNumberToObject(o, "correction", t->correction);
   if (t->op == RJ_OP_CUSTOM) cJSON_AddItemToObject(o, "combine", combine_json(r));
-  if (t->map) cJSON_AddStringToObject(o, "map", ir_map_name(t->map)); /* absent: none */
-  if (t->epilogue) cJSON_AddStringToObject(o, "epilogue", ir_epilogue_name(t->epilogue));
-  if (t->epilogue == RJ_EPI_SCALE) cJSON_AddNumberToObject(o, "scale", t->scale);
+  map_json(o, &t->fused, NULL); /* built-in maps only (validated) */
 }
 
 static void subgroup_fields(cJSON *o, const rj_request *r) {

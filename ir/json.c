@@ -398,8 +398,7 @@ static rj_status no_fused_map(P *p, const cJSON *o) {
 /* "op" and "dtype" of a tile request (a named one-input fused op sets op, map and epilogue;
  * *named: its row + 1), and its "map", "epilogue", "scale": the fused maps section below */
 static rj_status get_tile_op(P *p, const cJSON *o, rj_tile *t, int *named);
-static rj_status get_fused_map(P *p, const cJSON *o, rj_map *map, rj_epilogue *epi, double *scale,
-                               int named, rj_tensor *t);
+static rj_status get_fused_map(P *p, const cJSON *o, rj_fused *f, int named, rj_tensor *t);
 
 static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
   static const char *const keys[] = {"kind",     "op",         "dtype",   "scope",   "threads",
@@ -442,7 +441,7 @@ static rj_status parse_tile(P *p, const cJSON *o, rj_tile *t) {
   if ((s = get_bool(p, o, "", "accum", &t->accum))) return s;
   if ((s = get_nan(p, o, &t->nan))) return s;
   if ((s = get_correction(p, o, t->op, &t->correction))) return s;
-  if ((s = get_fused_map(p, o, &t->map, &t->epilogue, &t->scale, named, NULL))) return s;
+  if ((s = get_fused_map(p, o, &t->fused, named, NULL))) return s;
   return get_combine(p, o, t->op, t->dtype, &t->combine);
 }
 
@@ -695,8 +694,8 @@ static rj_status norm_p(P *p, const cJSON *o, int *row) {
 
 /* "op" and "dtype" of a tensor or tile request: a named fused op sets op, map and epilogue
  * (*named: its row + 1; "p" only with norm); the others are get_op_dtype's. */
-static rj_status get_fused_op(P *p, const cJSON *o, rj_op *op, rj_dtype *dtype, rj_map *map,
-                              rj_epilogue *epi, int *named) {
+static rj_status get_fused_op(P *p, const cJSON *o, rj_op *op, rj_dtype *dtype, rj_fused *f,
+                              int *named) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "op");
   int row = -1;
   *named = 0;
@@ -711,8 +710,8 @@ static rj_status get_fused_op(P *p, const cJSON *o, rj_op *op, rj_dtype *dtype, 
   if ((s = get_enum(p, o, "", "dtype", dtype_names, NDTYPES, true, &d))) return s;
   *dtype = (rj_dtype)d;
   *op = fused_ops[row].op;
-  *map = fused_ops[row].map;
-  *epi = fused_ops[row].epi;
+  f->map = fused_ops[row].map;
+  f->epilogue = fused_ops[row].epi;
   *named = row + 1;
   return RJ_OK;
 }
@@ -764,8 +763,8 @@ static rj_status get_map_ir(P *p, const cJSON *m, rj_tensor *t) {
   if (!fn) return bad(p, "required field is missing");
   if (!cJSON_IsString(fn) || strlen(fn->valuestring) >= RJ_COMBINE_FN_MAX)
     return bad(p, "expected a function name of at most 127 characters");
-  snprintf(t->map_fn, sizeof t->map_fn, "%s", fn->valuestring);
-  t->map = RJ_MAP_IR;
+  snprintf(t->fused.map_fn, sizeof t->fused.map_fn, "%s", fn->valuestring);
+  t->fused.map = RJ_MAP_IR;
   if (!(t->combine.ir = strdup(ir->valuestring))) return ir_fail(p->e, RJ_ENOMEM, "out of memory");
   return RJ_OK;
 }
@@ -782,15 +781,16 @@ static rj_status get_epilogue_ir(P *p, const cJSON *m, rj_tensor *t) {
   const cJSON *ir = cJSON_GetObjectItemCaseSensitive(m, "ir");
   const cJSON *fn = cJSON_GetObjectItemCaseSensitive(m, "function");
   at(p, "epilogue", "ir");
-  if (ir && t->map == RJ_MAP_IR) return bad(p, "not with a caller's map (its module holds it)");
-  if (!ir && t->map != RJ_MAP_IR) return bad(p, "required field is missing");
+  if (ir && t->fused.map == RJ_MAP_IR)
+    return bad(p, "not with a caller's map (its module holds it)");
+  if (!ir && t->fused.map != RJ_MAP_IR) return bad(p, "required field is missing");
   if (ir && !cJSON_IsString(ir)) return bad(p, "expected a string (LLVM IR text)");
   at(p, "epilogue", "function");
   if (!fn) return bad(p, "required field is missing");
   if (!cJSON_IsString(fn) || strlen(fn->valuestring) >= RJ_COMBINE_FN_MAX)
     return bad(p, "expected a function name of at most 127 characters");
-  snprintf(t->epilogue_fn, sizeof t->epilogue_fn, "%s", fn->valuestring);
-  t->epilogue = RJ_EPI_IR;
+  snprintf(t->fused.epilogue_fn, sizeof t->fused.epilogue_fn, "%s", fn->valuestring);
+  t->fused.epilogue = RJ_EPI_IR;
   if (ir && !(t->combine.ir = strdup(ir->valuestring)))
     return ir_fail(p->e, RJ_ENOMEM, "out of memory");
   return RJ_OK;
@@ -798,8 +798,7 @@ static rj_status get_epilogue_ir(P *p, const cJSON *m, rj_tensor *t) {
 
 /* "map", "epilogue", "scale" of a tensor (t) or tile (t NULL: a map or epilogue as LLVM IR is
  * refused) request; a named op's map and epilogue are its own (not given again). */
-static rj_status get_fused_map(P *p, const cJSON *o, rj_map *map, rj_epilogue *epi, double *scale,
-                               int named, rj_tensor *t) {
+static rj_status get_fused_map(P *p, const cJSON *o, rj_fused *f, int named, rj_tensor *t) {
   static const char *const keys[] = {"map", "epilogue"};
   for (int i = 0; named && i < 2; i++)
     if (cJSON_GetObjectItemCaseSensitive(o, keys[i]))
@@ -813,25 +812,25 @@ static rj_status get_fused_map(P *p, const cJSON *o, rj_map *map, rj_epilogue *e
   if (!t && eir)
     return at(p, "", "epilogue"), bad(p, "kind \"tile\" takes the built-in epilogues sqrt, scale "
                                          "and log (a caller's epilogue as LLVM IR: kind tensor)");
-  int m = *map, e = *epi;
+  int m = f->map, e = f->epilogue;
   rj_status s = mir ? get_map_ir(p, mo, t) : get_enum(p, o, "", "map", map_names, 8, false, &m);
-  if (!s && !mir) *map = (rj_map)m;
+  if (!s && !mir) f->map = (rj_map)m;
   if (s || (s = eir ? get_epilogue_ir(p, eo, t)
                     : get_enum(p, o, "", "epilogue", epi_names, 4, false, &e)))
     return s;
-  if (!eir) *epi = (rj_epilogue)e;
+  if (!eir) f->epilogue = (rj_epilogue)e;
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "scale");
   at(p, "", "scale");
-  if (!c) return *epi == RJ_EPI_SCALE ? bad(p, "required with epilogue \"scale\"") : RJ_OK;
+  if (!c) return f->epilogue == RJ_EPI_SCALE ? bad(p, "required with epilogue \"scale\"") : RJ_OK;
   if (!cJSON_IsNumber(c)) return bad(p, "expected a number");
-  *scale = c->valuedouble;
+  f->scale = c->valuedouble;
   return RJ_OK;
 }
 
 /* A tile's op: get_fused_op's, but the named ops of two inputs and the f64-accumulated norm
  * (a tile accumulates f16 / bf16 / f32 in f32), refused naming "op". */
 static rj_status get_tile_op(P *p, const cJSON *o, rj_tile *t, int *named) {
-  rj_status s = get_fused_op(p, o, &t->op, &t->dtype, &t->map, &t->epilogue, named);
+  rj_status s = get_fused_op(p, o, &t->op, &t->dtype, &t->fused, named);
   if (s || !*named) return s;
   const fused_op *f = &fused_ops[*named - 1];
   char m[256];
@@ -897,7 +896,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   int64_t vals[RJ_MAX_DIMS];
   int named = 0;
   if (s) return s;
-  if ((s = get_fused_op(p, o, &t->op, &t->dtype, &t->map, &t->epilogue, &named))) return s;
+  if ((s = get_fused_op(p, o, &t->op, &t->dtype, &t->fused, &named))) return s;
   if ((s = get_list(p, o, t))) return s;
   if (!t->list_count && (s = get_shape(p, o, RJ_MAX_DIMS, t->shape, &t->ndim))) return s;
   int ns = -1;
@@ -928,9 +927,7 @@ static rj_status parse_tensor(P *p, const cJSON *o, rj_tensor *t) {
   if ((s = get_acc_dtype(p, o, t->dtype, &t->acc_f64))) return s;
   if (named && fused_ops[named - 1].acc_f64 && !cJSON_GetObjectItemCaseSensitive(o, "acc_dtype"))
     t->acc_f64 = t->dtype != RJ_F64 && ir_dtype(t->dtype) && ir_dtype(t->dtype)->is_float;
-  if ((s = get_others(p, o, t)) ||
-      (s = get_fused_map(p, o, &t->map, &t->epilogue, &t->scale, named, t)))
-    return s;
+  if ((s = get_others(p, o, t)) || (s = get_fused_map(p, o, &t->fused, named, t))) return s;
   if ((s = get_segments(p, o, t))) return s;
   return get_combine(p, o, t->op, t->dtype, &t->combine);
 }

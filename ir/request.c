@@ -169,7 +169,8 @@ int ir_request_op(const rj_request *r) {
 
 rj_combine *ir_request_combine_mut(rj_request *r) {
   if (r && r->kind == RJ_KIND_TENSOR &&
-      (r->u.tensor.map == RJ_MAP_IR || r->u.tensor.epilogue == RJ_EPI_IR)) /* the IR's holder */
+      (r->u.tensor.fused.map == RJ_MAP_IR ||
+       r->u.tensor.fused.epilogue == RJ_EPI_IR)) /* the IR's holder */
     return &r->u.tensor.combine;
   if (!r || ir_request_op(r) != RJ_OP_CUSTOM) return NULL;
   switch (r->kind) {

@@ -223,32 +223,28 @@ static rj_status check_kind_dtype(rj_dtype t, rj_kind k, ir_err *e) {
                  ir_dtype(t)->name, ir_kind_name(k));
 }
 
+static rj_status check_fused_record(const rj_fused *f, ir_err *e);
+static rj_status check_fused_op(rj_op op, rj_dtype dt, const rj_fused *f, int accum, bool acc64,
+                                bool one_input, ir_err *e);
+
 /* A tile's map and epilogue: the one-input built-ins (kind tensor takes the rest). */
-static rj_status check_fused_op(rj_op op, rj_dtype dt, rj_map map, rj_epilogue epi, double scale,
-                                int accum, bool acc64, ir_err *e);
 static rj_status check_tile_map(const rj_tile *t, ir_err *e) {
-  if (ir_map_others(t->map))
+  rj_status s = check_fused_record(&t->fused, e);
+  if (s) return s;
+  if (ir_map_others(t->fused.map))
     return ir_fail(e, RJ_EINVAL,
                    "map: \"%s\" takes a second input; kind \"tile\" reduces one (abs, square, "
                    "nonzero; kind tensor takes others)",
-                   ir_map_name(t->map));
-  if (t->map == RJ_MAP_IR)
+                   ir_map_name(t->fused.map));
+  if (t->fused.map == RJ_MAP_IR)
     return ir_fail(e, RJ_EINVAL,
                    "map: kind \"tile\" takes the built-in maps abs, square and nonzero (a "
                    "caller's map as LLVM IR: kind tensor)");
-  if ((unsigned)t->map > RJ_MAP_IR) return ir_fail(e, RJ_EINVAL, "map: %d, not a map", t->map);
-  if (t->epilogue == RJ_EPI_IR)
+  if (t->fused.epilogue == RJ_EPI_IR)
     return ir_fail(e, RJ_EINVAL,
                    "epilogue: kind \"tile\" takes the built-in epilogues sqrt, scale and log (a "
                    "caller's epilogue as LLVM IR: kind tensor)");
-  if ((unsigned)t->epilogue > RJ_EPI_IR)
-    return ir_fail(e, RJ_EINVAL, "epilogue: %d, not an epilogue", t->epilogue);
-  if (t->map && t->map != RJ_MAP_NONZERO && ir_dtype(t->dtype) && !ir_dtype(t->dtype)->is_float)
-    return ir_fail(e, RJ_EINVAL,
-                   "map: \"%s\" applies to float dtypes, not %s (integers take \"nonzero\")",
-                   ir_map_name(t->map), ir_dtype(t->dtype)->name);
-  return check_fused_op(t->op, t->dtype, t->map, t->epilogue, t->scale, t->accum,
-                        t->dtype == RJ_F64, e);
+  return check_fused_op(t->op, t->dtype, &t->fused, t->accum, t->dtype == RJ_F64, true, e);
 }
 
 static rj_status validate_tile(const rj_tile *t, ir_err *e) {
@@ -511,20 +507,20 @@ static rj_status check_others(const rj_tensor *t, ir_err *e) {
   if (t->nothers < 0 || t->nothers > RJ_TENSOR_OTHERS_MAX)
     return ir_fail(e, RJ_EINVAL, "others: %d inputs, expected 0 .. %d", t->nothers,
                    RJ_TENSOR_OTHERS_MAX);
-  if (t->map != RJ_MAP_IR && t->nothers != ir_map_others(t->map))
+  if (t->fused.map != RJ_MAP_IR && t->nothers != ir_map_others(t->fused.map))
     return ir_fail(e, RJ_EINVAL, "others: %d inputs, map \"%s\" takes %d besides src", t->nothers,
-                   ir_map_name(t->map), ir_map_others(t->map));
+                   ir_map_name(t->fused.map), ir_map_others(t->fused.map));
   for (int i = 0; i < t->nothers; i++) {
     if (!ir_dtype(t->other_dtype[i]))
       return ir_fail(e, RJ_EINVAL, "others[%d].dtype: unknown dtype %d", i, t->other_dtype[i]);
     if (ir_dtype(t->other_dtype[i])->fp8)
       return ir_fail(e, RJ_EINVAL, "others[%d].dtype: %s, the fused maps do not take float8 inputs",
                      i, ir_dtype(t->other_dtype[i])->name);
-    if (t->map != RJ_MAP_WHERE && t->map != RJ_MAP_IR && t->other_dtype[i] != t->dtype)
+    if (t->fused.map != RJ_MAP_WHERE && t->fused.map != RJ_MAP_IR && t->other_dtype[i] != t->dtype)
       return ir_fail(e, RJ_EINVAL,
                      "others[%d].dtype: %s, map \"%s\" takes src's dtype %s (a mask of map "
                      "\"where\" may differ)",
-                     i, ir_dtype(t->other_dtype[i])->name, ir_map_name(t->map),
+                     i, ir_dtype(t->other_dtype[i])->name, ir_map_name(t->fused.map),
                      ir_dtype(t->dtype)->name);
     if ((unsigned)t->other_has_strides[i] > 1)
       return ir_fail(e, RJ_EINVAL, "others[%d].strides: has_strides %d, expected 0 or 1", i,
@@ -560,8 +556,8 @@ static rj_status check_map_ir(const rj_tensor *t, ir_err *e) {
   if (n > RJ_COMBINE_IR_MAX)
     return ir_fail(e, RJ_EINVAL, "map.ir: longer than %zu bytes (RJ_COMBINE_IR_MAX)",
                    (size_t)RJ_COMBINE_IR_MAX);
-  if (!t->map_fn[0]) return ir_fail(e, RJ_EINVAL, "map.function: required (the map's name)");
-  rj_status s = check_name(t->map_fn, "map.function", true, e);
+  if (!t->fused.map_fn[0]) return ir_fail(e, RJ_EINVAL, "map.function: required (the map's name)");
+  rj_status s = check_name(t->fused.map_fn, "map.function", true, e);
   if (s) return s;
   if (!ir_dtype(t->dtype)->is_float || ir_dtype(t->dtype)->fp8)
     return ir_fail(e, RJ_EINVAL, "map: a caller's map applies to f16, bf16, f32 and f64, not %s",
@@ -571,8 +567,11 @@ static rj_status check_map_ir(const rj_tensor *t, ir_err *e) {
 
 /* The built-in maps and epilogues a base op and dtype take (kinds tensor and tile); acc64: the
  * accumulator is f64 (else f32 for floats: the scale must fit it). */
-static rj_status check_fused_op(rj_op op, rj_dtype dt, rj_map map, rj_epilogue epi, double scale,
-                                int accum, bool acc64, ir_err *e) {
+static rj_status check_fused_op(rj_op op, rj_dtype dt, const rj_fused *f, int accum, bool acc64,
+                                bool one_input, ir_err *e) {
+  rj_map map = f->map;
+  rj_epilogue epi = f->epilogue;
+  double scale = f->scale;
   bool base =
       op == RJ_OP_SUM || op == RJ_OP_MEAN || op == RJ_OP_MAX || op == RJ_OP_MIN || op == RJ_OP_PROD;
   if ((map || epi) && !base)
@@ -585,10 +584,9 @@ static rj_status check_fused_op(rj_op op, rj_dtype dt, rj_map map, rj_epilogue e
   if (epi && !ir_dtype(dt)->is_float)
     return ir_fail(e, RJ_EINVAL, "epilogue: applies to float dtypes, not %s", ir_dtype(dt)->name);
   if (map && !int_map && !ir_dtype(dt)->is_float)
-    return ir_fail(e, RJ_EINVAL,
-                   "map: \"%s\" applies to float dtypes, not %s (integers take \"where\" and "
-                   "\"nonzero\")",
-                   ir_map_name(map), ir_dtype(dt)->name);
+    return ir_fail(e, RJ_EINVAL, "map: \"%s\" applies to float dtypes, not %s (integers take %s)",
+                   ir_map_name(map), ir_dtype(dt)->name,
+                   one_input ? "\"nonzero\"" : "\"where\" and \"nonzero\"");
   if (map && !ir_dtype(dt)->is_float && op == RJ_OP_MEAN)
     return ir_fail(e, RJ_EINVAL,
                    "map: op mean of an integer dtype (%s) takes no map: reduce sum, and divide",
@@ -606,18 +604,23 @@ static rj_status check_fused_op(rj_op op, rj_dtype dt, rj_map map, rj_epilogue e
   return RJ_OK;
 }
 
-static rj_status check_map(const rj_tensor *t, ir_err *e) {
-  if ((unsigned)t->map > RJ_MAP_IR) return ir_fail(e, RJ_EINVAL, "map: %d, not a map", t->map);
-  if (t->map != RJ_MAP_IR && t->map_fn[0])
+/* An rj_fused record of any kind: its enums in range, each function name only with its IR. */
+static rj_status check_fused_record(const rj_fused *f, ir_err *e) {
+  if ((unsigned)f->map > RJ_MAP_IR) return ir_fail(e, RJ_EINVAL, "map: %d, not a map", f->map);
+  if (f->map != RJ_MAP_IR && f->map_fn[0])
     return ir_fail(e, RJ_EINVAL, "map.function: applies only to a caller's map (RJ_MAP_IR)");
-  rj_status s0 = t->map == RJ_MAP_IR ? check_map_ir(t, e) : RJ_OK;
-  if (s0) return s0;
-  if ((unsigned)t->epilogue > RJ_EPI_IR)
-    return ir_fail(e, RJ_EINVAL, "epilogue: %d, not an epilogue", t->epilogue);
-  if (t->epilogue != RJ_EPI_IR && t->epilogue_fn[0])
+  if ((unsigned)f->epilogue > RJ_EPI_IR)
+    return ir_fail(e, RJ_EINVAL, "epilogue: %d, not an epilogue", f->epilogue);
+  if (f->epilogue != RJ_EPI_IR && f->epilogue_fn[0])
     return ir_fail(e, RJ_EINVAL,
                    "epilogue.function: applies only to a caller's epilogue (RJ_EPI_IR)");
-  if (t->epilogue == RJ_EPI_IR) {
+  return RJ_OK;
+}
+
+static rj_status check_map(const rj_tensor *t, ir_err *e) {
+  rj_status s0 = check_fused_record(&t->fused, e);
+  if (s0 || (s0 = t->fused.map == RJ_MAP_IR ? check_map_ir(t, e) : RJ_OK)) return s0;
+  if (t->fused.epilogue == RJ_EPI_IR) {
     if (t->op == RJ_OP_CUSTOM)
       return ir_fail(e, RJ_EINVAL, "epilogue: a caller's epilogue is not with op \"custom\"");
     if (!t->combine.ir || !t->combine.ir[0])
@@ -625,11 +628,11 @@ static rj_status check_map(const rj_tensor *t, ir_err *e) {
     if (strnlen(t->combine.ir, RJ_COMBINE_IR_MAX + 1) > RJ_COMBINE_IR_MAX)
       return ir_fail(e, RJ_EINVAL, "epilogue.ir: longer than %zu bytes (RJ_COMBINE_IR_MAX)",
                      (size_t)RJ_COMBINE_IR_MAX);
-    rj_status se = check_name(t->epilogue_fn, "epilogue.function", true, e);
+    rj_status se = check_name(t->fused.epilogue_fn, "epilogue.function", true, e);
     if (se) return se;
   }
-  return (s0 = check_fused_op(t->op, t->dtype, t->map, t->epilogue, t->scale, t->accum,
-                              t->dtype == RJ_F64 || t->acc_f64, e))
+  return (s0 = check_fused_op(t->op, t->dtype, &t->fused, t->accum,
+                              t->dtype == RJ_F64 || t->acc_f64, false, e))
              ? s0
              : check_others(t, e);
 }
@@ -676,12 +679,12 @@ static rj_status validate_list(const rj_tensor *t, ir_err *e) {
   int on[] = {t->accum, t->values, t->dynamic};
   for (int i = 0; i < 3; i++)
     if (on[i]) return ir_fail(e, RJ_EINVAL, "%s: not with \"list\"", no[i]);
-  if (t->nothers || ir_map_others(t->map))
+  if (t->nothers || ir_map_others(t->fused.map))
     return ir_fail(e, RJ_EINVAL,
                    "others: a list takes one input per tensor (maps abs, square and nonzero)");
-  if (t->map == RJ_MAP_IR || t->epilogue == RJ_EPI_IR)
+  if (t->fused.map == RJ_MAP_IR || t->fused.epilogue == RJ_EPI_IR)
     return ir_fail(e, RJ_EINVAL, "%s: a caller's IR is not served over a list (built-in ones are)",
-                   t->map == RJ_MAP_IR ? "map" : "epilogue");
+                   t->fused.map == RJ_MAP_IR ? "map" : "epilogue");
   if (t->segments) return ir_fail(e, RJ_EINVAL, "segments: not with \"list\"");
   rj_status s = check_acc_f64(t, e);
   return s ? s : check_map(t, e);
@@ -701,13 +704,13 @@ static rj_status check_segments(const rj_tensor *t, ir_err *e) {
     return ir_fail(e, RJ_EINVAL,
                    "segments: need a 1-D src, or a 2-D [N, C] one, reduced over axis 0 (axes: "
                    "[0])");
-  const char *no = t->has_strides                        ? "strides (src must be contiguous)"
-                   : t->nothers || t->map || t->epilogue ? "others, map or epilogue"
-                   : t->accum                            ? "accum"
-                   : t->values                           ? "values"
-                   : t->dynamic                          ? "dynamic"
-                   : t->op == RJ_OP_CUSTOM               ? "op custom"
-                                                         : NULL;
+  const char *no = t->has_strides ? "strides (src must be contiguous)"
+                   : t->nothers || t->fused.map || t->fused.epilogue ? "others, map or epilogue"
+                   : t->accum                                        ? "accum"
+                   : t->values                                       ? "values"
+                   : t->dynamic                                      ? "dynamic"
+                   : t->op == RJ_OP_CUSTOM                           ? "op custom"
+                                                                     : NULL;
   if (no) return ir_fail(e, RJ_EINVAL, "segments: not with %s", no);
   if (t->segments_dtype == RJ_I32 && t->shape[0] > INT32_MAX)
     return ir_fail(e, RJ_EINVAL, "segments.dtype: i32 offsets cannot reach shape[0] = %lld",
@@ -783,7 +786,7 @@ static rj_status validate_tensor(const rj_tensor *t, ir_err *e) {
   if (t->list_count || t->list_total) return validate_list(t, e);
   combine_use u = {.op = t->op, .dtype = t->dtype, .nan = t->nan, .accum = t->accum};
   rj_combine cb = t->combine;
-  if ((t->map == RJ_MAP_IR || t->epilogue == RJ_EPI_IR) && t->op != RJ_OP_CUSTOM)
+  if ((t->fused.map == RJ_MAP_IR || t->fused.epilogue == RJ_EPI_IR) && t->op != RJ_OP_CUSTOM)
     /* combine.ir holds the map's (the epilogue's) text */
     cb.ir = NULL, cb.text = 0;
   if ((s = validate_combine(u, &cb, e))) return s;

@@ -38,9 +38,10 @@ rj_status jit_combine_stage(rj_ctx *ctx, const rj_request *req, const ir_target 
   char names[RJ_COMBINE_NAMES_MAX + RJ_COMBINE_FN_MAX];
   ir_combine_names(t, names, RJ_COMBINE_NAMES_MAX);
   const rj_tensor *tn = req->kind == RJ_KIND_TENSOR ? &req->u.tensor : NULL;
-  if (tn && (tn->map == RJ_MAP_IR || tn->epilogue == RJ_EPI_IR)) /* the fourth and fifth roles */
-    snprintf(names, sizeof names, "   %s %s", tn->map == RJ_MAP_IR ? tn->map_fn : "",
-             tn->epilogue == RJ_EPI_IR ? tn->epilogue_fn : "");
+  if (tn && (tn->fused.map == RJ_MAP_IR ||
+             tn->fused.epilogue == RJ_EPI_IR)) /* the fourth and fifth roles */
+    snprintf(names, sizeof names, "   %s %s", tn->fused.map == RJ_MAP_IR ? tn->fused.map_fn : "",
+             tn->fused.epilogue == RJ_EPI_IR ? tn->fused.epilogue_fn : "");
   if (!s && jit_ir_in_process(opt))
     s = jit_compile_combine(ctx, k->custom_bc, k->custom_bcn, k->src, k->srclen, names, tg, k);
   else if (!s)

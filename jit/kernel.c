@@ -24,35 +24,35 @@ static void add_fused(char *buf, size_t n, const rj_request *req) {
   if (req->kind == RJ_KIND_TILE) { /* one input, built-ins only */
     const rj_tile *l = &req->u.tile;
     size_t k = strlen(buf);
-    if ((!l->map && !l->epilogue) || k >= n) return;
+    if ((!l->fused.map && !l->fused.epilogue) || k >= n) return;
     k += (size_t)snprintf(buf + k, n - k, "fused: map %s of src (%s); %s; epilogue %s",
-                          ir_map_name(l->map), ir_dtype(l->dtype)->name, ir_op_name(l->op),
-                          ir_epilogue_name(l->epilogue));
-    if (k < n && l->epilogue == RJ_EPI_SCALE)
-      k += (size_t)snprintf(buf + k, n - k, " by %.17g", l->scale);
+                          ir_map_name(l->fused.map), ir_dtype(l->dtype)->name, ir_op_name(l->op),
+                          ir_epilogue_name(l->fused.epilogue));
+    if (k < n && l->fused.epilogue == RJ_EPI_SCALE)
+      k += (size_t)snprintf(buf + k, n - k, " by %.17g", l->fused.scale);
     if (k < n) snprintf(buf + k, n - k, "\n");
     return;
   }
-  if (req->kind != RJ_KIND_TENSOR || (!t->map && !t->epilogue)) return;
+  if (req->kind != RJ_KIND_TENSOR || (!t->fused.map && !t->fused.epilogue)) return;
   size_t k = strlen(buf);
   if (k >= n) return;
-  k += (size_t)snprintf(buf + k, n - k, "fused: map %s%s%s of src (%s)", ir_map_name(t->map),
-                        t->map == RJ_MAP_IR ? " " : "", t->map == RJ_MAP_IR ? t->map_fn : "",
-                        ir_dtype(t->dtype)->name);
+  k += (size_t)snprintf(buf + k, n - k, "fused: map %s%s%s of src (%s)", ir_map_name(t->fused.map),
+                        t->fused.map == RJ_MAP_IR ? " " : "",
+                        t->fused.map == RJ_MAP_IR ? t->fused.map_fn : "", ir_dtype(t->dtype)->name);
   for (int i = 0; i < t->nothers && k < n; i++)
     k += (size_t)snprintf(buf + k, n - k, ", others[%d] (%s, %s)", i,
                           ir_dtype(t->other_dtype[i])->name,
                           t->other_has_strides[i] ? "its own strides" : "src's layout");
   if (k < n)
     k += (size_t)snprintf(buf + k, n - k, "; %s%s; epilogue %s", ir_op_name(t->op),
-                          t->op == RJ_OP_MEAN && t->map == RJ_MAP_WHERE
+                          t->op == RJ_OP_MEAN && t->fused.map == RJ_MAP_WHERE
                               ? " of the selected elements (divided by their count)"
                               : "",
-                          ir_epilogue_name(t->epilogue));
-  if (k < n && t->epilogue == RJ_EPI_IR)
-    k += (size_t)snprintf(buf + k, n - k, " %s", t->epilogue_fn);
-  if (k < n && t->epilogue == RJ_EPI_SCALE)
-    k += (size_t)snprintf(buf + k, n - k, " by %.17g", t->scale);
+                          ir_epilogue_name(t->fused.epilogue));
+  if (k < n && t->fused.epilogue == RJ_EPI_IR)
+    k += (size_t)snprintf(buf + k, n - k, " %s", t->fused.epilogue_fn);
+  if (k < n && t->fused.epilogue == RJ_EPI_SCALE)
+    k += (size_t)snprintf(buf + k, n - k, " by %.17g", t->fused.scale);
   if (k < n && t->acc_f64) k += (size_t)snprintf(buf + k, n - k, "; accumulated in f64");
   if (k < n) snprintf(buf + k, n - k, "\n");
 }

@@ -9,7 +9,8 @@ bool st_is(rj_op op) {
 }
 
 st_req st_of_tensor(const rj_tensor *t) { /* i8 .. bool, float8: in the dtype they reduce in */
-  if (t->op == RJ_OP_MEAN && t->map == RJ_MAP_WHERE) { /* W: the accumulator, f64 under acc_f64 */
+  if (t->op == RJ_OP_MEAN &&
+      t->fused.map == RJ_MAP_WHERE) { /* W: the accumulator, f64 under acc_f64 */
     ir_tview v;
     ir_tensor_view(t, &v);
     bool count32 = !t->dynamic && !t->segments && !t->list_count && v.reduce_len <= INT32_MAX;

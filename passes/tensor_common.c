@@ -121,7 +121,7 @@ static LLVMValueRef load_raw(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
 
 LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
   LLVMValueRef x = load_raw(e, t, p);
-  return t->map ? tns_map(e, t, p, 1, &x, tns_identity(e, t), &x) : x;
+  return t->fused.map ? tns_map(e, t, p, 1, &x, tns_identity(e, t), &x) : x;
 }
 
 void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLVMValueRef *out) {
@@ -130,7 +130,7 @@ void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLV
   LLVMSetAlignment(v, (unsigned)(vec * ir_dtype(t->dtype)->bytes));
   for (int i = 0; i < vec; i++)
     out[i] = widen(e, t, LLVMBuildExtractElement(e->B, v, pass_i32(e, i), ""));
-  if (t->map) tns_map(e, t, p, vec, out, tns_identity(e, t), out);
+  if (t->fused.map) tns_map(e, t, p, vec, out, tns_identity(e, t), out);
 }
 
 /* An accumulator (of acc, tns_acc_dtype) as the result dtype r.  An f64 accumulator of f16 / bf16
@@ -232,8 +232,8 @@ void tns_acc_fold(pass_emit *e, const rj_tensor *t, LLVMValueRef acc, LLVMValueR
 bool tns_vfoldable(const rj_tensor *t) {
   const ir_dtype_info *di = ir_dtype(t->dtype);
   bool op = t->op == RJ_OP_SUM || t->op == RJ_OP_MEAN || t->op == RJ_OP_PROD;
-  return op && t->nan == RJ_NAN_PROPAGATE && !t->map && !t->nothers && di->is_float && !di->fp8 &&
-         (di->bytes == 2 || di->bytes == 4);
+  return op && t->nan == RJ_NAN_PROPAGATE && !t->fused.map && !t->nothers && di->is_float &&
+         !di->fp8 && (di->bytes == 2 || di->bytes == 4);
 }
 
 LLVMValueRef tns_vacc(pass_emit *e, const rj_tensor *t, int n) {
@@ -342,7 +342,7 @@ void tns_store(pass_emit *e, const rj_tensor *t, LLVMValueRef dst, LLVMValueRef 
     LLVMValueRef old = tns_widen(e, LLVMBuildLoad2(e->B, ty, ptr, ""), res, acc);
     v = pass_fold(e, t->op, acc, t->nan, v, old);
   }
-  if (t->epilogue) v = tns_epilogue(e, t, v);
+  if (t->fused.epilogue) v = tns_epilogue(e, t, v);
   LLVMBuildStore(e->B, narrow(e, acc, res, v), ptr);
 }
 
@@ -413,10 +413,10 @@ void tns_plan_runtime(pass_plan *out, const rj_request *r, const char *variant, 
     key_add(more, sizeof more, "|corr%d", t->correction);
   if (t->values) key_add(more, sizeof more, "|values");
   if (tns_acc_dtype(t) != ir_acc_dtype(t->op, t->dtype)) key_add(more, sizeof more, "|acc_f64");
-  if (t->map || t->epilogue || t->nothers) {
+  if (t->fused.map || t->fused.epilogue || t->nothers) {
     uint64_t scale;
-    memcpy(&scale, &t->scale, sizeof scale);
-    key_add(more, sizeof more, "|map%d.%d.%d", t->map, t->epilogue, t->nothers);
+    memcpy(&scale, &t->fused.scale, sizeof scale);
+    key_add(more, sizeof more, "|map%d.%d.%d", t->fused.map, t->fused.epilogue, t->nothers);
     for (int i = 0; i < t->nothers && i < RJ_TENSOR_OTHERS_MAX; i++)
       key_add(more, sizeof more, ".%d", (int)t->other_dtype[i]);
     key_add(more, sizeof more, "|scale%016llx", (unsigned long long)scale);

@@ -123,11 +123,11 @@ static LLVMValueRef nonzero(pass_emit *e, rj_dtype dt, LLVMValueRef m) {
 static LLVMValueRef map1(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMValueRef y,
                          LLVMValueRef id) {
   LLVMTypeRef w = LLVMTypeOf(x);
-  if (y && t->map != RJ_MAP_WHERE) { /* x's dtype: its acc type, widened as x was */
+  if (y && t->fused.map != RJ_MAP_WHERE) { /* x's dtype: its acc type, widened as x was */
     y = pass_to_acc(e, y, t->other_dtype[0]);
     if (LLVMTypeOf(y) != w) y = LLVMBuildFPExt(e->B, y, w, "");
   }
-  switch (t->map) {
+  switch (t->fused.map) {
   case RJ_MAP_MUL:
     return LLVMBuildFMul(e->B, x, y, "");
   case RJ_MAP_SUB_SQUARE: {
@@ -141,7 +141,7 @@ static LLVMValueRef map1(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLVMV
   case RJ_MAP_WHERE:
     return LLVMBuildSelect(e->B, nonzero(e, t->other_dtype[0], y), x, id, "");
   default: /* the one-input maps: fused.c's */
-    return pass_map_one(e, t->map, x);
+    return pass_map_one(e, t->fused.map, x);
   }
 }
 
@@ -176,7 +176,7 @@ static LLVMValueRef map_ir(pass_emit *e, const rj_tensor *t, LLVMValueRef x, LLV
 LLVMValueRef tns_map(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int n, LLVMValueRef *x,
                      LLVMValueRef id, LLVMValueRef *out) {
   LLVMValueRef y[16] = {0};
-  if (t->map == RJ_MAP_IR) {
+  if (t->fused.map == RJ_MAP_IR) {
     LLVMValueRef ys[RJ_TENSOR_OTHERS_MAX][16], o = NULL;
     if (t->nothers) {
       LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
@@ -201,7 +201,7 @@ LLVMValueRef tns_map(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int n, LL
     LLVMValueRef o = LLVMBuildExactSDiv(e->B, d, i64c(e, ir_dtype(t->dtype)->bytes), "");
     load_other(e, t, 0, o, n, y);
   }
-  bool masked = t->map == RJ_MAP_WHERE && t->op == RJ_OP_MEAN;
+  bool masked = t->fused.map == RJ_MAP_WHERE && t->op == RJ_OP_MEAN;
   for (int i = 0; i < n; i++)
     out[i] =
         masked ? masked_elem(e, t, x[i], y[i]) : map1(e, t, x[i], t->nothers ? y[i] : NULL, id);
@@ -209,7 +209,7 @@ LLVMValueRef tns_map(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int n, LL
 }
 
 LLVMValueRef tns_epilogue(pass_emit *e, const rj_tensor *t, LLVMValueRef v) {
-  if (t->epilogue != RJ_EPI_IR) return pass_epilogue(e, t->epilogue, t->scale, v);
+  if (t->fused.epilogue != RJ_EPI_IR) return pass_epilogue(e, t->fused.epilogue, t->fused.scale, v);
   /* the caller's, linked in the compiler (jit/llvm/combine.c) */
   LLVMTypeRef w = LLVMTypeOf(v), fty = LLVMFunctionType(w, &w, 1, 0);
   LLVMValueRef fn = LLVMGetNamedFunction(e->M, PASS_CUSTOM_EPILOGUE);

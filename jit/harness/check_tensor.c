@@ -90,7 +90,7 @@ static rj_status other_inputs(rj_ctx *ctx, const rj_check_opts *o, const rj_tens
     if (s) return s;
     void *p = hr_payload(&b->oth[k]);
     hr_fill_random(g, dt, p, off + ov.extent);
-    if (t->map == RJ_MAP_WHERE) {
+    if (t->fused.map == RJ_MAP_WHERE) {
       bool none = ((o->seed >> 6) & 3) == 0;
       for (int64_t i = 0; i < off + ov.extent; i++) {
         uint64_t z = none ? 0 : hr_rng_next(g) & 1;

@@ -51,7 +51,7 @@ static rj_status inputs(rj_ctx *ctx, const rj_check_opts *o, tilerun *u) {
   if ((s = hr_buf_up(ctx, &u->src)) || (s = hr_buf_up(ctx, &u->dst))) return s;
   if (hr_state_op(t->op))
     hr_state_ref_tile(t, hr_payload(&u->src), u->ref);
-  else if (t->map || t->epilogue)
+  else if (t->fused.map || t->fused.epilogue)
     hr_oracle_tile_fused(t, hr_payload(&u->src), t->accum ? u->dst_init : NULL, u->ref);
   else
     hr_oracle_tile(t, hr_payload(&u->src), t->accum ? u->dst_init : NULL, u->ref);
@@ -151,7 +151,7 @@ rj_status hr_check_tile(rj_ctx *ctx, const rj_request *req, const rj_check_opts 
   const rj_tile *t = u.t;
   ir_tile_facts(t, &u.f);
   u.local = t->src.mem == RJ_MEM_LOCAL;
-  bool mapped_mm = t->map && (t->op == RJ_OP_MAX || t->op == RJ_OP_MIN);
+  bool mapped_mm = t->fused.map && (t->op == RJ_OP_MAX || t->op == RJ_OP_MIN);
   u.cmp = mapped_mm && ir_dtype(t->dtype)->is_float ? RJ_OP_SUM : t->op;
   u.Ts = t->scope == RJ_SCOPE_THREAD ? 1
          : t->scope == RJ_SCOPE_CTA  ? u.f.threads

@@ -54,12 +54,13 @@ static rj_status let_go(rj_ctx *ctx, rj_kernel *k, rj_status s) {
  * is refused), and no_check serves kinds tensor and treduce (those with op custom). */
 static rj_status check_reach(rj_ctx *ctx, const rj_request *req, const rj_check_opts *o) {
   bool custom = ir_request_op(req) == RJ_OP_CUSTOM;
-  if (req->kind == RJ_KIND_TENSOR && req->u.tensor.map == RJ_MAP_IR && !o->no_check && !o->map_ref)
+  if (req->kind == RJ_KIND_TENSOR && req->u.tensor.fused.map == RJ_MAP_IR && !o->no_check &&
+      !o->map_ref)
     return rj_error_set(ctx, RJ_EUNSUPPORTED,
                         "map: a caller's map (LLVM IR) has no CPU oracle of its own; give its C "
                         "reference (rj_check_opts.map_ref), or launch it unchecked (no_check, "
                         "`redjit run --no-check`)");
-  if (req->kind == RJ_KIND_TENSOR && req->u.tensor.epilogue == RJ_EPI_IR && !o->no_check &&
+  if (req->kind == RJ_KIND_TENSOR && req->u.tensor.fused.epilogue == RJ_EPI_IR && !o->no_check &&
       !o->epilogue_ref)
     return rj_error_set(ctx, RJ_EUNSUPPORTED,
                         "epilogue: a caller's epilogue (LLVM IR) has no CPU oracle of its own; "

@@ -8,7 +8,7 @@
 #include <math.h>
 
 bool hr_fused(const rj_tensor *t) {
-  return t->map || t->epilogue || t->nothers;
+  return t->fused.map || t->fused.epilogue || t->nothers;
 }
 
 void hr_other_view(const rj_tensor *t, int k, ir_tview *v) {
@@ -82,7 +82,7 @@ static void oracle_int(const rj_tensor *t, const ir_tview *v, const void *src,
     hr_oracle_init(t->op, ir_acc_dtype(t->op, t->dtype), a); /* i8's max: from INT64_MIN */
     for (int64_t r = 0; r < v->reduce_len; r++) {
       int64_t off = ir_tview_offset(v, p, r);
-      if (t->map == RJ_MAP_WHERE) {
+      if (t->fused.map == RJ_MAP_WHERE) {
         double m = hr_load_f64(t->other_dtype[0], others[0], ir_tview_offset(&ov, p, r));
         if (m != 0) hr_oracle_add(t->op, t->dtype, t->nan, a, src, off);
         continue;
@@ -114,8 +114,8 @@ void hr_oracle_fused(const rj_tensor *t, const ir_tview *v, const void *src,
       double x = hr_load_f64(t->dtype, src, ir_tview_offset(v, p, r)), y = 0;
       if (t->nothers) y = hr_load_f64(t->other_dtype[0], others[0], ir_tview_offset(&ov, p, r));
       bool skip;
-      double m = map1(t->map, x, y, &skip);
-      if (t->map == RJ_MAP_IR) { /* the caller's C reference (check_reach: there is one) */
+      double m = map1(t->fused.map, x, y, &skip);
+      if (t->fused.map == RJ_MAP_IR) { /* the caller's C reference (check_reach: there is one) */
         double in[1 + RJ_TENSOR_OTHERS_MAX] = {x};
         for (int k = 0; k < t->nothers; k++)
           in[k + 1] = hr_load_f64(t->other_dtype[k], others[k], ir_tview_offset(&ovs[k], p, r));
@@ -127,7 +127,7 @@ void hr_oracle_fused(const rj_tensor *t, const ir_tview *v, const void *src,
     if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, p);
     hr_oracle_finish(t->op, a, count); /* no element selected: 0 / 0, NaN */
     if (t->op == RJ_OP_MAX || t->op == RJ_OP_MIN) a->mag = fabs(a->f); /* checked as a sum */
-    epilogue(t->epilogue, t->scale, o, a);
+    epilogue(t->fused.epilogue, t->fused.scale, o, a);
     a->acc_f64 = t->acc_f64 && t->dtype != RJ_F64;
   }
 }
@@ -142,11 +142,11 @@ void hr_oracle_tile_fused(const rj_tile *t, const void *src, const void *dst_old
     for (int64_t r = 0; r < f.reduce_len; r++) {
       double x = hr_load_f64(t->dtype, src, ir_src_offset(t, s, r));
       bool skip;
-      double m = map1(t->map, x, 0, &skip);
+      double m = map1(t->fused.map, x, 0, &skip);
       uint64_t one = x != 0; /* little-endian: the dtype's 0 / 1 */
       if (fl)
         hr_oracle_add(t->op, RJ_F64, t->nan, a, &m, 0);
-      else if (t->map == RJ_MAP_NONZERO)
+      else if (t->fused.map == RJ_MAP_NONZERO)
         hr_oracle_add(t->op, t->dtype, t->nan, a, &one, 0);
       else
         hr_oracle_add(t->op, t->dtype, t->nan, a, src, ir_src_offset(t, s, r));
@@ -154,6 +154,6 @@ void hr_oracle_tile_fused(const rj_tile *t, const void *src, const void *dst_old
     if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, ir_dst_offset(t, s));
     hr_oracle_finish(t->op, a, f.reduce_len);
     if (fl && (t->op == RJ_OP_MAX || t->op == RJ_OP_MIN)) a->mag = fabs(a->f); /* as a sum */
-    epilogue(t->epilogue, t->scale, NULL, a);
+    epilogue(t->fused.epilogue, t->fused.scale, NULL, a);
   }
 }

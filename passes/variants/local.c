@@ -517,7 +517,8 @@ static void finish_slot(pass_emit *e, const rj_tile *t, const pass_tile_args *a,
   bool state = st_tile_on(t);
   st_req st = st_of_tile(t);
   if (!state) acc = pass_mean(e, t->op, t->dtype, acc, pass_i32(e, f.reduce_len));
-  if (!state) acc = pass_epilogue(e, t->epilogue, t->scale, acc); /* not with accum (validated) */
+  if (!state)
+    acc = pass_epilogue(e, t->fused.epilogue, t->fused.scale, acc); /* not with accum (validated) */
   if (state) ty = pass_type(e, ir_tile_result(t));
   LLVMValueRef dptr = pass_gep(e, ty, a->dst, jd);
   bool everyone = memcmp(write, all, sizeof all) == 0;
@@ -582,7 +583,7 @@ static LLVMValueRef slot_index(pass_emit *e, const index_table *ix, LLVMValueRef
 
 /* A loaded src element x as the fold takes it: widened, then the fused map (none: x). */
 static LLVMValueRef load_acc(pass_emit *e, const rj_tile *t, LLVMValueRef x) {
-  return pass_map_one(e, t->map, pass_to_acc(e, x, t->dtype));
+  return pass_map_one(e, t->fused.map, pass_to_acc(e, x, t->dtype));
 }
 
 /* acc (an alloca) folds the src slots off + nest, level lev down to 0, in ascending order */

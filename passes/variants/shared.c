@@ -130,7 +130,7 @@ static LLVMValueRef gather(pass_emit *e, const rj_tile *t, const plan *p, const 
       LLVMBuildAdd(e->B, spa_off, pass_region_offset(e, &t->src, red, l.i, false), "");
   LLVMValueRef x =
       pass_to_acc(e, LLVMBuildLoad2(e->B, ty, pass_gep(e, ty, a->src, off), ""), t->dtype);
-  x = pass_map_one(e, t->map, x); /* the fused map (none: x) */
+  x = pass_map_one(e, t->fused.map, x); /* the fused map (none: x) */
   LLVMValueRef cur = LLVMBuildLoad2(e->B, acc_ty, acc, "");
   LLVMBuildStore(e->B, st_tile_fold(e, t, cur, x, l.i), acc);
   pass_if_end(e, &in);
@@ -163,7 +163,8 @@ static void store(pass_emit *e, const rj_tile *t, const pass_tile_args *a, LLVMV
     return;
   }
   v = pass_mean(e, t->op, t->dtype, v, pass_i32(e, f.reduce_len));
-  v = pass_epilogue(e, t->epilogue, t->scale, v); /* none: v; not with accum (validated) */
+  v = pass_epilogue(e, t->fused.epilogue, t->fused.scale,
+                    v); /* none: v; not with accum (validated) */
   LLVMTypeRef ty = pass_type(e, t->dtype);
   LLVMValueRef ptr = pass_gep(e, ty, a->dst, pass_region_offset(e, &t->dst, all, spa, true));
   if (t->accum) {

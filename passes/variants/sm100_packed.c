@@ -66,11 +66,11 @@ out:
 
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
   const rj_tile *t = &r->u.tile;
-  if (t->map || t->epilogue)
+  if (t->fused.map || t->fused.epilogue)
     return snprintf(buf, n,
                     "map %s, epilogue %s: the packed fold takes the registers as they "
                     "are (variant local maps them)",
-                    ir_map_name(t->map), ir_epilogue_name(t->epilogue)),
+                    ir_map_name(t->fused.map), ir_epilogue_name(t->fused.epilogue)),
            buf;
   if (t->scope != RJ_SCOPE_THREAD)
     return snprintf(buf, n, "scope is %s: the packed fold is one thread's (scope thread only)",

@@ -46,8 +46,8 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   tns_plan_geometry(out, (unsigned)grid, MULTI_T);
   snprintf(out->key, sizeof out->key,
            "tensor_multi C=%d U=%d op=%s dtype=%s nan=%d map=%d epi=%d scale=%.17g f64=%d total=%d",
-           p.C, p.U, ir_op_name(t->op), ir_dtype(t->dtype)->name, t->nan, t->map, t->epilogue,
-           t->scale, t->acc_f64, t->list_total);
+           p.C, p.U, ir_op_name(t->op), ir_dtype(t->dtype)->name, t->nan, t->fused.map,
+           t->fused.epilogue, t->fused.scale, t->acc_f64, t->list_total);
   snprintf(out->note, sizeof out->note,
            " (list: count class %d, table and n are kernel parameters; chunks of >= %d "
            "elements, <= %d per tensor; grid %lld x %d; partials and counters in the module)",

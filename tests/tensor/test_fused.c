@@ -225,16 +225,16 @@ START_TEST(refusals) {
   /* the C API's request, not only JSON */
   rj_kernel *k = NULL;
   rjt_parse(ctx, rjt_fmt(T, "f32", "\"op\":\"sum\"," ROWS), &r);
-  r.u.tensor.map = (rj_map)9;
+  r.u.tensor.fused.map = (rj_map)9;
   ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
   HAS(rj_errmsg(ctx), "map: 9, not a map");
-  r.u.tensor.map = RJ_MAP_NONE;
-  r.u.tensor.epilogue = RJ_EPI_SCALE;
-  r.u.tensor.scale = 1.0 / 0.0;
+  r.u.tensor.fused.map = RJ_MAP_NONE;
+  r.u.tensor.fused.epilogue = RJ_EPI_SCALE;
+  r.u.tensor.fused.scale = 1.0 / 0.0;
   ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
   HAS(rj_errmsg(ctx), "scale: inf, expected a finite number");
-  r.u.tensor.epilogue = RJ_EPI_NONE;
-  r.u.tensor.scale = 0;
+  r.u.tensor.fused.epilogue = RJ_EPI_NONE;
+  r.u.tensor.fused.scale = 0;
   r.u.tensor.nothers = 5;
   ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
   HAS(rj_errmsg(ctx), "others: 5 inputs, expected 0 .. 3");

@@ -157,8 +157,8 @@ START_TEST(canonical) {
   rj_request r;
   rjt_parse(ctx, rjt_fmt(TILE, "f32", "\"op\":\"norm\",\"p\":1", CTA), &r);
   ck_assert_int_eq(r.u.tile.op, RJ_OP_SUM);
-  ck_assert_int_eq(r.u.tile.map, RJ_MAP_ABS);
-  ck_assert_int_eq(r.u.tile.epilogue, RJ_EPI_NONE);
+  ck_assert_int_eq(r.u.tile.fused.map, RJ_MAP_ABS);
+  ck_assert_int_eq(r.u.tile.fused.epilogue, RJ_EPI_NONE);
   /* a request without the fields keeps its canonical text */
   const char *c;
   rjt_parse(ctx, rjt_fmt(TILE, "f32", "\"op\":\"sum\"", CTA), &r);
@@ -233,23 +233,27 @@ START_TEST(refusals) {
   rj_request r;
   rj_kernel *k = NULL;
   rjt_parse(ctx, rjt_fmt(TILE, "f32", "\"op\":\"sum\"", CTA), &r);
-  r.u.tile.map = RJ_MAP_MUL;
+  r.u.tile.fused.map = RJ_MAP_MUL;
   ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
   HAS(rj_errmsg(ctx), "map: \"mul\" takes a second input; kind \"tile\" reduces one");
-  r.u.tile.map = RJ_MAP_IR;
+  r.u.tile.fused.map = RJ_MAP_IR;
   ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
   HAS(rj_errmsg(ctx), "map: kind \"tile\" takes the built-in maps");
-  r.u.tile.map = (rj_map)9;
+  r.u.tile.fused.map = (rj_map)9;
   ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
   HAS(rj_errmsg(ctx), "map: 9, not a map");
-  r.u.tile.map = RJ_MAP_NONE;
-  r.u.tile.epilogue = RJ_EPI_IR;
+  r.u.tile.fused.map = RJ_MAP_NONE;
+  r.u.tile.fused.epilogue = RJ_EPI_IR;
   ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
   HAS(rj_errmsg(ctx), "epilogue: kind \"tile\" takes the built-in epilogues");
-  r.u.tile.epilogue = RJ_EPI_SCALE;
-  r.u.tile.scale = 1.0 / 0.0;
+  r.u.tile.fused.epilogue = RJ_EPI_SCALE;
+  r.u.tile.fused.scale = 1.0 / 0.0;
   ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
   HAS(rj_errmsg(ctx), "scale: inf, expected a finite number");
+  r.u.tile.fused.scale = 2; /* the record's function names go only with their IR (tensor's) */
+  snprintf(r.u.tile.fused.map_fn, sizeof r.u.tile.fused.map_fn, "f");
+  ck_assert_int_eq(rj_compile(ctx, &r, NULL, &k), RJ_EINVAL);
+  HAS(rj_errmsg(ctx), "map.function: applies only to a caller's map (RJ_MAP_IR)");
   /* subgroup requests: none, saying why */
   refused("{\"kind\":\"subgroup\",\"primitive\":\"reduce_add\",\"dtype\":\"f32\",\"epilogue\":"
           "\"sqrt\"}",
