@@ -3,6 +3,8 @@
  * (variants shared and local). */
 #include "state.h"
 
+#include <stdio.h>
+
 LLVMValueRef pass_map_one(pass_emit *e, rj_map m, LLVMValueRef x) {
   LLVMTypeRef w = LLVMTypeOf(x);
   switch (m) {
@@ -32,4 +34,11 @@ LLVMValueRef pass_epilogue(pass_emit *e, rj_epilogue ep, double scale, LLVMValue
   default:
     return v;
   }
+}
+
+const char *pass_fused_declined(const rj_fused *f, const char *as_is, char *buf, size_t n) {
+  if (!f->map && !f->epilogue) return NULL;
+  snprintf(buf, n, "map %s, epilogue %s: %s (variant local maps them)", ir_map_name(f->map),
+           ir_epilogue_name(f->epilogue), as_is);
+  return buf;
 }

@@ -179,6 +179,9 @@ LLVMValueRef pass_mean(pass_emit *e, rj_op op, rj_dtype t, LLVMValueRef v, LLVMV
  * type, and a built-in epilogue (sqrt, scale by scale, log; else v) of an output v. */
 LLVMValueRef pass_map_one(pass_emit *e, rj_map m, LLVMValueRef x);
 LLVMValueRef pass_epilogue(pass_emit *e, rj_epilogue ep, double scale, LLVMValueRef v);
+/* A tile variant that folds values as they are declining a mapped request: NULL when f maps
+ * nothing, else buf ("map M, epilogue E: <as_is> (variant local maps them)"). */
+const char *pass_fused_declined(const rj_fused *f, const char *as_is, char *buf, size_t n);
 LLVMValueRef pass_call(pass_emit *e, const char *intrinsic, LLVMTypeRef *ovl, int novl,
                        LLVMValueRef *args, int nargs);
 LLVMValueRef pass_tid_x(pass_emit *e);

@@ -51,12 +51,9 @@ static const char *intrinsic(const rj_tile *t) {
 
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
   const rj_tile *t = &r->u.tile;
-  if (t->fused.map || t->fused.epilogue)
-    return snprintf(buf, n,
-                    "map %s, epilogue %s: redux.sync folds the registers as they are "
-                    "(variant local maps them)",
-                    ir_map_name(t->fused.map), ir_epilogue_name(t->fused.epilogue)),
-           buf;
+  const char *mapped =
+      pass_fused_declined(&t->fused, "redux.sync folds the registers as they are", buf, n);
+  if (mapped) return mapped;
   if (t->scope != RJ_SCOPE_WARP)
     return snprintf(buf, n, "scope is %s: redux.sync reduces across one warp (scope warp only)",
                     ir_scope_name(t->scope)),

@@ -66,12 +66,9 @@ out:
 
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
   const rj_tile *t = &r->u.tile;
-  if (t->fused.map || t->fused.epilogue)
-    return snprintf(buf, n,
-                    "map %s, epilogue %s: the packed fold takes the registers as they "
-                    "are (variant local maps them)",
-                    ir_map_name(t->fused.map), ir_epilogue_name(t->fused.epilogue)),
-           buf;
+  const char *mapped =
+      pass_fused_declined(&t->fused, "the packed fold takes the registers as they are", buf, n);
+  if (mapped) return mapped;
   if (t->scope != RJ_SCOPE_THREAD)
     return snprintf(buf, n, "scope is %s: the packed fold is one thread's (scope thread only)",
                     ir_scope_name(t->scope)),
