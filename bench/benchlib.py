@@ -2,7 +2,7 @@
 finding the redjit package and library of this checkout, and the two timings of the docs'
 method (docs/PERFORMANCE.md): "flushed" (triton.testing.do_bench's median, L2 flushed before
 every run) and "steady" (back-to-back calls over inputs rotated through >= 2 GiB, CUDA events
-around the whole loop)."""
+around the whole loop, the median of three loops)."""
 import os
 import sys
 
@@ -52,16 +52,20 @@ def flushed(torch, triton, fn, warmup=25, rep=100):
     return sorted(times)[len(times) // 2]
 
 
-def steady(torch, fn, items, reps):
-    """ms per call: reps calls of fn(item) back to back over the rotated items, CUDA events
-    around the whole loop (3 calls first, not timed)"""
+def steady(torch, fn, items, reps, loops=3):
+    """ms per call: the median of `loops` timed loops, each reps calls of fn(item) back to back
+    over the rotated items with CUDA events around the whole loop (3 calls first, not timed); the
+    median keeps one disturbed loop (a clock change, another process) out of the figure"""
     for i in range(3):
         fn(items[i % len(items)])
     torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for i in range(reps):
-        fn(items[i % len(items)])
-    e.record()
-    torch.cuda.synchronize()
-    return s.elapsed_time(e) / reps
+    per_call = []
+    for _ in range(loops):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for i in range(reps):
+            fn(items[i % len(items)])
+        e.record()
+        torch.cuda.synchronize()
+        per_call.append(s.elapsed_time(e) / reps)
+    return sorted(per_call)[len(per_call) // 2]

@@ -119,6 +119,12 @@ cases+=(
   "fused_where_rows_u8|{\"kind\":\"tensor\",\"dtype\":\"f32\",\"op\":\"sum\",\"map\":\"where\",\"others\":[{\"dtype\":\"u8\"}],\"shape\":[37,1003],\"axes\":[1]}"
   "fused_masked_mean_1d_u8|{\"kind\":\"tensor\",\"dtype\":\"bf16\",\"op\":\"masked_mean\",\"others\":[{\"dtype\":\"u8\"}],\"shape\":[100003]}"
   "fused_count_i16|{\"kind\":\"tensor\",\"dtype\":\"i16\",\"op\":\"count_nonzero\",\"shape\":[640]}"
+  "fused_dot_rows_cta|{\"kind\":\"tensor\",\"dtype\":\"f32\",\"op\":\"dot\",\"others\":[{\"dtype\":\"f32\"}],\"shape\":[300,5001],\"axes\":[1]}"
+  "fused_tile_shared_norm|{$ts,\"op\":\"norm\",\"p\":1}"
+  "fused_tile_local_sumsq|{$tl,\"op\":\"sumsq\"}"
+  "invariant_rows_bf16|{\"kind\":\"tensor\",\"dtype\":\"bf16\",\"op\":\"sum\",\"shape\":[37,1003],\"axes\":[1],\"invariant\":true}"
+  "invariant_cols_bf16|{\"kind\":\"tensor\",\"dtype\":\"bf16\",\"op\":\"sum\",\"shape\":[257,35],\"axes\":[0],\"invariant\":true}"
+  "invariant_1d_f32|{\"kind\":\"tensor\",\"dtype\":\"f32\",\"op\":\"mean\",\"shape\":[100003],\"invariant\":true}"
 )
 # run in process (CK_FORK=no), every case of the suite; SUITES="..." names others ("" for none)
 read -r -a suites <<<"${SUITES-test_gpu_custom_kinds}"
