@@ -10,13 +10,17 @@ ReductionKernel of the same expression, and a small Triton kernel written for th
 4096 x 4096 and 65536 x 128 along rows (axis 1), and 1-D 2^24 and 2^28 (full reductions).
 
 GB/s count every input read once (x, and y or the uint8 mask) and the output written once.
-"ours / sum" is the op's rate over redjit's plain sum of x alone on the same shape and timing
-(the rate of reading bytes: the goal is >= 0.95).  "ours / best peer" is over the fastest peer.
+"ours / sum" is the op's rate over redjit's plain sum of x alone on the same shape and timing,
+the sum timed again in the op's own rounds (the rate of reading bytes: the goal is >= 0.95).
+"ours / best peer" is over the fastest peer.
 
 Two timings per function, as bench/peers.py and bench/state_ops_peers.py take them:
-  flushed  triton.testing.do_bench: median, L2 flushed (256 MB of zeros) before every run;
+  flushed  triton.testing.do_bench: median, L2 flushed (256 MB of zeros) before every run; the
+           median of --rounds such runs (default 3), each function's taken in turn with the
+           others' of its row (so a drift of the GPU's clocks falls on every function alike);
   steady   back-to-back calls over inputs rotated through >= 2 GiB (nothing L2-resident), CUDA
-           events around the whole loop: the time per call a pipeline of reductions sees.
+           events around the whole loop, the median of three loops: the time per call a
+           pipeline of reductions sees.
 Each redjit result is checked against torch's float64 reference before timing (f32: relative
 1e-4 of the largest |value|; bf16 / f16: 2e-2); a wrong one prints "NO" in column ok.
 
@@ -27,7 +31,8 @@ shapes; 1-D: programs of 64 Ki elements each, their partials added by tl.atomic_
 Run on a GPU machine from the repository root, after scripts/carry.sh on the build machine:
   REDJIT_LIBRARY=carry/libredjit.so.0.2 PYTHONPATH=tools/python python3 bench/fused_peers.py
 Options: --shapes rows,tall,1d24,1d28 (a subset), --ops sum,dot,... (a subset), --dtype f32 |
-bf16 | f16 (default f32), --reps N (steady calls per rotation set, default 200), --dry (no GPU,
+bf16 | f16 (default f32), --reps N (steady calls per rotation set, default 200), --rounds R
+(flushed runs per function, default 3), --dry (no GPU,
 no torch: compiles every redjit request of the run for sm_90 and prints the plan).
 """
 import argparse
@@ -291,12 +296,17 @@ def make_items(torch, cupy, shape, dims, tdt, nbytes_per_set):
     return items
 
 
-def time_all(torch, triton, fns, items, reps, gb):
-    res = {}
+def time_all(torch, triton, fns, items, reps, rounds):
+    """ms per call of each fn: "NAME" flushed, the median of `rounds` do_bench runs taken in turn
+    with every other fn's (round 1 of each, then round 2, ...: a drift of the clocks falls on all
+    alike); "NAME steady", steady's median of three loops"""
+    runs = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, f in fns.items():
+            runs[name].append(flushed(torch, triton, lambda f=f: f(items[0])))
+    res = {name: sorted(t)[len(t) // 2] for name, t in runs.items()}
     for name, f in fns.items():
-        it = items[0]
-        res[name] = gb(flushed(torch, triton, lambda f=f: f(it)))
-        res[name + " steady"] = gb(steady(torch, f, items, reps))
+        res[name + " steady"] = steady(torch, f, items, reps)
     return res
 
 
@@ -309,10 +319,8 @@ def run_shape(torch, triton, kernels, cupy, args, name):
     kept = [s for i, s in enumerate(shape) if i not in axes]
     outb = esz * max(1, math.prod(kept))
     items = make_items(torch, cupy, shape, axes, tdt, n * (2 * esz + 1))
-    sums = None
     for op in args.ops:
         read = n * esz + (n * esz if TWO.get(op) == "y" else n if op in TWO else 0)
-        gb = lambda ms, b=read + outb: b / (ms * 1e6)  # noqa: E731
         mine = ours(op, axes)
         got = mine(items[0])
         torch.cuda.synchronize()
@@ -326,13 +334,18 @@ def run_shape(torch, triton, kernels, cupy, args, name):
         tp = triton_peer(torch, triton, kernels, op, shape)
         if tp is not None:
             fns["triton"] = tp
-        res = time_all(torch, triton, fns, items, args.reps, gb)
+        if op != "sum":  # the reference rate, timed in the same rounds
+            fns["ours sum"] = ours("sum", axes)
+        ms = time_all(torch, triton, fns, items, args.reps, args.rounds)
+        res = {k: ((n * esz if k.startswith("ours sum") else read) + outb) / (v * 1e6)
+               for k, v in ms.items()}  # GB/s
         if op == "sum":
-            sums = res
-        peers = {k: v for k, v in res.items() if k != "ours" and not k.endswith("steady")}
+            res["ours sum"], res["ours sum steady"] = res["ours"], res["ours steady"]
+        peers = {k: v for k, v in res.items()
+                 if not k.startswith("ours") and not k.endswith("steady")}
         best = max(peers, key=peers.get) if peers else None
-        rs = res["ours"] / sums["ours"] if sums else float("nan")
-        rss = res["ours steady"] / sums["ours steady"] if sums else float("nan")
+        rs = res["ours"] / res["ours sum"]
+        rss = res["ours steady"] / res["ours sum steady"]
         cell = lambda k: f"{res[k]:.0f}" if k in res else "—"  # noqa: E731
         pk = ["torch unfused", "torch fused", "cupy RK", "triton"]
         cols = " | ".join(f"{cell(k)} / {cell(k + ' steady')}" for k in pk)
@@ -354,6 +367,7 @@ def main():
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--dtype", default="f32", choices=("f32", "bf16", "f16"))
     ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dry", action="store_true")
     args = ap.parse_args()
     args.shapes = names(ap, args.shapes, SHAPES, "--shapes")
