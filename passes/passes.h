@@ -99,7 +99,8 @@ struct pass_variant {
   /* Tensor variants: the reduction tree of each output depends only on its reduced length, the
    * dtype and the op (never on the outputs, grid, SM count, target or address), with the same
    * floating-point operations on every target: it serves "invariant": true (others decline it,
-   * saying invariant_why: what their tree depends on). */
+   * saying invariant_why: what their tree depends on).  A variant with both serves it by its
+   * plan for such requests, its tree depending on invariant_why otherwise. */
   bool invariant;
   const char *invariant_why;
   bool lists; /* serves list requests (rj_tensor.list_count) and only those */

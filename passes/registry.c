@@ -62,30 +62,6 @@ static void line(char *text, size_t n, size_t *used, const char *fmt, ...) {
   if (k > 0) *used += (size_t)k < n - *used ? (size_t)k : n - *used - 1;
 }
 
-const char *pass_order_free(const rj_request *r) {
-  if (r->kind != RJ_KIND_TENSOR) return NULL;
-  const rj_tensor *t = &r->u.tensor;
-  const ir_dtype_info *d = ir_dtype(t->dtype), *acc = ir_dtype(ir_acc_dtype(t->op, t->dtype));
-  switch (t->op) {
-  case RJ_OP_AND:
-  case RJ_OP_OR:
-  case RJ_OP_XOR:
-    return "bitwise, exact";
-  case RJ_OP_SUM:
-  case RJ_OP_PROD: /* the integers' sums and products wrap in their accumulator: exact */
-    return t->acc_f64 || !acc || acc->is_float ? NULL : "integer arithmetic wraps, exact";
-  case RJ_OP_ARGMAX:
-  case RJ_OP_ARGMIN:
-    return "the extreme element, ties to the smaller index";
-  case RJ_OP_MAX:
-  case RJ_OP_MIN:
-    return d && d->is_float ? "one of the inputs, +0 above -0, a NaN canonical or skipped"
-                            : "one of the inputs";
-  default:
-    return NULL;
-  }
-}
-
 const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_target *t, char *buf,
                           size_t n) {
   if (v->kind != r->kind) {

@@ -459,18 +459,22 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
   LLVMTypeRef ty = pass_type(e, t->dtype), i64 = LLVMInt64TypeInContext(e->C);
   int64_t bytes = ir_dtype(t->dtype)->bytes;
   st_req r = st_of_tensor(t);
-  /* head: elements before the first 16-byte boundary */
-  LLVMValueRef addr = LLVMBuildPtrToInt(e->B, base, i64, "");
-  LLVMValueRef mis =
-      LLVMBuildAnd(e->B, LLVMBuildUDiv(e->B, addr, tns_i64(e, bytes), ""), tns_i64(e, vec - 1), "");
-  LLVMValueRef head =
-      LLVMBuildAnd(e->B, LLVMBuildSub(e->B, tns_i64(e, vec), mis, ""), tns_i64(e, vec - 1), "");
-  head = tns_min64(e, head, len);
-  pass_loop h; /* G may be smaller than the head */
-  pass_loop_begin(e, &h, lane, head, tns_i64(e, G));
-  tns_fold_elem(e, t, acc[0], tns_load(e, t, pass_gep(e, ty, base, h.i)),
-                tns_elem_idx(e, t, idx0, h.i), NULL);
-  pass_loop_end(e, &h);
+  /* head: elements before the first 16-byte boundary (vec 1: none, nor a tail: lane l folds
+   * elements l, l + G, ... in index order whatever the address) */
+  LLVMValueRef head = tns_i64(e, 0);
+  if (vec > 1) {
+    LLVMValueRef addr = LLVMBuildPtrToInt(e->B, base, i64, "");
+    LLVMValueRef mis = LLVMBuildAnd(e->B, LLVMBuildUDiv(e->B, addr, tns_i64(e, bytes), ""),
+                                    tns_i64(e, vec - 1), "");
+    head =
+        LLVMBuildAnd(e->B, LLVMBuildSub(e->B, tns_i64(e, vec), mis, ""), tns_i64(e, vec - 1), "");
+    head = tns_min64(e, head, len);
+    pass_loop h; /* G may be smaller than the head */
+    pass_loop_begin(e, &h, lane, head, tns_i64(e, G));
+    tns_fold_elem(e, t, acc[0], tns_load(e, t, pass_gep(e, ty, base, h.i)),
+                  tns_elem_idx(e, t, idx0, h.i), NULL);
+    pass_loop_end(e, &h);
+  }
   /* body: nv aligned vectors, rounds of TNS_U per lane */
   LLVMValueRef body = pass_gep(e, ty, base, head);
   LLVMValueRef nv = LLVMBuildSDiv(e->B, LLVMBuildSub(e->B, len, head, ""), tns_i64(e, vec), "nv");
@@ -504,6 +508,7 @@ void tns_row_segment(pass_emit *e, const rj_tensor *t, int vec, int G, int U, LL
         tns_fold_elem(e, t, acc[k], x[u][k], ix, u ? ok[u] : NULL);
       }
   pass_loop_end(e, &l1);
+  if (vec == 1) return;
   /* tail */
   LLVMValueRef tstart = LLVMBuildAdd(e->B, head, LLVMBuildMul(e->B, nv, tns_i64(e, vec), ""), "");
   pass_loop tl; /* and than the tail */

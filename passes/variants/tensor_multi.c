@@ -10,7 +10,10 @@
  * finishes a tensor's last chunk folds its partials in chunk order (a strided fold and the same
  * tree) and writes the tensor's output; the last CTA to leave folds the tensors' values in
  * tensor order into the total.  So every result depends only on its tensor's elements and length
- * (the total: on every tensor's value and N), never on the other tensors, the grid or timing. */
+ * (the total: on every tensor's value and N), never on the other tensors, the grid or timing.
+ * Under "invariant": true (an op whose result depends on the order of its combines) every chunk
+ * is folded by element loads (fold_chunk), whatever the tensor's stride and alignment: a
+ * tensor's tree then depends on its length and the dtype alone (docs/INVARIANCE.md). */
 #include "../tensor.h"
 
 #include <stdio.h>
@@ -24,8 +27,9 @@
 #define MULTI_ENTRY 4     /* i64 fields per table entry (rj_multi_entry) */
 
 typedef struct multi_plan {
-  int C; /* the count class: tensors at most (sizes the shared prefix and the workspace) */
-  int U; /* loads in flight per thread */
+  int C;   /* the count class: tensors at most (sizes the shared prefix and the workspace) */
+  int U;   /* loads in flight per thread */
+  int inv; /* invariant: element loads only (no 16-byte vectors where aligned) */
 } multi_plan;
 _Static_assert(sizeof(multi_plan) <= PASS_PLAN_PRIV, "multi_plan fits the plan");
 
@@ -42,16 +46,19 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   const rj_tensor *t = &r->u.tensor;
   int bytes = ir_dtype(t->dtype)->bytes;
   multi_plan p = {.C = count_class(t->list_count), .U = bytes >= 8 ? 2 : 8};
+  p.inv = t->invariant && !pass_order_free(r);
   int64_t grid = (int64_t)tns_sms(env->sms(env)) * MULTI_CTAS;
   tns_plan_geometry(out, (unsigned)grid, MULTI_T);
-  snprintf(out->key, sizeof out->key,
-           "tensor_multi C=%d U=%d op=%s dtype=%s nan=%d map=%d epi=%d scale=%.17g f64=%d total=%d",
-           p.C, p.U, ir_op_name(t->op), ir_dtype(t->dtype)->name, t->nan, t->fused.map,
-           t->fused.epilogue, t->fused.scale, t->acc_f64, t->list_total);
+  snprintf(
+      out->key, sizeof out->key,
+      "tensor_multi C=%d U=%d op=%s dtype=%s nan=%d map=%d epi=%d scale=%.17g f64=%d total=%d%s",
+      p.C, p.U, ir_op_name(t->op), ir_dtype(t->dtype)->name, t->nan, t->fused.map,
+      t->fused.epilogue, t->fused.scale, t->acc_f64, t->list_total, p.inv ? " inv" : "");
   snprintf(out->note, sizeof out->note,
            " (list: count class %d, table and n are kernel parameters; chunks of >= %d "
-           "elements, <= %d per tensor; grid %lld x %d; partials and counters in the module)",
-           p.C, MULTI_CHUNK, MULTI_PARTS, (long long)grid, MULTI_T);
+           "elements, <= %d per tensor; grid %lld x %d; partials and counters in the module%s)",
+           p.C, MULTI_CHUNK, MULTI_PARTS, (long long)grid, MULTI_T,
+           p.inv ? "; invariant: element loads in index order" : "");
   memcpy(out->priv.bytes, &p, sizeof p);
   return RJ_OK;
 }
@@ -324,10 +331,12 @@ static LLVMValueRef fold_chunk_vec(mk *k, LLVMValueRef ptr, LLVMValueRef s, LLVM
   return tns_acc_total(e, t, acc, na);
 }
 
-/* the thread's fold of chunk [s, end): vectors where the tensor allows, else scalars */
+/* the thread's fold of chunk [s, end): vectors where the tensor allows, else scalars (invariant:
+ * scalars always) */
 static LLVMValueRef fold_any(mk *k, LLVMValueRef ptr, LLVMValueRef st, LLVMValueRef s,
                              LLVMValueRef end) {
   pass_emit *e = k->e;
+  if (k->p.inv) return fold_chunk(k, ptr, st, s, end);
   LLVMValueRef res = pass_entry_alloca(e, k->acc, "chunk_val");
   LLVMValueRef al = LLVMBuildAnd(e->B, ptr, c64(k, 15), "");
   LLVMValueRef fast = LLVMBuildAnd(e->B, LLVMBuildICmp(e->B, LLVMIntEQ, st, c64(k, 1), ""),
@@ -497,6 +506,7 @@ const pass_variant pass_variant_tensor_multi = {
                "folds in a fixed order by whichever CTA ends them",
     .ops = PASS_OPS_SCALAR,
     .lists = true,
+    .invariant = true, /* under "invariant": true; else its tree depends on invariant_why */
     .invariant_why = "each tensor's stride and the 16-byte alignment of its first element (vector "
                      "or scalar loads)",
     .accepts = accepts,

@@ -12,7 +12,11 @@
  *     chunk phase (N > SEG_CH): longer segments in chunks of SEG_CH, a CTA each (below).
  *   - 2-D [N, C] (C > 1): a thread per (segment, column), rows in order into 4 slots.
  * Every fold order depends only on the segment's length (and, for the vector loads, its start
- * address modulo 16 bytes), never on the other segments: results are deterministic.  Offsets are
+ * address modulo 16 bytes), never on the other segments: results are deterministic.  Under
+ * "invariant": true (an op whose result depends on the order of its combines) every load is of
+ * one element, lane l of a fold taking the segment's elements l, l + G, ... in index order, and
+ * the 2-D CTA fold is not used: each segment's tree then depends on its length and the dtype
+ * alone (docs/INVARIANCE.md), not on where it starts, on C or on the other segments.  Offsets are
  * clamped before any read (a = clamp(off[s], 0, N), b = clamp(off[s + 1], a, N)); the warp phase
  * ORs RJ_SEG_* bits into the status word (when not NULL) for a segment whose offsets were out of
  * order or range. */
@@ -34,6 +38,7 @@
 
 typedef struct seg_plan {
   int T, vec, U; /* U: vectors in flight per lane (4 for states and 1-byte dtypes: registers) */
+  bool inv;      /* invariant: one-element loads (vec 1), no 2-D CTA fold */
   int64_t gmax, wmax, N, C, S; /* a group of 8 lanes up to gmax elements, a warp up to wmax */
   int64_t clo, chi;            /* the CTA phase takes segments of clo < len <= chi */
 } seg_plan;
@@ -49,17 +54,20 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
 static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
   const rj_tensor *t = &r->u.tensor;
   seg_plan p = {.T = SEG_T, .vec = tns_vec(t->dtype), .N = t->shape[0], .S = t->segments};
+  p.inv = t->invariant && !pass_order_free(r);
+  if (p.inv) p.vec = 1;
   p.C = t->ndim == 2 ? t->shape[1] : 1;
   p.U = st_is(t->op) || ir_dtype(t->dtype)->bytes == 1 ? 4 : TNS_U;
   p.gmax = (int64_t)8 * p.vec * p.U;
   p.wmax = (int64_t)32 * p.vec * p.U * SEG_ROUNDS;
   p.clo = p.C > 1 ? SEG_ROWS : p.wmax;
+  bool cta2 = p.C > 1 && p.C <= SEG_C2 && !p.inv; /* 2-D: long segments to the CTA phase */
   p.chi = p.C > 1 ? INT64_MAX : SEG_CH;
   out->sms = env->sms(env);
   int64_t wave = tns_wave(tns_sms(out->sms), SEG_T);
   int64_t nw = (p.N + SEG_CH - 1) / SEG_CH;        /* the chunk phase's windows */
   int64_t pairs = (p.S * p.C + SEG_T - 1) / SEG_T; /* 2-D: threads per (segment, column) */
-  int64_t want = p.C > 1 ? (p.C <= SEG_C2 && p.S > pairs ? p.S : pairs) : p.S > nw ? p.S : nw;
+  int64_t want = p.C > 1 ? (cta2 && p.S > pairs ? p.S : pairs) : p.S > nw ? p.S : nw;
   int64_t grid = p.C == 0 ? 0 : want < 1 ? 1 : want > wave ? wave : want; /* 0: no outputs */
   tns_plan_geometry(out, (unsigned)grid, SEG_T);
   if (p.C > 1)
@@ -67,15 +75,15 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
              " (segments: %lld of [N, %lld] rows; a thread per segment and column%s; grid %lld x "
              "%d)",
              (long long)p.S, (long long)p.C,
-             p.C <= SEG_C2 ? ", a CTA for segments of more than 256 rows" : "", (long long)grid,
-             SEG_T);
+             cta2 ? ", a CTA for segments of more than 256 rows" : "", (long long)grid, SEG_T);
   else
     snprintf(out->note, sizeof out->note,
              " (segments: %lld over %lld elements; a lane up to %d elements, 8 lanes up to %lld, "
              "a warp up to %lld, "
-             "a CTA up to %d, longer ones in chunks of %d, a CTA each; grid %lld x %d)",
+             "a CTA up to %d, longer ones in chunks of %d, a CTA each%s; grid %lld x %d)",
              (long long)p.S, (long long)p.N, SEG_LANE, (long long)p.gmax, (long long)p.wmax, SEG_CH,
-             SEG_CH, (long long)grid, SEG_T);
+             SEG_CH, p.inv ? "; invariant: element loads in index order" : "", (long long)grid,
+             SEG_T);
   memcpy(out->priv.bytes, &p, sizeof p);
   return RJ_OK;
 }
@@ -547,7 +555,7 @@ static void cols_kernel(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLV
   LLVMValueRef a, len;
   seg_range(e, t, p->N, s, LLVMBuildICmp(e->B, LLVMIntEQ, c, tns_i64(e, 0), ""), &a, &len);
   LLVMValueRef mine = LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0);
-  if (p->C <= SEG_C2) /* longer ones: the CTA phase's */
+  if (p->C <= SEG_C2 && !p->inv) /* longer ones: the CTA phase's */
     mine = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, SEG_ROWS), "");
   len = LLVMBuildSelect(e->B, mine, len, tns_i64(e, 0), "");
   LLVMValueRef acc[SEG_U2];
@@ -585,7 +593,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   if (p.C == 0) { /* no outputs: never launched */
   } else if (p.C > 1) {
     cols_kernel(e, t, &p, src, dst);
-    if (p.C <= SEG_C2) cta_phase(e, t, &p, src, dst);
+    if (p.C <= SEG_C2 && !p.inv) cta_phase(e, t, &p, src, dst);
   } else {
     warp_phase(e, t, &p, src, dst);
     cta_phase(e, t, &p, src, dst);
@@ -610,7 +618,9 @@ const pass_variant pass_variant_tensor_segmented = {
                "chosen on the device by its length",
     .ops = PASS_OPS_SCALAR | ST_OPS,
     .segmented = true,
-    .invariant_why = "a segment's start address mod 16 bytes (vector or scalar loads)",
+    .invariant = true, /* under "invariant": true; else its tree depends on invariant_why */
+    .invariant_why = "a segment's start address mod 16 bytes (vector or scalar loads) and, for "
+                     "[N, C], on C (a CTA folds long segments when C <= 128)",
     .accepts = accepts,
     .plan = plan,
     .kernel = PASS_EMIT(kernel),

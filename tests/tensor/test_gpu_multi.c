@@ -8,10 +8,13 @@
  * sums, f16 and f64 products of 1 with marks 2 and 0.5 around every multiple of 1024 and both
  * ends, lengths about the chunks' edges, 16-byte aligned and not: an element read twice or
  * missed changes an output); products of 4 Mi f16 factors near 1 within f16's rounding and
- * f32's random roundoff.  Skips without a GPU. */
+ * f32's random roundoff; "invariant": true (CK_RUN_CASE=invariant): the same values at 4 element
+ * offsets and strides 1 and 2, in the list and alone, give the same bits, near the default
+ * kernel's, and pass `run`'s reference.  Skips without a GPU. */
 #include "rjtest.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,6 +376,112 @@ START_TEST(prod_near_one) {
 }
 END_TEST
 
+/* ---- "invariant": true: the same values at 4 element offsets and strides 1 and 2 (so the default
+ * kernel's vector and element loads both occur), in the list and alone: the same bits */
+
+static const int64_t ilens[] = {0, 1, 7, 33, 1000, 4097, 16384, 16385, 70000, 300000, 2, 5000};
+#define NIL 12
+
+/* the list of ilens as op over dt (esz bytes; f32 or bf16), element j of tensor i at offset
+ * off + j * st of its slot; outputs (esz each) and the total into out / total */
+static void placed_list(const char *json, int esz, int off, int st, const int *pick, int n,
+                        unsigned char *out, unsigned char *total) {
+  int64_t slot = 2 * 300000 + 8, elems = slot * NIL;
+  unsigned char *h = calloc((size_t)elems, (size_t)esz);
+  rj_multi_entry e[NIL];
+  rj_devptr data, table, dst, tot;
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, (size_t)elems * esz, &data), RJ_OK);
+  for (int k = 0; k < n; k++) {
+    int i = pick ? pick[k] : k;
+    for (int64_t j = 0; j < ilens[i]; j++) {
+      uint64_t v = (uint64_t)(i * 1000003 + j) * 2654435761u % 1000003;
+      float f = strstr(json, "\"prod\"") ? 1.0f + ((float)v / 1000003.0f - 0.5f) * 1e-3f
+                                         : (float)v / 1000003.0f - 0.25f;
+      unsigned char *q = h + (size_t)(slot * i + off + j * st) * esz;
+      if (esz == 4) {
+        memcpy(q, &f, 4);
+      } else {
+        uint32_t b;
+        memcpy(&b, &f, 4);
+        uint16_t hb = (uint16_t)(b >> 16);
+        memcpy(q, &hb, 2);
+      }
+    }
+    e[k] = (rj_multi_entry){data + (uint64_t)(slot * i + off) * esz, ilens[i], st, 0};
+  }
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, data, h, (size_t)elems * esz), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, sizeof e, &table), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, NIL * 8, &dst), RJ_OK);
+  ck_assert_int_eq(rj_device_alloc(ctx, 0, 8, &tot), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, table, e, (size_t)n * sizeof e[0]), RJ_OK);
+  rj_request r;
+  rjt_parse(ctx, json, &r);
+  bool has_total = r.u.tensor.list_total;
+  rj_status s = rj_reduce_multi(ctx, &r, NULL, table, n, dst, has_total ? tot : 0, NULL);
+  ck_assert_msg(s == RJ_OK, "%s: %s", json, rj_errmsg(ctx));
+  ck_assert_int_eq(rj_device_sync(ctx, 0), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, out, dst, (size_t)n * esz), RJ_OK);
+  memset(total, 0, 8);
+  if (has_total) ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, total, tot, (size_t)esz), RJ_OK);
+  rj_device_free(ctx, 0, data);
+  rj_device_free(ctx, 0, table);
+  rj_device_free(ctx, 0, dst);
+  rj_device_free(ctx, 0, tot);
+  free(h);
+}
+
+static double as_double(const unsigned char *p, int esz) {
+  float f;
+  if (esz == 2) {
+    uint32_t b = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 24;
+    memcpy(&f, &b, 4);
+  } else {
+    memcpy(&f, p, 4);
+  }
+  return f;
+}
+
+START_TEST(invariant_placed) {
+  if (!gpu) return;
+  static const char *const iops[] = {"sum", "prod", "mean", "sumsq", "norm"};
+  for (int d = 0; d < 2; d++)
+    for (int o = 0; o < 5; o++) {
+      const char *dt = d ? "bf16" : "f32";
+      int esz = d ? 2 : 4;
+      char inv[256], def[256];
+      snprintf(inv, sizeof inv, "%s", list_req(iops[o], dt, NIL, ",\"invariant\":true"));
+      snprintf(def, sizeof def, "%s", list_req(iops[o], dt, NIL, ""));
+      unsigned char want[NIL * 8], wt[8], got[NIL * 8], gt[8];
+      placed_list(inv, esz, 0, 1, NULL, NIL, want, wt);
+      for (int off = 0; off < 4; off++)
+        for (int st = 1; st <= 2; st++) {
+          if (!off && st == 1) continue;
+          placed_list(inv, esz, off, st, NULL, NIL, got, gt);
+          ck_assert_msg(!memcmp(got, want, (size_t)NIL * esz) && !memcmp(gt, wt, 8),
+                        "%s: other bits at offset %d, stride %d", inv, off, st);
+        }
+      for (int i = 0; i < NIL; i++) { /* alone, at an odd offset */
+        char one[256];
+        snprintf(one, sizeof one, "%s", list_req(iops[o], dt, 1, ",\"invariant\":true"));
+        placed_list(one, esz, 3, 1, &i, 1, got, gt);
+        ck_assert_msg(!memcmp(got, want + (size_t)i * esz, (size_t)esz),
+                      "%s: tensor %d (%lld elements) alone: other bits", inv, i,
+                      (long long)ilens[i]);
+      }
+      placed_list(def, esz, 0, 1, NULL, NIL, got, gt); /* near the default kernel's */
+      double tol = d ? 2e-2 : !strcmp(iops[o], "prod") ? 2e-3 : 1e-4;
+      for (int i = 0; i <= NIL; i++) {
+        double x = as_double(i < NIL ? want + (size_t)i * esz : wt, esz);
+        double y = as_double(i < NIL ? got + (size_t)i * esz : gt, esz);
+        ck_assert_msg(x == y || fabs(x - y) <= tol * fmax(1.0, fabs(y)) || (isnan(x) && isnan(y)),
+                      "%s: output %d invariant %.9g, default %.9g", inv, i, x, y);
+      }
+      rjt_run_ok(ctx, list_req(iops[o], dt, 150, ",\"invariant\":true"), 11, 0); /* the oracle */
+      cases_run++;
+    }
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_multi");
@@ -387,6 +496,11 @@ int main(void) {
   tcase_add_loop_test(tc, boundaries, 0, 4);
   tcase_add_test(tc, prod_near_one);
   suite_add_tcase(s, tc);
+  TCase *ti = tcase_create("invariant"); /* CK_RUN_CASE=invariant */
+  tcase_set_timeout(ti, 300);
+  tcase_add_checked_fixture(ti, setup, teardown);
+  tcase_add_test(ti, invariant_placed);
+  suite_add_tcase(s, ti);
   int failed = rjt_run_in_process(s);
   printf("%d list request cases run\n", cases_run);
   return failed ? 1 : 0;

@@ -9,8 +9,10 @@
  *   invalid: decreasing, negative and past-the-end offsets: no fault, the RJ_SEG_* bits, and
  *            rj_segments_status's RJ_EINVAL naming segments; a valid launch after them is right;
  *   empty:   every segment empty: sum 0, max -inf, argmax -1, mean NaN; of the small dtypes, bit
- *            for bit, and all ones (u8 255, bool 1), max / min the dtype's least / greatest.
- * Skips, saying so, without a GPU.  CK_RUN_CASE=matrix / more run its halves. */
+ *            for bit, and all ones (u8 255, bool 1), max / min the dtype's least / greatest;
+ *   invariant: "invariant": true, the same values placed 0 .. 7 elements further: the same bits
+ *            at every placement and alone (invariant_placed below).
+ * Skips, saying so, without a GPU.  CK_RUN_CASE=matrix / more / invariant run its parts. */
 #include "rjtest.h"
 
 #include <math.h>
@@ -269,6 +271,123 @@ START_TEST(empty) {
 }
 END_TEST
 
+/* "invariant": true: the segments of alone_len, their values placed 0 .. 7 elements further into
+ * the array each time, give the same bits at every placement and alone (S = 1), for the ops
+ * whose result depends on the order of their combines, 1-D f32 / bf16 / f64 and [N, 3] f32; each
+ * within a small relative error of the default kernel's (which the matrix holds to the float64
+ * reference). */
+static void put(rj_dtype d, float x, unsigned char *p) {
+  uint32_t fb;
+  memcpy(&fb, &x, 4);
+  if (d == RJ_F32) memcpy(p, &x, 4);
+  if (d == RJ_F64) {
+    double v = x;
+    memcpy(p, &v, 8);
+  }
+  if (d == RJ_BF16) {
+    uint16_t h = (uint16_t)(fb >> 16);
+    memcpy(p, &h, 2);
+  }
+}
+
+static double value(rj_dtype d, const unsigned char *p) {
+  if (d == RJ_F64) {
+    double v;
+    memcpy(&v, p, 8);
+    return v;
+  }
+  float f;
+  if (d == RJ_BF16) {
+    uint32_t fb = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 24;
+    memcpy(&f, &fb, 4);
+  } else {
+    memcpy(&f, p, 4);
+  }
+  return f;
+}
+
+static void placed_case(const char *op, const char *dt, rj_dtype d, int esz, int C) {
+  int64_t off[NALONE + 1] = {0}, n = 0;
+  for (int i = 0; i < NALONE; i++)
+    off[i + 1] = (n += alone_len[i]);
+  int64_t cap = (n + 8) * C;
+  unsigned char *h = calloc((size_t)cap, (size_t)esz), *want = malloc((size_t)NALONE * C * 8);
+  unsigned char *got = malloc((size_t)NALONE * C * 8);
+  dbufs b;
+  dalloc(&b, (size_t)cap * (size_t)esz, sizeof off, (size_t)NALONE * C * 8);
+  char shape[64], inv[256], one[256], def[256];
+  if (C > 1)
+    snprintf(shape, sizeof shape, "[%lld,%d],\"axes\":[0]", (long long)(n + 8), C);
+  else
+    snprintf(shape, sizeof shape, "[%lld]", (long long)(n + 8));
+  const char *head = "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",\"shape\":%s,";
+  snprintf(inv, sizeof inv, "%s\"segments\":{\"count\":%d},\"invariant\":true}", head, NALONE);
+  snprintf(one, sizeof one, "%s\"segments\":{\"count\":1},\"invariant\":true}", head);
+  snprintf(def, sizeof def, "%s\"segments\":{\"count\":%d}}", head, NALONE);
+  char invr[256], oner[256], defr[256];
+  snprintf(invr, sizeof invr, inv, op, dt, shape);
+  snprintf(oner, sizeof oner, one, op, dt, shape);
+  snprintf(defr, sizeof defr, def, op, dt, shape);
+  int w = esz;                  /* every op here stores the input's dtype */
+  for (int k = 0; k < 8; k++) { /* the values start k rows further each time */
+    memset(h, 0, (size_t)cap * (size_t)esz);
+    for (int64_t i = 0; i < n * C; i++) {
+      float u = (float)((i * 2654435761u) % 1000003) / 1000003.0f;
+      put(d, op[0] == 'p' ? 1.0f + (u - 0.5f) * 1e-3f : u - 0.25f,
+          h + (size_t)(i + (int64_t)k * C) * (size_t)esz);
+    }
+    int64_t o2[NALONE + 1];
+    for (int i = 0; i <= NALONE; i++)
+      o2[i] = off[i] + k;
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, b.src, h, (size_t)cap * (size_t)esz), RJ_OK);
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, b.off, o2, sizeof o2), RJ_OK);
+    launch(invr, &b, b.off);
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, k ? got : want, b.dst, (size_t)NALONE * C * w), RJ_OK);
+    if (k) {
+      for (int i = 0; i < NALONE; i++)
+        ck_assert_msg(!memcmp(got + (size_t)i * C * w, want + (size_t)i * C * w, (size_t)C * w),
+                      "%s: segment %d (%lld rows) placed %d further: other bits", invr, i,
+                      (long long)alone_len[i], k);
+      continue;
+    }
+    for (int i = 0; i < NALONE; i++) { /* alone: S = 1 over the segment's two offsets */
+      launch(oner, &b, b.off + (rj_devptr)i * 8);
+      ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, got, b.dst, (size_t)C * w), RJ_OK);
+      ck_assert_msg(!memcmp(got, want + (size_t)i * C * w, (size_t)C * w),
+                    "%s: segment %d alone: other bits", invr, i);
+    }
+    /* near the default kernel's results */
+    launch(defr, &b, b.off);
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, got, b.dst, (size_t)NALONE * C * w), RJ_OK);
+    /* an f32 product of 300000 factors near 1 rounds with a bias of one sign: both kernels are
+     * 4 - 5e-4 below the float64 product of this data, in different trees */
+    double tol = d == RJ_BF16 ? 2e-2 : op[0] == 'p' ? 2e-3 : 1e-4;
+    for (int64_t i = 0; i < (int64_t)NALONE * C; i++) {
+      double x = value(d, want + i * w), y = value(d, got + i * w);
+      ck_assert_msg(x == y || fabs(x - y) <= tol * fmax(1.0, fabs(y)) || (isnan(x) && isnan(y)),
+                    "%s %s: output %lld invariant %.9g, default %.9g", op, dt, (long long)i, x, y);
+    }
+  }
+  ck_assert_int_eq(rj_segments_status(ctx, 0, b.status), RJ_OK);
+  cases_run++;
+  dfree(&b);
+  free(h);
+  free(want);
+  free(got);
+}
+
+START_TEST(invariant_placed) {
+  if (!gpu) return;
+  static const char *const o[] = {"sum", "mean", "prod", "var", "std", "logsumexp"};
+  for (int k = 0; k < 6; k++) {
+    placed_case(o[k], "f32", RJ_F32, 4, 1);
+    placed_case(o[k], "bf16", RJ_BF16, 2, 1);
+    placed_case(o[k], "f64", RJ_F64, 8, 1);
+    placed_case(o[k], "f32", RJ_F32, 4, 3);
+  }
+}
+END_TEST
+
 int main(void) {
   if (!rjt_gpu_present()) return RJT_SKIP;
   Suite *s = suite_create("gpu_segmented");
@@ -285,6 +404,11 @@ int main(void) {
   tcase_add_test(tm, invalid);
   tcase_add_test(tm, empty);
   suite_add_tcase(s, tm);
+  TCase *ti = tcase_create("invariant"); /* CK_RUN_CASE=invariant */
+  tcase_set_timeout(ti, 300);
+  tcase_add_checked_fixture(ti, setup, teardown);
+  tcase_add_test(ti, invariant_placed);
+  suite_add_tcase(s, ti);
   int failed = rjt_run_in_process(s);
   printf("%d segmented cases run\n", cases_run);
   return failed ? 1 : 0;

@@ -250,21 +250,19 @@ START_TEST(order_free) {
                    "\"axes\":[1],\"invariant\":true}",
               &o);
   ck_assert_msg(chosen_line(t, "tensor_rows"), "%s", t);
-  /* list requests: max served by tensor_multi */
+  /* list requests: max served by tensor_multi as it is */
   t = explain(ctx,
               TREQ "\"op\":\"max\",\"dtype\":\"f32\",\"list\":{\"count\":150},\"invariant\":true}",
               &o);
   ck_assert_msg(chosen_line(t, "tensor_multi"), "%s", t);
-  /* segmented requests: argmax served, a float sum refused */
+  ck_assert_msg(!strstr(t, "element loads in index order"), "%s", t);
+  /* segmented requests: argmax served as it is, a float sum by element loads */
   t = explain(ctx,
               TREQ "\"op\":\"argmax\",\"dtype\":\"f16\",\"shape\":[65537],\"axes\":[0],"
                    "\"segments\":{\"count\":33,\"dtype\":\"i32\"},\"invariant\":true}",
               &o);
   ck_assert_msg(chosen_line(t, "tensor_segmented"), "%s", t);
-  no_variant(ctx,
-             TREQ "\"op\":\"sum\",\"dtype\":\"f16\",\"shape\":[65537],\"axes\":[0],"
-                  "\"segments\":{\"count\":33,\"dtype\":\"i32\"},\"invariant\":true}",
-             &o, "not invariant");
+  ck_assert_msg(!strstr(t, "element loads in index order"), "%s", t);
   rj_ctx_free(ctx);
 }
 END_TEST
@@ -492,10 +490,11 @@ static char *ptx_for(rj_ctx *ctx, const char *json, const char *target, rj_emit 
 
 static const char *const targets[] = {"sm_80", "sm_90a", "sm_100a"};
 
-/* json's kernels for the three targets: the same FP instructions in the same order in the
- * optimised IR, the same FP operations in the PTX, no ftz and no approximation */
-static void same_fp_ops(rj_ctx *ctx, const char *json, bool fp) {
-  char *ir_text = ptx_for(ctx, json, targets[0], RJ_EMIT_LLVM_OPT);
+/* json's kernels for the three targets: the same FP instructions in the same order in the IR of
+ * stage (RJ_EMIT_LLVM_OPT: optimised; RJ_EMIT_LLVM: as emitted), the same FP operations in the
+ * PTX, no ftz and no approximation */
+static void same_fp_ops_at(rj_ctx *ctx, const char *json, bool fp, rj_emit stage) {
+  char *ir_text = ptx_for(ctx, json, targets[0], stage);
   char *ir0 = ir_fp_sequence(ir_text);
   free(ir_text);
   char *ptx0 = ptx_for(ctx, json, targets[0], RJ_EMIT_PTX);
@@ -505,7 +504,7 @@ static void same_fp_ops(rj_ctx *ctx, const char *json, bool fp) {
     char *ptx = ptx_for(ctx, json, targets[t], RJ_EMIT_PTX);
     ck_assert_msg(!strstr(ptx, ".ftz") && !strstr(ptx, ".approx"),
                   "%s on %s: ftz or an approximation", json, targets[t]);
-    ir_text = ptx_for(ctx, json, targets[t], RJ_EMIT_LLVM_OPT);
+    ir_text = ptx_for(ctx, json, targets[t], stage);
     char *ir = ir_fp_sequence(ir_text);
     free(ir_text);
     ck_assert_msg(strcmp(ir, ir0) == 0,
@@ -522,6 +521,79 @@ static void same_fp_ops(rj_ctx *ctx, const char *json, bool fp) {
   free(ptx0);
   free(ops0);
 }
+
+static void same_fp_ops(rj_ctx *ctx, const char *json, bool fp) {
+  same_fp_ops_at(ctx, json, fp, RJ_EMIT_LLVM_OPT);
+}
+
+#define SEGREQ(op, dt, shape, axes, inv)                                                           \
+  TREQ "\"op\":\"" op "\",\"dtype\":\"" dt "\",\"shape\":" shape ",\"axes\":" axes                 \
+       ",\"segments\":{\"count\":33,\"dtype\":\"i32\"}" inv "}"
+
+/* Segmented requests of an order-dependent op: served by tensor_segmented with one-element loads
+ * (the tree of a segment: its length alone), its vectors and, for [N, C <= 128], its CTA fold
+ * kept for requests that do not ask. */
+START_TEST(segmented) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90a";
+  const char *inv1 = SEGREQ("sum", "f16", "[200001]", "[0]", ",\"invariant\":true");
+  const char *t = explain(ctx, inv1, &o);
+  ck_assert_msg(chosen_line(t, "tensor_segmented"), "%s", t);
+  ck_assert_msg(strstr(t, "invariant: element loads in index order"), "%s", t);
+  ck_assert_msg(strstr(t, "invariant: yes (tensor_segmented: the tree of each segment depends "
+                          "only on its length"),
+                "%s", t);
+  t = explain(ctx, SEGREQ("sum", "f16", "[200001]", "[0]", ""), &o);
+  ck_assert_msg(strstr(t, "invariant: no (tensor_segmented: its tree depends on a segment's start"),
+                "%s", t);
+  /* the invariant kernel loads single elements of src (no vectors), the default one vectors */
+  char *ptx = ptx_for(ctx, inv1, "sm_90a", RJ_EMIT_PTX);
+  ck_assert_msg(!strstr(ptx, "ld.global.nc.v"), "vector loads in the invariant kernel");
+  free(ptx);
+  ptx = ptx_for(ctx, SEGREQ("sum", "f16", "[200001]", "[0]", ""), "sm_90a", RJ_EMIT_PTX);
+  ck_assert_msg(strstr(ptx, "ld.global.nc.v4"), "no vector loads in the default kernel");
+  free(ptx);
+  /* [N, C <= 128]: no CTA fold of long segments under invariant */
+  t = explain(ctx, SEGREQ("var", "bf16", "[5000,64]", "[0]", ",\"invariant\":true"), &o);
+  ck_assert_msg(chosen_line(t, "tensor_segmented") && !strstr(t, "a CTA for segments"), "%s", t);
+  t = explain(ctx, SEGREQ("var", "bf16", "[5000,64]", "[0]", ""), &o);
+  ck_assert_msg(strstr(t, "a CTA for segments of more than 256 rows"), "%s", t);
+  rj_ctx_free(ctx);
+}
+END_TEST
+
+#define LISTREQ(op, dt, inv)                                                                       \
+  TREQ "\"op\":\"" op "\",\"dtype\":\"" dt "\",\"list\":{\"count\":150,\"total\":true}" inv "}"
+
+/* List requests of an order-dependent op: tensor_multi with element loads only (its tree: a
+ * tensor's length alone), its 16-byte vectors kept for requests that do not ask. */
+START_TEST(lists) {
+  rj_ctx *ctx = rj_ctx_new();
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90a";
+  const char *inv = LISTREQ("norm", "bf16", ",\"invariant\":true");
+  const char *t = explain(ctx, inv, &o);
+  ck_assert_msg(chosen_line(t, "tensor_multi"), "%s", t);
+  ck_assert_msg(strstr(t, "invariant: element loads in index order"), "%s", t);
+  ck_assert_msg(strstr(t, "invariant: yes (tensor_multi: the tree of each tensor depends only on "
+                          "its length"),
+                "%s", t);
+  t = explain(ctx, LISTREQ("norm", "bf16", ""), &o);
+  ck_assert_msg(strstr(t, "invariant: no (tensor_multi: its tree depends on each tensor's stride"),
+                "%s", t);
+  char *ptx = ptx_for(ctx, inv, "sm_90a", RJ_EMIT_PTX);
+  ck_assert_msg(!strstr(ptx, "ld.global.v4") && !strstr(ptx, "ld.global.nc.v4"),
+                "vector loads in the invariant kernel");
+  free(ptx);
+  ptx = ptx_for(ctx, LISTREQ("norm", "bf16", ""), "sm_90a", RJ_EMIT_PTX);
+  ck_assert_msg(strstr(ptx, "ld.global.v4"), "no vector loads in the default kernel");
+  free(ptx);
+  rj_ctx_free(ctx);
+}
+END_TEST
 
 static const char *const ops_all[] = {"sum", "prod", "mean",   "max",    "min",
                                       "var", "std",  "argmax", "argmin", "logsumexp"};
@@ -557,6 +629,26 @@ START_TEST(same_ops_every_target) {
                 TREQ "\"op\":\"norm\",\"dtype\":\"bf16\",\"shape\":[64,1000],\"axes\":[1],"
                      "\"invariant\":true}",
                 true);
+  }
+  /* segmented: 1-D (every phase: lane, group, warp, CTA, chunks) and [N, C]; the IR's order as
+   * emitted (on sm_100a O3's SLP pairs independent f32 operations of the 1-D logsumexp into
+   * <2 x float> ones, each lane rounded as the scalar one, which moves them in the optimised IR;
+   * the PTX's operations, packed pairs counted as their two f32 ones, are compared as always) */
+  static const char *const list_ops[] = {"sum", "prod", "sumsq", "norm"};
+  for (size_t o = 0; o < sizeof list_ops / sizeof list_ops[0] && d < 4; o++)
+    same_fp_ops_at(ctx,
+                   rjt_fmt(LISTREQ("%s", "%s", ",\"invariant\":true"), list_ops[o], dts_all[d]),
+                   true, RJ_EMIT_LLVM);
+  for (size_t o = 0; o < sizeof ops_all / sizeof ops_all[0] && d < 4; o++) {
+    if (!takes(ops_all[o], dts_all[d])) continue;
+    same_fp_ops_at(ctx,
+                   rjt_fmt(SEGREQ("%s", "%s", "[200001]", "[0]", ",\"invariant\":true"), ops_all[o],
+                           dts_all[d]),
+                   true, RJ_EMIT_LLVM);
+    same_fp_ops_at(ctx,
+                   rjt_fmt(SEGREQ("%s", "%s", "[5000,64]", "[0]", ",\"invariant\":true"),
+                           ops_all[o], dts_all[d]),
+                   true, RJ_EMIT_LLVM);
   }
   rj_ctx_free(ctx);
 }
@@ -636,6 +728,8 @@ int main(void) {
   tcase_add_test(tc, dispatch);
   tcase_add_test(tc, inv_cols_plans);
   tcase_add_test(tc, order_free);
+  tcase_add_test(tc, segmented);
+  tcase_add_test(tc, lists);
   tcase_add_test(tc, sm_knob);
   tcase_add_test(tc, sm_knob_env);
   tcase_add_test(tc, check_sees_differences);
