@@ -57,5 +57,22 @@ def test_list_request():
     assert "list.total" in e.message, e
 
 
+
+def test_invariant_request():
+    """MultiList.reduce(invariant=True) parses a list request with "invariant": true, kept apart
+    from the default one."""
+    import json
+    from redjit._multi import MultiList
+    m = object.__new__(MultiList)
+    m.dtype, m.count, m._keys = "bf16", 150, {}
+    inv, _ = m._key(("norm", True, "propagate", True))
+    plain, _ = m._key(("norm", True, "propagate", False))
+    assert json.loads(inv)["invariant"] is True and "invariant" not in json.loads(plain), inv
+    c = redjit.canonical(json.loads(inv))
+    assert c["invariant"] is True and c["list"] == {"count": 150, "total": True}, c
+    t = redjit.explain(json.loads(inv), target="sm_90")
+    assert "invariant: yes (tensor_multi: the tree of each tensor" in t, t
+
+
 if __name__ == "__main__":
     _runner.main(globals())

@@ -75,5 +75,18 @@ def test_explain():
     assert "tensor_segmented prio=40 chosen (segments: 100 of [N, 8] rows" in t, t
 
 
+
+def test_invariant():
+    """invariant=True asks for "invariant": true: one-element loads, explain says why."""
+    t = redjit.explain({"kind": "tensor", "op": "sum", "dtype": "f32", "shape": [100000],
+                        "segments": {"count": 100, "dtype": "i32"}, "invariant": True},
+                       target="sm_90")
+    assert "element loads in index order" in t and "invariant: yes (tensor_segmented" in t, t
+    if not _has_gpu():  # parsed, then refused for want of a GPU
+        e = raises(redjit.RedjitError, redjit.segment_reduce, FakeCAI((1000,)),
+                   FakeCAI((11,), "<i4"), out=FakeCAI((10,)), invariant=True)
+        assert e.status == "RJ_ENODEV", e
+
+
 if __name__ == "__main__":
     _runner.main(globals())

@@ -791,7 +791,7 @@ def norm(x: Any, p: Any = 2, axis: Axis = None, *, out: Any = None, stream: Any 
 
 def segment_reduce(x: Any, offsets: Any, op: str = "sum", *, out: Any = None,
                    nan: str = "propagate", correction: Optional[int] = None, check: bool = False,
-                   stream: Any = None) -> Any:
+                   stream: Any = None, invariant: bool = False) -> Any:
     """Reduces the segments of axis 0 of x (1-D, or 2-D [N, C]: segments of rows) that offsets
     (an int32 / int64 array of S + 1 entries on x's device) cut: segment s is x[offsets[s] :
     offsets[s + 1]] (docs/TENSOR.md "Segmented reductions").  One launch, no host
@@ -799,7 +799,8 @@ def segment_reduce(x: Any, offsets: Any, op: str = "sum", *, out: Any = None,
     Every op of reduce but custom (argmax / argmin: the index within the segment, -1 for an
     empty one; empty segments get the op's identity).  check=True waits for the GPU and raises
     RJ_EINVAL naming "segments" when offsets were invalid (the kernel clamps them: it never
-    reads outside x)."""
+    reads outside x).  invariant=True: each segment's result depends only on its length and
+    values, not on where it starts or on the other segments (docs/INVARIANCE.md)."""
     try:
         c = _tls.ctx
     except AttributeError:
@@ -807,7 +808,7 @@ def segment_reduce(x: Any, offsets: Any, op: str = "sum", *, out: Any = None,
     if op.__class__ is not str:
         raise RedjitError("RJ_EINVAL", "op: segment_reduce takes an op name (not a Custom)")
     return _segment.segment_reduce(c, x, offsets, op, out, nan, correction, check, stream,
-                                   _stream_of, _empty, _check_out, _out_dtype)
+                                   _stream_of, _empty, _check_out, _out_dtype, invariant)
 
 
 def reduce_values(x: Any, op: str = "argmax", axis: Axis = None, *, out: Any = None,

@@ -79,12 +79,12 @@ class MultiList:
         self.table_ptr = describe(self.table, "table").ptr
 
     def reduce(self, op="sum", *, total=False, per_tensor=True, out=None, total_out=None,
-               nan="propagate", stream=None):
+               nan="propagate", stream=None, invariant=False):
         from . import _ctx, _empty, _stream_of
         if not per_tensor and not total:
             raise _einval("per_tensor: False with total False asks for nothing")
         c = _ctx()
-        key = (op, bool(total), nan)
+        key = (op, bool(total), nan, bool(invariant))
         rkey, rdt = self._keys.get(key) or self._key(key)
         req = c.requests.get(rkey)
         if req is None:
@@ -102,11 +102,14 @@ class MultiList:
         return outs if per_tensor else tot
 
     def _key(self, key):
-        """The request's JSON text and result dtype of (op, total, nan), kept per list."""
+        """The request's JSON text and result dtype of (op, total, nan, invariant), kept per
+        list."""
         from . import _out_dtype
-        op, total, nan = key
+        op, total, nan, invariant = key
         rq = {"kind": "tensor", "op": op, "dtype": self.dtype, "nan": nan,
               "list": {"count": self.count, "total": total}}
+        if invariant:
+            rq["invariant"] = True
         named = op in ("sumsq", "norm", "amax", "count_nonzero")
         import json  # on first use: `import redjit` loads no json
         e = self._keys[key] = (json.dumps(rq, sort_keys=True),
@@ -134,12 +137,14 @@ def _ptr(x, what):
 
 
 def multi_reduce(tensors, op="sum", *, total=False, per_tensor=True, out=None, total_out=None,
-                 nan="propagate", stream=None, _cache={}):
+                 nan="propagate", stream=None, invariant=False, _cache={}):
     """op over each array of `tensors` (whole), and with total=True over all of them, in one
     launch: returns the per-tensor results (a 1-D array of len(tensors)), the total (a 0-d
     array), or (results, total) when both are asked.  op: "sum", "max", "min", "prod", "mean"
     (not with total), and the fused "sumsq", "norm" (L2: the total is sqrt of every square),
-    "amax".  The table is kept for the same list (pointers, lengths, strides)."""
+    "amax".  invariant=True: each result depends only on its tensor's length and values (not
+    its stride or address), the total on the tensors' values in list order (docs/INVARIANCE.md).
+    The table is kept for the same list (pointers, lengths, strides)."""
     if not isinstance(tensors, (list, tuple)):
         raise _einval("tensors: expected a list or tuple of GPU arrays")
     key = []
@@ -159,5 +164,5 @@ def multi_reduce(tensors, op="sum", *, total=False, per_tensor=True, out=None, t
                     _cache.pop(next(iter(_cache)))
                 _cache[key] = m
     return m.reduce(op, total=total, per_tensor=per_tensor, out=out, total_out=total_out,
-                    nan=nan, stream=stream)
+                    nan=nan, stream=stream, invariant=invariant)
 

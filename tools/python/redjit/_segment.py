@@ -44,11 +44,13 @@ def _status(c, dev):
 
 
 def segment_reduce(c, x, offsets, op, out, nan, correction, check, stream, stream_of, empty,
-                   check_out, out_dtype):
+                   check_out, out_dtype, invariant=False):
     a, o = _inputs(x, offsets)
     S = o.shape[0] - 1
     rq = {"kind": "tensor", "op": op, "dtype": a.dtype, "shape": list(a.shape), "axes": [0],
           "nan": nan, "segments": {"count": S, "dtype": o.dtype}}
+    if invariant:
+        rq["invariant"] = True
     if correction is not None:
         rq["correction"] = correction
     import json  # on first use: `import redjit` loads no json
