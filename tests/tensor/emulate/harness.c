@@ -8,9 +8,12 @@
  * (default 0) bytes move the whole source off its 16-byte alignment; NARROW 1 (f32, bf16) or 2
  * (f16) keeps every value within [0.5, 2) in magnitude, so that every add rounds and any change of
  * order shows in the bits.
+ * With EMU_MODE=seg or list the source is ragged instead (ragged() below: segments or a list
+ * of tensors of EMU_LENS, placed by EMU_OFF and EMU_STRIDE).
  *   harness JSON SRC_BYTES SEED ELEMENT_BYTES OUT_FILE WORK_DIR RETARGET_COMMAND
  *           [SPREAD OFFSET [NARROW]] */
 #include <dlfcn.h>
+#include <fenv.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,7 +26,7 @@
 
 static __thread unsigned my_tid, my_cta;
 static unsigned nthreads, nctas;
-static pthread_barrier_t cta_bar, warp_bar[32];
+static pthread_barrier_t cta_bar;
 static uint32_t xch[1024];
 
 unsigned emu_tid(void);
@@ -33,7 +36,10 @@ void emu_barrier(int id);
 void emu_warpsync(int mask);
 int emu_shfl_bfly(int mask, int v, int lanemask, int c);
 float emu_shfl_bfly_f(int mask, float v, int lanemask, int c);
+int emu_shfl_up(int mask, int v, int delta, int c);
+unsigned emu_ballot(int mask, int pred);
 uint16_t emu_f2bf(float x);
+float emu_d2f_rz(double x);
 
 unsigned emu_tid(void) {
   return my_tid;
@@ -48,18 +54,46 @@ void emu_barrier(int id) {
   (void)id;
   pthread_barrier_wait(&cta_bar);
 }
-void emu_warpsync(int mask) {
-  (void)mask;
-  pthread_barrier_wait(&warp_bar[my_tid / 32]);
+/* The threads of a warp that a member mask names (a whole warp, or a group of consecutive lanes,
+ * e.g. 8 of the segmented warp phase) meet here: one barrier per (warp, first lane, whole warp or
+ * not), so that the groups of a warp and the warp itself never share one. */
+typedef struct mbar {
+  pthread_mutex_t m;
+  pthread_cond_t c;
+  unsigned waiting, gen;
+} mbar;
+static mbar mbars[32][32][2];
+
+static void mask_wait(unsigned mask) {
+  unsigned w = my_tid / 32, lanes = nthreads - w * 32 < 32 ? nthreads - w * 32 : 32;
+  unsigned full = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
+  mask &= full;
+  unsigned n = (unsigned)__builtin_popcount(mask), first = (unsigned)__builtin_ctz(mask | 1u << 31);
+  mbar *b = &mbars[w][first][mask == full];
+  pthread_mutex_lock(&b->m);
+  unsigned g = b->gen;
+  if (++b->waiting == n) {
+    b->waiting = 0;
+    b->gen++;
+    pthread_cond_broadcast(&b->c);
+  } else {
+    while (g == b->gen)
+      pthread_cond_wait(&b->c, &b->m);
+  }
+  pthread_mutex_unlock(&b->m);
 }
-/* shfl.sync.bfly of every thread of the warp (the kernels shuffle converged, masks < width) */
+
+void emu_warpsync(int mask) {
+  mask_wait((unsigned)mask);
+}
+/* shfl.sync.bfly among the threads of mask (lanemask < the group's width) */
 int emu_shfl_bfly(int mask, int v, int lanemask, int c) {
-  (void)mask, (void)c;
+  (void)c;
   unsigned w = my_tid / 32, l = my_tid % 32;
   xch[my_tid] = (uint32_t)v;
-  pthread_barrier_wait(&warp_bar[w]);
+  mask_wait((unsigned)mask);
   int r = (int)xch[w * 32 + (l ^ (unsigned)lanemask)];
-  pthread_barrier_wait(&warp_bar[w]);
+  mask_wait((unsigned)mask);
   return r;
 }
 
@@ -71,6 +105,39 @@ float emu_shfl_bfly_f(int mask, float v, int lanemask, int c) {
   return v;
 }
 
+/* shfl.sync.up of a whole warp (c: 0): lane l takes lane l - delta's v, lanes below delta their
+ * own */
+int emu_shfl_up(int mask, int v, int delta, int c) {
+  (void)c;
+  unsigned l = my_tid % 32;
+  xch[my_tid] = (uint32_t)v;
+  mask_wait((unsigned)mask);
+  int r = l >= (unsigned)delta ? (int)xch[my_tid - (unsigned)delta] : v;
+  mask_wait((unsigned)mask);
+  return r;
+}
+
+/* vote.ballot.sync of a whole warp: bit l set when lane l's pred is (an i1: its low bit) */
+unsigned emu_ballot(int mask, int pred) {
+  unsigned w = my_tid / 32;
+  xch[my_tid] = (uint32_t)(pred & 1);
+  mask_wait((unsigned)mask);
+  unsigned r = 0;
+  for (unsigned l = 0; l < 32 && w * 32 + l < nthreads; l++)
+    if ((unsigned)mask >> l & 1) r |= xch[w * 32 + l] << l;
+  mask_wait((unsigned)mask);
+  return r;
+}
+
+/* cvt.rz.f32.f64: f64 -> f32 rounded toward zero */
+float emu_d2f_rz(double x) {
+  int mode = fegetround();
+  fesetround(FE_TOWARDZERO);
+  volatile float f = (float)x;
+  fesetround(mode);
+  return f;
+}
+
 /* f32 -> bf16, rounded to nearest even (the host's C library has no __truncsfbf2) */
 uint16_t emu_f2bf(float x) {
   uint32_t b;
@@ -79,14 +146,17 @@ uint16_t emu_f2bf(float x) {
   return (uint16_t)((b + 0x7fff + (b >> 16 & 1)) >> 16);
 }
 
-typedef void (*kernel_fn)(void *, void *);
+/* every kernel here takes at most four 8-byte parameters (pointers; a list kernel's last is its
+ * i64 count), passed in integer registers: (src, dst), (src, dst, offsets, status) or (table,
+ * dst, total, n) */
+typedef void (*kernel_fn)(void *, void *, void *, void *);
 static kernel_fn fn;
-static void *src, *dst;
+static void *src, *dst, *arg2, *arg3;
 
 static void *thread_main(void *a) {
   my_tid = (unsigned)((uintptr_t)a & 0xffff);
   my_cta = (unsigned)((uintptr_t)a >> 16);
-  fn(src, dst);
+  fn(src, dst, arg2, arg3);
   return NULL;
 }
 
@@ -120,8 +190,12 @@ static int build(const char *json, const char *dir, const char *retarget, unsign
 /* every CTA, one after another, twice (the last-CTA counters must be reset for the next) */
 static void launch(void) {
   pthread_barrier_init(&cta_bar, NULL, nthreads);
-  for (unsigned w = 0; w * 32 < nthreads; w++)
-    pthread_barrier_init(&warp_bar[w], NULL, nthreads - w * 32 < 32 ? nthreads - w * 32 : 32);
+  for (unsigned w = 0; w < 32; w++)
+    for (unsigned f = 0; f < 32; f++)
+      for (int k = 0; k < 2; k++) {
+        pthread_mutex_init(&mbars[w][f][k].m, NULL);
+        pthread_cond_init(&mbars[w][f][k].c, NULL);
+      }
   pthread_t th[1024];
   for (int rep = 0; rep < 2; rep++)
     for (unsigned c = 0; c < nctas; c++) {
@@ -130,6 +204,63 @@ static void launch(void) {
       for (unsigned t = 0; t < nthreads; t++)
         pthread_join(th[t], NULL);
     }
+}
+
+/* Element j of segment or tensor i: bytes from (seed, i, j) alone, so that every placement of
+ * the same lengths holds the same values (floats below 2 in magnitude; NARROW as above). */
+static void element(uint64_t seed, int64_t i, int64_t j, size_t esz, int narrow, unsigned char *o) {
+  uint64_t h = seed ^ ((uint64_t)i * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)j * 0xc2b2ae3d27d4eb4fULL);
+  for (size_t b = 0; b < esz; b++) {
+    h = h * 6364136223846793005ULL + 1442695040888963407ULL;
+    o[b] = (unsigned char)(h >> 56);
+  }
+  o[esz - 1] &= 0xbf;
+  if (narrow)
+    o[esz - 1] = narrow == 1 ? (unsigned char)((o[esz - 1] & 0x80) | 0x3f)
+                             : (unsigned char)((o[esz - 1] & 0x83) | 0x38);
+}
+
+/* EMU_MODE=seg or list (with EMU_LENS=l0,l1,..., EMU_OFF elements, EMU_STRIDE for lists): the
+ * segments (one array of N = sum + EMU_OFF + 8 elements, i64 offsets shifted by EMU_OFF) or the
+ * tensors (each in a slot of its own at element EMU_OFF, stride EMU_STRIDE) of those lengths, and
+ * the kernel's parameters for them; a list's total goes to the second half of dst.  0: done. */
+static int ragged(const char *mode, uint64_t seed, size_t esz, int narrow) {
+  int64_t len[64], n = 0, sum = 0;
+  for (const char *p = getenv("EMU_LENS"); p && *p && n < 64;
+       p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+    sum += len[n++] = strtoll(p, NULL, 10);
+  int64_t off = getenv("EMU_OFF") ? strtoll(getenv("EMU_OFF"), NULL, 10) : 0;
+  int64_t st = getenv("EMU_STRIDE") ? strtoll(getenv("EMU_STRIDE"), NULL, 10) : 1;
+  if (!n || off < 0 || off > 64 || st < 1 || st > 4) return 3;
+  if (!strcmp(mode, "seg")) {
+    unsigned char *q = calloc((size_t)(sum + off + 8), esz);
+    int64_t *o = calloc((size_t)n + 1, 8);
+    if (!q || !o) return 3;
+    for (int64_t i = 0, at = off; i < n; at += len[i], i++) {
+      o[i] = at;
+      for (int64_t j = 0; j < len[i]; j++)
+        element(seed, i, j, esz, narrow, q + (size_t)(at + j) * esz);
+    }
+    o[n] = off + sum;
+    src = q, arg2 = o, arg3 = NULL;
+    return 0;
+  }
+  int64_t slot = 0;
+  for (int i = 0; i < n; i++)
+    slot = len[i] * st > slot ? len[i] * st : slot;
+  slot += off + 8;
+  unsigned char *q = calloc((size_t)(slot * n), esz);
+  int64_t *table = calloc((size_t)n * 4, 8);
+  if (!q || !table) return 3;
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t j = 0; j < len[i]; j++)
+      element(seed, i, j, esz, narrow, q + (size_t)(slot * i + off + j * st) * esz);
+    table[4 * i] = (int64_t)(uintptr_t)(q + (size_t)(slot * i + off) * esz);
+    table[4 * i + 1] = len[i];
+    table[4 * i + 2] = st;
+  }
+  src = table, arg2 = (unsigned char *)dst + DST_BYTES / 2, arg3 = (void *)(uintptr_t)n;
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -166,11 +297,16 @@ int main(int argc, char **argv) {
                        : (unsigned char)((p[i] & 0x83) | 0x38); /* f16: exponent 14 */
   size_t spread = argc >= 10 ? strtoull(argv[8], NULL, 10) : 1;
   size_t off = argc >= 10 ? strtoull(argv[9], NULL, 10) : 0;
-  unsigned char *q = calloc(1, n * spread + off + 64);
-  if (!q || !spread || off > 64) return 3;
-  for (size_t i = 0; i < n; i += esz)
-    memcpy(q + off + i * spread, p + i, esz);
-  src = q + off;
+  const char *mode = getenv("EMU_MODE");
+  if (mode && *mode) {
+    if ((rc = ragged(mode, seed, esz, narrow))) return rc;
+  } else {
+    unsigned char *q = calloc(1, n * spread + off + 64);
+    if (!q || !spread || off > 64) return 3;
+    for (size_t i = 0; i < n; i += esz)
+      memcpy(q + off + i * spread, p + i, esz);
+    src = q + off;
+  }
   nthreads = block;
   nctas = grid[0];
   launch();

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """tensor_inv_cols against tensor_generic on the CPU, bit for bit (docs/INVARIANCE.md, "Tests");
-tensor_generic's vector loads (rows and 1-D) against its element loads of the same values.
+tensor_generic's vector loads (rows and 1-D) against its element loads of the same values; an
+invariant segmented request's segments and an invariant list's tensors placed at other offsets
+(and list strides) against themselves.
 
 Both variants' kernels of an invariant column request (forced with "variant") are compiled to
 LLVM IR by libredjit, retargeted to the host (nvvm intrinsics -> harness.c's emu_* functions,
@@ -58,6 +60,9 @@ INTRINSICS = {
     "llvm.nvvm.bar.warp.sync": "emu_warpsync",
     "llvm.nvvm.shfl.sync.bfly.i32": "emu_shfl_bfly",
     "llvm.nvvm.shfl.sync.bfly.f32": "emu_shfl_bfly_f",
+    "llvm.nvvm.shfl.sync.up.i32": "emu_shfl_up",
+    "llvm.nvvm.vote.ballot.sync": "emu_ballot",
+    "llvm.nvvm.d2f.rz": "emu_d2f_rz",
 }
 
 
@@ -104,6 +109,67 @@ def one(tmp, harness, retarget_cmd, op, dt, shape, axes, variant, inv=True, stri
     return open(out, "rb").read()
 
 
+# segmented and list requests: lengths through every phase of tensor_segmented (a lane, 8 lanes, a
+# warp, a CTA, chunks of 65536) and tensor_multi (one chunk, several), placed (element offset,
+# list stride) so that the default kernels' vector heads and alignment tests differ
+SEG_LENS = "0,1,5,9,33,200,1000,1025,4100,70000,3"
+LIST_LENS = "0,1,7,33,1000,16384,16385,40000,5"
+SEG_CASES = [("sum", "f32"), ("logsumexp", "f32"), ("var", "bf16"), ("mean", "f16")]
+LIST_CASES = [("sum", "f32", True), ("norm", "bf16", True), ("prod", "f32", False),
+              ("mean", "f16", False)]
+PLACES = [(0, 1), (1, 1), (3, 2)]  # (element offset, list stride)
+
+
+def ragged(tmp, harness, rcmd, mode, op, dt, inv, off, stride, total=False):
+    """The output bytes of a segmented (mode "seg") or list ("list") request placed at off."""
+    lens = SEG_LENS if mode == "seg" else LIST_LENS
+    n = len(lens.split(","))
+    if mode == "seg":
+        N = sum(int(x) for x in lens.split(",")) + off + 8
+        json = ('{"kind":"tensor","op":"%s","dtype":"%s","shape":[%d],"segments":{"count":%d}%s}'
+                % (op, dt, N, n, ',"invariant":true' if inv else ""))
+    else:
+        json = ('{"kind":"tensor","op":"%s","dtype":"%s","list":{"count":%d,"total":%s}%s}'
+                % (op, dt, n, "true" if total else "false", ',"invariant":true' if inv else ""))
+    work = os.path.join(tmp, mode)
+    os.makedirs(work, exist_ok=True)
+    out = os.path.join(work, "dst")
+    env = dict(os.environ, EMU_MODE=mode, EMU_LENS=lens, EMU_OFF=str(off),
+               EMU_STRIDE=str(stride), REDJIT_SM_COUNT="1")
+    narrow = {"f32": 1, "bf16": 1, "f16": 2}.get(dt, 0)
+    p = subprocess.run([harness, json, "0", "7", str(ESZ[dt]), out, work, rcmd, "1", "0",
+                        str(narrow)], capture_output=True, text=True, env=env)
+    if p.returncode:
+        sys.exit("%s: exit %d\n%s" % (json, p.returncode, p.stderr))
+    return open(out, "rb").read()
+
+
+def ragged_cases(tmp, harness, rcmd):
+    """(cases, different): each invariant request gives the same bytes at every placement; the
+    default kernels, at least once, other bytes (so the check can fail)."""
+    ran = bad = 0
+    seen_default_differ = False
+    for mode, cases in (("seg", [(o, d, False) for o, d in SEG_CASES]), ("list", LIST_CASES)):
+        for op, dt, total in cases:
+            outs = [ragged(tmp, harness, rcmd, mode, op, dt, True, o, st, total)
+                    for o, st in PLACES]
+            same = all(x == outs[0] for x in outs)
+            ran += 1
+            bad += not same
+            print("%s %s %s %s at element offsets and strides %s: %s" %
+                  ("same" if same else "DIFFERENT", mode, op, dt, PLACES, outs[0][:8].hex()),
+                  flush=True)
+            if op in ("sum", "norm") and not seen_default_differ:
+                d = [ragged(tmp, harness, rcmd, mode, op, dt, False, o, st, total)
+                     for o, st in PLACES]
+                seen_default_differ = any(x != d[0] for x in d)
+    if not seen_default_differ:
+        print("DIFFERENT expected: the default segmented / list kernels gave the same bytes at "
+              "every placement")
+        bad += 1
+    return ran, bad
+
+
 def main():
     if sys.argv[1:2] == ["--retarget"]:
         retarget(*sys.argv[2:5])
@@ -119,7 +185,7 @@ def main():
     harness = os.path.join(tmp, "harness")
     subprocess.run(["cc", "-O1", "-o", harness, os.path.join(os.path.dirname(__file__), "harness.c"),
                     "-I", os.path.join(src, "include"), "-L", build, "-lredjit", "-lpthread",
-                    "-ldl", "-rdynamic", "-Wl,-rpath," + build], check=True)
+                    "-ldl", "-lm", "-rdynamic", "-Wl,-rpath," + build], check=True)
     rcmd = "%s %s --retarget %s" % (sys.executable, os.path.abspath(__file__), llc)
     full = "--full" in sys.argv
     dts = [a[9:].split(",") for a in sys.argv if a.startswith("--dtypes=")]
@@ -176,6 +242,9 @@ def main():
     if c == d:
         print("DIFFERENT expected: 32 lanes against 2 segments gave the same bits")
         bad += 1
+    r, b = ragged_cases(tmp, harness, rcmd)
+    ran += r
+    bad += b
     shutil.rmtree(tmp)
     print("%d cases, %d different" % (ran, bad))
     return 1 if bad else 0
