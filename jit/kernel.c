@@ -71,24 +71,21 @@ static void add_invariance(char *buf, size_t n, const rj_request *req, const pas
              "invariant: yes (%s: the result of %s does not depend on the order of its combines "
              "(%s), so every tree gives the same bits)\n",
              v->name, ir_op_name(req->u.tensor.op), free);
-  else if (req->u.tensor.invariant && req->u.tensor.list_count)
+  else if (req->u.tensor.invariant) {
+    char each[96];
+    snprintf(each, sizeof each, "each output depends only on its reduced length %lld and the dtype",
+             (long long)tv.reduce_len);
     snprintf(buf + k, n - k,
-             "invariant: yes (%s: the tree of each tensor depends only on its length and the "
-             "dtype, not on its stride, its address or the other tensors; the total folds the "
-             "tensors in list order; IEEE-rounded operations, the same on every target)\n",
-             v->name);
-  else if (req->u.tensor.invariant && req->u.tensor.segments)
-    snprintf(buf + k, n - k,
-             "invariant: yes (%s: the tree of each segment depends only on its length and the "
-             "dtype, not on where it starts or on the other segments; IEEE-rounded operations, "
-             "the same on every target)\n",
-             v->name);
-  else if (req->u.tensor.invariant)
-    snprintf(buf + k, n - k,
-             "invariant: yes (%s: the tree of each output depends only on its reduced length %lld "
-             "and the dtype; IEEE-rounded operations, the same on every target)\n",
-             v->name, (long long)tv.reduce_len);
-  else if (v->invariant && !v->invariant_why)
+             "invariant: yes (%s: the tree of %s; IEEE-rounded operations, the same on every "
+             "target)\n",
+             v->name,
+             req->u.tensor.list_count
+                 ? "each tensor depends only on its length and the dtype, not on its stride, its "
+                   "address or the other tensors; the total folds the tensors in list order"
+             : req->u.tensor.segments ? "each segment depends only on its length and the dtype, "
+                                        "not on where it starts or on the other segments"
+                                      : each);
+  } else if (v->invariant && !v->invariant_why)
     snprintf(buf + k, n - k,
              "invariant: no (not asked: %s's tree depends only on the reduced length here, but "
              "another view's variant may differ and f32 var / std / logsumexp use the hardware's "

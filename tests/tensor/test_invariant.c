@@ -526,71 +526,58 @@ static void same_fp_ops(rj_ctx *ctx, const char *json, bool fp) {
   same_fp_ops_at(ctx, json, fp, RJ_EMIT_LLVM_OPT);
 }
 
+/* inv (an invariant request of an order-dependent op) and plain (the same without "invariant"):
+ * both served by variant, inv by element loads only (its tree: the length alone; explain's yes
+ * and the plan note say so), plain with 16-byte vectors (vec: its load in the PTX) and explain's
+ * no, naming what its tree depends on. */
+static void element_loads(rj_ctx *ctx, const char *inv, const char *plain, const char *variant,
+                          const char *yes, const char *no, const char *vec) {
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_90a";
+  const char *t = explain(ctx, inv, &o);
+  ck_assert_msg(chosen_line(t, variant), "%s", t);
+  ck_assert_msg(strstr(t, "invariant: element loads in index order") && strstr(t, yes), "%s", t);
+  t = explain(ctx, plain, &o);
+  ck_assert_msg(chosen_line(t, variant) && strstr(t, no), "%s", t);
+  char *ptx = ptx_for(ctx, inv, "sm_90a", RJ_EMIT_PTX);
+  ck_assert_msg(!strstr(ptx, "ld.global.v") && !strstr(ptx, "ld.global.nc.v"),
+                "%s: vector loads in the invariant kernel", inv);
+  free(ptx);
+  ptx = ptx_for(ctx, plain, "sm_90a", RJ_EMIT_PTX);
+  ck_assert_msg(strstr(ptx, vec), "%s: no vector loads in the default kernel", plain);
+  free(ptx);
+}
+
 #define SEGREQ(op, dt, shape, axes, inv)                                                           \
   TREQ "\"op\":\"" op "\",\"dtype\":\"" dt "\",\"shape\":" shape ",\"axes\":" axes                 \
        ",\"segments\":{\"count\":33,\"dtype\":\"i32\"}" inv "}"
-
-/* Segmented requests of an order-dependent op: served by tensor_segmented with one-element loads
- * (the tree of a segment: its length alone), its vectors and, for [N, C <= 128], its CTA fold
- * kept for requests that do not ask. */
-START_TEST(segmented) {
-  rj_ctx *ctx = rj_ctx_new();
-  rj_options o;
-  rj_options_init(&o);
-  o.target = "sm_90a";
-  const char *inv1 = SEGREQ("sum", "f16", "[200001]", "[0]", ",\"invariant\":true");
-  const char *t = explain(ctx, inv1, &o);
-  ck_assert_msg(chosen_line(t, "tensor_segmented"), "%s", t);
-  ck_assert_msg(strstr(t, "invariant: element loads in index order"), "%s", t);
-  ck_assert_msg(strstr(t, "invariant: yes (tensor_segmented: the tree of each segment depends "
-                          "only on its length"),
-                "%s", t);
-  t = explain(ctx, SEGREQ("sum", "f16", "[200001]", "[0]", ""), &o);
-  ck_assert_msg(strstr(t, "invariant: no (tensor_segmented: its tree depends on a segment's start"),
-                "%s", t);
-  /* the invariant kernel loads single elements of src (no vectors), the default one vectors */
-  char *ptx = ptx_for(ctx, inv1, "sm_90a", RJ_EMIT_PTX);
-  ck_assert_msg(!strstr(ptx, "ld.global.nc.v"), "vector loads in the invariant kernel");
-  free(ptx);
-  ptx = ptx_for(ctx, SEGREQ("sum", "f16", "[200001]", "[0]", ""), "sm_90a", RJ_EMIT_PTX);
-  ck_assert_msg(strstr(ptx, "ld.global.nc.v4"), "no vector loads in the default kernel");
-  free(ptx);
-  /* [N, C <= 128]: no CTA fold of long segments under invariant */
-  t = explain(ctx, SEGREQ("var", "bf16", "[5000,64]", "[0]", ",\"invariant\":true"), &o);
-  ck_assert_msg(chosen_line(t, "tensor_segmented") && !strstr(t, "a CTA for segments"), "%s", t);
-  t = explain(ctx, SEGREQ("var", "bf16", "[5000,64]", "[0]", ""), &o);
-  ck_assert_msg(strstr(t, "a CTA for segments of more than 256 rows"), "%s", t);
-  rj_ctx_free(ctx);
-}
-END_TEST
-
 #define LISTREQ(op, dt, inv)                                                                       \
   TREQ "\"op\":\"" op "\",\"dtype\":\"" dt "\",\"list\":{\"count\":150,\"total\":true}" inv "}"
 
-/* List requests of an order-dependent op: tensor_multi with element loads only (its tree: a
- * tensor's length alone), its 16-byte vectors kept for requests that do not ask. */
-START_TEST(lists) {
+/* Segmented requests (a float sum; var of [N, C <= 128] served without the CTA fold of long
+ * segments) and list requests of an order-dependent op under "invariant": true. */
+START_TEST(segments_and_lists) {
   rj_ctx *ctx = rj_ctx_new();
+  element_loads(ctx, SEGREQ("sum", "f16", "[200001]", "[0]", ",\"invariant\":true"),
+                SEGREQ("sum", "f16", "[200001]", "[0]", ""), "tensor_segmented",
+                "invariant: yes (tensor_segmented: the tree of each segment depends only on its "
+                "length",
+                "invariant: no (tensor_segmented: its tree depends on a segment's start",
+                "ld.global.nc.v4");
+  element_loads(ctx, LISTREQ("norm", "bf16", ",\"invariant\":true"), LISTREQ("norm", "bf16", ""),
+                "tensor_multi",
+                "invariant: yes (tensor_multi: the tree of each tensor depends only on its length",
+                "invariant: no (tensor_multi: its tree depends on each tensor's stride",
+                "ld.global.v4");
   rj_options o;
   rj_options_init(&o);
   o.target = "sm_90a";
-  const char *inv = LISTREQ("norm", "bf16", ",\"invariant\":true");
-  const char *t = explain(ctx, inv, &o);
-  ck_assert_msg(chosen_line(t, "tensor_multi"), "%s", t);
-  ck_assert_msg(strstr(t, "invariant: element loads in index order"), "%s", t);
-  ck_assert_msg(strstr(t, "invariant: yes (tensor_multi: the tree of each tensor depends only on "
-                          "its length"),
-                "%s", t);
-  t = explain(ctx, LISTREQ("norm", "bf16", ""), &o);
-  ck_assert_msg(strstr(t, "invariant: no (tensor_multi: its tree depends on each tensor's stride"),
-                "%s", t);
-  char *ptx = ptx_for(ctx, inv, "sm_90a", RJ_EMIT_PTX);
-  ck_assert_msg(!strstr(ptx, "ld.global.v4") && !strstr(ptx, "ld.global.nc.v4"),
-                "vector loads in the invariant kernel");
-  free(ptx);
-  ptx = ptx_for(ctx, LISTREQ("norm", "bf16", ""), "sm_90a", RJ_EMIT_PTX);
-  ck_assert_msg(strstr(ptx, "ld.global.v4"), "no vector loads in the default kernel");
-  free(ptx);
+  const char *t =
+      explain(ctx, SEGREQ("var", "bf16", "[5000,64]", "[0]", ",\"invariant\":true"), &o);
+  ck_assert_msg(chosen_line(t, "tensor_segmented") && !strstr(t, "a CTA for segments"), "%s", t);
+  t = explain(ctx, SEGREQ("var", "bf16", "[5000,64]", "[0]", ""), &o);
+  ck_assert_msg(strstr(t, "a CTA for segments of more than 256 rows"), "%s", t);
   rj_ctx_free(ctx);
 }
 END_TEST
@@ -728,8 +715,7 @@ int main(void) {
   tcase_add_test(tc, dispatch);
   tcase_add_test(tc, inv_cols_plans);
   tcase_add_test(tc, order_free);
-  tcase_add_test(tc, segmented);
-  tcase_add_test(tc, lists);
+  tcase_add_test(tc, segments_and_lists);
   tcase_add_test(tc, sm_knob);
   tcase_add_test(tc, sm_knob_env);
   tcase_add_test(tc, check_sees_differences);
