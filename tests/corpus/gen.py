@@ -1227,7 +1227,8 @@ for name, req in [
         ("argmax-f16-rows", tensor("argmax", "f16", [300, 777], [1], invariant=True)),
         ("mean-f16-dyn", tensor("mean", "f16", [64, 4096], [1], invariant=True, dynamic=True)),
         ("seg-sum-f32-1d", seg("sum", "f32", [1000003], 1000, invariant=True)),
-        ("seg-var-bf16-2d", seg("var", "bf16", [20000, 64], 40, "i64", invariant=True))]:
+        ("seg-var-bf16-2d", seg("var", "bf16", [20000, 64], 40, "i64", invariant=True)),
+        ("list-norm-bf16", lst("norm", "bf16", 150, True, invariant=True))]:
     for tg in ("sm_80", "sm_90a", "sm_100a"):
         add("tns-inv-" + name, req, tg)
 add("bad-tns-inv-nondet", tensor("sum", "f32", [64, 64], [1], invariant=True,
