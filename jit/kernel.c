@@ -75,16 +75,18 @@ static void add_invariance(char *buf, size_t n, const rj_request *req, const pas
     char each[96];
     snprintf(each, sizeof each, "each output depends only on its reduced length %lld and the dtype",
              (long long)tv.reduce_len);
-    snprintf(buf + k, n - k,
-             "invariant: yes (%s: the tree of %s; IEEE-rounded operations, the same on every "
-             "target)\n",
-             v->name,
-             req->u.tensor.list_count
-                 ? "each tensor depends only on its length and the dtype, not on its stride, its "
-                   "address or the other tensors; the total folds the tensors in list order"
-             : req->u.tensor.segments ? "each segment depends only on its length and the dtype, "
-                                        "not on where it starts or on the other segments"
-                                      : each);
+    snprintf(
+        buf + k, n - k,
+        "invariant: yes (%s: the tree of %s; IEEE-rounded operations, the same on every "
+        "target)\n",
+        v->name,
+        req->u.tensor.list_count
+            ? "each tensor depends only on its length and the dtype, not on its stride, its "
+              "address or the other tensors; the total folds their values in a fixed tree over their "
+              "list positions"
+        : req->u.tensor.segments ? "each segment depends only on its length and the dtype, "
+                                   "not on where it starts or on the other segments"
+                                 : each);
   } else if (v->invariant && !v->invariant_why)
     snprintf(buf + k, n - k,
              "invariant: no (not asked: %s's tree depends only on the reduced length here, but "

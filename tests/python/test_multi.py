@@ -57,7 +57,6 @@ def test_list_request():
     assert "list.total" in e.message, e
 
 
-
 def test_invariant_request():
     """MultiList.reduce(invariant=True) parses a list request with "invariant": true, kept apart
     from the default one."""

@@ -75,7 +75,6 @@ def test_explain():
     assert "tensor_segmented prio=40 chosen (segments: 100 of [N, 8] rows" in t, t
 
 
-
 def test_invariant():
     """invariant=True asks for "invariant": true: one-element loads, explain says why."""
     t = redjit.explain({"kind": "tensor", "op": "sum", "dtype": "f32", "shape": [100000],

@@ -148,8 +148,8 @@ def ragged_cases(tmp, harness, rcmd):
     """(cases, different): each invariant request gives the same bytes at every placement; the
     default kernels, at least once, other bytes (so the check can fail)."""
     ran = bad = 0
-    seen_default_differ = False
     for mode, cases in (("seg", [(o, d, False) for o, d in SEG_CASES]), ("list", LIST_CASES)):
+        seen_default_differ = False
         for op, dt, total in cases:
             outs = [ragged(tmp, harness, rcmd, mode, op, dt, True, o, st, total)
                     for o, st in PLACES]
@@ -163,10 +163,10 @@ def ragged_cases(tmp, harness, rcmd):
                 d = [ragged(tmp, harness, rcmd, mode, op, dt, False, o, st, total)
                      for o, st in PLACES]
                 seen_default_differ = any(x != d[0] for x in d)
-    if not seen_default_differ:
-        print("DIFFERENT expected: the default segmented / list kernels gave the same bytes at "
-              "every placement")
-        bad += 1
+        if not seen_default_differ:
+            print("DIFFERENT expected: the default %s kernel gave the same bytes at every "
+                  "placement" % mode)
+            bad += 1
     return ran, bad
 
 

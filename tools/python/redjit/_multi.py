@@ -143,7 +143,8 @@ def multi_reduce(tensors, op="sum", *, total=False, per_tensor=True, out=None, t
     array), or (results, total) when both are asked.  op: "sum", "max", "min", "prod", "mean"
     (not with total), and the fused "sumsq", "norm" (L2: the total is sqrt of every square),
     "amax".  invariant=True: each result depends only on its tensor's length and values (not
-    its stride or address), the total on the tensors' values in list order (docs/INVARIANCE.md).
+    its stride or address), the total on the tensors' values and their positions in the list
+    (docs/INVARIANCE.md).
     The table is kept for the same list (pointers, lengths, strides)."""
     if not isinstance(tensors, (list, tuple)):
         raise _einval("tensors: expected a list or tuple of GPU arrays")
