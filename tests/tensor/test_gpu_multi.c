@@ -395,7 +395,10 @@ static void placed_list(const char *json, int esz, int off, int st, const int *p
     int i = pick ? pick[k] : k;
     for (int64_t j = 0; j < ilens[i]; j++) {
       uint64_t v = (uint64_t)(i * 1000003 + j) * 2654435761u % 1000003;
-      float f = strstr(json, "\"prod\"") ? 1.0f + ((float)v / 1000003.0f - 0.5f) * 1e-3f
+      /* prod: factors near 1, spread wider for bf16 (whose step near 1 is 2^-8: narrower ones
+       * would round to two values and the long products fall to 0) */
+      float spread = esz == 2 ? 3e-2f : 1e-3f;
+      float f = strstr(json, "\"prod\"") ? 1.0f + ((float)v / 1000003.0f - 0.5f) * spread
                                          : (float)v / 1000003.0f - 0.25f;
       unsigned char *q = h + (size_t)(slot * i + off + j * st) * esz;
       if (esz == 4) {
