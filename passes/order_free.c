@@ -26,3 +26,7 @@ const char *pass_order_free(const rj_request *r) {
     return NULL;
   }
 }
+
+bool pass_fixed_tree(const rj_request *r) {
+  return r->kind == RJ_KIND_TENSOR && r->u.tensor.invariant && !pass_order_free(r);
+}

@@ -142,6 +142,9 @@ const pass_variant *pass_variant_find(const char *name);
  * (float sums, products, means, var / std, logsumexp, custom).  Every variant serves such a request
  * under "invariant": true, whatever its tree (docs/INVARIANCE.md). */
 const char *pass_order_free(const rj_request *r);
+/* r asks for "invariant": true and its op's result depends on the order of its combines: only a
+ * tree fixed by the reduced length serves it (a variant with invariant set, by such a plan). */
+bool pass_fixed_tree(const rj_request *r);
 /* Why v declines r on target t (NULL: it accepts): the kind, the op, then v's own predicates. */
 const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_target *t, char *buf,
                           size_t n);

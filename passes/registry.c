@@ -92,7 +92,7 @@ const char *pass_declines(const pass_variant *v, const rj_request *r, const ir_t
                             "them so)");
     return buf;
   }
-  if (r->kind == RJ_KIND_TENSOR && r->u.tensor.invariant && !v->invariant && !pass_order_free(r)) {
+  if (!v->invariant && pass_fixed_tree(r)) {
     snprintf(buf, n, "not invariant (\"invariant\": true): its tree depends on %s",
              v->invariant_why ? v->invariant_why : "its plan");
     return buf;

@@ -8,11 +8,45 @@
 
 #include <check.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* x stored as an element of dtype d at p: f32, f64, or bf16 truncated (the host then reads back
+ * exactly what the GPU reads); other dtypes: nothing. */
+static inline void rjt_put_float(rj_dtype d, float x, unsigned char *p) {
+  uint32_t fb;
+  memcpy(&fb, &x, 4);
+  if (d == RJ_F32) memcpy(p, &x, 4);
+  if (d == RJ_F64) {
+    double v = x;
+    memcpy(p, &v, 8);
+  }
+  if (d == RJ_BF16) {
+    uint16_t h = (uint16_t)(fb >> 16);
+    memcpy(p, &h, 2);
+  }
+}
+
+/* The element of dtype d (f32, f64 or bf16) at p. */
+static inline double rjt_get_float(rj_dtype d, const unsigned char *p) {
+  if (d == RJ_F64) {
+    double v;
+    memcpy(&v, p, 8);
+    return v;
+  }
+  float f;
+  if (d == RJ_BF16) {
+    uint32_t fb = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 24;
+    memcpy(&f, &fb, 4);
+  } else {
+    memcpy(&f, p, 4);
+  }
+  return f;
+}
 
 /* Parses a request that must be valid. */
 static inline void rjt_parse(rj_ctx *ctx, const char *json, rj_request *r) {

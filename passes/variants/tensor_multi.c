@@ -46,7 +46,7 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   const rj_tensor *t = &r->u.tensor;
   int bytes = ir_dtype(t->dtype)->bytes;
   multi_plan p = {.C = count_class(t->list_count), .U = bytes >= 8 ? 2 : 8};
-  p.inv = t->invariant && !pass_order_free(r);
+  p.inv = pass_fixed_tree(r);
   int64_t grid = (int64_t)tns_sms(env->sms(env)) * MULTI_CTAS;
   tns_plan_geometry(out, (unsigned)grid, MULTI_T);
   snprintf(

@@ -54,7 +54,7 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
 static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) {
   const rj_tensor *t = &r->u.tensor;
   seg_plan p = {.T = SEG_T, .vec = tns_vec(t->dtype), .N = t->shape[0], .S = t->segments};
-  p.inv = t->invariant && !pass_order_free(r);
+  p.inv = pass_fixed_tree(r);
   if (p.inv) p.vec = 1;
   p.C = t->ndim == 2 ? t->shape[1] : 1;
   p.U = st_is(t->op) || ir_dtype(t->dtype)->bytes == 1 ? 4 : TNS_U;

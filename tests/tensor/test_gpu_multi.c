@@ -400,15 +400,7 @@ static void placed_list(const char *json, int esz, int off, int st, const int *p
       float spread = esz == 2 ? 3e-2f : 1e-3f;
       float f = strstr(json, "\"prod\"") ? 1.0f + ((float)v / 1000003.0f - 0.5f) * spread
                                          : (float)v / 1000003.0f - 0.25f;
-      unsigned char *q = h + (size_t)(slot * i + off + j * st) * esz;
-      if (esz == 4) {
-        memcpy(q, &f, 4);
-      } else {
-        uint32_t b;
-        memcpy(&b, &f, 4);
-        uint16_t hb = (uint16_t)(b >> 16);
-        memcpy(q, &hb, 2);
-      }
+      rjt_put_float(esz == 2 ? RJ_BF16 : RJ_F32, f, h + (size_t)(slot * i + off + j * st) * esz);
     }
     e[k] = (rj_multi_entry){data + (uint64_t)(slot * i + off) * esz, ilens[i], st, 0};
   }
@@ -431,17 +423,6 @@ static void placed_list(const char *json, int esz, int off, int st, const int *p
   rj_device_free(ctx, 0, dst);
   rj_device_free(ctx, 0, tot);
   free(h);
-}
-
-static double as_double(const unsigned char *p, int esz) {
-  float f;
-  if (esz == 2) {
-    uint32_t b = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 24;
-    memcpy(&f, &b, 4);
-  } else {
-    memcpy(&f, p, 4);
-  }
-  return f;
 }
 
 START_TEST(invariant_placed) {
@@ -474,8 +455,8 @@ START_TEST(invariant_placed) {
       placed_list(def, esz, 0, 1, NULL, NIL, got, gt); /* near the default kernel's */
       double tol = d ? 2e-2 : !strcmp(iops[o], "prod") ? 2e-3 : 1e-4;
       for (int i = 0; i <= NIL; i++) {
-        double x = as_double(i < NIL ? want + (size_t)i * esz : wt, esz);
-        double y = as_double(i < NIL ? got + (size_t)i * esz : gt, esz);
+        double x = rjt_get_float(d ? RJ_BF16 : RJ_F32, i < NIL ? want + (size_t)i * esz : wt);
+        double y = rjt_get_float(d ? RJ_BF16 : RJ_F32, i < NIL ? got + (size_t)i * esz : gt);
         ck_assert_msg(x == y || fabs(x - y) <= tol * fmax(1.0, fabs(y)) || (isnan(x) && isnan(y)),
                       "%s: output %d invariant %.9g, default %.9g", inv, i, x, y);
       }

@@ -276,36 +276,6 @@ END_TEST
  * whose result depends on the order of their combines, 1-D f32 / bf16 / f64 and [N, 3] f32; each
  * within a small relative error of the default kernel's (which the matrix holds to the float64
  * reference). */
-static void put(rj_dtype d, float x, unsigned char *p) {
-  uint32_t fb;
-  memcpy(&fb, &x, 4);
-  if (d == RJ_F32) memcpy(p, &x, 4);
-  if (d == RJ_F64) {
-    double v = x;
-    memcpy(p, &v, 8);
-  }
-  if (d == RJ_BF16) {
-    uint16_t h = (uint16_t)(fb >> 16);
-    memcpy(p, &h, 2);
-  }
-}
-
-static double value(rj_dtype d, const unsigned char *p) {
-  if (d == RJ_F64) {
-    double v;
-    memcpy(&v, p, 8);
-    return v;
-  }
-  float f;
-  if (d == RJ_BF16) {
-    uint32_t fb = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 24;
-    memcpy(&f, &fb, 4);
-  } else {
-    memcpy(&f, p, 4);
-  }
-  return f;
-}
-
 static void placed_case(const char *op, const char *dt, rj_dtype d, int esz, int C) {
   int64_t off[NALONE + 1] = {0}, n = 0;
   for (int i = 0; i < NALONE; i++)
@@ -333,8 +303,8 @@ static void placed_case(const char *op, const char *dt, rj_dtype d, int esz, int
     memset(h, 0, (size_t)cap * (size_t)esz);
     for (int64_t i = 0; i < n * C; i++) {
       float u = (float)((i * 2654435761u) % 1000003) / 1000003.0f;
-      put(d, op[0] == 'p' ? 1.0f + (u - 0.5f) * 1e-3f : u - 0.25f,
-          h + (size_t)(i + (int64_t)k * C) * (size_t)esz);
+      rjt_put_float(d, op[0] == 'p' ? 1.0f + (u - 0.5f) * 1e-3f : u - 0.25f,
+                    h + (size_t)(i + (int64_t)k * C) * (size_t)esz);
     }
     int64_t o2[NALONE + 1];
     for (int i = 0; i <= NALONE; i++)
@@ -363,7 +333,7 @@ static void placed_case(const char *op, const char *dt, rj_dtype d, int esz, int
      * 4 - 5e-4 below the float64 product of this data, in different trees */
     double tol = d == RJ_BF16 ? 2e-2 : op[0] == 'p' ? 2e-3 : 1e-4;
     for (int64_t i = 0; i < (int64_t)NALONE * C; i++) {
-      double x = value(d, want + i * w), y = value(d, got + i * w);
+      double x = rjt_get_float(d, want + i * w), y = rjt_get_float(d, got + i * w);
       ck_assert_msg(x == y || fabs(x - y) <= tol * fmax(1.0, fabs(y)) || (isnan(x) && isnan(y)),
                     "%s %s: output %lld invariant %.9g, default %.9g", op, dt, (long long)i, x, y);
     }
