@@ -1,7 +1,8 @@
 """redjit.multi_reduce on a GPU, against torch: per-tensor sums / max / amax / L2 norms and the
 total of a mixed list (empty and one-element tensors, a strided view, f16 / bf16 / f32 / f64),
 torch.nn.utils.clip_grad_norm_'s total norm (torch._foreach_norm then vector_norm of the
-stack), out= / total_out= reused, bitwise repeatability, and a CUDA graph replay.  Each test
+stack), out= / total_out= reused, bitwise repeatability, a CUDA graph replay, and invariant=True
+against torch with each tensor's bits independent of its address, stride and neighbours.  Each test
 skips, with the reason, without torch or a GPU.
 Run: pytest tests/python/test_gpu_multi.py, or python3 tests/python/test_gpu_multi.py [NAME...]."""
 import _runner
@@ -100,6 +101,41 @@ def test_graph_capture():
     torch.cuda.synchronize()
     want = torch.linalg.vector_norm(torch.cat([x.double().reshape(-1) for x in xs]))
     _close(torch, tot.reshape(1), want.reshape(1), torch.float32)
+
+
+def test_invariant():
+    """invariant=True: right against torch; a tensor's bits the same alone, in the list, moved by
+    one element (another address mod 16) and as a strided view; the total the same for copies."""
+    torch = _torch()
+    for dt in (torch.float32, torch.bfloat16):
+        xs = _list(torch, dt, seed=5)
+        d = [x.double() for x in xs]
+        for op, w in (("sum", [x.sum() for x in d]),
+                      ("norm", [torch.linalg.vector_norm(x) for x in d])):
+            each, total = redjit.multi_reduce(xs, op, total=True, invariant=True)
+            _close(torch, each, torch.stack(w), dt)
+            allx = torch.cat([x.reshape(-1) for x in d])
+            wt = allx.sum() if op == "sum" else torch.linalg.vector_norm(allx)
+            _close(torch, total.reshape(1), wt.reshape(1), dt)
+            moved = []
+            for x in xs:
+                buf = torch.empty(x.numel() + 1, device="cuda", dtype=dt)
+                buf[1:].copy_(x.reshape(-1))
+                moved.append(buf[1:])
+            each2, total2 = redjit.multi_reduce(moved, op, total=True, invariant=True)
+            assert _same_bits(torch, each2, each), (dt, op)
+            assert _same_bits(torch, total2, total), (dt, op)
+            for i in (2, 5, 6, len(xs) - 1):
+                one = redjit.multi_reduce([xs[i]], op, invariant=True)
+                assert _same_bits(torch, one[0], each[i]), (dt, op, i)
+                wide = torch.empty(xs[i].numel(), 3, device="cuda", dtype=dt)
+                wide[:, 1].copy_(xs[i].reshape(-1))
+                one = redjit.multi_reduce([wide[:, 1]], op, invariant=True)
+                assert _same_bits(torch, one[0], each[i]), (dt, op, i, "strided")
+
+
+def _same_bits(torch, a, b):
+    return torch.equal(a.reshape(-1).view(torch.int8), b.reshape(-1).view(torch.int8))
 
 
 if __name__ == "__main__":

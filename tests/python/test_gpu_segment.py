@@ -2,7 +2,8 @@
 mean / argmax / argmin / var / std / logsumexp over ragged segments (lengths 0, 1, 31, 33, up to
 70000) of 1-D and 2-D arrays with int32 and int64 offsets, each segment against torch's reduction
 of that slice in float64 (empty segments: the documented identities); torch.segment_reduce for
-sum / max / mean where torch has it; check=True raising on invalid offsets.  Each test skips, with
+sum / max / mean where torch has it; check=True raising on invalid offsets; invariant=True against
+torch and bitwise the same wherever a segment starts.  Each test skips, with
 the reason, without torch or a GPU.  Run: pytest tests/python/test_gpu_segment.py, or python3
 tests/python/test_gpu_segment.py [NAME...]."""
 import math
@@ -134,6 +135,37 @@ def test_check_raises():
     assert e.status == "RJ_EINVAL" and "segments" in e.message, e
     got = redjit.segment_reduce(x, torch.tensor([0, 50, 60, 100], device="cuda"), check=True)
     assert got.tolist() == [50.0, 10.0, 40.0]
+
+
+def test_invariant():
+    """invariant=True: right against torch, and each segment's bits the same wherever it starts
+    (shifted by one element: another address mod 16) and whatever its neighbours."""
+    torch = _torch()
+    g = torch.Generator(device="cuda").manual_seed(11)
+    offs, off = _offsets(torch, torch.int64)
+    for dt in (torch.float32, torch.bfloat16, torch.float16):
+        for cols in (None, 3):
+            shape = (off[-1] + 1,) if cols is None else (off[-1] + 1, cols)
+            base = (torch.rand(shape, device="cuda", generator=g) - 0.25).to(dt)
+            x = base[:-1]
+            for op in ("sum", "mean", "var", "logsumexp"):
+                got = redjit.segment_reduce(x, offs, op, invariant=True)
+                torch.cuda.synchronize()
+                _check(torch, x, op, got, off)
+                moved = torch.cat([base[-1:], x])  # every segment one element later
+                shifted = redjit.segment_reduce(moved, offs + 1, op, invariant=True)
+                ref = redjit.segment_reduce(moved[1:], offs, op, invariant=True)
+                assert _same_bits(torch, shifted, got), (dt, cols, op)
+                assert _same_bits(torch, ref, got), (dt, cols, op)
+                for s in (2, 7, 9, 11):
+                    one = redjit.segment_reduce(x[off[s]:off[s + 1]].clone(),
+                                                torch.tensor([0, off[s + 1] - off[s]],
+                                                             device="cuda"), op, invariant=True)
+                    assert _same_bits(torch, one[0], got[s]), (dt, cols, op, s, one, got[s])
+
+
+def _same_bits(torch, a, b):
+    return torch.equal(a.reshape(-1).view(torch.int8), b.reshape(-1).view(torch.int8))
 
 
 if __name__ == "__main__":
