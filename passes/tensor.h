@@ -86,9 +86,12 @@ LLVMValueRef tns_identity(pass_emit *e, const rj_tensor *t);
 LLVMValueRef tns_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef tns_bfly_tree(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef mm,
                            const int *masks, int n, int width);
-/* op mean: v / n in the accumulator (pass_mean); the other ops, and the masked mean (a state
- * divided by its own count in tns_store): v. */
-LLVMValueRef tns_mean(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef n);
+/* v, the fold of n elements, as the output's value (before tns_store's epilogue and rounding):
+ * op mean v / n in the accumulator (pass_mean); a float sum of no element +0.0, as NumPy's (the
+ * folds start from -0.0 so that a sum of -0.0 elements stays -0.0; under accum v, which leaves
+ * the stored value as it is); the other ops, and the masked mean (a state divided by its own
+ * count in tns_store): v.  With n a constant the select folds away. */
+LLVMValueRef tns_result(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef n);
 /* The index of an element in its reduction, base + off (base NULL: off), for the ops that fold
  * indices (argmax / argmin); NULL for the others (nothing emitted). */
 LLVMValueRef tns_elem_idx(pass_emit *e, const rj_tensor *t, LLVMValueRef base, LLVMValueRef off);

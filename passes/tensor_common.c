@@ -166,9 +166,13 @@ LLVMValueRef tns_combine(pass_emit *e, const rj_tensor *t, LLVMValueRef a, LLVMV
   return pass_combine(e, t->op, tns_acc_dtype(t), t->nan, a, b);
 }
 
-LLVMValueRef tns_mean(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef n) {
+LLVMValueRef tns_result(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef n) {
   st_req s = st_of_tensor(t);
   if (s.masked) return v;
+  if (t->op == RJ_OP_SUM && !t->accum && ir_dtype(tns_acc_dtype(t))->is_float) {
+    LLVMValueRef none = LLVMBuildICmp(e->B, LLVMIntEQ, n, LLVMConstNull(LLVMTypeOf(n)), "");
+    return LLVMBuildSelect(e->B, none, LLVMConstNull(LLVMTypeOf(v)), v, "");
+  }
   return pass_mean(e, t->op, tns_acc_dtype(t), v, n);
 }
 

@@ -49,6 +49,8 @@ typedef struct hr_value {
   int64_t n;   /* elements folded (NaNs skipped under nan = ignore): prod's tolerance */
   int acc_f64; /* the kernel accumulated a float sum / prod / mean in f64 (acc_dtype "f64"):
                   checked to the output's rounding plus f64 roundoff, not tolerance(dtype) */
+  int zero_sign; /* a float sum over an empty extent (hr_oracle_empty): +0.0, and after the
+                    epilogue the sign of a zero f, are due bit for bit */
 } hr_value;
 
 /* Combines x into acc by op (float: with nan policy; ints: exact, wrapping). */
@@ -56,6 +58,9 @@ void hr_oracle_init(rj_op op, rj_dtype t, hr_value *acc);
 void hr_oracle_add(rj_op op, rj_dtype t, rj_nan nan, hr_value *acc, const void *p, int64_t i);
 /* After the last add of a reduction of `count` elements: mean divides the sum (and mag) by it. */
 void hr_oracle_finish(rj_op op, hr_value *acc, int64_t count);
+/* A float sum over an extent of no element (nothing folded in: not under accum) is +0.0, as
+ * NumPy's, not the -0.0 its folds start from: marks acc's zero sign as due. */
+void hr_oracle_empty(rj_op op, rj_dtype t, hr_value *acc, int64_t extent);
 /* An integer result of i8 .. u16 (res) in its dtype's range, saturated as the kernels' store
  * narrows: and's identity (all ones of the u64 accumulator) is 255 for u8, max's is -128 for i8. */
 void hr_oracle_narrow(rj_dtype res, hr_value *acc);

@@ -141,7 +141,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   LLVMValueRef x = tns_fold_slots(e, t, slots, CL_C, tid);
   pass_if s;
   pass_if_begin(e, &s, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
-  tns_store(e, t, dst, tns_i64(e, 0), tns_mean(e, t, x, tns_i64(e, p.N)));
+  tns_store(e, t, dst, tns_i64(e, 0), tns_result(e, t, x, tns_i64(e, p.N)));
   pass_if_end(e, &s);
   pass_if_end(e, &f);
   LLVMBuildRetVoid(e->B);

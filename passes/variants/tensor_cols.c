@@ -438,7 +438,7 @@ static void store_columns(cols_emit *c, LLVMValueRef ws, LLVMValueRef base, LLVM
                      pass_gep(e, acc_ty, ws, LLVMBuildAdd(e->B, base, tns_i64(e, k), "")));
     else
       tns_store(e, c->t, c->dst, LLVMBuildAdd(e->B, base, tns_i64(e, k), ""),
-                tns_mean(e, c->t, tot[k], c->z.R));
+                tns_result(e, c->t, tot[k], c->z.R));
     pass_if_end(e, &in);
   }
 }

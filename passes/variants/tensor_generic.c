@@ -332,7 +332,7 @@ static rj_status segments_kernel(pass_emit *e, const rj_tensor *t, const ir_tvie
   pass_if w;
   if (p->S == 1) {
     pass_if_begin(e, &w, t0);
-    tns_store(e, t, dst, out, tns_mean(e, t, val, N));
+    tns_store(e, t, dst, out, tns_result(e, t, val, N));
     pass_if_end(e, &w);
     LLVMBuildRetVoid(e->B);
     return RJ_OK;
@@ -350,7 +350,7 @@ static rj_status segments_kernel(pass_emit *e, const rj_tensor *t, const ir_tvie
   val = tns_cta_reduce(e, t, LLVMBuildLoad2(e->B, acc_ty, a, ""), tid, p->T);
   pass_if w2;
   pass_if_begin(e, &w2, t0);
-  tns_store(e, t, dst, out, tns_mean(e, t, val, N));
+  tns_store(e, t, dst, out, tns_result(e, t, val, N));
   LLVMBuildStore(e->B, pass_i32(e, 0), cntp);
   pass_if_end(e, &w2);
   pass_if_end(e, &l);
@@ -391,7 +391,7 @@ static void lanes_out(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVMV
   for (int m = G / 2; m >= 1; m /= 2)
     masks[nm++] = m;
   val = tns_bfly_tree(e, t, val, pass_i32(e, -1), masks, nm, G);
-  tns_store_lane0(e, t, dst, out, tns_mean(e, t, val, tns_i64(e, v->reduce_len)), valid, lane);
+  tns_store_lane0(e, t, dst, out, tns_result(e, t, val, tns_i64(e, v->reduce_len)), valid, lane);
 }
 
 /* Output r of the group's W: its index, whether it exists and its element 0's offset. */
@@ -510,7 +510,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   for (int m = G / 2; m >= 1; m /= 2)
     masks[nm++] = m;
   val = tns_bfly_tree(e, t, val, pass_i32(e, -1), masks, nm, G);
-  tns_store_lane0(e, t, dst, out, tns_mean(e, t, val, tns_i64(e, v.reduce_len)), valid, lane);
+  tns_store_lane0(e, t, dst, out, tns_result(e, t, val, tns_i64(e, v.reduce_len)), valid, lane);
   LLVMBuildRetVoid(e->B);
   return RJ_OK;
 }

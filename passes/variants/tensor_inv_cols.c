@@ -241,7 +241,7 @@ static void store_out(ick *k, LLVMValueRef v) {
   pass_if w;
   LLVMValueRef l0 = LLVMBuildICmp(e->B, LLVMIntEQ, k->lane, pass_i32(e, 0), "");
   pass_if_begin(e, &w, LLVMBuildAnd(e->B, l0, k->valid, ""));
-  tns_store(e, k->t, k->dst, k->out, tns_mean(e, k->t, v, c64(k, k->p.N)));
+  tns_store(e, k->t, k->dst, k->out, tns_result(e, k->t, v, c64(k, k->p.N)));
   pass_if_end(e, &w);
 }
 
@@ -372,7 +372,7 @@ static void lanes_vec_kernel(ick *k) {
   LLVMValueRef x = LLVMBuildLoad2(e->B, k->acc, pass_gep(e, k->acc, k->slots, c), "");
   tns_store(e, k->t, k->dst,
             LLVMBuildAdd(e->B, k->out, LLVMBuildZExt(e->B, k->lane, k->i64, ""), ""),
-            tns_mean(e, k->t, x, c64(k, k->p.N)));
+            tns_result(e, k->t, x, c64(k, k->p.N)));
   pass_if_end(e, &w);
 }
 
@@ -398,7 +398,7 @@ static void segment_values(ick *k, LLVMValueRef ws) {
                        tns_load_volatile(e, k->acc, ws_at(k, ws, l.i, c64(k, w + IC_WARPS / 2))));
   LLVMValueRef r = reg_tree(k, v, IC_WARPS / 2);
   if (k->p.S == 1)
-    tns_store(e, k->t, k->dst, k->out, tns_mean(e, k->t, r, c64(k, k->p.N)));
+    tns_store(e, k->t, k->dst, k->out, tns_result(e, k->t, r, c64(k, k->p.N)));
   else
     LLVMBuildStore(e->B, r, ws_at(k, ws, l.i, c64(k, 0)));
   pass_loop_end(e, &l);

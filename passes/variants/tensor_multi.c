@@ -351,17 +351,20 @@ static LLVMValueRef fold_any(mk *k, LLVMValueRef ptr, LLVMValueRef st, LLVMValue
   return LLVMBuildLoad2(e->B, k->acc, res, "");
 }
 
-/* thread 0: tensor ti's value v (acc type) of len elements into dst and the values' table */
+/* thread 0: tensor ti's value v (acc type) of len elements into dst and the values' table (as
+ * stored: an empty tensor's float sum +0.0, so an all-empty list's total is +0.0; the total of
+ * op mean is refused) */
 static void finish_tensor(mk *k, LLVMValueRef ti, LLVMValueRef v, LLVMValueRef len) {
   pass_emit *e = k->e;
   LLVMValueRef t64 = LLVMBuildZExt(e->B, ti, k->i64, "");
   pass_if t0, d;
   pass_if_begin(e, &t0, is_t0(k));
   LLVMValueRef i64p = LLVMBuildPtrToInt(e->B, k->dst, k->i64, "");
+  LLVMValueRef r = tns_result(e, k->t, v, len);
   pass_if_begin(e, &d, LLVMBuildICmp(e->B, LLVMIntNE, i64p, c64(k, 0), ""));
-  tns_store(e, k->t, k->dst, t64, tns_mean(e, k->t, v, len));
+  tns_store(e, k->t, k->dst, t64, r);
   pass_if_end(e, &d);
-  if (k->tval) LLVMBuildStore(e->B, v, pass_gep(e, k->acc, k->tval, t64));
+  if (k->tval) LLVMBuildStore(e->B, r, pass_gep(e, k->acc, k->tval, t64));
   pass_if_end(e, &t0);
 }
 

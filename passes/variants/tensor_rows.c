@@ -235,7 +235,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     for (int m = p.G / 2; m >= 1; m /= 2)
       masks[nm++] = m;
     val = tns_bfly_tree(e, t, val, pass_i32(e, -1), masks, nm, p.G);
-    tns_store_lane0(e, t, dst, row, tns_mean(e, t, val, z.N), valid, lane);
+    tns_store_lane0(e, t, dst, row, tns_result(e, t, val, z.N), valid, lane);
     LLVMBuildRetVoid(e->B);
     return RJ_OK;
   }
@@ -255,7 +255,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   pass_if w;
   if (p.S == 1) {
     pass_if_begin(e, &w, t0);
-    tns_store(e, t, dst, row, tns_mean(e, t, val, z.N));
+    tns_store(e, t, dst, row, tns_result(e, t, val, z.N));
     pass_if_end(e, &w);
     LLVMBuildRetVoid(e->B);
     return RJ_OK;
@@ -283,7 +283,7 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   val = tns_cta_reduce(e, t, LLVMBuildLoad2(e->B, acc_ty, a, ""), tid, p.T);
   pass_if w2;
   pass_if_begin(e, &w2, t0);
-  tns_store(e, t, dst, row, tns_mean(e, t, val, z.N));
+  tns_store(e, t, dst, row, tns_result(e, t, val, z.N));
   LLVMBuildStore(e->B, pass_i32(e, 0), cntp);
   pass_if_end(e, &w2);
   pass_if_end(e, &l);

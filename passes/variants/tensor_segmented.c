@@ -132,12 +132,12 @@ static void seg_range(pass_emit *e, const rj_tensor *t, int64_t N, LLVMValueRef 
   pass_if_end(e, &f);
 }
 
-/* The stored value of a segment of len elements folded into v: tns_mean's, and for an empty
+/* The stored value of a segment of len elements folded into v: tns_result's, and for an empty
  * segment's max / min of a dtype narrower than its 64-bit accumulator (i8 .. u16, bool) the
  * dtype's own least / greatest value (the accumulator's identity would not survive the store's
  * truncation). */
 static LLVMValueRef seg_result(pass_emit *e, const rj_tensor *t, LLVMValueRef v, LLVMValueRef len) {
-  v = tns_mean(e, t, v, len);
+  v = tns_result(e, t, v, len);
   const ir_dtype_info *d = ir_dtype(t->dtype);
   if ((t->op != RJ_OP_MAX && t->op != RJ_OP_MIN) || d->is_float || d->bytes >= 4) return v;
   bool mx = t->op == RJ_OP_MAX;

@@ -143,6 +143,9 @@ static void reduce_list(dlist *l, const char *op, const int *order, int n, float
   for (int i = 0; i < n; i++)
     e[i] = l->e[order ? order[i] : i];
   ck_assert_int_eq(rj_memcpy_htod(ctx, 0, l->table, e, (size_t)n * sizeof *e), RJ_OK);
+  memset(out, 0xff, (size_t)n * 4); /* NaN poison: every output must be written */
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, l->dst, out, (size_t)n * 4), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, l->total, out, 4), RJ_OK);
   rj_request r;
   rjt_parse(ctx, list_req(op, "f32", n, ""), &r);
   rj_status s = rj_reduce_multi(ctx, &r, NULL, l->table, n, l->dst, l->total, NULL);
@@ -178,6 +181,14 @@ START_TEST(independent) {
       ck_assert_msg(memcmp(&one, &t2, 4) == 0, "%s: a list of one: total %a, output %a", op3[o], t2,
                     one);
     }
+    int empties[3] = {3, 14, 25}; /* a float sum or norm of nothing is +0.0, as NumPy's */
+    reduce_list(&l, op3[o], empties, 3, rev, &t2);
+    for (int k = 0; k < 3 && o < 2; k++)
+      ck_assert_msg(rev[k] == 0 && !signbit(rev[k]) && all[empties[k]] == rev[k] &&
+                        !signbit(all[empties[k]]),
+                    "%s of an empty tensor: %a (in the list %a)", op3[o], rev[k], all[empties[k]]);
+    ck_assert_msg(o == 2 || (t2 == 0 && !signbit(t2)), "%s: the total of empty tensors: %a",
+                  op3[o], t2);
     cases_run++;
   }
   rj_device_free(ctx, 0, l.data);

@@ -8,7 +8,7 @@
  *            over the same source) gives the bits it gets among the others;
  *   invalid: decreasing, negative and past-the-end offsets: no fault, the RJ_SEG_* bits, and
  *            rj_segments_status's RJ_EINVAL naming segments; a valid launch after them is right;
- *   empty:   every segment empty: sum 0, max -inf, argmax -1, mean NaN; of the small dtypes, bit
+ *   empty:   every segment empty: sum and norm +0.0, max -inf, argmax -1, mean NaN; of the small dtypes, bit
  *            for bit, and all ones (u8 255, bool 1), max / min the dtype's least / greatest;
  *   invariant: "invariant": true, the same values placed 0 .. 7 elements further: the same bits
  *            at every placement and alone (invariant_placed below).
@@ -222,13 +222,17 @@ START_TEST(empty) {
   dbufs b;
   dalloc(&b, 16, sizeof off, 8 * 5);
   ck_assert_int_eq(rj_memcpy_htod(ctx, 0, b.off, off, sizeof off), RJ_OK);
-  static const char *const o[] = {"sum", "max", "argmax", "mean"};
-  for (int k = 0; k < 4; k++) {
+  /* a float sum of nothing is +0.0 (NumPy's), the default and the invariant kernel, norm too */
+  static const char *const o[] = {"sum", "max", "argmax", "mean", "sum", "norm"};
+  for (int k = 0; k < 6; k++) {
     char json[256];
     snprintf(json, sizeof json,
              "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"f32\",\"shape\":[0],"
-             "\"segments\":{\"count\":5}}",
-             o[k]);
+             "\"segments\":{\"count\":5}%s}",
+             o[k], k == 4 ? ",\"invariant\":true" : "");
+    unsigned char poison[40];
+    memset(poison, 0xff, sizeof poison);
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, b.dst, poison, sizeof poison), RJ_OK);
     launch(json, &b, b.off);
     union {
       float f[5];
@@ -236,11 +240,11 @@ START_TEST(empty) {
     } d;
     ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, &d, b.dst, k == 2 ? 40 : 20), RJ_OK);
     for (int s = 0; s < 5; s++)
-      ck_assert_msg(k == 0   ? d.f[s] == 0
-                    : k == 1 ? isinf(d.f[s]) && d.f[s] < 0
+      ck_assert_msg(k == 1   ? isinf(d.f[s]) && d.f[s] < 0
                     : k == 2 ? d.i[s] == -1
-                             : isnan(d.f[s]),
-                    "%s of an empty segment", o[k]);
+                    : k == 3 ? isnan(d.f[s])
+                             : d.f[s] == 0 && !signbit(d.f[s]),
+                    "%s of an empty segment: %g", o[k], (double)d.f[s]);
     cases_run++;
   }
   /* small dtypes, bit for bit: and all ones of the dtype (bool 1), max / min its least / greatest
