@@ -3,7 +3,11 @@
 through ctypes, the request parsed once: no Python argument handling in the timed call) against
 torch.segment_reduce (offsets) and CUB's DeviceSegmentedReduce without a hint
 (bench/cub_segmented.cu, built with nvcc at the start of the run when nvcc is there; its result
-is checked too).  f32 over N = 2^26 elements (256 MiB) by default, cut into segments of one
+is checked too), and, where every segment has one length and the CUB has CCCL 3's fixed-size
+overload (CCCL 3.1 or later: CUDA 13.0 ships 3.0, so set REDJIT_BENCH_CCCL to a newer CCCL
+checkout whose cub/, thrust/ and libcudacxx/include/ nvcc then reads first), CUB given that exact
+length ("cub exact": its fastest path for the case; not counted as the best peer, which is the best
+without a hint).  f32 over N = 2^26 elements (256 MiB) by default, cut into segments of one
 length each (1, 8, 64, 1 Ki, 64 Ki, 16 Mi) and a power-law mix (lengths drawn
 from a Pareto law, alpha 1.2, from 1 to 16 Mi, shuffled); int32 offsets for redjit, int64 for
 torch (what it takes).
@@ -123,7 +127,9 @@ def cub_peer(torch, op):
             print("(cub: no nvcc: the CUB column is empty)", flush=True)
             return None
         so = os.path.join(tempfile.mkdtemp(), "libcub_segmented.so")
-        cmd = [nvcc, "-O3", "-shared", "-Xcompiler", "-fPIC", "-o", so,
+        cccl = os.environ.get("REDJIT_BENCH_CCCL")  # a CCCL checkout's headers, before nvcc's
+        inc = [f"-I{cccl}/{d}" for d in ("cub", "thrust", "libcudacxx/include")] if cccl else []
+        cmd = [nvcc, "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", *inc, "-o", so,
                os.path.join(HERE, "cub_segmented.cu")]
         r = subprocess.run(cmd[:1] + ["-arch=native"] + cmd[1:], capture_output=True, text=True)
         if r.returncode:  # an nvcc without -arch=native: its default target, JIT-compiled
@@ -134,6 +140,8 @@ def cub_peer(torch, op):
         L = ctypes.CDLL(so)
         L.cub_segmented_reduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                            ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+        L.cub_fixed_reduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong,
+                                       ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
         _CUB = L
     if not _CUB:
         return None
@@ -145,6 +153,28 @@ def cub_peer(torch, op):
         if s:
             raise RuntimeError(f"cub_segmented_reduce: {s}")
         return y
+    return run
+
+
+def cub_fixed_peer(torch, op, lens):
+    """CUB given the exact segment length (its fixed-size overload) where every segment has one
+    length: fn(x, y), or None (lengths differ, or this CUB lacks the overload)."""
+    if cub_peer(torch, op) is None or len(set(lens)) != 1:
+        return None
+    code, n = {"sum": 0, "max": 1, "min": 2}[op], lens[0]
+
+    def run(x, y):
+        s = _CUB.cub_fixed_reduce(x.data_ptr(), y.data_ptr(), y.numel(), n, code,
+                                  torch.cuda.current_stream().cuda_stream)
+        if s:
+            raise RuntimeError(f"cub_fixed_reduce: {s}")
+        return y
+    y = torch.empty(len(lens), device="cuda")
+    try:
+        run(torch.zeros(n * len(lens), device="cuda"), y)
+    except RuntimeError as e:
+        print(f"(cub with the exact length: {e}: this CUB lacks the fixed-size overload)")
+        return None
     return run
 
 
@@ -184,6 +214,14 @@ def run_case(torch, triton, cupy, args, name, op):
         okc = bool(torch.allclose(yc.double()[keep], ref[keep], rtol=1e-4, atol=1e-4))
         if not okc:
             print(f"  (cub {name} {op}: its result differs from torch's float64 reference)")
+    fixed = cub_fixed_peer(torch, op, lens)
+    if fixed is not None:
+        yf = torch.empty_like(y)
+        fns["cub_exact"] = (lambda x: fixed(x, yf), 0)
+        fixed(x, yf)
+        torch.cuda.synchronize()
+        if not bool(torch.allclose(yf.double()[keep], ref[keep], rtol=1e-4, atol=1e-4)):
+            print(f"  (cub exact {name} {op}: its result differs from torch's float64 reference)")
     for k, (f, ob) in fns.items():
         try:
             ms = flushed(torch, triton, lambda: f(x), warmup=10, rep=50)
@@ -193,11 +231,15 @@ def run_case(torch, triton, cupy, args, name, op):
             res[k] = None
             print(f"  ({k} {name} {op}: {type(e).__name__}: {str(e)[:80]})", flush=True)
     cell = lambda k, i: f"{res[k][i]:.0f}" if res.get(k) else "—"  # noqa: E731
-    best = max((v[0] for k, v in res.items() if k != "ours" and v), default=None)
+    best = max((v[0] for k, v in res.items() if k not in ("ours", "cub_exact") and v),
+               default=None)
     vs = f"{res['ours'][0] / best:.2f}" if best and res.get("ours") else "—"
+    ex = res.get("cub_exact")
+    vx = f"{res['ours'][0] / ex[0]:.2f}" if ex and res.get("ours") else "—"
     print(f"| {name} | {s} | {op} | {cell('ours', 0)} | {cell('ours', 1)} | {cell('ours', 2)} | "
           f"{cell('ours', 3)} | {cell('torch', 0)} | {cell('torch', 2)} | {cell('cub', 0)} | "
-          f"{cell('cub', 2)} | {vs} | {'yes' if ok else 'NO'} |", flush=True)
+          f"{cell('cub', 2)} | {cell('cub_exact', 0)} | {cell('cub_exact', 2)} | {vs} | {vx} | "
+          f"{'yes' if ok else 'NO'} |", flush=True)
     del xs, x, y
     torch.cuda.empty_cache()
 
@@ -241,8 +283,9 @@ def main():
           f"do_bench median, L2 flushed; steady: inputs rotated through >= "
           f"{STEADY_BYTES >> 30} GiB\n")
     print("| lengths | S | op | ours eff | ours all | ours steady | ours µs | torch eff | "
-          "torch steady | cub eff | cub steady | ours / best peer | ok |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "torch steady | cub eff | cub steady | cub exact eff | cub exact steady | "
+          "ours / best peer (no hint) | ours / cub exact | ok |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.lengths:
         for op in args.ops:
             run_case(torch, triton, cupy, args, name, op)
