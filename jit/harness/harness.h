@@ -43,12 +43,12 @@ uint64_t hr_load_bits(rj_dtype t, const void *p, int64_t i);
 
 /* An exact or float64 result for one output element. */
 typedef struct hr_value {
-  double f;    /* floats */
-  uint64_t u;  /* integers, wrapped to the dtype's width (sign-extended for signed) */
-  double mag;  /* sum of |x| over the reduced elements (and |old dst|): the tolerance scale */
-  int64_t n;   /* elements folded (NaNs skipped under nan = ignore): prod's tolerance */
-  int acc_f64; /* the kernel accumulated a float sum / prod / mean in f64 (acc_dtype "f64"):
-                  checked to the output's rounding plus f64 roundoff, not tolerance(dtype) */
+  double f;      /* floats */
+  uint64_t u;    /* integers, wrapped to the dtype's width (sign-extended for signed) */
+  double mag;    /* sum of |x| over the reduced elements (and |old dst|): the tolerance scale */
+  int64_t n;     /* elements folded (NaNs skipped under nan = ignore): prod's tolerance */
+  int acc_f64;   /* the kernel accumulated a float sum / prod / mean in f64 (acc_dtype "f64"):
+                    checked to the output's rounding plus f64 roundoff, not tolerance(dtype) */
   int zero_sign; /* a float sum over an empty extent (hr_oracle_empty): +0.0, and after the
                     epilogue the sign of a zero f, are due bit for bit */
 } hr_value;

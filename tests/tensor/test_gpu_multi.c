@@ -187,8 +187,8 @@ START_TEST(independent) {
       ck_assert_msg(rev[k] == 0 && !signbit(rev[k]) && all[empties[k]] == rev[k] &&
                         !signbit(all[empties[k]]),
                     "%s of an empty tensor: %a (in the list %a)", op3[o], rev[k], all[empties[k]]);
-    ck_assert_msg(o == 2 || (t2 == 0 && !signbit(t2)), "%s: the total of empty tensors: %a",
-                  op3[o], t2);
+    ck_assert_msg(o == 2 || (t2 == 0 && !signbit(t2)), "%s: the total of empty tensors: %a", op3[o],
+                  t2);
     cases_run++;
   }
   rj_device_free(ctx, 0, l.data);

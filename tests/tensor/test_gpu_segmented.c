@@ -8,8 +8,8 @@
  *            over the same source) gives the bits it gets among the others;
  *   invalid: decreasing, negative and past-the-end offsets: no fault, the RJ_SEG_* bits, and
  *            rj_segments_status's RJ_EINVAL naming segments; a valid launch after them is right;
- *   empty:   every segment empty: sum and norm +0.0, max -inf, argmax -1, mean NaN; of the small dtypes, bit
- *            for bit, and all ones (u8 255, bool 1), max / min the dtype's least / greatest;
+ *   empty:   every segment empty: sum and norm +0.0, max -inf, argmax -1, mean NaN; of the small
+ * dtypes, bit for bit, and all ones (u8 255, bool 1), max / min the dtype's least / greatest;
  *   invariant: "invariant": true, the same values placed 0 .. 7 elements further: the same bits
  *            at every placement and alone (invariant_placed below).
  * Skips, saying so, without a GPU.  CK_RUN_CASE=matrix / more / invariant run its parts. */
