@@ -8,8 +8,10 @@
  *       b0 + 8g .. b0 + 8g + 7), one of at most wmax by the whole warp (tns_row_segment: 16-byte
  *       vectors, then a butterfly), each group one after another over its set ballot bits;
  *     CTA phase: each CTA takes segments b, b + grid, ... 256 at a time; those of at most SEG_CH
- *       elements are folded by the whole CTA (tns_row_segment over 256 lanes, tns_cta_reduce);
- *     chunk phase (N > SEG_CH): longer segments in chunks of SEG_CH, a CTA each (below).
+ *       elements are folded by the whole CTA (tns_row_segment over 256 lanes, tns_cta_reduce),
+ *       the batch's flags walked only as far as it has segments;
+ *     chunk phase (N > SEG_CH): longer segments in chunks of SEG_CH, a CTA each (below); each
+ *       warp of a CTA searches one of its windows, so up to 8 windows cost one search's latency.
  *   - 2-D [N, C] (C > 1): a thread per (segment, column), rows in order into 4 slots.
  * Every fold order depends only on the segment's length (and, for the vector loads, its start
  * address modulo 16 bytes), never on the other segments: results are deterministic.  Under
@@ -336,8 +338,9 @@ static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   pass_if some;
   LLVMValueRef anyv = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, any, par), "");
   pass_if_begin(e, &some, LLVMBuildICmp(e->B, LLVMIntNE, anyv, pass_i32(e, 0), ""));
+  LLVMValueRef nb = tns_min64(e, tns_i64(e, p->T), LLVMBuildSub(e->B, kmax, k0, "")); /* in batch */
   pass_loop l;
-  pass_loop_begin(e, &l, pass_i32(e, 0), pass_i32(e, p->T), pass_i32(e, 1));
+  pass_loop_begin(e, &l, pass_i32(e, 0), LLVMBuildTrunc(e->B, nb, i32, ""), pass_i32(e, 1));
   LLVMValueRef f = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, flags, l.i), "");
   pass_if one;
   pass_if_begin(e, &one, LLVMBuildICmp(e->B, LLVMIntNE, f, pass_i32(e, 0), ""));
@@ -369,32 +372,41 @@ static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
  * the last CTA of a segment (counter at its first chunk's slot) folds its partials in chunk
  * order, thread t taking chunks t, t + T, ..., then the CTA tree: an order fixed by the length. */
 
-/* The largest s in [0, S) with offsets[s] <= q (0 when none), by a 32-ary search of each warp
- * (every warp the same answer; a fixed number of rounds for S). */
-static LLVMValueRef seg_search(pass_emit *e, const rj_tensor *t, int64_t S, LLVMValueRef q,
-                               LLVMValueRef lane) {
+/* For each of q[0 .. 2): the largest s in [0, S) with offsets[s] <= q (0 when none), by a 32-ary
+ * search of each warp (every warp the same answer; a fixed number of rounds for S); each round
+ * loads both queries' offsets before either's ballot, so their loads are in flight together. */
+static void seg_search(pass_emit *e, const rj_tensor *t, int64_t S, const LLVMValueRef *q,
+                       LLVMValueRef lane, LLVMValueRef *out) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
-  LLVMValueRef lo = tns_i64(e, 0), n = tns_i64(e, S);
+  LLVMValueRef lo[2] = {tns_i64(e, 0), tns_i64(e, 0)}, n[2] = {tns_i64(e, S), tns_i64(e, S)};
   for (int64_t m = S; m > 1; m = (m + 31) / 32) {
-    LLVMValueRef stride =
-        LLVMBuildUDiv(e->B, LLVMBuildAdd(e->B, n, tns_i64(e, 31), ""), tns_i64(e, 32), "");
-    LLVMValueRef off = LLVMBuildMul(e->B, lane, stride, "");
-    LLVMValueRef in = LLVMBuildICmp(e->B, LLVMIntSLT, off, n, "");
-    LLVMValueRef idx =
-        LLVMBuildAdd(e->B, lo, LLVMBuildSelect(e->B, in, off, tns_i64(e, 0), ""), "");
-    LLVMValueRef ok =
-        LLVMBuildAnd(e->B, in, LLVMBuildICmp(e->B, LLVMIntSLE, offset_at(e, t, idx), q, ""), "");
-    LLVMValueRef bv[2] = {pass_i32(e, -1), ok};
-    LLVMValueRef bal = pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2);
-    LLVMValueRef k = LLVMBuildZExt(e->B, pass_call(e, "llvm.ctpop", &i32, 1, &bal, 1), i64, "");
-    LLVMValueRef some = LLVMBuildICmp(e->B, LLVMIntSGT, k, tns_i64(e, 0), "");
-    LLVMValueRef step = LLVMBuildMul(e->B, LLVMBuildSub(e->B, k, tns_i64(e, 1), ""), stride, "");
-    LLVMValueRef nlo =
-        LLVMBuildAdd(e->B, lo, LLVMBuildSelect(e->B, some, step, tns_i64(e, 0), ""), "");
-    n = tns_min64(e, stride, LLVMBuildSub(e->B, LLVMBuildAdd(e->B, lo, n, ""), nlo, ""));
-    lo = nlo;
+    LLVMValueRef stride[2], ok[2];
+    for (int k = 0; k < 2; k++) {
+      stride[k] =
+          LLVMBuildUDiv(e->B, LLVMBuildAdd(e->B, n[k], tns_i64(e, 31), ""), tns_i64(e, 32), "");
+      LLVMValueRef off = LLVMBuildMul(e->B, lane, stride[k], "");
+      LLVMValueRef in = LLVMBuildICmp(e->B, LLVMIntSLT, off, n[k], "");
+      LLVMValueRef idx =
+          LLVMBuildAdd(e->B, lo[k], LLVMBuildSelect(e->B, in, off, tns_i64(e, 0), ""), "");
+      ok[k] = LLVMBuildAnd(e->B, in,
+                           LLVMBuildICmp(e->B, LLVMIntSLE, offset_at(e, t, idx), q[k], ""), "");
+    }
+    for (int k = 0; k < 2; k++) {
+      LLVMValueRef bv[2] = {pass_i32(e, -1), ok[k]};
+      LLVMValueRef bal = pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2);
+      LLVMValueRef c = LLVMBuildZExt(e->B, pass_call(e, "llvm.ctpop", &i32, 1, &bal, 1), i64, "");
+      LLVMValueRef some = LLVMBuildICmp(e->B, LLVMIntSGT, c, tns_i64(e, 0), "");
+      LLVMValueRef step =
+          LLVMBuildMul(e->B, LLVMBuildSub(e->B, c, tns_i64(e, 1), ""), stride[k], "");
+      LLVMValueRef nlo =
+          LLVMBuildAdd(e->B, lo[k], LLVMBuildSelect(e->B, some, step, tns_i64(e, 0), ""), "");
+      n[k] =
+          tns_min64(e, stride[k], LLVMBuildSub(e->B, LLVMBuildAdd(e->B, lo[k], n[k], ""), nlo, ""));
+      lo[k] = nlo;
+    }
   }
-  return lo;
+  out[0] = lo[0];
+  out[1] = lo[1];
 }
 
 /* The slot of the chunk of a segment starting at a whose first element is c (i64s). */
@@ -432,15 +444,21 @@ static void chunk_finish(pass_emit *e, const rj_tensor *t, const seg_plan *p, LL
   pass_if_end(e, &w);
 }
 
-/* Candidate segment s of window [q0, q1], which must cover element q (and with `inside` start
- * after q0): its chunk starting in the window, if any (uniform over the CTA), folded into its
+/* A window's candidate: segment s (clamped start a, length len), which must cover element q of
+ * the window (and with `inside` start after its first element). */
+typedef struct seg_cand {
+  LLVMValueRef s, a, len, q;
+  bool inside;
+} seg_cand;
+
+/* Candidate k's chunk starting in window [q0, q1], if any (uniform over the CTA), folded into its
  * slot; the segment's last CTA finishes. */
 static void chunk_one(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
-                      LLVMValueRef dst, LLVMValueRef ws, LLVMValueRef cnt, LLVMValueRef s,
-                      LLVMValueRef q0, LLVMValueRef q1, LLVMValueRef q, bool inside) {
+                      LLVMValueRef dst, LLVMValueRef ws, LLVMValueRef cnt, const seg_cand *k,
+                      LLVMValueRef q0, LLVMValueRef q1) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
-  LLVMValueRef a, len, tid = pass_tid_x(e);
-  seg_range(e, t, p->N, s, NULL, &a, &len);
+  LLVMValueRef s = k->s, a = k->a, len = k->len, q = k->q, tid = pass_tid_x(e);
+  bool inside = k->inside;
   LLVMValueRef end = LLVMBuildAdd(e->B, a, len, "");
   LLVMValueRef ch = tns_i64(e, SEG_CH);
   LLVMValueRef before = LLVMBuildSub(e->B, q0, a, "");
@@ -479,22 +497,75 @@ static void chunk_one(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   pass_if_end(e, &g);
 }
 
-/* Windows b, b + grid, ...: the segments covering each one's first and last elements. */
+/* Window w's first and last elements */
+static void window_ends(pass_emit *e, const seg_plan *p, LLVMValueRef w, LLVMValueRef *q) {
+  q[0] = LLVMBuildMul(e->B, w, tns_i64(e, SEG_CH), "");
+  q[1] = LLVMBuildSub(
+      e->B, tns_min64(e, LLVMBuildAdd(e->B, q[0], tns_i64(e, SEG_CH), ""), tns_i64(e, p->N)),
+      tns_i64(e, 1), "");
+}
+
+/* Warp k of the CTA: window w's two candidates (the segments covering its first and last
+ * elements: both searches' and offsets' loads in flight together), as (s, a, len) x 2 into
+ * cands[6k ..]. */
+static void window_search(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef w,
+                          LLVMValueRef k, LLVMValueRef cands) {
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+  LLVMValueRef lane =
+      LLVMBuildZExt(e->B, LLVMBuildAnd(e->B, pass_tid_x(e), pass_i32(e, 31), ""), i64, "");
+  LLVMValueRef q[2], sq[2], v[6];
+  window_ends(e, p, w, q);
+  seg_search(e, t, p->S, q, lane, sq);
+  for (int i = 0; i < 2; i++) {
+    v[3 * i] = sq[i];
+    seg_range(e, t, p->N, sq[i], NULL, &v[3 * i + 1], &v[3 * i + 2]);
+  }
+  pass_if l0;
+  pass_if_begin(e, &l0, LLVMBuildICmp(e->B, LLVMIntEQ, lane, tns_i64(e, 0), ""));
+  for (int i = 0; i < 6; i++)
+    LLVMBuildStore(
+        e->B, v[i],
+        pass_gep(e, i64, cands,
+                 LLVMBuildAdd(e->B, LLVMBuildMul(e->B, k, tns_i64(e, 6), ""), tns_i64(e, i), "")));
+  pass_if_end(e, &l0);
+}
+
+/* Windows b, b + grid, ..., W = T / 32 at a time: warp k searches window b + k * grid (every
+ * warp at once), then the CTA takes each window's candidates in window order. */
 static void chunk_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
                         LLVMValueRef dst, LLVMValueRef ws, LLVMValueRef cnt) {
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
-  int64_t nw = (p->N + SEG_CH - 1) / SEG_CH;
-  LLVMValueRef lane =
-      LLVMBuildZExt(e->B, LLVMBuildAnd(e->B, pass_tid_x(e), pass_i32(e, 31), ""), i64, "");
+  int64_t nw = (p->N + SEG_CH - 1) / SEG_CH, W = p->T / 32, G = e->plan->grid[0];
+  LLVMValueRef cands = pass_global_array(e, i64, 6 * W, AS_SHARED, "seg_cands");
+  LLVMValueRef warp =
+      LLVMBuildZExt(e->B, LLVMBuildLShr(e->B, pass_tid_x(e), pass_i32(e, 5), ""), i64, "");
   pass_loop l;
   pass_loop_begin(e, &l, LLVMBuildZExt(e->B, tns_ctaid(e), i64, ""), tns_i64(e, nw),
-                  tns_i64(e, e->plan->grid[0]));
-  LLVMValueRef q0 = LLVMBuildMul(e->B, l.i, tns_i64(e, SEG_CH), "");
-  LLVMValueRef q1 = LLVMBuildSub(
-      e->B, tns_min64(e, LLVMBuildAdd(e->B, q0, tns_i64(e, SEG_CH), ""), tns_i64(e, p->N)),
-      tns_i64(e, 1), "");
-  chunk_one(e, t, p, src, dst, ws, cnt, seg_search(e, t, p->S, q0, lane), q0, q1, q0, false);
-  chunk_one(e, t, p, src, dst, ws, cnt, seg_search(e, t, p->S, q1, lane), q0, q1, q1, true);
+                  tns_i64(e, G * W));
+  LLVMValueRef mine = LLVMBuildAdd(e->B, l.i, LLVMBuildMul(e->B, warp, tns_i64(e, G), ""), "");
+  pass_if has;
+  pass_if_begin(e, &has, LLVMBuildICmp(e->B, LLVMIntSLT, mine, tns_i64(e, nw), ""));
+  window_search(e, t, p, mine, warp, cands);
+  pass_if_end(e, &has);
+  pass_barrier_cta(e);
+  LLVMValueRef left = LLVMBuildUDiv(
+      e->B, LLVMBuildAdd(e->B, LLVMBuildSub(e->B, tns_i64(e, nw), l.i, ""), tns_i64(e, G - 1), ""),
+      tns_i64(e, G), "");
+  pass_loop k;
+  pass_loop_begin(e, &k, tns_i64(e, 0), tns_min64(e, left, tns_i64(e, W)), tns_i64(e, 1));
+  LLVMValueRef q[2], c[6];
+  window_ends(e, p, LLVMBuildAdd(e->B, l.i, LLVMBuildMul(e->B, k.i, tns_i64(e, G), ""), ""), q);
+  for (int i = 0; i < 6; i++)
+    c[i] = LLVMBuildLoad2(
+        e->B, i64,
+        pass_gep(e, i64, cands,
+                 LLVMBuildAdd(e->B, LLVMBuildMul(e->B, k.i, tns_i64(e, 6), ""), tns_i64(e, i), "")),
+        "");
+  seg_cand cand[2] = {{c[0], c[1], c[2], q[0], false}, {c[3], c[4], c[5], q[1], true}};
+  for (int i = 0; i < 2; i++)
+    chunk_one(e, t, p, src, dst, ws, cnt, &cand[i], q[0], q[1]);
+  pass_loop_end(e, &k);
+  pass_barrier_cta(e); /* cands, before the next windows */
   pass_loop_end(e, &l);
 }
 
