@@ -158,7 +158,8 @@ def cub_peer(torch, op):
 
 def cub_fixed_peer(torch, op, lens):
     """CUB given the exact segment length (its fixed-size overload) where every segment has one
-    length: fn(x, y), or None (lengths differ, or this CUB lacks the overload)."""
+    length: fn(x, y), or None (lengths differ, or this CUB lacks the overload: probed once)."""
+    global _FIXED
     if cub_peer(torch, op) is None or len(set(lens)) != 1:
         return None
     code, n = {"sum": 0, "max": 1, "min": 2}[op], lens[0]
@@ -169,16 +170,22 @@ def cub_fixed_peer(torch, op, lens):
         if s:
             raise RuntimeError(f"cub_fixed_reduce: {s}")
         return y
-    y = torch.empty(len(lens), device="cuda")
-    try:
-        run(torch.zeros(n * len(lens), device="cuda"), y)
-    except RuntimeError as e:
-        print(f"(cub with the exact length: {e}: this CUB lacks the fixed-size overload)")
-        return None
-    return run
+    if _FIXED is None:  # one segment of one element
+        one = torch.zeros(2, device="cuda")
+        s = _CUB.cub_fixed_reduce(one.data_ptr(), one[1:].data_ptr(), 1, 1, code,
+                                  torch.cuda.current_stream().cuda_stream)
+        torch.cuda.synchronize()
+        _FIXED = s == 0
+        if s == -1:
+            print("(cub exact: this CUB lacks the fixed-size overload, CCCL < 3.1: set "
+                  "REDJIT_BENCH_CCCL to a newer CCCL checkout)", flush=True)
+        elif s:
+            print(f"(cub exact: cub_fixed_reduce failed: {s})", flush=True)
+    return run if _FIXED else None
 
 
 _CUB = None
+_FIXED = None  # the fixed-size overload: None until probed
 
 
 def run_case(torch, triton, cupy, args, name, op):

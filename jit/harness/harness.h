@@ -58,9 +58,10 @@ void hr_oracle_init(rj_op op, rj_dtype t, hr_value *acc);
 void hr_oracle_add(rj_op op, rj_dtype t, rj_nan nan, hr_value *acc, const void *p, int64_t i);
 /* After the last add of a reduction of `count` elements: mean divides the sum (and mag) by it. */
 void hr_oracle_finish(rj_op op, hr_value *acc, int64_t count);
-/* A float sum over an extent of no element (nothing folded in: not under accum) is +0.0, as
- * NumPy's, not the -0.0 its folds start from: marks acc's zero sign as due. */
-void hr_oracle_empty(rj_op op, rj_dtype t, hr_value *acc, int64_t extent);
+/* A float sum over an extent of no element is +0.0, as NumPy's, not the -0.0 its folds start
+ * from: marks acc's zero sign as due (not under accum, whose old value is folded in, nor after a
+ * caller's IR epilogue, which a C reference may round otherwise). */
+void hr_oracle_empty(const rj_tensor *t, hr_value *acc, int64_t extent);
 /* An integer result of i8 .. u16 (res) in its dtype's range, saturated as the kernels' store
  * narrows: and's identity (all ones of the u64 accumulator) is 255 for u8, max's is -128 for i8. */
 void hr_oracle_narrow(rj_dtype res, hr_value *acc);

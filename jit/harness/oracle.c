@@ -426,8 +426,9 @@ void hr_oracle_finish(rj_op op, hr_value *acc, int64_t count) {
   acc->mag /= (double)count;
 }
 
-void hr_oracle_empty(rj_op op, rj_dtype t, hr_value *acc, int64_t extent) {
-  acc->zero_sign = op == RJ_OP_SUM && extent == 0 && acc->n == 0 && ir_dtype(t)->is_float;
+void hr_oracle_empty(const rj_tensor *t, hr_value *acc, int64_t extent) {
+  acc->zero_sign = t->op == RJ_OP_SUM && extent == 0 && !t->accum &&
+                   t->fused.epilogue != RJ_EPI_IR && ir_dtype(ir_tensor_result(t))->is_float;
 }
 
 void hr_oracle_tile(const rj_tile *t, const void *src, const void *dst_old, hr_value *ref) {
@@ -453,7 +454,7 @@ void hr_oracle_tensor(const rj_tensor *t, const ir_tview *v, const void *src, co
       hr_oracle_add(t->op, t->dtype, t->nan, a, src, base + ir_tview_offset(v, 0, r));
     if (dst_old) hr_oracle_add(t->op, ir_tensor_result(t), t->nan, a, dst_old, p);
     hr_oracle_finish(t->op, a, v->reduce_len);
-    hr_oracle_empty(t->op, ir_tensor_result(t), a, v->reduce_len);
+    hr_oracle_empty(t, a, v->reduce_len);
     hr_oracle_narrow(ir_tensor_result(t), a);
     a->acc_f64 = t->acc_f64 && t->dtype != RJ_F64;
   }

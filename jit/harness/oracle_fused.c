@@ -126,7 +126,7 @@ void hr_oracle_fused(const rj_tensor *t, const ir_tview *v, const void *src,
     }
     if (dst_old) hr_oracle_add(t->op, t->dtype, t->nan, a, dst_old, p);
     hr_oracle_finish(t->op, a, count); /* no element selected: 0 / 0, NaN */
-    hr_oracle_empty(t->op, ir_tensor_result(t), a, v->reduce_len);
+    hr_oracle_empty(t, a, v->reduce_len);
     if (t->op == RJ_OP_MAX || t->op == RJ_OP_MIN) a->mag = fabs(a->f); /* checked as a sum */
     epilogue(t->fused.epilogue, t->fused.scale, o, a);
     a->acc_f64 = t->acc_f64 && t->dtype != RJ_F64;
