@@ -223,8 +223,10 @@ static void element(uint64_t seed, int64_t i, int64_t j, size_t esz, int narrow,
 /* EMU_MODE=seg or list (with EMU_LENS=l0,l1,..., EMU_OFF elements, EMU_STRIDE for lists): the
  * segments (one array of N = sum + EMU_OFF + 8 elements, i64 offsets shifted by EMU_OFF) or the
  * tensors (each in a slot of its own at element EMU_OFF, stride EMU_STRIDE) of those lengths, and
- * the kernel's parameters for them; a list's total goes to the second half of dst.  0: done. */
+ * the kernel's parameters for them; a list's total goes to the second half of dst, which is
+ * poisoned (all bits set) first.  0: done. */
 static int ragged(const char *mode, uint64_t seed, size_t esz, int narrow) {
+  memset(dst, 0xff, DST_BYTES); /* poison (NaN): every output must be written */
   int64_t len[64], n = 0, sum = 0;
   for (const char *p = getenv("EMU_LENS"); p && *p && n < 64;
        p = strchr(p, ',') ? strchr(p, ',') + 1 : "")

@@ -2,7 +2,10 @@
 """tensor_inv_cols against tensor_generic on the CPU, bit for bit (docs/INVARIANCE.md, "Tests");
 tensor_generic's vector loads (rows and 1-D) against its element loads of the same values; an
 invariant segmented request's segments and an invariant list's tensors placed at other offsets
-(and list strides) against themselves.
+(and list strides) against themselves; and the f32 sums of segments and list tensors (every phase
+of tensor_segmented: a lane, 8 lanes, a warp, a CTA, chunks over CTAs; a list's total), the
+invariant and the default kernels, against float64 sums of the same values, an empty segment or
+tensor +0.0 in a poisoned output.
 
 Both variants' kernels of an invariant column request (forced with "variant") are compiled to
 LLVM IR by libredjit, retargeted to the host (nvvm intrinsics -> harness.c's emu_* functions,
@@ -17,9 +20,11 @@ Exit 0: all equal; 1: a difference; 77: no llc or C compiler.
     run.py --retarget LLC IR_IN SO_OUT          (harness.c calls this)
 """
 import itertools
+import math
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -144,9 +149,46 @@ def ragged(tmp, harness, rcmd, mode, op, dt, inv, off, stride, total=False):
     return open(out, "rb").read()
 
 
+M64 = (1 << 64) - 1
+
+
+def element_f32(seed, i, j):
+    """Element j of segment or tensor i as the harness writes an f32 in [0.5, 2) (its element())."""
+    h = (seed ^ ((i * 0x9e3779b97f4a7c15) & M64) ^ ((j * 0xc2b2ae3d27d4eb4f) & M64)) & M64
+    o = bytearray(4)
+    for b in range(4):
+        h = (h * 6364136223846793005 + 1442695040888963407) & M64
+        o[b] = h >> 56
+    o[3] = (o[3] & 0xbf & 0x80) | 0x3f
+    return struct.unpack("<f", bytes(o))[0]
+
+
+def sum_errors(mode, out, total):
+    """The f32 sums in out (segments, or a list's tensors and, with total, its total in the second
+    half of dst) against float64 sums of the harness's values: within 1e-5 of the sum of |x|, and
+    an empty one +0.0 bit for bit.  Returns the messages of those that are not."""
+    lens = [int(x) for x in (SEG_LENS if mode == "seg" else LIST_LENS).split(",")]
+    want = [[element_f32(7, i, j) for j in range(n)] for i, n in enumerate(lens)]
+    got = list(struct.unpack("<%df" % len(lens), out[:4 * len(lens)]))
+    pairs = list(zip(lens, want, got))
+    if total:
+        allx = [x for w in want for x in w]
+        half = len(out) // 2
+        pairs.append((len(allx), allx, struct.unpack("<f", out[half:half + 4])[0]))
+    errs = []
+    for i, (n, xs, g) in enumerate(pairs):
+        w, mag = math.fsum(xs), math.fsum(abs(x) for x in xs)
+        ok = (g == 0 and math.copysign(1, g) > 0) if n == 0 else abs(g - w) <= 1e-5 * mag
+        if not ok:
+            errs.append("%s %s %d (%d elements): %r, float64 %r" %
+                        (mode, "total" if i == len(lens) else "output", i, n, g, w))
+    return errs
+
+
 def ragged_cases(tmp, harness, rcmd):
     """(cases, different): each invariant request gives the same bytes at every placement; the
-    default kernels, at least once, other bytes (so the check can fail)."""
+    default kernels, at least once, other bytes (so the check can fail); f32 sums, both kernels,
+    within roundoff of float64 sums and an empty one +0.0."""
     ran = bad = 0
     for mode, cases in (("seg", [(o, d, False) for o, d in SEG_CASES]), ("list", LIST_CASES)):
         seen_default_differ = False
@@ -163,6 +205,13 @@ def ragged_cases(tmp, harness, rcmd):
                 d = [ragged(tmp, harness, rcmd, mode, op, dt, False, o, st, total)
                      for o, st in PLACES]
                 seen_default_differ = any(x != d[0] for x in d)
+                if op == "sum" and dt == "f32":
+                    errs = [m for x in outs + d for m in sum_errors(mode, x, total)]
+                    for m in errs[:5]:
+                        print("WRONG", m)
+                    bad += bool(errs)
+                    print("%s f32 sums of the invariant and default kernels against float64" %
+                          ("wrong" if errs else "right"), flush=True)
         if not seen_default_differ:
             print("DIFFERENT expected: the default %s kernel gave the same bytes at every "
                   "placement" % mode)
