@@ -15,6 +15,7 @@ static void llvm_init_once(void) {
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetMC();
   LLVMInitializeNVPTXAsmPrinter();
+  jit_llvm_tune();
 }
 
 /* LLVMContext's default diagnostic handler exits the process on an error ("no libcall available
