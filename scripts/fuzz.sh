@@ -88,7 +88,7 @@ export FUZZ_CFLAGS="$cflags -fsanitize=fuzzer-no-link"
 if [ ${#todo[@]} -gt 0 ]; then
   printf '%s\n' "${todo[@]}" | xargs -n2 -P2 sh -c 'clang $FUZZ_CFLAGS -c "$0" -o "$1"'
 fi
-# the compiler library's C++ (jit/llvm/emitter.cpp), as CMake builds it: C++17 against LLVM's headers
+# the compiler library's C++ (jit/llvm/*.cpp), as CMake builds it: C++17 against LLVM's headers
 for s in $(find jit -name '*.cpp' | sort); do
   o=$obj/$(echo "$s" | tr / _).o
   objs="$objs $o"

@@ -84,10 +84,11 @@ double jit_llvm_now_ms(void);   /* a monotonic clock (the stage times of rj_kern
 /* emitter.cpp: NVPTX's codegen pipeline for one target machine, built once and run on module
  * after module.  jit_emitter_run: 0 *ptx made (malloc'ed), 1 M is not one a kept pipeline may
  * take (emit it afresh), -1 out of memory. */
-/* tuning.cpp: LLVM's options the compiler library sets, once, before its first compile. */
-void jit_llvm_tune(void);
 void *jit_emitter_new(LLVMTargetMachineRef tm);
 void jit_emitter_free(void *emitter);
 int jit_emitter_run(void *emitter, LLVMModuleRef M, char **ptx);
+
+/* tuning.cpp: LLVM's options the compiler library sets, once, before its first compile. */
+void jit_llvm_tune(void);
 
 #endif

@@ -1,13 +1,14 @@
 /* LLVM options the compiler library sets once, before its first compile.  They are options of
  * its own static copy of LLVM (symbols hidden), so no other LLVM in the process sees them.  Each
- * is set through LLVM's option registry, which reports a bad value instead of exiting the
- * process as LLVMParseCommandLineOptions would; an option this LLVM lacks is skipped.
+ * is set through LLVM's option registry: a bad value would be a line on stderr, never an exit
+ * as in LLVMParseCommandLineOptions, and an option this LLVM lacks is skipped (the setting is
+ * then LLVM's default; the PTX corpus shows any change it makes).
  *
  * slp-schedule-budget 3000 (LLVM's default: 100000): the SLP vectorizer's scheduling region per
  * block.  The unrolled blocks of the largest kernels (segmented state ops on sm_100 and later,
  * whose cost model offers f32x2) spent most of their O3 there: the slowest request of the PTX
- * corpus compiles in 362 ms instead of 503, and every request of the corpus keeps byte-identical
- * PTX (docs/PERFORMANCE.md, "Cache misses per stage"). */
+ * corpus compiles in 362 ms instead of 503, and every request of the corpus keeps the same
+ * output, PTX or refusal (docs/PERFORMANCE.md, "Cache misses per stage"). */
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/CommandLine.h"
 

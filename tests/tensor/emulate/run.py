@@ -153,7 +153,8 @@ M64 = (1 << 64) - 1
 
 
 def element_f32(seed, i, j):
-    """Element j of segment or tensor i as the harness writes an f32 in [0.5, 2) (its element())."""
+    """Element j of segment or tensor i as the harness writes an f32 in [0.5, 2) (its element();
+    ragged() passes the harness SRC_BYTES 0, so its seed is the one given, 7)."""
     h = (seed ^ ((i * 0x9e3779b97f4a7c15) & M64) ^ ((j * 0xc2b2ae3d27d4eb4f) & M64)) & M64
     o = bytearray(4)
     for b in range(4):
@@ -163,12 +164,18 @@ def element_f32(seed, i, j):
     return struct.unpack("<f", bytes(o))[0]
 
 
+_VALUES = {}
+
+
 def sum_errors(mode, out, total):
     """The f32 sums in out (segments, or a list's tensors and, with total, its total in the second
-    half of dst) against float64 sums of the harness's values: within 1e-5 of the sum of |x|, and
-    an empty one +0.0 bit for bit.  Returns the messages of those that are not."""
+    half of dst) against float64 sums of the harness's values: within 1e-6 of the sum of |x| (an
+    element is at least 0.5: one lost or counted twice is seen; f32's roundoff stays below 1e-7
+    of it here), and an empty one +0.0 bit for bit.  Returns the messages of those that are not."""
     lens = [int(x) for x in (SEG_LENS if mode == "seg" else LIST_LENS).split(",")]
-    want = [[element_f32(7, i, j) for j in range(n)] for i, n in enumerate(lens)]
+    if mode not in _VALUES:
+        _VALUES[mode] = [[element_f32(7, i, j) for j in range(n)] for i, n in enumerate(lens)]
+    want = _VALUES[mode]
     got = list(struct.unpack("<%df" % len(lens), out[:4 * len(lens)]))
     pairs = list(zip(lens, want, got))
     if total:
@@ -178,7 +185,7 @@ def sum_errors(mode, out, total):
     errs = []
     for i, (n, xs, g) in enumerate(pairs):
         w, mag = math.fsum(xs), math.fsum(abs(x) for x in xs)
-        ok = (g == 0 and math.copysign(1, g) > 0) if n == 0 else abs(g - w) <= 1e-5 * mag
+        ok = (g == 0 and math.copysign(1, g) > 0) if n == 0 else abs(g - w) <= 1e-6 * mag
         if not ok:
             errs.append("%s %s %d (%d elements): %r, float64 %r" %
                         (mode, "total" if i == len(lens) else "output", i, n, g, w))
@@ -201,11 +208,12 @@ def ragged_cases(tmp, harness, rcmd):
             print("%s %s %s %s at element offsets and strides %s: %s" %
                   ("same" if same else "DIFFERENT", mode, op, dt, PLACES, outs[0][:8].hex()),
                   flush=True)
-            if op in ("sum", "norm") and not seen_default_differ:
+            checked = op == "sum" and dt == "f32"
+            if (op in ("sum", "norm") and not seen_default_differ) or checked:
                 d = [ragged(tmp, harness, rcmd, mode, op, dt, False, o, st, total)
                      for o, st in PLACES]
-                seen_default_differ = any(x != d[0] for x in d)
-                if op == "sum" and dt == "f32":
+                seen_default_differ = seen_default_differ or any(x != d[0] for x in d)
+                if checked:
                     errs = [m for x in outs + d for m in sum_errors(mode, x, total)]
                     for m in errs[:5]:
                         print("WRONG", m)
