@@ -2,10 +2,11 @@
 """tensor_inv_cols against tensor_generic on the CPU, bit for bit (docs/INVARIANCE.md, "Tests");
 tensor_generic's vector loads (rows and 1-D) against its element loads of the same values; an
 invariant segmented request's segments and an invariant list's tensors placed at other offsets
-(and list strides) against themselves; and the f32 sums of segments and list tensors (every phase
-of tensor_segmented: a lane, 8 lanes, a warp, a CTA, chunks over CTAs; a list's total), the
-invariant and the default kernels, against float64 sums of the same values, an empty segment or
-tensor +0.0 in a poisoned output.
+(and list strides) against themselves; and their values (every phase of tensor_segmented: a
+lane, 8 lanes, a warp, a CTA, chunks over CTAs; a list's total) against float64 references of
+the same inputs (ragged_ref.py): f32 sums of the invariant and default kernels, the invariant
+logsumexp, var, mean and norm, an empty segment or tensor's documented value in a poisoned
+output (+0.0 for a sum or norm).
 
 Both variants' kernels of an invariant column request (forced with "variant") are compiled to
 LLVM IR by libredjit, retargeted to the host (nvvm intrinsics -> harness.c's emu_* functions,
@@ -20,14 +21,14 @@ Exit 0: all equal; 1: a difference; 77: no llc or C compiler.
     run.py --retarget LLC IR_IN SO_OUT          (harness.c calls this)
 """
 import itertools
-import math
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
+
+import ragged_ref
 
 ESZ = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i32": 4, "u8": 1, "e4m3": 1}
 OPS = ["sum", "prod", "mean", "max", "min", "var", "std", "argmax", "argmin", "logsumexp"]
@@ -149,53 +150,27 @@ def ragged(tmp, harness, rcmd, mode, op, dt, inv, off, stride, total=False):
     return open(out, "rb").read()
 
 
-M64 = (1 << 64) - 1
-
-
-def element_f32(seed, i, j):
-    """Element j of segment or tensor i as the harness writes an f32 in [0.5, 2) (its element();
-    ragged() passes the harness SRC_BYTES 0, so its seed is the one given, 7)."""
-    h = (seed ^ ((i * 0x9e3779b97f4a7c15) & M64) ^ ((j * 0xc2b2ae3d27d4eb4f) & M64)) & M64
-    o = bytearray(4)
-    for b in range(4):
-        h = (h * 6364136223846793005 + 1442695040888963407) & M64
-        o[b] = h >> 56
-    o[3] = (o[3] & 0xbf & 0x80) | 0x3f
-    return struct.unpack("<f", bytes(o))[0]
-
-
 _VALUES = {}
 
 
-def sum_errors(mode, out, total):
-    """The f32 sums in out (segments, or a list's tensors and, with total, its total in the second
-    half of dst) against float64 sums of the harness's values: within 1e-6 of the sum of |x| (an
-    element is at least 0.5: one lost or counted twice is seen; f32's roundoff stays below 1e-7
-    of it here), and an empty one +0.0 bit for bit.  Returns the messages of those that are not."""
+def value_errors(mode, op, dt, outs, total):
+    """ragged_ref.errors of each output file in outs (prod: not checked, its float64 product of
+    thousands of factors in [0.5, 2) is out of f32's range)."""
+    if op == "prod":
+        return []
     lens = [int(x) for x in (SEG_LENS if mode == "seg" else LIST_LENS).split(",")]
-    if mode not in _VALUES:
-        _VALUES[mode] = [[element_f32(7, i, j) for j in range(n)] for i, n in enumerate(lens)]
-    want = _VALUES[mode]
-    got = list(struct.unpack("<%df" % len(lens), out[:4 * len(lens)]))
-    pairs = list(zip(lens, want, got))
-    if total:
-        allx = [x for w in want for x in w]
-        half = len(out) // 2
-        pairs.append((len(allx), allx, struct.unpack("<f", out[half:half + 4])[0]))
-    errs = []
-    for i, (n, xs, g) in enumerate(pairs):
-        w, mag = math.fsum(xs), math.fsum(abs(x) for x in xs)
-        ok = (g == 0 and math.copysign(1, g) > 0) if n == 0 else abs(g - w) <= 1e-6 * mag
-        if not ok:
-            errs.append("%s %s %d (%d elements): %r, float64 %r" %
-                        (mode, "total" if i == len(lens) else "output", i, n, g, w))
-    return errs
+    if (mode, dt) not in _VALUES:
+        _VALUES[mode, dt] = [[ragged_ref.element(dt, i, j) for j in range(n)]
+                             for i, n in enumerate(lens)]
+    return [m for x in outs for m in ragged_ref.errors(lens, op, dt, x, total,
+                                                          _VALUES[mode, dt])]
 
 
 def ragged_cases(tmp, harness, rcmd):
     """(cases, different): each invariant request gives the same bytes at every placement; the
-    default kernels, at least once, other bytes (so the check can fail); f32 sums, both kernels,
-    within roundoff of float64 sums and an empty one +0.0."""
+    default kernels, at least once, other bytes (so the check can fail); the invariant outputs
+    (and the default kernel's f32 sums) within roundoff of float64 (ragged_ref), an empty
+    segment or tensor the documented value (+0.0 for a sum or norm)."""
     ran = bad = 0
     for mode, cases in (("seg", [(o, d, False) for o, d in SEG_CASES]), ("list", LIST_CASES)):
         seen_default_differ = False
@@ -208,18 +183,19 @@ def ragged_cases(tmp, harness, rcmd):
             print("%s %s %s %s at element offsets and strides %s: %s" %
                   ("same" if same else "DIFFERENT", mode, op, dt, PLACES, outs[0][:8].hex()),
                   flush=True)
-            checked = op == "sum" and dt == "f32"
-            if (op in ("sum", "norm") and not seen_default_differ) or checked:
+            checked = outs  # against float64: the invariant kernel, and the default's f32 sums
+            if (op in ("sum", "norm") and not seen_default_differ) or (op, dt) == ("sum", "f32"):
                 d = [ragged(tmp, harness, rcmd, mode, op, dt, False, o, st, total)
                      for o, st in PLACES]
                 seen_default_differ = seen_default_differ or any(x != d[0] for x in d)
-                if checked:
-                    errs = [m for x in outs + d for m in sum_errors(mode, x, total)]
-                    for m in errs[:5]:
-                        print("WRONG", m)
-                    bad += bool(errs)
-                    print("%s f32 sums of the invariant and default kernels against float64" %
-                          ("wrong" if errs else "right"), flush=True)
+                checked = outs + d if (op, dt) == ("sum", "f32") else outs
+            errs = value_errors(mode, op, dt, checked, total)
+            for m in errs[:5]:
+                print("WRONG", m)
+            bad += bool(errs)
+            if op != "prod":
+                print("%s against float64 (%d outputs)" % ("wrong" if errs else "right",
+                                                           len(checked)), flush=True)
         if not seen_default_differ:
             print("DIFFERENT expected: the default %s kernel gave the same bytes at every "
                   "placement" % mode)
