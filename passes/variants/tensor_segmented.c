@@ -373,8 +373,8 @@ static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
  * order, thread t taking chunks t, t + T, ..., then the CTA tree: an order fixed by the length. */
 
 /* For each of q[0 .. 2): the largest s in [0, S) with offsets[s] <= q (0 when none), by a 32-ary
- * search of each warp (every warp the same answer; a fixed number of rounds for S); each round
- * loads both queries' offsets before either's ballot, so their loads are in flight together. */
+ * search of the calling warp (all 32 lanes; a fixed number of rounds for S); each round loads
+ * both queries' offsets before either's ballot, so their loads are in flight together. */
 static void seg_search(pass_emit *e, const rj_tensor *t, int64_t S, const LLVMValueRef *q,
                        LLVMValueRef lane, LLVMValueRef *out) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
