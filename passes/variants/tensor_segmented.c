@@ -505,6 +505,14 @@ static void window_ends(pass_emit *e, const seg_plan *p, LLVMValueRef w, LLVMVal
       tns_i64(e, 1), "");
 }
 
+/* Field i of window k's candidates in the shared cands: (s, a, len) of the segment covering the
+ * window's first element, then of the one covering its last. */
+static LLVMValueRef cand_slot(pass_emit *e, LLVMValueRef cands, LLVMValueRef k, int i) {
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
+  return pass_gep(e, i64, cands,
+                  LLVMBuildAdd(e->B, LLVMBuildMul(e->B, k, tns_i64(e, 6), ""), tns_i64(e, i), ""));
+}
+
 /* Warp k of the CTA: window w's two candidates (the segments covering its first and last
  * elements: both searches' and offsets' loads in flight together), as (s, a, len) x 2 into
  * cands[6k ..]. */
@@ -523,10 +531,7 @@ static void window_search(pass_emit *e, const rj_tensor *t, const seg_plan *p, L
   pass_if l0;
   pass_if_begin(e, &l0, LLVMBuildICmp(e->B, LLVMIntEQ, lane, tns_i64(e, 0), ""));
   for (int i = 0; i < 6; i++)
-    LLVMBuildStore(
-        e->B, v[i],
-        pass_gep(e, i64, cands,
-                 LLVMBuildAdd(e->B, LLVMBuildMul(e->B, k, tns_i64(e, 6), ""), tns_i64(e, i), "")));
+    LLVMBuildStore(e->B, v[i], cand_slot(e, cands, k, i));
   pass_if_end(e, &l0);
 }
 
@@ -556,11 +561,7 @@ static void chunk_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLV
   LLVMValueRef q[2], c[6];
   window_ends(e, p, LLVMBuildAdd(e->B, l.i, LLVMBuildMul(e->B, k.i, tns_i64(e, G), ""), ""), q);
   for (int i = 0; i < 6; i++)
-    c[i] = LLVMBuildLoad2(
-        e->B, i64,
-        pass_gep(e, i64, cands,
-                 LLVMBuildAdd(e->B, LLVMBuildMul(e->B, k.i, tns_i64(e, 6), ""), tns_i64(e, i), "")),
-        "");
+    c[i] = LLVMBuildLoad2(e->B, i64, cand_slot(e, cands, k.i, i), "");
   seg_cand cand[2] = {{c[0], c[1], c[2], q[0], false}, {c[3], c[4], c[5], q[1], true}};
   for (int i = 0; i < 2; i++)
     chunk_one(e, t, p, src, dst, ws, cnt, &cand[i], q[0], q[1]);
