@@ -23,8 +23,9 @@ offsets read and the outputs written.  Each result is checked against torch's fl
 Run on a GPU machine from the repository root, after scripts/carry.sh on the build machine:
   REDJIT_LIBRARY=carry/libredjit.so.0.2 PYTHONPATH=tools/python python3 bench/segmented_peers.py
 Options: --lengths 1,8,64,1024,65536,16777216,mix (a subset), --ops sum,max,mean, --log2n 26,
---reps N (steady calls per rotation set, default 50), --dry (no GPU: compiles every redjit
-request of the run for sm_90 and prints explain's choice)."""
+--reps N (steady calls per rotation set, default 50), --peers torch,cub,cub_exact (the peers
+timed; empty: redjit alone, e.g. to compare two libraries in one call), --dry (no GPU: compiles
+every redjit request of the run for sm_90 and prints explain's choice)."""
 import argparse
 import ctypes
 import datetime
@@ -212,7 +213,9 @@ def run_case(torch, triton, cupy, args, name, op):
     fns = {"ours": (lambda x: ours(x, off32, y), 4 * (s + 1)),
            "torch": (lambda x: torch.segment_reduce(x, op, offsets=off64, unsafe=True),
                      8 * (s + 1))}
-    cub = cub_peer(torch, op)
+    cub = cub_peer(torch, op) if "cub" in args.peers else None
+    if "torch" not in args.peers:
+        del fns["torch"]
     if cub is not None:
         yc = torch.empty_like(y)
         fns["cub"] = (lambda x: cub(x, off32, yc), 4 * (s + 1))
@@ -221,7 +224,7 @@ def run_case(torch, triton, cupy, args, name, op):
         okc = bool(torch.allclose(yc.double()[keep], ref[keep], rtol=1e-4, atol=1e-4))
         if not okc:
             print(f"  (cub {name} {op}: its result differs from torch's float64 reference)")
-    fixed = cub_fixed_peer(torch, op, lens)
+    fixed = cub_fixed_peer(torch, op, lens) if "cub_exact" in args.peers else None
     if fixed is not None:
         yf = torch.empty_like(y)
         fns["cub_exact"] = (lambda x: fixed(x, yf), 0)
@@ -258,8 +261,14 @@ def main():
     ap.add_argument("--ops", default="sum")
     ap.add_argument("--log2n", type=int, default=26)
     ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--peers", default="torch,cub,cub_exact",
+                    help="the peers timed beside redjit (comma-separated; empty: none)")
     ap.add_argument("--dry", action="store_true")
     args = ap.parse_args()
+    args.peers = [p for p in args.peers.split(",") if p]
+    for p in args.peers:
+        if p not in ("torch", "cub", "cub_exact"):
+            ap.error(f"--peers: unknown {p!r} (torch, cub, cub_exact)")
     args.lengths = args.lengths.split(",")
     args.ops = args.ops.split(",")
     for s in args.lengths:
