@@ -125,6 +125,7 @@ cases+=(
   "invariant_rows_bf16|{\"kind\":\"tensor\",\"dtype\":\"bf16\",\"op\":\"sum\",\"shape\":[37,1003],\"axes\":[1],\"invariant\":true}"
   "invariant_cols_bf16|{\"kind\":\"tensor\",\"dtype\":\"bf16\",\"op\":\"sum\",\"shape\":[257,35],\"axes\":[0],\"invariant\":true}"
   "invariant_1d_f32|{\"kind\":\"tensor\",\"dtype\":\"f32\",\"op\":\"mean\",\"shape\":[100003],\"invariant\":true}"
+  "seg_1d_f32_short|{\"kind\":\"tensor\",\"dtype\":\"f32\",\"op\":\"sum\",\"shape\":[200003],\"segments\":{\"count\":30000,\"dtype\":\"i64\"}}"
   "invariant_seg_1d_f32|{\"kind\":\"tensor\",\"dtype\":\"f32\",\"op\":\"sum\",\"shape\":[300001],\"segments\":{\"count\":77},\"invariant\":true}"
   "invariant_seg_2d_bf16|{\"kind\":\"tensor\",\"dtype\":\"bf16\",\"op\":\"var\",\"shape\":[20000,3],\"axes\":[0],\"segments\":{\"count\":40},\"invariant\":true}"
   "invariant_list_norm_bf16|{\"kind\":\"tensor\",\"dtype\":\"bf16\",\"op\":\"norm\",\"list\":{\"count\":150,\"total\":true},\"invariant\":true}"

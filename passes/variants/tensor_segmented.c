@@ -1,15 +1,17 @@
 /* tensor_segmented: requests with "segments" (docs/TENSOR.md "Segmented reductions").  S segments
  * of axis 0 given by offsets in device memory (S + 1 entries, read by the kernel: no host
  * synchronisation, no hint).  Each segment's fold is chosen on the device by its length alone:
- *   - 1-D src (or [N, 1]):
- *     warp phase: each warp takes batches of 32 consecutive segments (lane l: segment b0 + l; the
- *       offsets load coalesced).  A segment of at most SEG_LANE elements is folded by its lane in
- *       index order; one of at most gmax elements by a group of 8 lanes (group g: segments
- *       b0 + 8g .. b0 + 8g + 7), one of at most wmax by the whole warp (tns_row_segment: 16-byte
- *       vectors, then a butterfly), each group one after another over its set ballot bits;
- *     CTA phase: each CTA takes segments b, b + grid, ... 256 at a time; those of at most SEG_CH
- *       elements are folded by the whole CTA (tns_row_segment over 256 lanes, tns_cta_reduce),
- *       the batch's flags walked only as far as it has segments;
+ *   - 1-D src (or [N, 1]): CTA b takes batches b, b + grid, ... of B = min(256, ceil(S / grid))
+ *     consecutive segments (cta_seq), in two phases:
+ *     warp phase: warp w takes segments 32w .. 32w + 31 of each batch (lane l: segment b0 + l; the
+ *       offsets load coalesced, one batch ahead).  A segment of at most SEG_LANE elements is
+ *       folded by its lane in index order; one of at most gmax elements by a group of 8 lanes
+ *       (group g: segments b0 + 8g .. b0 + 8g + 7), one of at most wmax by the whole warp
+ *       (tns_row_segment: 16-byte vectors, then a butterfly), each group one after another over
+ *       its set ballot bits; longer ones (at most SEG_CH) go to the CTA's list in shared memory;
+ *     CTA phase: the CTA folds each listed segment with all its threads (tns_row_segment over 256
+ *       lanes, tns_cta_reduce); when its warps found more than SEG_LIST, it scans its batches
+ *       again, 256 segments at a time.  A CTA with none listed (the short segments) has no work;
  *     chunk phase (N > SEG_CH): longer segments in chunks of SEG_CH, a CTA each (below); each
  *       warp of a CTA searches one of its windows, so up to 8 windows cost one search's latency.
  *   - 2-D [N, C] (C > 1): a thread per (segment, column), rows in order into 4 slots.
@@ -37,14 +39,23 @@
  * rows at once (else a thread per column) */
 #define SEG_C2 128
 #define SEG_ROWS 256
+#define SEG_LIST 256 /* CTA-phase segments a CTA lists (more: it scans its range) */
 
 typedef struct seg_plan {
   int T, vec, U; /* U: vectors in flight per lane (4 for states and 1-byte dtypes: registers) */
   bool inv;      /* invariant: one-element loads (vec 1), no 2-D CTA fold */
   int64_t gmax, wmax, N, C, S; /* a group of 8 lanes up to gmax elements, a warp up to wmax */
   int64_t clo, chi;            /* the CTA phase takes segments of clo < len <= chi */
+  int64_t B;                   /* a CTA's batches: B consecutive segments (cta_seq) */
 } seg_plan;
 _Static_assert(sizeof(seg_plan) <= PASS_PLAN_PRIV, "seg_plan fits the plan");
+
+/* 1-D: the segments of its batches a CTA's warps found longer than wmax (at most chi), for its
+ * CTA phase: count (shared i32) and the first SEG_LIST of them (shared i32s, in no particular
+ * order: each is folded alone). */
+typedef struct seg_cta {
+  LLVMValueRef count, list;
+} seg_cta;
 
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
   (void)tg;
@@ -72,6 +83,7 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   int64_t want = p.C > 1 ? (cta2 && p.S > pairs ? p.S : pairs) : p.S > nw ? p.S : nw;
   int64_t grid = p.C == 0 ? 0 : want < 1 ? 1 : want > wave ? wave : want; /* 0: no outputs */
   tns_plan_geometry(out, (unsigned)grid, SEG_T);
+  p.B = p.C > 1 || !grid ? 1 : (p.S + grid - 1) / grid < SEG_T ? (p.S + grid - 1) / grid : SEG_T;
   if (p.C > 1)
     snprintf(out->note, sizeof out->note,
              " (segments: %lld of [N, %lld] rows; a thread per segment and column%s; grid %lld x "
@@ -97,16 +109,37 @@ static LLVMValueRef offset_at(pass_emit *e, const rj_tensor *t, LLVMValueRef i) 
   return t->segments_dtype == RJ_I64 ? x : LLVMBuildSExt(e->B, x, i64, "");
 }
 
+/* The CTA's segments, batch after batch: CTA b takes batches b, b + grid, ... of B consecutive
+ * segments (its warp phase and its CTA phase alike); its i-th segment, i: i64. */
+static LLVMValueRef cta_seq(pass_emit *e, const seg_plan *p, LLVMValueRef i) {
+  LLVMValueRef bid = LLVMBuildZExt(e->B, tns_ctaid(e), LLVMInt64TypeInContext(e->C), "");
+  LLVMValueRef B = tns_i64(e, p->B), q = LLVMBuildUDiv(e->B, i, B, "");
+  q = LLVMBuildAdd(e->B, bid, LLVMBuildMul(e->B, q, tns_i64(e, e->plan->grid[0]), ""), "");
+  return LLVMBuildAdd(e->B, LLVMBuildMul(e->B, q, B, ""), LLVMBuildURem(e->B, i, B, ""), "");
+}
+
+/* The number of positions cta_seq may take below S (some of the last batch's past S). */
+static int64_t cta_seq_len(const seg_plan *p, int64_t G) {
+  int64_t batches = (p->S + p->B - 1) / p->B;
+  return (batches + G - 1) / G * p->B;
+}
+
 static LLVMValueRef bit_if(pass_emit *e, LLVMValueRef c, unsigned bit) {
   return LLVMBuildSelect(e->B, c, pass_i32(e, bit), pass_i32(e, 0), "");
 }
 
-/* Segment s's clamped start *a and length *len; with report (i1; NULL: none), the RJ_SEG_* bits
- * of its offsets ORed into the status word when it is not NULL. */
-static void seg_range(pass_emit *e, const rj_tensor *t, int64_t N, LLVMValueRef s,
+/* A segment's offsets as read, *a0 = offsets[s], *b0 = offsets[s + 1] */
+static void seg_offsets(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef *a0,
+                        LLVMValueRef *b0) {
+  *a0 = offset_at(e, t, s);
+  *b0 = offset_at(e, t, LLVMBuildAdd(e->B, s, tns_i64(e, 1), ""));
+}
+
+/* The clamped start *a and length *len of the segment whose offsets read a0, b0 (seg_offsets);
+ * with report (i1; NULL: none), the RJ_SEG_* bits of those offsets ORed into the status word when
+ * it is not NULL. */
+static void seg_clamp(pass_emit *e, int64_t N, LLVMValueRef a0, LLVMValueRef b0,
                       LLVMValueRef report, LLVMValueRef *a, LLVMValueRef *len) {
-  LLVMValueRef a0 = offset_at(e, t, s);
-  LLVMValueRef b0 = offset_at(e, t, LLVMBuildAdd(e->B, s, tns_i64(e, 1), ""));
   LLVMValueRef zero = tns_i64(e, 0), n = tns_i64(e, N);
   LLVMValueRef lo =
       LLVMBuildSelect(e->B, LLVMBuildICmp(e->B, LLVMIntSLT, a0, zero, ""), zero, a0, "");
@@ -132,6 +165,14 @@ static void seg_range(pass_emit *e, const rj_tensor *t, int64_t N, LLVMValueRef 
   LLVMBuildAtomicRMWSyncScope(e->B, LLVMAtomicRMWBinOpOr, e->seg_status, bits,
                               LLVMAtomicOrderingMonotonic, gpu);
   pass_if_end(e, &f);
+}
+
+/* Segment s's clamped start and length (seg_offsets, then seg_clamp). */
+static void seg_range(pass_emit *e, const rj_tensor *t, int64_t N, LLVMValueRef s,
+                      LLVMValueRef report, LLVMValueRef *a, LLVMValueRef *len) {
+  LLVMValueRef a0, b0;
+  seg_offsets(e, t, s, &a0, &b0);
+  seg_clamp(e, N, a0, b0, report, a, len);
 }
 
 /* The stored value of a segment of len elements folded into v: tns_result's, and for an empty
@@ -225,35 +266,85 @@ static void group_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLV
   pass_loop_end(e, &k);
 }
 
+/* The offsets of the warp phase's segment s (segment 0's where not in) read into next[0 .. 1]
+ * (allocas of the offsets' dtype, made on the first call): the loop reads a batch's offsets one
+ * batch ahead, so a warp's loads of a batch's elements and of the next batch's offsets are in
+ * flight together. */
+static void prefetch_offsets(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef in,
+                             LLVMValueRef *next) {
+  LLVMTypeRef ot = pass_type(e, t->segments_dtype);
+  LLVMValueRef a0, b0;
+  seg_offsets(e, t, LLVMBuildSelect(e->B, in, s, tns_i64(e, 0), ""), &a0, &b0);
+  if (!next[0]) {
+    next[0] = pass_entry_alloca(e, ot, "seg_a0");
+    next[1] = pass_entry_alloca(e, ot, "seg_b0");
+  }
+  LLVMBuildStore(e->B, LLVMBuildTrunc(e->B, a0, ot, ""), next[0]);
+  LLVMBuildStore(e->B, LLVMBuildTrunc(e->B, b0, ot, ""), next[1]);
+}
+
+/* A prefetched offset (next[k]) as i64 */
+static LLVMValueRef prefetched(pass_emit *e, const rj_tensor *t, LLVMValueRef at) {
+  LLVMTypeRef ot = pass_type(e, t->segments_dtype), i64 = LLVMInt64TypeInContext(e->C);
+  return LLVMBuildSExtOrBitCast(e->B, LLVMBuildLoad2(e->B, ot, at, ""), i64, "");
+}
+
+/* Segment s added to the CTA's list when cond; past SEG_LIST entries only counted. */
+static void list_add(pass_emit *e, const seg_cta *cr, LLVMValueRef s, LLVMValueRef cond) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
+  pass_if f;
+  pass_if_begin(e, &f, cond);
+  unsigned cta = LLVMGetSyncScopeID(e->C, "block", 5);
+  LLVMValueRef k = LLVMBuildAtomicRMWSyncScope(e->B, LLVMAtomicRMWBinOpAdd, cr->count,
+                                               pass_i32(e, 1), LLVMAtomicOrderingMonotonic, cta);
+  pass_if in;
+  pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntULT, k, pass_i32(e, SEG_LIST), ""));
+  LLVMBuildStore(e->B, LLVMBuildTrunc(e->B, s, i32, ""), pass_gep(e, i32, cr->list, k));
+  pass_if_end(e, &in);
+  pass_if_end(e, &f);
+}
+
+/* Is s, at position pos of its batch, one of the request's segments (i1)? */
+static LLVMValueRef in_batch(pass_emit *e, const seg_plan *p, LLVMValueRef pos, LLVMValueRef s) {
+  return LLVMBuildAnd(e->B, LLVMBuildICmp(e->B, LLVMIntULT, pos, tns_i64(e, p->B), ""),
+                      LLVMBuildICmp(e->B, LLVMIntSLT, s, tns_i64(e, p->S), ""), "");
+}
+
+/* The warp phase over the CTA's batches (cta_seq): warp w takes segments 32 w .. 32 w + 31 of each;
+ * segments longer than wmax (at most chi) go to the CTA's list. */
 static void warp_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
-                       LLVMValueRef dst) {
+                       LLVMValueRef dst, const seg_cta *cr) {
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
-  LLVMValueRef tid = pass_tid_x(e), bid = tns_ctaid(e);
-  int wpc = p->T / 32;
-  LLVMValueRef lane = LLVMBuildZExt(e->B, LLVMBuildAnd(e->B, tid, pass_i32(e, 31), ""), i64, "");
-  LLVMValueRef gw =
-      LLVMBuildAdd(e->B, LLVMBuildMul(e->B, LLVMBuildZExt(e->B, bid, i64, ""), tns_i64(e, wpc), ""),
-                   LLVMBuildZExt(e->B, LLVMBuildLShr(e->B, tid, pass_i32(e, 5), ""), i64, ""), "");
-  int64_t step = (int64_t)e->plan->grid[0] * wpc * 32;
+  LLVMValueRef tid = pass_tid_x(e), B = tns_i64(e, p->B);
+  LLVMValueRef pos = LLVMBuildZExt(e->B, tid, i64, ""); /* 32 w + lane */
+  LLVMValueRef lane = LLVMBuildAnd(e->B, pos, tns_i64(e, 31), "");
+  LLVMValueRef G = tns_i64(e, e->plan->grid[0]), next[2] = {NULL, NULL};
+  LLVMValueRef q0 = LLVMBuildZExt(e->B, tns_ctaid(e), i64, "");
+  LLVMValueRef s0 = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, q0, B, ""), pos, "");
+  prefetch_offsets(e, t, s0, in_batch(e, p, pos, s0), next);
   pass_loop l;
-  pass_loop_begin(e, &l, LLVMBuildMul(e->B, gw, tns_i64(e, 32), ""), tns_i64(e, p->S),
-                  tns_i64(e, step));
-  LLVMValueRef s = LLVMBuildAdd(e->B, l.i, lane, "s");
-  LLVMValueRef ok = LLVMBuildICmp(e->B, LLVMIntSLT, s, tns_i64(e, p->S), "");
-  LLVMValueRef a, len;
-  seg_range(e, t, p->N, LLVMBuildSelect(e->B, ok, s, tns_i64(e, 0), ""), ok, &a, &len);
+  pass_loop_begin(e, &l, q0, tns_i64(e, (p->S + p->B - 1) / p->B), G);
+  LLVMValueRef b0 = LLVMBuildMul(e->B, l.i, B, ""); /* the batch's first segment */
+  LLVMValueRef s = LLVMBuildAdd(e->B, b0, pos, "s"), ok = in_batch(e, p, pos, s);
+  LLVMValueRef a, len, a0 = prefetched(e, t, next[0]), z0 = prefetched(e, t, next[1]);
+  LLVMValueRef sn = LLVMBuildAdd(e->B, s, LLVMBuildMul(e->B, G, B, ""), "");
+  prefetch_offsets(e, t, sn, in_batch(e, p, pos, sn), next);
+  seg_clamp(e, p->N, a0, z0, ok, &a, &len);
+  LLVMValueRef wide = LLVMBuildICmp(e->B, LLVMIntSGT, len, tns_i64(e, p->wmax), "");
+  LLVMValueRef cta = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->chi), "");
+  list_add(e, cr, s, LLVMBuildAnd(e->B, ok, LLVMBuildAnd(e->B, wide, cta, ""), ""));
   LLVMValueRef small = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, SEG_LANE), "");
   lane_fold(e, t, src, dst, s, a, len, LLVMBuildAnd(e->B, ok, small, ""));
+  LLVMValueRef w0 = LLVMBuildSub(e->B, s, lane, ""); /* the warp's segment 0 */
   LLVMValueRef mid = LLVMBuildAnd(e->B, ok, LLVMBuildNot(e->B, small, ""), "");
   LLVMValueRef eight = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->gmax), "");
   LLVMValueRef bv[2] = {pass_i32(e, -1), LLVMBuildAnd(e->B, mid, eight, "")};
-  group_batch(e, t, p, src, dst, l.i, pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2),
+  group_batch(e, t, p, src, dst, w0, pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2),
               lane, 8);
-  LLVMValueRef whole =
-      LLVMBuildAnd(e->B, LLVMBuildNot(e->B, eight, ""),
-                   LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->wmax), ""), "");
-  bv[1] = LLVMBuildAnd(e->B, mid, whole, "");
-  group_batch(e, t, p, src, dst, l.i, pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2),
+  bv[1] = LLVMBuildAnd(
+      e->B, mid,
+      LLVMBuildAnd(e->B, LLVMBuildNot(e->B, eight, ""), LLVMBuildNot(e->B, wide, ""), ""), "");
+  group_batch(e, t, p, src, dst, w0, pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2),
               lane, 32);
   pass_loop_end(e, &l);
 }
@@ -304,21 +395,35 @@ static void rows_fold(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   pass_if_end(e, &w);
 }
 
-/* The CTA phase's batch of up to T segments b + grid * (k0 + i): those longer than wmax, each
- * folded by the whole CTA in turn (flags: one i32 per thread, any[2]: a flag per batch parity,
- * shared). */
+/* Segment s (clamped start a, length len) folded by the whole CTA, stored; then a barrier (the
+ * shared scratch, before the next segment). */
+static void cta_fold(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
+                     LLVMValueRef dst, LLVMValueRef s, LLVMValueRef a, LLVMValueRef len) {
+  LLVMValueRef tid = pass_tid_x(e);
+  LLVMValueRef tid64 = LLVMBuildZExt(e->B, tid, LLVMInt64TypeInContext(e->C), "");
+  if (p->C > 1) {
+    rows_fold(e, t, p, src, dst, s, a, len);
+  } else {
+    LLVMValueRef v =
+        tns_cta_reduce(e, t, group_fold(e, t, p, src, a, len, p->T, tid64, NULL), tid, p->T);
+    tns_store_lane0(e, t, dst, s, seg_result(e, t, v, len),
+                    LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0), tid64);
+  }
+  pass_barrier_cta(e);
+}
+
+/* The CTA's segments cta_seq(k0 + i), i < T, of the CTA phase: those longer than clo (and at most
+ * chi), each folded by the whole CTA in turn (flags: one i32 per thread, any[2]: a flag per batch
+ * parity, shared). */
 static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
-                      LLVMValueRef dst, LLVMValueRef k0, LLVMValueRef kmax, LLVMValueRef flags,
-                      LLVMValueRef any) {
+                      LLVMValueRef dst, LLVMValueRef k0, LLVMValueRef flags, LLVMValueRef any) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
   LLVMValueRef tid = pass_tid_x(e), tid64 = LLVMBuildZExt(e->B, tid, i64, "");
-  LLVMValueRef bid = LLVMBuildZExt(e->B, tns_ctaid(e), i64, ""), G = tns_i64(e, e->plan->grid[0]);
   LLVMValueRef par = LLVMBuildTrunc(
       e->B, LLVMBuildAnd(e->B, LLVMBuildUDiv(e->B, k0, tns_i64(e, p->T), ""), tns_i64(e, 1), ""),
       i32, "");
-  LLVMValueRef i = LLVMBuildAdd(e->B, k0, tid64, "");
-  LLVMValueRef ok = LLVMBuildICmp(e->B, LLVMIntSLT, i, kmax, "");
-  LLVMValueRef s = LLVMBuildAdd(e->B, bid, LLVMBuildMul(e->B, G, i, ""), "");
+  LLVMValueRef s = cta_seq(e, p, LLVMBuildAdd(e->B, k0, tid64, ""));
+  LLVMValueRef ok = LLVMBuildICmp(e->B, LLVMIntSLT, s, tns_i64(e, p->S), "");
   LLVMValueRef a, len;
   seg_range(e, t, p->N, LLVMBuildSelect(e->B, ok, s, tns_i64(e, 0), ""), NULL, &a, &len);
   LLVMValueRef big =
@@ -338,26 +443,17 @@ static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   pass_if some;
   LLVMValueRef anyv = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, any, par), "");
   pass_if_begin(e, &some, LLVMBuildICmp(e->B, LLVMIntNE, anyv, pass_i32(e, 0), ""));
+  LLVMValueRef kmax = tns_i64(e, cta_seq_len(p, e->plan->grid[0]));
   LLVMValueRef nb = tns_min64(e, tns_i64(e, p->T), LLVMBuildSub(e->B, kmax, k0, "")); /* in batch */
   pass_loop l;
   pass_loop_begin(e, &l, pass_i32(e, 0), LLVMBuildTrunc(e->B, nb, i32, ""), pass_i32(e, 1));
   LLVMValueRef f = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, flags, l.i), "");
   pass_if one;
   pass_if_begin(e, &one, LLVMBuildICmp(e->B, LLVMIntNE, f, pass_i32(e, 0), ""));
-  LLVMValueRef sj = LLVMBuildAdd(
-      e->B, bid,
-      LLVMBuildMul(e->B, G, LLVMBuildAdd(e->B, k0, LLVMBuildZExt(e->B, l.i, i64, ""), ""), ""), "");
+  LLVMValueRef sj = cta_seq(e, p, LLVMBuildAdd(e->B, k0, LLVMBuildZExt(e->B, l.i, i64, ""), ""));
   LLVMValueRef aj, lenj;
   seg_range(e, t, p->N, sj, NULL, &aj, &lenj);
-  if (p->C > 1) {
-    rows_fold(e, t, p, src, dst, sj, aj, lenj);
-  } else {
-    LLVMValueRef v =
-        tns_cta_reduce(e, t, group_fold(e, t, p, src, aj, lenj, p->T, tid64, NULL), tid, p->T);
-    tns_store_lane0(e, t, dst, sj, seg_result(e, t, v, lenj),
-                    LLVMConstInt(LLVMInt1TypeInContext(e->C), 1, 0), tid64);
-  }
-  pass_barrier_cta(e); /* the shared scratch, before the next segment */
+  cta_fold(e, t, p, src, dst, sj, aj, lenj);
   pass_if_end(e, &one);
   pass_loop_end(e, &l);
   pass_if_end(e, &some);
@@ -590,8 +686,10 @@ static void grid_reset(pass_emit *e, LLVMValueRef cnt, int64_t n) {
   pass_if_end(e, &l);
 }
 
+/* The CTA phase over the CTA's segments (cta_seq): 2-D (cr NULL), every one scanned T at a time;
+ * 1-D, those its warps listed, or, when they found more than SEG_LIST, every one scanned. */
 static void cta_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
-                      LLVMValueRef dst) {
+                      LLVMValueRef dst, const seg_cta *cr) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
   LLVMValueRef flags = pass_global_array(e, i32, p->T, AS_SHARED, "seg_long");
   LLVMValueRef any = pass_global_array(e, i32, 2, AS_SHARED, "seg_any");
@@ -600,16 +698,27 @@ static void cta_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   pass_if_begin(e, &z, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
   LLVMBuildStore(e->B, pass_i32(e, 0), pass_gep(e, i32, any, pass_i32(e, 0)));
   pass_if_end(e, &z);
-  pass_barrier_cta(e);
-  /* kmax: the CTA's segments b, b + grid, ... below S */
-  int64_t G = e->plan->grid[0];
-  LLVMValueRef bid = LLVMBuildZExt(e->B, tns_ctaid(e), i64, "");
-  LLVMValueRef kmax = LLVMBuildSDiv(e->B, LLVMBuildSub(e->B, tns_i64(e, p->S + G - 1), bid, ""),
-                                    tns_i64(e, G), "kmax");
+  pass_barrier_cta(e); /* and the warp phase's list */
+  LLVMValueRef n = cr ? LLVMBuildLoad2(e->B, i32, cr->count, "") : NULL;
+  pass_if scan, listed;
   pass_loop l;
-  pass_loop_begin(e, &l, tns_i64(e, 0), kmax, tns_i64(e, p->T));
-  cta_batch(e, t, p, src, dst, l.i, kmax, flags, any);
+  if (cr) {
+    pass_if_begin(e, &listed, LLVMBuildICmp(e->B, LLVMIntULE, n, pass_i32(e, SEG_LIST), ""));
+    pass_loop_begin(e, &l, pass_i32(e, 0), n, pass_i32(e, 1));
+    LLVMValueRef sj = LLVMBuildZExt(
+        e->B, LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, cr->list, l.i), ""), i64, "");
+    LLVMValueRef aj, lenj;
+    seg_range(e, t, p->N, sj, NULL, &aj, &lenj);
+    cta_fold(e, t, p, src, dst, sj, aj, lenj);
+    pass_loop_end(e, &l);
+    pass_if_end(e, &listed);
+    pass_if_begin(e, &scan, LLVMBuildICmp(e->B, LLVMIntUGT, n, pass_i32(e, SEG_LIST), ""));
+  }
+  pass_loop_begin(e, &l, tns_i64(e, 0), tns_i64(e, cta_seq_len(p, e->plan->grid[0])),
+                  tns_i64(e, p->T));
+  cta_batch(e, t, p, src, dst, l.i, flags, any);
   pass_loop_end(e, &l);
+  if (cr) pass_if_end(e, &scan);
 }
 
 /* [N, C], C > 1: a thread per (segment, column), grid-stride; rows a .. b into SEG_U2 slots in
@@ -654,6 +763,18 @@ static void cols_kernel(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLV
   pass_loop_end(e, &l);
 }
 
+/* An empty list of the warp phase (its count zeroed, before a barrier). */
+static void list_init(pass_emit *e, seg_cta *cr) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
+  cr->count = pass_global_array(e, i32, 1, AS_SHARED, "seg_nlist");
+  cr->list = pass_global_array(e, i32, SEG_LIST, AS_SHARED, "seg_list");
+  pass_if z;
+  pass_if_begin(e, &z, LLVMBuildICmp(e->B, LLVMIntEQ, pass_tid_x(e), pass_i32(e, 0), ""));
+  LLVMBuildStore(e->B, pass_i32(e, 0), cr->count);
+  pass_if_end(e, &z);
+  pass_barrier_cta(e);
+}
+
 static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *self) {
   (void)self;
   const rj_tensor *t = &r->u.tensor;
@@ -665,10 +786,12 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
   if (p.C == 0) { /* no outputs: never launched */
   } else if (p.C > 1) {
     cols_kernel(e, t, &p, src, dst);
-    if (p.C <= SEG_C2 && !p.inv) cta_phase(e, t, &p, src, dst);
+    if (p.C <= SEG_C2 && !p.inv) cta_phase(e, t, &p, src, dst, NULL);
   } else {
-    warp_phase(e, t, &p, src, dst);
-    cta_phase(e, t, &p, src, dst);
+    seg_cta cr;
+    list_init(e, &cr);
+    warp_phase(e, t, &p, src, dst, &cr);
+    cta_phase(e, t, &p, src, dst, &cr);
     if (p.N > SEG_CH) { /* segments longer than a chunk can exist */
       int64_t slots = 2 * ((p.N + SEG_CH - 1) / SEG_CH);
       LLVMValueRef ws = pass_global_array(e, tns_acc_type(e, t), slots, AS_GLOBAL, "seg_ws");

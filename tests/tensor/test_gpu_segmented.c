@@ -6,6 +6,9 @@
  *   shapes:  S = 1 over 10^7 elements, S = 10^6, one huge segment among tiny ones, i32 offsets;
  *   alone:   each of a set of segments (lengths 0 .. 300000) reduced alone (S = 1, its two offsets
  *            over the same source) gives the bits it gets among the others;
+ *   crowded: 1500 segments, many of them a CTA's, planned for the device and for 1 and 3 SMs
+ *            (a CTA's range then holds more than it lists: it scans the range): the same bits,
+ *            each sum near float64's;
  *   invalid: decreasing, negative and past-the-end offsets: no fault, the RJ_SEG_* bits, and
  *            rj_segments_status's RJ_EINVAL naming segments; a valid launch after them is right;
  *   empty:   every segment empty: sum +0.0 (invariant too), max -inf, argmax -1, mean NaN; of
@@ -166,6 +169,67 @@ START_TEST(alone) {
       cases_run++;
     }
     ck_assert_int_eq(rj_segments_status(ctx, 0, b.status), RJ_OK);
+  }
+  dfree(&b);
+  free(h);
+}
+END_TEST
+
+/* req over (src, off) into dst as if the GPU had sms SMs (0: its own); waits */
+static void launch_sms(const char *json, const dbufs *b, int sms) {
+  rj_request r;
+  rjt_parse(ctx, json, &r);
+  rj_options o;
+  rj_options_init(&o);
+  o.sm_count = sms;
+  rj_status s = rj_reduce_segments(ctx, &r, &o, b->src, b->off, b->dst, b->status, NULL);
+  ck_assert_msg(s == RJ_OK, "%s (%d SMs): %s", json, sms, rj_errmsg(ctx));
+  ck_assert_int_eq(rj_device_sync(ctx, 0), RJ_OK);
+}
+
+/* Many segments a CTA folds (longer than a warp's 4096 f32 elements) among short ones, on the
+ * device's SMs and as if it had 1 or 3: a CTA's range then holds more of them than it lists
+ * (SEG_LIST, 256), so it scans its whole range.  Every planning gives the same bits, each sum
+ * within 1e-6 * sum |x| of the float64 one. */
+START_TEST(crowded) {
+  if (!gpu) return;
+  static const int64_t lens[] = {4097, 5000, 0, 3, 9000, 4096, 40, 65536, 4100, 1};
+  enum { S = 1500 };
+  static int64_t off[S + 1];
+  for (int i = 0; i < S; i++)
+    off[i + 1] = off[i] + lens[(i * 7 + i / 10) % 10];
+  int64_t n = off[S];
+  float *h = malloc((size_t)n * 4);
+  for (int64_t i = 0; i < n; i++)
+    h[i] = (float)((i * 2654435761u) % 1000003) / 1000003.0f - 0.3f;
+  dbufs b;
+  dalloc(&b, (size_t)n * 4, sizeof off, 4 * S);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, b.src, h, (size_t)n * 4), RJ_OK);
+  ck_assert_int_eq(rj_memcpy_htod(ctx, 0, b.off, off, sizeof off), RJ_OK);
+  char json[160];
+  snprintf(json, sizeof json,
+           "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[%lld],"
+           "\"segments\":{\"count\":%d}}",
+           (long long)n, S);
+  static float first[S], got[S];
+  static const int sms[] = {0, 1, 3};
+  for (int k = 0; k < 3; k++) {
+    launch_sms(json, &b, sms[k]);
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, k ? got : first, b.dst, sizeof got), RJ_OK);
+    ck_assert_int_eq(rj_segments_status(ctx, 0, b.status), RJ_OK);
+    if (k)
+      ck_assert_msg(memcmp(got, first, sizeof got) == 0, "%d SMs: other bits than the device's",
+                    sms[k]);
+    cases_run++;
+  }
+  for (int s = 0; s < S; s++) {
+    double ref = 0, mag = 0;
+    for (int64_t i = off[s]; i < off[s + 1]; i++) {
+      ref += h[i];
+      mag += fabs(h[i]);
+    }
+    ck_assert_msg(fabs(first[s] - ref) <= 1e-6 * mag + 1e-30, "segment %d: %.9g, expected %.9g", s,
+                  (double)first[s], ref);
   }
   dfree(&b);
   free(h);
@@ -376,6 +440,7 @@ int main(void) {
   tcase_add_checked_fixture(tm, setup, teardown);
   tcase_add_test(tm, shapes);
   tcase_add_test(tm, alone);
+  tcase_add_test(tm, crowded);
   tcase_add_test(tm, invalid);
   tcase_add_test(tm, empty);
   suite_add_tcase(s, tm);
