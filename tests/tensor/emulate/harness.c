@@ -220,28 +220,39 @@ static void element(uint64_t seed, int64_t i, int64_t j, size_t esz, int narrow,
                              : (unsigned char)((o[esz - 1] & 0x83) | 0x38);
 }
 
-/* EMU_MODE=seg or list (with EMU_LENS=l0,l1,..., EMU_OFF elements, EMU_STRIDE for lists): the
+#define EMU_MAX_LENS 4096
+/* EMU_MODE=seg or list (with EMU_LENS=l0,l1,... (l*k: k of length l; at most EMU_MAX_LENS),
+ * EMU_OFF elements, EMU_STRIDE for lists): the
  * segments (one array of N = sum + EMU_OFF + 8 elements, i64 offsets shifted by EMU_OFF) or the
  * tensors (each in a slot of its own at element EMU_OFF, stride EMU_STRIDE) of those lengths, and
  * the kernel's parameters for them; a list's total goes to the second half of dst, which is
  * poisoned (all bits set) first.  0: done. */
 static int ragged(const char *mode, uint64_t seed, size_t esz, int narrow) {
   memset(dst, 0xff, DST_BYTES); /* poison (NaN): every output must be written */
-  int64_t len[64], n = 0, sum = 0;
-  for (const char *p = getenv("EMU_LENS"); p && *p && n < 64;
-       p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
-    sum += len[n++] = strtoll(p, NULL, 10);
+  static int64_t len[EMU_MAX_LENS];
+  int64_t n = 0, sum = 0;
+  for (const char *p = getenv("EMU_LENS"); p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "") {
+    char *end;
+    int64_t l = strtoll(p, &end, 10), k = *end == '*' ? strtoll(end + 1, NULL, 10) : 1;
+    for (; k > 0; k--) {
+      if (n == EMU_MAX_LENS || l < 0) return 3;
+      sum += len[n++] = l;
+    }
+  }
   int64_t off = getenv("EMU_OFF") ? strtoll(getenv("EMU_OFF"), NULL, 10) : 0;
   int64_t st = getenv("EMU_STRIDE") ? strtoll(getenv("EMU_STRIDE"), NULL, 10) : 1;
   if (!n || off < 0 || off > 64 || st < 1 || st > 4) return 3;
-  if (!strcmp(mode, "seg")) {
-    unsigned char *q = calloc((size_t)(sum + off + 8), esz);
+  if (!strcmp(mode, "seg")) { /* EMU_COLS=C: rows of C elements, segment i's row j column c
+                                 holding its element j * C + c */
+    int64_t C = getenv("EMU_COLS") ? strtoll(getenv("EMU_COLS"), NULL, 10) : 1;
+    if (C < 1 || C > 256) return 3;
+    unsigned char *q = calloc((size_t)((sum + off + 8) * C), esz);
     int64_t *o = calloc((size_t)n + 1, 8);
     if (!q || !o) return 3;
     for (int64_t i = 0, at = off; i < n; at += len[i], i++) {
       o[i] = at;
-      for (int64_t j = 0; j < len[i]; j++)
-        element(seed, i, j, esz, narrow, q + (size_t)(at + j) * esz);
+      for (int64_t j = 0; j < len[i] * C; j++)
+        element(seed, i, j, esz, narrow, q + (size_t)(at * C + j) * esz);
     }
     o[n] = off + sum;
     src = q, arg2 = o, arg3 = NULL;

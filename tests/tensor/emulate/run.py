@@ -6,7 +6,9 @@ invariant segmented request's segments and an invariant list's tensors placed at
 lane, 8 lanes, a warp, a CTA, chunks over CTAs; a list's total) against float64 references of
 the same inputs (ragged_ref.py): f32 sums of the invariant and default kernels, the invariant
 logsumexp, var, mean and norm, an empty segment or tensor's documented value in a poisoned
-output (+0.0 for a sum or norm).
+output (+0.0 for a sum or norm); and the default segmented kernel's CTA phase where a CTA has
+more long segments than it lists, and over [N, 3] rows (CROWDED: every output written, sums
+against float64).
 
 Both variants' kernels of an invariant column request (forced with "variant") are compiled to
 LLVM IR by libredjit, retargeted to the host (nvvm intrinsics -> harness.c's emu_* functions,
@@ -21,6 +23,7 @@ Exit 0: all equal; 1: a difference; 77: no llc or C compiler.
     run.py --retarget LLC IR_IN SO_OUT          (harness.c calls this)
 """
 import itertools
+import math
 import os
 import re
 import shutil
@@ -126,14 +129,18 @@ LIST_CASES = [("sum", "f32", True), ("norm", "bf16", True), ("prod", "f32", Fals
 PLACES = [(0, 1), (1, 1), (3, 2)]  # (element offset, list stride)
 
 
-def ragged(tmp, harness, rcmd, mode, op, dt, inv, off, stride, total=False):
-    """The output bytes of a segmented (mode "seg") or list ("list") request placed at off."""
-    lens = SEG_LENS if mode == "seg" else LIST_LENS
-    n = len(lens.split(","))
+def ragged(tmp, harness, rcmd, mode, op, dt, inv, off, stride, total=False, lens=None, cols=1):
+    """The output bytes of a segmented (mode "seg") or list ("list") request placed at off (lens:
+    the harness's EMU_LENS, by default SEG_LENS or LIST_LENS; cols > 1: segments of rows of an
+    [N, cols] array)."""
+    lens = lens or (SEG_LENS if mode == "seg" else LIST_LENS)
+    n = sum(int(x.split("*")[1]) if "*" in x else 1 for x in lens.split(","))
     if mode == "seg":
-        N = sum(int(x) for x in lens.split(",")) + off + 8
-        json = ('{"kind":"tensor","op":"%s","dtype":"%s","shape":[%d],"segments":{"count":%d}%s}'
-                % (op, dt, N, n, ',"invariant":true' if inv else ""))
+        N = sum(int(x.split("*")[0]) * (int(x.split("*")[1]) if "*" in x else 1)
+                for x in lens.split(",")) + off + 8
+        shape = "[%d]" % N if cols == 1 else '[%d,%d],"axes":[0]' % (N, cols)
+        json = ('{"kind":"tensor","op":"%s","dtype":"%s","shape":%s,"segments":{"count":%d}%s}'
+                % (op, dt, shape, n, ',"invariant":true' if inv else ""))
     else:
         json = ('{"kind":"tensor","op":"%s","dtype":"%s","list":{"count":%d,"total":%s}%s}'
                 % (op, dt, n, "true" if total else "false", ',"invariant":true' if inv else ""))
@@ -141,7 +148,7 @@ def ragged(tmp, harness, rcmd, mode, op, dt, inv, off, stride, total=False):
     os.makedirs(work, exist_ok=True)
     out = os.path.join(work, "dst")
     env = dict(os.environ, EMU_MODE=mode, EMU_LENS=lens, EMU_OFF=str(off),
-               EMU_STRIDE=str(stride), REDJIT_SM_COUNT="1")
+               EMU_STRIDE=str(stride), EMU_COLS=str(cols), REDJIT_SM_COUNT="1")
     narrow = {"f32": 1, "bf16": 1, "f16": 2}.get(dt, 0)
     p = subprocess.run([harness, json, "0", "7", str(ESZ[dt]), out, work, rcmd, "1", "0",
                         str(narrow)], capture_output=True, text=True, env=env)
@@ -164,6 +171,44 @@ def value_errors(mode, op, dt, outs, total):
                              for i, n in enumerate(lens)]
     return [m for x in outs for m in ragged_ref.errors(lens, op, dt, x, total,
                                                           _VALUES[mode, dt])]
+
+
+# The default kernels' CTA phase (f32 sums, planned for one SM: REDJIT_SM_COUNT=1, 4 CTAs):
+#   1-D, more segments of a CTA's length (4 Ki .. 64 Ki elements) than a CTA lists (256): CTA 0
+#     takes batches 0 and 4 of 256 segments (264 such segments) and folds them by scanning its
+#     batches; CTAs 1 .. 3 fold the 256 their warps listed;
+#   [N, 3], segments of more than 256 rows, a CTA's each, 1100 of them: several rounds a CTA.
+# Checked: every output written, and the outputs of a few segments of each CTA against float64.
+CROWDED = [  # (EMU_LENS, lengths, columns, segments checked)
+    ("4100*1030,3,9", [4100] * 1030 + [3, 9], 1,
+     list(range(0, 12)) + list(range(250, 262)) + list(range(1024, 1032))),
+    ("300*1100,2,700", [300] * 1100 + [2, 700], 3,
+     list(range(0, 6)) + list(range(275, 281)) + list(range(1096, 1102))),
+]
+
+
+def crowded_case(tmp, harness, rcmd):
+    """The number of CROWDED requests whose outputs are wrong."""
+    bad = 0
+    for emu, lens, cols, check in CROWDED:
+        out = ragged(tmp, harness, rcmd, "seg", "sum", "f32", False, 0, 1, lens=emu, cols=cols)
+        errs = ["output %d not written" % k for k in range(len(lens) * cols)
+                if math.isnan(ragged_ref.decode("f32", out, k))]
+        unwritten = len(errs)
+        for i in check:
+            for c in range(cols):
+                xs = [ragged_ref.element("f32", i, j * cols + c) for j in range(lens[i])]
+                w, scale = ragged_ref.reference("sum", xs)
+                g = ragged_ref.decode("f32", out, i * cols + c)
+                if abs(g - w) > ragged_ref.ULP["f32"] * abs(w) + 1e-6 * scale:
+                    errs.append("segment %d column %d: %r, float64 %r" % (i, c, g, w))
+        for m in errs[:5]:
+            print("WRONG crowded", m)
+        print("%s: crowded segments of %d column(s) (%d checked against float64; %d of %d outputs "
+              "not written)" % ("wrong" if errs else "right", cols, len(check), unwritten,
+                                len(lens) * cols), flush=True)
+        bad += bool(errs)
+    return bad
 
 
 def ragged_cases(tmp, harness, rcmd):
@@ -276,8 +321,8 @@ def main():
         print("DIFFERENT expected: 32 lanes against 2 segments gave the same bits")
         bad += 1
     r, b = ragged_cases(tmp, harness, rcmd)
-    ran += r
-    bad += b
+    ran += r + len(CROWDED)
+    bad += b + crowded_case(tmp, harness, rcmd)
     shutil.rmtree(tmp)
     print("%d cases, %d different" % (ran, bad))
     return 1 if bad else 0
