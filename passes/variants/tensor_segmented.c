@@ -3,15 +3,17 @@
  * synchronisation, no hint).  Each segment's fold is chosen on the device by its length alone:
  *   - 1-D src (or [N, 1]): CTA b takes batches b, b + grid, ... of B = min(256, ceil(S / grid))
  *     consecutive segments (cta_seq), in two phases:
- *     warp phase: warp w takes segments 32w .. 32w + 31 of each batch (lane l: segment b0 + l; the
- *       offsets load coalesced, one batch ahead).  A segment of at most SEG_LANE elements is
- *       folded by its lane in index order; one of at most gmax elements by a group of 8 lanes
- *       (group g: segments b0 + 8g .. b0 + 8g + 7), one of at most wmax by the whole warp
+ *     warp phase: warp w takes segments 32w .. 32w + 31 of each batch (lane l: segment w0 + l,
+ *       w0 = the batch's first + 32w; the offsets load coalesced, one batch ahead).  A segment of
+ *       at most SEG_LANE elements is folded by its lane in index order; one of at most gmax
+ *       elements by a group of 8 lanes (group g: segments w0 + 8g .. w0 + 8g + 7), one of at
+ *       most wmax by the whole warp
  *       (tns_row_segment: 16-byte vectors, then a butterfly), each group one after another over
  *       its set ballot bits; longer ones (at most SEG_CH) go to the CTA's list in shared memory;
  *     CTA phase: the CTA folds each listed segment with all its threads (tns_row_segment over 256
  *       lanes, tns_cta_reduce); when its warps found more than SEG_LIST, it scans its batches
- *       again, 256 segments at a time.  A CTA with none listed (the short segments) has no work;
+ *       again, 256 segments at a time.  A CTA with none listed (the short segments) has no work.
+ *       (Long segments in a run of consecutive ones fall to few CTAs: B of them to a CTA.)
  *     chunk phase (N > SEG_CH): longer segments in chunks of SEG_CH, a CTA each (below); each
  *       warp of a CTA searches one of its windows, so up to 8 windows cost one search's latency.
  *   - 2-D [N, C] (C > 1): a thread per (segment, column), rows in order into 4 slots.
@@ -39,7 +41,7 @@
  * rows at once (else a thread per column) */
 #define SEG_C2 128
 #define SEG_ROWS 256
-#define SEG_LIST 256 /* CTA-phase segments a CTA lists (more: it scans its range) */
+#define SEG_LIST 256 /* CTA-phase segments a CTA lists (more: it scans its batches again) */
 
 typedef struct seg_plan {
   int T, vec, U; /* U: vectors in flight per lane (4 for states and 1-byte dtypes: registers) */
@@ -49,13 +51,14 @@ typedef struct seg_plan {
   int64_t B;                   /* a CTA's batches: B consecutive segments (cta_seq) */
 } seg_plan;
 _Static_assert(sizeof(seg_plan) <= PASS_PLAN_PRIV, "seg_plan fits the plan");
+_Static_assert(SEG_LIST >= SEG_T, "a batch's CTA-phase segments fit the list");
 
 /* 1-D: the segments of its batches a CTA's warps found longer than wmax (at most chi), for its
  * CTA phase: count (shared i32) and the first SEG_LIST of them (shared i32s, in no particular
  * order: each is folded alone). */
-typedef struct seg_cta {
+typedef struct seg_list {
   LLVMValueRef count, list;
-} seg_cta;
+} seg_list;
 
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
   (void)tg;
@@ -83,7 +86,8 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   int64_t want = p.C > 1 ? (cta2 && p.S > pairs ? p.S : pairs) : p.S > nw ? p.S : nw;
   int64_t grid = p.C == 0 ? 0 : want < 1 ? 1 : want > wave ? wave : want; /* 0: no outputs */
   tns_plan_geometry(out, (unsigned)grid, SEG_T);
-  p.B = p.C > 1 || !grid ? 1 : (p.S + grid - 1) / grid < SEG_T ? (p.S + grid - 1) / grid : SEG_T;
+  int64_t per_cta = grid ? (p.S + grid - 1) / grid : 1; /* 1-D: batches of B <= T segments */
+  p.B = p.C > 1 ? 1 : per_cta < SEG_T ? per_cta : SEG_T;
   if (p.C > 1)
     snprintf(out->note, sizeof out->note,
              " (segments: %lld of [N, %lld] rows; a thread per segment and column%s; grid %lld x "
@@ -118,10 +122,17 @@ static LLVMValueRef cta_seq(pass_emit *e, const seg_plan *p, LLVMValueRef i) {
   return LLVMBuildAdd(e->B, LLVMBuildMul(e->B, q, B, ""), LLVMBuildURem(e->B, i, B, ""), "");
 }
 
-/* The number of positions cta_seq may take below S (some of the last batch's past S). */
-static int64_t cta_seq_len(const seg_plan *p, int64_t G) {
-  int64_t batches = (p->S + p->B - 1) / p->B;
+/* The positions i each CTA takes (ceil(batches / grid) * B; segments cta_seq(i) at or past S are
+ * skipped). */
+static int64_t cta_seq_len(const pass_emit *e, const seg_plan *p) {
+  int64_t batches = (p->S + p->B - 1) / p->B, G = e->plan->grid[0];
   return (batches + G - 1) / G * p->B;
+}
+
+/* Is a segment of len elements (i64) one the CTA phase folds: longer than clo, at most chi? */
+static LLVMValueRef cta_sized(pass_emit *e, const seg_plan *p, LLVMValueRef len) {
+  return LLVMBuildAnd(e->B, LLVMBuildICmp(e->B, LLVMIntSGT, len, tns_i64(e, p->clo), ""),
+                      LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->chi), ""), "");
 }
 
 static LLVMValueRef bit_if(pass_emit *e, LLVMValueRef c, unsigned bit) {
@@ -267,39 +278,34 @@ static void group_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLV
 }
 
 /* The offsets of the warp phase's segment s (segment 0's where not in) read into next[0 .. 1]
- * (allocas of the offsets' dtype, made on the first call): the loop reads a batch's offsets one
- * batch ahead, so a warp's loads of a batch's elements and of the next batch's offsets are in
- * flight together. */
+ * (allocas of the offsets' dtype): the loop reads a batch's offsets one batch ahead, so a warp's
+ * loads of a batch's elements and of the next batch's offsets are in flight together. */
 static void prefetch_offsets(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef in,
                              LLVMValueRef *next) {
   LLVMTypeRef ot = pass_type(e, t->segments_dtype);
   LLVMValueRef a0, b0;
   seg_offsets(e, t, LLVMBuildSelect(e->B, in, s, tns_i64(e, 0), ""), &a0, &b0);
-  if (!next[0]) {
-    next[0] = pass_entry_alloca(e, ot, "seg_a0");
-    next[1] = pass_entry_alloca(e, ot, "seg_b0");
-  }
   LLVMBuildStore(e->B, LLVMBuildTrunc(e->B, a0, ot, ""), next[0]);
   LLVMBuildStore(e->B, LLVMBuildTrunc(e->B, b0, ot, ""), next[1]);
 }
 
-/* A prefetched offset (next[k]) as i64 */
+/* The offset prefetch_offsets stored at `at` (next[0] or next[1]) as i64 */
 static LLVMValueRef prefetched(pass_emit *e, const rj_tensor *t, LLVMValueRef at) {
   LLVMTypeRef ot = pass_type(e, t->segments_dtype), i64 = LLVMInt64TypeInContext(e->C);
   return LLVMBuildSExtOrBitCast(e->B, LLVMBuildLoad2(e->B, ot, at, ""), i64, "");
 }
 
 /* Segment s added to the CTA's list when cond; past SEG_LIST entries only counted. */
-static void list_add(pass_emit *e, const seg_cta *cr, LLVMValueRef s, LLVMValueRef cond) {
+static void list_add(pass_emit *e, const seg_list *li, LLVMValueRef s, LLVMValueRef cond) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
   pass_if f;
   pass_if_begin(e, &f, cond);
   unsigned cta = LLVMGetSyncScopeID(e->C, "block", 5);
-  LLVMValueRef k = LLVMBuildAtomicRMWSyncScope(e->B, LLVMAtomicRMWBinOpAdd, cr->count,
+  LLVMValueRef k = LLVMBuildAtomicRMWSyncScope(e->B, LLVMAtomicRMWBinOpAdd, li->count,
                                                pass_i32(e, 1), LLVMAtomicOrderingMonotonic, cta);
   pass_if in;
   pass_if_begin(e, &in, LLVMBuildICmp(e->B, LLVMIntULT, k, pass_i32(e, SEG_LIST), ""));
-  LLVMBuildStore(e->B, LLVMBuildTrunc(e->B, s, i32, ""), pass_gep(e, i32, cr->list, k));
+  LLVMBuildStore(e->B, LLVMBuildTrunc(e->B, s, i32, ""), pass_gep(e, i32, li->list, k));
   pass_if_end(e, &in);
   pass_if_end(e, &f);
 }
@@ -313,12 +319,14 @@ static LLVMValueRef in_batch(pass_emit *e, const seg_plan *p, LLVMValueRef pos, 
 /* The warp phase over the CTA's batches (cta_seq): warp w takes segments 32 w .. 32 w + 31 of each;
  * segments longer than wmax (at most chi) go to the CTA's list. */
 static void warp_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
-                       LLVMValueRef dst, const seg_cta *cr) {
+                       LLVMValueRef dst, const seg_list *li) {
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
   LLVMValueRef tid = pass_tid_x(e), B = tns_i64(e, p->B);
   LLVMValueRef pos = LLVMBuildZExt(e->B, tid, i64, ""); /* 32 w + lane */
   LLVMValueRef lane = LLVMBuildAnd(e->B, pos, tns_i64(e, 31), "");
-  LLVMValueRef G = tns_i64(e, e->plan->grid[0]), next[2] = {NULL, NULL};
+  LLVMTypeRef ot = pass_type(e, t->segments_dtype);
+  LLVMValueRef G = tns_i64(e, e->plan->grid[0]);
+  LLVMValueRef next[2] = {pass_entry_alloca(e, ot, "seg_a0"), pass_entry_alloca(e, ot, "seg_b0")};
   LLVMValueRef q0 = LLVMBuildZExt(e->B, tns_ctaid(e), i64, "");
   LLVMValueRef s0 = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, q0, B, ""), pos, "");
   prefetch_offsets(e, t, s0, in_batch(e, p, pos, s0), next);
@@ -330,9 +338,7 @@ static void warp_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVM
   LLVMValueRef sn = LLVMBuildAdd(e->B, s, LLVMBuildMul(e->B, G, B, ""), "");
   prefetch_offsets(e, t, sn, in_batch(e, p, pos, sn), next);
   seg_clamp(e, p->N, a0, z0, ok, &a, &len);
-  LLVMValueRef wide = LLVMBuildICmp(e->B, LLVMIntSGT, len, tns_i64(e, p->wmax), "");
-  LLVMValueRef cta = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->chi), "");
-  list_add(e, cr, s, LLVMBuildAnd(e->B, ok, LLVMBuildAnd(e->B, wide, cta, ""), ""));
+  list_add(e, li, s, LLVMBuildAnd(e->B, ok, cta_sized(e, p, len), ""));
   LLVMValueRef small = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, SEG_LANE), "");
   lane_fold(e, t, src, dst, s, a, len, LLVMBuildAnd(e->B, ok, small, ""));
   LLVMValueRef w0 = LLVMBuildSub(e->B, s, lane, ""); /* the warp's segment 0 */
@@ -341,6 +347,7 @@ static void warp_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVM
   LLVMValueRef bv[2] = {pass_i32(e, -1), LLVMBuildAnd(e->B, mid, eight, "")};
   group_batch(e, t, p, src, dst, w0, pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2),
               lane, 8);
+  LLVMValueRef wide = LLVMBuildICmp(e->B, LLVMIntSGT, len, tns_i64(e, p->wmax), "");
   bv[1] = LLVMBuildAnd(
       e->B, mid,
       LLVMBuildAnd(e->B, LLVMBuildNot(e->B, eight, ""), LLVMBuildNot(e->B, wide, ""), ""), "");
@@ -426,9 +433,7 @@ static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   LLVMValueRef ok = LLVMBuildICmp(e->B, LLVMIntSLT, s, tns_i64(e, p->S), "");
   LLVMValueRef a, len;
   seg_range(e, t, p->N, LLVMBuildSelect(e->B, ok, s, tns_i64(e, 0), ""), NULL, &a, &len);
-  LLVMValueRef big =
-      LLVMBuildAnd(e->B, ok, LLVMBuildICmp(e->B, LLVMIntSGT, len, tns_i64(e, p->clo), ""), "");
-  big = LLVMBuildAnd(e->B, big, LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->chi), ""), "");
+  LLVMValueRef big = LLVMBuildAnd(e->B, ok, cta_sized(e, p, len), "");
   LLVMBuildStore(e->B, LLVMBuildZExt(e->B, big, i32, ""), pass_gep(e, i32, flags, tid));
   pass_if z;
   pass_if_begin(e, &z, LLVMBuildICmp(e->B, LLVMIntEQ, tid, pass_i32(e, 0), ""));
@@ -443,7 +448,7 @@ static void cta_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   pass_if some;
   LLVMValueRef anyv = LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, any, par), "");
   pass_if_begin(e, &some, LLVMBuildICmp(e->B, LLVMIntNE, anyv, pass_i32(e, 0), ""));
-  LLVMValueRef kmax = tns_i64(e, cta_seq_len(p, e->plan->grid[0]));
+  LLVMValueRef kmax = tns_i64(e, cta_seq_len(e, p));
   LLVMValueRef nb = tns_min64(e, tns_i64(e, p->T), LLVMBuildSub(e->B, kmax, k0, "")); /* in batch */
   pass_loop l;
   pass_loop_begin(e, &l, pass_i32(e, 0), LLVMBuildTrunc(e->B, nb, i32, ""), pass_i32(e, 1));
@@ -686,10 +691,10 @@ static void grid_reset(pass_emit *e, LLVMValueRef cnt, int64_t n) {
   pass_if_end(e, &l);
 }
 
-/* The CTA phase over the CTA's segments (cta_seq): 2-D (cr NULL), every one scanned T at a time;
+/* The CTA phase over the CTA's segments (cta_seq): 2-D (li NULL), every one scanned T at a time;
  * 1-D, those its warps listed, or, when they found more than SEG_LIST, every one scanned. */
 static void cta_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
-                      LLVMValueRef dst, const seg_cta *cr) {
+                      LLVMValueRef dst, const seg_list *li) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), i64 = LLVMInt64TypeInContext(e->C);
   LLVMValueRef flags = pass_global_array(e, i32, p->T, AS_SHARED, "seg_long");
   LLVMValueRef any = pass_global_array(e, i32, 2, AS_SHARED, "seg_any");
@@ -699,14 +704,14 @@ static void cta_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
   LLVMBuildStore(e->B, pass_i32(e, 0), pass_gep(e, i32, any, pass_i32(e, 0)));
   pass_if_end(e, &z);
   pass_barrier_cta(e); /* and the warp phase's list */
-  LLVMValueRef n = cr ? LLVMBuildLoad2(e->B, i32, cr->count, "") : NULL;
+  LLVMValueRef n = li ? LLVMBuildLoad2(e->B, i32, li->count, "") : NULL;
   pass_if scan, listed;
   pass_loop l;
-  if (cr) {
+  if (li) {
     pass_if_begin(e, &listed, LLVMBuildICmp(e->B, LLVMIntULE, n, pass_i32(e, SEG_LIST), ""));
     pass_loop_begin(e, &l, pass_i32(e, 0), n, pass_i32(e, 1));
     LLVMValueRef sj = LLVMBuildZExt(
-        e->B, LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, cr->list, l.i), ""), i64, "");
+        e->B, LLVMBuildLoad2(e->B, i32, pass_gep(e, i32, li->list, l.i), ""), i64, "");
     LLVMValueRef aj, lenj;
     seg_range(e, t, p->N, sj, NULL, &aj, &lenj);
     cta_fold(e, t, p, src, dst, sj, aj, lenj);
@@ -714,11 +719,10 @@ static void cta_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMV
     pass_if_end(e, &listed);
     pass_if_begin(e, &scan, LLVMBuildICmp(e->B, LLVMIntUGT, n, pass_i32(e, SEG_LIST), ""));
   }
-  pass_loop_begin(e, &l, tns_i64(e, 0), tns_i64(e, cta_seq_len(p, e->plan->grid[0])),
-                  tns_i64(e, p->T));
+  pass_loop_begin(e, &l, tns_i64(e, 0), tns_i64(e, cta_seq_len(e, p)), tns_i64(e, p->T));
   cta_batch(e, t, p, src, dst, l.i, flags, any);
   pass_loop_end(e, &l);
-  if (cr) pass_if_end(e, &scan);
+  if (li) pass_if_end(e, &scan);
 }
 
 /* [N, C], C > 1: a thread per (segment, column), grid-stride; rows a .. b into SEG_U2 slots in
@@ -764,13 +768,13 @@ static void cols_kernel(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLV
 }
 
 /* An empty list of the warp phase (its count zeroed, before a barrier). */
-static void list_init(pass_emit *e, seg_cta *cr) {
+static void list_init(pass_emit *e, seg_list *li) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C);
-  cr->count = pass_global_array(e, i32, 1, AS_SHARED, "seg_nlist");
-  cr->list = pass_global_array(e, i32, SEG_LIST, AS_SHARED, "seg_list");
+  li->count = pass_global_array(e, i32, 1, AS_SHARED, "seg_nlist");
+  li->list = pass_global_array(e, i32, SEG_LIST, AS_SHARED, "seg_list");
   pass_if z;
   pass_if_begin(e, &z, LLVMBuildICmp(e->B, LLVMIntEQ, pass_tid_x(e), pass_i32(e, 0), ""));
-  LLVMBuildStore(e->B, pass_i32(e, 0), cr->count);
+  LLVMBuildStore(e->B, pass_i32(e, 0), li->count);
   pass_if_end(e, &z);
   pass_barrier_cta(e);
 }
@@ -788,10 +792,10 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
     cols_kernel(e, t, &p, src, dst);
     if (p.C <= SEG_C2 && !p.inv) cta_phase(e, t, &p, src, dst, NULL);
   } else {
-    seg_cta cr;
-    list_init(e, &cr);
-    warp_phase(e, t, &p, src, dst, &cr);
-    cta_phase(e, t, &p, src, dst, &cr);
+    seg_list li;
+    list_init(e, &li);
+    warp_phase(e, t, &p, src, dst, &li);
+    cta_phase(e, t, &p, src, dst, &li);
     if (p.N > SEG_CH) { /* segments longer than a chunk can exist */
       int64_t slots = 2 * ((p.N + SEG_CH - 1) / SEG_CH);
       LLVMValueRef ws = pass_global_array(e, tns_acc_type(e, t), slots, AS_GLOBAL, "seg_ws");

@@ -6,9 +6,9 @@
  *   shapes:  S = 1 over 10^7 elements, S = 10^6, one huge segment among tiny ones, i32 offsets;
  *   alone:   each of a set of segments (lengths 0 .. 300000) reduced alone (S = 1, its two offsets
  *            over the same source) gives the bits it gets among the others;
- *   crowded: 1500 segments, many of them a CTA's, planned for the device and for 1 and 3 SMs
- *            (a CTA's range then holds more than it lists: it scans the range): the same bits,
- *            each sum near float64's;
+ *   crowded: 8000 segments, half of them a CTA's, planned for the device and for 1 and 3 SMs
+ *            (then more than a CTA lists: it scans its batches again): poisoned outputs, the
+ *            same bits each time, each sum near float64's;
  *   invalid: decreasing, negative and past-the-end offsets: no fault, the RJ_SEG_* bits, and
  *            rj_segments_status's RJ_EINVAL naming segments; a valid launch after them is right;
  *   empty:   every segment empty: sum +0.0 (invariant too), max -inf, argmax -1, mean NaN; of
@@ -188,13 +188,14 @@ static void launch_sms(const char *json, const dbufs *b, int sms) {
 }
 
 /* Many segments a CTA folds (longer than a warp's 4096 f32 elements) among short ones, on the
- * device's SMs and as if it had 1 or 3: a CTA's range then holds more of them than it lists
- * (SEG_LIST, 256), so it scans its whole range.  Every planning gives the same bits, each sum
- * within 1e-6 * sum |x| of the float64 one. */
+ * device's SMs and as if it had 1 or 3: a CTA then takes 2 .. 8 batches of 256 segments, about
+ * half of them a CTA's, more than it lists (SEG_LIST, 256) in every CTA on 1 SM and in some on 3,
+ * so those scan their batches again.  Before each launch dst is poisoned (NaN); every launch
+ * gives the bits of the device's plan, each sum within 1e-6 * sum |x| of the float64 one. */
 START_TEST(crowded) {
   if (!gpu) return;
-  static const int64_t lens[] = {4097, 5000, 0, 3, 9000, 4096, 40, 65536, 4100, 1};
-  enum { S = 1500 };
+  static const int64_t lens[] = {4097, 5000, 0, 3, 9000, 4096, 40, 20000, 4100, 1};
+  enum { S = 8000 };
   static int64_t off[S + 1];
   for (int i = 0; i < S; i++)
     off[i + 1] = off[i] + lens[(i * 7 + i / 10) % 10];
@@ -202,6 +203,12 @@ START_TEST(crowded) {
   float *h = malloc((size_t)n * 4);
   for (int64_t i = 0; i < n; i++)
     h[i] = (float)((i * 2654435761u) % 1000003) / 1000003.0f - 0.3f;
+  static double ref[S], mag[S];
+  for (int s = 0; s < S; s++)
+    for (int64_t i = off[s]; i < off[s + 1]; i++) {
+      ref[s] += h[i];
+      mag[s] += fabs(h[i]);
+    }
   dbufs b;
   dalloc(&b, (size_t)n * 4, sizeof off, 4 * S);
   ck_assert_int_eq(rj_memcpy_htod(ctx, 0, b.src, h, (size_t)n * 4), RJ_OK);
@@ -211,25 +218,23 @@ START_TEST(crowded) {
            "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[%lld],"
            "\"segments\":{\"count\":%d}}",
            (long long)n, S);
-  static float first[S], got[S];
+  static float first[S], got[S], nan[S];
+  memset(nan, 0xff, sizeof nan);
   static const int sms[] = {0, 1, 3};
   for (int k = 0; k < 3; k++) {
+    ck_assert_int_eq(rj_memcpy_htod(ctx, 0, b.dst, nan, sizeof nan), RJ_OK);
     launch_sms(json, &b, sms[k]);
-    ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, k ? got : first, b.dst, sizeof got), RJ_OK);
+    ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, got, b.dst, sizeof got), RJ_OK);
     ck_assert_int_eq(rj_segments_status(ctx, 0, b.status), RJ_OK);
+    for (int s = 0; s < S; s++)
+      ck_assert_msg(fabs(got[s] - ref[s]) <= 1e-6 * mag[s] + 1e-30,
+                    "%d SMs, segment %d: %.9g, expected %.9g", sms[k], s, (double)got[s], ref[s]);
     if (k)
       ck_assert_msg(memcmp(got, first, sizeof got) == 0, "%d SMs: other bits than the device's",
                     sms[k]);
+    else
+      memcpy(first, got, sizeof got);
     cases_run++;
-  }
-  for (int s = 0; s < S; s++) {
-    double ref = 0, mag = 0;
-    for (int64_t i = off[s]; i < off[s + 1]; i++) {
-      ref += h[i];
-      mag += fabs(h[i]);
-    }
-    ck_assert_msg(fabs(first[s] - ref) <= 1e-6 * mag + 1e-30, "segment %d: %.9g, expected %.9g", s,
-                  (double)first[s], ref);
   }
   dfree(&b);
   free(h);
