@@ -9,8 +9,8 @@ checkout whose cub/, thrust/ and libcudacxx/include/ nvcc then reads first), CUB
 length ("cub exact": its fastest path for the case; not counted as the best peer, which is the best
 without a hint).  f32 over N = 2^26 elements (256 MiB) by default, cut into segments of one
 length each (1, 8, 64, 1 Ki, 64 Ki, 16 Mi) and a power-law mix (lengths drawn
-from a Pareto law, alpha 1.2, from 1 to 16 Mi, shuffled); int32 offsets for redjit, int64 for
-torch (what it takes).
+from a Pareto law, alpha 1.2, from 1 to 16 Mi, shuffled; "mix-sorted": the same lengths longest
+first); int32 offsets for redjit, int64 for torch (what it takes).
 
 Two timings per function, as bench/state_ops_peers.py takes them:
   flushed  triton.testing.do_bench: median, L2 flushed before every run;
@@ -22,7 +22,7 @@ offsets read and the outputs written.  Each result is checked against torch's fl
 
 Run on a GPU machine from the repository root, after scripts/carry.sh on the build machine:
   REDJIT_LIBRARY=carry/libredjit.so.0.2 PYTHONPATH=tools/python python3 bench/segmented_peers.py
-Options: --lengths 1,8,64,1024,65536,16777216,mix (a subset), --ops sum,max,mean, --log2n 26,
+Options: --lengths 1,8,64,1024,65536,16777216,mix,mix-sorted (a subset), --ops sum,max,mean, --log2n 26,
 --reps N (steady calls per rotation set, default 50), --peers torch,cub,cub_exact (the peers
 timed; empty: redjit alone, e.g. to compare two libraries in one call), --dry (no GPU: compiles
 every redjit request of the run for sm_90 and prints explain's choice)."""
@@ -40,11 +40,15 @@ use_checkout()
 
 import redjit  # noqa: E402
 
-LENGTHS = ["1", "8", "64", "1024", "65536", "16777216", "mix"]
+LENGTHS = ["1", "8", "64", "1024", "65536", "16777216", "mix", "mix-sorted"]
 
 
 def lengths_of(name, n, seed=0):
-    """Segment lengths summing to n: all `name` long (the last one shorter), or the mix."""
+    """Segment lengths summing to n: all `name` long (the last one shorter), the mix, or the mix
+    sorted longest first (mix-sorted: long segments next to each other, as length-sorted or
+    bucketed batches have them)."""
+    if name == "mix-sorted":
+        return sorted(lengths_of("mix", n, seed), reverse=True)
     if name != "mix":
         L = int(name)
         out = [L] * (n // L)
