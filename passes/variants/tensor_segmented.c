@@ -106,11 +106,20 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   return RJ_OK;
 }
 
+/* offsets[i], in the offsets' dtype */
+static LLVMValueRef offset_raw(pass_emit *e, const rj_tensor *t, LLVMValueRef i) {
+  LLVMTypeRef ot = pass_type(e, t->segments_dtype);
+  return LLVMBuildLoad2(e->B, ot, pass_gep(e, ot, e->seg_offsets, i), "");
+}
+
+/* An offset x of the offsets' dtype as i64 */
+static LLVMValueRef offset_i64(pass_emit *e, const rj_tensor *t, LLVMValueRef x) {
+  return t->segments_dtype == RJ_I64 ? x : LLVMBuildSExt(e->B, x, LLVMInt64TypeInContext(e->C), "");
+}
+
 /* offsets[i] as i64 */
 static LLVMValueRef offset_at(pass_emit *e, const rj_tensor *t, LLVMValueRef i) {
-  LLVMTypeRef ot = pass_type(e, t->segments_dtype), i64 = LLVMInt64TypeInContext(e->C);
-  LLVMValueRef x = LLVMBuildLoad2(e->B, ot, pass_gep(e, ot, e->seg_offsets, i), "");
-  return t->segments_dtype == RJ_I64 ? x : LLVMBuildSExt(e->B, x, i64, "");
+  return offset_i64(e, t, offset_raw(e, t, i));
 }
 
 /* The CTA's segments, batch after batch: CTA b takes batches b, b + grid, ... of B consecutive
@@ -282,17 +291,14 @@ static void group_batch(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLV
  * loads of a batch's elements and of the next batch's offsets are in flight together. */
 static void prefetch_offsets(pass_emit *e, const rj_tensor *t, LLVMValueRef s, LLVMValueRef in,
                              LLVMValueRef *next) {
-  LLVMTypeRef ot = pass_type(e, t->segments_dtype);
-  LLVMValueRef a0, b0;
-  seg_offsets(e, t, LLVMBuildSelect(e->B, in, s, tns_i64(e, 0), ""), &a0, &b0);
-  LLVMBuildStore(e->B, LLVMBuildTrunc(e->B, a0, ot, ""), next[0]);
-  LLVMBuildStore(e->B, LLVMBuildTrunc(e->B, b0, ot, ""), next[1]);
+  s = LLVMBuildSelect(e->B, in, s, tns_i64(e, 0), "");
+  LLVMBuildStore(e->B, offset_raw(e, t, s), next[0]);
+  LLVMBuildStore(e->B, offset_raw(e, t, LLVMBuildAdd(e->B, s, tns_i64(e, 1), "")), next[1]);
 }
 
 /* The offset prefetch_offsets stored at `at` (next[0] or next[1]) as i64 */
 static LLVMValueRef prefetched(pass_emit *e, const rj_tensor *t, LLVMValueRef at) {
-  LLVMTypeRef ot = pass_type(e, t->segments_dtype), i64 = LLVMInt64TypeInContext(e->C);
-  return LLVMBuildSExtOrBitCast(e->B, LLVMBuildLoad2(e->B, ot, at, ""), i64, "");
+  return offset_i64(e, t, LLVMBuildLoad2(e->B, pass_type(e, t->segments_dtype), at, ""));
 }
 
 /* Segment s added to the CTA's list when cond; past SEG_LIST entries only counted. */

@@ -118,13 +118,21 @@ static void dfree(dbufs *b) {
   rj_device_free(ctx, 0, b->status);
 }
 
-/* req over (src, off) into dst; waits */
-static void launch(const char *json, const dbufs *b, rj_devptr off) {
+/* req over (src, off) into dst as if the GPU had sms SMs (0: its own); waits */
+static void launch_sms(const char *json, const dbufs *b, rj_devptr off, int sms) {
   rj_request r;
   rjt_parse(ctx, json, &r);
-  rj_status s = rj_reduce_segments(ctx, &r, NULL, b->src, off, b->dst, b->status, NULL);
-  ck_assert_msg(s == RJ_OK, "%s: %s", json, rj_errmsg(ctx));
+  rj_options o;
+  rj_options_init(&o);
+  o.sm_count = sms;
+  rj_status s = rj_reduce_segments(ctx, &r, &o, b->src, off, b->dst, b->status, NULL);
+  ck_assert_msg(s == RJ_OK, "%s (%d SMs): %s", json, sms, rj_errmsg(ctx));
   ck_assert_int_eq(rj_device_sync(ctx, 0), RJ_OK);
+}
+
+/* the same on the GPU's own SMs */
+static void launch(const char *json, const dbufs *b, rj_devptr off) {
+  launch_sms(json, b, off, 0);
 }
 
 static const int64_t alone_len[] = {0, 1, 31, 33, 7, 0, 4096, 4097, 5000, 70000, 300000, 0, 2, 9};
@@ -175,18 +183,6 @@ START_TEST(alone) {
 }
 END_TEST
 
-/* req over (src, off) into dst as if the GPU had sms SMs (0: its own); waits */
-static void launch_sms(const char *json, const dbufs *b, int sms) {
-  rj_request r;
-  rjt_parse(ctx, json, &r);
-  rj_options o;
-  rj_options_init(&o);
-  o.sm_count = sms;
-  rj_status s = rj_reduce_segments(ctx, &r, &o, b->src, b->off, b->dst, b->status, NULL);
-  ck_assert_msg(s == RJ_OK, "%s (%d SMs): %s", json, sms, rj_errmsg(ctx));
-  ck_assert_int_eq(rj_device_sync(ctx, 0), RJ_OK);
-}
-
 /* Many segments a CTA folds (longer than a warp's 4096 f32 elements) among short ones, on the
  * device's SMs and as if it had 1 or 3: a CTA then takes 2 .. 8 batches of 256 segments, about
  * half of them a CTA's, more than it lists (SEG_LIST, 256) in every CTA on 1 SM and in some on 3,
@@ -223,7 +219,7 @@ START_TEST(crowded) {
   static const int sms[] = {0, 1, 3};
   for (int k = 0; k < 3; k++) {
     ck_assert_int_eq(rj_memcpy_htod(ctx, 0, b.dst, nan, sizeof nan), RJ_OK);
-    launch_sms(json, &b, sms[k]);
+    launch_sms(json, &b, b.off, sms[k]);
     ck_assert_int_eq(rj_memcpy_dtoh(ctx, 0, got, b.dst, sizeof got), RJ_OK);
     ck_assert_int_eq(rj_segments_status(ctx, 0, b.status), RJ_OK);
     for (int s = 0; s < S; s++)
