@@ -121,9 +121,12 @@ print(f"one-way 1->0 copy engine                 {t * 1e3:8.3f} ms  {S / t / 1e9
 for blocks in (64, 264, 1056):
     t = timed(lambda: kpush(blocks))
     print(f"one-way 1->0 k-push {blocks:5d} x 512         {t * 1e3:8.3f} ms  {S / t / 1e9:6.1f} GB/s")
-for B, threads, step, nb in ((16, 512, 512 << 10, 4), (32, 512, 256 << 10, 4), (32, 512, 512 << 10, 4),
-                             (64, 512, 128 << 10, 4), (64, 512, 256 << 10, 4), (64, 1024, 256 << 10, 4),
-                             (128, 512, 128 << 10, 4), (128, 512, 64 << 10, 8), (256, 512, 64 << 10, 4)):
+# B x step is the window a hop has in flight: a hop's first results reach the next hop about one
+# window's link time after it starts, so the chain's fill is (hops - 1) windows
+for B, threads, step, nb in ((128, 512, 128 << 10, 4), (64, 512, 128 << 10, 4), (128, 512, 32 << 10, 4),
+                             (128, 512, 16 << 10, 4), (128, 512, 16 << 10, 8), (128, 512, 8 << 10, 8),
+                             (64, 512, 32 << 10, 8), (64, 512, 16 << 10, 8), (32, 512, 64 << 10, 8),
+                             (128, 256, 16 << 10, 8), (256, 256, 8 << 10, 8)):
     assert B * step * nb <= MAXBUF
     t = timed(lambda: ring(B, threads, step, nb))
     err = float(np.max(np.abs(dst[0].get() - want)))

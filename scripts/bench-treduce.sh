@@ -4,8 +4,9 @@
 # times redjit (`redjit bench`: ranks on GPUs r mod count, the whole operation on the root's
 # stream by CUDA events, median of 25 runs, 7 from 256 MiB; also the host's time of a whole call)
 # on the automatic path and on the split path forced with balanced and with equal slices, then
-# NCCL's reduce through torch.distributed (bench/treduce_nccl.py, one process per GPU, the same
-# sizes, warm-ups and run counts), in the same run.  Then, unless EXTRA=0, redjit with two and
+# NCCL's reduce and all-reduce through torch.distributed (bench/treduce_nccl.py, one process per
+# GPU, the same sizes, warm-ups and run counts; NCCL_COLLECTIVES=reduce for the reduce alone), in
+# the same run.  Then, unless EXTRA=0, redjit with two and
 # three ranks per GPU (no NCCL equivalent: NCCL takes one rank per GPU): peer, split (balanced),
 # split-equal and auto at 16 / 64 / 256 MiB per rank.
 # Writes JSON lines to $OUT/treduce-bench.jsonl, the table to stdout and $OUT/treduce-bench.txt.
@@ -57,7 +58,7 @@ echo "redjit: $((SECONDS - t0)) s" | tee -a "$out/treduce-bench.txt"
 t0=$SECONDS
 if "$PY" -c "import torch" 2>/dev/null; then
   timeout 240 "$PY" -m torch.distributed.run --standalone --nproc_per_node="$n" "$NCCL_PY" \
-    --min-log2 "$min" --max-log2 "$max" --step 2 >> "$log" 2> "$out/treduce_nccl.err" ||
+    --min-log2 "$min" --max-log2 "$max" --step 2 --collectives "${NCCL_COLLECTIVES:-reduce,allreduce}" >> "$log" 2> "$out/treduce_nccl.err" ||
     echo "NCCL run failed: see $out/treduce_nccl.err (tail below)" | tee -a "$out/treduce-bench.txt"
   tail -5 "$out/treduce_nccl.err" >&2
 else
@@ -82,7 +83,8 @@ for line in open(sys.argv[1]):
     except Exception: continue
     b = j["bytes_per_rank"]
     if j["engine"] == "nccl":
-        rows.setdefault((j["ranks"], b), {})["nccl"] = (j["ms"] * 1e3, "nccl", 0, 0, None)
+        col_name = "nccl-ar" if j.get("collective") == "allreduce" else "nccl"
+        rows.setdefault((j["ranks"], b), {})[col_name] = (j["ms"] * 1e3, "nccl", 0, 0, None)
         continue
     r = j["result"]
     if not r.get("ok"):
@@ -97,22 +99,23 @@ def sp(a, b): return "%.2fx" % (a / b) if a and b else "-"
 def col(r, k, i=0): return r[k][i] if k in r else None
 print("\ntreduce, f32 sum, %d ranks on %d GPUs, root 0: GPU time of one call (us, median by events);"
       " call = the host's time of the whole call" % (n, n))
-print("%12s %9s %6s %9s %9s %9s %11s %9s %9s %9s %9s %9s %9s %11s %9s" % ("bytes/rank",
+print("%12s %9s %6s %9s %9s %9s %11s %9s %9s %9s %9s %9s %9s %9s %11s %9s %9s" % ("bytes/rank",
       "auto us", "path", "call us", "peer us", "split us", "split-eq us", "ring us", "nccl us",
-      "auto/nccl", "split/ncl", "ring/ncl", "split/eq", "fastest", "best/auto"))
+      "nccl-ar us", "auto/nccl", "split/ncl", "ring/ncl", "split/eq", "fastest", "best/auto",
+      "auto/ar"))
 for (k, b) in sorted(rows):
     if k != n: continue
     r = rows[(k, b)]
-    a, p, s, e, g, c = (col(r, "auto"), col(r, "peer"), col(r, "split"), col(r, "split-equal"),
-                        col(r, "ring"), col(r, "nccl"))
+    a, p, s, e, g, c, ar = (col(r, "auto"), col(r, "peer"), col(r, "split"), col(r, "split-equal"),
+                            col(r, "ring"), col(r, "nccl"), col(r, "nccl-ar"))
     # the fastest path measured here (peer, split, split-equal, ring): what auto should take
     best = min(((v, k2) for k2, v in (("peer", p), ("split", s), ("split-equal", e),
                ("ring", g)) if v), default=(None, "-"))
-    print("%12d %9s %6s %9s %9s %9s %11s %9s %9s %9s %9s %9s %9s %11s %9s" % (b, us(a),
+    print("%12d %9s %6s %9s %9s %9s %11s %9s %9s %9s %9s %9s %9s %9s %11s %9s %9s" % (b, us(a),
           col(r, "auto", 1) or "-", us(col(r, "auto", 4)), us(p), us(s), us(e), us(g), us(c),
-          sp(c, a), sp(c, s), sp(c, g), sp(e, s), best[1], sp(best[0], a)))
+          us(ar), sp(c, a), sp(c, s), sp(c, g), sp(e, s), best[1], sp(best[0], a), sp(ar, a)))
 print("(x = the second time over the first: > 1 means the first named is faster; best/auto < 1:"
-      " auto missed the fastest path)")
+      " auto missed the fastest path; auto/ar: NCCL's all-reduce over auto)")
 for per in (2, 3):
     keys = sorted(b for (k, b) in rows if k == per * n)
     if not keys: continue
