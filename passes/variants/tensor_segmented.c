@@ -1,10 +1,10 @@
 /* tensor_segmented: requests with "segments" (docs/TENSOR.md "Segmented reductions").  S segments
  * of axis 0 given by offsets in device memory (S + 1 entries, read by the kernel: no host
  * synchronisation, no hint).  Each segment's fold is chosen on the device by its length alone:
- *   - 1-D src (or [N, 1]): CTA b takes batches b, b + grid, ... of B = min(256, ceil(S / grid))
+ *   - 1-D src (or [N, 1]): CTA b takes batches b, b + grid, ... of B = min(32, ceil(S / grid))
  *     consecutive segments (cta_seq), in two phases:
- *     warp phase: warp w takes segments 32w .. 32w + 31 of each batch (lane l: segment w0 + l,
- *       w0 = the batch's first + 32w; the offsets load coalesced, one batch ahead).  A segment of
+ *     warp phase: warp w takes its CTA's batches w, w + 8, ... (lane l: segment w0 + l, w0 = the
+ *       batch's first; the offsets load coalesced, one batch ahead).  A segment of
  *       at most SEG_LANE elements is folded by its lane in index order; one of at most gmax
  *       elements by a group of 8 lanes (group g: segments w0 + 8g .. w0 + 8g + 7), one of at
  *       most wmax by the whole warp
@@ -87,7 +87,7 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   int64_t grid = p.C == 0 ? 0 : want < 1 ? 1 : want > wave ? wave : want; /* 0: no outputs */
   tns_plan_geometry(out, (unsigned)grid, SEG_T);
   int64_t per_cta = grid ? (p.S + grid - 1) / grid : 1; /* 1-D: batches of B <= T segments */
-  p.B = p.C > 1 ? 1 : per_cta < SEG_T ? per_cta : SEG_T;
+  p.B = p.C > 1 ? 1 : per_cta < 32 ? per_cta : 32;
   if (p.C > 1)
     snprintf(out->note, sizeof out->note,
              " (segments: %lld of [N, %lld] rows; a thread per segment and column%s; grid %lld x "
@@ -322,32 +322,33 @@ static LLVMValueRef in_batch(pass_emit *e, const seg_plan *p, LLVMValueRef pos, 
                       LLVMBuildICmp(e->B, LLVMIntSLT, s, tns_i64(e, p->S), ""), "");
 }
 
-/* The warp phase over the CTA's batches (cta_seq): warp w takes segments 32 w .. 32 w + 31 of each;
- * segments longer than wmax (at most chi) go to the CTA's list. */
+/* The warp phase over the CTA's batches (cta_seq, B <= 32 segments each): warp w takes batches w,
+ * w + 8, ... of them; segments the CTA phase folds (cta_sized) go to the CTA's list. */
 static void warp_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVMValueRef src,
                        LLVMValueRef dst, const seg_list *li) {
   LLVMTypeRef i64 = LLVMInt64TypeInContext(e->C);
-  LLVMValueRef tid = pass_tid_x(e), B = tns_i64(e, p->B);
-  LLVMValueRef pos = LLVMBuildZExt(e->B, tid, i64, ""); /* 32 w + lane */
-  LLVMValueRef lane = LLVMBuildAnd(e->B, pos, tns_i64(e, 31), "");
+  LLVMValueRef tid = LLVMBuildZExt(e->B, pass_tid_x(e), i64, ""), B = tns_i64(e, p->B);
+  LLVMValueRef lane = LLVMBuildAnd(e->B, tid, tns_i64(e, 31), ""),
+               w = LLVMBuildLShr(e->B, tid, tns_i64(e, 5), "");
   LLVMTypeRef ot = pass_type(e, t->segments_dtype);
-  LLVMValueRef G = tns_i64(e, e->plan->grid[0]);
+  int64_t G = e->plan->grid[0], step = G * (p->T / 32); /* batches */
   LLVMValueRef next[2] = {pass_entry_alloca(e, ot, "seg_a0"), pass_entry_alloca(e, ot, "seg_b0")};
-  LLVMValueRef q0 = LLVMBuildZExt(e->B, tns_ctaid(e), i64, "");
-  LLVMValueRef s0 = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, q0, B, ""), pos, "");
-  prefetch_offsets(e, t, s0, in_batch(e, p, pos, s0), next);
+  LLVMValueRef q0 = LLVMBuildAdd(e->B, LLVMBuildZExt(e->B, tns_ctaid(e), i64, ""),
+                                 LLVMBuildMul(e->B, w, tns_i64(e, G), ""), "");
+  LLVMValueRef s0 = LLVMBuildAdd(e->B, LLVMBuildMul(e->B, q0, B, ""), lane, "");
+  prefetch_offsets(e, t, s0, in_batch(e, p, lane, s0), next);
   pass_loop l;
-  pass_loop_begin(e, &l, q0, tns_i64(e, (p->S + p->B - 1) / p->B), G);
+  pass_loop_begin(e, &l, q0, tns_i64(e, (p->S + p->B - 1) / p->B), tns_i64(e, step));
   LLVMValueRef b0 = LLVMBuildMul(e->B, l.i, B, ""); /* the batch's first segment */
-  LLVMValueRef s = LLVMBuildAdd(e->B, b0, pos, "s"), ok = in_batch(e, p, pos, s);
+  LLVMValueRef s = LLVMBuildAdd(e->B, b0, lane, "s"), ok = in_batch(e, p, lane, s);
   LLVMValueRef a, len, a0 = prefetched(e, t, next[0]), z0 = prefetched(e, t, next[1]);
-  LLVMValueRef sn = LLVMBuildAdd(e->B, s, LLVMBuildMul(e->B, G, B, ""), "");
-  prefetch_offsets(e, t, sn, in_batch(e, p, pos, sn), next);
+  LLVMValueRef sn = LLVMBuildAdd(e->B, s, tns_i64(e, step * p->B), "");
+  prefetch_offsets(e, t, sn, in_batch(e, p, lane, sn), next);
   seg_clamp(e, p->N, a0, z0, ok, &a, &len);
   list_add(e, li, s, LLVMBuildAnd(e->B, ok, cta_sized(e, p, len), ""));
   LLVMValueRef small = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, SEG_LANE), "");
   lane_fold(e, t, src, dst, s, a, len, LLVMBuildAnd(e->B, ok, small, ""));
-  LLVMValueRef w0 = LLVMBuildSub(e->B, s, lane, ""); /* the warp's segment 0 */
+  LLVMValueRef w0 = b0; /* the warp's segment 0 */
   LLVMValueRef mid = LLVMBuildAnd(e->B, ok, LLVMBuildNot(e->B, small, ""), "");
   LLVMValueRef eight = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->gmax), "");
   LLVMValueRef bv[2] = {pass_i32(e, -1), LLVMBuildAnd(e->B, mid, eight, "")};
