@@ -124,10 +124,47 @@ LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
   return t->fused.map ? tns_map(e, t, p, 1, &x, tns_identity(e, t), &x) : x;
 }
 
+/* Do t's vector loads skip L1 (ld.global.nc.L1::no_allocate)?  Measured on an H100
+ * (docs/PERFORMANCE.md "Loads that skip L1"): 10 - 15 % faster with L2 full of dirty lines (as
+ * after a write of other data) on one input of 32 - 128 MiB, within run-to-run noise with L2
+ * clean, but 3 % slower on 1 GiB and 3 - 6 % slower with a second input.  So: one input (no
+ * others, no list or segments), a constant size under TNS_SKIP_L1_MAX bytes. */
+static bool skip_l1(const rj_tensor *t) {
+  if (t->nothers || t->dynamic || t->list_count || t->segments) return false;
+  double bytes = (double)ir_dtype(t->dtype)->bytes;
+  for (int d = 0; d < t->ndim; d++)
+    bytes *= (double)t->shape[d];
+  return bytes < TNS_SKIP_L1_MAX;
+}
+
+/* A vector of `bytes` (16 or 8) bytes at p through ld.global.nc.L1::no_allocate, as type vt */
+static LLVMValueRef load_skip_l1(pass_emit *e, LLVMTypeRef vt, LLVMValueRef p, int bytes) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), w[4] = {i32, i32, i32, i32};
+  unsigned words = (unsigned)bytes / 4;
+  LLVMTypeRef st = LLVMStructTypeInContext(e->C, w, words, 0);
+  LLVMValueRef a = LLVMBuildPtrToInt(e->B, p, LLVMInt64TypeInContext(e->C), "");
+  LLVMValueRef r =
+      pass_asm(e, st,
+               words == 4 ? "ld.global.nc.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];"
+                          : "ld.global.nc.L1::no_allocate.v2.b32 {$0, $1}, [$2];",
+               words == 4 ? "=r,=r,=r,=r,l" : "=r,=r,l", &a, 1);
+  LLVMValueRef v = LLVMGetUndef(LLVMVectorType(i32, words));
+  for (unsigned i = 0; i < words; i++)
+    v = LLVMBuildInsertElement(e->B, v, LLVMBuildExtractValue(e->B, r, i, ""), pass_i32(e, (int)i),
+                               "");
+  return LLVMBuildBitCast(e->B, v, vt, "");
+}
+
 void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLVMValueRef *out) {
   LLVMTypeRef vt = LLVMVectorType(pass_type(e, t->dtype), (unsigned)vec);
-  LLVMValueRef v = LLVMBuildLoad2(e->B, vt, p, "");
-  LLVMSetAlignment(v, (unsigned)(vec * ir_dtype(t->dtype)->bytes));
+  int bytes = vec * ir_dtype(t->dtype)->bytes;
+  LLVMValueRef v;
+  if ((bytes == 16 || bytes == 8) && skip_l1(t)) {
+    v = load_skip_l1(e, vt, p, bytes);
+  } else {
+    v = LLVMBuildLoad2(e->B, vt, p, "");
+    LLVMSetAlignment(v, (unsigned)bytes);
+  }
   for (int i = 0; i < vec; i++)
     out[i] = widen(e, t, LLVMBuildExtractElement(e->B, v, pass_i32(e, i), ""));
   if (t->fused.map) tns_map(e, t, p, vec, out, tns_identity(e, t), out);

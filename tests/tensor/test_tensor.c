@@ -105,6 +105,40 @@ END_TEST
 
 /* tensor_cluster: the cluster attributes and instructions are in the PTX, no workspace or
  * atomics; targets without clusters and views it does not serve are refused with the reason. */
+/* Which kernels' vector loads skip L1: one input of a constant size under 512 MiB only. */
+START_TEST(loads_skip_l1) {
+  rj_ctx *ctx = rj_ctx_new();
+  const char *hint = "ld.global.nc.L1::no_allocate.v4.b32";
+  const struct {
+    const char *json;
+    bool skips;
+  } c[] = {
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1]", true},
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[0]", true},
+      {"\"op\":\"sumsq\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1]", true},
+      {"\"op\":\"max\",\"dtype\":\"bf16\",\"shape\":[65536,128],\"axes\":[1]", true},
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[134217724]", true},  /* 512 MiB - 16 B */
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[134217728]", false}, /* 512 MiB */
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1],\"dynamic\":true",
+       false},
+      {"\"op\":\"dot\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1],"
+       "\"others\":[{\"dtype\":\"f32\"}]",
+       false},
+  };
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    const char *json = rjt_fmt("{\"kind\":\"tensor\",%s}", c[i].json);
+    char req[512];
+    snprintf(req, sizeof req, "%s", json);
+    const char *ptx = rjt_ptx_raw(ctx, req, "sm_90");
+    ck_assert_msg(!!strstr(ptx, hint) == c[i].skips, "%s: %s", req,
+                  c[i].skips ? "no load skips L1" : "a load skips L1");
+    ck_assert_msg(strstr(ptx, "ld.global.nc.v4.b32") || strstr(ptx, hint), "%s: no 16-byte load",
+                  req);
+  }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(cluster) {
   rj_ctx *ctx = rj_ctx_new();
   static const int vec[8] = {8, 8, 4, 2, 4, 4, 2, 2};
@@ -540,6 +574,7 @@ int main(void) {
   tcase_add_loop_test(tc, invalid, 0, (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, dispatch);
   tcase_add_test(tc, ptx_properties);
+  tcase_add_test(tc, loads_skip_l1);
   tcase_add_test(tc, cluster);
   tcase_add_test(tc, cluster_started_before_remote_store);
   tcase_add_test(tc, ptxas_clean);
