@@ -9,13 +9,10 @@ hop h+1's `ready` counter (st.release.sys) and hop h-1's `credit` counter (the s
 again).  NB slots per block; no host call per chunk, no copy engine.  For scale it also times a
 copy engine's one-way copy and the plain k-push copy kernel.
   python bench/ring_probe.py [MiB per rank, default 1024]"""
-import statistics
-import time
-
 import cupy as cp
 import numpy as np
 
-from nvlink import G, S, rt  # peer access enabled
+from nvlink import G, S, rt, timed  # peer access enabled
 SRC = r"""
 typedef unsigned long long u64;
 __device__ u64 ld_acq(const u64* p) { u64 v;
@@ -68,25 +65,6 @@ for i in range(G):
 want = sum(own[g].get().astype(np.float64) for g in range(G))
 
 
-def sync_all():
-    for i in range(G):
-        cp.cuda.Device(i).synchronize()
-
-
-def timed(fn, reps=7):
-    times = []
-    for _ in range(reps):
-        for i in range(G):
-            with cp.cuda.Device(i):
-                flags[i].fill(0)
-        sync_all()
-        t0 = time.perf_counter()
-        fn()
-        sync_all()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times[1:])
-
-
 def ring(B, threads, step, nb):
     step4 = step // 16
     for k, g in enumerate(HOPS):
@@ -116,10 +94,10 @@ def kpush(blocks):
 
 
 print(f"{G} GPUs, {S >> 20} MiB per rank")
-t = timed(ce)
+t = timed(ce, flags)
 print(f"one-way 1->0 copy engine                 {t * 1e3:8.3f} ms  {S / t / 1e9:6.1f} GB/s")
 for blocks in (64, 264, 1056):
-    t = timed(lambda: kpush(blocks))
+    t = timed(lambda: kpush(blocks), flags)
     print(f"one-way 1->0 k-push {blocks:5d} x 512         {t * 1e3:8.3f} ms  {S / t / 1e9:6.1f} GB/s")
 # B x step is the window a hop has in flight: a hop's first results reach the next hop about one
 # window's link time after it starts, so the chain's fill is (hops - 1) windows
@@ -128,7 +106,7 @@ for B, threads, step, nb in ((128, 512, 128 << 10, 4), (64, 512, 128 << 10, 4), 
                              (64, 512, 32 << 10, 8), (64, 512, 16 << 10, 8), (32, 512, 64 << 10, 8),
                              (128, 256, 16 << 10, 8), (256, 256, 8 << 10, 8)):
     assert B * step * nb <= MAXBUF
-    t = timed(lambda: ring(B, threads, step, nb))
+    t = timed(lambda: ring(B, threads, step, nb), flags)
     err = float(np.max(np.abs(dst[0].get() - want)))
     print(f"persistent ring B={B:3d} x {threads:4d} step {step >> 10:4d} KiB x {nb}  {t * 1e3:8.3f} ms"
           f"  {S / t / 1e9:6.1f} GB/s  max err {err:.1e}")

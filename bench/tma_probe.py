@@ -13,13 +13,10 @@ and the persistent fold-and-push ring of bench/ring_probe.py (B = 128 blocks, 12
 slots) with its stores made either way: 16-byte stores, or folded into shared memory and stored by
 bulk copies.  Every result is checked.  The time is the host's, from all started to all done, median.
   python bench/tma_probe.py [MiB per rank, default 1024]"""
-import statistics
-import time
-
 import cupy as cp
 import numpy as np
 
-from nvlink import G, S, rt  # peer access enabled
+from nvlink import G, S, rt, timed  # peer access enabled
 
 SRC = r"""
 typedef unsigned long long u64;
@@ -137,25 +134,6 @@ ring_want = sum(own[g].get().astype(np.float64) for g in range(G))
 P = np.uint64
 
 
-def sync_all():
-    for i in range(G):
-        cp.cuda.Device(i).synchronize()
-
-
-def timed(fn, reps=7):
-    times = []
-    for _ in range(reps):
-        for i in range(G):
-            with cp.cuda.Device(i):
-                flags[i].fill(0)
-        sync_all()
-        t0 = time.perf_counter()
-        fn()
-        sync_all()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times[1:])
-
-
 def copy(pairs, how, arg):
     """Every (a, b) of pairs: own[a] -> dst[b], sent by GPU a."""
     for a, b in pairs:
@@ -197,11 +175,11 @@ patterns = (("one-way 1->0", [(1, 0)]), ("ring", [(g, (g + 1) % G) for g in rang
 for name, pairs in patterns:
     for how, arg in (("ce", 0), ("st16", 132), ("st16", 264), ("st16", 1056), ("tma", 8), ("tma", 16),
                      ("tma", 32)):
-        t = timed(lambda: copy(pairs, how, arg))
+        t = timed(lambda: copy(pairs, how, arg), flags)
         print(f"{name:13s} {how:5s} {arg:5d}  {t * 1e3:8.3f} ms  {S / t / 1e9:6.1f} GB/s per link"
               f"  {copy_ok(pairs)}")
 for tile in (0, 8, 16, 32):
-    t = timed(lambda: ring(tile))
+    t = timed(lambda: ring(tile), flags)
     err = float(np.max(np.abs(dst[0].get() - ring_want)))
     dst[0].fill(0)
     what = "16-byte stores" if tile == 0 else "bulk stores of %d KiB" % tile
