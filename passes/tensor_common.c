@@ -125,19 +125,24 @@ LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
 }
 
 /* Do t's vector loads skip L1 (ld.global.nc.L1::no_allocate)?  Measured on an H100
- * (docs/PERFORMANCE.md "Loads that skip L1"): 10 - 15 % faster with L2 full of dirty lines (as
- * after a write of other data) on one input of 32 - 128 MiB, within run-to-run noise with L2
- * clean, but 3 % slower on 1 GiB and 3 - 6 % slower with a second input.  So: one input (no
- * others, no list or segments), a constant size under TNS_SKIP_L1_MAX bytes. */
-static bool skip_l1(const rj_tensor *t) {
-  if (t->nothers || t->dynamic || t->list_count || t->segments) return false;
+ * (docs/PERFORMANCE.md "Loads that skip L1"): 6 - 14 % faster with L2 full of dirty lines (as
+ * after a write of other data) on one input of 32 - 128 MiB, up to about 9 % slower on some
+ * shapes with L2 clean, 3 % slower on 1 GiB and 3 - 6 % slower with a second input.  So: one
+ * input (no others, no list or segments), a constant size whose elements take under
+ * TNS_SKIP_L1_MAX bytes, on a target whose PTX has the hint (ISA 7.4: not sm_80 / sm_86's). */
+static bool skip_l1(const pass_emit *e, const rj_tensor *t) {
+  if (t->nothers || t->dynamic || t->list_count || t->segments || !e->target ||
+      e->target->min_ptx < 74)
+    return false;
   double bytes = (double)ir_dtype(t->dtype)->bytes;
   for (int d = 0; d < t->ndim; d++)
     bytes *= (double)t->shape[d];
   return bytes < TNS_SKIP_L1_MAX;
 }
 
-/* A vector of `bytes` (16 or 8) bytes at p through ld.global.nc.L1::no_allocate, as type vt */
+/* A vector of `bytes` (16 or 8) bytes at p through ld.global.nc.L1::no_allocate, as type vt.  The
+ * asm declares no memory effect, so codegen may move it across stores and barriers: p must point
+ * into src, which the kernel only reads (and which no output overlaps). */
 static LLVMValueRef load_skip_l1(pass_emit *e, LLVMTypeRef vt, LLVMValueRef p, int bytes) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), w[4] = {i32, i32, i32, i32};
   unsigned words = (unsigned)bytes / 4;
@@ -159,7 +164,7 @@ void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLV
   LLVMTypeRef vt = LLVMVectorType(pass_type(e, t->dtype), (unsigned)vec);
   int bytes = vec * ir_dtype(t->dtype)->bytes;
   LLVMValueRef v;
-  if ((bytes == 16 || bytes == 8) && skip_l1(t)) {
+  if ((bytes == 16 || bytes == 8) && skip_l1(e, t)) {
     v = load_skip_l1(e, vt, p, bytes);
   } else {
     v = LLVMBuildLoad2(e->B, vt, p, "");

@@ -42,6 +42,7 @@
 #define SEG_C2 128
 #define SEG_ROWS 256
 #define SEG_LIST 256 /* CTA-phase segments a CTA lists (more: it scans its batches again) */
+#define SEG_BATCH 32 /* 1-D: segments in a batch at most, a lane each of the warp that takes it */
 
 typedef struct seg_plan {
   int T, vec, U; /* U: vectors in flight per lane (4 for states and 1-byte dtypes: registers) */
@@ -51,7 +52,8 @@ typedef struct seg_plan {
   int64_t B;                   /* a CTA's batches: B consecutive segments (cta_seq) */
 } seg_plan;
 _Static_assert(sizeof(seg_plan) <= PASS_PLAN_PRIV, "seg_plan fits the plan");
-_Static_assert(SEG_LIST >= SEG_T, "a batch's CTA-phase segments fit the list");
+_Static_assert(SEG_LIST >= SEG_T / 32 * SEG_BATCH,
+               "the CTA-phase segments of one batch per warp fit the list");
 
 /* 1-D: the segments of its batches a CTA's warps found longer than wmax (at most chi), for its
  * CTA phase: count (shared i32) and the first SEG_LIST of them (shared i32s, in no particular
@@ -86,8 +88,8 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   int64_t want = p.C > 1 ? (cta2 && p.S > pairs ? p.S : pairs) : p.S > nw ? p.S : nw;
   int64_t grid = p.C == 0 ? 0 : want < 1 ? 1 : want > wave ? wave : want; /* 0: no outputs */
   tns_plan_geometry(out, (unsigned)grid, SEG_T);
-  int64_t per_cta = grid ? (p.S + grid - 1) / grid : 1; /* 1-D: batches of B <= T segments */
-  p.B = p.C > 1 ? 1 : per_cta < 32 ? per_cta : 32;
+  int64_t per_cta = grid ? (p.S + grid - 1) / grid : 1; /* 1-D: batches of B <= SEG_BATCH */
+  p.B = p.C > 1 ? 1 : per_cta < SEG_BATCH ? per_cta : SEG_BATCH;
   if (p.C > 1)
     snprintf(out->note, sizeof out->note,
              " (segments: %lld of [N, %lld] rows; a thread per segment and column%s; grid %lld x "

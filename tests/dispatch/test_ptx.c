@@ -150,6 +150,9 @@ static const char *const corpus[] = {
     "\"src\":{\"mem\":\"local\",\"shape\":[32,4],\"layout\":{\"shape\":[32,4],\"stride\":[\"1@lane\",1]}},"
     "\"dst\":{\"mem\":\"local\",\"shape\":[4],\"layout\":{\"shape\":[4],\"stride\":[1],\"replicate\":[[32,\"1@lane\"]]}},\"axes\":[0]}",
     "{\"kind\":\"tensor\",\"op\":\"mean\",\"dtype\":\"bf16\",\"shape\":[1000,64],\"axes\":[0],\"dynamic\":true}",
+    /* one input of a constant size: its vector loads skip L1 where the target's PTX has it */
+    "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1]}",
+    "{\"kind\":\"tensor\",\"op\":\"max\",\"dtype\":\"u8\",\"shape\":[1000,4096],\"axes\":[0]}",
     "{\"kind\":\"treduce\",\"op\":\"and\",\"dtype\":\"i64\",\"ranks\":4,\"shape\":[512,33],\"accum\":true}",
 };
 
@@ -162,7 +165,7 @@ START_TEST(ptxas_assembles) {
   static const char *const targets[] = {"sm_80", "sm_90", "sm_90a", "sm_100a", "sm_120"};
   rj_ctx *ctx = rj_ctx_new();
   for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
-    const char *ptx = rjt_ptx(ctx, corpus[_i], targets[t]);
+    const char *ptx = rjt_ptx_raw(ctx, corpus[_i], targets[t]);
     char path[] = "/tmp/rjptxXXXXXX";
     ptx_file(ptx, path);
     char cmd[512];

@@ -265,7 +265,7 @@ START_TEST(ptxas_clean) {
         char req[256];
         snprintf(req, sizeof req, "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"%s\",%s}",
                  sops[o], fdt[d], shapes[c]);
-        const char *ptx = rjt_ptx(ctx, req, "sm_90");
+        const char *ptx = rjt_ptx_raw(ctx, req, "sm_90");
         char path[] = "/tmp/rjt_state_XXXXXX";
         int fd = mkstemp(path);
         ck_assert(fd >= 0);

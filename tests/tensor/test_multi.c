@@ -178,7 +178,7 @@ START_TEST(ptxas_clean) {
   for (int d = 0; d < 4; d++) {
     const char *j =
         rjt_fmt(LIST("norm", "%s", ",\"list\":{\"count\":10000,\"total\":true}"), dts[d]);
-    const char *ptx = rjt_ptx(ctx, j, targets[_i]);
+    const char *ptx = rjt_ptx_raw(ctx, j, targets[_i]);
     char path[] = "/tmp/rj_multi_XXXXXX";
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
