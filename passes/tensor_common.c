@@ -129,9 +129,10 @@ LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
  * after a write of other data) on one input of 32 - 128 MiB, up to about 9 % slower on some
  * shapes with L2 clean, 3 % slower on 1 GiB and 3 - 6 % slower with a second input.  So: one
  * input (no others, no list or segments), a constant size whose elements take under
- * TNS_SKIP_L1_MAX bytes, on a target whose PTX has the hint (ISA 7.4: not sm_80 / sm_86's). */
+ * TNS_SKIP_L1_MAX bytes, on a target whose PTX has the hint (ISA 7.4: not sm_80 / sm_86's), and
+ * not "invariant" (whose kernels do the same operations on every target, sm_80 included). */
 static bool skip_l1(const pass_emit *e, const rj_tensor *t) {
-  if (t->nothers || t->dynamic || t->list_count || t->segments || !e->target ||
+  if (t->nothers || t->dynamic || t->list_count || t->segments || t->invariant || !e->target ||
       e->target->min_ptx < 74)
     return false;
   double bytes = (double)ir_dtype(t->dtype)->bytes;
