@@ -8,45 +8,14 @@ result straight into hop h+1's inbox over NVLink (the root: into its destination
 hop h+1's `ready` counter (st.release.sys) and hop h-1's `credit` counter (the slot is free
 again).  NB slots per block; no host call per chunk, no copy engine.  For scale it also times a
 copy engine's one-way copy and the plain k-push copy kernel.
+The hop kernel is bench/nvlink.py's HOP_SRC (tile 0: 16-byte stores), shared with
+bench/tma_probe.py; it needs sm_90 or later (its bulk-store path).
   python bench/ring_probe.py [MiB per rank, default 1024]"""
 import cupy as cp
 import numpy as np
 
-from nvlink import G, S, rt, timed  # peer access enabled
-SRC = r"""
-typedef unsigned long long u64;
-__device__ u64 ld_acq(const u64* p) { u64 v;
-  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory"); return v; }
-__device__ void st_rel(u64* p, u64 v) {
-  asm volatile("st.release.sys.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory"); }
-extern "C" __global__ void hop(const float4* __restrict__ own, long long n4, const float4* inbox,
-    float4* next_inbox, float4* dst, u64* ready, u64* next_ready, u64* credit, u64* prev_credit,
-    int nb, long long step4) {
-  int b = blockIdx.x, B = gridDim.x;
-  long long nsteps = (n4 + step4 - 1) / step4;
-  for (long long i = 0, c = b; c < nsteps; ++i, c += B) {
-    int slot = (int)(i % nb);
-    if (threadIdx.x == 0) {
-      if (inbox) while (ld_acq(&ready[b]) < (u64)i + 1) {}
-      if (next_inbox && i >= nb) while (ld_acq(&credit[b]) < (u64)(i - nb + 1)) {}
-    }
-    __syncthreads();
-    long long base = c * step4, len = min(step4, n4 - base);
-    const float4* in = inbox ? inbox + ((long long)b * nb + slot) * step4 : 0;
-    float4* out = next_inbox ? next_inbox + ((long long)b * nb + slot) * step4 : dst + base;
-    #pragma unroll 4
-    for (long long j = threadIdx.x; j < len; j += blockDim.x) {
-      float4 a = own[base + j];
-      if (in) { float4 x = in[j]; a.x += x.x; a.y += x.y; a.z += x.z; a.w += x.w; }
-      out[j] = a;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      if (next_inbox) { __threadfence_system(); st_rel(&next_ready[b], (u64)i + 1); }
-      if (in) st_rel(&prev_credit[b], (u64)i + 1);
-    }
-  }
-}
+from nvlink import G, HOP_SRC, S, rt, timed  # peer access enabled
+SRC = HOP_SRC + r"""
 extern "C" __global__ void cp16(const int4* __restrict__ s, int4* __restrict__ d, long long n) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x) d[i] = s[i]; }
@@ -78,7 +47,7 @@ def ring(B, threads, step, nb):
                  p(inb[nxt].data.ptr if nxt is not None else 0), p(dst[g].data.ptr),
                  p(flags[g].data.ptr), p(flags[nxt].data.ptr if nxt is not None else 0),
                  p(flags[g].data.ptr + 8 * MAXB), p(flags[prv].data.ptr + 8 * MAXB if prv is not None else 0),
-                 np.int32(nb), np.int64(step4)), stream=stream[g])
+                 np.int32(nb), np.int64(step4), np.int32(0)), stream=stream[g])
 
 
 def ce():
