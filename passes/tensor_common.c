@@ -127,13 +127,14 @@ LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
 /* Do t's vector loads skip L1 (ld.global.nc.L1::no_allocate)?  Measured on an H100
  * (docs/PERFORMANCE.md "Loads that skip L1"): 6 - 14 % faster with L2 full of dirty lines (as
  * after a write of other data) on one input of 32 - 128 MiB, up to about 9 % slower on some
- * shapes with L2 clean, 3 % slower on 1 GiB and 3 - 6 % slower with a second input.  So: one
- * input (no others, no list or segments), a runtime size or a constant size whose elements take
- * under TNS_SKIP_L1_MAX bytes, on a target whose PTX has the hint (ISA 7.4: not sm_80 / sm_86's),
- * and not "invariant" (whose kernels do the same operations on every target, sm_80 included). */
+ * shapes with L2 clean, 3 % slower on 1 GiB.  So: the first input's vector loads (a second
+ * input's or a mask's stay plain: hinting them too cost 3 - 6 %, hinting only the first makes a
+ * masked sum 7 - 8 % faster flushed), of a runtime size or a constant size whose elements take
+ * under TNS_SKIP_L1_MAX bytes, not of a list or segments, on a target whose PTX has the hint
+ * (ISA 7.4: not sm_80 / sm_86's), and not "invariant" (whose kernels do the same operations on
+ * every target, sm_80 included). */
 static bool skip_l1(const pass_emit *e, const rj_tensor *t) {
-  if (t->nothers || t->list_count || t->segments || t->invariant || !e->target ||
-      e->target->min_ptx < 74)
+  if (t->list_count || t->segments || t->invariant || !e->target || e->target->min_ptx < 74)
     return false;
   if (t->dynamic) return true; /* a size not known yet: most sizes gain (1 GiB loses 3 %) */
   double bytes = (double)ir_dtype(t->dtype)->bytes;

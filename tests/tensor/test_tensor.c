@@ -103,8 +103,9 @@ START_TEST(ptx_properties) {
 }
 END_TEST
 
-/* Which kernels' vector loads skip L1: one input of a runtime size or a constant size under
- * 512 MiB, not invariant, on targets whose PTX has the hint (ISA 7.4: not sm_80's 7.0). */
+/* Which kernels' vector loads skip L1: the first input's (not a second input's or a mask's), of
+ * a runtime size or a constant size under 512 MiB, not of a list or segments, not invariant, on
+ * targets whose PTX has the hint (ISA 7.4: not sm_80's 7.0). */
 START_TEST(loads_skip_l1) {
   rj_ctx *ctx = rj_ctx_new();
   const char *v4 = "ld.global.nc.L1::no_allocate.v4.b32",
@@ -127,7 +128,10 @@ START_TEST(loads_skip_l1) {
        "sm_90", v4},
       {"\"op\":\"dot\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1],"
        "\"others\":[{\"dtype\":\"f32\"}]",
-       "sm_90", NULL},
+       "sm_90", v4},
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[16777216],\"map\":\"where\","
+       "\"others\":[{\"dtype\":\"u8\"}]",
+       "sm_90", v4},
       {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[1048576],\"segments\":{\"count\":1000,"
        "\"dtype\":\"i32\"}",
        "sm_90", NULL},
