@@ -13,8 +13,10 @@ G-1, 0 (the root last), chunks of C bytes.  Hop h's stream (on its own GPU), for
   copy the chunk into the next hop's inbox slot (the root: its destination);
   write chunk k + 1 into the next hop's counter, and k + 1 into the previous hop's "passed on"
   counter (cuStreamWriteValue64 to a peer's memory).
-Everything is enqueued before the first copy ends; no host call waits per chunk.  Reported: the
-time from the first enqueue to all done, the per-link rate, and the host's enqueue time alone,
+Every stream first waits on a gate that opens once everything is enqueued, so the time reported
+is the GPUs' alone (as a captured graph would replay it), beside the host's enqueue time; with P
+streams per hop, chunk k runs on stream k % P and counts on counters of its own.  Reported: the
+time from the gate's opening to all done, the per-link rate, the host's enqueue time,
 for several C and D, beside one copy-engine transfer of the whole buffer (the ceiling).  The
 root's destination is checked against the source of hop 0 of the chain.
 Written without a GPU at hand: not yet run.
@@ -53,51 +55,69 @@ def check(rc, what):
 
 
 HOPS = list(range(1, G)) + [0]  # the root (GPU 0) last: its copy lands in its destination
-MAXD, MAXC = 8, 64 << 20
-own, inbox, dst, ready, passed, stream = {}, {}, {}, {}, {}, {}
+MAXD, MAXC, MAXP = 8, 64 << 20, 2
+own, inbox, dst, ready, passed, go, streams, kick = {}, {}, {}, {}, {}, {}, {}, {}
 for g in range(G):
     with cp.cuda.Device(g):
         own[g] = cp.random.random(S // 4, dtype=cp.float32)
         inbox[g] = cp.empty(MAXD * MAXC // 4, dtype=cp.float32)
         dst[g] = cp.zeros(S // 4, dtype=cp.float32)
-        ready[g] = cp.zeros(1, dtype=cp.uint64)   # chunks in this GPU's inbox
-        passed[g] = cp.zeros(1, dtype=cp.uint64)  # chunks the next hop has passed on
-        stream[g] = cp.cuda.Stream(non_blocking=True)
+        ready[g] = cp.zeros(MAXP, dtype=cp.uint64)   # per parity: chunks in this GPU's inbox
+        passed[g] = cp.zeros(MAXP, dtype=cp.uint64)  # per parity: chunks the next hop passed on
+        go[g] = cp.zeros(1, dtype=cp.uint64)         # the gate every stream waits on first
+        streams[g] = [cp.cuda.Stream(non_blocking=True) for _ in range(MAXP)]
+        kick[g] = cp.cuda.Stream(non_blocking=True)
 
 
-def enqueue(C, D, base):
-    """The whole chain for chunks of C bytes, D slots; counters start at base (they only rise)."""
-    n = S // C
-    for k in range(n):
+def enqueue_hop(i, k, C, D, P, base):
+    """Hop HOPS[i]'s work on chunk k: on stream k % P, whose chunks count on counter k % P."""
+    g, last = HOPS[i], i == len(HOPS) - 1
+    p, j = k % P, k // P
+    st = streams[g][p].ptr
+    nxt = None if last else HOPS[i + 1]
+    if k < P:
+        check(wait64(st, go[g].data.ptr, base + 1, GEQ), "wait go")
+    src = own[g].data.ptr + k * C if i == 0 else inbox[g].data.ptr + (k % D) * C
+    if i > 0:
+        check(wait64(st, ready[g].data.ptr + 8 * p, base + j + 1, GEQ), "wait ready")
+    if nxt is not None and k >= D:
+        check(wait64(st, passed[g].data.ptr + 8 * p, base + j - D // P + 1, GEQ), "wait passed")
+    to = dst[g].data.ptr + k * C if last else inbox[nxt].data.ptr + (k % D) * C
+    rt.memcpyAsync(to, src, C, 4, st)  # cudaMemcpyDefault (UVA: a peer copy)
+    if nxt is not None:
+        check(write64(st, ready[nxt].data.ptr + 8 * p, base + j + 1, WRITE_DEFAULT), "write ready")
+    if i > 0:
+        prev = HOPS[i - 1]
+        check(write64(st, passed[prev].data.ptr + 8 * p, base + j + 1, WRITE_DEFAULT),
+              "write passed")
+
+
+def enqueue(C, D, P, base):
+    """The whole chain for chunks of C bytes, D slots per inbox, P streams per hop, behind the
+    gate; counters start at base (they only rise)."""
+    for k in range(S // C):
         for i, g in enumerate(HOPS):
-            st = stream[g].ptr
-            first, last = i == 0, i == len(HOPS) - 1
-            nxt = HOPS[i + 1] if not last else None
-            src = own[g].data.ptr + k * C if first else inbox[g].data.ptr + (k % D) * C
-            if not first:
-                check(wait64(st, ready[g].data.ptr, base + k + 1, GEQ), "wait ready")
-            if nxt is not None and k >= D:
-                check(wait64(st, passed[g].data.ptr, base + k - D + 1, GEQ), "wait passed")
-            to = dst[g].data.ptr + k * C if last else inbox[nxt].data.ptr + (k % D) * C
             with cp.cuda.Device(g):
-                rt.memcpyAsync(to, src, C, 4, st)  # cudaMemcpyDefault (UVA: peer copy)
-            if nxt is not None:
-                check(write64(st, ready[nxt].data.ptr, base + k + 1, WRITE_DEFAULT), "write ready")
-            if not first:
-                prev = HOPS[i - 1]
-                check(write64(st, passed[prev].data.ptr, base + k + 1, WRITE_DEFAULT),
-                      "write passed")
+                enqueue_hop(i, k, C, D, P, base)
 
 
-def timed_chain(C, D, reps=5):
+def open_gate(base):
+    for g in range(G):
+        with cp.cuda.Device(g):
+            check(write64(kick[g].ptr, go[g].data.ptr, base + 1, WRITE_DEFAULT), "write go")
+
+
+def timed_chain(C, D, P, reps=5):
+    """(GPU time from the gate's opening to all done, the host's enqueue time) medians."""
     times, host, base = [], [], 0
     for _ in range(reps):
         sync_all()
         t0 = time.perf_counter()
-        enqueue(C, D, base)
+        enqueue(C, D, P, base)
         t1 = time.perf_counter()
+        open_gate(base)
         sync_all()
-        times.append(time.perf_counter() - t0)
+        times.append(time.perf_counter() - t1)
         host.append(t1 - t0)
         base += S // C + 1
     return statistics.median(times[1:]), statistics.median(host[1:])
@@ -108,7 +128,7 @@ def one_copy(reps=5):
     for _ in range(reps):
         sync_all()
         t0 = time.perf_counter()
-        rt.memcpyPeerAsync(dst[0].data.ptr, 0, own[1].data.ptr, 1, S, stream[1].ptr)
+        rt.memcpyPeerAsync(dst[0].data.ptr, 0, own[1].data.ptr, 1, S, streams[1][0].ptr)
         sync_all()
         times.append(time.perf_counter() - t0)
     return statistics.median(times[1:])
@@ -116,12 +136,15 @@ def one_copy(reps=5):
 
 print(f"{G} GPUs, {S >> 20} MiB per rank, chain {HOPS}")
 t = one_copy()
-print(f"one copy 1 -> 0                      {t * 1e3:8.3f} ms  {S / t / 1e9:6.1f} GB/s")
-for C, D in ((1 << 20, 4), (2 << 20, 4), (4 << 20, 4), (8 << 20, 4), (16 << 20, 4), (4 << 20, 8)):
-    if S % C or C > MAXC or D > MAXD:
+print(f"one copy 1 -> 0                        {t * 1e3:8.3f} ms  {S / t / 1e9:6.1f} GB/s")
+for C, D, P in ((1 << 20, 4, 1), (1 << 20, 8, 2), (2 << 20, 4, 1), (2 << 20, 4, 2),
+                (4 << 20, 4, 1), (4 << 20, 4, 2), (8 << 20, 4, 1), (8 << 20, 4, 2),
+                (16 << 20, 4, 1), (16 << 20, 4, 2)):
+    if S % C or C > MAXC or D > MAXD or P > MAXP or D % P:
         continue
-    t, h = timed_chain(C, D)
+    t, h = timed_chain(C, D, P)
     ok = bool(cp.array_equal(dst[0], own[HOPS[0]]))
-    print(f"chain C = {C >> 20:3d} MiB x {D} slots  {t * 1e3:8.3f} ms  {S / t / 1e9:6.1f} GB/s per link"
-          f"  (host enqueue {h * 1e3:6.3f} ms)  {'ok' if ok else 'WRONG'}")
+    print(f"chain C = {C >> 20:3d} MiB x {D} slots, {P} streams  {t * 1e3:8.3f} ms"
+          f"  {S / t / 1e9:6.1f} GB/s per link  (host enqueue {h * 1e3:7.3f} ms)"
+          f"  {'ok' if ok else 'WRONG'}")
     dst[0].fill(0)
