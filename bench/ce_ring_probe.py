@@ -19,7 +19,8 @@ streams per hop, chunk k runs on stream k % P and counts on counters of its own.
 time from the gate's opening to all done, the per-link rate, the host's enqueue time,
 for several C and D, beside one copy-engine transfer of the whole buffer (the ceiling).  The
 root's destination is checked against the source of hop 0 of the chain.
-Written without a GPU at hand: not yet run.
+Measured on 4 x H200 (docs/PERFORMANCE.md "How close to the links"): the chain moves 315 GB/s per
+link at best (1 GiB, 32 MiB chunks), below both one copy (390) and the SM-store ring.
   python bench/ce_ring_probe.py [MiB per rank, default 1024]"""
 import ctypes
 import statistics
