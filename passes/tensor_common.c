@@ -124,38 +124,47 @@ LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
   return t->fused.map ? tns_map(e, t, p, 1, &x, tns_identity(e, t), &x) : x;
 }
 
-/* Do t's vector loads skip L1 (ld.global.nc.L1::no_allocate)?  Measured on an H100
- * (docs/PERFORMANCE.md "Loads that skip L1"): 6 - 14 % faster with L2 full of dirty lines (as
- * after a write of other data) on one input of 32 - 128 MiB, up to about 9 % slower on some
- * shapes with L2 clean, 3 % slower on 1 GiB.  So: the first input's vector loads (a second
- * input's or a mask's stay plain: hinting them too cost 3 - 6 %, hinting only the first makes a
- * masked sum 7 - 8 % faster flushed), of a runtime size or a constant size whose elements take
- * under TNS_SKIP_L1_MAX bytes, not of a list or segments, on a target whose PTX has the hint
- * (ISA 7.4: not sm_80 / sm_86's), and not "invariant" (whose kernels do the same operations on
- * every target, sm_80 included). */
-static bool skip_l1(const pass_emit *e, const rj_tensor *t) {
-  if (t->list_count || t->segments || t->invariant || !e->target || e->target->min_ptx < 74)
-    return false;
-  if (t->dynamic) return true; /* a size not known yet: most sizes gain (1 GiB loses 3 %) */
-  double bytes = (double)ir_dtype(t->dtype)->bytes;
-  for (int d = 0; d < t->ndim; d++)
-    bytes *= (double)t->shape[d];
-  return bytes < TNS_SKIP_L1_MAX;
+/* How t's 8- and 16-byte vector loads are emitted. */
+typedef enum {
+  LOAD_PLAIN,   /* an LLVM load (ld.global.nc: src is only read) */
+  LOAD_ASM,     /* the same instruction as inline PTX */
+  LOAD_ASM_HINT /* inline PTX with the hint: ld.global.nc.L1::no_allocate */
+} vec_load;
+
+/* Measured on an H100 (docs/PERFORMANCE.md "Loads that skip L1"): the hint is 6 - 14 % faster
+ * with L2 full of dirty lines (as after a write of other data) on one input of 32 - 128 MiB, up to
+ * about 9 % slower on some shapes with L2 clean, 3 % slower on 1 GiB.  So: the first input's
+ * vector loads (a second input's or a mask's stay plain: hinting them too cost 3 - 6 %, hinting
+ * only the first makes a masked sum 7 - 8 % faster flushed), of a runtime size or a constant size
+ * whose elements take under TNS_SKIP_L1_MAX bytes, not of a list or segments, on a target whose
+ * PTX has the hint (ISA 7.4: not sm_80 / sm_86's).  An invariant kernel does the same operations
+ * on every target: where the hint is missing it loads through the same inline PTX without it, so
+ * that O3 sees the same IR whatever the target. */
+static vec_load vec_load_of(const pass_emit *e, const rj_tensor *t) {
+  if (t->list_count || t->segments || !e->target) return LOAD_PLAIN;
+  if (!t->dynamic) {
+    double bytes = (double)ir_dtype(t->dtype)->bytes;
+    for (int d = 0; d < t->ndim; d++)
+      bytes *= (double)t->shape[d];
+    if (bytes >= TNS_SKIP_L1_MAX) return LOAD_PLAIN;
+  }
+  if (e->target->min_ptx >= 74) return LOAD_ASM_HINT;
+  return t->invariant ? LOAD_ASM : LOAD_PLAIN;
 }
 
-/* A vector of `bytes` (16 or 8) bytes at p through ld.global.nc.L1::no_allocate, as type vt.  The
- * asm declares no memory effect, so codegen may move it across stores and barriers: p must point
- * into src, which the kernel only reads (and which no output overlaps). */
-static LLVMValueRef load_skip_l1(pass_emit *e, LLVMTypeRef vt, LLVMValueRef p, int bytes) {
+/* A vector of `bytes` (16 or 8) bytes at p through inline ld.global.nc (hint: with
+ * .L1::no_allocate), as type vt.  The asm declares no memory effect, so codegen may move it
+ * across stores and barriers: p must point into src, which the kernel only reads (and which no
+ * output overlaps). */
+static LLVMValueRef load_asm(pass_emit *e, LLVMTypeRef vt, LLVMValueRef p, int bytes, bool hint) {
   LLVMTypeRef i32 = LLVMInt32TypeInContext(e->C), w[4] = {i32, i32, i32, i32};
   unsigned words = (unsigned)bytes / 4;
   LLVMTypeRef st = LLVMStructTypeInContext(e->C, w, words, 0);
   LLVMValueRef a = LLVMBuildPtrToInt(e->B, p, LLVMInt64TypeInContext(e->C), "");
-  LLVMValueRef r =
-      pass_asm(e, st,
-               words == 4 ? "ld.global.nc.L1::no_allocate.v4.b32 {$0, $1, $2, $3}, [$4];"
-                          : "ld.global.nc.L1::no_allocate.v2.b32 {$0, $1}, [$2];",
-               words == 4 ? "=r,=r,=r,=r,l" : "=r,=r,l", &a, 1);
+  char text[96];
+  snprintf(text, sizeof text, "ld.global.nc%s.v%u.b32 %s, [$%u];", hint ? ".L1::no_allocate" : "",
+           words, words == 4 ? "{$0, $1, $2, $3}" : "{$0, $1}", words);
+  LLVMValueRef r = pass_asm(e, st, text, words == 4 ? "=r,=r,=r,=r,l" : "=r,=r,l", &a, 1);
   LLVMValueRef v = LLVMGetUndef(LLVMVectorType(i32, words));
   for (unsigned i = 0; i < words; i++)
     v = LLVMBuildInsertElement(e->B, v, LLVMBuildExtractValue(e->B, r, i, ""), pass_i32(e, (int)i),
@@ -167,8 +176,9 @@ void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLV
   LLVMTypeRef vt = LLVMVectorType(pass_type(e, t->dtype), (unsigned)vec);
   int bytes = vec * ir_dtype(t->dtype)->bytes;
   LLVMValueRef v;
-  if ((bytes == 16 || bytes == 8) && skip_l1(e, t)) {
-    v = load_skip_l1(e, vt, p, bytes);
+  vec_load how = bytes == 16 || bytes == 8 ? vec_load_of(e, t) : LOAD_PLAIN;
+  if (how != LOAD_PLAIN) {
+    v = load_asm(e, vt, p, bytes, how == LOAD_ASM_HINT);
   } else {
     v = LLVMBuildLoad2(e->B, vt, p, "");
     LLVMSetAlignment(v, (unsigned)bytes);

@@ -104,8 +104,8 @@ START_TEST(ptx_properties) {
 END_TEST
 
 /* Which kernels' vector loads skip L1: the first input's (not a second input's or a mask's), of
- * a runtime size or a constant size under 512 MiB, not of a list or segments, not invariant, on
- * targets whose PTX has the hint (ISA 7.4: not sm_80's 7.0). */
+ * a runtime size or a constant size under 512 MiB, not of a list or segments, on targets whose
+ * PTX has the hint (ISA 7.4: not sm_80's 7.0); invariant ones too. */
 START_TEST(loads_skip_l1) {
   rj_ctx *ctx = rj_ctx_new();
   const char *v4 = "ld.global.nc.L1::no_allocate.v4.b32",
@@ -123,7 +123,11 @@ START_TEST(loads_skip_l1) {
       {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1]", "sm_80", NULL},
       {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1]", "sm_86", NULL},
       {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1],\"invariant\":true",
-       "sm_90", NULL},
+       "sm_90", v4},
+      {"\"op\":\"max\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1],\"invariant\":true",
+       "sm_90", v4},
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1],\"invariant\":true",
+       "sm_80", NULL},
       {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1],\"dynamic\":true",
        "sm_90", v4},
       {"\"op\":\"dot\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1],"
