@@ -119,11 +119,6 @@ static LLVMValueRef load_raw(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
   return widen(e, t, LLVMBuildLoad2(e->B, pass_type(e, t->dtype), p, ""));
 }
 
-LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
-  LLVMValueRef x = load_raw(e, t, p);
-  return t->fused.map ? tns_map(e, t, p, 1, &x, tns_identity(e, t), &x) : x;
-}
-
 /* How t's 8- and 16-byte vector loads are emitted. */
 typedef enum {
   LOAD_PLAIN,   /* an LLVM load (ld.global.nc: src is only read) */
@@ -170,6 +165,33 @@ static LLVMValueRef load_asm(pass_emit *e, LLVMTypeRef vt, LLVMValueRef p, int b
     v = LLVMBuildInsertElement(e->B, v, LLVMBuildExtractValue(e->B, r, i, ""), pass_i32(e, (int)i),
                                "");
   return LLVMBuildBitCast(e->B, v, vt, "");
+}
+
+/* One element of `bytes` (2, 4 or 8) at p through inline ld.global.nc (hint: with
+ * .L1::no_allocate), as type ty; p into src, as load_asm's. */
+static LLVMValueRef load_asm_scalar(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p, int bytes,
+                                    bool hint) {
+  char text[64];
+  snprintf(text, sizeof text, "ld.global.nc%s.b%d $0, [$1];", hint ? ".L1::no_allocate" : "",
+           8 * bytes);
+  const char *cons = bytes == 2 ? "=h,l" : bytes == 4 ? "=r,l" : "=l,l";
+  LLVMValueRef a = LLVMBuildPtrToInt(e->B, p, LLVMInt64TypeInContext(e->C), "");
+  LLVMValueRef w = pass_asm(e, LLVMIntTypeInContext(e->C, 8 * (unsigned)bytes), text, cons, &a, 1);
+  return LLVMBuildBitCast(e->B, w, ty, "");
+}
+
+LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
+  LLVMValueRef x = load_raw(e, t, p);
+  return t->fused.map ? tns_map(e, t, p, 1, &x, tns_identity(e, t), &x) : x;
+}
+
+LLVMValueRef tns_load_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
+  int bytes = ir_dtype(t->dtype)->bytes;
+  vec_load how = t->invariant && bytes >= 2 ? vec_load_of(e, t) : LOAD_PLAIN;
+  if (how == LOAD_PLAIN) return tns_load(e, t, p);
+  LLVMValueRef x =
+      widen(e, t, load_asm_scalar(e, pass_type(e, t->dtype), p, bytes, how == LOAD_ASM_HINT));
+  return t->fused.map ? tns_map(e, t, p, 1, &x, tns_identity(e, t), &x) : x;
 }
 
 void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLVMValueRef *out) {

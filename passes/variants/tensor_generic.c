@@ -125,7 +125,7 @@ static void fold_trip(pass_emit *e, const rj_tensor *t, const ir_tview *v, LLVMV
   for (int k = 0; k < n; k++) {
     ri[k] = LLVMBuildAdd(e->B, i, tns_i64(e, (int64_t)k * G), "");
     LLVMValueRef off = LLVMBuildAdd(e->B, base, red_offset(e, v, ri[k]), "");
-    x[k] = tns_load(e, t, pass_gep(e, ty, src, off));
+    x[k] = tns_load_elem(e, t, pass_gep(e, ty, src, off));
   }
   for (int k = 0; k < n; k++)
     tns_fold_elem(e, t, acc[k % GEN_U], x[k], tns_elem_idx(e, t, NULL, ri[k]), NULL);

@@ -490,13 +490,20 @@ static char *ptx_for(rj_ctx *ctx, const char *json, const char *target, rj_emit 
 
 static const char *const targets[] = {"sm_80", "sm_90a", "sm_100a"};
 
-/* json's kernels for the three targets: the same FP instructions in the same order in the IR of
- * stage (RJ_EMIT_LLVM_OPT: optimised; RJ_EMIT_LLVM: as emitted), the same FP operations in the
- * PTX, no ftz and no approximation */
-static void same_fp_ops_at(rj_ctx *ctx, const char *json, bool fp, rj_emit stage) {
-  char *ir_text = ptx_for(ctx, json, targets[0], stage);
-  char *ir0 = ir_fp_sequence(ir_text);
-  free(ir_text);
+/* the FP instructions of json's IR at stage for target, in order */
+static char *fp_sequence_of(rj_ctx *ctx, const char *json, const char *target, rj_emit stage) {
+  char *text = ptx_for(ctx, json, target, stage);
+  char *seq = ir_fp_sequence(text);
+  free(text);
+  return seq;
+}
+
+/* json's kernels for the three targets: the same FP instructions in the same order in the
+ * optimised IR, the same FP operations in the PTX, no ftz and no approximation.  sm_100a has packed
+ * f32 adds and multiplies (add.rn.f32x2): O3's SLP may pair independent f32 operations there, each
+ * lane rounded as the scalar one, so its IR is compared as emitted; its PTX's operations, packed
+ * pairs counted as their two f32 ones, are compared as every target's. */
+static void same_fp_ops(rj_ctx *ctx, const char *json, bool fp) {
   char *ptx0 = ptx_for(ctx, json, targets[0], RJ_EMIT_PTX);
   char *ops0 = fp_blocks(ptx0);
   ck_assert_msg(!fp || strlen(ops0) > 8, "%s: no FP operations found: %s", json, ops0);
@@ -504,26 +511,22 @@ static void same_fp_ops_at(rj_ctx *ctx, const char *json, bool fp, rj_emit stage
     char *ptx = ptx_for(ctx, json, targets[t], RJ_EMIT_PTX);
     ck_assert_msg(!strstr(ptx, ".ftz") && !strstr(ptx, ".approx"),
                   "%s on %s: ftz or an approximation", json, targets[t]);
-    ir_text = ptx_for(ctx, json, targets[t], stage);
-    char *ir = ir_fp_sequence(ir_text);
-    free(ir_text);
-    ck_assert_msg(strcmp(ir, ir0) == 0,
-                  "%s: the FP instructions of the optimised IR for %s:\n%s\n%s:\n%s", json,
-                  targets[t], ir, targets[0], ir0);
+    rj_emit at = !strcmp(targets[t], "sm_100a") ? RJ_EMIT_LLVM : RJ_EMIT_LLVM_OPT;
+    char *ir = fp_sequence_of(ctx, json, targets[t], at);
+    char *ir0 = fp_sequence_of(ctx, json, targets[0], at);
+    ck_assert_msg(strcmp(ir, ir0) == 0, "%s: the FP instructions of the %s IR for %s:\n%s\n%s:\n%s",
+                  json, at == RJ_EMIT_LLVM ? "emitted" : "optimised", targets[t], ir, targets[0],
+                  ir0);
     char *ops = fp_blocks(ptx);
     ck_assert_msg(strcmp(ops, ops0) == 0, "%s: FP operations on %s:\n%s\n%s:\n%s", json, targets[t],
                   ops, targets[0], ops0);
     free(ptx);
     free(ir);
+    free(ir0);
     free(ops);
   }
-  free(ir0);
   free(ptx0);
   free(ops0);
-}
-
-static void same_fp_ops(rj_ctx *ctx, const char *json, bool fp) {
-  same_fp_ops_at(ctx, json, fp, RJ_EMIT_LLVM_OPT);
 }
 
 /* inv (an invariant request of an order-dependent op) and plain (the same without "invariant"):
@@ -618,22 +621,17 @@ START_TEST(same_ops_every_target) {
                 true);
   }
   /* lists (with a total), and segmented 1-D (every phase: lane, group, warp, CTA, chunks) and
-   * [N, C]: the optimised IR's order, but the emitted one for the f32 lists and the 1-D segmented
-   * logsumexp (on sm_100a O3's SLP pairs their independent f32 adds / multiplies into <2 x float>
-   * ones, each lane rounded as the scalar one, which reorders the optimised IR); the PTX's
-   * operations, packed pairs counted as their two f32 ones, as always */
+   * [N, C] */
   static const char *const list_ops[] = {"sum", "prod", "sumsq", "norm"};
   for (size_t o = 0; o < sizeof list_ops / sizeof list_ops[0] && d < 4; o++)
-    same_fp_ops_at(ctx,
-                   rjt_fmt(LISTREQ("%s", "%s", ",\"invariant\":true"), list_ops[o], dts_all[d]),
-                   true, d == 0 ? RJ_EMIT_LLVM : RJ_EMIT_LLVM_OPT);
+    same_fp_ops(ctx, rjt_fmt(LISTREQ("%s", "%s", ",\"invariant\":true"), list_ops[o], dts_all[d]),
+                true);
   for (size_t o = 0; o < sizeof ops_all / sizeof ops_all[0] && d < 4; o++) {
     if (!takes(ops_all[o], dts_all[d])) continue;
-    bool lse = !strcmp(ops_all[o], "logsumexp");
-    same_fp_ops_at(ctx,
-                   rjt_fmt(SEGREQ("%s", "%s", "[200001]", "[0]", ",\"invariant\":true"), ops_all[o],
-                           dts_all[d]),
-                   true, lse ? RJ_EMIT_LLVM : RJ_EMIT_LLVM_OPT);
+    same_fp_ops(ctx,
+                rjt_fmt(SEGREQ("%s", "%s", "[200001]", "[0]", ",\"invariant\":true"), ops_all[o],
+                        dts_all[d]),
+                true);
     same_fp_ops(ctx,
                 rjt_fmt(SEGREQ("%s", "%s", "[5000,64]", "[0]", ",\"invariant\":true"), ops_all[o],
                         dts_all[d]),

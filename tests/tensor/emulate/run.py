@@ -89,9 +89,9 @@ def retarget(llc, src, so):
     text = re.sub(r"^(\s*)%([\w.]+) = fptrunc float (\S+) to bfloat$",
                   r"\1%bits.\2 = call i16 @emu_f2bf(float \3)\n\1%\2 = bitcast i16 %bits.\2 to bfloat",
                   text, flags=re.M)
-    # a vector load as inline PTX (tns_load_vec, with the L1 hint or without): the same words by
+    # a load as inline PTX (tns_load_vec, tns_load; with the L1 hint or without): the same bits by
     # a plain load
-    text = re.sub(r'^(\s*)%([\w.]+) = call (\{ i32(?:, i32)* \}) asm "ld\.global\.nc\.'
+    text = re.sub(r'^(\s*)%([\w.]+) = call (\{ i32(?:, i32)* \}|i16|i32|i64) asm "ld\.global\.nc\.'
                   r'[^"]*", "[^"]*"\(i64 (%[\w.]+)\)$',
                   r"\1%p.\2 = inttoptr i64 \4 to ptr\n\1%\2 = load \3, ptr %p.\2, align 4", text,
                   flags=re.M)
