@@ -65,7 +65,7 @@ LLVMValueRef tns_narrow_exact(pass_emit *e, LLVMValueRef v, rj_dtype from, rj_dt
 /* Loads one element of t's dtype (in the acc type of tns_acc_dtype) / a vector of vec values at
  * p (aligned to its size: 16 bytes, or 8 for tns_vec_rc's 1-byte vectors). */
 LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p);
-/* tns_load for the main loops that read element by element (tensor_generic): an
+/* tns_load for the main loop of tensor_generic's trips, which reads element by element: an
  * invariant kernel's loads there are inline ld.global.nc, with the L1 hint on sm_87+ (the same IR
  * on every target); others' are tns_load's */
 LLVMValueRef tns_load_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef p);

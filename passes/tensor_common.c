@@ -119,7 +119,8 @@ static LLVMValueRef load_raw(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
   return widen(e, t, LLVMBuildLoad2(e->B, pass_type(e, t->dtype), p, ""));
 }
 
-/* How t's 8- and 16-byte vector loads are emitted. */
+/* How t's loads of src are emitted: its 8- and 16-byte vector loads (tns_load_vec) and an
+ * invariant kernel's element loads (tns_load_elem). */
 typedef enum {
   LOAD_PLAIN,   /* an LLVM load (ld.global.nc: src is only read) */
   LOAD_ASM,     /* the same instruction as inline PTX */
@@ -130,7 +131,7 @@ typedef enum {
  * with L2 full of dirty lines (as after a write of other data) on one input of 32 - 128 MiB, up to
  * about 9 % slower on some shapes with L2 clean, 3 % slower on 1 GiB.  So: the first input's
  * vector loads (a second input's or a mask's stay plain: hinting them too cost 3 - 6 %, hinting
- * only the first makes a masked sum 7 - 8 % faster flushed), of a runtime size or a constant size
+ * only the first makes a masked sum 7 - 9 % faster flushed), of a runtime size or a constant size
  * whose elements take under TNS_SKIP_L1_MAX bytes, not of a list or segments, on a target whose
  * PTX has the hint (ISA 7.4: not sm_80 / sm_86's).  An invariant kernel does the same operations
  * on every target: where the hint is missing it loads through the same inline PTX without it, so
@@ -180,18 +181,22 @@ static LLVMValueRef load_asm_scalar(pass_emit *e, LLVMTypeRef ty, LLVMValueRef p
   return LLVMBuildBitCast(e->B, w, ty, "");
 }
 
-LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
-  LLVMValueRef x = load_raw(e, t, p);
+/* x, t's element at p (in the accumulator's type), through t's map if it has one */
+static LLVMValueRef mapped(pass_emit *e, const rj_tensor *t, LLVMValueRef p, LLVMValueRef x) {
   return t->fused.map ? tns_map(e, t, p, 1, &x, tns_identity(e, t), &x) : x;
+}
+
+LLVMValueRef tns_load(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
+  return mapped(e, t, p, load_raw(e, t, p));
 }
 
 LLVMValueRef tns_load_elem(pass_emit *e, const rj_tensor *t, LLVMValueRef p) {
   int bytes = ir_dtype(t->dtype)->bytes;
   vec_load how = t->invariant && bytes >= 2 ? vec_load_of(e, t) : LOAD_PLAIN;
   if (how == LOAD_PLAIN) return tns_load(e, t, p);
-  LLVMValueRef x =
-      widen(e, t, load_asm_scalar(e, pass_type(e, t->dtype), p, bytes, how == LOAD_ASM_HINT));
-  return t->fused.map ? tns_map(e, t, p, 1, &x, tns_identity(e, t), &x) : x;
+  return mapped(
+      e, t, p,
+      widen(e, t, load_asm_scalar(e, pass_type(e, t->dtype), p, bytes, how == LOAD_ASM_HINT)));
 }
 
 void tns_load_vec(pass_emit *e, const rj_tensor *t, LLVMValueRef p, int vec, LLVMValueRef *out) {

@@ -104,7 +104,7 @@ static inline const char *rjt_ptx_raw(rj_ctx *ctx, const char *json, const char 
 }
 
 /* The PTX of a request for a target with every load's L1 hint (".L1::no_allocate", which
- * tensor kernels of one input put on their vector loads) taken out, so that checks of the loads'
+ * tensor kernels put on their first input's loads) taken out, so that checks of the loads'
  * widths see one spelling.  The text lives until the 8th call after. */
 static inline const char *rjt_ptx(rj_ctx *ctx, const char *json, const char *target) {
   static char *ring[8];

@@ -103,42 +103,48 @@ START_TEST(ptx_properties) {
 }
 END_TEST
 
-/* Which kernels' vector loads skip L1: the first input's (not a second input's or a mask's), of
- * a runtime size or a constant size under 512 MiB, not of a list or segments, on targets whose
- * PTX has the hint (ISA 7.4: not sm_80's 7.0); invariant ones too. */
+/* Which kernels' loads skip L1: the first input's vector loads (not a second input's or a mask's:
+ * those are scalar or word loads, never hinted), of a runtime size or a constant size under
+ * 512 MiB, not of a list or segments, on targets whose PTX has the hint (ISA 7.4: not sm_80's
+ * 7.0); an invariant tensor_generic kernel's element loads too.  An invariant kernel on sm_80
+ * loads through the same inline PTX without the hint. */
 START_TEST(loads_skip_l1) {
   rj_ctx *ctx = rj_ctx_new();
   const char *v4 = "ld.global.nc.L1::no_allocate.v4.b32",
-             *v2 = "ld.global.nc.L1::no_allocate.v2.b32";
+             *v2 = "ld.global.nc.L1::no_allocate.v2.b32", *b32 = "ld.global.nc.L1::no_allocate.b32";
   const struct {
     const char *json, *target, *hint; /* hint: the hinted load expected, or NULL: none at all */
+    bool vectors_only;                /* no hinted scalar load (the other inputs' stay plain) */
   } c[] = {
-      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1]", "sm_90", v4},
-      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[0]", "sm_100a", v4},
-      {"\"op\":\"sumsq\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1]", "sm_90", v4},
-      {"\"op\":\"max\",\"dtype\":\"bf16\",\"shape\":[65536,128],\"axes\":[1]", "sm_89", v4},
-      {"\"op\":\"max\",\"dtype\":\"u8\",\"shape\":[1000,4096],\"axes\":[1]", "sm_90", v2},
-      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[134217724]", "sm_90", v4}, /* 512 MiB - 16 B */
-      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[134217728]", "sm_90", NULL}, /* 512 MiB */
-      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1]", "sm_80", NULL},
-      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1]", "sm_86", NULL},
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1]", "sm_90", v4, true},
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[0]", "sm_100a", v4, true},
+      {"\"op\":\"sumsq\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1]", "sm_90", v4, true},
+      {"\"op\":\"max\",\"dtype\":\"bf16\",\"shape\":[65536,128],\"axes\":[1]", "sm_89", v4, true},
+      {"\"op\":\"max\",\"dtype\":\"u8\",\"shape\":[1000,4096],\"axes\":[1]", "sm_90", v2, true},
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[134217724]", "sm_90", v4,
+       true}, /* 512 MiB - 16 */
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[134217728]", "sm_90", NULL, true}, /* 512 MiB */
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1]", "sm_80", NULL, true},
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1]", "sm_86", NULL, true},
       {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1],\"invariant\":true",
-       "sm_90", v4},
+       "sm_90", v4, false},
       {"\"op\":\"max\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1],\"invariant\":true",
-       "sm_90", v4},
+       "sm_90", v4, true},
+      {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1],\"invariant\":true",
+       "sm_90", b32, false},
       {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1],\"invariant\":true",
-       "sm_80", NULL},
+       "sm_80", NULL, true},
       {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1],\"dynamic\":true",
-       "sm_90", v4},
+       "sm_90", v4, true},
       {"\"op\":\"dot\",\"dtype\":\"f32\",\"shape\":[4096,4096],\"axes\":[1],"
        "\"others\":[{\"dtype\":\"f32\"}]",
-       "sm_90", v4},
+       "sm_90", v4, true},
       {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[16777216],\"map\":\"where\","
        "\"others\":[{\"dtype\":\"u8\"}]",
-       "sm_90", v4},
+       "sm_90", v4, true},
       {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[1048576],\"segments\":{\"count\":1000,"
        "\"dtype\":\"i32\"}",
-       "sm_90", NULL},
+       "sm_90", NULL, true},
   };
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
     char req[512];
@@ -148,7 +154,23 @@ START_TEST(loads_skip_l1) {
       ck_assert_msg(strstr(ptx, c[i].hint), "%s on %s: no %s", req, c[i].target, c[i].hint);
     else
       ck_assert_msg(!strstr(ptx, "L1::no_allocate"), "%s on %s: a load skips L1", req, c[i].target);
+    if (c[i].vectors_only)
+      ck_assert_msg(!strstr(ptx, "L1::no_allocate.b"), "%s on %s: a hinted scalar load", req,
+                    c[i].target);
   }
+  /* an invariant kernel's IR on sm_80: the inline load without the hint */
+  rj_request r;
+  rjt_parse(ctx,
+            "{\"kind\":\"tensor\",\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096],"
+            "\"axes\":[1],\"invariant\":true}",
+            &r);
+  rj_options o;
+  rj_options_init(&o);
+  o.target = "sm_80";
+  rj_kernel *k = NULL;
+  ck_assert_msg(rj_compile(ctx, &r, &o, &k) == RJ_OK, "%s", rj_errmsg(ctx));
+  ck_assert_msg(strstr(rj_kernel_text(k, RJ_EMIT_LLVM), "asm \"ld.global.nc.v4.b32"),
+                "no inline ld.global.nc.v4.b32 in the sm_80 IR");
   rj_ctx_free(ctx);
 }
 END_TEST

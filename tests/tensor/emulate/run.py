@@ -93,7 +93,7 @@ def retarget(llc, src, so):
     # a plain load
     text = re.sub(r'^(\s*)%([\w.]+) = call (\{ i32(?:, i32)* \}|i16|i32|i64) asm "ld\.global\.nc\.'
                   r'[^"]*", "[^"]*"\(i64 (%[\w.]+)\)$',
-                  r"\1%p.\2 = inttoptr i64 \4 to ptr\n\1%\2 = load \3, ptr %p.\2, align 4", text,
+                  r"\1%p.\2 = inttoptr i64 \4 to ptr\n\1%\2 = load \3, ptr %p.\2, align 1", text,
                   flags=re.M)
     text += "\ndeclare i16 @emu_f2bf(float)\n"
     left = sorted(set(re.findall(r"@llvm\.nvvm\.[\w.]+|asm \"[^\"]*\"", text)))
