@@ -89,8 +89,10 @@ static inline int rjt_count(const char *text, const char *needle) {
   return n;
 }
 
-/* The PTX of a request for a target, as the library made it. */
-static inline const char *rjt_ptx_raw(rj_ctx *ctx, const char *json, const char *target) {
+/* A text of a request's kernel for a target (what: RJ_EMIT_PTX, RJ_EMIT_LLVM, ...), as the
+ * library made it; it lives as long as the kernel in ctx. */
+static inline const char *rjt_text(rj_ctx *ctx, const char *json, const char *target,
+                                   rj_emit what) {
   rj_request r;
   rjt_parse(ctx, json, &r);
   rj_options o;
@@ -100,7 +102,12 @@ static inline const char *rjt_ptx_raw(rj_ctx *ctx, const char *json, const char 
   rj_status s = rj_compile(ctx, &r, &o, &k);
   ck_assert_msg(s == RJ_OK, "compile failed (%s): %s\n  request: %s", rj_status_name(s),
                 rj_errmsg(ctx), json);
-  return rj_kernel_text(k, RJ_EMIT_PTX);
+  return rj_kernel_text(k, what);
+}
+
+/* The PTX of a request for a target, as the library made it. */
+static inline const char *rjt_ptx_raw(rj_ctx *ctx, const char *json, const char *target) {
+  return rjt_text(ctx, json, target, RJ_EMIT_PTX);
 }
 
 /* The PTX of a request for a target with every load's L1 hint (".L1::no_allocate", which
