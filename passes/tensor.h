@@ -13,9 +13,10 @@
 #include "passes.h"
 #include "state.h"
 
-#define TNS_SKIP_L1_MAX (512.0 * 1024 * 1024) /* one input under this: loads skip L1 */
-#define TNS_U 8     /* independent 16-byte loads in flight per thread (rows and cols kernels) */
-#define TNS_REGS 64 /* registers per thread the launch bounds allow (1024 threads per SM) */
+#define TNS_SKIP_L1_MAX                                                                            \
+  (512.0 * 1024 * 1024) /* a constant-size src under this: its loads skip L1 */
+#define TNS_U 8         /* independent 16-byte loads in flight per thread (rows and cols kernels) */
+#define TNS_REGS 64     /* registers per thread the launch bounds allow (1024 threads per SM) */
 #define TNS_DEFAULT_SMS 132
 
 typedef enum tns_class { TNS_ROWS, TNS_COLS, TNS_GENERIC } tns_class;

@@ -341,7 +341,7 @@ static void warp_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVM
   prefetch_offsets(e, t, s0, in_batch(e, p, lane, s0), next);
   pass_loop l;
   pass_loop_begin(e, &l, q0, tns_i64(e, (p->S + p->B - 1) / p->B), tns_i64(e, step));
-  LLVMValueRef b0 = LLVMBuildMul(e->B, l.i, B, ""); /* the batch's first segment */
+  LLVMValueRef b0 = LLVMBuildMul(e->B, l.i, B, ""); /* the batch's first segment: lane 0's */
   LLVMValueRef s = LLVMBuildAdd(e->B, b0, lane, "s"), ok = in_batch(e, p, lane, s);
   LLVMValueRef a, len, a0 = prefetched(e, t, next[0]), z0 = prefetched(e, t, next[1]);
   LLVMValueRef sn = LLVMBuildAdd(e->B, s, tns_i64(e, step * p->B), "");
@@ -350,17 +350,16 @@ static void warp_phase(pass_emit *e, const rj_tensor *t, const seg_plan *p, LLVM
   list_add(e, li, s, LLVMBuildAnd(e->B, ok, cta_sized(e, p, len), ""));
   LLVMValueRef small = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, SEG_LANE), "");
   lane_fold(e, t, src, dst, s, a, len, LLVMBuildAnd(e->B, ok, small, ""));
-  LLVMValueRef w0 = b0; /* the warp's segment 0 */
   LLVMValueRef mid = LLVMBuildAnd(e->B, ok, LLVMBuildNot(e->B, small, ""), "");
   LLVMValueRef eight = LLVMBuildICmp(e->B, LLVMIntSLE, len, tns_i64(e, p->gmax), "");
   LLVMValueRef bv[2] = {pass_i32(e, -1), LLVMBuildAnd(e->B, mid, eight, "")};
-  group_batch(e, t, p, src, dst, w0, pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2),
+  group_batch(e, t, p, src, dst, b0, pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2),
               lane, 8);
   LLVMValueRef wide = LLVMBuildICmp(e->B, LLVMIntSGT, len, tns_i64(e, p->wmax), "");
   bv[1] = LLVMBuildAnd(
       e->B, mid,
       LLVMBuildAnd(e->B, LLVMBuildNot(e->B, eight, ""), LLVMBuildNot(e->B, wide, ""), ""), "");
-  group_batch(e, t, p, src, dst, w0, pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2),
+  group_batch(e, t, p, src, dst, b0, pass_call(e, "llvm.nvvm.vote.ballot.sync", NULL, 0, bv, 2),
               lane, 32);
   pass_loop_end(e, &l);
 }
