@@ -13,7 +13,8 @@ Usage: invariant.py LIBREDJIT REDJIT_CLI [cases.txt] > table.md"""
 import ctypes, datetime, json, math, subprocess, sys
 import torch, triton
 
-DT = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "i32": torch.int32}
+DT = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "f64": torch.float64,
+      "i32": torch.int32}
 STATE_CASES = ["1d-2^24", "rows-4096x4096", "cols-4096x4096", "rows-32x2^22"]
 STATE_OPS = ["argmax", "var", "logsumexp"]
 
@@ -61,6 +62,8 @@ def torch_fn(op, x, dim):
                                     if len(dim) == x.dim() else dim[0])
     if op == "var":
         return lambda: torch.var(x, dim=dim)
+    if op in ("prod", "mean"):
+        return lambda: (torch.prod(x, dim=dim[0]) if op == "prod" else torch.mean(x, dim=dim))
     return lambda: torch.logsumexp(x.float(), dim=dim)
 
 

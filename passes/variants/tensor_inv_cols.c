@@ -36,10 +36,9 @@
 #define IC_WARPS (IC_T / 32)
 #define IC_PARTS ((int64_t)1 << 22) /* outputs x segments x warps: the workspace bound */
 #define IC_R_MAX 32                 /* loads in flight per thread, at most (a multiple of IC_U) */
-#define IC_V 4 /* columns per thread of the short 2-byte vector plan (8-byte loads) */
-/* threads a grid should have: four waves of 1024 threads per SM on TNS_DEFAULT_SMS (no SM count
- * is read: the kernel depends on the shape alone) */
-#define IC_THREADS ((int64_t)4 * TNS_DEFAULT_SMS * 1024)
+#define IC_V 4             /* columns per thread of the short 2-byte vector plan (8-byte loads) */
+#define IC_ROW_BYTES 128   /* a warp's row of columns: one 128-byte line */
+#define IC_SLOTS_MAX 32768 /* shared bytes of the butterfly's slots, at most */
 
 typedef struct inv_cols_plan {
   int64_t O, K, OS, N, RS; /* outer dims, columns, reduced length and stride (inner stride 1) */
@@ -54,8 +53,10 @@ typedef struct inv_cols_plan {
 _Static_assert(sizeof(inv_cols_plan) <= PASS_PLAN_PRIV, "inv_cols_plan fits the plan");
 
 /* The tree is the reduced length's; the tile width CW is free (the bits do not depend on it):
- * the widest of 32, 16, 8 (not past the columns) whose grid fills IC_THREADS, 1- and 2-byte
- * dtypes at least 16 (a warp row: 32 contiguous bytes or more). */
+ * as wide as a CTA allows, 32 columns (not past the columns), 16 of 8-byte elements, so that a
+ * warp reads a row of up to IC_ROW_BYTES contiguous bytes: on the H100 the f32 columns of 4096^2
+ * took 1.27x the default kernel's time (L2 flushed) in tiles of 8 columns, 1.21x of 16, 1.06x of
+ * 32; f64 1.17x / 1.07x / 1.03x (docs/evidence/invariant-cols-width-h100.md). */
 static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
   int n = v->n;
   memset(p, 0, sizeof *p);
@@ -73,8 +74,12 @@ static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
   bool small = ir_dtype(t->dtype)->bytes < 4 && t->op != RJ_OP_PROD;
   bool word = ir_dtype(t->dtype)->bytes == 4 && !p->S;
   p->R = st_on(&sr) ? 8 : small || word ? 32 : 16;
-  int64_t cw = tns_pow2(p->K) > 32 ? 32 : tns_pow2(p->K);
-  int cwmin = ir_dtype(t->dtype)->bytes <= 2 ? 16 : 8;
+  int64_t cw = IC_ROW_BYTES / ir_dtype(t->dtype)->bytes;
+  if (cw > 32) cw = 32;
+  if (cw > tns_pow2(p->K)) cw = tns_pow2(p->K);
+  int acc = st_on(&sr) ? st_bytes(&sr) : ir_dtype(tns_acc_dtype(t))->bytes;
+  while (cw > 1 && cw * p->G * acc > IC_SLOTS_MAX) /* the butterfly's slots (large states) */
+    cw /= 2;
   p->V = 1;
   if (!p->S && p->G >= IC_V && tns_vfoldable(t) && !t->acc_f64 && ir_dtype(t->dtype)->bytes == 2 &&
       p->K % IC_V == 0 && p->RS % IC_V == 0 && p->OS % IC_V == 0) {
@@ -84,12 +89,8 @@ static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
     p->CB = (p->K + p->CW - 1) / p->CW;
     return;
   }
-  for (;; cw /= 2) {
-    p->CW = (int)cw;
-    p->CB = (p->K + cw - 1) / cw;
-    int64_t ctas = p->O * p->CB * (p->S ? (int64_t)p->S * IC_WARPS : 1);
-    if (cw <= cwmin || ctas * cw * p->G >= IC_THREADS) break;
-  }
+  p->CW = (int)cw;
+  p->CB = (p->K + cw - 1) / cw;
 }
 
 static unsigned grid_of(const inv_cols_plan *p) {
