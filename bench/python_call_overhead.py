@@ -82,7 +82,7 @@ def best_ns(fn):
 
 def fused_rows():
     """Fused calls on 65536 x 128 f32 along rows: dot, sumsq, norm, the masked mean (a uint8
-    mask), CAI stand-ins and torch stand-ins (rj_reduce_n and rj_tensor_launch_n stubbed)."""
+    mask; as reduce's op and as mean(where=)), CAI stand-ins and torch stand-ins (rj_reduce_n and rj_tensor_launch_n stubbed)."""
     f32, u8 = torch.float32, torch.uint8
     shape = (65536, 128)
     cai = (FakeArray(shape, 0x7f0000100000), FakeArray(shape, 0x7f0010100000),
@@ -96,7 +96,9 @@ def fused_rows():
                            lambda: redjit.reduce(x, "sumsq", 1, out=o)),
                           ("redjit.norm(x, 2, 1, out=o)", lambda: redjit.norm(x, 2, 1, out=o)),
                           ("redjit.reduce(x, \"masked_mean\", 1, others=(m,), out=o)",
-                           lambda: redjit.reduce(x, "masked_mean", 1, others=(m,), out=o))):
+                           lambda: redjit.reduce(x, "masked_mean", 1, others=(m,), out=o)),
+                          ("redjit.mean(x, axis=1, where=m, out=o)",
+                           lambda: redjit.mean(x, axis=1, where=m, out=o))):
             for _ in range(3):
                 fn()
             rows.append((f"{label}: {kind}, 65536 x 128 f32, rows", best_ns(fn)))
@@ -139,6 +141,11 @@ def main():
                 redjit.reduce(x, "sum", axis, out=y)
             rows.append((f"redjit.reduce(x, out=y): {name}",
                          best_ns(lambda: redjit.reduce(x, "sum", axis, out=y))))
+        x, y = torch.Tensor((1024, 1024), f32), torch.Tensor((1024,), f32)
+        for _ in range(3):
+            redjit.sum(x, axis=1, out=y)
+        rows.append(("redjit.sum(x, axis=1, out=y) (NumPy's signature): torch stand-in, "
+                     "1024 x 1024 f32, rows", best_ns(lambda: redjit.sum(x, axis=1, out=y))))
         x = torch.Tensor((1024,), f32)
         for _ in range(3):
             redjit.reduce(x)

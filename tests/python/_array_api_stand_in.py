@@ -229,6 +229,25 @@ for i in range(3):
     assert r.dtype is i64
 fast = [k for k in _array_api._FAST if k[1] == (8, 16)]
 assert len(fast) == 5 and all(k[3] is f32 for k in fast), fast
+# ---------------------------------------------------------------- where=: the masked ops
+ncalls = []
+c.launch_n = lambda *a: ncalls.append(a) or 0
+xm, mm = T((8, 16), f32), T((8, 16), torch.uint8)
+for _ in range(2):  # the second call takes the kept plan: the same launch, the same shapes
+    r = redjit.mean(xm, axis=1, where=mm, keepdims=True)
+    assert tuple(r.shape) == (8, 1) and reqs[-1]["op"] == "masked_mean", (r.shape, reqs[-1])
+    assert ncalls[-1][3] == xm.data_ptr() and ncalls[-1][5] == 1  # x, one other input
+assert len(ncalls) == 2 and len(reqs[-1]["shape"]) == 2
+plans = [k for k in _array_api._MASKED if k[1] == (8, 16)]
+assert plans == [("mean", (8, 16), f32, 1, True, None)], plans
+r = redjit.sum(xm, axis=0, where=mm)
+assert tuple(r.shape) == (16,) and reqs[-1]["op"] == "masked_sum" and len(ncalls) == 3
+for _ in range(2):  # a refusal is never kept
+    e = expect(ValueError, redjit.mean, xm, axis=1, where=mm, dtype=f64)
+    assert "dtype: " in e.message and "keep x's dtype f32" in e.message, e.message
+    e = expect(ValueError, redjit.sum, xm, axis=1, where=mm, initial=1.0)
+    assert e.message.startswith("initial: "), e.message
+assert len([k for k in _array_api._MASKED if k[1] == (8, 16)]) == 2
 # ---------------------------------------------------------------- refusals, axes, streams
 for bad, what in ((3, "axes[0]: 3 is outside -3..2"), ((0, 0), "given twice"),
                   ((-4,), "axes[0]: -4")):

@@ -941,14 +941,21 @@ if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ below
                              mean, min, prod, result_dtype, std, sum, var)
 
 
+_ARRAY_API_FNS = {}  # name: function, once the first of them is asked for
+
+
 def __getattr__(name):
+    f = _ARRAY_API_FNS.get(name)  # first: a NumPy reduction's call reads redjit.sum each time
+    if f is not None:
+        return f
     if name in ("Request", "Axis", "Dims"):
         return _alias(name)
     if name == "Variant":
         return _variant_class()
     if name in _ARRAY_API:
         from . import _array_api
-        return getattr(_array_api, name)
+        _ARRAY_API_FNS.update((n, getattr(_array_api, n)) for n in _ARRAY_API)
+        return _ARRAY_API_FNS[name]
     raise AttributeError(f"module 'redjit' has no attribute {name!r}")
 
 

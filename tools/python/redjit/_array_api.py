@@ -22,6 +22,7 @@ from . import _arrays
 from ._arrays import describe, kept_shape, normalize_axes
 from ._custom import Custom
 from ._errors import InvalidRequest, Unsupported
+from . import reduce as _reduce  # the package is whole: this module is imported by its calls
 
 __all__ = ["dtype_name", "result_dtype", "sum", "prod", "max", "min", "mean", "var", "std",
            "argmax", "argmin", "logsumexp", "all", "any"]
@@ -407,14 +408,13 @@ def _reduction(op, x, axis, keepdims, dtype, out, initial, correction, stream, a
     except TypeError:  # an unhashable argument
         key = e = None
     if e is not None:
-        from . import reduce
         cop, axes, kept, reshape_to, to_bool = e
         if out is not None and reshape_to is not None:
-            reduce(x, cop, axes, out=out.view(kept), stream=stream, correction=correction,
-                   acc_dtype=acc_dtype)
+            _reduce(x, cop, axes, out=out.view(kept), stream=stream, correction=correction,
+                    acc_dtype=acc_dtype)
             return out
-        r = reduce(x, cop, axes, out=out, stream=stream, correction=correction,
-                   acc_dtype=acc_dtype)
+        r = _reduce(x, cop, axes, out=out, stream=stream, correction=correction,
+                    acc_dtype=acc_dtype)
         if to_bool:
             r = r != 0
         return r if reshape_to is None else r.view(reshape_to)
@@ -492,7 +492,6 @@ def _kernel_op(op, wd):
 
 def _kernel(op, a, axes, kept, res_shape, rd, wd, out, initial, correction, stream, acc_dtype,
             nan):
-    from . import reduce
     x = a.obj
     cop, kd = _kernel_op(op, wd)  # kd: the dtype the kernel writes
     if a.framework == "torch" and wd == a.dtype and initial is None and \
@@ -515,8 +514,8 @@ def _kernel(op, a, axes, kept, res_shape, rd, wd, out, initial, correction, stre
             target = fw.empty(x, kept, kd)
         if initial is not None:
             fw.fill(target, initial)
-        r = reduce(x, cop, axes, out=target, stream=stream, accum=initial is not None,
-                   correction=correction, acc_dtype=acc_dtype, nan=nan)
+        r = _reduce(x, cop, axes, out=target, stream=stream, accum=initial is not None,
+                    correction=correction, acc_dtype=acc_dtype, nan=nan)
         if kd != rd:  # all / any folded as integers: 0 / non-zero as bool
             r = fw.nonzero(r)
         if out is not None:
@@ -615,8 +614,34 @@ def _corr(correction, ddof):
 def _masked(op, x, axis, keepdims, dtype, out, initial, where, stream, acc_dtype):
     """sum / mean of the elements where `where` is non-zero (NumPy's where=): one launch of the
     named op masked_sum / masked_mean, the mask read as it is (any dtype, broadcast to x's
-    shape); a mean divides by the count of selected elements (NaN where none is)."""
-    from . import reduce
+    shape); a mean divides by the count of selected elements (NaN where none is).  The shapes a
+    torch tensor's call needs are kept per (op, shape, dtype, axis, keepdims, dtype=), as
+    _FAST keeps _reduction's: a repeated call describes nothing before reduce's own memo."""
+    key = plan = None
+    if initial is None and _arrays._torch is not None and x.__class__ is _arrays._torch.Tensor:
+        try:
+            key = (op, x.shape, x.dtype, axis, keepdims, dtype)
+            plan = _MASKED.get(key)
+        except TypeError:  # an unhashable argument
+            key = None
+    if plan is None:
+        plan = _masked_plan(x, axis, keepdims, dtype, initial)
+        if key is not None:
+            if len(_MASKED) >= _FAST_MAX:
+                _MASKED.clear()
+            _MASKED[key] = plan
+    axes, kept, shape = plan
+    dst = out.reshape(kept) if out is not None and keepdims else out
+    r = _reduce(x, "masked_" + op, axes, others=(where,), out=dst, stream=stream,
+                acc_dtype=acc_dtype)
+    return out if out is not None else (r.reshape(shape) if keepdims else r)
+
+
+_MASKED = {}  # _masked's plans of torch tensors' calls
+
+
+def _masked_plan(x, axis, keepdims, dtype, initial):
+    """_masked's checks of the arguments; (the reduced axes, the kept shape, the result's)"""
     a = describe(x)
     if dtype is not None and dtype_name(dtype) != a.dtype:
         raise InvalidRequest("RJ_EINVAL", f"dtype: {dtype!r} with where= (the masked reductions "
@@ -626,10 +651,7 @@ def _masked(op, x, axis, keepdims, dtype, out, initial, where, stream, acc_dtype
     axes = normalize_axes(tuple(axis) if axis.__class__ is list else axis, len(a.shape))
     kept = kept_shape(a.shape, axes)
     shape = tuple(1 if d in axes else n for d, n in enumerate(a.shape)) if keepdims else kept
-    dst = out.reshape(kept) if out is not None and keepdims else out
-    r = reduce(x, "masked_" + op, axes, others=(where,), out=dst, stream=stream,
-               acc_dtype=acc_dtype)
-    return out if out is not None else (r.reshape(shape) if keepdims else r)
+    return axes, kept, shape
 
 
 def sum(x: Any, /, *, axis: Axis = None, dtype: DType = None, keepdims: bool = False,
