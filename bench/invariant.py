@@ -60,8 +60,8 @@ def torch_fn(op, x, dim):
     if op == "argmax":
         return lambda: torch.argmax(x.reshape(-1) if len(dim) == x.dim() else x, dim=None
                                     if len(dim) == x.dim() else dim[0])
-    if op == "var":
-        return lambda: torch.var(x, dim=dim)
+    if op in ("var", "std"):
+        return lambda: (torch.var if op == "var" else torch.std)(x, dim=dim)
     if op in ("prod", "mean"):
         return lambda: (torch.prod(x, dim=dim[0]) if op == "prod" else torch.mean(x, dim=dim))
     return lambda: torch.logsumexp(x.float(), dim=dim)
