@@ -39,6 +39,8 @@
 #define IC_V 4             /* columns per thread of the short 2-byte vector plan (8-byte loads) */
 #define IC_ROW_BYTES 128   /* a warp's row of columns: one 128-byte line */
 #define IC_SLOTS_MAX 32768 /* shared bytes of the butterfly's slots, at most */
+/* 32 columns x 32 lanes of the largest state (op custom's, 8 bytes a field: st_bytes) */
+_Static_assert(32 * 32 * 8 * RJ_COMBINE_FIELDS_MAX <= IC_SLOTS_MAX, "the slots fit");
 
 typedef struct inv_cols_plan {
   int64_t O, K, OS, N, RS; /* outer dims, columns, reduced length and stride (inner stride 1) */
@@ -77,9 +79,6 @@ static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
   int64_t cw = IC_ROW_BYTES / ir_dtype(t->dtype)->bytes;
   if (cw > 32) cw = 32;
   if (cw > tns_pow2(p->K)) cw = tns_pow2(p->K);
-  int acc = st_on(&sr) ? st_bytes(&sr) : ir_dtype(tns_acc_dtype(t))->bytes;
-  while (cw > 1 && cw * p->G * acc > IC_SLOTS_MAX) /* the butterfly's slots (large states) */
-    cw /= 2;
   p->V = 1;
   if (!p->S && p->G >= IC_V && tns_vfoldable(t) && !t->acc_f64 && ir_dtype(t->dtype)->bytes == 2 &&
       p->K % IC_V == 0 && p->RS % IC_V == 0 && p->OS % IC_V == 0) {

@@ -132,6 +132,15 @@ static char *tree_note(rj_ctx *ctx, const char *shape, const char *axes, const c
 /* tensor_inv_cols plays tensor_generic's tree: the same lanes or segments for every length
  * (its kernel's bits against tensor_generic's: test_gpu_invariant); the views it declines go
  * to tensor_generic, and a forced tensor_inv_cols refuses what it does not serve. */
+/* The explain line of variant v, when v is the chosen one (else NULL). */
+static const char *chosen_line(const char *text, const char *v) {
+  const char *at = strstr(text, rjt_fmt("%s prio=", v));
+  if (!at) return NULL;
+  const char *end = strchr(at, '\n');
+  const char *ch = strstr(at, " chosen");
+  return ch && (!end || ch < end) ? at : NULL;
+}
+
 START_TEST(inv_cols_plans) {
   rj_ctx *ctx = rj_ctx_new();
   static const long long lens[] = {2,     3,       5,       31,       32,      33,    1000,
@@ -178,6 +187,26 @@ START_TEST(inv_cols_plans) {
              TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[1000,64],\"axes\":[0],"
                   "\"variant\":\"tensor_inv_cols\"}",
              &o, "serves \"invariant\": true only");
+  /* tiles as wide as a CTA allows: 32 columns (a warp reads 128 bytes of a row), 16 of 8-byte
+   * elements, never past the columns */
+  static const struct {
+    const char *op, *dt, *shape, *note;
+  } widths[] = {
+      {"sum", "f32", "[4096,4096]", "(invariant: 32 lanes per output; CTAs of 32 columns x 32 "},
+      {"sum", "f64", "[4096,4096]", "(invariant: 32 lanes per output; CTAs of 16 columns x 32 "},
+      {"var", "f64", "[4096,4096]", "(invariant: 32 lanes per output; CTAs of 16 columns x 32 "},
+      {"var", "bf16", "[4096,4096]", "(invariant: 32 lanes per output; CTAs of 32 columns x 32 "},
+      {"sum", "f32", "[4096,8]", "(invariant: 32 lanes per output; CTAs of 8 columns x 32 "},
+      {"sum", "f32", "[100,5]", "(invariant: 32 lanes per output; CTAs of 8 columns x 32 "},
+      {"sum", "f32", "[70000,128]", "played by CTAs of 32 columns x 32 lanes"},
+      {"logsumexp", "f64", "[70000,128]", "played by CTAs of 16 columns x 32 lanes"},
+  };
+  for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+    t = explain(ctx, req(widths[i].op, widths[i].dt, widths[i].shape, "[0]", true), &o);
+    const char *line = chosen_line(t, "tensor_inv_cols");
+    ck_assert_msg(line && strstr(line, widths[i].note), "%s %s %s: %s", widths[i].op, widths[i].dt,
+                  widths[i].shape, t);
+  }
   /* dynamic: a constant kernel, saying why */
   t = explain(ctx,
               TREQ "\"op\":\"var\",\"dtype\":\"bf16\",\"shape\":[1000,64],\"axes\":[0],"
@@ -187,15 +216,6 @@ START_TEST(inv_cols_plans) {
   rj_ctx_free(ctx);
 }
 END_TEST
-
-/* The explain line of variant v, when v is the chosen one (else NULL). */
-static const char *chosen_line(const char *text, const char *v) {
-  const char *at = strstr(text, rjt_fmt("%s prio=", v));
-  if (!at) return NULL;
-  const char *end = strchr(at, '\n');
-  const char *ch = strstr(at, " chosen");
-  return ch && (!end || ch < end) ? at : NULL;
-}
 
 /* Ops whose result does not depend on the order of its combines (integer sum / prod, and / or /
  * xor, argmax / argmin, max / min): every variant serves them invariant, so they take the fast
