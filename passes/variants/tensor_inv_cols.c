@@ -36,9 +36,10 @@
 #define IC_WARPS (IC_T / 32)
 #define IC_PARTS ((int64_t)1 << 22) /* outputs x segments x warps: the workspace bound */
 #define IC_R_MAX 32                 /* loads in flight per thread, at most (a multiple of IC_U) */
-#define IC_V 4             /* columns per thread of the short 2-byte vector plan (8-byte loads) */
-#define IC_ROW_BYTES 128   /* a warp's row of columns: one 128-byte line */
-#define IC_SLOTS_MAX 32768 /* shared bytes of the butterfly's slots, at most */
+#define IC_V 4           /* columns per thread of the short 2-byte vector plan (8-byte loads) */
+#define IC_ROW_BYTES 128 /* a warp's row of columns: one 128-byte line */
+#define IC_MIN_CTAS (TNS_DEFAULT_SMS * 3 / 4) /* a grid of wide tiles keeps this many CTAs */
+#define IC_SLOTS_MAX 32768                    /* shared bytes of the butterfly's slots, at most */
 /* 32 columns x 32 lanes of the largest state (op custom's, 8 bytes a field: st_bytes) */
 _Static_assert(32 * 32 * 8 * RJ_COMBINE_FIELDS_MAX <= IC_SLOTS_MAX, "the slots fit");
 
@@ -55,10 +56,17 @@ typedef struct inv_cols_plan {
 _Static_assert(sizeof(inv_cols_plan) <= PASS_PLAN_PRIV, "inv_cols_plan fits the plan");
 
 /* The tree is the reduced length's; the tile width CW is free (the bits do not depend on it):
- * as wide as a CTA allows, 32 columns (not past the columns), 16 of 8-byte elements, so that a
- * warp reads a row of up to IC_ROW_BYTES contiguous bytes: on the H100 the f32 columns of 4096^2
- * took 1.27x the default kernel's time (L2 flushed) in tiles of 8 columns, 1.21x of 16, 1.06x of
- * 32; f64 1.17x / 1.07x / 1.03x (docs/evidence/invariant-cols-width-h100.md). */
+ * the widest of 32 columns, 16 of 8-byte elements (a warp reads a row of up to IC_ROW_BYTES
+ * contiguous bytes), not past the columns, whose grid still has IC_MIN_CTAS CTAs; narrower
+ * otherwise, down to 8 columns (16 of 1- and 2-byte elements), so that a small grid spreads over
+ * the SMs.  On the H100 (docs/evidence/invariant-cols-width-h100.md; every shape there has 128
+ * CTAs or more at the width taken) the f32 columns of 4096^2 took 1.27x the default kernel's time
+ * (L2 flushed) in tiles of 8 columns, 1.21x of 16, 1.06x of 32; f64 columns of 65536 x 128
+ * 1.28x / 1.12x / 1.17x. */
+static unsigned grid_of(const inv_cols_plan *p) {
+  return (unsigned)(p->O * p->CB * (p->S ? (int64_t)p->S * IC_WARPS : 1));
+}
+
 static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
   int n = v->n;
   memset(p, 0, sizeof *p);
@@ -79,6 +87,7 @@ static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
   int64_t cw = IC_ROW_BYTES / ir_dtype(t->dtype)->bytes;
   if (cw > 32) cw = 32;
   if (cw > tns_pow2(p->K)) cw = tns_pow2(p->K);
+  int64_t cwmin = ir_dtype(t->dtype)->bytes <= 2 ? 16 : 8;
   p->V = 1;
   if (!p->S && p->G >= IC_V && tns_vfoldable(t) && !t->acc_f64 && ir_dtype(t->dtype)->bytes == 2 &&
       p->K % IC_V == 0 && p->RS % IC_V == 0 && p->OS % IC_V == 0) {
@@ -88,12 +97,11 @@ static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
     p->CB = (p->K + p->CW - 1) / p->CW;
     return;
   }
-  p->CW = (int)cw;
-  p->CB = (p->K + cw - 1) / cw;
-}
-
-static unsigned grid_of(const inv_cols_plan *p) {
-  return (unsigned)(p->O * p->CB * (p->S ? (int64_t)p->S * IC_WARPS : 1));
+  for (;; cw /= 2) {
+    p->CW = (int)cw;
+    p->CB = (p->K + cw - 1) / cw;
+    if (cw <= cwmin || grid_of(p) >= IC_MIN_CTAS) break;
+  }
 }
 
 /* needs a request this variant accepts */
@@ -405,10 +413,14 @@ static void segment_values(ick *k, LLVMValueRef ws) {
 }
 
 /* Warps whose butterflies run together in step 2: as many of the 8 as 16 KiB of shared memory
- * hold (plain accumulators); 1 for states and a caller's combine. */
+ * hold (plain accumulators: f16 / bf16 accumulate in f32); 1 for states (the masked mean's
+ * included) and a caller's combine.  With the slots (IC_SLOTS_MAX) that stays under 48 KiB. */
 static int batch_warps(const ick *k) {
-  if (st_is(k->t->op) || k->t->op == RJ_OP_CUSTOM) return 1;
-  int64_t one = (int64_t)32 * k->p.CW * ir_dtype(tns_acc_dtype(k->t))->bytes, nb = IC_WARPS;
+  st_req sr = st_of_tensor(k->t);
+  if (st_on(&sr) || k->t->op == RJ_OP_CUSTOM) return 1;
+  rj_dtype a = tns_acc_dtype(k->t);
+  int bytes = a == RJ_F16 || a == RJ_BF16 ? 4 : ir_dtype(a)->bytes; /* pass_acc_type's */
+  int64_t one = (int64_t)32 * k->p.CW * bytes, nb = IC_WARPS;
   while (nb > 1 && nb * one > 16384)
     nb /= 2;
   return (int)nb;

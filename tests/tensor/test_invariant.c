@@ -132,6 +132,52 @@ static char *tree_note(rj_ctx *ctx, const char *shape, const char *axes, const c
 /* tensor_inv_cols plays tensor_generic's tree: the same lanes or segments for every length
  * (its kernel's bits against tensor_generic's: test_gpu_invariant); the views it declines go
  * to tensor_generic, and a forced tensor_inv_cols refuses what it does not serve. */
+/* Bytes of the .shared arrays a PTX text declares (`.shared .align A .b8 name[N];`; a scalar's
+ * size by its type) */
+static long shared_bytes(const char *ptx) {
+  long total = 0;
+  for (const char *at = strstr(ptx, "\t.shared ."); at; at = strstr(at + 1, "\t.shared .")) {
+    const char *end = strchr(at, ';'), *open = strchr(at, '[');
+    if (open && end && open < end)
+      total += strtol(open + 1, NULL, 10);
+    else
+      total += strstr(at, ".u64") && strstr(at, ".u64") < end ? 8 : 4;
+  }
+  return total;
+}
+
+/* tensor_inv_cols's shared memory stays within the 48 KiB a kernel may declare: the slots of its
+ * butterflies and the batch of the last CTA's warp butterflies, for the largest accumulators
+ * (f64 states, the masked mean's state, f16 / bf16 accumulating in f32), long columns of every
+ * width, on the oldest target */
+START_TEST(inv_cols_shared) {
+  rj_ctx *ctx = rj_ctx_new();
+  static const char *const reqs[] = {
+      TREQ "\"op\":\"mean\",\"dtype\":\"bf16\",\"shape\":[70000,128],\"axes\":[0],"
+           "\"map\":\"where\",\"others\":[{\"dtype\":\"u8\"}],\"invariant\":true}",
+      TREQ "\"op\":\"mean\",\"dtype\":\"bf16\",\"shape\":[70000,4096],\"axes\":[0],"
+           "\"map\":\"where\",\"others\":[{\"dtype\":\"u8\"}],\"invariant\":true}",
+      TREQ "\"op\":\"mean\",\"dtype\":\"f32\",\"acc_dtype\":\"f64\",\"shape\":[70000,4096],"
+           "\"axes\":[0],\"map\":\"where\",\"others\":[{\"dtype\":\"u8\"}],\"invariant\":true}",
+      TREQ "\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[70000,4096],\"axes\":[0],"
+           "\"invariant\":true}",
+      TREQ "\"op\":\"sum\",\"dtype\":\"f64\",\"shape\":[70000,4096],\"axes\":[0],"
+           "\"invariant\":true}",
+      TREQ "\"op\":\"var\",\"dtype\":\"f64\",\"shape\":[70000,4096],\"axes\":[0],"
+           "\"invariant\":true}",
+      TREQ "\"op\":\"var\",\"dtype\":\"f64\",\"shape\":[4096,4096],\"axes\":[0],"
+           "\"invariant\":true}",
+  };
+  for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+    const char *ptx = rjt_ptx_raw(ctx, reqs[i], "sm_80");
+    ck_assert_msg(ptx && strstr(ptx, "rj_lanes"), "%s", reqs[i]);
+    long n = shared_bytes(ptx);
+    ck_assert_msg(n > 0 && n <= 48 * 1024, "%ld bytes of .shared: %s", n, reqs[i]);
+  }
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 /* The explain line of variant v, when v is the chosen one (else NULL). */
 static const char *chosen_line(const char *text, const char *v) {
   const char *at = strstr(text, rjt_fmt("%s prio=", v));
@@ -187,8 +233,8 @@ START_TEST(inv_cols_plans) {
              TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[1000,64],\"axes\":[0],"
                   "\"variant\":\"tensor_inv_cols\"}",
              &o, "serves \"invariant\": true only");
-  /* tiles as wide as a CTA allows: 32 columns (a warp reads 128 bytes of a row), 16 of 8-byte
-   * elements, never past the columns */
+  /* tiles of 32 columns (a warp reads 128 bytes of a row), 16 of 8-byte elements, never past the
+   * columns, narrower (down to 8) where the grid would have under 99 CTAs */
   static const struct {
     const char *op, *dt, *shape, *note;
   } widths[] = {
@@ -197,6 +243,9 @@ START_TEST(inv_cols_plans) {
       {"var", "f64", "[4096,4096]", "(invariant: 32 lanes per output; CTAs of 16 columns x 32 "},
       {"var", "bf16", "[4096,4096]", "(invariant: 32 lanes per output; CTAs of 32 columns x 32 "},
       {"sum", "f32", "[4096,8]", "(invariant: 32 lanes per output; CTAs of 8 columns x 32 "},
+      {"var", "f32", "[2048,2048]", "(invariant: 32 lanes per output; CTAs of 16 columns x 32 "},
+      {"var", "f32", "[4096,512]", "(invariant: 32 lanes per output; CTAs of 8 columns x 32 "},
+      {"sum", "f32", "[65536,32]", "played by CTAs of 8 columns x 32 lanes"},
       {"sum", "f32", "[100,5]", "(invariant: 32 lanes per output; CTAs of 8 columns x 32 "},
       {"sum", "f32", "[70000,128]", "played by CTAs of 32 columns x 32 lanes"},
       {"logsumexp", "f64", "[70000,128]", "played by CTAs of 16 columns x 32 lanes"},
@@ -754,6 +803,7 @@ int main(void) {
   tcase_add_test(tc, validation);
   tcase_add_test(tc, dispatch);
   tcase_add_test(tc, inv_cols_plans);
+  tcase_add_test(tc, inv_cols_shared);
   tcase_add_test(tc, order_free);
   tcase_add_test(tc, segments_and_lists);
   tcase_add_test(tc, sm_knob);
