@@ -10,7 +10,7 @@ Markdown table, then the geo-means of invariant / default per method and the wor
 goal: <= 5 % geo-mean, <= 10 % on any case).  Also checks that the invariant result of every case
 is within the float64 reference's tolerance and that a second launch gives the same bits.
 Usage: invariant.py LIBREDJIT REDJIT_CLI [cases.txt] > table.md"""
-import ctypes, datetime, json, math, subprocess, sys
+import ctypes, datetime, functools, json, math, subprocess, sys
 import torch, triton
 
 DT = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "f64": torch.float64,
@@ -62,8 +62,11 @@ def torch_fn(op, x, dim):
                                     if len(dim) == x.dim() else dim[0])
     if op in ("var", "std"):
         return lambda: (torch.var if op == "var" else torch.std)(x, dim=dim)
-    if op in ("prod", "mean"):
-        return lambda: (torch.prod(x, dim=dim[0]) if op == "prod" else torch.mean(x, dim=dim))
+    if op == "mean":
+        return lambda: torch.mean(x, dim=dim)
+    if op == "prod":  # torch.prod takes one dim: the last ones first
+        return lambda: functools.reduce(lambda v, d: torch.prod(v, dim=d),
+                                        sorted(dim, reverse=True), x)
     return lambda: torch.logsumexp(x.float(), dim=dim)
 
 

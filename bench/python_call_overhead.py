@@ -82,7 +82,8 @@ def best_ns(fn):
 
 def fused_rows():
     """Fused calls on 65536 x 128 f32 along rows: dot, sumsq, norm, the masked mean (a uint8
-    mask; as reduce's op and as mean(where=)), CAI stand-ins and torch stand-ins (rj_reduce_n and rj_tensor_launch_n stubbed)."""
+    mask; as reduce's op and as mean(where=)), CAI stand-ins and torch stand-ins (rj_reduce_n
+    and rj_tensor_launch_n stubbed)."""
     f32, u8 = torch.float32, torch.uint8
     shape = (65536, 128)
     cai = (FakeArray(shape, 0x7f0000100000), FakeArray(shape, 0x7f0010100000),

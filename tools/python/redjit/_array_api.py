@@ -318,16 +318,21 @@ def _work_dtype(op, d, rd):
     return d if _out_dtype(op, d) == rd else rd
 
 
-def _plan(op, x, axis, keepdims, dtype):
-    """(a, axes, kept, result shape, result dtype, work dtype, input was bool)."""
-    a = describe(x)
-    is_bool = a.dtype == "bool"
+def _axis_arg(axis):
+    """axis as normalize_axes takes it (a list as a tuple); InvalidRequest for another type"""
     if axis.__class__ is list:
         axis = tuple(axis)
     if axis is not None and not isinstance(axis, (int, tuple)):
         raise InvalidRequest("RJ_EINVAL", f"axis: None, an int or a tuple of ints, not "
                              f"{type(axis).__name__}")
-    axes = normalize_axes(axis, len(a.shape))
+    return axis
+
+
+def _plan(op, x, axis, keepdims, dtype):
+    """(a, axes, kept, result shape, result dtype, work dtype, input was bool)."""
+    a = describe(x)
+    is_bool = a.dtype == "bool"
+    axes = normalize_axes(_axis_arg(axis), len(a.shape))
     kept = kept_shape(a.shape, axes)
     res_shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape)) if keepdims else kept
     rd = result_dtype(op, a.dtype, dtype)
@@ -385,11 +390,31 @@ def _check_out(out, res_shape, rd):
 # whose plan needs no framework step goes straight to reduce (whose own memo then launches)
 _FAST = {}
 _FAST_MAX = 4096
+_MASKED = {}  # _masked's plans of torch tensors' calls (sum / mean with where=), kept as _FAST
+
+
+def _keyable_axis(axis):
+    """axis in a form whose equal keys mean the same axes (1.0 == 1, True == 1: not keys)"""
+    c = axis.__class__
+    if c is not tuple:
+        return axis is None or c is int
+    for a in axis:  # (this module's all is NumPy's)
+        if a.__class__ is not int:
+            return False
+    return True
+
+
+def _remember(memo, key, value):
+    """memo[key] = value; a full memo (_FAST_MAX) is emptied first"""
+    if len(memo) >= _FAST_MAX:
+        memo.clear()
+    memo[key] = value
 
 
 def _fast_key(op, x, axis, keepdims, dtype, out, initial, correction, acc_dtype):
     t = _arrays._torch
-    if t is None or x.__class__ is not t.Tensor or initial is not None or axis.__class__ is list:
+    if t is None or x.__class__ is not t.Tensor or initial is not None or \
+            not _keyable_axis(axis):
         return None
     if out is None:
         o = None
@@ -422,9 +447,7 @@ def _reduction(op, x, axis, keepdims, dtype, out, initial, correction, stream, a
     r = _slow(op, x, axis, keepdims, dtype, out, initial, correction, stream, acc_dtype, nan)
     entry = _plan_tls.entry
     if key is not None and entry is not None:
-        if len(_FAST) >= _FAST_MAX:
-            _FAST.clear()
-        _FAST[key] = entry
+        _remember(_FAST, key, entry)
     return r
 
 
@@ -618,7 +641,8 @@ def _masked(op, x, axis, keepdims, dtype, out, initial, where, stream, acc_dtype
     torch tensor's call needs are kept per (op, shape, dtype, axis, keepdims, dtype=), as
     _FAST keeps _reduction's: a repeated call describes nothing before reduce's own memo."""
     key = plan = None
-    if initial is None and _arrays._torch is not None and x.__class__ is _arrays._torch.Tensor:
+    t = _arrays._torch
+    if initial is None and t is not None and x.__class__ is t.Tensor and _keyable_axis(axis):
         try:
             key = (op, x.shape, x.dtype, axis, keepdims, dtype)
             plan = _MASKED.get(key)
@@ -627,17 +651,12 @@ def _masked(op, x, axis, keepdims, dtype, out, initial, where, stream, acc_dtype
     if plan is None:
         plan = _masked_plan(x, axis, keepdims, dtype, initial)
         if key is not None:
-            if len(_MASKED) >= _FAST_MAX:
-                _MASKED.clear()
-            _MASKED[key] = plan
+            _remember(_MASKED, key, plan)
     axes, kept, shape = plan
     dst = out.reshape(kept) if out is not None and keepdims else out
     r = _reduce(x, "masked_" + op, axes, others=(where,), out=dst, stream=stream,
                 acc_dtype=acc_dtype)
     return out if out is not None else (r.reshape(shape) if keepdims else r)
-
-
-_MASKED = {}  # _masked's plans of torch tensors' calls
 
 
 def _masked_plan(x, axis, keepdims, dtype, initial):
@@ -648,7 +667,7 @@ def _masked_plan(x, axis, keepdims, dtype, initial):
                              f"keep x's dtype {a.dtype}; convert x first)")
     if initial is not None:
         raise InvalidRequest("RJ_EINVAL", "initial: not with where= (add it to the result)")
-    axes = normalize_axes(tuple(axis) if axis.__class__ is list else axis, len(a.shape))
+    axes = normalize_axes(_axis_arg(axis), len(a.shape))
     kept = kept_shape(a.shape, axes)
     shape = tuple(1 if d in axes else n for d, n in enumerate(a.shape)) if keepdims else kept
     return axes, kept, shape
