@@ -91,11 +91,11 @@ static void make_plan(const rj_tensor *t, const ir_tview *v, inv_cols_plan *p) {
   p->V = 1;
   if (!p->S && p->G >= IC_V && tns_vfoldable(t) && !t->acc_f64 && ir_dtype(t->dtype)->bytes == 2 &&
       p->K % IC_V == 0 && p->RS % IC_V == 0 && p->OS % IC_V == 0) {
-    /* IC_V adjacent columns per thread (one vector load each row), 32 column groups a CTA */
+    /* IC_V adjacent columns per thread (one vector load each row), 32 column groups a CTA,
+     * down to 8 (64 bytes of a row) for a small grid */
     p->V = IC_V, p->R = 16;
-    p->CW = (int)(tns_pow2(p->K) > 32 * IC_V ? 32 * IC_V : tns_pow2(p->K));
-    p->CB = (p->K + p->CW - 1) / p->CW;
-    return;
+    cw = tns_pow2(p->K) > 32 * IC_V ? 32 * IC_V : tns_pow2(p->K);
+    cwmin = 8 * IC_V;
   }
   for (;; cw /= 2) {
     p->CW = (int)cw;

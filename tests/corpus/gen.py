@@ -1224,6 +1224,8 @@ for name, req in [
         ("sum-bf16-cols", tensor("sum", "bf16", [1024, 32768], [0], invariant=True)),
         ("sum-f32-cols", tensor("sum", "f32", [4096, 4096], [0], invariant=True)),
         ("var-f64-cols-long", tensor("var", "f64", [65536, 128], [0], invariant=True)),
+        ("masked-mean-bf16-cols-long", tensor("mean", "bf16", [70000, 128], [0], map="where",
+                                              others=[{"dtype": "u8"}], invariant=True)),
         ("var-f32-rows", tensor("var", "f32", [64, 5000], [1], invariant=True)),
         ("logsumexp-f32-1d", tensor("logsumexp", "f32", [1 << 20], invariant=True)),
         ("argmax-f16-rows", tensor("argmax", "f16", [300, 777], [1], invariant=True)),

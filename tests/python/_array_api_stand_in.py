@@ -252,11 +252,24 @@ for _ in range(2):  # a refusal is never kept
     e = expect(ValueError, redjit.sum, xm, axis=1, where=mm, initial=1.0)
     assert e.message.startswith("initial: "), e.message
 assert len([k for k in _array_api._MASKED if k[1] == (8, 16)]) == 2
-# an axis equal to a kept one but not an int (1.0 == 1) is refused, before a call and after
+# an axis equal to a kept one but not an int (1.0 == 1) is refused, before a call and after;
+# in a tuple too; an integer of another type is an int
+class Index:  # NumPy's integers have __index__
+    def __index__(self):
+        return 1
+
+
 for fn, kw in ((redjit.mean, {"where": mm}), (redjit.sum, {})):
     fn(xm, axis=1, **kw)
     e = expect(ValueError, fn, xm, axis=1.0, **kw)
     assert e.message.startswith("axis: None, an int or a tuple of ints, not float"), e.message
+    for bad in ((1.5,), (0, 1.0), [1.0]):
+        e = expect(ValueError, fn, xm, axis=bad, **kw)
+        assert e.message.startswith("axis[") and "an int, not float" in e.message, e.message
+    r = fn(xm, axis=Index(), **kw)
+    assert tuple(r.shape) == (8,), r.shape
+    r = fn(xm, axis=(Index(),), **kw)
+    assert tuple(r.shape) == (8,), r.shape
 # ---------------------------------------------------------------- refusals, axes, streams
 for bad, what in ((3, "axes[0]: 3 is outside -3..2"), ((0, 0), "given twice"),
                   ((-4,), "axes[0]: -4")):

@@ -129,9 +129,6 @@ static char *tree_note(rj_ctx *ctx, const char *shape, const char *axes, const c
   return strndup(a, (size_t)(b - a));
 }
 
-/* tensor_inv_cols plays tensor_generic's tree: the same lanes or segments for every length
- * (its kernel's bits against tensor_generic's: test_gpu_invariant); the views it declines go
- * to tensor_generic, and a forced tensor_inv_cols refuses what it does not serve. */
 /* Bytes of the .shared arrays a PTX text declares (`.shared .align A .b8 name[N];`; a scalar's
  * size by its type) */
 static long shared_bytes(const char *ptx) {
@@ -173,6 +170,9 @@ START_TEST(inv_cols_shared) {
     ck_assert_msg(ptx && strstr(ptx, "rj_lanes"), "%s", reqs[i]);
     long n = shared_bytes(ptx);
     ck_assert_msg(n > 0 && n <= 48 * 1024, "%ld bytes of .shared: %s", n, reqs[i]);
+    const char *w = strstr(ptx, " rj_warps"); /* the warp batch: 16 KiB at most */
+    w = w ? strchr(w, '[') : NULL;
+    ck_assert_msg(!w || strtol(w + 1, NULL, 10) <= 16384, "rj_warps%.12s: %s", w, reqs[i]);
   }
   rj_ctx_free(ctx);
 }
@@ -187,6 +187,9 @@ static const char *chosen_line(const char *text, const char *v) {
   return ch && (!end || ch < end) ? at : NULL;
 }
 
+/* tensor_inv_cols plays tensor_generic's tree: the same lanes or segments for every length
+ * (its kernel's bits against tensor_generic's: test_gpu_invariant); the views it declines go
+ * to tensor_generic, and a forced tensor_inv_cols refuses what it does not serve. */
 START_TEST(inv_cols_plans) {
   rj_ctx *ctx = rj_ctx_new();
   static const long long lens[] = {2,     3,       5,       31,       32,      33,    1000,
@@ -246,6 +249,8 @@ START_TEST(inv_cols_plans) {
       {"var", "f32", "[2048,2048]", "(invariant: 32 lanes per output; CTAs of 16 columns x 32 "},
       {"var", "f32", "[4096,512]", "(invariant: 32 lanes per output; CTAs of 8 columns x 32 "},
       {"sum", "f32", "[65536,32]", "played by CTAs of 8 columns x 32 lanes"},
+      {"sum", "bf16", "[1024,32768]", "CTAs of 128 columns x 32 lanes; 4 columns a thread"},
+      {"sum", "bf16", "[4096,4096]", "CTAs of 32 columns x 32 lanes; 4 columns a thread"},
       {"sum", "f32", "[100,5]", "(invariant: 32 lanes per output; CTAs of 8 columns x 32 "},
       {"sum", "f32", "[70000,128]", "played by CTAs of 32 columns x 32 lanes"},
       {"logsumexp", "f64", "[70000,128]", "played by CTAs of 16 columns x 32 lanes"},

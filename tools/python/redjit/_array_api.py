@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import operator
 import sys
 import threading
 from typing import Any, Optional, Sequence, Union
@@ -319,13 +320,24 @@ def _work_dtype(op, d, rd):
 
 
 def _axis_arg(axis):
-    """axis as normalize_axes takes it (a list as a tuple); InvalidRequest for another type"""
-    if axis.__class__ is list:
-        axis = tuple(axis)
-    if axis is not None and not isinstance(axis, (int, tuple)):
-        raise InvalidRequest("RJ_EINVAL", f"axis: None, an int or a tuple of ints, not "
-                             f"{type(axis).__name__}")
-    return axis
+    """axis as normalize_axes takes it: None, an int or a tuple of ints (a list as a tuple, an
+    integer of another type, NumPy's, as an int); InvalidRequest for anything else (1.0, 1.5)"""
+    if axis is None or axis.__class__ is int:
+        return axis
+    if axis.__class__ not in (list, tuple):
+        try:
+            return operator.index(axis)
+        except TypeError:
+            raise InvalidRequest("RJ_EINVAL", f"axis: None, an int or a tuple of ints, not "
+                                 f"{type(axis).__name__}") from None
+    out = []
+    for i, a in enumerate(axis):
+        try:
+            out.append(operator.index(a))
+        except TypeError:
+            raise InvalidRequest("RJ_EINVAL", f"axis[{i}]: an int, not "
+                                 f"{type(a).__name__}") from None
+    return tuple(out)
 
 
 def _plan(op, x, axis, keepdims, dtype):
