@@ -9,7 +9,9 @@
  * (f16) keeps every value within [0.5, 2) in magnitude, so that every add rounds and any change of
  * order shows in the bits.
  * With EMU_MODE=seg or list the source is ragged instead (ragged() below: segments or a list
- * of tensors of EMU_LENS, placed by EMU_OFF and EMU_STRIDE).
+ * of tensors of EMU_LENS, placed by EMU_OFF and EMU_STRIDE).  With EMU_MASK=1 the kernel takes
+ * a u8 mask of the source's shape as its other input (map "where"): bytes 0 or 1 from the seed,
+ * about half of them set (contiguous: with SPREAD 1 only).
  *   harness JSON SRC_BYTES SEED ELEMENT_BYTES OUT_FILE WORK_DIR RETARGET_COMMAND
  *           [SPREAD OFFSET [NARROW]] */
 #include <dlfcn.h>
@@ -319,6 +321,15 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n; i += esz)
       memcpy(q + off + i * spread, p + i, esz);
     src = q + off;
+  }
+  if (getenv("EMU_MASK") && !strcmp(getenv("EMU_MASK"), "1")) {
+    unsigned char *m = malloc(n / esz + 64);
+    if (!m) return 3;
+    for (size_t i = 0; i < n / esz; i++) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      m[i] = (unsigned char)(seed >> 63);
+    }
+    arg2 = m;
   }
   nthreads = block;
   nctas = grid[0];

@@ -49,6 +49,11 @@ QUICK = [("sum", "f32", ("[31,40]", "[0]")), ("sum", "bf16", ("[16385,3]", "[0]"
          ("sum", "bf16", ("[100,520]", "[0]")), ("sum", "f32", ("[70000,3]", "[0]")),
          ("mean", "f32", ("[2,20000,9]", "[1]"))]
 
+# masked (a u8 mask, map "where"): short columns, 2 and 5 segments, a partial tile, a middle axis
+MASKED = [("mean", "bf16", ("[16385,3]", "[0]")), ("mean", "f32", ("[4097,9]", "[0]")),
+          ("mean", "bf16", ("[100,520]", "[0]")), ("sum", "f32", ("[5,300,40]", "[1]")),
+          ("mean", "f32", ("[70000,3]", "[0]"))]
+
 # rows and 1-D (shape, axes, the stride-2 view's strides): 32 lanes of whole and partial blocks,
 # short rows (several per lane group, rows past the end), a row shorter than a block, 2 and 5
 # segments (120 CTAs, one per SM: the deeper trips), a 1-D array of 64 segments
@@ -106,19 +111,20 @@ def retarget(llc, src, so):
 
 
 def one(tmp, harness, retarget_cmd, op, dt, shape, axes, variant, inv=True, strides=None,
-        spread=1, offset=0, narrow=0):
+        spread=1, offset=0, narrow=0, masked=False):
     n = 1
     for d in shape.strip("[]").split(","):
         n *= int(d)
-    json = ('{"kind":"tensor","op":"%s","dtype":"%s","shape":%s,"axes":%s%s%s,"variant":"%s"}' %
+    json = ('{"kind":"tensor","op":"%s","dtype":"%s","shape":%s,"axes":%s%s%s%s,"variant":"%s"}' %
             (op, dt, shape, axes, ',"strides":%s' % strides if strides else "",
-             ',"invariant":true' if inv else "", variant))
+             ',"invariant":true' if inv else "",
+             ',"map":"where","others":[{"dtype":"u8"}]' if masked else "", variant))
     work = os.path.join(tmp, variant)
     os.makedirs(work, exist_ok=True)
     out = os.path.join(work, "dst")
     p = subprocess.run([harness, json, str(n * ESZ[dt]), "7", str(ESZ[dt]), out, work,
                         retarget_cmd, str(spread), str(offset), str(narrow)], capture_output=True,
-                       text=True)
+                       text=True, env=dict(os.environ, EMU_MASK="1" if masked else ""))
     if p.returncode:
         sys.exit("%s: exit %d\n%s" % (json, p.returncode, p.stderr))
     return open(out, "rb").read()
@@ -254,6 +260,26 @@ def ragged_cases(tmp, harness, rcmd):
     return ran, bad
 
 
+def masked_cases(tmp, harness, rcmd, dts):
+    """MASKED: a u8 mask as the other input (map "where"; the masked mean's state): the columns'
+    bits as tensor_generic's, and not those of the same request without the mask"""
+    ran = bad = 0
+    for op, dt, (shape, axes) in MASKED:
+        if dt not in dts:
+            continue
+        nw = {"f32": 1, "bf16": 1}.get(dt, 0)
+        a = one(tmp, harness, rcmd, op, dt, shape, axes, "tensor_generic", narrow=nw, masked=True)
+        b = one(tmp, harness, rcmd, op, dt, shape, axes, "tensor_inv_cols", narrow=nw,
+                masked=True)
+        c = one(tmp, harness, rcmd, op, dt, shape, axes, "tensor_inv_cols", narrow=nw)
+        ran += 1
+        same = a == b and a != c
+        bad += not same
+        print("%s masked %s %s %s axes %s: %s" % ("same" if same else "DIFFERENT", op, dt, shape,
+                                                  axes, a[:8].hex()), flush=True)
+    return ran, bad
+
+
 def main():
     if sys.argv[1:2] == ["--retarget"]:
         retarget(*sys.argv[2:5])
@@ -294,6 +320,8 @@ def main():
         bad += not same
         print("%s %s %s %s axes %s: %s" % ("same" if same else "DIFFERENT", op, dt, shape, axes,
                                            a[:8].hex()), flush=True)
+    r, b = masked_cases(tmp, harness, rcmd, dts)
+    ran, bad = ran + r, bad + b
     rows = ([(o, d, r) for o, d, r in itertools.product(ROW_OPS, dts, ROWS)] if full else
             [c for c in QUICK_ROWS if c[1] in dts])
     for op, dt, (shape, axes, strides) in rows:
