@@ -37,8 +37,16 @@ LLVMTypeRef pass_type(pass_emit *e, rj_dtype t) {
   return NULL;
 }
 
+static bool acc_in_f32(rj_dtype t) { /* f16 / bf16 accumulate in f32 */
+  return t == RJ_F16 || t == RJ_BF16;
+}
+
 LLVMTypeRef pass_acc_type(pass_emit *e, rj_dtype t) {
-  return t == RJ_F16 || t == RJ_BF16 ? LLVMFloatTypeInContext(e->C) : pass_type(e, t);
+  return acc_in_f32(t) ? LLVMFloatTypeInContext(e->C) : pass_type(e, t);
+}
+
+int pass_acc_bytes(rj_dtype t) {
+  return acc_in_f32(t) ? 4 : ir_dtype(t)->bytes;
 }
 
 LLVMValueRef pass_i32(pass_emit *e, int64_t v) {

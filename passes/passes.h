@@ -164,6 +164,7 @@ const pass_variant *pass_dispatch(const rj_request *r, const ir_target *t, char 
 const char *pass_need_mem(const rj_tile *t, rj_mem mem, char *buf, size_t n);
 LLVMTypeRef pass_type(pass_emit *e, rj_dtype t);     /* storage type */
 LLVMTypeRef pass_acc_type(pass_emit *e, rj_dtype t); /* accumulation type (f16/bf16: float) */
+int pass_acc_bytes(rj_dtype t);                      /* its bytes (no LLVM: plans call it) */
 LLVMValueRef pass_i32(pass_emit *e, int64_t v);
 LLVMValueRef pass_i64(pass_emit *e, int64_t v);
 LLVMValueRef pass_identity(pass_emit *e, rj_op op, rj_dtype t);

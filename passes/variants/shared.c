@@ -67,7 +67,7 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
     return buf;
   }
   /* the harness's two arrays and, with two levels, the warp partials share 48 KiB */
-  int64_t b = ir_dtype(t->dtype)->bytes, acc = t->dtype == RJ_F16 || t->dtype == RJ_BF16 ? 4 : b;
+  int64_t b = ir_dtype(t->dtype)->bytes, acc = pass_acc_bytes(t->dtype);
   int64_t bd = ir_dtype(ir_tile_result(t))->bytes;
   if (st_tile_on(t)) {
     st_req st = st_of_tile(t);

@@ -418,9 +418,7 @@ static void segment_values(ick *k, LLVMValueRef ws) {
 static int batch_warps(const ick *k) {
   st_req sr = st_of_tensor(k->t);
   if (st_on(&sr) || k->t->op == RJ_OP_CUSTOM) return 1;
-  rj_dtype a = tns_acc_dtype(k->t);
-  int bytes = a == RJ_F16 || a == RJ_BF16 ? 4 : ir_dtype(a)->bytes; /* pass_acc_type's */
-  int64_t one = (int64_t)32 * k->p.CW * bytes, nb = IC_WARPS;
+  int64_t one = (int64_t)32 * k->p.CW * pass_acc_bytes(tns_acc_dtype(k->t)), nb = IC_WARPS;
   while (nb > 1 && nb * one > 16384)
     nb /= 2;
   return (int)nb;
