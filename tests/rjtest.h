@@ -105,6 +105,20 @@ static inline const char *rjt_text(rj_ctx *ctx, const char *json, const char *ta
   return rj_kernel_text(k, what);
 }
 
+/* Bytes of the .shared arrays a PTX text declares (`.shared .align A .b8 name[N];`; a scalar's
+ * size by its type) */
+static inline long rjt_shared_bytes(const char *ptx) {
+  long total = 0;
+  for (const char *at = strstr(ptx, "\t.shared ."); at; at = strstr(at + 1, "\t.shared .")) {
+    const char *end = strchr(at, ';'), *open = strchr(at, '[');
+    if (open && end && open < end)
+      total += strtol(open + 1, NULL, 10);
+    else
+      total += strstr(at, ".u64") && strstr(at, ".u64") < end ? 8 : 4;
+  }
+  return total;
+}
+
 /* The PTX of a request for a target, as the library made it. */
 static inline const char *rjt_ptx_raw(rj_ctx *ctx, const char *json, const char *target) {
   return rjt_text(ctx, json, target, RJ_EMIT_PTX);

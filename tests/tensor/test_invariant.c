@@ -129,20 +129,6 @@ static char *tree_note(rj_ctx *ctx, const char *shape, const char *axes, const c
   return strndup(a, (size_t)(b - a));
 }
 
-/* Bytes of the .shared arrays a PTX text declares (`.shared .align A .b8 name[N];`; a scalar's
- * size by its type) */
-static long shared_bytes(const char *ptx) {
-  long total = 0;
-  for (const char *at = strstr(ptx, "\t.shared ."); at; at = strstr(at + 1, "\t.shared .")) {
-    const char *end = strchr(at, ';'), *open = strchr(at, '[');
-    if (open && end && open < end)
-      total += strtol(open + 1, NULL, 10);
-    else
-      total += strstr(at, ".u64") && strstr(at, ".u64") < end ? 8 : 4;
-  }
-  return total;
-}
-
 /* tensor_inv_cols's shared memory stays within the 48 KiB a kernel may declare: the slots of its
  * butterflies and the batch of the last CTA's warp butterflies, for the largest accumulators
  * (f64 states, the masked mean's state, f16 / bf16 accumulating in f32), long columns of every
@@ -168,7 +154,7 @@ START_TEST(inv_cols_shared) {
   for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
     const char *ptx = rjt_ptx_raw(ctx, reqs[i], "sm_80");
     ck_assert_msg(ptx && strstr(ptx, "rj_lanes"), "%s", reqs[i]);
-    long n = shared_bytes(ptx);
+    long n = rjt_shared_bytes(ptx);
     ck_assert_msg(n > 0 && n <= 48 * 1024, "%ld bytes of .shared: %s", n, reqs[i]);
     const char *w = strstr(ptx, " rj_warps"); /* the warp batch: 16 KiB at most */
     w = w ? strchr(w, '[') : NULL;
