@@ -19,8 +19,8 @@ streams per hop, chunk k runs on stream k % P and counts on counters of its own.
 time from the gate's opening to all done, the per-link rate, the host's enqueue time,
 for several C and D, beside one copy-engine transfer of the whole buffer (the ceiling).  The
 root's destination is checked against the source of hop 0 of the chain.
-Measured on 4 x H200 (docs/PERFORMANCE.md "How close to the links"): 315 GB/s per link at 1 GiB
-(32 MiB chunks, 4 slots, one stream), below both one copy (390) and the SM-store ring.
+Measured on 4 x H200 (docs/PERFORMANCE.md "How close to the links"): 316 GB/s per link at 1 GiB
+(32 MiB chunks, 4 slots, one stream), below both one copy (395) and the SM-store ring.
   python bench/ce_ring_probe.py [MiB per rank, default 1024]"""
 import ctypes
 import statistics
