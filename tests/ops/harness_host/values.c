@@ -186,8 +186,8 @@ END_TEST
 /* The tensor-only dtypes in the harness: float8 decodes and re-encodes each of its 256 bytes (NaN
  * to a NaN; e4m3fn's definition: (1 + m/8) 2^(e-7), m/8 2^-6), rounds to nearest even and
  * saturates at 448; the small integers load sign- or zero-extended and clamp on store; the oracle
- * sums i8 in i64 and u8's and in the u8 domain; a one-byte result equal to its poison passes only
- * when it is the reference. */
+ * sums i8 in i64 and u8's and in the u8 domain; a one- or two-byte integer result equal to its
+ * poison passes only when it is the reference. */
 START_TEST(small_dtypes) {
   for (int b = 0; b < 256; b++) {
     uint8_t x = (uint8_t)b, y[1] = {0};
@@ -238,6 +238,12 @@ START_TEST(small_dtypes) {
   ck_assert(hr_compare(RJ_OP_AND, RJ_U8, &ref, poison, 0, &ae, &re));
   ref.u = 1;
   ck_assert(!hr_compare(RJ_OP_AND, RJ_U8, &ref, poison, 0, &ae, &re));
+  int16_t p16[1]; /* a wrapping i16 sum whose result is the poison's bits: due, so it passes */
+  hr_fill_poison(RJ_I16, p16, 1);
+  ref.u = (uint64_t)(int64_t)p16[0];
+  ck_assert(hr_compare(RJ_OP_SUM, RJ_I16, &ref, p16, 0, &ae, &re));
+  ref.u = 7;
+  ck_assert(!hr_compare(RJ_OP_SUM, RJ_I16, &ref, p16, 0, &ae, &re));
   int64_t sum = 7; /* an i64 result: poison never passes */
   hr_fill_poison(RJ_I64, &sum, 1);
   ref.u = (uint64_t)sum;
