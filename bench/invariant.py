@@ -9,7 +9,11 @@ with torch under torch.use_deterministic_algorithms(True) beside them (flushed).
 Markdown table, then the geo-means of invariant / default per method and the worst case (the
 goal: <= 5 % geo-mean, <= 10 % on any case).  Also checks that the invariant result of every case
 is within the float64 reference's tolerance and that a second launch gives the same bits.
-Usage: invariant.py LIBREDJIT REDJIT_CLI [cases.txt] > table.md"""
+With --against VARIANT the second kernel is the default request forced to that variant instead
+of the invariant one (e.g. --against tensor_cols: where dispatch routes default column requests
+to tensor_inv_cols, the routed kernel against the one it replaced), and with --first invariant
+the first kernel is the invariant one ("ok" then checks the first).
+Usage: invariant.py LIBREDJIT REDJIT_CLI [cases.txt] [--against VARIANT [--first invariant]]"""
 import ctypes, datetime, functools, json, math, subprocess, sys
 import torch, triton
 
@@ -70,7 +74,7 @@ def torch_fn(op, x, dim):
     return lambda: torch.logsumexp(x.float(), dim=dim)
 
 
-def one(rj, cli, name, dt, op, shape, ax):
+def one(rj, cli, name, dt, op, shape, ax, against=None, first_inv=False):
     t = DT[dt]
     if t.is_floating_point:
         x = torch.rand(shape, device="cuda", dtype=torch.float32).mul_(2).sub_(1).to(t)
@@ -80,14 +84,16 @@ def one(rj, cli, name, dt, op, shape, ax):
     odt = torch.int64 if op == "argmax" else t
     y, yi = (torch.empty(kept, device="cuda", dtype=odt) for _ in range(2))
     base = '{"kind":"tensor","op":"%s","dtype":"%s","shape":%s,"axes":%s' % (op, dt, shape, ax)
-    texts = [base + "}", base + ',"invariant":true}']
+    second = ',"variant":"%s"}' % against if against else ',"invariant":true}'
+    texts = [base + (',"invariant":true}' if first_inv else "}"), base + second]
     reqs = [rj.request(s) for s in texts]
     dim = tuple(ax)
     ref = torch_fn(op, x.double() if t.is_floating_point and op != "argmax" else x, dim)()
-    rj.reduce(reqs[1], x, yi)
+    checked = reqs[0] if against else reqs[1]
+    rj.reduce(checked, x, yi)
     torch.cuda.synchronize()
     first = yi.clone()
-    rj.reduce(reqs[1], x, yi)
+    rj.reduce(checked, x, yi)
     torch.cuda.synchronize()
     ok = torch.equal(first, yi)
     if op == "argmax" or not t.is_floating_point:
@@ -111,23 +117,31 @@ def one(rj, cli, name, dt, op, shape, ax):
 
 
 def main():
-    rj, cli = Redjit(sys.argv[1]), sys.argv[2]
-    path = sys.argv[3] if len(sys.argv) > 3 else "bench/cases.txt"
+    args, opt = sys.argv[1:], {}
+    for flag in ("--against", "--first"):
+        if flag in args:
+            i = args.index(flag)
+            opt[flag] = args[i + 1]
+            del args[i:i + 2]
+    against, first_inv = opt.get("--against"), opt.get("--first") == "invariant"
+    rj, cli = Redjit(args[0]), args[1]
+    path = args[2] if len(args) > 2 else "bench/cases.txt"
+    second, first = against or "invariant", "invariant" if first_inv else "default"
     cases = [l.split() for l in open(path) if l.strip() and not l.startswith("#")]
     extra = [(f"{op}-{c[0]}", c[1], op, c[3], c[4]) for op in STATE_OPS for c in cases
              if c[0] in STATE_CASES]
     torch.manual_seed(0)
     print(f"GPU: {torch.cuda.get_device_name()}  date: {datetime.date.today()}  "
           f"torch {torch.__version__}  triton {triton.__version__}\n")
-    print("| case | default µs flushed | invariant µs flushed | inv / default flushed | "
-          "default µs rotated | invariant µs rotated | inv / default rotated | "
+    print(f"| case | {first} µs flushed | {second} µs flushed | {second} / {first} flushed | "
+          f"{first} µs rotated | {second} µs rotated | {second} / {first} rotated | "
           "torch deterministic µs | ok |")
     print("|---|---|---|---|---|---|---|---|---|")
     worst, ratios = {"flushed": [], "rotated": []}, {"flushed": [], "rotated": []}
     for i, (name, dt, op, axes, shape) in enumerate(cases + extra):
         shape = [int(s) for s in shape.split(",")]
         ax = [int(a) for a in axes.split(",")]
-        fl, ro, det, ok = one(rj, cli, name, dt, op, shape, ax)
+        fl, ro, det, ok = one(rj, cli, name, dt, op, shape, ax, against, first_inv)
         rf, rr = fl[1] / fl[0], ro[1] / ro[0]
         if i < len(cases):  # the 22 tensor cases: the goal's geo-mean
             ratios["flushed"].append(rf)
@@ -140,7 +154,7 @@ def main():
     for m in ("flushed", "rotated"):
         g = math.exp(sum(math.log(r) for r in ratios[m]) / len(ratios[m]))
         w = max(worst[m])
-        print(f"\n{m}: geo-mean invariant / default over {len(ratios[m])} cases {g:.3f}; "
+        print(f"\n{m}: geo-mean {second} / {first} over {len(ratios[m])} cases {g:.3f}; "
               f"worst {w[0]:.2f} ({w[1]})")
 
 

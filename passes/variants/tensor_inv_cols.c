@@ -115,14 +115,15 @@ static rj_status plan(const rj_request *r, const pass_env *env, pass_plan *out) 
   if (r->u.tensor.dynamic)
     tns_plan_constant(out, "an invariant request's tree is fixed by its reduced length");
   size_t k = strlen(out->note);
+  const char *tree = r->u.tensor.invariant ? "invariant" : "the invariant tree, not asked";
   if (p.S)
     snprintf(out->note + k, sizeof out->note - k,
-             " (invariant: %d segments of %lld elements per output, a CTA of %d threads each; "
+             " (%s: %d segments of %lld elements per output, a CTA of %d threads each; "
              "played by CTAs of %d columns x 32 lanes, one warp of a segment each)",
-             p.S, (long long)p.chunk, IC_T, p.CW);
+             tree, p.S, (long long)p.chunk, IC_T, p.CW);
   else
     snprintf(out->note + k, sizeof out->note - k,
-             " (invariant: %d lanes per output; CTAs of %d columns x %d lanes%s)", p.G, p.CW, p.G,
+             " (%s: %d lanes per output; CTAs of %d columns x %d lanes%s)", tree, p.G, p.CW, p.G,
              p.V > 1 ? "; 4 columns a thread, vector loads where src is aligned" : "");
   memcpy(out->priv.bytes, &p, sizeof p);
   return RJ_OK;
@@ -550,17 +551,46 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
 }
 #endif
 
-/* invariant requests of column views with a unit-stride kept innermost dim, within the
- * workspace bound */
+/* Default requests (not invariant) that this kernel serves faster than tensor_cols, plain and of
+ * a constant size: var / std of f32, f16 and bf16 columns of 1024 rows or more; sums and means of
+ * f16 and bf16 of 64 rows or more and 1024 outputs or more; in all, up to 32 MiB where the tree
+ * takes segments (over 4096 rows), 64 MiB (var / std) or 128 MiB (sums) where it takes lanes.
+ * Measured on the H100, both kernels of 40 column requests (bench/cases-cols.txt; docs/
+ * PERFORMANCE.md "State ops"): served here, f32 var of 4096 x 512 is 1.66x as fast, bf16 var of
+ * 65536 x 128 2.2x, bf16 sums 1.1 - 1.4x; tensor_cols stays faster on short columns of many
+ * outputs (var of 64 x 65536: 2.6x), on large inputs of long columns (bf16 sum of 16384 x 4096:
+ * 1.35x, f32 var of 8192^2: 1.12x), on f32 sums and logsumexp, and on bf16 sums of 512 columns. */
+static const char *default_faster_here(const rj_tensor *t, const ir_tview *v) {
+  const char *no = "serves \"invariant\": true (of ops whose result depends on the order of the "
+                   "combines) and, of default requests, only plain var / std of long columns and "
+                   "f16 / bf16 sums and means of many (tensor_cols serves the rest)";
+  const ir_dtype_info *d = ir_dtype(t->dtype);
+  if (t->dynamic || !t->deterministic || t->accum || t->acc_f64 || t->nothers || t->fused.map ||
+      t->fused.epilogue || !d->is_float || d->fp8 || d->bytes > 4)
+    return no;
+  double mib = (double)v->outputs * (double)v->reduce_len * d->bytes / (1 << 20);
+  bool lanes = v->reduce_len <= IC_LANES_MAX;
+  if ((t->op == RJ_OP_VAR || t->op == RJ_OP_STD) && v->reduce_len >= 1024 &&
+      mib <= (lanes ? 64 : 32))
+    return NULL;
+  if ((t->op == RJ_OP_SUM || t->op == RJ_OP_MEAN) && d->bytes == 2 && v->reduce_len >= 64 &&
+      v->outputs >= 1024 && mib <= (lanes ? 128 : 32))
+    return NULL;
+  return no;
+}
+
+/* column views with a unit-stride kept innermost dim, within the workspace bound: invariant
+ * requests whose result depends on the order of the combines (tensor_cols serves the others'
+ * invariant: max, argmax, integer sums, ...), and the default ones default_faster_here names */
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
   const rj_tensor *t = &r->u.tensor;
-  if (!t->invariant) return "serves \"invariant\": true only (tensor_cols serves other columns)";
   const char *no = tns_accepts_any_view(r, tg, buf, n);
   if (no) return no;
   ir_tview v;
   ir_tensor_view(t, &v);
   if (tns_classify(&v) != TNS_COLS) return "not a column view (a kept innermost dim)";
   if (v.stride[v.n - 1] != 1) return "the kept innermost dim is not unit-stride";
+  if (!pass_fixed_tree(r) && (no = default_faster_here(t, &v))) return no;
   if (v.reduce_len <= IC_LANES_MAX) return NULL;
   int64_t chunk, S = tns_inv_segments(v.reduce_len, &chunk);
   if (v.outputs * S * IC_WARPS <= IC_PARTS) return NULL;
@@ -571,10 +601,11 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
 
 const pass_variant pass_variant_tensor_inv_cols = {
     .name = "tensor_inv_cols",
-    .prio = 6,
+    .prio = 31, /* before tensor_cols: the default requests it serves faster */
     .kind = RJ_KIND_TENSOR,
-    .summary = "invariant column reductions: tensor_generic's tree per output, a warp reading a "
-               "row of consecutive columns",
+    .summary = "invariant column reductions (and default var / std of long columns, f16 / bf16 "
+               "sums of many): tensor_generic's tree per output, a warp reading a row of "
+               "consecutive columns",
     .ops = PASS_OPS_SCALAR | ST_OPS | PASS_OP(RJ_OP_CUSTOM),
     .invariant = true,
     .accepts = accepts,

@@ -183,7 +183,7 @@ START_TEST(fold_layouts) {
     char req[256];
     snprintf(req, sizeof req,
              "{\"kind\":\"tensor\",\"op\":\"%s\",\"dtype\":\"f32\",\"shape\":[4096,4096],"
-             "\"axes\":[0]}",
+             "\"axes\":[0],\"variant\":\"tensor_cols\"}",
              o < 0 ? "sum" : sops[o]);
     const char *ptx = rjt_ptx(ctx, req, "sm_90");
     ck_assert_msg(count(ptx, ".b8 rj_cols") == (o < 0 ? 1 : fields[o]), "shared arrays of %s", req);

@@ -77,12 +77,69 @@ START_TEST(dispatch) {
 }
 END_TEST
 
+/* Default column requests that tensor_inv_cols serves faster than tensor_cols (its accepts:
+ * plain constant-size var / std of 1024 rows or more; f16 / bf16 sums and means of 64 rows or
+ * more and 1024 outputs or more; up to 32 MiB with segments, 64 / 128 MiB with lanes), and their
+ * neighbours, which stay with tensor_cols */
+START_TEST(dispatch_cols_routing) {
+  rj_ctx *ctx = rj_ctx_new();
+  static const struct {
+    const char *fields, *variant;
+  } cases[] = {
+      {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[4096,4096]", "tensor_inv_cols"},
+      {"\"op\":\"std\",\"dtype\":\"bf16\",\"shape\":[1024,64]", "tensor_inv_cols"},
+      {"\"op\":\"var\",\"dtype\":\"f16\",\"shape\":[30011,5]", "tensor_inv_cols"},
+      {"\"op\":\"var\",\"dtype\":\"bf16\",\"shape\":[65536,128]", "tensor_inv_cols"},
+      {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[1023,4096]", "tensor_cols"},
+      {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[4096,4097]", "tensor_cols"},
+      {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[8192,1024]", "tensor_inv_cols"},
+      {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[8192,1025]", "tensor_cols"},
+      {"\"op\":\"var\",\"dtype\":\"f64\",\"shape\":[4096,64]", "tensor_cols"},
+      {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[4096,64],\"dynamic\":true", "tensor_cols"},
+      {"\"op\":\"logsumexp\",\"dtype\":\"f32\",\"shape\":[4096,64]", "tensor_cols"},
+      {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[1024,32768]", "tensor_inv_cols"},
+      {"\"op\":\"mean\",\"dtype\":\"f16\",\"shape\":[64,1024]", "tensor_inv_cols"},
+      {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[63,4096]", "tensor_cols"},
+      {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[4096,1023]", "tensor_cols"},
+      {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[4096,16384]", "tensor_inv_cols"},
+      {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[4096,16385]", "tensor_cols"},
+      {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[8192,2048]", "tensor_inv_cols"},
+      {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[16384,4096]", "tensor_cols"},
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096]", "tensor_cols"},
+      {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[4096,4096],\"acc_dtype\":\"f64\"",
+       "tensor_cols"},
+      {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[4096,4096],\"map\":\"square\"", "tensor_cols"},
+      {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[4096,4096],\"accum\":true", "tensor_cols"},
+      {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[4096,4096],\"deterministic\":false",
+       "tensor_cols"},
+      {"\"op\":\"max\",\"dtype\":\"bf16\",\"shape\":[4096,4096]", "tensor_cols"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *json = rjt_fmt("{\"kind\":\"tensor\",%s,\"axes\":[0]}", cases[i].fields);
+    char req[512];
+    snprintf(req, sizeof req, "%s", json);
+    const char *got = variant_of(ctx, req);
+    ck_assert_msg(strcmp(got, cases[i].variant) == 0, "%s: %s, not %s", req, got, cases[i].variant);
+  }
+  /* a middle axis too; and a routed request forced to tensor_cols is still served there */
+  ck_assert_str_eq(
+      variant_of(ctx, "{\"kind\":\"tensor\",\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[4,4096,"
+                      "1024],\"axes\":[1]}"),
+      "tensor_inv_cols");
+  ck_assert_str_eq(variant_of(ctx,
+                              "{\"kind\":\"tensor\",\"op\":\"var\",\"dtype\":\"f32\",\"shape\":["
+                              "4096,4096],\"axes\":[0],\"variant\":\"tensor_cols\"}"),
+                   "tensor_cols");
+  rj_ctx_free(ctx);
+}
+END_TEST
+
 static const char *const dtypes[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64", "u64"};
 
 START_TEST(ptx_properties) {
   rj_ctx *ctx = rj_ctx_new();
   const char *shapes[] = {"\"shape\":[16777216]", "\"shape\":[4096,4096],\"axes\":[1]",
-                          "\"shape\":[4096,4096],\"axes\":[0]",
+                          "\"shape\":[4096,4096],\"axes\":[0],\"variant\":\"tensor_cols\"",
                           "\"shape\":[65536,128],\"axes\":[1]",
                           "\"shape\":[32,4194304],\"axes\":[1]"};
   for (int d = 0; d < 8; d++)
@@ -605,6 +662,7 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, invalid, 0, (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, dispatch);
+  tcase_add_test(tc, dispatch_cols_routing);
   tcase_add_test(tc, ptx_properties);
   tcase_add_test(tc, loads_skip_l1);
   tcase_add_test(tc, cluster);

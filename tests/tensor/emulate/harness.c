@@ -42,6 +42,7 @@ int emu_shfl_up(int mask, int v, int delta, int c);
 unsigned emu_ballot(int mask, int pred);
 uint16_t emu_f2bf(float x);
 float emu_d2f_rz(double x);
+float emu_rcp_approx(float x);
 
 unsigned emu_tid(void) {
   return my_tid;
@@ -138,6 +139,11 @@ float emu_d2f_rz(double x) {
   volatile float f = (float)x;
   fesetround(mode);
   return f;
+}
+
+/* rcp.approx.ftz.f32: within an ulp of 1 / x (the correctly rounded quotient here) */
+float emu_rcp_approx(float x) {
+  return 1.0f / x;
 }
 
 /* f32 -> bf16, rounded to nearest even (the host's C library has no __truncsfbf2) */

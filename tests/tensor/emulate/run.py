@@ -8,7 +8,8 @@ the same inputs (ragged_ref.py): f32 sums of the invariant and default kernels, 
 logsumexp, var, mean and norm, an empty segment or tensor's documented value in a poisoned
 output (+0.0 for a sum or norm); and the default segmented kernel's CTA phase where a CTA has
 more long segments than it lists, and over [N, 3] rows (CROWDED: every output written, sums
-against float64).
+against float64); the default requests dispatch gives tensor_inv_cols against its invariant
+kernel (ROUTED).
 
 Both variants' kernels of an invariant column request (forced with "variant") are compiled to
 LLVM IR by libredjit, retargeted to the host (nvvm intrinsics -> harness.c's emu_* functions,
@@ -77,6 +78,7 @@ INTRINSICS = {
     "llvm.nvvm.shfl.sync.up.i32": "emu_shfl_up",
     "llvm.nvvm.vote.ballot.sync": "emu_ballot",
     "llvm.nvvm.d2f.rz": "emu_d2f_rz",
+    "llvm.nvvm.rcp.approx.ftz.f": "emu_rcp_approx",
 }
 
 
@@ -280,6 +282,36 @@ def masked_cases(tmp, harness, rcmd, dts):
     return ran, bad
 
 
+# default requests that dispatch serves by tensor_inv_cols (passes/variants/tensor_inv_cols.c,
+# default_faster_here): the sums and means of the lanes plan (one of 4 columns a thread) give the
+# invariant kernel's bits; var / std differ only by Chan's combine's rcp.approx (within 1e-5)
+ROUTED = [("sum", "bf16", "[100,1030]", "[0]"), ("mean", "f16", "[64,1024]", "[0]"),
+          ("var", "f32", "[1500,33]", "[0]"), ("std", "f32", "[4100,9]", "[0]")]
+
+
+def routed_cases(tmp, harness, rcmd, dts):
+    """ROUTED: the default kernel against the invariant one of the same request"""
+    ran = bad = 0
+    for op, dt, shape, axes in ROUTED:
+        if dt not in dts:
+            continue
+        nw = {"f32": 1, "bf16": 1, "f16": 2}[dt]
+        a = one(tmp, harness, rcmd, op, dt, shape, axes, "tensor_inv_cols", inv=False, narrow=nw)
+        b = one(tmp, harness, rcmd, op, dt, shape, axes, "tensor_inv_cols", narrow=nw)
+        n = len(a) // ESZ[dt]
+        if op in ("sum", "mean"):
+            same = a == b
+        else:
+            x = [ragged_ref.decode(dt, a, k) for k in range(n)]
+            y = [ragged_ref.decode(dt, b, k) for k in range(n)]
+            same = all(abs(u - w) <= 1e-5 * abs(w) for u, w in zip(x, y))
+        ran += 1
+        bad += not same
+        print("%s routed default %s %s %s axes %s: %s" % (
+            "same" if same else "DIFFERENT", op, dt, shape, axes, a[:8].hex()), flush=True)
+    return ran, bad
+
+
 def main():
     if sys.argv[1:2] == ["--retarget"]:
         retarget(*sys.argv[2:5])
@@ -321,6 +353,8 @@ def main():
         print("%s %s %s %s axes %s: %s" % ("same" if same else "DIFFERENT", op, dt, shape, axes,
                                            a[:8].hex()), flush=True)
     r, b = masked_cases(tmp, harness, rcmd, dts)
+    ran, bad = ran + r, bad + b
+    r, b = routed_cases(tmp, harness, rcmd, dts)
     ran, bad = ran + r, bad + b
     rows = ([(o, d, r) for o, d, r in itertools.product(ROW_OPS, dts, ROWS)] if full else
             [c for c in QUICK_ROWS if c[1] in dts])
