@@ -121,9 +121,13 @@ def main():
     for flag in ("--against", "--first"):
         if flag in args:
             i = args.index(flag)
+            if i + 1 >= len(args):
+                sys.exit(f"{flag} needs a value")
             opt[flag] = args[i + 1]
             del args[i:i + 2]
-    against, first_inv = opt.get("--against"), opt.get("--first") == "invariant"
+    if opt.get("--first", "invariant") != "invariant" or ("--first" in opt) > ("--against" in opt):
+        sys.exit("--first takes only 'invariant', and only with --against")
+    against, first_inv = opt.get("--against"), "--first" in opt
     rj, cli = Redjit(args[0]), args[1]
     path = args[2] if len(args) > 2 else "bench/cases.txt"
     second, first = against or "invariant", "invariant" if first_inv else "default"

@@ -552,36 +552,39 @@ static rj_status kernel(pass_emit *e, const rj_request *r, const pass_variant *s
 #endif
 
 /* Default requests (not invariant) that this kernel serves faster than tensor_cols, plain and of
- * a constant size: var / std of f32, f16 and bf16 columns of 1024 rows or more; sums and means of
- * f16 and bf16 of 64 rows or more and 1024 outputs or more; in all, up to 32 MiB where the tree
- * takes segments (over 4096 rows), 64 MiB (var / std) or 128 MiB (sums) where it takes lanes.
- * Measured on the H100, both kernels of 40 column requests (bench/cases-cols.txt; docs/
- * PERFORMANCE.md "State ops"): served here, f32 var of 4096 x 512 is 1.66x as fast, bf16 var of
- * 65536 x 128 2.2x, bf16 sums 1.1 - 1.4x; tensor_cols stays faster on short columns of many
- * outputs (var of 64 x 65536: 2.6x), on large inputs of long columns (bf16 sum of 16384 x 4096:
- * 1.35x, f32 var of 8192^2: 1.12x), on f32 sums and logsumexp, and on bf16 sums of 512 columns. */
+ * a constant size: var / std of f32, f16 and bf16 over 1024 rows or more into 64 outputs or
+ * more; sums and means of f16 and bf16 over 64 rows or more into 1024 outputs or more; under
+ * 32 MiB where the tree takes segments (over 4096 rows), up to 64 MiB (var / std) or 128 MiB
+ * (sums, means) where it takes lanes.  Measured on the H100, both kernels of 40 column requests
+ * (docs/evidence/cols-routing-h100.md, tensor_cols' time over this kernel's, flushed / rotated):
+ * f32 var of 4096 x 512 1.74 / 1.56, bf16 var of 65536 x 128 2.10 / 2.33, f16 / bf16 sums and
+ * means 1.09 - 1.48 / 1.03 - 1.37; tensor_cols stays faster on short columns of many outputs
+ * (var of 64 x 65536: 0.38 / 0.34), on large inputs of long columns (bf16 sum of 16384 x 4096:
+ * 0.75 / 0.76, f32 var of 8192^2: 0.89 / 0.83), on f32 sums, logsumexp and bf16 sums of 512
+ * columns; f32 var of 65536 x 128 (32 MiB, segments) is even (0.96 / 1.14). */
 static const char *default_faster_here(const rj_tensor *t, const ir_tview *v) {
-  const char *no = "serves \"invariant\": true (of ops whose result depends on the order of the "
-                   "combines) and, of default requests, only plain var / std of long columns and "
-                   "f16 / bf16 sums and means of many (tensor_cols serves the rest)";
+  const char *no = "serves \"invariant\": true and, of default requests, only plain var / std "
+                   "of long columns and f16 / bf16 sums and means of many (tensor_cols serves the "
+                   "rest)";
   const ir_dtype_info *d = ir_dtype(t->dtype);
   if (t->dynamic || !t->deterministic || t->accum || t->acc_f64 || t->nothers || t->fused.map ||
       t->fused.epilogue || !d->is_float || d->fp8 || d->bytes > 4)
     return no;
   double mib = (double)v->outputs * (double)v->reduce_len * d->bytes / (1 << 20);
   bool lanes = v->reduce_len <= IC_LANES_MAX;
-  if ((t->op == RJ_OP_VAR || t->op == RJ_OP_STD) && v->reduce_len >= 1024 &&
-      mib <= (lanes ? 64 : 32))
+  if (lanes ? mib > (t->op == RJ_OP_VAR || t->op == RJ_OP_STD ? 64 : 128) : mib >= 32) return no;
+  if ((t->op == RJ_OP_VAR || t->op == RJ_OP_STD) && v->reduce_len >= 1024 && v->outputs >= 64)
     return NULL;
   if ((t->op == RJ_OP_SUM || t->op == RJ_OP_MEAN) && d->bytes == 2 && v->reduce_len >= 64 &&
-      v->outputs >= 1024 && mib <= (lanes ? 128 : 32))
+      v->outputs >= 1024)
     return NULL;
   return no;
 }
 
 /* column views with a unit-stride kept innermost dim, within the workspace bound: invariant
- * requests whose result depends on the order of the combines (tensor_cols serves the others'
- * invariant: max, argmax, integer sums, ...), and the default ones default_faster_here names */
+ * requests (those of ops whose result does not depend on the order of the combines -- max,
+ * argmax, integer sums, ... -- only when forced: tensor_cols serves them invariant, faster), and
+ * the default ones default_faster_here names */
 static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, size_t n) {
   const rj_tensor *t = &r->u.tensor;
   const char *no = tns_accepts_any_view(r, tg, buf, n);
@@ -590,7 +593,12 @@ static const char *accepts(const rj_request *r, const ir_target *tg, char *buf, 
   ir_tensor_view(t, &v);
   if (tns_classify(&v) != TNS_COLS) return "not a column view (a kept innermost dim)";
   if (v.stride[v.n - 1] != 1) return "the kept innermost dim is not unit-stride";
-  if (!pass_fixed_tree(r) && (no = default_faster_here(t, &v))) return no;
+  if (!t->invariant) {
+    if ((no = default_faster_here(t, &v))) return no;
+  } else if (!pass_fixed_tree(r) && strcmp(r->variant, "tensor_inv_cols") != 0) {
+    return "an invariant request of an op whose result does not depend on the order of the "
+           "combines: tensor_cols serves it (forced here, this kernel does)";
+  }
   if (v.reduce_len <= IC_LANES_MAX) return NULL;
   int64_t chunk, S = tns_inv_segments(v.reduce_len, &chunk);
   if (v.outputs * S * IC_WARPS <= IC_PARTS) return NULL;
@@ -604,7 +612,7 @@ const pass_variant pass_variant_tensor_inv_cols = {
     .prio = 31, /* before tensor_cols: the default requests it serves faster */
     .kind = RJ_KIND_TENSOR,
     .summary = "invariant column reductions (and default var / std of long columns, f16 / bf16 "
-               "sums of many): tensor_generic's tree per output, a warp reading a row of "
+               "sums and means of many): tensor_generic's tree per output, a warp reading a row of "
                "consecutive columns",
     .ops = PASS_OPS_SCALAR | ST_OPS | PASS_OP(RJ_OP_CUSTOM),
     .invariant = true,

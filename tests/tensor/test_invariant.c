@@ -221,7 +221,7 @@ START_TEST(inv_cols_plans) {
   no_variant(ctx,
              TREQ "\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[1000,64],\"axes\":[0],"
                   "\"variant\":\"tensor_inv_cols\"}",
-             &o, "serves \"invariant\": true (of ops whose result depends on the order");
+             &o, "serves \"invariant\": true and, of default requests, only");
   /* tiles of 32 columns (a warp reads 128 bytes of a row), 16 of 8-byte elements, never past the
    * columns, narrower (down to 8) where the grid would have under 99 CTAs */
   static const struct {

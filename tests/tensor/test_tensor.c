@@ -78,9 +78,10 @@ START_TEST(dispatch) {
 END_TEST
 
 /* Default column requests that tensor_inv_cols serves faster than tensor_cols (its accepts:
- * plain constant-size var / std of 1024 rows or more; f16 / bf16 sums and means of 64 rows or
- * more and 1024 outputs or more; up to 32 MiB with segments, 64 / 128 MiB with lanes), and their
- * neighbours, which stay with tensor_cols */
+ * plain constant-size var / std over 1024 rows or more into 64 outputs or more; f16 / bf16 sums
+ * and means over 64 rows or more into 1024 outputs or more; under 32 MiB with segments, up to
+ * 64 / 128 MiB with lanes), and their neighbours, which stay with tensor_cols; an order-free
+ * invariant request goes to tensor_cols, and to tensor_inv_cols when forced */
 START_TEST(dispatch_cols_routing) {
   rj_ctx *ctx = rj_ctx_new();
   static const struct {
@@ -88,12 +89,15 @@ START_TEST(dispatch_cols_routing) {
   } cases[] = {
       {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[4096,4096]", "tensor_inv_cols"},
       {"\"op\":\"std\",\"dtype\":\"bf16\",\"shape\":[1024,64]", "tensor_inv_cols"},
-      {"\"op\":\"var\",\"dtype\":\"f16\",\"shape\":[30011,5]", "tensor_inv_cols"},
+      {"\"op\":\"var\",\"dtype\":\"f16\",\"shape\":[30011,64]", "tensor_inv_cols"},
+      {"\"op\":\"var\",\"dtype\":\"f16\",\"shape\":[30011,63]", "tensor_cols"},
+      {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[4096,64],\"nan\":\"ignore\",\"correction\":0",
+       "tensor_inv_cols"},
       {"\"op\":\"var\",\"dtype\":\"bf16\",\"shape\":[65536,128]", "tensor_inv_cols"},
       {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[1023,4096]", "tensor_cols"},
       {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[4096,4097]", "tensor_cols"},
-      {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[8192,1024]", "tensor_inv_cols"},
-      {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[8192,1025]", "tensor_cols"},
+      {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[8192,1023]", "tensor_inv_cols"},
+      {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[8192,1024]", "tensor_cols"},
       {"\"op\":\"var\",\"dtype\":\"f64\",\"shape\":[4096,64]", "tensor_cols"},
       {"\"op\":\"var\",\"dtype\":\"f32\",\"shape\":[4096,64],\"dynamic\":true", "tensor_cols"},
       {"\"op\":\"logsumexp\",\"dtype\":\"f32\",\"shape\":[4096,64]", "tensor_cols"},
@@ -103,7 +107,8 @@ START_TEST(dispatch_cols_routing) {
       {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[4096,1023]", "tensor_cols"},
       {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[4096,16384]", "tensor_inv_cols"},
       {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[4096,16385]", "tensor_cols"},
-      {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[8192,2048]", "tensor_inv_cols"},
+      {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[8192,2047]", "tensor_inv_cols"},
+      {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[8192,2048]", "tensor_cols"},
       {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[16384,4096]", "tensor_cols"},
       {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,4096]", "tensor_cols"},
       {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[4096,4096],\"acc_dtype\":\"f64\"",
@@ -113,6 +118,12 @@ START_TEST(dispatch_cols_routing) {
       {"\"op\":\"sum\",\"dtype\":\"bf16\",\"shape\":[4096,4096],\"deterministic\":false",
        "tensor_cols"},
       {"\"op\":\"max\",\"dtype\":\"bf16\",\"shape\":[4096,4096]", "tensor_cols"},
+      {"\"op\":\"argmax\",\"dtype\":\"f32\",\"shape\":[4096,64],\"invariant\":true", "tensor_cols"},
+      {"\"op\":\"argmax\",\"dtype\":\"f32\",\"shape\":[4096,64],\"invariant\":true,"
+       "\"variant\":\"tensor_inv_cols\"",
+       "tensor_inv_cols"},
+      {"\"op\":\"sum\",\"dtype\":\"f32\",\"shape\":[4096,64],\"invariant\":true",
+       "tensor_inv_cols"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const char *json = rjt_fmt("{\"kind\":\"tensor\",%s,\"axes\":[0]}", cases[i].fields);
