@@ -29,13 +29,13 @@ static void run(const char *op, const char *dt, const char *view, const char *mo
 }
 
 static const char *const sum_views[] = {
-    "\"shape\":[300,4100],\"axes\":[0]",     /* a partial tile of 128 columns */
-    "\"shape\":[64,1030],\"axes\":[0]",      /* 1030: rows not a multiple of 4 columns */
-    "\"shape\":[3,200,1536],\"axes\":[1]",   /* a middle axis */
-    "\"shape\":[5000,1024],\"axes\":[0]",    /* segments (over 4096 rows) */
+    "\"shape\":[300,4100],\"axes\":[0]",   /* a partial tile of 128 columns */
+    "\"shape\":[64,1030],\"axes\":[0]",    /* 1030: rows not a multiple of 4 columns */
+    "\"shape\":[3,200,1536],\"axes\":[1]", /* a middle axis */
+    "\"shape\":[5000,1024],\"axes\":[0]",  /* segments (over 4096 rows) */
 };
 static const char *const var_views[] = {
-    "\"shape\":[2049,64],\"axes\":[0]",  "\"shape\":[1024,100],\"axes\":[0]",
+    "\"shape\":[2049,64],\"axes\":[0]", "\"shape\":[1024,100],\"axes\":[0]",
     "\"shape\":[2,1100,64],\"axes\":[1]", "\"shape\":[20003,70],\"axes\":[0]", /* segments */
 };
 
@@ -45,7 +45,7 @@ START_TEST(sums_and_means) {
   for (int d = 0; d < 2; d++)
     for (int o = 0; o < 2; o++) {
       run(ops[o], dts[d], sum_views[_i], "");
-      run(ops[o], dts[d], sum_views[_i], ",\"nan\":\"ignore\"");
+      if (o == 0) run(ops[o], dts[d], sum_views[_i], ",\"nan\":\"ignore\""); /* (not mean's) */
     }
 }
 END_TEST
