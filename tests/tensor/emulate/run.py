@@ -286,7 +286,7 @@ def masked_cases(tmp, harness, rcmd, dts):
 # default_faster_here): the sums and means of the lanes plan (one of 4 columns a thread) give the
 # invariant kernel's bits; var / std differ only by Chan's combine's rcp.approx (within 1e-5)
 ROUTED = [("sum", "bf16", "[100,1030]", "[0]"), ("mean", "f16", "[64,1024]", "[0]"),
-          ("var", "f32", "[1500,33]", "[0]"), ("std", "f32", "[4100,9]", "[0]")]
+          ("var", "f32", "[1500,64]", "[0]"), ("std", "f32", "[4100,64]", "[0]")]
 
 
 def routed_cases(tmp, harness, rcmd, dts):
